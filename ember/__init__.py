@@ -1,0 +1,41 @@
+"""Ember: a JAX-style tracing JIT compiler for NumPy programs, built on LLVM.
+
+`import ember as jax` gives `jit`, `make_jaxpr`, `eval_shape`, `Array`, `numpy`, `lax`,
+`tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`.
+Importing ember is cheap: it loads neither llvmlite nor scipy.
+"""
+
+from ember import tree_util
+from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
+from ember.array import Array, block_until_ready, device_put, devices
+from ember.config import config
+from ember.core import errors
+from ember.core.errors import ConcretizationTypeError
+from ember import numpy  # noqa: E402  (installs the Array methods)
+from ember import lax  # noqa: E402
+from ember.lax import stop_gradient
+
+__version__ = "0.1.0"
+
+tree_map = tree_util.tree_map
+tree_leaves = tree_util.tree_leaves
+tree_structure = tree_util.tree_structure
+tree_flatten = tree_util.tree_flatten
+tree_unflatten = tree_util.tree_unflatten
+
+
+def local_devices() -> list:
+    return devices()
+
+
+def device_count() -> int:
+    return 1
+
+
+def default_backend() -> str:
+    return "cpu"
+
+
+__all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",
+           "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
+           "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map"]

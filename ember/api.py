@@ -1,0 +1,489 @@
+"""`jit`, `make_jaxpr`, `eval_shape` and the stage objects (Traced, Lowered, Compiled).
+
+Input: a Python function over pytrees of arrays. Output: a wrapped function that traces
+once per (pytree structure, abstract values, static arguments, tracing config) and runs the
+cached trace; `make_jaxpr` returns the trace itself.
+Invariants: Python scalars are weakly typed and NumPy scalars strongly typed; keyword
+arguments are dynamic unless named static; a cache hit never re-runs the Python function;
+a jit called inside another trace is staged as one `jit` equation (or inlined by traces
+that do not stage); tracers of an enclosing trace closed over by the function become
+extra arguments of that equation.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ember import dispatch
+from ember.config import config
+from ember.core import dtypes
+from ember.core.aval import ShapedArray
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr
+from ember.core.staging import trace_to_jaxpr
+from ember.core.trace import Tracer, get_aval
+from ember.prims.call import jit_p
+from ember.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (for `lower`, `eval_shape`)."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def _ember_aval(self) -> ShapedArray:
+        return ShapedArray(self.shape, dtypes.canonicalize(self.dtype), self.weak_type)
+
+    def _ember_value(self) -> np.ndarray:
+        raise TypeError("a ShapeDtypeStruct has no value; use it with .lower() or eval_shape")
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+class TraceResult(NamedTuple):
+    closed_jaxpr: ClosedJaxpr
+    hoisted: list[Any]          # outer tracers the body closes over (extra leading args)
+    in_tree: PyTreeDef
+    out_tree: PyTreeDef
+    arg_names: list[str]
+
+
+def _normalize_argnums(argnums: int | Sequence[int] | None) -> tuple[int, ...]:
+    if argnums is None:
+        return ()
+    if isinstance(argnums, int):
+        return (argnums,)
+    return tuple(argnums)
+
+
+def _normalize_argnames(argnames: str | Sequence[str] | None) -> tuple[str, ...]:
+    if argnames is None:
+        return ()
+    if isinstance(argnames, str):
+        return (argnames,)
+    return tuple(argnames)
+
+
+def _signature(fun: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _fun_name(fun: Callable) -> str:
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _fun_location(fun: Callable) -> str:
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
+
+
+class _StaticKey:
+    """A static argument in a cache key: hashed once, compared by type and value."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: Any, what: str, fun: Callable):
+        try:
+            self.hash = hash((type(value), value))
+        except TypeError as e:
+            raise ValueError(
+                f"Non-hashable static arguments are not supported: {what} of "
+                f"{_fun_name(fun)} is a {type(value).__name__} ({e}). Pass a hashable value "
+                "(a tuple instead of a list, for example), or make the argument dynamic."
+            ) from None
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, _StaticKey) and type(self.value) is type(other.value)
+                and bool(self.value == other.value))
+
+    def __hash__(self) -> int:
+        return self.hash
+
+
+class JitFunction:
+    """The result of `ember.jit(fun)`: call it, or stage it with trace/lower/compile."""
+
+    def __init__(self, fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
+                 donate_argnums: Any = None, donate_argnames: Any = None,
+                 keep_unused: bool = False, inline: bool = False):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {fun!r}")
+        self.fun = fun
+        self.sig = _signature(fun)
+        nums = set(_normalize_argnums(static_argnums))
+        names = set(_normalize_argnames(static_argnames))
+        dnums = set(_normalize_argnums(donate_argnums))
+        dnames = set(_normalize_argnames(donate_argnames))
+        if self.sig is not None:
+            params = list(self.sig.parameters.values())
+            positional = [p for p in params if p.kind in
+                          (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            for i, p in enumerate(positional):
+                if p.name in names:
+                    nums.add(i)
+                if i in nums and p.kind != p.POSITIONAL_ONLY:
+                    names.add(p.name)
+                if p.name in dnames:
+                    dnums.add(i)
+                if i in dnums:
+                    dnames.add(p.name)
+        self.static_argnums = tuple(sorted(nums))
+        self.static_argnames = tuple(sorted(names))
+        self.donate_argnums = tuple(sorted(dnums))
+        self.donate_argnames = tuple(sorted(dnames))
+        self.keep_unused = keep_unused
+        self.inline = inline
+        self._cache: dict[Any, TraceResult] = {}
+        self._last_key: Any = None
+        self.trace_count = 0
+        functools.update_wrapper(self, fun)
+
+    # -- arguments ---------------------------------------------------------------------------
+    def _param_names(self, nargs: int) -> list[str]:
+        names = []
+        params = list(self.sig.parameters.values()) if self.sig else []
+        for i in range(nargs):
+            if i < len(params) and params[i].kind in (
+                    inspect.Parameter.POSITIONAL_ONLY,
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                names.append(params[i].name)
+            else:
+                names.append(f"args[{i}]")
+        return names
+
+    def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple, list[str]]:
+        """Separate static from dynamic arguments. Returns (dyn_args, dyn_kwargs, static
+        key, names of the dynamic positional args)."""
+        nargs = len(args)
+        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
+        names = self._param_names(nargs)
+        static: list[Any] = []
+        dyn_args = []
+        dyn_names = []
+        for i, a in enumerate(args):
+            if i in static_nums:
+                static.append((i, _StaticKey(a, f"static argument `{names[i]}`", self.fun)))
+            else:
+                dyn_args.append(a)
+                dyn_names.append(names[i])
+        dyn_kwargs = {}
+        for k in sorted(kwargs):
+            v = kwargs[k]
+            if k in self.static_argnames:
+                static.append((k, _StaticKey(v, f"static argument `{k}`", self.fun)))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(dyn_args), dyn_kwargs, tuple(static), dyn_names
+
+    def _rebuild_call(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict
+                      ) -> tuple[tuple, dict]:
+        nargs = len(args)
+        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
+        it = iter(dyn_args)
+        full_args = tuple(a if i in static_nums else next(it) for i, a in enumerate(args))
+        full_kwargs = {k: (v if k in self.static_argnames else dyn_kwargs[k])
+                       for k, v in kwargs.items()}
+        return full_args, full_kwargs
+
+    # -- tracing -------------------------------------------------------------------------------
+    def _abstractify(self, leaves: list, paths: list[str]) -> tuple[ShapedArray, ...]:
+        avals = []
+        for leaf, path in zip(leaves, paths):
+            try:
+                avals.append(get_aval(leaf))
+            except TypeError:
+                raise TypeError(
+                    f"Error interpreting argument to {_fun_name(self.fun)} as an abstract "
+                    f"array. The problematic value is of type {type(leaf).__name__} and was "
+                    f"passed to the function at path {path}. This typically means that a "
+                    "jit-wrapped function was called with a non-array argument that was not "
+                    "marked as static using static_argnums or static_argnames.") from None
+        return tuple(avals)
+
+    def _flatten(self, args: tuple, kwargs: dict) -> tuple:
+        """(in_tree, leaves, paths, avals, static key) of one call's arguments."""
+        dyn_args, dyn_kwargs, static, dyn_names = self._split(args, kwargs)
+        with_path, in_tree = tree_flatten_with_path((dyn_args, dyn_kwargs))
+        leaves = [leaf for _, leaf in with_path]
+        paths = [self._path_name(p, dyn_names) for p, _ in with_path]
+        return in_tree, leaves, paths, self._abstractify(leaves, paths), static
+
+    def _trace(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:
+        in_tree, leaves, paths, avals, static = self._flatten(args, kwargs)
+        key = (in_tree, avals, static, config.trace_context())
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit, leaves
+        result = self._trace_uncached(args, kwargs, in_tree, avals, paths)
+        if not any(isinstance(h, Tracer) for h in result.hoisted):
+            self._cache[key] = result
+        self._last_key = key
+        return result, leaves
+
+    @staticmethod
+    def _path_name(path: tuple, dyn_names: list[str]) -> str:
+        # path[0] selects args (0) or kwargs (1); path[1] the position or keyword.
+        if len(path) < 2:
+            return keystr(path)
+        top = path[0].idx if hasattr(path[0], "idx") else 0
+        if top == 0:
+            head = dyn_names[path[1].idx]
+        else:
+            head = str(path[1].key)
+        return head + keystr(path[2:])
+
+    def _trace_uncached(self, args: tuple, kwargs: dict, in_tree: PyTreeDef,
+                        avals: tuple[ShapedArray, ...], paths: list[str]) -> TraceResult:
+        self.trace_count += 1
+        out_tree_box: list[PyTreeDef] = []
+
+        def flat_fun(*tracers: Any) -> list:
+            dyn_args, dyn_kwargs = tree_unflatten(in_tree, tracers)
+            full_args, full_kwargs = self._rebuild_call(args, kwargs, dyn_args, dyn_kwargs)
+            out = self.fun(*full_args, **full_kwargs)
+            out_leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        closed, _ = trace_to_jaxpr(flat_fun, list(avals), paths,
+                                   debug_info=_fun_name(self.fun))
+        closed, hoisted = _hoist_tracer_consts(closed)
+        return TraceResult(closed, hoisted, in_tree, out_tree_box[0], paths)
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        result, leaves = self._trace(args, kwargs)
+        donated = self._donated_leaves(args, kwargs, result) if self.donate_argnums else None
+        params = {"jaxpr": result.closed_jaxpr, "name": _fun_name(self.fun)}
+        if donated:
+            params["donated_invars"] = (False,) * len(result.hoisted) + donated
+        outs = jit_p.bind(*result.hoisted, *leaves, **params)
+        return tree_unflatten(result.out_tree, outs)
+
+    def _donated_leaves(self, args: tuple, kwargs: dict, result: TraceResult) -> tuple:
+        flags = []
+        nargs = len(args)
+        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
+        for i, a in enumerate(args):
+            if i in static_nums:
+                continue
+            n = len(tree_flatten(a)[0])
+            flags.extend([i in self.donate_argnums] * n)
+        for k in sorted(kwargs):
+            if k not in self.static_argnames:
+                flags.extend([k in self.donate_argnames] * len(tree_flatten(kwargs[k])[0]))
+        return tuple(flags)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        result, _ = self._trace(args, kwargs)
+        return Traced(self, result)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        result, _ = self._trace(args, kwargs)
+        return tree_unflatten(result.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in result.closed_jaxpr.out_avals])
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def __repr__(self) -> str:
+        return f"<ember.jit of {_fun_name(self.fun)} at {_fun_location(self.fun)}>"
+
+
+def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Turn constvars whose values are outer tracers into leading invars."""
+    jaxpr = closed.jaxpr
+    if not any(isinstance(c, Tracer) for c in closed.consts):
+        return closed, []
+    keep_vars, keep_vals, hoist_vars, hoisted = [], [], [], []
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        if isinstance(c, Tracer):
+            hoist_vars.append(v)
+            hoisted.append(c)
+        else:
+            keep_vars.append(v)
+            keep_vals.append(c)
+    new = Jaxpr(keep_vars, hoist_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
+                jaxpr.debug_info)
+    return ClosedJaxpr(new, keep_vals), hoisted
+
+
+class Traced:
+    """`jit(f).trace(*args)`: the jaxpr of one specialization."""
+
+    def __init__(self, fn: JitFunction, result: TraceResult):
+        self._fn = fn
+        self._result = result
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._result.closed_jaxpr
+
+    @property
+    def out_info(self) -> Any:
+        return tree_unflatten(self._result.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.jaxpr.out_avals])
+
+    def lower(self) -> Lowered:
+        return Lowered(self._fn, self._result)
+
+
+class Lowered:
+    """`jit(f).lower(*args)`: the program handed to the compiler."""
+
+    def __init__(self, fn: JitFunction, result: TraceResult):
+        self._fn = fn
+        self._result = result
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._result.closed_jaxpr
+
+    def as_text(self) -> str:
+        return str(self._result.closed_jaxpr)
+
+    def compile(self) -> Compiled:
+        return Compiled(self._fn, self._result)
+
+
+class Compiled:
+    """`jit(f).lower(*args).compile()`: callable on arguments of the lowered types."""
+
+    def __init__(self, fn: JitFunction, result: TraceResult):
+        self._fn = fn
+        self._result = result
+
+    def as_text(self) -> str:
+        return str(self._result.closed_jaxpr)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        dyn_args, dyn_kwargs, _, _ = self._fn._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        if in_tree != self._result.in_tree:
+            raise TypeError(f"Compiled function called with a different argument structure: "
+                            f"{in_tree} vs {self._result.in_tree}")
+        expected = self._result.closed_jaxpr.in_avals
+        for leaf, aval, name in zip(leaves, expected, self._result.arg_names):
+            got = get_aval(leaf)
+            if got.shape != aval.shape or got.dtype != aval.dtype:
+                raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
+                                f"function expects {aval.str_short()}")
+        outs = dispatch.run(self._result.closed_jaxpr, leaves)
+        return tree_unflatten(self._result.out_tree, outs)
+
+
+def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
+        donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
+        inline: bool = False, **unsupported: Any) -> Any:
+    """Compile `fun` with tracing, as `jax.jit`. Usable as `@jit` and `@jit(...)`."""
+    for k in unsupported:
+        if k not in ("device", "backend", "in_shardings", "out_shardings", "abstracted_axes",
+                     "compiler_options"):
+            raise TypeError(f"jit() got an unexpected keyword argument '{k}'")
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 inline=inline)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                       keep_unused, inline)
+
+
+def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
+               return_shape: bool = False) -> Callable[..., Any]:
+    """`make_jaxpr(f)(*args)`: the ClosedJaxpr of f at these arguments, printed as JAX does."""
+    jitted = fun if isinstance(fun, JitFunction) and not (static_argnums or static_argnames) \
+        else JitFunction(fun, static_argnums, static_argnames)
+
+    @functools.wraps(fun)
+    def make(*args: Any, **kwargs: Any) -> Any:
+        in_tree, _, paths, avals, _ = jitted._flatten(args, kwargs)
+        result = jitted._trace_uncached(args, kwargs, in_tree, avals, paths)
+        if return_shape:
+            shapes = tree_unflatten(result.out_tree, [
+                ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                for a in result.closed_jaxpr.out_avals])
+            return result.closed_jaxpr, shapes
+        return result.closed_jaxpr
+
+    return make
+
+
+
+
+def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    return JitFunction(fun).eval_shape(*args, **kwargs)
+
+
+def disable_jit(disable: bool = True) -> Any:
+    """Context manager: run jitted functions op by op (as `jax.disable_jit`)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def ctx():
+        prev = config.jax_disable_jit
+        config.update("jax_disable_jit", disable)
+        try:
+            yield
+        finally:
+            config.update("jax_disable_jit", prev)
+
+    return ctx()
+
+
+def is_hashable(x: Any) -> bool:
+    return isinstance(x, Hashable)
+
+
+__all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "disable_jit", "tree_map"]

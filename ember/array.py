@@ -1,0 +1,237 @@
+"""ember.Array: the immutable array a user gets back from Ember.
+
+Input: NumPy results of primitive rules or executables. Output: `ArrayImpl`, a read-only
+NumPy buffer plus its abstract value (dtype, shape, weak type). `Array` is the public type
+name: `isinstance(x, ember.Array)` holds for concrete arrays and for tracers, as in JAX.
+Invariants: the buffer is never written after the Array is built (it is marked read-only
+and never aliases memory the user can write); a donated or deleted Array raises
+"Array has been deleted" on any use. Operators and NumPy methods are installed by
+ember.numpy (see numpy/_array_methods.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.core import dtypes
+from ember.core.aval import ShapedArray
+
+
+class _ArrayMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if cls is Array:
+            from ember.core.trace import Tracer
+            return isinstance(obj, (ArrayImpl, Tracer))
+        return super().__instancecheck__(obj)
+
+
+class Array(metaclass=_ArrayMeta):
+    """The public array type (an annotation and isinstance target); see ArrayImpl."""
+
+    __slots__ = ()
+
+
+class CpuDevice:
+    platform = "cpu"
+    device_kind = "cpu"
+    id = 0
+
+    def __repr__(self) -> str:
+        return "CpuDevice(id=0)"
+
+
+_CPU = CpuDevice()
+
+
+class ArrayImpl(Array):
+    __slots__ = ("_value", "_aval", "_deleted", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value: np.ndarray, aval: ShapedArray):
+        self._value = value
+        self._aval = aval
+        self._deleted = False
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def _from_rule(cls, out: Any, aval: ShapedArray) -> ArrayImpl:
+        """Wrap a freshly computed NumPy result (owned by Ember) with its abstract value."""
+        arr = np.asarray(out)
+        if arr.dtype != aval.dtype:
+            with np.errstate(all="ignore"):
+                arr = arr.astype(aval.dtype)
+        if arr.shape != aval.shape:
+            arr = np.broadcast_to(arr, aval.shape)
+        if arr.flags.writeable:
+            arr.setflags(write=False)
+        return cls(arr, aval)
+
+    @classmethod
+    def _from_user(cls, x: Any, dtype: Any = None, weak_type: bool = False) -> ArrayImpl:
+        """Copy a user's value (NumPy array, scalar, nested list) into a new Array."""
+        src = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
+        dt = dtypes.canonicalize(src.dtype)
+        with np.errstate(all="ignore"):
+            arr = np.array(src, dtype=dt, copy=True, order="C")
+        arr.setflags(write=False)
+        return cls(arr, ShapedArray(arr.shape, dt, weak_type))
+
+    # -- what the tracing core reads --------------------------------------------------------
+    @property
+    def _ember_aval(self) -> ShapedArray:
+        if self._deleted:
+            raise RuntimeError("Array has been deleted.")
+        return self._aval
+
+    def _ember_value(self) -> np.ndarray:
+        if self._deleted:
+            raise RuntimeError("Array has been deleted.")
+        return self._value
+
+    # -- attributes ------------------------------------------------------------------------
+    @property
+    def aval(self) -> ShapedArray:
+        return self._ember_aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self._aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self._aval.weak_type
+
+    @property
+    def nbytes(self) -> int:
+        return self._aval.size * self._aval.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._aval.dtype.itemsize
+
+    @property
+    def device(self) -> CpuDevice:
+        return _CPU
+
+    def devices(self) -> set[CpuDevice]:
+        return {_CPU}
+
+    def block_until_ready(self) -> ArrayImpl:
+        self._ember_value()
+        return self
+
+    def is_deleted(self) -> bool:
+        return self._deleted
+
+    def delete(self) -> None:
+        self._deleted = True
+        self._value = None  # type: ignore[assignment]
+
+    # -- conversions -----------------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        value = self._ember_value()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            if copy is False:
+                raise ValueError("converting the dtype of an ember.Array needs a copy")
+            return value.astype(dtype)
+        if copy:
+            return value.copy()
+        return value
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ember_value().__dlpack__(*args, **kwargs)
+
+    def item(self, *args: Any) -> Any:
+        return self._ember_value().item(*args)
+
+    def tolist(self) -> Any:
+        return self._ember_value().tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self._ember_value())
+
+    def __int__(self) -> int:
+        return int(self._ember_value())
+
+    def __float__(self) -> float:
+        return float(self._ember_value())
+
+    def __complex__(self) -> complex:
+        return complex(self._ember_value())
+
+    def __index__(self) -> int:
+        value = self._ember_value()
+        if value.dtype.kind not in "iub" or value.ndim:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(value)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if self._deleted:
+            return "Array(<deleted>)"
+        body = np.array2string(self._value, separator=", ", prefix="Array(")
+        extra = ", weak_type=True" if self.weak_type else ""
+        return f"Array({body}, dtype={self.dtype.name}{extra})"
+
+    def __str__(self) -> str:
+        return str(self._ember_value())
+
+    def __format__(self, spec: str) -> str:
+        value = self._ember_value()
+        return format(value.item() if value.ndim == 0 else value, spec)
+
+    def __reduce__(self):
+        return (_rebuild, (self._ember_value(), self.weak_type))
+
+    def __copy__(self) -> ArrayImpl:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> ArrayImpl:
+        return self
+
+
+def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:
+    return ArrayImpl._from_user(value, weak_type=weak_type)
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """Copy NumPy values (a pytree of them) into ember.Arrays; Arrays pass through."""
+    from ember.tree_util import tree_map
+    return tree_map(lambda v: v if isinstance(v, ArrayImpl) else ArrayImpl._from_user(v), x)
+
+
+def devices(backend: str | None = None) -> list[CpuDevice]:
+    return [_CPU]
+
+
+def block_until_ready(x: Any) -> Any:
+    from ember.tree_util import tree_leaves
+    for leaf in tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x

@@ -1,0 +1,525 @@
+"""NumPy implementations of the elementwise HLO opcodes, with XLA/JAX semantics.
+
+Input: NumPy arrays of one dtype, already broadcast to one shape (select's predicate and
+clamp's bounds excepted: see their docstrings). Output: a NumPy array (never a NumPy scalar)
+of the input dtype, except compare and is-finite, which give bool.
+
+Where NumPy and XLA disagree, XLA wins:
+- integer x / 0 = -1 (all bits set for unsigned), x % 0 = x, INT_MIN / -1 = INT_MIN,
+  INT_MIN % -1 = 0; division truncates toward zero, remainder has the dividend's sign.
+- shift counts outside [0, bits): shift-left and shift-right-logical give 0,
+  shift-right-arithmetic gives the sign fill (0 or -1).
+- integer power with a negative exponent: 0, except base 1 -> 1 and base -1 -> +-1.
+- sign(NaN) = NaN, sign(-0.0) = -0.0; round-nearest-afz rounds half away from zero.
+- float -> int conversion saturates, NaN -> 0; float -> bool is x != 0.
+
+Float math runs in the input dtype (NumPy picks float32 loops for float32 inputs); only
+erf, erfc and erf-inv go through SciPy, imported on first use. NumPy warnings are
+silenced: overflow, division by zero and invalid operations are the expected IEEE results.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+Fn = Callable[..., np.ndarray]
+
+
+def _quiet(fn: Fn) -> Fn:
+    """Run `fn` with NumPy floating-point warnings silenced and return an ndarray."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*(np.asarray(a) for a in args)))
+
+    return wrapper
+
+
+def _is_int(x: np.ndarray) -> bool:
+    return x.dtype.kind in "iu"
+
+
+def _is_signed(x: np.ndarray) -> bool:
+    return x.dtype.kind == "i"
+
+
+def _cast(r: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray:
+    return np.asarray(r).astype(dtype, copy=False)
+
+
+def _unsigned_view(x: np.ndarray) -> np.ndarray:
+    """Reinterpret an integer array as the unsigned type of the same width."""
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _signed_view(x: np.ndarray) -> np.ndarray:
+    return x.view(np.dtype(f"i{x.dtype.itemsize}"))
+
+
+# ---------------------------------------------------------------------------------------
+# Binary arithmetic
+# ---------------------------------------------------------------------------------------
+
+
+@_quiet
+def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype == np.bool_:
+        return x | y
+    return _cast(x + y, x.dtype)  # integer add wraps (two's complement)
+
+
+@_quiet
+def subtract(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.subtract(x, y), x.dtype)
+
+
+@_quiet
+def multiply(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype == np.bool_:
+        return x & y
+    return _cast(x * y, x.dtype)
+
+
+def _int_div_parts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Truncating quotient and remainder with the divisor made safe.
+
+    The divisor is replaced by 1 where it is 0 or -1 (the two special cases), so NumPy never
+    sees a trap. Returns (q, r, y_safe); callers patch the special lanes.
+    """
+    bad = y == 0
+    if _is_signed(x):
+        bad = bad | (y == -1)
+    y_safe = np.where(bad, np.ones_like(y), y)
+    r = np.fmod(x, y_safe)  # C remainder: sign of the dividend
+    # x - r is an exact multiple of y_safe, so floor division equals truncating division.
+    q = np.floor_divide(x - r, y_safe)
+    return _cast(q, x.dtype), _cast(r, x.dtype), y_safe
+
+
+@_quiet
+def divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not _is_int(x):
+        return _cast(np.true_divide(x, y), x.dtype)
+    q, _, _ = _int_div_parts(x, y)
+    if _is_signed(x):
+        q = np.where(y == -1, np.negative(x), q)  # INT_MIN / -1 wraps to INT_MIN
+        all_ones = np.array(-1, x.dtype)
+    else:
+        all_ones = np.array(np.iinfo(x.dtype).max, x.dtype)
+    return _cast(np.where(y == 0, all_ones, q), x.dtype)
+
+
+@_quiet
+def remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not _is_int(x):
+        return _cast(np.fmod(x, y), x.dtype)
+    _, r, _ = _int_div_parts(x, y)
+    # y == -1 gives fmod(x, 1) == 0 already; y == 0 gives x.
+    return _cast(np.where(y == 0, x, r), x.dtype)
+
+
+@_quiet
+def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not _is_int(x):
+        return _cast(np.power(x, y), x.dtype)
+    if not _is_signed(x):
+        return _cast(np.power(x, y), x.dtype)  # repeated multiply, wraps
+    neg = y < 0
+    pos = _cast(np.power(x, np.where(neg, np.zeros_like(y), y)), x.dtype)
+    # x ** -n is 1 / x**n truncated: 0 unless |x| == 1.
+    odd = (y & 1) == 1
+    one, minus_one, zero = (np.array(v, x.dtype) for v in (1, -1, 0))
+    negres = np.where(x == 1, one, np.where(x == -1, np.where(odd, minus_one, one), zero))
+    return _cast(np.where(neg, negres, pos), x.dtype)
+
+
+@_quiet
+def maximum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.maximum(x, y), x.dtype)  # propagates NaN
+
+
+@_quiet
+def minimum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.minimum(x, y), x.dtype)
+
+
+@_quiet
+def atan2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.arctan2(x, y), x.dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Bitwise / logical
+# ---------------------------------------------------------------------------------------
+
+
+@_quiet
+def and_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.bitwise_and(x, y), x.dtype)
+
+
+@_quiet
+def or_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.bitwise_or(x, y), x.dtype)
+
+
+@_quiet
+def xor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _cast(np.bitwise_xor(x, y), x.dtype)
+
+
+@_quiet
+def not_(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.bool_:
+        return np.logical_not(x)
+    return _cast(np.invert(x), x.dtype)
+
+
+def _shift_bounds(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(out_of_range mask, shift count with out-of-range lanes set to 0)."""
+    bits = 8 * x.dtype.itemsize
+    oob = (y >= bits) if not _is_signed(y) else ((y < 0) | (y >= bits))
+    return oob, np.where(oob, np.zeros_like(y), y)
+
+
+@_quiet
+def shift_left(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    oob, yc = _shift_bounds(x, y)
+    r = _cast(np.left_shift(x, yc), x.dtype)
+    return np.where(oob, np.zeros_like(x), r)
+
+
+@_quiet
+def shift_right_logical(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    oob, yc = _shift_bounds(x, y)
+    ux = _unsigned_view(x)
+    r = np.right_shift(ux, yc.astype(ux.dtype)).astype(ux.dtype).view(x.dtype)
+    return np.where(oob, np.zeros_like(x), r)
+
+
+@_quiet
+def shift_right_arithmetic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    oob, yc = _shift_bounds(x, y)
+    sx = _signed_view(x)  # unsigned inputs shift as their signed reinterpretation
+    r = np.right_shift(sx, yc.astype(sx.dtype)).astype(sx.dtype)
+    fill = np.where(sx < 0, np.array(-1, sx.dtype), np.array(0, sx.dtype))
+    return np.where(oob, fill, r).astype(sx.dtype).view(x.dtype)
+
+
+@_quiet
+def popcnt(x: np.ndarray) -> np.ndarray:
+    # bitwise_count counts bits of |x| for signed types: count the unsigned view instead.
+    return _cast(np.bitwise_count(_unsigned_view(x)), x.dtype)
+
+
+@_quiet
+def clz(x: np.ndarray) -> np.ndarray:
+    ux = _unsigned_view(x).copy()
+    bits = 8 * x.dtype.itemsize
+    n = np.zeros(ux.shape, np.int64)
+    # Binary search for the highest set bit: if the top `s` bits are all zero, count them
+    # and shift them out of the way.
+    s = bits // 2
+    while s >= 1:
+        top_zero = (ux >> np.array(bits - s, ux.dtype)) == 0
+        n += np.where(top_zero, s, 0)
+        ux = np.where(top_zero, ux << np.array(s, ux.dtype), ux).astype(ux.dtype)
+        s //= 2
+    n += (ux == 0).astype(np.int64)  # x == 0: one more after the search saw only zeros
+    return _cast(n, x.dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Unary arithmetic
+# ---------------------------------------------------------------------------------------
+
+
+@_quiet
+def negate(x: np.ndarray) -> np.ndarray:
+    return _cast(np.negative(x), x.dtype)
+
+
+@_quiet
+def abs_(x: np.ndarray) -> np.ndarray:
+    return _cast(np.abs(x), x.dtype)
+
+
+@_quiet
+def sign(x: np.ndarray) -> np.ndarray:
+    if _is_int(x):
+        return _cast(np.sign(x), x.dtype)
+    # Keep NaN and signed zeros as they are.
+    return _cast(np.where(np.isnan(x) | (x == 0), x, np.sign(x)), x.dtype)
+
+
+@_quiet
+def floor(x: np.ndarray) -> np.ndarray:
+    return _cast(np.floor(x), x.dtype) if not _is_int(x) else x.copy()
+
+
+@_quiet
+def ceil(x: np.ndarray) -> np.ndarray:
+    return _cast(np.ceil(x), x.dtype) if not _is_int(x) else x.copy()
+
+
+@_quiet
+def round_nearest_afz(x: np.ndarray) -> np.ndarray:
+    if _is_int(x):
+        return x.copy()
+    t = np.trunc(x)
+    # x - t is exact (same binade or smaller), so the half-way test is exact; inf - inf is
+    # NaN and fails the test, leaving inf; -0.3 -> trunc -0.0 keeps the sign.
+    away = np.abs(x - t) >= np.array(0.5, x.dtype)
+    return _cast(np.where(away, t + np.copysign(np.ones_like(x), x), t), x.dtype)
+
+
+@_quiet
+def round_nearest_even(x: np.ndarray) -> np.ndarray:
+    return _cast(np.rint(x), x.dtype) if not _is_int(x) else x.copy()
+
+
+def _unary_float(np_fn: Callable[[np.ndarray], np.ndarray]) -> Fn:
+    @_quiet
+    def fn(x: np.ndarray) -> np.ndarray:
+        return _cast(np_fn(x), x.dtype)
+
+    fn.__name__ = getattr(np_fn, "__name__", "unary")
+    return fn
+
+
+exponential = _unary_float(np.exp)
+exponential_minus_one = _unary_float(np.expm1)
+log = _unary_float(np.log)
+log_plus_one = _unary_float(np.log1p)
+sine = _unary_float(np.sin)
+cosine = _unary_float(np.cos)
+tan = _unary_float(np.tan)
+tanh = _unary_float(np.tanh)
+sqrt = _unary_float(np.sqrt)
+cbrt = _unary_float(np.cbrt)
+asin = _unary_float(np.arcsin)
+acos = _unary_float(np.arccos)
+atan = _unary_float(np.arctan)
+sinh = _unary_float(np.sinh)
+cosh = _unary_float(np.cosh)
+asinh = _unary_float(np.arcsinh)
+acosh = _unary_float(np.arccosh)
+atanh = _unary_float(np.arctanh)
+exp2 = _unary_float(np.exp2)
+log2 = _unary_float(np.log2)
+log10 = _unary_float(np.log10)
+
+
+@_quiet
+def rsqrt(x: np.ndarray) -> np.ndarray:
+    one = np.ones_like(x)
+    return _cast(one / np.sqrt(x), x.dtype)
+
+
+@_quiet
+def logistic(x: np.ndarray) -> np.ndarray:
+    # 1 / (1 + e^-x) for x >= 0; e^x / (1 + e^x) for x < 0, so neither branch overflows
+    # into inf / inf.
+    one = np.ones_like(x)
+    e = np.exp(-np.abs(x))
+    pos = one / (one + e)
+    neg = e / (one + e)
+    return _cast(np.where(x >= 0, pos, neg), x.dtype)
+
+
+def _scipy_unary(name: str) -> Fn:
+    @_quiet
+    def fn(x: np.ndarray) -> np.ndarray:
+        import scipy.special  # lazy: importing SciPy costs ~100 ms
+
+        return _cast(getattr(scipy.special, name)(x), x.dtype)
+
+    fn.__name__ = name
+    return fn
+
+
+erf = _scipy_unary("erf")
+erfc = _scipy_unary("erfc")
+erf_inv = _scipy_unary("erfinv")
+
+
+@_quiet
+def is_finite(x: np.ndarray) -> np.ndarray:
+    return np.isfinite(x)
+
+
+# ---------------------------------------------------------------------------------------
+# Compare, select, clamp
+# ---------------------------------------------------------------------------------------
+
+COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
+
+
+def compare(x: np.ndarray, y: np.ndarray, direction: str) -> np.ndarray:
+    """Elementwise comparison; NaN compares unequal to everything (IEEE), NE is true."""
+    with np.errstate(all="ignore"):
+        return np.asarray(COMPARE[direction](np.asarray(x), np.asarray(y)))
+
+
+def select(pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.ndarray:
+    """pred ? on_true : on_false; pred is bool, scalar pred selects whole arrays."""
+    return np.asarray(np.where(pred, on_true, on_false)).astype(np.asarray(on_true).dtype)
+
+
+@_quiet
+def clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """min(max(x, lo), hi), XLA's operand order (min, operand, max); NaN propagates."""
+    return _cast(np.minimum(np.maximum(x, lo), hi), x.dtype)
+
+
+@_quiet
+def copy(x: np.ndarray) -> np.ndarray:
+    return x.copy()
+
+
+# ---------------------------------------------------------------------------------------
+# Conversions
+# ---------------------------------------------------------------------------------------
+
+
+def convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
+    """XLA convert: float -> int saturates (NaN -> 0), anything -> bool is x != 0,
+    int -> int wraps, everything else rounds to nearest."""
+    x = np.asarray(x)
+    dt = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        if dt == np.bool_:
+            return np.asarray(x != 0)
+        if dt.kind in "iu" and x.dtype.kind == "f":
+            info = np.iinfo(dt)
+            bits = 8 * dt.itemsize
+            # 2^(bits-1) (signed) or 2^bits (unsigned) is exact in every float format we
+            # convert from (f16 overflows to inf, which is still >= the bound).
+            hi_bound = np.array(2.0 ** (bits - 1 if dt.kind == "i" else bits)).astype(x.dtype)
+            lo_bound = np.array(float(info.min)).astype(x.dtype)
+            too_hi = x >= hi_bound
+            too_lo = x < lo_bound
+            nan = np.isnan(x)
+            safe = np.where(too_hi | too_lo | nan, np.zeros_like(x), x)
+            r = np.trunc(safe).astype(dt)
+            r = np.where(too_hi, np.array(info.max, dt), r)
+            r = np.where(too_lo, np.array(info.min, dt), r)
+            return np.asarray(r).astype(dt, copy=False)
+        return np.asarray(x.astype(dt))
+
+
+def bitcast_convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
+    """Reinterpret the bits of each element as `dtype` (same element width)."""
+    x = np.ascontiguousarray(x)
+    dt = np.dtype(dtype)
+    if dt.itemsize != x.dtype.itemsize:
+        raise ValueError(f"bitcast-convert needs equal widths: {x.dtype} -> {dt}")
+    return x.view(dt).copy()
+
+
+# ---------------------------------------------------------------------------------------
+# The table, keyed by HLO opcode name (compare is looked up through COMPARE by direction).
+# ---------------------------------------------------------------------------------------
+
+ELEMENTWISE: dict[str, Fn] = {
+    "add": add,
+    "subtract": subtract,
+    "multiply": multiply,
+    "divide": divide,
+    "remainder": remainder,
+    "power": power,
+    "maximum": maximum,
+    "minimum": minimum,
+    "atan2": atan2,
+    "and": and_,
+    "or": or_,
+    "xor": xor,
+    "shift-left": shift_left,
+    "shift-right-logical": shift_right_logical,
+    "shift-right-arithmetic": shift_right_arithmetic,
+    "negate": negate,
+    "abs": abs_,
+    "sign": sign,
+    "floor": floor,
+    "ceil": ceil,
+    "round-nearest-afz": round_nearest_afz,
+    "round-nearest-even": round_nearest_even,
+    "exponential": exponential,
+    "exponential-minus-one": exponential_minus_one,
+    "log": log,
+    "log-plus-one": log_plus_one,
+    "sine": sine,
+    "cosine": cosine,
+    "tan": tan,
+    "tanh": tanh,
+    "logistic": logistic,
+    "sqrt": sqrt,
+    "rsqrt": rsqrt,
+    "cbrt": cbrt,
+    "erf": erf,
+    "erfc": erfc,
+    "erf-inv": erf_inv,
+    "asin": asin,
+    "acos": acos,
+    "atan": atan,
+    "sinh": sinh,
+    "cosh": cosh,
+    "asinh": asinh,
+    "acosh": acosh,
+    "atanh": atanh,
+    "exp2": exp2,
+    "log2": log2,
+    "log10": log10,
+    "is-finite": is_finite,
+    "not": not_,
+    "popcnt": popcnt,
+    "clz": clz,
+    "select": select,
+    "clamp": clamp,
+    "copy": copy,
+}
+
+
+def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """Round a float array to a format with fewer exponent/mantissa bits, in place of type.
+
+    Mantissa: round to nearest even at bit `mantissa_bits` by adding a bias of
+    (half ulp - 1 + lowest kept bit) and truncating. Exponent: values above the reduced
+    format's largest exponent become +-inf, values at or below its smallest normal exponent
+    flush to +-0 (the reduced format has no subnormals). NaN stays NaN.
+    """
+    x = np.asarray(x)
+    nbits = 8 * x.dtype.itemsize
+    mbits = {2: 10, 4: 23, 8: 52}[x.dtype.itemsize]
+    ebits = nbits - 1 - mbits
+    ut = np.dtype(f"u{x.dtype.itemsize}")
+    bits = x.view(ut).copy()
+    one = ut.type(1)
+    if mantissa_bits < mbits:
+        shift = ut.type(mbits - mantissa_bits)
+        last = (bits >> shift) & one
+        bias = ((one << (shift - one)) - one) + last
+        mask = ~((one << shift) - one)
+        bits = ((bits + bias) & mask).astype(ut)
+    if exponent_bits < ebits:
+        sign = bits & (one << ut.type(nbits - 1))
+        exp_field = (bits >> ut.type(mbits)) & ut.type((1 << ebits) - 1)
+        bias_full = (1 << (ebits - 1)) - 1
+        max_e = (1 << (exponent_bits - 1)) - 1
+        unbiased = exp_field.astype(np.int64) - bias_full
+        inf_bits = ut.type(((1 << ebits) - 1) << mbits)
+        bits = np.where(unbiased > max_e, sign | inf_bits, bits)
+        bits = np.where(unbiased <= -max_e, sign, bits).astype(ut)
+    out = bits.view(x.dtype)
+    return np.asarray(np.where(np.isnan(x), x, out)).astype(x.dtype)

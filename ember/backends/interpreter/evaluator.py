@@ -1,0 +1,460 @@
+"""The HLO evaluator: executes any HLO module with NumPy. The executable specification.
+
+Input: a Module (or Computation) and NumPy arguments matching the entry parameters.
+Output: a NumPy array, or a tuple for a tuple-shaped root. Fresh arrays: results never
+alias the arguments or the module's constants.
+Semantics follow XLA (see `elementwise.py` and `indexing.py`). Reductions use NumPy's
+ufunc.reduce when to_apply is a plain add/multiply/maximum/minimum/and/or/xor and a
+left-to-right fold otherwise; sort uses a stable argsort for a plain `lhs0 < rhs0`
+comparator and a stable comparison sort driven by the comparator otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from ember.backends.interpreter import indexing
+from ember.backends.interpreter.elementwise import (
+    ELEMENTWISE,
+    bitcast_convert_array,
+    compare,
+    convert_array,
+    reduce_precision,
+)
+from ember.hlo.ir import Computation, Instruction, Module
+from ember.hlo.opcodes import OPCODES
+from ember.hlo.shape import Shape
+
+Value = Union[np.ndarray, tuple]
+Handler = Callable[[Instruction, list[Value]], Value]
+HANDLERS: dict[str, Handler] = {}
+
+# custom-call target -> fn(*operands, shape=Shape, backend_config=str|None) -> value
+CUSTOM_CALLS: dict[str, Callable[..., Value]] = {}
+
+
+def register_custom_call(target: str, fn: Callable[..., Value]) -> None:
+    CUSTOM_CALLS[target] = fn
+
+
+register_custom_call("ember.identity", lambda *xs, shape, backend_config=None: (
+    np.array(xs[0], copy=True) if len(xs) == 1 else tuple(np.array(x) for x in xs)))
+
+
+class EvaluationError(RuntimeError):
+    pass
+
+
+def _handles(*opcodes: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for op in opcodes:
+            HANDLERS[op] = fn
+        return fn
+
+    return register
+
+
+# ---------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------
+
+
+def evaluate(module: Module | Computation, *args: Any) -> Value:
+    """Run `module`'s entry computation on `args`; returns fresh arrays."""
+    comp = module.entry if isinstance(module, Module) else module
+    if len(args) != len(comp.parameters):
+        raise EvaluationError(f"{comp.name} takes {len(comp.parameters)} arguments, "
+                              f"got {len(args)}")
+    vals = [_check_arg(p, a) for p, a in zip(comp.parameters, args)]
+    return _fresh(evaluate_computation(comp, vals))
+
+
+def _check_arg(param: Instruction, arg: Any) -> Value:
+    if param.shape.is_tuple:
+        return tuple(arg)
+    want = param.shape
+    a = np.asarray(arg)
+    if a.dtype != want.dtype:
+        if a.ndim == 0 and not isinstance(arg, np.ndarray | np.generic):
+            a = a.astype(want.dtype)  # a Python scalar
+        else:
+            raise EvaluationError(f"parameter {param.parameter_number} wants {want}, "
+                                  f"got {a.dtype}{list(a.shape)}")
+    if tuple(a.shape) != want.dimensions:
+        raise EvaluationError(f"parameter {param.parameter_number} wants {want}, "
+                              f"got shape {a.shape}")
+    return a
+
+
+def _fresh(v: Value) -> Value:
+    if isinstance(v, tuple):
+        return tuple(_fresh(x) for x in v)
+    return np.array(v, copy=True)
+
+
+def evaluate_computation(comp: Computation, args: Sequence[Value]) -> Value:
+    """Evaluate `comp` on already-checked argument values (arrays may broadcast)."""
+    env: dict[Instruction, Value] = {}
+    for inst in comp.post_order():
+        if inst.opcode == "parameter":
+            env[inst] = args[inst.parameter_number]
+            continue
+        handler = HANDLERS.get(inst.opcode)
+        if handler is None:
+            raise EvaluationError(f"no evaluator rule for opcode {inst.opcode}")
+        env[inst] = handler(inst, [env[o] for o in inst.operands])
+    return env[comp.root]
+
+
+# ---------------------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------------------
+
+
+def _elementwise(inst: Instruction, vals: list[Value]) -> Value:
+    return ELEMENTWISE[inst.opcode](*vals)
+
+
+for _name in ELEMENTWISE:
+    HANDLERS[_name] = _elementwise
+
+
+@_handles("compare")
+def _compare(inst, vals):
+    return compare(vals[0], vals[1], inst.attrs["direction"])
+
+
+@_handles("convert")
+def _convert(inst, vals):
+    return convert_array(vals[0], inst.shape.dtype)
+
+
+@_handles("bitcast-convert")
+def _bitcast(inst, vals):
+    return bitcast_convert_array(vals[0], inst.shape.dtype)
+
+
+@_handles("reduce-precision")
+def _reduce_precision(inst, vals):
+    return reduce_precision(vals[0], inst.attrs["exponent_bits"], inst.attrs["mantissa_bits"])
+
+
+@_handles("map")
+def _map(inst, vals):
+    out = apply_pointwise(inst.to_apply, [np.asarray(v) for v in vals])
+    return np.asarray(out).astype(inst.shape.dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Applying scalar computations (to_apply of reduce/map/scatter, sort comparators)
+# ---------------------------------------------------------------------------------------
+
+_POINTWISE_OK = {"parameter", "constant", "tuple", "get-tuple-element", "compare", "convert",
+                 "bitcast-convert"} | set(ELEMENTWISE)
+
+
+def is_pointwise(comp: Computation) -> bool:
+    """True when every instruction works elementwise, so arrays can stand in for scalars."""
+    return all(i.opcode in _POINTWISE_OK and (i.opcode != "constant" or i.value.ndim == 0)
+               for i in comp.instructions)
+
+
+def apply_pointwise(comp: Computation, args: list[np.ndarray]) -> Value:
+    """Evaluate a scalar computation over equal-shape arrays, element by element."""
+    if is_pointwise(comp):
+        return evaluate_computation(comp, args)
+    shape = np.broadcast_shapes(*(a.shape for a in args))
+    args = [np.broadcast_to(a, shape) for a in args]
+    results = [evaluate_computation(comp, [a[idx] for a in args]) for idx in np.ndindex(shape)]
+    if results and isinstance(results[0], tuple):
+        return tuple(np.array([r[k] for r in results]).reshape(shape)
+                     for k in range(len(results[0])))
+    dtype = comp.root.shape.dtype
+    return np.array(results, dtype=dtype).reshape(shape)
+
+
+_REDUCE_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
+                  "minimum": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
+                  "xor": np.bitwise_xor}
+
+
+def plain_binary_opcode(comp: Computation) -> str | None:
+    """'add' etc. when comp is `(p0, p1) -> op(p0, p1)` (either order) of a commutative op;
+    'overwrite' when it returns p1 (scatter's replace); else None."""
+    root = comp.root
+    if len(comp.parameters) != 2 or root is None:
+        return None
+    p0, p1 = comp.parameters
+    if root is p1:
+        return "overwrite"
+    if root.opcode in _REDUCE_UFUNCS and len(root.operands) == 2 and {
+            id(root.operands[0]), id(root.operands[1])} == {id(p0), id(p1)}:
+        return root.opcode
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Reduce and sort
+# ---------------------------------------------------------------------------------------
+
+
+@_handles("reduce")
+def _reduce(inst, vals):
+    n = len(vals) // 2
+    xs = [np.asarray(v) for v in vals[:n]]
+    inits = [np.asarray(v) for v in vals[n:]]
+    dims = tuple(inst.attrs["dimensions"])
+    comp = inst.to_apply
+    fast = plain_binary_opcode(comp) if n == 1 else None
+    if fast in _REDUCE_UFUNCS and dims:
+        x = xs[0]
+        with np.errstate(all="ignore"):
+            r = _REDUCE_UFUNCS[fast].reduce(x, axis=dims, dtype=x.dtype, initial=inits[0][()])
+        return np.asarray(r).astype(x.dtype)
+    # Left fold along the reduced dims, vectorized over the kept ones.
+    kept = [d for d in range(xs[0].ndim) if d not in dims]
+    outer = tuple(xs[0].shape[d] for d in kept)
+    flat = [np.transpose(x, kept + list(dims)).reshape(outer + (-1,)) for x in xs]
+    acc: list[np.ndarray] = [np.broadcast_to(i, outer).copy() for i in inits]
+    for k in range(flat[0].shape[-1]):
+        r = apply_pointwise(comp, [np.asarray(a) for a in acc] + [f[..., k] for f in flat])
+        acc = list(r) if isinstance(r, tuple) else [r]
+    acc = [np.asarray(a).reshape(outer).astype(x.dtype) for a, x in zip(acc, xs)]
+    return acc[0] if n == 1 else tuple(acc)
+
+
+def _is_plain_lt(comp: Computation) -> bool:
+    root = comp.root
+    if root.opcode != "compare" or len(comp.parameters) < 2:
+        return False
+    p0, p1 = comp.parameters[0], comp.parameters[1]
+    a, b = root.operands
+    d = root.attrs["direction"]
+    return (d == "LT" and a is p0 and b is p1) or (d == "GT" and a is p1 and b is p0)
+
+
+@_handles("sort")
+def _sort(inst, vals):
+    xs = [np.asarray(v) for v in vals]
+    dim = inst.attrs["dimension"]
+    comp = inst.to_apply
+    if xs[0].ndim == 0:
+        out = [x.copy() for x in xs]
+    elif _is_plain_lt(comp):
+        order = np.argsort(xs[0], axis=dim, kind="stable")
+        out = [np.take_along_axis(x, order, axis=dim) for x in xs]
+    else:
+        moved = [np.moveaxis(x, dim, -1) for x in xs]
+        n = moved[0].shape[-1]
+        rows = [m.reshape(-1, n) for m in moved]
+        result = [np.empty_like(r) for r in rows]
+        for r in range(rows[0].shape[0]):
+            row = [x[r] for x in rows]
+
+            def less(i: int, j: int, row=row) -> bool:
+                args = []
+                for x in row:
+                    args += [x[i], x[j]]
+                return bool(evaluate_computation(comp, [np.asarray(a) for a in args]))
+
+            def cmp(i: int, j: int, less=less) -> int:
+                return -1 if less(i, j) else (1 if less(j, i) else 0)
+
+            order = sorted(range(n), key=functools.cmp_to_key(cmp))  # stable
+            for k, x in enumerate(row):
+                result[k][r] = x[order]
+        out = [np.moveaxis(res.reshape(m.shape), -1, dim) for res, m in zip(result, moved)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# Shape manipulation and indexing
+# ---------------------------------------------------------------------------------------
+
+
+@_handles("constant")
+def _constant(inst, vals):
+    return inst.value
+
+
+@_handles("iota")
+def _iota(inst, vals):
+    s = inst.shape
+    d = inst.attrs["iota_dimension"]
+    line = np.arange(s.dimensions[d]).astype(s.dtype)
+    shape = [1] * s.rank
+    shape[d] = s.dimensions[d]
+    return np.broadcast_to(line.reshape(shape), s.dimensions).copy()
+
+
+@_handles("broadcast")
+def _broadcast(inst, vals):
+    x = np.asarray(vals[0])
+    dims = inst.attrs["dimensions"]
+    out = inst.shape.dimensions
+    # Put operand dims where `dimensions` says (in increasing order), size-1 elsewhere.
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    xt = np.transpose(x, order) if x.ndim else x
+    shape = [1] * len(out)
+    for i in order:
+        shape[dims[i]] = x.shape[i]
+    return np.broadcast_to(xt.reshape(shape), out).copy()
+
+
+@_handles("reshape")
+def _reshape(inst, vals):
+    return np.asarray(vals[0]).reshape(inst.shape.dimensions)
+
+
+@_handles("transpose")
+def _transpose(inst, vals):
+    return np.ascontiguousarray(np.transpose(vals[0], inst.attrs["dimensions"]))
+
+
+@_handles("reverse")
+def _reverse(inst, vals):
+    return np.flip(vals[0], axis=tuple(inst.attrs["dimensions"])).copy()
+
+
+@_handles("slice")
+def _slice(inst, vals):
+    return vals[0][tuple(slice(a, b, c) for a, b, c in inst.attrs["slice"])].copy()
+
+
+@_handles("dynamic-slice")
+def _dynamic_slice(inst, vals):
+    return indexing.dynamic_slice(vals[0], vals[1:], tuple(inst.attrs["dynamic_slice_sizes"]))
+
+
+@_handles("dynamic-update-slice")
+def _dynamic_update_slice(inst, vals):
+    return indexing.dynamic_update_slice(vals[0], vals[1], vals[2:])
+
+
+@_handles("gather")
+def _gather(inst, vals):
+    return indexing.gather(vals[0], vals[1], inst.attrs)
+
+
+@_handles("scatter")
+def _scatter(inst, vals):
+    comp = inst.to_apply
+
+    def apply(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        return evaluate_computation(comp, [np.asarray(old), np.asarray(new)])
+
+    return indexing.scatter(vals[0], vals[1], vals[2], inst.attrs, plain_binary_opcode(comp),
+                            apply)
+
+
+@_handles("pad")
+def _pad(inst, vals):
+    return indexing.pad(vals[0], vals[1], inst.attrs["padding"])
+
+
+@_handles("concatenate")
+def _concatenate(inst, vals):
+    return np.concatenate(vals, axis=inst.attrs["dimension"])
+
+
+# ---------------------------------------------------------------------------------------
+# Dot
+# ---------------------------------------------------------------------------------------
+
+
+@_handles("dot")
+def _dot(inst, vals):
+    lhs, rhs = (np.asarray(v) for v in vals)
+    a = inst.attrs
+    lc, rc = list(a["lhs_contracting_dims"]), list(a["rhs_contracting_dims"])
+    lb, rb = list(a["lhs_batch_dims"]), list(a["rhs_batch_dims"])
+    lf = [d for d in range(lhs.ndim) if d not in lc + lb]
+    rf = [d for d in range(rhs.ndim) if d not in rc + rb]
+    bshape = [lhs.shape[d] for d in lb]
+    m = int(np.prod([lhs.shape[d] for d in lf], dtype=np.int64))
+    n = int(np.prod([rhs.shape[d] for d in rf], dtype=np.int64))
+    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+    bsz = int(np.prod(bshape, dtype=np.int64))
+    # (batch, M, K) @ (batch, K, N): BLAS for floats, wrapping loops for integers.
+    lm = np.transpose(lhs, lb + lf + lc).reshape(bsz, m, k)
+    rm = np.transpose(rhs, rb + rc + rf).reshape(bsz, k, n)
+    dtype = inst.shape.dtype
+    if lm.dtype == np.bool_:
+        r = (lm.astype(np.uint8) @ rm.astype(np.uint8)) > 0
+    else:
+        with np.errstate(all="ignore"):
+            r = np.matmul(lm.astype(dtype, copy=False), rm.astype(dtype, copy=False))
+    return np.asarray(r).reshape(inst.shape.dimensions).astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------------------
+# Tuples, control flow, calls
+# ---------------------------------------------------------------------------------------
+
+
+@_handles("tuple")
+def _tuple(inst, vals):
+    return tuple(vals)
+
+
+@_handles("get-tuple-element")
+def _gte(inst, vals):
+    return vals[0][inst.attrs["index"]]
+
+
+@_handles("copy")
+def _copy(inst, vals):
+    return _fresh(vals[0])
+
+
+@_handles("while")
+def _while(inst, vals):
+    state = vals[0]
+    cond, body = inst.while_condition, inst.while_body
+    while bool(evaluate_computation(cond, [state])):
+        state = evaluate_computation(body, [state])
+    return state
+
+
+@_handles("conditional")
+def _conditional(inst, vals):
+    sel = np.asarray(vals[0])
+    branches = inst.branch_computations
+    if sel.dtype == np.bool_:
+        k = 0 if bool(sel) else 1  # pred: true -> branch 0, false -> branch 1
+    else:
+        k = int(sel)
+        if not 0 <= k < len(branches):
+            k = len(branches) - 1  # out-of-range index runs the last branch
+    return evaluate_computation(branches[k], [vals[1 + k]])
+
+
+@_handles("call", "fusion")
+def _call(inst, vals):
+    return evaluate_computation(inst.called_computations[0], vals)
+
+
+@_handles("custom-call")
+def _custom_call(inst, vals):
+    target = inst.attrs["custom_call_target"]
+    fn = CUSTOM_CALLS.get(target)
+    if fn is None:
+        raise EvaluationError(f"no evaluator for custom-call target {target!r}")
+    return fn(*vals, shape=inst.shape, backend_config=inst.attrs.get("backend_config"))
+
+
+def missing_opcodes() -> list[str]:
+    """Opcodes in the table without an evaluator rule (parameter is handled inline)."""
+    return sorted(op for op in OPCODES if op not in HANDLERS and op != "parameter")
+
+
+def result_shape_matches(shape: Shape, value: Value) -> bool:
+    if shape.is_tuple:
+        return isinstance(value, tuple) and len(value) == len(shape.tuple_shapes) and all(
+            result_shape_matches(s, v) for s, v in zip(shape.tuple_shapes, value))
+    v = np.asarray(value)
+    return v.dtype == shape.dtype and tuple(v.shape) == shape.dimensions

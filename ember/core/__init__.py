@@ -1,0 +1,1 @@
+"""The tracing core: abstract values, dtypes, the jaxpr, traces and primitives."""

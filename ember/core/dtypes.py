@@ -1,0 +1,194 @@
+"""Dtypes: canonicalization and JAX's type-promotion lattice, weak types included.
+
+Input: NumPy dtypes, Python scalar types, and values. Output: canonical NumPy dtypes
+(32-bit unless `jax_enable_x64`) and promotion results `(dtype, weak_type)`.
+Invariants: promotion is JAX's lattice (not NumPy's value-based rules): a Python scalar
+(weak type) never widens a typed array (`f32 * 2.0 -> f32`, `u8 + 1 -> u8`), mixing signed
+and unsigned integers climbs to the next signed width, and i64/u64 with a float gives the
+weak-float default. Every dtype an Ember value carries has gone through `canonicalize`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ember.config import config
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in
+                                 (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+SUPPORTED = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                       float16, float32, float64])
+
+_SHORT_NAMES = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+                uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64", float16: "f16",
+                float32: "f32", float64: "f64", complex64: "c64", complex128: "c128"}
+
+_TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """`f32`, `i32`, `bool`: the dtype spelling of jaxpr types."""
+    return _SHORT_NAMES.get(dtype, dtype.name)
+
+
+def x64_enabled() -> bool:
+    return bool(config.jax_enable_x64)
+
+
+def canonicalize(dtype: Any) -> np.dtype:
+    """The dtype Ember uses for `dtype`: 64-bit types narrow to 32 unless x64 is on."""
+    dt = np.dtype(dtype)
+    if dt not in SUPPORTED and dt.kind not in "c":
+        raise TypeError(f"Ember does not support the dtype {dt}")
+    if not config.jax_enable_x64:
+        return _TO_32.get(dt, dt)
+    return dt
+
+
+def default_int() -> np.dtype:
+    return int64 if config.jax_enable_x64 else int32
+
+
+def default_uint() -> np.dtype:
+    return uint64 if config.jax_enable_x64 else uint32
+
+
+def default_float() -> np.dtype:
+    return float64 if config.jax_enable_x64 else float32
+
+
+# ---------------------------------------------------------------------------------------------
+# The promotion lattice. Nodes are dtypes plus three weak nodes: "i*" (Python int),
+# "f*" (Python float), "c*" (Python complex). Edges point to the types each node promotes to;
+# the join of two nodes is their least upper bound in the lattice.
+# ---------------------------------------------------------------------------------------------
+_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
+
+_LATTICE: dict[Any, list[Any]] = {
+    bool_: [_WEAK_INT],
+    _WEAK_INT: [uint8, int8],
+    uint8: [int16, uint16],
+    uint16: [int32, uint32],
+    uint32: [int64, uint64],
+    uint64: [_WEAK_FLOAT],
+    int8: [int16],
+    int16: [int32],
+    int32: [int64],
+    int64: [_WEAK_FLOAT],
+    _WEAK_FLOAT: [float16, _WEAK_COMPLEX],
+    float16: [float32],
+    float32: [float64, complex64],
+    float64: [complex128],
+    _WEAK_COMPLEX: [complex64],
+    complex64: [complex128],
+    complex128: [],
+}
+
+
+def _upper_bounds(node: Any) -> frozenset:
+    seen = {node}
+    stack = [node]
+    while stack:
+        for nxt in _LATTICE[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return frozenset(seen)
+
+
+_UPPER = {node: _upper_bounds(node) for node in _LATTICE}
+
+
+@functools.lru_cache(maxsize=4096)
+def _join(a: Any, b: Any) -> Any:
+    common = _UPPER[a] & _UPPER[b]
+    # The least upper bound is the common bound whose own upper set contains all others.
+    for c in common:
+        if _UPPER[c] >= common:
+            return c
+    raise TypeError(f"no common type for {a} and {b}")
+
+
+def _node(dtype: np.dtype, weak: bool) -> Any:
+    if not weak:
+        return dtype
+    kind = dtype.kind
+    if kind == "b":
+        return bool_
+    if kind in "iu":
+        return _WEAK_INT
+    if kind == "f":
+        return _WEAK_FLOAT
+    return _WEAK_COMPLEX
+
+
+def _weak_default(node: Any) -> np.dtype:
+    if node == _WEAK_INT:
+        return default_int()
+    if node == _WEAK_FLOAT:
+        return default_float()
+    return complex128 if config.jax_enable_x64 else complex64
+
+
+def promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """Join `(dtype, weak_type)` pairs; returns the canonical result and whether it is weak."""
+    node = None
+    for dtype, weak in typed:
+        n = _node(dtype, weak)
+        node = n if node is None else _join(node, n)
+    if node is None:
+        raise TypeError("promote needs at least one type")
+    if isinstance(node, str):
+        return _weak_default(node), True
+    return canonicalize(node), False
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """`jnp.promote_types`: the join of two (strong) dtypes."""
+    dtype, _ = promote((np.dtype(a), False), (np.dtype(b), False))
+    return dtype
+
+
+def python_scalar_dtype(value: Any) -> np.dtype:
+    """The (weak) dtype a Python scalar takes: bool, default int, float or complex."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return default_int()
+    if isinstance(value, float):
+        return default_float()
+    if isinstance(value, complex):
+        return complex128 if config.jax_enable_x64 else complex64
+    raise TypeError(f"not a Python scalar: {value!r}")
+
+
+def is_python_scalar(value: Any) -> bool:
+    return type(value) in (bool, int, float, complex)
+
+
+def issubdtype(a: Any, b: Any) -> bool:
+    return np.issubdtype(a, b)
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f"
+
+
+def is_int(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def iinfo(dtype: Any) -> np.iinfo:
+    return np.iinfo(dtype)
+
+
+def finfo(dtype: Any) -> np.finfo:
+    return np.finfo(dtype)

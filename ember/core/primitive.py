@@ -1,0 +1,103 @@
+"""Primitive: the unit of the jaxpr, with every rule about it in one place.
+
+A primitive has a name, an abstract-eval rule (avals + params -> out avals), a NumPy rule
+(`impl`, used by eager mode and the interpreter), and later a lowering rule to HLO and
+autodiff/batching rules. `bind` hands it to the innermost trace (core/trace.py).
+Invariant: every primitive is registered in `PRIMITIVES` by name, so coverage tests can
+check that each one has every rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ember.core.aval import ShapedArray
+from ember.core.source_info import user_frame
+from ember.core.trace import bind
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+class Primitive:
+    multiple_results = False
+    is_call = False
+    pp_alias_call_vars = False
+
+    def __init__(self, name: str, *, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self._abstract_eval: Callable[..., Any] | None = None
+        self._impl: Callable[..., Any] | None = None
+        self.lowering: Callable[..., Any] | None = None
+        self._pp_params: Callable[[dict], dict] | None = None
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name} defined twice")
+        PRIMITIVES[name] = self
+
+    # -- rules ------------------------------------------------------------------------------
+    def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self._abstract_eval = fn
+        return fn
+
+    def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self._impl = fn
+        return fn
+
+    def def_lowering(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.lowering = fn
+        return fn
+
+    def def_pp_params(self, fn: Callable[[dict], dict]) -> Callable[[dict], dict]:
+        """Which params the jaxpr printer shows (JAX 0.10.2 hides some)."""
+        self._pp_params = fn
+        return fn
+
+    def impl(self, *args: Any, **params: Any) -> Any:
+        if self._impl is None:
+            raise NotImplementedError(f"{self.name} has no NumPy rule")
+        return self._impl(*args, **params)
+
+    def abstract_eval(self, *avals: ShapedArray, **params: Any) -> Any:
+        if self._abstract_eval is None:
+            raise NotImplementedError(f"{self.name} has no abstract eval rule")
+        return self._abstract_eval(*avals, **params)
+
+    def checked_abstract_eval(self, avals: list[ShapedArray], params: dict) -> Any:
+        """abstract_eval, with the user's source line added to a shape or dtype error."""
+        try:
+            return self.abstract_eval(*avals, **params)
+        except (TypeError, ValueError) as e:
+            if type(e) not in (TypeError, ValueError) or getattr(e, "_ember_located", False):
+                raise
+            err = type(e)(f"{e}\n  (in {self.name}, called at {user_frame()})")
+            err._ember_located = True  # type: ignore[attr-defined]
+            raise err.with_traceback(e.__traceback__) from None
+
+    def pp_params(self, params: dict) -> dict:
+        return self._pp_params(params) if self._pp_params else params
+
+    # -- use --------------------------------------------------------------------------------
+    def bind(self, *args: Any, **params: Any) -> Any:
+        return bind(self, args, params)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class CallPrimitive(Primitive):
+    """A primitive whose `jaxpr` param is a function body (jit): traces stage or inline it."""
+
+    is_call = True
+    pp_alias_call_vars = True
+
+    def __init__(self, name: str):
+        super().__init__(name, multiple_results=True)
+        self.call_impl: Callable[[list, dict], list] = self._no_impl
+
+    def _no_impl(self, args: list, params: dict) -> list:
+        raise NotImplementedError(f"{self.name} has no implementation")
+
+    def def_call_impl(self, fn: Callable[[list, dict], list]) -> Callable[[list, dict], list]:
+        self.call_impl = fn
+        return fn

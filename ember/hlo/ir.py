@@ -1,0 +1,403 @@
+"""The mutable HLO graph: Instruction, Computation, Module.
+
+Input: instructions built by `builder.py`, `parser.py`, or passes. Output: a graph that
+passes rewrite in place and the printer, verifier and evaluator read.
+Invariants (checked by `verifier.py`):
+- `inst.users` lists each instruction that has `inst` as an operand, once, and is kept in
+  sync by every mutation helper here (never assign `operands` directly).
+- Instruction names are unique within a module (`add.3`); computation names too.
+- A computation's parameters are numbered 0..n-1; `post_order()` lists operands before
+  users and the root last among the live instructions.
+- Called computations (to_apply, condition/body, branches, fused computation) are stored in
+  `called_computations`, in the roles order of the opcode table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ember.hlo.shape import Shape
+
+_SUFFIX = re.compile(r"^(.*)\.(\d+)$")
+
+
+class NameUniquer:
+    """Hands out XLA-style names `prefix.N` with one counter per module."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.next_id = 0
+
+    def register(self, name: str) -> None:
+        self.used.add(name)
+        m = _SUFFIX.match(name)
+        if m:
+            self.next_id = max(self.next_id, int(m.group(2)) + 1)
+
+    def fresh(self, prefix: str) -> str:
+        m = _SUFFIX.match(prefix)
+        base = m.group(1) if m else prefix
+        while True:
+            name = f"{base}.{self.next_id}"
+            self.next_id += 1
+            if name not in self.used:
+                self.used.add(name)
+                return name
+
+    def unique(self, name: str | None, prefix: str) -> str:
+        """`name` if it is free, else a fresh name built from it (or from `prefix`)."""
+        if name and name not in self.used:
+            self.register(name)
+            return name
+        return self.fresh(name or prefix)
+
+
+class Instruction:
+    """One HLO instruction: an opcode applied to operands, producing a value of `shape`."""
+
+    def __init__(
+        self,
+        opcode: str,
+        shape: Shape,
+        operands: Iterable[Instruction] = (),
+        attrs: dict[str, Any] | None = None,
+        called_computations: Iterable[Computation] = (),
+        metadata: dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.opcode = opcode
+        self.shape = shape
+        self.operands: list[Instruction] = []
+        self.users: list[Instruction] = []
+        self.attrs: dict[str, Any] = dict(attrs or {})
+        self.called_computations: list[Computation] = list(called_computations)
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.name: str | None = name
+        self.parent: Computation | None = None
+        for op in operands:
+            self._add_operand(op)
+
+    # -- operand / user bookkeeping -----------------------------------------------------
+
+    def _add_operand(self, op: Instruction) -> None:
+        self.operands.append(op)
+        if self not in op.users:
+            op.users.append(self)
+
+    def replace_operand(self, index: int, new: Instruction) -> None:
+        """Make operand `index` be `new`, keeping both use lists right."""
+        old = self.operands[index]
+        self.operands[index] = new
+        if old is not new and old not in self.operands:
+            old.users.remove(self)
+        if self not in new.users:
+            new.users.append(self)
+
+    def replace_operand_with(self, old: Instruction, new: Instruction) -> None:
+        for i, op in enumerate(self.operands):
+            if op is old:
+                self.replace_operand(i, new)
+
+    def replace_all_uses_with(self, new: Instruction) -> None:
+        """Every user of self uses `new` instead; the root moves to `new` too."""
+        if new is self:
+            return
+        for user in list(self.users):
+            user.replace_operand_with(self, new)
+        if self.parent is not None and self.parent.root is self:
+            self.parent.root = new
+
+    def drop_operands(self) -> None:
+        for op in self.operands:
+            if self in op.users:
+                op.users.remove(self)
+        self.operands = []
+
+    # -- convenient views ----------------------------------------------------------------
+
+    @property
+    def operand(self) -> Instruction:
+        return self.operands[0]
+
+    @property
+    def to_apply(self) -> Computation:
+        return self.called_computations[0]
+
+    @property
+    def while_condition(self) -> Computation:
+        return self.called_computations[0]
+
+    @property
+    def while_body(self) -> Computation:
+        return self.called_computations[1]
+
+    @property
+    def branch_computations(self) -> list[Computation]:
+        return self.called_computations
+
+    @property
+    def fused_computation(self) -> Computation:
+        return self.called_computations[0]
+
+    @property
+    def value(self) -> np.ndarray:
+        """The literal of a constant."""
+        return self.attrs["value"]
+
+    @property
+    def parameter_number(self) -> int:
+        return self.attrs["parameter_number"]
+
+    def is_constant(self) -> bool:
+        return self.opcode == "constant"
+
+    def __repr__(self) -> str:
+        ops = ", ".join(f"%{o.name}" for o in self.operands)
+        return f"<%{self.name} = {self.shape} {self.opcode}({ops})>"
+
+
+class Computation:
+    """A graph of instructions with numbered parameters and one root."""
+
+    def __init__(self, name: str, uniquer: NameUniquer | None = None) -> None:
+        self.name = name
+        self._instructions: dict[Instruction, None] = {}  # insertion-ordered set
+        self.parameters: list[Instruction] = []
+        self.root: Instruction | None = None
+        self.uniquer = uniquer or NameUniquer()
+        self.is_fusion_computation = False
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        return list(self._instructions)
+
+    def __contains__(self, inst: Instruction) -> bool:
+        return inst in self._instructions
+
+    def __len__(self) -> int:
+        return len(self._instructions)
+
+    def add_instruction(self, inst: Instruction) -> Instruction:
+        """Adopt `inst` (its operands must already be here) and give it a unique name."""
+        if inst.parent is not None and inst.parent is not self:
+            raise ValueError(f"{inst!r} already belongs to computation {inst.parent.name}")
+        inst.parent = self
+        inst.name = self.uniquer.unique(inst.name, inst.opcode)
+        self._instructions[inst] = None
+        if inst.opcode == "parameter":
+            self.parameters.append(inst)
+            self.parameters.sort(key=lambda p: p.parameter_number)
+        return inst
+
+    def remove_instruction(self, inst: Instruction) -> None:
+        """Remove a dead instruction (no users, not the root)."""
+        if inst.users:
+            raise ValueError(f"cannot remove {inst!r}: it still has users {inst.users}")
+        if inst is self.root:
+            raise ValueError(f"cannot remove the root {inst!r}")
+        inst.drop_operands()
+        del self._instructions[inst]
+        if inst.opcode == "parameter":
+            self.parameters.remove(inst)
+        inst.parent = None
+
+    def replace_all_uses(self, old: Instruction, new: Instruction) -> None:
+        old.replace_all_uses_with(new)
+
+    def replace_instruction(self, old: Instruction, new: Instruction) -> None:
+        """Route all uses of `old` to `new` (added here if needed), then drop `old`."""
+        if new.parent is None:
+            self.add_instruction(new)
+        old.replace_all_uses_with(new)
+        if not old.users and old is not self.root and old.opcode != "parameter":
+            self.remove_instruction(old)
+
+    def remove_dead(self) -> bool:
+        """Remove instructions that cannot reach the root (parameters stay)."""
+        live = set(self._reachable())
+        dead = [i for i in self._instructions if i not in live and i.opcode != "parameter"]
+        # Remove users before operands: reverse of a post order over the dead set.
+        order = [i for i in self.post_order() if i in set(dead)]
+        for inst in reversed(order):
+            inst.drop_operands()
+        for inst in reversed(order):
+            inst.users = [u for u in inst.users if u.parent is self and u in live]
+            del self._instructions[inst]
+            inst.parent = None
+        return bool(dead)
+
+    def _reachable(self) -> Iterator[Instruction]:
+        seen: set[Instruction] = set()
+        stack = [self.root] if self.root is not None else []
+        while stack:
+            inst = stack.pop()
+            if inst in seen:
+                continue
+            seen.add(inst)
+            yield inst
+            stack.extend(inst.operands)
+
+    def post_order(self) -> list[Instruction]:
+        """Operands before users: a DFS from the root, then anything unreachable."""
+        order: list[Instruction] = []
+        seen: set[Instruction] = set()
+        starts = ([self.root] if self.root is not None else []) + list(self._instructions)
+        for start in starts:
+            if start in seen:
+                continue
+            stack: list[tuple[Instruction, int]] = [(start, 0)]
+            seen.add(start)
+            while stack:
+                inst, i = stack[-1]
+                if i < len(inst.operands):
+                    stack[-1] = (inst, i + 1)
+                    op = inst.operands[i]
+                    if op not in seen:
+                        seen.add(op)
+                        stack.append((op, 0))
+                else:
+                    stack.pop()
+                    order.append(inst)
+        return order
+
+    def called_computations(self) -> list[Computation]:
+        out: list[Computation] = []
+        for inst in self._instructions:
+            for c in inst.called_computations:
+                if c not in out:
+                    out.append(c)
+        return out
+
+    def program_shape(self) -> tuple[list[Shape], Shape]:
+        assert self.root is not None
+        return [p.shape for p in self.parameters], self.root.shape
+
+    def __repr__(self) -> str:
+        return f"<Computation {self.name}: {len(self._instructions)} instructions>"
+
+
+class Module:
+    """An entry computation plus the computations it (transitively) calls."""
+
+    def __init__(self, name: str, entry: Computation,
+                 computations: Iterable[Computation] = ()) -> None:
+        self.name = name
+        self.entry = entry
+        self._extra: list[Computation] = list(computations)
+        self.uniquer = NameUniquer()
+        self.config: dict[str, Any] = {}
+        self._adopt_all()
+
+    def _adopt_all(self) -> None:
+        """Share one name uniquer among all computations, renaming any collisions."""
+        comp_names: set[str] = set()
+        for comp in self.computations:
+            if comp.name in comp_names:
+                comp.name = self.uniquer.fresh(comp.name)
+            comp_names.add(comp.name)
+            self.uniquer.register(comp.name)
+        for comp in self.computations:
+            for inst in comp.post_order():
+                if inst.name in self.uniquer.used:
+                    inst.name = self.uniquer.fresh(inst.name or inst.opcode)
+                else:
+                    self.uniquer.register(inst.name)
+            comp.uniquer = self.uniquer
+
+    @property
+    def computations(self) -> list[Computation]:
+        """Every computation, callees before callers, the entry last."""
+        order: list[Computation] = []
+        seen: set[Computation] = set()
+
+        def visit(c: Computation) -> None:
+            if c in seen:
+                return
+            seen.add(c)
+            for callee in c.called_computations():
+                visit(callee)
+            order.append(c)
+
+        for c in self._extra:
+            if c is not self.entry:
+                visit(c)
+        visit(self.entry)
+        if order[-1] is not self.entry:  # entry called by an extra computation: keep it last
+            order.remove(self.entry)
+            order.append(self.entry)
+        return order
+
+    def add_computation(self, comp: Computation) -> Computation:
+        names = {c.name for c in self.computations}
+        if comp.name in names:
+            comp.name = self.uniquer.fresh(comp.name)
+        self.uniquer.register(comp.name)
+        for inst in comp.post_order():
+            if inst.name in self.uniquer.used and comp.uniquer is not self.uniquer:
+                inst.name = self.uniquer.fresh(inst.name or inst.opcode)
+            else:
+                self.uniquer.register(inst.name)
+        comp.uniquer = self.uniquer
+        self._extra.append(comp)
+        return comp
+
+    def remove_dead_computations(self) -> bool:
+        """Forget computations no instruction calls any more."""
+        live = set(self._reachable_computations())
+        before = len(self._extra)
+        self._extra = [c for c in self._extra if c in live]
+        return len(self._extra) != before
+
+    def _reachable_computations(self) -> list[Computation]:
+        out: list[Computation] = []
+        stack = [self.entry]
+        while stack:
+            c = stack.pop()
+            if c in out:
+                continue
+            out.append(c)
+            stack.extend(c.called_computations())
+        return out
+
+    def computation(self, name: str) -> Computation:
+        for c in self.computations:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def instruction_count(self) -> int:
+        return sum(len(c) for c in self.computations)
+
+    def clone(self, name: str | None = None) -> Module:
+        """A deep copy: new instructions and computations, same names, copied literals."""
+        comp_map: dict[Computation, Computation] = {}
+        for comp in self.computations:
+            comp_map[comp] = _clone_computation(comp, comp_map)
+        new = Module(name or self.name, comp_map[self.entry],
+                     [comp_map[c] for c in self.computations if c is not self.entry])
+        new.config = dict(self.config)
+        return new
+
+    def __repr__(self) -> str:
+        return f"<Module {self.name}: {len(self.computations)} computations>"
+
+
+def _clone_computation(comp: Computation,
+                       comp_map: dict[Computation, Computation]) -> Computation:
+    new = Computation(comp.name)
+    new.is_fusion_computation = comp.is_fusion_computation
+    inst_map: dict[Instruction, Instruction] = {}
+    for inst in comp.post_order():
+        attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                 for k, v in inst.attrs.items()}
+        copy = Instruction(
+            inst.opcode, inst.shape, [inst_map[o] for o in inst.operands], attrs,
+            [comp_map[c] for c in inst.called_computations], dict(inst.metadata), inst.name,
+        )
+        inst_map[inst] = new.add_instruction(copy)
+    new.root = inst_map[comp.root] if comp.root is not None else None
+    return new

@@ -1,0 +1,140 @@
+"""The HLO opcode table: one row per opcode, the single source of truth about opcodes.
+
+Input: nothing. Output: `OPCODES: dict[str, OpInfo]` keyed by the XLA spelling, and helpers.
+Each row says how many operands the opcode takes (None: variadic), whether it is
+elementwise (result element i depends only on operand elements i), whether it is
+"expensive" (fusion should not duplicate it), per-element flop and transcendental weights
+for cost analysis, the attribute names it carries, and the roles of the computations it
+calls (in the order they are stored in `Instruction.called_computations`).
+
+Attribute names, per opcode (values as stored in `Instruction.attrs`):
+  compare: direction ("EQ"|"NE"|"LT"|"LE"|"GT"|"GE")
+  broadcast: dimensions (operand dim i -> result dim dimensions[i])
+  transpose: dimensions (result dim i = operand dim dimensions[i])
+  reverse, reduce, map: dimensions
+  slice: slice (tuple of (start, limit, stride))
+  dynamic-slice: dynamic_slice_sizes
+  pad: padding (tuple of (low, high, interior))
+  concatenate, sort: dimension (int; printed dimensions={d}); sort also is_stable
+  iota: iota_dimension; constant: value (np.ndarray); parameter: parameter_number
+  get-tuple-element: index; fusion: kind ("kLoop"|"kInput"|"kOutput"|"kCustom")
+  dot: lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims, rhs_batch_dims
+  gather: offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim,
+          slice_sizes, indices_are_sorted
+  scatter: update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+           index_vector_dim, indices_are_sorted, unique_indices
+  custom-call: custom_call_target, backend_config (optional)
+  reduce-precision: exponent_bits, mantissa_bits
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    arity: int | None  # None: variadic
+    elementwise: bool = False
+    expensive: bool = False
+    flops: float = 0.0  # per result element
+    transcendentals: float = 0.0  # per result element
+    attrs: tuple[str, ...] = ()
+    called: tuple[str, ...] = ()  # roles of called computations, printed as role=%comp
+
+
+def _rows() -> list[OpInfo]:
+    rows: list[OpInfo] = []
+
+    def ew(name: str, arity: int, flops: float = 1.0, trans: float = 0.0, expensive=False):
+        rows.append(OpInfo(name, arity, True, expensive, flops, trans))
+
+    for name in ("add", "subtract", "multiply", "maximum", "minimum", "and", "or", "xor",
+                 "shift-left", "shift-right-logical", "shift-right-arithmetic"):
+        ew(name, 2)
+    ew("divide", 2, expensive=True)
+    ew("remainder", 2, expensive=True)
+    ew("power", 2, trans=1.0, expensive=True)
+    ew("atan2", 2, trans=1.0, expensive=True)
+    for name in ("negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
+                 "round-nearest-even", "not", "popcnt", "clz", "is-finite"):
+        ew(name, 1)
+    for name in ("exponential", "exponential-minus-one", "log", "log-plus-one", "sine",
+                 "cosine", "tan", "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "erf",
+                 "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
+                 "erf-inv", "exp2", "log2", "log10"):
+        ew(name, 1, flops=0.0, trans=1.0, expensive=True)
+    rows.append(OpInfo("compare", 2, True, False, 1.0, attrs=("direction",)))
+    rows.append(OpInfo("select", 3, True, False, 1.0))
+    rows.append(OpInfo("clamp", 3, True, False, 2.0))
+    rows.append(OpInfo("convert", 1, True))
+    rows.append(OpInfo("bitcast-convert", 1, True))
+    rows.append(OpInfo("copy", 1, True))
+    rows.append(OpInfo("reduce-precision", 1, True, False, 1.0,
+                       attrs=("exponent_bits", "mantissa_bits")))
+    rows.append(OpInfo("map", None, False, False, 1.0, attrs=("dimensions",),
+                       called=("to_apply",)))
+
+    rows.append(OpInfo("broadcast", 1, attrs=("dimensions",)))
+    rows.append(OpInfo("reshape", 1))
+    rows.append(OpInfo("transpose", 1, attrs=("dimensions",)))
+    rows.append(OpInfo("slice", 1, attrs=("slice",)))
+    rows.append(OpInfo("dynamic-slice", None, attrs=("dynamic_slice_sizes",)))
+    rows.append(OpInfo("dynamic-update-slice", None))
+    rows.append(OpInfo("gather", 2, attrs=("offset_dims", "collapsed_slice_dims",
+                                           "start_index_map", "index_vector_dim",
+                                           "slice_sizes", "indices_are_sorted")))
+    rows.append(OpInfo("scatter", 3, flops=1.0,
+                       attrs=("update_window_dims", "inserted_window_dims",
+                              "scatter_dims_to_operand_dims", "index_vector_dim",
+                              "indices_are_sorted", "unique_indices"),
+                       called=("to_apply",)))
+    rows.append(OpInfo("pad", 2, attrs=("padding",)))
+    rows.append(OpInfo("concatenate", None, attrs=("dimension",)))
+    rows.append(OpInfo("reverse", 1, attrs=("dimensions",)))
+    rows.append(OpInfo("iota", 0, attrs=("iota_dimension",)))
+    rows.append(OpInfo("constant", 0, attrs=("value",)))
+    rows.append(OpInfo("parameter", 0, attrs=("parameter_number",)))
+    rows.append(OpInfo("reduce", None, flops=1.0, attrs=("dimensions",), called=("to_apply",)))
+    rows.append(OpInfo("sort", None, expensive=True, attrs=("dimension", "is_stable"),
+                       called=("to_apply",)))
+    rows.append(OpInfo("dot", 2, expensive=True, flops=2.0,
+                       attrs=("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
+                              "rhs_contracting_dims")))
+    rows.append(OpInfo("tuple", None))
+    rows.append(OpInfo("get-tuple-element", 1, attrs=("index",)))
+    rows.append(OpInfo("while", 1, expensive=True, called=("condition", "body")))
+    rows.append(OpInfo("conditional", None, expensive=True, called=("branch_computations",)))
+    rows.append(OpInfo("call", None, expensive=True, called=("to_apply",)))
+    rows.append(OpInfo("fusion", None, expensive=True, attrs=("kind",), called=("calls",)))
+    rows.append(OpInfo("custom-call", None, expensive=True,
+                       attrs=("custom_call_target", "backend_config")))
+    return rows
+
+
+OPCODES: dict[str, OpInfo] = {row.name: row for row in _rows()}
+
+COMPARISON_DIRECTIONS: tuple[str, ...] = ("EQ", "NE", "LT", "LE", "GT", "GE")
+FUSION_KINDS: tuple[str, ...] = ("kLoop", "kInput", "kOutput", "kCustom")
+
+# Binary elementwise opcodes that are associative and commutative (for reduce fast paths and
+# algebraic rewrites): the identity element per element type family lives with the users.
+COMMUTATIVE: frozenset[str] = frozenset(
+    {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
+)
+
+
+def info(opcode: str) -> OpInfo:
+    try:
+        return OPCODES[opcode]
+    except KeyError:
+        raise ValueError(f"unknown HLO opcode {opcode!r}") from None
+
+
+def is_elementwise(opcode: str) -> bool:
+    return info(opcode).elementwise
+
+
+def is_expensive(opcode: str) -> bool:
+    return info(opcode).expensive

@@ -1,0 +1,156 @@
+"""HLO shapes: an element type, dimensions, an optional layout; or a tuple of shapes.
+
+Input: XLA element type names (pred, s8..s64, u8..u64, f16, bf16, f32, f64) and sizes.
+Output: immutable, hashable `Shape` values that print as XLA does (`f32[8,3]`, `pred[]`,
+`(f32[3], s32[])`, `f32[8,3]{1,0}` once a layout is set).
+Invariants: dimensions are non-negative ints; a layout, when set, is a permutation of
+range(rank) listed minor-to-major; tuple shapes have element_type "tuple" and no dims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+
+ELEMENT_TYPES: tuple[str, ...] = (
+    "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
+)
+
+_TO_NUMPY: dict[str, str] = {
+    "pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f16": "float16", "f32": "float32", "f64": "float64",
+}
+_FROM_NUMPY: dict[str, str] = {v: k for k, v in _TO_NUMPY.items()}
+
+
+def numpy_dtype(element_type: str) -> np.dtype:
+    """NumPy dtype of an XLA element type; bf16 needs the optional ml_dtypes package."""
+    if element_type == "bf16":
+        try:
+            import ml_dtypes  # optional dependency
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise TypeError("bf16 needs the ml_dtypes package") from e
+        return np.dtype(ml_dtypes.bfloat16)
+    try:
+        return np.dtype(_TO_NUMPY[element_type])
+    except KeyError:
+        raise TypeError(f"no NumPy dtype for element type {element_type!r}") from None
+
+
+def element_type_from_numpy(dtype: np.dtype | type | str) -> str:
+    """XLA element type name of a NumPy dtype (np.float32 -> 'f32')."""
+    dt = np.dtype(dtype)
+    if dt.name == "bfloat16":
+        return "bf16"
+    try:
+        return _FROM_NUMPY[dt.name]
+    except KeyError:
+        raise TypeError(f"dtype {dt} has no HLO element type") from None
+
+
+def is_float(element_type: str) -> bool:
+    return element_type in ("f16", "bf16", "f32", "f64")
+
+
+def is_signed_int(element_type: str) -> bool:
+    return element_type in ("s8", "s16", "s32", "s64")
+
+
+def is_unsigned_int(element_type: str) -> bool:
+    return element_type in ("u8", "u16", "u32", "u64")
+
+
+def is_integral(element_type: str) -> bool:
+    return is_signed_int(element_type) or is_unsigned_int(element_type)
+
+
+def bit_width(element_type: str) -> int:
+    if element_type == "pred":
+        return 8
+    return int(element_type[1:])
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An array shape (`Shape("f32", (8, 3))`) or a tuple shape (`Shape.tuple_of([...])`)."""
+
+    element_type: str
+    dimensions: tuple[int, ...] = ()
+    layout: tuple[int, ...] | None = None
+    tuple_shapes: tuple[Shape, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dimensions", tuple(int(d) for d in self.dimensions))
+        if self.layout is not None:
+            object.__setattr__(self, "layout", tuple(int(d) for d in self.layout))
+        object.__setattr__(self, "tuple_shapes", tuple(self.tuple_shapes))
+        if self.element_type == "tuple":
+            if self.dimensions:
+                raise ValueError("tuple shapes have no dimensions")
+            return
+        if self.element_type not in ELEMENT_TYPES:
+            raise ValueError(f"unknown element type {self.element_type!r}")
+        if any(d < 0 for d in self.dimensions):
+            raise ValueError(f"negative dimension in {self.dimensions}")
+        if self.layout is not None and sorted(self.layout) != list(range(len(self.dimensions))):
+            raise ValueError(f"layout {self.layout} is not a permutation of the dimensions")
+
+    @staticmethod
+    def tuple_of(shapes: list[Shape] | tuple[Shape, ...]) -> Shape:
+        return Shape("tuple", (), None, tuple(shapes))
+
+    @staticmethod
+    def scalar(element_type: str) -> Shape:
+        return Shape(element_type, ())
+
+    @staticmethod
+    def from_numpy(x: np.ndarray) -> Shape:
+        return Shape(element_type_from_numpy(x.dtype), tuple(x.shape))
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.element_type == "tuple"
+
+    @property
+    def rank(self) -> int:
+        return len(self.dimensions)
+
+    @property
+    def size(self) -> int:
+        """Number of elements (1 for a scalar); the sum over leaves for a tuple."""
+        if self.is_tuple:
+            return sum(s.size for s in self.tuple_shapes)
+        return prod(self.dimensions)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return numpy_dtype(self.element_type)
+
+    def with_layout(self, layout: tuple[int, ...] | None) -> Shape:
+        return Shape(self.element_type, self.dimensions, layout, self.tuple_shapes)
+
+    def without_layout(self) -> Shape:
+        if self.is_tuple:
+            return Shape.tuple_of([s.without_layout() for s in self.tuple_shapes])
+        return Shape(self.element_type, self.dimensions)
+
+    def with_element_type(self, element_type: str) -> Shape:
+        return Shape(element_type, self.dimensions, self.layout)
+
+    def compatible(self, other: Shape) -> bool:
+        """Equal up to layout."""
+        return self.without_layout() == other.without_layout()
+
+    def __str__(self) -> str:
+        if self.is_tuple:
+            return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
+        text = f"{self.element_type}[{','.join(str(d) for d in self.dimensions)}]"
+        if self.layout is not None and self.dimensions:
+            text += "{" + ",".join(str(d) for d in self.layout) + "}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Shape({self})"

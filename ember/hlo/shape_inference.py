@@ -1,0 +1,507 @@
+"""Shape inference: one rule per opcode, computing an instruction's result shape.
+
+Input: the opcode, operand shapes, attrs, called computations, and for opcodes whose result
+is not determined by their operands (parameter, constant, iota, broadcast, reshape,
+convert, bitcast-convert, custom-call, and the element type of dot) a `hint` shape.
+Output: the result Shape (without layout). Raises `ShapeError` with a message naming the
+opcode and the offending shapes on any mismatch. Layouts are ignored throughout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+from ember.hlo.opcodes import COMPARISON_DIRECTIONS, OPCODES, info
+from ember.hlo.shape import Shape, bit_width, is_float, is_integral
+
+if TYPE_CHECKING:
+    from ember.hlo.ir import Computation
+
+
+class ShapeError(ValueError):
+    """An HLO instruction whose operands, attributes and result do not fit together."""
+
+
+Rule = Callable[[str, list[Shape], dict[str, Any], list["Computation"], Shape | None], Shape]
+RULES: dict[str, Rule] = {}
+
+_INT_ONLY = {"shift-left", "shift-right-logical", "shift-right-arithmetic", "popcnt", "clz"}
+_BITWISE = {"and", "or", "xor", "not"}
+_NUMERIC = {"add", "subtract", "multiply", "divide", "remainder", "power", "maximum",
+            "minimum", "negate", "abs", "sign"}
+_FLOAT_ONLY = {"atan2", "floor", "ceil", "round-nearest-afz", "round-nearest-even",
+               "is-finite", "reduce-precision"} | {
+    name for name, row in OPCODES.items() if row.elementwise and row.transcendentals
+    and name != "power"}
+
+
+def _fail(opcode: str, msg: str, shapes: Sequence[Shape] = ()) -> ShapeError:
+    args = ", ".join(str(s) for s in shapes)
+    return ShapeError(f"{opcode}({args}): {msg}")
+
+
+def _rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for n in names:
+            RULES[n] = fn
+        return fn
+
+    return register
+
+
+def _array(opcode: str, s: Shape, shapes: list[Shape]) -> None:
+    if s.is_tuple:
+        raise _fail(opcode, "expected an array operand, got a tuple", shapes)
+
+
+def _need_hint(opcode: str, hint: Shape | None) -> Shape:
+    if hint is None:
+        raise _fail(opcode, "needs an explicit result shape")
+    return hint.without_layout()
+
+
+def _check_type(opcode: str, et: str, shapes: list[Shape]) -> None:
+    if opcode in _INT_ONLY and not is_integral(et):
+        raise _fail(opcode, f"needs an integer element type, got {et}", shapes)
+    if opcode in _BITWISE and not (is_integral(et) or et == "pred"):
+        raise _fail(opcode, f"needs pred or integer operands, got {et}", shapes)
+    if opcode in _FLOAT_ONLY and not is_float(et):
+        raise _fail(opcode, f"needs a floating-point element type, got {et}", shapes)
+    if opcode in _NUMERIC and et == "pred" and opcode not in ("add", "multiply", "maximum",
+                                                                "minimum"):
+        raise _fail(opcode, "is not defined on pred", shapes)
+
+
+def _same_arrays(opcode: str, shapes: list[Shape]) -> Shape:
+    for s in shapes:
+        _array(opcode, s, shapes)
+    first = shapes[0].without_layout()
+    for s in shapes[1:]:
+        if s.without_layout() != first:
+            raise _fail(opcode, "operands must have equal shapes (broadcasts are explicit)",
+                        shapes)
+    return first
+
+
+@_rule(*[n for n, r in OPCODES.items() if r.elementwise and n not in (
+    "compare", "select", "clamp", "convert", "bitcast-convert", "is-finite")])
+def _elementwise(opcode, shapes, attrs, called, hint):
+    row = info(opcode)
+    if len(shapes) != row.arity:
+        raise _fail(opcode, f"takes {row.arity} operands, got {len(shapes)}", shapes)
+    s = _same_arrays(opcode, shapes)
+    _check_type(opcode, s.element_type, shapes)
+    return s
+
+
+@_rule("is-finite")
+def _is_finite(opcode, shapes, attrs, called, hint):
+    s = _elementwise(opcode, shapes, attrs, called, hint)
+    return s.with_element_type("pred")
+
+
+@_rule("compare")
+def _compare(opcode, shapes, attrs, called, hint):
+    if len(shapes) != 2:
+        raise _fail(opcode, "takes 2 operands", shapes)
+    s = _same_arrays(opcode, shapes)
+    if attrs.get("direction") not in COMPARISON_DIRECTIONS:
+        raise _fail(opcode, f"needs direction in {COMPARISON_DIRECTIONS}, "
+                    f"got {attrs.get('direction')!r}", shapes)
+    return s.with_element_type("pred")
+
+
+@_rule("select")
+def _select(opcode, shapes, attrs, called, hint):
+    if len(shapes) != 3:
+        raise _fail(opcode, "takes 3 operands", shapes)
+    p, t, f = shapes
+    out = _same_arrays(opcode, [t, f])
+    if p.element_type != "pred":
+        raise _fail(opcode, "predicate must be pred", shapes)
+    if p.dimensions not in ((), out.dimensions):
+        raise _fail(opcode, "predicate must be a scalar or match the operands", shapes)
+    return out
+
+
+@_rule("clamp")
+def _clamp(opcode, shapes, attrs, called, hint):
+    if len(shapes) != 3:
+        raise _fail(opcode, "takes 3 operands", shapes)
+    lo, x, hi = shapes
+    for b in (lo, hi):
+        _array(opcode, b, shapes)
+        if b.element_type != x.element_type or b.dimensions not in ((), x.dimensions):
+            raise _fail(opcode, "bounds must be scalars or match the operand", shapes)
+    return x.without_layout()
+
+
+@_rule("convert", "bitcast-convert")
+def _convert(opcode, shapes, attrs, called, hint):
+    out = _need_hint(opcode, hint)
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    if x.dimensions != out.dimensions:
+        raise _fail(opcode, f"result {out} must keep the operand's dimensions", shapes)
+    if opcode == "bitcast-convert" and bit_width(x.element_type) != bit_width(out.element_type):
+        raise _fail(opcode, f"result {out} must have the operand's bit width", shapes)
+    return out
+
+
+@_rule("map")
+def _map(opcode, shapes, attrs, called, hint):
+    s = _same_arrays(opcode, shapes)
+    (comp,) = called
+    root = comp.root.shape
+    return Shape(root.element_type, s.dimensions)
+
+
+@_rule("broadcast")
+def _broadcast(opcode, shapes, attrs, called, hint):
+    out = _need_hint(opcode, hint)
+    (x,) = shapes
+    dims = tuple(attrs.get("dimensions", ()))
+    if len(dims) != x.rank:
+        raise _fail(opcode, f"dimensions={list(dims)} must have one entry per operand dim",
+                    shapes)
+    if x.element_type != out.element_type:
+        raise _fail(opcode, f"result {out} must keep the element type", shapes)
+    for i, d in enumerate(dims):
+        if not 0 <= d < out.rank or out.dimensions[d] != x.dimensions[i]:
+            raise _fail(opcode, f"operand dim {i} does not map onto result {out} dim {d}",
+                        shapes)
+    if len(set(dims)) != len(dims):
+        raise _fail(opcode, "dimensions must be distinct", shapes)
+    return out
+
+
+@_rule("reshape")
+def _reshape(opcode, shapes, attrs, called, hint):
+    out = _need_hint(opcode, hint)
+    (x,) = shapes
+    if x.size != out.size or x.element_type != out.element_type:
+        raise _fail(opcode, f"cannot reshape to {out}", shapes)
+    return out
+
+
+@_rule("transpose")
+def _transpose(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    perm = tuple(attrs.get("dimensions", ()))
+    if sorted(perm) != list(range(x.rank)):
+        raise _fail(opcode, f"dimensions={list(perm)} is not a permutation", shapes)
+    return Shape(x.element_type, tuple(x.dimensions[p] for p in perm))
+
+
+@_rule("reverse")
+def _reverse(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    dims = attrs.get("dimensions", ())
+    if any(not 0 <= d < x.rank for d in dims) or len(set(dims)) != len(dims):
+        raise _fail(opcode, f"bad dimensions={list(dims)}", shapes)
+    return x.without_layout()
+
+
+@_rule("slice")
+def _slice(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    spec = attrs.get("slice", ())
+    if len(spec) != x.rank:
+        raise _fail(opcode, "slice needs one [start:limit:stride] per dimension", shapes)
+    dims = []
+    for (start, limit, stride), d in zip(spec, x.dimensions):
+        if not (0 <= start <= limit <= d and stride >= 1):
+            raise _fail(opcode, f"bad slice [{start}:{limit}:{stride}] of a dim of {d}",
+                        shapes)
+        dims.append(-(-(limit - start) // stride))
+    return Shape(x.element_type, tuple(dims))
+
+
+def _scalar_indices(opcode: str, idx: list[Shape], rank: int, shapes: list[Shape]) -> None:
+    if len(idx) != rank:
+        raise _fail(opcode, f"needs {rank} scalar start indices, got {len(idx)}", shapes)
+    for s in idx:
+        if s.dimensions or not is_integral(s.element_type):
+            raise _fail(opcode, "start indices must be integer scalars", shapes)
+
+
+@_rule("dynamic-slice")
+def _dynamic_slice(opcode, shapes, attrs, called, hint):
+    x, *idx = shapes
+    sizes = tuple(attrs.get("dynamic_slice_sizes", ()))
+    _scalar_indices(opcode, idx, x.rank, shapes)
+    if len(sizes) != x.rank or any(not 0 <= s <= d for s, d in zip(sizes, x.dimensions)):
+        raise _fail(opcode, f"bad dynamic_slice_sizes={list(sizes)}", shapes)
+    return Shape(x.element_type, sizes)
+
+
+@_rule("dynamic-update-slice")
+def _dynamic_update_slice(opcode, shapes, attrs, called, hint):
+    x, upd, *idx = shapes
+    _scalar_indices(opcode, idx, x.rank, shapes)
+    if upd.element_type != x.element_type or upd.rank != x.rank or any(
+            u > d for u, d in zip(upd.dimensions, x.dimensions)):
+        raise _fail(opcode, "update must fit inside the operand", shapes)
+    return x.without_layout()
+
+
+@_rule("gather")
+def _gather(opcode, shapes, attrs, called, hint):
+    x, idx = shapes
+    if not is_integral(idx.element_type):
+        raise _fail(opcode, "indices must be integers", shapes)
+    ivd = attrs["index_vector_dim"]
+    sizes = tuple(attrs["slice_sizes"])
+    offset_dims = tuple(attrs["offset_dims"])
+    collapsed = tuple(attrs["collapsed_slice_dims"])
+    start_map = tuple(attrs["start_index_map"])
+    if len(sizes) != x.rank or any(s > d for s, d in zip(sizes, x.dimensions)):
+        raise _fail(opcode, f"bad slice_sizes={list(sizes)}", shapes)
+    if any(sizes[d] != 1 for d in collapsed):
+        raise _fail(opcode, "collapsed_slice_dims must have slice size 1", shapes)
+    batch = [d for i, d in enumerate(idx.dimensions) if i != ivd]
+    nvec = idx.dimensions[ivd] if ivd < idx.rank else 1
+    if nvec != len(start_map):
+        raise _fail(opcode, "start_index_map must have one entry per index component",
+                    shapes)
+    offsets = [sizes[d] for d in range(x.rank) if d not in collapsed]
+    if len(offsets) != len(offset_dims):
+        raise _fail(opcode, "offset_dims must list every non-collapsed dimension", shapes)
+    rank = len(batch) + len(offsets)
+    dims: list[int] = []
+    bi = oi = 0
+    for i in range(rank):
+        if i in offset_dims:
+            dims.append(offsets[oi])
+            oi += 1
+        else:
+            dims.append(batch[bi])
+            bi += 1
+    return Shape(x.element_type, tuple(dims))
+
+
+@_rule("scatter")
+def _scatter(opcode, shapes, attrs, called, hint):
+    x, idx, upd = shapes
+    if not is_integral(idx.element_type) or upd.element_type != x.element_type:
+        raise _fail(opcode, "indices must be integers and updates match the operand", shapes)
+    window = tuple(attrs["update_window_dims"])
+    inserted = tuple(attrs["inserted_window_dims"])
+    if len(window) + len(inserted) != x.rank:
+        raise _fail(opcode, "update_window_dims + inserted_window_dims must cover the "
+                    "operand's dimensions", shapes)
+    return x.without_layout()
+
+
+@_rule("pad")
+def _pad(opcode, shapes, attrs, called, hint):
+    x, v = shapes
+    cfg = attrs.get("padding", ())
+    if v.dimensions or v.element_type != x.element_type:
+        raise _fail(opcode, "padding value must be a scalar of the operand's type", shapes)
+    if len(cfg) != x.rank:
+        raise _fail(opcode, "padding needs one lo_hi_interior per dimension", shapes)
+    dims = []
+    for (lo, hi, interior), d in zip(cfg, x.dimensions):
+        n = lo + hi + d + max(d - 1, 0) * interior
+        if interior < 0 or n < 0:
+            raise _fail(opcode, f"bad padding {lo}_{hi}_{interior}", shapes)
+        dims.append(n)
+    return Shape(x.element_type, tuple(dims))
+
+
+@_rule("concatenate")
+def _concatenate(opcode, shapes, attrs, called, hint):
+    if not shapes:
+        raise _fail(opcode, "needs at least one operand")
+    dim = attrs.get("dimension")
+    x = shapes[0]
+    if dim is None or not 0 <= dim < x.rank:
+        raise _fail(opcode, f"bad dimension {dim}", shapes)
+    total = 0
+    for s in shapes:
+        if s.element_type != x.element_type or s.rank != x.rank or any(
+                a != b for i, (a, b) in enumerate(zip(s.dimensions, x.dimensions))
+                if i != dim):
+            raise _fail(opcode, "operands must agree except along the dimension", shapes)
+        total += s.dimensions[dim]
+    dims = list(x.dimensions)
+    dims[dim] = total
+    return Shape(x.element_type, tuple(dims))
+
+
+@_rule("iota")
+def _iota(opcode, shapes, attrs, called, hint):
+    out = _need_hint(opcode, hint)
+    if not 0 <= attrs.get("iota_dimension", -1) < out.rank:
+        raise _fail(opcode, f"bad iota_dimension for {out}")
+    return out
+
+
+@_rule("constant")
+def _constant(opcode, shapes, attrs, called, hint):
+    from ember.hlo.shape import element_type_from_numpy
+
+    v = attrs["value"]
+    return Shape(element_type_from_numpy(v.dtype), tuple(v.shape))
+
+
+@_rule("parameter", "custom-call")
+def _given(opcode, shapes, attrs, called, hint):
+    if hint is None:
+        raise _fail(opcode, "needs an explicit result shape")
+    return hint
+
+
+def _check_params(opcode: str, comp: Computation, want: list[Shape], shapes) -> None:
+    got = [p.shape.without_layout() for p in comp.parameters]
+    if got != [w.without_layout() for w in want]:
+        raise _fail(opcode, f"computation %{comp.name} takes "
+                    f"({', '.join(map(str, got))}), given ({', '.join(map(str, want))})",
+                    shapes)
+
+
+@_rule("reduce")
+def _reduce(opcode, shapes, attrs, called, hint):
+    if len(shapes) % 2 or not shapes:
+        raise _fail(opcode, "takes N inputs and N init values", shapes)
+    n = len(shapes) // 2
+    inputs, inits = shapes[:n], shapes[n:]
+    dims = tuple(attrs.get("dimensions", ()))
+    x = inputs[0]
+    for s in inputs:
+        if s.dimensions != x.dimensions:
+            raise _fail(opcode, "inputs must have equal dimensions", shapes)
+    for s, i in zip(inputs, inits):
+        if i.dimensions or i.element_type != s.element_type:
+            raise _fail(opcode, "init values must be scalars of the inputs' types", shapes)
+    if any(not 0 <= d < x.rank for d in dims) or len(set(dims)) != len(dims):
+        raise _fail(opcode, f"bad dimensions={list(dims)}", shapes)
+    (comp,) = called
+    scalars = [Shape(s.element_type, ()) for s in inits]
+    _check_params(opcode, comp, scalars + scalars, shapes)
+    root = comp.root.shape.without_layout()
+    want = scalars[0] if n == 1 else Shape.tuple_of(scalars)
+    if root != want:
+        raise _fail(opcode, f"to_apply must return {want}, returns {root}", shapes)
+    kept = tuple(d for i, d in enumerate(x.dimensions) if i not in dims)
+    outs = [Shape(s.element_type, kept) for s in inputs]
+    return outs[0] if n == 1 else Shape.tuple_of(outs)
+
+
+@_rule("sort")
+def _sort(opcode, shapes, attrs, called, hint):
+    if not shapes:
+        raise _fail(opcode, "needs operands")
+    x = shapes[0]
+    for s in shapes:
+        if s.dimensions != x.dimensions:
+            raise _fail(opcode, "operands must have equal dimensions", shapes)
+    dim = attrs.get("dimension", -1)
+    if not 0 <= dim < max(x.rank, 1):
+        raise _fail(opcode, f"bad dimension {dim}", shapes)
+    (comp,) = called
+    params = []
+    for s in shapes:
+        params += [Shape(s.element_type, ())] * 2
+    _check_params(opcode, comp, params, shapes)
+    if comp.root.shape.without_layout() != Shape("pred", ()):
+        raise _fail(opcode, "comparator must return pred[]", shapes)
+    outs = [s.without_layout() for s in shapes]
+    return outs[0] if len(outs) == 1 else Shape.tuple_of(outs)
+
+
+@_rule("dot")
+def _dot(opcode, shapes, attrs, called, hint):
+    lhs, rhs = shapes
+    lc, rc = tuple(attrs.get("lhs_contracting_dims", ())), tuple(
+        attrs.get("rhs_contracting_dims", ()))
+    lb, rb = tuple(attrs.get("lhs_batch_dims", ())), tuple(attrs.get("rhs_batch_dims", ()))
+    if lhs.element_type != rhs.element_type:
+        raise _fail(opcode, "operands must have one element type", shapes)
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise _fail(opcode, "contracting/batch dimension lists must pair up", shapes)
+    for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
+        if not (0 <= a < lhs.rank and 0 <= b < rhs.rank):
+            raise _fail(opcode, "dimension number out of range", shapes)
+        if lhs.dimensions[a] != rhs.dimensions[b]:
+            raise _fail(opcode, f"lhs dim {a} ({lhs.dimensions[a]}) != rhs dim {b} "
+                        f"({rhs.dimensions[b]})", shapes)
+    if len(set(lc + lb)) != len(lc + lb) or len(set(rc + rb)) != len(rc + rb):
+        raise _fail(opcode, "a dimension is listed twice", shapes)
+    dims = [lhs.dimensions[d] for d in lb]
+    dims += [d for i, d in enumerate(lhs.dimensions) if i not in lc + lb]
+    dims += [d for i, d in enumerate(rhs.dimensions) if i not in rc + rb]
+    et = hint.element_type if hint is not None else lhs.element_type
+    return Shape(et, tuple(dims))
+
+
+@_rule("tuple")
+def _tuple(opcode, shapes, attrs, called, hint):
+    return Shape.tuple_of([s.without_layout() for s in shapes])
+
+
+@_rule("get-tuple-element")
+def _gte(opcode, shapes, attrs, called, hint):
+    (t,) = shapes
+    i = attrs.get("index", -1)
+    if not t.is_tuple or not 0 <= i < len(t.tuple_shapes):
+        raise _fail(opcode, f"index {i} is not an element of the operand", shapes)
+    return t.tuple_shapes[i].without_layout()
+
+
+@_rule("while")
+def _while(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    cond, body = called
+    _check_params(opcode, cond, [x], shapes)
+    _check_params(opcode, body, [x], shapes)
+    if cond.root.shape.without_layout() != Shape("pred", ()):
+        raise _fail(opcode, "condition must return pred[]", shapes)
+    if body.root.shape.without_layout() != x.without_layout():
+        raise _fail(opcode, f"body must return the loop state {x}", shapes)
+    return x.without_layout()
+
+
+@_rule("conditional")
+def _conditional(opcode, shapes, attrs, called, hint):
+    sel, *args = shapes
+    if sel.dimensions or sel.element_type not in ("pred", "s32"):
+        raise _fail(opcode, "selector must be pred[] or s32[]", shapes)
+    if sel.element_type == "pred" and len(called) != 2:
+        raise _fail(opcode, "a pred selector needs exactly 2 branches", shapes)
+    if len(args) != len(called) or not called:
+        raise _fail(opcode, "needs one operand per branch", shapes)
+    out = called[0].root.shape.without_layout()
+    for comp, a in zip(called, args):
+        _check_params(opcode, comp, [a], shapes)
+        if comp.root.shape.without_layout() != out:
+            raise _fail(opcode, "branches must return one shape", shapes)
+    return out
+
+
+@_rule("call", "fusion")
+def _call(opcode, shapes, attrs, called, hint):
+    (comp,) = called
+    _check_params(opcode, comp, list(shapes), shapes)
+    return comp.root.shape.without_layout()
+
+
+def infer_shape(opcode: str, operand_shapes: Sequence[Shape], attrs: dict[str, Any] | None = None,
+                called: Sequence[Computation] = (), hint: Shape | None = None) -> Shape:
+    """The result shape of `opcode` applied to operands of `operand_shapes`."""
+    info(opcode)  # unknown opcode -> ValueError
+    rule = RULES.get(opcode)
+    if rule is None:
+        raise _fail(opcode, "has no shape rule")
+    row = OPCODES[opcode]
+    if row.arity is not None and len(operand_shapes) != row.arity:
+        raise _fail(opcode, f"takes {row.arity} operands, got {len(operand_shapes)}",
+                    operand_shapes)
+    return rule(opcode, list(operand_shapes), dict(attrs or {}), list(called), hint)
+
+
+def element_count(shape: Shape) -> int:
+    return prod(shape.dimensions)

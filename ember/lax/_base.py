@@ -1,0 +1,79 @@
+"""Argument handling shared by the ember.lax functions.
+
+lax functions take arrays, tracers, NumPy values and Python scalars. Unlike ember.numpy
+they do not promote dtypes: operands must already agree, except that weakly typed values
+(Python scalars, or results computed only from them) take the dtype of the strongly typed
+operands, as in JAX.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.array import ArrayImpl
+from ember.core import dtypes
+from ember.core.aval import ShapedArray
+from ember.core.trace import Tracer, get_aval
+from ember.prims.conversion import convert_element_type_p
+
+
+def is_concrete_constant(x: Any) -> bool:
+    """A NumPy value or Python scalar (not an ember.Array or tracer): converted eagerly."""
+    return not isinstance(x, (Tracer, ArrayImpl))
+
+
+def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """Cast x to new_dtype (canonicalized) with XLA's conversion semantics.
+
+    NumPy values and Python scalars are converted right away (no equation is staged, so a
+    Python `2.0` under jit becomes the literal `2.0:f32[]`), as JAX does.
+    """
+    new_dtype = dtypes.canonicalize(new_dtype)
+    if is_concrete_constant(x):
+        from ember.backends.interpreter.elementwise import convert_array
+        get_aval(x)  # rejects values that are not arrays or scalars
+        value = np.asarray(x)
+        out = convert_array(value, new_dtype) if value.dtype != new_dtype else value
+        return ArrayImpl._from_rule(np.array(out, copy=True), ShapedArray(
+            value.shape, new_dtype, weak_type))
+    aval = get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def to_common_dtype(*args: Any) -> list[Any]:
+    """Give weakly typed operands the dtype of the strongly typed ones (if they agree)."""
+    avals = [get_aval(a) for a in args]
+    strong = {a.dtype for a in avals if not a.weak_type}
+    if len(strong) == 1:
+        target = strong.pop()
+    elif not strong:
+        kinds = {a.dtype for a in avals}
+        if len(kinds) == 1:
+            return [_weak_as_is(a, v) for a, v in zip(args, avals)]
+        target, _ = dtypes.promote(*[(a.dtype, True) for a in avals])
+        return [convert_element_type(a, target, True) if v.dtype != target else
+                _weak_as_is(a, v) for a, v in zip(args, avals)]
+    else:
+        return [_weak_as_is(a, v) for a, v in zip(args, avals)]
+    return [convert_element_type(a, target, False) if v.weak_type else a
+            for a, v in zip(args, avals)]
+
+
+def _weak_as_is(x: Any, aval: ShapedArray) -> Any:
+    if is_concrete_constant(x):
+        return convert_element_type(x, aval.dtype, aval.weak_type)
+    return x
+
+
+def aval_of(x: Any) -> ShapedArray:
+    return get_aval(x)
+
+
+def canonical_axis(axis: int, ndim: int, name: str = "axis") -> int:
+    if not -ndim <= axis < max(ndim, 1) and not (ndim == 0 and axis in (0, -1)):
+        raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else 0

@@ -1,0 +1,283 @@
+"""The lax functions for elementwise primitives, reductions and shape primitives.
+
+Each function binds one primitive after `to_common_dtype` (lax does not promote, except
+for weakly typed operands). Functions that are compositions of primitives (square via
+integer_pow, expand_dims via broadcast_in_dim, ...) are written here as plain functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember.core import dtypes
+from ember.lax._base import aval_of, convert_element_type, to_common_dtype
+from ember.prims import conversion as C
+from ember.prims import elementwise as E
+from ember.prims import reductions as Rd
+from ember.prims import shape_ops as S
+from ember.prims.elementwise import RoundingMethod
+
+
+def _unary(prim: Any) -> Any:
+    def fn(x: Any) -> Any:
+        return prim.bind(*to_common_dtype(x))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise `{prim.name}` (the `{prim.name}` primitive)."
+    return fn
+
+
+def _binary(prim: Any) -> Any:
+    def fn(x: Any, y: Any) -> Any:
+        return prim.bind(*to_common_dtype(x, y))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise `{prim.name}` (the `{prim.name}` primitive)."
+    return fn
+
+
+add = _binary(E.add_p)
+sub = _binary(E.sub_p)
+mul = _binary(E.mul_p)
+div = _binary(E.div_p)
+rem = _binary(E.rem_p)
+max = _binary(E.max_p)  # noqa: A001
+min = _binary(E.min_p)  # noqa: A001
+atan2 = _binary(E.atan2_p)
+eq = _binary(E.eq_p)
+ne = _binary(E.ne_p)
+lt = _binary(E.lt_p)
+le = _binary(E.le_p)
+gt = _binary(E.gt_p)
+ge = _binary(E.ge_p)
+bitwise_and = _binary(E.and_p)
+bitwise_or = _binary(E.or_p)
+bitwise_xor = _binary(E.xor_p)
+shift_left = _binary(E.shift_left_p)
+shift_right_logical = _binary(E.shift_right_logical_p)
+shift_right_arithmetic = _binary(E.shift_right_arithmetic_p)
+
+neg = _unary(E.neg_p)
+abs = _unary(E.abs_p)  # noqa: A001
+sign = _unary(E.sign_p)
+floor = _unary(E.floor_p)
+ceil = _unary(E.ceil_p)
+is_finite = _unary(E.is_finite_p)
+exp = _unary(E.exp_p)
+exp2 = _unary(E.exp2_p)
+log = _unary(E.log_p)
+log1p = _unary(E.log1p_p)
+expm1 = _unary(E.expm1_p)
+sqrt = _unary(E.sqrt_p)
+rsqrt = _unary(E.rsqrt_p)
+cbrt = _unary(E.cbrt_p)
+sin = _unary(E.sin_p)
+cos = _unary(E.cos_p)
+tan = _unary(E.tan_p)
+asin = _unary(E.asin_p)
+acos = _unary(E.acos_p)
+atan = _unary(E.atan_p)
+sinh = _unary(E.sinh_p)
+cosh = _unary(E.cosh_p)
+tanh = _unary(E.tanh_p)
+asinh = _unary(E.asinh_p)
+acosh = _unary(E.acosh_p)
+atanh = _unary(E.atanh_p)
+logistic = _unary(E.logistic_p)
+erf = _unary(E.erf_p)
+erfc = _unary(E.erfc_p)
+erf_inv = _unary(E.erf_inv_p)
+bitwise_not = _unary(E.not_p)
+population_count = _unary(E.population_count_p)
+clz = _unary(E.clz_p)
+square = _unary(E.square_p)
+
+# JAX's names for the logical ops are the bitwise ones on bool.
+bitwise_and.__name__ = "and"
+bitwise_or.__name__ = "or"
+bitwise_xor.__name__ = "xor"
+bitwise_not.__name__ = "not"
+
+
+def pow(x: Any, y: Any) -> Any:  # noqa: A001
+    """x ** y for float x and float or integer y."""
+    xa, ya = aval_of(x), aval_of(y)
+    if ya.dtype.kind in "iu" and xa.dtype.kind == "f":
+        return E.pow_p.bind(*to_common_dtype(x), y)
+    return E.pow_p.bind(*to_common_dtype(x, y))
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """x ** y for a static Python integer y."""
+    return E.integer_pow_p.bind(x, y=int(y))
+
+
+def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:  # noqa: A001
+    """Round to integral values; half away from zero unless TO_NEAREST_EVEN."""
+    return E.round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """cases[which]: `which` is bool (2 cases) or int32, scalar or of the cases' shape."""
+    return C.select_n_p.bind(which, *to_common_dtype(*cases))
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """pred ? on_true : on_false (select_n with the cases swapped)."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002
+    """min(max(x, min), max), with min and max scalars or of x's shape."""
+    return C.clamp_p.bind(*to_common_dtype(min, x, max))
+
+
+def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
+    return C.bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))
+
+
+def stop_gradient(x: Any) -> Any:
+    from ember.tree_util import tree_map
+    return tree_map(lambda v: C.stop_gradient_p.bind(v), x)
+
+
+def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int],
+                     sharding: Any = None) -> Any:
+    shape = tuple(int(d) for d in shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    aval = aval_of(x)
+    if aval.shape == shape and dims == tuple(range(len(shape))):
+        return x
+    return S.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims, sharding=None)
+
+
+def broadcast(x: Any, sizes: Sequence[int]) -> Any:
+    """Add leading dimensions `sizes` to x."""
+    aval = aval_of(x)
+    sizes = tuple(sizes)
+    return broadcast_in_dim(x, sizes + aval.shape,
+                            tuple(range(len(sizes), len(sizes) + aval.ndim)))
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    aval = aval_of(x)
+    if aval.ndim >= rank:
+        return x
+    return broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if dimensions is not None and tuple(dimensions) != tuple(range(aval_of(x).ndim)):
+        x = transpose(x, dimensions)
+    if aval_of(x).shape == new_sizes:
+        return x
+    return S.reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)
+
+
+def squeeze(x: Any, dimensions: Sequence[int]) -> Any:
+    ndim = aval_of(x).ndim
+    dims = tuple(sorted(d % ndim for d in dimensions)) if ndim else ()
+    if not dims:
+        return x
+    return S.squeeze_p.bind(x, dimensions=dims)
+
+
+def expand_dims(x: Any, dimensions: Sequence[int]) -> Any:
+    """Insert size-1 dimensions at `dimensions` (positions in the result)."""
+    aval = aval_of(x)
+    out_ndim = aval.ndim + len(dimensions)
+    dims = sorted(d % out_ndim for d in dimensions)
+    shape = list(aval.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    kept = [i for i in range(out_ndim) if i not in dims]
+    return broadcast_in_dim(x, tuple(shape), tuple(kept))
+
+
+def transpose(x: Any, permutation: Sequence[int]) -> Any:
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))):
+        return x
+    return S.transpose_p.bind(x, permutation=perm)
+
+
+def rev(x: Any, dimensions: Sequence[int]) -> Any:
+    return S.rev_p.bind(x, dimensions=tuple(int(d) for d in dimensions))
+
+
+def iota(dtype: Any, size: int) -> Any:
+    return broadcasted_iota(dtype, (int(size),), 0)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, sharding: Any = None
+                     ) -> Any:
+    return S.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=tuple(int(s) for s in shape),
+                         dimension=int(dimension), sharding=None)
+
+
+def _axes(axes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(a) for a in axes)
+
+
+def reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_sum_p.bind(x, axes=_axes(axes), out_sharding=None)
+
+
+def reduce_prod(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_prod_p.bind(x, axes=_axes(axes))
+
+
+def reduce_max(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_max_p.bind(x, axes=_axes(axes))
+
+
+def reduce_min(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_min_p.bind(x, axes=_axes(axes))
+
+
+def reduce_and(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_and_p.bind(x, axes=_axes(axes))
+
+
+def reduce_or(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_or_p.bind(x, axes=_axes(axes))
+
+
+def reduce_xor(x: Any, axes: Sequence[int]) -> Any:
+    return Rd.reduce_xor_p.bind(x, axes=_axes(axes))
+
+
+def argmax(x: Any, axis: int, index_dtype: Any) -> Any:
+    return Rd.argmax_p.bind(x, axes=(int(axis),), index_dtype=dtypes.canonicalize(index_dtype))
+
+
+def argmin(x: Any, axis: int, index_dtype: Any) -> Any:
+    return Rd.argmin_p.bind(x, axes=(int(axis),), index_dtype=dtypes.canonicalize(index_dtype))
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+    """An array of `shape` filled with a scalar: a broadcast of the converted scalar."""
+    shape = tuple(int(s) for s in shape)
+    aval = aval_of(fill_value)
+    if aval.shape != ():
+        raise TypeError(f"full must be called with scalar fill_value, got shape {aval.shape}")
+    dt = dtypes.canonicalize(dtype) if dtype is not None else aval.dtype
+    weak = dtype is None and aval.weak_type
+    value = convert_element_type(fill_value, dt, weak)
+    return broadcast_in_dim(value, shape, ())
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    aval = aval_of(x)
+    return full(aval.shape if shape is None else shape, fill_value,
+                aval.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x: Any) -> Any:
+    return full_like(x, 0)
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in (
+    "Any", "Sequence", "np", "annotations", "dtypes", "aval_of", "C", "E", "Rd", "S")]

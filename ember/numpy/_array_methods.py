@@ -1,0 +1,112 @@
+"""Operators and NumPy methods of ember.Array and of tracers, installed on both classes.
+
+`x + y`, `x[idx]`, `x.sum()`, `x.T`, `x.astype(...)`, `x.at[idx].set(v)` all forward to
+ember.numpy, so they behave the same eagerly and under jit. Reflected operators keep the
+operand order (`2 - x` is `subtract(2, x)`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import numpy as jnp
+from ember.array import ArrayImpl
+from ember.core.trace import Tracer
+
+
+def _defer(name: str, swap: bool = False) -> Any:
+    """An operator method calling jnp.<name> (looked up at call time)."""
+    def method(self: Any, other: Any) -> Any:
+        fn = getattr(jnp, name)
+        if isinstance(other, (list, tuple)) or (
+                not isinstance(other, (Tracer, ArrayImpl)) and hasattr(other, "__jax_array__")):
+            return NotImplemented
+        try:
+            return fn(other, self) if swap else fn(self, other)
+        except TypeError:
+            if _is_foreign(other):
+                return NotImplemented
+            raise
+    return method
+
+
+def _is_foreign(x: Any) -> bool:
+    import numpy as np
+    return not isinstance(x, (Tracer, ArrayImpl, np.ndarray, np.generic, int, float, bool,
+                              complex))
+
+
+_BINARY = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift", "matmul": "matmul",
+}
+_COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+            "gt": "greater", "ge": "greater_equal"}
+
+
+def _getitem(self: Any, idx: Any) -> Any:
+    return jnp._rewriting_take(self, idx)
+
+
+def _astype(self: Any, dtype: Any, copy: bool = False) -> Any:
+    return jnp.astype(self, dtype)
+
+
+def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = tuple(shape[0])
+    return jnp.reshape(self, shape, order=order)
+
+
+def _transpose(self: Any, *axes: Any) -> Any:
+    if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+        axes = axes[0]
+    return jnp.transpose(self, axes or None)
+
+
+def _method(name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(jnp, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+_METHODS = ["all", "any", "argmax", "argmin", "argsort", "clip", "conj", "conjugate",
+            "cumprod", "cumsum", "diagonal", "dot", "flatten", "max", "mean", "min", "nonzero",
+            "prod", "ptp", "ravel", "repeat", "round", "searchsorted", "sort", "squeeze",
+            "std", "sum", "swapaxes", "take", "trace", "var", "view"]
+
+
+def install(cls: type) -> None:
+    for name, fn in _BINARY.items():
+        setattr(cls, f"__{name}__", _defer(fn))
+        setattr(cls, f"__r{name}__", _defer(fn, swap=True))
+    for name, fn in _COMPARE.items():
+        setattr(cls, f"__{name}__", _defer(fn))
+    cls.__neg__ = lambda self: jnp.negative(self)
+    cls.__pos__ = lambda self: jnp.positive(self)
+    cls.__abs__ = lambda self: jnp.absolute(self)
+    cls.__invert__ = lambda self: jnp.bitwise_not(self)
+    cls.__divmod__ = _defer("divmod")
+    cls.__rdivmod__ = _defer("divmod", swap=True)
+    cls.__round__ = lambda self, ndigits=None: jnp.round(self, ndigits or 0)
+    cls.__getitem__ = _getitem
+    cls.astype = _astype
+    cls.reshape = _reshape
+    cls.transpose = _transpose
+    cls.T = property(lambda self: jnp.transpose(self))
+    cls.mT = property(lambda self: jnp.matrix_transpose(self))
+    cls.real = property(lambda self: jnp.real(self))
+    cls.imag = property(lambda self: jnp.imag(self))
+    cls.at = property(lambda self: jnp._IndexUpdateHelper(self))
+    cls.__array_namespace__ = lambda self, api_version=None: jnp
+    for name in _METHODS:
+        setattr(cls, name, _method(name))
+    # Arrays are immutable, so a copy may share the buffer.
+    cls.copy = lambda self: self
+
+
+install(Tracer)
+install(ArrayImpl)

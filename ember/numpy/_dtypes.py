@@ -1,0 +1,136 @@
+"""Dtype names and dtype functions of ember.numpy: float32, int32, ..., result_type,
+promote_types, can_cast, finfo, iinfo, isdtype, issubdtype.
+
+`jnp.float32` is callable like JAX's: `jnp.float32(2)` is a 0-d ember.Array (strongly
+typed), and it is accepted anywhere a dtype is (`np.dtype(jnp.float32)` works).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.core import dtypes
+from ember.core.trace import get_aval
+
+
+class _ScalarMeta(type):
+    dtype: np.dtype
+
+    def __call__(cls, x: Any = 0) -> Any:
+        from ember.numpy._creation import array
+        return array(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls._numpy_type)
+
+    def __eq__(cls, other: Any) -> bool:
+        if isinstance(other, _ScalarMeta):
+            return cls.dtype == other.dtype
+        try:
+            return np.dtype(other) == cls.dtype
+        except TypeError:
+            return False
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype)
+
+    def __repr__(cls) -> str:
+        return f"<class 'ember.numpy.{cls.__name__}'>"
+
+
+def _scalar_type(np_type: type) -> type:
+    name = np.dtype(np_type).name
+    return _ScalarMeta(name, (), {"dtype": np.dtype(np_type), "_numpy_type": np_type})
+
+
+bool_ = _scalar_type(np.bool_)
+int8, int16, int32, int64 = (_scalar_type(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (_scalar_type(t) for t in
+                                 (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (_scalar_type(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = _scalar_type(np.complex64), _scalar_type(np.complex128)
+single, double = float32, float64
+
+generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
+integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
+complexfloating, character, flexible = np.complexfloating, np.character, np.flexible
+bool = bool_  # noqa: A001
+
+dtype = np.dtype
+
+
+def _as_dtype(x: Any) -> np.dtype:
+    if isinstance(x, np.dtype):
+        return x
+    if isinstance(x, _ScalarMeta):
+        return x.dtype
+    if isinstance(x, type) and issubclass(x, (np.generic, int, float, complex, bool)):
+        return np.dtype(x)
+    if isinstance(x, str):
+        return np.dtype(x)
+    return get_aval(x).dtype
+
+
+def result_type(*args: Any) -> np.dtype:
+    """The dtype ember.numpy would promote these values or dtypes to (JAX's lattice)."""
+    typed = []
+    for a in args:
+        if isinstance(a, (np.dtype, str, _ScalarMeta)) or (
+                isinstance(a, type) and issubclass(a, np.generic)):
+            typed.append((dtypes.canonicalize(_as_dtype(a)), False))
+        elif a in (int, float, complex):
+            typed.append((dtypes.python_scalar_dtype(a(0)), True))
+        else:
+            aval = get_aval(a)
+            typed.append((aval.dtype, aval.weak_type))
+    return dtypes.promote(*typed)[0]
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    return dtypes.promote_types(_as_dtype(a), _as_dtype(b))
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> Any:
+    return np.can_cast(_as_dtype(from_), _as_dtype(to), casting=casting)
+
+
+def finfo(dt: Any) -> np.finfo:
+    return np.finfo(_as_dtype(dt))
+
+
+def iinfo(dt: Any) -> np.iinfo:
+    return np.iinfo(_as_dtype(dt))
+
+
+def issubdtype(arg1: Any, arg2: Any) -> Any:
+    a = arg1.dtype if isinstance(arg1, _ScalarMeta) else arg1
+    b = arg2.dtype if isinstance(arg2, _ScalarMeta) else arg2
+    return np.issubdtype(a, b)
+
+
+_KINDS = {
+    "bool": lambda d: d.kind == "b",
+    "signed integer": lambda d: d.kind == "i",
+    "unsigned integer": lambda d: d.kind == "u",
+    "integral": lambda d: d.kind in "iu",
+    "real floating": lambda d: d.kind == "f",
+    "complex floating": lambda d: d.kind == "c",
+    "numeric": lambda d: d.kind in "iufc",
+}
+
+
+def isdtype(dt: Any, kind: Any) -> Any:
+    """Array API isdtype: kind is a dtype, a kind name, or a tuple of those."""
+    d = _as_dtype(dt)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"Unrecognized kind: {k!r}")
+            if _KINDS[k](d):
+                return True
+        elif _as_dtype(k) == d:
+            return True
+    return False

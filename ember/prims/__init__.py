@@ -1,0 +1,1 @@
+"""Primitives, one file per family. Importing this package registers all of them."""

@@ -1,0 +1,216 @@
+"""Elementwise primitives: arithmetic, math functions, comparisons, bitwise ops.
+
+Each primitive maps to one HLO opcode (`prim.hlo_opcode`) and takes its NumPy rule from
+the interpreter's opcode table, so eager mode, jit and the HLO evaluator share one
+definition of every edge case (integer x/0 = -1, shifts past the width, NaN in max/min).
+Shape rule: JAX's (equal ranks with size-1 dims broadcasting, rank-0 operands broadcast);
+dtype rule: operands share one dtype, restricted per primitive to the kinds it accepts.
+The result is weakly typed only when every operand is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ember.backends.interpreter import elementwise as ew
+from ember.core import dtypes
+from ember.core.aval import ShapedArray
+from ember.core.primitive import Primitive
+from ember.prims import _rules as R
+
+
+def _broadcast_all(*xs: np.ndarray) -> list[np.ndarray]:
+    if all(x.shape == xs[0].shape for x in xs):
+        return list(xs)
+    return list(np.broadcast_arrays(*xs))
+
+
+def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = False,
+            rule: Callable[..., np.ndarray] | None = None) -> Primitive:
+    prim = Primitive(name)
+    prim.hlo_opcode = opcode  # type: ignore[attr-defined]
+    fn = rule or ew.ELEMENTWISE[opcode]
+
+    @prim.def_abstract_eval
+    def _abstract(*avals: ShapedArray) -> ShapedArray:
+        if len(avals) != nargs:
+            raise TypeError(f"{name} takes {nargs} operands, got {len(avals)}")
+        dtype = R.check_same_dtypes(name, *avals)
+        R.check_dtype_kinds(name, avals[0], kinds)
+        shape = R.broadcasting_shape(name, *avals)
+        if out_bool:
+            return ShapedArray(shape, dtypes.bool_, False)
+        return ShapedArray(shape, dtype, R.all_weak(*avals))
+
+    @prim.def_impl
+    def _impl(*xs: np.ndarray) -> np.ndarray:
+        return fn(*_broadcast_all(*xs))
+
+    return prim
+
+
+def _unary(name: str, opcode: str, kinds: str = R.FLOAT) -> Primitive:
+    return _define(name, opcode, 1, kinds)
+
+
+def _binary(name: str, opcode: str, kinds: str = R.NUMBER) -> Primitive:
+    return _define(name, opcode, 2, kinds)
+
+
+# -- arithmetic ---------------------------------------------------------------------------------
+add_p = _binary("add", "add")
+sub_p = _binary("sub", "subtract")
+mul_p = _binary("mul", "multiply", R.ANY)
+div_p = _binary("div", "divide")
+rem_p = _binary("rem", "remainder")
+max_p = _binary("max", "maximum", R.ANY)
+min_p = _binary("min", "minimum", R.ANY)
+atan2_p = _binary("atan2", "atan2", R.FLOAT)
+
+neg_p = _unary("neg", "negate", R.NUMBER)
+abs_p = _unary("abs", "abs", R.NUMBER)
+sign_p = _unary("sign", "sign", R.NUMBER)
+floor_p = _unary("floor", "floor")
+ceil_p = _unary("ceil", "ceil")
+is_finite_p = _define("is_finite", "is-finite", 1, R.FLOAT, out_bool=True)
+
+# -- transcendental and algebraic functions ------------------------------------------------------
+exp_p = _unary("exp", "exponential")
+exp2_p = _unary("exp2", "exp2")
+log_p = _unary("log", "log")
+log1p_p = _unary("log1p", "log-plus-one")
+expm1_p = _unary("expm1", "exponential-minus-one")
+sqrt_p = _unary("sqrt", "sqrt")
+rsqrt_p = _unary("rsqrt", "rsqrt")
+cbrt_p = _unary("cbrt", "cbrt")
+sin_p = _unary("sin", "sine")
+cos_p = _unary("cos", "cosine")
+tan_p = _unary("tan", "tan")
+asin_p = _unary("asin", "asin")
+acos_p = _unary("acos", "acos")
+atan_p = _unary("atan", "atan")
+sinh_p = _unary("sinh", "sinh")
+cosh_p = _unary("cosh", "cosh")
+tanh_p = _unary("tanh", "tanh")
+asinh_p = _unary("asinh", "asinh")
+acosh_p = _unary("acosh", "acosh")
+atanh_p = _unary("atanh", "atanh")
+logistic_p = _unary("logistic", "logistic")
+erf_p = _unary("erf", "erf")
+erfc_p = _unary("erfc", "erfc")
+erf_inv_p = _unary("erf_inv", "erf-inv")
+
+
+def _square(x: np.ndarray) -> np.ndarray:
+    return ew.multiply(x, x)
+
+
+square_p = _define("square", "multiply", 1, R.NUMBER, rule=_square)
+
+# -- comparisons -------------------------------------------------------------------------------
+COMPARISONS: dict[str, str] = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT",
+                               "ge": "GE"}
+
+
+def _comparison(name: str, direction: str) -> Primitive:
+    def rule(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return ew.compare(x, y, direction)
+
+    prim = _define(name, "compare", 2, R.ANY, out_bool=True, rule=rule)
+    prim.hlo_direction = direction  # type: ignore[attr-defined]
+    return prim
+
+
+eq_p = _comparison("eq", "EQ")
+ne_p = _comparison("ne", "NE")
+lt_p = _comparison("lt", "LT")
+le_p = _comparison("le", "LE")
+gt_p = _comparison("gt", "GT")
+ge_p = _comparison("ge", "GE")
+
+# -- bitwise and logical ----------------------------------------------------------------------
+and_p = _binary("and", "and", R.INT_OR_BOOL)
+or_p = _binary("or", "or", R.INT_OR_BOOL)
+xor_p = _binary("xor", "xor", R.INT_OR_BOOL)
+not_p = _unary("not", "not", R.INT_OR_BOOL)
+shift_left_p = _binary("shift_left", "shift-left", R.INT)
+shift_right_logical_p = _binary("shift_right_logical", "shift-right-logical", R.INT)
+shift_right_arithmetic_p = _binary("shift_right_arithmetic", "shift-right-arithmetic", R.INT)
+population_count_p = _unary("population_count", "popcnt", R.INT)
+clz_p = _unary("clz", "clz", R.INT)
+
+
+# -- powers and rounding (params or mixed dtypes) ----------------------------------------------
+pow_p = Primitive("pow")
+pow_p.hlo_opcode = "power"  # type: ignore[attr-defined]
+
+
+@pow_p.def_abstract_eval
+def _pow_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    R.check_dtype_kinds("pow", x, R.FLOAT)
+    if y.dtype.kind == "f" and y.dtype != x.dtype:
+        R.check_same_dtypes("pow", x, y)
+    R.check_dtype_kinds("pow", y, R.FLOAT + R.INT)
+    return ShapedArray(R.broadcasting_shape("pow", x, y), x.dtype, R.all_weak(x, y))
+
+
+@pow_p.def_impl
+def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    x, y = _broadcast_all(x, y)
+    if y.dtype != x.dtype:
+        y = y.astype(x.dtype)
+    return ew.power(x, y)
+
+
+integer_pow_p = Primitive("integer_pow")
+
+
+@integer_pow_p.def_abstract_eval
+def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
+    R.check_dtype_kinds("integer_pow", x, R.NUMBER)
+    if x.dtype.kind in "iu" and y < 0:
+        raise TypeError(f"integer_pow with a negative exponent ({y}) needs a float operand, "
+                        f"got {x.dtype.name}")
+    return x
+
+
+@integer_pow_p.def_impl
+def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
+    """x**y by repeated squaring in x's dtype (wrapping for integers, as XLA)."""
+    if y == 0:
+        return np.ones_like(x)
+    base = x
+    n = abs(y)
+    acc = None
+    while n:
+        if n & 1:
+            acc = base if acc is None else ew.multiply(acc, base)
+        n >>= 1
+        if n:
+            base = ew.multiply(base, base)
+    if y < 0:
+        acc = ew.divide(np.ones_like(x), acc)
+    return acc
+
+
+class RoundingMethod:
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+round_p = Primitive("round")
+
+
+@round_p.def_abstract_eval
+def _round_abstract(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
+    R.check_dtype_kinds("round", x, R.FLOAT)
+    return x
+
+
+@round_p.def_impl
+def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
+    if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
+        return ew.round_nearest_even(x)
+    return ew.round_nearest_afz(x)

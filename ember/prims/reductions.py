@@ -1,0 +1,136 @@
+"""Reductions over a set of axes: reduce_sum, reduce_prod, reduce_max, reduce_min,
+reduce_and, reduce_or, reduce_xor, argmax, argmin.
+
+Params as JAX 0.10.2 prints them (lax binds reduce_sum with out_sharding=None and the
+others without it): `reduce_sum[axes=(1,) out_sharding=None]`,
+`reduce_max[axes=(1,)]`, `argmax[axes=(0,) index_dtype=int32]`. Integer sums wrap; max and
+min propagate NaN; argmax/argmin return the first maximal (or first NaN) index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ember.core.aval import ShapedArray
+from ember.core.primitive import Primitive
+from ember.prims import _rules as R
+
+
+def _reduced_shape(name: str, x: ShapedArray, axes: tuple[int, ...]) -> tuple[int, ...]:
+    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: invalid axes {axes} for an array of shape {x.shape}")
+    return tuple(s for i, s in enumerate(x.shape) if i not in axes)
+
+
+def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
+            ) -> Primitive:
+    prim = Primitive(name)
+
+    @prim.def_abstract_eval
+    def _abstract(x: ShapedArray, *, axes: tuple[int, ...], out_sharding: None = None
+                  ) -> ShapedArray:
+        R.check_dtype_kinds(name, x, kinds)
+        return ShapedArray(_reduced_shape(name, x, axes), x.dtype, x.weak_type)
+
+    @prim.def_impl
+    def _impl(x: np.ndarray, *, axes: tuple[int, ...], out_sharding: None = None) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(rule(x, tuple(axes))).astype(x.dtype, copy=False)
+
+    return prim
+
+
+def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.dtype == np.bool_:
+        return np.any(x, axis=axes)
+    return np.sum(x, axis=axes, dtype=x.dtype)
+
+
+def _prod(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.dtype == np.bool_:
+        return np.all(x, axis=axes)
+    return np.prod(x, axis=axes, dtype=x.dtype)
+
+
+def _max(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.size == 0:
+        return np.full([s for i, s in enumerate(x.shape) if i not in axes], _lowest(x.dtype),
+                       x.dtype)
+    return np.max(x, axis=axes)
+
+
+def _min(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.size == 0:
+        return np.full([s for i, s in enumerate(x.shape) if i not in axes], _highest(x.dtype),
+                       x.dtype)
+    return np.min(x, axis=axes)
+
+
+def _lowest(dtype: np.dtype) -> object:
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype) -> object:
+    if dtype.kind == "f":
+        return np.inf
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).max
+
+
+def _xor(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.bitwise_xor.reduce(x, axis=axes) if x.size else np.zeros(
+        [s for i, s in enumerate(x.shape) if i not in axes], x.dtype)
+
+
+reduce_sum_p = _define("reduce_sum", R.ANY, _sum)
+reduce_prod_p = _define("reduce_prod", R.ANY, _prod)
+reduce_max_p = _define("reduce_max", R.ANY, _max)
+reduce_min_p = _define("reduce_min", R.ANY, _min)
+reduce_and_p = _define("reduce_and", R.INT_OR_BOOL,
+                       lambda x, axes: np.bitwise_and.reduce(x, axis=axes)
+                       if x.size else np.full([s for i, s in enumerate(x.shape)
+                                               if i not in axes], _highest(x.dtype), x.dtype))
+reduce_or_p = _define("reduce_or", R.INT_OR_BOOL,
+                      lambda x, axes: np.bitwise_or.reduce(x, axis=axes)
+                      if x.size else np.zeros([s for i, s in enumerate(x.shape)
+                                               if i not in axes], x.dtype))
+reduce_xor_p = _define("reduce_xor", R.INT_OR_BOOL, _xor)
+
+
+def _arg_define(name: str, pick: Callable[[np.ndarray, int], np.ndarray]) -> Primitive:
+    prim = Primitive(name)
+
+    @prim.def_abstract_eval
+    def _abstract(x: ShapedArray, *, axes: tuple[int, ...], index_dtype: np.dtype
+                  ) -> ShapedArray:
+        if len(axes) != 1:
+            raise ValueError(f"{name} takes exactly one axis, got {axes}")
+        if x.shape[axes[0]] == 0:
+            raise ValueError(f"{name} of an empty axis (shape {x.shape}, axis {axes[0]})")
+        return ShapedArray(_reduced_shape(name, x, axes), index_dtype, False)
+
+    @prim.def_impl
+    def _impl(x: np.ndarray, *, axes: tuple[int, ...], index_dtype: np.dtype) -> np.ndarray:
+        return pick(x, axes[0]).astype(index_dtype)
+
+    return prim
+
+
+def _argmax(x: np.ndarray, axis: int) -> np.ndarray:
+    # np.argmax already returns the first NaN (NaN compares as the maximum in NumPy).
+    return np.argmax(x, axis=axis)
+
+
+def _argmin(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.argmin(x, axis=axis)
+
+
+argmax_p = _arg_define("argmax", _argmax)
+argmin_p = _arg_define("argmin", _argmin)

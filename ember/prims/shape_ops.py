@@ -1,0 +1,144 @@
+"""Shape primitives that move no arithmetic: broadcast_in_dim, reshape, squeeze,
+transpose, rev, iota.
+
+Params as JAX 0.10.2 prints them: `broadcast_in_dim[broadcast_dimensions=(0,)]` (its shape
+and sharding params are hidden, as is an empty broadcast_dimensions), `reshape[dimensions=None
+new_sizes=(6,) sharding=None]`, `squeeze[dimensions=(0,)]`, `transpose[permutation=(1, 0)]`,
+`rev[dimensions=(0,)]`, `iota[dimension=0 dtype=float32 shape=(3,) sharding=None]`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember.core.aval import ShapedArray
+from ember.core.primitive import Primitive
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+@broadcast_in_dim_p.def_abstract_eval
+def _broadcast_in_dim_abstract(x: ShapedArray, *, shape: tuple[int, ...],
+                               broadcast_dimensions: tuple[int, ...],
+                               sharding: None = None) -> ShapedArray:
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to "
+                        f"operand ndim; got broadcast_dimensions {broadcast_dimensions} for "
+                        f"operand ndim {x.ndim}.")
+    if any(not 0 <= d < len(shape) for d in broadcast_dimensions) or \
+            list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be strictly increasing "
+                        f"dimensions of the output shape {shape}; got {broadcast_dimensions}.")
+    for i, d in enumerate(broadcast_dimensions):
+        if x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, or be "
+                            f"equal to their corresponding dimensions in the target broadcast "
+                            f"shape; got operand of shape {x.shape}, target broadcast shape "
+                            f"{shape}, broadcast_dimensions {broadcast_dimensions}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@broadcast_in_dim_p.def_impl
+def _broadcast_in_dim_impl(x: np.ndarray, *, shape: tuple[int, ...],
+                           broadcast_dimensions: tuple[int, ...],
+                           sharding: None = None) -> np.ndarray:
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+@broadcast_in_dim_p.def_pp_params
+def _pp_broadcast_in_dim(params: dict) -> dict:
+    dims = params["broadcast_dimensions"]
+    return {"broadcast_dimensions": dims} if dims else {}
+
+
+reshape_p = Primitive("reshape")
+
+
+@reshape_p.def_abstract_eval
+def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...], dimensions: None = None,
+                      sharding: None = None) -> ShapedArray:
+    if math.prod(new_sizes) != x.size:
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} for "
+                        f"shape {x.shape}.")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+@reshape_p.def_impl
+def _reshape_impl(x: np.ndarray, *, new_sizes: tuple[int, ...], dimensions: None = None,
+                  sharding: None = None) -> np.ndarray:
+    return x.reshape(new_sizes)
+
+
+squeeze_p = Primitive("squeeze")
+
+
+@squeeze_p.def_abstract_eval
+def _squeeze_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    for d in dimensions:
+        if not 0 <= d < x.ndim or x.shape[d] != 1:
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal "
+                             f"to one, got shape={x.shape} and dimensions={dimensions}")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions),
+                       x.dtype, x.weak_type)
+
+
+@squeeze_p.def_impl
+def _squeeze_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
+    return x.reshape([s for i, s in enumerate(x.shape) if i not in dimensions])
+
+
+transpose_p = Primitive("transpose")
+
+
+@transpose_p.def_abstract_eval
+def _transpose_abstract(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got "
+                        f"permutation {permutation} for operand shape {x.shape}.")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+@transpose_p.def_impl
+def _transpose_impl(x: np.ndarray, *, permutation: tuple[int, ...]) -> np.ndarray:
+    return np.transpose(x, permutation)
+
+
+rev_p = Primitive("rev")
+
+
+@rev_p.def_abstract_eval
+def _rev_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    if any(not 0 <= d < x.ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique and within the operand's rank, got "
+                        f"{dimensions} for shape {x.shape}")
+    return x
+
+
+@rev_p.def_impl
+def _rev_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
+    return np.flip(x, dimensions) if dimensions else x
+
+
+iota_p = Primitive("iota")
+
+
+@iota_p.def_abstract_eval
+def _iota_abstract(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int,
+                   sharding: None = None) -> ShapedArray:
+    if not 0 <= dimension < len(shape):
+        raise TypeError(f"iota dimension must be in range [0, {len(shape)}), got {dimension}")
+    return ShapedArray(shape, dtype, False)
+
+
+@iota_p.def_impl
+def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int,
+               sharding: None = None) -> np.ndarray:
+    line = np.arange(shape[dimension]).astype(dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.broadcast_to(line.reshape(expanded), shape)
