@@ -1,12 +1,21 @@
 """ember.lax: the primitives as functions, as `jax.lax`.
 
 No dtype promotion here (ember.numpy does that); weakly typed operands (Python scalars)
-take the dtype of the others.
+take the dtype of the others. One module per family: _ops (elementwise, shape,
+reductions), _slicing (slice, pad, concatenate, dynamic slices, gather, scatter),
+_linalg (dot_general), _sorting (sort, cumulative reductions).
 """
 
 from ember.lax._base import convert_element_type
+from ember.lax._linalg import *  # noqa: F403
+from ember.lax._linalg import __all__ as _linalg_all
 from ember.lax._ops import *  # noqa: F403
 from ember.lax._ops import __all__ as _ops_all
+from ember.lax._slicing import *  # noqa: F403
+from ember.lax._slicing import __all__ as _slicing_all
+from ember.lax._sorting import *  # noqa: F403
+from ember.lax._sorting import __all__ as _sorting_all
 from ember.prims.elementwise import RoundingMethod
 
-__all__ = ["convert_element_type", "RoundingMethod", *_ops_all]
+__all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
+           *_sorting_all]

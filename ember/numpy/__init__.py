@@ -2,20 +2,23 @@
 
 NumPy's names and broadcasting, JAX's type promotion (weak types included) and JAX's
 semantics where they differ from NumPy's. Also a namespace of the Python Array API standard
-(`x.__array_namespace__()` returns this module).
+(`x.__array_namespace__()` returns this module). One module per family; each lists its
+public names in `__all__`, and this file re-exports them.
 """
 
 import numpy as _np
 
 from ember.array import Array as ndarray
+from ember.numpy import linalg  # noqa: F401
+from ember.numpy._array_api import *  # noqa: F403
 from ember.numpy._creation import *  # noqa: F403
 from ember.numpy._dtypes import *  # noqa: F403
-from ember.numpy._dtypes import bool, bool_, dtype  # noqa: A004, F401
+from ember.numpy._indexing import *  # noqa: F403
+from ember.numpy._linalg import *  # noqa: F403
 from ember.numpy._manipulation import *  # noqa: F403
 from ember.numpy._reductions import *  # noqa: F403
-from ember.numpy._reductions import all, any, max, min, sum  # noqa: A004, F401
+from ember.numpy._sorting import *  # noqa: F403
 from ember.numpy._ufuncs import *  # noqa: F403
-from ember.numpy._ufuncs import abs, divmod, pow  # noqa: A004, F401
 
 pi = _np.pi
 e = _np.e

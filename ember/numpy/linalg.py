@@ -1,0 +1,3 @@
+"""(being written) ember.numpy.linalg: norm and friends."""
+
+__all__: list[str] = []
