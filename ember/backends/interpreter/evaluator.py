@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 
-Value = Union[np.ndarray, tuple]
+Value = np.ndarray | tuple
 Handler = Callable[[Instruction, list[Value]], Value]
 HANDLERS: dict[str, Handler] = {}
 

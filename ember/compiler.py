@@ -1,0 +1,128 @@
+"""The compile pipeline of a jitted function: jaxpr -> HLO -> passes -> backend executable.
+
+Input: a ClosedJaxpr and the function's name. Output: a `CompiledModule` holding the HLO
+before optimization (what `Lowered.as_text()` shows), the optimized HLO (what
+`Compiled.as_text()` shows), the backend's executable, and the hidden constant arguments.
+Invariants:
+- The module handed to the backend has been through the backend's pass pipeline
+  (`EMBER_DISABLE_PASSES`, `EMBER_DUMP_TO`, `ember_unsafe_math` honoured).
+- With `EMBER_ENABLE_CHECKS=1` every compiled module is also checked: its text round-trips
+  through the parser (print -> parse -> print is the identity) and the module evaluates the
+  same before and after the passes on random inputs (bit-exact, except float reductions,
+  whose summation order passes may change: compared within a tolerance).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ember.config import config
+from ember.core.jaxpr import ClosedJaxpr
+from ember.hlo.ir import Module
+from ember.lowering import LoweredModule, lower_jaxpr
+
+
+class CheckFailure(AssertionError):
+    pass
+
+
+@dataclass
+class CompiledModule:
+    lowered: LoweredModule
+    optimized: Module
+    executable: Any
+    backend: str
+
+    @property
+    def hidden_consts(self) -> list[np.ndarray]:
+        return self.lowered.hidden_consts
+
+    def __call__(self, args: list[np.ndarray]) -> list[np.ndarray]:
+        out = self.executable(*args, *self.lowered.hidden_consts)
+        if self.lowered.tuple_result:
+            return list(out)
+        return [out]
+
+
+def checks_enabled() -> bool:
+    return os.environ.get("EMBER_ENABLE_CHECKS", "") == "1"
+
+
+def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
+    from ember.backends import interpreter
+
+    lowered = lower_jaxpr(closed, name)
+    optimized = lowered.module.clone()
+    interpreter.pipeline(unsafe_math=bool(config.ember_unsafe_math)).run(optimized)
+    if checks_enabled():
+        check_round_trip(lowered.module)
+        check_round_trip(optimized)
+        check_same_values(lowered.module, optimized, lowered.hidden_consts)
+    exe = interpreter.compile(optimized, run_passes=False)
+    return CompiledModule(lowered, optimized, exe, "interpreter")
+
+
+def check_round_trip(module: Module) -> None:
+    """print -> parse -> print is the identity, and the parsed module evaluates the same."""
+    from ember.hlo.parser import parse_module
+    from ember.hlo.printer import print_module
+
+    text = print_module(module)
+    again = print_module(parse_module(text))
+    if again != text:
+        raise CheckFailure(f"HLO text does not round-trip:\n{text}\n---\n{again}")
+
+
+def _random_inputs(module: Module, hidden: list[np.ndarray], seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    params = module.entry.parameters
+    n_args = len(params) - len(hidden)
+    args = []
+    for p in params[:n_args]:
+        dtype = p.shape.dtype
+        shape = p.shape.dimensions
+        if dtype.kind == "f":
+            args.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype.kind == "b":
+            args.append(rng.random(shape) < 0.5)
+        else:
+            info = np.iinfo(dtype)
+            lo, hi = max(info.min, -100), min(info.max, 100)
+            args.append(rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype))
+    return args + list(hidden)
+
+
+def _has_float_reduction(module: Module) -> bool:
+    """Whether some reduce or dot sums floats (passes may legally reorder those sums)."""
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode in ("reduce", "dot") and any(
+                    not o.shape.is_tuple and o.shape.dtype.kind == "f" for o in inst.operands):
+                return True
+    return False
+
+
+def check_same_values(before: Module, after: Module, hidden: list[np.ndarray]) -> None:
+    from ember.backends.interpreter import evaluate
+
+    args = _random_inputs(before, hidden)
+    want = evaluate(before, *args)
+    got = evaluate(after, *args)
+    wants = want if isinstance(want, tuple) else (want,)
+    gots = got if isinstance(got, tuple) else (got,)
+    loose = _has_float_reduction(before)
+    for w, g in zip(wants, gots):
+        w, g = np.asarray(w), np.asarray(g)
+        if w.shape != g.shape or w.dtype != g.dtype:
+            raise CheckFailure(f"passes changed a result's type: {w.dtype}{w.shape} -> "
+                               f"{g.dtype}{g.shape}")
+        if loose and w.dtype.kind == "f":
+            ok = np.allclose(w, g, rtol=1e-5, atol=1e-6, equal_nan=True)
+        else:
+            ok = np.ascontiguousarray(w).tobytes() == np.ascontiguousarray(g).tobytes()
+        if not ok:
+            raise CheckFailure(f"passes changed the values of module {before.name}")

@@ -1,0 +1,152 @@
+"""Lower a jaxpr to an HLO module: the bridge between the two IRs.
+
+Input: a ClosedJaxpr (from tracing) and the function's name. Output: an HLO `Module` whose
+entry computation takes one parameter per jaxpr invar, then one per large constant (closed-
+over arrays above `MAX_EMBEDDED_CONST_BYTES` are passed as hidden arguments rather than
+embedded in the code), and returns the outputs (a tuple when there is more than one).
+Invariants:
+- Each primitive lowers through its own rule (`prim.lowering`, defined beside the primitive):
+  `rule(ctx, *operands, **params) -> Instruction | list[Instruction]`.
+- Every instruction carries metadata from its equation: `op_name` as a path such as
+  `jit(f)/jit(g)/cos`, and the user's source file and line.
+- Nested `jit` equations are inlined (their op_name path records the nesting).
+- Implicit broadcasting of the jaxpr (size-1 and rank-0 operands of elementwise ops) is
+  made explicit here: HLO elementwise ops take operands of exactly the result shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ember.core.aval import ShapedArray
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ember.core.trace import to_numpy
+from ember.hlo.builder import Builder
+from ember.hlo.ir import Instruction, Module
+from ember.hlo.shape import Shape, element_type_from_numpy
+
+MAX_EMBEDDED_CONST_BYTES = 1024
+
+
+class LoweringError(NotImplementedError):
+    pass
+
+
+def hlo_shape(aval: ShapedArray) -> Shape:
+    return Shape(element_type_from_numpy(aval.dtype), aval.shape)
+
+
+@dataclass
+class LoweredModule:
+    module: Module
+    hidden_consts: list[np.ndarray] = field(default_factory=list)   # extra trailing args
+    out_avals: list[ShapedArray] = field(default_factory=list)
+    tuple_result: bool = False
+
+
+@dataclass
+class LoweringContext:
+    """What a lowering rule sees: the builder, the equation's avals, and helpers."""
+
+    b: Builder
+    avals_in: list[ShapedArray]
+    avals_out: list[ShapedArray]
+    name_stack: str
+
+    @property
+    def aval_out(self) -> ShapedArray:
+        return self.avals_out[0]
+
+    def broadcast_to(self, x: Instruction, aval: ShapedArray, shape: tuple[int, ...]
+                     ) -> Instruction:
+        """Make the jaxpr's implicit broadcast explicit: rank-0 operands and size-1 dims."""
+        if aval.shape == tuple(shape):
+            return x
+        if aval.ndim == 0:
+            return self.b.broadcast(x, shape, ())
+        kept = [i for i, (s, t) in enumerate(zip(aval.shape, shape)) if s == t]
+        if len(kept) != aval.ndim:
+            x = self.b.reshape(x, tuple(aval.shape[i] for i in kept))
+        return self.b.broadcast(x, shape, tuple(kept))
+
+    def elementwise_operands(self, *xs: Instruction) -> list[Instruction]:
+        shape = self.aval_out.shape
+        return [self.broadcast_to(x, a, shape) for x, a in zip(xs, self.avals_in)]
+
+    def constant(self, value: Any, dtype: Any) -> Instruction:
+        return self.b.constant(np.asarray(value, dtype=dtype))
+
+    def sub_builder(self, name: str) -> Builder:
+        return Builder(name)
+
+
+class _Lowerer:
+    def __init__(self, name: str, num_args: int) -> None:
+        self.b = Builder(name)
+        self.num_args = num_args
+        self.hidden: list[np.ndarray] = []
+
+    def const(self, value: Any, aval: ShapedArray) -> Instruction:
+        arr = np.ascontiguousarray(to_numpy(value, aval))
+        if arr.nbytes > MAX_EMBEDDED_CONST_BYTES:
+            # Hidden parameters are numbered after the function's own arguments.
+            self.hidden.append(arr)
+            return self.b.parameter(hlo_shape(aval), name=f"const_arg.{len(self.hidden) - 1}",
+                                    number=self.num_args + len(self.hidden) - 1)
+        return self.b.constant(arr)
+
+    def lower_jaxpr(self, jaxpr: Jaxpr, consts: list[Any], args: list[Instruction],
+                    name_stack: str) -> list[Instruction]:
+        env: dict[int, Instruction] = {}
+
+        def read(v: Any) -> Instruction:
+            if isinstance(v, Literal):
+                return self.b.constant(np.asarray(v.val, dtype=v.aval.dtype))
+            return env[v.id]
+
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v.id] = self.const(c, v.aval)
+        for v, a in zip(jaxpr.invars, args):
+            env[v.id] = a
+        for eqn in jaxpr.eqns:
+            prim = eqn.primitive
+            ins = [read(v) for v in eqn.invars]
+            src = eqn.source_info
+            if prim.is_call:
+                closed = eqn.params["jaxpr"]
+                inner = f"{name_stack}/jit({eqn.params.get('name', 'fn')})"
+                outs = self.lower_jaxpr(closed.jaxpr, closed.consts, ins, inner)
+            else:
+                rule = getattr(prim, "lowering", None)
+                if rule is None:
+                    raise LoweringError(f"primitive {prim.name} has no lowering rule")
+                self.b.set_metadata(op_name=f"{name_stack}/{prim.name}",
+                                    source_file=src.file, source_line=src.line)
+                ctx = LoweringContext(self.b, [v.aval for v in eqn.invars],
+                                      [v.aval for v in eqn.outvars], name_stack)
+                out = rule(ctx, *ins, **eqn.params)
+                outs = list(out) if prim.multiple_results else [out]
+            for v, o in zip(eqn.outvars, outs):
+                env[v.id] = o
+        self.b.set_metadata()
+        return [read(v) for v in jaxpr.outvars]
+
+
+def lower_jaxpr(closed: ClosedJaxpr, name: str = "main") -> LoweredModule:
+    """The HLO module of a traced function (see module docstring for its signature)."""
+    jaxpr = closed.jaxpr
+    lw = _Lowerer(f"jit_{name}", len(jaxpr.invars))
+    params = [lw.b.parameter(hlo_shape(v.aval), name=f"Arg_{i}")
+              for i, v in enumerate(jaxpr.invars)]
+    outs = lw.lower_jaxpr(jaxpr, closed.consts, params, f"jit({name})")
+    if len(outs) == 1:
+        root = outs[0]
+        tuple_result = False
+    else:
+        root = lw.b.tuple(outs)
+        tuple_result = True
+    module = lw.b.build(root, name=f"jit_{name}")
+    return LoweredModule(module, lw.hidden, closed.out_avals, tuple_result)

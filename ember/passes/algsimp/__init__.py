@@ -1,0 +1,61 @@
+"""Algebraic simplification: small local rewrites, grouped by opcode family.
+
+Input: a Module. Output: the module with matching instructions replaced (dead leftovers are
+removed; run DCE for the rest). Rewrites are exact under IEEE-754 unless marked unsafe;
+unsafe ones run only with `AlgebraicSimplifier(unsafe_math=True)` (the frontend's
+`ember_unsafe_math` flag).
+
+Exact (always on):
+  arithmetic.py     A * 1 => A;  A * 0 => 0 (integers);  A / 1 => A;  A + (-0.0) => A;
+                    A + 0 => A (integers);  A - 0 => A;  -(-A) => A;  power(A, 2) => A * A;
+                    power(A, 1) => A
+  shapes.py         reshape(reshape(A)) => reshape(A);  reshape(A) => A (same shape);
+                    transpose(A, identity) => A;  transpose(transpose(A)) => transpose(A);
+                    broadcast(broadcast(A)) => broadcast(A);  broadcast(A) => A (no-op);
+                    slice(A, full) => A;  slice(slice(A)) => slice(A);  convert(A) => A (same type)
+  select_compare.py select(const P, A, B) => A or B;  select(P, A, A) => A;
+                    compare(A, A) => const (integers/pred)
+  reductions.py     reduce(broadcast(s), init, max|min|and|or) => broadcast(op(init, s))
+Unsafe (unsafe_math=True only):
+  arithmetic.py     A * 0 => 0 (floats);  A + 0.0 => A (floats);  (A + B) - A => B;
+                    power(A, 0.5) => sqrt(A);  (A op C1) op C2 => A op (C1 op C2) for + and *
+  reductions.py     reduce(broadcast(s), init, add) => broadcast(init + s * n)
+"""
+
+from __future__ import annotations
+
+from ember.hlo.ir import Module
+from ember.passes.algsimp import arithmetic, reductions, select_compare, shapes  # noqa: F401
+from ember.passes.algsimp.rewrite import ALL_REWRITES, REWRITES, Rewrite
+from ember.passes.base import HloPass
+
+__all__ = ["ALL_REWRITES", "AlgebraicSimplifier", "Rewrite"]
+
+
+class AlgebraicSimplifier(HloPass):
+    name = "algsimp"
+
+    def __init__(self, unsafe_math: bool = False) -> None:
+        self.unsafe_math = unsafe_math
+        self.applied: list[str] = []  # rewrite names, in order, for tests and debugging
+
+    def run(self, module: Module) -> bool:
+        changed = False
+        for comp in module.computations:
+            for inst in comp.post_order():
+                if inst.parent is not comp:
+                    continue  # removed by an earlier rewrite
+                for rw in REWRITES.get(inst.opcode, ()):
+                    if rw.unsafe and not self.unsafe_math:
+                        continue
+                    new = rw.fn(inst)
+                    if new is None or new is inst:
+                        continue
+                    assert new.shape.compatible(inst.shape), (rw.name, new, inst)
+                    comp.replace_instruction(inst, new)
+                    self.applied.append(rw.name)
+                    changed = True
+                    break
+            if changed:
+                comp.remove_dead()
+        return changed

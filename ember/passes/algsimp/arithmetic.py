@@ -1,0 +1,163 @@
+"""Rewrites of add, subtract, multiply, divide, negate, power (see the package docstring)."""
+
+from __future__ import annotations
+
+from ember.hlo.ir import Instruction
+from ember.passes.algsimp.rewrite import rewrite
+from ember.passes.algsimp.util import (
+    add,
+    constant_like,
+    is_float_inst,
+    is_int_inst,
+    is_value,
+    scalar_constant_value,
+)
+
+
+@rewrite("multiply")
+def mul_one(inst: Instruction) -> Instruction | None:
+    """A * 1 => A"""
+    a, b = inst.operands
+    if inst.shape.element_type == "pred":
+        return None
+    if is_value(b, 1):
+        return a
+    if is_value(a, 1):
+        return b
+    return None
+
+
+@rewrite("multiply")
+def int_mul_zero(inst: Instruction) -> Instruction | None:
+    """A * 0 => 0 (integers)"""
+    a, b = inst.operands
+    if is_int_inst(inst) and (is_value(a, 0) or is_value(b, 0)):
+        return constant_like(inst, 0)
+    return None
+
+
+@rewrite("multiply", unsafe=True)
+def float_mul_zero(inst: Instruction) -> Instruction | None:
+    """A * 0 => 0 (floats; unsafe: wrong for NaN, inf and negative A)"""
+    a, b = inst.operands
+    if is_float_inst(inst) and (is_value(a, 0) or is_value(b, 0)):
+        return constant_like(inst, 0)
+    return None
+
+
+@rewrite("divide")
+def div_one(inst: Instruction) -> Instruction | None:
+    """A / 1 => A"""
+    a, b = inst.operands
+    return a if is_value(b, 1) else None
+
+
+@rewrite("add")
+def add_neg_zero(inst: Instruction) -> Instruction | None:
+    """A + (-0.0) => A"""
+    a, b = inst.operands
+    if not is_float_inst(inst):
+        return None
+    if is_value(b, 0, signed_zero=True):
+        return a
+    if is_value(a, 0, signed_zero=True):
+        return b
+    return None
+
+
+@rewrite("add")
+def int_add_zero(inst: Instruction) -> Instruction | None:
+    """A + 0 => A (integers)"""
+    a, b = inst.operands
+    if not is_int_inst(inst):
+        return None
+    if is_value(b, 0):
+        return a
+    if is_value(a, 0):
+        return b
+    return None
+
+
+@rewrite("add", unsafe=True)
+def float_add_zero(inst: Instruction) -> Instruction | None:
+    """A + 0.0 => A (floats; unsafe: -0.0 + 0.0 is +0.0)"""
+    a, b = inst.operands
+    if not is_float_inst(inst):
+        return None
+    if is_value(b, 0):
+        return a
+    if is_value(a, 0):
+        return b
+    return None
+
+
+@rewrite("subtract")
+def sub_zero(inst: Instruction) -> Instruction | None:
+    """A - 0 => A"""
+    a, b = inst.operands
+    if is_float_inst(inst):
+        return a if is_value(b, 0, signed_zero=False) else None
+    return a if is_int_inst(inst) and is_value(b, 0) else None
+
+
+@rewrite("subtract", unsafe=True)
+def add_sub_cancel(inst: Instruction) -> Instruction | None:
+    """(A + B) - A => B, (A + B) - B => A (unsafe for floats: rounding and overflow)"""
+    s, x = inst.operands
+    if s.opcode != "add":
+        return None
+    a, b = s.operands
+    if x is a:
+        return b
+    if x is b:
+        return a
+    return None
+
+
+@rewrite("negate")
+def neg_neg(inst: Instruction) -> Instruction | None:
+    """-(-A) => A"""
+    (a,) = inst.operands
+    return a.operand if a.opcode == "negate" else None
+
+
+@rewrite("power")
+def pow_two(inst: Instruction) -> Instruction | None:
+    """power(A, 2) => A * A"""
+    a, b = inst.operands
+    if is_float_inst(inst) and is_value(b, 2):
+        return add(inst, "multiply", [a, a])
+    return None
+
+
+@rewrite("power")
+def pow_one(inst: Instruction) -> Instruction | None:
+    """power(A, 1) => A"""
+    a, b = inst.operands
+    return a if is_float_inst(inst) and is_value(b, 1) else None
+
+
+@rewrite("power", unsafe=True)
+def pow_half(inst: Instruction) -> Instruction | None:
+    """power(A, 0.5) => sqrt(A) (unsafe: power(-0.0, 0.5) is +0, power(-inf, 0.5) is inf)"""
+    a, b = inst.operands
+    if is_float_inst(inst) and is_value(b, 0.5):
+        return add(inst, "sqrt", [a])
+    return None
+
+
+@rewrite("add", "multiply", unsafe=True)
+def reassociate_constants(inst: Instruction) -> Instruction | None:
+    """(A op C1) op C2 => A op (C1 op C2) (unsafe for floats: reassociation)"""
+    a, c2 = inst.operands
+    if scalar_constant_value(a) is not None and scalar_constant_value(c2) is None:
+        a, c2 = c2, a
+    if a.opcode != inst.opcode or scalar_constant_value(c2) is None or len(a.users) != 1:
+        return None
+    x, c1 = a.operands
+    if scalar_constant_value(x) is not None and scalar_constant_value(c1) is None:
+        x, c1 = c1, x
+    if scalar_constant_value(c1) is None or scalar_constant_value(x) is not None:
+        return None
+    folded = add(inst, inst.opcode, [c1, c2])
+    return add(inst, inst.opcode, [x, folded])

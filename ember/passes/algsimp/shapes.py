@@ -1,0 +1,98 @@
+"""Rewrites of reshape, transpose, broadcast, slice, convert (see the package docstring)."""
+
+from __future__ import annotations
+
+from ember.hlo.ir import Instruction
+from ember.passes.algsimp.rewrite import rewrite
+from ember.passes.algsimp.util import add
+
+
+@rewrite("reshape")
+def reshape_reshape(inst: Instruction) -> Instruction | None:
+    """reshape(reshape(A)) => reshape(A)"""
+    a = inst.operand
+    if a.opcode != "reshape":
+        return None
+    return add(inst, "reshape", [a.operand], shape=inst.shape)
+
+
+@rewrite("reshape")
+def reshape_noop(inst: Instruction) -> Instruction | None:
+    """reshape(A) => A when the shape does not change"""
+    a = inst.operand
+    return a if a.shape.dimensions == inst.shape.dimensions else None
+
+
+@rewrite("transpose")
+def transpose_identity(inst: Instruction) -> Instruction | None:
+    """transpose(A, identity) => A"""
+    perm = tuple(inst.attrs["dimensions"])
+    return inst.operand if perm == tuple(range(len(perm))) else None
+
+
+@rewrite("transpose")
+def transpose_transpose(inst: Instruction) -> Instruction | None:
+    """transpose(transpose(A, p), q) => transpose(A, p o q)"""
+    a = inst.operand
+    if a.opcode != "transpose":
+        return None
+    p, q = a.attrs["dimensions"], inst.attrs["dimensions"]
+    # result dim i = a dim q[i] = A dim p[q[i]]
+    return add(inst, "transpose", [a.operand], {"dimensions": tuple(p[i] for i in q)})
+
+
+@rewrite("broadcast")
+def broadcast_broadcast(inst: Instruction) -> Instruction | None:
+    """broadcast(broadcast(A, d1), d2) => broadcast(A, d2 o d1)"""
+    a = inst.operand
+    if a.opcode != "broadcast":
+        return None
+    d1, d2 = a.attrs["dimensions"], inst.attrs["dimensions"]
+    # A dim i -> a dim d1[i] -> result dim d2[d1[i]]
+    return add(inst, "broadcast", [a.operand], {"dimensions": tuple(d2[d] for d in d1)},
+               inst.shape)
+
+
+@rewrite("broadcast")
+def broadcast_noop(inst: Instruction) -> Instruction | None:
+    """broadcast(A) => A when it adds nothing and keeps dimension order"""
+    a = inst.operand
+    dims = tuple(inst.attrs["dimensions"])
+    if a.shape.dimensions == inst.shape.dimensions and dims == tuple(range(len(dims))):
+        return a
+    return None
+
+
+@rewrite("slice")
+def slice_full(inst: Instruction) -> Instruction | None:
+    """slice(A, [0:n:1]...) => A"""
+    a = inst.operand
+    spec = inst.attrs["slice"]
+    if all(s == (0, d, 1) for s, d in zip(spec, a.shape.dimensions)):
+        return a
+    return None
+
+
+@rewrite("slice")
+def slice_slice(inst: Instruction) -> Instruction | None:
+    """slice(slice(A)) => slice(A)"""
+    a = inst.operand
+    if a.opcode != "slice":
+        return None
+    spec = []
+    for (s1, _l1, t1), (s2, _l2, t2), n in zip(a.attrs["slice"], inst.attrs["slice"],
+                                             inst.shape.dimensions):
+        # element k of the outer slice is element s2 + k*t2 of the inner slice, which is
+        # element s1 + (s2 + k*t2)*t1 of A
+        start = s1 + s2 * t1
+        stride = t1 * t2
+        limit = start + (n - 1) * stride + 1 if n else start
+        spec.append((start, limit, stride))
+    return add(inst, "slice", [a.operand], {"slice": tuple(spec)})
+
+
+@rewrite("convert")
+def convert_same_type(inst: Instruction) -> Instruction | None:
+    """convert(A) => A when the element type does not change"""
+    a = inst.operand
+    return a if a.shape.element_type == inst.shape.element_type else None

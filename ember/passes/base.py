@@ -1,0 +1,113 @@
+"""Pass infrastructure: HloPass, PassPipeline, Fix.
+
+Input: a Module, mutated in place. Output: whether anything changed.
+Environment (read at each run):
+- EMBER_ENABLE_CHECKS=1: run the verifier before the pipeline and after every pass.
+- EMBER_DISABLE_PASSES=name,name: skip passes with those names.
+- EMBER_DUMP_TO=dir: after each pass write `NNNN.<module>.<pipeline>.<pass>.hlo.txt`, where
+  NNNN counts dumps of that module name, so a directory listing sorts in pipeline order.
+`pipeline.timings` accumulates seconds per pass name.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+
+from ember.hlo.ir import Module
+from ember.hlo.printer import print_module
+from ember.hlo.verifier import verify
+
+_DUMP_COUNTERS: dict[str, int] = defaultdict(int)
+
+
+class HloPass:
+    """One transformation; `run` returns True when it changed the module."""
+
+    name = "pass"
+
+    def run(self, module: Module) -> bool:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def _disabled() -> set[str]:
+    return {s.strip() for s in os.environ.get("EMBER_DISABLE_PASSES", "").split(",") if s.strip()}
+
+
+def _checks_enabled() -> bool:
+    return os.environ.get("EMBER_ENABLE_CHECKS", "") == "1"
+
+
+def _dump(module: Module, pipeline: str, pass_name: str) -> None:
+    directory = os.environ.get("EMBER_DUMP_TO")
+    if not directory:
+        return
+    os.makedirs(directory, exist_ok=True)
+    n = _DUMP_COUNTERS[module.name]
+    _DUMP_COUNTERS[module.name] += 1
+    path = os.path.join(directory, f"{n:04d}.{module.name}.{pipeline}.{pass_name}.hlo.txt")
+    with open(path, "w") as f:
+        f.write(print_module(module, metadata=True))
+
+
+class PassPipeline(HloPass):
+    """Runs passes in order (nested pipelines and Fix allowed)."""
+
+    def __init__(self, name: str, passes: Sequence[HloPass]) -> None:
+        self.name = name
+        self.passes = list(passes)
+        self.timings: dict[str, float] = defaultdict(float)
+
+    def run(self, module: Module) -> bool:
+        disabled = _disabled()
+        checks = _checks_enabled()
+        if checks:
+            verify(module)
+        changed = False
+        for p in self.passes:
+            if p.name in disabled:
+                continue
+            t0 = time.perf_counter()
+            c = p.run(module)
+            self.timings[p.name] += time.perf_counter() - t0
+            changed |= c
+            if checks:
+                try:
+                    verify(module)
+                except Exception as e:
+                    raise type(e)(f"after pass {p.name}: {e}") from e
+            if not isinstance(p, PassPipeline | Fix):
+                _dump(module, self.name, p.name)
+        return changed
+
+
+class Fix(HloPass):
+    """Repeat a pass (or pipeline) until it reports no change, at most max_iterations."""
+
+    def __init__(self, inner: HloPass, max_iterations: int = 25) -> None:
+        self.inner = inner
+        self.name = f"fix({inner.name})"
+        self.max_iterations = max_iterations
+        self.iterations = 0
+        self.timings: dict[str, float] = defaultdict(float)
+
+    def run(self, module: Module) -> bool:
+        changed = False
+        self.iterations = 0
+        while self.iterations < self.max_iterations:
+            self.iterations += 1
+            if isinstance(self.inner, PassPipeline):
+                c = self.inner.run(module)
+            else:
+                c = PassPipeline(self.name, [self.inner]).run(module)
+            if not c:
+                break
+            changed = True
+        if isinstance(self.inner, PassPipeline):
+            self.timings = self.inner.timings
+        return changed

@@ -1,0 +1,60 @@
+"""Constant folding: evaluate, at compile time, instructions whose operands are constants.
+
+Input: a Module. Output: the module with such instructions replaced by `constant`s computed
+by the NumPy evaluator (so folding is bit-identical to running the module).
+Rewrite: `op(constant, ..., constant) => constant`.
+Not folded, to keep modules small and fusion-friendly:
+- a broadcast of a scalar (it stays a broadcast however big);
+- any result with more than MAX_FOLD_ELEMENTS elements (a big iota stays an iota);
+- tuple-shaped results, parameters, constants, custom-calls, and control flow
+  (while, conditional, call) whose bodies may be large.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.backends.interpreter.evaluator import HANDLERS, EvaluationError
+from ember.hlo.ir import Instruction, Module
+from ember.passes.base import HloPass
+
+MAX_FOLD_ELEMENTS = 1024  # results larger than this stay as the instruction that makes them
+
+_NEVER = {"parameter", "constant", "custom-call", "while", "conditional", "call", "tuple"}
+
+
+def foldable(inst: Instruction) -> bool:
+    if inst.opcode in _NEVER or inst.shape.is_tuple:
+        return False
+    if not all(o.opcode == "constant" for o in inst.operands):
+        return False
+    if inst.shape.size > MAX_FOLD_ELEMENTS:
+        return False
+    if inst.opcode == "broadcast" and inst.operand.shape.rank == 0:
+        return False
+    return True
+
+
+class ConstantFolding(HloPass):
+    name = "constant-folding"
+
+    def run(self, module: Module) -> bool:
+        changed = False
+        for comp in module.computations:
+            for inst in comp.post_order():
+                if inst.parent is not comp or not foldable(inst):
+                    continue
+                try:
+                    with np.errstate(all="ignore"):
+                        value = HANDLERS[inst.opcode](inst, [o.value for o in inst.operands])
+                except (EvaluationError, KeyError):
+                    continue
+                value = np.array(value, dtype=inst.shape.dtype, copy=True)
+                value.setflags(write=False)
+                const = Instruction("constant", inst.shape.without_layout(), (),
+                                    {"value": value}, metadata=dict(inst.metadata))
+                comp.add_instruction(const)
+                comp.replace_instruction(inst, const)
+                changed = True
+            changed |= comp.remove_dead()
+        return changed
