@@ -5,14 +5,17 @@
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 """
 
-from ember import tree_util
+# Importing ember.numpy installs the operators and methods of Array and of tracers.
+from ember import (
+    errors,
+    lax,
+    numpy,
+    tree_util,
+)
 from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
 from ember.config import config
-from ember.core import errors
-from ember.core.errors import ConcretizationTypeError
-from ember import numpy  # noqa: E402  (installs the Array methods)
-from ember import lax  # noqa: E402
+from ember.errors import ConcretizationTypeError
 from ember.lax import stop_gradient
 
 __version__ = "0.1.0"

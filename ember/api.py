@@ -24,6 +24,7 @@ from ember.config import config
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr
+from ember.core.source_info import locate_error
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import Tracer, get_aval
 from ember.prims.call import jit_p
@@ -79,7 +80,8 @@ class TraceResult(NamedTuple):
     hoisted: list[Any]          # outer tracers the body closes over (extra leading args)
     in_tree: PyTreeDef
     out_tree: PyTreeDef
-    arg_names: list[str]
+    arg_names: list[str]        # how each flat argument was passed: `x`, `params['w']`
+    params: dict[str, Any]      # the `jit` equation's params (jaxpr, name, donated_invars)
 
 
 def _normalize_argnums(argnums: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -139,7 +141,14 @@ class _StaticKey:
 
 
 class JitFunction:
-    """The result of `ember.jit(fun)`: call it, or stage it with trace/lower/compile."""
+    """The result of `ember.jit(fun)`: call it, or stage it with trace/lower/compile.
+
+    The call path on a cache hit is: split static from dynamic arguments (skipped when the
+    function has no static arguments and is called without keywords), one `tree_flatten`,
+    one `get_aval` per leaf, one dict lookup, one `bind`. Everything that needs the
+    signature or leaf paths (argument names for error messages, donation flags) is computed
+    once, in `__init__` or at trace time, and stored in the cache entry.
+    """
 
     def __init__(self, fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
                  donate_argnums: Any = None, donate_argnames: Any = None,
@@ -152,111 +161,96 @@ class JitFunction:
         names = set(_normalize_argnames(static_argnames))
         dnums = set(_normalize_argnums(donate_argnums))
         dnames = set(_normalize_argnames(donate_argnames))
+        # Names of the positional parameters, for error messages ("argument `x`").
+        self._pos_names: list[str] = []
         if self.sig is not None:
             params = list(self.sig.parameters.values())
             positional = [p for p in params if p.kind in
                           (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            self._pos_names = [p.name for p in positional]
+            npos = len(positional)
+            has_var_kw = any(p.kind == p.VAR_KEYWORD for p in params)
+            known = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+            bad = sorted(n for n in names | dnames if n not in known)
+            if bad and not has_var_kw:
+                raise ValueError(
+                    f"jitted function {_fun_name(fun)} has static_argnames or donate_argnames "
+                    f"{bad} that are not parameters of the function (its parameters are "
+                    f"{sorted(known)}).")
+            # static_argnums <-> static_argnames, as JAX infers them from the signature; a
+            # negative argnum counts from the end of the positional parameters.
             for i, p in enumerate(positional):
-                if p.name in names:
-                    nums.add(i)
-                if i in nums and p.kind != p.POSITIONAL_ONLY:
-                    names.add(p.name)
-                if p.name in dnames:
-                    dnums.add(i)
-                if i in dnums:
-                    dnames.add(p.name)
+                for argset, nameset in ((nums, names), (dnums, dnames)):
+                    if p.name in nameset:
+                        argset.add(i)
+                    if (i in argset or i - npos in argset) and p.kind != p.POSITIONAL_ONLY:
+                        nameset.add(p.name)
         self.static_argnums = tuple(sorted(nums))
         self.static_argnames = tuple(sorted(names))
         self.donate_argnums = tuple(sorted(dnums))
         self.donate_argnames = tuple(sorted(dnames))
+        self._static_name_set = frozenset(names)
+        self._no_static = not nums and not names
         self.keep_unused = keep_unused
         self.inline = inline
+        self._name = _fun_name(fun)
         self._cache: dict[Any, TraceResult] = {}
-        self._last_key: Any = None
         self.trace_count = 0
-        functools.update_wrapper(self, fun)
+        # Copy __name__, __doc__, ... but not __dict__: merging a jitted `fun`'s instance
+        # dict would overwrite this wrapper's own fun and cache.
+        functools.update_wrapper(self, fun, updated=())
 
     # -- arguments ---------------------------------------------------------------------------
-    def _param_names(self, nargs: int) -> list[str]:
-        names = []
-        params = list(self.sig.parameters.values()) if self.sig else []
-        for i in range(nargs):
-            if i < len(params) and params[i].kind in (
-                    inspect.Parameter.POSITIONAL_ONLY,
-                    inspect.Parameter.POSITIONAL_OR_KEYWORD):
-                names.append(params[i].name)
-            else:
-                names.append(f"args[{i}]")
-        return names
+    def _static_positions(self, nargs: int) -> frozenset[int]:
+        return frozenset(i if i >= 0 else i + nargs for i in self.static_argnums)
 
-    def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple, list[str]]:
-        """Separate static from dynamic arguments. Returns (dyn_args, dyn_kwargs, static
-        key, names of the dynamic positional args)."""
-        nargs = len(args)
-        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
-        names = self._param_names(nargs)
+    def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple]:
+        """Separate static from dynamic arguments: (dyn_args, dyn_kwargs, static key).
+
+        Keyword arguments are sorted by name, so `f(x=1, y=2)` and `f(y=2, x=1)` share a
+        trace. The static key holds `(position or name, _StaticKey)` pairs.
+        """
+        if self._no_static:
+            if not kwargs:
+                return args, {}, ()
+            return args, {k: kwargs[k] for k in sorted(kwargs)}, ()
+        static_pos = self._static_positions(len(args))
         static: list[Any] = []
         dyn_args = []
-        dyn_names = []
         for i, a in enumerate(args):
-            if i in static_nums:
-                static.append((i, _StaticKey(a, f"static argument `{names[i]}`", self.fun)))
+            if i in static_pos:
+                static.append((i, _StaticKey(a, f"static argument `{self._arg_name(i)}`",
+                                             self.fun)))
             else:
                 dyn_args.append(a)
-                dyn_names.append(names[i])
         dyn_kwargs = {}
         for k in sorted(kwargs):
             v = kwargs[k]
-            if k in self.static_argnames:
+            if k in self._static_name_set:
                 static.append((k, _StaticKey(v, f"static argument `{k}`", self.fun)))
             else:
                 dyn_kwargs[k] = v
-        return tuple(dyn_args), dyn_kwargs, tuple(static), dyn_names
+        return tuple(dyn_args), dyn_kwargs, tuple(static)
+
+    def _arg_name(self, i: int) -> str:
+        return self._pos_names[i] if i < len(self._pos_names) else f"args[{i}]"
 
     def _rebuild_call(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict
                       ) -> tuple[tuple, dict]:
-        nargs = len(args)
-        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
+        """The full call of `fun`: static values back in place, dynamic ones replaced."""
+        static_pos = self._static_positions(len(args))
         it = iter(dyn_args)
-        full_args = tuple(a if i in static_nums else next(it) for i, a in enumerate(args))
-        full_kwargs = {k: (v if k in self.static_argnames else dyn_kwargs[k])
+        full_args = tuple(a if i in static_pos else next(it) for i, a in enumerate(args))
+        full_kwargs = {k: (v if k in self._static_name_set else dyn_kwargs[k])
                        for k, v in kwargs.items()}
         return full_args, full_kwargs
 
-    # -- tracing -------------------------------------------------------------------------------
-    def _abstractify(self, leaves: list, paths: list[str]) -> tuple[ShapedArray, ...]:
-        avals = []
-        for leaf, path in zip(leaves, paths):
-            try:
-                avals.append(get_aval(leaf))
-            except TypeError:
-                raise TypeError(
-                    f"Error interpreting argument to {_fun_name(self.fun)} as an abstract "
-                    f"array. The problematic value is of type {type(leaf).__name__} and was "
-                    f"passed to the function at path {path}. This typically means that a "
-                    "jit-wrapped function was called with a non-array argument that was not "
-                    "marked as static using static_argnums or static_argnames.") from None
-        return tuple(avals)
-
-    def _flatten(self, args: tuple, kwargs: dict) -> tuple:
-        """(in_tree, leaves, paths, avals, static key) of one call's arguments."""
-        dyn_args, dyn_kwargs, static, dyn_names = self._split(args, kwargs)
-        with_path, in_tree = tree_flatten_with_path((dyn_args, dyn_kwargs))
-        leaves = [leaf for _, leaf in with_path]
-        paths = [self._path_name(p, dyn_names) for p, _ in with_path]
-        return in_tree, leaves, paths, self._abstractify(leaves, paths), static
-
-    def _trace(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:
-        in_tree, leaves, paths, avals, static = self._flatten(args, kwargs)
-        key = (in_tree, avals, static, config.trace_context())
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit, leaves
-        result = self._trace_uncached(args, kwargs, in_tree, avals, paths)
-        if not any(isinstance(h, Tracer) for h in result.hoisted):
-            self._cache[key] = result
-        self._last_key = key
-        return result, leaves
+    def _leaf_paths(self, args: tuple, dyn_args: tuple, dyn_kwargs: dict) -> list[str]:
+        """`x`, `params['w']`, `args[2][0]`: how each flat leaf was passed (trace time only)."""
+        static_pos = self._static_positions(len(args))
+        dyn_names = [self._arg_name(i) for i in range(len(args)) if i not in static_pos]
+        with_path, _ = tree_flatten_with_path((dyn_args, dyn_kwargs))
+        return [self._path_name(p, dyn_names) for p, _ in with_path]
 
     @staticmethod
     def _path_name(path: tuple, dyn_names: list[str]) -> str:
@@ -264,70 +258,113 @@ class JitFunction:
         if len(path) < 2:
             return keystr(path)
         top = path[0].idx if hasattr(path[0], "idx") else 0
-        if top == 0:
-            head = dyn_names[path[1].idx]
-        else:
-            head = str(path[1].key)
+        head = dyn_names[path[1].idx] if top == 0 else str(path[1].key)
         return head + keystr(path[2:])
 
-    def _trace_uncached(self, args: tuple, kwargs: dict, in_tree: PyTreeDef,
-                        avals: tuple[ShapedArray, ...], paths: list[str]) -> TraceResult:
+    def _donation_flags(self, args: tuple, kwargs: dict) -> tuple[bool, ...]:
+        """One flag per dynamic leaf: was it passed in a donated argument."""
+        static_pos = self._static_positions(len(args))
+        donate_pos = {i if i >= 0 else i + len(args) for i in self.donate_argnums}
+        flags: list[bool] = []
+        for i, a in enumerate(args):
+            if i not in static_pos:
+                flags.extend([i in donate_pos] * len(tree_flatten(a)[0]))
+        for k in sorted(kwargs):
+            if k not in self._static_name_set:
+                flags.extend([k in self.donate_argnames] * len(tree_flatten(kwargs[k])[0]))
+        return tuple(flags)
+
+    # -- tracing -------------------------------------------------------------------------------
+    def _abstractify_error(self, args: tuple, dyn_args: tuple, dyn_kwargs: dict,
+                           leaves: list) -> TypeError:
+        paths = self._leaf_paths(args, dyn_args, dyn_kwargs)
+        for leaf, path in zip(leaves, paths):
+            try:
+                get_aval(leaf)
+            except TypeError:
+                return TypeError(
+                    f"Error interpreting argument to {self._name} as an abstract array. The "
+                    f"problematic value is of type {type(leaf).__name__} and was passed to "
+                    f"the function at path {path}. This typically means that a jit-wrapped "
+                    "function was called with a non-array argument that was not marked as "
+                    "static using static_argnums or static_argnames.")
+        return TypeError(f"could not interpret the arguments of {self._name} as arrays")
+
+    def _flatten(self, args: tuple, kwargs: dict) -> tuple:
+        """(dyn_args, dyn_kwargs, in_tree, leaves, avals, static key) of one call."""
+        dyn_args, dyn_kwargs, static = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        try:
+            avals = tuple(map(get_aval, leaves))
+        except TypeError:
+            raise self._abstractify_error(args, dyn_args, dyn_kwargs, leaves) from None
+        return dyn_args, dyn_kwargs, in_tree, leaves, avals, static
+
+    def _lookup(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:
+        """The cached trace for these arguments (tracing on a miss) and the flat leaves."""
+        dyn_args, dyn_kwargs, in_tree, leaves, avals, static = self._flatten(args, kwargs)
+        key = (in_tree, avals, static, config.trace_context())
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit, leaves
+        result = self._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
+        # A trace that closed over an enclosing trace's tracers is only valid inside that
+        # trace; it is not cached.
+        if not result.hoisted:
+            self._cache[key] = result
+        return result, leaves
+
+    def _trace_uncached(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict,
+                        in_tree: PyTreeDef, avals: tuple[ShapedArray, ...]) -> TraceResult:
         self.trace_count += 1
+        paths = self._leaf_paths(args, dyn_args, dyn_kwargs)
         out_tree_box: list[PyTreeDef] = []
 
         def flat_fun(*tracers: Any) -> list:
-            dyn_args, dyn_kwargs = tree_unflatten(in_tree, tracers)
-            full_args, full_kwargs = self._rebuild_call(args, kwargs, dyn_args, dyn_kwargs)
+            t_args, t_kwargs = tree_unflatten(in_tree, tracers)
+            full_args, full_kwargs = self._rebuild_call(args, kwargs, t_args, t_kwargs)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_flatten(out)
             out_tree_box.append(out_tree)
             return out_leaves
 
-        closed, _ = trace_to_jaxpr(flat_fun, list(avals), paths,
-                                   debug_info=_fun_name(self.fun))
+        try:
+            closed, _ = trace_to_jaxpr(flat_fun, list(avals), paths, debug_info=self._name)
+        except (TypeError, ValueError) as e:
+            locate_error(e)     # shape/dtype errors name the user's line
+            raise
         closed, hoisted = _hoist_tracer_consts(closed)
-        return TraceResult(closed, hoisted, in_tree, out_tree_box[0], paths)
+        params: dict[str, Any] = {"jaxpr": closed, "name": self._name}
+        if self.donate_argnums or self.donate_argnames:
+            flags = self._donation_flags(args, kwargs)
+            if any(flags):
+                params["donated_invars"] = (False,) * len(hoisted) + flags
+        return TraceResult(closed, hoisted, in_tree, out_tree_box[0], paths, params)
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config.jax_disable_jit:
             return self.fun(*args, **kwargs)
-        result, leaves = self._trace(args, kwargs)
-        donated = self._donated_leaves(args, kwargs, result) if self.donate_argnums else None
-        params = {"jaxpr": result.closed_jaxpr, "name": _fun_name(self.fun)}
-        if donated:
-            params["donated_invars"] = (False,) * len(result.hoisted) + donated
-        outs = jit_p.bind(*result.hoisted, *leaves, **params)
+        result, leaves = self._lookup(args, kwargs)
+        outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
         return tree_unflatten(result.out_tree, outs)
 
-    def _donated_leaves(self, args: tuple, kwargs: dict, result: TraceResult) -> tuple:
-        flags = []
-        nargs = len(args)
-        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
-        for i, a in enumerate(args):
-            if i in static_nums:
-                continue
-            n = len(tree_flatten(a)[0])
-            flags.extend([i in self.donate_argnums] * n)
-        for k in sorted(kwargs):
-            if k not in self.static_argnames:
-                flags.extend([k in self.donate_argnames] * len(tree_flatten(kwargs[k])[0]))
-        return tuple(flags)
-
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # `@jit` on a method: the instance is the first (dynamic) argument, as in JAX; mark
+        # it static (static_argnums=0) or jit the bound method `jit(obj.method)` instead.
         if obj is None:
             return self
         return functools.partial(self, obj)
 
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
-        result, _ = self._trace(args, kwargs)
+        result, _ = self._lookup(args, kwargs)
         return Traced(self, result)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
-        result, _ = self._trace(args, kwargs)
+        result, _ = self._lookup(args, kwargs)
         return tree_unflatten(result.out_tree, [
             ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in result.closed_jaxpr.out_avals])
 
@@ -338,7 +375,7 @@ class JitFunction:
         return len(self._cache)
 
     def __repr__(self) -> str:
-        return f"<ember.jit of {_fun_name(self.fun)} at {_fun_location(self.fun)}>"
+        return f"<ember.jit of {self._name} at {_fun_location(self.fun)}>"
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -408,8 +445,7 @@ class Compiled:
         return str(self._result.closed_jaxpr)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        dyn_args, dyn_kwargs, _, _ = self._fn._split(args, kwargs)
-        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        _, _, in_tree, leaves, _, _ = self._fn._flatten(args, kwargs)
         if in_tree != self._result.in_tree:
             raise TypeError(f"Compiled function called with a different argument structure: "
                             f"{in_tree} vs {self._result.in_tree}")
@@ -419,7 +455,7 @@ class Compiled:
             if got.shape != aval.shape or got.dtype != aval.dtype:
                 raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
                                 f"function expects {aval.str_short()}")
-        outs = dispatch.run(self._result.closed_jaxpr, leaves)
+        outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves])
         return tree_unflatten(self._result.out_tree, outs)
 
 
@@ -443,13 +479,14 @@ def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argna
 def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
                return_shape: bool = False) -> Callable[..., Any]:
     """`make_jaxpr(f)(*args)`: the ClosedJaxpr of f at these arguments, printed as JAX does."""
-    jitted = fun if isinstance(fun, JitFunction) and not (static_argnums or static_argnames) \
-        else JitFunction(fun, static_argnums, static_argnames)
+    # Always a fresh wrapper: a `fun` that is itself jitted then shows as one `jit`
+    # equation, as JAX prints `make_jaxpr(jit(f))`.
+    jitted = JitFunction(fun, static_argnums, static_argnames)
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
-        in_tree, _, paths, avals, _ = jitted._flatten(args, kwargs)
-        result = jitted._trace_uncached(args, kwargs, in_tree, avals, paths)
+        dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted._flatten(args, kwargs)
+        result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
         if return_shape:
             shapes = tree_unflatten(result.out_tree, [
                 ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
@@ -458,9 +495,6 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
         return result.closed_jaxpr
 
     return make
-
-
-
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     return JitFunction(fun).eval_shape(*args, **kwargs)

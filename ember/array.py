@@ -195,8 +195,10 @@ class ArrayImpl(Array):
         if self._deleted:
             return "Array(<deleted>)"
         body = np.array2string(self._value, separator=", ", prefix="Array(")
+        # As JAX: a zero-size array shows its shape (`Array([], shape=(0, 3), dtype=int8)`).
+        shape = f", shape={self.shape}" if self.size == 0 else ""
         extra = ", weak_type=True" if self.weak_type else ""
-        return f"Array({body}, dtype={self.dtype.name}{extra})"
+        return f"Array({body}{shape}, dtype={self.dtype.name}{extra})"
 
     def __str__(self) -> str:
         return str(self._ember_value())

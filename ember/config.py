@@ -68,12 +68,14 @@ class Config:
         object.__setattr__(self, "_lock", threading.Lock())
         object.__setattr__(self, "_tracing_names", tuple(
             f.name for f in _FLAGS.values() if f.affects_tracing))
+        object.__setattr__(self, "_trace_context", self._compute_trace_context())
 
     def update(self, name: str, value: Any) -> None:
         if name not in _FLAGS:
             raise AttributeError(f"Unrecognized config option: {name}")
         with self._lock:
             self._values[name] = value
+            object.__setattr__(self, "_trace_context", self._compute_trace_context())
 
     def read(self, name: str) -> Any:
         try:
@@ -90,10 +92,12 @@ class Config:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("use config.update(name, value)")
 
+    def _compute_trace_context(self) -> tuple:
+        return tuple(self._values[n] for n in self._tracing_names)
+
     def trace_context(self) -> tuple:
         """The values of every flag that changes tracing; part of each jit cache key."""
-        values = self._values
-        return tuple(values[n] for n in self._tracing_names)
+        return self._trace_context
 
     def describe(self) -> str:
         return "\n".join(f"{f.name} = {self._values[f.name]!r}: {f.help}"

@@ -1,13 +1,8 @@
-"""Test setup shared by every test directory: the shared goldens path and fixtures."""
+"""Fixtures shared by every test directory."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
-
-SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
 
 
 @pytest.fixture
@@ -20,11 +15,3 @@ def x64():
         yield
     finally:
         config.update("jax_enable_x64", prev)
-
-
-def load_golden_cases() -> list[dict]:
-    path = os.path.join(SHARED, "goldens")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import jaxpr_cases  # type: ignore[import-not-found]
-    return jaxpr_cases.CASES

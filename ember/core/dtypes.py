@@ -46,6 +46,10 @@ def x64_enabled() -> bool:
 def canonicalize(dtype: Any) -> np.dtype:
     """The dtype Ember uses for `dtype`: 64-bit types narrow to 32 unless x64 is on."""
     dt = np.dtype(dtype)
+    if not dt.isnative:
+        # A big-endian `>f4` is the same number type as `float32`; values are converted to
+        # native byte order when read (trace.to_numpy).
+        dt = dt.newbyteorder("=")
     if dt not in SUPPORTED and dt.kind not in "c":
         raise TypeError(f"Ember does not support the dtype {dt}")
     if not config.jax_enable_x64:

@@ -30,13 +30,27 @@ class TracerArrayConversionError(JAXTypeError):
     """`np.asarray(x)` on a traced value."""
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class JAXIndexError(IndexError):
+    pass
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
     """A boolean mask whose result shape depends on traced data."""
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the transformation that created it and was used later."""
 
 
 class KeyReuseError(JAXTypeError):
     pass
+
+
+class JaxRuntimeError(RuntimeError):
+    """An error raised while running a compiled program (XLA's runtime error in JAX)."""
+
+
+__all__ = ["JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
+           "TracerBoolConversionError", "TracerIntegerConversionError",
+           "TracerArrayConversionError", "NonConcreteBooleanIndexError",
+           "UnexpectedTracerError", "KeyReuseError", "JaxRuntimeError"]

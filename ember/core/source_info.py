@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import TracebackType
 from typing import NamedTuple
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -35,3 +36,29 @@ def user_frame() -> SourceInfo:
             return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return UNKNOWN
+
+
+def innermost_user_frame(tb: TracebackType | None) -> SourceInfo | None:
+    """The deepest frame of a traceback that is user code (where an error surfaced)."""
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not code.co_filename.startswith(_EMBER_DIR):
+            found = SourceInfo(code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return found
+
+
+def locate_error(e: BaseException) -> None:
+    """Append the user's file:line to a plain TypeError/ValueError raised while tracing.
+
+    Only exact TypeError and ValueError are touched (subclasses carry their own messages),
+    and each error at most once; the exception object, its type and traceback are kept.
+    """
+    if type(e) not in (TypeError, ValueError) or getattr(e, "_ember_located", False):
+        return
+    where = innermost_user_frame(e.__traceback__)
+    if where is None or not e.args or not isinstance(e.args[0], str):
+        return
+    e.args = (f"{e.args[0]}\n  (at {where})", *e.args[1:])
+    e._ember_located = True  # type: ignore[attr-defined]

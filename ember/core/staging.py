@@ -100,7 +100,15 @@ class DynamicJaxprTrace(Trace):
             return hit[1]
         aval = get_aval(val)
         if aval.shape == ():
-            tracer = JaxprTracer(self, aval, Literal(to_numpy(val, aval), aval))
+            lit = np.array(to_numpy(val, aval))   # a copy: the user may mutate a 0-d array
+            tracer = JaxprTracer(self, aval, Literal(lit, aval))
+        elif isinstance(val, np.ndarray):
+            # A closed-over NumPy array is copied once, at trace time, in its canonical
+            # dtype: mutating it later must not change a cached trace's results, and the
+            # jaxpr's results must never alias memory the user can write.
+            snapshot = np.array(to_numpy(val, aval), copy=True)
+            snapshot.setflags(write=False)
+            tracer = self._new_const(aval, snapshot)
         else:
             tracer = self._new_const(aval, val)
         b.const_by_id[id(val)] = (val, tracer)

@@ -242,7 +242,8 @@ def get_aval(x: Any) -> ShapedArray:
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(np.shape(x), dtypes.canonicalize(x.dtype), False)
     if dtypes.is_python_scalar(x):
-        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+        # int, float and complex are weakly typed; a Python bool is a strong bool (as JAX).
+        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     if isinstance(x, (list, tuple)):
         raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid Ember array "
                         "type; pass an array instead (ember.numpy.asarray(...)).")
@@ -298,12 +299,16 @@ def wrap_results(outs: list, avals: list[ShapedArray], args: list, vals: list) -
     """
     from ember.array import ArrayImpl
     user = [v for x, v in zip(args, vals)
-            if not isinstance(x, ArrayImpl) and isinstance(v, np.ndarray) and v.size]
+            if not isinstance(x, ArrayImpl) and isinstance(v, np.ndarray)]
     results = []
     for out, aval in zip(outs, avals):
-        if user and isinstance(out, np.ndarray) and any(
-                np.may_share_memory(out, u) for u in user):
-            out = out.copy()
+        if user and isinstance(out, np.ndarray):
+            if out.size == 0:
+                # may_share_memory says False for empty arrays, yet the rule may have
+                # returned the user's own (empty) array: a fresh one costs nothing.
+                out = np.empty(out.shape, out.dtype)
+            elif any(np.may_share_memory(out, u) for u in user):
+                out = out.copy()
         results.append(ArrayImpl._from_rule(out, aval))
     return results
 

@@ -9,17 +9,21 @@ and the output types.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 import numpy as np
 import pytest
-from conftest import load_golden_cases
 
 import ember
 import ember.numpy as jnp
 from ember import lax
 
-CASES = load_golden_cases()
+_GOLDENS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "goldens")
+sys.path.insert(0, os.path.abspath(_GOLDENS))
+from jaxpr_cases import CASES  # noqa: E402
+
 _PLUMBING = {"jit", "convert_element_type", "broadcast_in_dim"}
 
 
