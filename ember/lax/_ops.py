@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ember.core import dtypes
 from ember.lax._base import aval_of, convert_element_type, to_common_dtype
 from ember.prims import conversion as C
@@ -110,12 +108,12 @@ def pow(x: Any, y: Any) -> Any:  # noqa: A001
 
 def integer_pow(x: Any, y: int) -> Any:
     """x ** y for a static Python integer y."""
-    return E.integer_pow_p.bind(x, y=int(y))
+    return E.integer_pow_p.bind(*to_common_dtype(x), y=int(y))
 
 
 def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:  # noqa: A001
     """Round to integral values; half away from zero unless TO_NEAREST_EVEN."""
-    return E.round_p.bind(x, rounding_method=int(rounding_method))
+    return E.round_p.bind(*to_common_dtype(x), rounding_method=RoundingMethod(rounding_method))
 
 
 def select_n(which: Any, *cases: Any) -> Any:

@@ -1,3 +1,421 @@
-"""(being written) See ember/lax/__init__.py and ember/numpy/__init__.py for the layout."""
+"""Products for ember.numpy: dot, matmul (the `@` operator), vdot, inner, outer, tensordot,
+einsum, vecdot, kron, and gather-free diagonal and trace (used by einsum and linalg).
 
-__all__: list[str] = []
+Input: array-likes of any dtypes. Output: ember arrays/tracers. Operands are promoted to
+one dtype with JAX's lattice and every product is one `dot_general` with
+preferred_element_type = that dtype (so `x @ y` prints as JAX prints it). Integer products
+wrap, bool products are or-of-ands. Shapes follow NumPy: matmul broadcasts its batch
+dimensions (a size-1 batch dimension is not materialized: it becomes a free dimension of
+the other operand, then a transpose puts the result in NumPy's order), 1-D operands get
+a dimension added and removed.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import lax
+from ember.core.trace import get_aval
+from ember.lax._sorting import masked_pick, take_prefix
+from ember.numpy._promote import check_arraylike, promote_dtypes
+
+# diagonal and trace are defined here gather-free (einsum's repeated labels use diagonal) and
+# serve ember.numpy.linalg; the top-level jnp.diagonal/jnp.trace come from _manipulation.
+__all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum", "vecdot", "kron"]
+
+
+def _promote(fname: str, *args: Any) -> list[Any]:
+    check_arraylike(fname, *args)
+    return promote_dtypes(*args)
+
+
+def _dg(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
+        batch: tuple[Sequence[int], Sequence[int]], precision: Any,
+        preferred_element_type: Any) -> Any:
+    """dot_general with the result dtype as the preferred element type (what jnp does)."""
+    dtype = get_aval(a).dtype if preferred_element_type is None else preferred_element_type
+    return lax.dot_general(a, b, (tuple(map(tuple, contract)), tuple(map(tuple, batch))),
+                           precision=precision, preferred_element_type=dtype)
+
+
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy's dot: a scalar scales; otherwise contract a's last axis with b's last (b 1-D)
+    or second-to-last axis. Result shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:]."""
+    a, b = _promote("dot", a, b)
+    an, bn = get_aval(a).ndim, get_aval(b).ndim
+    if an == 0 or bn == 0:
+        out = lax.mul(a, b)
+        return out if preferred_element_type is None else lax.convert_element_type(
+            out, preferred_element_type)
+    b_axis = 0 if bn == 1 else bn - 2
+    return _dg(a, b, ((an - 1,), (b_axis,)), ((), ()), precision, preferred_element_type)
+
+
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy's matmul: (..., n, k) @ (..., k, m) with broadcast batch dims; a 1-D operand is
+    a row (lhs) or column (rhs) vector whose dimension is removed from the result."""
+    a, b = _promote("matmul", a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if not sa or not sb:
+        raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes {sa} "
+                         f"and {sb}")
+    a_vec, b_vec = len(sa) == 1, len(sb) == 1
+    a_batch = sa[:-2] if not a_vec else ()
+    b_batch = sb[:-2] if not b_vec else ()
+    a_k = len(sa) - 1
+    b_k = 0 if b_vec else len(sb) - 2
+    if sa[a_k] != sb[b_k]:
+        raise ValueError(f"matmul: contracting dimensions differ: {sa} @ {sb} "
+                         f"({sa[a_k]} != {sb[b_k]})")
+    nb = max(len(a_batch), len(b_batch))
+    # Classify each broadcast batch position: a shared batch dim, or a dim that only one
+    # operand has (the other has size 1 or lacks it) and that becomes that operand's free dim.
+    lb, rb, a_squeeze, b_squeeze = [], [], [], []
+    a_free_batch, b_free_batch = [], []   # (result position, operand dim)
+    shared = []                           # result positions of the shared batch dims
+    out_batch = []
+    for i in range(nb):
+        ai = i - (nb - len(a_batch))
+        bi = i - (nb - len(b_batch))
+        asz = sa[ai] if ai >= 0 else None
+        bsz = sb[bi] if bi >= 0 else None
+        if asz is not None and bsz is not None and asz == bsz:
+            lb.append(ai)
+            rb.append(bi)
+            shared.append(i)
+            out_batch.append(asz)
+        elif asz is None or asz == 1:
+            if asz is not None:
+                a_squeeze.append(ai)
+            b_free_batch.append((i, bi))
+            out_batch.append(bsz)
+        elif bsz is None or bsz == 1:
+            if bsz is not None:
+                b_squeeze.append(bi)
+            a_free_batch.append((i, ai))
+            out_batch.append(asz)
+        else:
+            raise ValueError(f"matmul: batch dimensions {sa[:-2]} and {sb[:-2]} cannot be "
+                             "broadcast together")
+    if a_squeeze:
+        a = lax.squeeze(a, a_squeeze)
+    if b_squeeze:
+        b = lax.squeeze(b, b_squeeze)
+
+    def renumber(dims: list[int], removed: list[int]) -> list[int]:
+        return [d - sum(r < d for r in removed) for d in dims]
+
+    a_k2, b_k2 = renumber([a_k], a_squeeze)[0], renumber([b_k], b_squeeze)[0]
+    out = _dg(a, b, ((a_k2,), (b_k2,)), (renumber(lb, a_squeeze), renumber(rb, b_squeeze)),
+              precision, preferred_element_type)
+    # dot_general's result order: shared batch, a's free dims (its free batch dims then n),
+    # b's free dims (its free batch dims then m). Transpose into NumPy's order: the broadcast
+    # batch dims in position order, then n, then m.
+    order = [("batch", i) for i in shared] + [("batch", i) for i, _ in a_free_batch]
+    if not a_vec:
+        order.append(("n", 0))
+    order += [("batch", i) for i, _ in b_free_batch]
+    if not b_vec:
+        order.append(("m", 0))
+    target = [("batch", i) for i in range(nb)] + ([] if a_vec else [("n", 0)]) + \
+        ([] if b_vec else [("m", 0)])
+    perm = [order.index(t) for t in target]
+    return lax.transpose(out, perm)
+
+
+def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """The dot product of the flattened operands (no conjugation: real dtypes only)."""
+    a, b = _promote("vdot", a, b)
+    a = lax.reshape(a, (get_aval(a).size,))
+    b = lax.reshape(b, (get_aval(b).size,))
+    return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Contract the last axes: result shape a.shape[:-1] + b.shape[:-1]."""
+    a, b = _promote("inner", a, b)
+    an, bn = get_aval(a).ndim, get_aval(b).ndim
+    if an == 0 or bn == 0:
+        return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
+    return _dg(a, b, ((an - 1,), (bn - 1,)), ((), ()), precision, preferred_element_type)
+
+
+def outer(a: Any, b: Any, out: None = None) -> Any:
+    """out[i, j] = ravel(a)[i] * ravel(b)[j] (a broadcast multiply, as in JAX)."""
+    a, b = _promote("outer", a, b)
+    a = lax.reshape(a, (get_aval(a).size, 1))
+    b = lax.reshape(b, (1, get_aval(b).size))
+    return lax.mul(a, b)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """Sum over the last `axes` axes of a and the first of b (an int), or over the given
+    pairs of axes ((a_axes), (b_axes)); result a's free axes then b's."""
+    a, b = _promote("tensordot", a, b)
+    an, bn = get_aval(a).ndim, get_aval(b).ndim
+    if isinstance(axes, (int, np.integer)):
+        n = operator.index(axes)
+        if n < 0 or n > min(an, bn):
+            raise TypeError(f"Number of tensordot axes (axes {n}) exceeds input ranks "
+                            f"({an} and {bn})")
+        ca, cb = list(range(an - n, an)), list(range(n))
+    else:
+        try:
+            xa, xb = axes
+        except (TypeError, ValueError):
+            raise TypeError("tensordot axes argument must be an int or a pair of sequences, "
+                            f"got {axes!r}") from None
+        xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
+        xb = [xb] if isinstance(xb, (int, np.integer)) else list(xb)
+        if len(xa) != len(xb):
+            raise TypeError(f"tensordot requires axes lists of equal length, got {axes!r}")
+        ca = [_axis(x, an) for x in xa]
+        cb = [_axis(x, bn) for x in xb]
+    return _dg(a, b, (ca, cb), ((), ()), precision, preferred_element_type)
+
+
+def _axis(axis: Any, ndim: int) -> int:
+    ax = operator.index(axis)
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+    return ax % ndim
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """sum(x1 * x2, axis) over broadcast operands, as one batched dot_general."""
+    x1, x2 = _promote("vecdot", x1, x2)
+    from ember.numpy._manipulation import broadcast_arrays
+    s1, s2 = get_aval(x1).shape, get_aval(x2).shape
+    nd = max(len(s1), len(s2))
+    if nd == 0:
+        raise ValueError("vecdot requires arrays of rank >= 1")
+    ax = _axis(axis, nd)
+    a1 = ax - (nd - len(s1))
+    a2 = ax - (nd - len(s2))
+    if a1 < 0 or a2 < 0 or s1[a1] != s2[a2]:
+        raise ValueError(f"vecdot: axis {axis} must have the same size in both operands, got "
+                         f"shapes {s1} and {s2}")
+    x1, x2 = broadcast_arrays(x1, x2)
+    batch = [d for d in range(nd) if d != ax]
+    return _dg(x1, x2, ((ax,), (ax,)), (batch, batch), precision, preferred_element_type)
+
+
+def kron(a: Any, b: Any) -> Any:
+    """The Kronecker product: out[i*B + j] = a[i] * b[j] in every dimension."""
+    a, b = _promote("kron", a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    nd = max(len(sa), len(sb))
+    sa = (1,) * (nd - len(sa)) + sa
+    sb = (1,) * (nd - len(sb)) + sb
+    # a as (a0, 1, a1, 1, ...), b as (1, b0, 1, b1, ...): the product interleaves them.
+    ai = lax.reshape(a, tuple(v for s in sa for v in (s, 1)))
+    bi = lax.reshape(b, tuple(v for s in sb for v in (1, s)))
+    shape = tuple(v for x, y in zip(sa, sb) for v in (x, y))
+    prod = lax.mul(lax.broadcast_in_dim(ai, shape, tuple(range(2 * nd))),
+                   lax.broadcast_in_dim(bi, shape, tuple(range(2 * nd))))
+    return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
+
+
+# -- diagonals ---------------------------------------------------------------------------------
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The `offset` diagonal over axes (axis1, axis2), appended as the last axis.
+
+    out[..., d] = a[..., d + max(-offset, 0), d + max(offset, 0)]. Written without gather:
+    a masked pick along one of the two axes (exact, see lax._sorting.masked_pick), then the
+    first `d` entries of the other axis.
+    """
+    check_arraylike("diagonal", a)
+    a = promote_dtypes(a)[0]
+    aval = get_aval(a)
+    if aval.ndim < 2:
+        raise ValueError("diagonal requires an array of at least two dimensions")
+    ax1, ax2 = _axis(axis1, aval.ndim), _axis(axis2, aval.ndim)
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    offset = operator.index(offset)
+    rest = [i for i in range(aval.ndim) if i not in (ax1, ax2)]
+    x = lax.transpose(a, rest + [ax1, ax2])
+    shape = get_aval(x).shape
+    n1, n2 = shape[-2], shape[-1]
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    r = len(rest)
+    rows = lax.broadcasted_iota(np.int32, (n1, n2), 0)
+    cols = lax.broadcasted_iota(np.int32, (n1, n2), 1)
+    mask = lax.eq(lax.add(rows, lax.full((n1, n2), offset, np.int32)), cols)
+    mask = lax.broadcast_in_dim(mask, shape, (r, r + 1))
+    # offset >= 0: the diagonal starts at row 0, one entry per row; else at column 0.
+    line = masked_pick(x, mask, (r + 1,) if offset >= 0 else (r,))
+    if get_aval(line).shape[-1] != length:
+        line = take_prefix(line, length, r, 0)
+    return line
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: None = None) -> Any:
+    """The sum of the `offset` diagonal (small ints accumulate in the default int, as sum)."""
+    from ember.numpy._reductions import sum as _sum
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# -- einsum ------------------------------------------------------------------------------------
+
+def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "auto",
+           precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Einstein summation: `'ij,jk->ik'`, with '...' broadcasting and implicit output.
+
+    Plan: parse the subscripts into one letter per dimension ('...' becomes reserved
+    letters, aligned from the right); per operand, take repeated-letter diagonals and sum out
+    letters no other operand or the output needs; then contract pairs with dot_general,
+    always the pair whose result is smallest (ties: leftmost); finally sum out and transpose
+    into the output order.
+    """
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: only the string form of subscripts is supported")
+    check_arraylike("einsum", *operands)
+    ops = promote_dtypes(*operands) if len(operands) > 1 else [
+        promote_dtypes(operands[0])[0]] if operands else []
+    if not ops:
+        raise ValueError("einsum requires at least one operand")
+    dtype = get_aval(ops[0]).dtype if preferred_element_type is None else np.dtype(
+        preferred_element_type)
+    in_specs, out_spec = _parse_einsum(subscripts, [get_aval(o).shape for o in ops])
+    sizes: dict[str, int] = {}
+    for spec, o in zip(in_specs, ops):
+        for letter, size in zip(spec, get_aval(o).shape):
+            if letter in sizes and sizes[letter] != size and 1 not in (sizes[letter], size):
+                raise ValueError(f"einsum: size of label '{letter}' differs between operands: "
+                                 f"{sizes[letter]} and {size}")
+            sizes[letter] = size if letter not in sizes or sizes[letter] == 1 else sizes[letter]
+    terms: list[tuple[Any, str]] = []
+    for spec, o in zip(in_specs, ops):
+        o, spec = _einsum_diagonals(o, spec)
+        # A size-1 dimension of a label that is larger elsewhere broadcasts: drop it here.
+        drop = [i for i, letter in enumerate(spec) if get_aval(o).shape[i] == 1
+                and sizes[letter] != 1]
+        if drop:
+            o = lax.squeeze(o, drop)
+            spec = "".join(letter for i, letter in enumerate(spec) if i not in drop)
+        terms.append((o, spec))
+
+    def needed_elsewhere(skip: tuple[int, ...]) -> set[str]:
+        keep = set(out_spec)
+        for i, (_, s) in enumerate(terms):
+            if i not in skip:
+                keep |= set(s)
+        return keep
+
+    def sum_unneeded(i: int) -> None:
+        o, s = terms[i]
+        keep = needed_elsewhere((i,))
+        axes = [j for j, letter in enumerate(s) if letter not in keep]
+        if axes:
+            o = lax.reduce_sum(o, axes)
+            s = "".join(letter for j, letter in enumerate(s) if j not in axes)
+        terms[i] = (o, s)
+
+    for i in range(len(terms)):
+        sum_unneeded(i)
+    while len(terms) > 1:
+        best = None
+        for i in range(len(terms)):
+            for j in range(i + 1, len(terms)):
+                keep = needed_elsewhere((i, j))
+                letters = (set(terms[i][1]) | set(terms[j][1])) & keep
+                cost = math.prod(sizes[c] for c in letters)
+                if best is None or cost < best[0]:
+                    best = (cost, i, j)
+        assert best is not None
+        _, i, j = best
+        keep = needed_elsewhere((i, j))
+        (x, sx), (y, sy) = terms[i], terms[j]
+        shared = [c for c in sx if c in sy]
+        batch = [c for c in shared if c in keep]
+        contract = [c for c in shared if c not in keep]
+        res = _dg(x, y, ([sx.index(c) for c in contract], [sy.index(c) for c in contract]),
+                  ([sx.index(c) for c in batch], [sy.index(c) for c in batch]), precision,
+                  dtype)
+        spec = "".join(batch) + "".join(c for c in sx if c not in shared) + \
+            "".join(c for c in sy if c not in shared)
+        terms = [t for k, t in enumerate(terms) if k not in (i, j)] + [(res, spec)]
+        sum_unneeded(len(terms) - 1)
+    result, spec = terms[0]
+    if get_aval(result).dtype != dtype:
+        result = lax.convert_element_type(result, dtype)
+    # Output labels whose every occurrence was a broadcast size-1 dimension were dropped.
+    missing = [c for c in out_spec if c not in spec]
+    if missing:
+        shape = get_aval(result).shape + (1,) * len(missing)
+        result = lax.broadcast_in_dim(result, shape, tuple(range(len(spec))))
+        spec += "".join(missing)
+    return lax.transpose(result, [spec.index(c) for c in out_spec])
+
+
+_ELLIPSIS_LETTERS = "".join(chr(c) for c in range(0x3b1, 0x3b1 + 24))  # reserved: Greek
+
+
+def _parse_einsum(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """One label per dimension for each operand, and the output's labels."""
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        lhs, rhs = s.split("->")
+        explicit = True
+    else:
+        lhs, rhs, explicit = s, "", False
+    specs = lhs.split(",")
+    if len(specs) != len(shapes):
+        raise ValueError(f"einsum: {len(specs)} operand subscripts for {len(shapes)} operands")
+    for part in specs + [rhs]:
+        if any(not (c.isalpha() or c == ".") for c in part) or \
+                part.replace("...", "").count(".") or part.count("...") > 1:
+            raise ValueError(f"einsum: invalid subscripts {subscripts!r}")
+    n_ell = 0
+    for spec, shape in zip(specs, shapes):
+        n_letters = len(spec.replace("...", ""))
+        if "..." in spec:
+            if len(shape) < n_letters:
+                raise ValueError(f"einsum: operand of shape {shape} has too few dimensions "
+                                 f"for subscripts {spec!r}")
+            n_ell = max(n_ell, len(shape) - n_letters)
+        elif n_letters != len(shape):
+            raise ValueError(f"einsum: subscripts {spec!r} do not match an operand of "
+                             f"rank {len(shape)}")
+    ell = _ELLIPSIS_LETTERS[:n_ell]
+    out_specs = []
+    for spec, shape in zip(specs, shapes):
+        if "..." in spec:
+            k = len(shape) - len(spec.replace("...", ""))
+            spec = spec.replace("...", ell[n_ell - k:] if k else "")
+        out_specs.append(spec)
+    if explicit:
+        out = rhs.replace("...", ell)
+        if len(set(out)) != len(out):
+            raise ValueError(f"einsum: output subscript {rhs!r} repeats a label")
+        for c in out:
+            if not any(c in sp for sp in out_specs):
+                raise ValueError(f"einsum: output label '{c}' does not appear in the inputs")
+    else:
+        counts: dict[str, int] = {}
+        for sp in out_specs:
+            for c in sp:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return out_specs, out
+
+
+def _einsum_diagonals(x: Any, spec: str) -> tuple[Any, str]:
+    """Collapse repeated labels in one operand ('ii' -> 'i') to their diagonal."""
+    while len(set(spec)) != len(spec):
+        c = next(ch for ch in spec if spec.count(ch) > 1)
+        i = spec.index(c)
+        j = spec.index(c, i + 1)
+        x = diagonal(x, 0, i, j)   # removes axes i, j; appends the diagonal as the last axis
+        spec = "".join(ch for k, ch in enumerate(spec) if k not in (i, j)) + c
+    return x, spec

@@ -1,3 +1,482 @@
-"""(being written) See ember/lax/__init__.py and ember/numpy/__init__.py for the layout."""
+"""Sorting, searching, counting and scans for ember.numpy: sort, argsort, lexsort,
+searchsorted, unique (and the Array API unique_*), nonzero, argwhere, flatnonzero,
+count_nonzero, cumsum, cumprod, nancumsum, nancumprod, cumulative_sum, cumulative_prod.
 
-__all__: list[str] = []
+Input: array-likes; `axis=None` flattens. Output: ember arrays/tracers; indices in the
+default int dtype (int32, int64 under x64). Sorting follows JAX's total order (NaN last,
+-0.0 == +0.0, stable). Functions whose result shape depends on the data (unique, nonzero,
+argwhere, flatnonzero) compute it from the concrete input in eager mode; under jit they
+need a static `size=` (results are cut to `size` or padded with `fill_value`), else they
+raise a ConcretizationTypeError. Everything is written with primitives, so eager and jit
+share one definition.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import lax
+from ember.core import dtypes
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer, get_aval
+from ember.lax._sorting import argsort as _lax_argsort
+from ember.lax._sorting import masked_pick, take_prefix, total_order_key
+from ember.numpy._promote import check_arraylike, promote_dtypes
+
+__all__ = ["sort", "argsort", "lexsort", "searchsorted", "unique", "unique_values",
+           "unique_counts", "unique_inverse", "unique_all", "nonzero", "argwhere",
+           "flatnonzero", "count_nonzero", "cumsum", "cumprod", "nancumsum", "nancumprod",
+           "cumulative_sum", "cumulative_prod"]
+
+
+def _array(fname: str, a: Any) -> Any:
+    check_arraylike(fname, a)
+    return promote_dtypes(a)[0]
+
+
+def _flatten(a: Any) -> Any:
+    return lax.reshape(a, (get_aval(a).size,))
+
+
+def _norm_axis(axis: Any, ndim: int) -> int:
+    ax = operator.index(axis)
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+    return ax % ndim
+
+
+def _check_order(fname: str, kind: Any, order: Any) -> None:
+    if order is not None:
+        raise TypeError(f"'order' argument to {fname} is not supported.")
+
+
+# -- sorting -----------------------------------------------------------------------------------
+
+def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
+         stable: bool = True, descending: bool = False) -> Any:
+    """a sorted along `axis` (flattened when None): NaN last; descending reverses."""
+    _check_order("sort", kind, order)
+    a = _array("sort", a)
+    if axis is None:
+        a, axis = _flatten(a), 0
+    if get_aval(a).ndim == 0:
+        raise ValueError("Cannot sort a 0-d array; use axis=None")
+    ax = _norm_axis(axis, get_aval(a).ndim)
+    out = lax.sort(a, ax, is_stable=stable)
+    return lax.rev(out, (ax,)) if descending else out
+
+
+def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
+            stable: bool = True, descending: bool = False) -> Any:
+    """Indices that sort a along `axis`; stable in both directions (equal entries keep
+    their input order, also when descending)."""
+    _check_order("argsort", kind, order)
+    a = _array("argsort", a)
+    if axis is None:
+        a, axis = _flatten(a), 0
+    if get_aval(a).ndim == 0:
+        raise ValueError("Cannot argsort a 0-d array; use axis=None")
+    ax = _norm_axis(axis, get_aval(a).ndim)
+    return _lax_argsort(a, ax, dtypes.default_int(), descending=descending, stable=stable)
+
+
+def lexsort(keys: Any, axis: int = -1) -> Any:
+    """Indices sorting by keys[-1] first, ties broken by keys[-2], ... (stable)."""
+    if isinstance(keys, (tuple, list)):
+        ks = [_array("lexsort", k) for k in keys]
+    else:
+        arr = _array("lexsort", keys)
+        if get_aval(arr).ndim == 0:
+            raise TypeError("lexsort keys must be a sequence or an array of rank >= 1")
+        ks = [_index_first(arr, i) for i in range(get_aval(arr).shape[0])]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = get_aval(ks[0]).shape
+    if any(get_aval(k).shape != shape for k in ks):
+        raise ValueError("all keys need to be the same shape")
+    if not shape:
+        return lax.full((), 0, dtypes.default_int())
+    ax = _norm_axis(axis, len(shape))
+    iota = lax.broadcasted_iota(dtypes.default_int(), shape, ax)
+    outs = lax.sort((*ks[::-1], iota), ax, True, len(ks))
+    return outs[-1]
+
+
+def _index_first(arr: Any, i: int) -> Any:
+    """arr[i] for a static i (a one-hot select along axis 0, exact)."""
+    shape = get_aval(arr).shape
+    mask = lax.eq(lax.broadcasted_iota(np.int32, shape, 0), lax.full(shape, i, np.int32))
+    return masked_pick(arr, mask, (0,))
+
+
+# -- searching ---------------------------------------------------------------------------------
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
+                 method: str = "scan") -> Any:
+    """Insertion indices of v into the sorted 1-D a (in JAX's total order: NaN last).
+
+    side='left': the count of entries a[i] < v; side='right': of entries a[i] <= v. All
+    three methods give the same indices; each is computed by comparing every (a[i], v[j])
+    pair and summing (O(len(a) * v.size)).
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "
+                         "['left', 'right'].")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(f"{method!r} is an invalid value for keyword 'method'. Expected one "
+                         "of ['sort', 'scan', 'scan_unrolled', 'compare_all'].")
+    check_arraylike("searchsorted", a, v)
+    a, v = promote_dtypes(a, v)
+    if get_aval(a).ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    if sorter is not None:
+        a = _take_1d(a, sorter)
+    ka, kv = total_order_key(a), total_order_key(v)
+    n = get_aval(a).shape[0]
+    vshape = get_aval(v).shape
+    full = vshape + (n,)
+    ae = lax.broadcast_in_dim(ka, full, (len(vshape),))
+    ve = lax.broadcast_in_dim(kv, full, tuple(range(len(vshape))))
+    before = lax.lt(ae, ve) if side == "left" else lax.le(ae, ve)
+    counts = lax.convert_element_type(before, dtypes.default_int())
+    return lax.reduce_sum(counts, (len(vshape),))
+
+
+def _take_1d(a: Any, idx: Any) -> Any:
+    """a[idx] for a 1-D a and 1-D integer idx in range (a one-hot select, exact)."""
+    idx = promote_dtypes(idx)[0]
+    n, m = get_aval(a).shape[0], get_aval(idx).shape[0]
+    pos = lax.broadcasted_iota(np.int32, (m, n), 1)
+    want = lax.broadcast_in_dim(lax.convert_element_type(idx, np.int32), (m, n), (0,))
+    ae = lax.broadcast_in_dim(a, (m, n), (1,))
+    return masked_pick(ae, lax.eq(pos, want), (1,))
+
+
+# -- data-dependent sizes: nonzero and unique ----------------------------------------------------
+
+def _static_size(fname: str, traced: Any, size: Any, concrete_count: Any) -> int:
+    """The output length: `size` if given, else the concrete count (eager only)."""
+    if size is not None:
+        size = operator.index(size)
+        if size < 0:
+            raise ValueError(f"{fname}: size must be non-negative, got {size}")
+        return size
+    if isinstance(traced, Tracer):
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where a concrete value is expected: the "
+            f"size of the result of {fname}() depends on the values of an argument that is "
+            f"traced ({get_aval(traced).str_short()}). Under jit, pass a static size= "
+            f"(and optionally fill_value=) to {fname}().")
+    return int(np.asarray(concrete_count()))
+
+
+def _compact(mask: Any, operands: Sequence[Any]) -> list[Any]:
+    """Operands permuted so that the entries where mask (1-D bool) is True come first, in
+    their original order (a stable sort keyed on not-mask)."""
+    key = lax.bitwise_not(mask)
+    outs = lax.sort((key, *operands), 0, True, 1)
+    return list(outs[1:])
+
+
+def _fill_tail(x: Any, count: Any, size: int, fill: Any) -> Any:
+    """x (length >= size after take_prefix) with entries at positions >= count set to fill."""
+    x = take_prefix(x, size, 0, 0 if fill is None else fill)
+    if fill is None:
+        fill = 0
+    valid = lax.lt(lax.broadcasted_iota(dtypes.default_int(), (size,), 0),
+                   lax.broadcast_in_dim(count, (size,), ()))
+    return lax.select(valid, x, lax.full((size,), fill, get_aval(x).dtype))
+
+
+def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, ...]:
+    """The indices of the non-zero entries, one index array per dimension (row-major order).
+
+    With size=: the first `size` indices, padded with fill_value (default 0; a tuple gives
+    one fill per dimension)."""
+    a = _array("nonzero", a)
+    aval = get_aval(a)
+    if aval.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d "
+                         "(scalar) instead.")
+    mask = lax.ne(a, lax.full_like(a, 0)) if aval.dtype.kind != "b" else a
+    flat_mask = _flatten(mask)
+    idx_t = dtypes.default_int()
+    count = lax.reduce_sum(lax.convert_element_type(flat_mask, idx_t), (0,))
+    n = _static_size("nonzero", a, size, lambda: count)
+    (flat_idx,) = _compact(flat_mask, [lax.iota(idx_t, aval.size)])
+    if isinstance(fill_value, (tuple, list)):
+        if len(fill_value) != aval.ndim:
+            raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                             f"{aval.ndim}, got {fill_value!r}")
+        fills = list(fill_value)
+    else:
+        fills = [fill_value] * aval.ndim
+    flat_idx = take_prefix(flat_idx, n, 0, 0)
+    out = []
+    stride = aval.size
+    for d, s in enumerate(aval.shape):
+        stride //= s if s else 1
+        coord = flat_idx
+        if stride != 1 and s:
+            coord = lax.div(coord, lax.full((n,), stride, idx_t))
+        if d > 0 and s:
+            coord = lax.rem(coord, lax.full((n,), s, idx_t))
+        out.append(_fill_tail(coord, count, n, fills[d]))
+    return tuple(out)
+
+
+def flatnonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    """The indices of the non-zero entries of ravel(a)."""
+    return nonzero(_flatten(_array("flatnonzero", a)), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    """nonzero's indices as the columns of an (N, a.ndim) array (0-d a: shape (N, 0))."""
+    a = _array("argwhere", a)
+    ndim = get_aval(a).ndim
+    cols = nonzero(lax.reshape(a, (1,)) if ndim == 0 else a, size=size,
+                   fill_value=fill_value)
+    m = get_aval(cols[0]).shape[0]
+    idx_t = get_aval(cols[0]).dtype
+    if ndim == 0:
+        return lax.full((m, 0), 0, idx_t)
+    # Column d of the result is cols[d]: broadcast each along the new axis and keep it only
+    # in its own column (a select per column; no concatenate needed).
+    which = lax.broadcasted_iota(np.int32, (m, ndim), 1)
+    out = lax.full((m, ndim), 0, idx_t)
+    for d, c in enumerate(cols):
+        here = lax.eq(which, lax.full((m, ndim), d, np.int32))
+        out = lax.select(here, lax.broadcast_in_dim(c, (m, ndim), (0,)), out)
+    return out
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The number of non-zero entries along `axis` (all when None), in the default int."""
+    from ember.numpy._reductions import sum as _sum
+    a = _array("count_nonzero", a)
+    mask = lax.ne(a, lax.full_like(a, 0)) if get_aval(a).dtype.kind != "b" else a
+    return _sum(mask, axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
+
+
+def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inverse: bool,
+                 want_counts: bool, equal_nan: bool) -> dict[str, Any]:
+    """Sorted unique values of ravel(ar), with first indices, inverse and counts.
+
+    sorted, perm = sort(x, iota); first[i] = (i == 0) | (sorted[i] != sorted[i - 1]) in the
+    total order (NaNs equal when equal_nan); the group number of sorted entry i is
+    cumsum(first)[i] - 1. Compaction keeps the first-of-group entries; counts are the
+    differences of the group starts.
+    """
+    x = _flatten(ar)
+    n = get_aval(x).shape[0]
+    idx_t = dtypes.default_int()
+    iota = lax.iota(idx_t, n)
+    svals, perm = lax.sort((x, iota), 0, True, 1)
+    key = total_order_key(svals)
+    if n:
+        first = lax.ne(key, _shift_right(key))
+        if get_aval(svals).dtype.kind == "f" and not equal_nan:
+            first = lax.bitwise_or(first, lax.ne(svals, svals))
+        first = lax.bitwise_or(first, lax.eq(iota, lax.full((n,), 0, idx_t)))
+    else:
+        first = lax.full((0,), False, np.bool_)
+    count = lax.reduce_sum(lax.convert_element_type(first, idx_t), (0,))
+    m = _static_size("unique", ar, size, lambda: count)
+    (uvals,) = _compact(first, [svals])
+    res: dict[str, Any] = {}
+    fill = fill_value
+    if fill is None:
+        # JAX pads unique with the minimum value (so padded output stays sorted-ish).
+        from ember.numpy._reductions import min as _min
+        fill = _min(x) if n else 0
+    res["values"] = _fill_tail(uvals, count, m, fill)
+    if want_index:
+        first_idx = _compact(first, [perm])[0]
+        res["indices"] = _fill_tail(first_idx, count, m, 0)
+    if want_inverse:
+        group = lax.sub(lax.cumsum(lax.convert_element_type(first, idx_t)),
+                        lax.full((n,), 1, idx_t))
+        # Scatter the sorted entries' groups back to their original positions: sorting by
+        # perm (a permutation) applies the inverse permutation.
+        _, inv = lax.sort((perm, group), 0, True, 1)
+        res["inverse"] = lax.reshape(inv, get_aval(ar).shape)
+    if want_counts:
+        # Start position of each group, then count[g] = start[g + 1] - start[g] with
+        # start[count] = n: padded starts beyond the groups equal n, giving 0 counts there.
+        starts = _compact(first, [iota])[0]
+        starts = _fill_tail(starts, count, m + 1, n)
+        nxt = lax.rev(take_prefix(lax.rev(starts, (0,)), m, 0, 0), (0,))  # starts[1:]
+        res["counts"] = lax.sub(nxt, take_prefix(starts, m, 0, 0))
+    return res
+
+
+def _shift_right(x: Any) -> Any:
+    """[0, x[0], x[1], ..., x[n-2]]: x moved one place later (1-D, n >= 1); the first
+    entry is a filler the callers ignore. Built as rev(prefix(rev(x) extended by one))."""
+    n = get_aval(x).shape[0]
+    extended = lax.rev(take_prefix(lax.rev(x, (0,)), n + 1, 0, 0), (0,))  # [0, x0, ..., xn-1]
+    return take_prefix(extended, n, 0, 0)
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: Any = None, *, equal_nan: bool = True,
+           size: Any = None, fill_value: Any = None, sorted: bool = True) -> Any:
+    """The sorted unique values of ravel(ar) (axis=None only), optionally with the index of
+    each value's first occurrence, the inverse (shaped like ar) and the counts."""
+    if axis is not None:
+        raise NotImplementedError("jnp.unique with axis= is not supported by Ember yet")
+    ar = _array("unique", ar)
+    r = _unique_core(ar, size, fill_value, return_index, return_inverse, return_counts,
+                     equal_nan)
+    outs = [r["values"]]
+    if return_index:
+        outs.append(r["indices"])
+    if return_inverse:
+        outs.append(r["inverse"])
+    if return_counts:
+        outs.append(r["counts"])
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+class UniqueAllResult(tuple):
+    """(values, indices, inverse_indices, counts) with named fields, as the Array API."""
+
+    __slots__ = ()
+
+    def __new__(cls, values: Any, indices: Any, inverse_indices: Any, counts: Any):
+        return super().__new__(cls, (values, indices, inverse_indices, counts))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+    inverse_indices = property(lambda self: self[2])
+    counts = property(lambda self: self[3])
+
+
+class UniqueCountsResult(tuple):
+    __slots__ = ()
+
+    def __new__(cls, values: Any, counts: Any):
+        return super().__new__(cls, (values, counts))
+
+    values = property(lambda self: self[0])
+    counts = property(lambda self: self[1])
+
+
+class UniqueInverseResult(tuple):
+    __slots__ = ()
+
+    def __new__(cls, values: Any, inverse_indices: Any):
+        return super().__new__(cls, (values, inverse_indices))
+
+    values = property(lambda self: self[0])
+    inverse_indices = property(lambda self: self[1])
+
+
+def unique_values(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    return unique(x, size=size, fill_value=fill_value)
+
+
+def unique_counts(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    v, c = unique(x, return_counts=True, size=size, fill_value=fill_value)
+    return UniqueCountsResult(v, c)
+
+
+def unique_inverse(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    v, i = unique(x, return_inverse=True, size=size, fill_value=fill_value)
+    return UniqueInverseResult(v, i)
+
+
+def unique_all(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    v, idx, inv, c = unique(x, return_index=True, return_inverse=True, return_counts=True,
+                            size=size, fill_value=fill_value)
+    return UniqueAllResult(v, idx, inv, c)
+
+
+# -- cumulative reductions ---------------------------------------------------------------------
+
+def _upcast_small_int(dtype: np.dtype) -> np.dtype:
+    # Like jnp.sum: bool and narrow ints accumulate in the default (u)int.
+    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < dtypes.default_int().itemsize):
+        return dtypes.default_int()
+    if dtype.kind == "u" and dtype.itemsize < dtypes.default_uint().itemsize:
+        return dtypes.default_uint()
+    return dtype
+
+
+def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
+                nan_fill: Any = None) -> Any:
+    a = _array(fname, a)
+    if axis is None:
+        a, axis = _flatten(a), 0
+    aval = get_aval(a)
+    if aval.ndim == 0:
+        a, aval = lax.reshape(a, (1,)), get_aval(lax.reshape(a, (1,)))
+    ax = _norm_axis(axis, aval.ndim)
+    if nan_fill is not None and aval.dtype.kind == "f":
+        a = lax.select(lax.ne(a, a), lax.full_like(a, nan_fill), a)
+    target = dtypes.canonicalize(dtype) if dtype is not None else _upcast_small_int(aval.dtype)
+    if target.kind == "b":
+        # A bool result: x != 0, accumulated in int, then != 0 again (as JAX does).
+        if aval.dtype.kind != "b":
+            a = lax.ne(a, lax.full_like(a, 0))
+        out = scan(lax.convert_element_type(a, dtypes.default_int()), ax)
+        return lax.convert_element_type(out, np.bool_)
+    return scan(lax.convert_element_type(a, target), ax)
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+    """Running sum along `axis` (flattened when None); small ints accumulate in int32."""
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+    """Running product along `axis` (flattened when None)."""
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+    """cumsum with NaNs counted as 0."""
+    return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, nan_fill=0)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+    """cumprod with NaNs counted as 1."""
+    return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_fill=1)
+
+
+def _array_api_cumulative(fname: str, scan: Any, identity: int, x: Any, axis: Any,
+                          dtype: Any, include_initial: bool) -> Any:
+    x = _array(fname, x)
+    ndim = get_aval(x).ndim
+    if axis is None:
+        if ndim > 1:
+            raise ValueError(f"{fname}: axis must be specified for arrays of rank > 1, got "
+                             f"shape {get_aval(x).shape}")
+        axis = 0
+    if ndim == 0:
+        raise ValueError(f"{fname}: the input must have rank >= 1")
+    out = _cumulative(fname, scan, x, axis, dtype)
+    if not include_initial:
+        return out
+    # Prepend the identity: reverse, extend by one (filled with the identity), reverse.
+    ax = _norm_axis(axis, ndim)
+    n = get_aval(out).shape[ax]
+    return lax.rev(take_prefix(lax.rev(out, (ax,)), n + 1, ax, identity), (ax,))
+
+
+def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None,
+                   include_initial: bool = False) -> Any:
+    """Array API cumulative sum; include_initial prepends a 0."""
+    return _array_api_cumulative("cumulative_sum", lax.cumsum, 0, x, axis, dtype,
+                                 include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None,
+                    include_initial: bool = False) -> Any:
+    """Array API cumulative product; include_initial prepends a 1."""
+    return _array_api_cumulative("cumulative_prod", lax.cumprod, 1, x, axis, dtype,
+                                 include_initial)

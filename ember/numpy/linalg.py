@@ -1,3 +1,186 @@
-"""(being written) ember.numpy.linalg: norm and friends."""
+"""ember.numpy.linalg: norms (norm, vector_norm, matrix_norm) and the Array API's linalg
+aliases of products (matmul, vecdot, outer, tensordot, trace, diagonal, matrix_transpose).
 
-__all__: list[str] = []
+Input: array-likes; integer inputs are promoted to the default float, as jnp does.
+Output: ember arrays/tracers. Vector norms: ord None/2 -> sqrt(sum(x*x)), 1 -> sum|x|,
+inf -> max|x|, -inf -> min|x|, 0 -> count of non-zeros, other p -> (sum|x|^p)^(1/p).
+Matrix norms over two axes: 'fro' (and None) -> sqrt(sum(x*x)), 1/-1 -> max/min column sum
+of |x|, inf/-inf -> max/min row sum, 2/-2/'nuc' -> from singular values, which need an SVD
+that Ember does not have as a primitive: they are computed eagerly from a concrete input and
+raise a ConcretizationTypeError under jit.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ember import lax
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer, get_aval
+from ember.numpy import _linalg
+from ember.numpy._promote import check_arraylike, promote_dtypes_inexact
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
+           "trace", "diagonal", "matrix_transpose"]
+
+
+def _reductions() -> Any:
+    from ember.numpy import _reductions as r
+    return r
+
+
+def _abs(x: Any) -> Any:
+    return lax.abs(x)
+
+
+def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    r = _reductions()
+    if ord is None or ord == 2:
+        return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
+    if ord == np.inf:
+        return r.max(_abs(x), axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return r.min(_abs(x), axis=axes, keepdims=keepdims)
+    if ord == 0:
+        nz = lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), get_aval(x).dtype)
+        return r.sum(nz, axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return r.sum(_abs(x), axis=axes, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    p = lax.convert_element_type(ord, get_aval(x).dtype)
+    total = r.sum(lax.pow(_abs(x), lax.full_like(x, p)), axis=axes, keepdims=keepdims)
+    return lax.pow(total, lax.div(lax.full_like(total, 1), lax.full_like(total, p)))
+
+
+def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
+    r = _reductions()
+    row, col = axes
+    if ord is None or ord == "fro":
+        return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        # 1-norm: the largest column sum (sum over rows); inf-norm: the largest row sum.
+        summed_axis, reduced_axis = (row, col) if ord in (1, -1) else (col, row)
+        sums = r.sum(_abs(x), axis=summed_axis, keepdims=True)
+        pick = r.max if ord in (1, np.inf) else r.min
+        out = pick(sums, axis=reduced_axis, keepdims=True)
+        return out if keepdims else lax.squeeze(out, sorted(axes))
+    if ord in (2, -2, "nuc"):
+        if isinstance(x, Tracer):
+            raise ConcretizationTypeError(
+                f"norm(ord={ord!r}) needs singular values, which Ember computes only from a "
+                f"concrete array (outside jit); got a traced {get_aval(x).str_short()}.")
+        value = np.asarray(x)
+        moved = np.moveaxis(value, axes, (-2, -1))
+        sv = np.linalg.svd(moved.astype(np.float64), compute_uv=False)
+        res = {2: sv.max(-1, initial=0.0), -2: sv.min(-1) if sv.shape[-1] else sv.sum(-1),
+               "nuc": sv.sum(-1)}[ord]
+        if keepdims:
+            res = np.expand_dims(res, sorted(axes))
+        return lax.convert_element_type(np.asarray(res), get_aval(x).dtype)
+    raise ValueError(f"Invalid norm order {ord!r} for matrices.")
+
+
+def _norm_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"Duplicate axes given: {axis}")
+    return tuple(out)
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Vector norm over one axis, matrix norm over two; axis=None means all axes with
+    ord=None, else the vector (1-D) or matrix (2-D) norm of x."""
+    check_arraylike("norm", x)
+    (x,) = promote_dtypes_inexact(x)
+    ndim = get_aval(x).ndim
+    if axis is None:
+        if ord is None:
+            flat = lax.reshape(x, (get_aval(x).size,))
+            out = _vector_norm(flat, None, (0,), False)
+            return lax.reshape(out, (1,) * ndim) if keepdims else out
+        if ndim == 1:
+            axes: tuple[int, ...] = (0,)
+        elif ndim == 2:
+            axes = (0, 1)
+        else:
+            raise ValueError("Improper number of axes for norm: pass axis= for arrays of "
+                             "rank other than 1 or 2 when ord is given.")
+    else:
+        axes = _norm_axes(axis, ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, (axes[0], axes[1]), keepdims)
+    raise ValueError(f"Improper number of axes for norm: {axis}")
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+    """Array API vector norm: over all axes when axis is None (as if flattened)."""
+    check_arraylike("vector_norm", x)
+    (x,) = promote_dtypes_inexact(x)
+    ndim = get_aval(x).ndim
+    if axis is None:
+        out = _vector_norm(lax.reshape(x, (get_aval(x).size,)), ord, (0,), False)
+        return lax.reshape(out, (1,) * ndim) if keepdims else out
+    return _vector_norm(x, ord, _norm_axes(axis, ndim), keepdims)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    """Array API matrix norm over the last two axes."""
+    check_arraylike("matrix_norm", x)
+    (x,) = promote_dtypes_inexact(x)
+    ndim = get_aval(x).ndim
+    if ndim < 2:
+        raise ValueError(f"matrix_norm requires an array of rank >= 2, got rank {ndim}")
+    return _matrix_norm(x, ord, (ndim - 2, ndim - 1), keepdims)
+
+
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    return _linalg.matmul(x1, x2, precision=precision,
+                          preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    return _linalg.vecdot(x1, x2, axis=axis, precision=precision,
+                          preferred_element_type=preferred_element_type)
+
+
+def outer(x1: Any, x2: Any, /) -> Any:
+    """Outer product of two 1-D arrays."""
+    if get_aval(x1).ndim != 1 or get_aval(x2).ndim != 1:
+        raise ValueError("linalg.outer requires 1-D arguments, got shapes "
+                         f"{get_aval(x1).shape} and {get_aval(x2).shape}")
+    return _linalg.outer(x1, x2)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    return _linalg.tensordot(x1, x2, axes, precision=precision,
+                             preferred_element_type=preferred_element_type)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """The sum of the `offset` diagonal of the last two axes."""
+    return _linalg.trace(x, offset, -2, -1, dtype)
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    """The `offset` diagonal of the last two axes."""
+    return _linalg.diagonal(x, offset, -2, -1)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    from ember.numpy._manipulation import matrix_transpose as _mt
+    return _mt(x)

@@ -3,8 +3,10 @@ select_n, clamp, stop_gradient.
 
 convert_element_type follows XLA: float -> int saturates and NaN -> 0, anything -> bool is
 x != 0. Its params are `new_dtype` and `weak_type` (JAX also carries a sharding, which it
-does not print). select_n(which, *cases) picks cases[which]: `which` is bool (two cases) or
-int32, scalar or of the cases' shape; out-of-range integer `which` takes the last case.
+does not print). select_n(which, *cases) picks cases[which]: `which` is bool (at most two
+cases) or an integer, scalar or of the cases' shape; out-of-range integer `which` is clipped to the
+first or last case. Weak types: convert_element_type's result carries its `weak_type`
+param; select_n and clamp are weak only when all their value operands are.
 """
 
 from __future__ import annotations
@@ -36,30 +38,39 @@ bitcast_convert_type_p.hlo_opcode = "bitcast-convert"  # type: ignore[attr-defin
 
 @bitcast_convert_type_p.def_abstract_eval
 def _bitcast_abstract(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
-    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
-    if old == new:
-        return ShapedArray(x.shape, new_dtype)
-    if old > new:
-        if old % new:
-            raise TypeError(f"bitcast_convert_type: {x.dtype} to {new_dtype} is not a whole ratio")
-        return ShapedArray((*x.shape, old // new), new_dtype)
-    ratio = new // old
-    if not x.shape or x.shape[-1] != ratio:
-        raise TypeError(f"bitcast_convert_type from {x.dtype} to {new_dtype} needs a last "
-                        f"dimension of {ratio}, got shape {x.shape}")
-    return ShapedArray(x.shape[:-1], new_dtype)
+    # Same width: same shape. Narrowing by k = old/new bits adds a trailing dim of k;
+    # widening needs a trailing dim of exactly k = new/old bits and removes it. bool has no
+    # defined bit layout in XLA, so it only "bitcasts" to itself. Never weakly typed.
+    old, new = x.dtype, np.dtype(new_dtype)
+    for dt in (old, new):
+        if dt.kind == "b" and old != new:
+            raise TypeError(f"`bitcast_convert_type` for operand type ({dt.name}) cannot be "
+                            "performed.")
+    old_bits, new_bits = 8 * old.itemsize, 8 * new.itemsize
+    if old_bits == new_bits:
+        return ShapedArray(x.shape, new)
+    if old_bits > new_bits:
+        return ShapedArray((*x.shape, old_bits // new_bits), new)
+    dim = x.shape[-1] if x.shape else 1
+    if dim * old_bits != new_bits:
+        raise ValueError(f"Attempting to convert array of shape {x.shape} from {old.name} of "
+                         f"size {old_bits} bits to {new.name} of size {new_bits}, bits but "
+                         f"{dim} * {old_bits} != {new_bits}")
+    return ShapedArray(x.shape[:-1], new)
 
 
 @bitcast_convert_type_p.def_impl
 def _bitcast_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
     new_dtype = np.dtype(new_dtype)
-    x = np.ascontiguousarray(x)
-    if x.dtype.itemsize >= new_dtype.itemsize:
-        out = x.view(new_dtype)
-        if x.dtype.itemsize > new_dtype.itemsize:
-            out = out.reshape(*x.shape, x.dtype.itemsize // new_dtype.itemsize)
-        return out
-    return x.view(new_dtype).reshape(x.shape[:-1])
+    # Copy into fresh C-ordered memory (the result must not alias a user's input), and view
+    # it flat: NumPy cannot change the item size of a 0-d array in place.
+    flat = np.array(x, order="C", copy=True).reshape(-1).view(new_dtype)
+    old, new = x.dtype.itemsize, new_dtype.itemsize
+    if old > new:
+        return flat.reshape(*x.shape, old // new)
+    if old < new:
+        return flat.reshape(x.shape[:-1])
+    return flat.reshape(x.shape)
 
 
 select_n_p = Primitive("select_n")
@@ -68,20 +79,19 @@ select_n_p = Primitive("select_n")
 @select_n_p.def_abstract_eval
 def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
     if not cases:
-        raise TypeError("select_n requires at least one case")
-    if which.dtype.kind == "b":
-        if len(cases) > 2:
-            raise TypeError("select_n with a boolean predicate takes at most two cases")
-    elif which.dtype != np.dtype(np.int32):
-        raise TypeError(f"select_n `which` must be bool or int32, got {which.dtype.name}")
-    R.check_same_dtypes("select_n", *cases)
-    shapes = {c.shape for c in cases}
-    if len(shapes) > 1:
-        raise TypeError("select_n cases must have the same shapes, got "
-                        + ", ".join(str(c.shape) for c in cases) + ".")
-    if which.shape not in ((), cases[0].shape):
-        raise TypeError(f"select_n `which` must be scalar or have the same shape as cases, got "
+        raise TypeError("select must have at least one case")
+    if any(c.shape != cases[0].shape for c in cases[1:]):
+        raise TypeError("select cases must have the same shapes, got ["
+                        + ", ".join(str(c.shape) for c in cases) + "].")
+    if which.shape and which.shape != cases[0].shape:
+        raise TypeError("select `which` must be scalar or have the same shape as cases, got "
                         f"`which` shape {which.shape} but case shape {cases[0].shape}.")
+    R.check_same_dtypes("select_n", *cases)
+    if which.dtype.kind not in "biu":
+        raise TypeError(f"select `which` must be boolean or integer type, got "
+                        f"{which.dtype.name}.")
+    if which.dtype.kind == "b" and len(cases) > 2:
+        raise TypeError("select with boolean `which` cannot have > 2 cases.")
     return ShapedArray(cases[0].shape, cases[0].dtype, R.all_weak(*cases))
 
 
@@ -91,6 +101,8 @@ def _select_n_impl(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
         return cases[0]
     if which.dtype == np.bool_:
         return ew.select(which, cases[1], cases[0])
+    # XLA lowers integer `which` to a tree of `which < mid` selects, so an index below 0
+    # takes case 0 and one past the end takes the last case: a clip.
     idx = np.clip(which.astype(np.int64), 0, len(cases) - 1)
     out = np.choose(np.broadcast_to(idx, cases[0].shape), cases)
     return np.asarray(out, dtype=cases[0].dtype)
@@ -102,12 +114,12 @@ clamp_p.hlo_opcode = "clamp"  # type: ignore[attr-defined]
 
 @clamp_p.def_abstract_eval
 def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
-    R.check_same_dtypes("clamp", lo, x, hi)
     for name, b in (("min", lo), ("max", hi)):
-        if b.shape not in ((), x.shape):
-            raise TypeError(f"clamp requires {name} to be a scalar or have the operand's shape "
-                            f"{x.shape}, got {b.shape}.")
-    return x
+        if b.shape and b.shape != x.shape:
+            raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == "
+                            f"(), got {b.shape}.")
+    R.check_nary("clamp", (lo, x, hi), R.ANY)
+    return ShapedArray(x.shape, x.dtype, R.all_weak(lo, x, hi))
 
 
 @clamp_p.def_impl

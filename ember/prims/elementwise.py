@@ -4,12 +4,16 @@ Each primitive maps to one HLO opcode (`prim.hlo_opcode`) and takes its NumPy ru
 the interpreter's opcode table, so eager mode, jit and the HLO evaluator share one
 definition of every edge case (integer x/0 = -1, shifts past the width, NaN in max/min).
 Shape rule: JAX's (equal ranks with size-1 dims broadcasting, rank-0 operands broadcast);
-dtype rule: operands share one dtype, restricted per primitive to the kinds it accepts.
-The result is weakly typed only when every operand is.
+dtype rule: each operand's dtype must be in the primitive's accepted set (JAX's sets, see
+_rules.py: add takes integer, floating, complexfloating but not bool; max takes bool too),
+then all operands share one dtype. The result is weakly typed only when every operand is;
+that holds for comparisons and is_finite too (their bool result is weak when all operands
+are weak, as JAX's naryop weak-type rule says).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 
 import numpy as np
@@ -37,12 +41,9 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
     def _abstract(*avals: ShapedArray) -> ShapedArray:
         if len(avals) != nargs:
             raise TypeError(f"{name} takes {nargs} operands, got {len(avals)}")
-        dtype = R.check_same_dtypes(name, *avals)
-        R.check_dtype_kinds(name, avals[0], kinds)
+        dtype = R.check_nary(name, avals, kinds)
         shape = R.broadcasting_shape(name, *avals)
-        if out_bool:
-            return ShapedArray(shape, dtypes.bool_, False)
-        return ShapedArray(shape, dtype, R.all_weak(*avals))
+        return ShapedArray(shape, dtypes.bool_ if out_bool else dtype, R.all_weak(*avals))
 
     @prim.def_impl
     def _impl(*xs: np.ndarray) -> np.ndarray:
@@ -51,7 +52,7 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
     return prim
 
 
-def _unary(name: str, opcode: str, kinds: str = R.FLOAT) -> Primitive:
+def _unary(name: str, opcode: str, kinds: str = R.FLOAT_OR_COMPLEX) -> Primitive:
     return _define(name, opcode, 1, kinds)
 
 
@@ -62,18 +63,18 @@ def _binary(name: str, opcode: str, kinds: str = R.NUMBER) -> Primitive:
 # -- arithmetic ---------------------------------------------------------------------------------
 add_p = _binary("add", "add")
 sub_p = _binary("sub", "subtract")
-mul_p = _binary("mul", "multiply", R.ANY)
+mul_p = _binary("mul", "multiply")
 div_p = _binary("div", "divide")
-rem_p = _binary("rem", "remainder")
+rem_p = _binary("rem", "remainder", R.INT_OR_FLOAT)
 max_p = _binary("max", "maximum", R.ANY)
 min_p = _binary("min", "minimum", R.ANY)
-atan2_p = _binary("atan2", "atan2", R.FLOAT)
+atan2_p = _binary("atan2", "atan2", R.FLOAT)  # JAX: real floats only
 
 neg_p = _unary("neg", "negate", R.NUMBER)
-abs_p = _unary("abs", "abs", R.NUMBER)
+abs_p = _unary("abs", "abs", R.SIGNED_NUMBER)  # JAX rejects unsigned: jnp.abs skips it
 sign_p = _unary("sign", "sign", R.NUMBER)
-floor_p = _unary("floor", "floor")
-ceil_p = _unary("ceil", "ceil")
+floor_p = _unary("floor", "floor", R.FLOAT)
+ceil_p = _unary("ceil", "ceil", R.FLOAT)
 is_finite_p = _define("is_finite", "is-finite", 1, R.FLOAT, out_bool=True)
 
 # -- transcendental and algebraic functions ------------------------------------------------------
@@ -84,7 +85,7 @@ log1p_p = _unary("log1p", "log-plus-one")
 expm1_p = _unary("expm1", "exponential-minus-one")
 sqrt_p = _unary("sqrt", "sqrt")
 rsqrt_p = _unary("rsqrt", "rsqrt")
-cbrt_p = _unary("cbrt", "cbrt")
+cbrt_p = _unary("cbrt", "cbrt", R.FLOAT)
 sin_p = _unary("sin", "sine")
 cos_p = _unary("cos", "cosine")
 tan_p = _unary("tan", "tan")
@@ -98,9 +99,9 @@ asinh_p = _unary("asinh", "asinh")
 acosh_p = _unary("acosh", "acosh")
 atanh_p = _unary("atanh", "atanh")
 logistic_p = _unary("logistic", "logistic")
-erf_p = _unary("erf", "erf")
-erfc_p = _unary("erfc", "erfc")
-erf_inv_p = _unary("erf_inv", "erf-inv")
+erf_p = _unary("erf", "erf", R.FLOAT)
+erfc_p = _unary("erfc", "erfc", R.FLOAT)
+erf_inv_p = _unary("erf_inv", "erf-inv", R.FLOAT)
 
 
 def _square(x: np.ndarray) -> np.ndarray:
@@ -115,10 +116,13 @@ COMPARISONS: dict[str, str] = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "
 
 
 def _comparison(name: str, direction: str) -> Primitive:
+    # eq and ne take any dtype; the orderings take JAX's _ordered set (no complex).
+    kinds = R.ANY if direction in ("EQ", "NE") else R.ORDERED
+
     def rule(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return ew.compare(x, y, direction)
 
-    prim = _define(name, "compare", 2, R.ANY, out_bool=True, rule=rule)
+    prim = _define(name, "compare", 2, kinds, out_bool=True, rule=rule)
     prim.hlo_direction = direction  # type: ignore[attr-defined]
     return prim
 
@@ -149,10 +153,15 @@ pow_p.hlo_opcode = "power"  # type: ignore[attr-defined]
 
 @pow_p.def_abstract_eval
 def _pow_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    R.check_dtype_kinds("pow", x, R.FLOAT)
-    if y.dtype.kind == "f" and y.dtype != x.dtype:
-        R.check_same_dtypes("pow", x, y)
-    R.check_dtype_kinds("pow", y, R.FLOAT + R.INT)
+    # JAX: x is inexact; y is inexact or integer; two inexact dtypes must match. An integer
+    # y is converted to x's dtype by the lowering (and by the NumPy rule below).
+    R.check_dtype_kinds("pow", x, R.FLOAT_OR_COMPLEX, 0)
+    R.check_dtype_kinds("pow", y, R.NUMBER, 1)
+    if y.dtype.kind not in "iu" and y.dtype != x.dtype:
+        raise TypeError("the first argument to pow must have an inexact dtype (float or "
+                        "complex), and the second argument must have an inexact or integer "
+                        "dtype, and two inexact dtypes must match, but got "
+                        f"{x.dtype.name} and {y.dtype.name} respectively.")
     return ShapedArray(R.broadcasting_shape("pow", x, y), x.dtype, R.all_weak(x, y))
 
 
@@ -160,7 +169,7 @@ def _pow_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x, y = _broadcast_all(x, y)
     if y.dtype != x.dtype:
-        y = y.astype(x.dtype)
+        y = ew.convert_array(y, x.dtype)
     return ew.power(x, y)
 
 
@@ -171,14 +180,15 @@ integer_pow_p = Primitive("integer_pow")
 def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
     R.check_dtype_kinds("integer_pow", x, R.NUMBER)
     if x.dtype.kind in "iu" and y < 0:
-        raise TypeError(f"integer_pow with a negative exponent ({y}) needs a float operand, "
-                        f"got {x.dtype.name}")
+        raise TypeError(f"Integers cannot be raised to negative powers, got "
+                        f"integer_pow({x.str_short()}, {y})")
     return x
 
 
 @integer_pow_p.def_impl
 def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
-    """x**y by repeated squaring in x's dtype (wrapping for integers, as XLA)."""
+    """x**y by repeated squaring in x's dtype (wrapping for integers), as XLA lowers it:
+    x**13 = x * x**4 * x**8 (the set bits of 13), and x**-n = 1 / x**n."""
     if y == 0:
         return np.ones_like(x)
     base = x
@@ -192,10 +202,12 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
             base = ew.multiply(base, base)
     if y < 0:
         acc = ew.divide(np.ones_like(x), acc)
-    return acc
+    return np.array(acc, copy=True) if acc is x else acc
 
 
-class RoundingMethod:
+class RoundingMethod(enum.IntEnum):
+    """lax.round's modes; prints as its integer value in a jaxpr (`rounding_method=0`)."""
+
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 

@@ -19,9 +19,24 @@ from ember.prims import _rules as R
 
 
 def _reduced_shape(name: str, x: ShapedArray, axes: tuple[int, ...]) -> tuple[int, ...]:
-    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: invalid axes {axes} for an array of shape {x.shape}")
+    if any(not 0 <= a < x.ndim for a in axes):
+        raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for "
+                         f"{x.str_short()}.")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
     return tuple(s for i, s in enumerate(x.shape) if i not in axes)
+
+
+def _check_dtype(name: str, x: ShapedArray, kinds: str) -> None:
+    """JAX's reduction dtype rules: sum and prod take numbers, the logical reductions
+    bool or integers, max and min anything."""
+    if x.dtype.kind in kinds:
+        return
+    if kinds == R.INT_OR_BOOL:
+        raise TypeError(f"logical reduction requires operand dtype bool or int, got "
+                        f"{x.dtype.name}.")
+    raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are "
+                    "subtypes of number.")
 
 
 def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
@@ -31,7 +46,7 @@ def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]],
     @prim.def_abstract_eval
     def _abstract(x: ShapedArray, *, axes: tuple[int, ...], out_sharding: None = None
                   ) -> ShapedArray:
-        R.check_dtype_kinds(name, x, kinds)
+        _check_dtype(name, x, kinds)
         return ShapedArray(_reduced_shape(name, x, axes), x.dtype, x.weak_type)
 
     @prim.def_impl
@@ -43,14 +58,10 @@ def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]],
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    if x.dtype == np.bool_:
-        return np.any(x, axis=axes)
-    return np.sum(x, axis=axes, dtype=x.dtype)
+    return np.sum(x, axis=axes, dtype=x.dtype)  # integers wrap, as XLA's add
 
 
 def _prod(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    if x.dtype == np.bool_:
-        return np.all(x, axis=axes)
     return np.prod(x, axis=axes, dtype=x.dtype)
 
 
@@ -84,23 +95,29 @@ def _highest(dtype: np.dtype) -> object:
     return np.iinfo(dtype).max
 
 
-def _xor(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return np.bitwise_xor.reduce(x, axis=axes) if x.size else np.zeros(
-        [s for i, s in enumerate(x.shape) if i not in axes], x.dtype)
+def _bitwise(ufunc: np.ufunc, identity: Callable[[np.dtype], np.ndarray]
+             ) -> Callable[[np.ndarray, tuple[int, ...]], np.ndarray]:
+    """A bitwise reduction that gives `identity` over empty axes: all bits set for and
+    (-1 for signed types, not INT_MAX; True for bool), 0 for or and xor."""
+    def rule(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        if x.size:
+            return ufunc.reduce(x, axis=axes)
+        return np.full([s for i, s in enumerate(x.shape) if i not in axes], identity(x.dtype),
+                       x.dtype)
+    return rule
 
 
-reduce_sum_p = _define("reduce_sum", R.ANY, _sum)
-reduce_prod_p = _define("reduce_prod", R.ANY, _prod)
+_and = _bitwise(np.bitwise_and, lambda dt: np.invert(np.zeros((), dt)))
+_or = _bitwise(np.bitwise_or, lambda dt: np.zeros((), dt))
+_xor = _bitwise(np.bitwise_xor, lambda dt: np.zeros((), dt))
+
+
+reduce_sum_p = _define("reduce_sum", R.NUMBER, _sum)
+reduce_prod_p = _define("reduce_prod", R.NUMBER, _prod)
 reduce_max_p = _define("reduce_max", R.ANY, _max)
 reduce_min_p = _define("reduce_min", R.ANY, _min)
-reduce_and_p = _define("reduce_and", R.INT_OR_BOOL,
-                       lambda x, axes: np.bitwise_and.reduce(x, axis=axes)
-                       if x.size else np.full([s for i, s in enumerate(x.shape)
-                                               if i not in axes], _highest(x.dtype), x.dtype))
-reduce_or_p = _define("reduce_or", R.INT_OR_BOOL,
-                      lambda x, axes: np.bitwise_or.reduce(x, axis=axes)
-                      if x.size else np.zeros([s for i, s in enumerate(x.shape)
-                                               if i not in axes], x.dtype))
+reduce_and_p = _define("reduce_and", R.INT_OR_BOOL, _and)
+reduce_or_p = _define("reduce_or", R.INT_OR_BOOL, _or)
 reduce_xor_p = _define("reduce_xor", R.INT_OR_BOOL, _xor)
 
 
@@ -112,8 +129,15 @@ def _arg_define(name: str, pick: Callable[[np.ndarray, int], np.ndarray]) -> Pri
                   ) -> ShapedArray:
         if len(axes) != 1:
             raise ValueError(f"{name} takes exactly one axis, got {axes}")
-        if x.shape[axes[0]] == 0:
-            raise ValueError(f"{name} of an empty axis (shape {x.shape}, axis {axes[0]})")
+        axis = axes[0]
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"Invalid axis {axis} for operand shape {x.shape}")
+        if x.shape[axis] < 1:
+            raise ValueError("argmin and argmax require non-empty reduced dimension. "
+                             f"operand.shape={x.shape} axis={axis}")
+        if np.dtype(index_dtype).kind not in "iu":
+            raise TypeError(f"index_dtype must be an integer type, but got "
+                            f"{np.dtype(index_dtype).name}")
         return ShapedArray(_reduced_shape(name, x, axes), index_dtype, False)
 
     @prim.def_impl

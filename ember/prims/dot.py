@@ -1,0 +1,143 @@
+"""dot_general: the one product primitive (matmul, dot, einsum and tensordot lower to it).
+
+Input: lhs and rhs arrays of one dtype; params
+  dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+    (tuples of tuples of ints, so the params stay hashable),
+  precision (None or a lax.Precision pair; accepted and ignored on CPU),
+  preferred_element_type (a dtype or None: the accumulation and result dtype),
+  out_sharding (always None here).
+Output: shape = batch dims, then lhs free dims, then rhs free dims (each in operand order);
+dtype = preferred_element_type or the operands' dtype.
+
+Semantics (JAX/XLA): integer products accumulate in the result integer type and wrap;
+bool products are the logical or of ands; float products accumulate in the result type.
+Printed as JAX 0.10.2 prints it: contracting and batch dims as lists,
+`dimension_numbers=(([1], [0]), ([], []))`, with precision, preferred_element_type and
+out_sharding shown only when they are not None.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember.core.aval import ShapedArray
+from ember.core.primitive import Primitive
+from ember.prims import _rules as R
+
+DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
+                         tuple[tuple[int, ...], tuple[int, ...]]]
+
+dot_general_p = Primitive("dot_general")
+dot_general_p.hlo_opcode = "dot"  # type: ignore[attr-defined]
+
+
+def _check_dims(name: str, dims: tuple[int, ...], ndim: int, what: str) -> None:
+    if any(not 0 <= d < ndim for d in dims):
+        raise TypeError(f"dot_general requires {what} dimension numbers to be in range "
+                        f"[0, {ndim}), got {name} {dims}.")
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"dot_general requires {what} dimension numbers to be unique, got "
+                        f"{name} {dims}.")
+
+
+def _free_dims(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def dot_general_shape(lhs: tuple[int, ...], rhs: tuple[int, ...],
+                      dimension_numbers: DimensionNumbers) -> tuple[int, ...]:
+    """The result shape; raises TypeError on inconsistent dimension numbers."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    _check_dims("lhs_contracting_dimensions", lc, len(lhs), "contracting")
+    _check_dims("rhs_contracting_dimensions", rc, len(rhs), "contracting")
+    _check_dims("lhs_batch_dimensions", lb, len(lhs), "batch")
+    _check_dims("rhs_batch_dimensions", rb, len(rhs), "batch")
+    if set(lc) & set(lb) or set(rc) & set(rb):
+        raise TypeError("dot_general requires contracting and batch dimensions to be "
+                        f"disjoint, got {dimension_numbers}.")
+    if len(lb) != len(rb):
+        raise TypeError("dot_general requires equal numbers of lhs and rhs batch dimensions, "
+                        f"got lhs_batch_dimensions {lb} and rhs_batch_dimensions {rb}.")
+    if len(lc) != len(rc):
+        raise TypeError("dot_general requires equal numbers of lhs and rhs contracting "
+                        f"dimensions, got lhs_contracting_dimensions {lc} and "
+                        f"rhs_contracting_dimensions {rc}.")
+    lbs, rbs = tuple(lhs[d] for d in lb), tuple(rhs[d] for d in rb)
+    if lbs != rbs:
+        raise TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to "
+                        f"have the same shape, got {lbs} and {rbs}.")
+    lcs, rcs = tuple(lhs[d] for d in lc), tuple(rhs[d] for d in rc)
+    if lcs != rcs:
+        raise TypeError("dot_general requires contracting dimensions to have the same shape, "
+                        f"got {lcs} and {rcs}.")
+    return (lbs + tuple(lhs[d] for d in _free_dims(len(lhs), lc, lb))
+            + tuple(rhs[d] for d in _free_dims(len(rhs), rc, rb)))
+
+
+@dot_general_p.def_abstract_eval
+def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
+                          dimension_numbers: DimensionNumbers, precision: object = None,
+                          preferred_element_type: np.dtype | None = None,
+                          out_sharding: None = None) -> ShapedArray:
+    if lhs.dtype != rhs.dtype:
+        raise TypeError("dot_general requires operands of the same dtype, got "
+                        f"{lhs.dtype.name} and {rhs.dtype.name}.")
+    R.check_dtype_kinds("dot_general", lhs, R.ANY)
+    shape = dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
+    if preferred_element_type is None:
+        return ShapedArray(shape, lhs.dtype, R.all_weak(lhs, rhs))
+    out = np.dtype(preferred_element_type)
+    # XLA accumulates in the preferred type: it may widen within a kind (int8 -> int32,
+    # float16 -> float32) or turn ints into floats, but never narrow floats into ints.
+    if lhs.dtype.kind == "f" and out.kind != "f":
+        raise TypeError("dot_general: preferred_element_type must be a floating type for "
+                        f"floating inputs, got {out.name} for {lhs.dtype.name} inputs.")
+    return ShapedArray(shape, out, False)
+
+
+def _as_batched_matmul(x: np.ndarray, batch: tuple[int, ...], free: list[int],
+                       contract: tuple[int, ...], contract_last: bool) -> np.ndarray:
+    """x transposed and reshaped to (B, F, K) (contract_last) or (B, K, F)."""
+    order = [*batch, *free, *contract] if contract_last else [*batch, *contract, *free]
+    xt = np.transpose(x, order)
+    b = math.prod(x.shape[d] for d in batch)
+    f = math.prod(x.shape[d] for d in free)
+    k = math.prod(x.shape[d] for d in contract)
+    return xt.reshape((b, f, k) if contract_last else (b, k, f))
+
+
+@dot_general_p.def_impl
+def _dot_general_impl(lhs: np.ndarray, rhs: np.ndarray, *,
+                      dimension_numbers: DimensionNumbers, precision: object = None,
+                      preferred_element_type: np.dtype | None = None,
+                      out_sharding: None = None) -> np.ndarray:
+    (lc, rc), (lb, rb) = dimension_numbers
+    out_dtype = np.dtype(preferred_element_type or lhs.dtype)
+    shape = dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
+    lfree = _free_dims(lhs.ndim, lc, lb)
+    rfree = _free_dims(rhs.ndim, rc, rb)
+    a = _as_batched_matmul(lhs, lb, lfree, lc, contract_last=True)
+    b = _as_batched_matmul(rhs, rb, rfree, rc, contract_last=False)
+    if out_dtype.kind == "b":
+        # or-of-ands: NumPy's bool matmul is exactly that (and False over an empty sum).
+        out = np.matmul(a, b)
+    else:
+        # Accumulate in the result type. NumPy's integer matmul accumulates in the operand
+        # integer type with two's-complement wraparound, as XLA does; its float32 matmul
+        # (BLAS sgemm) accumulates in float32.
+        with np.errstate(all="ignore"):
+            out = np.matmul(a.astype(out_dtype, copy=False), b.astype(out_dtype, copy=False))
+    # (not np.ascontiguousarray: it turns a 0-d result into shape (1,))
+    return np.asarray(out.reshape(shape), dtype=out_dtype)
+
+
+@dot_general_p.def_pp_params
+def _pp_dot_general(params: dict) -> dict:
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    shown: dict = {"dimension_numbers": ((list(lc), list(rc)), (list(lb), list(rb)))}
+    for k in ("precision", "preferred_element_type", "out_sharding"):
+        if params.get(k) is not None:
+            shown[k] = params[k]
+    return shown

@@ -1,0 +1,119 @@
+"""sort (multi-operand, lexicographic keys) and top_k.
+
+sort: operands of one shape (dtypes may differ); params `dimension`, `is_stable`,
+`num_keys`. All operands are permuted by the order of the first `num_keys` operands,
+compared lexicographically along `dimension`; multiple_results=True, one output per operand,
+each with its operand's aval. Printed as `sort[dimension=0 is_stable=True num_keys=1]`.
+
+The order is JAX's total order for sorting (its comparator canonicalizes before comparing):
+-0.0 and +0.0 compare equal (a stable sort keeps their input order), every NaN compares
+equal to every other NaN and greater than +inf, so NaNs go to the end. We always sort
+stably: a stable order is also a valid answer when is_stable=False, and it makes eager and
+jit agree exactly.
+
+top_k: params `k` and `axis`; outputs (values, int32 indices) with the axis cut to k: the k
+largest entries in descending order, the lower index first among equal entries, NaN
+greater than everything (the same total order, reversed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.core.aval import ShapedArray
+from ember.core.primitive import Primitive
+from ember.prims import _rules as R
+
+sort_p = Primitive("sort", multiple_results=True)
+sort_p.hlo_opcode = "sort"  # type: ignore[attr-defined]
+
+
+def sort_key(x: np.ndarray) -> np.ndarray:
+    """x canonicalized for the total order: -0.0 -> +0.0, any NaN -> +NaN.
+
+    NumPy's sorts already place NaN last and treat -0.0 == +0.0; canonicalizing makes every
+    NaN payload and sign compare equal, so multi-key sorts tie-break them on later keys.
+    """
+    if x.dtype.kind != "f":
+        return x
+    return np.where(np.isnan(x), np.array(np.nan, x.dtype), x + np.array(0, x.dtype))
+
+
+def sort_permutation(keys: list[np.ndarray], axis: int) -> np.ndarray:
+    """The stable lexicographic sorting permutation of `keys` (first key most significant)
+    along `axis`, as indices shaped like the keys."""
+    moved = [np.moveaxis(sort_key(k), axis, -1) for k in keys]
+    if len(moved) == 1:
+        perm = np.argsort(moved[0], axis=-1, kind="stable")
+    else:
+        # np.lexsort sorts by the last key first: pass the keys reversed. It is stable.
+        perm = np.lexsort(moved[::-1], axis=-1)
+    return np.moveaxis(perm, -1, axis)
+
+
+@sort_p.def_abstract_eval
+def _sort_abstract(*operands: ShapedArray, dimension: int, is_stable: bool,
+                   num_keys: int) -> list[ShapedArray]:
+    if not operands:
+        raise TypeError("sort requires at least one operand")
+    shape = operands[0].shape
+    if any(o.shape != shape for o in operands):
+        raise TypeError("sort arguments must all have the same shape, got "
+                        + ", ".join(str(o.shape) for o in operands))
+    if not 0 <= dimension < max(len(shape), 1) or not shape:
+        raise ValueError(f"sort dimension {dimension} is out of bounds for operands of shape "
+                         f"{shape}")
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort num_keys must be in [1, {len(operands)}], got {num_keys}")
+    for o in operands:
+        R.check_dtype_kinds("sort", o, R.ANY)
+    return list(operands)
+
+
+@sort_p.def_impl
+def _sort_impl(*operands: np.ndarray, dimension: int, is_stable: bool,
+               num_keys: int) -> list[np.ndarray]:
+    perm = sort_permutation(list(operands[:num_keys]), dimension)
+    return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
+
+
+top_k_p = Primitive("top_k", multiple_results=True)
+top_k_p.hlo_opcode = "topk"  # type: ignore[attr-defined]
+
+
+@top_k_p.def_abstract_eval
+def _top_k_abstract(x: ShapedArray, *, k: int, axis: int) -> list[ShapedArray]:
+    R.check_dtype_kinds("top_k", x, R.ANY)
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"top_k axis {axis} is out of bounds for an operand of shape "
+                         f"{x.shape}")
+    if not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"top_k k must be in [0, {x.shape[axis]}] for an operand of shape "
+                         f"{x.shape} along axis {axis}, got k={k}")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, np.int32, False)]
+
+
+def _descending_key(x: np.ndarray) -> np.ndarray:
+    """A key whose ascending stable order is x's descending total order (NaN first).
+
+    Floats map to order-preserving signed integers (flip the magnitude bits of negatives)
+    and then negate through bitwise not (~v = -v - 1, which is exact and order-reversing);
+    integers are widened to int64 first so ~v cannot overflow; bool becomes 0/1.
+    """
+    x = sort_key(x)
+    if x.dtype.kind == "f":
+        ity = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
+        bits = x.view(ity)
+        ordered = np.where(bits < 0, bits ^ np.iinfo(ity).max, bits)
+        return ~ordered.astype(np.int64)
+    if x.dtype.kind == "u" and x.dtype.itemsize == 8:
+        return np.iinfo(np.uint64).max - x
+    return ~x.astype(np.int64)
+
+
+@top_k_p.def_impl
+def _top_k_impl(x: np.ndarray, *, k: int, axis: int) -> list[np.ndarray]:
+    perm = sort_permutation([_descending_key(x)], axis)
+    idx = np.take(perm, np.arange(k), axis=axis)
+    return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int32)]

@@ -1,0 +1,251 @@
+"""sort / argsort / lexsort / lax.sort (multi-operand) / top_k / searchsorted / unique /
+nonzero against NumPy, eager and under jit (eager == jit bit for bit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_tables import (
+    BOOL,
+    FLOATS,
+    INTS,
+    X64_FLOATS,
+    X64_INTS,
+    assert_bitwise_equal,
+    assert_eager_jit_numpy,
+    dtype_params,
+    sample,
+    use_dtype,
+)
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from ember.core.errors import ConcretizationTypeError
+from ember.lax._sorting import take_prefix
+
+RNG = np.random.default_rng(1)
+SORT_DTYPES = dtype_params(BOOL + INTS + FLOATS + X64_INTS + X64_FLOATS)
+SORT_SHAPES = [(0,), (7,), (33,), (3, 5), (2, 3, 4)]
+
+
+def _eager_jit_tuple(fn, *args):
+    """eager == jit bit for bit for a function returning a tuple, no retrace on a second
+    call (op_tables.assert_no_retrace handles single arrays only). Returns jit's tuple."""
+    jitted = ember.jit(fn)
+    eager, out = fn(*args), jitted(*args)
+    count = jitted.trace_count
+    again = jitted(*args)
+    assert jitted.trace_count == count
+    assert len(eager) == len(out) == len(again)
+    for e, o, a in zip(eager, out, again):
+        assert_bitwise_equal(e, o, "eager vs jit")
+        assert_bitwise_equal(o, a, "second jit call")
+    return out
+
+
+def _with_ties(shape, dtype, rng=RNG):
+    """Samples with many repeats (and the edge values: NaN, -0.0, +0.0, ...)."""
+    x = sample(shape, dtype, rng)
+    if x.size > 4 and np.dtype(dtype).kind != "b":
+        flat = x.reshape(-1)
+        flat[rng.integers(0, flat.size, flat.size // 3)] = flat[0]
+    return x
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_sort_and_argsort(request, dtype):
+    use_dtype(request, dtype)
+    for shape in SORT_SHAPES:
+        x = _with_ties(shape, dtype)
+        for axis in range(-len(shape), len(shape)):
+            assert_eager_jit_numpy(lambda v, a=axis: jnp.sort(v, axis=a),
+                                   lambda v, a=axis: np.sort(v, axis=a, kind="stable"), x)
+            assert_eager_jit_numpy(lambda v, a=axis: jnp.argsort(v, axis=a),
+                                   lambda v, a=axis: np.argsort(v, axis=a, kind="stable"), x)
+            assert_eager_jit_numpy(
+                lambda v, a=axis: jnp.sort(v, axis=a, descending=True),
+                lambda v, a=axis: np.flip(np.sort(v, axis=a, kind="stable"), a), x)
+
+            def desc_ref(v, a=axis):
+                # Stable descending: equal entries keep their input order.
+                n = v.shape[a]
+                return n - 1 - np.flip(np.argsort(np.flip(v, a), axis=a, kind="stable"), a)
+
+            assert_eager_jit_numpy(lambda v, a=axis: jnp.argsort(v, axis=a, descending=True),
+                                   desc_ref, x)
+    x = _with_ties((3, 4), dtype)
+    assert_eager_jit_numpy(lambda v: jnp.sort(v, axis=None),
+                           lambda v: np.sort(v, axis=None, kind="stable"), x)
+    assert_eager_jit_numpy(lambda v: jnp.argsort(v, axis=None),
+                           lambda v: np.argsort(v, axis=None, kind="stable"), x)
+
+
+def test_sort_nan_and_signed_zero_order():
+    x = np.array([np.nan, 1.0, -0.0, -np.inf, 0.0, -np.nan, np.inf, -0.0, -1.0], np.float32)
+    out = np.asarray(jnp.sort(x))
+    assert out[:7].tolist() == [-np.inf, -1.0, -0.0, 0.0, -0.0, 1.0, np.inf]
+    # -0.0 and +0.0 compare equal (JAX's comparator): the stable sort keeps input order.
+    assert np.signbit(out[2:5]).tolist() == [True, False, True]
+    assert np.isnan(out[7:]).all()
+    idx = np.asarray(ember.jit(jnp.argsort)(x))
+    assert idx.tolist() == [3, 8, 2, 4, 7, 1, 6, 0, 5]
+    assert idx.dtype == np.int32
+    assert np.asarray(jnp.argsort(x, descending=True)).tolist() == [0, 5, 6, 1, 2, 4, 7, 8, 3]
+
+
+def test_lax_sort_multi_operand_and_jaxpr():
+    k1 = np.array([2, 1, 2, 1, 0, 2], np.int32)
+    k2 = np.array([3.0, np.nan, 1.0, 0.5, 9.0, 1.0], np.float32)
+    v = np.arange(6, dtype=np.int32)
+
+    def f(a, b, c):
+        return lax.sort((a, b, c), dimension=0, num_keys=2)
+
+    outs = _eager_jit_tuple(f, k1, k2, v)
+    order = np.lexsort((k2, k1))
+    assert np.asarray(outs[2]).tolist() == order.tolist() == [4, 3, 1, 2, 5, 0]
+    one_key = ember.jit(lambda a, b: lax.sort((a, b), num_keys=1))(k1, v)
+    assert np.asarray(one_key[1]).tolist() == [4, 1, 3, 0, 2, 5]
+    text = str(ember.make_jaxpr(f)(k1, k2, v))
+    assert "= sort[dimension=0 is_stable=True num_keys=2] a b" in text
+    keys, vals = lax.sort_key_val(np.array([3, 1, 2]), np.array([30, 10, 20]))
+    assert np.asarray(vals).tolist() == [10, 20, 30]
+    with pytest.raises(TypeError):
+        lax.sort((np.ones(3), np.ones(4)))
+    with pytest.raises(ValueError):
+        lax.sort((np.ones(3), np.ones(3)), num_keys=3)
+
+
+@pytest.mark.parametrize("dtype", dtype_params(FLOATS + INTS[:3] + BOOL))
+def test_top_k(dtype):
+    for shape in [(7,), (33,), (3, 5), (2, 3, 4)]:
+        x = _with_ties(shape, dtype)
+        for k in (0, 1, shape[-1] // 2, shape[-1]):
+            def ref(v, k=k):
+                # Descending, lower index first on ties (-0.0 and +0.0 tie).
+                order = np.argsort(-v.astype(np.float64), axis=-1, kind="stable")[..., :k]
+                return np.take_along_axis(v, order, -1), order.astype(np.int32)
+
+            if dtype.kind == "f":
+                # NaN placement (first) is checked separately below.
+                x = np.where(np.isnan(x), np.float32(0), x).astype(dtype)
+            got = _eager_jit_tuple(lambda v, k=k: lax.top_k(v, k), x)
+            for g, w in zip(got, ref(x)):
+                assert np.asarray(g).tobytes() == w.tobytes()
+    vals, idx = lax.top_k(np.array([1.0, np.nan, 5.0, 5.0, -np.inf], np.float32), 3)
+    assert np.isnan(np.asarray(vals)[0]) and np.asarray(idx).tolist() == [1, 2, 3]
+    v0, i0 = lax.top_k(np.arange(12, dtype=np.int32).reshape(3, 4), 2, axis=0)
+    assert np.asarray(i0).tolist() == [[2, 2, 2, 2], [1, 1, 1, 1]]
+
+
+def test_lexsort():
+    a = sample((33,), np.int8, RNG, low=0, high=3)
+    b = sample((33,), np.float32, RNG, low=0, high=2).round()
+    c = sample((33,), np.uint8, RNG, low=0, high=2)
+    assert_eager_jit_numpy(lambda x, y, z: jnp.lexsort((x, y, z)),
+                           lambda x, y, z: np.lexsort((x, y, z)), a, b, c)
+    m = sample((3, 4, 5), np.int32, RNG, low=0, high=3)
+    assert_eager_jit_numpy(lambda x: jnp.lexsort(x, axis=0), lambda x: np.lexsort(x, axis=0), m)
+    assert_eager_jit_numpy(jnp.lexsort, np.lexsort, m)
+
+
+@pytest.mark.parametrize("dtype", dtype_params(FLOATS + INTS[:3] + X64_FLOATS))
+def test_searchsorted(request, dtype):
+    use_dtype(request, dtype)
+    a = np.sort(_with_ties((33,), dtype), kind="stable")
+    for vshape in [(), (7,), (3, 5), (0,)]:
+        v = sample(vshape, dtype, RNG)
+        if a.size and v.size:
+            v.reshape(-1)[0] = a[5]
+        for side in ("left", "right"):
+            for method in ("scan", "sort", "compare_all"):
+                assert_eager_jit_numpy(
+                    lambda x, y, s=side, m=method: jnp.searchsorted(x, y, side=s, method=m),
+                    lambda x, y, s=side: np.searchsorted(x, y, side=s), a, v)
+    perm = RNG.permutation(33)
+    unsorted = a[np.argsort(perm)]
+    sorter = np.argsort(unsorted, kind="stable").astype(np.int32)
+    v = sample((7,), dtype, RNG)
+    assert_eager_jit_numpy(lambda x, y, s: jnp.searchsorted(x, y, sorter=s),
+                           lambda x, y, s: np.searchsorted(x, y, sorter=s), unsorted, v, sorter)
+    with pytest.raises(ValueError):
+        jnp.searchsorted(a, v, side="middle")
+
+
+@pytest.mark.parametrize("dtype", dtype_params(BOOL + INTS + FLOATS))
+def test_unique(dtype):
+    for shape in [(0,), (7,), (33,), (3, 5)]:
+        x = _with_ties(shape, dtype)
+        out = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+        ref = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                        equal_nan=True)
+        for got, want in zip(out, ref):
+            np.testing.assert_array_equal(np.asarray(got), want.reshape(np.shape(got)))
+        count = ref[0].size
+        for size in (count, count + 3, max(count - 1, 0)):
+            def f(v, size=size):
+                return jnp.unique(v, return_index=True, return_inverse=True,
+                                  return_counts=True, size=size, fill_value=0)
+
+            got = _eager_jit_tuple(f, x)
+            keep = min(size, count)
+            for g, want in zip(got, ref):
+                if g.shape != x.shape:
+                    np.testing.assert_array_equal(np.asarray(g)[:keep], want[:keep])
+                    assert (np.asarray(g)[keep:] == 0).all()
+            np.testing.assert_array_equal(np.asarray(got[2]), ref[2].reshape(x.shape))
+    x = _with_ties((33,), dtype)
+    vals, counts = jnp.unique_counts(x)
+    assert np.asarray(counts).sum() == 33
+    assert jnp.unique_all(x).inverse_indices.shape == (33,)
+    np.testing.assert_array_equal(np.asarray(jnp.unique_values(x)), np.unique(x))
+    np.testing.assert_array_equal(np.asarray(jnp.unique_inverse(x).values), np.unique(x))
+
+
+def test_unique_nan_and_jit_errors():
+    x = np.array([np.nan, 1.0, np.nan, -0.0, 0.0], np.float32)
+    assert np.asarray(jnp.unique(x)).size == 3
+    assert np.asarray(jnp.unique(x, equal_nan=False)).size == 4
+    with pytest.raises(ConcretizationTypeError, match="size="):
+        ember.jit(jnp.unique)(x)
+    with pytest.raises(ConcretizationTypeError, match="size="):
+        ember.jit(jnp.nonzero)(x)
+    padded = ember.jit(lambda v: jnp.unique(v, size=5))(np.array([3, 1, 3], np.int32))
+    assert np.asarray(padded).tolist() == [1, 3, 1, 1, 1]   # fill defaults to the minimum
+
+
+@pytest.mark.parametrize("dtype", dtype_params(BOOL + [np.dtype(np.int8)] + FLOATS))
+def test_nonzero_family(dtype):
+    for shape in [(0,), (7,), (33,), (3, 5), (2, 3, 4)]:
+        x = sample(shape, dtype, RNG, low=-1, high=1)
+        out = jnp.nonzero(x)
+        ref = np.nonzero(x)
+        assert len(out) == len(ref)
+        for g, w in zip(out, ref):
+            np.testing.assert_array_equal(np.asarray(g), w)
+        n = ref[0].size
+        for size in (n, n + 2, max(n - 2, 0)):
+            keep = min(size, n)
+            got = _eager_jit_tuple(lambda v, s=size: jnp.nonzero(v, size=s, fill_value=-1), x)
+            for g, w in zip(got, ref):
+                assert np.asarray(g)[:keep].tolist() == w[:keep].tolist()
+                assert (np.asarray(g)[keep:] == -1).all()
+        assert_eager_jit_numpy(lambda v, s=n: jnp.argwhere(v, size=s), np.argwhere, x)
+        assert_eager_jit_numpy(lambda v, s=n: jnp.flatnonzero(v, size=s), np.flatnonzero, x)
+        assert_eager_jit_numpy(jnp.count_nonzero, np.count_nonzero, x)
+        if len(shape) > 1:
+            assert_eager_jit_numpy(lambda v: jnp.count_nonzero(v, axis=1, keepdims=True),
+                                   lambda v: np.count_nonzero(v, axis=1, keepdims=True), x)
+    np.testing.assert_array_equal(np.asarray(jnp.argwhere(np.float32(2.0))),
+                                  np.argwhere(np.float32(2.0)))
+    with pytest.raises(ValueError):
+        jnp.nonzero(np.float32(1.0))
+
+
+def test_take_prefix_paths_agree():
+    x = np.array([[-0.0, np.nan, 1.5], [2.0, -np.inf, 3.0]], np.float32)
+    for k in (0, 2, 3, 5):
+        a = take_prefix(x, k, 1, 7.0, onehot=True)
+        ref = np.concatenate([x, np.full((2, 2), 7.0, np.float32)], 1)[:, :k]
+        assert np.asarray(a).tobytes() == ref.tobytes()
