@@ -3,6 +3,7 @@ verifier. This package never imports the frontend (core, prims, lax, numpy, api)
 """
 
 from ember.hlo.builder import Builder
+from ember.hlo.cost_analysis import cost_analysis, cost_breakdown
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES, OpInfo
 from ember.hlo.parser import HloParseError, parse_module, parse_shape
@@ -13,6 +14,7 @@ from ember.hlo.verifier import VerificationError, verify
 
 __all__ = [
     "OPCODES", "Builder", "Computation", "HloParseError", "Instruction", "Module", "OpInfo",
-    "Shape", "ShapeError", "VerificationError", "canonical_text", "element_type_from_numpy",
+    "Shape", "ShapeError", "VerificationError", "canonical_text", "cost_analysis", "cost_breakdown",
+    "element_type_from_numpy",
     "infer_shape", "numpy_dtype", "parse_module", "parse_shape", "print_module", "verify",
 ]

@@ -22,7 +22,7 @@ import numpy as np
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape, element_type_from_numpy, numpy_dtype
-from ember.hlo.shape_inference import infer_shape
+from ember.hlo.shape_inference import ShapeError, bitcast_convert_dimensions, infer_shape
 
 _BINARY = [n for n, r in OPCODES.items() if r.elementwise and r.arity == 2 and n != "compare"]
 _UNARY = [n for n, r in OPCODES.items() if r.elementwise and r.arity == 1
@@ -117,7 +117,13 @@ class Builder:
         return self.op("convert", (x,), shape=Shape(element_type, x.shape.dimensions))
 
     def bitcast_convert(self, x: Instruction, element_type: str) -> Instruction:
-        return self.op("bitcast-convert", (x,), shape=Shape(element_type, x.shape.dimensions))
+        """Reinterpret bits; a narrower type adds a minor dim, a wider one removes it."""
+        try:
+            dims = bitcast_convert_dimensions(x.shape.dimensions, x.shape.element_type,
+                                              element_type)
+        except ValueError as e:
+            raise ShapeError(f"bitcast-convert({x.shape}) to {element_type}: {e}") from None
+        return self.op("bitcast-convert", (x,), shape=Shape(element_type, dims))
 
     def reduce_precision(self, x: Instruction, exponent_bits: int,
                          mantissa_bits: int) -> Instruction:

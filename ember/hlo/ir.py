@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.hlo.opcodes import is_elementwise
 from ember.hlo.shape import Shape
 
 _SUFFIX = re.compile(r"^(.*)\.(\d+)$")
@@ -154,6 +155,13 @@ class Instruction:
 
     def is_constant(self) -> bool:
         return self.opcode == "constant"
+
+    def is_elementwise(self) -> bool:
+        """The opcode table's answer, except that a bitcast-convert that changes the
+        element width (and so adds or drops a minor dimension) is not elementwise."""
+        if self.opcode == "bitcast-convert":
+            return self.shape.dimensions == self.operand.shape.dimensions
+        return is_elementwise(self.opcode)
 
     def __repr__(self) -> str:
         ops = ", ".join(f"%{o.name}" for o in self.operands)

@@ -2,7 +2,8 @@
 
 Input: nothing. Output: `OPCODES: dict[str, OpInfo]` keyed by the XLA spelling, and helpers.
 Each row says how many operands the opcode takes (None: variadic), whether it is
-elementwise (result element i depends only on operand elements i), whether it is
+elementwise (result element i depends only on operand elements i; bitcast-convert between
+types of different widths is the exception, see `Instruction.is_elementwise`), whether it is
 "expensive" (fusion should not duplicate it), per-element flop and transcendental weights
 for cost analysis, the attribute names it carries, and the roles of the computations it
 calls (in the order they are stored in `Instruction.called_computations`).
@@ -55,8 +56,9 @@ def _rows() -> list[OpInfo]:
         ew(name, 2)
     ew("divide", 2, expensive=True)
     ew("remainder", 2, expensive=True)
-    ew("power", 2, trans=1.0, expensive=True)
-    ew("atan2", 2, trans=1.0, expensive=True)
+    # XLA's cost analysis counts a transcendental op as transcendentals only, never flops.
+    ew("power", 2, flops=0.0, trans=1.0, expensive=True)
+    ew("atan2", 2, flops=0.0, trans=1.0, expensive=True)
     for name in ("negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
                  "round-nearest-even", "not", "popcnt", "clz", "is-finite"):
         ew(name, 1)
@@ -67,8 +69,9 @@ def _rows() -> list[OpInfo]:
         ew(name, 1, flops=0.0, trans=1.0, expensive=True)
     rows.append(OpInfo("compare", 2, True, False, 1.0, attrs=("direction",)))
     rows.append(OpInfo("select", 3, True, False, 1.0))
-    rows.append(OpInfo("clamp", 3, True, False, 2.0))
-    rows.append(OpInfo("convert", 1, True))
+    rows.append(OpInfo("clamp", 3, True, False, 1.0))
+    rows.append(OpInfo("convert", 1, True, False, 1.0))  # XLA counts converts as flops
+    # Elementwise only between types of one width; see ir.Instruction.is_elementwise.
     rows.append(OpInfo("bitcast-convert", 1, True))
     rows.append(OpInfo("copy", 1, True))
     rows.append(OpInfo("reduce-precision", 1, True, False, 1.0,

@@ -19,7 +19,8 @@ than 8 elements print as {...}), "canonical" (names replaced in order of appeara
 metadata dropped, constants in full: structurally identical modules print identically,
 so the text works as a cache key). `metadata=True` adds `metadata={op_name=...}` (not in
 canonical mode). Operands print without shapes (`add(%a, %b)`); computations print
-callees first, the entry last; instructions in post order.
+callees first, the entry last; in each computation the parameters come first, by number,
+then the other instructions in post order (as XLA prints them).
 """
 
 from __future__ import annotations
@@ -120,9 +121,14 @@ def format_instruction(inst: Instruction, name: dict[Instruction, str],
     return ", ".join(parts)
 
 
+def print_order(comp: Computation) -> list[Instruction]:
+    """Parameters in parameter-number order, then every other instruction in post order."""
+    return list(comp.parameters) + [i for i in comp.post_order() if i.opcode != "parameter"]
+
+
 def format_computation(comp: Computation, cname: dict[Computation, str], *, entry: bool,
                        mode: str = "parsable", metadata: bool = False) -> str:
-    order = comp.post_order()
+    order = print_order(comp)
     if mode == "canonical":
         params = {p: f"p{p.parameter_number}" for p in comp.parameters}
         others = (i for i in order if i.opcode != "parameter")

@@ -138,15 +138,49 @@ def _clamp(opcode, shapes, attrs, called, hint):
     return x.without_layout()
 
 
-@_rule("convert", "bitcast-convert")
+@_rule("convert")
 def _convert(opcode, shapes, attrs, called, hint):
     out = _need_hint(opcode, hint)
     (x,) = shapes
     _array(opcode, x, shapes)
     if x.dimensions != out.dimensions:
         raise _fail(opcode, f"result {out} must keep the operand's dimensions", shapes)
-    if opcode == "bitcast-convert" and bit_width(x.element_type) != bit_width(out.element_type):
-        raise _fail(opcode, f"result {out} must have the operand's bit width", shapes)
+    return out
+
+
+def bitcast_convert_dimensions(dims: tuple[int, ...], from_type: str,
+                               to_type: str) -> tuple[int, ...]:
+    """Result dimensions of bitcast-convert, as XLA defines it.
+
+    Equal widths keep the dimensions. To a type k times narrower appends a minor dimension
+    of size k; to a type k times wider drops the minor dimension, which must be k.
+    Raises ValueError otherwise (pred only converts to and from 8-bit types).
+    """
+    a, b = bit_width(from_type), bit_width(to_type)
+    if a == b:
+        return dims
+    if "pred" in (from_type, to_type):
+        raise ValueError("pred bitcasts only to types of its own width")
+    if a > b:
+        return dims + (a // b,)
+    if not dims or dims[-1] != b // a:
+        raise ValueError(f"widening {from_type} -> {to_type} needs a minor dimension of "
+                         f"size {b // a}")
+    return dims[:-1]
+
+
+@_rule("bitcast-convert")
+def _bitcast_convert(opcode, shapes, attrs, called, hint):
+    out = _need_hint(opcode, hint)
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    try:
+        dims = bitcast_convert_dimensions(x.dimensions, x.element_type, out.element_type)
+    except ValueError as e:
+        raise _fail(opcode, str(e), shapes) from None
+    if dims != out.dimensions:
+        raise _fail(opcode, f"result {out} should be "
+                    f"{Shape(out.element_type, dims)}", shapes)
     return out
 
 

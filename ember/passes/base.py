@@ -2,7 +2,12 @@
 
 Input: a Module, mutated in place. Output: whether anything changed.
 Environment (read at each run):
-- EMBER_ENABLE_CHECKS=1: run the verifier before the pipeline and after every pass.
+- EMBER_ENABLE_CHECKS=1: run the verifier before the pipeline and after every pass, and
+  evaluate the module on seeded random inputs before the outermost pipeline and after
+  every pass, raising `DifferentialError` naming the pass whose output values differ
+  (bit-exact, float reduce/dot results within a tolerance; expensive modules and modules
+  the random generator cannot fill are skipped: see
+  `ember.backends.interpreter.differential`).
 - EMBER_DISABLE_PASSES=name,name: skip passes with those names.
 - EMBER_DUMP_TO=dir: after each pass write `NNNN.<module>.<pipeline>.<pass>.hlo.txt`, where
   NNNN counts dumps of that module name, so a directory listing sorts in pipeline order.
@@ -11,16 +16,25 @@ Environment (read at each run):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
 from ember.hlo.verifier import verify
 
+if TYPE_CHECKING:
+    from ember.backends.interpreter.differential import Reference
+
 _DUMP_COUNTERS: dict[str, int] = defaultdict(int)
+# The outermost checked pipeline's reference values, shared with nested pipelines and Fix.
+_REFERENCE: ContextVar[tuple[Module, Reference | None] | None] = ContextVar(
+    "ember_pass_reference", default=None)
 
 
 class HloPass:
@@ -64,10 +78,15 @@ class PassPipeline(HloPass):
         self.timings: dict[str, float] = defaultdict(float)
 
     def run(self, module: Module) -> bool:
-        disabled = _disabled()
         checks = _checks_enabled()
-        if checks:
-            verify(module)
+        if not checks:
+            return self._run_passes(module, None)
+        verify(module)
+        with _reference_for(module) as reference:
+            return self._run_passes(module, reference)
+
+    def _run_passes(self, module: Module, reference: Reference | None) -> bool:
+        disabled = _disabled()
         changed = False
         for p in self.passes:
             if p.name in disabled:
@@ -76,12 +95,15 @@ class PassPipeline(HloPass):
             c = p.run(module)
             self.timings[p.name] += time.perf_counter() - t0
             changed |= c
-            if checks:
+            leaf = not isinstance(p, PassPipeline | Fix)
+            if _checks_enabled():
                 try:
                     verify(module)
                 except Exception as e:
                     raise type(e)(f"after pass {p.name}: {e}") from e
-            if not isinstance(p, PassPipeline | Fix):
+                if leaf and reference is not None:
+                    reference.check(module, p.name)
+            if leaf:
                 _dump(module, self.name, p.name)
         return changed
 
@@ -111,3 +133,20 @@ class Fix(HloPass):
         if isinstance(self.inner, PassPipeline):
             self.timings = self.inner.timings
         return changed
+
+
+@contextlib.contextmanager
+def _reference_for(module: Module) -> Iterator[Reference | None]:
+    """The reference values of the outermost checked pipeline running on `module`."""
+    active = _REFERENCE.get()
+    if active is not None and active[0] is module:
+        yield active[1]
+        return
+    from ember.backends.interpreter.differential import Reference  # passes -> evaluator
+
+    reference = Reference.capture(module)
+    token = _REFERENCE.set((module, reference))
+    try:
+        yield reference
+    finally:
+        _REFERENCE.reset(token)

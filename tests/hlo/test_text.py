@@ -35,6 +35,32 @@ def test_printer_golden():
     assert print_module(parse_module(GOLDEN)) == GOLDEN
 
 
+PARAMS_FIRST = """\
+HloModule order
+
+ENTRY %order (Arg_0: f32[2], Arg_1: f32[2]) -> f32[2] {
+  %Arg_0 = f32[2] parameter(0)
+  %Arg_1 = f32[2] parameter(1)
+  %constant.0 = f32[] constant(1)
+  %broadcast.1 = f32[2] broadcast(%constant.0), dimensions={}
+  %add.2 = f32[2] add(%broadcast.1, %Arg_1)
+  ROOT %subtract.3 = f32[2] subtract(%add.2, %Arg_0)
+}
+"""
+
+
+def test_parameters_print_first_in_number_order():
+    b = Builder("order")
+    x, y = b.parameter(Shape("f32", (2,))), b.parameter(Shape("f32", (2,)))
+    one = b.broadcast(b.scalar(1, "f32"), (2,))
+    m = b.build(b.subtract(b.add(one, y), x))  # post order alone would print y before x
+    assert [i.name for i in m.entry.post_order()][:2] == ["constant.0", "broadcast.1"]
+    assert print_module(m) == PARAMS_FIRST
+    assert print_module(parse_module(PARAMS_FIRST)) == PARAMS_FIRST
+    canon = canonical_text(m)
+    assert canon.index("%p0 = ") < canon.index("%p1 = ") < canon.index("constant")
+
+
 def test_attribute_formats():
     b = Builder("g")
     x = b.parameter(Shape("f32", (4, 4)))

@@ -428,6 +428,26 @@ def bitcast_convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.nda
     return x.view(dt).copy()
 
 
+def bitcast_convert_any_width(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
+    """XLA's bitcast-convert between any widths, in the host's (little-endian) byte order.
+
+    To a type k times narrower, each element becomes k elements along a new minor dimension
+    (lowest-addressed bytes first); to a type k times wider, the minor dimension (of size k)
+    is packed into one element. Equal widths behave as `bitcast_convert_array`.
+    """
+    x = np.ascontiguousarray(x)
+    dt = np.dtype(dtype)
+    a, b = x.dtype.itemsize, dt.itemsize
+    if a == b:
+        return bitcast_convert_array(x, dt)
+    if a > b:
+        return x.reshape(x.shape + (1,)).view(dt).copy()
+    if x.ndim == 0 or x.shape[-1] * a != b:
+        raise ValueError(f"bitcast-convert {x.dtype}{list(x.shape)} -> {dt} needs a minor "
+                         f"dimension of size {b // a}")
+    return x.view(dt).reshape(x.shape[:-1]).copy()
+
+
 # ---------------------------------------------------------------------------------------
 # The table, keyed by HLO opcode name (compare is looked up through COMPARE by direction).
 # ---------------------------------------------------------------------------------------

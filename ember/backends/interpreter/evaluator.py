@@ -11,8 +11,10 @@ comparator and a stable comparison sort driven by the comparator otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ import numpy as np
 from ember.backends.interpreter import indexing
 from ember.backends.interpreter.elementwise import (
     ELEMENTWISE,
-    bitcast_convert_array,
+    bitcast_convert_any_width,
     compare,
     convert_array,
     reduce_precision,
@@ -135,7 +137,7 @@ def _convert(inst, vals):
 
 @_handles("bitcast-convert")
 def _bitcast(inst, vals):
-    return bitcast_convert_array(vals[0], inst.shape.dtype)
+    return bitcast_convert_any_width(vals[0], inst.shape.dtype)
 
 
 @_handles("reduce-precision")
@@ -160,6 +162,7 @@ _POINTWISE_OK = {"parameter", "constant", "tuple", "get-tuple-element", "compare
 def is_pointwise(comp: Computation) -> bool:
     """True when every instruction works elementwise, so arrays can stand in for scalars."""
     return all(i.opcode in _POINTWISE_OK and (i.opcode != "constant" or i.value.ndim == 0)
+               and (i.opcode != "bitcast-convert" or i.is_elementwise())
                for i in comp.instructions)
 
 
@@ -411,11 +414,30 @@ def _copy(inst, vals):
     return _fresh(vals[0])
 
 
+_WHILE_LIMIT: ContextVar[int | None] = ContextVar("while_limit", default=None)
+
+
+@contextlib.contextmanager
+def while_iteration_limit(limit: int | None) -> Iterator[None]:
+    """Within the block, a while loop running more than `limit` iterations raises
+    EvaluationError (used by checks that evaluate modules on random inputs)."""
+    token = _WHILE_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _WHILE_LIMIT.reset(token)
+
+
 @_handles("while")
 def _while(inst, vals):
     state = vals[0]
     cond, body = inst.while_condition, inst.while_body
+    limit = _WHILE_LIMIT.get()
+    n = 0
     while bool(evaluate_computation(cond, [state])):
+        n += 1
+        if limit is not None and n > limit:
+            raise EvaluationError(f"while %{inst.name} ran past {limit} iterations")
         state = evaluate_computation(body, [state])
     return state
 
