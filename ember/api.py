@@ -417,32 +417,47 @@ class Traced:
 
 
 class Lowered:
-    """`jit(f).lower(*args)`: the program handed to the compiler."""
+    """`jit(f).lower(*args)`: the HLO handed to the compiler (before optimization)."""
 
     def __init__(self, fn: JitFunction, result: TraceResult):
+        from ember.lowering import lower_jaxpr
         self._fn = fn
         self._result = result
+        self._lowered = lower_jaxpr(result.closed_jaxpr, _fun_name(fn.fun))
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
         return self._result.closed_jaxpr
 
-    def as_text(self) -> str:
-        return str(self._result.closed_jaxpr)
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The HLO text; `debug_info=True` adds each instruction's metadata (op_name path,
+        source file and line)."""
+        from ember.hlo.printer import print_module
+        return print_module(self._lowered.module, metadata=debug_info)
 
     def compile(self) -> Compiled:
         return Compiled(self._fn, self._result)
 
 
 class Compiled:
-    """`jit(f).lower(*args).compile()`: callable on arguments of the lowered types."""
+    """`jit(f).lower(*args).compile()`: the optimized program, callable on arguments of the
+    lowered types."""
 
     def __init__(self, fn: JitFunction, result: TraceResult):
         self._fn = fn
         self._result = result
+        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, _fun_name(fn.fun))
 
-    def as_text(self) -> str:
-        return str(self._result.closed_jaxpr)
+    def as_text(self, *, debug_info: bool = False) -> str:
+        """The HLO after the optimization passes (constants over 8 elements elided)."""
+        from ember.hlo.printer import print_module
+        return print_module(self._compiled.optimized, mode="display", metadata=debug_info)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost model on the optimized HLO: `flops`, `transcendentals`,
+        `bytes accessed` (and per-operand `bytes accessed{i}{}`, `bytes accessedout{}`)."""
+        from ember.hlo.cost_analysis import cost_analysis
+        return cost_analysis(self._compiled.optimized)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _, _, in_tree, leaves, _, _ = self._fn._flatten(args, kwargs)
@@ -455,7 +470,8 @@ class Compiled:
             if got.shape != aval.shape or got.dtype != aval.dtype:
                 raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
                                 f"function expects {aval.str_short()}")
-        outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves])
+        outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves],
+                            _fun_name(self._fn.fun))
         return tree_unflatten(self._result.out_tree, outs)
 
 

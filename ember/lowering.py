@@ -90,7 +90,7 @@ class _Lowerer:
         self.hidden: list[np.ndarray] = []
 
     def const(self, value: Any, aval: ShapedArray) -> Instruction:
-        arr = np.ascontiguousarray(to_numpy(value, aval))
+        arr = np.asarray(to_numpy(value, aval), order="C")
         if arr.nbytes > MAX_EMBEDDED_CONST_BYTES:
             # Hidden parameters are numbered after the function's own arguments.
             self.hidden.append(arr)

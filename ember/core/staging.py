@@ -64,13 +64,13 @@ class JaxprBuilder:
 
 
 class JaxprTracer(Tracer):
-    __slots__ = ("_aval", "var", "source_info")
+    __slots__ = ("_aval", "_var", "source_info")
 
     def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, var: Any,
                  source_info: SourceInfo | None = None):
         self._trace = trace
         self._aval = aval
-        self.var = var
+        self._var = var  # not `var`: that name is the jnp method x.var()
         self.source_info = source_info
 
     @property
@@ -132,7 +132,7 @@ class DynamicJaxprTrace(Trace):
     def _stage(self, prim: Any, tracers: list, params: dict, out_avals: list) -> list:
         src = user_frame()
         outvars = [Var(a) for a in out_avals]
-        eqn = JaxprEqn([t.var for t in tracers], outvars, prim, params, src)
+        eqn = JaxprEqn([t._var for t in tracers], outvars, prim, params, src)
         b = self.builder
         b.eqns.append(eqn)
         for v in outvars:
@@ -150,7 +150,7 @@ class DynamicJaxprTrace(Trace):
 
     def concretization_error(self, tracer: Tracer, context: str,
                              kind: type = ConcretizationTypeError) -> Exception:
-        names = self.builder.depends_on(getattr(tracer, "var", None))
+        names = self.builder.depends_on(getattr(tracer, "_var", None))
         if names:
             dep = ("It depends on the argument" + ("s " if len(names) > 1 else " ")
                    + ", ".join(f"`{n}`" for n in names) + ".")
@@ -182,7 +182,7 @@ def trace_to_jaxpr(fun: Callable[..., list], in_avals: list[ShapedArray],
         args = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
         outs = fun(*args)
         out_tracers = [trace.full_raise(o) for o in outs]
-        closed = builder.to_closed_jaxpr([t.var for t in out_tracers], debug_info)
+        closed = builder.to_closed_jaxpr([t._var for t in out_tracers], debug_info)
     return closed, [t.aval for t in out_tracers]
 
 

@@ -1,12 +1,20 @@
-"""Array creation: array, asarray, zeros, ones, full, empty, arange, linspace, eye, ...
+"""Array creation: array, asarray, zeros, ones, full, empty (and `_like` forms), arange,
+linspace, logspace, geomspace, eye, identity, tri, tril, triu, meshgrid, mgrid, ogrid,
+indices, diag, diagflat.
 
-Outside jit these return ember.Arrays right away; under jit, constants are staged the way
-JAX stages them (`arange` is an `iota`, `zeros` a broadcast of a scalar literal).
+Input: Python scalars, NumPy values, nested sequences, ember Arrays or tracers, and static
+shapes/sizes (Python ints or concrete values). Output: ember Arrays eagerly; under jit the
+same staging JAX does (`arange(3, dtype=f32)` is one `iota`, `zeros` a broadcast of a scalar
+literal, `eye` a comparison of two iotas). Invariants: shapes, sizes, `k` offsets and
+`arange` bounds are static (a tracer there raises ConcretizationTypeError); every result
+dtype is canonical (64-bit types narrow unless jax_enable_x64); Python scalars stay weakly
+typed where JAX keeps them weak (`full((2,), 1.0)` is a weak f32).
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,168 +22,578 @@ import numpy as np
 from ember import lax
 from ember.array import ArrayImpl
 from ember.core import dtypes
+from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._promote import check_arraylike, ensure_array, is_array
+
+__all__ = [
+    "array", "asarray", "copy", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye", "identity",
+    "tri", "tril", "triu", "meshgrid", "mgrid", "ogrid", "indices", "diag", "diagflat",
+    "frombuffer", "fromiter",
+]
+
+_OBJECT = np.dtype(object)
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not isinstance(
-            shape, (tuple, list)):
-        return (operator.index(shape),)
-    return tuple(operator.index(s) for s in shape)
+    """A static shape from an int or a sequence of ints (concrete Arrays allowed)."""
+    if isinstance(shape, Tracer):
+        raise _concrete_error("shape", shape)
+    if isinstance(shape, (tuple, list)):
+        return tuple(_size(s) for s in shape)
+    return (_size(shape),)
+
+
+def _size(v: Any) -> int:
+    if isinstance(v, Tracer):
+        raise _concrete_error("shape", v)
+    n = operator.index(v)
+    if n < 0:
+        raise ValueError(f"negative dimensions are not allowed, got {n}")
+    return n
+
+
+def _concrete_error(fname: str, tracer: Tracer) -> Exception:
+    return ConcretizationTypeError(
+        f"{fname} requires concrete (static) arguments, got a traced value "
+        f"{tracer.aval.str_short()}: the result's shape would depend on data.")
 
 
 def _dtype(dtype: Any, default: np.dtype | None = None) -> np.dtype:
     if dtype is None:
         return default if default is not None else dtypes.default_float()
-    return dtypes.canonicalize(dtype)
+    return dtypes.canonicalize(np.dtype(dtype))
 
+
+def _static(v: Any, fname: str) -> Any:
+    """The concrete Python value of a static argument."""
+    if isinstance(v, Tracer):
+        raise _concrete_error(fname, v)
+    if isinstance(v, (ArrayImpl, np.ndarray, np.generic)):
+        return np.asarray(v).item()
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# array / asarray
+# ---------------------------------------------------------------------------------------------
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None,
-          ndmin: int = 0) -> Any:
-    """An array from a value: Arrays and tracers pass through (cast if `dtype`); NumPy
-    values, scalars and nested sequences are copied into a new ember.Array."""
-    if isinstance(object, (Tracer, ArrayImpl)):
-        out = object if dtype is None else lax.convert_element_type(object, dtype)
-    elif isinstance(object, (list, tuple)) and _contains_traced(object):
-        from ember.numpy._manipulation import stack
-        out = stack([array(o, dtype) for o in object])
+          ndmin: int = 0, *, device: Any = None) -> Any:
+    """An array from a value. Arrays and tracers pass through (cast if `dtype`); NumPy values,
+    scalars and nested sequences are copied into a new ember.Array. Python scalars give weakly
+    typed arrays; Python lists of ints/floats take the default int/float dtypes."""
+    if hasattr(object, "__jax_array__") and not is_array(object):
+        object = object.__jax_array__()
+    if is_array(object):
+        out = object if dtype is None else lax.convert_element_type(object, _dtype(dtype))
+    elif isinstance(object, (list, tuple)) and _contains_array(object):
+        out = _stack_nested(object, dtype)
+    elif dtypes.is_python_scalar(object):
+        aval = get_aval(object)
+        out = (lax.convert_element_type(object, aval.dtype, True) if dtype is None
+               else lax.convert_element_type(object, _dtype(dtype), False))
     else:
-        if hasattr(object, "__jax_array__"):
-            object = object.__jax_array__()
-        if dtypes.is_python_scalar(object) and dtype is None:
-            aval = get_aval(object)
-            out = ArrayImpl._from_user(np.asarray(object, dtype=aval.dtype), weak_type=True)
-        else:
-            value = np.asarray(object) if dtype is None else np.asarray(object, dtype=dtype)
-            if value.dtype == object_dtype:
-                raise TypeError(f"ember.numpy.array: cannot convert {object!r} to an array")
-            if dtype is None and isinstance(object, (list, tuple)) and value.dtype.kind in "iuf":
-                value = value.astype(_infer_list_dtype(object, value.dtype))
-            out = ArrayImpl._from_user(value)
+        value = np.asarray(object) if dtype is None else np.asarray(object, dtype=_np_dtype(dtype))
+        if value.dtype == _OBJECT or value.dtype.kind in "USVM":
+            raise TypeError(f"ember.numpy.array: cannot convert {object!r} to an array "
+                            f"(dtype {value.dtype})")
+        if dtype is None and isinstance(object, (list, tuple)):
+            value = value.astype(_list_dtype(object, value.dtype), copy=False)
+        out = ArrayImpl._from_user(value)
     if ndmin and get_aval(out).ndim < ndmin:
         out = lax.broadcast_to_rank(out, ndmin)
     return out
 
 
-object_dtype = np.dtype(object)
+def _np_dtype(dtype: Any) -> np.dtype:
+    return np.dtype(dtype)
 
 
-def _contains_traced(seq: Any) -> bool:
+def _contains_array(seq: Any) -> bool:
     if isinstance(seq, (list, tuple)):
-        return any(_contains_traced(s) for s in seq)
-    return isinstance(seq, (Tracer, ArrayImpl))
+        return any(_contains_array(s) for s in seq)
+    return is_array(seq)
 
 
-def _infer_list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:
-    """Python lists of ints/floats take the default int/float dtypes (as in JAX)."""
-    if np_dtype.kind == "f":
-        return dtypes.default_float()
-    if np_dtype.kind == "i":
-        return dtypes.default_int()
-    return dtypes.canonicalize(np_dtype)
+def _stack_nested(seq: Sequence[Any], dtype: Any) -> Any:
+    """array([...]) of a sequence holding Arrays/tracers: stack its elements (recursively),
+    promoted together as JAX does (`array([x, 1.0])` with x f32 is f32)."""
+    from ember.numpy._manipulation import stack
+    from ember.numpy._promote import promote_dtypes
+    items = [_stack_nested(s, None) if isinstance(s, (list, tuple)) else ensure_array(s)
+             for s in seq]
+    if not items:
+        return array(np.zeros((0,)), dtype)
+    items = promote_dtypes(*items)
+    out = stack(items)
+    aval = get_aval(out)
+    if dtype is not None:
+        return lax.convert_element_type(out, _dtype(dtype))
+    # A list is never weakly typed (jnp.array([1.0]) is a strong f32).
+    return lax.convert_element_type(out, aval.dtype, False)
+
+
+def _list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:
+    """Python lists of ints/floats take the default int/float dtypes (as in JAX); lists that
+    hold NumPy scalars or arrays take their joined dtype."""
+    leaves = list(_leaves(obj))
+    if leaves and all(dtypes.is_python_scalar(v) for v in leaves):
+        if np_dtype.kind == "f":
+            return dtypes.default_float()
+        if np_dtype.kind in "iu":
+            return dtypes.default_int()
+        if np_dtype.kind == "c":
+            return dtypes.canonicalize(np.complex128)
+        return dtypes.canonicalize(np_dtype)
+    typed = [(get_aval(v).dtype, get_aval(v).weak_type) for v in leaves]
+    return dtypes.promote(*typed)[0] if typed else dtypes.canonicalize(np_dtype)
+
+
+def _leaves(obj: Any) -> Any:
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _leaves(o)
+    else:
+        yield obj
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
             device: Any = None) -> Any:
-    if isinstance(a, (Tracer, ArrayImpl)) and dtype is None:
+    """array(a, dtype) without a copy where none is needed (Arrays are immutable)."""
+    if is_array(a) and (dtype is None or _dtype(dtype) == get_aval(a).dtype):
         return a
     return array(a, dtype=dtype)
 
 
+def copy(a: Any, order: str | None = None) -> Any:
+    """A copy of a: Arrays are immutable, so the copy may share a's buffer."""
+    return array(a, copy=True)
+
+
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+    return array(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromiter(iterable: Any, dtype: Any, count: int = -1) -> Any:
+    return array(np.fromiter(iterable, dtype=dtype, count=count))
+
+
+# ---------------------------------------------------------------------------------------------
+# Filled arrays
+# ---------------------------------------------------------------------------------------------
+
+def _filled(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool) -> Any:
+    """broadcast_in_dim of the converted scalar: what JAX stages for zeros/full."""
+    value = lax.convert_element_type(fill_value, dtype, weak)
+    return lax.broadcast_in_dim(value, shape, ())
+
+
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    return lax.full(_shape(shape), 0, _dtype(dtype))
+    return _filled(_shape(shape), 0, _dtype(dtype), False)
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    return lax.full(_shape(shape), 1, _dtype(dtype))
+    return _filled(_shape(shape), 1, _dtype(dtype), False)
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """As in JAX, `empty` is `zeros` (XLA has no uninitialized memory)."""
     return zeros(shape, dtype)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """shape filled with fill_value; a non-scalar fill_value is broadcast to shape. Without
+    dtype the result takes fill_value's dtype and weak type."""
+    shape = _shape(shape)
+    if isinstance(fill_value, (list, tuple)):
+        fill_value = array(fill_value)
     fill_aval = get_aval(fill_value)
     if fill_aval.ndim:
         from ember.numpy._manipulation import broadcast_to
-        value = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
-        return broadcast_to(value, _shape(shape))
-    dt = dtypes.canonicalize(dtype) if dtype is not None else (
-        fill_aval.dtype if not fill_aval.weak_type else fill_aval.dtype)
-    return lax.full(_shape(shape), fill_value, dt)
+        value = ensure_array(fill_value)
+        if dtype is not None:
+            value = lax.convert_element_type(value, _dtype(dtype))
+        return broadcast_to(value, shape)
+    if dtype is None:
+        return _filled(shape, fill_value, fill_aval.dtype, fill_aval.weak_type)
+    return _filled(shape, fill_value, _dtype(dtype), False)
 
 
-def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype]:
+def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype, bool]:
+    """(shape, dtype, weak) of a `_like` result: a's unless given; a's weak type is kept only
+    when dtype is not given (JAX's full_like)."""
+    check_arraylike("zeros_like", a)
     aval = get_aval(a)
     return (aval.shape if shape is None else _shape(shape),
-            aval.dtype if dtype is None else dtypes.canonicalize(dtype))
+            aval.dtype if dtype is None else _dtype(dtype),
+            dtype is None and aval.weak_type)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    s, d = _like(a, dtype, shape)
-    return lax.full(s, 0, d)
+    return _filled(*_like_args(a, dtype, shape, 0))
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    s, d = _like(a, dtype, shape)
-    return lax.full(s, 1, d)
+    return _filled(*_like_args(a, dtype, shape, 1))
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
     return zeros_like(a, dtype, shape)
 
 
+def _like_args(a: Any, dtype: Any, shape: Any, fill: Any) -> tuple:
+    s, d, weak = _like(a, dtype, shape)
+    return s, fill, d, weak
+
+
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
               device: Any = None) -> Any:
-    s, d = _like(a, dtype, shape)
-    return full(s, fill_value, d)
+    s, d, weak = _like(a, dtype, shape)
+    if get_aval(fill_value).ndim:
+        return full(s, fill_value, d)
+    return _filled(s, fill_value, d, weak)
 
+
+# ---------------------------------------------------------------------------------------------
+# Ranges
+# ---------------------------------------------------------------------------------------------
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
            device: Any = None) -> Any:
-    """Evenly spaced values; with static bounds, an `iota` (scaled and shifted if needed)."""
-    for v in (start, stop, step):
-        if isinstance(v, Tracer):
-            raise lax_concrete_error("arange", v)
-    if stop is None and step is None:
-        size = int(np.ceil(_static(start)))
-        dt = _dtype(dtype, _arange_dtype(start))
-        return lax.iota(dt, max(size, 0))
-    start_v = _static(start)
-    stop_v = _static(stop) if stop is not None else None
-    step_v = 1 if step is None else _static(step)
-    values = np.arange(start_v, stop_v, step_v)
-    dt = _dtype(dtype, _arange_dtype(start, stop, step))
-    if values.size and dt.kind in "iuf" and values.size > 1:
-        base = lax.iota(dt, values.size)
-        if step_v != 1:
-            base = lax.mul(base, lax.convert_element_type(step_v, dt))
-        if start_v != 0:
-            base = lax.add(base, lax.convert_element_type(start_v, dt))
-        return base
-    return array(values, dtype=dt)
+    """Evenly spaced values in [start, stop) with static bounds.
+
+    As JAX: `arange(n)` and `arange(0, n)` are one `iota` (n = ceil(n) for floats); other
+    bounds give NumPy's `np.arange(start, stop, step, dtype)` as a constant, so the values
+    equal NumPy's exactly. dtype defaults to the promoted type of the bounds (Python ints
+    give the default int, floats the default float), strongly typed.
+    """
+    if isinstance(start, Tracer) or isinstance(stop, Tracer) or isinstance(step, Tracer):
+        tracer = next(v for v in (start, stop, step) if isinstance(v, Tracer))
+        raise _concrete_error("arange", tracer)
+    bounds = [v for v in (start, stop, step) if v is not None]
+    for v in bounds:
+        if get_aval(v).ndim:
+            raise ValueError("arange requires scalar (0-d) start, stop and step")
+    if dtype is None:
+        dt = dtypes.promote(*[(get_aval(v).dtype, False) for v in bounds])[0]
+    else:
+        dt = _dtype(dtype)
+    start_v = _static(start, "arange")
+    stop_v = None if stop is None else _static(stop, "arange")
+    step_v = None if step is None else _static(step, "arange")
+    if step_v is None and (stop_v is None or start_v == 0):
+        n = start_v if stop_v is None else stop_v
+        return lax.iota(dt, max(int(np.ceil(n)), 0))
+    if step_v == 0:
+        raise ZeroDivisionError("arange: step cannot be zero")
+    return array(np.arange(start_v, stop_v, step_v, dtype=dt))
 
 
-def lax_concrete_error(fname: str, tracer: Tracer) -> Exception:
-    from ember.core.errors import ConcretizationTypeError
-    return ConcretizationTypeError(
-        f"{fname} requires concrete (static) arguments, got a traced value "
-        f"{tracer.aval.str_short()}. Its result shape would depend on data.")
+def _inexact_dtype(*vals: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:
+    """(result dtype, computation dtype): the promoted float type of the values (the
+    default float for integers), and dtype if given; integers compute in the default float."""
+    typed = [(get_aval(v).dtype, get_aval(v).weak_type) for v in vals]
+    computed = dtypes.promote(*typed, (dtypes.default_float(), True))[0]
+    if computed.kind not in "fc":
+        computed = dtypes.default_float()
+    out = computed if dtype is None else _dtype(dtype)
+    if out.kind in "fc" and out.itemsize > computed.itemsize:
+        computed = out
+    return out, computed
 
 
-def _static(v: Any) -> Any:
-    if isinstance(v, ArrayImpl):
-        return v.item()
-    return v.item() if isinstance(v, (np.ndarray, np.generic)) else v
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *,
+             device: Any = None) -> Any:
+    """num evenly spaced samples from start to stop (stop included when endpoint).
+
+    Computed as JAX does, by interpolation: out[i] = start * (1 - t_i) + stop * t_i with
+    t_i = i / div and div = num - 1 (endpoint) or num, so t = 1 gives stop exactly. start and
+    stop may be arrays (broadcast together); the samples run along `axis`. Integer dtypes
+    take the floor of the float samples.
+    """
+    num = operator.index(_static(num, "linspace"))
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    check_arraylike("linspace", start, stop)
+    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype)
+    start = lax.convert_element_type(ensure_array(start), comp)
+    stop = lax.convert_element_type(ensure_array(stop), comp)
+    from ember.numpy._manipulation import broadcast_to, moveaxis
+    bshape = np.broadcast_shapes(get_aval(start).shape, get_aval(stop).shape)
+    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+    nd = len(bshape)
+    ax = operator.index(axis)
+    if not -(nd + 1) <= ax <= nd:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd + 1}")
+    ax %= nd + 1
+    div = num - 1 if endpoint else num
+    shape = (num, *bshape)
+    lo = lax.broadcast_in_dim(start, shape, tuple(range(1, nd + 1)))
+    hi = lax.broadcast_in_dim(stop, shape, tuple(range(1, nd + 1)))
+    if num > 1 or (num == 1 and not endpoint):
+        t = lax.div(lax.broadcasted_iota(comp, shape, 0),
+                    lax.convert_element_type(div, comp))
+        one = lax.convert_element_type(1, comp)
+        out = lax.add(lax.mul(lo, lax.sub(one, t)), lax.mul(hi, t))
+        delta = lax.div(lax.sub(stop, start), lax.convert_element_type(div, comp))
+    else:
+        # num == 1 with the endpoint (the single sample is start) or num == 0.
+        out = lo
+        nan = lax.convert_element_type(np.nan, comp)
+        delta = lax.broadcast_in_dim(nan, bshape, ())
+    if out_dtype.kind in "iu":
+        out = lax.floor(out)
+    out = lax.convert_element_type(out, out_dtype)
+    out = moveaxis(out, 0, ax)
+    if retstep:
+        return out, lax.convert_element_type(delta, out_dtype)
+    return out
 
 
-def _arange_dtype(*vals: Any) -> np.dtype:
-    kinds = []
-    for v in vals:
-        if v is None:
-            continue
-        if isinstance(v, (ArrayImpl, np.ndarray, np.generic)):
-            kinds.append(np.asarray(v).dtype.kind)
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """base ** linspace(start, stop, num): samples evenly spaced on a log scale."""
+    from ember.numpy._ufuncs import power
+    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype)
+    lin = linspace(start, stop, num, endpoint=endpoint, dtype=comp, axis=axis)
+    base = lax.convert_element_type(ensure_array(base), comp)
+    if get_aval(base).ndim:
+        base = _expand_for_axis(base, axis, get_aval(lin).ndim)
+    out = power(base, lin)
+    if out_dtype.kind in "iu":
+        out = lax.floor(out)
+    return lax.convert_element_type(out, out_dtype)
+
+
+def _expand_for_axis(x: Any, axis: int, ndim: int) -> Any:
+    from ember.numpy._manipulation import expand_dims
+    return expand_dims(x, operator.index(axis) % ndim)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+              dtype: Any = None, axis: int = 0) -> Any:
+    """Samples evenly spaced on a log scale between start and stop (of the same sign):
+    sign(start) * 10 ** linspace(log10|start|, log10|stop|)."""
+    from ember.numpy._manipulation import expand_dims
+    from ember.numpy._ufuncs import log10
+    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype)
+    start = lax.convert_element_type(ensure_array(start), comp)
+    stop = lax.convert_element_type(ensure_array(stop), comp)
+    sign = lax.sign(start)
+    res = logspace(log10(lax.div(start, sign)), log10(lax.div(stop, sign)), num,
+                   endpoint=endpoint, base=10.0, dtype=comp, axis=axis)
+    sign_nd = get_aval(sign).ndim
+    if sign_nd:
+        sign = expand_dims(sign, operator.index(axis) % (sign_nd + 1))
+    out = lax.mul(*_bcast_pair(sign, res))
+    return lax.convert_element_type(out, out_dtype)
+
+
+def _bcast_pair(a: Any, b: Any) -> tuple[Any, Any]:
+    from ember.numpy._manipulation import broadcast_arrays
+    x, y = broadcast_arrays(a, b)
+    return x, y
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrices: eye, identity, tri, tril, triu, diag
+# ---------------------------------------------------------------------------------------------
+
+def _index_grid(n: int, m: int, k: int) -> tuple[Any, Any]:
+    """(i + k, j) over an n x m grid as int32 iotas: the comparisons behind eye and tri."""
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    if k:
+        rows = lax.add(rows, lax.convert_element_type(k, np.int32))
+    return rows, cols
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
+        device: Any = None) -> Any:
+    """N x M with ones on the k-th diagonal: (i + k == j)."""
+    n = _size(_static(N, "eye"))
+    m = n if M is None else _size(_static(M, "eye"))
+    k = operator.index(_static(k, "eye"))
+    rows, cols = _index_grid(n, m, k)
+    return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype))
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    """N x M with ones at and below the k-th diagonal: (i + k >= j)."""
+    n = _size(_static(N, "tri"))
+    m = n if M is None else _size(_static(M, "tri"))
+    k = operator.index(_static(k, "tri"))
+    rows, cols = _index_grid(n, m, k)
+    return lax.convert_element_type(lax.ge(rows, cols), _dtype(dtype))
+
+
+def _tri_select(m: Any, k: int, lower: bool) -> Any:
+    m = ensure_array(m)
+    aval = get_aval(m)
+    if aval.ndim < 2:
+        name = "tril" if lower else "triu"
+        raise ValueError(f"{name} requires an array of at least two dimensions, got "
+                         f"{aval.ndim}")
+    n, cols = aval.shape[-2:]
+    k = operator.index(_static(k, "tril" if lower else "triu"))
+    mask = tri(n, cols, k if lower else k - 1, dtype=np.bool_)
+    mask = lax.broadcast_in_dim(mask, aval.shape, (aval.ndim - 2, aval.ndim - 1))
+    zero = lax.broadcast_in_dim(lax.convert_element_type(0, aval.dtype, aval.weak_type),
+                                aval.shape, ())
+    return lax.select(mask, m, zero) if lower else lax.select(mask, zero, m)
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """m with the elements above the k-th diagonal zeroed (the last two axes)."""
+    return _tri_select(m, k, True)
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """m with the elements below the k-th diagonal zeroed (the last two axes)."""
+    return _tri_select(m, k, False)
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """A 1-D v: the square matrix with v on its k-th diagonal. A 2-D v: its k-th diagonal."""
+    v = ensure_array(v)
+    aval = get_aval(v)
+    k = operator.index(_static(k, "diag"))
+    if aval.ndim == 1:
+        n = aval.shape[0] + abs(k)
+        rows, cols = _index_grid(n, n, k)
+        mask = lax.eq(rows, cols)
+        # The entry on the diagonal at (i, i + k) is v[i] for k >= 0: a row-indexed source;
+        # for k < 0 the entry at (j - k, j) is v[j]: column-indexed. v padded to n either way.
+        padded = _pad_1d(v, 0, abs(k))
+        src = lax.broadcast_in_dim(padded, (n, n), (0,) if k >= 0 else (1,))
+        zero = lax.broadcast_in_dim(lax.convert_element_type(0, aval.dtype, aval.weak_type),
+                                    (n, n), ())
+        return lax.select(mask, src, zero)
+    if aval.ndim == 2:
+        from ember.numpy._manipulation import diagonal
+        return diagonal(v, offset=k)
+    raise ValueError("diag input must be 1d or 2d")
+
+
+def _pad_1d(v: Any, lo: int, hi: int) -> Any:
+    """v with lo leading and hi trailing zeros (concatenation with zero blocks)."""
+    from ember.numpy._manipulation import concatenate
+    if lo == 0 and hi == 0:
+        return v
+    aval = get_aval(v)
+    parts = []
+    if lo:
+        parts.append(_filled((lo,), 0, aval.dtype, aval.weak_type))
+    parts.append(v)
+    if hi:
+        parts.append(_filled((hi,), 0, aval.dtype, aval.weak_type))
+    return concatenate(parts)
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """diag of the flattened input."""
+    from ember.numpy._manipulation import ravel
+    return diag(ravel(ensure_array(v)), k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Grids: meshgrid, indices, mgrid, ogrid
+# ---------------------------------------------------------------------------------------------
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Any]:
+    """Coordinate arrays from 1-D coordinate vectors. indexing 'xy' (Cartesian) swaps the
+    first two output axes relative to 'ij' (matrix); sparse keeps size-1 dimensions."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+    args = [ensure_array(x) for x in xi]
+    for a in args:
+        if get_aval(a).ndim != 1:
+            raise ValueError(f"Arguments to ember.numpy.meshgrid must be 1D, got shape "
+                             f"{get_aval(a).shape}")
+    sizes = [get_aval(a).shape[0] for a in args]
+    nd = len(args)
+    if indexing == "xy" and nd >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(args):
+        dim = i
+        if indexing == "xy" and nd >= 2 and i < 2:
+            dim = 1 - i
+        if sparse:
+            shape = tuple(s if d == dim else 1 for d, s in enumerate(sizes))
         else:
-            kinds.append("f" if isinstance(v, float) else "i")
-    return dtypes.default_float() if "f" in kinds else dtypes.default_int()
+            shape = tuple(sizes)
+        out.append(lax.broadcast_in_dim(a, shape, (dim,)))
+    return out
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
+    """An array (or, sparse, a tuple of arrays) whose k-th entry holds the k-th index of
+    each position of a grid of shape `dimensions`."""
+    dims = tuple(_size(_static(d, "indices")) for d in dimensions)
+    dt = _dtype(dtype, dtypes.default_int())
+    outs = []
+    for k, n in enumerate(dims):
+        if sparse:
+            shape = tuple(n if j == k else 1 for j in range(len(dims)))
+        else:
+            shape = dims
+        outs.append(lax.broadcasted_iota(dt, shape, k))
+    if sparse:
+        return tuple(outs)
+    if not outs:
+        return zeros((0,), dt)
+    from ember.numpy._manipulation import stack
+    return stack(outs, 0)
+
+
+class _IndexGrid:
+    """mgrid / ogrid: `mgrid[0:3, 0:4]` as NumPy (a complex step `5j` means 5 points,
+    stop included, via linspace; otherwise arange)."""
+
+    def __init__(self, sparse: bool, name: str):
+        self.sparse = sparse
+        self.name = name
+
+    def __getitem__(self, key: Any) -> Any:
+        single = isinstance(key, slice)
+        keys = (key,) if single else tuple(key)
+        axes = [self._axis(k) for k in keys]
+        if single:
+            return axes[0]
+        if not axes:
+            return zeros((0,), dtypes.default_int())
+        # Integer ranges keep the default int unless a float range is present.
+        if any(get_aval(a).dtype.kind == "f" for a in axes):
+            axes = [lax.convert_element_type(a, dtypes.default_float()) for a in axes]
+        grids = meshgrid(*axes, indexing="ij", sparse=self.sparse)
+        if self.sparse:
+            return grids
+        from ember.numpy._manipulation import stack
+        return stack(grids, 0)
+
+    @staticmethod
+    def _axis(s: Any) -> Any:
+        if not isinstance(s, slice):
+            raise TypeError("mgrid/ogrid indices must be slices")
+        start = 0 if s.start is None else s.start
+        stop, step = s.stop, s.step
+        if isinstance(step, complex):
+            n = int(abs(step))
+            return linspace(start, stop, n, endpoint=True)
+        return arange(start, stop, 1 if step is None else step)
+
+    def __repr__(self) -> str:
+        return f"ember.numpy.{self.name}"
+
+
+mgrid = _IndexGrid(False, "mgrid")
+ogrid = _IndexGrid(True, "ogrid")

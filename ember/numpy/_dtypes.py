@@ -7,6 +7,7 @@ typed), and it is accepted anywhere a dtype is (`np.dtype(jnp.float32)` works).
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,15 @@ uint8, uint16, uint32, uint64 = (_scalar_type(t) for t in
 float16, float32, float64 = (_scalar_type(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = _scalar_type(np.complex64), _scalar_type(np.complex128)
 single, double = float32, float64
+half = float16
+# NumPy's default-width aliases. JAX spells them as the 64-bit types, which canonicalize to
+# 32 bits unless jax_enable_x64 is on, so `jnp.int_(1).dtype` follows the x64 flag.
+int_, uint, float_, complex_ = int64, uint64, float64, complex128
+intp, uintp = int64, uint64
+byte, ubyte, short, ushort = int8, uint8, int16, uint16
+intc, uintc = int32, uint32
+longlong, ulonglong = int64, uint64
+csingle, cdouble = complex64, complex128
 
 generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
 integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
@@ -60,53 +70,78 @@ bool = bool_  # noqa: A001
 
 dtype = np.dtype
 
+__all__ = [
+    "bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "single", "double", "half",
+    "int_", "uint", "float_", "complex_", "intp", "uintp", "byte", "ubyte", "short", "ushort",
+    "intc", "uintc", "longlong", "ulonglong", "csingle", "cdouble",
+    "generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger",
+    "complexfloating", "character", "flexible", "dtype",
+    "result_type", "promote_types", "can_cast", "finfo", "iinfo", "issubdtype", "isdtype",
+]
+
 
 def _as_dtype(x: Any) -> np.dtype:
+    """A NumPy dtype from a dtype-like (dtype, name, scalar type) or an array's dtype."""
     if isinstance(x, np.dtype):
         return x
     if isinstance(x, _ScalarMeta):
         return x.dtype
-    if isinstance(x, type) and issubclass(x, (np.generic, int, float, complex, bool)):
+    if isinstance(x, type) and issubclass(x, (np.generic, int, float, complex)):
         return np.dtype(x)
     if isinstance(x, str):
         return np.dtype(x)
     return get_aval(x).dtype
 
 
+_PY_TYPES = {int: "int", float: "float", complex: "complex"}
+
+
+def _typed(a: Any) -> tuple[np.dtype, bool]:
+    """(dtype, weak_type) of one result_type argument."""
+    if a is builtins.bool:
+        return dtypes.bool_, False
+    if isinstance(a, type) and a in _PY_TYPES:
+        # The Python types stand for weakly typed scalars, as in JAX.
+        return dtypes.python_scalar_dtype(a(0)), True
+    if isinstance(a, (np.dtype, str, _ScalarMeta)) or (
+            isinstance(a, type) and issubclass(a, np.generic)):
+        return dtypes.canonicalize(_as_dtype(a)), False
+    aval = get_aval(a)
+    return aval.dtype, aval.weak_type
+
+
 def result_type(*args: Any) -> np.dtype:
     """The dtype ember.numpy would promote these values or dtypes to (JAX's lattice)."""
-    typed = []
-    for a in args:
-        if isinstance(a, (np.dtype, str, _ScalarMeta)) or (
-                isinstance(a, type) and issubclass(a, np.generic)):
-            typed.append((dtypes.canonicalize(_as_dtype(a)), False))
-        elif a in (int, float, complex):
-            typed.append((dtypes.python_scalar_dtype(a(0)), True))
-        else:
-            aval = get_aval(a)
-            typed.append((aval.dtype, aval.weak_type))
-    return dtypes.promote(*typed)[0]
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    return dtypes.promote(*[_typed(a) for a in args])[0]
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
+    """The join of two dtypes in JAX's lattice (both taken as strongly typed)."""
     return dtypes.promote_types(_as_dtype(a), _as_dtype(b))
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> Any:
+    """NumPy's can_cast on dtypes (an array argument stands for its dtype)."""
     return np.can_cast(_as_dtype(from_), _as_dtype(to), casting=casting)
 
 
 def finfo(dt: Any) -> np.finfo:
+    """Machine limits of a float dtype (of the dtype named, as JAX: not canonicalized)."""
     return np.finfo(_as_dtype(dt))
 
 
 def iinfo(dt: Any) -> np.iinfo:
+    """Machine limits of an integer dtype (of the dtype named, as finfo)."""
     return np.iinfo(_as_dtype(dt))
 
 
 def issubdtype(arg1: Any, arg2: Any) -> Any:
+    """NumPy's issubdtype, accepting ember's scalar types (`jnp.float32`) on either side."""
     a = arg1.dtype if isinstance(arg1, _ScalarMeta) else arg1
-    b = arg2.dtype if isinstance(arg2, _ScalarMeta) else arg2
+    b = arg2.dtype.type if isinstance(arg2, _ScalarMeta) else arg2
     return np.issubdtype(a, b)
 
 

@@ -1,11 +1,18 @@
-"""Shape manipulation and selection: reshape, ravel, transpose, broadcast_to, where, astype,
-squeeze, expand_dims, stack, ...
+"""Shape manipulation and selection: reshape, ravel, transpose, moveaxis, broadcast_to, where,
+astype, squeeze, expand_dims, concatenate, stack, split, flip, roll, rot90, tile, repeat, pad,
+atleast_nd, diagonal, trace, ...
 
-All static-shape operations; shapes and axes must be Python ints (or concrete values).
+Input: arrays (or array-likes) and static shapes/axes/sizes (Python ints or concrete
+values). Output: ember Arrays (eager) or staged equations (jit) built from lax's shape
+primitives (reshape, transpose, broadcast_in_dim, squeeze, rev) and slicing primitives
+(slice, concatenate, pad). Invariants: negative axes count from the end and are normalized
+before any primitive is bound; functions that only move data never change dtype or weak
+type (except concatenate/stack, which promote their inputs together as JAX does).
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 from collections.abc import Sequence
@@ -15,44 +22,91 @@ import numpy as np
 
 from ember import lax
 from ember.core import dtypes
-from ember.core.trace import get_aval
-from ember.numpy._promote import check_arraylike, promote_dtypes
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer, get_aval
+from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes
+
+__all__ = [
+    "astype", "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
+    "swapaxes", "broadcast_shapes", "broadcast_to", "broadcast_arrays", "where", "select",
+    "squeeze", "expand_dims", "concatenate", "concat", "stack", "hstack", "vstack", "dstack",
+    "column_stack", "row_stack", "split", "array_split", "hsplit", "vsplit", "dsplit",
+    "unstack", "flip", "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "pad",
+    "atleast_1d", "atleast_2d", "atleast_3d", "shape", "ndim", "size", "diagonal", "trace",
+    "append",
+]
+
+_ensure_array = ensure_array  # older spelling used by sibling modules
 
 
-def _ensure_array(a: Any) -> Any:
-    if hasattr(a, "_ember_aval") or hasattr(a, "_trace"):
-        return a
+def _axis(axis: Any, ndim: int, name: str = "axis") -> int:
+    """A normalized static axis in [0, ndim)."""
+    if isinstance(axis, Tracer):
+        raise ConcretizationTypeError(f"{name} must be static, got a traced value")
+    a = operator.index(axis)
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{name} {a} is out of bounds for array of dimension {ndim}")
+    return a % ndim
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(_axis(a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis: {axis}")
+    return out
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    return get_aval(a).shape
+
+
+def ndim(a: Any) -> int:
+    return get_aval(a).ndim
+
+
+def size(a: Any, axis: int | None = None) -> int:
     aval = get_aval(a)
-    return lax.convert_element_type(a, aval.dtype, aval.weak_type)
+    return aval.size if axis is None else aval.shape[_axis(axis, aval.ndim)]
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
-    x = _ensure_array(x)
-    return lax.convert_element_type(x, dtypes.canonicalize(dtype), False)
+    """x converted to dtype (strongly typed), with XLA's conversion semantics."""
+    x = ensure_array(x)
+    return lax.convert_element_type(x, dtypes.canonicalize(np.dtype(dtype)), False)
 
 
-def _resolve_shape(shape: Any, size: int) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) or (hasattr(shape, "__index__")
-                                                and not isinstance(shape, (tuple, list))):
-        shape = (operator.index(shape),)
-    shape = [operator.index(s) for s in shape]
-    unknown = [i for i, s in enumerate(shape) if s == -1]
+# ---------------------------------------------------------------------------------------------
+# Reshaping and permuting
+# ---------------------------------------------------------------------------------------------
+
+def _resolve_shape(new: Any, size: int) -> tuple[int, ...]:
+    if not isinstance(new, (tuple, list)):
+        new = (new,)
+    dims = [operator.index(s) for s in new]
+    unknown = [i for i, s in enumerate(dims) if s == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
+    if any(s < -1 for s in dims):
+        raise ValueError(f"negative dimensions not allowed: {tuple(dims)}")
     if unknown:
-        known = math.prod(s for s in shape if s != -1)
+        known = math.prod(s for s in dims if s != -1)
         if known == 0 or size % known:
-            raise TypeError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
-        shape[unknown[0]] = size // known
-    if math.prod(shape) != size:
-        raise TypeError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
-    return tuple(shape)
+            raise TypeError(f"cannot reshape array of size {size} into shape {tuple(new)}")
+        dims[unknown[0]] = size // known
+    if math.prod(dims) != size:
+        raise TypeError(f"cannot reshape array of size {size} into shape {tuple(dims)}")
+    return tuple(dims)
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> Any:
-    a = _ensure_array(a)
+    """a with a new shape (one -1 entry is inferred). order 'F' reads and writes in
+    column-major order: reverse the axes, reshape to the reversed shape, reverse back."""
+    a = ensure_array(a)
     if shape is None:
+        if newshape is None:
+            raise TypeError("reshape() missing required argument 'shape'")
         shape = newshape
     aval = get_aval(a)
     new = _resolve_shape(shape, aval.size)
@@ -60,54 +114,115 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         rev = tuple(reversed(range(aval.ndim)))
         out = lax.reshape(lax.transpose(a, rev), tuple(reversed(new)))
         return lax.transpose(out, tuple(reversed(range(len(new)))))
-    if order != "C":
-        raise NotImplementedError(f"reshape order={order!r}")
+    if order not in ("C", "A"):
+        raise ValueError(f"reshape: unknown order {order!r} (expected 'C' or 'F')")
     return lax.reshape(a, new)
 
 
 def ravel(a: Any, order: str = "C") -> Any:
-    a = _ensure_array(a)
+    a = ensure_array(a)
     return reshape(a, (get_aval(a).size,), order)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
-    a = _ensure_array(a)
-    ndim = get_aval(a).ndim
+    a = ensure_array(a)
+    nd = get_aval(a).ndim
     if axes is None:
-        perm = tuple(reversed(range(ndim)))
+        perm = tuple(reversed(range(nd)))
     else:
-        perm = tuple(operator.index(ax) % ndim if ndim else 0 for ax in axes)
-        if sorted(perm) != list(range(ndim)):
-            raise ValueError(f"axes {tuple(axes)} don't match array of dimension {ndim}")
+        perm = tuple(_axis(ax, nd) for ax in axes)
+        if sorted(perm) != list(range(nd)):
+            raise ValueError(f"axes {tuple(axes)} don't match array of dimension {nd}")
     return lax.transpose(a, perm)
 
 
-permute_dims = transpose
+def permute_dims(a: Any, /, axes: Sequence[int]) -> Any:
+    return transpose(a, axes)
 
 
 def matrix_transpose(x: Any, /) -> Any:
-    ndim = get_aval(x).ndim
-    if ndim < 2:
-        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got {ndim=}")
-    perm = (*range(ndim - 2), ndim - 1, ndim - 2)
-    return lax.transpose(x, perm)
+    """Swap the last two axes."""
+    x = ensure_array(x)
+    nd = get_aval(x).ndim
+    if nd < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={nd}")
+    return lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
+
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    """a with the axes `source` moved to positions `destination` (others keep their order)."""
+    a = ensure_array(a)
+    nd = get_aval(a).ndim
+    src = _axes(source, nd)
+    dst = _axes(destination, nd)
+    if len(src) != len(dst):
+        raise ValueError("Inconsistent number of elements: "
+                         f"{len(src)} vs {len(dst)}")
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return lax.transpose(a, tuple(perm))
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    a = ensure_array(a)
+    nd = get_aval(a).ndim
+    i, j = _axis(axis1, nd), _axis(axis2, nd)
+    perm = list(range(nd))
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, tuple(perm))
+
+
+def squeeze(a: Any, axis: Any = None) -> Any:
+    a = ensure_array(a)
+    aval = get_aval(a)
+    if axis is None:
+        dims = tuple(i for i, s in enumerate(aval.shape) if s == 1)
+    else:
+        dims = _axes(axis, aval.ndim) if aval.ndim else ()
+        for d in dims:
+            if aval.shape[d] != 1:
+                raise ValueError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one, got shape={aval.shape} and dimensions={dims}")
+    return lax.squeeze(a, dims)
+
+
+def expand_dims(a: Any, axis: Any) -> Any:
+    a = ensure_array(a)
+    nd = get_aval(a).ndim
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_nd = nd + len(axes)
+    return lax.expand_dims(a, _axes(axes, out_nd))
+
+
+# ---------------------------------------------------------------------------------------------
+# Broadcasting and selection
+# ---------------------------------------------------------------------------------------------
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    """NumPy's broadcast of shapes (an int stands for a 1-D shape)."""
+    norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*norm))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={norm}") from None
 
 
-def broadcast_to(a: Any, shape: Any) -> Any:
-    a = _ensure_array(a)
+def broadcast_to(array: Any, shape: Any) -> Any:
+    """array broadcast to shape: leading dimensions added, size-1 dimensions stretched."""
+    a = ensure_array(array)
     aval = get_aval(a)
-    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(
-        operator.index(s) for s in shape)
+    shape = tuple(operator.index(s) for s in shape) if isinstance(shape, (tuple, list)) \
+        else (operator.index(shape),)
     if aval.shape == shape:
         return a
     lead = len(shape) - aval.ndim
     if lead < 0 or any(s not in (1, t) for s, t in zip(aval.shape, shape[lead:])):
         raise ValueError(f"Incompatible shapes for broadcasting: {aval.shape} and requested "
                          f"shape {shape}")
+    # Size-1 dims that stretch are squeezed first, as JAX does, so the broadcast maps each
+    # remaining operand dimension onto an equal output dimension.
     squeeze_dims = tuple(i for i, (s, t) in enumerate(zip(aval.shape, shape[lead:]))
                          if s == 1 and t != 1)
     if squeeze_dims:
@@ -117,79 +232,630 @@ def broadcast_to(a: Any, shape: Any) -> Any:
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
-    shape = broadcast_shapes(*[get_aval(a).shape for a in args])
-    return [broadcast_to(a, shape) for a in args]
+    shp = broadcast_shapes(*[get_aval(a).shape for a in args])
+    return [broadcast_to(a, shp) for a in args]
+
+
+def _to_bool(x: Any) -> Any:
+    x = ensure_array(x)
+    if get_aval(x).dtype.kind == "b":
+        return x
+    return lax.ne(x, lax.convert_element_type(0, get_aval(x).dtype))
 
 
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
           fill_value: Any = None) -> Any:
-    """where(c, x, y): x where c else y, broadcast together. One-argument where needs a
-    static `size` (see nonzero)."""
+    """where(c, x, y): x where c else y, all three broadcast together (x and y promoted).
+    One-argument where is nonzero (it needs a static `size` under jit)."""
     if x is None and y is None:
-        from ember.numpy import nonzero
-        return nonzero(condition, size=size, fill_value=fill_value)
+        from ember import numpy as jnp
+        return jnp.nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be provided")
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         "to jax.numpy.where")
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
-    cond = _ensure_array(condition)
-    if get_aval(cond).dtype.kind != "b":
-        cond = lax.ne(cond, lax.full_like(cond, 0))
-    shape = broadcast_shapes(get_aval(cond).shape, get_aval(x).shape, get_aval(y).shape)
-    cond, x, y = (broadcast_to(v, shape) for v in (cond, x, y))
+    cond = _to_bool(condition)
+    shp = broadcast_shapes(get_aval(cond).shape, get_aval(x).shape, get_aval(y).shape)
+    cond, x, y = (broadcast_to(v, shp) for v in (cond, x, y))
     return lax.select(cond, x, y)
 
 
-def squeeze(a: Any, axis: Any = None) -> Any:
-    a = _ensure_array(a)
-    aval = get_aval(a)
-    if axis is None:
-        dims = tuple(i for i, s in enumerate(aval.shape) if s == 1)
-    else:
-        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-        dims = tuple(operator.index(ax) % aval.ndim for ax in axes)
-    return lax.squeeze(a, dims)
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """The first choice whose condition holds, else default (NumPy's select)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        if get_aval(c).dtype.kind != "b":
+            raise TypeError("condlist must be boolean arrays")
+        out = where(c, v, out)
+    return out
 
 
-def expand_dims(a: Any, axis: Any) -> Any:
-    a = _ensure_array(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    return lax.expand_dims(a, tuple(operator.index(ax) for ax in axes))
-
+# ---------------------------------------------------------------------------------------------
+# Joining and splitting
+# ---------------------------------------------------------------------------------------------
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
-    from ember.lax import concatenate as lax_concatenate
+    """The arrays joined along an existing axis (axis=None: of the flattened arrays)."""
+    if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_ember_aval"):
+        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("Need at least one array to concatenate.")
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    if not arrays:
-        raise ValueError("Need at least one array to concatenate.")
-    arrays = promote_dtypes(*arrays) if len(arrays) > 1 else [_ensure_array(arrays[0])]
+    arrays = promote_dtypes(*arrays)
     if dtype is not None:
         arrays = [astype(a, dtype) for a in arrays]
-    ndim = get_aval(arrays[0]).ndim
-    if ndim == 0:
+    nd = get_aval(arrays[0]).ndim
+    if nd == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    ax = _axis(axis, nd)
+    for a in arrays[1:]:
+        s0, s = get_aval(arrays[0]).shape, get_aval(a).shape
+        if len(s) != nd or any(p != q for i, (p, q) in enumerate(zip(s0, s)) if i != ax):
+            raise ValueError(f"Cannot concatenate arrays with shapes that differ in dimensions "
+                             f"other than the one being concatenated: concatenating along "
+                             f"dimension {ax} for shapes {s0}, {s}.")
     if len(arrays) == 1:
         return arrays[0]
-    return lax_concatenate(arrays, operator.index(axis) % ndim)
+    return lax.concatenate(arrays, ax)
 
 
-concat = concatenate
+def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
+    return concatenate(arrays, axis)
 
 
-def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Any:
+def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
+    """The arrays (all of one shape) joined along a new axis."""
+    if hasattr(arrays, "_ember_aval") or isinstance(arrays, Tracer):
+        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
-    arrays = [_ensure_array(a) for a in arrays]
+    arrays = [ensure_array(a) for a in arrays]
     shapes = {get_aval(a).shape for a in arrays}
     if len(shapes) > 1:
         raise ValueError("All input arrays must have the same shape.")
-    nd = get_aval(arrays[0]).ndim + 1
-    ax = operator.index(axis) % nd
+    ax = _axis(axis, get_aval(arrays[0]).ndim + 1)
     expanded = [lax.expand_dims(a, (ax,)) for a in arrays]
-    if len(expanded) == 1:
-        return expanded[0] if dtype is None else astype(expanded[0], dtype)
     return concatenate(expanded, ax, dtype)
 
 
+def _atleast(n: int, *arys: Any) -> Any:
+    out = []
+    for a in arys:
+        a = ensure_array(a)
+        aval = get_aval(a)
+        if aval.ndim < n:
+            if n == 3 and aval.ndim == 2:
+                a = lax.expand_dims(a, (2,))
+            elif n == 3 and aval.ndim == 1:
+                a = lax.expand_dims(a, (0, 2))
+            else:
+                a = lax.broadcast_to_rank(a, n)
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys: Any) -> Any:
+    return _atleast(1, *arys)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """Arrays viewed with at least two dims: a 1-D (n,) becomes (1, n)."""
+    return _atleast(2, *arys)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """At least three dims: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    return _atleast(3, *arys)
+
+
+def _as_list(tup: Any) -> list[Any]:
+    if hasattr(tup, "_ember_aval") or isinstance(tup, Tracer):
+        return [tup[i] for i in range(get_aval(tup).shape[0])]
+    return list(tup)
+
+
+def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    arrs = [atleast_1d(a) for a in _as_list(tup)]
+    axis = 0 if arrs and get_aval(arrs[0]).ndim == 1 else 1
+    return concatenate(arrs, axis, dtype)
+
+
+def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    return concatenate([atleast_2d(a) for a in _as_list(tup)], 0, dtype)
+
+
+row_stack = vstack
+
+
+def dstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    return concatenate([atleast_3d(a) for a in _as_list(tup)], 2, dtype)
+
+
+def column_stack(tup: Sequence[Any]) -> Any:
+    """1-D arrays become columns; 2-D arrays are joined along axis 1."""
+    arrs = []
+    for a in _as_list(tup):
+        a = ensure_array(a)
+        if get_aval(a).ndim < 2:
+            a = lax.broadcast_to_rank(a, 1)
+            a = lax.expand_dims(a, (1,))
+        arrs.append(a)
+    return concatenate(arrs, 1)
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+def _slice_axis(a: Any, ax: int, start: int, stop: int, stride: int = 1) -> Any:
+    """a[..., start:stop:stride, ...] along axis ax, with static in-range bounds."""
+    aval = get_aval(a)
+    if start == 0 and stop == aval.shape[ax] and stride == 1:
+        return a
+    starts = [0] * aval.ndim
+    limits = list(aval.shape)
+    strides = [1] * aval.ndim
+    starts[ax], limits[ax], strides[ax] = start, stop, stride
+    return lax.slice(a, tuple(starts), tuple(limits),
+                     None if stride == 1 else tuple(strides))
+
+
+def _split(name: str, ary: Any, indices_or_sections: Any, axis: int,
+           even: bool) -> list[Any]:
+    ary = ensure_array(ary)
+    aval = get_aval(ary)
+    ax = _axis(axis, aval.ndim)
+    n = aval.shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)) or (
+            hasattr(indices_or_sections, "__index__")
+            and get_aval(indices_or_sections).ndim == 0):
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if even and n % sections:
+            raise ValueError("array split does not result in an equal division")
+        # array_split: the first n % sections pieces get one extra element.
+        q, r = divmod(n, sections)
+        sizes = [q + 1] * r + [q] * (sections - r)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        if isinstance(indices_or_sections, Tracer):
+            raise ConcretizationTypeError(f"{name}: split indices must be static")
+        idx = [operator.index(i) for i in np.asarray(indices_or_sections).ravel()]
+        # Python slice semantics: negative indices count from the end; out-of-range clamps.
+        bounds = [0] + [slice(i, None).indices(n)[0] for i in idx] + [n]
+    pieces = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        stop = builtins.max(start, stop)
+        pieces.append(_slice_axis(ary, ax, int(start), int(stop)))
+    return pieces
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """ary split into equal sections (an int) or at the given indices."""
+    return _split("split", ary, indices_or_sections, axis, even=True)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """split that allows unequal sections (the first ones are one longer)."""
+    return _split("array_split", ary, indices_or_sections, axis, even=False)
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    a = ensure_array(ary)
+    return split(a, indices_or_sections, 1 if get_aval(a).ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    a = ensure_array(ary)
+    if get_aval(a).ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(a, indices_or_sections, 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    a = ensure_array(ary)
+    if get_aval(a).ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(a, indices_or_sections, 2)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """The slices of x along axis, as a tuple (Array API)."""
+    x = ensure_array(x)
+    aval = get_aval(x)
+    if aval.ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
+                         "passed.")
+    ax = _axis(axis, aval.ndim)
+    return tuple(lax.squeeze(_slice_axis(x, ax, i, i + 1), (ax,))
+                 for i in range(aval.shape[ax]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reordering: flip, roll, rot90
+# ---------------------------------------------------------------------------------------------
+
+def flip(m: Any, axis: Any = None) -> Any:
+    m = ensure_array(m)
+    nd = get_aval(m).ndim
+    dims = tuple(range(nd)) if axis is None else tuple(sorted(_axes(axis, nd)))
+    return lax.rev(m, dims) if dims else m
+
+
+def fliplr(m: Any) -> Any:
+    m = ensure_array(m)
+    if get_aval(m).ndim < 2:
+        raise ValueError("fliplr requires an array of at least 2 dimensions")
+    return flip(m, 1)
+
+
+def flipud(m: Any) -> Any:
+    m = ensure_array(m)
+    if get_aval(m).ndim < 1:
+        raise ValueError("flipud requires an array of at least 1 dimension")
+    return flip(m, 0)
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """Elements shifted along axis (cyclically); axis None rolls the flattened array.
+    shift and axis may be tuples (broadcast together). A static shift s along an axis of
+    size n is two slices joined: out = concat(a[n - s:], a[:n - s]) with s = shift mod n;
+    a traced shift slices a doubled array dynamically."""
+    a = ensure_array(a)
+    aval = get_aval(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), aval.shape)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if isinstance(shift, Tracer) or (hasattr(shift, "_ember_aval") and get_aval(shift).ndim):
+        shifts: Any = shift
+    else:
+        shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    if isinstance(shifts, (tuple, list)):
+        if len(shifts) == 1 and len(axes) > 1:
+            shifts = shifts * len(axes)
+        if len(axes) == 1 and len(shifts) > 1:
+            axes = axes * len(shifts)
+        if len(shifts) != len(axes):
+            raise ValueError("shift and axis must have the same length")
+        for s, ax in zip(shifts, axes):
+            a = _roll_one(a, s, _axis(ax, aval.ndim))
+        return a
+    if get_aval(shifts).ndim:
+        return roll(a, tuple(shifts[i] for i in range(get_aval(shifts).shape[0])), axis)
+    for ax in axes:
+        a = _roll_one(a, shifts, _axis(ax, aval.ndim))
+    return a
+
+
+def _roll_one(a: Any, shift: Any, ax: int) -> Any:
+    n = get_aval(a).shape[ax]
+    if n == 0:
+        return a
+    if isinstance(shift, Tracer):
+        # Dynamic: a doubled array [a, a] sliced at (n - shift mod n) has length n.
+        doubled = lax.concatenate([a, a], ax)
+        s = lax.convert_element_type(shift, np.int32)
+        nn = lax.convert_element_type(n, np.int32)
+        r = lax.rem(s, nn)
+        r = lax.select(lax.lt(r, lax.convert_element_type(0, np.int32)), lax.add(r, nn), r)
+        start = lax.rem(lax.sub(nn, r), nn)
+        aval = get_aval(a)
+        zero = lax.convert_element_type(0, np.int32)
+        starts = [start if i == ax else zero for i in range(aval.ndim)]
+        return lax.dynamic_slice(doubled, starts, aval.shape)
+    s = operator.index(shift) % n
+    if s == 0:
+        return a
+    return lax.concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)], ax)
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
+    """m rotated by 90 degrees k times in the plane of axes (from the first toward the
+    second axis)."""
+    m = ensure_array(m)
+    nd = get_aval(m).ndim
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    ax0, ax1 = _axis(axes[0], nd), _axis(axes[1], nd)
+    if ax0 == ax1:
+        raise ValueError("Axes must be different.")
+    k = operator.index(k) % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (ax0, ax1))
+    perm = list(range(nd))
+    perm[ax0], perm[ax1] = perm[ax1], perm[ax0]
+    if k == 1:
+        return lax.transpose(flip(m, ax1), tuple(perm))
+    return flip(lax.transpose(m, tuple(perm)), ax1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Repetition: tile, repeat
+# ---------------------------------------------------------------------------------------------
+
+def tile(A: Any, reps: Any) -> Any:
+    """A repeated reps[i] times along each axis. Shapes are padded with leading 1s to a common
+    rank d; then A (a_0..a_d-1) is broadcast to (r_0, a_0, ..., r_d-1, a_d-1) and reshaped to
+    (r_0 a_0, ..., r_d-1 a_d-1)."""
+    A = ensure_array(A)
+    reps = (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
+    reps = tuple(operator.index(r) for r in reps)
+    aval = get_aval(A)
+    d = builtins.max(aval.ndim, len(reps))
+    A = lax.broadcast_to_rank(A, d)
+    shp = get_aval(A).shape
+    reps = (1,) * (d - len(reps)) + reps
+    big = tuple(x for pair in zip(reps, shp) for x in pair)
+    out = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * d, 2)))
+    return lax.reshape(out, tuple(r * s for r, s in zip(reps, shp)))
+
+
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:
+    """Each element of a repeated (along axis; flattened when axis is None).
+
+    A scalar repeats r: broadcast (..., n, r, ...) and merge the two axes. Per-element
+    repeats: a static index vector np.repeat(arange(n), repeats) taken along axis; traced
+    repeats need the static total_repeat_length (index j takes the element i with
+    c_{i-1} <= j < c_i, where c is the running sum of repeats)."""
+    a = ensure_array(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    aval = get_aval(a)
+    ax = _axis(axis, aval.ndim)
+    n = aval.shape[ax]
+    traced = isinstance(repeats, Tracer)
+    if not traced and np.ndim(np.asarray(repeats) if not hasattr(repeats, "_ember_aval")
+                              else repeats) == 0:
+        r = operator.index(repeats)
+        if r < 0:
+            raise ValueError("repeats may not contain negative values")
+        if total_repeat_length is not None and total_repeat_length != n * r:
+            return _repeat_by_index(a, ax, np.full((n,), r), total_repeat_length)
+        shp = aval.shape
+        big = (*shp[:ax + 1], r, *shp[ax + 1:])
+        dims = tuple(i if i <= ax else i + 1 for i in range(aval.ndim))
+        out = lax.broadcast_in_dim(a, big, dims)
+        return lax.reshape(out, (*shp[:ax], n * r, *shp[ax + 1:]))
+    if traced:
+        if total_repeat_length is None:
+            raise ConcretizationTypeError(
+                "repeat with traced repeats needs a static total_repeat_length")
+        return _repeat_by_index(a, ax, repeats, total_repeat_length)
+    reps = np.asarray(repeats).astype(np.int64)
+    if reps.shape not in ((n,), (1,)):
+        raise ValueError(f"repeats has shape {reps.shape}, expected ({n},)")
+    reps = np.broadcast_to(reps, (n,))
+    if (reps < 0).any():
+        raise ValueError("repeats may not contain negative values")
+    total = int(reps.sum()) if total_repeat_length is None else total_repeat_length
+    return _repeat_by_index(a, ax, reps, total)
+
+
+def _repeat_by_index(a: Any, ax: int, reps: Any, total: int) -> Any:
+    from ember import numpy as jnp
+    if not isinstance(reps, Tracer):
+        reps = np.asarray(reps)
+        idx = np.repeat(np.arange(reps.shape[0]), reps)
+        if idx.shape[0] >= total:
+            idx = idx[:total]
+        else:
+            # Shorter than total: the last index fills the tail, as in JAX.
+            last = idx[-1] if idx.size else 0
+            idx = np.concatenate([idx, np.full(total - idx.shape[0], last)])
+        return jnp.take(a, idx.astype(dtypes.default_int()), axis=ax)
+    reps = lax.convert_element_type(reps, np.int32)
+    n = get_aval(reps).shape[0]
+    # c_i = sum_{l <= i} reps_l via a lower-triangular mask; element of output j is the
+    # count of i with c_i <= j (clamped to n - 1 past the end).
+    mask = _tri_int(n)
+    c = lax.reduce_sum(lax.mul(lax.broadcast_in_dim(reps, (n, n), (1,)), mask), (1,))
+    j = lax.iota(np.int32, total)
+    le = lax.le(lax.broadcast_in_dim(c, (total, n), (1,)),
+                lax.broadcast_in_dim(j, (total, n), (0,)))
+    idx = lax.reduce_sum(lax.convert_element_type(le, np.int32), (1,))
+    idx = lax.min(idx, lax.convert_element_type(builtins.max(n - 1, 0), np.int32))
+    return jnp.take(a, idx, axis=ax)
+
+
+def _tri_int(n: int) -> Any:
+    """int32 n x n with ones at and below the diagonal (i >= j)."""
+    rows = lax.broadcasted_iota(np.int32, (n, n), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, n), 1)
+    return lax.convert_element_type(lax.ge(rows, cols), np.int32)
+
+
+# ---------------------------------------------------------------------------------------------
+# pad
+# ---------------------------------------------------------------------------------------------
+
+def _pad_pairs(pad_width: Any, nd: int, name: str) -> list[tuple[Any, Any]]:
+    """NumPy's broadcasting of a pad_width-like argument to one (before, after) per axis."""
+    arr = np.asarray(pad_width, dtype=object) if not isinstance(pad_width, np.ndarray) \
+        else pad_width
+    if arr.ndim == 0:
+        return [(arr.item(), arr.item())] * nd
+    if arr.ndim == 1:
+        if arr.shape[0] == 1:
+            return [(arr[0], arr[0])] * nd
+        if arr.shape[0] == 2:
+            return [(arr[0], arr[1])] * nd
+    if arr.ndim == 2 and arr.shape[1] in (1, 2) and arr.shape[0] in (1, nd):
+        rows = [tuple(r) * (2 if arr.shape[1] == 1 else 1) for r in arr]
+        return rows * nd if arr.shape[0] == 1 else rows
+    raise ValueError(f"{name} of shape {arr.shape} cannot be broadcast to ({nd}, 2)")
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """array padded by pad_width (int, (before, after), or one pair per axis).
+
+    Modes: constant (constant_values), edge, wrap, reflect and symmetric (reflect_type
+    'even'), maximum, minimum and mean (over the whole axis; stat_length is not supported).
+    constant pads with lax.pad; the others join slices along one axis at a time. reflect,
+    symmetric and wrap are periodic extensions: the padded axis at position i (from -before)
+    is p[i mod P] for the period p = x (wrap, P = n), x + reversed(x[1:-1]) (reflect,
+    P = 2n - 2) or x + reversed(x) (symmetric, P = 2n).
+    """
+    x = ensure_array(array)
+    aval = get_aval(x)
+    nd = aval.ndim
+    pads = []
+    for lo, hi in _pad_pairs(pad_width, nd, "pad_width"):
+        if isinstance(lo, Tracer) or isinstance(hi, Tracer):
+            raise ConcretizationTypeError("pad_width must be static")
+        lo, hi = operator.index(lo), operator.index(hi)
+        if lo < 0 or hi < 0:
+            raise ValueError("index can't contain negative values")
+        pads.append((lo, hi))
+    allowed = {"constant": {"constant_values"}, "reflect": {"reflect_type"},
+               "symmetric": {"reflect_type"}, "maximum": set(), "minimum": set(),
+               "mean": set(), "edge": set(), "wrap": set(), "empty": set()}
+    if mode not in allowed:
+        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
+    extra = set(kwargs) - allowed[mode]
+    if extra:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {sorted(extra)}")
+    if kwargs.get("reflect_type", "even") != "even":
+        raise NotImplementedError("pad: reflect_type='odd' is not supported")
+    if mode in ("constant", "empty"):
+        return _pad_constant(x, pads, kwargs.get("constant_values", 0))
+    for ax, (lo, hi) in enumerate(pads):
+        if lo == 0 and hi == 0:
+            continue
+        n = get_aval(x).shape[ax]
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' "
+                             "or 'empty'")
+        if mode == "edge":
+            x = _pad_edge_values(x, ax, lo, hi, _slice_axis(x, ax, 0, 1),
+                                 _slice_axis(x, ax, n - 1, n))
+        elif mode in ("maximum", "minimum", "mean"):
+            stat = _axis_stat(x, ax, mode)
+            x = _pad_edge_values(x, ax, lo, hi, stat, stat)
+        else:
+            x = _pad_periodic(x, ax, lo, hi, mode)
+    return x
+
+
+def _pad_constant(x: Any, pads: list[tuple[int, int]], constant_values: Any) -> Any:
+    aval = get_aval(x)
+    if isinstance(constant_values, Tracer) or hasattr(constant_values, "_ember_aval"):
+        cv = constant_values
+        if get_aval(cv).ndim == 0:
+            value = lax.convert_element_type(cv, aval.dtype)
+            return lax.pad(x, value, [(lo, hi, 0) for lo, hi in pads])
+        constant_values = np.asarray(cv)
+    values = _pad_pairs(constant_values, aval.ndim, "constant_values")
+    flat = {(lo if not isinstance(lo, np.ndarray) else lo.item()) for pair in values
+            for lo in pair}
+    if len(flat) == 1:
+        value = lax.convert_element_type(np.asarray(next(iter(flat))), aval.dtype)
+        return lax.pad(x, value, [(lo, hi, 0) for lo, hi in pads])
+    # Different values per axis or side: one side of one axis at a time.
+    for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(pads, values)):
+        for width, v, before in ((lo, vlo, True), (hi, vhi, False)):
+            if not width:
+                continue
+            cfg = [(0, 0, 0)] * aval.ndim
+            cfg[ax] = (width, 0, 0) if before else (0, width, 0)
+            x = lax.pad(x, lax.convert_element_type(np.asarray(v), aval.dtype), cfg)
+    return x
+
+
+def _pad_edge_values(x: Any, ax: int, lo: int, hi: int, first: Any, last: Any) -> Any:
+    """x with `first` (a size-1 slice along ax) repeated lo times before and `last` hi times
+    after."""
+    shp = list(get_aval(x).shape)
+    parts = []
+    if lo:
+        shp[ax] = lo
+        parts.append(broadcast_to(first, tuple(shp)))
+    parts.append(x)
+    if hi:
+        shp[ax] = hi
+        parts.append(broadcast_to(last, tuple(shp)))
+    return lax.concatenate(parts, ax)
+
+
+def _axis_stat(x: Any, ax: int, mode: str) -> Any:
+    from ember.numpy import _reductions as R
+    if mode == "maximum":
+        return R.max(x, axis=ax, keepdims=True)
+    if mode == "minimum":
+        return R.min(x, axis=ax, keepdims=True)
+    m = R.mean(x, axis=ax, keepdims=True)
+    dt = get_aval(x).dtype
+    if dt.kind in "iub":
+        # NumPy rounds the mean to the nearest integer (half to even) for integer arrays.
+        m = lax.round(m, lax.RoundingMethod.TO_NEAREST_EVEN)
+    return lax.convert_element_type(m, dt)
+
+
+def _pad_periodic(x: Any, ax: int, lo: int, hi: int, mode: str) -> Any:
+    n = get_aval(x).shape[ax]
+    if mode == "wrap":
+        period = x
+    elif mode == "symmetric":
+        period = lax.concatenate([x, lax.rev(x, (ax,))], ax)
+    elif n <= 2:  # reflect: period x + reversed(x[1:-1]) is x itself (n = 1 repeats it)
+        period = x
+    else:
+        period = lax.concatenate([x, _slice_axis(lax.rev(x, (ax,)), ax, 1, n - 1)], ax)
+    p = get_aval(period).shape[ax]
+    total = lo + n + hi
+    start = (-lo) % p
+    copies = -(-(start + total) // p)
+    tiled = lax.concatenate([period] * copies, ax) if copies > 1 else period
+    return _slice_axis(tiled, ax, start, start + total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagonals
+# ---------------------------------------------------------------------------------------------
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The offset diagonal of the (axis1, axis2) planes, as a new last axis.
+
+    With the two axes moved last and merged, the diagonal element (i, i + k) of an n x m
+    plane sits at flat position i (m + 1) + k for k >= 0, and (i - k, i) at -k m + i (m + 1)
+    for k < 0: one strided slice with stride m + 1."""
+    a = ensure_array(a)
+    aval = get_aval(a)
+    if aval.ndim < 2:
+        raise ValueError("diagonal requires an array of at least two dimensions.")
+    ax1, ax2 = _axis(axis1, aval.ndim), _axis(axis2, aval.ndim)
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 must not be equal")
+    k = operator.index(offset)
+    a = moveaxis(a, (ax1, ax2), (-2, -1))
+    lead = get_aval(a).shape[:-2]
+    n, m = get_aval(a).shape[-2:]
+    length = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
+    flat = reshape(a, (*lead, n * m))
+    if length == 0:
+        return _slice_axis(flat, len(lead), 0, 0)
+    start = k if k >= 0 else -k * m
+    stop = start + (length - 1) * (m + 1) + 1
+    return _slice_axis(flat, len(lead), start, stop, m + 1)
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: None = None) -> Any:
+    """Sum along the offset diagonal."""
+    from ember.numpy._reductions import sum as _sum
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

@@ -17,8 +17,27 @@ from ember.config import config
 from ember.core import dtypes
 from ember.core.trace import Tracer, get_aval
 
+# Helpers for the other ember.numpy modules; nothing here is public jnp API.
+__all__: list[str] = []
+
+
+def is_array(x: Any) -> bool:
+    """An ember.Array or a tracer (as opposed to a NumPy value or Python scalar)."""
+    return isinstance(x, Tracer) or hasattr(x, "_ember_aval")
+
+
+def ensure_array(x: Any) -> Any:
+    """x as an ember value: Arrays and tracers pass through; NumPy values and Python scalars
+    become Arrays of their canonical dtype (Python scalars stay weakly typed)."""
+    if is_array(x):
+        return x
+    check_arraylike("asarray", x)
+    aval = get_aval(x)
+    return lax.convert_element_type(x, aval.dtype, aval.weak_type)
+
 
 def check_arraylike(fname: str, *args: Any) -> None:
+    """JAX rejects lists and tuples where arrays are expected (`jnp.sum([1, 2])`)."""
     for i, a in enumerate(args):
         if isinstance(a, (list, tuple)):
             raise TypeError(f"{fname} requires ndarray or scalar arguments, got "
@@ -30,10 +49,9 @@ def result_type_of(*args: Any) -> tuple[np.dtype, bool]:
 
 
 def promote_dtypes(*args: Any) -> list[Any]:
+    """Cast every argument to the join of their (dtype, weak_type) in JAX's lattice."""
     if len(args) < 2:
-        return [lax.convert_element_type(a, get_aval(a).dtype, get_aval(a).weak_type)
-                if not isinstance(a, Tracer) and not hasattr(a, "_ember_aval") else a
-                for a in args]
+        return [ensure_array(a) for a in args]
     dtype, weak = result_type_of(*args)
     return [lax.convert_element_type(a, dtype, weak) for a in args]
 

@@ -1,10 +1,13 @@
-"""Reductions: sum, prod, max, min, mean, var, std, all, any, argmax, argmin, ...
+"""Reductions: sum, prod, max, min, mean, var, std, all, any, argmax, argmin, ptp, average,
+nansum, nanprod, nanmax, nanmin, nanmean, quantile, percentile, median.
 
-`axis` may be None, an int or a tuple (negative axes count from the end); `keepdims`
-broadcasts the result back with size-1 dimensions, as JAX does (a reduce then a
-broadcast_in_dim); `where=` masks elements out with the reduction's identity; `dtype=`
-casts before reducing. Sums of bool and small integers accumulate in the default int, as
-in JAX.
+Input: an array and `axis` (None, an int or a tuple; negative axes count from the end).
+Output: the reduced array. `keepdims` broadcasts the result back with size-1 dimensions, as
+JAX does (a reduce then a broadcast_in_dim); `where=` masks elements out with the
+reduction's identity (max/min need `initial=` with it, as in JAX); `dtype=` casts before
+reducing. Sums and products of bool and small integers accumulate in the default
+int/uint, as in JAX; mean/var/std of integers give the default float and compute float16
+in float32.
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ import numpy as np
 from ember import lax
 from ember.core import dtypes
 from ember.core.trace import get_aval
-from ember.numpy._promote import check_arraylike, promote_dtypes_inexact
+from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes_inexact
+
+__all__ = [
+    "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "argmax",
+    "argmin", "ptp", "average", "nansum", "nanprod", "nanmax", "nanmin", "nanmean",
+    "quantile", "percentile", "median", "nanargmax", "nanargmin",
+]
 
 
 def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -56,14 +65,13 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
                identity: Callable[[np.dtype], Any], axis: Any, dtype: Any, keepdims: bool,
                initial: Any, where: Any, upcast: bool = False, bool_op: bool = False) -> Any:
     check_arraylike(name, a)
-    a = lax.convert_element_type(a, get_aval(a).dtype, get_aval(a).weak_type) \
-        if not hasattr(a, "_ember_aval") and not hasattr(a, "_trace") else a
+    a = ensure_array(a)
     aval = get_aval(a)
     if bool_op:
         if aval.dtype.kind != "b":
             a = lax.ne(a, lax.full_like(a, 0))
     elif dtype is not None:
-        a = lax.convert_element_type(a, dtype)
+        a = lax.convert_element_type(a, dtypes.canonicalize(np.dtype(dtype)))
     elif upcast:
         target = _upcast_small_int(aval.dtype)
         if target != aval.dtype:
@@ -125,7 +133,10 @@ amax, amin = max, min
 
 def _check_nonempty(name: str, a: Any, axis: Any, initial: Any, where: Any) -> None:
     aval = get_aval(a)
-    if initial is not None or where is not None:
+    if where is not None and initial is None:
+        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                         "where mask one has to specify 'initial'")
+    if initial is not None:
         return
     axes = normalize_axes(axis, aval.ndim)
     if builtins.any(aval.shape[i] == 0 for i in axes):
@@ -151,48 +162,70 @@ def _count(aval_shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return n
 
 
+def _inexact_computation(a: Any, dtype: Any) -> tuple[Any, np.dtype, np.dtype]:
+    """(a cast to the computation dtype, computation dtype, result dtype) for mean/var:
+    integers and bools give the default float; float16 computes in float32."""
+    a = ensure_array(a)
+    src = get_aval(a).dtype
+    out = dtypes.canonicalize(np.dtype(dtype)) if dtype is not None else (
+        src if src.kind in "fc" else dtypes.default_float())
+    comp = out if out.kind in "fc" else dtypes.default_float()
+    if comp == np.float16:
+        comp = np.dtype(np.float32)
+    return lax.convert_element_type(a, comp, get_aval(a).weak_type), comp, out
+
+
+def _count_where(where: Any, shape: tuple[int, ...], axis: Any, dtype: np.dtype,
+                 keepdims: bool) -> Any:
+    from ember.numpy._manipulation import broadcast_to
+    return sum(broadcast_to(where, shape), axis, dtype=dtype, keepdims=keepdims)
+
+
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          *, where: Any = None) -> Any:
+    """sum / count, in the promoted float type (count of True entries of `where` if given)."""
     check_arraylike("mean", a)
+    a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
-    if dtype is None:
-        (a,) = promote_dtypes_inexact(a)
-    total = sum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
+    total = sum(a, axis, keepdims=keepdims, where=where)
     if where is None:
-        count: Any = _count(aval.shape, axes)
-        return lax.div(total, lax.convert_element_type(count, get_aval(total).dtype))
-    from ember.numpy._manipulation import broadcast_to
-    n = sum(broadcast_to(where, aval.shape), axis, dtype=get_aval(total).dtype,
-            keepdims=keepdims)
-    return lax.div(total, n)
+        count: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
+    else:
+        count = _count_where(where, aval.shape, axis, comp, keepdims)
+    return lax.convert_element_type(lax.div(total, count), res, get_aval(a).weak_type
+                                    and dtype is None)
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+    """mean((a - mean(a))^2) * n / (n - ddof); `correction` is the Array API name of ddof."""
+    check_arraylike("var", a)
     if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
-    (a,) = promote_dtypes_inexact(a)
-    if dtype is not None:
-        a = lax.convert_element_type(a, dtype)
+    a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
     centered = lax.sub(a, mean(a, axis, keepdims=True, where=where))
-    sq = lax.mul(centered, centered)
+    sq = lax.square(centered)
     total = sum(sq, axis, keepdims=keepdims, where=where)
     if where is None:
-        n = _count(aval.shape, axes) - ddof
-        return lax.div(total, lax.convert_element_type(n, get_aval(total).dtype))
-    from ember.numpy._manipulation import broadcast_to
-    n = sum(broadcast_to(where, aval.shape), axis, dtype=get_aval(total).dtype,
-            keepdims=keepdims)
-    return lax.div(total, lax.sub(n, lax.convert_element_type(ddof, get_aval(n).dtype)))
+        n: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
+    else:
+        n = _count_where(where, aval.shape, axis, comp, keepdims)
+    n = lax.sub(n, lax.convert_element_type(ddof, comp))
+    return lax.convert_element_type(lax.div(total, n), res)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
-    return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where,
-                        correction=correction))
+    """sqrt(var(...))."""
+    v = var(a, axis, None, None, ddof, keepdims, where=where, correction=correction)
+    if dtype is not None:
+        v = lax.convert_element_type(v, dtypes.canonicalize(np.dtype(dtype)))
+    return lax.sqrt(v)
 
 
 def _arg_reduce(a: Any, axis: Any, keepdims: bool, lax_fn: Callable[..., Any],
@@ -221,3 +254,238 @@ def argmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -
 
 def argmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     return _arg_reduce(a, axis, keepdims, lax.argmin, "argmin")
+
+
+def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """argmax ignoring NaN (NaN entries count as -inf)."""
+    from ember.numpy._ufuncs import isnan
+    a = ensure_array(a)
+    if get_aval(a).dtype.kind != "f":
+        return argmax(a, axis, keepdims=keepdims)
+    from ember.numpy._manipulation import where as _where
+    return argmax(_where(isnan(a), -np.inf, a), axis, keepdims=keepdims)
+
+
+def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    from ember.numpy._ufuncs import isnan
+    a = ensure_array(a)
+    if get_aval(a).dtype.kind != "f":
+        return argmin(a, axis, keepdims=keepdims)
+    from ember.numpy._manipulation import where as _where
+    return argmin(_where(isnan(a), np.inf, a), axis, keepdims=keepdims)
+
+
+def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Peak to peak: max - min along axis."""
+    from ember.numpy._ufuncs import subtract
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
+            keepdims: bool = False) -> Any:
+    """The weighted mean sum(a w) / sum(w) along axis (mean without weights). 1-D weights
+    apply along a single axis. With `returned`, also the sum of weights (broadcast to the
+    result's shape)."""
+    from ember.numpy._manipulation import broadcast_to
+    check_arraylike("average", a)
+    a = ensure_array(a)
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        aval = get_aval(a)
+        n = _count(aval.shape, normalize_axes(axis, aval.ndim))
+        return avg, lax.broadcast_in_dim(lax.convert_element_type(n, get_aval(avg).dtype),
+                                         get_aval(avg).shape, ())
+    a, w = promote_dtypes_inexact(a, ensure_array(weights))
+    a_shape, w_shape = get_aval(a).shape, get_aval(w).shape
+    if a_shape != w_shape:
+        if axis is None:
+            raise ValueError("Axis must be specified when shapes of a and weights differ.")
+        if len(w_shape) != 1:
+            raise ValueError("1D weights expected when shapes of a and weights differ.")
+        ax = normalize_axes(axis, len(a_shape))
+        if len(ax) != 1 or w_shape[0] != a_shape[ax[0]]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = lax.broadcast_in_dim(w, a_shape, ax)
+    weights_sum = sum(w, axis, keepdims=keepdims)
+    avg = lax.div(sum(lax.mul(a, w), axis, keepdims=keepdims), weights_sum)
+    if returned:
+        return avg, broadcast_to(weights_sum, get_aval(avg).shape)
+    return avg
+
+
+def _nan_fill(a: Any, value: Any) -> Any:
+    from ember.numpy._manipulation import where as _where
+    from ember.numpy._ufuncs import isnan
+    a = ensure_array(a)
+    if get_aval(a).dtype.kind != "f":
+        return a
+    return _where(isnan(a), lax.convert_element_type(value, get_aval(a).dtype), a)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+           keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+    """sum treating NaN as 0."""
+    return sum(_nan_fill(a, 0), axis, dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+    """prod treating NaN as 1."""
+    return prod(_nan_fill(a, 1), axis, dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def _nan_extreme(a: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
+                 fill: float, fn: Callable[..., Any]) -> Any:
+    from ember.numpy._manipulation import where as _where
+    from ember.numpy._ufuncs import isnan
+    a = ensure_array(a)
+    out = fn(_nan_fill(a, fill), axis, keepdims=keepdims, initial=initial, where=where)
+    if get_aval(a).dtype.kind != "f":
+        return out
+    # All-NaN slices give NaN, as NumPy (which also warns).
+    nan_mask = isnan(a) if where is None else lax.bitwise_and(*_bcast_bool(isnan(a), where))
+    all_nan = all(nan_mask if where is None else
+                  lax.bitwise_or(nan_mask, lax.bitwise_not(_bcast_bool(where, a)[0])),
+                  axis, keepdims=keepdims)
+    return _where(all_nan, np.nan, out)
+
+
+def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
+    from ember.numpy._manipulation import broadcast_arrays
+    x = ensure_array(x)
+    if get_aval(x).dtype.kind != "b":
+        x = lax.ne(x, lax.convert_element_type(0, get_aval(x).dtype))
+    o = ensure_array(other)
+    if get_aval(o).dtype.kind != "b":
+        o = lax.ne(o, lax.convert_element_type(0, get_aval(o).dtype))
+    bx, bo = broadcast_arrays(x, o)
+    return bx, bo
+
+
+def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:
+    """max ignoring NaN (NaN where a slice is all NaN)."""
+    return _nan_extreme(a, axis, keepdims, initial, where, -np.inf, max)
+
+
+def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:
+    """min ignoring NaN (NaN where a slice is all NaN)."""
+    return _nan_extreme(a, axis, keepdims, initial, where, np.inf, min)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, where: Any = None) -> Any:
+    """mean over the non-NaN entries (NaN where there are none)."""
+    from ember.numpy._ufuncs import isnan
+    a = ensure_array(a)
+    if get_aval(a).dtype.kind != "f":
+        return mean(a, axis, dtype, keepdims=keepdims, where=where)
+    mask = lax.bitwise_not(isnan(a))
+    if where is not None:
+        mask = lax.bitwise_and(*_bcast_bool(mask, where))
+    return mean(a, axis, dtype, keepdims=keepdims, where=mask)
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: None = None,
+             overwrite_input: bool = False, method: str = "linear",
+             keepdims: bool = False) -> Any:
+    """The q-th quantiles (q in [0, 1]) along axis, by sorting (NumPy's default 'linear'
+    method: position p = q (n - 1), result s[floor p] + (p - floor p)(s[ceil p] -
+    s[floor p]); also lower, higher, midpoint, nearest). q's shape leads the result's.
+    Slices holding a NaN give NaN."""
+    from ember import numpy as jnp
+    from ember.numpy._manipulation import expand_dims, moveaxis, reshape
+    from ember.numpy._ufuncs import isnan
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"method can only be one of {_QUANTILE_METHODS}, got {method!r}")
+    check_arraylike("quantile", a)
+    a = ensure_array(a)
+    (a,) = promote_dtypes_inexact(a)
+    aval = get_aval(a)
+    if axis is None:
+        a = reshape(a, (aval.size,))
+        axes: tuple[int, ...] = (0,)
+    else:
+        axes = normalize_axes(axis, aval.ndim)
+        keep = [i for i in range(aval.ndim) if i not in axes]
+        moved = moveaxis(a, axes, tuple(range(aval.ndim - len(axes), aval.ndim)))
+        a = reshape(moved, (*[aval.shape[i] for i in keep], -1))
+    a = moveaxis(a, -1, 0)
+    n = get_aval(a).shape[0]
+    if n == 0:
+        raise ValueError("quantile of an empty axis")
+    s = jnp.sort(a, axis=0)
+    dt = get_aval(s).dtype
+    qa = lax.convert_element_type(ensure_array(q), dt)
+    q_shape = get_aval(qa).shape
+    pos = lax.mul(qa, lax.convert_element_type(n - 1, dt))
+    lo_f = lax.floor(pos)
+    hi_f = lax.ceil(pos)
+    lo = lax.convert_element_type(lo_f, np.int32)
+    hi = lax.convert_element_type(hi_f, np.int32)
+    lo = lax.clamp(lax.convert_element_type(0, np.int32), lo,
+                   lax.convert_element_type(n - 1, np.int32))
+    hi = lax.clamp(lax.convert_element_type(0, np.int32), hi,
+                   lax.convert_element_type(n - 1, np.int32))
+    flat_q = builtins.max(1, int(np.prod(q_shape)))
+
+    def take(idx: Any) -> Any:
+        # s[idx] for each q: (q..., rest...)
+        i = reshape(idx, (flat_q,))
+        out = jnp.take(s, i, axis=0)
+        return reshape(out, (*q_shape, *get_aval(s).shape[1:]))
+
+    rest_nd = get_aval(s).ndim - 1
+
+    def bq(x: Any) -> Any:  # q-shaped value broadcast against the slice dims
+        return lax.broadcast_in_dim(x, (*q_shape, *get_aval(s).shape[1:]),
+                                    tuple(range(len(q_shape))))
+
+    if method == "lower":
+        res = take(lo)
+    elif method == "higher":
+        res = take(hi)
+    elif method == "nearest":
+        near = lax.convert_element_type(lax.round(pos, lax.RoundingMethod.TO_NEAREST_EVEN),
+                                        np.int32)
+        res = take(near)
+    else:
+        low, high = take(lo), take(hi)
+        if method == "midpoint":
+            res = lax.mul(lax.add(low, high), lax.convert_element_type(0.5, dt))
+        else:
+            frac = bq(lax.sub(pos, lo_f))
+            res = lax.add(low, lax.mul(frac, lax.sub(high, low)))
+    has_nan = any(isnan(s), axis=0)
+    has_nan = lax.broadcast_in_dim(has_nan, get_aval(res).shape,
+                                   tuple(range(len(q_shape), len(q_shape) + rest_nd)))
+    res = lax.select(has_nan, lax.broadcast_in_dim(lax.convert_element_type(np.nan, dt),
+                                                   get_aval(res).shape, ()), res)
+    if keepdims:
+        if axis is None:
+            res = reshape(res, (*q_shape, *(1,) * aval.ndim))
+        else:
+            for ax in axes:
+                res = expand_dims(res, len(q_shape) + ax)
+    return res
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
+               overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False) -> Any:
+    """quantile(a, q / 100)."""
+    (qf,) = promote_dtypes_inexact(ensure_array(q))
+    return quantile(a, lax.div(qf, lax.convert_element_type(100, get_aval(qf).dtype)), axis,
+                    method=method, keepdims=keepdims)
+
+
+def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """quantile(a, 0.5)."""
+    return quantile(a, 0.5, axis, keepdims=keepdims)

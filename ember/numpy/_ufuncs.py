@@ -1,21 +1,184 @@
-"""Elementwise functions of ember.numpy under their NumPy names.
+"""Elementwise functions of ember.numpy under their NumPy names, and the `ufunc` class.
 
-Each promotes its arguments NumPy-style (JAX's lattice; math functions promote integers to
-the default float) and binds the corresponding lax function. Where JAX's jnp differs from
-NumPy we follow JAX (`jnp.round` rounds half to even; integer `//` floors; `%` has the
-divisor's sign).
+Input: arrays, NumPy values or Python scalars. Output: the elementwise result with NumPy
+broadcasting and JAX's type promotion (weak types included; math functions promote
+integers to the default float). Where JAX's jnp differs from NumPy we follow JAX:
+`jnp.round` rounds half to even; integer `//` floors and `%` takes the divisor's sign, with
+an integer divisor of 0 giving `x % 0 == 0`; `isclose` on integers is exact equality; bool
+`add`/`multiply` are logical or/and. The binary ufuncs (add, multiply, maximum, ...) are
+`ufunc` objects with `outer`, `reduce` and `accumulate`, as in JAX.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ember import lax
-from ember.core.trace import get_aval
-from ember.numpy._promote import promote_args, promote_args_inexact, promote_args_numeric
+from ember.core import dtypes
+from ember.core.trace import Tracer, get_aval
+from ember.numpy._promote import (
+    check_arraylike,
+    ensure_array,
+    promote_args,
+    promote_args_inexact,
+    promote_args_numeric,
+)
+
+__all__ = [
+    "ufunc", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp",
+    "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "add", "subtract",
+    "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "fmod", "divmod",
+    "power", "pow", "float_power", "maximum", "minimum", "fmax", "fmin", "arctan2", "atan2",
+    "hypot", "logaddexp", "logaddexp2", "copysign", "nextafter", "heaviside", "ldexp",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "invert", "bitwise_invert", "left_shift", "right_shift",
+    "bitwise_left_shift", "bitwise_right_shift", "negative", "positive", "absolute", "abs",
+    "fabs", "sign", "floor", "ceil", "trunc", "fix", "rint", "round", "around", "square",
+    "reciprocal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
+    "nan_to_num", "sinc", "deg2rad", "rad2deg", "degrees", "radians", "real", "imag", "conj",
+    "conjugate", "modf", "clip", "isclose", "allclose", "array_equal", "array_equiv",
+]
+
+
+def _scalar(x: Any, value: Any) -> Any:
+    """`value` as a 0-d strongly typed constant of x's dtype (a jaxpr literal)."""
+    return lax.convert_element_type(value, get_aval(x).dtype)
+
+
+def _kind(x: Any) -> str:
+    return get_aval(x).dtype.kind
+
+
+def _bcast(v: Any, shape: tuple[int, ...]) -> Any:
+    """v (rank 0, or of shape's rank with size-1 dims, as promote_shapes leaves operands)
+    broadcast to shape."""
+    nd = get_aval(v).ndim
+    return lax.broadcast_in_dim(v, shape, tuple(range(nd)) if nd else ())
+
+
+def _common_shape(*xs: Any) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*[get_aval(x).shape for x in xs]))
+
+
+# ---------------------------------------------------------------------------------------------
+# The ufunc class
+# ---------------------------------------------------------------------------------------------
+
+class ufunc:
+    """A NumPy-style universal function: callable, with `outer`, `reduce` and `accumulate`.
+
+    `reduce` uses the matching reduction (sum for add, prod for multiply, max, min, all, any)
+    where one exists, and otherwise folds along the axis: r = f(...f(f(a0, a1), a2)..., an).
+    """
+
+    def __init__(self, func: Callable[..., Any], name: str, nin: int, nout: int = 1,
+                 identity: Any = None, reducer: Callable[..., Any] | None = None,
+                 accumulator: str | None = None):
+        self._func = func
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__doc__ = func.__doc__
+        self.nin = nin
+        self.nout = nout
+        self.nargs = nin + nout
+        self.identity = identity
+        self._reducer = reducer
+        self._accumulator = accumulator
+
+    def __repr__(self) -> str:
+        return f"<ember.numpy.ufunc '{self.__name__}'>"
+
+    def __call__(self, *args: Any, out: None = None, where: None = None) -> Any:
+        if out is not None:
+            raise NotImplementedError(f"{self.__name__}: the 'out' argument is not supported")
+        if where is not None:
+            raise NotImplementedError(f"{self.__name__}: the 'where' argument is not supported")
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__}() takes {self.nin} positional arguments but "
+                            f"{len(args)} were given")
+        return self._func(*args)
+
+    def outer(self, A: Any, B: Any, /) -> Any:
+        """f(A[..., None, ...], B): every pair of elements, result shape A.shape + B.shape."""
+        if self.nin != 2:
+            raise ValueError("outer only supported for binary ufuncs")
+        A, B = ensure_array(A), ensure_array(B)
+        a, b = get_aval(A), get_aval(B)
+        A = lax.broadcast_in_dim(A, a.shape + (1,) * b.ndim, tuple(range(a.ndim)))
+        return self._func(A, B)
+
+    def reduce(self, a: Any, axis: Any = 0, dtype: Any = None, out: None = None,
+               keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+        if self.nin != 2:
+            raise ValueError("reduce only supported for binary ufuncs")
+        if out is not None:
+            raise NotImplementedError("reduce: the 'out' argument is not supported")
+        if self._reducer is not None:
+            return self._reducer(a, axis=axis, dtype=dtype, keepdims=keepdims,
+                                 initial=initial, where=where)
+        if where is not None:
+            raise NotImplementedError(f"{self.__name__}.reduce: where is not supported")
+        from ember.numpy._manipulation import ravel, reshape
+        from ember.numpy._reductions import normalize_axes
+        a = ensure_array(a)
+        if dtype is not None:
+            a = lax.convert_element_type(a, dtypes.canonicalize(dtype))
+        aval = get_aval(a)
+        axes = normalize_axes(axis, aval.ndim)
+        if len(axes) > 1:
+            # A fold is order-dependent, so (as NumPy) it runs along one axis only.
+            raise ValueError(f"reduction operation '{self.__name__}' is not reorderable, so "
+                             "at most one axis may be specified")
+        if not axes:
+            a, axes = ravel(a), (0,)
+        ax = axes[0]
+        n = get_aval(a).shape[ax]
+        from ember.numpy._manipulation import unstack
+        items = list(unstack(a, axis=ax)) if n else []
+        if initial is not None:
+            items.insert(0, lax.convert_element_type(initial, get_aval(a).dtype))
+        if not items:
+            if self.identity is None:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} "
+                                 "which has no identity")
+            shp = tuple(s for i, s in enumerate(get_aval(a).shape) if i != ax)
+            return lax.full(shp, self.identity, get_aval(a).dtype)
+        acc = items[0]
+        for item in items[1:]:
+            acc = self._func(acc, item)
+        if keepdims:
+            from ember.numpy._manipulation import expand_dims
+            if axis is None:
+                return reshape(acc, (1,) * aval.ndim)
+            acc = expand_dims(acc, normalize_axes(axis, aval.ndim))
+        return acc
+
+    def accumulate(self, a: Any, axis: int = 0, dtype: Any = None, out: None = None) -> Any:
+        """Running results along axis: r_i = f(r_{i-1}, a_i), r_0 = a_0."""
+        if self.nin != 2:
+            raise ValueError("accumulate only supported for binary ufuncs")
+        from ember import numpy as jnp
+        if self._accumulator is not None and hasattr(jnp, self._accumulator):
+            return getattr(jnp, self._accumulator)(a, axis=axis, dtype=dtype)
+        from ember.numpy._manipulation import concatenate, expand_dims, unstack
+        a = ensure_array(a)
+        if dtype is not None:
+            a = lax.convert_element_type(a, dtypes.canonicalize(dtype))
+        aval = get_aval(a)
+        ax = int(axis) % aval.ndim
+        items = unstack(a, axis=ax)
+        if not items:
+            return a
+        outs = [items[0]]
+        for item in items[1:]:
+            outs.append(self._func(outs[-1], item))
+        return concatenate([expand_dims(o, ax) for o in outs], ax)
 
 
 def _math(lax_fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
@@ -36,6 +199,10 @@ def _binary(lax_fn: Callable[[Any, Any], Any], name: str,
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
     return fn
 
+
+# ---------------------------------------------------------------------------------------------
+# Transcendental functions
+# ---------------------------------------------------------------------------------------------
 
 sin = _math(lax.sin, "sin")
 cos = _math(lax.cos, "cos")
@@ -61,65 +228,497 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 
 def log2(x: Any, /) -> Any:
+    """log(x) / log(2), as JAX computes it."""
     (x,) = promote_args_inexact("log2", x)
-    return lax.div(lax.log(x), lax.log(lax.full_like(x, 2)))
+    return lax.div(lax.log(x), lax.log(_scalar(x, 2)))
 
 
 def log10(x: Any, /) -> Any:
+    """log(x) / log(10), as JAX computes it."""
     (x,) = promote_args_inexact("log10", x)
-    return lax.div(lax.log(x), lax.log(lax.full_like(x, 10)))
+    return lax.div(lax.log(x), lax.log(_scalar(x, 10)))
 
 
-add = _binary(lax.add, "add")
-subtract = _binary(lax.sub, "subtract")
-multiply = _binary(lax.mul, "multiply")
-true_divide = _binary(lax.div, "true_divide", promote_args_inexact)
+# ---------------------------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------------------------
+
+def _add(x: Any, y: Any, /) -> Any:
+    """x + y (bool: logical or)."""
+    x, y = promote_args("add", x, y)
+    return lax.bitwise_or(x, y) if _kind(x) == "b" else lax.add(x, y)
+
+
+def _multiply(x: Any, y: Any, /) -> Any:
+    """x * y (bool: logical and)."""
+    x, y = promote_args("multiply", x, y)
+    return lax.bitwise_and(x, y) if _kind(x) == "b" else lax.mul(x, y)
+
+
+def _subtract(x: Any, y: Any, /) -> Any:
+    return lax.sub(*promote_args("subtract", x, y))
+
+
+def _true_divide(x: Any, y: Any, /) -> Any:
+    """x / y in the promoted float type (integers promote to the default float)."""
+    return lax.div(*promote_args_inexact("true_divide", x, y))
+
+
+def _floor_divide(x: Any, y: Any, /) -> Any:
+    """floor(x / y). Integers: truncating division stepped down by one where the signs of x
+    and y differ and the division is inexact. Floats: the quotient of CPython's float
+    divmod, q = round((x - fmod(x, y)) / y), adjusted as in `_float_divmod`."""
+    x, y = promote_args_numeric("floor_divide", x, y)
+    kind = _kind(x)
+    if kind == "u":
+        return lax.div(x, y)
+    if kind == "i":
+        q = lax.div(x, y)
+        fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)),
+                              lax.ne(lax.rem(x, y), _scalar(x, 0)))
+        return lax.select(fix, lax.sub(q, _scalar(q, 1)), q)
+    return _float_divmod(x, y)[0]
+
+
+def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
+    """Floor quotient and remainder of floats (CPython's float_divmod):
+    m = fmod(x, y); q = (x - m) / y; where m != 0 and sign(m) != sign(y): m += y, q -= 1;
+    q is then rounded to the nearest integer (it is within rounding of one). A zero divisor
+    divides x itself (x / 0 = +-inf or NaN, as NumPy)."""
+    shape = _common_shape(x, y)
+    x, y = _bcast(x, shape), _bcast(y, shape)
+    mod = lax.rem(x, y)
+    zero = _scalar(x, 0)
+    num = lax.select(lax.eq(y, zero), x, lax.sub(x, mod))
+    div = lax.div(num, y)
+    ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
+    mod = lax.select(ind, lax.add(mod, y), mod)
+    div = lax.select(ind, lax.sub(div, _scalar(div, 1)), div)
+    return lax.round(div), mod
+
+
+def _remainder(x: Any, y: Any, /) -> Any:
+    """x mod y with the sign of y: r = fmod(x, y), plus y where r != 0 and r, y differ in
+    sign. An integer divisor of 0 gives 0 (as NumPy)."""
+    x, y = promote_args_numeric("remainder", x, y)
+    zero = _scalar(x, 0)
+    if _kind(y) in "iu":
+        y = lax.select(lax.eq(y, zero), lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape,
+                                                             ()), y)
+    r = lax.rem(x, y)
+    fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), lax.ne(r, zero))
+    return lax.select(fix, lax.add(r, y), r)
+
+
+def fmod(x: Any, y: Any, /) -> Any:
+    """C's fmod: the remainder with the sign of x (integer divisor 0 gives 0)."""
+    check_arraylike("fmod", x, y)
+    x, y = promote_args_numeric("fmod", x, y)
+    if _kind(y) in "iu":
+        y = lax.select(lax.eq(y, _scalar(y, 0)),
+                       lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape, ()), y)
+    return lax.rem(x, y)
+
+
+def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
+    x, y = promote_args_numeric("divmod", x, y)
+    if _kind(x) in "iu":
+        return _floor_divide(x, y), _remainder(x, y)
+    return _float_divmod(x, y)
+
+
+def _power(x: Any, y: Any, /) -> Any:
+    """x ** y. A concrete integer scalar exponent becomes integer_pow (the result keeps x's
+    dtype), as in JAX; integer bases with array exponents use binary exponentiation."""
+    if not isinstance(y, Tracer) and not isinstance(y, builtins.bool) and (
+            isinstance(y, (int, np.integer))
+            or (hasattr(y, "_ember_aval") and get_aval(y).ndim == 0
+                and get_aval(y).dtype.kind in "iu")):
+        (x,) = promote_args_numeric("power", x)
+        return lax.integer_pow(x, int(y))
+    x, y = promote_args_numeric("power", x, y)
+    if _kind(x) in "iu":
+        return _integer_power(x, y)
+    return lax.pow(x, y)
+
+
+def _integer_power(x: Any, y: Any) -> Any:
+    """x ** y for integer arrays by binary exponentiation over the bits of y:
+    acc *= base where bit i of y is set; base squares each step (wrapping)."""
+    shape = _common_shape(x, y)
+    x, y = _bcast(x, shape), _bcast(y, shape)
+    acc = lax.broadcast_in_dim(_scalar(x, 1), shape, ())
+    base = x
+    one = _scalar(y, 1)
+    for _ in range(get_aval(y).dtype.itemsize * 8):
+        bit = lax.ne(lax.bitwise_and(y, one), _scalar(y, 0))
+        acc = lax.select(bit, lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+        y = lax.shift_right_logical(y, one)
+    return acc
+
+
+def float_power(x: Any, y: Any, /) -> Any:
+    return lax.pow(*promote_args_inexact("float_power", x, y))
+
+
+def _maximum(x: Any, y: Any, /) -> Any:
+    """Elementwise max; NaN propagates."""
+    return lax.max(*promote_args("maximum", x, y))
+
+
+def _minimum(x: Any, y: Any, /) -> Any:
+    return lax.min(*promote_args("minimum", x, y))
+
+
+def fmax(x: Any, y: Any, /) -> Any:
+    """max ignoring NaN (NaN only where both are NaN)."""
+    x, y = promote_args("fmax", x, y)
+    if _kind(x) != "f":
+        return lax.max(x, y)
+    return where_(isnan(y), x, where_(isnan(x), y, lax.max(x, y)))
+
+
+def fmin(x: Any, y: Any, /) -> Any:
+    x, y = promote_args("fmin", x, y)
+    if _kind(x) != "f":
+        return lax.min(x, y)
+    return where_(isnan(y), x, where_(isnan(x), y, lax.min(x, y)))
+
+
+def where_(c: Any, x: Any, y: Any) -> Any:
+    from ember.numpy._manipulation import where
+    return where(c, x, y)
+
+
+def _arctan2(x: Any, y: Any, /) -> Any:
+    return lax.atan2(*promote_args_inexact("arctan2", x, y))
+
+
+def _hypot(x: Any, y: Any, /) -> Any:
+    """sqrt(x^2 + y^2) without overflow: with a = max(|x|, |y|), b = min(|x|, |y|),
+    a sqrt(1 + (b / a)^2); 0 when a = 0; +inf when either is inf (even with a NaN)."""
+    x, y = promote_args_inexact("hypot", x, y)
+    x, y = lax.abs(x), lax.abs(y)
+    inf = _scalar(x, np.inf)
+    any_inf = lax.bitwise_or(lax.eq(x, inf), lax.eq(y, inf))
+    a, b = lax.max(x, y), lax.min(x, y)
+    zero, one = _scalar(a, 0), _scalar(a, 1)
+    a_is_zero = lax.eq(a, zero)
+    safe_a = lax.select(a_is_zero, lax.broadcast_in_dim(one, get_aval(a).shape, ()), a)
+    ratio = lax.div(b, safe_a)
+    out = lax.mul(a, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    out = lax.select(a_is_zero, a, out)
+    return lax.select(any_inf, lax.broadcast_in_dim(inf, get_aval(out).shape, ()), out)
+
+
+def _logaddexp(x: Any, y: Any, /) -> Any:
+    """log(exp(x) + exp(y)) = max(x, y) + log1p(exp(-|x - y|)); where x - y is NaN (a NaN,
+    or infinities of one sign) the result is x + y."""
+    x, y = promote_args_inexact("logaddexp", x, y)
+    amax = lax.max(x, y)
+    delta = lax.sub(x, y)
+    out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return lax.select(lax.ne(delta, delta), lax.add(x, y), out)
+
+
+def _logaddexp2(x: Any, y: Any, /) -> Any:
+    """log2(2^x + 2^y) = max(x, y) + log1p(2^-|x - y|) / ln 2."""
+    x, y = promote_args_inexact("logaddexp2", x, y)
+    amax = lax.max(x, y)
+    delta = lax.sub(x, y)
+    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), _scalar(x, np.log(2)))
+    return lax.select(lax.ne(delta, delta), lax.add(x, y), lax.add(amax, tail))
+
+
+def _int_type_of(dtype: np.dtype) -> np.dtype:
+    return np.dtype({2: np.int16, 4: np.int32, 8: np.int64}[dtype.itemsize])
+
+
+def signbit(x: Any, /) -> Any:
+    """The sign bit: x < 0 for integers, False for bool, the top bit for floats (so -0.0 and
+    NaNs with the sign set are True)."""
+    (x,) = promote_args("signbit", x)
+    dt = get_aval(x).dtype
+    if dt.kind in "iu":
+        return lax.lt(x, _scalar(x, 0))
+    if dt.kind == "b":
+        return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_),
+                                    get_aval(x).shape, ())
+    ity = _int_type_of(dt)
+    bits = lax.bitcast_convert_type(x, ity)
+    return lax.lt(bits, lax.convert_element_type(0, ity))
+
+
+def _copysign(x: Any, y: Any, /) -> Any:
+    """|x| with the sign bit of y."""
+    x, y = promote_args_inexact("copysign", x, y)
+    ax = lax.abs(x)
+    s = signbit(y)
+    shape = _common_shape(ax, s)
+    ax, s = _bcast(ax, shape), _bcast(s, shape)
+    return lax.select(s, lax.neg(ax), ax)
+
+
+def _nextafter(x: Any, y: Any, /) -> Any:
+    """The next float after x toward y, on the bit patterns: for x != 0 the integer view of
+    |x| steps by one (up when moving away from zero); from 0 it is the smallest subnormal
+    with y's sign; NaN if either is NaN; y if x == y."""
+    x, y = promote_args_inexact("nextafter", x, y)
+    shape = _common_shape(x, y)
+    x, y = _bcast(x, shape), _bcast(y, shape)
+    dt = get_aval(x).dtype
+    ity = _int_type_of(dt)
+    bits = lax.bitcast_convert_type(x, ity)
+    one = lax.convert_element_type(1, ity)
+    zero = _scalar(x, 0)
+    # Moving away from zero increments the magnitude bits, toward zero decrements them; the
+    # sign bit is kept, so incrementing the integer view of a negative float moves down.
+    away = lax.eq(lax.gt(y, x), lax.gt(x, zero))
+    stepped = lax.select(away, lax.add(bits, one), lax.sub(bits, one))
+    out = lax.bitcast_convert_type(stepped, dt)
+    tiny = lax.bitcast_convert_type(lax.broadcast_in_dim(one, shape, ()), dt)
+    from_zero = lax.select(signbit(y), lax.neg(tiny), tiny)
+    out = lax.select(lax.eq(x, zero), from_zero, out)
+    out = lax.select(lax.eq(x, y), y, out)
+    nan = lax.bitwise_or(lax.ne(x, x), lax.ne(y, y))
+    return lax.select(nan, lax.add(x, y), out)
+
+
+def _heaviside(x: Any, h0: Any, /) -> Any:
+    """0 where x < 0, 1 where x > 0, h0 where x == 0 (NaN stays NaN)."""
+    x, h0 = promote_args_inexact("heaviside", x, h0)
+    zero, one = _scalar(x, 0), _scalar(x, 1)
+    return where_(lax.lt(x, zero), zero, where_(lax.gt(x, zero), one, h0))
+
+
+def ldexp(x: Any, e: Any, /) -> Any:
+    """x * 2**e (x for zero and infinite x)."""
+    check_arraylike("ldexp", x, e)
+    if get_aval(e).dtype.kind not in "iub":
+        raise ValueError(f"ldexp not supported for input types {get_aval(x).dtype}, "
+                         f"{get_aval(e).dtype}")
+    (x,) = promote_args_inexact("ldexp", x)
+    ef = lax.convert_element_type(ensure_array(e), get_aval(x).dtype)
+    out = _multiply(x, lax.exp2(ef))
+    keep = lax.bitwise_or(isinf(x), lax.eq(x, _scalar(x, 0)))
+    return where_(keep, x, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison, logic, bits
+# ---------------------------------------------------------------------------------------------
+
+def _to_bool(x: Any) -> Any:
+    x = ensure_array(x)
+    if _kind(x) == "b":
+        return x
+    return lax.ne(x, _scalar(x, 0))
+
+
+def _logical(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, y: Any, /) -> Any:
+        check_arraylike(name, x, y)
+        return lax_fn(*promote_args(name, _to_bool(x), _to_bool(y)))
+    fn.__name__ = name
+    return fn
+
+
+def logical_not(x: Any, /) -> Any:
+    check_arraylike("logical_not", x)
+    return lax.bitwise_not(_to_bool(x))
+
+
+def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, y: Any, /) -> Any:
+        x, y = promote_args(name, x, y)
+        if _kind(x) not in "iub":
+            raise TypeError(f"{name} is only defined for integer and boolean arrays, got "
+                            f"{get_aval(x).dtype.name}")
+        return lax_fn(x, y)
+    fn.__name__ = name
+    return fn
+
+
+def bitwise_not(x: Any, /) -> Any:
+    (x,) = promote_args("bitwise_not", x)
+    if _kind(x) not in "iub":
+        raise TypeError(f"bitwise_not is only defined for integer and boolean arrays, got "
+                        f"{get_aval(x).dtype.name}")
+    return lax.bitwise_not(x)
+
+
+invert = bitwise_not
+bitwise_invert = bitwise_not
+
+
+def _left_shift(x: Any, y: Any, /) -> Any:
+    return lax.shift_left(*promote_args_numeric("left_shift", x, y))
+
+
+def _right_shift(x: Any, y: Any, /) -> Any:
+    """Arithmetic shift for signed integers, logical for unsigned."""
+    x, y = promote_args_numeric("right_shift", x, y)
+    if _kind(x) == "u":
+        return lax.shift_right_logical(x, y)
+    return lax.shift_right_arithmetic(x, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# The ufunc objects
+# ---------------------------------------------------------------------------------------------
+
+def _reducer(name: str) -> Callable[..., Any]:
+    def reduce(a: Any, axis: Any = 0, dtype: Any = None, keepdims: bool = False,
+               initial: Any = None, where: Any = None) -> Any:
+        from ember.numpy import _reductions as R
+        fn = getattr(R, name)
+        kwargs: dict[str, Any] = {"axis": axis, "keepdims": keepdims, "where": where}
+        if name in ("sum", "prod"):
+            kwargs.update(dtype=dtype, initial=initial)
+        elif name in ("max", "min"):
+            kwargs.update(initial=initial)
+            if dtype is not None:
+                a = lax.convert_element_type(ensure_array(a), dtypes.canonicalize(dtype))
+        elif initial is not None:
+            raise NotImplementedError(f"{name} reduce: initial is not supported")
+        return fn(a, **kwargs)
+    return reduce
+
+
+add = ufunc(_add, "add", 2, identity=0, reducer=_reducer("sum"), accumulator="cumsum")
+subtract = ufunc(_subtract, "subtract", 2)
+multiply = ufunc(_multiply, "multiply", 2, identity=1, reducer=_reducer("prod"),
+                 accumulator="cumprod")
+true_divide = ufunc(_true_divide, "true_divide", 2)
 divide = true_divide
-maximum = _binary(lax.max, "maximum")
-minimum = _binary(lax.min, "minimum")
-arctan2 = _binary(lax.atan2, "arctan2", promote_args_inexact)
+floor_divide = ufunc(_floor_divide, "floor_divide", 2)
+remainder = ufunc(_remainder, "remainder", 2)
+mod = remainder
+power = ufunc(_power, "power", 2)
+pow = power  # noqa: A001
+maximum = ufunc(_maximum, "maximum", 2, reducer=_reducer("max"), accumulator="cummax")
+minimum = ufunc(_minimum, "minimum", 2, reducer=_reducer("min"), accumulator="cummin")
+arctan2 = ufunc(_arctan2, "arctan2", 2)
 atan2 = arctan2
-equal = _binary(lax.eq, "equal")
-not_equal = _binary(lax.ne, "not_equal")
-less = _binary(lax.lt, "less")
-less_equal = _binary(lax.le, "less_equal")
-greater = _binary(lax.gt, "greater")
-greater_equal = _binary(lax.ge, "greater_equal")
+hypot = ufunc(_hypot, "hypot", 2)
+logaddexp = ufunc(_logaddexp, "logaddexp", 2)
+logaddexp2 = ufunc(_logaddexp2, "logaddexp2", 2)
+copysign = ufunc(_copysign, "copysign", 2)
+nextafter = ufunc(_nextafter, "nextafter", 2)
+heaviside = ufunc(_heaviside, "heaviside", 2)
+equal = ufunc(_binary(lax.eq, "equal"), "equal", 2)
+not_equal = ufunc(_binary(lax.ne, "not_equal"), "not_equal", 2)
+less = ufunc(_binary(lax.lt, "less"), "less", 2)
+less_equal = ufunc(_binary(lax.le, "less_equal"), "less_equal", 2)
+greater = ufunc(_binary(lax.gt, "greater"), "greater", 2)
+greater_equal = ufunc(_binary(lax.ge, "greater_equal"), "greater_equal", 2)
+logical_and = ufunc(_logical(lax.bitwise_and, "logical_and"), "logical_and", 2,
+                    identity=True, reducer=_reducer("all"))
+logical_or = ufunc(_logical(lax.bitwise_or, "logical_or"), "logical_or", 2, identity=False,
+                   reducer=_reducer("any"))
+logical_xor = ufunc(_logical(lax.bitwise_xor, "logical_xor"), "logical_xor", 2,
+                    identity=False)
+bitwise_and = ufunc(_bitwise(lax.bitwise_and, "bitwise_and"), "bitwise_and", 2, identity=-1)
+bitwise_or = ufunc(_bitwise(lax.bitwise_or, "bitwise_or"), "bitwise_or", 2, identity=0)
+bitwise_xor = ufunc(_bitwise(lax.bitwise_xor, "bitwise_xor"), "bitwise_xor", 2, identity=0)
+left_shift = ufunc(_left_shift, "left_shift", 2)
+right_shift = ufunc(_right_shift, "right_shift", 2)
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
 
+
+# ---------------------------------------------------------------------------------------------
+# Unary arithmetic and rounding
+# ---------------------------------------------------------------------------------------------
 
 def negative(x: Any, /) -> Any:
-    (x,) = promote_args_numeric("negative", x)
+    (x,) = promote_args("negative", x)
     return lax.neg(x)
 
 
 def positive(x: Any, /) -> Any:
-    (x,) = promote_args_numeric("positive", x)
+    (x,) = promote_args("positive", x)
     return x
 
 
 def absolute(x: Any, /) -> Any:
+    """|x|; bool and unsigned values are returned as they are."""
     (x,) = promote_args("absolute", x)
-    if get_aval(x).dtype.kind in "ub":
-        return x
-    return lax.abs(x)
+    return x if _kind(x) in "ub" else lax.abs(x)
 
 
 abs = absolute  # noqa: A001
 
 
+def fabs(x: Any, /) -> Any:
+    """|x| in the promoted float type."""
+    return lax.abs(*promote_args_inexact("fabs", x))
+
+
 def sign(x: Any, /) -> Any:
+    """-1, 0 or 1 (NaN for NaN, keeping -0.0); unsigned: 0 or 1."""
     (x,) = promote_args("sign", x)
+    if _kind(x) == "b":
+        return x
     return lax.sign(x)
 
 
 def floor(x: Any, /) -> Any:
     (x,) = promote_args("floor", x)
-    return lax.floor(x) if get_aval(x).dtype.kind == "f" else x
+    return lax.floor(x) if _kind(x) == "f" else x
 
 
 def ceil(x: Any, /) -> Any:
     (x,) = promote_args("ceil", x)
-    return lax.ceil(x) if get_aval(x).dtype.kind == "f" else x
+    return lax.ceil(x) if _kind(x) == "f" else x
+
+
+def trunc(x: Any, /) -> Any:
+    """Round toward zero: ceil for negatives, floor otherwise."""
+    (x,) = promote_args("trunc", x)
+    if _kind(x) != "f":
+        return x
+    return lax.select(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
+
+
+def fix(x: Any, out: None = None) -> Any:
+    return trunc(x)
+
+
+def rint(x: Any, /) -> Any:
+    """Round to the nearest integer, half to even (integers promote to float, as JAX)."""
+    (x,) = promote_args_inexact("rint", x)
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
+    """Round half to even to `decimals` places: round(x * 10^d) / 10^d (for d < 0,
+    divide then multiply by 10^-d). float16 is scaled in float32 to avoid overflow.
+    Integers are returned as they are (decimals < 0 is not supported for them, as JAX)."""
+    if out is not None:
+        raise NotImplementedError("round: the 'out' argument is not supported")
+    decimals = int(decimals)
+    (a,) = promote_args("round", a)
+    dt = get_aval(a).dtype
+    if dt.kind in "iub":
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
+        return a
+    even = lax.RoundingMethod.TO_NEAREST_EVEN
+    if decimals == 0:
+        return lax.round(a, even)
+    x = lax.convert_element_type(a, np.float32, get_aval(a).weak_type) if dt == np.float16 \
+        else a
+    factor = _scalar(x, 10.0 ** builtins.abs(decimals))
+    if decimals > 0:
+        out = lax.div(lax.round(lax.mul(x, factor), even), factor)
+    else:
+        out = lax.mul(lax.round(lax.div(x, factor), even), factor)
+    return lax.convert_element_type(out, dt, get_aval(a).weak_type)
+
+
+around = round
 
 
 def square(x: Any, /) -> Any:
@@ -132,132 +731,198 @@ def reciprocal(x: Any, /) -> Any:
     return lax.integer_pow(x, -1)
 
 
-def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
-    def fn(x: Any, y: Any, /) -> Any:
-        x, y = promote_args(name, x, y)
-        if get_aval(x).dtype.kind not in "iub":
-            raise TypeError(f"{name} is only defined for integer and boolean arrays, got "
-                            f"{get_aval(x).dtype.name}")
-        return lax_fn(x, y)
-    fn.__name__ = name
-    return fn
+def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
+    """(fractional part, integral part), both with x's sign."""
+    (x,) = promote_args_inexact("modf", x)
+    whole = where_(lax.ge(x, _scalar(x, 0)), lax.floor(x), lax.ceil(x))
+    return lax.sub(x, whole), whole
 
 
-bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and")
-bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or")
-bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor")
+# ---------------------------------------------------------------------------------------------
+# Classification and cleanup
+# ---------------------------------------------------------------------------------------------
+
+def _all_false(x: Any) -> Any:
+    return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_), get_aval(x).shape,
+                                ())
 
 
-def bitwise_not(x: Any, /) -> Any:
-    (x,) = promote_args("bitwise_not", x)
-    return lax.bitwise_not(x)
+def isnan(x: Any, /) -> Any:
+    check_arraylike("isnan", x)
+    x = ensure_array(x)
+    return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
 
 
-invert = bitwise_not
-bitwise_invert = bitwise_not
+def isinf(x: Any, /) -> Any:
+    check_arraylike("isinf", x)
+    x = ensure_array(x)
+    if _kind(x) != "f":
+        return _all_false(x)
+    return lax.eq(lax.abs(x), _scalar(x, np.inf))
 
 
-def logical_and(x: Any, y: Any, /) -> Any:
-    return lax.bitwise_and(*promote_args("logical_and", _to_bool(x), _to_bool(y)))
+def isfinite(x: Any, /) -> Any:
+    check_arraylike("isfinite", x)
+    x = ensure_array(x)
+    if _kind(x) != "f":
+        return lax.bitwise_not(_all_false(x))
+    return lax.is_finite(x)
 
 
-def logical_or(x: Any, y: Any, /) -> Any:
-    return lax.bitwise_or(*promote_args("logical_or", _to_bool(x), _to_bool(y)))
+def isposinf(x: Any, /, out: None = None) -> Any:
+    x = ensure_array(x)
+    return lax.eq(x, _scalar(x, np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
-def logical_xor(x: Any, y: Any, /) -> Any:
-    return lax.bitwise_xor(*promote_args("logical_xor", _to_bool(x), _to_bool(y)))
+def isneginf(x: Any, /, out: None = None) -> Any:
+    x = ensure_array(x)
+    return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
-def logical_not(x: Any, /) -> Any:
-    return lax.bitwise_not(_to_bool(x))
-
-
-def _to_bool(x: Any) -> Any:
-    aval = get_aval(x)
-    if aval.dtype.kind == "b":
+def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """NaN -> nan, +inf -> posinf (default the largest finite value), -inf -> neginf
+    (default the most negative finite value). Integers and bools are unchanged."""
+    check_arraylike("nan_to_num", x)
+    x = ensure_array(x)
+    dt = get_aval(x).dtype
+    if dt.kind != "f":
         return x
-    return lax.ne(x, lax.full_like(x, 0))
+    info = np.finfo(dt)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    out = where_(isnan(x), _scalar(x, nan), x)
+    out = where_(isposinf(out), _scalar(x, hi), out)
+    return where_(isneginf(out), _scalar(x, lo), out)
 
 
-def left_shift(x: Any, y: Any, /) -> Any:
-    return lax.shift_left(*promote_args("left_shift", x, y))
+def sinc(x: Any, /) -> Any:
+    """sin(pi x) / (pi x), 1 at x = 0."""
+    (x,) = promote_args_inexact("sinc", x)
+    pix = lax.mul(_scalar(x, np.pi), x)
+    is_zero = lax.eq(x, _scalar(x, 0))
+    one = lax.broadcast_in_dim(_scalar(x, 1), get_aval(x).shape, ())
+    safe = lax.select(is_zero, one, pix)
+    return lax.select(is_zero, one, lax.div(lax.sin(safe), safe))
 
 
-def right_shift(x: Any, y: Any, /) -> Any:
-    x, y = promote_args("right_shift", x, y)
-    if get_aval(x).dtype.kind == "u":
-        return lax.shift_right_logical(x, y)
-    return lax.shift_right_arithmetic(x, y)
+def deg2rad(x: Any, /) -> Any:
+    (x,) = promote_args_inexact("deg2rad", x)
+    return lax.mul(x, _scalar(x, np.pi / 180))
 
 
-bitwise_left_shift = left_shift
-bitwise_right_shift = right_shift
+def rad2deg(x: Any, /) -> Any:
+    (x,) = promote_args_inexact("rad2deg", x)
+    return lax.mul(x, _scalar(x, 180 / np.pi))
 
 
-def power(x: Any, y: Any, /) -> Any:
-    """x ** y. A static integer exponent becomes integer_pow, as in JAX."""
-    if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
-        (x,) = promote_args_numeric("power", x)
-        return lax.integer_pow(x, int(y))
-    x, y = promote_args_numeric("power", x, y)
-    if get_aval(x).dtype.kind in "iub":
-        return _integer_power(x, y)
-    return lax.pow(x, y)
+degrees = rad2deg
+radians = deg2rad
 
 
-pow = power  # noqa: A001
+def real(val: Any, /) -> Any:
+    """The real part: the value itself for real dtypes (Ember has no complex arrays)."""
+    check_arraylike("real", val)
+    return ensure_array(val)
 
 
-def _integer_power(x: Any, y: Any) -> Any:
-    """x ** y for integer arrays by binary exponentiation over the bits of y."""
-    bits = get_aval(y).dtype.itemsize * 8
-    acc = lax.full_like(x, 1)
-    base = x
-    for _ in range(bits):
-        bit = lax.ne(lax.bitwise_and(y, lax.full_like(y, 1)), lax.full_like(y, 0))
-        acc = lax.select(bit, lax.mul(acc, base), acc)
-        base = lax.mul(base, base)
-        y = lax.shift_right_logical(y, lax.full_like(y, 1))
-    return acc
+def imag(val: Any, /) -> Any:
+    """The imaginary part: zeros of the value's dtype for real dtypes."""
+    check_arraylike("imag", val)
+    x = ensure_array(val)
+    aval = get_aval(x)
+    return lax.broadcast_in_dim(lax.convert_element_type(0, aval.dtype, aval.weak_type),
+                                aval.shape, ())
 
 
-def float_power(x: Any, y: Any, /) -> Any:
-    return lax.pow(*promote_args_inexact("float_power", x, y))
+def conjugate(x: Any, /) -> Any:
+    """The complex conjugate: the value itself for real dtypes."""
+    check_arraylike("conjugate", x)
+    return ensure_array(x)
 
 
-def floor_divide(x: Any, y: Any, /) -> Any:
-    x, y = promote_args_numeric("floor_divide", x, y)
-    dtype = get_aval(x).dtype
-    if dtype.kind in "iu":
-        q = lax.div(x, y)
-        if dtype.kind == "u":
-            return q
-        # C division truncates; step down when the remainder's sign differs from y's.
-        r = lax.rem(x, y)
-        zero = lax.full_like(r, 0)
-        fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
-        return lax.select(fix, lax.sub(q, lax.full_like(q, 1)), q)
-    return lax.floor(lax.div(x, y))
+conj = conjugate
 
 
-def remainder(x: Any, y: Any, /) -> Any:
-    """x mod y with the sign of y (Python and NumPy semantics)."""
-    x, y = promote_args_numeric("remainder", x, y)
-    r = lax.rem(x, y)
-    if get_aval(r).dtype.kind == "u":
-        return r
-    zero = lax.full_like(r, 0)
-    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
-    return lax.select(fix, lax.add(r, y), r)
+# ---------------------------------------------------------------------------------------------
+# clip and closeness
+# ---------------------------------------------------------------------------------------------
+
+_UNSET: Any = object()
 
 
-mod = remainder
+def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
+         a: Any = _UNSET, a_min: Any = _UNSET, a_max: Any = _UNSET) -> Any:
+    """arr limited to [min, max]: maximum(min, arr) then minimum(max, arr), as JAX (so a NaN
+    bound gives NaN, and min > max gives max). The older a/a_min/a_max keywords work too."""
+    if a is not _UNSET:
+        if arr is not None:
+            raise ValueError("clip: pass the array positionally or as a=, not both")
+        arr = a
+    if a_min is not _UNSET:
+        if min is not None:
+            raise ValueError("clip: pass min or a_min, not both")
+        min = a_min  # noqa: A001
+    if a_max is not _UNSET:
+        if max is not None:
+            raise ValueError("clip: pass max or a_max, not both")
+        max = a_max  # noqa: A001
+    if arr is None:
+        raise TypeError("clip() missing the array argument")
+    check_arraylike("clip", arr)
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return ensure_array(arr)
 
 
-def fmod(x: Any, y: Any, /) -> Any:
-    return lax.rem(*promote_args_numeric("fmod", x, y))
+def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
+            equal_nan: bool = False) -> Any:
+    """|a - b| <= atol + rtol |b| for floats (infinities close only to themselves; NaN close
+    to nothing unless equal_nan); exact equality for integers and bools, as JAX."""
+    a, b = promote_args("isclose", a, b)
+    if _kind(a) != "f":
+        return lax.eq(a, b)
+    rt = _scalar(a, rtol)
+    at = _scalar(a, atol)
+    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, lax.abs(b))))
+    a_inf, b_inf = isinf(a), isinf(b)
+    out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_inf, b_inf)))
+    out = lax.bitwise_or(out, lax.bitwise_and(lax.bitwise_and(a_inf, b_inf), lax.eq(a, b)))
+    a_nan, b_nan = isnan(a), isnan(b)
+    out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_nan, b_nan)))
+    if equal_nan:
+        out = lax.bitwise_or(out, lax.bitwise_and(a_nan, b_nan))
+    return out
 
 
-def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
-    return floor_divide(x, y), remainder(x, y)
+def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
+             equal_nan: bool = False) -> Any:
+    from ember.numpy._reductions import all as _all
+    return _all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    """True when the shapes agree and every element is equal (NaNs equal with equal_nan)."""
+    from ember.numpy._reductions import all as _all
+    a1, a2 = ensure_array(a1), ensure_array(a2)
+    if get_aval(a1).shape != get_aval(a2).shape:
+        return lax.convert_element_type(False, np.bool_)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = lax.bitwise_or(eq, lax.bitwise_and(*promote_args("array_equal", isnan(a1),
+                                                              isnan(a2))))
+    return _all(eq)
+
+
+def array_equiv(a1: Any, a2: Any) -> Any:
+    """True when the arrays broadcast together and are equal everywhere."""
+    from ember.numpy._reductions import all as _all
+    a1, a2 = ensure_array(a1), ensure_array(a2)
+    try:
+        np.broadcast_shapes(get_aval(a1).shape, get_aval(a2).shape)
+    except ValueError:
+        return lax.convert_element_type(False, np.bool_)
+    return _all(equal(a1, a2))
+

@@ -11,11 +11,14 @@ param; select_n and clamp are weak only when all their value operands are.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ember.backends.interpreter import elementwise as ew
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.prims import _lower as L
 from ember.prims import _rules as R
 
 convert_element_type_p = Primitive("convert_element_type")
@@ -30,6 +33,14 @@ def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -
 @convert_element_type_p.def_impl
 def _convert_impl(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool) -> np.ndarray:
     return ew.convert_array(x, new_dtype)
+
+
+@convert_element_type_p.def_lowering
+def _convert_lowering(ctx: Any, x: Any, *, new_dtype: np.dtype, weak_type: bool,
+                      sharding: Any = None) -> Any:
+    if ctx.avals_in[0].dtype == np.dtype(new_dtype):
+        return x
+    return ctx.b.convert(x, L.et(new_dtype))
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
@@ -73,6 +84,12 @@ def _bitcast_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
     return flat.reshape(x.shape)
 
 
+@bitcast_convert_type_p.def_lowering
+def _bitcast_lowering(ctx: Any, x: Any, *, new_dtype: np.dtype) -> Any:
+    from ember.hlo.shape import Shape
+    return ctx.b.op("bitcast-convert", (x,), shape=Shape(L.et(new_dtype), ctx.aval_out.shape))
+
+
 select_n_p = Primitive("select_n")
 
 
@@ -108,6 +125,23 @@ def _select_n_impl(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=cases[0].dtype)
 
 
+@select_n_p.def_lowering
+def _select_n_lowering(ctx: Any, which: Any, *cases: Any) -> Any:
+    """cases[which] as a chain of selects: which < 1 ? c0 : (which < 2 ? c1 : ...)."""
+    shape = ctx.aval_out.shape
+    which = ctx.broadcast_to(which, ctx.avals_in[0], shape)
+    if len(cases) == 1:
+        return cases[0]
+    wav = ctx.avals_in[0]
+    if wav.dtype.kind == "b":
+        return ctx.b.select(which, cases[1], cases[0])
+    out = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        bound = L.full_like(ctx, k + 1, wav.update(shape=shape))
+        out = ctx.b.select(ctx.b.compare(which, bound, "LT"), cases[k], out)
+    return out
+
+
 clamp_p = Primitive("clamp")
 clamp_p.hlo_opcode = "clamp"  # type: ignore[attr-defined]
 
@@ -127,7 +161,14 @@ def _clamp_impl(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return ew.clamp(np.broadcast_to(lo, x.shape), x, np.broadcast_to(hi, x.shape))
 
 
+@clamp_p.def_lowering
+def _clamp_lowering(ctx: Any, lo: Any, x: Any, hi: Any) -> Any:
+    lo, x, hi = ctx.elementwise_operands(lo, x, hi)
+    return ctx.b.clamp(lo, x, hi)
+
+
 stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_lowering(L.identity)
 
 
 @stop_gradient_p.def_abstract_eval

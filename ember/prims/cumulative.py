@@ -14,6 +14,7 @@ so compiled float results agree within rounding, not bit for bit.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +23,11 @@ from ember.core.primitive import Primitive
 from ember.prims import _rules as R
 
 
-def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray]
+def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray],
+            combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any]
             ) -> Primitive:
     prim = Primitive(name)
+    prim.def_lowering(_scan_lowering(combine, identity))
 
     @prim.def_abstract_eval
     def _abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
@@ -40,7 +43,7 @@ def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray]
             x = np.flip(x, axis)
         with np.errstate(all="ignore"):
             out = np.asarray(scan(x, axis)).astype(x.dtype, copy=False)
-        return np.ascontiguousarray(np.flip(out, axis) if reverse else out)
+        return np.asarray(np.flip(out, axis) if reverse else out, order="C")
 
     return prim
 
@@ -66,8 +69,56 @@ def _cumlogsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     return np.logaddexp.accumulate(x, axis=axis)
 
 
-cumsum_p = _define("cumsum", R.NUMBER, _cumsum)
-cumprod_p = _define("cumprod", R.NUMBER, _cumprod)
-cummax_p = _define("cummax", R.ANY, _cummax)
-cummin_p = _define("cummin", R.ANY, _cummin)
-cumlogsumexp_p = _define("cumlogsumexp", R.FLOAT, _cumlogsumexp)
+def _scan_lowering(combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any]
+                   ) -> Callable[..., Any]:
+    """An inclusive scan in log2(n) steps (Hillis-Steele): at step s every element combines
+    with the element s places before it (identity where there is none), s = 1, 2, 4, ...
+
+    Integer and max/min scans are exact; float sums and products associate differently
+    from NumPy's sequential loop (within rounding, as for any float reduction)."""
+    def rule(ctx: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+        aval = ctx.avals_in[0]
+        n = aval.shape[axis]
+        if reverse:
+            x = ctx.b.reverse(x, (axis,))
+        init = ctx.b.constant(np.asarray(identity(aval.dtype), dtype=aval.dtype))
+        step = 1
+        while step < n:
+            limits = list(aval.shape)
+            limits[axis] = n - step
+            head = ctx.b.slice(x, [0] * aval.ndim, limits)
+            config = [(0, 0, 0)] * aval.ndim
+            config[axis] = (step, 0, 0)
+            x = combine(ctx.b, x, ctx.b.pad(head, init, config))
+            step *= 2
+        return ctx.b.reverse(x, (axis,)) if reverse else x
+    return rule
+
+
+def _logaddexp(b: Any, x: Any, y: Any) -> Any:
+    """log(e^x + e^y) = m + log1p(e^(min - m)) with m = max(x, y); m where m = -inf."""
+    hi, lo = b.maximum(x, y), b.minimum(x, y)
+    out = b.add(hi, b.log_plus_one(b.exponential(b.subtract(lo, hi))))
+    neg_inf = b.broadcast(b.constant(np.array(-np.inf, x.shape.dtype)), x.shape.dimensions, ())
+    return b.select(b.compare(hi, neg_inf, "EQ"), hi, out)
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else
+                                              np.iinfo(dtype).min)
+
+
+def _highest(dtype: np.dtype) -> Any:
+    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else
+                                             np.iinfo(dtype).max)
+
+
+# -0.0 is the float identity of + (-0.0 + x == x for every x, -0.0 included; +0.0 is not).
+cumsum_p = _define("cumsum", R.NUMBER, _cumsum, lambda b, x, y: b.add(x, y),
+                   lambda dt: -0.0 if dt.kind == "f" else 0)
+cumprod_p = _define("cumprod", R.NUMBER, _cumprod, lambda b, x, y: b.multiply(x, y),
+                    lambda dt: 1)
+cummax_p = _define("cummax", R.ANY, _cummax, lambda b, x, y: b.maximum(x, y), _lowest)
+cummin_p = _define("cummin", R.ANY, _cummin, lambda b, x, y: b.minimum(x, y), _highest)
+cumlogsumexp_p = _define("cumlogsumexp", R.FLOAT, _cumlogsumexp, _logaddexp,
+                         lambda dt: -np.inf)

@@ -19,11 +19,13 @@ out_sharding shown only when they are not None.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.prims import _lower as L
 from ember.prims import _rules as R
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
@@ -141,3 +143,19 @@ def _pp_dot_general(params: dict) -> dict:
         if params.get(k) is not None:
             shown[k] = params[k]
     return shown
+
+
+@dot_general_p.def_lowering
+def _dot_general_lowering(ctx: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimensionNumbers,
+                          precision: object = None,
+                          preferred_element_type: np.dtype | None = None,
+                          out_sharding: None = None) -> Any:
+    """An HLO dot; operands are first converted to the result type (as the NumPy rule
+    accumulates in it)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    out = ctx.aval_out.dtype
+    if ctx.avals_in[0].dtype != out:
+        lhs = ctx.b.convert(lhs, L.et(out))
+    if ctx.avals_in[1].dtype != out:
+        rhs = ctx.b.convert(rhs, L.et(out))
+    return ctx.b.dot(lhs, rhs, lc, rc, lb, rb, element_type=L.et(out))

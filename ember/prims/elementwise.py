@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ember.backends.interpreter import elementwise as ew
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.prims import _lower as L
 from ember.prims import _rules as R
 
 
@@ -32,10 +34,12 @@ def _broadcast_all(*xs: np.ndarray) -> list[np.ndarray]:
 
 
 def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = False,
-            rule: Callable[..., np.ndarray] | None = None) -> Primitive:
+            rule: Callable[..., np.ndarray] | None = None,
+            lowering: Callable[..., Any] | None = None) -> Primitive:
     prim = Primitive(name)
     prim.hlo_opcode = opcode  # type: ignore[attr-defined]
     fn = rule or ew.ELEMENTWISE[opcode]
+    prim.def_lowering(lowering or L.elementwise(opcode))
 
     @prim.def_abstract_eval
     def _abstract(*avals: ShapedArray) -> ShapedArray:
@@ -108,7 +112,11 @@ def _square(x: np.ndarray) -> np.ndarray:
     return ew.multiply(x, x)
 
 
-square_p = _define("square", "multiply", 1, R.NUMBER, rule=_square)
+def _square_lowering(ctx: Any, x: Any) -> Any:
+    return ctx.b.multiply(x, x)
+
+
+square_p = _define("square", "multiply", 1, R.NUMBER, rule=_square, lowering=_square_lowering)
 
 # -- comparisons -------------------------------------------------------------------------------
 COMPARISONS: dict[str, str] = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT",
@@ -122,7 +130,8 @@ def _comparison(name: str, direction: str) -> Primitive:
     def rule(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return ew.compare(x, y, direction)
 
-    prim = _define(name, "compare", 2, kinds, out_bool=True, rule=rule)
+    prim = _define(name, "compare", 2, kinds, out_bool=True, rule=rule,
+                   lowering=L.compare(direction))
     prim.hlo_direction = direction  # type: ignore[attr-defined]
     return prim
 
@@ -173,6 +182,14 @@ def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return ew.power(x, y)
 
 
+@pow_p.def_lowering
+def _pow_lowering(ctx: Any, x: Any, y: Any) -> Any:
+    if ctx.avals_in[1].dtype != ctx.avals_in[0].dtype:
+        y = ctx.b.convert(y, L.et(ctx.avals_in[0].dtype))
+    x, y = ctx.elementwise_operands(x, y)
+    return ctx.b.power(x, y)
+
+
 integer_pow_p = Primitive("integer_pow")
 
 
@@ -205,6 +222,24 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
     return np.array(acc, copy=True) if acc is x else acc
 
 
+@integer_pow_p.def_lowering
+def _integer_pow_lowering(ctx: Any, x: Any, *, y: int) -> Any:
+    """The same square-and-multiply chain as the NumPy rule, so results agree bit for bit."""
+    aval = ctx.avals_in[0]
+    if y == 0:
+        return L.full_like(ctx, 1, aval)
+    base, n, acc = x, abs(y), None
+    while n:
+        if n & 1:
+            acc = base if acc is None else ctx.b.multiply(acc, base)
+        n >>= 1
+        if n:
+            base = ctx.b.multiply(base, base)
+    if y < 0:
+        acc = ctx.b.divide(L.full_like(ctx, 1, aval), acc)
+    return acc
+
+
 class RoundingMethod(enum.IntEnum):
     """lax.round's modes; prints as its integer value in a jaxpr (`rounding_method=0`)."""
 
@@ -226,3 +261,10 @@ def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
     if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
         return ew.round_nearest_even(x)
     return ew.round_nearest_afz(x)
+
+
+@round_p.def_lowering
+def _round_lowering(ctx: Any, x: Any, *, rounding_method: int) -> Any:
+    if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
+        return ctx.b.round_nearest_even(x)
+    return ctx.b.round_nearest_afz(x)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.prims import _lower as L
 from ember.prims import _rules as R
 
 
@@ -120,6 +121,15 @@ reduce_and_p = _define("reduce_and", R.INT_OR_BOOL, _and)
 reduce_or_p = _define("reduce_or", R.INT_OR_BOOL, _or)
 reduce_xor_p = _define("reduce_xor", R.INT_OR_BOOL, _xor)
 
+# Lowering: an HLO reduce with the scalar combiner and the reduction's identity as init.
+reduce_sum_p.def_lowering(L.reducer("add", lambda dt: 0))
+reduce_prod_p.def_lowering(L.reducer("multiply", lambda dt: 1))
+reduce_max_p.def_lowering(L.reducer("maximum", _lowest))
+reduce_min_p.def_lowering(L.reducer("minimum", _highest))
+reduce_and_p.def_lowering(L.reducer("and", lambda dt: np.invert(np.zeros((), dt))))
+reduce_or_p.def_lowering(L.reducer("or", lambda dt: 0))
+reduce_xor_p.def_lowering(L.reducer("xor", lambda dt: 0))
+
 
 def _arg_define(name: str, pick: Callable[[np.ndarray, int], np.ndarray]) -> Primitive:
     prim = Primitive(name)
@@ -158,3 +168,5 @@ def _argmin(x: np.ndarray, axis: int) -> np.ndarray:
 
 argmax_p = _arg_define("argmax", _argmax)
 argmin_p = _arg_define("argmin", _argmin)
+argmax_p.def_lowering(L.arg_reducer("GT"))
+argmin_p.def_lowering(L.arg_reducer("LT"))

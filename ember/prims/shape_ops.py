@@ -10,11 +10,14 @@ new_sizes=(6,) sharding=None]`, `squeeze[dimensions=(0,)]`, `transpose[permutati
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.hlo.shape import Shape
+from ember.prims import _lower as L
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
@@ -56,6 +59,18 @@ def _pp_broadcast_in_dim(params: dict) -> dict:
     return {"broadcast_dimensions": dims} if dims else {}
 
 
+@broadcast_in_dim_p.def_lowering
+def _broadcast_in_dim_lowering(ctx: Any, x: Any, *, shape: tuple[int, ...],
+                               broadcast_dimensions: tuple[int, ...], sharding: Any = None
+                               ) -> Any:
+    # HLO broadcast cannot stretch a size-1 dimension: drop those first with a reshape.
+    aval = ctx.avals_in[0]
+    kept = [i for i, d in enumerate(broadcast_dimensions) if aval.shape[i] == shape[d]]
+    if len(kept) != aval.ndim:
+        x = ctx.b.reshape(x, tuple(aval.shape[i] for i in kept))
+    return ctx.b.broadcast(x, shape, tuple(broadcast_dimensions[i] for i in kept))
+
+
 reshape_p = Primitive("reshape")
 
 
@@ -74,7 +89,13 @@ def _reshape_impl(x: np.ndarray, *, new_sizes: tuple[int, ...], dimensions: None
     return x.reshape(new_sizes)
 
 
+@reshape_p.def_lowering
+def _reshape_lowering(ctx: Any, x: Any, **params: Any) -> Any:
+    return ctx.b.reshape(x, ctx.aval_out.shape)
+
+
 squeeze_p = Primitive("squeeze")
+squeeze_p.def_lowering(_reshape_lowering)
 
 
 @squeeze_p.def_abstract_eval
@@ -108,6 +129,11 @@ def _transpose_impl(x: np.ndarray, *, permutation: tuple[int, ...]) -> np.ndarra
     return np.transpose(x, permutation)
 
 
+@transpose_p.def_lowering
+def _transpose_lowering(ctx: Any, x: Any, *, permutation: tuple[int, ...]) -> Any:
+    return ctx.b.transpose(x, permutation)
+
+
 rev_p = Primitive("rev")
 
 
@@ -122,6 +148,11 @@ def _rev_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray
 @rev_p.def_impl
 def _rev_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
     return np.flip(x, dimensions) if dimensions else x
+
+
+@rev_p.def_lowering
+def _rev_lowering(ctx: Any, x: Any, *, dimensions: tuple[int, ...]) -> Any:
+    return ctx.b.reverse(x, dimensions) if dimensions else x
 
 
 iota_p = Primitive("iota")
@@ -142,3 +173,9 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int,
     expanded = [1] * len(shape)
     expanded[dimension] = shape[dimension]
     return np.broadcast_to(line.reshape(expanded), shape)
+
+
+@iota_p.def_lowering
+def _iota_lowering(ctx: Any, *, dtype: np.dtype, shape: tuple[int, ...], dimension: int,
+                   sharding: Any = None) -> Any:
+    return ctx.b.iota(Shape(L.et(dtype), shape), dimension)

@@ -18,10 +18,13 @@ greater than everything (the same total order, reversed).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.prims import _lower as L
 from ember.prims import _rules as R
 
 sort_p = Primitive("sort", multiple_results=True)
@@ -77,6 +80,57 @@ def _sort_impl(*operands: np.ndarray, dimension: int, is_stable: bool,
     return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
 
 
+def _canonical(b: Any, x: Any) -> Any:
+    """-0.0 -> +0.0 (x + 0.0), NaNs left as NaN: the key the comparator orders."""
+    zero = b.broadcast(b.constant(np.zeros((), x.shape.dtype)), x.shape.dimensions, ())
+    return b.add(x, zero) if x.shape.dtype.kind == "f" else x
+
+
+def _less(b: Any, x: Any, y: Any, descending: bool = False) -> Any:
+    """Total order on canonical keys: ascending puts NaN last; descending puts NaN first."""
+    lt = b.compare(x, y, "GT" if descending else "LT")
+    if x.shape.dtype.kind != "f":
+        return lt
+    x_nan, y_nan = b.compare(x, x, "NE"), b.compare(y, y, "NE")
+    nan_wins = b.and_(x_nan, b.not_(y_nan)) if descending else b.and_(y_nan, b.not_(x_nan))
+    return b.or_(lt, nan_wins)
+
+
+def _equal(b: Any, x: Any, y: Any) -> Any:
+    eq = b.compare(x, y, "EQ")
+    if x.shape.dtype.kind != "f":
+        return eq
+    return b.or_(eq, b.and_(b.compare(x, x, "NE"), b.compare(y, y, "NE")))
+
+
+def comparator(element_types: list[str], num_keys: int, descending: bool = False) -> Any:
+    """A sort comparator ordering lexicographically by the first num_keys operands."""
+    from ember.hlo.builder import Builder
+    from ember.hlo.shape import Shape
+    sb = Builder("descending" if descending else "ascending")
+    lhs, rhs = [], []
+    for i, t in enumerate(element_types):
+        lhs.append(sb.parameter(Shape(t, ()), f"lhs{i}"))
+        rhs.append(sb.parameter(Shape(t, ()), f"rhs{i}"))
+    keys = [(_canonical(sb, lhs[i]), _canonical(sb, rhs[i])) for i in range(num_keys)]
+    # lt(k0) or (eq(k0) and (lt(k1) or (eq(k1) and ...))), built from the last key outward.
+    x, y = keys[-1]
+    result = _less(sb, x, y, descending)
+    for x, y in reversed(keys[:-1]):
+        result = sb.or_(_less(sb, x, y, descending), sb.and_(_equal(sb, x, y), result))
+    return sb.build_computation(result)
+
+
+@sort_p.def_lowering
+def _sort_lowering(ctx: Any, *operands: Any, dimension: int, is_stable: bool,
+                   num_keys: int) -> list[Any]:
+    comp = comparator([L.et(a.dtype) for a in ctx.avals_in], num_keys)
+    out = ctx.b.sort(list(operands), dimension, comp, is_stable=True)
+    if len(operands) == 1:
+        return [out]
+    return [ctx.b.get_tuple_element(out, i) for i in range(len(operands))]
+
+
 top_k_p = Primitive("top_k", multiple_results=True)
 top_k_p.hlo_opcode = "topk"  # type: ignore[attr-defined]
 
@@ -117,3 +171,17 @@ def _top_k_impl(x: np.ndarray, *, k: int, axis: int) -> list[np.ndarray]:
     perm = sort_permutation([_descending_key(x)], axis)
     idx = np.take(perm, np.arange(k), axis=axis)
     return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int32)]
+
+
+@top_k_p.def_lowering
+def _top_k_lowering(ctx: Any, x: Any, *, k: int, axis: int) -> list[Any]:
+    """A stable descending sort of (x, iota) along axis (NaN first), then the first k."""
+    from ember.hlo.shape import Shape
+    aval = ctx.avals_in[0]
+    idx = ctx.b.iota(Shape("s32", aval.shape), axis)
+    comp = comparator([L.et(aval.dtype), "s32"], 1, descending=True)
+    both = ctx.b.sort([x, idx], axis, comp, is_stable=True)
+    limits = list(aval.shape)
+    limits[axis] = k
+    zeros = [0] * aval.ndim
+    return [ctx.b.slice(ctx.b.get_tuple_element(both, i), zeros, limits) for i in range(2)]

@@ -180,11 +180,14 @@ def assert_no_retrace(jitted: Any, *args: Any) -> Any:
 def assert_eager_jit_numpy(fn: Callable[..., Any], np_fn: Callable[..., Any] | None,
                            *args: Any, ulps: int | None = 0, rtol: float | None = None,
                            atol: float = 0.0, ignore_zero_sign: bool = False,
-                           jitted: Any = None, what: str = "") -> Any:
+                           jitted: Any = None, what: str = "",
+                           float_reduction: bool = False) -> Any:
     """Run fn eagerly and under ember.jit (twice: no retrace), assert eager == jit bit for
     bit, and compare with np_fn(*args) (skipped when np_fn is None). Returns jit's result.
 
-    Pass `jitted=ember.jit(fn)` to reuse one jit object over many shapes.
+    Pass `jitted=ember.jit(fn)` to reuse one jit object over many shapes. With
+    `float_reduction=True` (sums and scans of floats, whose association order the compiler
+    may choose), float results of eager and jit are compared within rtol/atol instead.
     """
     jitted = ember.jit(fn) if jitted is None else jitted
     eager = fn(*args)
@@ -193,7 +196,12 @@ def assert_eager_jit_numpy(fn: Callable[..., Any], np_fn: Callable[..., Any] | N
     label = f"{what or getattr(fn, '__name__', 'fn')}({shapes})"
     outs, eagers = (out, eager) if isinstance(out, tuple) else ((out,), (eager,))
     for o, e in zip(outs, eagers):
-        assert_bitwise_equal(e, o, label)
+        if float_reduction and get_aval(o).dtype.kind == "f":
+            assert get_aval(o) == get_aval(e), f"{label}: avals differ"
+            np.testing.assert_allclose(np.asarray(o), np.asarray(e), rtol=rtol or 1e-5,
+                                       atol=atol or 1e-6, equal_nan=True, err_msg=label)
+        else:
+            assert_bitwise_equal(e, o, label)
     if np_fn is not None:
         ref = np_fn(*args)
         refs = ref if isinstance(ref, tuple) else (ref,)

@@ -50,6 +50,9 @@ LAX_OPS = [
 ]
 
 
+SCAN_SAFE_EDGES = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 1.5])
+
+
 @pytest.mark.parametrize("name,fn,ufunc,dtypes", [pytest.param(*op, id=op[0]) for op in LAX_OPS])
 def test_lax_cumulative(request, name, fn, ufunc, dtypes):
     ref = _scan_ref(ufunc)
@@ -58,7 +61,12 @@ def test_lax_cumulative(request, name, fn, ufunc, dtypes):
         for shape in SHAPES:
             # Products over the full range overflow to inf/0 fast: keep floats small there.
             hi = 2.0 if name == "cumprod" and dtype.kind == "f" else None
-            x = sample(shape, dtype, RNG, low=-hi if hi else None, high=hi)
+            # Float scans may be associated in any order (a tree scan when compiled), so
+            # leave out the edge values whose sums and products depend on the order
+            # (+-max cancelling, subnormals underflowing); NaN, infinities and zeros stay.
+            edges = SCAN_SAFE_EDGES if dtype.kind == "f" and name != "cummax" and \
+                name != "cummin" else None
+            x = sample(shape, dtype, RNG, low=-hi if hi else None, high=hi, edges=edges)
             for axis in range(-len(shape), len(shape)):
                 pos = axis % len(shape)
                 for reverse in (False, True):
@@ -67,7 +75,8 @@ def test_lax_cumulative(request, name, fn, ufunc, dtypes):
                     assert_eager_jit_numpy(
                         lambda v, a=axis, r=reverse: fn(v, axis=a, reverse=r),
                         lambda v, a=pos, r=reverse: ref(v, a, r), x,
-                        ignore_zero_sign=bool(tol), what=f"{name} {dtype} axis={axis}", **tol)
+                        ignore_zero_sign=bool(tol), what=f"{name} {dtype} axis={axis}",
+                        float_reduction=bool(tol), **tol)
 
 
 def test_lax_cumulative_semantics_and_jaxpr():
@@ -97,7 +106,8 @@ def test_jnp_cumsum_cumprod(request, dtype):
     use_dtype(request, dtype)
     small = dtype.kind == "b" or dtype.itemsize < 4
     for shape in [(), *SHAPES]:
-        x = sample(shape, dtype, RNG, low=-2, high=2)
+        x = sample(shape, dtype, RNG, low=-2, high=2,
+                   edges=SCAN_SAFE_EDGES if dtype.kind == "f" else None)
         for axis in [None] + list(range(len(shape))):
             for fn, np_fn in ((jnp.cumsum, np.cumsum), (jnp.cumprod, np.cumprod)):
                 out = jnp.cumsum(x, axis) if fn is jnp.cumsum else jnp.cumprod(x, axis)
@@ -112,7 +122,7 @@ def test_jnp_cumsum_cumprod(request, dtype):
 
                 tol = dict(rtol=1e-5, atol=1e-5) if dtype.kind == "f" else {}
                 assert_eager_jit_numpy(lambda v, a=axis, fn=fn: fn(v, axis=a), ref, x,
-                                       ignore_zero_sign=True, **tol)
+                                       ignore_zero_sign=True, float_reduction=bool(tol), **tol)
     x = sample((3, 4), dtype, RNG, low=0, high=3)
     out = jnp.cumsum(x, axis=1, dtype=np.float32)
     assert out.dtype == np.float32
@@ -126,12 +136,14 @@ def test_jnp_cumsum_cumprod(request, dtype):
 def test_nancum_and_array_api_cumulative():
     x = np.array([[1.0, np.nan, 2.0], [np.nan, 3.0, 0.5]], np.float32)
     assert_eager_jit_numpy(lambda v: jnp.nancumsum(v, axis=1),
-                           lambda v: np.nancumsum(v, axis=1), x)
-    assert_eager_jit_numpy(lambda v: jnp.nancumprod(v), lambda v: np.nancumprod(v), x)
+                           lambda v: np.nancumsum(v, axis=1), x, float_reduction=True)
+    assert_eager_jit_numpy(lambda v: jnp.nancumprod(v), lambda v: np.nancumprod(v), x,
+                           float_reduction=True)
     for dtype in (np.int32, np.float32, np.uint8):
         for shape, axis in [((7,), None), ((3, 4), 1), ((3, 4), 0), ((0,), None),
                             ((2, 0), 1)]:
-            v = sample(shape, dtype, RNG, low=0, high=3)
+            v = sample(shape, dtype, RNG, low=0, high=3,
+                       edges=SCAN_SAFE_EDGES if np.dtype(dtype).kind == "f" else None)
             for incl in (False, True):
                 for fn, np_fn, ident in ((jnp.cumulative_sum, np.cumsum, 0),
                                          (jnp.cumulative_prod, np.cumprod, 1)):
@@ -149,6 +161,6 @@ def test_nancum_and_array_api_cumulative():
                     assert_eager_jit_numpy(
                         lambda a, axis=axis, incl=incl, fn=fn: fn(a, axis=axis,
                                                                    include_initial=incl),
-                        ref, v)
+                        ref, v, float_reduction=True)
     with pytest.raises(ValueError):
         jnp.cumulative_sum(np.ones((2, 2)))

@@ -421,7 +421,7 @@ def convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
 
 def bitcast_convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
     """Reinterpret the bits of each element as `dtype` (same element width)."""
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     dt = np.dtype(dtype)
     if dt.itemsize != x.dtype.itemsize:
         raise ValueError(f"bitcast-convert needs equal widths: {x.dtype} -> {dt}")
@@ -435,7 +435,7 @@ def bitcast_convert_any_width(x: np.ndarray, dtype: np.dtype | type | str) -> np
     (lowest-addressed bytes first); to a type k times wider, the minor dimension (of size k)
     is packed into one element. Equal widths behave as `bitcast_convert_array`.
     """
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     dt = np.dtype(dtype)
     a, b = x.dtype.itemsize, dt.itemsize
     if a == b:

@@ -54,7 +54,7 @@ def gather(operand: np.ndarray, indices: np.ndarray, attrs: dict[str, Any]) -> n
         src[p] = j
     for j, p in enumerate(offset_dims):
         src[p] = nb + j
-    return np.ascontiguousarray(np.transpose(window, src))
+    return np.asarray(np.transpose(window, src), order="C")
 
 
 _UFUNC_AT = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
@@ -129,7 +129,7 @@ def pad(x: np.ndarray, value: np.ndarray, padding: tuple[tuple[int, int, int], .
     padded = np.pad(inner, widths, mode="constant", constant_values=value) if x.ndim else inner
     crop = tuple(slice(max(-lo, 0), padded.shape[k] - max(-hi, 0))
                  for k, (lo, hi, _) in enumerate(padding))
-    return np.ascontiguousarray(padded[crop])
+    return np.asarray(padded[crop], order="C")
 
 
 def _clamped_starts(starts: list[np.ndarray], shape: tuple[int, ...],

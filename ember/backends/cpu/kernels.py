@@ -1,0 +1,282 @@
+"""Kernel bodies: one loop nest per kernel, for loop fusions, reductions and dot.
+
+Input: an LLVM function whose arguments are the kernel's buffers, the graph root (the
+fused computation's root, or a lone entry instruction), a map from boundary instructions
+to input buffers, and output buffers. Output: the function body.
+- loop kernels store root(i) for every output element; when every op is elementwise on
+  the output's shape the nest collapses to one flat loop over the elements.
+- reduce kernels: when the minor input dimension is reduced ("row"), accumulators live in
+  registers across the inner loops, and plain add/mul carry the `reassoc` flag (the only
+  relaxed math: a reduction's order is unspecified, as in XLA) so LLVM keeps several
+  vector accumulators; max/min use llvm.maximum/minimum (NaN-propagating). Otherwise
+  ("column"), the output is initialized and accumulated in place while the loops walk the
+  input in memory order, so the innermost loop is contiguous in both.
+- dot: out = 0, then loops (batch, lhs free, contracting, rhs free) accumulate in place.
+Fast sin/cos report arguments beyond their reduction range through a flag; if any lane
+raised it, the whole nest runs again with the precise (libm) variants. Kernels are pure
+functions of their inputs, so rerunning is safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import llvmlite.ir as ir
+
+from ember.backends.cpu import convert as conv
+from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
+from ember.backends.cpu.index import Index
+from ember.backends.cpu.irtypes import I8, const, is_float, is_signed_int, reg_type
+from ember.backends.cpu.loops import for_nest, for_range
+from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
+from ember.backends.cpu.scalar_ops import emit_elementwise
+from ember.backends.interpreter.evaluator import plain_binary_opcode
+from ember.hlo.ir import Instruction
+from ember.hlo.opcodes import OPCODES
+
+Inputs = dict[Instruction, Buf]
+
+
+def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
+                        make_gen: Callable[[bool], ElementGenerator]) -> None:
+    """Emit `body` with fast math; if it raised flags, a guarded precise copy after it."""
+    entry = b.function.entry_basic_block
+    with b.goto_block(entry):
+        b.position_at_start(entry)
+        flag = b.alloca(I8, name="rerun")
+        b.store(ir.Constant(I8, 0), flag)
+    fast = make_gen(False)
+    fast.on_flags = lambda flags: _or_flags(b, flag, flags)  # type: ignore[attr-defined]
+    body(fast)
+    if not fast.raised:  # type: ignore[attr-defined]
+        return
+    need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
+    with b.if_then(need, likely=False):
+        body(make_gen(True))
+
+
+def _or_flags(b: ir.IRBuilder, slot: ir.Value, flags: list[ir.Value]) -> None:
+    any_: ir.Value = flags[0]
+    for f in flags[1:]:
+        any_ = b.or_(any_, f)
+    cur = b.load(slot, typ=I8)
+    b.store(b.or_(cur, b.zext(any_, I8)), slot)
+
+
+class _Gen(ElementGenerator):
+    """An ElementGenerator that hands flags raised in a loop body to `on_flags`."""
+
+    on_flags: Callable[[list[ir.Value]], None] | None = None
+    raised = False
+
+    def flush(self) -> None:
+        if self.flags and self.on_flags is not None:
+            self.on_flags(self.flags)
+            self.raised = True
+        self.flags = []
+
+
+def _is_flat(root: Instruction, inputs: Inputs) -> bool:
+    """Every op elementwise on the root's dims (scalars allowed): one flat loop suffices."""
+    dims = root.shape.dimensions
+    stack, seen = [root], set()
+    while stack:
+        inst = stack.pop()
+        if inst in seen:
+            continue
+        seen.add(inst)
+        if inst.shape.size == 1 and inst is not root:
+            continue
+        if inst.shape.dimensions != dims:
+            return False
+        if inst in inputs:
+            continue
+        op = inst.opcode
+        if op == "broadcast" and inst.operand.shape.size == 1:
+            continue
+        if not OPCODES[op].elementwise or op == "map":
+            if op != "reshape" or inst.operand.shape.dimensions != dims:
+                return False
+        stack.extend(inst.operands)
+    return True
+
+
+def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf) -> None:
+    dims = root.shape.dimensions
+    flat = _is_flat(root, inputs)
+
+    def body(gen: ElementGenerator) -> None:
+        def element(idx: Index, linear: ir.Value) -> None:
+            store(b, out, linear, gen.value(root, idx))
+            gen.flush()  # type: ignore[attr-defined]
+
+        if flat or not dims:
+            n = root.shape.size
+            if not dims:
+                element(Index.scalar(b), const("s64", 0))
+            else:
+                for_range(b, n, lambda i: element(Index(b, dims, linear=i), i))
+        else:
+            def nest(multi: list[ir.Value]) -> None:
+                idx = Index(b, dims, multi=multi)
+                element(idx, idx.linear)
+
+            for_nest(b, dims, nest)
+
+    _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _intr(b: ir.IRBuilder, name: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    fn = intrinsic(b.module, f"llvm.{name}.{type_suffix(x.type)}", x.type, [x.type, x.type])
+    return b.call(fn, [x, y])
+
+
+def _row_combine(b: ir.IRBuilder, op: str, et: str, acc: ir.Value, x: ir.Value) -> ir.Value:
+    """acc op x for a register accumulator of a plain reduction (reassociable)."""
+    if is_float(et):
+        if op == "add":
+            return b.fadd(acc, x, flags=("reassoc",))
+        if op == "multiply":
+            return b.fmul(acc, x, flags=("reassoc",))
+        if op in ("maximum", "minimum"):
+            return _intr(b, op, acc, x)
+    v, _ = emit_elementwise(b, op, [et, et], et, [acc, x], {}, False)
+    return v
+
+
+def emit_reduce_kernel(b: ir.IRBuilder, red: Instruction, inputs: Inputs,
+                       outs: list[Buf]) -> None:
+    n = len(red.operands) // 2
+    xs, inits = red.operands[:n], red.operands[n:]
+    in_dims = xs[0].shape.dimensions
+    rdims = sorted(red.attrs["dimensions"])
+    kept = [d for d in range(len(in_dims)) if d not in rdims]
+    out_dims = tuple(in_dims[d] for d in kept)
+    ets = [x.shape.element_type for x in xs]
+    plain = plain_binary_opcode(red.to_apply) if n == 1 else None
+    row = not in_dims or (len(in_dims) - 1) in rdims
+
+    def body(gen: ElementGenerator) -> None:
+        init_vals = [gen.value(i, Index.scalar(b)) for i in inits]
+
+        def combine(accs: list[ir.Value], vals: list[ir.Value], in_row: bool) -> list[ir.Value]:
+            if plain is not None and plain != "overwrite":
+                if in_row:
+                    return [_row_combine(b, plain, ets[0], accs[0], vals[0])]
+                v, _ = emit_elementwise(b, plain, [ets[0]] * 2, ets[0], [accs[0], vals[0]],
+                                        {}, False)
+                return [v]
+            return gen.scalar_computation(red.to_apply, accs + vals)
+
+        def in_index(multi: list[ir.Value]) -> Index:
+            return Index(b, in_dims, multi=multi)
+
+        if row:
+            entry = b.function.entry_basic_block
+            with b.goto_block(entry):
+                b.position_at_start(entry)
+                slots = [b.alloca(reg_type(et)) for et in ets]
+
+            def outer(out_multi: list[ir.Value]) -> None:
+                for s, v in zip(slots, init_vals):
+                    b.store(v, s)
+
+                def inner(r_multi: list[ir.Value]) -> None:
+                    multi = [None] * len(in_dims)
+                    for d, i in zip(kept, out_multi):
+                        multi[d] = i
+                    for d, i in zip(rdims, r_multi):
+                        multi[d] = i
+                    idx = in_index(multi)
+                    vals = [gen.value(x, idx) for x in xs]
+                    accs = [b.load(s, typ=reg_type(et)) for s, et in zip(slots, ets)]
+                    for s, v in zip(slots, combine(accs, vals, True)):
+                        b.store(v, s)
+                    gen.flush()  # type: ignore[attr-defined]
+
+                for_nest(b, [in_dims[d] for d in rdims], inner, name="r")
+                lin = Index(b, out_dims, multi=list(out_multi)).linear if out_dims else None
+                for o, s, et in zip(outs, slots, ets):
+                    store(b, o, lin if lin is not None else const("s64", 0),
+                          b.load(s, typ=reg_type(et)))
+
+            for_nest(b, out_dims, outer, name="o")
+            return
+
+        def init(multi: list[ir.Value]) -> None:
+            lin = Index(b, out_dims, multi=multi).linear
+            for o, v in zip(outs, init_vals):
+                store(b, o, lin, v)
+
+        for_nest(b, out_dims, init, name="z")
+
+        def step(multi: list[ir.Value]) -> None:
+            lin = Index(b, out_dims, multi=[multi[d] for d in kept]).linear
+            vals = [gen.value(x, in_index(multi)) for x in xs]
+            accs = [load(b, o, lin) for o in outs]
+            for o, v in zip(outs, combine(accs, vals, False)):
+                store(b, o, lin, v)
+            gen.flush()  # type: ignore[attr-defined]
+
+        for_nest(b, in_dims, step, name="c")
+
+    _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
+
+
+# -- dot ------------------------------------------------------------------------------------------
+
+
+def emit_dot_kernel(b: ir.IRBuilder, dot: Instruction, inputs: Inputs, out: Buf) -> None:
+    lhs, rhs = dot.operands
+    a = dot.attrs
+    lb, lc = list(a["lhs_batch_dims"]), list(a["lhs_contracting_dims"])
+    rb, rc = list(a["rhs_batch_dims"]), list(a["rhs_contracting_dims"])
+    lf = [d for d in range(lhs.shape.rank) if d not in lb + lc]
+    rf = [d for d in range(rhs.shape.rank) if d not in rb + rc]
+    ld, rd = lhs.shape.dimensions, rhs.shape.dimensions
+    et = dot.shape.element_type
+    out_dims = dot.shape.dimensions
+    gen = ElementGenerator(b, inputs, precise=True)
+    zero = const(et, 0)
+
+    def init(multi: list[ir.Value]) -> None:
+        store(b, out, Index(b, out_dims, multi=multi).linear, zero)
+
+    for_nest(b, out_dims, init, name="z")
+    sizes = [ld[d] for d in lb] + [ld[d] for d in lf] + [ld[d] for d in lc] + [rd[d] for d in rf]
+    nb, nf, nc = len(lb), len(lf), len(lc)
+
+    def step(ix: list[ir.Value]) -> None:
+        bi, fi, ki, ri = ix[:nb], ix[nb:nb + nf], ix[nb + nf:nb + nf + nc], ix[nb + nf + nc:]
+        lm: list[ir.Value] = [None] * len(ld)  # type: ignore[list-item]
+        rm: list[ir.Value] = [None] * len(rd)  # type: ignore[list-item]
+        for d, i in zip(lb, bi):
+            lm[d] = i
+        for d, i in zip(rb, bi):
+            rm[d] = i
+        for d, i in zip(lf, fi):
+            lm[d] = i
+        for d, i in zip(rf, ri):
+            rm[d] = i
+        for dl, dr, i in zip(lc, rc, ki):
+            lm[dl] = i
+            rm[dr] = i
+        x = conv.convert(b, lhs.shape.element_type, et, gen.value(lhs, Index(b, ld, multi=lm)))
+        y = conv.convert(b, rhs.shape.element_type, et, gen.value(rhs, Index(b, rd, multi=rm)))
+        lin = Index(b, out_dims, multi=bi + fi + ri).linear
+        acc = load(b, out, lin)
+        if et == "pred":
+            new = b.or_(acc, b.and_(x, y))
+        elif is_float(et):
+            new = b.fadd(acc, b.fmul(x, y))
+        else:
+            new = b.add(acc, b.mul(x, y))
+        store(b, out, lin, new)
+
+    for_nest(b, sizes, step, name="k")
+
+
+__all__ = ["emit_dot_kernel", "emit_loop_kernel", "emit_reduce_kernel", "is_signed_int"]

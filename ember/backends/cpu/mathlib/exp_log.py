@@ -1,0 +1,149 @@
+"""exp, expm1, log, log1p in f32 and f64 as straight-line (vectorizable) IR.
+
+exp(x): write x = k ln2 + r with k = rint(x / ln2), |r| <= ln2/2 ~= 0.3466. Then
+e^x = 2^k e^r. r is computed Cody-Waite style: ln2 = LN2_HI + LN2_LO where LN2_HI has
+trailing zero bits, so k*LN2_HI is exact and x - k*LN2_HI is exact (Sterbenz); the second
+step fma(-k, LN2_LO, .) rounds once. e^r is its Taylor series sum r^n/n!: the first dropped
+term bounds the error, r^8/8! <= 5.3e-9 (< 2^-27, f32, degree 7) and r^14/14! <= 4.1e-18
+(< 2^-57, f64, degree 13). 2^k is applied as 2^k1 * 2^k2 with k1 = k >> 1, k2 = k - k1, so
+each factor is a normal number for every k the clamped x produces: overflow gives inf and
+the subnormal range is rounded once (the last multiply).
+
+expm1(x): the same reduction; e^x - 1 = 2^k (e^r - 1) + (2^k - 1). e^r - 1 = r + r^2/2 + ...
+is summed without its leading 1 (no cancellation); with h = 2^(k-1) (kept finite for
+k = 128) this is 2 * fma(h, q, h - 1/2), exact for k = 0 (returns q).
+
+log(x): x = 2^e m with m in [sqrt(2)/2, sqrt(2)), f = m - 1 (exact). With s = f / (2 + f),
+log(1+f) = 2 atanh(s) = 2s + s R(z), z = s^2, R(z) = sum_{k>=1} 2 z^k / (2k+1). Since
+2s = f - s f and s f = hfsq - s hfsq (hfsq = f^2 / 2), log(1+f) = f - (hfsq - s (hfsq + R)),
+which keeps the large term f exact. |s| <= 0.1716, z <= 0.02944: the first dropped term of
+R relative to the result is z^(n+1)/(2n+3): n = 4 gives 2e-9 (f32), n = 10 gives 6e-19
+(f64). Subnormal x is scaled by 2^mbits first.
+
+log1p(x) = log(u) * x / (u - 1) with u = 1 + x (u != 1), x when u == 1: the ratio
+x / (u - 1) corrects the rounding of u to first order (Goldberg), a few ulp overall.
+"""
+
+from __future__ import annotations
+
+import math
+
+import llvmlite.ir as ir
+
+from ember.backends.cpu.mathlib.define import call, define
+from ember.backends.cpu.mathlib.fp import Fp
+
+LOG2E = 1.0 / math.log(2.0)
+# (hi, lo) splits of ln 2: hi has 11 (f32: 9) trailing zero bits.
+LN2 = {32: (0.693145751953125, 1.428606765330187045e-06),
+       64: (6.93147180369123816490e-01, 1.90821492927058770002e-10)}
+# x beyond these gives inf / 0 (exp) or inf / -1 (expm1)
+EXP_HI = {32: 89.0, 64: 710.0}
+EXP_LO = {32: -104.0, 64: -746.0}
+EXPM1_HI = {32: 88.72283935546875, 64: 709.782712893384}  # largest x with finite result
+EXPM1_LO = {32: -20.0, 64: -45.0}  # e^x below half an ulp of 1: the result rounds to -1
+EXP_DEG = {32: 7, 64: 13}
+LOG_TERMS = {32: 4, 64: 10}
+
+
+def _reduce_ln2(fp: Fp, x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(k, r) with x = k ln2 + r, k = rint(x / ln2) as a float."""
+    hi, lo = LN2[fp.bits]
+    k = fp.rint(fp.mul(x, fp.c(LOG2E)))
+    r = fp.fma(fp.neg(k), fp.c(hi), x)
+    r = fp.fma(fp.neg(k), fp.c(lo), r)
+    return k, r
+
+
+def _clamp(fp: Fp, x: ir.Value, lo: float, hi: float) -> ir.Value:
+    """Clamp into [lo, hi] and map NaN to 0, so the exponent arithmetic stays defined."""
+    x = fp.sel(fp.gt(x, fp.c(hi)), fp.c(hi), x)
+    x = fp.sel(fp.lt(x, fp.c(lo)), fp.c(lo), x)
+    return fp.sel(fp.isnan(x), fp.c(0.0), x)
+
+
+def _exp_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+    (x,) = args
+    xc = _clamp(fp, x, EXP_LO[fp.bits], EXP_HI[fp.bits])
+    k, r = _reduce_ln2(fp, xc)
+    p = fp.poly(r, [1.0 / math.factorial(n) for n in range(EXP_DEG[fp.bits] + 1)])
+    ki = fp.to_int(k)
+    k1 = fp.b.ashr(ki, fp.ci(1))
+    k2 = fp.b.sub(ki, k1)
+    res = fp.mul(fp.mul(p, fp.pow2i(k1)), fp.pow2i(k2))
+    return fp.sel(fp.isnan(x), x, res)
+
+
+def _expm1_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+    (x,) = args
+    xc = _clamp(fp, x, EXPM1_LO[fp.bits], EXPM1_HI[fp.bits])
+    k, r = _reduce_ln2(fp, xc)
+    deg = EXP_DEG[fp.bits] + 1
+    # q = r * (1 + r/2! + r^2/3! + ...) = e^r - 1
+    q = fp.mul(r, fp.poly(r, [1.0 / math.factorial(n + 1) for n in range(deg)]))
+    h = fp.pow2i(fp.b.sub(fp.to_int(k), fp.ci(1)))
+    res = fp.mul(fp.c(2.0), fp.fma(h, q, fp.sub(h, fp.c(0.5))))
+    res = fp.sel(fp.gt(x, fp.c(EXPM1_HI[fp.bits])), fp.c(math.inf), res)
+    res = fp.sel(fp.eq(x, fp.c(0.0)), x, res)  # keeps -0.0
+    return fp.sel(fp.isnan(x), x, res)
+
+
+def _log_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+    (x,) = args
+    b = fp.b
+    min_normal = 2.0 ** (1 - fp.bias)
+    sub = fp.lt(x, fp.c(min_normal))
+    xs = fp.sel(sub, fp.mul(x, fp.c(2.0 ** fp.mbits)), x)
+    ebias = b.select(sub, fp.ci(-fp.mbits), fp.ci(0))
+    bits = fp.to_bits(xs)
+    expf = b.and_(b.lshr(bits, fp.ci(fp.mbits)), fp.ci((1 << (fp.bits - fp.mbits - 1)) - 1))
+    e = b.add(b.sub(expf, fp.ci(fp.bias)), ebias)
+    mant = b.or_(b.and_(bits, fp.ci((1 << fp.mbits) - 1)), fp.ci(fp.bias << fp.mbits))
+    m = fp.from_bits(mant)  # in [1, 2)
+    big = fp.gt(m, fp.c(math.sqrt(2.0)))
+    m = fp.sel(big, fp.mul(m, fp.c(0.5)), m)
+    e = b.add(e, b.zext(big, fp.ity))
+    f = fp.sub(m, fp.c(1.0))
+    s = fp.div(f, fp.add(fp.c(2.0), f))
+    z = fp.mul(s, s)
+    n = LOG_TERMS[fp.bits]
+    rz = fp.mul(z, fp.poly(z, [2.0 / (2 * k + 1) for k in range(1, n + 1)]))
+    hfsq = fp.mul(fp.c(0.5), fp.mul(f, f))
+    dk = b.sitofp(e, fp.ty)
+    hi, lo = LN2[fp.bits]
+    # dk*ln2_hi - ((hfsq - (s*(hfsq+R) + dk*ln2_lo)) - f)
+    inner = fp.fma(s, fp.add(hfsq, rz), fp.mul(dk, fp.c(lo)))
+    res = fp.sub(fp.mul(dk, fp.c(hi)), fp.sub(fp.sub(hfsq, inner), f))
+    res = fp.sel(fp.eq(x, fp.c(math.inf)), x, res)
+    res = fp.sel(fp.eq(x, fp.c(0.0)), fp.c(-math.inf), res)
+    bad = b.or_(fp.lt(x, fp.c(0.0)), fp.isnan(x))
+    return fp.sel(bad, fp.c(math.nan), res)
+
+
+def _log1p_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+    (x,) = args
+    u = fp.add(fp.c(1.0), x)
+    lg = call(fp, log_fn(fp.module, fp.ty), u)
+    res = fp.mul(lg, fp.div(x, fp.sub(u, fp.c(1.0))))
+    res = fp.sel(fp.eq(u, fp.c(1.0)), x, res)
+    return fp.sel(fp.eq(x, fp.c(math.inf)), x, res)
+
+
+def _name(base: str, ty: ir.Type) -> str:
+    return f"ember.{base}.{'f32' if str(ty) == 'float' else 'f64'}"
+
+
+def exp_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+    return define(module, _name("exp", ty), ty, 1, _exp_body)
+
+
+def expm1_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+    return define(module, _name("expm1", ty), ty, 1, _expm1_body)
+
+
+def log_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+    return define(module, _name("log", ty), ty, 1, _log_body)
+
+
+def log1p_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+    return define(module, _name("log1p", ty), ty, 1, _log1p_body)

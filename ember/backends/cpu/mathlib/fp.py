@@ -1,0 +1,125 @@
+"""A small helper for writing floating-point IR: constants, arithmetic, intrinsics.
+
+Input: an IRBuilder positioned in a block and an element type (f32 or f64). Output: values
+built with strict IEEE semantics (no fast-math flags). `poly(x, coeffs)` evaluates
+c0 + c1 x + ... by Horner's rule with fused multiply-adds (one rounding per step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import llvmlite.ir as ir
+
+_SUFFIX = {"half": "f16", "float": "f32", "double": "f64"}
+
+
+def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+    """Declare (once) an LLVM intrinsic or external function."""
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
+    return fn
+
+
+def type_suffix(ty: ir.Type) -> str:
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    return _SUFFIX[str(ty)]
+
+
+class Fp:
+    """Float ops of one type on one builder."""
+
+    def __init__(self, b: ir.IRBuilder, ty: ir.Type) -> None:
+        self.b = b
+        self.ty = ty
+        self.module = b.module
+        self.bits = 32 if str(ty) == "float" else 64
+        self.ity = ir.IntType(self.bits)
+        self.mbits = 23 if self.bits == 32 else 52
+        self.bias = 127 if self.bits == 32 else 1023
+
+    # constants and bits
+    def c(self, v: float) -> ir.Constant:
+        return ir.Constant(self.ty, float(v))
+
+    def ci(self, v: int) -> ir.Constant:
+        return ir.Constant(self.ity, int(v))
+
+    def to_bits(self, x: ir.Value) -> ir.Value:
+        return self.b.bitcast(x, self.ity)
+
+    def from_bits(self, i: ir.Value) -> ir.Value:
+        return self.b.bitcast(i, self.ty)
+
+    # arithmetic
+    def add(self, x, y):
+        return self.b.fadd(x, y)
+
+    def sub(self, x, y):
+        return self.b.fsub(x, y)
+
+    def mul(self, x, y):
+        return self.b.fmul(x, y)
+
+    def div(self, x, y):
+        return self.b.fdiv(x, y)
+
+    def neg(self, x):
+        return self.b.fneg(x)
+
+    def _intr(self, name: str, *args: ir.Value) -> ir.Value:
+        fn = intrinsic(self.module, f"llvm.{name}.{type_suffix(self.ty)}", self.ty,
+                       [self.ty] * len(args))
+        return self.b.call(fn, list(args))
+
+    def fma(self, x, y, z):
+        return self._intr("fma", x, y, z)
+
+    def fabs(self, x):
+        return self._intr("fabs", x)
+
+    def rint(self, x):
+        return self._intr("rint", x)
+
+    def copysign(self, mag, sign):
+        return self._intr("copysign", mag, sign)
+
+    def sqrt(self, x):
+        return self._intr("sqrt", x)
+
+    def poly(self, x: ir.Value, coeffs: Sequence[float]) -> ir.Value:
+        """c0 + x*(c1 + x*(c2 + ...)) with fmas."""
+        acc: ir.Value = self.c(coeffs[-1])
+        for c in reversed(coeffs[:-1]):
+            acc = self.fma(acc, x, self.c(c))
+        return acc
+
+    # comparisons and selection (ordered: false when either side is NaN)
+    def lt(self, x, y):
+        return self.b.fcmp_ordered("<", x, y)
+
+    def gt(self, x, y):
+        return self.b.fcmp_ordered(">", x, y)
+
+    def ge(self, x, y):
+        return self.b.fcmp_ordered(">=", x, y)
+
+    def eq(self, x, y):
+        return self.b.fcmp_ordered("==", x, y)
+
+    def isnan(self, x):
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def sel(self, c, x, y):
+        return self.b.select(c, x, y)
+
+    def pow2i(self, k: ir.Value) -> ir.Value:
+        """2^k for an integer k (of type ity) in the normal exponent range."""
+        e = self.b.add(k, self.ci(self.bias))
+        return self.from_bits(self.b.shl(e, self.ci(self.mbits)))
+
+    def to_int(self, x: ir.Value) -> ir.Value:
+        """fptosi of a value the caller has made finite and in range."""
+        return self.b.fptosi(x, self.ity)

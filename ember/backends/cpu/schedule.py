@@ -1,0 +1,147 @@
+"""Schedule and buffer assignment for the entry computation.
+
+Input: an optimized, fused Module. Output: a `Schedule`: the kernels to run in order (every
+entry instruction that computes something: fusions and lone ops), and for every entry
+value its buffer, a slot in the executable's pointer table:
+  [parameters..., outputs..., scratch base, constants...]
+Temporaries live at 64-byte aligned offsets in one scratch block allocated per call.
+Invariants: an output slot is written by exactly one kernel; a root leaf that is not a
+kernel result written straight into its output (a parameter, a constant, a repeated leaf)
+is copied into the output after the native call (`copy_outs`); tuples and
+get-tuple-element are views of buffers, not kernels; size-0 kernels are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ember.backends.cpu.errors import UnsupportedOnCpu
+from ember.hlo.ir import Instruction, Module
+from ember.hlo.shape import Shape
+
+NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element"})
+
+
+@dataclass(frozen=True)
+class Slot:
+    kind: str  # "param" | "out" | "temp" | "const"
+    index: int  # param number, output position, byte offset in scratch, constant number
+    shape: Shape
+
+
+BufferTree = Slot | tuple  # nested tuples of Slots
+
+
+@dataclass
+class Schedule:
+    kernels: list[Instruction] = field(default_factory=list)
+    buffers: dict[Instruction, BufferTree] = field(default_factory=dict)
+    params: list[Shape] = field(default_factory=list)
+    outputs: list[Shape] = field(default_factory=list)  # flattened root leaves
+    constants: list[np.ndarray] = field(default_factory=list)
+    scratch_bytes: int = 0
+    copy_outs: list[tuple[int, Slot]] = field(default_factory=list)  # (output pos, source)
+
+    def slot_count(self) -> int:
+        return len(self.params) + len(self.outputs) + 1 + len(self.constants)
+
+    def table_index(self, slot: Slot) -> int:
+        """Position of a (non-temp) slot in the pointer table."""
+        if slot.kind == "param":
+            return slot.index
+        if slot.kind == "out":
+            return len(self.params) + slot.index
+        if slot.kind == "const":
+            return len(self.params) + len(self.outputs) + 1 + slot.index
+        raise ValueError("temporaries live in the scratch block")
+
+    @property
+    def scratch_index(self) -> int:
+        return len(self.params) + len(self.outputs)
+
+    def add_constant(self, value: np.ndarray, shape: Shape) -> Slot:
+        self.constants.append(np.ascontiguousarray(value))
+        return Slot("const", len(self.constants) - 1, shape)
+
+
+def _leaf_shapes(shape: Shape) -> list[Shape]:
+    if shape.is_tuple:
+        return [s for t in shape.tuple_shapes for s in _leaf_shapes(t)]
+    return [shape]
+
+
+def _flatten(tree: BufferTree) -> list[Slot]:
+    if isinstance(tree, Slot):
+        return [tree]
+    return [s for t in tree for s in _flatten(t)]
+
+
+def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[int, ...]]]:
+    """Output position -> (kernel instruction, index path in its tuple result) for root
+    leaves that are kernel results reachable through tuple instructions only."""
+    owners: dict[int, tuple[Instruction, tuple[int, ...]]] = {}
+    pos = 0
+
+    def walk(inst: Instruction) -> None:
+        nonlocal pos
+        if inst.opcode == "tuple":
+            for o in inst.operands:
+                walk(o)
+            return
+        n = len(_leaf_shapes(inst.shape))
+        if inst.opcode not in NO_KERNEL:
+            if inst.shape.is_tuple:
+                for k in range(n):
+                    owners[pos + k] = (inst, (k,))
+            else:
+                owners[pos] = (inst, ())
+        pos += n
+
+    walk(root)
+    return owners
+
+
+def _alloc_temp(sched: Schedule, shape: Shape) -> Slot:
+    off = (sched.scratch_bytes + 63) // 64 * 64
+    sched.scratch_bytes = off + shape.size * shape.dtype.itemsize
+    return Slot("temp", off, shape)
+
+
+def build_schedule(module: Module) -> Schedule:
+    entry = module.entry
+    sched = Schedule()
+    for p in entry.parameters:
+        if p.shape.is_tuple:
+            raise UnsupportedOnCpu(["parameter"], "tuple-shaped parameters")
+        sched.params.append(p.shape)
+    sched.outputs = _leaf_shapes(entry.root.shape)
+    owners = _root_leaf_owners(entry.root)
+    claimed: dict[tuple[int, tuple[int, ...]], int] = {}
+    for pos, (inst, path) in owners.items():
+        claimed.setdefault((id(inst), path), pos)
+    for inst in entry.post_order():
+        op = inst.opcode
+        if op == "parameter":
+            sched.buffers[inst] = Slot("param", inst.parameter_number, inst.shape)
+        elif op == "constant":
+            sched.buffers[inst] = sched.add_constant(inst.value, inst.shape)
+        elif op == "tuple":
+            sched.buffers[inst] = tuple(sched.buffers[o] for o in inst.operands)
+        elif op == "get-tuple-element":
+            sched.buffers[inst] = sched.buffers[inst.operand][inst.attrs["index"]]
+        else:
+            leaves = _leaf_shapes(inst.shape)
+            slots = []
+            for k, s in enumerate(leaves):
+                path = (k,) if inst.shape.is_tuple else ()
+                pos = claimed.get((id(inst), path))
+                slots.append(Slot("out", pos, s) if pos is not None else _alloc_temp(sched, s))
+            sched.buffers[inst] = tuple(slots) if inst.shape.is_tuple else slots[0]
+            if inst.shape.size > 0 or inst.shape.is_tuple:
+                sched.kernels.append(inst)
+    for pos, slot in enumerate(_flatten(sched.buffers[entry.root])):
+        if not (slot.kind == "out" and slot.index == pos):
+            sched.copy_outs.append((pos, slot))
+    return sched

@@ -1,0 +1,258 @@
+"""Producer-consumer fusion: kLoop fusions of elementwise/shape chains, kInput fusions of a
+reduce with the elementwise producers of its input.
+
+Input: a Module (only the entry computation is fused). Output: the module where each group
+of fused instructions is replaced by `%fusion = T fusion(%in...), kind=kLoop|kInput,
+calls=%fused_computation`; the fused computation holds the group, its parameters are the
+group's inputs in operand order. `module.fusion_decisions` lists every refusal as a
+`FusionDecision(producer, consumer, reason)` (instruction names before the rewrite).
+
+Rewrites:
+  f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
+  f(g(x)), h(g(x)) => fusion{f(g)}, fusion{h(g)}  (g cheap: duplicated into both)
+  reduce(f(x), c) => fusion(x), kind=kInput        (the reduce is the fusion root)
+
+Invariants:
+- A group is grown from its root (an instruction whose value must live in memory) by
+  visiting candidate producers latest-in-post-order first, so when a producer is decided all
+  of its users that will join the group already have: a producer with a user outside the
+  group is duplicated, which `should_fuse` allows only for cheap producers.
+- Expensive producers (the opcode table's flag: transcendentals, divide, power, ...) are
+  never duplicated and never fused below a broadcast that would recompute them per output.
+- A producer with several users that (through elementwise ops) feeds a reduction is never
+  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit.
+- No cycles: a group's inputs are operands of its members, which precede the root, and an
+  input that uses a member gets that member materialized on its own (duplication).
+- A group of one instruction stays unfused (the backend emits lone ops as kernels).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from ember.hlo.ir import Computation, Instruction, Module
+from ember.hlo.opcodes import OPCODES
+from ember.passes.base import HloPass
+
+# Ops that may sit inside a kLoop fusion (index-remapping ops and elementwise ops).
+LOOP_FUSIBLE: frozenset[str] = frozenset(
+    {n for n, r in OPCODES.items() if r.elementwise and n != "map"}
+    | {"broadcast", "reshape", "transpose", "slice", "pad", "concatenate", "iota", "reverse",
+       "convert", "select", "compare", "clamp", "bitcast-convert", "constant"}
+)
+# Roots a group may grow from: loop-fusible ops and reductions (kInput).
+ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    ok: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FusionDecision:
+    """A refused fusion: `producer` was not fused into `consumer` because of `reason`."""
+
+    producer: str
+    consumer: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"%{self.producer} -> %{self.consumer}: {self.reason}"
+
+
+def _expands(inst: Instruction) -> bool:
+    """True when `inst` reads some operand element for several output elements."""
+    if inst.opcode != "broadcast":
+        return False
+    return inst.shape.size > inst.operand.shape.size
+
+
+def _feeds_reduction(inst: Instruction) -> bool:
+    """Does `inst` reach a reduce through a chain of loop-fusible users?"""
+    seen: set[Instruction] = set()
+    stack = list(inst.users)
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u.opcode == "reduce":
+            return True
+        if u.opcode in LOOP_FUSIBLE:
+            stack.extend(u.users)
+    return False
+
+
+def should_fuse(consumer: Instruction, producer: Instruction,
+                group: set[Instruction] | None = None, amplified: bool = False) -> Decision:
+    """May `producer` be computed inside the fusion that `consumer` belongs to?
+
+    `group` is the consumer's group so far (users of `producer` outside it force a
+    duplicate); `amplified` says the consumer's value is read several times per output of
+    the group (a broadcast between it and the root).
+    """
+    group = group if group is not None else {consumer}
+    op = producer.opcode
+    if producer.shape.is_tuple:
+        return Decision(False, "tuple-shaped producer")
+    if op == "constant":
+        if producer.shape.size <= 1:
+            return Decision(True)
+        return Decision(False, "array constant stays in memory")
+    if op not in LOOP_FUSIBLE:
+        return Decision(False, f"{op} is not loop-fusible")
+    if consumer.opcode == "reduce" and producer in consumer.operands[len(consumer.operands)
+                                                                    // 2:]:
+        if producer.shape.size > 1:
+            return Decision(False, "reduce init value is not a scalar")
+    expensive = OPCODES[op].expensive
+    if expensive and (amplified or _expands(consumer)):
+        return Decision(False, f"expensive {op} would be recomputed for each element of a "
+                               f"broadcast")
+    outside = [u for u in producer.users if u not in group]
+    if outside:
+        if expensive:
+            return Decision(False, f"expensive {op} has {len(producer.users)} users; "
+                                   f"not duplicated")
+        if _feeds_reduction(producer):
+            return Decision(False, "feeds a reduction and another consumer (x - max(x) "
+                                   "pattern); not duplicated")
+    return Decision(True)
+
+
+class Fusion(HloPass):
+    """Groups producers into their consumers (see the module docstring)."""
+
+    name = "fusion"
+
+    def run(self, module: Module) -> bool:
+        entry = module.entry
+        decisions: list[FusionDecision] = []
+        groups = self._form_groups(entry, decisions)
+        seen: set[tuple[str, str, str]] = set()
+        unique = []
+        for d in decisions:
+            key = (d.producer, d.consumer, d.reason)
+            if key not in seen:
+                seen.add(key)
+                unique.append(d)
+        module.fusion_decisions = unique  # type: ignore[attr-defined]
+        changed = False
+        for root, members in groups:
+            if len(members) > 1:
+                _build_fusion(module, entry, root, members)
+                changed = True
+        if changed:
+            entry.remove_dead()
+        return changed
+
+    def _form_groups(self, comp: Computation, decisions: list[FusionDecision]
+                     ) -> list[tuple[Instruction, list[Instruction]]]:
+        order = comp.post_order()
+        pos = {inst: k for k, inst in enumerate(order)}
+        member_of: dict[Instruction, list[set[Instruction]]] = {}
+        groups: list[tuple[Instruction, list[Instruction]]] = []
+        for inst in reversed(order):
+            if not self._needs_memory(inst, comp, member_of):
+                continue
+            if inst.opcode not in ROOT_FUSIBLE or inst.shape.is_tuple:
+                continue
+            members = self._grow(inst, pos, decisions)
+            group = set(members)
+            for m in members:
+                member_of.setdefault(m, []).append(group)
+            groups.append((inst, members))
+        groups.reverse()  # producers' groups first, so their fusions exist when used
+        return groups
+
+    @staticmethod
+    def _grow(root: Instruction, pos: dict[Instruction, int],
+              decisions: list[FusionDecision]) -> list[Instruction]:
+        """The group of `root`: producers visited latest-in-post-order first."""
+        group: set[Instruction] = {root}
+        members = [root]
+        amplified: dict[Instruction, bool] = {root: False}
+        heap: list[tuple[int, int, Instruction]] = []
+        queued: set[Instruction] = set()
+
+        def push(m: Instruction) -> None:
+            for p in m.operands:
+                if p not in queued and p not in group:
+                    queued.add(p)
+                    heapq.heappush(heap, (-pos[p], id(p), p))
+
+        push(root)
+        while heap:
+            _, _, p = heapq.heappop(heap)
+            consumers = [u for u in p.users if u in group]
+            ok = True
+            for c in consumers:
+                d = should_fuse(c, p, group, amplified[c] or _expands(c))
+                if not d.ok:
+                    ok = False
+                    if p.opcode != "parameter":
+                        decisions.append(FusionDecision(p.name, c.name, d.reason))
+                    break
+            if not ok:
+                continue
+            group.add(p)
+            members.append(p)
+            amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
+            push(p)
+        return members
+
+    @staticmethod
+    def _needs_memory(inst: Instruction, comp: Computation,
+                      member_of: dict[Instruction, list[set[Instruction]]]) -> bool:
+        """True when some user reads `inst` from memory (it is in none of that user's
+        groups, or the user is not fused at all), or `inst` is the root."""
+        if inst is comp.root:
+            return True
+        for u in inst.users:
+            groups = member_of.get(u)
+            if not groups:
+                return True
+            if any(inst not in g for g in groups):
+                return True
+        return False
+
+
+def _build_fusion(module: Module, comp: Computation, root: Instruction,
+                  members: list[Instruction]) -> Instruction:
+    """Replace the group by a fusion instruction; returns it."""
+    member_set = set(members)
+    fused = Computation("fused_computation", module.uniquer)
+    fused.name = module.uniquer.fresh("fused_computation")
+    fused.is_fusion_computation = True
+    inputs: list[Instruction] = []
+    mapping: dict[Instruction, Instruction] = {}
+    # Members in post order restricted to the group: operands before users.
+    order = [i for i in comp.post_order() if i in member_set]
+    for inst in order:
+        new_ops = []
+        for o in inst.operands:
+            if o in member_set:
+                new_ops.append(mapping[o])
+                continue
+            if o not in mapping:
+                k = len(inputs)
+                inputs.append(o)
+                param = Instruction("parameter", o.shape, (), {"parameter_number": k},
+                                    name=f"param_{k}")
+                mapping[o] = fused.add_instruction(param)
+            new_ops.append(mapping[o])
+        attrs = dict(inst.attrs)
+        clone = Instruction(inst.opcode, inst.shape, new_ops, attrs,
+                            list(inst.called_computations), dict(inst.metadata), inst.name)
+        mapping[inst] = fused.add_instruction(clone)
+    fused.root = mapping[root]
+    module.add_computation(fused)
+    kind = "kInput" if root.opcode == "reduce" else "kLoop"
+    fusion = Instruction("fusion", root.shape, inputs, {"kind": kind}, [fused],
+                         dict(root.metadata), "fusion")
+    comp.add_instruction(fusion)
+    root.replace_all_uses_with(fusion)
+    return fusion

@@ -1,0 +1,287 @@
+"""Static and dynamic slicing primitives: slice, pad, concatenate, dynamic_slice,
+dynamic_update_slice.
+
+Input: operands (NumPy arrays in the rules, ShapedArrays in abstract eval) and params as
+JAX 0.10.2 names and prints them:
+    slice[limit_indices=(4,) start_indices=(1,) strides=None]
+    pad[padding_config=((1, 2, 0),)]          (operand, padding_value)
+    concatenate[dimension=0]                  (n operands of one dtype)
+    dynamic_slice[slice_sizes=(1,)]           (operand, one scalar start index per dim)
+    dynamic_update_slice                      (operand, update, one scalar index per dim)
+Output: one array; each primitive also lowers to the HLO op of the same name (slice, pad,
+concatenate, dynamic-slice, dynamic-update-slice). Invariants, as XLA: dynamic start
+indices are clamped so the whole window stays in bounds, start = clip(i, 0, dim - size);
+negative pad edges crop; the result is weakly typed only when every array operand is
+(dynamic_update_slice: when the operand is), and indices never affect the weak type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.core.aval import ShapedArray
+from ember.core.primitive import Primitive
+from ember.hlo.ir import Instruction
+from ember.prims import _rules as R
+
+# ---------------------------------------------------------------------------------------------
+# slice: operand[start:limit:stride] per dimension, with static bounds.
+# ---------------------------------------------------------------------------------------------
+
+slice_p = Primitive("slice")
+
+
+def _slice_shape(shape: tuple[int, ...], start: tuple[int, ...], limit: tuple[int, ...],
+                 strides: tuple[int, ...] | None) -> tuple[int, ...]:
+    ndim = len(shape)
+    if len(start) != ndim:
+        raise TypeError(f"slice start_indices must have length equal to the number of "
+                        f"dimensions of the operand, got indices {start} for operand shape "
+                        f"{shape}.")
+    if len(limit) != ndim:
+        raise TypeError(f"slice limit_indices must have the same length as start_indices, "
+                        f"got start_indices {start} and limit_indices {limit}.")
+    if any(s < 0 for s in start):
+        raise TypeError(f"slice start_indices must be greater than or equal to zero, got "
+                        f"start_indices {start}.")
+    if any(lim > d for lim, d in zip(limit, shape)):
+        raise TypeError(f"slice limit_indices must be less than or equal to operand shape, "
+                        f"got limit_indices {limit} for operand shape {shape}.")
+    if any(lim < s for s, lim in zip(start, limit)):
+        raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, "
+                        f"got start_indices {start} and limit_indices {limit}.")
+    if strides is None:
+        return tuple(lim - s for s, lim in zip(start, limit))
+    if len(strides) != ndim:
+        raise TypeError(f"slice strides must have length equal to the number of dimensions "
+                        f"of the operand, got strides {strides} for operand shape {shape}.")
+    if any(st <= 0 for st in strides):
+        raise TypeError(f"slice strides must be positive, got {strides}")
+    # ceil((limit - start) / stride) elements: start, start + stride, ... < limit.
+    return tuple(-(-(lim - s) // st) for s, lim, st in zip(start, limit, strides))
+
+
+@slice_p.def_abstract_eval
+def _slice_abstract(x: ShapedArray, *, start_indices: tuple[int, ...],
+                    limit_indices: tuple[int, ...], strides: tuple[int, ...] | None
+                    ) -> ShapedArray:
+    shape = _slice_shape(x.shape, start_indices, limit_indices, strides)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@slice_p.def_impl
+def _slice_impl(x: np.ndarray, *, start_indices: tuple[int, ...],
+                limit_indices: tuple[int, ...], strides: tuple[int, ...] | None
+                ) -> np.ndarray:
+    steps = strides or (1,) * x.ndim
+    return x[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, steps))]
+
+
+# ---------------------------------------------------------------------------------------------
+# pad: low/high edge padding (negative crops) and interior padding between elements.
+# ---------------------------------------------------------------------------------------------
+
+pad_p = Primitive("pad")
+
+
+def _padded_size(d: int, lo: int, hi: int, interior: int) -> int:
+    # d elements with `interior` fill values between neighbours, then the edges:
+    # lo + d + (d - 1) * interior + hi (an empty dimension has no interior gaps).
+    return lo + hi + d + max(d - 1, 0) * interior
+
+
+@pad_p.def_abstract_eval
+def _pad_abstract(x: ShapedArray, value: ShapedArray, *,
+                  padding_config: tuple[tuple[int, int, int], ...]) -> ShapedArray:
+    if x.dtype != value.dtype:
+        raise TypeError(f"pad operand and padding_value must be same dtype: got "
+                        f"{x.dtype.name} and {value.dtype.name}.")
+    if value.shape != ():
+        raise TypeError(f"pad padding_value must be a scalar, got shape {value.shape}.")
+    if len(padding_config) != x.ndim:
+        raise ValueError(f"length of padding_config must equal the number of axes of operand, "
+                         f"got padding_config {padding_config} for operand shape {x.shape}")
+    if any(len(cfg) != 3 for cfg in padding_config):
+        raise ValueError(f"each padding_config entry must be (low, high, interior), got "
+                         f"{padding_config}")
+    if any(i < 0 for _, _, i in padding_config):
+        raise ValueError(f"interior padding in padding_config must be nonnegative, got "
+                         f"padding_config {padding_config}")
+    shape = tuple(_padded_size(d, *cfg) for d, cfg in zip(x.shape, padding_config))
+    if any(s < 0 for s in shape):
+        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                         f"{shape}, for padding_config {padding_config} and operand shape "
+                         f"{x.shape}")
+    return ShapedArray(shape, x.dtype, x.weak_type and value.weak_type)
+
+
+@pad_p.def_impl
+def _pad_impl(x: np.ndarray, value: np.ndarray, *,
+              padding_config: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    shape = tuple(_padded_size(d, *cfg) for d, cfg in zip(x.shape, padding_config))
+    out = np.full(shape, value, dtype=x.dtype)
+    # Input element i of a dim lands at p(i) = lo + i * (interior + 1). Keep the i whose
+    # p(i) is inside [0, n): i >= ceil(-lo / s) and i <= floor((n - 1 - lo) / s), s = interior+1.
+    # Those form one contiguous range of i and one strided range of p, so a single strided
+    # assignment places every surviving element.
+    src, dst = [], []
+    for d, (lo, _, interior), n in zip(x.shape, padding_config, shape):
+        s = interior + 1
+        first = max(0, -(lo // s) if lo < 0 else 0)
+        last = min(d - 1, (n - 1 - lo) // s) if n > 0 else -1
+        if last < first:
+            return out
+        src.append(slice(first, last + 1))
+        dst.append(slice(lo + first * s, lo + last * s + 1, s))
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# concatenate: n operands joined along one dimension.
+# ---------------------------------------------------------------------------------------------
+
+concatenate_p = Primitive("concatenate")
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_abstract(*xs: ShapedArray, dimension: int) -> ShapedArray:
+    if not xs:
+        raise TypeError("concatenate expects at least one operand, got 0.")
+    R.check_same_dtypes("concatenate", *xs)
+    shapes = [x.shape for x in xs]
+    if len({len(s) for s in shapes}) != 1:
+        raise TypeError("Cannot concatenate arrays with different numbers of dimensions: got "
+                        + ", ".join(map(str, shapes)) + ".")
+    ndim = len(shapes[0])
+    if not 0 <= dimension < ndim:
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for "
+                        "shapes " + ", ".join(map(str, shapes)) + ".")
+    rest = {s[:dimension] + s[dimension + 1:] for s in shapes}
+    if len(rest) != 1:
+        raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other "
+                        f"than the one being concatenated: concatenating along dimension "
+                        f"{dimension} for shapes " + ", ".join(map(str, shapes)) + ".")
+    out = list(shapes[0])
+    out[dimension] = sum(s[dimension] for s in shapes)
+    return ShapedArray(tuple(out), xs[0].dtype, R.all_weak(*xs))
+
+
+@concatenate_p.def_impl
+def _concatenate_impl(*xs: np.ndarray, dimension: int) -> np.ndarray:
+    return np.concatenate(xs, axis=dimension)
+
+
+# ---------------------------------------------------------------------------------------------
+# dynamic_slice / dynamic_update_slice: windows at data-dependent, clamped start indices.
+# ---------------------------------------------------------------------------------------------
+
+def _check_start_indices(name: str, operand: ShapedArray, indices: tuple[ShapedArray, ...]
+                         ) -> None:
+    if len(indices) != operand.ndim:
+        raise TypeError(f"{name} requires one start index per operand dimension: got "
+                        f"{len(indices)} start indices for operand shape {operand.shape}.")
+    if any(i.shape != () for i in indices):
+        raise TypeError(f"{name} start indices must be scalars, got shapes "
+                        f"{tuple(i.shape for i in indices)}.")
+    dts = {i.dtype for i in indices}
+    if any(dt.kind not in "iu" for dt in dts) or len(dts) > 1:
+        raise TypeError(f"index arguments to {name} must be integers of the same type, got: "
+                        f"{tuple(i.dtype.name for i in indices)}")
+
+
+def clamped_starts(starts: tuple[np.ndarray, ...], shape: tuple[int, ...],
+                   sizes: tuple[int, ...]) -> list[int]:
+    """XLA's rule: start_d = clip(i_d, 0, shape_d - size_d), so the window fits."""
+    return [int(min(max(int(i), 0), d - z)) for i, d, z in zip(starts, shape, sizes)]
+
+
+dynamic_slice_p = Primitive("dynamic_slice")
+
+
+@dynamic_slice_p.def_abstract_eval
+def _dynamic_slice_abstract(x: ShapedArray, *indices: ShapedArray,
+                            slice_sizes: tuple[int, ...]) -> ShapedArray:
+    _check_start_indices("dynamic_slice", x, indices)
+    if len(slice_sizes) != x.ndim:
+        raise TypeError(f"dynamic_slice slice_sizes must have the same length as the operand "
+                        f"rank, got slice_sizes {slice_sizes} for operand shape {x.shape}.")
+    if any(z < 0 for z in slice_sizes):
+        raise TypeError(f"dynamic_slice slice_sizes must be greater than or equal to zero, "
+                        f"got slice_sizes {slice_sizes}.")
+    if any(z > d for z, d in zip(slice_sizes, x.shape)):
+        raise TypeError(f"dynamic_slice slice_sizes must be less than or equal to operand "
+                        f"shape, got slice_sizes {slice_sizes} for operand shape {x.shape}.")
+    return ShapedArray(tuple(slice_sizes), x.dtype, x.weak_type)
+
+
+@dynamic_slice_p.def_impl
+def _dynamic_slice_impl(x: np.ndarray, *indices: np.ndarray, slice_sizes: tuple[int, ...]
+                        ) -> np.ndarray:
+    starts = clamped_starts(indices, x.shape, slice_sizes)
+    return x[tuple(slice(s, s + z) for s, z in zip(starts, slice_sizes))]
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+
+
+@dynamic_update_slice_p.def_abstract_eval
+def _dynamic_update_slice_abstract(x: ShapedArray, update: ShapedArray, *indices: ShapedArray
+                                   ) -> ShapedArray:
+    if x.dtype != update.dtype:
+        raise TypeError(f"dynamic_update_slice update dtype must match operand dtype, got "
+                        f"update dtype {update.dtype.name} for operand dtype {x.dtype.name}.")
+    if update.ndim != x.ndim:
+        raise TypeError(f"dynamic_update_slice update must have the same rank as operand, got "
+                        f"update shape {update.shape} for operand shape {x.shape}.")
+    if any(u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError(f"dynamic_update_slice update shape must be smaller than operand "
+                        f"shape, got update shape {update.shape} for operand shape {x.shape}.")
+    _check_start_indices("dynamic_update_slice", x, indices)
+    return x
+
+
+@dynamic_update_slice_p.def_impl
+def _dynamic_update_slice_impl(x: np.ndarray, update: np.ndarray, *indices: np.ndarray
+                               ) -> np.ndarray:
+    out = np.array(x, copy=True)
+    starts = clamped_starts(indices, x.shape, update.shape)
+    out[tuple(slice(s, s + z) for s, z in zip(starts, update.shape))] = update
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Lowering to HLO: each primitive is the XLA op of the same meaning (XLA's dynamic-slice and
+# dynamic-update-slice clamp their starts exactly as the rules above do).
+# ---------------------------------------------------------------------------------------------
+
+@slice_p.def_lowering
+def _slice_lowering(ctx: Any, x: Instruction, *, start_indices: tuple[int, ...],
+                    limit_indices: tuple[int, ...], strides: tuple[int, ...] | None
+                    ) -> Instruction:
+    return ctx.b.slice(x, start_indices, limit_indices, strides)
+
+
+@pad_p.def_lowering
+def _pad_lowering(ctx: Any, x: Instruction, value: Instruction, *,
+                  padding_config: tuple[tuple[int, int, int], ...]) -> Instruction:
+    return ctx.b.pad(x, value, padding_config)
+
+
+@concatenate_p.def_lowering
+def _concatenate_lowering(ctx: Any, *xs: Instruction, dimension: int) -> Instruction:
+    return ctx.b.concatenate(xs, dimension)
+
+
+@dynamic_slice_p.def_lowering
+def _dynamic_slice_lowering(ctx: Any, x: Instruction, *indices: Instruction,
+                            slice_sizes: tuple[int, ...]) -> Instruction:
+    return ctx.b.dynamic_slice(x, indices, slice_sizes)
+
+
+@dynamic_update_slice_p.def_lowering
+def _dynamic_update_slice_lowering(ctx: Any, x: Instruction, update: Instruction,
+                                   *indices: Instruction) -> Instruction:
+    return ctx.b.dynamic_update_slice(x, update, indices)

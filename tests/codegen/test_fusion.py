@@ -1,0 +1,168 @@
+"""The fusion pass and its effect on kernels: counts, kinds, refusals, vector code, and
+random elementwise graphs compiled against the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+from codegen_util import assert_same
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ember.backends import cpu
+from ember.backends.interpreter import evaluate
+from ember.hlo import Builder, Shape
+from ember.passes.fusion import Fusion, should_fuse
+
+
+def close(m, *args):
+    """Compile and compare with a relative tolerance (composed ops amplify last-place
+    differences of the transcendentals through cancellation); returns the executable."""
+    exe = cpu.compile(m)
+    got, want = exe(*args), evaluate(m, *args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+    return exe
+
+
+def _fusion_example(n: int):
+    b = Builder("fusion_example")
+    s = Shape("f32", (n,))
+    x, a, c = b.parameter(s), b.parameter(s), b.parameter(s)
+    return b.build(b.add(b.multiply(a, b.sine(x)), c))
+
+
+def test_fusion_example_is_one_vectorized_kernel():
+    n = 1_000_000
+    m = _fusion_example(n)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(n).astype(np.float32) * 10 for _ in range(3)]
+    exe = cpu.compile(m)
+    # a*sin(x) + b cancels: compare with an absolute bound of a few ulp of |a| + |b|
+    scale = np.abs(args[1]) + np.abs(args[2])
+    err = np.abs(exe(*args) - evaluate(m, *args))
+    assert np.all(err <= 4 * np.spacing(scale))
+    assert exe.kernel_names == ["fusion"]
+    text = exe.as_text()
+    assert "fusion(%Arg_0, %Arg_1, %Arg_2), kind=kLoop, calls=%fused_computation" in text
+    assert "ember.sin.f32" in exe.math_functions
+    asm = exe.assembly()
+    assert "zmm" in asm or "ymm" in asm
+
+
+def test_huge_sine_arguments_take_the_precise_path():
+    m = _fusion_example(40)
+    x = np.linspace(-3, 3, 40).astype(np.float32)
+    x[[3, 9, 30]] = [1e30, -3e5, 65536.5]
+    one = np.ones(40, np.float32)
+    zero = np.zeros(40, np.float32)
+    got = cpu.compile(m)(x, one, zero)
+    assert_same(got, evaluate(m, x, one, zero), ulps=1)
+
+
+def test_expensive_producer_with_two_users_is_not_duplicated():
+    b = Builder("two_users")
+    s = Shape("f32", (100,))
+    x = b.parameter(s)
+    e = b.exponential(x)
+    m = b.build(b.tuple([b.add(e, x), b.multiply(e, e), b.negate(e)]))
+    exe = close(m, np.linspace(-2, 2, 100).astype(np.float32))
+    reasons = [d for d in exe.module.fusion_decisions if "not duplicated" in d.reason]
+    assert reasons and reasons[0].producer.startswith("exponential")
+    assert "expensive exponential" in str(reasons[0])
+    # the exp is computed once, in its own kernel
+    assert exe.as_text().count("exponential(") == 1
+
+
+def test_cheap_producer_is_duplicated():
+    b = Builder("cheap")
+    s = Shape("f32", (10,))
+    x, y = b.parameter(s), b.parameter(s)
+    t = b.add(x, y)
+    m = b.build(b.tuple([b.multiply(t, x), b.sine(t)]))
+    args = [np.arange(10, dtype=np.float32), np.ones(10, np.float32)]
+    exe = close(m, *args)
+    assert len(exe.kernel_names) == 2 and exe.as_text().count(" add(") == 2
+
+
+def test_softmax_pattern_producer_is_not_duplicated():
+    b = Builder("softmax")
+    x = b.parameter(Shape("f32", (8, 16)))
+    y = b.multiply(x, b.broadcast(b.scalar(2.0, "f32"), (8, 16), ()))
+    mx = b.reduce(y, b.scalar(-np.inf, "f32"), (1,), Builder.scalar_computation("maximum",
+                                                                                "f32"))
+    z = b.exponential(b.subtract(y, b.broadcast(mx, (8, 16), (0,))))
+    m = b.build(z)
+    exe = close(m, np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32))
+    assert any("x - max(x)" in d.reason for d in exe.module.fusion_decisions)
+    assert exe.as_text().count(" multiply(") == 1
+
+
+def test_expensive_producer_not_fused_below_broadcast():
+    b = Builder("bcast")
+    x = b.parameter(Shape("f32", (16,)))
+    m = b.build(b.broadcast(b.exponential(x), (64, 16), (1,)))
+    exe = close(m, np.linspace(0, 1, 16).astype(np.float32))
+    assert len(exe.kernel_names) == 2
+    assert any("broadcast" in d.reason for d in exe.module.fusion_decisions)
+
+
+def test_should_fuse_direct():
+    b = Builder("d")
+    x = b.parameter(Shape("f32", (4,)))
+    e = b.sine(x)
+    u1, u2 = b.negate(e), b.abs_(e)
+    b.build(b.tuple([u1, u2]))
+    d = should_fuse(u1, e, {u1})
+    assert not d.ok and "expensive sine" in d.reason
+    assert should_fuse(u1, e, {u1, u2}).ok
+    assert not should_fuse(u1, x, {u1}).ok  # parameters are not fusible
+
+
+def test_fusion_pass_no_change_on_lone_ops():
+    b = Builder("lone")
+    x = b.parameter(Shape("f32", (4,)))
+    m = b.build(b.negate(x))
+    assert Fusion().run(m) is False
+
+
+UNARY = ["negate", "abs", "sine", "cosine", "exponential", "tanh", "floor", "logistic",
+         "log-plus-one", "exponential-minus-one"]
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum"]
+step = st.tuples(st.sampled_from(["u", "b", "c", "s", "t"]), st.integers(0, 1000),
+                 st.integers(0, 1000), st.integers(0, 1000))
+
+
+def _random_graph(steps, et):
+    b = Builder("rand")
+    shape = Shape(et, (3, 11))
+    vals = [b.parameter(shape), b.parameter(shape)]
+    for kind, i, j, k in steps:
+        x, y = vals[i % len(vals)], vals[j % len(vals)]
+        if kind == "u":
+            vals.append(b.unary(UNARY[k % len(UNARY)], x))
+        elif kind == "b":
+            vals.append(b.binary(BINARY[k % len(BINARY)], x, y))
+        elif kind == "c":
+            c = b.broadcast(b.scalar([0.5, -2.0, 3.0][k % 3], et), (3, 11), ())
+            vals.append(b.binary(BINARY[k % len(BINARY)], x, c))
+        elif kind == "t":
+            vals.append(b.reverse(x, (1,)))
+        else:
+            vals.append(b.select(b.compare(x, y, "LT"), x, y))
+    return b.build(b.tuple(vals[-2:]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(step, min_size=1, max_size=10), st.sampled_from(["f32", "f64"]),
+       st.integers(0, 2**31))
+def test_random_elementwise_graphs(steps, et, seed):
+    m = _random_graph(steps, et)
+    rng = np.random.default_rng(seed)
+    dt = Shape(et, ()).dtype
+    args = [(rng.standard_normal((3, 11)) * 3).astype(dt) for _ in range(2)]
+    got = cpu.compile(m)(*args)
+    want = evaluate(m, *args)
+    # composed ops amplify last-place differences: compare with a relative tolerance
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4 if et == "f32" else 1e-10, atol=1e-6)

@@ -1,0 +1,164 @@
+"""Reductions against NumPy: axis/keepdims/where/dtype/ddof/correction, JAX's accumulation
+dtypes, ptp, average, nan-reductions, quantile/percentile/median; eager and jit."""
+
+# The checks call their lambdas at once, inside the loop that binds their variables.
+# ruff: noqa: B023
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_numpy_support import DTYPES, NUM_DTYPES, check, rand
+
+import ember
+import ember.numpy as jnp
+
+AXES = [None, 0, -1, (0, 2), ()]
+
+
+def _acc_dtype(dtype):
+    d = np.dtype(dtype)
+    if d.kind == "b" or (d.kind == "i" and d.itemsize < 4):
+        return np.dtype(np.int32)
+    if d.kind == "u" and d.itemsize < 4:
+        return np.dtype(np.uint32)
+    return d
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sum_prod(dtype):
+    x = rand((2, 3, 4), dtype, low=-3, high=3)
+    acc = _acc_dtype(dtype)
+    for axis in AXES:
+        for keepdims in (False, True):
+            check(lambda a: jnp.sum(a, axis, keepdims=keepdims),
+                  lambda a: np.sum(a, axis, dtype=acc, keepdims=keepdims), x,
+                  rtol=1e-5, check_dtype=acc)
+            check(lambda a: jnp.prod(a, axis, keepdims=keepdims),
+                  lambda a: np.prod(a, axis, dtype=acc, keepdims=keepdims), x,
+                  rtol=1e-5, check_dtype=acc)
+    w = rand((2, 3, 4), np.bool_, 9)
+    check(lambda a, m: jnp.sum(a, 1, where=m), lambda a, m: np.sum(a, 1, dtype=acc, where=m),
+          x, w, rtol=1e-5)
+    check(lambda a: jnp.sum(a, initial=5), lambda a: np.sum(a, dtype=acc, initial=5), x,
+          rtol=1e-5)
+    check(lambda a: jnp.sum(a, dtype=jnp.float32), lambda a: np.sum(a, dtype=np.float32), x,
+          rtol=1e-5, check_dtype=np.float32)
+    check(jnp.sum, lambda a: np.sum(a, dtype=acc), rand((0, 3), dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_min_all_any_arg(dtype):
+    x = rand((3, 5, 2), dtype)
+    for axis in AXES:
+        for keepdims in (False, True):
+            for jf, nf in ((jnp.max, np.max), (jnp.min, np.min), (jnp.amax, np.amax),
+                           (jnp.all, np.all), (jnp.any, np.any), (jnp.ptp, np.ptp)):
+                if jf is jnp.ptp and dtype == np.bool_:
+                    continue
+                check(lambda a: jf(a, axis, keepdims=keepdims),
+                      lambda a: nf(a, axis, keepdims=keepdims), x)
+    for axis in (None, 0, 1, -1):
+        for keepdims in (False, True):
+            check(lambda a: jnp.argmax(a, axis, keepdims=keepdims),
+                  lambda a: np.argmax(a, axis, keepdims=keepdims), x, check_dtype=np.int32)
+            check(lambda a: jnp.argmin(a, axis, keepdims=keepdims),
+                  lambda a: np.argmin(a, axis, keepdims=keepdims), x, check_dtype=np.int32)
+    m = rand((3, 5, 2), np.bool_, 4)
+    check(lambda a, w: jnp.max(a, 1, where=w, initial=0),
+          lambda a, w: np.max(a, 1, where=w, initial=0), x, m)
+    with pytest.raises(ValueError):
+        jnp.max(x, where=m)
+    with pytest.raises(ValueError):
+        jnp.max(np.zeros((0, 2)), axis=0)
+    check(lambda a: jnp.all(a, where=a > 0), lambda a: np.all(a, where=a > 0), x)
+
+
+def test_max_nan_and_arg_nan():
+    x = np.array([[1.0, np.nan, 3.0], [-1.0, 2.0, 0.5]], np.float32)
+    check(lambda a: jnp.max(a, 1), lambda a: np.max(a, 1), x)
+    check(lambda a: jnp.argmax(a, 1), lambda a: np.argmax(a, 1), x)
+    check(lambda a: jnp.argmin(a, 1), lambda a: np.argmin(a, 1), x)
+
+
+@pytest.mark.parametrize("dtype", NUM_DTYPES + [np.bool_])
+def test_mean_var_std(dtype):
+    x = rand((3, 4, 5), dtype)
+    for axis in AXES[:4]:
+        for keepdims in (False, True):
+            for jf, nf in ((jnp.mean, np.mean), (jnp.var, np.var), (jnp.std, np.std)):
+                got = check(lambda a: jf(a, axis, keepdims=keepdims),
+                            lambda a: nf(a.astype(np.float64), axis, keepdims=keepdims), x,
+                            rtol=2e-5, atol=1e-5)
+                assert got.dtype == np.float32
+    for ddof in (0, 1, 2):
+        check(lambda a: jnp.var(a, 1, ddof=ddof), lambda a: np.var(a.astype(float), 1,
+                                                                  ddof=ddof), x, rtol=2e-5)
+        check(lambda a: jnp.std(a, 0, correction=ddof),
+              lambda a: np.std(a.astype(float), 0, ddof=ddof), x, rtol=2e-5)
+    w = rand((3, 4, 5), np.bool_, 6) | (np.arange(5) == 0)
+    for jf, nf in ((jnp.mean, np.mean), (jnp.var, np.var), (jnp.std, np.std)):
+        check(lambda a, m: jf(a, -1, where=m), lambda a, m: nf(a.astype(float), -1, where=m),
+              x, w, rtol=2e-5, atol=1e-5)
+    check(lambda a: jnp.mean(a, dtype=jnp.float16), lambda a: np.mean(a.astype(np.float64)),
+          x, rtol=5e-3, atol=1e-2)
+
+
+def test_mean_var_x64(x64):
+    x = rand((4, 5), np.int32)
+    got = check(jnp.mean, np.mean, x, rtol=1e-12)
+    assert got.dtype == np.float64
+    assert jnp.sum(np.ones(3, np.int8)).dtype == np.int64
+
+
+def test_average():
+    x = rand((3, 4), np.float32)
+    w = rand((3, 4), np.float32, 2, low=0.5, high=2)
+    check(jnp.average, np.average, x, rtol=1e-5)
+    check(lambda a, b: jnp.average(a, weights=b), lambda a, b: np.average(a, weights=b), x, w,
+          rtol=1e-5)
+    check(lambda a, b: jnp.average(a, 1, weights=b[0]),
+          lambda a, b: np.average(a, 1, weights=b[0]), x, w, rtol=1e-5)
+    check(lambda a, b: jnp.average(a, 0, weights=b, returned=True),
+          lambda a, b: np.average(a, 0, weights=b, returned=True), x, w, rtol=1e-5)
+    check(lambda a: jnp.average(a, 1, keepdims=True), lambda a: np.average(a, 1, keepdims=True),
+          x, rtol=1e-5)
+
+
+def test_nan_reductions():
+    x = rand((4, 5), np.float32)
+    x[0, 1] = x[2, :] = x[3, 4] = np.nan
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        for jf, nf in ((jnp.nansum, np.nansum), (jnp.nanprod, np.nanprod),
+                       (jnp.nanmax, np.nanmax), (jnp.nanmin, np.nanmin),
+                       (jnp.nanmean, np.nanmean)):
+            for axis in (None, 0, 1):
+                check(lambda a: jf(a, axis), lambda a: nf(a, axis), x, rtol=1e-5)
+        check(lambda a: jnp.nanargmax(a, 1), lambda a: np.nanargmax(a, 1),
+              x[[0, 1, 3]])
+    check(jnp.nansum, np.nansum, rand((5,), np.int16))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile(method):
+    x = rand((5, 6), np.float32)
+    for q in (0.0, 0.3, 0.5, 1.0, np.array([0.1, 0.9], np.float32)):
+        for axis in (None, 0, 1):
+            check(lambda a: jnp.quantile(a, q, axis, method=method),
+                  lambda a: np.quantile(a, q, axis, method=method), x, rtol=1e-5,
+                  atol=1e-6)
+    check(lambda a: jnp.percentile(a, 40, 1, method=method, keepdims=True),
+          lambda a: np.percentile(a, 40, 1, method=method, keepdims=True), x, rtol=1e-5,
+          atol=1e-6)
+
+
+def test_median():
+    x = rand((4, 7), np.float32)
+    for axis in (None, 0, 1):
+        check(lambda a: jnp.median(a, axis), lambda a: np.median(a, axis), x, rtol=1e-6)
+    check(jnp.median, np.median, rand((6,), np.int32))
+    y = x.copy()
+    y[1, 2] = np.nan
+    check(lambda a: jnp.median(a, 1), lambda a: np.median(a, 1), y)
+    got = ember.jit(lambda a, q: jnp.quantile(a, q))(x, np.float32(0.25))
+    np.testing.assert_allclose(got, np.quantile(x, 0.25), rtol=1e-6)
