@@ -1,8 +1,17 @@
-"""Fixtures shared by every test directory."""
+"""Fixtures shared by every test directory, and the checks every test runs under.
+
+EMBER_ENABLE_CHECKS=1 makes every module the suite compiles go through the verifier around
+each pass, the print -> parse -> print round trip, and an evaluation before and after
+every pass on random inputs (see ember/compiler.py and ember/passes/base.py).
+"""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+os.environ.setdefault("EMBER_ENABLE_CHECKS", "1")
 
 
 @pytest.fixture

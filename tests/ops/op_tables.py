@@ -14,6 +14,7 @@ Invariants the helpers assert:
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -75,6 +76,12 @@ def edge_values(dtype: np.dtype) -> np.ndarray:
     return np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, fi.smallest_subnormal,
                      -fi.smallest_subnormal, fi.tiny, fi.max, -fi.max, 1.0, -1.0, 0.5, -0.5,
                      1.5, 2.5, -2.5], dt)
+
+
+def seeded_rng(*key: Any) -> np.random.Generator:
+    """A generator seeded from `key` the same way in every process (not Python's hash(),
+    which is salted per process), so failures reproduce."""
+    return np.random.default_rng(zlib.crc32("/".join(str(k) for k in key).encode()))
 
 
 def sample(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator,

@@ -30,6 +30,7 @@ from op_tables import (
     SHAPES,
     assert_eager_jit_numpy,
     sample,
+    seeded_rng,
     use_dtype,
 )
 
@@ -212,8 +213,7 @@ COMPARISONS: dict[str, tuple[Callable[..., Any], Callable[..., np.ndarray]]] = {
 }
 
 
-def _rng(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(abs(hash(tuple(str(k) for k in key))) % 2**32)
+_rng = seeded_rng
 
 
 # -- tests ------------------------------------------------------------------------------------

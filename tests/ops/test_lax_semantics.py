@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from op_tables import assert_eager_jit_numpy
 
+import ember
 from ember import lax
 
 i8, i16, i32, u8, u32 = np.int8, np.int16, np.int32, np.uint8, np.uint32
@@ -217,3 +218,17 @@ def test_int32_div_rem_shift_definitions(xs: list[tuple[int, int]]) -> None:
     for fn, expected in [(lax.div, div), (lax.rem, rem), (lax.shift_left, shl),
                          (lax.shift_right_arithmetic, sra), (lax.shift_right_logical, srl)]:
         assert_eager_jit_numpy(fn, lambda *_, e=expected: np.array(e, np.int32), x, y)
+
+
+def test_pow_with_a_scalar_exponent_is_pow_not_sqrt():
+    # NumPy turns x ** 0.5 with a scalar exponent into sqrt (sqrt(-0.0) = -0.0, and a
+    # different last bit); C's pow and XLA give +0.0. Eager, jit and every operand shape
+    # must agree.
+    x = np.array([1.5, -0.0, 2.0, 3.0], np.float32)
+    for y in (np.float32(0.5), np.full(4, 0.5, np.float32)):
+        eager = np.asarray(lax.pow(x, y))
+        jitted = np.asarray(ember.jit(lax.pow)(x, y))
+        assert eager.tobytes() == jitted.tobytes()
+        assert not np.signbit(eager[1])
+    scalar = np.asarray(lax.pow(np.float32(1.5), np.float32(0.5)))
+    assert scalar == np.asarray(lax.pow(x, np.float32(0.5)))[0]

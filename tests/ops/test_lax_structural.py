@@ -24,6 +24,7 @@ from op_tables import (
     X64_INTS,
     assert_eager_jit_numpy,
     sample,
+    seeded_rng,
     use_dtype,
 )
 
@@ -34,8 +35,7 @@ from ember.core.trace import get_aval
 BASIC = BOOL + INTS + FLOATS  # 32-bit world; the 64-bit types run in the x64 variants
 
 
-def _rng(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(abs(hash(tuple(str(k) for k in key))) % 2**32)
+_rng = seeded_rng
 
 
 # -- convert_element_type -------------------------------------------------------------------

@@ -125,7 +125,14 @@ def remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 @_quiet
 def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if not _is_int(x):
-        return _cast(np.power(x, y), x.dtype)
+        # NumPy rewrites x ** 0.5 (and 2, -1, ...) into sqrt etc. when the exponent is a
+        # scalar, 0-d or broadcast (stride 0), which changes results (sqrt(-0.0) = -0.0
+        # where pow gives +0.0, and the last bit): run every call through the same 1-d pow
+        # loop on materialized operands.
+        shape = np.broadcast_shapes(x.shape, y.shape)
+        flat_x = np.array(np.broadcast_to(x, shape), copy=True).reshape(-1)
+        flat_y = np.array(np.broadcast_to(y, shape), copy=True).reshape(-1)
+        return _cast(np.power(flat_x, flat_y).reshape(shape), x.dtype)
     if not _is_signed(x):
         return _cast(np.power(x, y), x.dtype)  # repeated multiply, wraps
     neg = y < 0
