@@ -232,3 +232,11 @@ def test_pow_with_a_scalar_exponent_is_pow_not_sqrt():
         assert not np.signbit(eager[1])
     scalar = np.asarray(lax.pow(np.float32(1.5), np.float32(0.5)))
     assert scalar == np.asarray(lax.pow(x, np.float32(0.5)))[0]
+
+
+def test_pow_by_two_is_exactly_x_times_x():
+    # So `power(x, 2) => x * x` in the algebraic simplifier never changes a result.
+    x = np.random.default_rng(3).uniform(-30, 30, 257).astype(np.float32)
+    want = (x * x).tobytes()
+    assert np.asarray(lax.pow(x, np.float32(2))).tobytes() == want
+    assert np.asarray(ember.jit(lax.pow)(x, np.full_like(x, 2))).tobytes() == want

@@ -132,7 +132,13 @@ def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         shape = np.broadcast_shapes(x.shape, y.shape)
         flat_x = np.array(np.broadcast_to(x, shape), copy=True).reshape(-1)
         flat_y = np.array(np.broadcast_to(y, shape), copy=True).reshape(-1)
-        return _cast(np.power(flat_x, flat_y).reshape(shape), x.dtype)
+        out = np.power(flat_x, flat_y)
+        # Ember defines power(x, 2) as x * x exactly (as XLA rewrites it), so the algebraic
+        # simplifier's `power(x, 2) => x * x` never changes a result.
+        square = flat_y == 2
+        if square.any():
+            out[square] = flat_x[square] * flat_x[square]
+        return _cast(out.reshape(shape), x.dtype)
     if not _is_signed(x):
         return _cast(np.power(x, y), x.dtype)  # repeated multiply, wraps
     neg = y < 0
