@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,16 +53,58 @@ def checks_enabled() -> bool:
     return os.environ.get("EMBER_ENABLE_CHECKS", "") == "1"
 
 
-def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
-    from ember.backends import interpreter
+def backend_name() -> str:
+    """`EMBER_BACKEND=cpu|interpreter`. The default stays the interpreter until eager mode
+    shares the CPU backend's math kernels (so eager == jit bit for bit) and the CPU backend
+    passes the whole op-table suite; `EMBER_BACKEND=cpu` opts in now."""
+    name = os.environ.get("EMBER_BACKEND", "interpreter")
+    if name not in ("cpu", "interpreter"):
+        raise ValueError(f"EMBER_BACKEND must be 'cpu' or 'interpreter', got {name!r}")
+    return name
 
+
+def debug_level() -> int:
+    try:
+        return int(os.environ.get("EMBER_DEBUG", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
+    """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
+    not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so)."""
     lowered = lower_jaxpr(closed, name)
-    optimized = lowered.module.clone()
-    interpreter.pipeline(unsafe_math=bool(config.ember_unsafe_math)).run(optimized)
+    unsafe = bool(config.ember_unsafe_math)
+    compiled = None
+    if backend_name() == "cpu":
+        compiled = _compile_cpu(lowered, unsafe)
+    if compiled is None:
+        compiled = _compile_interpreter(lowered, unsafe)
     if checks_enabled():
         check_round_trip(lowered.module)
-        check_round_trip(optimized)
-        check_same_values(lowered.module, optimized, lowered.hidden_consts)
+        check_round_trip(compiled.optimized)
+        check_same_values(lowered.module, compiled.optimized, lowered.hidden_consts)
+    return compiled
+
+
+def _compile_cpu(lowered: LoweredModule, unsafe: bool) -> CompiledModule | None:
+    from ember.backends import cpu
+
+    try:
+        exe = cpu.compile(lowered.module, unsafe_math=unsafe)
+    except cpu.UnsupportedOnCpu as e:
+        if debug_level() >= 1:
+            print(f"[ember] {lowered.module.name}: running on the interpreter backend: {e}",
+                  file=sys.stderr)
+        return None
+    return CompiledModule(lowered, exe.module, exe, "cpu")
+
+
+def _compile_interpreter(lowered: LoweredModule, unsafe: bool) -> CompiledModule:
+    from ember.backends import interpreter
+
+    optimized = lowered.module.clone()
+    interpreter.pipeline(unsafe_math=unsafe).run(optimized)
     exe = interpreter.compile(optimized, run_passes=False)
     return CompiledModule(lowered, optimized, exe, "interpreter")
 

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,10 +136,15 @@ class _Lowerer:
         return [read(v) for v in jaxpr.outvars]
 
 
+def module_name(fun_name: str) -> str:
+    """`jit_<name>` with characters HLO names cannot hold replaced (`<lambda>` -> `_lambda_`)."""
+    return "jit_" + re.sub(r"[^A-Za-z0-9_]", "_", fun_name)
+
+
 def lower_jaxpr(closed: ClosedJaxpr, name: str = "main") -> LoweredModule:
     """The HLO module of a traced function (see module docstring for its signature)."""
     jaxpr = closed.jaxpr
-    lw = _Lowerer(f"jit_{name}", len(jaxpr.invars))
+    lw = _Lowerer(module_name(name), len(jaxpr.invars))
     params = [lw.b.parameter(hlo_shape(v.aval), name=f"Arg_{i}")
               for i, v in enumerate(jaxpr.invars)]
     outs = lw.lower_jaxpr(jaxpr, closed.consts, params, f"jit({name})")
@@ -148,5 +154,5 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str = "main") -> LoweredModule:
     else:
         root = lw.b.tuple(outs)
         tuple_result = True
-    module = lw.b.build(root, name=f"jit_{name}")
+    module = lw.b.build(root, name=module_name(name))
     return LoweredModule(module, lw.hidden, closed.out_avals, tuple_result)

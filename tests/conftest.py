@@ -24,3 +24,9 @@ def x64():
         yield
     finally:
         config.update("jax_enable_x64", prev)
+
+# Compiled code goes to a per-session temporary disk cache, never the user's ~/.cache.
+if "EMBER_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["EMBER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ember-test-cache-")

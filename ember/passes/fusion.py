@@ -1,5 +1,6 @@
 """Producer-consumer fusion: kLoop fusions of elementwise/shape chains, kInput fusions of a
-reduce with the elementwise producers of its input.
+reduce with the elementwise producers of its input, row fusions (softmax, layernorm; see
+`row_fusion.py`) and sibling multi-output fusion of reductions over the same input.
 
 Input: a Module (only the entry computation is fused). Output: the module where each group
 of fused instructions is replaced by `%fusion = T fusion(%in...), kind=kLoop|kInput,
@@ -11,6 +12,9 @@ Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
   f(g(x)), h(g(x)) => fusion{f(g)}, fusion{h(g)}  (g cheap: duplicated into both)
   reduce(f(x), c) => fusion(x), kind=kInput        (the reduce is the fusion root)
+  reduce(x), reduce(g(x)) => gte(fusion(x){tuple(reduce, reduce)}, k)   (siblings: one pass
+                                                   over x; same input shape and dimensions,
+                                                   neither depends on the other)
 
 Invariants:
 - A group is grown from its root (an instruction whose value must live in memory) by
@@ -33,7 +37,9 @@ from dataclasses import dataclass
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
+from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
+from ember.passes.row_fusion import form_row_groups
 
 # Ops that may sit inside a kLoop fusion (index-remapping ops and elementwise ops).
 LOOP_FUSIBLE: frozenset[str] = frozenset(
@@ -131,7 +137,15 @@ class Fusion(HloPass):
     def run(self, module: Module) -> bool:
         entry = module.entry
         decisions: list[FusionDecision] = []
+        row_decisions: list[tuple[str, str, str]] = []
+        row_groups = form_row_groups(entry, row_decisions)
+        for root, members in row_groups:
+            _build_fusion(module, entry, [root], members)
+        if row_groups:
+            entry.remove_dead()
         groups = self._form_groups(entry, decisions)
+        groups = _merge_siblings(entry, groups, decisions)
+        decisions += [FusionDecision(*d) for d in row_decisions]
         seen: set[tuple[str, str, str]] = set()
         unique = []
         for d in decisions:
@@ -140,10 +154,10 @@ class Fusion(HloPass):
                 seen.add(key)
                 unique.append(d)
         module.fusion_decisions = unique  # type: ignore[attr-defined]
-        changed = False
-        for root, members in groups:
+        changed = bool(row_groups)
+        for roots, members in groups:
             if len(members) > 1:
-                _build_fusion(module, entry, root, members)
+                _build_fusion(module, entry, roots, members)
                 changed = True
         if changed:
             entry.remove_dead()
@@ -220,9 +234,60 @@ class Fusion(HloPass):
         return False
 
 
-def _build_fusion(module: Module, comp: Computation, root: Instruction,
+def _depends_on(inst: Instruction, targets: set[Instruction]) -> bool:
+    """Does `inst` (transitively, through operands) use any of `targets`?"""
+    seen: set[Instruction] = set()
+    stack = [inst]
+    while stack:
+        i = stack.pop()
+        if i in targets:
+            return True
+        if i in seen:
+            continue
+        seen.add(i)
+        stack.extend(i.operands)
+    return False
+
+
+def _merge_siblings(comp: Computation, groups: list[tuple[Instruction, list[Instruction]]],
+                    decisions: list[FusionDecision]
+                    ) -> list[tuple[list[Instruction], list[Instruction]]]:
+    """Merge kInput groups reducing the same input over the same dimensions (sum(x) and
+    sum(x*x), max(x) and min(x)) into multi-output groups: one pass over memory."""
+    out: list[tuple[list[Instruction], list[Instruction]]] = [([r], m) for r, m in groups]
+    by_key: dict[tuple, int] = {}
+    for k, (roots, members) in enumerate(out):
+        red = roots[0]
+        if red.opcode != "reduce" or red.shape.is_tuple:
+            continue
+        x = red.operands[0]
+        key = (x.shape.dimensions, tuple(sorted(red.attrs["dimensions"])))
+        inputs = {o for m in members for o in m.operands if o not in members}
+        j = by_key.get(key)
+        if j is None:
+            by_key[key] = k
+            continue
+        o_roots, o_members = out[j]
+        o_inputs = {o for m in o_members for o in m.operands if o not in o_members}
+        if not inputs & o_inputs:
+            by_key[key] = k  # no shared input: nothing saved by a joint pass
+            continue
+        if any(_depends_on(i, set(o_roots)) for i in inputs) or any(
+                _depends_on(i, {red}) for i in o_inputs):
+            decisions.append(FusionDecision(o_roots[0].name, red.name,
+                                            "sibling reductions depend on each other"))
+            continue
+        merged = o_members + [m for m in members if m not in o_members]
+        out[k] = (o_roots + [red], merged)
+        out[j] = ([], [])
+        by_key[key] = k
+    return [(r, m) for r, m in out if r]
+
+
+def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
                   members: list[Instruction]) -> Instruction:
-    """Replace the group by a fusion instruction; returns it."""
+    """Replace the group by a fusion instruction (several roots: a tuple-shaped multi-output
+    fusion whose users read get-tuple-element); returns it."""
     member_set = set(members)
     fused = Computation("fused_computation", module.uniquer)
     fused.name = module.uniquer.fresh("fused_computation")
@@ -248,11 +313,24 @@ def _build_fusion(module: Module, comp: Computation, root: Instruction,
         clone = Instruction(inst.opcode, inst.shape, new_ops, attrs,
                             list(inst.called_computations), dict(inst.metadata), inst.name)
         mapping[inst] = fused.add_instruction(clone)
-    fused.root = mapping[root]
+    root = roots[0]
+    if len(roots) == 1:
+        fused.root = mapping[root]
+        shape = root.shape
+    else:
+        shape = Shape.tuple_of([r.shape for r in roots])
+        fused.root = fused.add_instruction(Instruction(
+            "tuple", shape, [mapping[r] for r in roots], {}, name="tuple"))
     module.add_computation(fused)
-    kind = "kInput" if root.opcode == "reduce" else "kLoop"
-    fusion = Instruction("fusion", root.shape, inputs, {"kind": kind}, [fused],
+    kind = "kInput" if any(m.opcode == "reduce" for m in members) else "kLoop"
+    fusion = Instruction("fusion", shape, inputs, {"kind": kind}, [fused],
                          dict(root.metadata), "fusion")
     comp.add_instruction(fusion)
-    root.replace_all_uses_with(fusion)
+    if len(roots) == 1:
+        root.replace_all_uses_with(fusion)
+    else:
+        for k, r in enumerate(roots):
+            gte = comp.add_instruction(Instruction("get-tuple-element", r.shape, [fusion],
+                                                   {"index": k}, name="get-tuple-element"))
+            r.replace_all_uses_with(gte)
     return fusion

@@ -7,6 +7,11 @@ Public API:
               .math_functions, .libm_calls
   UnsupportedOnCpu (raised for modules the interpreter must run), UNSUPPORTED_OPCODES,
   CpuCompileError, clear_cache(), cache_stats()
+  set_num_threads(n), get_num_threads()  (env EMBER_NUM_THREADS)
+  disk cache: env EMBER_CACHE_DIR (default ~/.cache/ember; "off" disables), counted in
+  cache_stats() as disk_hits / disk_misses / disk_writes / disk_rejected
+  allocator_stats() -> {hits, misses, recycled, trimmed, bytes_held, bytes_outstanding,
+                        limit_bytes}; trim_allocator() releases idle pooled buffers
 Importing this package does not import llvmlite; LLVM initializes on the first compile.
 """
 
@@ -23,7 +28,8 @@ if TYPE_CHECKING:
     from ember.passes.base import PassPipeline
 
 __all__ = ["UNSUPPORTED_OPCODES", "CpuCompileError", "Executable", "UnsupportedOnCpu",
-           "cache_stats", "check_supported", "clear_cache", "compile", "pipeline"]
+           "allocator_stats", "cache_stats", "check_supported", "clear_cache", "compile",
+           "get_num_threads", "pipeline", "set_num_threads", "trim_allocator"]
 
 
 def compile(module: Module, **options: Any) -> Executable:
@@ -45,10 +51,40 @@ def clear_cache() -> None:
 
 
 def cache_stats() -> dict[str, Any]:
+    """In-memory and disk cache counters plus LLVM work done in this process
+    (`optimize_runs`, `codegen_runs`: zero after warm disk-cache hits only)."""
     from ember.backends.cpu.compiler import STATS
+    from ember.backends.cpu.disk_cache import STATS as DISK_STATS
     from ember.backends.cpu.llvm_target import STATS as LLVM_STATS
 
-    return {**STATS, **LLVM_STATS}
+    return {**STATS, **DISK_STATS, **LLVM_STATS}
+
+
+def set_num_threads(n: int) -> None:
+    """Threads large kernels use (env EMBER_NUM_THREADS sets the default)."""
+    from ember.backends.cpu.threads import set_num_threads as _set
+
+    _set(n)
+
+
+def get_num_threads() -> int:
+    from ember.backends.cpu.threads import get_num_threads as _get
+
+    return _get()
+
+
+def allocator_stats() -> dict[str, int]:
+    """Counters of the caching allocator of outputs and temporaries."""
+    from ember.backends.cpu.allocator import ALLOCATOR
+
+    return ALLOCATOR.snapshot()
+
+
+def trim_allocator() -> int:
+    """Release every pooled buffer nobody uses; returns the bytes released."""
+    from ember.backends.cpu.allocator import ALLOCATOR
+
+    return ALLOCATOR.trim(0.0)
 
 
 def __getattr__(name: str) -> Any:

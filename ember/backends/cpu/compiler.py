@@ -1,22 +1,23 @@
-"""compile(module) -> Executable: passes, schedule, LLVM emission, JIT, in-memory cache.
+"""compile(module) -> Executable: passes, schedule, LLVM emission, object code, caches.
 
 Input: an HLO Module (not modified: a clone is optimized). Output: an `Executable`.
-The cache key is the canonical HLO text of the input (constants printed in full), the
-pass options, and the target (triple, CPU name, features); the cache is an LRU bounded by
-`CACHE_SIZE` entries whose evicted LLVM modules are removed from the JIT engine.
-`STATS` counts compiles and cache hits.
+Caches, in order: in memory (an LRU of `CACHE_SIZE` executables keyed by the canonical HLO
+text, the options and the target; an evicted executable's code is freed once nothing else
+references it, because each executable owns its MCJIT engine), then on disk
+(`disk_cache.py`: object code, so a fresh process runs no LLVM optimization or code
+generation on a hit). `STATS` counts compiles, hits and evictions.
 """
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import OrderedDict
 
-from ember.backends.cpu import llvm_target
+from ember.backends.cpu import disk_cache, llvm_target
 from ember.backends.cpu.emitter import ModuleEmitter
 from ember.backends.cpu.executable import Executable
 from ember.backends.cpu.inline import inline_calls
+from ember.backends.cpu.runtime_spec import RuntimeSpec
 from ember.backends.cpu.schedule import build_schedule
 from ember.backends.cpu.support import check_supported
 from ember.hlo.ir import Module
@@ -27,7 +28,7 @@ CACHE_SIZE = 256
 STATS: dict[str, int] = {"compiles": 0, "cache_hits": 0, "evictions": 0}
 _CACHE: OrderedDict[str, Executable] = OrderedDict()
 _LOCK = threading.Lock()
-_IDS = itertools.count()
+ENTRY = "ember_entry"  # one engine per executable: fixed symbol names never collide
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
@@ -39,19 +40,20 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
 
 
 def clear_cache() -> None:
+    """Forget every in-memory executable (their code is freed when unreferenced)."""
     with _LOCK:
-        for exe in _CACHE.values():
-            llvm_target.remove_from_engine(exe._llvm_module)
         _CACHE.clear()
 
 
 def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = True,
             use_cache: bool = True) -> Executable:
     """Compile `module` for the host CPU (raises UnsupportedOnCpu for modules the
-    interpreter must run)."""
+    interpreter must run). `use_cache=False` skips both caches."""
     check_supported(module)
     target = llvm_target.target()
-    key = f"{target.key}|unsafe={unsafe_math}|passes={run_passes}\n{canonical_text(module)}"
+    options = f"unsafe={unsafe_math}|passes={run_passes}"
+    text = canonical_text(module)
+    key = f"{target.key}|{options}\n{text}"
     if use_cache:
         with _LOCK:
             hit = _CACHE.get(key)
@@ -59,29 +61,68 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
                 _CACHE.move_to_end(key)
                 STATS["cache_hits"] += 1
                 return hit
-    exe = _compile_uncached(module, unsafe_math, run_passes)
+    exe = None
+    disk_key = disk_cache.make_key(text, options, target.key) if use_cache else ""
+    if use_cache:
+        exe = _from_disk(disk_key, module, unsafe_math, run_passes)
+    if exe is None:
+        exe, meta, consts, obj = _compile_uncached(module, unsafe_math, run_passes)
+        if use_cache:
+            disk_cache.store(disk_key, meta, consts, obj)
     if use_cache:
         with _LOCK:
             _CACHE[key] = exe
             while len(_CACHE) > CACHE_SIZE:
-                _, old = _CACHE.popitem(last=False)
-                llvm_target.remove_from_engine(old._llvm_module)
+                _CACHE.popitem(last=False)
                 STATS["evictions"] += 1
     return exe
 
 
-def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool) -> Executable:
+def _optimized(module: Module, unsafe_math: bool, run_passes: bool) -> Module:
     m = module.clone()
     inline_calls(m)
     if run_passes:
         pipeline(unsafe_math).run(m)
+    return m
+
+
+def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool
+                      ) -> tuple[Executable, dict, bytes, bytes]:
+    t = llvm_target.target()
+    m = _optimized(module, unsafe_math, run_passes)
     sched = build_schedule(m)
-    prefix = f"ember{next(_IDS)}_"
-    emitter = ModuleEmitter(m, sched, prefix)
+    emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()
     llmod = llvm_target.parse_and_verify(text)
     llvm_target.optimize(llmod)
     optimized = str(llmod)
-    address = llvm_target.add_to_engine(llmod, emitter.entry_name)
+    obj = llvm_target.emit_object(llmod)
+    engine, address = llvm_target.load_object(obj, emitter.entry_name)
+    spec = RuntimeSpec.from_schedule(sched, m.entry.root.shape)
     STATS["compiles"] += 1
-    return Executable(m, sched, address, emitter.kernel_names, optimized, llmod, text)
+    exe = Executable(spec, engine, address, emitter.kernel_names, optimized, text, module=m,
+                     parallel_kernels=emitter.parallel_kernels)
+    meta, consts = spec.to_bytes()
+    meta.update(entry=emitter.entry_name, kernel_names=emitter.kernel_names,
+                parallel_kernels=emitter.parallel_kernels,
+                llvm_ir=optimized, unoptimized_ir=text)
+    return exe, meta, consts, obj
+
+
+def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool
+               ) -> Executable | None:
+    found = disk_cache.load(key)
+    if found is None:
+        return None
+    meta, consts, obj = found
+    try:
+        spec = RuntimeSpec.from_bytes(meta, consts)
+        engine, address = llvm_target.load_object(obj, meta["entry"])
+    except (ValueError, KeyError, TypeError, RuntimeError, llvm_target.CpuCompileError):
+        disk_cache.STATS["disk_rejected"] += 1
+        return None
+    original = module.clone()
+    return Executable(spec, engine, address, meta["kernel_names"], meta["llvm_ir"],
+                      meta["unoptimized_ir"], parallel_kernels=meta["parallel_kernels"],
+                      module=lambda: _optimized(original, unsafe_math, run_passes),
+                      from_disk=True)

@@ -6,6 +6,13 @@ with `void @<prefix>entry(ptr %table)`, which loads every buffer pointer from th
 the executable is one foreign call. Kernels are `noinline` functions `<prefix><kernel name>`
 whose buffer arguments are all `noalias` (outputs never alias inputs), which lets the
 vectorizer skip runtime alias checks.
+Kernels with at least `threads.PARALLEL_MIN_ELEMENTS` elements of work whose outer loop can
+be split (flat loops, rows of a row fusion, outputs of row-scheme reductions) take
+`(i64 begin, i64 end)` after their buffers; a worker `<kernel>.omp(ptr data)` runs the
+static slice `[extent*t/T, extent*(t+1)/T)` of thread t of T, and the entry calls
+`GOMP_parallel(worker, data, T, 0)` when the thread count in the table's last slot is > 1
+(else the worker directly). Each element is computed by the same code whatever the slice,
+so results do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ import re
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu import kernels
+from ember.backends.cpu import kernels, rows
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
-from ember.backends.cpu.irtypes import I8, PTR, VOID, i64
+from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
 from ember.backends.cpu.schedule import Schedule, Slot, _flatten
+from ember.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
 from ember.hlo.ir import Computation, Instruction, Module
 
 
@@ -27,13 +35,16 @@ def _symbol(name: str) -> str:
 
 
 class ModuleEmitter:
-    def __init__(self, module: Module, sched: Schedule, prefix: str) -> None:
+    def __init__(self, module: Module, sched: Schedule, prefix: str,
+                 parallel: bool = False) -> None:
         self.hlo = module
         self.sched = sched
         self.prefix = prefix
+        self.parallel = parallel
         self.ir = ir.Module(name=prefix + module.name)
         self.kernel_names: list[str] = []
-        self._calls: list[tuple[ir.Function, list[Slot]]] = []
+        self.parallel_kernels: list[str] = []
+        self._calls: list[tuple[ir.Function, list[Slot], bool]] = []
 
     def emit(self) -> str:
         for inst in self.sched.kernels:
@@ -43,7 +54,7 @@ class ModuleEmitter:
 
     @property
     def entry_name(self) -> str:
-        return f"{self.prefix}entry"
+        return f"{self.prefix}entry"  # the prefix ends in "_"
 
     # -- kernels ---------------------------------------------------------------------------
 
@@ -80,28 +91,82 @@ class ModuleEmitter:
             if s not in arg_slots:
                 arg_slots.append(s)
         name = _symbol(inst.name)
-        fn = ir.Function(self.ir, ir.FunctionType(VOID, [PTR] * len(arg_slots)),
-                         name=f"{self.prefix}{name}")
+        kind = _kind(inst, root)
+        extent = self._split_extent(kind, root, {i: None for i, _ in in_items})
+        split = extent > 1 and self._work(inst) >= PARALLEL_MIN_ELEMENTS
+        types = [PTR] * len(arg_slots) + ([I64, I64] if split else [])
+        fn = ir.Function(self.ir, ir.FunctionType(VOID, types), name=f"{self.prefix}{name}")
         fn.attributes.add("noinline")
         fn.attributes.add("nounwind")
-        for a in fn.args:
+        for a in fn.args[:len(arg_slots)]:
             a.add_attribute("noalias")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         ptr = {s: fn.args[k] for k, s in enumerate(arg_slots)}
         inputs = {i: Buf(ptr[s], i.shape) for i, s in in_items}
         out_bufs = [Buf(ptr[s], s.shape) for s in outs]
+        span = (fn.args[-2], fn.args[-1]) if split else None
         try:
-            if root.opcode == "reduce":
-                kernels.emit_reduce_kernel(b, root, inputs, out_bufs)
-            elif root.opcode == "dot":
+            if kind == "reduce":
+                reds = [root] if root.opcode == "reduce" else list(root.operands)
+                kernels.emit_reduce_kernel(b, reds, inputs, out_bufs, span)
+            elif kind == "row":
+                rows.emit_row_kernel(b, root, inputs, out_bufs[0], span)
+            elif kind == "dot":
                 kernels.emit_dot_kernel(b, root, inputs, out_bufs[0])
             else:
-                kernels.emit_loop_kernel(b, root, inputs, out_bufs[0])
+                kernels.emit_loop_kernel(b, root, inputs, out_bufs[0], span)
         except NotImplementedError as e:
             raise CpuCompileError(f"cannot emit {inst.name}: {e}") from e
         b.ret_void()
         self.kernel_names.append(inst.name)
-        self._calls.append((fn, arg_slots))
+        if split:
+            fn = self._emit_worker(fn, len(arg_slots), extent)
+            self.parallel_kernels.append(inst.name)
+        self._calls.append((fn, arg_slots, split))
+
+    def _split_extent(self, kind: str, root: Instruction, inputs: dict) -> int:
+        if not self.parallel:
+            return 1
+        if kind == "reduce":
+            reds = [root] if root.opcode == "reduce" else list(root.operands)
+            return kernels.reduce_split_extent(reds)
+        if kind == "row":
+            return rows.row_count(root)
+        if kind == "loop":
+            return kernels.loop_split_extent(root, inputs)
+        return 1
+
+    @staticmethod
+    def _work(inst: Instruction) -> int:
+        sizes = [o.shape.size for o in inst.operands if not o.shape.is_tuple]
+        if not inst.shape.is_tuple:
+            sizes.append(inst.shape.size)
+        return max(sizes, default=0)
+
+    def _emit_worker(self, kernel: ir.Function, nptr: int, extent: int) -> ir.Function:
+        """`void <kernel>.omp(ptr data)`: this thread's static slice of the kernel."""
+        w = ir.Function(self.ir, ir.FunctionType(VOID, [PTR]), name=f"{kernel.name}.omp")
+        w.attributes.add("nounwind")
+        b = ir.IRBuilder(w.append_basic_block("entry"))
+        ptrs = [b.load(b.gep(w.args[0], [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+                for k in range(nptr)]
+        tid = b.sext(b.call(self._omp("omp_get_thread_num"), []), I64)
+        nth = b.sext(b.call(self._omp("omp_get_num_threads"), []), I64)
+        begin = b.sdiv(b.mul(tid, i64(extent)), nth)
+        end = b.sdiv(b.mul(b.add(tid, i64(1)), i64(extent)), nth)
+        b.call(kernel, [*ptrs, begin, end])
+        b.ret_void()
+        return w
+
+    def _omp(self, name: str) -> ir.Function:
+        g = self.ir.globals.get(name)
+        if g is None:
+            if name == "GOMP_parallel":
+                ty = ir.FunctionType(VOID, [PTR, PTR, I32, I32])
+            else:
+                ty = ir.FunctionType(I32, [])
+            g = ir.Function(self.ir, ty, name=name)
+        return g
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -124,6 +189,31 @@ class ModuleEmitter:
                 return b.gep(base, [i64(s.index)], inbounds=True, source_etype=I8)
             return table_ptr(self.sched.table_index(s))
 
-        for kfn, slots in self._calls:
-            b.call(kfn, [slot_ptr(s) for s in slots])
+        for kfn, slots, split in self._calls:
+            if not split:
+                b.call(kfn, [slot_ptr(s) for s in slots])
+                continue
+            with b.goto_block(fn.entry_basic_block):
+                b.position_at_start(fn.entry_basic_block)
+                data = b.alloca(PTR, size=i64(len(slots)))
+            for k, s in enumerate(slots):
+                b.store(slot_ptr(s), b.gep(data, [i64(k)], inbounds=True, source_etype=PTR))
+            nth_ptr = table_ptr(self.sched.slot_count())  # the int the runtime sets
+            nth = b.load(nth_ptr, typ=I32)
+            with b.if_else(b.icmp_signed(">", nth, ir.Constant(I32, 1))) as (par, seq):
+                with par:
+                    b.call(self._omp("GOMP_parallel"), [kfn, data, nth, ir.Constant(I32, 0)])
+                with seq:
+                    b.call(kfn, [data])
         b.ret_void()
+
+
+def _kind(inst: Instruction, root: Instruction) -> str:
+    if root.opcode == "reduce" or (root.opcode == "tuple" and root.operands
+                                   and all(o.opcode == "reduce" for o in root.operands)):
+        return "reduce"
+    if inst.opcode == "fusion" and rows.is_row_fusion(inst.fused_computation):
+        return "row"
+    if root.opcode == "dot":
+        return "dot"
+    return "loop"

@@ -1,24 +1,29 @@
 """The runtime object: one compiled HLO module callable on NumPy arrays.
 
-Input: the JIT'ed entry address, the Schedule, the optimized HLO module and the IR text.
+Input: the loaded code (its engine and entry address), the RuntimeSpec, the optimized HLO
+module (or a function recomputing it) and the IR text.
 Output: `exe(*arrays)` returns fresh NumPy arrays (a tuple for a tuple-shaped root) after
 exactly one foreign call into the entry point with a table of buffer pointers. Data
 pointers are read through `__array_interface__` (cheaper than `arr.ctypes`). ctypes
 releases the GIL during the call, and all per-call state (table, outputs, scratch) is
-local, so an executable may be called from several threads at once.
+local, so an executable may be called from several threads at once. Outputs and the scratch
+block come from the caching allocator (`allocator.py`), so large results recycle memory the
+user dropped instead of faulting fresh pages in.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ember.backends.cpu.schedule import Schedule, Slot
+from ember.backends.cpu.allocator import ALLOCATOR
+from ember.backends.cpu.runtime_spec import RuntimeSpec, dtype_of
+from ember.backends.cpu.threads import NUM_THREADS_ADDRESS
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
-from ember.hlo.shape import Shape
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -28,28 +33,38 @@ def _ptr(a: np.ndarray) -> int:
 
 
 class Executable:
-    """A compiled module. Attributes: `module` (optimized HLO), `kernel_names`, `llvm_ir`
-    (optimized IR text), `unoptimized_ir`, `math_functions` (ember.* math helpers used; they
-    are inlined away in `llvm_ir`), `libm_calls`
-    (C library functions still called per element)."""
+    """A compiled module. Attributes: `module` (optimized HLO; recomputed on first access
+    for executables loaded from the disk cache), `kernel_names`, `parallel_kernels`,
+    `llvm_ir` (optimized IR text), `unoptimized_ir`, `math_functions` (ember.* math helpers
+    used; they are inlined away in `llvm_ir`), `libm_calls` (C library functions still
+    called per element), `from_disk`."""
 
-    def __init__(self, module: Module, sched: Schedule, address: int, kernel_names: list[str],
-                 llvm_ir: str, llvm_module: Any, unoptimized_ir: str = "") -> None:
-        self.module = module
+    def __init__(self, spec: RuntimeSpec, engine: Any, address: int, kernel_names: list[str],
+                 llvm_ir: str, unoptimized_ir: str = "", *,
+                 module: Module | Callable[[], Module], parallel_kernels: list[str] = (),
+                 from_disk: bool = False) -> None:
+        self._module = module
         self.kernel_names = list(kernel_names)
+        self.parallel_kernels = list(parallel_kernels)
         self.llvm_ir = llvm_ir
         self.unoptimized_ir = unoptimized_ir
-        self._llvm_module = llvm_module  # owned by the JIT engine; kept for eviction
+        self.from_disk = from_disk
+        self._engine = engine  # owns the code: disposed (code freed) with this executable
         self._fn = _ENTRY_TYPE(address)
-        self._sched = sched
-        self._param_dtypes = [s.dtype for s in sched.params]
-        self._param_dims = [s.dimensions for s in sched.params]
-        self._out_specs = [(s.dimensions, s.dtype) for s in sched.outputs]
-        self._const_ptrs = [_ptr(c) for c in sched.constants]
-        self._nslots = sched.slot_count()
-        self._table_type = ctypes.c_void_p * self._nslots
-        self._root_shape = module.entry.root.shape
-        self._copy_outs = sched.copy_outs
+        self._spec = spec
+        self._param_dtypes = [dtype_of(p) for p in spec.params]
+        self._param_dims = [p[1] for p in spec.params]
+        self._out_specs = [(o[1], dtype_of(o)) for o in spec.outputs]
+        self._const_ptrs = [_ptr(c) for c in spec.constants]
+        # [params..., outputs..., scratch, constants..., &thread count]
+        self._table_type = ctypes.c_void_p * (spec.slot_count + 1)
+        self._copy_outs = spec.copy_outs
+
+    @property
+    def module(self) -> Module:
+        if callable(self._module):
+            self._module = self._module()
+        return self._module
 
     # -- calling ------------------------------------------------------------------------------
 
@@ -66,31 +81,41 @@ class Executable:
             if not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)
             arrays.append(a)
-        outs = [np.empty(dims, dt) for dims, dt in self._out_specs]
-        scratch = np.empty(self._sched.scratch_bytes, np.uint8) if self._sched.scratch_bytes \
-            else None
+        outs = [ALLOCATOR.empty(dims, dt) for dims, dt in self._out_specs]
+        nscratch = self._spec.scratch_bytes
+        block = ALLOCATOR.take(nscratch) if nscratch else None
+        if block is not None:
+            scratch = np.ndarray((nscratch,), np.uint8, buffer=block.arr, offset=block.off)
+        else:
+            scratch = np.empty(nscratch, np.uint8) if nscratch else None
         table = self._table_type(*[_ptr(a) for a in arrays], *[_ptr(o) for o in outs],
                                  _ptr(scratch) if scratch is not None else None,
-                                 *self._const_ptrs)
+                                 *self._const_ptrs, NUM_THREADS_ADDRESS)
         self._fn(table)
-        for pos, src in self._copy_outs:
-            np.copyto(outs[pos], self._slot_array(src, arrays, outs, scratch))
-        if not self._root_shape.is_tuple:
+        for pos, kind, index, shape in self._copy_outs:
+            np.copyto(outs[pos], self._slot_array(kind, index, shape, arrays, outs, scratch))
+        if block is not None:
+            del scratch
+            ALLOCATOR.give_back(block)
+        root = self._spec.root
+        if root is None:
             return outs[0]
-        it = iter(outs)
-        return _unflatten(self._root_shape, it)
+        return _unflatten(root, iter(outs))
 
-    def _slot_array(self, s: Slot, arrays: list[np.ndarray], outs: list[np.ndarray],
+    def _slot_array(self, kind: str, index: int, shape: tuple[str, tuple[int, ...]],
+                    arrays: list[np.ndarray], outs: list[np.ndarray],
                     scratch: np.ndarray | None) -> np.ndarray:
-        if s.kind == "param":
-            return arrays[s.index]
-        if s.kind == "out":
-            return outs[s.index]
-        if s.kind == "const":
-            return self._sched.constants[s.index].reshape(s.shape.dimensions)
-        n = s.shape.size * s.shape.dtype.itemsize
+        if kind == "param":
+            return arrays[index]
+        if kind == "out":
+            return outs[index]
+        dims = shape[1]
+        if kind == "const":
+            return self._spec.constants[index].reshape(dims)
+        dt = dtype_of(shape)
+        n = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
         assert scratch is not None
-        return scratch[s.index:s.index + n].view(s.shape.dtype).reshape(s.shape.dimensions)
+        return scratch[index:index + n].view(dt).reshape(dims)
 
     # -- looking inside ---------------------------------------------------------------------------
 
@@ -125,7 +150,7 @@ class Executable:
         return f"<cpu.Executable {self.module.name}: {len(self.kernel_names)} kernels>"
 
 
-def _unflatten(shape: Shape, it: Any) -> Any:
-    if shape.is_tuple:
-        return tuple(_unflatten(s, it) for s in shape.tuple_shapes)
+def _unflatten(tree: Any, it: Any) -> Any:
+    if tree is not None:
+        return tuple(_unflatten(t, it) for t in tree)
     return next(it)

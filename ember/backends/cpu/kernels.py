@@ -27,7 +27,7 @@ from ember.backends.cpu import convert as conv
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import I8, const, is_float, is_signed_int, reg_type
-from ember.backends.cpu.loops import for_nest, for_range
+from ember.backends.cpu.loops import for_nest, for_range, for_span
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.backends.cpu.scalar_ops import emit_elementwise
 from ember.backends.interpreter.evaluator import plain_binary_opcode
@@ -101,9 +101,24 @@ def _is_flat(root: Instruction, inputs: Inputs) -> bool:
     return True
 
 
-def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf) -> None:
+Span = tuple[ir.Value, ir.Value] | None  # [begin, end) of the split loop, for threads
+
+
+def loop_split_extent(root: Instruction, inputs: Inputs) -> int:
+    """Trip count of the loop a loop kernel's `span` ranges over."""
+    dims = root.shape.dimensions
+    if not dims:
+        return 1
+    return root.shape.size if _is_flat(root, inputs) else dims[0]
+
+
+def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf,
+                     span: Span = None) -> None:
+    """`span`: only flat elements (or outermost indices) in [begin, end)."""
     dims = root.shape.dimensions
     flat = _is_flat(root, inputs)
+    if span is not None and not dims:
+        span = None
 
     def body(gen: ElementGenerator) -> None:
         def element(idx: Index, linear: ir.Value) -> None:
@@ -114,6 +129,8 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             n = root.shape.size
             if not dims:
                 element(Index.scalar(b), const("s64", 0))
+            elif span is not None:
+                for_span(b, span[0], span[1], lambda i: element(Index(b, dims, linear=i), i))
             else:
                 for_range(b, n, lambda i: element(Index(b, dims, linear=i), i))
         else:
@@ -121,7 +138,11 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
                 idx = Index(b, dims, multi=multi)
                 element(idx, idx.linear)
 
-            for_nest(b, dims, nest)
+            if span is not None:
+                for_span(b, span[0], span[1],
+                         lambda i0: for_nest(b, dims[1:], lambda m: nest([i0, *m])))
+            else:
+                for_nest(b, dims, nest)
 
     _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
 
@@ -147,29 +168,54 @@ def _row_combine(b: ir.IRBuilder, op: str, et: str, acc: ir.Value, x: ir.Value) 
     return v
 
 
-def emit_reduce_kernel(b: ir.IRBuilder, red: Instruction, inputs: Inputs,
-                       outs: list[Buf]) -> None:
-    n = len(red.operands) // 2
-    xs, inits = red.operands[:n], red.operands[n:]
-    in_dims = xs[0].shape.dimensions
-    rdims = sorted(red.attrs["dimensions"])
+def reduce_split_extent(reds: list[Instruction]) -> int:
+    """Outputs a row-scheme reduce kernel's `span` ranges over (1: not splittable)."""
+    in_dims = reds[0].operands[0].shape.dimensions
+    rdims = reds[0].attrs["dimensions"]
+    if not in_dims or (len(in_dims) - 1) not in rdims:
+        return 1  # column scheme: outputs accumulate across the whole nest
+    return reds[0].shape.tuple_shapes[0].size if reds[0].shape.is_tuple else reds[0].shape.size
+
+
+def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
+                       outs: list[Buf], span: Span = None) -> None:
+    """Reductions over the same input shape and dimensions in one pass (several for a
+    sibling multi-output fusion); `outs` holds every reduce's outputs in order. `span`:
+    only the (row-scheme) outputs with linear index in [begin, end)."""
+    red0 = reds[0]
+    in_dims = red0.operands[0].shape.dimensions
+    rdims = sorted(red0.attrs["dimensions"])
     kept = [d for d in range(len(in_dims)) if d not in rdims]
     out_dims = tuple(in_dims[d] for d in kept)
-    ets = [x.shape.element_type for x in xs]
-    plain = plain_binary_opcode(red.to_apply) if n == 1 else None
     row = not in_dims or (len(in_dims) - 1) in rdims
+    # one accumulator per reduce output; (reduce, first accumulator, count) to combine them
+    parts = []
+    ets: list[str] = []
+    for red in reds:
+        n = len(red.operands) // 2
+        parts.append((red, len(ets), n, plain_binary_opcode(red.to_apply) if n == 1 else None))
+        ets += [x.shape.element_type for x in red.operands[:n]]
 
     def body(gen: ElementGenerator) -> None:
-        init_vals = [gen.value(i, Index.scalar(b)) for i in inits]
+        init_vals = [gen.value(i, Index.scalar(b)) for red, _, n, _ in parts
+                     for i in red.operands[n:]]
 
-        def combine(accs: list[ir.Value], vals: list[ir.Value], in_row: bool) -> list[ir.Value]:
-            if plain is not None and plain != "overwrite":
-                if in_row:
-                    return [_row_combine(b, plain, ets[0], accs[0], vals[0])]
-                v, _ = emit_elementwise(b, plain, [ets[0]] * 2, ets[0], [accs[0], vals[0]],
-                                        {}, False)
-                return [v]
-            return gen.scalar_computation(red.to_apply, accs + vals)
+        def combine(accs: list[ir.Value], idx: Index, in_row: bool) -> list[ir.Value]:
+            new: list[ir.Value] = []
+            for red, first, n, plain in parts:
+                vals = [gen.value(x, idx) for x in red.operands[:n]]
+                acc = accs[first:first + n]
+                et = ets[first]
+                if plain is not None and plain != "overwrite":
+                    if in_row:
+                        new.append(_row_combine(b, plain, et, acc[0], vals[0]))
+                    else:
+                        v, _ = emit_elementwise(b, plain, [et] * 2, et, [acc[0], vals[0]],
+                                                {}, False)
+                        new.append(v)
+                else:
+                    new += gen.scalar_computation(red.to_apply, acc + vals)
+            return new
 
         def in_index(multi: list[ir.Value]) -> Index:
             return Index(b, in_dims, multi=multi)
@@ -190,10 +236,8 @@ def emit_reduce_kernel(b: ir.IRBuilder, red: Instruction, inputs: Inputs,
                         multi[d] = i
                     for d, i in zip(rdims, r_multi):
                         multi[d] = i
-                    idx = in_index(multi)
-                    vals = [gen.value(x, idx) for x in xs]
                     accs = [b.load(s, typ=reg_type(et)) for s, et in zip(slots, ets)]
-                    for s, v in zip(slots, combine(accs, vals, True)):
+                    for s, v in zip(slots, combine(accs, in_index(multi), True)):
                         b.store(v, s)
                     gen.flush()  # type: ignore[attr-defined]
 
@@ -203,7 +247,11 @@ def emit_reduce_kernel(b: ir.IRBuilder, red: Instruction, inputs: Inputs,
                     store(b, o, lin if lin is not None else const("s64", 0),
                           b.load(s, typ=reg_type(et)))
 
-            for_nest(b, out_dims, outer, name="o")
+            if span is not None:
+                for_span(b, span[0], span[1],
+                         lambda o: outer(Index(b, out_dims, linear=o).multi))
+            else:
+                for_nest(b, out_dims, outer, name="o")
             return
 
         def init(multi: list[ir.Value]) -> None:
@@ -215,9 +263,8 @@ def emit_reduce_kernel(b: ir.IRBuilder, red: Instruction, inputs: Inputs,
 
         def step(multi: list[ir.Value]) -> None:
             lin = Index(b, out_dims, multi=[multi[d] for d in kept]).linear
-            vals = [gen.value(x, in_index(multi)) for x in xs]
             accs = [load(b, o, lin) for o in outs]
-            for o, v in zip(outs, combine(accs, vals, False)):
+            for o, v in zip(outs, combine(accs, in_index(multi), False)):
                 store(b, o, lin, v)
             gen.flush()  # type: ignore[attr-defined]
 

@@ -1,8 +1,13 @@
-"""LLVM for the host: lazy initialization, the target machine, O3 optimization, the JIT.
+"""LLVM for the host: lazy initialization, the target machine, O3 optimization, object code,
+and loading it.
 
-Input: LLVM IR text. Output: an optimized `llvm.ModuleRef` added to the shared MCJIT engine
-and the address of its entry function. Nothing here runs at `import ember`: the first
-`target()` call imports llvmlite and initializes LLVM (counted in `STATS`).
+Input: LLVM IR text. Output: an optimized `llvm.ModuleRef`, its object code (bytes, what the
+disk cache stores), and, once loaded, an MCJIT engine of its own plus the entry address.
+One engine per executable because MCJIT never frees a module's code while its engine lives:
+dropping the executable (LRU eviction, garbage collection) disposes its engine and frees
+the code. Nothing here runs at `import ember`: the first `target()` call imports llvmlite
+and initializes LLVM (counted in `STATS`, with every optimization and code generation run,
+so a test can tell that a warm disk cache ran neither).
 Invariants: IR is parsed and verified before any pass (a bad module raises
 `CpuCompileError`, never reaches LLVM's asserting passes); the target machine is built from
 the host CPU name and features so the vectorizer uses the widest vectors the host has.
@@ -18,23 +23,30 @@ from typing import Any
 from ember.backends.cpu.errors import CpuCompileError
 
 STATS: dict[str, float] = {"llvm_init_s": 0.0, "optimize_s": 0.0, "codegen_s": 0.0,
-                           "modules_compiled": 0}
+                           "modules_compiled": 0, "optimize_runs": 0, "codegen_runs": 0,
+                           "objects_loaded": 0}
 _LOCK = threading.RLock()
 
 
 @dataclass
 class Target:
     llvm: Any  # the llvmlite.binding module
-    machine: Any  # TargetMachine
-    engine: Any  # ExecutionEngine (MCJIT), shared by every executable
+    machine: Any  # TargetMachine for optimization and object code
     cpu_name: str
     features: str
     triple: str
+    gomp: bool  # libgomp's entry points are visible to the JIT linker
 
     @property
     def key(self) -> str:
         """What the generated code depends on, for cache keys."""
-        return f"{self.triple}|{self.cpu_name}|{self.features}"
+        v = ".".join(map(str, self.llvm.llvm_version_info))
+        return f"{self.triple}|{self.cpu_name}|{self.features}|llvm{v}|gomp={self.gomp}"
+
+    def new_machine(self) -> Any:
+        return self.llvm.Target.from_triple(self.triple).create_target_machine(
+            cpu=self.cpu_name, features=self.features, opt=3, reloc="default",
+            codemodel="jitdefault")
 
 
 _TARGET: Target | None = None
@@ -53,11 +65,11 @@ def target() -> Target:
             triple = llvm.get_process_triple()
             cpu = llvm.get_host_cpu_name()
             features = llvm.get_host_cpu_features().flatten()
+            from ember.backends.cpu.threads import register_symbols
+
             tm = llvm.Target.from_triple(triple).create_target_machine(
                 cpu=cpu, features=features, opt=3, reloc="default", codemodel="jitdefault")
-            backing = llvm.parse_assembly("")
-            engine = llvm.create_mcjit_compiler(backing, tm)
-            _TARGET = Target(llvm, tm, engine, cpu, features, triple)
+            _TARGET = Target(llvm, tm, cpu, features, triple, register_symbols(llvm))
             STATS["llvm_init_s"] = time.perf_counter() - t0
         return _TARGET
 
@@ -65,7 +77,9 @@ def target() -> Target:
 def parse_and_verify(ir_text: str) -> Any:
     t = target()
     try:
-        mod = t.llvm.parse_assembly(ir_text)
+        # a context per module: types and constants interned in a context live as long as
+        # it does, so the global context would grow by tens of KB per compiled module
+        mod = t.llvm.parse_assembly(ir_text, context=t.llvm.create_context())
         mod.verify()
     except RuntimeError as e:
         raise CpuCompileError(f"invalid LLVM IR: {e}") from None
@@ -85,32 +99,49 @@ def optimize(mod: Any) -> None:
         pto.loop_unrolling = True
         pb = t.llvm.create_pass_builder(t.machine, pto)
         pm = pb.getModulePassManager()
-        pm.run(mod, pb)
+        try:
+            pm.run(mod, pb)
+        finally:
+            _dispose_pass_manager(pm)
     STATS["optimize_s"] += time.perf_counter() - t0
+    STATS["optimize_runs"] += 1
 
 
-def add_to_engine(mod: Any, entry_name: str) -> int:
-    """JIT `mod` into the shared engine; returns the entry function's address."""
+def _dispose_pass_manager(pm: Any) -> None:
+    """llvmlite 0.50's ModulePassManager never frees itself (its `_dispose` is the base
+    class's no-op), leaking ~35 KB per compiled module: free it through the C API."""
+    from llvmlite.binding import ffi
+
+    dispose = getattr(ffi.lib, "LLVMPY_DisposeNewModulePassManger", None)
+    if dispose is not None and not pm.closed:
+        dispose(pm)
+        pm.detach()
+
+
+def emit_object(mod: Any) -> bytes:
+    """Native object code of an optimized module."""
     t = target()
     t0 = time.perf_counter()
     with _LOCK:
-        t.engine.add_module(mod)
-        t.engine.finalize_object()
-        addr = t.engine.get_function_address(entry_name)
+        obj = t.machine.emit_object(mod)
     STATS["codegen_s"] += time.perf_counter() - t0
-    STATS["modules_compiled"] += 1
-    if not addr:
-        raise CpuCompileError(f"entry point {entry_name} not found after JIT")
-    return addr
+    STATS["codegen_runs"] += 1
+    return bytes(obj)
 
 
-def remove_from_engine(mod: Any) -> None:
+def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
+    """Link `obj` into a fresh engine; returns (engine, entry address). The engine owns
+    the code: keep it alive as long as the address is used."""
     t = target()
     with _LOCK:
-        try:
-            t.engine.remove_module(mod)
-        except RuntimeError:
-            pass
+        engine = t.llvm.create_mcjit_compiler(t.llvm.parse_assembly(""), t.new_machine())
+        engine.add_object_file(t.llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addr = engine.get_function_address(entry_name)
+    STATS["objects_loaded"] += 1
+    if not addr:
+        raise CpuCompileError(f"entry point {entry_name} not found in the object code")
+    return engine, addr
 
 
 def assembly(ir_text: str) -> str:

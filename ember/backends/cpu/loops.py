@@ -53,3 +53,22 @@ def for_nest(b: ir.IRBuilder, dims: Sequence[int],
         for_range(b, dims[k], lambda i: level(k + 1, idx + [i]), name=f"{name}{k}")
 
     level(0, [])
+
+
+def for_span(b: ir.IRBuilder, begin: ir.Value, end: ir.Value,
+             body: Callable[[ir.Value], None], name: str = "span") -> None:
+    """for (i = begin; i < end; ++i) body(i) with runtime i64 bounds (possibly empty): the
+    part of a loop one thread runs."""
+    fn = b.function
+    pre = b.block
+    header = fn.append_basic_block(f"{name}.loop")
+    exit_ = fn.append_basic_block(f"{name}.exit")
+    b.cbranch(b.icmp_signed("<", begin, end), header, exit_)
+    b.position_at_end(header)
+    i = b.phi(I64, name=name)
+    i.add_incoming(begin, pre)
+    body(i)
+    nxt = b.add(i, i64(1), name=f"{name}.next", flags=("nuw", "nsw"))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, end), header, exit_)
+    b.position_at_end(exit_)

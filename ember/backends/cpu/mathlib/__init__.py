@@ -1,32 +1,73 @@
 """Ember's math library for generated code: which function computes each transcendental.
 
 Input: an IRBuilder, an HLO opcode, a float element type and operand values. Output: the
-result value, plus (for sin/cos in fast mode) an i1 "argument too large for the fast
+result value, plus (for sin/cos/tan in fast mode) an i1 "argument too large for the fast
 reduction" flag the kernel emitter accumulates to decide on a precise rerun.
-Vectorized (our polynomial code, `VECTORIZED`): exp, expm1, log, log1p, sin, cos, tanh,
-logistic in f32 and f64 (f16 computes in f32). Everything in `libm.LIBM_UNARY` and
-`LIBM_BINARY` calls the C library per element; erf-inv is Newton on libm's erf.
+Every opcode in `VECTORIZED` is our own straight-line (vectorizable) code, defined once per
+LLVM module as an alwaysinline function named `ember.<name>.f32|f64` (f16 computes in f32
+for the native-f32 functions, in f64 for the others):
+  native f32 and f64: exp, expm1, log, log1p, sin, cos, tanh, logistic (exp_log, trig,
+    hyperbolic; f64 expm1/log1p come from exp_family);
+  double-precision bodies, f32 widened and rounded once (define.define_math): exp2, log2,
+    log10 (exp_family), tan (tan), atan, atan2, asin, acos (atrig), sinh, cosh, asinh,
+    acosh, atanh (hyperbolic2), erf, erfc, erf-inv (special), cbrt, pow (powers).
+Shared pieces: core (exp and log with tails), coeffs (fitted polynomials; fit.py derives
+them). The C library is left only on the huge-argument slow path of sin/cos/tan (libm).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import exp_log, hyperbolic, trig
+from ember.backends.cpu.mathlib import (
+    atrig,
+    exp_family,
+    exp_log,
+    hyperbolic,
+    hyperbolic2,
+    powers,
+    special,
+    tan,
+    trig,
+)
 from ember.backends.cpu.mathlib.fp import Fp
-from ember.backends.cpu.mathlib.libm import LIBM_BINARY, LIBM_UNARY, erfinv_fn, libm_call
+from ember.backends.cpu.mathlib.libm import LIBM_BINARY, LIBM_UNARY
 
-VECTORIZED: dict[str, str] = {
-    "exponential": "exp", "exponential-minus-one": "expm1", "log": "log",
-    "log-plus-one": "log1p", "sine": "sin", "cosine": "cos", "tanh": "tanh",
-    "logistic": "logistic",
+_FNS: dict[str, tuple[str, Callable[[ir.Module, ir.Type], ir.Function]]] = {
+    "exponential": ("exp", exp_log.exp_fn),
+    "exponential-minus-one": ("expm1", exp_log.expm1_fn),
+    "log": ("log", exp_log.log_fn),
+    "log-plus-one": ("log1p", exp_log.log1p_fn),
+    "tanh": ("tanh", hyperbolic.tanh_fn),
+    "logistic": ("logistic", hyperbolic.logistic_fn),
+    "exp2": ("exp2", exp_family.exp2_fn),
+    "log2": ("log2", exp_family.log2_fn),
+    "log10": ("log10", exp_family.log10_fn),
+    "atan": ("atan", atrig.atan_fn),
+    "atan2": ("atan2", atrig.atan2_fn),
+    "asin": ("asin", atrig.asin_fn),
+    "acos": ("acos", atrig.acos_fn),
+    "sinh": ("sinh", hyperbolic2.sinh_fn),
+    "cosh": ("cosh", hyperbolic2.cosh_fn),
+    "asinh": ("asinh", hyperbolic2.asinh_fn),
+    "acosh": ("acosh", hyperbolic2.acosh_fn),
+    "atanh": ("atanh", hyperbolic2.atanh_fn),
+    "erf": ("erf", special.erf_fn),
+    "erfc": ("erfc", special.erfc_fn),
+    "erf-inv": ("erfinv", special.erfinv_fn),
+    "cbrt": ("cbrt", powers.cbrt_fn),
+    "power": ("pow", powers.pow_fn),
 }
-_FNS = {
-    "exponential": exp_log.exp_fn, "exponential-minus-one": exp_log.expm1_fn,
-    "log": exp_log.log_fn, "log-plus-one": exp_log.log1p_fn, "tanh": hyperbolic.tanh_fn,
-    "logistic": hyperbolic.logistic_fn,
-}
-SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY) + ["erf-inv"])
+_REDUCED = {"sine": ("sin", trig.sin_fn, trig.huge), "cosine": ("cos", trig.cos_fn, trig.huge),
+            "tan": ("tan", tan.tan_fn, tan.huge_flag)}
+
+_NATIVE_F32 = frozenset({"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh",
+                         "logistic", "sine", "cosine"})
+VECTORIZED: dict[str, str] = {**{k: v[0] for k, v in _FNS.items()},
+                              **{k: v[0] for k, v in _REDUCED.items()}}
+SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY))
 MATH_OPCODES: frozenset[str] = frozenset(VECTORIZED) | frozenset(SCALAR_LIBM)
 
 __all__ = ["MATH_OPCODES", "SCALAR_LIBM", "VECTORIZED", "emit_math"]
@@ -36,26 +77,25 @@ def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
               ) -> tuple[ir.Value, ir.Value | None]:
     """`opcode` applied to float `args`; returns (value, huge-argument flag or None)."""
     ty = args[0].type
+    if str(ty) == "half" and opcode not in _NATIVE_F32:
+        # the double-precision bodies: compute in f64 and round once with convert's f64->f16
+        # (a plain fptrunc chain double->float->half may be folded by LLVM into a
+        # __truncdfhf2 libcall, which the JIT does not resolve)
+        from ember.backends.cpu.convert import convert
+
+        dbl = ir.DoubleType()
+        v, flag = emit_math(b, opcode, [b.fpext(a, dbl) for a in args], precise)
+        return convert(b, "f64", "f16", v), flag
     if str(ty) == "half":  # compute in f32, round once
         f32 = ir.FloatType()
         v, flag = emit_math(b, opcode, [b.fpext(a, f32) for a in args], precise)
         return b.fptrunc(v, ty), flag
     mod = b.module
-    if opcode in ("sine", "cosine"):
-        make = trig.sin_fn if opcode == "sine" else trig.cos_fn
+    if opcode in _REDUCED:
+        _, make, huge = _REDUCED[opcode]
         fn = make(mod, ty, precise)
-        flag = None if precise else trig.huge(Fp(b, ty), args[0])
+        flag = None if precise else huge(Fp(b, ty), args[0])
         return b.call(fn, args), flag
     if opcode in _FNS:
-        return b.call(_FNS[opcode](mod, ty), args), None
-    dbl = ir.DoubleType()
-    wide = [a if str(ty) == "double" else b.fpext(a, dbl) for a in args]
-    if opcode == "erf-inv":
-        r = b.call(erfinv_fn(mod), wide)
-    elif opcode in LIBM_UNARY:
-        r = libm_call(b, LIBM_UNARY[opcode], wide)
-    elif opcode in LIBM_BINARY:
-        r = libm_call(b, LIBM_BINARY[opcode], wide)
-    else:
-        raise KeyError(opcode)
-    return (r if str(ty) == "double" else b.fptrunc(r, ty)), None
+        return b.call(_FNS[opcode][1](mod, ty), args), None
+    raise KeyError(opcode)

@@ -123,3 +123,43 @@ class Fp:
     def to_int(self, x: ir.Value) -> ir.Value:
         """fptosi of a value the caller has made finite and in range."""
         return self.b.fptosi(x, self.ity)
+
+    def le(self, x, y):
+        return self.b.fcmp_ordered("<=", x, y)
+
+    def signbit(self, x: ir.Value) -> ir.Value:
+        """i1: the sign bit of x is set (true for -0.0 and negative NaNs)."""
+        return self.b.icmp_signed("<", self.to_bits(x), self.ci(0))
+
+    def isinf(self, x: ir.Value) -> ir.Value:
+        return self.eq(self.fabs(x), self.c(float("inf")))
+
+    def poly_c(self, x: ir.Value, coeffs: Sequence[float]) -> ir.Value:
+        """Horner without the constant term: x * (c1 + x * (c2 + ...))."""
+        return self.mul(x, self.poly(x, coeffs[1:]))
+
+    # error-free transformations (exact with round-to-nearest and no fast-math)
+    def two_sum(self, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """s + e == a + b exactly, s = fl(a + b) (Knuth, 6 flops, any magnitudes)."""
+        s = self.add(a, b)
+        bb = self.sub(s, a)
+        e = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
+        return s, e
+
+    def fast_two_sum(self, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """As two_sum when |a| >= |b| (or a == 0) (Dekker, 3 flops)."""
+        s = self.add(a, b)
+        return s, self.sub(b, self.sub(s, a))
+
+    def two_prod(self, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """p + e == a * b exactly (barring over/underflow), p = fl(a * b)."""
+        p = self.mul(a, b)
+        return p, self.fma(a, b, self.neg(p))
+
+    def ldexp(self, v: ir.Value, k: ir.Value) -> ir.Value:
+        """v * 2^k for an integer k (ity) with |k| <= 2 * bias: two exact power-of-two
+        factors, so only the last multiply rounds (once, into the subnormal range or to
+        inf)."""
+        k1 = self.b.ashr(k, self.ci(1))
+        k2 = self.b.sub(k, k1)
+        return self.mul(self.mul(v, self.pow2i(k1)), self.pow2i(k2))

@@ -89,9 +89,9 @@ def huge(fp: Fp, x: ir.Value) -> ir.Value:
     return fp.b.and_(fp.ge(ax, fp.c(HUGE[fp.bits])), fp.lt(ax, fp.c(math.inf)))
 
 
-def _precise(name: str, fast: ir.Function) -> callable:
-    """Body of a variant that sends huge lanes to the C library's double-precision
-    function (rounded once to f32 for f32)."""
+def _precise(name: str, fast: ir.Function, flag=None) -> callable:
+    """Body of a variant that sends huge lanes (`flag`, default `huge`) to the C library's
+    double-precision function (rounded once to f32 for f32)."""
 
     def body(fp: Fp, args: list[ir.Value]) -> ir.Value:
         (x,) = args
@@ -102,7 +102,7 @@ def _precise(name: str, fast: ir.Function) -> callable:
         slow_bb = fn.append_basic_block("slow")
         fast_bb = fn.append_basic_block("fast")
         done_bb = fn.append_basic_block("done")
-        b.cbranch(huge(fp, x), slow_bb, fast_bb)
+        b.cbranch((flag or huge)(fp, x), slow_bb, fast_bb)
         b.position_at_end(slow_bb)
         xd = b.fpext(x, dbl) if fp.bits == 32 else x
         rd = b.call(libm, [xd])

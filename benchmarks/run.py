@@ -1,0 +1,196 @@
+"""The peers' workloads of shared/DESIGN.md on Ember (through `ember.jit`) vs NumPy, and JAX,
+numexpr and Numba when importable, in one process.
+
+Run (OpenBLAS tuning variables unset for this command only, as the peers' table was taken):
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/run.py [--repeat 15]
+
+Prints per workload the median milliseconds of each implementation, its ratio to NumPy
+(>1: faster than NumPy) and, for Ember, the achieved GB/s (bytes read + written) and its
+fraction of the triad bandwidth measured first in the same run (Ember's own compiled
+`a = b + s*c` over 128 MB arrays on all threads). Then one-time costs. Results of every
+call are dropped, as a loop that discards results would. Informative only: shared hosts
+are noisy; compare ratios from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    fn()  # warm up (and compile, for JITs)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times) * 1e3)
+
+
+def _ready(x: object) -> object:
+    return x.block_until_ready() if hasattr(x, "block_until_ready") else x
+
+
+def workloads(jnp):
+    """name -> (function written as users write it, argument factory, bytes moved)."""
+    rng = np.random.default_rng(0)
+    n = 10_000_000
+    v = [rng.standard_normal(n).astype(np.float32) for _ in range(3)]
+    m = rng.standard_normal((4096, 1024)).astype(np.float32)
+    g, b = rng.standard_normal(1024).astype(np.float32), rng.standard_normal(1024).astype(
+        np.float32)
+
+    def fusion(x, a, c):
+        return a * jnp.sin(x) + c
+
+    def chain(x):
+        return jnp.tanh(x * .5 + 1) * jnp.exp(-x * x) + jnp.log1p(jnp.abs(x))
+
+    def total(x):
+        return jnp.sum(x)
+
+    def softmax(x):
+        e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+        return e / jnp.sum(e, axis=-1, keepdims=True)
+
+    def layernorm(x, g, b):
+        mu = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.var(x, axis=-1, keepdims=True)
+        return (x - mu) / jnp.sqrt(var + 1e-5) * g + b
+
+    mb = m.nbytes
+    return [("a*sin(x)+b, 1e7 f32", fusion, (v[0], v[1], v[2]), 4 * 4 * n),
+            ("tanh/exp/log1p chain, 1e7", chain, (v[0],), 2 * 4 * n),
+            ("sum, 1e7 f32", total, (v[0],), 4 * n),
+            ("row softmax, 4096x1024", softmax, (m,), 2 * mb),
+            ("layernorm, 4096x1024", layernorm, (m, g, b), 2 * mb)]
+
+
+def triad_gbs(repeat: int) -> float:
+    """Ember's compiled triad over 128 MB arrays, all threads: the bandwidth reference."""
+    import ember
+
+    n = 1 << 25
+    b, c = np.ones(n, np.float32), np.full(n, 2.0, np.float32)
+    f = ember.jit(lambda b, c: b + np.float32(3.0) * c)
+    t = median_ms(lambda: _ready(f(b, c)), repeat)
+    return 3 * 4 * n / (t * 1e-3) / 1e9
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+    rep = args.repeat
+    t0 = time.perf_counter()
+    import ember
+    import ember.numpy as jnp
+    from ember.backends import cpu
+
+    import_ms = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    from ember.backends.cpu import llvm_target
+
+    llvm_target.target()
+    llvm_ms = (time.perf_counter() - t0) * 1e3
+    bw = triad_gbs(rep)
+    peers: dict[str, object] = {}
+    if importlib.util.find_spec("jax"):
+        import jax
+        import jax.numpy as jjnp
+
+        peers["jax"] = (jax, jjnp)
+    has_ne = importlib.util.find_spec("numexpr") is not None
+    rows = []
+    for name, fn, fargs, nbytes in workloads(jnp):
+        ej = ember.jit(fn)
+        eargs = [ember.asarray(a) if hasattr(ember, "asarray") else a for a in fargs]
+        kernels = ej.lower(*fargs).compile().as_text().split("ENTRY")[1].count("fusion(")
+        t_e = median_ms(lambda f=ej, a=eargs: _ready(f(*a)), rep)
+        nf = _with_module(fn, np)  # NumPy: the same source with jnp bound to numpy
+        t_n = median_ms(lambda f=nf, a=fargs: f(*a), rep)
+        row = {"name": name, "ember": t_e, "numpy": t_n, "gbs": nbytes / (t_e * 1e-3) / 1e9,
+               "kernels": kernels}
+        if "jax" in peers:
+            jax, jjnp = peers["jax"]
+            jf = jax.jit(_with_module(fn, jjnp))
+            jargs = [jjnp.asarray(a) for a in fargs]
+            row["jax"] = median_ms(lambda f=jf, a=jargs: f(*a).block_until_ready(), rep)
+        if has_ne and name.startswith("a*sin"):
+            import numexpr as ne
+
+            x, a, c = fargs
+            row["numexpr"] = median_ms(lambda: ne.evaluate("a*sin(x)+c"), rep)
+        rows.append(row)
+    print(f"threads: {cpu.get_num_threads()}   triad bandwidth (Ember, same run): {bw:.1f} GB/s")
+    print(f"{'workload':28} {'impl':8} {'ms':>8} {'vs numpy':>9} {'GB/s':>6} {'of triad':>8}")
+    for r in rows:
+        for impl in ("ember", "numpy", "jax", "numexpr"):
+            if impl not in r:
+                continue
+            t = r[impl]
+            extra = ""
+            if impl == "ember":
+                extra = f" {r['gbs']:6.1f} {r['gbs'] / bw:7.0%}   kernels: {r['kernels']}"
+            print(f"{r['name']:28} {impl:8} {t:8.2f} {r['numpy'] / t:8.2f}x{extra}")
+    tiny = ember.jit(lambda x: x + 1)
+    y = tiny(np.ones(3, np.float32))
+    reps = 100_000
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        y = tiny(y)
+        _ready(y)
+    print(f"cached tiny call (ember.Array arg): {(time.perf_counter() - t0) / reps * 1e6:.1f} us")
+    xn = np.ones(3, np.float32)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        _ready(tiny(xn))
+    print(f"cached tiny call (NumPy arg):       {(time.perf_counter() - t0) / reps * 1e6:.1f} us")
+    print(f"import ember: {import_ms:.0f} ms; LLVM initialization: {llvm_ms:.0f} ms")
+    print(f"first call of a*sin(x)+b (disk cache off): {_first_call_ms('off'):.1f} ms")
+    print("libm per element still:", ", ".join(_scalar_libm()))
+
+
+def _with_module(fn: Callable, module: object) -> Callable:
+    """`fn` with its `jnp` global bound to `module` (NumPy, jax.numpy)."""
+    import types
+
+    g = dict(fn.__globals__)
+    g["jnp"] = module
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def _first_call_ms(cache: str) -> float:
+    """Trace + compile + run of a new function in a process where LLVM is initialized."""
+    code = ("import time, numpy as np, ember, ember.numpy as jnp\n"
+            "from ember.backends.cpu import llvm_target; llvm_target.target()\n"
+            "x = np.ones(1000, np.float32)\n"
+            "t = time.perf_counter()\n"
+            "ember.jit(lambda x, a, b: a * jnp.sin(x) + b)(x, x, x)\n"
+            "print((time.perf_counter() - t) * 1e3)\n")
+    env = dict(os.environ, EMBER_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    try:
+        return float(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return float("nan")
+
+
+def _scalar_libm() -> list[str]:
+    try:
+        from ember.backends.cpu.mathlib import SCALAR_LIBM
+    except ImportError:
+        return ["(unknown)"]
+    return list(SCALAR_LIBM)
+
+
+if __name__ == "__main__":
+    main()

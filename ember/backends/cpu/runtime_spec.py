@@ -1,0 +1,82 @@
+"""What an executable needs at call time, apart from its code: a plain, serializable record.
+
+Input: a Schedule (after emission, which may add constants) and the entry root's shape.
+Output: `RuntimeSpec` with the pointer-table layout (parameters, outputs, scratch size,
+constants, copies into outputs after the call) and the root's tuple structure. It is what
+the disk cache stores beside the object code (as JSON plus raw constant bytes: no pickle,
+so a cache file is data, never code).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ember.backends.cpu.schedule import Schedule
+from ember.hlo.shape import Shape, numpy_dtype
+
+ShapeSpec = tuple[str, tuple[int, ...]]  # (element type, dims)
+
+
+def _tree(shape: Shape) -> Any:
+    """Root structure: None for an array leaf, a list for a tuple."""
+    return [_tree(s) for s in shape.tuple_shapes] if shape.is_tuple else None
+
+
+@dataclass
+class RuntimeSpec:
+    params: list[ShapeSpec]
+    outputs: list[ShapeSpec]
+    constants: list[np.ndarray]
+    scratch_bytes: int
+    copy_outs: list[tuple[int, str, int, ShapeSpec]]  # (output pos, slot kind, index, shape)
+    root: Any
+
+    @property
+    def slot_count(self) -> int:
+        return len(self.params) + len(self.outputs) + 1 + len(self.constants)
+
+    @staticmethod
+    def from_schedule(sched: Schedule, root_shape: Shape) -> RuntimeSpec:
+        def spec(s: Shape) -> ShapeSpec:
+            return (s.element_type, tuple(s.dimensions))
+
+        return RuntimeSpec([spec(s) for s in sched.params], [spec(s) for s in sched.outputs],
+                           list(sched.constants), sched.scratch_bytes,
+                           [(pos, s.kind, s.index, spec(s.shape)) for pos, s in sched.copy_outs],
+                           _tree(root_shape))
+
+    def to_bytes(self) -> tuple[dict[str, Any], bytes]:
+        """(JSON-able metadata, concatenated constant bytes)."""
+        consts = [np.ascontiguousarray(c) for c in self.constants]
+        meta = {"params": self.params, "outputs": self.outputs,
+                "scratch_bytes": self.scratch_bytes, "copy_outs": self.copy_outs,
+                "root": self.root,
+                "constants": [(c.dtype.str, list(c.shape), c.nbytes) for c in consts]}
+        return json.loads(json.dumps(meta)), b"".join(c.tobytes() for c in consts)
+
+    @staticmethod
+    def from_bytes(meta: dict[str, Any], data: bytes) -> RuntimeSpec:
+        consts = []
+        off = 0
+        for dt, shape, nbytes in meta["constants"]:
+            consts.append(np.frombuffer(data, np.dtype(dt), int(np.prod(shape, dtype=np.int64)),
+                                        off).reshape(shape).copy())
+            off += nbytes
+        if off != len(data):
+            raise ValueError("constant bytes do not match their metadata")
+
+        def spec(s: Any) -> ShapeSpec:
+            return (str(s[0]), tuple(int(d) for d in s[1]))
+
+        return RuntimeSpec([spec(s) for s in meta["params"]], [spec(s) for s in meta["outputs"]],
+                           consts, int(meta["scratch_bytes"]),
+                           [(int(p), str(k), int(i), spec(s)) for p, k, i, s in meta["copy_outs"]],
+                           meta["root"])
+
+
+def dtype_of(spec: ShapeSpec) -> np.dtype:
+    return numpy_dtype(spec[0])

@@ -1,0 +1,122 @@
+"""Row fusion (softmax, layernorm as users write them) and sibling multi-output fusion:
+kernel counts, the exp computed once, refusals, and results against the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember.backends import cpu
+from ember.backends.interpreter import evaluate
+from ember.hlo import Builder, Shape
+from ember.lowering import lower_jaxpr
+
+
+def softmax(x):
+    e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = jnp.mean(x, axis=-1, keepdims=True)
+    v = jnp.var(x, axis=-1, keepdims=True)
+    return (x - m) / jnp.sqrt(v + 1e-5) * g + b
+
+
+def _module(f, *args):
+    return lower_jaxpr(ember.make_jaxpr(f)(*args)).module
+
+
+def _compare(m, *args, rtol=2e-6, atol=1e-6):
+    exe = cpu.compile(m)
+    got, want = exe(*args), evaluate(m, *args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return exe
+
+
+def _rand(*shape, seed=0):
+    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(np.float32)
+
+
+def test_softmax_is_one_kernel_with_exp_computed_once():
+    x = _rand(4096, 1024)
+    x[0, :3] = [80.0, -80.0, 0.0]  # large spread: exp(x - max) must not overflow
+    exe = _compare(_module(softmax, x), x)
+    assert exe.kernel_names == ["fusion"]
+    assert "kind=kInput" in exe.as_text()
+    # one exp call site in the kernel (kept in a row scratch, not recomputed per phase)
+    assert exe.unoptimized_ir.count('call float @"ember.exp.f32"(') == 1
+    assert "alloca float, i64 1024" in exe.unoptimized_ir
+
+
+def test_layernorm_is_one_kernel():
+    x, g, b = _rand(4096, 1024), _rand(1024, seed=1), _rand(1024, seed=2)
+    exe = _compare(_module(layernorm, x, g, b), x, g, b, rtol=1e-4, atol=1e-5)
+    assert exe.kernel_names == ["fusion"]
+
+
+@pytest.mark.parametrize("shape", [(7, 33), (2, 3, 17), (1, 5), (3, 2)], ids=str)
+def test_row_fusion_odd_shapes(shape):
+    x = _rand(*shape, seed=3)
+    exe = _compare(_module(softmax, x), x)
+    assert len(exe.kernel_names) == 1
+    g = _rand(shape[-1], seed=4)
+    _compare(_module(layernorm, x, g, g), x, g, g, rtol=1e-4, atol=1e-5)
+
+
+def test_intermediate_used_outside_is_not_duplicated():
+    def f(x):
+        e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+        return e / jnp.sum(e, axis=-1, keepdims=True), e
+
+    x = _rand(16, 64)
+    exe = _compare(_module(f, x), x)
+    reasons = [str(d) for d in exe.module.fusion_decisions]
+    assert any("used outside the row fusion" in r for r in reasons), reasons
+    assert exe.as_text().count("exponential(") == 1
+
+
+def test_row_too_large_for_cache_is_refused():
+    x = _rand(2, 1 << 17)  # a 512 KB row
+    exe = _compare(_module(softmax, x), x)
+    assert len(exe.kernel_names) > 1
+    assert any("does not fit" in str(d) for d in exe.module.fusion_decisions)
+
+
+def _siblings(shape, axes, ops):
+    b = Builder("siblings")
+    x = b.parameter(Shape("f32", shape))
+    outs = []
+    for op, square in ops:
+        v = b.multiply(x, x) if square else x
+        init = {"add": 0.0, "maximum": -np.inf, "minimum": np.inf}[op]
+        outs.append(b.reduce(v, b.scalar(init, "f32"), axes,
+                             Builder.scalar_computation(op, "f32")))
+    return b.build(b.tuple(outs))
+
+
+@pytest.mark.parametrize("shape,axes", [((1000,), (0,)), ((64, 33), (1,)), ((64, 33), (0,))],
+                         ids=str)
+def test_sibling_reductions_share_one_pass(shape, axes):
+    x = _rand(*shape, seed=5)
+    exe = _compare(_siblings(shape, axes, [("add", False), ("add", True)]), x, rtol=1e-5)
+    assert len(exe.kernel_names) == 1
+    exe = _compare(_siblings(shape, axes, [("maximum", False), ("minimum", False)]), x)
+    assert len(exe.kernel_names) == 1
+    assert "get-tuple-element" in exe.as_text()
+
+
+def test_dependent_reductions_are_not_siblings():
+    b = Builder("dependent")
+    x = b.parameter(Shape("f32", (100,)))
+    add = Builder.scalar_computation("add", "f32")
+    s = b.reduce(x, b.scalar(0.0, "f32"), (0,), add)
+    d = b.subtract(x, b.broadcast(s, (100,), ()))
+    s2 = b.reduce(b.multiply(d, d), b.scalar(0.0, "f32"), (0,), add)
+    m = b.build(b.tuple([s, s2]))
+    x0 = _rand(100, seed=6)
+    _compare(m, x0, rtol=1e-5)
