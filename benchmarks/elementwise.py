@@ -11,23 +11,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
-from collections.abc import Callable
 
 import numpy as np
+from timing import median_ms
 
 from ember.backends import cpu
 from ember.backends.cpu.mathlib import SCALAR_LIBM, VECTORIZED
 from ember.hlo import Builder, Shape
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm up (and compile, for JITs)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times) * 1e3)
 
 
 def fusion_example(n: int):

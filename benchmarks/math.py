@@ -11,11 +11,11 @@ Informative only: timings are noisy on shared hosts.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+from timing import median_ms
 
 from ember.backends import cpu
 from ember.backends.cpu.mathlib import SCALAR_LIBM, VECTORIZED
@@ -69,16 +69,6 @@ def _module(op: str, et: str, n: int, arity: int, affine: bool):
 def _numpy_affine(f: Callable[..., np.ndarray], xs: list[np.ndarray], a: np.ndarray,
                   c: np.ndarray) -> np.ndarray:
     return f(*xs) * a + c
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times) * 1e3)
 
 
 def main() -> None:

@@ -23,16 +23,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm up (and compile, for JITs)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times) * 1e3)
+from timing import median_ms
 
 
 def _ready(x: object) -> object:
