@@ -14,17 +14,22 @@ from ember.passes.algsimp.util import (
 )
 
 
+def _other_if_identity(inst: Instruction, value: int, **match: bool) -> Instruction | None:
+    """For a commutative op with identity `value`: the operand beside that identity."""
+    a, b = inst.operands
+    if is_value(b, value, **match):
+        return a
+    if is_value(a, value, **match):
+        return b
+    return None
+
+
 @rewrite("multiply")
 def mul_one(inst: Instruction) -> Instruction | None:
     """A * 1 => A"""
-    a, b = inst.operands
     if inst.shape.element_type == "pred":
         return None
-    if is_value(b, 1):
-        return a
-    if is_value(a, 1):
-        return b
-    return None
+    return _other_if_identity(inst, 1)
 
 
 @rewrite("multiply")
@@ -55,40 +60,19 @@ def div_one(inst: Instruction) -> Instruction | None:
 @rewrite("add")
 def add_neg_zero(inst: Instruction) -> Instruction | None:
     """A + (-0.0) => A"""
-    a, b = inst.operands
-    if not is_float_inst(inst):
-        return None
-    if is_value(b, 0, signed_zero=True):
-        return a
-    if is_value(a, 0, signed_zero=True):
-        return b
-    return None
+    return _other_if_identity(inst, 0, signed_zero=True) if is_float_inst(inst) else None
 
 
 @rewrite("add")
 def int_add_zero(inst: Instruction) -> Instruction | None:
     """A + 0 => A (integers)"""
-    a, b = inst.operands
-    if not is_int_inst(inst):
-        return None
-    if is_value(b, 0):
-        return a
-    if is_value(a, 0):
-        return b
-    return None
+    return _other_if_identity(inst, 0) if is_int_inst(inst) else None
 
 
 @rewrite("add", unsafe=True)
 def float_add_zero(inst: Instruction) -> Instruction | None:
     """A + 0.0 => A (floats; unsafe: -0.0 + 0.0 is +0.0)"""
-    a, b = inst.operands
-    if not is_float_inst(inst):
-        return None
-    if is_value(b, 0):
-        return a
-    if is_value(a, 0):
-        return b
-    return None
+    return _other_if_identity(inst, 0) if is_float_inst(inst) else None
 
 
 @rewrite("subtract")
