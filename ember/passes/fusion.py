@@ -32,13 +32,13 @@ Invariants:
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
+from ember.passes.grouping import grow_group
 from ember.passes.row_fusion import form_row_groups
 
 # Ops that may sit inside a kLoop fusion (index-remapping ops and elementwise ops).
@@ -186,37 +186,20 @@ class Fusion(HloPass):
     def _grow(root: Instruction, pos: dict[Instruction, int],
               decisions: list[FusionDecision]) -> list[Instruction]:
         """The group of `root`: producers visited latest-in-post-order first."""
-        group: set[Instruction] = {root}
-        members = [root]
         amplified: dict[Instruction, bool] = {root: False}
-        heap: list[tuple[int, int, Instruction]] = []
-        queued: set[Instruction] = set()
 
-        def push(m: Instruction) -> None:
-            for p in m.operands:
-                if p not in queued and p not in group:
-                    queued.add(p)
-                    heapq.heappush(heap, (-pos[p], id(p), p))
-
-        push(root)
-        while heap:
-            _, _, p = heapq.heappop(heap)
+        def accept(p: Instruction, group: set[Instruction]) -> bool:
             consumers = [u for u in p.users if u in group]
-            ok = True
             for c in consumers:
                 d = should_fuse(c, p, group, amplified[c] or _expands(c))
                 if not d.ok:
-                    ok = False
                     if p.opcode != "parameter":
                         decisions.append(FusionDecision(p.name, c.name, d.reason))
-                    break
-            if not ok:
-                continue
-            group.add(p)
-            members.append(p)
+                    return False
             amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
-            push(p)
-        return members
+            return True
+
+        return grow_group(root, pos, accept)
 
     @staticmethod
     def _needs_memory(inst: Instruction, comp: Computation,

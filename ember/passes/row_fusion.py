@@ -25,12 +25,12 @@ input plus the expensive intermediates must fit in `ROW_CACHE_BYTES`.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
+from ember.passes.grouping import grow_group
 
 ROW_CACHE_BYTES = 256 * 1024  # about half of this host's L2 per core
 
@@ -136,32 +136,18 @@ def grow_row_group(root: Instruction, pos: dict[Instruction, int],
     rs = _RowShape(root.shape.dimensions)
     if _member_reason(root, rs) or root.opcode in ("reduce", "constant"):
         return None
-    group: set[Instruction] = {root}
-    members = [root]
-    heap: list[tuple[int, int, Instruction]] = []
-    queued: set[Instruction] = set()
-
-    def push(m: Instruction) -> None:
-        for p in m.operands:
-            if p not in queued and p not in group:
-                queued.add(p)
-                heapq.heappush(heap, (-pos[p], id(p), p))
-
-    push(root)
-    while heap:
-        _, _, p = heapq.heappop(heap)
+    def accept(p: Instruction, group: set[Instruction]) -> bool:
         why = _member_reason(p, rs)
         if not why and any(u not in group for u in p.users):
             why = "used outside the row fusion; not duplicated"
-        if why:
-            if p.opcode not in ("parameter", "constant"):
-                users = [u for u in p.users if u in group]
-                decisions.append((p.name, users[0].name if users else root.name,
-                                  f"row fusion: {why}"))
-            continue
-        group.add(p)
-        members.append(p)
-        push(p)
+        if why and p.opcode not in ("parameter", "constant"):
+            users = [u for u in p.users if u in group]
+            decisions.append((p.name, users[0].name if users else root.name,
+                              f"row fusion: {why}"))
+        return not why
+
+    members = grow_group(root, pos, accept)
+    group = set(members)
     if not any(m.opcode == "reduce" for m in members):
         return None
     # the row of every full-shape input and of every expensive row-level value must fit
