@@ -13,11 +13,13 @@ from ember.numpy import linalg  # noqa: F401
 from ember.numpy._array_api import *  # noqa: F403
 from ember.numpy._creation import *  # noqa: F403
 from ember.numpy._dtypes import *  # noqa: F403
+from ember.numpy._index_update import *  # noqa: F403
 from ember.numpy._indexing import *  # noqa: F403
 from ember.numpy._linalg import *  # noqa: F403
 from ember.numpy._manipulation import *  # noqa: F403
 from ember.numpy._reductions import *  # noqa: F403
 from ember.numpy._sorting import *  # noqa: F403
+from ember.numpy._take import *  # noqa: F403
 from ember.numpy._ufuncs import *  # noqa: F403
 
 pi = _np.pi

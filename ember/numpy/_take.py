@@ -1,0 +1,147 @@
+"""`take` and `take_along_axis`, with NumPy's and JAX's index modes.
+
+Input: an array, integer indices and an axis. Output: a gather. Invariants: the default mode
+fills out-of-range reads (NaN for floats) as JAX does; "wrap" and "clip" as NumPy.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ember import lax
+from ember.core.trace import get_aval
+from ember.lax._slicing import GatherScatterMode
+from ember.numpy._index_entries import _Array, _as_array, _Slice
+from ember.numpy._indexer import _gather
+
+__all__ = ["take", "take_along_axis"]
+
+
+# ---------------------------------------------------------------------------------------------
+# take, take_along_axis
+# ---------------------------------------------------------------------------------------------
+
+def _index_operand(indices: Any, fname: str) -> Any:
+    if isinstance(indices, (list, tuple)):
+        indices = np.asarray(indices)
+    if isinstance(indices, (np.ndarray, np.generic, int)) and not isinstance(indices, bool):
+        value = np.asarray(indices)
+        if value.dtype.kind not in "iu":
+            raise TypeError(f"{fname} indices must be integers, got {value.dtype.name}")
+        return value.astype(np.int64)
+    dt = get_aval(indices).dtype
+    if dt.kind not in "iu":
+        raise TypeError(f"{fname} indices must be integers, got {dt.name}")
+    return indices
+
+
+def _mode_for_take(mode: Any, fname: str) -> tuple[Any, bool, bool]:
+    """(gather mode, wrap negatives once, wrap modulo the size) for take's mode strings."""
+    if mode is None or mode == "fill" or mode is GatherScatterMode.FILL_OR_DROP:
+        return GatherScatterMode.FILL_OR_DROP, True, False
+    if mode == "raise":
+        raise NotImplementedError(f"The 'raise' mode to jnp.{fname} is not supported.")
+    if mode == "wrap":
+        return GatherScatterMode.PROMISE_IN_BOUNDS, False, True
+    if mode == "clip" or mode is GatherScatterMode.CLIP:
+        return GatherScatterMode.CLIP, False, False
+    if mode == "promise_in_bounds" or mode is GatherScatterMode.PROMISE_IN_BOUNDS:
+        return GatherScatterMode.PROMISE_IN_BOUNDS, True, False
+    raise ValueError(f"Invalid mode '{mode}' for np.{fname}")
+
+
+def _mod_index(value: Any, size: int) -> Any:
+    """value mod size, in [0, size) (NumPy's 'wrap')."""
+    if isinstance(value, np.ndarray):
+        return np.mod(value, size)
+    r = lax.rem(value, lax.convert_element_type(size, get_aval(value).dtype))
+    if get_aval(value).dtype.kind == "u":
+        return r
+    return lax.select_n(lax.lt(r, 0), r, lax.add(r, size))
+
+
+def _take_on_axis(a: Any, idx_entry: Any, axis: int, fname: str, mode: Any,
+                  fill_value: Any, unique_indices: bool = False,
+                  indices_are_sorted: bool = False, other: list[Any] | None = None) -> Any:
+    gmode, normalize, wrap = _mode_for_take(mode, fname)
+    size = get_aval(a).shape[axis]
+    if wrap:
+        if size == 0:
+            raise IndexError(f"Cannot do a non-empty jnp.{fname}() from an empty axis.")
+        idx_entry = _mod_index(idx_entry, size)
+    entries = list(other) if other is not None else [_Slice(0, s, 1)
+                                                     for s in get_aval(a).shape]
+    entries[axis] = _Array(idx_entry)
+    if size == 0 and int(np.prod(entries[axis].shape, dtype=np.int64)):
+        raise IndexError(f"Cannot do a non-empty jnp.{fname}() from an empty axis.")
+    return _gather(a, entries, mode=gmode, fill_value=fill_value,
+                   indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                   normalize=normalize)
+
+
+def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: Any = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Any:
+    """Elements of `a` at `indices` along `axis` (the flattened array when None).
+
+    mode None / 'fill': out-of-range indices give fill_value (NaN for floats, INT_MIN for
+    signed, UINT_MAX for unsigned, True for bool); negative indices count from the end.
+    'clip' clamps (negatives go to 0), 'wrap' wraps modulo the size; 'raise' is not
+    supported (it would need a data-dependent error).
+    """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a = _as_array(a)
+    idx = _index_operand(indices, "take")
+    if axis is None:
+        a = lax.reshape(a, (get_aval(a).size,))
+        axis = 0
+    ndim = get_aval(a).ndim
+    if ndim == 0:
+        raise ValueError("take: the array must have at least one dimension (axis=None "
+                         "flattens it)")
+    axis = _canonical_axis(axis, ndim)
+    return _take_on_axis(a, idx, axis, "take", mode, fill_value, unique_indices,
+                         indices_are_sorted)
+
+
+def _canonical_axis(axis: Any, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Any:
+    """out[..., i, ...] = arr[..., indices[..., i, ...], ...] along `axis`; the other dims
+    of arr and indices broadcast. Out-of-range indices fill by default, as `take`."""
+    a = _as_array(arr)
+    idx = _index_operand(indices, "take_along_axis")
+    idx_shape = idx.shape if isinstance(idx, np.ndarray) else get_aval(idx).shape
+    if axis is None:
+        if len(idx_shape) != 1:
+            raise ValueError(f"when axis=None, `indices` must have a single dimension, got "
+                             f"shape {idx_shape}")
+        a = lax.reshape(a, (get_aval(a).size,))
+        axis = 0
+    shape = get_aval(a).shape
+    if len(idx_shape) != len(shape):
+        raise ValueError(f"indices and arr must have the same number of dimensions; "
+                         f"{len(idx_shape)} vs. {len(shape)}")
+    axis = _canonical_axis(axis, len(shape))
+    for d, (s, t) in enumerate(zip(shape, idx_shape)):
+        if d != axis and s != t and 1 not in (s, t):
+            raise ValueError(f"indices and arr shapes are not broadcast-compatible: "
+                             f"{idx_shape} vs. {shape}")
+    # Every other dim d is read through iota(shape[d]) aligned on dim d, so all index arrays
+    # broadcast to the result shape and the gather collapses every operand dim.
+    rank = len(shape)
+    other: list[Any] = []
+    for d, s in enumerate(shape):
+        line = np.arange(s, dtype=np.int64).reshape([s if i == d else 1 for i in range(rank)])
+        other.append(_Array(line))
+    return _take_on_axis(a, idx, axis, "take_along_axis", mode, fill_value, other=other)
