@@ -21,7 +21,7 @@ import numpy as np
 
 from ember import lax
 from ember.core.trace import get_aval
-from ember.lax._sorting import masked_pick, take_prefix
+from ember.numpy._manipulation import diagonal
 from ember.numpy._promote import check_arraylike, promote_dtypes
 
 # diagonal and trace are defined here gather-free (einsum's repeated labels use diagonal) and
@@ -221,48 +221,6 @@ def kron(a: Any, b: Any) -> Any:
     prod = lax.mul(lax.broadcast_in_dim(ai, shape, tuple(range(2 * nd))),
                    lax.broadcast_in_dim(bi, shape, tuple(range(2 * nd))))
     return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
-
-
-# -- diagonals ---------------------------------------------------------------------------------
-
-def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """The `offset` diagonal over axes (axis1, axis2), appended as the last axis.
-
-    out[..., d] = a[..., d + max(-offset, 0), d + max(offset, 0)]. Written without gather:
-    a masked pick along one of the two axes (exact, see lax._sorting.masked_pick), then the
-    first `d` entries of the other axis.
-    """
-    check_arraylike("diagonal", a)
-    a = promote_dtypes(a)[0]
-    aval = get_aval(a)
-    if aval.ndim < 2:
-        raise ValueError("diagonal requires an array of at least two dimensions")
-    ax1, ax2 = _axis(axis1, aval.ndim), _axis(axis2, aval.ndim)
-    if ax1 == ax2:
-        raise ValueError("axis1 and axis2 cannot be the same")
-    offset = operator.index(offset)
-    rest = [i for i in range(aval.ndim) if i not in (ax1, ax2)]
-    x = lax.transpose(a, rest + [ax1, ax2])
-    shape = get_aval(x).shape
-    n1, n2 = shape[-2], shape[-1]
-    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
-    r = len(rest)
-    rows = lax.broadcasted_iota(np.int32, (n1, n2), 0)
-    cols = lax.broadcasted_iota(np.int32, (n1, n2), 1)
-    mask = lax.eq(lax.add(rows, lax.full((n1, n2), offset, np.int32)), cols)
-    mask = lax.broadcast_in_dim(mask, shape, (r, r + 1))
-    # offset >= 0: the diagonal starts at row 0, one entry per row; else at column 0.
-    line = masked_pick(x, mask, (r + 1,) if offset >= 0 else (r,))
-    if get_aval(line).shape[-1] != length:
-        line = take_prefix(line, length, r, 0)
-    return line
-
-
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-          out: None = None) -> Any:
-    """The sum of the `offset` diagonal (small ints accumulate in the default int, as sum)."""
-    from ember.numpy._reductions import sum as _sum
-    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 # -- einsum ------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import numpy as np
 from ember import lax
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
-from ember.numpy import _linalg
+from ember.numpy import _linalg, _manipulation
 from ember.numpy._promote import check_arraylike, promote_dtypes_inexact
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
@@ -173,12 +173,12 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """The sum of the `offset` diagonal of the last two axes."""
-    return _linalg.trace(x, offset, -2, -1, dtype)
+    return _manipulation.trace(x, offset, -2, -1, dtype)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """The `offset` diagonal of the last two axes."""
-    return _linalg.diagonal(x, offset, -2, -1)
+    return _manipulation.diagonal(x, offset, -2, -1)
 
 
 def matrix_transpose(x: Any, /) -> Any:
