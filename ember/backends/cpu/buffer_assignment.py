@@ -1,0 +1,151 @@
+"""Buffer assignment: which temporaries share memory in the scratch block.
+
+Input: the temporaries of a schedule as `LogicalBuffer`s: a byte size and a live range
+[start, end] in kernel positions (written by kernel `start`, last read by kernel `end`), and
+for each the operands it may overwrite in place. Output: a `BufferAssignment`: a byte offset
+per buffer inside one scratch block, the block's size, and a printable table.
+
+How:
+1. In place. A kernel that reads operand `a` only at the index it writes (an elementwise
+   kernel of a same-sized operand) may write its result `b` over `a` when `a` dies in that
+   kernel (`a.end == b.start`): every element is read before it is overwritten, and nothing
+   reads `a` afterwards. `a` and `b` then form one chain whose live range is
+   [a.start, b.end]; a chain grows only at its end (one successor per buffer).
+2. Packing. Chains are placed in decreasing size order (ties: earlier first) at the lowest
+   64-byte aligned offset where they overlap, in memory, no chain already placed whose
+   live range overlaps theirs (ranges [s1, e1] and [s2, e2] overlap when s1 <= e2 and
+   s2 <= e1: a kernel's output never shares memory with an operand it reads, unless step 1
+   chained them). This is a greedy interval packing, as XLA's heap simulator's
+   "decreasing size, best fit" does; it is not optimal, but it is deterministic and
+   keeps the peak flat for chains of elementwise kernels.
+Invariants: two buffers whose live ranges overlap never share a byte, except a chained
+pair (the in-place case above); offsets are 64-byte aligned; the result depends only on
+the input list (same program, same offsets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ALIGNMENT = 64
+
+
+@dataclass(frozen=True)
+class LogicalBuffer:
+    """One temporary value. `reusable` names operands this buffer may overwrite in place."""
+
+    name: str
+    size: int
+    start: int
+    end: int
+    reusable: tuple[str, ...] = ()
+
+
+@dataclass
+class Chain:
+    """Buffers that occupy the same memory one after the other."""
+
+    members: list[LogicalBuffer] = field(default_factory=list)
+    offset: int = 0
+
+    @property
+    def size(self) -> int:
+        return max(b.size for b in self.members)
+
+    @property
+    def start(self) -> int:
+        return self.members[0].start
+
+    @property
+    def end(self) -> int:
+        return max(b.end for b in self.members)
+
+    def overlaps_in_time(self, other: Chain) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass
+class BufferAssignment:
+    offsets: dict[str, int]
+    chains: list[Chain]
+    total_bytes: int
+
+    @property
+    def buffer_count(self) -> int:
+        """Distinct memory regions: chains placed at different offsets or overlapping in
+        time count apart; chains reusing the same region at disjoint times count once."""
+        regions: set[tuple[int, int]] = {(c.offset, c.size) for c in self.chains}
+        return len(regions)
+
+    def to_text(self) -> str:
+        """One line per buffer: offset, size, live range, and what it overwrites in place."""
+        lines = [f"scratch: {self.total_bytes} bytes in {len(self.chains)} chains"]
+        for c in sorted(self.chains, key=lambda c: (c.offset, c.start)):
+            lines.append(f"  [{c.offset:>10}, {c.offset + c.size:>10})  "
+                         f"live {c.start}..{c.end}")
+            prev = None
+            for b in c.members:
+                how = f"  (in place of {prev.name})" if prev is not None else ""
+                lines.append(f"      {b.name}: {b.size} bytes, live {b.start}..{b.end}{how}")
+                prev = b
+        return "\n".join(lines)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def _build_chains(buffers: list[LogicalBuffer]) -> list[Chain]:
+    by_name = {b.name: b for b in buffers}
+    chain_of: dict[str, Chain] = {}
+    chains: list[Chain] = []
+    for b in sorted(buffers, key=lambda b: (b.start, b.name)):
+        target = None
+        for name in b.reusable:
+            a = by_name.get(name)
+            # `a` must be written by an earlier kernel and die in the one writing `b`.
+            if a is None or a.start >= b.start or a.end != b.start or a.size < b.size:
+                continue
+            c = chain_of[name]
+            if c.members[-1] is a:  # the chain may grow only at its end
+                target = c
+                break
+        if target is None:
+            target = Chain()
+            chains.append(target)
+        target.members.append(b)
+        chain_of[b.name] = target
+    return chains
+
+
+def _place(chain: Chain, placed: list[Chain]) -> int:
+    busy = sorted((c.offset, c.offset + _align(c.size)) for c in placed
+                  if c.overlaps_in_time(chain))
+    offset = 0
+    need = _align(chain.size)
+    for lo, hi in busy:
+        if offset + need <= lo:
+            break
+        offset = max(offset, hi)
+    return offset
+
+
+def assign_buffers(buffers: list[LogicalBuffer]) -> BufferAssignment:
+    names = [b.name for b in buffers]
+    if len(set(names)) != len(names):
+        raise ValueError("logical buffer names must be unique")
+    for b in buffers:
+        if b.end < b.start:
+            raise ValueError(f"buffer {b.name} ends (kernel {b.end}) before it starts "
+                             f"(kernel {b.start})")
+    chains = _build_chains(buffers)
+    placed: list[Chain] = []
+    for c in sorted(chains, key=lambda c: (-c.size, c.start, c.members[0].name)):
+        c.offset = _place(c, placed)
+        placed.append(c)
+    offsets = {b.name: c.offset for c in chains for b in c.members}
+    total = max((c.offset + _align(c.size) for c in chains), default=0)
+    return BufferAssignment(offsets, chains, total)
+
+
+__all__ = ["ALIGNMENT", "BufferAssignment", "Chain", "LogicalBuffer", "assign_buffers"]
