@@ -1,0 +1,65 @@
+"""Which operands a kernel may overwrite with its result (the in-place rule of buffer assignment).
+
+Input: a scheduled entry instruction (a fusion or a lone op). Output: the operand positions
+whose buffers the kernel's single array result may be written over, when those operands die
+in this kernel (buffer_assignment.py decides that part).
+A kernel may write out[i] over operand a only if it reads a at index i alone, and reads it
+before writing out[i]: every path from a to the result goes through elementwise operations
+of the result's shape (no broadcast, slice, transpose, reduce or gather, which read other
+indices), and a's elements are as wide as the result's (a wider result element would
+overwrite operand elements not read yet). Kernels that may run their loop nest twice are
+excluded: sin, cos and tan raise a "huge argument" flag in the fast pass and then rerun the
+whole nest in precise mode, re-reading every input (kernels.py `_with_precise_rerun`).
+Multi-output fusions, reductions and products never write in place.
+"""
+
+from __future__ import annotations
+
+from ember.hlo.ir import Instruction
+
+# The opcodes whose fast CPU code may ask for a precise rerun (mathlib `_REDUCED`; a test
+# keeps the two in step).
+RERUN_OPCODES: frozenset[str] = frozenset({"sine", "cosine", "tan"})
+
+
+def _same_elements(a: Instruction, out: Instruction) -> bool:
+    return (not a.shape.is_tuple and a.shape.dimensions == out.shape.dimensions
+            and a.shape.dtype.itemsize == out.shape.dtype.itemsize)
+
+
+def _reads_pointwise(start: Instruction, root: Instruction) -> bool:
+    """Every use chain from `start` to `root` is elementwise over root's dimensions."""
+    stack = list(start.users)
+    seen: set[int] = set()
+    while stack:
+        inst = stack.pop()
+        if id(inst) in seen:
+            continue
+        seen.add(id(inst))
+        if not inst.is_elementwise() or inst.opcode in RERUN_OPCODES:
+            return False
+        if inst.shape.is_tuple or inst.shape.dimensions != root.shape.dimensions:
+            return False
+        if inst is not root:
+            stack.extend(inst.users)
+    return True
+
+
+def in_place_operands(inst: Instruction) -> list[int]:
+    """Operand positions of `inst` whose buffers its result may overwrite."""
+    if inst.shape.is_tuple:
+        return []
+    if inst.opcode == "fusion":
+        if inst.attrs.get("kind") != "kLoop":
+            return []
+        comp = inst.fused_computation
+        if any(i.opcode in RERUN_OPCODES for i in comp.instructions):
+            return []
+        return [p.parameter_number for p in comp.parameters
+                if _same_elements(p, inst) and p.users and _reads_pointwise(p, comp.root)]
+    if not inst.is_elementwise() or inst.opcode in RERUN_OPCODES:
+        return []
+    return [k for k, o in enumerate(inst.operands) if _same_elements(o, inst)]
+
+
+__all__ = ["RERUN_OPCODES", "in_place_operands"]
