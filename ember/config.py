@@ -44,10 +44,13 @@ _define(Flag("ember_unsafe_math", False, "Allow rewrites that are not exact unde
              "EMBER_UNSAFE_MATH", _parse_bool))
 _define(Flag("jax_numpy_rank_promotion", "allow", "'allow', 'warn' or 'raise' on implicit "
              "rank promotion in ember.numpy broadcasting.", True))
-_define(Flag("jax_log_compiles", False, "Log each compilation (function and shapes).", False,
-             "JAX_LOG_COMPILES", _parse_bool))
-_define(Flag("jax_explain_cache_misses", False, "Explain why a jitted function retraced.",
-             False, "JAX_EXPLAIN_CACHE_MISSES", _parse_bool))
+_define(Flag("jax_log_compiles", False, "Log each compilation to stderr (function, shapes, "
+             "time per stage, kernels, cache outcome): EMBER_DEBUG=1's line, see "
+             "ember/explain/compile_log.py.", False, "JAX_LOG_COMPILES", _parse_bool))
+_define(Flag("jax_explain_cache_misses", False, "On each retrace of a jitted function, print "
+             "to stderr which argument, static value, pytree structure or config value "
+             "changed (ember/explain/cache_miss.py).", False, "JAX_EXPLAIN_CACHE_MISSES",
+             _parse_bool))
 _define(Flag("jax_debug_nans", False, "Raise at the first operation that produced a NaN.",
              True, "JAX_DEBUG_NANS", _parse_bool))
 _define(Flag("jax_disable_jit", False, "Run jitted functions eagerly, op by op.", True,

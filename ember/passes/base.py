@@ -9,8 +9,11 @@ Environment (read at each run):
   the random generator cannot fill are skipped: see
   `ember.backends.interpreter.differential`).
 - EMBER_DISABLE_PASSES=name,name: skip passes with those names.
-- EMBER_DUMP_TO=dir: after each pass write `NNNN.<module>.<pipeline>.<pass>.hlo.txt`, where
-  NNNN counts dumps of that module name, so a directory listing sorts in pipeline order.
+- EMBER_DUMP_TO=dir: after each pass write the module's text (with metadata); file names
+  sort in pipeline order (see `dump.py`: inside a jit compilation the pass dumps join that
+  module's file set, else `NNNN.<module>.<pipeline>.<pass>.hlo.txt`).
+Observers installed with `ember.passes.observe.observing` are told before and after every
+leaf pass (ember.explain uses them for per-pass diffs and the module before fusion).
 `pipeline.timings` accumulates seconds per pass name.
 """
 
@@ -27,11 +30,12 @@ from typing import TYPE_CHECKING
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
 from ember.hlo.verifier import verify
+from ember.passes.dump import dump_pass
+from ember.passes.observe import notify_after, notify_before
 
 if TYPE_CHECKING:
     from ember.backends.interpreter.differential import Reference
 
-_DUMP_COUNTERS: dict[str, int] = defaultdict(int)
 # The outermost checked pipeline's reference values, shared with nested pipelines and Fix.
 _REFERENCE: ContextVar[tuple[Module, Reference | None] | None] = ContextVar(
     "ember_pass_reference", default=None)
@@ -58,15 +62,7 @@ def _checks_enabled() -> bool:
 
 
 def _dump(module: Module, pipeline: str, pass_name: str) -> None:
-    directory = os.environ.get("EMBER_DUMP_TO")
-    if not directory:
-        return
-    os.makedirs(directory, exist_ok=True)
-    n = _DUMP_COUNTERS[module.name]
-    _DUMP_COUNTERS[module.name] += 1
-    path = os.path.join(directory, f"{n:04d}.{module.name}.{pipeline}.{pass_name}.hlo.txt")
-    with open(path, "w") as f:
-        f.write(print_module(module, metadata=True))
+    dump_pass(module.name, pipeline, pass_name, lambda: print_module(module, metadata=True))
 
 
 class PassPipeline(HloPass):
@@ -91,11 +87,13 @@ class PassPipeline(HloPass):
         for p in self.passes:
             if p.name in disabled:
                 continue
+            leaf = not isinstance(p, PassPipeline | Fix)
+            if leaf:
+                notify_before(module, self.name, p.name)
             t0 = time.perf_counter()
             c = p.run(module)
             self.timings[p.name] += time.perf_counter() - t0
             changed |= c
-            leaf = not isinstance(p, PassPipeline | Fix)
             if _checks_enabled():
                 try:
                     verify(module)
@@ -105,6 +103,7 @@ class PassPipeline(HloPass):
                     reference.check(module, p.name)
             if leaf:
                 _dump(module, self.name, p.name)
+                notify_after(module, self.name, p.name, bool(c))
         return changed
 
 
