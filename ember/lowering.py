@@ -10,6 +10,9 @@ Invariants:
 - Every instruction carries metadata from its equation: `op_name` as a path such as
   `jit(f)/jit(g)/cos`, and the user's source file and line.
 - Nested `jit` equations are inlined (their op_name path records the nesting).
+- Control-flow rules lower their sub-jaxprs into sub-computations with
+  `ctx.lower_sub(builder, closed_jaxpr, args, name)`; constants there are embedded
+  (hidden parameters exist only in the entry computation).
 - Implicit broadcasting of the jaxpr (size-1 and rank-0 operands of elementwise ops) is
   made explicit here: HLO elementwise ops take operands of exactly the result shape.
 """
@@ -56,6 +59,7 @@ class LoweringContext:
     avals_in: list[ShapedArray]
     avals_out: list[ShapedArray]
     name_stack: str
+    lowerer: Any = None   # the driver (_Lowerer), for lower_sub
 
     @property
     def aval_out(self) -> ShapedArray:
@@ -83,16 +87,25 @@ class LoweringContext:
     def sub_builder(self, name: str) -> Builder:
         return Builder(name)
 
+    def lower_sub(self, b: Builder, closed: ClosedJaxpr, args: list[Instruction],
+                  name: str) -> list[Instruction]:
+        """Lower `closed` into the sub-computation builder `b` on the values `args` (its
+        instructions carry the op_name path `<this equation's path>/<name>`)."""
+        if self.lowerer is None:
+            raise LoweringError("this lowering context cannot lower sub-jaxprs")
+        return self.lowerer.lower_into(b, closed, args, f"{self.name_stack}/{name}")
+
 
 class _Lowerer:
     def __init__(self, name: str, num_args: int) -> None:
         self.b = Builder(name)
+        self.entry = self.b
         self.num_args = num_args
         self.hidden: list[np.ndarray] = []
 
     def const(self, value: Any, aval: ShapedArray) -> Instruction:
         arr = np.asarray(to_numpy(value, aval), order="C")
-        if arr.nbytes > MAX_EMBEDDED_CONST_BYTES:
+        if arr.nbytes > MAX_EMBEDDED_CONST_BYTES and self.b is self.entry:
             # Hidden parameters are numbered after the function's own arguments.
             self.hidden.append(arr)
             return self.b.parameter(hlo_shape(aval), name=f"const_arg.{len(self.hidden) - 1}",
@@ -127,13 +140,25 @@ class _Lowerer:
                 self.b.set_metadata(op_name=f"{name_stack}/{prim.name}",
                                     source_file=src.file, source_line=src.line)
                 ctx = LoweringContext(self.b, [v.aval for v in eqn.invars],
-                                      [v.aval for v in eqn.outvars], name_stack)
+                                      [v.aval for v in eqn.outvars],
+                                      f"{name_stack}/{prim.name}", self)
                 out = rule(ctx, *ins, **eqn.params)
                 outs = list(out) if prim.multiple_results else [out]
             for v, o in zip(eqn.outvars, outs):
                 env[v.id] = o
         self.b.set_metadata()
         return [read(v) for v in jaxpr.outvars]
+
+    def lower_into(self, b: Builder, closed: ClosedJaxpr, args: list[Instruction],
+                   name_stack: str) -> list[Instruction]:
+        """Lower a sub-jaxpr into builder `b` (a while body, a branch), then come back."""
+        outer, outer_md = self.b, dict(self.b.metadata)
+        self.b = b
+        try:
+            return self.lower_jaxpr(closed.jaxpr, closed.consts, args, name_stack)
+        finally:
+            self.b = outer
+            outer.metadata = outer_md
 
 
 def module_name(fun_name: str) -> str:

@@ -3,8 +3,10 @@
 `eval_jaxpr` binds each equation's primitive, so the equations run at whatever trace is
 on top (used to inline a call into a custom trace). `eval_jaxpr_numpy` runs the NumPy
 rules directly on NumPy arrays: the reference executor of jitted functions until the HLO
-backends take over. Invariant: both give the values the jaxpr's avals promise (dtypes
-included: results are cast to each outvar's dtype).
+backends take over, and what control-flow primitives run eagerly (`eval_closed_numpy`:
+a cond branch, a loop body, one iteration at a time, op by op as JAX does).
+Invariant: both give the values the jaxpr's avals promise (dtypes included: results are
+cast to each outvar's dtype).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core.jaxpr import Jaxpr, Literal
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: list[Any], *args: Any) -> list[Any]:
@@ -62,6 +64,11 @@ def eval_jaxpr_numpy(jaxpr: Jaxpr, consts: list[np.ndarray], args: list[np.ndarr
                 o = o.astype(v.aval.dtype)
             env[v.id] = o
     return [read(v) for v in jaxpr.outvars]
+
+
+def eval_closed_numpy(closed: ClosedJaxpr, args: list[np.ndarray]) -> list[np.ndarray]:
+    """Run a closed jaxpr (a branch or loop body) on NumPy arguments with the NumPy rules."""
+    return eval_jaxpr_numpy(closed.jaxpr, [_np(c) for c in closed.consts], args)
 
 
 def _np(x: Any) -> np.ndarray:

@@ -2,21 +2,34 @@
 
 Input: a Jaxpr. Output: text such as
     { lambda ; a:f32[3] b:f32[3]. let c:f32[3] = add a b in (c,) }
-Invariants: variables are named a..z, ba, bb, ... in order of first appearance (constvars,
-invars, then equations, outputs before params before inputs), one naming context for the
-whole text including nested jaxprs; an inner `jit` jaxpr reuses the names of the outer
-variables passed to it and bound from it; literals print as `2.0:f32[]`; params are sorted
-by name (unless a primitive's `pp_params` returns an ordered list of pairs) and each
-primitive may hide params JAX does not show (`Primitive.pp_params`); lines
-break as JAX's Wadler printer breaks them at width 80.
+Invariants:
+- Variables are named a..z, ba, bb, ... in order of first appearance (constvars, invars,
+  then equations, outputs before params before inputs), one naming context for the whole
+  text including nested jaxprs; an inner `jit` jaxpr reuses the names of the outer
+  variables passed to it and bound from it.
+- An output of a top-level equation that nothing reads prints as `_` (and takes no name);
+  nested jaxprs print every binder.
+- Shared jaxprs: a nested jaxpr that appears more than once, or that has more than 10
+  equations, prints once before the top-level jaxpr as `let <name> = { lambda ... } in`
+  and is referred to by that name where it is used. The name is the `name` param of the
+  equation holding it (`<lambda>` as `lambda`), else `jaxpr`; repeats get 1, 2, ...
+- Literals print as `2.0:f32[]`; params are sorted by name (unless a primitive's
+  `pp_params` returns an ordered list of pairs) and each primitive may hide params JAX does
+  not show (`Primitive.pp_params`); a tuple of jaxprs (cond's branches) prints as
+  `(` jaxpr jaxpr ... `)` without commas; lines break as JAX's Wadler printer breaks them
+  at width 80.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ember.core import pretty as pp
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+
+# A nested jaxpr with more equations than this prints as a shared `let` binding.
+MAX_INLINE_EQNS = 10
 
 
 class PpContext:
@@ -25,12 +38,17 @@ class PpContext:
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
         self.count = 0
+        self.shared: dict[int, str] = {}       # id(Jaxpr) -> its `let` name
+        self.reserved: set[str] = set()        # shared names, never used for variables
 
     def name(self, v: Var) -> str:
         name = self.names.get(v.id)
         if name is None:
-            name = encode_name(self.count)
-            self.count += 1
+            while True:
+                name = encode_name(self.count)
+                self.count += 1
+                if name not in self.reserved:
+                    break
             self.names[v.id] = name
         return name
 
@@ -65,23 +83,23 @@ def pp_vars(vs: list, ctx: PpContext, *, separator: str = "",
     return pp.nest(2, pp.group(pp.join(pp.text(separator) + pp.group(pp.brk()), items)))
 
 
-def pp_param_value(v: Any) -> str:
-    if hasattr(v, "dtype") and not hasattr(v, "shape"):
-        return str(v)
-    return str(v)
+def _as_jaxpr(j: Jaxpr | ClosedJaxpr) -> Jaxpr:
+    return j.jaxpr if isinstance(j, ClosedJaxpr) else j
+
+
+def _is_jaxpr_tuple(v: Any) -> bool:
+    return type(v) is tuple and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v)
 
 
 def pp_kv_pair(k: str, v: Any, ctx: PpContext) -> pp.Doc:
-    if isinstance(v, ClosedJaxpr):
-        return pp.text(f"{k}=") + pp_jaxpr(v.jaxpr, ctx)
-    if isinstance(v, Jaxpr):
-        return pp.text(f"{k}=") + pp_jaxpr(v, ctx)
-    if type(v) is tuple and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
-        inner = [pp_jaxpr(j.jaxpr if isinstance(j, ClosedJaxpr) else j, ctx) for j in v]
+    if isinstance(v, (Jaxpr, ClosedJaxpr)):
+        return pp.text(f"{k}=") + pp_jaxpr(_as_jaxpr(v), ctx)
+    if _is_jaxpr_tuple(v):
+        inner = [pp_jaxpr(_as_jaxpr(j), ctx) for j in v]
         return pp.text(f"{k}=") + pp.group(pp.nest(2, pp.concat([
-            pp.text("("), pp.brk(""), pp.join(pp.text(",") + pp.brk(), inner)]))
+            pp.text("("), pp.brk(""), pp.join(pp.brk(), inner)]))
             + pp.brk("") + pp.text(")"))
-    return pp.text(f"{k}={pp_param_value(v)}")
+    return pp.text(f"{k}={v}")
 
 
 def pp_kv_pairs(pairs: list[tuple[str, Any]], ctx: PpContext) -> pp.Doc:
@@ -93,11 +111,14 @@ def pp_kv_pairs(pairs: list[tuple[str, Any]], ctx: PpContext) -> pp.Doc:
 
 
 def _alias_call_vars(eqn: JaxprEqn, ctx: PpContext) -> None:
-    """Name an inner jit's binders after the outer variables passed in and bound out."""
+    """Name an inner jit's binders after the outer variables passed in and bound out
+    (unless the inner jaxpr prints as a shared `let`)."""
     inner = eqn.params.get("jaxpr")
     if inner is None:
         return
-    jaxpr = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
+    jaxpr = _as_jaxpr(inner)
+    if id(jaxpr) in ctx.shared:
+        return
     for inner_var, outer in zip(jaxpr.invars, eqn.invars):
         if isinstance(outer, Var):
             ctx.alias(inner_var, ctx.name(outer))
@@ -119,7 +140,7 @@ def pp_eqn(eqn: JaxprEqn, ctx: PpContext) -> pp.Doc:
     return pp.concat([lhs, pp.text(" = "), *rhs])
 
 
-def pp_jaxpr(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
+def _pp_skeleton(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
     constvars = pp_vars(jaxpr.constvars, ctx, print_shapes=True)
     invars = pp_vars(jaxpr.invars, ctx, print_shapes=True)
     eqns = pp.join(pp.brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
@@ -131,5 +152,80 @@ def pp_jaxpr(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
         pp.text("in "), outvars])) + pp.text(" }"))
 
 
+def pp_jaxpr(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
+    name = ctx.shared.get(id(jaxpr))
+    if name is not None:
+        return pp.text(name)
+    return _pp_skeleton(jaxpr, ctx)
+
+
+def _jaxprs_in_params(params: dict) -> Iterator[Jaxpr]:
+    """The jaxprs among an equation's params, in the params' order (tuples expanded)."""
+    for value in params.values():
+        for v in (value if isinstance(value, tuple) else (value,)):
+            if isinstance(v, (Jaxpr, ClosedJaxpr)):
+                yield _as_jaxpr(v)
+
+
+def _shared_jaxprs(top: Jaxpr) -> list[tuple[str, Jaxpr]]:
+    """The nested jaxprs that print as `let` bindings, with their names, in print order.
+
+    A breadth-first walk counts each appearance of a jaxpr (a big nested jaxpr counts
+    twice); those counted more than once are shared, in order of first appearance.
+    """
+    counts: dict[int, int] = {}
+    by_id: dict[int, Jaxpr] = {}
+    names: dict[int, str] = {}
+    queue = [top]
+    while queue:
+        nxt: list[Jaxpr] = []
+        for jaxpr in queue:
+            key = id(jaxpr)
+            by_id[key] = jaxpr
+            counts[key] = counts.get(key, 0) + 1
+            if jaxpr is not top and len(jaxpr.eqns) > MAX_INLINE_EQNS:
+                counts[key] += 1
+            for eqn in jaxpr.eqns:
+                name = eqn.params.get("name")
+                for sub in _jaxprs_in_params(eqn.params):
+                    nxt.append(sub)
+                    if name is not None:
+                        names.setdefault(id(sub), str(name).strip("<>"))
+        queue = nxt
+    taken: dict[str, int] = {}
+    shared = []
+    for key, n in counts.items():
+        if n == 1:
+            continue
+        name = names.get(key, "jaxpr")
+        k = taken.get(name, 0)
+        taken[name] = k + 1
+        if k:
+            # The second `jaxpr` is `jaxpr1`, and `jaxpr1` itself is taken from then on.
+            name += str(k)
+            taken[name] = taken.get(name, 0) + 1
+        shared.append((name, by_id[key]))
+    return shared
+
+
+def _drop_unused(jaxpr: Jaxpr, ctx: PpContext) -> None:
+    """Top-level equation outputs that nothing reads print as `_`."""
+    used = {v.id for v in jaxpr.outvars if isinstance(v, Var)}
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if v.id not in used:
+                ctx.names[v.id] = "_"
+        used.update(v.id for v in eqn.invars if isinstance(v, Var))
+
+
 def pp_toplevel(jaxpr: Jaxpr, width: int = 80) -> str:
-    return pp_jaxpr(jaxpr, PpContext()).format(width)
+    ctx = PpContext()
+    _drop_unused(jaxpr, ctx)
+    shared = _shared_jaxprs(jaxpr)
+    for name, sub in shared:
+        ctx.shared[id(sub)] = name
+        ctx.reserved.add(name)
+    docs = [pp.concat([pp.text(f"let {name} = "), _pp_skeleton(sub, ctx), pp.text(" in"),
+                       pp.brk()]) for name, sub in shared]
+    docs.append(_pp_skeleton(jaxpr, ctx))
+    return pp.concat(docs).format(width)

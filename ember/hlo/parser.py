@@ -227,7 +227,7 @@ class _Parser:
                     raise HloParseError(f"unknown operand {tok}")
                 operands.append(insts[tok[1:]])
         called: list[Computation] = []
-        body = cond = None
+        body = cond = true_comp = false_comp = None
         metadata: dict[str, Any] = {}
         for key, v in _split_attrs(line[end:]):
             if key == "dimensions" and opcode in ("sort", "concatenate"):
@@ -254,12 +254,23 @@ class _Parser:
                 body = self.comp(v)
             elif key == "branch_computations":
                 called = [self.comp(x.strip()) for x in v.strip("{}").split(",")]
+            elif key == "true_computation":
+                true_comp = self.comp(v)
+            elif key == "false_computation":
+                false_comp = self.comp(v)
             elif key == "metadata":
                 metadata = _parse_metadata(v)
             else:
                 raise HloParseError(f"unknown attribute {key}")
         if opcode == "while":
+            if cond is None or body is None:
+                raise HloParseError("while needs condition= and body=")
             called = [cond, body]
+        if true_comp is not None or false_comp is not None:
+            if true_comp is None or false_comp is None:
+                raise HloParseError("conditional needs both true_computation= and "
+                                    "false_computation=")
+            called = [true_comp, false_comp]
         if opcode in ("dot",):
             attrs.setdefault("lhs_batch_dims", ())
             attrs.setdefault("rhs_batch_dims", ())

@@ -18,9 +18,12 @@ Modes: "parsable" (constants in full; the parser reads it back), "display" (arra
 than 8 elements print as {...}), "canonical" (names replaced in order of appearance,
 metadata dropped, constants in full: structurally identical modules print identically,
 so the text works as a cache key). `metadata=True` adds `metadata={op_name=...}` (not in
-canonical mode). Operands print without shapes (`add(%a, %b)`); computations print
-callees first, the entry last; in each computation the parameters come first, by number,
-then the other instructions in post order (as XLA prints them).
+canonical mode). Operands print without shapes (`add(%a, %b)`); control flow as XLA
+prints it: `while(%init), condition=%c, body=%b`, `conditional(%i, %x, %y),
+branch_computations={%b0, %b1}`, or `true_computation=%t, false_computation=%f` when the
+selector is a pred; computations print callees first, the entry last; in each computation
+the parameters come first, by number, then the other instructions in post order (as XLA
+prints them).
 """
 
 from __future__ import annotations
@@ -87,13 +90,23 @@ def _format_attrs(inst: Instruction, cname: dict[Computation, str]) -> list[str]
             raise ValueError(f"printer does not know attribute {key}")
     comps = inst.called_computations
     for role in row.called:
-        if role == "branch_computations":
+        if role == "branch_computations" and _pred_selected(inst):
+            # XLA's spelling for a pred selector: true runs branch 0, false branch 1.
+            out.append(f"true_computation=%{cname[comps[0]]}")
+            out.append(f"false_computation=%{cname[comps[1]]}")
+        elif role == "branch_computations":
             out.append("branch_computations={" + ", ".join(f"%{cname[c]}" for c in comps) + "}")
         elif role in ("to_apply", "calls", "condition"):
             out.append(f"{role}=%{cname[comps[0]]}")
         elif role == "body":
             out.append(f"body=%{cname[comps[1]]}")
     return out
+
+
+def _pred_selected(inst: Instruction) -> bool:
+    sel = inst.operands[0].shape if inst.operands else None
+    return (sel is not None and not sel.is_tuple and sel.element_type == "pred"
+            and len(inst.called_computations) == 2)
 
 
 def format_metadata(md: dict[str, Any]) -> str:

@@ -3,14 +3,21 @@
 No dtype promotion here (ember.numpy does that); weakly typed operands (Python scalars)
 take the dtype of the others. One module per family: _ops (elementwise, shape,
 reductions), _slicing (slice, pad, concatenate, dynamic slices, gather, scatter),
-_linalg (dot_general), _sorting (sort, cumulative reductions).
+_linalg (dot_general), _sorting (sort, cumulative reductions), _control_flow (cond,
+switch), _loops (while_loop, fori_loop) and _scan (scan, map).
 """
 
 from ember.lax._base import convert_element_type
+from ember.lax._control_flow import *  # noqa: F403
+from ember.lax._control_flow import __all__ as _control_flow_all
 from ember.lax._linalg import *  # noqa: F403
 from ember.lax._linalg import __all__ as _linalg_all
+from ember.lax._loops import *  # noqa: F403
+from ember.lax._loops import __all__ as _loops_all
 from ember.lax._ops import *  # noqa: F403
 from ember.lax._ops import __all__ as _ops_all
+from ember.lax._scan import *  # noqa: F403
+from ember.lax._scan import __all__ as _scan_all
 from ember.lax._slicing import *  # noqa: F403
 from ember.lax._slicing import __all__ as _slicing_all
 from ember.lax._sorting import *  # noqa: F403
@@ -18,4 +25,4 @@ from ember.lax._sorting import __all__ as _sorting_all
 from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
-           *_sorting_all]
+           *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all]

@@ -17,6 +17,7 @@ from ember.numpy._index_update import *  # noqa: F403
 from ember.numpy._indexing import *  # noqa: F403
 from ember.numpy._linalg import *  # noqa: F403
 from ember.numpy._manipulation import *  # noqa: F403
+from ember.numpy._piecewise import *  # noqa: F403
 from ember.numpy._reductions import *  # noqa: F403
 from ember.numpy._sorting import *  # noqa: F403
 from ember.numpy._take import *  # noqa: F403

@@ -1,7 +1,9 @@
 """HLO passes: infrastructure (base), DCE, CSE, constant folding, algebraic simplification.
 
 `hardware_independent_pipeline(unsafe_math=False)` is the standard cleanup every backend
-runs first: algsimp + constant folding + CSE + DCE, repeated to a fixpoint.
+runs first: algsimp + constant folding + CSE + DCE + LICM, repeated to a fixpoint. Every
+pass works on every computation (loop bodies and branches included); DCE also drops
+unneeded loop-state elements, and LICM moves loop-invariant work out of while bodies.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from ember.passes.base import Fix, HloPass, PassPipeline
 from ember.passes.constant_folding import MAX_FOLD_ELEMENTS, ConstantFolding
 from ember.passes.cse import CommonSubexpressionElimination
 from ember.passes.dce import DeadCodeElimination
+from ember.passes.licm import LoopInvariantCodeMotion
 
 __all__ = [
     "MAX_FOLD_ELEMENTS", "AlgebraicSimplifier", "CommonSubexpressionElimination",
-    "ConstantFolding", "DeadCodeElimination", "Fix", "HloPass", "PassPipeline",
+    "ConstantFolding", "DeadCodeElimination", "Fix", "HloPass", "LoopInvariantCodeMotion",
+    "PassPipeline",
     "hardware_independent_pipeline",
 ]
 
@@ -25,5 +29,6 @@ def hardware_independent_pipeline(unsafe_math: bool = False) -> PassPipeline:
         ConstantFolding(),
         CommonSubexpressionElimination(),
         DeadCodeElimination(),
+        LoopInvariantCodeMotion(),
     ])
     return PassPipeline("hardware-independent", [Fix(simplify, max_iterations=20)])

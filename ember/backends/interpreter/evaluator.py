@@ -4,9 +4,10 @@ Input: a Module (or Computation) and NumPy arguments matching the entry paramete
 Output: a NumPy array, or a tuple for a tuple-shaped root. Fresh arrays: results never
 alias the arguments or the module's constants.
 Semantics follow XLA (see `elementwise.py` and `indexing.py`). Reductions use NumPy's
-ufunc.reduce when to_apply is a plain add/multiply/maximum/minimum/and/or/xor and a
-left-to-right fold otherwise; sort uses a stable argsort for a plain `lhs0 < rhs0`
-comparator and a stable comparison sort driven by the comparator otherwise.
+ufunc.reduce when to_apply is a plain add/multiply/maximum/minimum/and/or/xor (with the
+init value and IEEE max/min zeros: `reductions.py`) and a left-to-right fold otherwise;
+sort uses a stable argsort for a plain `lhs0 < rhs0` comparator and a stable comparison
+sort driven by the comparator otherwise.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ember.backends.interpreter.elementwise import (
     convert_array,
     reduce_precision,
 )
+from ember.backends.interpreter.reductions import REDUCE_UFUNCS, plain_reduce
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
@@ -97,10 +99,12 @@ def _fresh(v: Value) -> Value:
     return np.array(v, copy=True)
 
 
-def evaluate_computation(comp: Computation, args: Sequence[Value]) -> Value:
-    """Evaluate `comp` on already-checked argument values (arrays may broadcast)."""
+def evaluate_computation(comp: Computation, args: Sequence[Value],
+                         order: list[Instruction] | None = None) -> Value:
+    """Evaluate `comp` on already-checked argument values (arrays may broadcast); `order`
+    is comp's post order when the caller already has it (a loop body run many times)."""
     env: dict[Instruction, Value] = {}
-    for inst in comp.post_order():
+    for inst in comp.post_order() if order is None else order:
         if inst.opcode == "parameter":
             env[inst] = args[inst.parameter_number]
             continue
@@ -179,9 +183,7 @@ def apply_pointwise(comp: Computation, args: list[np.ndarray]) -> Value:
     return np.array(results, dtype=dtype).reshape(shape)
 
 
-_REDUCE_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
-                  "minimum": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
-                  "xor": np.bitwise_xor}
+_REDUCE_UFUNCS = REDUCE_UFUNCS
 
 
 def plain_binary_opcode(comp: Computation) -> str | None:
@@ -213,10 +215,7 @@ def _reduce(inst, vals):
     comp = inst.to_apply
     fast = plain_binary_opcode(comp) if n == 1 else None
     if fast in _REDUCE_UFUNCS and dims:
-        x = xs[0]
-        with np.errstate(all="ignore"):
-            r = _REDUCE_UFUNCS[fast].reduce(x, axis=dims, dtype=x.dtype, initial=inits[0][()])
-        return np.asarray(r).astype(x.dtype)
+        return plain_reduce(fast, xs[0], dims, inits[0])  # (eager reductions share it)
     # Left fold along the reduced dims, vectorized over the kept ones.
     kept = [d for d in range(xs[0].ndim) if d not in dims]
     outer = tuple(xs[0].shape[d] for d in kept)
@@ -468,29 +467,35 @@ def while_iteration_limit(limit: int | None) -> Iterator[None]:
 
 @_handles("while")
 def _while(inst, vals):
+    """Run the body while the condition holds; the state is never copied (no handler
+    writes to its operands), and each computation's order is found once per loop."""
     state = vals[0]
     cond, body = inst.while_condition, inst.while_body
+    cond_order, body_order = cond.post_order(), body.post_order()
     limit = _WHILE_LIMIT.get()
     n = 0
-    while bool(evaluate_computation(cond, [state])):
+    while bool(evaluate_computation(cond, [state], cond_order)):
         n += 1
         if limit is not None and n > limit:
             raise EvaluationError(f"while %{inst.name} ran past {limit} iterations")
-        state = evaluate_computation(body, [state])
+        state = evaluate_computation(body, [state], body_order)
     return state
+
+
+def branch_index(selector: np.ndarray, count: int) -> int:
+    """XLA's choice of branch: a pred runs branch 0 when true and 1 when false; an s32
+    index out of [0, count) runs the last branch."""
+    sel = np.asarray(selector)
+    if sel.dtype == np.bool_:
+        return 0 if bool(sel) else 1
+    k = int(sel)
+    return k if 0 <= k < count else count - 1
 
 
 @_handles("conditional")
 def _conditional(inst, vals):
-    sel = np.asarray(vals[0])
-    branches = inst.branch_computations
-    if sel.dtype == np.bool_:
-        k = 0 if bool(sel) else 1  # pred: true -> branch 0, false -> branch 1
-    else:
-        k = int(sel)
-        if not 0 <= k < len(branches):
-            k = len(branches) - 1  # out-of-range index runs the last branch
-    return evaluate_computation(branches[k], [vals[1 + k]])
+    k = branch_index(vals[0], len(inst.branch_computations))
+    return evaluate_computation(inst.branch_computations[k], [vals[1 + k]])
 
 
 @_handles("call", "fusion")

@@ -1,9 +1,10 @@
 """Algebraic simplification: small local rewrites, grouped by opcode family.
 
 Input: a Module. Output: the module with matching instructions replaced (dead leftovers are
-removed; run DCE for the rest). Rewrites are exact under IEEE-754 unless marked unsafe;
-unsafe ones run only with `AlgebraicSimplifier(unsafe_math=True)` (the frontend's
-`ember_unsafe_math` flag).
+removed; run DCE for the rest). Every computation is simplified: loop bodies, condition
+and branch computations as much as the entry. Rewrites are exact under IEEE-754 unless
+marked unsafe; unsafe ones run only with `AlgebraicSimplifier(unsafe_math=True)` (the
+frontend's `ember_unsafe_math` flag).
 
 Exact (always on):
   arithmetic.py     A * 1 => A;  A * 0 => 0 (integers);  A / 1 => A;  A + (-0.0) => A;
@@ -16,6 +17,11 @@ Exact (always on):
   select_compare.py select(const P, A, B) => A or B;  select(P, A, A) => A;
                     compare(A, A) => const (integers/pred)
   reductions.py     reduce(broadcast(s), init, max|min|and|or) => broadcast(op(init, s))
+  control_flow.py   get-tuple-element(tuple(A0..An), i) => Ai;
+                    get-tuple-element(while(init), k) => init element k (body passes k through);
+                    tuple(gte(T, 0), ..., gte(T, n-1)) => T;
+                    conditional(constant k, ...) => branch k inlined;
+                    while(init) with a constant-false condition => init
 Unsafe (unsafe_math=True only):
   arithmetic.py     A * 0 => 0 (floats);  A + 0.0 => A (floats);  (A + B) - A => B;
                     power(A, 0.5) => sqrt(A);  (A op C1) op C2 => A op (C1 op C2) for + and *
@@ -25,7 +31,13 @@ Unsafe (unsafe_math=True only):
 from __future__ import annotations
 
 from ember.hlo.ir import Module
-from ember.passes.algsimp import arithmetic, reductions, select_compare, shapes  # noqa: F401
+from ember.passes.algsimp import (  # noqa: F401
+    arithmetic,
+    control_flow,
+    reductions,
+    select_compare,
+    shapes,
+)
 from ember.passes.algsimp.rewrite import ALL_REWRITES, REWRITES, Rewrite
 from ember.passes.base import HloPass
 

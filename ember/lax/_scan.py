@@ -1,0 +1,198 @@
+"""lax.scan and lax.map: loops over the leading axis of arrays, traced once.
+
+Input: a body `f(carry, x) -> (carry, y)` over pytrees, an initial carry, and xs (a
+pytree of arrays with one leading length, or None with `length`). Output: the final
+carry and the ys stacked along a new leading axis, staged as one `scan` equation
+(prims/control_flow.py).
+Semantics as JAX 0.10.2:
+- The body is traced at the carry's types and one row of each xs; a weakly typed
+  initial carry value whose type differs from the body's output is converted to it and
+  the body traced again; any remaining structure, shape or dtype difference raises JAX's
+  TypeError naming the carry component's path.
+- Values the body closes over become operands (num_consts); a carry the body passes
+  through unchanged becomes a const, and a stacked output that is just its input slice
+  is the input itself (not an output of the equation).
+- `reverse` runs from the last row (ys keep their positions); `unroll` (an int, or True
+  for all of `length`) only shapes the generated loop.
+- map(f, xs) is scan with no carry. With `jax_disable_jit`, scan runs as a Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ember.config import config
+from ember.core import dtypes
+from ember.core.aval import ShapedArray
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer, get_aval
+from ember.lax import _ops, _slicing
+from ember.lax._base import convert_element_type
+from ember.lax._cf_errors import check_carry
+from ember.lax._cf_trace import Body, as_array, forwarding, move_to_front, prune_outputs, trace_body
+from ember.prims.control_flow import scan_p
+from ember.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["scan", "map"]
+
+
+def promote_weak(vals: list[Any], in_avals: list[ShapedArray],
+                 out_avals: list[ShapedArray]) -> tuple[list[Any], bool]:
+    """Give each weakly typed initial value whose type the body changes the body's type."""
+    changed = False
+    out = []
+    for v, a, o in zip(vals, in_avals, out_avals):
+        if a.weak_type and (a.shape != o.shape or a.dtype != o.dtype):
+            dtype, _ = dtypes.promote((a.dtype, True), (o.dtype, o.weak_type))
+            v = convert_element_type(v, dtype)
+            changed = True
+        out.append(v)
+    return out, changed
+
+
+# -- scan ---------------------------------------------------------------------------------------
+
+def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int | bool = 1,
+         _split_transpose: bool = False) -> tuple[Any, Any]:
+    """`carry, y = f(carry, x)` over the leading axis of xs; returns (carry, stacked ys)."""
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be callable.")
+    init_leaves, init_tree = tree_flatten(init)
+    xs_leaves, xs_tree = tree_flatten(xs)
+    length = _scan_length(xs_leaves, length)
+    if config.jax_disable_jit:
+        return _scan_python(f, init, xs_leaves, xs_tree, length, reverse)
+    x_avals = [_row_aval(get_aval(x)) for x in xs_leaves]
+    init_avals = [get_aval(x) for x in init_leaves]
+    arg_tree = tree_flatten((init, xs))[1]
+    body = _trace_scan(f, arg_tree, init_avals, x_avals)
+    carry_tree, carry_avals = body.out_tree.children()[0], body.out_avals[:len(init_avals)]
+    if carry_tree.num_leaves != len(init_avals):
+        check_carry("scan body", f, init_tree, init_avals, carry_tree,
+                    body.out_avals[:carry_tree.num_leaves])
+    init_leaves, changed = promote_weak(init_leaves, init_avals, carry_avals)
+    if changed:
+        init_avals = [get_aval(x) for x in init_leaves]
+        body = _trace_scan(f, arg_tree, init_avals, x_avals)
+        carry_tree = body.out_tree.children()[0]
+    check_carry("scan body", f, init_tree, init_avals, carry_tree,
+                body.out_avals[:carry_tree.num_leaves])
+    if isinstance(unroll, bool):
+        unroll = max(length, 1) if unroll else 1
+    unroll = int(unroll)
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    return _bind_scan(body, list(init_leaves), list(xs_leaves), length, reverse, unroll)
+
+
+def _bind_scan(body: Body, init: list[Any], xs: list[Any], length: int, reverse: bool,
+               unroll: int) -> tuple[Any, Any]:
+    jaxpr, consts = body.jaxpr, list(body.consts)
+    num_carry, num_ys = len(init), len(body.out_avals) - len(init)
+    args = init + xs
+    # A carry the body passes through unchanged becomes a const.
+    fwd = forwarding(jaxpr.jaxpr)
+    move = [len(consts) + i == f for i, f in enumerate(fwd[:num_carry])]
+    moved: list[Any] = []
+    if any(move):
+        jaxpr = prune_outputs(jaxpr, [not m for m in move] + [True] * num_ys)
+        jaxpr = move_to_front(jaxpr, [False] * len(consts) + move + [False] * len(xs))
+        moved = [v for v, m in zip(init, move) if m]
+        args = [v for v, m in zip(init, move) if not m] + xs
+        consts = moved + consts
+        num_carry -= len(moved)
+    # A stacked output that is just an input slice is that input.
+    ext_fwd = [f - len(consts) if f is not None and f >= num_carry + len(consts) else None
+               for f in forwarding(jaxpr.jaxpr)[num_carry:]]
+    jaxpr = prune_outputs(jaxpr, [True] * num_carry + [f is None for f in ext_fwd])
+    outs = scan_p.bind(*consts, *args, reverse=bool(reverse), length=length, jaxpr=jaxpr,
+                       num_consts=len(consts), num_carry=num_carry, unroll=unroll)
+    carry_out, ys_it = outs[:num_carry], iter(outs[num_carry:])
+    ys = [next(ys_it) if f is None else as_array(args[f]) for f in ext_fwd]
+    carry_it, moved_it = iter(carry_out), iter(moved)
+    carry = [as_array(next(moved_it)) if m else next(carry_it) for m in move]
+    carry_tree, ys_tree = body.out_tree.children()
+    return tree_unflatten(carry_tree, carry), tree_unflatten(ys_tree, ys)
+
+
+def _row_aval(aval: ShapedArray) -> ShapedArray:
+    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+
+
+def _trace_scan(f: Callable, arg_tree: PyTreeDef, init_avals: list[ShapedArray],
+                x_avals: list[ShapedArray]) -> Body:
+    body = trace_body(f, arg_tree, [*init_avals, *x_avals])
+    kids = body.out_tree.children()
+    if body.out_tree.node_data is None or body.out_tree.node_data[0] not in (tuple, list) \
+            or len(kids) != 2:
+        out = tree_unflatten(body.out_tree, [_AvalStr(a) for a in body.out_avals])
+        raise TypeError(f"scan body output must be a pair, got {out}.")
+    return body
+
+
+class _AvalStr:
+    """Prints as JAX prints an aval in a message: `float32[3]`, `~float32[]` if weak."""
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        a = self.aval
+        return ("~" if a.weak_type else "") + f"{a.dtype.name}[{','.join(str(d) for d in a.shape)}]"
+
+
+def _scan_length(xs: list[Any], length: Any) -> int:
+    if any(not np.shape(x) for x in xs):
+        bad = ", ".join(str(x) for x in xs if not np.shape(x))
+        raise ValueError(f"scan got value with no leading axis to scan over: {bad}.")
+    lengths = [int(np.shape(x)[0]) for x in xs]
+    if length is not None:
+        if isinstance(length, Tracer):
+            raise ConcretizationTypeError(
+                "The `length` argument to `scan` expects a concrete `int` value. For "
+                "scan-like iteration with a dynamic length, use `while_loop` or `fori_loop`.")
+        length = int(length)
+        if not all(length == n for n in lengths):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with "
+                             f"leading axis sizes {lengths}.")
+        return length
+    if len(set(lengths)) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
+                         + ", ".join(str(n) for n in lengths) + ".")
+    if not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    return lengths[0]
+
+
+def _scan_python(f: Callable, init: Any, xs: list[Any], xs_tree: PyTreeDef, length: int,
+                 reverse: bool) -> tuple[Any, Any]:
+    """scan under disable_jit: a Python loop over index_in_dim slices, ys stacked."""
+    if length == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because "
+                         "the output type is unknown.")
+    carry, ys = init, []
+    steps = range(length - 1, -1, -1) if reverse else range(length)
+    for i in steps:
+        x = tree_unflatten(xs_tree, [_slicing.index_in_dim(v, i, keepdims=False) for v in xs])
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    stacked = tree_map(lambda *rows: _slicing.concatenate(
+        [_ops.expand_dims(r, (0,)) for r in rows], 0), *ys)
+    return carry, stacked
+
+
+# -- map ----------------------------------------------------------------------------------------
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
+    """`stack([f(x) for x in xs])` over the leading axis of (pytree) xs, as one scan."""
+    if batch_size is not None:
+        raise NotImplementedError("lax.map(batch_size=...) needs vmap, which Ember does not "
+                                  "have yet; call lax.map without batch_size.")
+    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+    return ys
