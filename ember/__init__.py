@@ -1,12 +1,14 @@
 """Ember: a JAX-style tracing JIT compiler for NumPy programs, built on LLVM.
 
 `import ember as jax` gives `jit`, `make_jaxpr`, `eval_shape`, `Array`, `numpy`, `lax`,
-`tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`.
+`tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
+`pure_callback` and `debug` (debug.print, debug.callback).
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 """
 
 # Importing ember.numpy installs the operators and methods of Array and of tracers.
 from ember import (
+    debug,
     errors,
     lax,
     numpy,
@@ -14,6 +16,7 @@ from ember import (
 )
 from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
+from ember.callbacks import pure_callback
 from ember.config import config
 from ember.errors import ConcretizationTypeError
 from ember.lax import stop_gradient
@@ -41,4 +44,5 @@ def default_backend() -> str:
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",
            "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
-           "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map"]
+           "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
+           "pure_callback", "debug"]

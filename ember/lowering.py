@@ -13,6 +13,10 @@ Invariants:
 - Control-flow rules lower their sub-jaxprs into sub-computations with
   `ctx.lower_sub(builder, closed_jaxpr, args, name)`; constants there are embedded
   (hidden parameters exist only in the entry computation).
+- Side effects (host callbacks that print) are custom-calls with
+  `custom_call_has_side_effect=true`, chained per computation by a token operand (the
+  previous effect, or the loop or branch instruction that holds effects), so they run in
+  program order; ember/hlo/ir.py treats them as roots.
 - Implicit broadcasting of the jaxpr (size-1 and rank-0 operands of elementwise ops) is
   made explicit here: HLO elementwise ops take operands of exactly the result shape.
 """
@@ -27,6 +31,7 @@ import numpy as np
 
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ember.core.staging import eqn_has_effects
 from ember.core.trace import to_numpy
 from ember.hlo.builder import Builder
 from ember.hlo.ir import Instruction, Module
@@ -144,6 +149,14 @@ class _Lowerer:
                                       f"{name_stack}/{prim.name}", self)
                 out = rule(ctx, *ins, **eqn.params)
                 outs = list(out) if prim.multiple_results else [out]
+            if outs and not getattr(prim, "has_effects", False) and eqn_has_effects(eqn):
+                # A loop or branch that prints: later side effects come after it. The token
+                # is the whole while/conditional, not one element of it, so that no rewrite
+                # of an element (a pass-through carry) can cut the dependence.
+                token = outs[0]
+                while token.opcode == "get-tuple-element":
+                    token = token.operand
+                set_effect_token(self.b, token)
             for v, o in zip(eqn.outvars, outs):
                 env[v.id] = o
         self.b.set_metadata()
@@ -159,6 +172,17 @@ class _Lowerer:
         finally:
             self.b = outer
             outer.metadata = outer_md
+
+
+def effect_token(b: Builder) -> Instruction | None:
+    """The last side effect lowered into builder `b` (None before the first)."""
+    return getattr(b, "_ember_effect_token", None)
+
+
+def set_effect_token(b: Builder, inst: Instruction) -> None:
+    """Order the next side effect in `b` after `inst`: it takes `inst` as its last operand,
+    so every pass (and the schedule's post order) keeps the effects in program order."""
+    b._ember_effect_token = inst  # type: ignore[attr-defined]
 
 
 def module_name(fun_name: str) -> str:

@@ -137,6 +137,8 @@ def pp_eqn(eqn: JaxprEqn, ctx: PpContext) -> pp.Doc:
     pairs = sorted(shown.items()) if isinstance(shown, dict) else list(shown)
     rhs = [pp.text(prim.name), pp_kv_pairs(pairs, ctx),
            pp.text(" ") + pp_vars(eqn.invars, ctx)]
+    if not eqn.outvars:  # an equation without outputs (debug_print) has no `=`
+        return pp.concat(rhs)
     return pp.concat([lhs, pp.text(" = "), *rhs])
 
 

@@ -6,7 +6,8 @@ Invariants: every primitive bound while this trace is the dynamic one becomes an
 even on constants (omnistaging); scalar constants become Literals, larger ones constvars
 (deduplicated by identity); a tracer of an enclosing trace is lifted into a constvar whose
 value is that outer tracer (so an inner jit can close over an outer tracer); unused
-constvars are dropped.
+constvars are dropped. Equations without outputs (debug_print) are kept like any other:
+staging never drops equations; `eqn_has_effects` tells later jaxpr DCEs which to keep.
 """
 
 from __future__ import annotations
@@ -184,6 +185,23 @@ def trace_to_jaxpr(fun: Callable[..., list], in_avals: list[ShapedArray],
         out_tracers = [trace.full_raise(o) for o in outs]
         closed = builder.to_closed_jaxpr([t._var for t in out_tracers], debug_info)
     return closed, [t.aval for t in out_tracers]
+
+
+def jaxpr_has_effects(jaxpr: Jaxpr | ClosedJaxpr) -> bool:
+    """Whether an equation of `jaxpr` (or of a jaxpr nested in its params) has side effects
+    (its primitive sets `has_effects`, e.g. debug_print): such equations are never dropped."""
+    j = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    return any(eqn_has_effects(e) for e in j.eqns)
+
+
+def eqn_has_effects(eqn: JaxprEqn) -> bool:
+    if getattr(eqn.primitive, "has_effects", False):
+        return True
+    for value in eqn.params.values():
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, (Jaxpr, ClosedJaxpr)) and jaxpr_has_effects(v):
+                return True
+    return False
 
 
 def numpy_const(x: Any) -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.config import config as _config
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
 from ember.core.errors import (
@@ -282,6 +283,9 @@ class EvalTrace(Trace):
         out_avals = prim.checked_abstract_eval(avals, params)
         vals = [to_numpy(x, a) for x, a in zip(args, avals)]
         out = prim.impl(*vals, **params)
+        if _config.jax_debug_nans:  # eager debug_nans: this op made a NaN?
+            from ember.debug_nans import check_eager
+            check_eager(prim, out)
         if prim.multiple_results:
             return wrap_results(out, out_avals, args, vals)
         return wrap_results([out], [out_avals], args, vals)[0]

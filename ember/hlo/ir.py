@@ -8,6 +8,10 @@ Invariants (checked by `verifier.py`):
 - Instruction names are unique within a module (`add.3`); computation names too.
 - A computation's parameters are numbered 0..n-1; `post_order()` lists operands before
   users and the root last among the live instructions.
+- Side effects (`has_side_effect`: a custom-call with `custom_call_has_side_effect=true`,
+  or an instruction whose called computations hold one) are roots too: never dead, and
+  walked first by `post_order()` in insertion order (then the root may not come last); their
+  relative order is fixed by token operands (ember/lowering.py).
 - Called computations (to_apply, condition/body, branches, fused computation) are stored in
   `called_computations`, in the roles order of the opcode table.
 """
@@ -241,6 +245,7 @@ class Computation:
     def _reachable(self) -> Iterator[Instruction]:
         seen: set[Instruction] = set()
         stack = [self.root] if self.root is not None else []
+        stack += self.side_effect_roots()
         while stack:
             inst = stack.pop()
             if inst in seen:
@@ -249,11 +254,19 @@ class Computation:
             yield inst
             stack.extend(inst.operands)
 
+    def side_effect_roots(self) -> list[Instruction]:
+        """Instructions that must run though nothing reads them (`has_side_effect`)."""
+        return [i for i in self._instructions
+                if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)]
+
     def post_order(self) -> list[Instruction]:
         """Operands before users: a DFS from the root, then anything unreachable."""
         order: list[Instruction] = []
         seen: set[Instruction] = set()
-        starts = ([self.root] if self.root is not None else []) + list(self._instructions)
+        # Side-effecting instructions (host callbacks, loops around them) are roots too,
+        # walked first in program order; each one's token operand orders it after the last.
+        starts = (self.side_effect_roots() + ([self.root] if self.root is not None else [])
+                  + list(self._instructions))
         for start in starts:
             if start in seen:
                 continue
@@ -286,6 +299,19 @@ class Computation:
 
     def __repr__(self) -> str:
         return f"<Computation {self.name}: {len(self._instructions)} instructions>"
+
+
+# Opcodes that are, or may call a computation holding, a side-effecting custom-call.
+_MAY_HAVE_EFFECTS = frozenset({"custom-call", "while", "conditional", "call", "fusion"})
+
+
+def has_side_effect(inst: Instruction) -> bool:
+    """A custom-call with `custom_call_has_side_effect=true`, or an instruction whose called
+    computations hold one (a while whose body prints): passes must keep these, in order."""
+    if inst.opcode == "custom-call":
+        return bool(inst.attrs.get("custom_call_has_side_effect"))
+    return any(i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)
+               for c in inst.called_computations for i in c._instructions)
 
 
 class Module:

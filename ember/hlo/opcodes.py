@@ -24,7 +24,8 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
           slice_sizes, indices_are_sorted
   scatter: update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
            index_vector_dim, indices_are_sorted, unique_indices
-  custom-call: custom_call_target, backend_config (optional)
+  custom-call: custom_call_target, custom_call_has_side_effect (optional),
+               backend_config (optional)
   reduce-precision: exponent_bits, mantissa_bits
 """
 
@@ -112,7 +113,8 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("call", None, expensive=True, called=("to_apply",)))
     rows.append(OpInfo("fusion", None, expensive=True, attrs=("kind",), called=("calls",)))
     rows.append(OpInfo("custom-call", None, expensive=True,
-                       attrs=("custom_call_target", "backend_config")))
+                       attrs=("custom_call_target", "custom_call_has_side_effect",
+                              "backend_config")))
     return rows
 
 

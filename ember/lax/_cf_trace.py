@@ -12,7 +12,7 @@ Invariants:
   one jaxpr object for both g branches, which the printer then shows as a shared `let`.
 - The surgery helpers build new jaxprs and never mutate their inputs: `forwarding` (which
   outputs are just inputs), `prune_outputs`, `move_to_front` (reorder invars), `dce`
-  (drop unused equations and inputs); all primitives are pure, so dropping is safe.
+  (drop unused equations and inputs; equations with side effects, debug_print, stay).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from ember.array import ArrayImpl
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from ember.core.staging import DynamicJaxprTrace, JaxprBuilder
+from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, eqn_has_effects
 from ember.core.trace import Tracer, get_aval, new_main
 from ember.lax._base import convert_element_type
 from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -168,7 +168,7 @@ def dce(closed: ClosedJaxpr, instantiate: Sequence[bool]) -> tuple[ClosedJaxpr, 
     live = {v.id for v in j.outvars if isinstance(v, Var)}
     eqns = []
     for eqn in reversed(j.eqns):
-        if any(v.id in live for v in eqn.outvars):
+        if any(v.id in live for v in eqn.outvars) or eqn_has_effects(eqn):
             eqns.append(eqn)
             live.update(v.id for v in eqn.invars if isinstance(v, Var))
     kept = [v.id in live or bool(inst) for v, inst in zip(j.invars, instantiate)]

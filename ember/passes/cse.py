@@ -5,7 +5,9 @@ same opcode, shape, operands, attributes and called computations are merged into
 first one. Constants merge when their dtype, shape and bytes agree (so 0.0 and -0.0 stay
 apart, and NaNs merge only with the same payload). Operands of commutative opcodes are
 compared as a set-ordered pair: `add(a, b)` and `add(b, a)` merge (exact under IEEE).
-Rewrite: `f(a, b); f(a, b) => f(a, b)`. Parameters never merge.
+Rewrite: `f(a, b); f(a, b) => f(a, b)`. Parameters never merge, and neither do side effects
+(`custom_call_has_side_effect=true` custom-calls, loops and branches holding one: two
+identical prints must both print).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.hlo.ir import Computation, Instruction, Module
+from ember.hlo.ir import Computation, Instruction, Module, has_side_effect
 from ember.hlo.opcodes import COMMUTATIVE
 from ember.passes.base import HloPass
 
@@ -40,7 +42,7 @@ def cse_computation(comp: Computation) -> bool:
     seen: dict[tuple, Instruction] = {}
     changed = False
     for inst in comp.post_order():
-        if inst.opcode == "parameter" or inst.parent is not comp:
+        if inst.opcode == "parameter" or inst.parent is not comp or has_side_effect(inst):
             continue
         key = instruction_key(inst)
         first = seen.get(key)

@@ -11,7 +11,10 @@ A state element is needed when it is read after the loop (a get-tuple-element of
 while, or any other use of the whole tuple, which needs every element), when the
 condition reads it, or when the body computes a needed element from it; everything else
 only feeds itself (a scan's unused stacked output, a dead counter) and is dropped, which
-changes neither the trip count nor any result. All opcodes are treated as side-effect free.
+changes neither the trip count nor any result.
+Side effects (`custom_call_has_side_effect=true`, and loops or branches holding one) are
+roots like the root itself (ember/hlo/ir.py), so they and what they read are never removed;
+a body's side effects make the state elements they read needed.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ def needed_elements(w: Instruction) -> set[int]:
     body = w.while_body
     deps = _element_deps(body)
     slots = body.root.operands
+    for inst in body.side_effect_roots():  # what a print in the body reads is needed
+        needed.update(deps[inst])
     work = list(needed)
     while work:
         for k in deps[slots[work.pop()]]:

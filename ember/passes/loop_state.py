@@ -160,5 +160,7 @@ def rebuild_while(module: Module, w: Instruction, keep: Sequence[bool],
             "tuple", w.shape.without_layout(), [element(parent, new_w, k) for k in range(old_n)],
             metadata=dict(w.metadata)))
         w.replace_all_uses_with(whole)
+    if not w.users and w is not parent.root:
+        parent.remove_instruction(w)  # explicitly: a loop that prints is a root of its own
     parent.remove_dead()
     return new_w, extra_reads
