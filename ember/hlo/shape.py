@@ -137,6 +137,17 @@ class Shape:
             return Shape.tuple_of([s.without_layout() for s in self.tuple_shapes])
         return Shape(self.element_type, self.dimensions)
 
+    def with_row_major_layout(self) -> Shape:
+        """This shape with the default layout {rank-1,...,0} (on every leaf of a tuple)."""
+        if self.is_tuple:
+            return Shape.tuple_of([s.with_row_major_layout() for s in self.tuple_shapes])
+        return self.with_layout(row_major(self.rank))
+
+    @property
+    def is_row_major(self) -> bool:
+        """True when no layout is set (row-major is the default) or the layout is it."""
+        return self.layout is None or self.layout == row_major(self.rank)
+
     def with_element_type(self, element_type: str) -> Shape:
         return Shape(element_type, self.dimensions, self.layout)
 
@@ -154,3 +165,41 @@ class Shape:
 
     def __repr__(self) -> str:
         return f"Shape({self})"
+
+
+# -- layouts (minor-to-major lists of dimension numbers) ----------------------------------------
+
+
+def row_major(rank: int) -> tuple[int, ...]:
+    """The default (C order) layout: the last dimension is minor, {rank-1, ..., 0}."""
+    return tuple(range(rank - 1, -1, -1))
+
+
+def layout_strides(dims: tuple[int, ...], layout: tuple[int, ...] | None) -> tuple[int, ...]:
+    """Element stride of each dimension under `layout` (None: row-major): the minor dim
+    has stride 1 and each next one the product of the extents of those more minor.
+    f32[4,8]{0,1}: strides (1, 4); f32[4,8]{1,0}: strides (8, 1)."""
+    lay = row_major(len(dims)) if layout is None else layout
+    strides = [0] * len(dims)
+    step = 1
+    for d in lay:
+        strides[d] = step
+        step *= dims[d]
+    return tuple(strides)
+
+
+def transpose_operand_layout(perm: tuple[int, ...], layout: tuple[int, ...]) -> tuple[int, ...]:
+    """The operand layout under which transpose(operand, perm) with result `layout` moves no
+    data. Result dim i is operand dim perm[i], so the result's minor-to-major list maps to
+    the operand's through perm: {l0, l1, ...} -> {perm[l0], perm[l1], ...}."""
+    return tuple(perm[d] for d in layout)
+
+
+def transpose_result_layout(perm: tuple[int, ...], operand_layout: tuple[int, ...]
+                            ) -> tuple[int, ...]:
+    """The inverse of `transpose_operand_layout`: the result layout that makes the
+    transpose of an operand laid out as `operand_layout` a bitcast."""
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse[d] for d in operand_layout)

@@ -16,6 +16,7 @@ Multi-output fusions, reductions and products never write in place.
 from __future__ import annotations
 
 from ember.hlo.ir import Instruction
+from ember.hlo.shape import row_major
 
 # The opcodes whose fast CPU code may ask for a precise rerun (mathlib `_REDUCED`; a test
 # keeps the two in step).
@@ -24,7 +25,10 @@ RERUN_OPCODES: frozenset[str] = frozenset({"sine", "cosine", "tan"})
 
 def _same_elements(a: Instruction, out: Instruction) -> bool:
     return (not a.shape.is_tuple and a.shape.dimensions == out.shape.dimensions
-            and a.shape.dtype.itemsize == out.shape.dtype.itemsize)
+            and a.shape.dtype.itemsize == out.shape.dtype.itemsize
+            # element i at the same offset in both: layout assignment may lay them out apart
+            and (a.shape.layout or row_major(a.shape.rank))
+            == (out.shape.layout or row_major(out.shape.rank)))
 
 
 def _reads_pointwise(start: Instruction, root: Instruction) -> bool:

@@ -3,6 +3,9 @@
 Input: loop induction variables (i64). Output: whichever form a consumer asks for, computed
 on first use at the builder's current position (every use is in the same straight-line
 loop body, so the value dominates all of them). Row-major: linear = sum_d i_d * stride_d.
+`linear` is always the logical (row-major) element number; `offset(layout)` is the memory
+offset of the element in a buffer laid out as `layout` (minor-to-major): the same sum with
+the layout's strides (`layout_strides`), equal to `linear` for a row-major buffer.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 import llvmlite.ir as ir
 
 from ember.backends.cpu.irtypes import i64
+from ember.hlo.shape import layout_strides, row_major
 
 
 class Index:
@@ -61,6 +65,19 @@ class Index:
                 acc = self.b.add(acc, t)
             self._linear = acc
         return self._linear
+
+    def offset(self, layout: Sequence[int] | None) -> ir.Value:
+        """Memory offset of this element in a buffer laid out as `layout` (None:
+        row-major); f32[4,8]{0,1}: offset = i0 + 4 * i1."""
+        if layout is None or tuple(layout) == row_major(len(self.dims)):
+            return self.linear
+        terms = [i if s == 1 else self.b.mul(i, i64(s))
+                 for i, s, d in zip(self.multi, layout_strides(self.dims, tuple(layout)),
+                                    self.dims) if d != 1]
+        acc: ir.Value = terms[0] if terms else i64(0)
+        for t in terms[1:]:
+            acc = self.b.add(acc, t)
+        return acc
 
     @staticmethod
     def scalar(b: ir.IRBuilder) -> Index:
