@@ -53,7 +53,8 @@ class HloPass:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def _disabled() -> set[str]:
+def disabled_passes() -> set[str]:
+    """The pass names EMBER_DISABLE_PASSES lists (part of every compile cache key)."""
     return {s.strip() for s in os.environ.get("EMBER_DISABLE_PASSES", "").split(",") if s.strip()}
 
 
@@ -82,7 +83,7 @@ class PassPipeline(HloPass):
             return self._run_passes(module, reference)
 
     def _run_passes(self, module: Module, reference: Reference | None) -> bool:
-        disabled = _disabled()
+        disabled = disabled_passes()
         changed = False
         for p in self.passes:
             if p.name in disabled:
