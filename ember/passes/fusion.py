@@ -1,17 +1,22 @@
 """Producer-consumer fusion: kLoop fusions of elementwise/shape chains, kInput fusions of a
-reduce with the elementwise producers of its input, row fusions (softmax, layernorm; see
+reduce with the elementwise producers of its input, kOutput fusions of a dot with its
+elementwise epilogue (bias add, activation), row fusions (softmax, layernorm; see
 `row_fusion.py`) and sibling multi-output fusion of reductions over the same input.
 
-Input: a Module (only the entry computation is fused). Output: the module where each group
-of fused instructions is replaced by `%fusion = T fusion(%in...), kind=kLoop|kInput,
-calls=%fused_computation`; the fused computation holds the group, its parameters are the
-group's inputs in operand order. `module.fusion_decisions` lists every refusal as a
-`FusionDecision(producer, consumer, reason)` (instruction names before the rewrite).
+Input: a Module (the entry and every computation its while, conditional and call run are
+fused). Output: the module where each group of fused instructions is replaced by
+`%fusion = T fusion(%in...), kind=kLoop|kInput, calls=%fused_computation`; the fused
+computation holds the group, its parameters are the group's inputs in operand order.
+`module.fusion_decisions` lists every refusal as a `FusionDecision(producer, consumer,
+reason)` (instruction names before the rewrite).
 
 Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
   f(g(x)), h(g(x)) => fusion{f(g)}, fusion{h(g)}  (g cheap: duplicated into both)
   reduce(f(x), c) => fusion(x), kind=kInput        (the reduce is the fusion root)
+  f(dot(x, w), b) => fusion(x, w, b), kind=kOutput  (f elementwise on the dot's shape: the
+                                                   backend runs f on each block of the
+                                                   product while it is in cache)
   reduce(x), reduce(g(x)) => gte(fusion(x){tuple(reduce, reduce)}, k)   (siblings: one pass
                                                    over x; same input shape and dimensions,
                                                    neither depends on the other)
@@ -28,6 +33,10 @@ Invariants:
 - No cycles: a group's inputs are operands of its members, which precede the root, and an
   input that uses a member gets that member materialized on its own (duplication).
 - A group of one instruction stays unfused (the backend emits lone ops as kernels).
+- kOutput: at most one dot per group; it joins only if every group member between it and
+  the root is elementwise on the dot's dims with all its users in the group (so the
+  epilogue reads the dot's value at the index it writes, and the dot is never computed
+  twice); the dot's operands stay in memory (BLAS reads them), never fused.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ from ember.passes.row_fusion import form_row_groups
 LOOP_FUSIBLE: frozenset[str] = frozenset(
     {n for n, r in OPCODES.items() if r.elementwise and n != "map"}
     | {"broadcast", "reshape", "transpose", "slice", "pad", "concatenate", "iota", "reverse",
-       "convert", "select", "compare", "clamp", "bitcast-convert", "constant"}
+       "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather"}
 )
 # Roots a group may grow from: loop-fusible ops and reductions (kInput).
 ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
@@ -71,6 +80,8 @@ class FusionDecision:
 
 def _expands(inst: Instruction) -> bool:
     """True when `inst` reads some operand element for several output elements."""
+    if inst.opcode == "gather":
+        return True  # indices may repeat: one operand element read for many outputs
     if inst.opcode != "broadcast":
         return False
     return inst.shape.size > inst.operand.shape.size
@@ -129,13 +140,50 @@ def should_fuse(consumer: Instruction, producer: Instruction,
     return Decision(True)
 
 
+def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction) -> Decision:
+    """May `dot` join `group` (grown from `root`) as a kOutput fusion's product? Every member
+    from the dot up to the root must be elementwise on the dot's dims (the epilogue reads
+    the product at the index it writes) with no user outside the group (no copy of it would
+    need the product again)."""
+    if any(m.opcode == "dot" for m in group):
+        return Decision(False, "a kOutput fusion holds one dot")
+    dims = dot.shape.dimensions
+    stack, seen = [dot], set()
+    while stack:
+        inst = stack.pop()
+        if inst in seen:
+            continue
+        seen.add(inst)
+        if inst is not root and any(u not in group for u in inst.users):
+            return Decision(False, f"{inst.opcode} on the dot's path has users outside the "
+                                   f"fusion; the dot is not computed twice")
+        if inst is not dot:
+            info = OPCODES[inst.opcode]
+            if not info.elementwise or inst.opcode == "map" or inst.shape.dimensions != dims:
+                return Decision(False, f"{inst.opcode} reads the dot's result at other "
+                                       f"indices; an epilogue must be elementwise")
+        if inst is not root:
+            stack.extend(inst.users)
+    return Decision(True)
+
+
 class Fusion(HloPass):
     """Groups producers into their consumers (see the module docstring)."""
 
     name = "fusion"
 
     def run(self, module: Module) -> bool:
-        entry = module.entry
+        # the entry and every computation a while or conditional runs (their bodies become
+        # native loops whose kernels are fused like any other code); fused computations and
+        # reducers are left alone
+        changed, found = False, []
+        for comp in _control_flow_computations(module):
+            changed |= self._run_on(module, comp)
+            found += module.fusion_decisions  # type: ignore[attr-defined]
+        module.fusion_decisions = found  # type: ignore[attr-defined]
+        return changed
+
+    def _run_on(self, module: Module, entry: Computation) -> bool:
         decisions: list[FusionDecision] = []
         row_decisions: list[tuple[str, str, str]] = []
         row_groups = form_row_groups(entry, row_decisions)
@@ -190,6 +238,19 @@ class Fusion(HloPass):
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             consumers = [u for u in p.users if u in group]
+            dots = [c for c in consumers if c.opcode == "dot"]
+            if dots:  # BLAS reads a dot's operands from memory
+                if p.opcode != "parameter":
+                    decisions.append(FusionDecision(p.name, dots[0].name, "operand of a dot "
+                                                    "stays in memory (BLAS reads it)"))
+                return False
+            if p.opcode == "dot":
+                d = should_fuse_dot(p, group, root)
+                if not d.ok:
+                    decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
+                    return False
+                amplified[p] = False
+                return True
             for c in consumers:
                 d = should_fuse(c, p, group, amplified[c] or _expands(c))
                 if not d.ok:
@@ -267,6 +328,22 @@ def _merge_siblings(comp: Computation, groups: list[tuple[Instruction, list[Inst
     return [(r, m) for r, m in out if r]
 
 
+def _control_flow_computations(module: Module) -> list[Computation]:
+    """The entry, then (depth first) every computation a while, conditional or call in
+    them runs."""
+    out: list[Computation] = []
+    stack = [module.entry]
+    while stack:
+        comp = stack.pop()
+        if comp in out:
+            continue
+        out.append(comp)
+        for inst in comp.instructions:
+            if inst.opcode in ("while", "conditional", "call"):
+                stack.extend(reversed(inst.called_computations))
+    return out
+
+
 def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
                   members: list[Instruction]) -> Instruction:
     """Replace the group by a fusion instruction (several roots: a tuple-shaped multi-output
@@ -305,7 +382,8 @@ def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
         fused.root = fused.add_instruction(Instruction(
             "tuple", shape, [mapping[r] for r in roots], {}, name="tuple"))
     module.add_computation(fused)
-    kind = "kInput" if any(m.opcode == "reduce" for m in members) else "kLoop"
+    kind = ("kOutput" if any(m.opcode == "dot" for m in members) else
+            "kInput" if any(m.opcode == "reduce" for m in members) else "kLoop")
     fusion = Instruction("fusion", shape, inputs, {"kind": kind}, [fused],
                          dict(root.metadata), "fusion")
     comp.add_instruction(fusion)

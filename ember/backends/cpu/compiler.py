@@ -32,11 +32,15 @@ ENTRY = "ember_entry"  # one engine per executable: fixed symbol names never col
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
-    """Hardware-independent simplification, then fusion."""
+    """Hardware-independent simplification, transpose folding (into dots), layout
+    assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.fusion import Fusion
+    from ember.passes.layout_assignment import LayoutAssignment
+    from ember.passes.transpose_folding import TransposeFolding
 
-    return PassPipeline("cpu", [hardware_independent_pipeline(unsafe_math), Fusion()])
+    return PassPipeline("cpu", [hardware_independent_pipeline(unsafe_math), TransposeFolding(),
+                                LayoutAssignment(), Fusion()])
 
 
 def clear_cache() -> None:
@@ -51,7 +55,10 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
     interpreter must run). `use_cache=False` skips both caches."""
     check_supported(module)
     target = llvm_target.target()
-    options = f"unsafe={unsafe_math}|passes={run_passes}"
+    from ember.passes.base import disabled_passes
+
+    off = ",".join(sorted(disabled_passes())) if run_passes else ""
+    options = f"unsafe={unsafe_math}|passes={run_passes}|disabled={off}"
     text = canonical_text(module)
     key = f"{target.key}|{options}\n{text}"
     if use_cache:

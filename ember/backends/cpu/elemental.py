@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 import numpy as np
 
+from ember.backends.cpu import convert as conv
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import I64, const, i64, mem_type, reg_type
 from ember.backends.cpu.scalar_ops import emit_elementwise
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
-from ember.hlo.shape import Shape
+from ember.hlo.shape import Shape, bit_width
 
 
 @dataclass
@@ -33,23 +34,67 @@ class Buf:
     shape: Shape
 
 
-def load(b: ir.IRBuilder, buf: Buf, linear: ir.Value) -> ir.Value:
+def physical(b: ir.IRBuilder, buf: Buf, linear: ir.Value) -> ir.Value:
+    """Memory offset of logical (row-major numbered) element `linear` of `buf`: itself,
+    unless layout assignment laid the buffer out otherwise; then the multi-index is
+    recovered (div/mod) and weighted by the layout's strides. Kernels that know the
+    multi-index use `load_at`/`store_at`, which skip the division."""
+    if buf.shape.is_row_major:
+        return linear
+    return Index(b, buf.shape.dimensions, linear=linear).offset(buf.shape.layout)
+
+
+def _load_raw(b: ir.IRBuilder, buf: Buf, offset: ir.Value) -> ir.Value:
     et = buf.shape.element_type
     mty = mem_type(et)
-    p = b.gep(buf.ptr, [linear], inbounds=True, source_etype=mty)
+    p = b.gep(buf.ptr, [offset], inbounds=True, source_etype=mty)
     v = b.load(p, typ=mty)
     if et == "pred":
         return b.icmp_unsigned("!=", v, ir.Constant(mty, 0))
     return v
 
 
-def store(b: ir.IRBuilder, buf: Buf, linear: ir.Value, value: ir.Value) -> None:
+def _store_raw(b: ir.IRBuilder, buf: Buf, offset: ir.Value, value: ir.Value) -> None:
     et = buf.shape.element_type
     mty = mem_type(et)
     if et == "pred":
         value = b.zext(value, mty)
-    p = b.gep(buf.ptr, [linear], inbounds=True, source_etype=mty)
+    p = b.gep(buf.ptr, [offset], inbounds=True, source_etype=mty)
     b.store(value, p)
+
+
+def load(b: ir.IRBuilder, buf: Buf, linear: ir.Value) -> ir.Value:
+    """Element number `linear` (logical, row-major numbering) of `buf`."""
+    return _load_raw(b, buf, physical(b, buf, linear))
+
+
+def store(b: ir.IRBuilder, buf: Buf, linear: ir.Value, value: ir.Value) -> None:
+    _store_raw(b, buf, physical(b, buf, linear), value)
+
+
+def load_at(b: ir.IRBuilder, buf: Buf, idx: Index) -> ir.Value:
+    """The element of `buf` at `idx`, addressed through the buffer's layout."""
+    return _load_raw(b, buf, _offset(b, buf, idx))
+
+
+def store_at(b: ir.IRBuilder, buf: Buf, idx: Index, value: ir.Value) -> None:
+    _store_raw(b, buf, _offset(b, buf, idx), value)
+
+
+def _offset(b: ir.IRBuilder, buf: Buf, idx: Index) -> ir.Value:
+    if buf.shape.is_row_major or idx.dims != buf.shape.dimensions:
+        return physical(b, buf, idx.linear)  # an index over another shape of equal size
+    return idx.offset(buf.shape.layout)
+
+
+def index_to_i64(b: ir.IRBuilder, v: ir.Value, et: str) -> ir.Value:
+    """An index element as i64, as the evaluator's `astype(np.int64)` reads it: narrower
+    unsigned types (and pred) zero-extend, signed ones sign-extend; 64-bit values as is."""
+    if v.type.width >= 64:
+        return v
+    if et.startswith("u") or et == "pred":
+        return b.zext(v, I64)
+    return b.sext(v, I64)
 
 
 def _clamp_index(b: ir.IRBuilder, i: ir.Value, lo: int, hi: int) -> ir.Value:
@@ -89,7 +134,7 @@ class ElementGenerator:
         if buf is not None:
             if buf.shape.rank == 0 or buf.shape.size == 1:
                 return load(b, buf, i64(0))
-            return load(b, buf, idx.linear)
+            return load_at(b, buf, idx)
         op = inst.opcode
         if op == "constant":
             if inst.shape.size != 1:
@@ -161,6 +206,38 @@ class ElementGenerator:
 
     def _copy(self, inst: Instruction, idx: Index) -> ir.Value:
         return self.value(inst.operand, idx)
+
+    def _bitcast_convert(self, inst: Instruction, idx: Index) -> ir.Value:
+        """bitcast-convert; changing the element width by a factor k adds (narrowing) or
+        drops (widening) a minor dimension of size k, in little-endian order: piece j of
+        a wide element holds its bits [j*w, (j+1)*w), w the narrow width. Row-major, so
+        narrowing reads wide element lin // k, piece lin % k; widening ors the k narrow
+        elements lin*k + j, each shifted left by j*w."""
+        b = self.b
+        x = inst.operand
+        if x.shape.dimensions == inst.shape.dimensions:
+            return self._elementwise(inst, idx)
+        src, dst = x.shape.element_type, inst.shape.element_type
+        sw, dw = bit_width(src), bit_width(dst)
+        xdims = x.shape.dimensions
+        if sw > dw:
+            k = sw // dw
+            lin = idx.linear
+            wide = self.value(x, Index(b, xdims, linear=b.udiv(lin, i64(k))))
+            bits = conv.to_bits(b, src, wide)
+            shift = b.mul(b.trunc(b.urem(lin, i64(k)), bits.type) if sw < 64
+                          else b.urem(lin, i64(k)), ir.Constant(bits.type, dw))
+            return conv.from_bits(b, dst, b.trunc(b.lshr(bits, shift), ir.IntType(dw)))
+        k = dw // sw
+        wty = ir.IntType(dw)
+        base = b.mul(idx.linear, i64(k))
+        acc: ir.Value = ir.Constant(wty, 0)
+        for j in range(k):
+            lin = b.add(base, i64(j)) if j else base
+            narrow = conv.to_bits(b, src, self.value(x, Index(b, xdims, linear=lin)))
+            part = b.zext(narrow, wty)
+            acc = b.or_(acc, b.shl(part, ir.Constant(wty, j * sw)) if j else part)
+        return conv.from_bits(b, dst, acc)
 
     def _transpose(self, inst: Instruction, idx: Index) -> ir.Value:
         o = inst.operand
@@ -237,9 +314,7 @@ class ElementGenerator:
         out = []
         for k, lim in enumerate(limits):
             s = self.value(inst.operands[first + k], Index.scalar(b))
-            et = inst.operands[first + k].shape.element_type
-            if s.type.width < 64:
-                s = b.zext(s, I64) if et.startswith("u") else b.sext(s, I64)
+            s = index_to_i64(b, s, inst.operands[first + k].shape.element_type)
             out.append(_clamp_index(b, s, 0, max(lim, 0)))
         return out
 
@@ -267,3 +342,31 @@ class ElementGenerator:
             multi.append(_clamp_index(b, t, 0, n - 1))
         v = self.value(upd, Index(b, udims, multi=multi))
         return b.select(inside, v, base)
+
+    def _gather(self, inst: Instruction, idx: Index) -> ir.Value:
+        """XLA gather at one output index: the output's batch dims (those not in
+        offset_dims) pick an index vector; component k is the start along operand dim
+        start_index_map[k], clamped into [0, dim - slice_size] so the window fits (as the
+        evaluator does); offset dims give the position inside the window of the operand
+        dims not collapsed, in order. operand[start + offset] is read: always in bounds."""
+        b = self.b
+        operand, indices = inst.operands
+        a = inst.attrs
+        odims = operand.shape.dimensions
+        sizes = a["slice_sizes"]
+        offset_dims = list(a["offset_dims"])
+        collapsed = set(a["collapsed_slice_dims"])
+        ivd = a["index_vector_dim"]
+        batch = [idx.multi[p] for p in range(inst.shape.rank) if p not in offset_dims]
+        window = [d for d in range(len(odims)) if d not in collapsed]
+        multi: list[ir.Value] = [i64(0)] * len(odims)
+        for d, p in zip(window, offset_dims):
+            multi[d] = idx.multi[p]
+        ivec = indices.shape.dimensions
+        ity = indices.shape.element_type
+        for k, d in enumerate(a["start_index_map"]):
+            at = batch if ivd == len(ivec) else [*batch[:ivd], i64(k), *batch[ivd:]]
+            s = index_to_i64(b, self.value(indices, Index(b, ivec, multi=at)), ity)
+            s = _clamp_index(b, s, 0, max(odims[d] - sizes[d], 0))
+            multi[d] = b.add(s, multi[d])
+        return self.value(operand, Index(b, odims, multi=multi))

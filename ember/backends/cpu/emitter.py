@@ -12,7 +12,13 @@ be split (flat loops, rows of a row fusion, outputs of row-scheme reductions) ta
 static slice `[extent*t/T, extent*(t+1)/T)` of thread t of T, and the entry calls
 `GOMP_parallel(worker, data, T, 0)` when the thread count in the table's last slot is > 1
 (else the worker directly). Each element is computed by the same code whatever the slice,
-so results do not depend on the thread count.
+so results do not depend on the thread count. Dots and kOutput fusions are emitted by
+dot_emit.py (BLAS work units split the same way). Scatter kernels (scatter.py) run serially;
+sort kernels (sort.py) take their work buffers after the inputs and split by rows.
+Host-callback custom-calls (callbacks.py) call a ctypes trampoline and are never split.
+While loops and conditionals become basic blocks of the entry around their computations'
+kernel calls (loops_native.py); a loop's scalar kernels (a counter, its compare) may be
+inlined there, so LLVM keeps them in registers.
 """
 
 from __future__ import annotations
@@ -21,11 +27,18 @@ import re
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu import kernels, rows
+from ember.backends.cpu import dot_emit, kernels, loops_native, rows
+from ember.backends.cpu.callbacks import (
+    callback_arg_count,
+    emit_callback_kernel,
+    is_python_callback,
+)
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
+from ember.backends.cpu.scatter import emit_scatter_kernel
 from ember.backends.cpu.schedule import Schedule, Slot, _flatten
+from ember.backends.cpu.sort import emit_sort_kernel, sort_row_count
 from ember.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
 from ember.hlo.ir import Computation, Instruction, Module
 
@@ -45,10 +58,17 @@ class ModuleEmitter:
         self.kernel_names: list[str] = []
         self.parallel_kernels: list[str] = []
         self._calls: list[tuple[ir.Function, list[Slot], bool]] = []
+        self._own_calls = self._calls  # profiling.py swaps `_calls` to emit one call alone
+        self._call_range: dict[Instruction, tuple[int, int]] = {}  # kernel -> its calls
+        self._in_loops: set[Instruction] = set()  # kernels of loop bodies and branches
 
     def emit(self) -> str:
-        for inst in self.sched.kernels:
+        # nested kernels of loops and branches (loops_native.py) are kernels like any other
+        self._in_loops = set(loops_native.kernels_in_order(self.sched)) - set(self.sched.kernels)
+        for inst in loops_native.kernels_in_order(self.sched):
+            start = len(self._calls)
             self._emit_kernel(inst)
+            self._call_range[inst] = (start, len(self._calls))
         self._emit_entry()
         return str(self.ir)
 
@@ -82,6 +102,9 @@ class ModuleEmitter:
         return root, bound  # type: ignore[return-value]
 
     def _emit_kernel(self, inst: Instruction) -> None:
+        if is_python_callback(inst):
+            self._emit_callback(inst)
+            return
         root, bound = self._kernel_graph(inst)
         outs = _flatten(self.sched.buffers[inst])
         in_items = list(bound.items())
@@ -90,13 +113,19 @@ class ModuleEmitter:
         for _, s in in_items:
             if s not in arg_slots:
                 arg_slots.append(s)
+        work = self.sched.work.get(inst, [])
+        arg_slots += work
         name = _symbol(inst.name)
         kind = _kind(inst, root)
+        if kind == "dot":  # BLAS calls or loops, packed operands, epilogue: dot_emit.py
+            dot_emit.emit(self, inst, bound, outs, arg_slots, name)
+            return
         extent = self._split_extent(kind, root, {i: None for i, _ in in_items})
         split = extent > 1 and self._work(inst) >= PARALLEL_MIN_ELEMENTS
         types = [PTR] * len(arg_slots) + ([I64, I64] if split else [])
         fn = ir.Function(self.ir, ir.FunctionType(VOID, types), name=f"{self.prefix}{name}")
-        fn.attributes.add("noinline")
+        if not (inst in self._in_loops and self._work(inst) <= 1):
+            fn.attributes.add("noinline")  # (a loop's scalar kernel may inline: its counter)
         fn.attributes.add("nounwind")
         for a in fn.args[:len(arg_slots)]:
             a.add_attribute("noalias")
@@ -111,8 +140,11 @@ class ModuleEmitter:
                 kernels.emit_reduce_kernel(b, reds, inputs, out_bufs, span)
             elif kind == "row":
                 rows.emit_row_kernel(b, root, inputs, out_bufs[0], span)
-            elif kind == "dot":
-                kernels.emit_dot_kernel(b, root, inputs, out_bufs[0])
+            elif kind == "scatter":
+                emit_scatter_kernel(b, root, inputs, out_bufs[0])
+            elif kind == "sort":
+                work_bufs = [Buf(ptr[s], s.shape) for s in work]
+                emit_sort_kernel(b, root, inputs, out_bufs, work_bufs, span)
             else:
                 kernels.emit_loop_kernel(b, root, inputs, out_bufs[0], span)
         except NotImplementedError as e:
@@ -124,6 +156,17 @@ class ModuleEmitter:
             self.parallel_kernels.append(inst.name)
         self._calls.append((fn, arg_slots, split))
 
+    def _emit_callback(self, inst: Instruction) -> None:
+        """A host callback (callbacks.py): every operand by pointer, never split."""
+        outs = _flatten(self.sched.buffers[inst])
+        ins = [self.sched.buffers[o] for o in inst.operands[:callback_arg_count(inst)]]
+        if any(isinstance(s, tuple) for s in ins):
+            raise CpuCompileError(f"tuple-valued operand of host callback {inst.name}")
+        fn = emit_callback_kernel(self.ir, f"{self.prefix}{_symbol(inst.name)}", inst,
+                                  len(outs), len(ins))
+        self.kernel_names.append(inst.name)
+        self._calls.append((fn, outs + ins, False))
+
     def _split_extent(self, kind: str, root: Instruction, inputs: dict) -> int:
         if not self.parallel:
             return 1
@@ -134,6 +177,8 @@ class ModuleEmitter:
             return rows.row_count(root)
         if kind == "loop":
             return kernels.loop_split_extent(root, inputs)
+        if kind == "sort":
+            return sort_row_count(root)
         return 1
 
     @staticmethod
@@ -189,10 +234,10 @@ class ModuleEmitter:
                 return b.gep(base, [i64(s.index)], inbounds=True, source_etype=I8)
             return table_ptr(self.sched.table_index(s))
 
-        for kfn, slots, split in self._calls:
+        def emit_call(kfn: ir.Function, slots: list[Slot], split: bool) -> None:
             if not split:
                 b.call(kfn, [slot_ptr(s) for s in slots])
-                continue
+                return
             with b.goto_block(fn.entry_basic_block):
                 b.position_at_start(fn.entry_basic_block)
                 data = b.alloca(PTR, size=i64(len(slots)))
@@ -205,6 +250,22 @@ class ModuleEmitter:
                     b.call(self._omp("GOMP_parallel"), [kfn, data, nth, ir.Constant(I32, 0)])
                 with seq:
                     b.call(kfn, [data])
+
+        if self.sched.control and self._calls is self._own_calls:
+            # loops and branches: every table pointer is loaded here, in the entry block,
+            # so the loads dominate every block that uses them
+            for k in range(self.sched.slot_count() + 1):
+                table_ptr(k)
+
+            def emit_kernel(inst: Instruction) -> None:
+                start, end = self._call_range[inst]
+                for call in self._calls[start:end]:
+                    emit_call(*call)
+
+            loops_native.emit_steps(b, self.sched, self.sched.kernels, emit_kernel, slot_ptr)
+        else:
+            for call in self._calls:
+                emit_call(*call)
         b.ret_void()
 
 
@@ -214,6 +275,8 @@ def _kind(inst: Instruction, root: Instruction) -> str:
         return "reduce"
     if inst.opcode == "fusion" and rows.is_row_fusion(inst.fused_computation):
         return "row"
-    if root.opcode == "dot":
-        return "dot"
+    if inst.opcode == "fusion" and inst.attrs.get("kind") == "kOutput":
+        return "dot"  # a dot and its epilogue
+    if root.opcode in ("dot", "scatter", "sort"):
+        return root.opcode
     return "loop"

@@ -3,15 +3,22 @@
 Input: an LLVM function whose arguments are the kernel's buffers, the graph root (the
 fused computation's root, or a lone entry instruction), a map from boundary instructions
 to input buffers, and output buffers. Output: the function body.
-- loop kernels store root(i) for every output element; when every op is elementwise on
-  the output's shape the nest collapses to one flat loop over the elements.
-- reduce kernels: when the minor input dimension is reduced ("row"), accumulators live in
+- loop kernels store root(i) for every output element, walking the output in its memory
+  order (its layout); when every op is elementwise on the output's shape and every buffer
+  shares the layout, the nest collapses to one flat loop over the elements.
+- reduce kernels (minor and memory order taken from the input's layout, so a column sum
+  of a transposed-by-layout array still reads with stride 1):
+  when the minor input dimension is reduced ("row"), accumulators live in
   registers across the inner loops, and plain add/mul carry the `reassoc` flag (the only
   relaxed math: a reduction's order is unspecified, as in XLA) so LLVM keeps several
-  vector accumulators; max/min use llvm.maximum/minimum (NaN-propagating). Otherwise
+  vector accumulators; max/min use llvm.maximum/minimum (IEEE 754-2019, as the elementwise
+  ops: NaN propagates, -0.0 < +0.0; which of several different NaNs wins is unspecified,
+  as the accumulators visit elements out of order). Otherwise
   ("column"), the output is initialized and accumulated in place while the loops walk the
   input in memory order, so the innermost loop is contiguous in both.
-- dot: out = 0, then loops (batch, lhs free, contracting, rhs free) accumulate in place.
+- dot: out = 0, then loops (batch, lhs free, contracting, rhs free) accumulate in place;
+  the route of integer, bool, f16 and tiny products (float products call BLAS; the
+  choice and the kOutput epilogue live in dot_plan.py and dot_emit.py).
 Fast sin/cos report arguments beyond their reduction range through a flag; if any lane
 raised it, the whole nest runs again with the precise (libm) variants. Kernels are pure
 functions of their inputs, so rerunning is safe.
@@ -24,15 +31,16 @@ from collections.abc import Callable
 import llvmlite.ir as ir
 
 from ember.backends.cpu import convert as conv
-from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
+from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.backends.cpu.index import Index
-from ember.backends.cpu.irtypes import I8, const, is_float, is_signed_int, reg_type
+from ember.backends.cpu.irtypes import I8, const, i64, is_float, is_signed_int, reg_type
 from ember.backends.cpu.loops import for_nest, for_range, for_span
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.backends.cpu.scalar_ops import emit_elementwise
 from ember.backends.interpreter.evaluator import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
+from ember.hlo.shape import Shape, row_major
 
 Inputs = dict[Instruction, Buf]
 
@@ -104,25 +112,45 @@ def _is_flat(root: Instruction, inputs: Inputs) -> bool:
 Span = tuple[ir.Value, ir.Value] | None  # [begin, end) of the split loop, for threads
 
 
+def _layout(shape: Shape) -> tuple[int, ...]:
+    return shape.layout if shape.layout is not None else row_major(shape.rank)
+
+
+def _loop_order(root: Instruction, inputs: Inputs) -> tuple[bool, tuple[int, ...]]:
+    """How a loop kernel walks its output: (flat, dims from major to minor in the output's
+    layout). Walking memory order makes the innermost loop store with stride 1; one flat
+    loop also needs every array input laid out as the output (one offset serves all)."""
+    lay = _layout(root.shape)
+    flat = _is_flat(root, inputs) and all(  # a boundary instruction has its buffer's shape
+        _layout(i.shape) == lay for i in inputs if not i.shape.is_tuple and i.shape.size > 1)
+    return flat, tuple(reversed(lay))
+
+
 def loop_split_extent(root: Instruction, inputs: Inputs) -> int:
     """Trip count of the loop a loop kernel's `span` ranges over."""
     dims = root.shape.dimensions
     if not dims:
         return 1
-    return root.shape.size if _is_flat(root, inputs) else dims[0]
+    flat, order = _loop_order(root, inputs)
+    return root.shape.size if flat else dims[order[0]]
 
 
 def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf,
                      span: Span = None) -> None:
-    """`span`: only flat elements (or outermost indices) in [begin, end)."""
+    """`span`: only flat elements (or outermost indices, in memory order) in [begin, end)."""
     dims = root.shape.dimensions
-    flat = _is_flat(root, inputs)
+    flat, order = _loop_order(root, inputs)
+    if flat and not out.shape.is_row_major:
+        # every buffer shares one layout and the ops are elementwise: element k of memory
+        # pairs with element k of memory, so index all of them as if row-major
+        inputs = {i: Buf(buf.ptr, buf.shape.without_layout()) for i, buf in inputs.items()}
+        out = Buf(out.ptr, out.shape.without_layout())
     if span is not None and not dims:
         span = None
 
     def body(gen: ElementGenerator) -> None:
         def element(idx: Index, linear: ir.Value) -> None:
-            store(b, out, linear, gen.value(root, idx))
+            store_at(b, out, idx, gen.value(root, idx))
             gen.flush()  # type: ignore[attr-defined]
 
         if flat or not dims:
@@ -134,15 +162,19 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             else:
                 for_range(b, n, lambda i: element(Index(b, dims, linear=i), i))
         else:
-            def nest(multi: list[ir.Value]) -> None:
+            def nest(walk: list[ir.Value]) -> None:  # indices of `order`, major first
+                multi: list[ir.Value] = [i64(0)] * len(dims)
+                for d, i in zip(order, walk):
+                    multi[d] = i
                 idx = Index(b, dims, multi=multi)
                 element(idx, idx.linear)
 
+            walk_dims = [dims[d] for d in order]
             if span is not None:
                 for_span(b, span[0], span[1],
-                         lambda i0: for_nest(b, dims[1:], lambda m: nest([i0, *m])))
+                         lambda i0: for_nest(b, walk_dims[1:], lambda m: nest([i0, *m])))
             else:
-                for_nest(b, dims, nest)
+                for_nest(b, walk_dims, nest)
 
     _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
 
@@ -172,7 +204,7 @@ def reduce_split_extent(reds: list[Instruction]) -> int:
     """Outputs a row-scheme reduce kernel's `span` ranges over (1: not splittable)."""
     in_dims = reds[0].operands[0].shape.dimensions
     rdims = reds[0].attrs["dimensions"]
-    if not in_dims or (len(in_dims) - 1) not in rdims:
+    if not in_dims or _layout(reds[0].operands[0].shape)[0] not in rdims:
         return 1  # column scheme: outputs accumulate across the whole nest
     return reds[0].shape.tuple_shapes[0].size if reds[0].shape.is_tuple else reds[0].shape.size
 
@@ -187,7 +219,11 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
     rdims = sorted(red0.attrs["dimensions"])
     kept = [d for d in range(len(in_dims)) if d not in rdims]
     out_dims = tuple(in_dims[d] for d in kept)
-    row = not in_dims or (len(in_dims) - 1) in rdims
+    # memory order of the input (its layout, major to minor) picks the scheme and the loop
+    # order, so the innermost loop reads with stride 1: "row" when the minor dim is reduced
+    walk = tuple(reversed(_layout(red0.operands[0].shape)))
+    row = not in_dims or walk[-1] in rdims
+    rwalk = [d for d in walk if d in rdims]  # reduced dims, major to minor
     # one accumulator per reduce output; (reduce, first accumulator, count) to combine them
     parts = []
     ets: list[str] = []
@@ -234,14 +270,14 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
                     multi = [None] * len(in_dims)
                     for d, i in zip(kept, out_multi):
                         multi[d] = i
-                    for d, i in zip(rdims, r_multi):
+                    for d, i in zip(rwalk, r_multi):
                         multi[d] = i
                     accs = [b.load(s, typ=reg_type(et)) for s, et in zip(slots, ets)]
                     for s, v in zip(slots, combine(accs, in_index(multi), True)):
                         b.store(v, s)
                     gen.flush()  # type: ignore[attr-defined]
 
-                for_nest(b, [in_dims[d] for d in rdims], inner, name="r")
+                for_nest(b, [in_dims[d] for d in rwalk], inner, name="r")
                 lin = Index(b, out_dims, multi=list(out_multi)).linear if out_dims else None
                 for o, s, et in zip(outs, slots, ets):
                     store(b, o, lin if lin is not None else const("s64", 0),
@@ -268,7 +304,13 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
                 store(b, o, lin, v)
             gen.flush()  # type: ignore[attr-defined]
 
-        for_nest(b, in_dims, step, name="c")
+        def step_walk(w: list[ir.Value]) -> None:
+            multi: list[ir.Value] = [i64(0)] * len(in_dims)
+            for d, i in zip(walk, w):
+                multi[d] = i
+            step(multi)
+
+        for_nest(b, [in_dims[d] for d in walk], step_walk, name="c")
 
     _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
 

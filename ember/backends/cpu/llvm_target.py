@@ -133,6 +133,13 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     """Link `obj` into a fresh engine; returns (engine, entry address). The engine owns
     the code: keep it alive as long as the address is used."""
     t = target()
+    from ember.backends.cpu import blas
+
+    if blas.calls_blas(obj):  # the BLAS entry points must be known to the linker first
+        blas.register_symbols(t.llvm)
+    from ember.backends.cpu import callbacks  # host callbacks' trampoline symbol
+
+    callbacks.register_symbols(t.llvm)
     with _LOCK:
         engine = t.llvm.create_mcjit_compiler(t.llvm.parse_assembly(""), t.new_machine())
         engine.add_object_file(t.llvm.ObjectFileRef.from_data(obj))

@@ -5,10 +5,15 @@ entry instruction that computes something: fusions and lone ops), and for every 
 value its buffer, a slot in the executable's pointer table:
   [parameters..., outputs..., scratch base, constants...]
 Temporaries live at 64-byte aligned offsets in one scratch block allocated per call.
-Invariants: an output slot is written by exactly one kernel; a root leaf that is not a
-kernel result written straight into its output (a parameter, a constant, a repeated leaf)
-is copied into the output after the native call (`copy_outs`); tuples and
-get-tuple-element are views of buffers, not kernels; size-0 kernels are dropped.
+A sort kernel also gets work buffers (`work`: scratch of its operands' sizes, used only
+while it runs), and so does a dot or kOutput fusion (packed operands, the product under an
+epilogue of another element size; dot_plan.py). Invariants: an output slot is written by
+exactly one kernel; a root leaf that is not a kernel result written straight into its
+output (a parameter, a constant, a repeated leaf) is copied into the output after the
+native call (`copy_outs`); tuples and get-tuple-element are views of buffers, not kernels;
+size-0 kernels are dropped. A while or conditional is one step of `kernels` whose plan
+(`control`, loops_native.py) holds the kernels of the computations it runs, scheduled in
+the same buffers, table and scratch block.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ember.backends.cpu.dot_plan import find_dot
+from ember.backends.cpu.dot_plan import plan as plan_dot
 from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
@@ -43,6 +50,11 @@ class Schedule:
     constants: list[np.ndarray] = field(default_factory=list)
     scratch_bytes: int = 0
     copy_outs: list[tuple[int, Slot]] = field(default_factory=list)  # (output pos, source)
+    # kernel -> scratch it needs while it runs (a sort's merge buffers, one per operand)
+    work: dict[Instruction, list[Slot]] = field(default_factory=dict)
+    # while/conditional -> its plan (loops_native.py: nested kernels run inside the entry)
+    control: dict[Instruction, object] = field(default_factory=dict)
+    scheduled_computations: set = field(default_factory=set)  # called ones, scheduled once
 
     def slot_count(self) -> int:
         return len(self.params) + len(self.outputs) + 1 + len(self.constants)
@@ -139,8 +151,19 @@ def build_schedule(module: Module) -> Schedule:
                 pos = claimed.get((id(inst), path))
                 slots.append(Slot("out", pos, s) if pos is not None else _alloc_temp(sched, s))
             sched.buffers[inst] = tuple(slots) if inst.shape.is_tuple else slots[0]
-            if inst.shape.size > 0 or inst.shape.is_tuple:
+            if op in ("while", "conditional"):  # native loops and branches: loops_native.py
+                from ember.backends.cpu.loops_native import nest, plan_control
+                sched.buffers[inst] = nest(inst.shape, iter(slots))
+                plan_control(sched, module, inst)
                 sched.kernels.append(inst)
+            elif inst.shape.size > 0 or inst.shape.is_tuple:
+                sched.kernels.append(inst)
+            if op == "sort":
+                sched.work[inst] = [_alloc_temp(sched, o.shape) for o in inst.operands]
+            elif find_dot(inst) is not None:  # packed operands, the dot under an epilogue
+                shapes = [s for _, s in plan_dot(inst).work_shapes()]
+                if shapes:
+                    sched.work[inst] = [_alloc_temp(sched, s) for s in shapes]
     for pos, slot in enumerate(_flatten(sched.buffers[entry.root])):
         if not (slot.kind == "out" and slot.index == pos):
             sched.copy_outs.append((pos, slot))

@@ -1,0 +1,145 @@
+"""Matrix products: Ember (BLAS from generated code, kOutput epilogues) vs NumPy and JAX, in
+one process.
+
+Run (OpenBLAS tuning variables unset for this command only, as the peers' table was taken):
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/blas.py [--repeat 21]
+
+Workloads (issue 5's goals): gelu(x@W+b) with x 512x1024, W 1024x1024 (tanh form, as
+jax.nn.gelu's default); a 1024^3 f32 matmul; x.T @ y at 1024^3. Calls of the
+implementations are interleaved (round robin) so that load from other users of a shared
+machine hits all of them alike; medians are printed with each one's ratio to NumPy and
+GFLOP/s. Then the thread-pool check: an Ember elementwise kernel (on Ember's threads) timed
+right after itself, right after an Ember matmul (BLAS is single-threaded inside Ember, so
+no BLAS thread may spin) and right after a NumPy matmul (OpenBLAS's own threads spin-wait
+for a while after each call). Informative only: compare ratios from one run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# benchmarks/math.py would shadow the standard library's math (which NumPy needs) for a
+# script run from this folder; nothing here imports from the folder, so drop it.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def gelu_dense(jnp):
+    def f(x, w, b):
+        h = x @ w + b
+        return 0.5 * h * (1.0 + jnp.tanh(0.7978845608 * (h + 0.044715 * (h * h * h))))
+
+    return f
+
+
+def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median ms of each function, calls interleaved round robin (after a warm-up each)."""
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return {k: float(np.median(v) * 1e3) for k, v in times.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=21)
+    rep = ap.parse_args().repeat
+    import ember
+    import ember.numpy as ejnp
+    from ember.backends import cpu
+
+    jax = jjnp = None
+    if importlib.util.find_spec("jax"):
+        import jax
+        import jax.numpy as jjnp
+
+        jax.config.update("jax_platforms", "cpu")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((512, 1024)).astype(np.float32)
+    w = (rng.standard_normal((1024, 1024)) / 32).astype(np.float32)
+    bias = rng.standard_normal(1024).astype(np.float32)
+    a = rng.standard_normal((1024, 1024)).astype(np.float32)
+    c = rng.standard_normal((1024, 1024)).astype(np.float32)
+    cases = [("gelu(x@W+b) 512x1024x1024", gelu_dense, (x, w, bias), 2 * 512 * 1024 * 1024),
+             ("matmul 1024^3 f32", lambda m: (lambda p, q: p @ q), (a, c), 2 * 1024 ** 3),
+             ("x.T @ y 1024^3 f32", lambda m: (lambda p, q: p.T @ q), (a, c), 2 * 1024 ** 3)]
+    ember.jit(lambda p, q: p @ q)(a, c)  # links BLAS
+    print(f"threads: Ember {cpu.get_num_threads()}; {_blas_source()}")
+    print(f"{'workload':28} {'impl':6} {'ms':>8} {'vs numpy':>9} {'GFLOP/s':>8}")
+    for name, make, args, flops in cases:
+        fns: dict[str, Callable[[], object]] = {}
+        ef = ember.jit(make(ejnp))
+        nf = make(np)
+        fns["ember"] = lambda f=ef, a=args: f(*a)
+        fns["numpy"] = lambda f=nf, a=args: f(*a)
+        if jax is not None:
+            jf = jax.jit(make(jjnp))
+            jargs = [jjnp.asarray(v) for v in args]
+            fns["jax"] = lambda f=jf, a=jargs: f(*a).block_until_ready()
+        want = np.asarray(fns["numpy"]())
+        got = np.asarray(fns["ember"]())
+        err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) or 1))
+        ms = interleaved_ms(fns, rep)
+        kind = ef.lower(*args).compile().as_text().split("ENTRY")[1]
+        for impl, t in ms.items():
+            note = ""
+            if impl == "ember":
+                note = f"   rel. err {err:.1e}" + ("   kOutput" if "kOutput" in kind else "")
+            if impl == "jax":
+                note = f"   ember/jax time {ms['ember'] / t:.2f}"
+            print(f"{name:28} {impl:6} {t:8.2f} {ms['numpy'] / t:8.2f}x {flops / t / 1e6:8.1f}"
+                  f"{note}")
+    _elementwise_after_blas(ember, ejnp, a, c, rep)
+
+
+def _blas_source() -> str:
+    from ember.backends.cpu import blas
+
+    found = blas.info()
+    if found is None:
+        return "BLAS: (linked on the first product)"
+    return f"BLAS: {found.source} ({found.abi}, {found.int_bits}-bit ints)"
+
+
+def _elementwise_after_blas(ember, ejnp, a: np.ndarray, c: np.ndarray, rep: int) -> None:
+    """An Ember elementwise kernel on all of Ember's threads, timed right after each kind
+    of product (its own call only)."""
+    v = np.random.default_rng(1).standard_normal(4_000_000).astype(np.float32)
+    elem = ember.jit(lambda x: x * 0.5 + ejnp.sin(x))
+    mm = ember.jit(lambda p, q: p @ q)
+    elem(v)
+    mm(a, c)
+    before: dict[str, Callable[[], object]] = {
+        "itself": lambda: elem(v),
+        "an Ember matmul": lambda: mm(a, c),
+        "a NumPy matmul": lambda: a @ c,
+    }
+    times: dict[str, list[float]] = {k: [] for k in before}
+    for _ in range(rep):
+        for k, pre in before.items():
+            pre()
+            t0 = time.perf_counter()
+            elem(v)
+            times[k].append(time.perf_counter() - t0)
+    base = float(np.median(times["itself"]))
+    print("\nEmber elementwise kernel (x*.5 + sin(x), 4e6 f32) right after:")
+    for k, ts in times.items():
+        t = float(np.median(ts))
+        print(f"  {k:16} {t * 1e3:7.2f} ms   {t / base:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
