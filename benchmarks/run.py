@@ -132,22 +132,54 @@ def main() -> None:
             if impl == "ember":
                 extra = f" {r['gbs']:6.1f} {r['gbs'] / bw:7.0%}   kernels: {r['kernels']}"
             print(f"{r['name']:28} {impl:8} {t:8.2f} {r['numpy'] / t:8.2f}x{extra}")
-    tiny = ember.jit(lambda x: x + 1)
-    y = tiny(np.ones(3, np.float32))
-    reps = 100_000
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        y = tiny(y)
-        _ready(y)
-    print(f"cached tiny call (ember.Array arg): {(time.perf_counter() - t0) / reps * 1e6:.1f} us")
-    xn = np.ones(3, np.float32)
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        _ready(tiny(xn))
-    print(f"cached tiny call (NumPy arg):       {(time.perf_counter() - t0) / reps * 1e6:.1f} us")
+    tiny = {"ember": tiny_call_us(ember.jit)}
+    if "jax" in peers:
+        tiny["jax"] = tiny_call_us(peers["jax"][0].jit)
+    for kind in ("array", "numpy"):
+        what = "ember.Array" if kind == "array" else "NumPy"
+        line = f"cached tiny call ({what + ' arg):':17} ember {tiny['ember'][kind]:6.2f} us"
+        if "jax" in tiny:
+            line += (f"   jax {tiny['jax'][kind]:6.2f} us   jax/ember "
+                     f"{tiny['jax'][kind] / tiny['ember'][kind]:5.2f}x")
+        print(line)
     print(f"import ember: {import_ms:.0f} ms; LLVM initialization: {llvm_ms:.0f} ms")
     print(f"first call of a*sin(x)+b (disk cache off): {_first_call_ms('off'):.1f} ms")
     print("libm per element still:", ", ".join(_scalar_libm()))
+
+
+def tiny_call_us(jit: Callable, calls: int = 100_000, chunk: int = 1000) -> dict[str, float]:
+    """Microseconds per cached call of `jit(lambda x: x + 1)` on f32[3], waiting for each
+    result: `array`, an argument that is the previous call's result (ember.Array /
+    jax.Array), and `numpy`, the same NumPy array every call. Each is the median over
+    `calls // chunk` chunks of `chunk` back-to-back calls (a per-call clock read would cost
+    a tenth of what it measures), after a warm-up that also installs any fast path."""
+    f = jit(lambda x: x + 1)
+    xn = np.ones(3, np.float32)
+    state = [f(xn)]
+    for _ in range(chunk):
+        state[0] = f(state[0]).block_until_ready()
+        f(xn).block_until_ready()
+
+    def chained() -> None:
+        y = state[0]
+        for _ in range(chunk):
+            y = f(y)
+            y.block_until_ready()
+        state[0] = y
+
+    def same_numpy() -> None:
+        for _ in range(chunk):
+            f(xn).block_until_ready()
+
+    out = {}
+    for kind, loop in (("array", chained), ("numpy", same_numpy)):
+        times = []
+        for _ in range(max(1, calls // chunk)):
+            t0 = time.perf_counter()
+            loop()
+            times.append((time.perf_counter() - t0) / chunk * 1e6)
+        out[kind] = float(np.median(times))
+    return out
 
 
 def _with_module(fn: Callable, module: object) -> Callable:

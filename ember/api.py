@@ -19,14 +19,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember import dispatch
+from ember import dispatch, fastpath
 from ember.config import config
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr
 from ember.core.source_info import locate_error
 from ember.core.staging import trace_to_jaxpr
-from ember.core.trace import Tracer, get_aval
+from ember.core.trace import Tracer, current_dynamic, get_aval
 from ember.prims.call import jit_p
 from ember.tree_util import (
     PyTreeDef,
@@ -143,9 +143,12 @@ class _StaticKey:
 class JitFunction:
     """The result of `ember.jit(fun)`: call it, or stage it with trace/lower/compile.
 
-    The call path on a cache hit is: split static from dynamic arguments (skipped when the
-    function has no static arguments and is called without keywords), one `tree_flatten`,
-    one `get_aval` per leaf, one dict lookup, one `bind`. Everything that needs the
+    A call first tries the fast path of the last signature that hit the cache (`_fast`, see
+    fastpath.py: positional Array/ndarray arguments, no trace active; about a microsecond).
+    Otherwise the normal path on a cache hit is: split static from dynamic arguments
+    (skipped when the function has no static arguments and is called without keywords),
+    one `tree_flatten`, one `get_aval` per leaf, one dict lookup, one `bind`; a hit that
+    the fast path could serve installs it for the next call. Everything that needs the
     signature or leaf paths (argument names for error messages, donation flags) is computed
     once, in `__init__` or at trace time, and stored in the cache entry.
     """
@@ -195,6 +198,8 @@ class JitFunction:
         self.inline = inline
         self._name = _fun_name(fun)
         self._cache: dict[Any, TraceResult] = {}
+        self._fast: Callable[[tuple], Any] | None = None  # the last signature's fast path
+        self._fast_paths: dict[int, tuple] = {}  # per cache entry: (entry, fast, config)
         self.trace_count = 0
         # Copy __name__, __doc__, ... but not __dict__: merging a jitted `fun`'s instance
         # dict would overwrite this wrapper's own fun and cache.
@@ -343,11 +348,39 @@ class JitFunction:
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None and not kwargs:
+            out = fast(args)
+            if out is not fastpath.MISS:
+                return out
+        fastpath.STATS["slow_calls"] += 1
         if config.jax_disable_jit:
             return self.fun(*args, **kwargs)
+        traces = self.trace_count
         result, leaves = self._lookup(args, kwargs)
         outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
+        if (traces == self.trace_count and not kwargs and self._no_static
+                and not result.hoisted and current_dynamic().level == 0
+                and fastpath.eligible(args)):
+            self._install_fast(result, args)
         return tree_unflatten(result.out_tree, outs)
+
+    def _install_fast(self, result: TraceResult, args: tuple) -> None:
+        """After a cache hit run by the eval trace: make calls like this one take the fast
+        path (see fastpath.py). Not on the first call, which traced: a function called once
+        never pays for it."""
+        ctx = config.trace_context()  # a fast path serves only the config it was built in
+        built = self._fast_paths.get(id(result))
+        if built is not None and built[0] is result and built[2] is ctx:
+            self._fast = built[1]  # signatures taking turns: reuse
+            return
+        closed = result.closed_jaxpr
+        compiled = dispatch.compile_jaxpr(closed, self._name)
+        fast = fastpath.build(closed.in_avals, closed.out_avals, result.out_tree,
+                              result.params.get("donated_invars"), args, compiled)
+        if fast is not None:
+            self._fast_paths[id(result)] = (result, fast, ctx)
+            self._fast = fast
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # `@jit` on a method: the instance is the first (dynamic) argument, as in JAX; mark
@@ -370,6 +403,8 @@ class JitFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast = None
+        self._fast_paths.clear()
 
     def _cache_size(self) -> int:
         return len(self._cache)
@@ -458,6 +493,23 @@ class Compiled:
         `bytes accessed` (and per-operand `bytes accessed{i}{}`, `bytes accessedout{}`)."""
         from ember.hlo.cost_analysis import cost_analysis
         return cost_analysis(self._compiled.optimized)
+
+    def llvm_ir(self, kernel: str | None = None) -> str:
+        """The optimized LLVM IR of the whole program, or of one kernel (`kernel="fusion"`,
+        a name from `as_text()` or `kernels()`); see ember/explain/kernels.py."""
+        from ember.explain.kernels import llvm_ir_of
+        return llvm_ir_of(self._compiled, kernel)
+
+    def asm(self, kernel: str | None = None) -> str:
+        """The native assembly of the whole program, or of one kernel."""
+        from ember.explain.kernels import asm_of
+        return asm_of(self._compiled, kernel)
+
+    def kernels(self) -> list[Any]:
+        """The kernels in the order they run: name, kind, hlo, source_lines, cost,
+        llvm_ir, asm (`ember.explain.kernels.KernelInfo`)."""
+        from ember.explain.kernels import compiled_kernels
+        return compiled_kernels(self._compiled)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _, _, in_tree, leaves, _, _ = self._fn._flatten(args, kwargs)

@@ -5,8 +5,10 @@ NumPy buffer plus its abstract value (dtype, shape, weak type). `Array` is the p
 name: `isinstance(x, ember.Array)` holds for concrete arrays and for tracers, as in JAX.
 Invariants: the buffer is never written after the Array is built (it is marked read-only
 and never aliases memory the user can write); a donated or deleted Array raises
-"Array has been deleted" on any use. Operators and NumPy methods are installed by
-ember.numpy (see numpy/_array_methods.py).
+"Array has been deleted" on any use. Being immutable, an Array remembers its C-contiguous
+value once known (`_cval`: set at birth for compiled outputs, computed on first need
+otherwise), so `ember.jit`'s cached-call path checks no flags and copies nothing.
+Operators and NumPy methods are installed by ember.numpy (see numpy/_array_methods.py).
 """
 
 from __future__ import annotations
@@ -46,13 +48,14 @@ _CPU = CpuDevice()
 
 
 class ArrayImpl(Array):
-    __slots__ = ("_value", "_aval", "_deleted", "__weakref__")
+    __slots__ = ("_value", "_aval", "_deleted", "_cval", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, value: np.ndarray, aval: ShapedArray):
+    def __init__(self, value: np.ndarray, aval: ShapedArray, cval: np.ndarray | None = None):
         self._value = value
         self._aval = aval
         self._deleted = False
+        self._cval = cval  # `value` itself when the caller knows it is C-contiguous
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -89,6 +92,23 @@ class ArrayImpl(Array):
         if self._deleted:
             raise RuntimeError("Array has been deleted.")
         return self._value
+
+    def _c_value(self) -> np.ndarray | None:
+        """The value as a C-contiguous array (a copy, made once, if it is a strided view);
+        None once deleted. What compiled code reads."""
+        cval = self._cval
+        if cval is None:
+            value = self._value
+            if value is None:
+                return None
+            cval = value if value.flags.c_contiguous else np.ascontiguousarray(value)
+            if cval.flags.writeable:
+                cval.setflags(write=False)
+            self._cval = cval
+            if self._deleted:  # deleted meanwhile by another thread: `delete` may have
+                self._cval = None  # cleared `_cval` before the line above set it
+                return None
+        return cval
 
     # -- attributes ------------------------------------------------------------------------
     @property
@@ -131,7 +151,9 @@ class ArrayImpl(Array):
         return {_CPU}
 
     def block_until_ready(self) -> ArrayImpl:
-        self._ember_value()
+        # dispatch is synchronous: the value is ready; only a deleted Array is an error
+        if self._deleted:
+            raise RuntimeError("Array has been deleted.")
         return self
 
     def is_deleted(self) -> bool:
@@ -140,6 +162,7 @@ class ArrayImpl(Array):
     def delete(self) -> None:
         self._deleted = True
         self._value = None  # type: ignore[assignment]
+        self._cval = None
 
     # -- conversions -----------------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ember import callbacks
 from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr
 from ember.hlo.ir import Module
@@ -55,15 +56,24 @@ class CompiledModule:
 
     def fast_runner(self) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
         """`run(vals) -> [outputs]`: the same results as `self(vals)` for arguments already
-        of the parameters' exact dtypes and shapes, C-contiguous, with outputs that are
-        always fresh (never an input, never shared). Built once; None where the backend has
-        no such path (the interpreter, whose results may be views of its inputs)."""
+        of the parameters' exact dtypes and shapes, C-contiguous; outputs are always fresh
+        (never an input, never shared), read-only, and of the traced out avals' exact
+        dtypes and shapes. Built once; None where the backend has no such path (the
+        interpreter, whose results may be views of its inputs or of other types)."""
         runner = self._runner
         if runner is None:
             make = getattr(self.executable, "fast_runner", None)
-            runner = make(self.lowered.hidden_consts) if make is not None else None
+            if make is not None and self._results_are_traced_types():
+                runner = make(self.lowered.hidden_consts)
             self._runner = runner if runner is not None else False
         return runner or None
+
+    def _results_are_traced_types(self) -> bool:
+        root = self.optimized.entry.root.shape
+        outs = list(root.tuple_shapes) if self.lowered.tuple_result else [root]
+        avals = self.lowered.out_avals
+        return len(outs) == len(avals) and all(
+            s.dtype == a.dtype and tuple(s.dimensions) == a.shape for s, a in zip(outs, avals))
 
 
 def checks_enabled() -> bool:
@@ -71,10 +81,12 @@ def checks_enabled() -> bool:
 
 
 def backend_name() -> str:
-    """`EMBER_BACKEND=cpu|interpreter`. The default stays the interpreter until eager mode
-    shares the CPU backend's math kernels (so eager == jit bit for bit) and the CPU backend
-    passes the whole op-table suite; `EMBER_BACKEND=cpu` opts in now."""
-    name = os.environ.get("EMBER_BACKEND", "interpreter")
+    """`EMBER_BACKEND=cpu|interpreter`, default cpu: jitted code compiled through LLVM for
+    the host. The interpreter (the NumPy evaluator of the optimized HLO) stays selectable;
+    both give the same bits, except float sums and dots, whose order differs (XLA promises
+    none either). Modules with opcodes the CPU backend does not compile yet run on the
+    interpreter either way (`compile_jaxpr`)."""
+    name = os.environ.get("EMBER_BACKEND", "cpu")
     if name not in ("cpu", "interpreter"):
         raise ValueError(f"EMBER_BACKEND must be 'cpu' or 'interpreter', got {name!r}")
     return name
@@ -104,6 +116,7 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
         if compiled is None:
             compiled = _compile_interpreter(lowered, unsafe)
         watch.did_compile(compiled)
+    compiled = callbacks.guard(compiled, closed)  # host callbacks, jax_debug_nans
     if checks_enabled():
         check_round_trip(lowered.module)
         check_round_trip(compiled.optimized)
@@ -122,7 +135,15 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool,
             print(f"[ember] {lowered.module.name}: running on the interpreter backend: {e}",
                   file=sys.stderr)
         return None
-    return CompiledModule(lowered, exe.module, exe, "cpu")
+    optimized = exe.module
+    if optimized.name != lowered.module.name:
+        # A cache hit compiled for another function of the same structure (the cache keys
+        # ignore names): same code, but the optimized HLO users see must carry this
+        # function's names and source lines, so run the passes on it again (no codegen).
+        from ember.backends.cpu.compiler import _optimized
+
+        optimized = _optimized(lowered.module, unsafe, True)
+    return CompiledModule(lowered, optimized, exe, "cpu")
 
 
 def _compile_interpreter(lowered: LoweredModule, unsafe: bool) -> CompiledModule:

@@ -1,16 +1,22 @@
-"""Run a jitted function's jaxpr on concrete arguments.
+"""Run a jitted function's jaxpr on concrete arguments (the normal, general call path).
 
 Input: a ClosedJaxpr and the flat concrete arguments of a top-level call. Output: flat
 ember.Arrays. The jaxpr is compiled once (trace -> HLO -> passes -> backend, see
 ember/compiler.py) and the result cached on the jaxpr object.
 Invariants: arguments are converted to the jaxpr's input dtypes; outputs never alias memory
 the user can write; donated ember.Arrays are deleted after the call.
+Where the backend has a fast runner (CPU), arguments are made C-contiguous and its fresh,
+read-only outputs are wrapped as they are; otherwise (the interpreter) `wrap_results`
+copies any result that aliases a user's NumPy array. Repeated calls of the same signature
+skip this module through `ember/fastpath.py`, which keeps these same invariants.
 """
 
 from __future__ import annotations
 
 import weakref
 from typing import Any
+
+import numpy as np
 
 from ember.array import ArrayImpl
 from ember.compiler import CompiledModule
@@ -31,13 +37,27 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
     return compiled
 
 
+def _c_value(x: Any, aval: Any) -> np.ndarray:
+    """`x`'s value in the aval's dtype, C-contiguous (an Array caches its own)."""
+    if type(x) is ArrayImpl:
+        v = x._c_value()
+        if v is not None:
+            return v
+    v = to_numpy(x, aval)  # raises for a deleted Array
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
+
+
 @jit_p.def_call_impl
 def _jit_call_impl(args: list, params: dict) -> list:
     closed: ClosedJaxpr = params["jaxpr"]
-    in_avals = closed.in_avals
-    vals = [to_numpy(x, a) for x, a in zip(args, in_avals)]
-    outs = compile_jaxpr(closed, params.get("name", "main"))(vals)
-    results = wrap_results(outs, closed.out_avals, args, vals)
+    compiled = compile_jaxpr(closed, params.get("name", "main"))
+    runner = compiled.fast_runner()
+    if runner is not None:
+        vals = [_c_value(x, a) for x, a in zip(args, closed.in_avals)]
+        results = [ArrayImpl(o, a, o) for o, a in zip(runner(vals), closed.out_avals)]
+    else:
+        vals = [to_numpy(x, a) for x, a in zip(args, closed.in_avals)]
+        results = wrap_results(compiled(vals), closed.out_avals, args, vals)
     donated = params.get("donated_invars")
     if donated:
         for x, d in zip(args, donated):

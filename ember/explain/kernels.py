@@ -212,7 +212,8 @@ def _kernel_instructions(exe: Any, module: Any) -> list[Instruction]:
     cache key leaves names out), so another module's kernels are matched by position in
     the schedule, which the identical canonical text makes identical."""
     if module is None or module is exe.module:
-        by_name = {i.name: i for i in exe.module.entry.instructions}
+        by_name = {i.name: i for c in exe.module.computations  # loop bodies too
+                   if not c.is_fusion_computation for i in c.instructions}
         return [by_name[n] for n in exe.kernel_names]
     from ember.backends.cpu.schedule import build_schedule
 

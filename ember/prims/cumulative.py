@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.backends.interpreter.reductions import extremum_accumulate
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.prims import _rules as R
@@ -57,12 +58,12 @@ def _cumprod(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _cummax(x: np.ndarray, axis: int) -> np.ndarray:
-    # np.maximum propagates NaN, as XLA's max does; bool max is logical or.
-    return np.maximum.accumulate(x, axis=axis)
+    # NaN propagates and -0.0 < +0.0, as XLA's max; bool max is logical or.
+    return extremum_accumulate("maximum", x, axis)
 
 
 def _cummin(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.minimum.accumulate(x, axis=axis)
+    return extremum_accumulate("minimum", x, axis)
 
 
 def _cumlogsumexp(x: np.ndarray, axis: int) -> np.ndarray:

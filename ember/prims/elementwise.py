@@ -179,7 +179,7 @@ def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x, y = _broadcast_all(x, y)
     if y.dtype != x.dtype:
         y = ew.convert_array(y, x.dtype)
-    return ew.power(x, y)
+    return ew.ELEMENTWISE["power"](x, y)  # the table's entry: float power on the CPU kernel
 
 
 @pow_p.def_lowering

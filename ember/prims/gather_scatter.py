@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ember.backends.interpreter.reductions import combine_at
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.hlo.builder import Builder
@@ -402,8 +403,8 @@ def _scatter_targets(operand_shape: tuple[int, ...], indices: np.ndarray, update
     return tuple(c[keep] for c in coords), updates[keep]
 
 
-_UFUNCS = {"scatter-add": np.add, "scatter-mul": np.multiply, "scatter-min": np.minimum,
-           "scatter-max": np.maximum}
+_UFUNCS = {"scatter-add": "add", "scatter-mul": "multiply", "scatter-min": "minimum",
+           "scatter-max": "maximum"}  # the combiner's opcode, for combine_at
 
 
 def _occurrence_rank(lin: np.ndarray) -> np.ndarray:
@@ -443,9 +444,8 @@ def _scatter_rule(name: str) -> Callable[..., np.ndarray]:
         lin = np.ravel_multi_index(flat, operand.shape) if operand.ndim else np.zeros(
             vals.shape, np.intp)
         flat_out = out.reshape(-1)
-        if name in _UFUNCS:
-            with np.errstate(all="ignore"):  # integer products wrap, as in XLA
-                _UFUNCS[name].at(flat_out, lin, vals)
+        if name in _UFUNCS:  # (max/min with IEEE zeros; integer products wrap, as in XLA)
+            combine_at(_UFUNCS[name], flat_out, lin, vals)
             return out
         if update_jaxpr is None:
             # Overwrite: keep the last update of each target (first in reversed order).

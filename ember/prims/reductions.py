@@ -4,7 +4,9 @@ reduce_and, reduce_or, reduce_xor, argmax, argmin.
 Params as JAX 0.10.2 prints them (lax binds reduce_sum with out_sharding=None and the
 others without it): `reduce_sum[axes=(1,) out_sharding=None]`,
 `reduce_max[axes=(1,)]`, `argmax[axes=(0,) index_dtype=int32]`. Integer sums wrap; max and
-min propagate NaN; argmax/argmin return the first maximal (or first NaN) index.
+min propagate NaN and order -0.0 < +0.0; a sum adds its +0.0 init (sum([-0.0]) = +0.0, as
+XLA's reduce); argmax/argmin return the first maximal (or first NaN) index, -0.0 and +0.0
+tying.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ember.backends.interpreter.reductions import plain_reduce
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.prims import _lower as L
@@ -58,26 +61,29 @@ def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]],
     return prim
 
 
+# Eager rules are the HLO reduce their lowering emits, evaluated as the interpreter does
+# (plain_reduce): the init value takes part (sum([-0.0]) = 0.0 + -0.0 = +0.0), integers
+# wrap, and float max/min are IEEE's (-0.0 < +0.0, NaN propagates).
+
+
 def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return np.sum(x, axis=axes, dtype=x.dtype)  # integers wrap, as XLA's add
+    return plain_reduce("add", x, axes, 0)
 
 
 def _prod(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return np.prod(x, axis=axes, dtype=x.dtype)
+    return plain_reduce("multiply", x, axes, 1)
 
 
 def _max(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    if x.size == 0:
-        return np.full([s for i, s in enumerate(x.shape) if i not in axes], _lowest(x.dtype),
-                       x.dtype)
-    return np.max(x, axis=axes)
+    if x.dtype.kind == "c":  # (no HLO init for complex: NumPy's lexicographic order)
+        return np.max(x, axis=axes)
+    return plain_reduce("maximum", x, axes, _lowest(x.dtype))
 
 
 def _min(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    if x.size == 0:
-        return np.full([s for i, s in enumerate(x.shape) if i not in axes], _highest(x.dtype),
-                       x.dtype)
-    return np.min(x, axis=axes)
+    if x.dtype.kind == "c":
+        return np.min(x, axis=axes)
+    return plain_reduce("minimum", x, axes, _highest(x.dtype))
 
 
 def _lowest(dtype: np.dtype) -> object:

@@ -82,7 +82,9 @@ def _sort_impl(*operands: np.ndarray, dimension: int, is_stable: bool,
 
 def _canonical(b: Any, x: Any) -> Any:
     """-0.0 -> +0.0 (x + 0.0), NaNs left as NaN: the key the comparator orders."""
-    zero = b.broadcast(b.constant(np.zeros((), x.shape.dtype)), x.shape.dimensions, ())
+    zero = b.constant(np.zeros((), x.shape.dtype))
+    if x.shape.dimensions:  # comparators are scalar: a rank-0 broadcast would only keep
+        zero = b.broadcast(zero, x.shape.dimensions, ())  # the evaluator off its fast path
     return b.add(x, zero) if x.shape.dtype.kind == "f" else x
 
 

@@ -92,8 +92,7 @@ def test_elementwise_ops(et, dims):
     got = exe(x, y, p)
     want = evaluate(module, x, y, p)
     for (name, ulps), g, w in zip(names, got, want):
-        assert_same(g, w, ulps=ulps, signed_zeros=name not in ("maximum", "minimum", "clamp"),
-                    what=f"{name} {et}{list(dims)}")
+        assert_same(g, w, ulps=ulps, what=f"{name} {et}{list(dims)}")
 
 
 @pytest.mark.parametrize("et", ["s8", "s32", "u32", "s64"])

@@ -1,5 +1,6 @@
 """Functions NumPy's validation tables lack, against mpmath: erf, erfc, erf-inv, logistic,
-atan2, pow (and sweeps of the table functions over wide domains), within 3 ulp (f32) and
+atan2, pow (and sweeps of the table functions over wide domains: tan, sinh, cosh, cbrt,
+exp2, log2, log10, log1p, asinh, acosh, atanh, atan, asin, acos), within 3 ulp (f32) and
 2 ulp (f64) of the correctly rounded value.
 
 Inputs are fixed (seeded) sweeps of each domain, log-spaced where magnitudes matter; the
@@ -81,6 +82,27 @@ UNARY = {
                                       _signed_logspace(1e-300, 710, 1000)])),
     "cosh": (mp.cosh, _signed_logspace(1e-10, 710, 1000)),
     "cbrt": (lambda v: mp.sign(v) * mp.cbrt(abs(v)), _signed_logspace(1e-320, 1e308, 1000)),
+    # functions NumPy's tables cover too (~700 rows each): wider sweeps of their domains
+    "exp2": (lambda v: mp.power(2, v), np.concatenate([np.linspace(-1100, 1030, 1500),
+                                                     _signed_logspace(1e-20, 1, 400)])),
+    "log2": (lambda v: mp.log(v, 2), np.concatenate([np.geomspace(1e-320, 1e308, 1200),
+                                                    np.linspace(0.5, 2, 600)])),
+    "log10": (mp.log10, np.concatenate([np.geomspace(1e-320, 1e308, 1200),
+                                        np.linspace(0.5, 2, 600)])),
+    "log-plus-one": (mp.log1p, np.concatenate([_signed_logspace(1e-300, 0.999, 1000),
+                                               np.geomspace(1, 1e308, 500)])),
+    "asinh": (mp.asinh, np.concatenate([np.linspace(-3, 3, 600),
+                                        _signed_logspace(1e-300, 1e308, 1200)])),
+    "acosh": (mp.acosh, np.concatenate([1 + np.geomspace(1e-15, 1, 600),
+                                        np.geomspace(1, 1e308, 1000)])),
+    "atanh": (mp.atanh, np.concatenate([np.linspace(-0.999, 0.999, 800),
+                                        _signed_logspace(1e-300, 0.5, 600),
+                                        1 - np.geomspace(1e-16, 0.5, 400)])),
+    "atan": (mp.atan, _signed_logspace(1e-300, 1e300, 1600)),
+    "asin": (mp.asin, np.concatenate([np.linspace(-1, 1, 1500),
+                                      _signed_logspace(1e-300, 1, 400)])),
+    "acos": (mp.acos, np.concatenate([np.linspace(-1, 1, 1500),
+                                      1 - np.geomspace(1e-16, 1, 400)])),
 }
 BINARY = {
     "power": (_pow, _pow_inputs(1600)),

@@ -243,7 +243,7 @@ def test_control_flow_survives_the_pipeline_and_round_trips():
     assert "conditional(" in text and " while(" in text
 
 
-def test_cpu_backend_refuses_control_flow_and_the_interpreter_runs_it(monkeypatch):
+def test_cpu_backend_compiles_control_flow_natively(monkeypatch):
     from ember.backends import cpu
 
     monkeypatch.setenv("EMBER_BACKEND", "cpu")
@@ -251,8 +251,7 @@ def test_cpu_backend_refuses_control_flow_and_the_interpreter_runs_it(monkeypatc
                                                                    v), jnp.negative, x))
     x = np.ones(3, np.float32)
     compiled = f.lower(True, x).compile()._compiled
-    assert compiled.backend == "interpreter"
-    with pytest.raises(cpu.UnsupportedOnCpu, match="conditional"):
-        cpu.check_supported(compiled.lowered.module)
+    assert compiled.backend == "cpu"  # native loops and branches: cpu/loops_native.py
+    cpu.check_supported(compiled.lowered.module)
     np.testing.assert_array_equal(np.asarray(f(True, x)), x * 8)
     np.testing.assert_array_equal(np.asarray(f(False, x)), -x)

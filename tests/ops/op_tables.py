@@ -5,7 +5,9 @@ Test files in tests/ops import these as `from op_tables import ...` (pytest puts
 directory on sys.path, since the test directories are not packages).
 
 Invariants the helpers assert:
-- eager result == jit result bit for bit (same dtype, shape, weak type and bytes);
+- eager result == jit result bit for bit (same dtype, shape, weak type and bytes), except
+  float sums, products, dots and scans, whose order the compiler may choose (XLA promises
+  none): those agree within a tight tolerance, found from the function's jaxpr;
 - a second jit call with the same argument shapes and dtypes does not retrace;
 - the jit result matches the NumPy reference: exactly for integers and bools, within `ulps`
   units in the last place for floats (NaN where NumPy has NaN, infinities exact, and the
@@ -113,6 +115,51 @@ def sample(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator,
     return flat.reshape(shape)
 
 
+# -- references ---------------------------------------------------------------------------------
+def ieee_maximum(a: Any, b: Any) -> np.ndarray:
+    """IEEE 754-2019 maximum, XLA's max: NaN propagates and -0.0 < +0.0 in either order
+    (np.maximum picks between equal zeros by operand order, differently per dtype)."""
+    return _ieee_extremum(np.asarray(a), np.asarray(b), np.maximum, np.logical_and)
+
+
+def ieee_minimum(a: Any, b: Any) -> np.ndarray:
+    """IEEE 754-2019 minimum, XLA's min: NaN propagates, min(-0.0, +0.0) = -0.0."""
+    return _ieee_extremum(np.asarray(a), np.asarray(b), np.minimum, np.logical_or)
+
+
+def _ieee_extremum(a: np.ndarray, b: np.ndarray, pick: np.ufunc,
+                   sign_rule: np.ufunc) -> np.ndarray:
+    r = np.asarray(pick(a, b))
+    if r.dtype.kind != "f":
+        return r
+    # Two zeros: max is -0.0 only if both are, min is -0.0 if either is.
+    both_zero = (a == 0) & (b == 0)
+    neg = sign_rule(np.signbit(a), np.signbit(b))
+    zeros = np.where(neg, np.array(-0.0, r.dtype), np.array(0.0, r.dtype))
+    return np.where(both_zero, zeros, r)
+
+
+def ieee_reduce_max(x: Any, axis: Any = None) -> np.ndarray:
+    """np.max with IEEE zeros: a maximum that is a zero is +0.0 if any +0.0 is there."""
+    return _ieee_reduce(np.asarray(x), axis, np.max, want_neg=False)
+
+
+def ieee_reduce_min(x: Any, axis: Any = None) -> np.ndarray:
+    """np.min with IEEE zeros: a minimum that is a zero is -0.0 if any -0.0 is there."""
+    return _ieee_reduce(np.asarray(x), axis, np.min, want_neg=True)
+
+
+def _ieee_reduce(x: np.ndarray, axis: Any, pick: Callable[..., Any],
+                 want_neg: bool) -> np.ndarray:
+    r = np.asarray(pick(x, axis=axis))
+    if r.dtype.kind != "f":
+        return r
+    hit = np.any((x == 0) & (np.signbit(x) == want_neg), axis=axis)
+    win, lose = (-0.0, 0.0) if want_neg else (0.0, -0.0)
+    zeros = np.where(hit, np.array(win, r.dtype), np.array(lose, r.dtype))
+    return np.where(r == 0, zeros, r)
+
+
 # -- comparisons ------------------------------------------------------------------------------
 def _ordered_ints(x: np.ndarray) -> list[int]:
     """Map floats to integers whose order is the float order (-0.0 and +0.0 both to 0), so
@@ -184,19 +231,55 @@ def assert_no_retrace(jitted: Any, *args: Any) -> Any:
     return out
 
 
+# Primitives whose float results depend on the order of a sum or product the compiler picks
+# (XLA promises no order either): NumPy's pairwise sums in eager mode, vector accumulators
+# and BLAS blocking in compiled code.
+FLOAT_REDUCTION_PRIMITIVES = frozenset(
+    {"reduce_sum", "reduce_prod", "dot_general", "cumsum", "cumprod", "cumlogsumexp"})
+
+
+def _jaxprs_in(value: Any) -> list[Any]:
+    """The jaxprs inside an equation parameter (pjit's, a loop body, cond branches)."""
+    if hasattr(value, "eqns"):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [j for v in value for j in _jaxprs_in(v)]
+    return []
+
+
+def _eqns_reduce_floats(eqns: Any) -> bool:
+    for eqn in eqns:
+        if eqn.primitive.name in FLOAT_REDUCTION_PRIMITIVES and any(
+                np.dtype(v.aval.dtype).kind in "fc" for v in eqn.outvars):
+            return True
+        if any(_eqns_reduce_floats(j.eqns) for p in eqn.params.values()
+               for j in _jaxprs_in(p)):
+            return True
+    return False
+
+
+def has_float_reduction(fn: Callable[..., Any], *args: Any) -> bool:
+    """Whether fn(*args) traces to a float sum, product, dot or scan (at any depth)."""
+    return _eqns_reduce_floats(ember.make_jaxpr(fn)(*args).eqns)
+
+
 def assert_eager_jit_numpy(fn: Callable[..., Any], np_fn: Callable[..., Any] | None,
                            *args: Any, ulps: int | None = 0, rtol: float | None = None,
                            atol: float = 0.0, ignore_zero_sign: bool = False,
                            jitted: Any = None, what: str = "",
-                           float_reduction: bool = False) -> Any:
+                           float_reduction: bool | None = None) -> Any:
     """Run fn eagerly and under ember.jit (twice: no retrace), assert eager == jit bit for
     bit, and compare with np_fn(*args) (skipped when np_fn is None). Returns jit's result.
 
     Pass `jitted=ember.jit(fn)` to reuse one jit object over many shapes. With
-    `float_reduction=True` (sums and scans of floats, whose association order the compiler
-    may choose), float results of eager and jit are compared within rtol/atol instead.
+    `float_reduction` (sums, products, dots and scans of floats, whose association order
+    the compiler may choose: eager mode sums pairwise like NumPy, the CPU backend with
+    vector accumulators), float results of eager and jit are compared within rtol/atol
+    (default 1e-5 / 1e-6) instead; None (the default) detects them in fn's jaxpr.
     """
     jitted = ember.jit(fn) if jitted is None else jitted
+    if float_reduction is None:
+        float_reduction = has_float_reduction(fn, *args)
     eager = fn(*args)
     out = assert_no_retrace(jitted, *args)
     shapes = ", ".join(str(np.shape(a)) for a in args)

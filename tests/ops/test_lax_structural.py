@@ -23,6 +23,8 @@ from op_tables import (
     SHAPES,
     X64_INTS,
     assert_eager_jit_numpy,
+    ieee_reduce_max,
+    ieee_reduce_min,
     sample,
     seeded_rng,
     use_dtype,
@@ -247,13 +249,15 @@ def _highest(dt: np.dtype) -> Any:
 
 REDUCTIONS: dict[str, tuple[Any, Any, str]] = {
     # name: (lax function, reference(x, axes), dtype kinds)
+    # (+ 0.0: the sum starts from XLA's init value +0.0, so sum([-0.0]) = 0.0 + -0.0 = +0.0)
     "reduce_sum": (lax.reduce_sum, lambda x, a: np.add.reduce(x, axis=a, dtype=x.dtype)
-                   if x.dtype.kind != "f" else np.sum(x.astype(np.float64), axis=a), "iuf"),
+                   if x.dtype.kind != "f" else np.sum(x.astype(np.float64), axis=a) + 0.0,
+                   "iuf"),
     "reduce_prod": (lax.reduce_prod, lambda x, a: np.multiply.reduce(x, axis=a, dtype=x.dtype)
                     if x.dtype.kind != "f" else np.prod(x.astype(np.float64), axis=a), "iuf"),
-    "reduce_max": (lax.reduce_max, _identity_fill(lambda x, a: np.max(x, axis=a), _lowest),
+    "reduce_max": (lax.reduce_max, _identity_fill(lambda x, a: ieee_reduce_max(x, a), _lowest),
                    "biuf"),
-    "reduce_min": (lax.reduce_min, _identity_fill(lambda x, a: np.min(x, axis=a), _highest),
+    "reduce_min": (lax.reduce_min, _identity_fill(lambda x, a: ieee_reduce_min(x, a), _highest),
                    "biuf"),
     "reduce_and": (lax.reduce_and, _identity_fill(
         lambda x, a: np.bitwise_and.reduce(x, axis=a), lambda d: ~np.zeros((), d)), "biu"),
@@ -281,7 +285,7 @@ def test_reduction(name: str, dtype: np.dtype, request: pytest.FixtureRequest) -
             assert_eager_jit_numpy(lambda x, axes=axes: fn(x, axes),
                                    lambda x, axes=axes: ref(x, axes), x,
                                    ulps=None if arith else 0, rtol=1e-5 if arith else None,
-                                   atol=1e-5, what=f"{name}{axes}")
+                                   atol=1e-5, what=f"{name}{axes}", float_reduction=arith)
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)

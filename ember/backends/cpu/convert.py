@@ -4,8 +4,10 @@ convert (XLA semantics, as elementwise.convert_array): float -> int saturates an
 to 0 with compares and selects around a plain fptosi/fptoui of a value already in range
 (`llvm.fpto*i.sat` would scalarize on AVX-512); anything -> pred is x != 0 (NaN -> true);
 int -> int wraps or extends by the source's signedness; the rest round to nearest.
-reduce-precision rounds the mantissa to nearest even with integer arithmetic on the bits
-and flushes/overflows the exponent like the interpreter.
+bitcast-convert reinterprets bits through an integer of the element's width (to_bits /
+from_bits; pred is its byte, nonzero reads as true; width changes are the element
+generator's). reduce-precision rounds the mantissa to nearest even with integer
+arithmetic on the bits and flushes/overflows the exponent like the interpreter.
 """
 
 from __future__ import annotations
@@ -88,12 +90,27 @@ def _float_to_int(b: ir.IRBuilder, src: str, dst: str, x: ir.Value) -> ir.Value:
     return b.select(too_lo, ir.Constant(dty, min_v), r)
 
 
+def to_bits(b: ir.IRBuilder, et: str, x: ir.Value) -> ir.Value:
+    """The bits of a register value as an integer of the element's width (pred: i8 0/1,
+    its byte in memory)."""
+    if et == "pred":
+        return b.zext(x, ir.IntType(8))
+    return b.bitcast(x, int_type_like(et)) if is_float(et) else x
+
+
+def from_bits(b: ir.IRBuilder, et: str, bits: ir.Value) -> ir.Value:
+    """An integer of the element's width read as element type `et`; a nonzero byte is
+    pred true, stored back as 1 (the interpreter's bitcast to bool is `x != 0` too)."""
+    if et == "pred":
+        return b.icmp_unsigned("!=", bits, ir.Constant(bits.type, 0))
+    return b.bitcast(bits, reg_type(et)) if is_float(et) else bits
+
+
 def bitcast(b: ir.IRBuilder, src: str, dst: str, x: ir.Value) -> ir.Value:
-    if src == "pred" or dst == "pred":
-        if src == dst:
-            return x
-        raise NotImplementedError("bitcast-convert to or from pred")
-    return b.bitcast(x, reg_type(dst))
+    """Equal-width bitcast-convert (the element generator handles width changes)."""
+    if src == dst:
+        return x
+    return from_bits(b, dst, to_bits(b, src, x))
 
 
 def reduce_precision(b: ir.IRBuilder, et: str, x: ir.Value, exponent_bits: int,
@@ -127,4 +144,4 @@ def reduce_precision(b: ir.IRBuilder, et: str, x: ir.Value, exponent_bits: int,
     return b.select(b.fcmp_unordered("uno", x, x), x, out)
 
 
-__all__ = ["I1", "bitcast", "convert", "reduce_precision"]
+__all__ = ["I1", "bitcast", "convert", "from_bits", "reduce_precision", "to_bits"]

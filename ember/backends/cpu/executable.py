@@ -4,22 +4,27 @@ Input: the loaded code (its engine and entry address), the RuntimeSpec, the opti
 module (or a function recomputing it) and the IR text.
 Output: `exe(*arrays)` returns fresh NumPy arrays (a tuple for a tuple-shaped root) after
 exactly one foreign call into the entry point with a table of buffer pointers. Data
-pointers are read through `__array_interface__` (cheaper than `arr.ctypes`). ctypes
-releases the GIL during the call, and all per-call state (table, outputs, scratch) is
+pointers are read through `__array_interface__` (cheaper than `arr.ctypes`).
+`exe.fast_runner(bound)` is the path `ember.jit` takes on a cached call: a `FastRunner`
+`run(vals) -> [outputs]` for arguments the caller has already checked, which allocates the
+outputs and makes one call through a native trampoline (`fastcall.py`) that reads each
+array's data pointer itself, so no pointer table or data pointer is built in Python.
+ctypes releases the GIL during the call, and all per-call state (table, outputs, scratch) is
 local, so an executable may be called from several threads at once. Outputs and the scratch
 block come from the caching allocator (`allocator.py`), so large results recycle memory the
-user dropped instead of faulting fresh pages in.
+user dropped instead of faulting fresh pages in; small ones are plain `np.empty`.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ember.backends.cpu.allocator import ALLOCATOR
+from ember.backends.cpu import fastcall
+from ember.backends.cpu.allocator import ALLOCATOR, MIN_BYTES
 from ember.backends.cpu.runtime_spec import RuntimeSpec, dtype_of
 from ember.backends.cpu.threads import NUM_THREADS_ADDRESS
 from ember.hlo.ir import Module
@@ -50,6 +55,7 @@ class Executable:
         self.unoptimized_ir = unoptimized_ir
         self.from_disk = from_disk
         self._engine = engine  # owns the code: disposed (code freed) with this executable
+        self._address = address
         self._fn = _ENTRY_TYPE(address)
         self._spec = spec
         self._param_dtypes = [dtype_of(p) for p in spec.params]
@@ -102,6 +108,28 @@ class Executable:
             return outs[0]
         return _unflatten(root, iter(outs))
 
+    def fast_runner(self, bound: Sequence[np.ndarray] = ()) -> FastRunner | None:
+        """The call path for pre-checked arguments (see FastRunner), or None where there is
+        no trampoline (unexpected object layouts) or the root is a nested tuple. `bound`
+        are the values of the last parameters (a jitted function's hidden constants),
+        fixed for every call."""
+        ndyn = len(self._param_dtypes) - len(bound)
+        if ndyn < 0 or (self._spec.root is not None
+                        and any(t is not None for t in self._spec.root)):
+            return None
+        fixed = []
+        for a, dt, dims in zip(bound, self._param_dtypes[ndyn:], self._param_dims[ndyn:]):
+            a = np.ascontiguousarray(a, dtype=dt)
+            if a.shape != dims:
+                return None
+            fixed.append(a)
+        tramp = fastcall.trampoline()
+        if tramp is None:
+            return None
+        runner = FastRunner(self, tramp, fixed)
+        # the descriptor must describe this executable's whole table (+1: &thread count)
+        return runner if runner.nslots == self._spec.slot_count + 1 else None
+
     def _slot_array(self, kind: str, index: int, shape: tuple[str, tuple[int, ...]],
                     arrays: list[np.ndarray], outs: list[np.ndarray],
                     scratch: np.ndarray | None) -> np.ndarray:
@@ -114,6 +142,8 @@ class Executable:
             return self._spec.constants[index].reshape(dims)
         dt = dtype_of(shape)
         n = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+        if n == 0:
+            return np.empty(dims, dt)  # an empty temp: there may be no scratch block at all
         assert scratch is not None
         return scratch[index:index + n].view(dt).reshape(dims)
 
@@ -154,3 +184,64 @@ def _unflatten(tree: Any, it: Any) -> Any:
     if tree is not None:
         return tuple(_unflatten(t, it) for t in tree)
     return next(it)
+
+
+class FastRunner:
+    """`runner(vals) -> [outputs]`: one call through the trampoline for arguments the caller
+    has already checked: `vals` are exactly the dynamic parameters, each a C-contiguous
+    ndarray of the parameter's dtype and shape (`ember.jit`'s fast path checks that).
+    Outputs come back fresh and read-only, in the root's flattened order.
+
+    `direct` says a whole call is just
+        outs = [make(dims, dtype) for make, dims, dtype in runner.outputs]
+        runner.tramp(id((runner.desc, *vals, *runner.fixed, *outs)))
+    (no scratch block, no copies after the call; the trampoline makes the outputs
+    read-only), so a caller may inline it, keeping the tuple and this runner alive across
+    the call.
+    """
+
+    __slots__ = ("exe", "tramp", "desc", "fixed", "outputs", "nscratch", "direct", "nslots")
+
+    def __init__(self, exe: Executable, tramp: Any, fixed: list[np.ndarray]):
+        self.exe = exe  # its engine owns the code the descriptor points to
+        self.tramp = tramp
+        self.fixed = tuple(fixed)
+        # small outputs straight from np.empty (no pool below MIN_BYTES: see allocator.py)
+        self.outputs = [(np.empty if int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+                         < MIN_BYTES else ALLOCATOR.empty, dims, dt)
+                        for dims, dt in exe._out_specs]
+        self.nscratch = nscratch = exe._spec.scratch_bytes
+        self.direct = not nscratch and not exe._copy_outs
+        # table: [params..., outputs..., scratch, constants..., &thread count]; the arrays
+        # passed cover params and outputs (and the scratch block when there is one)
+        nparams, nout = len(exe._param_dtypes), len(self.outputs)
+        tail = ([] if nscratch else [None]) + exe._const_ptrs + [NUM_THREADS_ADDRESS]
+        ro = (nparams, nparams + nout) if self.direct else (0, 0)
+        self.desc = fastcall.descriptor(exe._address, tail, *ro)
+        self.nslots = nparams + nout + (1 if nscratch else 0) + len(tail)
+
+    def __call__(self, vals: list[np.ndarray]) -> list[np.ndarray]:
+        outs = [make(dims, dt) for make, dims, dt in self.outputs]
+        nscratch = self.nscratch
+        block = scratch = None
+        if nscratch:
+            block = ALLOCATOR.take(nscratch)
+            scratch = (np.ndarray((nscratch,), np.uint8, buffer=block.arr, offset=block.off)
+                       if block is not None else np.empty(nscratch, np.uint8))
+            objs = (self.desc, *vals, *self.fixed, *outs, scratch)
+        else:
+            objs = (self.desc, *vals, *self.fixed, *outs)
+        self.tramp(id(objs))
+        exe = self.exe
+        if exe._copy_outs:
+            arrays = [*vals, *self.fixed]
+            for pos, kind, index, shape in exe._copy_outs:
+                np.copyto(outs[pos], exe._slot_array(kind, index, shape, arrays, outs, scratch))
+        if not self.direct:
+            for o in outs:
+                o.setflags(write=False)
+        del objs
+        if block is not None:
+            del scratch
+            ALLOCATOR.give_back(block)
+        return outs

@@ -138,6 +138,9 @@ def compile_profiled(module: Module, *, unsafe_math: bool = False) -> ProfiledEx
     _register_clock(t.llvm)
     m = _optimized(module, unsafe_math, True)
     sched = build_schedule(m)
+    if sched.control:  # one timed call per kernel would run a loop's body once
+        raise llvm_target.CpuCompileError("per-kernel profiling of native while/conditional "
+                                          "(loops_native.py) is not supported yet")
     emitter = _ProfilingEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()
     llmod = llvm_target.parse_and_verify(text)

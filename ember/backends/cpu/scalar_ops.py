@@ -5,8 +5,9 @@ Output: the result value in registers, and a "needs precise rerun" i1 flag or No
 sin/cos in fast mode produce one; see mathlib.trig).
 Semantics (elementwise.py is the specification): integer x / 0 = -1 (all ones), x % 0 = x,
 INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0, guarded with selects so no lane traps; shift
-counts outside [0, bits) give 0 (sign fill for arithmetic right shifts); maximum/minimum
-propagate NaN and otherwise pick like NumPy (`x >= y ? x : y`); sign keeps NaN and +-0.
+counts outside [0, bits) give 0 (sign fill for arithmetic right shifts); float
+maximum/minimum are IEEE 754-2019's (NaN propagates: x's if x is NaN, else y's;
+-0.0 < +0.0), as XLA computes them; sign keeps NaN and +-0.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from typing import Any
 import llvmlite.ir as ir
 
 from ember.backends.cpu import convert as conv
-from ember.backends.cpu.irtypes import I1, const, is_float, is_signed_int, reg_type
+from ember.backends.cpu.irtypes import (
+    I1,
+    const,
+    int_type_like,
+    is_float,
+    is_signed_int,
+    reg_type,
+)
 from ember.backends.cpu.mathlib import MATH_OPCODES, emit_math
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 
@@ -71,17 +79,32 @@ def _isnan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.fcmp_unordered("uno", x, x)
 
 
+def _float_extremum(b: ir.IRBuilder, et: str, x: ir.Value, y: ir.Value,
+                    pick_max: bool) -> ir.Value:
+    """IEEE 754-2019 maximum/minimum with the interpreter's NaN choice: x if x is NaN,
+    else y if y is NaN; -0.0 < +0.0 in either operand order.
+
+    x > y (or x < y) picks x, which also covers NaN in y (the compare is false, y wins);
+    on x == y the operands have equal bits except for +-0.0, so and-ing the bits gives
+    max(-0.0, +0.0) = +0.0 and or-ing gives min = -0.0 (selects and bit ops only: it
+    vectorizes, and unlike llvm.maximum it names which NaN comes out)."""
+    take_x = b.or_(b.fcmp_ordered(">" if pick_max else "<", x, y), _isnan(b, x))
+    r = b.select(take_x, x, y)
+    ity = int_type_like(et)
+    xb, yb = b.bitcast(x, ity), b.bitcast(y, ity)
+    zeros = b.bitcast(b.and_(xb, yb) if pick_max else b.or_(xb, yb), x.type)
+    return b.select(b.fcmp_ordered("==", x, y), zeros, r)
+
+
 def maximum(b: ir.IRBuilder, et: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if is_float(et):
-        take_x = b.or_(b.fcmp_ordered(">=", x, y), _isnan(b, x))
-        return b.select(take_x, x, y)
+        return _float_extremum(b, et, x, y, True)
     return b.select(compare(b, et, "GE", x, y), x, y)
 
 
 def minimum(b: ir.IRBuilder, et: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if is_float(et):
-        take_x = b.or_(b.fcmp_ordered("<=", x, y), _isnan(b, x))
-        return b.select(take_x, x, y)
+        return _float_extremum(b, et, x, y, False)
     return b.select(compare(b, et, "LE", x, y), x, y)
 
 

@@ -1,7 +1,9 @@
 """Which HLO opcodes and element types the CPU backend compiles: the one place to look.
 
 Input: a Module. Output: `check_supported(module)` raises `UnsupportedOnCpu` listing every
-opcode in `UNSUPPORTED_OPCODES` (and unsupported element types) the module uses.
+opcode in `UNSUPPORTED_OPCODES` (and unsupported element types) the module uses, and every
+custom-call whose target is not in `SUPPORTED_CUSTOM_CALLS` (only host callbacks,
+`ember.python_callback`, have a CPU kernel: callbacks.py).
 `UNSUPPORTED_OPCODES` is owned by the "Control flow" issue, which must empty it; a coverage
 test asserts every other opcode of the table has an emitter.
 """
@@ -12,9 +14,9 @@ from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.hlo.ir import Module
 from ember.hlo.shape import Shape
 
-UNSUPPORTED_OPCODES: frozenset[str] = frozenset(
-    {"sort", "gather", "scatter", "while", "conditional", "custom-call"}
-)
+UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
+# custom-call targets with a CPU kernel (host callbacks: callbacks.py); others are unsupported
+SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"})
 # bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
 UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16"})
 
@@ -32,6 +34,9 @@ def check_supported(module: Module) -> None:
         for inst in comp.instructions:
             if inst.opcode in UNSUPPORTED_OPCODES:
                 bad.add(inst.opcode)
+            elif (inst.opcode == "custom-call"
+                  and inst.attrs.get("custom_call_target") not in SUPPORTED_CUSTOM_CALLS):
+                bad.add(f"custom-call {inst.attrs.get('custom_call_target')}")
             types.update(t for t in _leaf_types(inst.shape) if t in UNSUPPORTED_ELEMENT_TYPES)
     if bad or types:
         detail = f"element types {sorted(types)}" if types else ""

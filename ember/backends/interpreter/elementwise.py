@@ -10,12 +10,21 @@ Where NumPy and XLA disagree, XLA wins:
 - shift counts outside [0, bits): shift-left and shift-right-logical give 0,
   shift-right-arithmetic gives the sign fill (0 or -1).
 - integer power with a negative exponent: 0, except base 1 -> 1 and base -1 -> +-1.
+- float maximum/minimum are IEEE 754-2019's: NaN propagates (x's payload if x is NaN,
+  else y's) and -0.0 < +0.0 in either operand order (np.maximum picks by operand order).
 - sign(NaN) = NaN, sign(-0.0) = -0.0; round-nearest-afz rounds half away from zero.
 - float -> int conversion saturates, NaN -> 0; float -> bool is x != 0.
 
-Float math runs in the input dtype (NumPy picks float32 loops for float32 inputs); only
-erf, erfc and erf-inv go through SciPy, imported on first use. NumPy warnings are
-silenced: overflow, division by zero and invalid operations are the expected IEEE results.
+Float math (the transcendental opcodes of `MATH_OPCODES`: exp, log, sin, pow, atan2, erf,
+...) on f16, f32 and f64 runs the CPU backend's own vector kernels (cpu/eager_math.py,
+compiled once per (opcode, dtype) on first use, disk-cached), so eager mode, the
+interpreter backend and jitted CPU code give the same bits; those kernels are validated
+against NumPy's tables and mpmath (tests/codegen/test_math_*.py). Complex inputs (and any
+other dtype) keep the NumPy/SciPy rules below, which are also the reference the kernels are
+tested against (`NUMPY_ELEMENTWISE`): call math through `ELEMENTWISE`, not the functions.
+Other float ops (sqrt, divide, ...) are correctly rounded in both.
+NumPy warnings are silenced: overflow, division by zero and invalid operations are the
+expected IEEE results.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
+
+from ember.backends.cpu import eager_math  # light: llvmlite loads with the first kernel
 
 Fn = Callable[..., np.ndarray]
 
@@ -150,13 +161,30 @@ def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _cast(np.where(neg, negres, pos), x.dtype)
 
 
+def _ieee_extremum(x: np.ndarray, y: np.ndarray, pick_max: bool) -> np.ndarray:
+    """IEEE 754-2019 maximum/minimum, as XLA computes them: a NaN operand is the result
+    (x's if both are NaN), and -0.0 < +0.0 in both operand orders. np.maximum alone picks
+    between equal zeros by operand order, differently per dtype."""
+    r = np.maximum(x, y) if pick_max else np.minimum(x, y)
+    # Equal operands have equal bits except for +-0.0: and-ing the bits gives +0.0 unless
+    # both are -0.0 (maximum), or-ing gives -0.0 unless both are +0.0 (minimum).
+    ux, uy = _unsigned_view(x), _unsigned_view(y)
+    zeros = ((ux & uy) if pick_max else (ux | uy)).view(x.dtype)
+    r = np.where(x == y, zeros, r)
+    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, r))
+
+
 @_quiet
 def maximum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _cast(np.maximum(x, y), x.dtype)  # propagates NaN
+    if x.dtype.kind == "f":
+        return _cast(_ieee_extremum(x, y, True), x.dtype)
+    return _cast(np.maximum(x, y), x.dtype)
 
 
 @_quiet
 def minimum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f":
+        return _cast(_ieee_extremum(x, y, False), x.dtype)
     return _cast(np.minimum(x, y), x.dtype)
 
 
@@ -392,7 +420,11 @@ def select(pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.nd
 
 @_quiet
 def clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """min(max(x, lo), hi), XLA's operand order (min, operand, max); NaN propagates."""
+    """min(max(x, lo), hi), XLA's operand order (min, operand, max), with the IEEE
+    maximum/minimum above: NaN propagates, -0.0 < +0.0."""
+    if x.dtype.kind == "f":
+        lo, hi = lo.astype(x.dtype, copy=False), hi.astype(x.dtype, copy=False)
+        return _cast(_ieee_extremum(_ieee_extremum(x, lo, True), hi, False), x.dtype)
     return _cast(np.minimum(np.maximum(x, lo), hi), x.dtype)
 
 
@@ -438,6 +470,8 @@ def bitcast_convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.nda
     dt = np.dtype(dtype)
     if dt.itemsize != x.dtype.itemsize:
         raise ValueError(f"bitcast-convert needs equal widths: {x.dtype} -> {dt}")
+    if dt == np.bool_ and x.dtype != np.bool_:
+        return np.asarray(x != 0)  # a bool holds 0 or 1: any nonzero byte reads as true
     return x.view(dt).copy()
 
 
@@ -522,6 +556,32 @@ ELEMENTWISE: dict[str, Fn] = {
     "clamp": clamp,
     "copy": copy,
 }
+
+
+def _on_cpu_math(opcode: str, numpy_fn: Fn) -> Fn:
+    """`opcode` through the CPU math kernel for the float dtypes it covers, else `numpy_fn`.
+
+    Float power keeps the NumPy rule's contract (operands broadcast here, one 1-d loop, so
+    a scalar exponent is never special-cased); integer power never reaches the kernels.
+    """
+    @functools.wraps(numpy_fn)
+    def fn(*args: np.ndarray) -> np.ndarray:
+        arrays = [np.asarray(a) for a in args]
+        dt = arrays[0].dtype
+        if eager_math.element_type(dt) and all(a.dtype == dt for a in arrays[1:]):
+            return eager_math.apply(opcode, *arrays)
+        return numpy_fn(*arrays)
+
+    return fn
+
+
+# The NumPy/SciPy rules of every opcode, math included: the reference the CPU math kernels
+# are tested against (tests/codegen/test_math_special.py), and what complex inputs run.
+NUMPY_ELEMENTWISE: dict[str, Fn] = dict(ELEMENTWISE)
+# The transcendental opcodes (cpu.mathlib.VECTORIZED) that run on the CPU kernels.
+MATH_OPCODES: frozenset[str] = eager_math.OPCODES
+for _op in sorted(MATH_OPCODES):
+    ELEMENTWISE[_op] = _on_cpu_math(_op, ELEMENTWISE[_op])
 
 
 def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:

@@ -48,6 +48,15 @@ register_custom_call("ember.identity", lambda *xs, shape, backend_config=None: (
     np.array(xs[0], copy=True) if len(xs) == 1 else tuple(np.array(x) for x in xs)))
 
 
+def _python_callback(*xs: Value, shape: Shape, backend_config: str | None = None) -> Value:
+    from ember.callbacks import evaluate_custom_call  # host callbacks (ember/callbacks.py)
+
+    return evaluate_custom_call(*xs, shape=shape, backend_config=backend_config)
+
+
+register_custom_call("ember.python_callback", _python_callback)
+
+
 class EvaluationError(RuntimeError):
     pass
 

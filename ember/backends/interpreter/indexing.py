@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ember.backends.interpreter.reductions import combine_at
+
 
 def _index_vectors(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:
     """Indices with the index vector moved last: shape (*batch, K)."""
@@ -112,7 +114,7 @@ def scatter(operand: np.ndarray, indices: np.ndarray, updates: np.ndarray,
     if combiner == "overwrite":
         out[flat] = vals
     elif combiner in _UFUNC_AT:
-        _UFUNC_AT[combiner].at(out, flat, vals)
+        combine_at(combiner, out, flat, vals)  # (max/min with IEEE zeros)
     else:
         for k in range(vals.shape[0]):
             idx = tuple(int(c[k]) for c in flat)

@@ -4,15 +4,20 @@ Input: an IRBuilder, an HLO opcode, a float element type and operand values. Out
 result value, plus (for sin/cos/tan in fast mode) an i1 "argument too large for the fast
 reduction" flag the kernel emitter accumulates to decide on a precise rerun.
 Every opcode in `VECTORIZED` is our own straight-line (vectorizable) code, defined once per
-LLVM module as an alwaysinline function named `ember.<name>.f32|f64` (f16 computes in f32
-for the native-f32 functions, in f64 for the others):
-  native f32 and f64: exp, expm1, log, log1p, sin, cos, tanh, logistic (exp_log, trig,
-    hyperbolic; f64 expm1/log1p come from exp_family);
-  double-precision bodies, f32 widened and rounded once (define.define_math): exp2, log2,
-    log10 (exp_family), tan (tan), atan, atan2, asin, acos (atrig), sinh, cosh, asinh,
-    acosh, atanh (hyperbolic2), erf, erfc, erf-inv (special), cbrt, pow (powers).
-Shared pieces: core (exp and log with tails), coeffs (fitted polynomials; fit.py derives
-them). The C library is left only on the huge-argument slow path of sin/cos/tan (libm).
+LLVM module as an alwaysinline function named `ember.<name>.f32|f64`:
+  one body for both widths (the type picks constants and polynomial lengths): exp, expm1,
+    log (exp_log), sin, cos (trig), logistic, f64 tanh (hyperbolic), exp2, log2, log10,
+    log1p (lean_log), sinh, cosh, asinh, acosh, atanh (lean_hyper), the last two groups
+    on parts' log and exp in pieces;
+  native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32_trig), cbrt, pow
+    (f32_powers), tanh (lean_hyper);
+    their f64 bodies: tan, atrig, powers;
+  double-precision bodies, f32 widened and rounded once (define.define_math): erf, erfc,
+    erf-inv (special; `_WIDENED`).
+f16 computes in f32 and rounds once, except `_WIDENED`, which computes in f64.
+Shared pieces: core (exp and log with double-double tails, for pow and erf), parts (log
+and exp in pieces, lighter), coeffs and coeffs32 (fitted polynomials; fit.py derives them).
+The C library is left only on the huge-argument slow path of sin/cos/tan (libm).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ import llvmlite.ir as ir
 
 from ember.backends.cpu.mathlib import (
     atrig,
-    exp_family,
     exp_log,
+    f32_powers,
+    f32_trig,
     hyperbolic,
-    hyperbolic2,
+    lean_hyper,
+    lean_log,
     powers,
     special,
     tan,
@@ -39,21 +46,21 @@ _FNS: dict[str, tuple[str, Callable[[ir.Module, ir.Type], ir.Function]]] = {
     "exponential": ("exp", exp_log.exp_fn),
     "exponential-minus-one": ("expm1", exp_log.expm1_fn),
     "log": ("log", exp_log.log_fn),
-    "log-plus-one": ("log1p", exp_log.log1p_fn),
+    "log-plus-one": ("log1p", lean_log.log1p_fn),
     "tanh": ("tanh", hyperbolic.tanh_fn),
     "logistic": ("logistic", hyperbolic.logistic_fn),
-    "exp2": ("exp2", exp_family.exp2_fn),
-    "log2": ("log2", exp_family.log2_fn),
-    "log10": ("log10", exp_family.log10_fn),
+    "exp2": ("exp2", lean_log.exp2_fn),
+    "log2": ("log2", lean_log.log2_fn),
+    "log10": ("log10", lean_log.log10_fn),
     "atan": ("atan", atrig.atan_fn),
     "atan2": ("atan2", atrig.atan2_fn),
     "asin": ("asin", atrig.asin_fn),
     "acos": ("acos", atrig.acos_fn),
-    "sinh": ("sinh", hyperbolic2.sinh_fn),
-    "cosh": ("cosh", hyperbolic2.cosh_fn),
-    "asinh": ("asinh", hyperbolic2.asinh_fn),
-    "acosh": ("acosh", hyperbolic2.acosh_fn),
-    "atanh": ("atanh", hyperbolic2.atanh_fn),
+    "sinh": ("sinh", lean_hyper.sinh_fn),
+    "cosh": ("cosh", lean_hyper.cosh_fn),
+    "asinh": ("asinh", lean_hyper.asinh_fn),
+    "acosh": ("acosh", lean_hyper.acosh_fn),
+    "atanh": ("atanh", lean_hyper.atanh_fn),
     "erf": ("erf", special.erf_fn),
     "erfc": ("erfc", special.erfc_fn),
     "erf-inv": ("erfinv", special.erfinv_fn),
@@ -62,9 +69,14 @@ _FNS: dict[str, tuple[str, Callable[[ir.Module, ir.Type], ir.Function]]] = {
 }
 _REDUCED = {"sine": ("sin", trig.sin_fn, trig.huge), "cosine": ("cos", trig.cos_fn, trig.huge),
             "tan": ("tan", tan.tan_fn, tan.huge_flag)}
+# native f32 bodies (named `ember.<name>.f32`); for these `_FNS` serves f64 only
+_F32: dict[str, Callable[[ir.Module], ir.Function]] = {
+    "atan": f32_trig.atan_fn, "atan2": f32_trig.atan2_fn, "asin": f32_trig.asin_fn,
+    "acos": f32_trig.acos_fn, "cbrt": f32_powers.cbrt_fn, "power": f32_powers.pow_fn,
+    "tanh": lambda m: lean_hyper.tanh32_fn(m, ir.FloatType()),
+}
 
-_NATIVE_F32 = frozenset({"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh",
-                         "logistic", "sine", "cosine"})
+_WIDENED = frozenset({"erf", "erfc", "erf-inv"})  # f32 and f16 compute these in f64
 VECTORIZED: dict[str, str] = {**{k: v[0] for k, v in _FNS.items()},
                               **{k: v[0] for k, v in _REDUCED.items()}}
 SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY))
@@ -77,7 +89,7 @@ def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
               ) -> tuple[ir.Value, ir.Value | None]:
     """`opcode` applied to float `args`; returns (value, huge-argument flag or None)."""
     ty = args[0].type
-    if str(ty) == "half" and opcode not in _NATIVE_F32:
+    if str(ty) == "half" and opcode in _WIDENED:
         # the double-precision bodies: compute in f64 and round once with convert's f64->f16
         # (a plain fptrunc chain double->float->half may be folded by LLVM into a
         # __truncdfhf2 libcall, which the JIT does not resolve)
@@ -96,6 +108,8 @@ def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
         fn = make(mod, ty, precise)
         flag = None if precise else huge(Fp(b, ty), args[0])
         return b.call(fn, args), flag
+    if opcode in _F32 and str(ty) == "float":
+        return b.call(_F32[opcode](mod), args), None
     if opcode in _FNS:
         return b.call(_FNS[opcode][1](mod, ty), args), None
     raise KeyError(opcode)

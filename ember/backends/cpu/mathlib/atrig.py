@@ -1,4 +1,4 @@
-"""atan, atan2, asin, acos in f32 and f64 (straight-line IR on doubles; f32 widens).
+"""atan, atan2, asin, acos in f64 (straight-line IR; f32 has native bodies in f32_trig).
 
 atan: for a = |x| pick (num, den, base) so that u = num / den lies in [-tan(pi/8), tan(pi/8)]:
   a <= tan(pi/8):   (a, 1, 0)

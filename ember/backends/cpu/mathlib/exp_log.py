@@ -1,4 +1,4 @@
-"""exp, expm1, log, log1p in f32 and f64 as straight-line (vectorizable) IR.
+"""exp, expm1, log in f32 and f64 as straight-line (vectorizable) IR.
 
 exp(x): write x = k ln2 + r with k = rint(x / ln2), |r| <= ln2/2 ~= 0.3466. Then
 e^x = 2^k e^r. r is computed Cody-Waite style: ln2 = LN2_HI + LN2_LO where LN2_HI has
@@ -20,10 +20,13 @@ which keeps the large term f exact. |s| <= 0.1716, z <= 0.02944: the first dropp
 R relative to the result is z^(n+1)/(2n+3): n = 4 gives 2e-9 (f32), n = 10 gives 6e-19
 (f64). Subnormal x is scaled by 2^mbits first.
 
-log1p(x) = log(u) * x / (u - 1) with u = 1 + x (u != 1), x when u == 1: the ratio
-x / (u - 1) corrects the rounding of u to first order (Goldberg), a few ulp overall.
-These expm1 and log1p bodies serve f32; f64 uses exp_family's tail-carrying versions (the
-ones here reach 2 ulp in f64, NumPy's tables allow 1).
+expm1 (f64) keeps a tail instead (the body above reaches 2 ulp in f64, NumPy's tables
+allow 1): core.exp_core(x) = (k, q), e^x - 1 = 2^k (1 + q) - 1 = (2^k - 1) + 2^k q. For
+-54 <= k <= 60, 2^k - 1 is exact or its rounding is far below the result's ulp and 2^k q
+is exact, so one rounding; k = 0 returns q itself (full relative precision near 0). For
+k > 60 the result is 2^k (1 + q) (scaled in two steps: overflow at x > 709.78 gives inf).
+x < -40 gives -1.
+log1p is lean_log's.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib.define import call, define
+from ember.backends.cpu.mathlib import core
+from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.fp import Fp
 
 LOG2E = 1.0 / math.log(2.0)
@@ -124,13 +128,19 @@ def _log_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     return fp.sel(bad, fp.c(math.nan), res)
 
 
-def _log1p_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+def _expm1_f64_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
-    u = fp.add(fp.c(1.0), x)
-    lg = call(fp, log_fn(fp.module, fp.ty), u)
-    res = fp.mul(lg, fp.div(x, fp.sub(u, fp.c(1.0))))
-    res = fp.sel(fp.eq(u, fp.c(1.0)), x, res)
-    return fp.sel(fp.eq(x, fp.c(math.inf)), x, res)
+    b = fp.b
+    xc = core.clamp(fp, x, -40.0, 720.0)
+    k, q = core.exp_core(fp, xc, None, "f64")
+    big = b.icmp_signed(">", k, fp.ci(60))
+    ks = b.select(big, fp.ci(0), k)
+    p = fp.pow2i(ks)
+    small = fp.fma(p, q, fp.sub(p, fp.c(1.0)))
+    large = fp.ldexp(fp.add(fp.c(1.0), q), k)
+    res = fp.sel(big, large, small)
+    res = fp.sel(fp.eq(x, fp.c(0.0)), x, res)  # keeps -0.0
+    return fp.sel(fp.isnan(x), x, res)
 
 
 def _name(base: str, ty: ir.Type) -> str:
@@ -142,20 +152,9 @@ def exp_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
 
 
 def expm1_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
-    if str(ty) == "double":  # the tail-carrying version (exp_family)
-        from ember.backends.cpu.mathlib.exp_family import expm1_f64_fn
-
-        return expm1_f64_fn(module)
-    return define(module, _name("expm1", ty), ty, 1, _expm1_body)
+    body = _expm1_f64_body if str(ty) == "double" else _expm1_body
+    return define(module, _name("expm1", ty), ty, 1, body)
 
 
 def log_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
     return define(module, _name("log", ty), ty, 1, _log_body)
-
-
-def log1p_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
-    if str(ty) == "double":  # the tail-carrying version (exp_family)
-        from ember.backends.cpu.mathlib.exp_family import log1p_f64_fn
-
-        return log1p_f64_fn(module)
-    return define(module, _name("log1p", ty), ty, 1, _log1p_body)

@@ -2,7 +2,7 @@
 
 Input: an IRBuilder positioned in a block and an element type (f32 or f64). Output: values
 built with strict IEEE semantics (no fast-math flags). `poly(x, coeffs)` evaluates
-c0 + c1 x + ... by Horner's rule with fused multiply-adds (one rounding per step).
+c0 + c1 x + ... with fused multiply-adds (Horner's rule, Estrin's scheme inside long ones).
 """
 
 from __future__ import annotations
@@ -89,12 +89,32 @@ class Fp:
     def sqrt(self, x):
         return self._intr("sqrt", x)
 
-    def poly(self, x: ir.Value, coeffs: Sequence[float]) -> ir.Value:
-        """c0 + x*(c1 + x*(c2 + ...)) with fmas."""
-        acc: ir.Value = self.c(coeffs[-1])
-        for c in reversed(coeffs[:-1]):
-            acc = self.fma(acc, x, self.c(c))
-        return acc
+    def poly(self, x: ir.Value, coeffs: Sequence[float], horner: bool = False) -> ir.Value:
+        """c0 + c1 x + c2 x^2 + ...: Horner's rule for up to 5 coefficients (or `horner`);
+        beyond, c0 + x (c1 + x E(x)) with E the rest by Estrin's scheme (pairs
+        c_2i + c_2i+1 x, then pairs of those with x^2, x^4, ...).
+
+        Why Estrin: a vectorized math loop is bound by latency more than by throughput, and
+        Horner's rule is one chain of n - 1 dependent fmas (4 cycles each) where Estrin's
+        has about log2(n) + 1. The two lowest terms stay Horner steps, so the result
+        rounds once at the end as with Horner (Estrin's first pair c0 + c1 x would round
+        the big terms twice), and the rest only perturbs a term scaled by x^2."""
+        if horner or len(coeffs) <= 5:
+            acc: ir.Value = self.c(coeffs[-1])
+            for c in reversed(coeffs[:-1]):
+                acc = self.fma(acc, x, self.c(c))
+            return acc
+        rest = coeffs[2:]
+        terms: list[ir.Value] = [
+            self.fma(self.c(rest[i + 1]), x, self.c(rest[i])) if i + 1 < len(rest)
+            else self.c(rest[i]) for i in range(0, len(rest), 2)]
+        power = x
+        while len(terms) > 1:
+            power = self.mul(power, power)
+            terms = [self.fma(terms[i + 1], power, terms[i]) if i + 1 < len(terms)
+                     else terms[i] for i in range(0, len(terms), 2)]
+        acc = self.fma(terms[0], x, self.c(coeffs[1]))
+        return self.fma(acc, x, self.c(coeffs[0]))
 
     # comparisons and selection (ordered: false when either side is NaN)
     def lt(self, x, y):

@@ -1,4 +1,5 @@
-"""cbrt and pow in f32 and f64 (straight-line IR on doubles; f32 widens).
+"""cbrt and pow in f64 (straight-line IR; f32 has its own bodies in f32_powers), and the
+sign and special cases of pow shared by both (`pow_finish`).
 
 cbrt(x), a = |x| = 2^e m, m in [1, 2) (subnormals scaled by 2^54 first, e -= 54):
   e = 3 j + i with j = floor((e + 1/2) / 3) (computed in double: exact enough, the + 1/2
@@ -6,7 +7,7 @@ cbrt(x), a = |x| = 2^e m, m in [1, 2) (subnormals scaled by 2^54 first, e -= 54)
   c = m 2^i in [1, 8) and cbrt(a) = 2^j cbrt(c).
   y0 = P(m) 2^(i/3) with P the fitted m^(1/3) on [1, 2] (coeffs.CBRT_P, 2^-18 relative),
   then Newton steps y <- y - (y^3 - c) / (3 y^2) with the residual fma(y, y^2, -c): the
-  error squares each step (2^-18 -> 2^-36 -> 2^-72; f32 stops after one), and the last step
+  error squares each step (2^-18 -> 2^-36 -> 2^-72), and the last step
   adds a correction of ~2^-36 y to y, so the final rounding is the only large one.
   cbrt(+-0), +-inf and NaN return x.
 
@@ -52,7 +53,7 @@ def _cbrt_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
     c = fp.mul(m, fp.sel(i2, fp.c(4.0), fp.sel(i1, fp.c(2.0), fp.c(1.0))))
     f = fp.sel(i2, fp.c(2.0 ** (2 / 3)), fp.sel(i1, fp.c(2.0 ** (1 / 3)), fp.c(1.0)))
     y = fp.mul(fp.poly(m, coeffs.CBRT_P[:-1]), f)
-    for _ in range(2 if prec == "f64" else 1):
+    for _ in range(2):
         y2 = fp.mul(y, y)
         r = fp.fma(y, y2, fp.neg(c))
         y = fp.sub(y, fp.div(r, fp.mul(fp.c(3.0), y2)))
@@ -70,18 +71,25 @@ def _floor(fp: Fp) -> ir.Function:
 
 def _pow_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
     x, y = args
-    b = fp.b
-    one, zero, inf = fp.c(1.0), fp.c(0.0), fp.c(math.inf)
-    ax = fp.fabs(x)
-    ay = fp.fabs(y)
-    finite_pos = b.and_(fp.gt(ax, zero), fp.lt(ax, inf))
-    h, lo = log_dd(fp, fp.sel(finite_pos, ax, one), prec="f64")
+    zero = fp.c(0.0)
+    # x = 0, inf or NaN: garbage (no traps: integer ops on the bits, exp_dd clamps), which
+    # pow_finish replaces; no select of a safe value here (see lean_log on all-ones vectors)
+    h, lo = log_dd(fp, fp.fabs(x), prec="f64")
     ph, pl = fp.two_prod(y, h)
     pl = fp.fma(y, lo, pl)
     inrange = fp.lt(fp.fabs(ph), fp.c(800.0))
     pl = fp.sel(inrange, pl, zero)
     ph = fp.sel(fp.isnan(ph), zero, ph)
-    mag = exp_dd(fp, ph, pl, "f64")
+    return pow_finish(fp, x, y, exp_dd(fp, ph, pl, "f64"))
+
+
+def pow_finish(fp: Fp, x: ir.Value, y: ir.Value, mag: ir.Value) -> ir.Value:
+    """pow(x, y) from mag = |x|^y (meaningful for finite x != 0 and finite y): the sign and
+    every special case of the docstring."""
+    b = fp.b
+    one, zero, inf = fp.c(1.0), fp.c(0.0), fp.c(math.inf)
+    ax = fp.fabs(x)
+    ay = fp.fabs(y)
     is_int = fp.eq(fp.rint(y), y)
     half = fp.mul(y, fp.c(0.5))
     odd = b.and_(is_int, b.not_(fp.eq(fp.rint(half), half)))

@@ -14,14 +14,18 @@ erfc_pos(a), a >= 1/2 (clamped to 28: erfc(27.3) underflows to 0):
   a > 6.4: F = G(u) / (a sqrt(pi)), u = 1/a^2, G the fitted 1 - u/2 + 3u^2/4 - ... on
     [0, 1/6.4^2] (coeffs.ERFC_G_*); 1/a and 1/sqrt(pi) as double-doubles.
   Result: 2^k (Fh + fma(Fh, q, Fl)): one rounding, then exact scaling (or one rounding
-  into the subnormal range).
-erf-inv(x), a = |x| < 1: w = -log((1 - a)(1 + a)) (1 - a is exact for a >= 1/2),
-  y0 = a A(w) for w <= 6.25 and a B(sqrt w) beyond (coeffs.ERFINV_A/B: erfinv(x)/x fitted
-  to 2^-27 relative, w up to 37 = x as close to 1 as a double gets). f32 rounds y0.
+  into the subnormal range). erf and erf-inv skip the a > 6.4 branch (erf rounds to 1
+  there; erf-inv's y stays below 5.9).
+erf-inv(x), a = |x| < 1: w = -log((1 - a)(1 + a)) (1 - a is exact for a >= 1/2; the log is
+  parts' lighter one: y0 needs w to ~2^-30 only), y0 = a A(w) for w <= 6.25 and a B(sqrt w)
+  beyond (coeffs.ERFINV_A/B: erfinv(x)/x fitted to 2^-27 relative, w up to 37 = x as close
+  to 1 as a double gets). f32 rounds y0.
   f64 takes one Halley step on f(y) = erf(y) - a, f' = 2/sqrt(pi) e^(-y^2), f''/f' = -2y:
   d = f / f', y1 = y0 - d / (1 + y0 d); error 2^-27 -> ~2^-80 (cubic). The residual is
   formed without cancellation: for y < 1, erf(y) = y + y P as a two-sum minus a (exact
-  when close); for y >= 1, f = (1 - a) - erfc(y) (1 - a exact).
+  when close); for y >= 1, f = (1 - a) - erfc(y) (1 - a exact). e^(-y^2) = 2^k (1 + q) is
+  computed once (core.exp_core of -y^2 as a two_prod pair): erfc(y) uses it, and
+  e^(y^2) = 2^-k / (1 + q) (one division; d needs only ~2^-30).
   erfinv(+-1) = +-inf, |x| > 1 or NaN -> NaN, erfinv(+-0) = +-0.
 """
 
@@ -33,9 +37,10 @@ from fractions import Fraction
 import llvmlite.ir as ir
 
 from ember.backends.cpu.mathlib import coeffs
-from ember.backends.cpu.mathlib.core import exp_core, exp_dd, log_dd, split
+from ember.backends.cpu.mathlib.core import exp_core, split
 from ember.backends.cpu.mathlib.define import define_math
 from ember.backends.cpu.mathlib.fp import Fp
+from ember.backends.cpu.mathlib.parts import LN2_PAIR, combine, log_parts
 
 INV_SQRTPI = split(Fraction("0.56418958354775628694807945156077258584405062932899885684408572"))
 ERFC_SPLIT = 6.4
@@ -51,12 +56,17 @@ def erf_small(fp: Fp, x: ir.Value, prec: str) -> tuple[ir.Value, ir.Value]:
     return x, fp.mul(x, fp.poly(z, _c("ERF_P", prec)[:-1]))
 
 
-def erfc_pos(fp: Fp, a: ir.Value, prec: str) -> ir.Value:
-    """erfc(a) for a >= 1/2 (NaN lanes: garbage)."""
+def erfc_pos(fp: Fp, a: ir.Value, prec: str, far: bool = True,
+             kq: tuple[ir.Value, ir.Value] | None = None) -> ir.Value:
+    """erfc(a) for a >= 1/2 (NaN lanes: garbage). `far=False` drops the a > 6.4 branch
+    (for callers whose lanes beyond it are discarded); `kq` is e^(-a^2) = 2^k (1 + q) when
+    the caller has it already."""
     a = fp.sel(fp.lt(a, fp.c(28.0)), a, fp.c(28.0))
     a = fp.sel(fp.gt(a, fp.c(0.5)), a, fp.c(0.5))
-    p, pe = fp.two_prod(a, a)
-    k, q = exp_core(fp, fp.neg(p), fp.neg(pe), prec)
+    if kq is None:
+        p, pe = fp.two_prod(a, a)
+        kq = exp_core(fp, fp.neg(p), fp.neg(pe), prec)
+    k, q = kq
     # a <= 6.4: t Q(t - 1/4)
     dh, dl = fp.two_sum(fp.c(2.0), a)
     th = fp.div(fp.c(2.0), dh)
@@ -69,6 +79,8 @@ def erfc_pos(fp: Fp, a: ir.Value, prec: str) -> ir.Value:
     ql = fp.add(ql, fp.add(pl, fp.c(qc[-1])))
     f1h, f1l = fp.two_prod(th, qh)
     f1l = fp.add(f1l, fp.fma(th, ql, fp.mul(tl, qh)))
+    if not far:
+        return fp.ldexp(fp.add(f1h, fp.fma(f1h, q, f1l)), k)
     # a > 6.4: G(u) / (a sqrt(pi))
     ra = fp.div(fp.c(1.0), a)
     ral = fp.div(fp.fma(fp.neg(ra), a, fp.c(1.0)), a)
@@ -90,7 +102,8 @@ def _erf_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
     a = fp.fabs(x)
     h, lo = erf_small(fp, x, prec)
     small = fp.add(h, lo)
-    large = fp.copysign(fp.sub(fp.c(1.0), erfc_pos(fp, a, prec)), x)
+    # beyond 6.4, erfc(a) < 2^-63 and 1 - erfc rounds to 1 in either width: no far branch
+    large = fp.copysign(fp.sub(fp.c(1.0), erfc_pos(fp, a, prec, far=False)), x)
     res = fp.sel(fp.lt(a, fp.c(1.0)), small, large)
     return fp.sel(fp.isnan(x), x, res)
 
@@ -118,19 +131,21 @@ def _erfinv_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
     om = fp.sub(one, a)
     ok = fp.lt(a, one)
     prod = fp.sel(ok, fp.mul(om, fp.add(one, a)), one)
-    w, _ = log_dd(fp, prod, prec=prec)
-    w = fp.neg(w)
+    ef, hi, lo = log_parts(fp, prod)
+    w = fp.neg(combine(fp, ef, hi, lo, LN2_PAIR[64], None))
     ya = fp.mul(a, _poly_c0(fp, w, _c("ERFINV_A")))
     yb = fp.mul(a, _poly_c0(fp, fp.sqrt(w), _c("ERFINV_B")))
     y = fp.sel(fp.le(w, fp.c(6.25)), ya, yb)
     if prec == "f64":
+        p, pe = fp.two_prod(y, y)
+        k, q = exp_core(fp, fp.neg(p), fp.neg(pe), prec)  # e^(-y^2) = 2^k (1 + q)
         h, lo = erf_small(fp, y, prec)
         f_small = fp.add(fp.sub(h, a), lo)
-        f_large = fp.sub(om, erfc_pos(fp, y, prec))
+        f_large = fp.sub(om, erfc_pos(fp, y, prec, far=False, kq=(k, q)))
         f = fp.sel(fp.lt(y, one), f_small, f_large)
-        p, pe = fp.two_prod(y, y)
-        ey2 = exp_dd(fp, p, pe, prec)
-        d = fp.mul(fp.mul(f, fp.c(math.sqrt(math.pi) / 2)), ey2)
+        # d = f / f'(y) = f (sqrt(pi)/2) e^(y^2); 2^-k is exact (y^2 <= 35)
+        d = fp.div(fp.mul(fp.mul(f, fp.c(math.sqrt(math.pi) / 2)), fp.pow2i(fp.b.neg(k))),
+                   fp.add(one, q))
         y = fp.sub(y, fp.div(d, fp.fma(y, d, one)))
     res = fp.copysign(y, x)
     res = fp.sel(fp.eq(a, one), fp.copysign(fp.c(math.inf), x), res)

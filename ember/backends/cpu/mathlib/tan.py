@@ -1,4 +1,5 @@
-"""tan in f32 and f64 (straight-line IR on doubles; f32 widens), plus a precise variant.
+"""tan in f64 (straight-line IR), plus a precise variant for both f32 and f64 (the f32
+fast body is native f32 code: f32_trig).
 
 Reduction: k = rint(x 2/pi), x = k pi/2 + (rh + rl), with pi/2 = P1 + P2 + P3 (doubles, each
 the rounding of what is left; trig._pio2_pieces): r1 = fma(-k, P1, x) is exact (the
@@ -21,7 +22,7 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs
+from ember.backends.cpu.mathlib import coeffs, f32_trig
 from ember.backends.cpu.mathlib.define import define, define_math, suffix
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.trig import _pio2_pieces, _precise
@@ -59,13 +60,18 @@ def _tan_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
 
 
 def huge_flag(fp: Fp, x: ir.Value) -> ir.Value:
-    """i1: |x| is finite and beyond the fast reduction's range."""
+    """i1: |x| is finite and beyond the fast reduction's range (f32: f32_trig's)."""
+    if fp.bits == 32:
+        return f32_trig.huge_flag(fp, x)
     ax = fp.fabs(x)
     return fp.b.and_(fp.ge(ax, fp.c(HUGE)), fp.lt(ax, fp.c(math.inf)))
 
 
 def tan_fn(module: ir.Module, ty: ir.Type, precise: bool = False) -> ir.Function:
-    fast = define_math(module, "tan", ty, 1, _tan_body)
+    if str(ty) == "float":
+        fast = f32_trig.tan_fn(module)
+    else:
+        fast = define_math(module, "tan", ty, 1, _tan_body)
     if not precise:
         return fast
     return define(module, f"ember.tan.precise.{suffix(ty)}", ty, 1,

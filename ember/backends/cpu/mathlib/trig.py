@@ -64,10 +64,15 @@ def _sincos_core(fp: Fp, x: ir.Value, shift: int) -> ir.Value:
     # quadrant from k made finite (inf/NaN/huge lanes give garbage that is replaced)
     small = fp.lt(fp.fabs(x), fp.c(HUGE[fp.bits]))
     q = fp.to_int(fp.sel(small, k, fp.c(0.0)))
-    if shift:
-        q = b.add(q, fp.ci(shift))
     odd = b.trunc(q, ir.IntType(1))
-    neg = b.icmp_unsigned("!=", b.and_(q, fp.ci(2)), fp.ci(0))
+    if shift:
+        # quadrant q + 1 without adding 1 (LLVM turns "+ 1" into "- (-1)" with an all-ones
+        # vector rematerialized in the loop by vpternlogd, which chains iterations on AMD):
+        # bit 0 of q + 1 is not(bit 0 of q), bit 1 is bit 1 xor bit 0 of q
+        odd = b.not_(odd)
+        neg = b.trunc(b.xor(b.lshr(q, fp.ci(1)), q), ir.IntType(1))
+    else:
+        neg = b.icmp_unsigned("!=", b.and_(q, fp.ci(2)), fp.ci(0))
     v = fp.sel(odd, c, s)
     return fp.sel(neg, fp.neg(v), v)
 
