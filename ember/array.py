@@ -52,6 +52,8 @@ class ArrayImpl(Array):
     __array_priority__ = 100
 
     def __init__(self, value: np.ndarray, aval: ShapedArray, cval: np.ndarray | None = None):
+        # ember/fastpath.py sets these same slots directly (no __init__ frame) for compiled
+        # outputs: a new slot goes there too (a test compares the two slot by slot)
         self._value = value
         self._aval = aval
         self._deleted = False

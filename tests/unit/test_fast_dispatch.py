@@ -106,6 +106,23 @@ def test_weak_types_of_results_and_arguments():
     assert s.count == 0 and isinstance(r, tuple) and r[1].weak_type and not r[0].weak_type
 
 
+def test_fast_results_are_arrays_like_any_other(backend):
+    if backend != "cpu":
+        pytest.skip("the interpreter's results are wrapped by wrap_results, as always")
+    f = ember.jit(lambda x: x + 0.5)
+    x = np.arange(3, dtype=np.float32)
+    f(x), f(x)
+    with _Slow() as s:
+        r = f(x)
+    assert s.count == 0
+    o = np.asarray(r)
+    ref = ArrayImpl(o, r.aval, o)  # how the normal path builds a compiled output's Array
+    for slot in ArrayImpl.__slots__:
+        if slot != "__weakref__":
+            assert getattr(r, slot) is getattr(ref, slot), slot
+    assert repr(r) == repr(ref) and not r.is_deleted()
+
+
 def test_results_are_read_only_fresh_and_never_rewritten():
     f = ember.jit(lambda x: x + 1)
     ident = ember.jit(lambda x: x)
