@@ -14,6 +14,8 @@ from op_tables import (
     X64_INTS,
     assert_eager_jit_numpy,
     dtype_params,
+    ieee_maximum,
+    ieee_minimum,
     sample,
     use_dtype,
 )
@@ -35,6 +37,13 @@ def _scan_ref(ufunc):
                 out = np.cumsum(x, axis=axis, dtype=x.dtype)
             elif ufunc is np.multiply:
                 out = np.cumprod(x, axis=axis, dtype=x.dtype)
+            elif ufunc in (np.maximum, np.minimum) and x.dtype.kind == "f":
+                # XLA's max/min: -0.0 < +0.0 (ufunc.accumulate picks by operand order)
+                step = ieee_maximum if ufunc is np.maximum else ieee_minimum
+                out = np.moveaxis(x, axis, 0).copy()
+                for i in range(1, out.shape[0]):
+                    out[i] = step(out[i - 1], out[i])
+                out = np.moveaxis(out, 0, axis)
             else:
                 out = ufunc.accumulate(x, axis=axis)
         return np.flip(out, axis) if reverse else out

@@ -23,6 +23,8 @@ from op_tables import (
     SHAPES,
     X64_INTS,
     assert_eager_jit_numpy,
+    ieee_maximum,
+    ieee_minimum,
     ieee_reduce_max,
     ieee_reduce_min,
     sample,
@@ -150,7 +152,7 @@ def test_clamp(dtype: np.dtype) -> None:
     for shape in SHAPES:
         x = sample(shape, dtype, rng)
         lo, hi = (np.array(v, dtype) for v in ((0, 1) if dtype.kind in "bu" else (-3, 5)))
-        ref = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)  # noqa: E731
+        ref = lambda lo, x, hi: ieee_minimum(ieee_maximum(x, lo), hi)  # noqa: E731
         assert_eager_jit_numpy(lax.clamp, ref, lo, x, hi)
         lo_arr = np.minimum(sample(shape, dtype, rng), hi)
         assert_eager_jit_numpy(lax.clamp, ref, lo_arr, x, hi)

@@ -155,12 +155,17 @@ def log_of(fp: Fp, u: ir.Value, c: ir.Value) -> ir.Value:
     return combine(fp, ef, hi, lo, LN2_PAIR[fp.bits], None)
 
 
-def exp_parts(fp: Fp, x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(k as ity, q): e^x = 2^k (1 + q) for finite |x| <= 104 (f32) or 745 (f64)."""
+def exp_parts(fp: Fp, x: ir.Value, tail: bool = True) -> tuple[ir.Value, ir.Value]:
+    """(k as ity, q): e^x = 2^k (1 + q) for finite |x| <= 104 (f32) or 745 (f64).
+    `tail=False` drops rl (r rounds once: e^x then has ~2^-p-1 relative error, enough where
+    the caller's result damps it, as tanh's 2 / (e^2a + 1) does)."""
     hi, lo = LN2_PAIR[fp.bits]
     k = fp.rint(fp.mul(x, fp.c(LOG2E)))
     nk = fp.neg(k)
     r1 = fp.fma(nk, fp.c(hi), x)  # exact
+    if not tail:
+        r = fp.fma(nk, fp.c(lo), r1)
+        return fp.to_int(k), fp.fma(fp.mul(r, r), fp.poly(r, EXPM1_Q[fp.bits]), r)
     t = fp.mul(k, fp.c(lo))
     tl = fp.fma(k, fp.c(lo), fp.neg(t))
     rh = fp.sub(r1, t)
