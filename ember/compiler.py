@@ -43,6 +43,7 @@ class CompiledModule:
     executable: Any
     backend: str
     _runner: Any = field(default=None, init=False, repr=False, compare=False)
+    called: bool = field(default=False, init=False, repr=False, compare=False)  # by dispatch
 
     @property
     def hidden_consts(self) -> list[np.ndarray]:
@@ -54,17 +55,24 @@ class CompiledModule:
             return list(out)
         return [out]
 
-    def fast_runner(self) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+    def fast_runner(self, *, ready_only: bool = False
+                    ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
         """`run(vals) -> [outputs]`: the same results as `self(vals)` for arguments already
         of the parameters' exact dtypes and shapes, C-contiguous; outputs are always fresh
         (never an input, never shared), read-only, and of the traced out avals' exact
         dtypes and shapes. Built once; None where the backend has no such path (the
-        interpreter, whose results may be views of its inputs or of other types)."""
+        interpreter, whose results may be views of its inputs or of other types).
+        `ready_only`: None rather than generate code for it (a first call should not pay
+        for a path only repeated calls need); a later call may still build it."""
         runner = self._runner
         if runner is None:
             make = getattr(self.executable, "fast_runner", None)
-            if make is not None and self._results_are_traced_types():
-                runner = make(self.lowered.hidden_consts)
+            if make is None or not self._results_are_traced_types():
+                self._runner = False
+                return None
+            runner = make(self.lowered.hidden_consts, ready_only=ready_only)
+            if runner is None and ready_only:
+                return None
             self._runner = runner if runner is not None else False
         return runner or None
 

@@ -5,10 +5,12 @@ ember.Arrays. The jaxpr is compiled once (trace -> HLO -> passes -> backend, see
 ember/compiler.py) and the result cached on the jaxpr object.
 Invariants: arguments are converted to the jaxpr's input dtypes; outputs never alias memory
 the user can write; donated ember.Arrays are deleted after the call.
-Where the backend has a fast runner (CPU), arguments are made C-contiguous and its fresh,
-read-only outputs are wrapped as they are; otherwise (the interpreter) `wrap_results`
-copies any result that aliases a user's NumPy array. Repeated calls of the same signature
-skip this module through `ember/fastpath.py`, which keeps these same invariants.
+Where the backend has a fast runner (CPU; on a module's first call only if the process
+already has its trampoline), arguments are made C-contiguous and its fresh, read-only
+outputs are wrapped as they are; otherwise (the interpreter, a process's first call)
+`wrap_results` copies any result that aliases a user's NumPy array. Repeated calls of
+the same signature skip this module through `ember/fastpath.py`, which keeps these same
+invariants.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ def _c_value(x: Any, aval: Any) -> np.ndarray:
 def _jit_call_impl(args: list, params: dict) -> list:
     closed: ClosedJaxpr = params["jaxpr"]
     compiled = compile_jaxpr(closed, params.get("name", "main"))
-    runner = compiled.fast_runner()
+    # a first call makes no trampoline for the fast runner: one-shot functions never pay
+    runner = compiled.fast_runner(ready_only=not compiled.called)
+    compiled.called = True
     if runner is not None:
         vals = [_c_value(x, a) for x, a in zip(args, closed.in_avals)]
         results = [ArrayImpl(o, a, o) for o, a in zip(runner(vals), closed.out_avals)]

@@ -108,11 +108,12 @@ class Executable:
             return outs[0]
         return _unflatten(root, iter(outs))
 
-    def fast_runner(self, bound: Sequence[np.ndarray] = ()) -> FastRunner | None:
+    def fast_runner(self, bound: Sequence[np.ndarray] = (), *, ready_only: bool = False
+                    ) -> FastRunner | None:
         """The call path for pre-checked arguments (see FastRunner), or None where there is
-        no trampoline (unexpected object layouts) or the root is a nested tuple. `bound`
-        are the values of the last parameters (a jitted function's hidden constants),
-        fixed for every call."""
+        no trampoline (unexpected object layouts; with `ready_only`, none made yet in this
+        process) or the root is a nested tuple. `bound` are the values of the last
+        parameters (a jitted function's hidden constants), fixed for every call."""
         ndyn = len(self._param_dtypes) - len(bound)
         if ndyn < 0 or (self._spec.root is not None
                         and any(t is not None for t in self._spec.root)):
@@ -123,7 +124,7 @@ class Executable:
             if a.shape != dims:
                 return None
             fixed.append(a)
-        tramp = fastcall.trampoline()
+        tramp = fastcall.trampoline(build=not ready_only)
         if tramp is None:
             return None
         runner = FastRunner(self, tramp, fixed)

@@ -163,13 +163,14 @@ done:
 """
 
 
-def trampoline() -> Any | None:
+def trampoline(build: bool = True) -> Any | None:
     """The ctypes function `tramp(id(tuple))` (loaded or compiled on first use), or None
-    where the object layouts differ from the probed ones."""
+    where the object layouts differ from the probed ones (or, with `build=False`, while
+    no call has made it yet)."""
     global _LAYOUT_OK
     if _TRAMPOLINE:
         return _TRAMPOLINE[0]
-    if not layout_ok():
+    if not build or not layout_ok():
         return None
     with _LOCK:
         if not _TRAMPOLINE:
