@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
@@ -312,7 +313,13 @@ class JitFunction:
         hit = self._cache.get(key)
         if hit is not None:
             return hit, leaves
+        from ember.explain.cache_miss import report_cache_miss
+        from ember.explain.compile_log import record_trace
+
+        report_cache_miss(self, key, self._cache.keys())  # only with jax_explain_cache_misses
+        t0 = time.perf_counter()
         result = self._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
+        record_trace(result.closed_jaxpr, time.perf_counter() - t0, self.fun)
         # A trace that closed over an enclosing trace's tracers is only valid inside that
         # trace; it is not cached.
         if not result.hoisted:

@@ -111,3 +111,21 @@ def test_positional_names_follow_static_argnums(argnums):
 
     text = explain_cache_miss(jg, k(x32(2)), [k(x32())])
     assert "b: now f32[2], before f32[3]" in text
+
+
+def test_a_retrace_through_jit_explains_itself(capfd):
+    import ember
+
+    @ember.jit
+    def scaled(x):
+        return x * 2
+
+    ember.config.update("jax_explain_cache_misses", True)
+    try:
+        scaled(np.ones(3, np.float32))
+        scaled(np.ones(4, np.float32))
+    finally:
+        ember.config.update("jax_explain_cache_misses", False)
+    err = capfd.readouterr().err
+    assert "scaled" in err
+    assert "now f32[4], before f32[3]" in err
