@@ -16,20 +16,12 @@ for a while after each call). Informative only: compare ratios from one run.
 
 from __future__ import annotations
 
-import os
-import sys
+import argparse
+import importlib.util
+import time
+from collections.abc import Callable
 
-# benchmarks/math.py would shadow the standard library's math (which NumPy needs) for a
-# script run from this folder; nothing here imports from the folder, so drop it.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def gelu_dense(jnp):

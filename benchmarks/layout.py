@@ -18,10 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-# benchmarks/math.py would shadow the standard library's math for a script run from here.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("EMBER_BACKEND", "cpu")  # the layouts under test are the CPU backend's
 
 import argparse  # noqa: E402

@@ -15,19 +15,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import sys
 
-# benchmarks/math.py would shadow the standard library's math (NumPy imports it): take this
-# folder off the path and load timing.py by file name
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-_spec = importlib.util.spec_from_file_location("ember_bench_timing",
-                                               os.path.join(_HERE, "timing.py"))
-_timing = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_timing)
-median_ms = _timing.median_ms
-
-import numpy as np  # noqa: E402
+import numpy as np
+from timing import median_ms  # benchmarks/timing.py (this folder is sys.path[0])
 
 STEPS, N = 1000, 10_000
 

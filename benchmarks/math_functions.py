@@ -1,7 +1,7 @@
 """Every transcendental, f32 and f64: Ember-compiled `f(x)` and `f(x) * a + b` vs NumPy
 (SciPy for erf, erfc, erf-inv, logistic) in the same process.
 
-Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/math.py [--n 10000000]
+Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/math_functions.py [--n 10000000]
      [--repeat 5] [--only exp,log]
 Prints median milliseconds, the ratio NumPy time / Ember time (> 1: Ember is faster) for
 both forms, and whether Ember runs our vector code or calls the C library per element;
@@ -11,17 +11,7 @@ a and b are arrays, so NumPy makes two extra passes and Ember fuses them into on
 Informative only: timings are noisy on shared hosts.
 """
 
-# ruff: noqa: E402  (the standard library's math must be imported before sys.path is reset)
 from __future__ import annotations
-
-import sys
-
-# This script is named math.py and its folder is sys.path[0]: load the standard library's
-# math first (NumPy's import of datetime needs it), then put the folder back for `timing`.
-_HERE = sys.path.pop(0)
-import math  # noqa: F401  (the stdlib module, cached in sys.modules from here on)
-
-sys.path.insert(0, _HERE)
 
 import argparse
 from collections.abc import Callable
