@@ -501,6 +501,14 @@ class Compiled:
         from ember.hlo.cost_analysis import cost_analysis
         return cost_analysis(self._compiled.optimized)
 
+    def memory_analysis(self) -> Any:
+        """Bytes of arguments, outputs, temporaries, aliases and generated code
+        (`ember.memory_stats.CompiledMemoryStats`, XLA's field names); its
+        `buffer_assignment` text says which values share which scratch memory, with sizes
+        and live ranges. None on the interpreter backend, which holds no buffer plan."""
+        analyze = getattr(self._compiled.executable, "memory_analysis", None)
+        return analyze() if analyze is not None else None
+
     def llvm_ir(self, kernel: str | None = None) -> str:
         """The optimized LLVM IR of the whole program, or of one kernel (`kernel="fusion"`,
         a name from `as_text()` or `kernels()`); see ember/explain/kernels.py."""

@@ -32,13 +32,15 @@ ALIGNMENT = 64
 
 @dataclass(frozen=True)
 class LogicalBuffer:
-    """One temporary value. `reusable` names operands this buffer may overwrite in place."""
+    """One temporary value. `reusable` names operands this buffer may overwrite in place;
+    `label` says what it holds (an instruction name), for printing."""
 
     name: str
     size: int
     start: int
     end: int
     reusable: tuple[str, ...] = ()
+    label: str = ""
 
 
 @dataclass
@@ -85,8 +87,10 @@ class BufferAssignment:
                          f"live {c.start}..{c.end}")
             prev = None
             for b in c.members:
-                how = f"  (in place of {prev.name})" if prev is not None else ""
-                lines.append(f"      {b.name}: {b.size} bytes, live {b.start}..{b.end}{how}")
+                how = (f"  (in place of {prev.label or prev.name})"
+                       if prev is not None else "")
+                lines.append(f"      {b.label or b.name}: {b.size} bytes, "
+                             f"live {b.start}..{b.end}{how}")
                 prev = b
         return "\n".join(lines)
 

@@ -106,6 +106,7 @@ def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool
     obj = llvm_target.emit_object(llmod)
     engine, address = llvm_target.load_object(obj, emitter.entry_name)
     spec = RuntimeSpec.from_schedule(sched, m.entry.root.shape)
+    spec.code_bytes = len(obj)
     STATS["compiles"] += 1
     exe = Executable(spec, engine, address, emitter.kernel_names, optimized, text, module=m,
                      parallel_kernels=emitter.parallel_kernels)

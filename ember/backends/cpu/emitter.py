@@ -87,10 +87,12 @@ class ModuleEmitter:
             root = comp.root
             graph = comp.instructions
         else:
-            bound = {o: bufs[o] for o in inst.operands
+            # an inlined scalar broadcast (schedule.py) is generated here from its element
+            direct = [o.operands[0] if o in self.sched.inlined else o for o in inst.operands]
+            bound = {o: bufs[o] for o in direct
                      if not (o.opcode == "constant" and o.shape.size == 1)}
             root = inst
-            graph = [inst]
+            graph = [inst, *(o for o in inst.operands if o in self.sched.inlined)]
         # array constants inside fused computations get constant slots
         for g in graph:
             for o in [g, *g.operands]:

@@ -29,6 +29,7 @@ from ember.backends.cpu.runtime_spec import RuntimeSpec, dtype_of
 from ember.backends.cpu.threads import NUM_THREADS_ADDRESS
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
+from ember.memory_stats import CompiledMemoryStats
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -153,6 +154,20 @@ class Executable:
     def as_text(self) -> str:
         """The optimized HLO, fusions as XLA prints them."""
         return print_module(self.module, mode="display")
+
+    def memory_analysis(self) -> CompiledMemoryStats:
+        """Bytes of arguments, outputs, scratch temporaries, aliases and object code."""
+        spec = self._spec
+
+        def nbytes(s: tuple[str, tuple[int, ...]]) -> int:
+            return int(np.prod(s[1], dtype=np.int64)) * dtype_of(s).itemsize
+
+        return CompiledMemoryStats(
+            generated_code_size_in_bytes=spec.code_bytes,
+            argument_size_in_bytes=sum(nbytes(p) for p in spec.params),
+            output_size_in_bytes=sum(nbytes(o) for o in spec.outputs),
+            temp_size_in_bytes=spec.scratch_bytes,
+            buffer_assignment=spec.buffer_assignment)
 
     def assembly(self) -> str:
         from ember.backends.cpu.llvm_target import assembly

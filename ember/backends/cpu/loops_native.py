@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 import llvmlite.ir as ir
 
 from ember.backends.cpu.dot_plan import find_dot
-from ember.backends.cpu.dot_plan import plan as plan_dot
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I1, I8, I32, I64, PTR, VOID, i64
 from ember.hlo.ir import Computation, Instruction, Module, _clone_computation
@@ -70,11 +69,12 @@ def _sched_api():  # schedule.py imports this module lazily; import its helpers 
     return schedule
 
 
-def _alloc_tree(sched, shape: Shape):
+def _alloc_tree(sched, shape: Shape, label: str):
     s = _sched_api()
     if shape.is_tuple:
-        return tuple(_alloc_tree(sched, t) for t in shape.tuple_shapes)
-    return s._alloc_temp(sched, shape)
+        return tuple(_alloc_tree(sched, t, f"{label}{{{k}}}")
+                     for k, t in enumerate(shape.tuple_shapes))
+    return s._alloc_temp(sched, shape, label)
 
 
 def _own(sched, module: Module, comp: Computation) -> Computation:
@@ -110,7 +110,7 @@ def schedule_computation(sched, module: Module, comp: Computation, params: list
                                           [sched.buffers[o] for o in inst.operands])
             sched.buffers[inst] = sched.buffers[callee.root]
         else:
-            sched.buffers[inst] = _alloc_tree(sched, inst.shape)
+            sched.buffers[inst] = _alloc_tree(sched, inst.shape, inst.name)
             if op in CONTROL_OPCODES:
                 plan_control(sched, module, inst)
                 steps.append(inst)
@@ -118,12 +118,8 @@ def schedule_computation(sched, module: Module, comp: Computation, params: list
             if inst.shape.size > 0 or inst.shape.is_tuple:
                 steps.append(inst)
             # the same work buffers build_schedule gives entry kernels
-            if op == "sort":
-                sched.work[inst] = [s._alloc_temp(sched, o.shape) for o in inst.operands]
-            elif find_dot(inst) is not None:
-                shapes = [sh for _, sh in plan_dot(inst).work_shapes()]
-                if shapes:
-                    sched.work[inst] = [s._alloc_temp(sched, sh) for sh in shapes]
+            if op == "sort" or find_dot(inst) is not None:
+                s.add_work(sched, inst)
     return steps
 
 
@@ -150,7 +146,7 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
             if src == dst:
                 continue  # the body passes this leaf through unchanged
             if src in in_state:  # another leaf's old value: save it before any write
-                tmp = s._alloc_temp(sched, src.shape)
+                tmp = s._alloc_temp(sched, src.shape, f"{inst.name} stage {len(stage)}")
                 stage.append((src, tmp))
                 src = tmp
             update.append((src, dst))

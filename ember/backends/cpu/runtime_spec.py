@@ -2,7 +2,8 @@
 
 Input: a Schedule (after emission, which may add constants) and the entry root's shape.
 Output: `RuntimeSpec` with the pointer-table layout (parameters, outputs, scratch size,
-constants, copies into outputs after the call) and the root's tuple structure. It is what
+constants, copies into outputs after the call), the root's tuple structure, the printed
+buffer assignment and the object code's size (for memory_analysis). It is what
 the disk cache stores beside the object code (as JSON plus raw constant bytes: no pickle,
 so a cache file is data, never code).
 """
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ember.backends.cpu.schedule import Schedule
+from ember.backends.cpu.scratch_plan import describe
 from ember.hlo.shape import Shape, numpy_dtype
 
 ShapeSpec = tuple[str, tuple[int, ...]]  # (element type, dims)
@@ -34,6 +36,8 @@ class RuntimeSpec:
     scratch_bytes: int
     copy_outs: list[tuple[int, str, int, ShapeSpec]]  # (output pos, slot kind, index, shape)
     root: Any
+    buffer_assignment: str = ""  # scratch_plan.describe: who shares which memory
+    code_bytes: int = 0  # size of the object code (set once it is emitted)
 
     @property
     def slot_count(self) -> int:
@@ -47,14 +51,15 @@ class RuntimeSpec:
         return RuntimeSpec([spec(s) for s in sched.params], [spec(s) for s in sched.outputs],
                            list(sched.constants), sched.scratch_bytes,
                            [(pos, s.kind, s.index, spec(s.shape)) for pos, s in sched.copy_outs],
-                           _tree(root_shape))
+                           _tree(root_shape), describe(sched))
 
     def to_bytes(self) -> tuple[dict[str, Any], bytes]:
         """(JSON-able metadata, concatenated constant bytes)."""
         consts = [np.ascontiguousarray(c) for c in self.constants]
         meta = {"params": self.params, "outputs": self.outputs,
                 "scratch_bytes": self.scratch_bytes, "copy_outs": self.copy_outs,
-                "root": self.root,
+                "root": self.root, "buffer_assignment": self.buffer_assignment,
+                "code_bytes": self.code_bytes,
                 "constants": [(c.dtype.str, list(c.shape), c.nbytes) for c in consts]}
         return json.loads(json.dumps(meta)), b"".join(c.tobytes() for c in consts)
 
@@ -75,7 +80,8 @@ class RuntimeSpec:
         return RuntimeSpec([spec(s) for s in meta["params"]], [spec(s) for s in meta["outputs"]],
                            consts, int(meta["scratch_bytes"]),
                            [(int(p), str(k), int(i), spec(s)) for p, k, i, s in meta["copy_outs"]],
-                           meta["root"])
+                           meta["root"], str(meta["buffer_assignment"]),
+                           int(meta["code_bytes"]))
 
 
 def dtype_of(spec: ShapeSpec) -> np.dtype:

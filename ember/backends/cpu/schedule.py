@@ -4,7 +4,11 @@ Input: an optimized, fused Module. Output: a `Schedule`: the kernels to run in o
 entry instruction that computes something: fusions and lone ops), and for every entry
 value its buffer, a slot in the executable's pointer table:
   [parameters..., outputs..., scratch base, constants...]
-Temporaries live at 64-byte aligned offsets in one scratch block allocated per call.
+Temporaries live at 64-byte aligned offsets in one scratch block allocated per call: while
+scheduling, a temporary's Slot holds a logical number; `build_schedule` ends by running buffer
+assignment (scratch_plan.py: liveness over the scheduled kernels, in-place chains, packing),
+which rewrites every temporary Slot to its byte offset, so temporaries whose lifetimes do
+not overlap share memory.
 A sort kernel also gets work buffers (`work`: scratch of its operands' sizes, used only
 while it runs), and so does a dot or kOutput fusion (packed operands, the product under an
 epilogue of another element size; dot_plan.py). Invariants: an output slot is written by
@@ -55,6 +59,11 @@ class Schedule:
     # while/conditional -> its plan (loops_native.py: nested kernels run inside the entry)
     control: dict[Instruction, object] = field(default_factory=dict)
     scheduled_computations: set = field(default_factory=set)  # called ones, scheduled once
+    temp_labels: list[str] = field(default_factory=list)  # logical temporary -> what it holds
+    # broadcasts of one element that their (lone, elementwise) users generate themselves:
+    # no kernel, no buffer (their entry in `buffers` is the element's slot)
+    inlined: set = field(default_factory=set)
+    assignment: object = None  # buffer_assignment.BufferAssignment, once placed
 
     def slot_count(self) -> int:
         return len(self.params) + len(self.outputs) + 1 + len(self.constants)
@@ -115,10 +124,31 @@ def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[i
     return owners
 
 
-def _alloc_temp(sched: Schedule, shape: Shape) -> Slot:
-    off = (sched.scratch_bytes + 63) // 64 * 64
-    sched.scratch_bytes = off + shape.size * shape.dtype.itemsize
-    return Slot("temp", off, shape)
+def _root_leaf_ids(root: Instruction) -> set[int]:
+    if root.opcode == "tuple":
+        return {i for o in root.operands for i in _root_leaf_ids(o)}
+    return {id(root)}
+
+
+def _alloc_temp(sched: Schedule, shape: Shape, label: str) -> Slot:
+    """A new temporary (logical number until scratch_plan.py places it)."""
+    sched.temp_labels.append(label)
+    return Slot("temp", len(sched.temp_labels) - 1, shape)
+
+
+def _leaf_label(inst: Instruction, k: int) -> str:
+    return f"{inst.name}{{{k}}}" if inst.shape.is_tuple else inst.name
+
+
+def _is_inline_broadcast(inst: Instruction, root_leaves: set[int]) -> bool:
+    """A broadcast of a single element needs no memory when every user is an unfused
+    elementwise op (they read the element instead): with fusion disabled, `y * 1.5`
+    then costs no temporary array for the 1.5."""
+    return (inst.opcode == "broadcast" and inst.operands[0].shape.size == 1
+            and not inst.operands[0].shape.is_tuple and id(inst) not in root_leaves
+            and bool(inst.users)
+            and all(u.opcode not in ("fusion", "custom-call") and u.is_elementwise()
+                    and not u.shape.is_tuple for u in inst.users))
 
 
 def build_schedule(module: Module) -> Schedule:
@@ -133,6 +163,7 @@ def build_schedule(module: Module) -> Schedule:
     claimed: dict[tuple[int, tuple[int, ...]], int] = {}
     for pos, (inst, path) in owners.items():
         claimed.setdefault((id(inst), path), pos)
+    root_leaves = _root_leaf_ids(entry.root)
     for inst in entry.post_order():
         op = inst.opcode
         if op == "parameter":
@@ -143,13 +174,17 @@ def build_schedule(module: Module) -> Schedule:
             sched.buffers[inst] = tuple(sched.buffers[o] for o in inst.operands)
         elif op == "get-tuple-element":
             sched.buffers[inst] = sched.buffers[inst.operand][inst.attrs["index"]]
+        elif _is_inline_broadcast(inst, root_leaves):
+            sched.inlined.add(inst)
+            sched.buffers[inst] = sched.buffers[inst.operands[0]]
         else:
             leaves = _leaf_shapes(inst.shape)
             slots = []
             for k, s in enumerate(leaves):
                 path = (k,) if inst.shape.is_tuple else ()
                 pos = claimed.get((id(inst), path))
-                slots.append(Slot("out", pos, s) if pos is not None else _alloc_temp(sched, s))
+                slots.append(Slot("out", pos, s) if pos is not None
+                             else _alloc_temp(sched, s, _leaf_label(inst, k)))
             sched.buffers[inst] = tuple(slots) if inst.shape.is_tuple else slots[0]
             if op in ("while", "conditional"):  # native loops and branches: loops_native.py
                 from ember.backends.cpu.loops_native import nest, plan_control
@@ -159,12 +194,24 @@ def build_schedule(module: Module) -> Schedule:
             elif inst.shape.size > 0 or inst.shape.is_tuple:
                 sched.kernels.append(inst)
             if op == "sort":
-                sched.work[inst] = [_alloc_temp(sched, o.shape) for o in inst.operands]
+                add_work(sched, inst)
             elif find_dot(inst) is not None:  # packed operands, the dot under an epilogue
-                shapes = [s for _, s in plan_dot(inst).work_shapes()]
-                if shapes:
-                    sched.work[inst] = [_alloc_temp(sched, s) for s in shapes]
+                add_work(sched, inst)
     for pos, slot in enumerate(_flatten(sched.buffers[entry.root])):
         if not (slot.kind == "out" and slot.index == pos):
             sched.copy_outs.append((pos, slot))
+    from ember.backends.cpu.scratch_plan import place_temporaries
+    place_temporaries(sched)
     return sched
+
+
+def add_work(sched: Schedule, inst: Instruction) -> None:
+    """Scratch `inst` needs while it runs: a sort's merge buffers (one per operand); a dot's
+    packed operands and the product under an epilogue (dot_plan.py)."""
+    if inst.opcode == "sort":
+        shapes = [o.shape for o in inst.operands]
+    else:
+        shapes = [s for _, s in plan_dot(inst).work_shapes()]
+    if shapes:
+        sched.work[inst] = [_alloc_temp(sched, s, f"{inst.name} work {k}")
+                            for k, s in enumerate(shapes)]

@@ -1,0 +1,210 @@
+"""Place a schedule's temporaries in the scratch block: liveness, in-place chains, packing.
+
+Input: a `Schedule` (schedule.py) whose temporary Slots still hold logical numbers
+(`Slot("temp", k, shape)`, k indexing `sched.temp_labels`). Output: the same schedule with
+every temporary Slot rewritten to `Slot("temp", byte offset, shape)`, `sched.scratch_bytes`
+set to the block's size and `sched.assignment` holding the `BufferAssignment`
+(buffer_assignment.py) for printing and memory_analysis.
+
+Liveness. The schedule is walked in execution order, nested loop bodies and branches
+included, giving each step a position (a kernel; a while's initial copies, its predicate
+test and its end-of-iteration copies; a conditional's selector and each branch's result
+copies; the final copies into the outputs). A temporary lives from the first position that
+touches it to the last. Loops need one more rule: a value defined before a loop starts and
+read inside it is read again by every later iteration, so it stays live to the loop's
+end (`_extend_over_loops`); the loop state itself is written by the initial copies and so
+falls under the same rule. Values defined and last read inside one iteration keep their
+plain ranges: the next iteration writes them again before reading them. Branches are
+laid out one after the other; only one runs, so sharing between them is safe.
+
+In place. A kernel's result may take an operand's memory when in_place.py allows it, the
+operand dies in that kernel, and both have the same Shape: the two then become the same
+Slot, which the emitter passes as ONE `noalias` pointer (two different Slots on the same
+memory would break that promise).
+Invariant: two temporaries read or written by one step never overlap in memory unless
+they are the same Slot.
+"""
+
+from __future__ import annotations
+
+from ember.backends.cpu.buffer_assignment import LogicalBuffer, assign_buffers
+from ember.backends.cpu.in_place import in_place_operands
+from ember.backends.cpu.loops_native import CondPlan, WhilePlan
+
+
+def _leaves(tree) -> list:
+    if isinstance(tree, tuple):
+        return [s for t in tree for s in _leaves(t)]
+    return [tree]
+
+
+class _Liveness:
+    """Positions at which each logical temporary is touched, and the loops' extents."""
+
+    def __init__(self, sched) -> None:
+        self.sched = sched
+        self.clock = 0
+        self.uses: dict[int, list[int]] = {}
+        self.loops: list[tuple[int, int]] = []
+        self.reusable: dict[int, list[int]] = {}  # result temp -> operand temps it may take
+        self.defined_at: dict[int, int] = {}  # result temp -> the kernel writing it
+
+    def tick(self) -> int:
+        self.clock += 1
+        return self.clock
+
+    def touch(self, slots, at: int) -> None:
+        for s in slots:
+            if s.kind == "temp":
+                self.uses.setdefault(s.index, []).append(at)
+
+    def walk(self, steps) -> None:
+        bufs = self.sched.buffers
+        for inst in steps:
+            plan = self.sched.control.get(inst)
+            if isinstance(plan, WhilePlan):
+                start = self.tick()
+                self.touch([x for pair in plan.init for x in pair], start)
+                self.walk(plan.cond)
+                self.touch([plan.pred], self.tick())
+                self.walk(plan.body)
+                end = self.tick()
+                self.touch([x for pair in plan.stage + plan.update for x in pair], end)
+                self.loops.append((start, end))
+            elif isinstance(plan, CondPlan):
+                at = self.tick()
+                self.touch([plan.selector, *_leaves(bufs[inst])], at)
+                for branch, copies in plan.branches:
+                    self.walk(branch)
+                    self.touch([x for pair in copies for x in pair], self.tick())
+            else:
+                at = self.tick()
+                outs = _leaves(bufs[inst])
+                ins = [s for o in inst.operands for s in _leaves(bufs[o])]
+                self.touch(outs + ins + self.sched.work.get(inst, []), at)
+                self._note_in_place(inst, outs, at)
+
+    def _note_in_place(self, inst, outs: list, at: int) -> None:
+        if len(outs) != 1 or outs[0].kind != "temp":
+            return
+        out = outs[0]
+        for k in in_place_operands(inst):
+            a = self.sched.buffers[inst.operands[k]]
+            if not isinstance(a, tuple) and a.kind == "temp" and a.shape == out.shape:
+                self.reusable.setdefault(out.index, []).append(a.index)
+        self.defined_at.setdefault(out.index, at)
+
+    def ranges(self) -> dict[int, tuple[int, int]]:
+        spans = {k: (min(p), max(p)) for k, p in self.uses.items()}
+        return _extend_over_loops(spans, self.uses, self.loops)
+
+
+def _extend_over_loops(spans: dict[int, tuple[int, int]], uses: dict[int, list[int]],
+                       loops: list[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """A value live on entry to a loop [s, e] and touched inside it stays live to e."""
+    out = dict(spans)
+    for s, e in loops:
+        for k, (lo, hi) in out.items():
+            if lo <= s and hi < e and any(s < p <= e for p in uses[k]):
+                out[k] = (lo, e)
+    return out
+
+
+def place_temporaries(sched) -> None:
+    live = _Liveness(sched)
+    live.walk(sched.kernels)
+    live.touch([s for _, s in sched.copy_outs], live.tick())
+    spans = live.ranges()
+    shapes = _temp_shapes(sched)
+    buffers = []
+    for k, label in enumerate(sched.temp_labels):
+        if k not in shapes:
+            continue  # allocated, then replaced (a loop body kernel writing the state)
+        lo, hi = spans.get(k, (0, 0))
+        shape = shapes[k]
+        reusable = tuple(str(a) for a in live.reusable.get(k, ())
+                         if live.defined_at.get(k) == lo)
+        buffers.append(LogicalBuffer(str(k), shape.size * shape.dtype.itemsize, lo, hi,
+                                     reusable, label))
+    assignment = assign_buffers(buffers)
+    sched.assignment = assignment
+    sched.scratch_bytes = assignment.total_bytes
+    offsets = {int(name): off for name, off in assignment.offsets.items()}
+    _remap(sched, lambda s: type(s)("temp", offsets[s.index], s.shape)
+           if s.kind == "temp" else s)
+
+
+def _all_slots(sched):
+    for tree in sched.buffers.values():
+        yield from _leaves(tree)
+    for slots in sched.work.values():
+        yield from slots
+    for plan in sched.control.values():
+        if isinstance(plan, WhilePlan):
+            yield from plan.state
+            yield plan.pred
+            for pair in plan.init + plan.stage + plan.update:
+                yield from pair
+        else:
+            yield plan.selector
+            for _, copies in plan.branches:
+                for pair in copies:
+                    yield from pair
+
+
+def _temp_shapes(sched) -> dict:
+    return {s.index: s.shape for s in _all_slots(sched) if s.kind == "temp"}
+
+
+def _remap(sched, f) -> None:
+    def tree(t):
+        return tuple(tree(x) for x in t) if isinstance(t, tuple) else f(t)
+
+    def pairs(ps):
+        return [(f(a), f(b)) for a, b in ps]
+
+    sched.buffers = {k: tree(v) for k, v in sched.buffers.items()}
+    sched.work = {k: [f(s) for s in v] for k, v in sched.work.items()}
+    sched.copy_outs = [(pos, f(s)) for pos, s in sched.copy_outs]
+    for plan in sched.control.values():
+        if isinstance(plan, WhilePlan):
+            plan.state = [f(s) for s in plan.state]
+            plan.pred = f(plan.pred)
+            plan.init, plan.stage, plan.update = (pairs(plan.init), pairs(plan.stage),
+                                                  pairs(plan.update))
+        else:
+            plan.selector = f(plan.selector)
+            plan.branches = [(steps, pairs(c)) for steps, c in plan.branches]
+
+
+def _nbytes(shape) -> int:
+    return shape.size * shape.dtype.itemsize
+
+
+def describe(sched) -> str:
+    """The printed buffer assignment: parameters, outputs (and what writes each), then the
+    scratch block's allocations with their live ranges and in-place chains."""
+    writer: dict = {}
+    for inst, tree in sched.buffers.items():
+        for k, s in enumerate(_leaves(tree)):
+            if s.kind == "out" and inst.opcode not in ("tuple", "get-tuple-element"):
+                writer.setdefault(s.index, inst.name + (f"{{{k}}}" if isinstance(tree, tuple)
+                                                        else ""))
+    copied = {pos: s for pos, s in sched.copy_outs}
+    lines = [f"parameters: {len(sched.params)}, "
+             f"{sum(_nbytes(p) for p in sched.params)} bytes"]
+    lines += [f"  parameter {k}: {p}, {_nbytes(p)} bytes"
+              for k, p in enumerate(sched.params)]
+    lines.append(f"outputs: {len(sched.outputs)}, "
+                 f"{sum(_nbytes(o) for o in sched.outputs)} bytes")
+    for k, o in enumerate(sched.outputs):
+        src = copied.get(k)
+        how = (f"copied from {src.kind} {src.index}" if src is not None
+               else f"written by {writer.get(k, '?')}")
+        lines.append(f"  output {k}: {o}, {_nbytes(o)} bytes, {how}")
+    if sched.assignment is not None:
+        lines.append(sched.assignment.to_text())
+    return "\n".join(lines)
+
+
+__all__ = ["describe", "place_temporaries"]
