@@ -5,7 +5,10 @@ or concrete arrays. Output: nothing; the text is printed (the function called) w
 concrete values when the compiled code runs, or at once in eager mode.
 Invariants: the equations are side effects (ember/prims/callback.py): never removed by DCE
 or merged by CSE, run in program order, once per loop iteration; `ordered=True` is accepted
-and recorded as JAX records it (Ember runs every side effect in order anyway).
+and recorded as JAX records it (Ember runs every side effect in order anyway). In a while
+loop the condition's prints come before the body's in each iteration and once more before
+the loop exits, as JAX prints them eagerly or with `ordered=True` (JAX 0.10.2's jit drops
+unordered prints of a condition; tests/unit/test_debug_loops.py).
 """
 
 from __future__ import annotations

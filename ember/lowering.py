@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,7 @@ from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ember.core.staging import eqn_has_effects
 from ember.core.trace import to_numpy
 from ember.hlo.builder import Builder
-from ember.hlo.ir import Instruction, Module
+from ember.hlo.ir import EFFECT_ORDER, Instruction, Module
 from ember.hlo.shape import Shape, element_type_from_numpy
 
 MAX_EMBEDDED_CONST_BYTES = 1024
@@ -174,6 +175,9 @@ class _Lowerer:
             outer.metadata = outer_md
 
 
+_EFFECT_NUMBERS = itertools.count()  # increasing over the process: order within a module
+
+
 def effect_token(b: Builder) -> Instruction | None:
     """The last side effect lowered into builder `b` (None before the first)."""
     return getattr(b, "_ember_effect_token", None)
@@ -181,7 +185,13 @@ def effect_token(b: Builder) -> Instruction | None:
 
 def set_effect_token(b: Builder, inst: Instruction) -> None:
     """Order the next side effect in `b` after `inst`: it takes `inst` as its last operand,
-    so every pass (and the schedule's post order) keeps the effects in program order."""
+    so every pass (and the schedule's post order) keeps the effects in program order.
+    `inst` is also numbered in program order (metadata `EFFECT_ORDER`): a loop or branch
+    that prints takes no token operand (its state holds none), so when a pass rebuilds it
+    (appended at the end of its computation, metadata copied) the number, not the insertion
+    order, keeps it after the effects before it and before the next loop that prints."""
+    if inst.metadata:  # (an instruction without metadata would print `metadata={}`)
+        inst.metadata[EFFECT_ORDER] = next(_EFFECT_NUMBERS)
     b._ember_effect_token = inst  # type: ignore[attr-defined]
 
 

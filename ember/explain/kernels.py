@@ -250,8 +250,13 @@ def _pick(by_name: dict[str, KernelInfo], kernel: str) -> KernelInfo:
 
 
 def optimized_module(compiled: Any) -> Any:
-    """This compilation's own optimized module (the CPU backend's passes rerun on its
-    lowered module: deterministic, so names match the executable's kernels)."""
+    """This compilation's own optimized module, with its own names and source lines: the
+    CompiledModule's under the CPU backend (ember/compiler.py reruns the passes when a
+    cache hit's module came from another program: explain/provenance.py), else the CPU
+    backend's passes rerun on its lowered module (deterministic, so names match the
+    executable's kernels)."""
+    if compiled.backend == "cpu":
+        return compiled.optimized
     from ember.backends.cpu.compiler import _optimized
     from ember.config import config
 

@@ -1,13 +1,19 @@
 """Roofline report: each kernel's time, achieved bandwidth and flops against the machine's.
 
 Input: a function and example arguments (`profile(f, *args)`; ShapeDtypeStructs become
-random arrays). Output: a `Profile` (printed unless `print_report=False`): per kernel, in
-the order the entry point runs them, the bytes it moves, its flops and transcendentals (XLA
-cost model: `ember.hlo.cost_analysis`), its median time, the achieved GB/s and GFLOP/s, and
-those as fractions of this machine's measured memory bandwidth and peak compute
-(`hardware.py`), plus the time of one whole jitted call.
+random arrays). Output: a `Profile` (printed unless `print_report=False`): one row per
+top-level step of the entry, in the order it runs them (a kernel; or a whole native while
+loop or conditional, all its iterations and kernels in one row), with the bytes it moves,
+its flops and transcendentals (XLA cost model: `ember.hlo.cost_analysis`), its best time,
+the achieved GB/s and GFLOP/s, and those as fractions of this machine's measured memory
+bandwidth and peak compute (`hardware.py`), plus the time of one whole jitted call.
+A loop's or conditional's cost is its nested kernels' costs times how many times each ran
+in the timed call (the instrumented build counts iterations and branches taken), plus the
+bytes of the copies that move the loop state; when some count could not be taken the row
+shows `?` and a note says why, rather than a guess.
 How: the module is compiled by the CPU backend's instrumented build
-(`backends/cpu/profiling.py`), which timestamps every kernel inside the one native call;
+(`backends/cpu/profiling.py`), which timestamps every top-level step inside the one native
+call;
 after `WARMUP` calls (page faults, caches), it runs until `MIN_SECONDS` have passed (at
 least `MIN_RUNS`, at most `MAX_RUNS` calls) and reports each kernel's best time: on a
 shared machine other processes only ever add time, so the minimum is the kernel's own.
@@ -20,6 +26,7 @@ means the kernel's data came from cache, not memory (the triad measures DRAM).
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -47,6 +54,11 @@ class KernelProfile:
     peak_flops: float     # the machine's peak for this kernel's element type
     bandwidth: float      # the machine's measured bandwidth
     source: str = ""      # first source line of its operations
+    detail: str = ""      # a loop's or conditional's summary ("loop: 3 kernels inside, ...")
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.detail})" if self.detail else self.name
 
     @property
     def gbps(self) -> float:
@@ -66,7 +78,9 @@ class KernelProfile:
 
     @property
     def bound(self) -> str:
-        """Which ceiling the kernel is closer to."""
+        """Which ceiling the kernel is closer to ('?' when its cost is unknown)."""
+        if math.isnan(self.bandwidth_fraction) or math.isnan(self.peak_fraction):
+            return "?"
         return "memory" if self.bandwidth_fraction >= self.peak_fraction else "compute"
 
 
@@ -88,10 +102,22 @@ class Profile:
 
 
 def _si(x: float) -> str:
+    if math.isnan(x):
+        return "?"
     for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(x) >= scale:
             return f"{x / scale:.3g}{unit}"
     return f"{x:.3g}"
+
+
+def _bytes(n: float) -> str:
+    from ember.explain.refusals import format_bytes
+
+    return "?" if math.isnan(n) else format_bytes(n)
+
+
+def _num(x: float, spec: str) -> str:
+    return "?" if math.isnan(x) else format(x, spec)
 
 
 def _time(s: float) -> str:
@@ -99,16 +125,14 @@ def _time(s: float) -> str:
 
 
 def format_profile(p: Profile) -> str:
-    from ember.explain.refusals import format_bytes
-
     head = ["kernel", "kind", "bytes", "flops", "transc.", "time", "GB/s", "GFLOP/s",
             "% mem bw", "% peak", "bound", "source"]
     rows = []
     for k in p.kernels:
-        rows.append([k.name, k.kind, format_bytes(k.bytes), _si(k.flops),
-                     _si(k.transcendentals), _time(k.seconds), f"{k.gbps:.3g}",
-                     f"{k.gflops:.3g}", f"{100 * k.bandwidth_fraction:.0f}%",
-                     f"{100 * k.peak_fraction:.1f}%", k.bound, k.source])
+        rows.append([k.label, k.kind, _bytes(k.bytes), _si(k.flops),
+                     _si(k.transcendentals), _time(k.seconds), _num(k.gbps, ".3g"),
+                     _num(k.gflops, ".3g"), _num(100 * k.bandwidth_fraction, ".0f") + "%",
+                     _num(100 * k.peak_fraction, ".1f") + "%", k.bound, k.source])
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
     lines = [f"Roofline of jit({p.function}): this machine does {p.machine}.",
              "  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
@@ -133,7 +157,7 @@ def example_arguments(fn: Any, args: tuple, kwargs: dict, seed: int = 0) -> list
         if isinstance(leaf, ShapeDtypeStruct):
             out.append(random_array(rng, aval.shape, dt))
         else:
-            out.append(np.ascontiguousarray(np.asarray(leaf), dtype=dt))
+            out.append(np.asarray(leaf, dtype=dt, order="C"))  # 0-d stays 0-d
     return out
 
 
@@ -183,8 +207,6 @@ def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine
     from ember.backends.cpu.profiling import compile_profiled
     from ember.config import config
     from ember.explain.hardware import machine as measured_machine
-    from ember.explain.kernels import kernel_instructions, kernel_kind, source_lines
-    from ember.hlo.cost_analysis import instruction_cost
     from ember.lowering import lower_jaxpr
 
     fn = f if isinstance(f, JitFunction) else jit(f)
@@ -198,21 +220,91 @@ def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine
     exe = cpu.compile(lowered.module, unsafe_math=unsafe)
     calls, _ = _median_runs(lambda: _timed(exe, values))
     by_name = {i.name: i for i in prof.module.entry.instructions}
-    rows = []
-    for k, name in enumerate(prof.kernel_names):
+    rows, notes = [], []
+    for k, name in enumerate(prof.step_names):
         inst = by_name[name]
-        cost = instruction_cost(inst)
-        dtype = _element_dtype(inst)
-        lines = source_lines(kernel_instructions(inst))
-        rows.append(KernelProfile(
-            name, kernel_kind(inst), cost.get("bytes accessed", 0.0), cost.get("flops", 0.0),
-            cost.get("transcendentals", 0.0), min(s[k] for s in samples),
-            mach.peak_flops(dtype), mach.bandwidth,
-            f"{_short(lines[0].file)}:{lines[0].line}" if lines else ""))
-    result = Profile(fn._name, rows, mach, runs, min(calls), _load_notes(mach.threads))
+        seconds = min(s[k] for s in samples)
+        if inst.opcode in ("while", "conditional"):
+            row, note = _control_row(prof, inst, seconds, mach)
+            notes += [note] if note else []
+        else:
+            row = _kernel_row(inst, seconds, mach)
+        rows.append(row)
+    notes += _load_notes(mach.threads)
+    result = Profile(fn._name, rows, mach, runs, min(calls), notes)
     if print_report:
         print(result, file=file or sys.stdout, flush=True)
     return result
+
+
+def _kernel_row(inst: Any, seconds: float, mach: Machine) -> KernelProfile:
+    from ember.explain.kernels import kernel_instructions, kernel_kind
+    from ember.hlo.cost_analysis import instruction_cost
+
+    cost = instruction_cost(inst)
+    return KernelProfile(
+        inst.name, kernel_kind(inst), cost.get("bytes accessed", 0.0), cost.get("flops", 0.0),
+        cost.get("transcendentals", 0.0), seconds, mach.peak_flops(_element_dtype(inst)),
+        mach.bandwidth, _source(kernel_instructions(inst)))
+
+
+def _control_row(prof: Any, inst: Any, seconds: float, mach: Machine
+                 ) -> tuple[KernelProfile, str]:
+    """One row for a whole loop or conditional: its nested kernels' costs times the runs
+    counted in the last timed call (all calls run the same data, so the same counts)."""
+    from ember.hlo.cost_analysis import instruction_cost
+
+    runs = prof.control_runs(inst.name)
+    totals = {"bytes accessed": runs.copy_bytes, "flops": 0.0, "transcendentals": 0.0}
+    heaviest, most = inst, -1.0  # the kernel whose element type sets the peak
+    for kern, n in runs.kernels.items():
+        cost = instruction_cost(kern)
+        for key in totals:
+            c = cost.get(key, 0.0)
+            totals[key] = None if totals[key] is None or n is None else totals[key] + c * n
+        weight = (cost.get("flops", 0.0) + cost.get("transcendentals", 0.0)) * (n or 1)
+        if weight > most:
+            heaviest, most = kern, weight
+    nested = len(runs.kernels)
+    inside = f"{nested} kernel{'s' if nested != 1 else ''} inside"
+    if inst.opcode == "while":
+        iters = runs.counts.get((inst.name, "body"))
+        detail = f"loop: {inside}, " + (f"{iters} iteration{'s' if iters != 1 else ''}"
+                                         if iters is not None else "iterations unknown")
+    else:
+        taken = [k for k in range(len(inst.branch_computations))
+                 if runs.counts.get((inst.name, f"branch{k}"))]
+        unknown = any(runs.counts.get((inst.name, f"branch{k}")) is None
+                      for k in range(len(inst.branch_computations)))
+        if unknown:
+            which = "branch taken unknown"
+        elif taken:
+            which = "ran branch " + ", ".join(map(str, taken))
+        else:
+            which = "no branch ran"
+        detail = f"conditional: {inside}, {which}"
+    note = ""
+    if runs.unknown:
+        note = (f"{inst.name}: some of its step lists run only threaded kernels, which the "
+                "profiled build does not count, so how often they ran (and the row's bytes "
+                "and flops) is unknown")
+    row = KernelProfile(
+        inst.name, inst.opcode, _or_nan(totals["bytes accessed"]), _or_nan(totals["flops"]),
+        _or_nan(totals["transcendentals"]), seconds,
+        mach.peak_flops(_element_dtype(heaviest)), mach.bandwidth, _source([inst]),
+        detail)
+    return row, note
+
+
+def _or_nan(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def _source(instructions: list[Any]) -> str:
+    from ember.explain.kernels import source_lines
+
+    lines = source_lines(instructions)
+    return f"{_short(lines[0].file)}:{lines[0].line}" if lines else ""
 
 
 def _load_notes(threads: int) -> list[str]:

@@ -10,8 +10,9 @@ Invariants (checked by `verifier.py`):
   users and the root last among the live instructions.
 - Side effects (`has_side_effect`: a custom-call with `custom_call_has_side_effect=true`,
   or an instruction whose called computations hold one) are roots too: never dead, and
-  walked first by `post_order()` in insertion order (then the root may not come last); their
-  relative order is fixed by token operands (ember/lowering.py).
+  walked first by `post_order()` in program order (then the root may not come last); their
+  relative order is fixed by token operands and, for loops and conditionals that print, by
+  the lowering's numbering (`EFFECT_ORDER` metadata; see ember/lowering.py).
 - Called computations (to_apply, condition/body, branches, fused computation) are stored in
   `called_computations`, in the roles order of the opcode table.
 """
@@ -255,9 +256,14 @@ class Computation:
             stack.extend(inst.operands)
 
     def side_effect_roots(self) -> list[Instruction]:
-        """Instructions that must run though nothing reads them (`has_side_effect`)."""
-        return [i for i in self._instructions
-                if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)]
+        """Instructions that must run though nothing reads them (`has_side_effect`), in
+        program order: those the lowering numbered (metadata EFFECT_ORDER, which passes
+        copy when they rebuild a loop, appending it) sorted among themselves by number."""
+        roots = [i for i in self._instructions
+                 if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)]
+        numbered = iter(sorted((i for i in roots if EFFECT_ORDER in i.metadata),
+                               key=lambda i: i.metadata[EFFECT_ORDER]))
+        return [next(numbered) if EFFECT_ORDER in i.metadata else i for i in roots]
 
     def post_order(self) -> list[Instruction]:
         """Operands before users: a DFS from the root, then anything unreachable."""
@@ -301,6 +307,8 @@ class Computation:
         return f"<Computation {self.name}: {len(self._instructions)} instructions>"
 
 
+# Metadata key: a side effect's place in program order (ember/lowering.py numbers them).
+EFFECT_ORDER = "ember_effect_order"
 # Opcodes that are, or may call a computation holding, a side-effecting custom-call.
 _MAY_HAVE_EFFECTS = frozenset({"custom-call", "while", "conditional", "call", "fusion"})
 

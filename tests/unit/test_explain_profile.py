@@ -153,3 +153,189 @@ def test_unreadable_machine_file_is_remeasured(tmp_path, monkeypatch):
     hardware.machine(triad_bytes=1_200_000)
     assert hardware.MEASUREMENTS["count"] == before + 1
     assert os.path.getsize(tmp_path / "machine.json") > 0
+
+
+# -- native loops and conditionals: one row per top-level step --------------------------------
+
+def fori_program(x, n):
+    def body(i, c):
+        return c * 1.5 + jnp.sin(c)
+
+    y = jnp.exp(x)
+    z = ember.lax.fori_loop(0, n, body, y)
+    return jnp.sum(z), z * 2
+
+
+def fori_numpy(x, n):
+    z = np.exp(x)
+    for _ in range(n):
+        z = z * x.dtype.type(1.5) + np.sin(z)
+    return z.sum(), z * 2
+
+
+def cond_program(x, p):
+    y = x * 2
+    z = ember.lax.cond(p > 0, lambda a: jnp.sin(a) + 1, lambda a: jnp.cos(a) * a * a, y)
+    return z + 1
+
+
+def nested_program(x):
+    def outer(i, c):
+        return ember.lax.fori_loop(0, 4, lambda j, d: d * 0.5 + 1.0, c) + 1.0
+
+    return ember.lax.fori_loop(0, 3, outer, x)
+
+
+@pytest.mark.parametrize("dtype, n, iters", [(np.float32, 1, 0), (np.float32, 7, 3),
+                                             (np.float32, 1001, 7), (np.float64, 33, 5)])
+def test_profiled_fori_loop_is_one_step_and_matches(dtype, n, iters, x64):
+    x = np.linspace(-0.5, 0.5, n).astype(dtype)
+    low = lowered(fori_program, x, np.int32(iters))
+    prof = compile_profiled(low.module)
+    exe = cpu.compile(low.module)
+    loops = [s for s in prof.step_names if s.startswith("while")]
+    assert len(loops) == 1
+    assert len(prof.step_names) < len(prof.kernel_names)  # the body's kernels are in one row
+    got, seconds = prof.run(x, np.int32(iters))
+    assert len(seconds) == len(prof.step_names) and all(s >= 0 for s in seconds)
+    want = exe(x, np.int32(iters))
+    for g, w in zip(got, want):
+        assert g.tobytes() == w.tobytes()
+    ref = fori_numpy(x, iters)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[1], ref[1], rtol=rtol)
+    runs = prof.control_runs(loops[0])
+    assert runs.counts[(loops[0], "body")] == iters
+    assert runs.counts[(loops[0], "cond")] == iters + 1
+    assert not runs.unknown
+
+
+def test_profile_report_of_a_fori_loop(capsys):
+    n, iters = 1001, 7
+    x = np.linspace(0, 1, n).astype(np.float32)
+    p = profile(fori_program, x, np.int32(iters), machine=MACHINE)
+    out = capsys.readouterr().out
+    loops = [k for k in p.kernels if k.kind == "while"]
+    assert len(loops) == 1 and len(p.kernels) == 4  # exp, the loop, the sum, the product
+    loop = loops[0]
+    assert loop.detail == "loop: 3 kernels inside, 7 iterations"
+    assert f"{loop.name} (loop: 3 kernels inside, 7 iterations)" in out
+    # hand count: per iteration c * 1.5 + sin(c) (2n flops, n sines) and the counter's add;
+    # the condition's compare runs once more than the body
+    assert loop.transcendentals == iters * n
+    assert loop.flops == iters * (2 * n + 1) + (iters + 1)
+    assert loop.bytes >= iters * 2 * 4 * n  # the body reads and writes the state
+    assert loop.seconds > 0 and loop.bound in ("memory", "compute")
+    assert loop.source.startswith("test_explain_profile.py:")
+    assert p.kernel_seconds == pytest.approx(sum(k.seconds for k in p.kernels))
+
+
+@pytest.mark.parametrize("p_value, branch", [(1, 1), (-1, 0)])
+def test_profile_report_of_a_cond(p_value, branch, capsys):
+    n = 9
+    x = np.linspace(-1, 1, n).astype(np.float32)
+    low = lowered(cond_program, x, np.int32(p_value))
+    prof = compile_profiled(low.module)
+    got, _ = prof.run(x, np.int32(p_value))
+    y = x * 2
+    want = (np.sin(y) + 1 if p_value > 0 else np.cos(y) * y * y) + 1
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    p = profile(cond_program, x, np.int32(p_value), machine=MACHINE)
+    out = capsys.readouterr().out
+    rows = [k for k in p.kernels if k.kind == "conditional"]
+    assert len(rows) == 1 and len(p.kernels) == len(prof.step_names)
+    row = rows[0]
+    # branches in JAX's order: index 1 is the true branch
+    assert row.detail == f"conditional: 2 kernels inside, ran branch {branch}"
+    assert f"ran branch {branch}" in out
+    # only the branch that ran counts: sin(a) + 1, or cos(a) * a * a
+    assert row.transcendentals == n
+    assert row.flops == (n if branch == 1 else 2 * n)
+
+
+def test_nested_loops_count_every_inner_iteration():
+    x = np.ones(5, np.float32)
+    low = lowered(nested_program, x)
+    prof = compile_profiled(low.module)
+    got, seconds = prof.run(x)
+    want = x.copy()
+    for _ in range(3):
+        for _ in range(4):
+            want = want * np.float32(0.5) + np.float32(1)
+        want = want + np.float32(1)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    (outer,) = [s for s in prof.step_names if s.startswith("while")]
+    runs = prof.control_runs(outer)
+    bodies = {k: v for k, v in runs.counts.items() if k[1] == "body"}
+    assert sorted(bodies.values()) == [3, 12]  # inner iterations add up over the outer ones
+    assert set(runs.kernels.values()) <= {3, 4, 12, 15}
+
+
+def test_profiled_packed_dot_times_its_packing_with_it():
+    # the dot's lhs is packed by a call of its own before BLAS: still one step
+    from ember.backends.cpu.dot_plan import plan
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 48, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 64, 40)).astype(np.float32)
+
+    def f(a, b):
+        return ember.lax.dot_general(a, b, (((0,), (1,)), ((2,), (0,))))
+
+    low = lowered(f, a, b)
+    prof = compile_profiled(low.module)
+    dots = [k for k in prof.schedule.kernels if k.opcode in ("dot", "fusion")]
+    packed = any(role in ("lhs", "rhs") for k in dots for role, _ in plan(k).work_shapes())
+    got, seconds = prof.run(a, b)
+    assert len(seconds) == len(prof.step_names) == len(prof.kernel_names)
+    assert got.tobytes() == cpu.compile(low.module)(a, b).tobytes()
+    np.testing.assert_allclose(got, np.einsum("kib,bkj->bij", a, b), rtol=1e-4, atol=1e-4)
+    assert packed or not dots  # the case this test is for
+
+
+def test_uncounted_step_lists_are_inferred_or_unknown():
+    from types import SimpleNamespace
+
+    from ember.backends.cpu.loops_native import CondPlan, WhilePlan
+    from ember.backends.cpu.profiling import ControlRuns, _walk
+
+    class Node:  # stands for an instruction: a name, hashed by identity
+        def __init__(self, name):
+            self.name = name
+
+    node = Node
+
+    w, c, k1, k2 = node("while.1"), node("conditional.2"), node("k1"), node("k2")
+    plan = WhilePlan([], [], [k1], None, [k2], [], [])
+    sched = SimpleNamespace(control={w: plan}, kernels=[w])
+    out = ControlRuns()
+    _walk(sched, [w], 1, {("while.1", "cond"): 5}, out)  # the body is not counted
+    assert out.kernels == {k1: 5, k2: 4} and not out.unknown
+    out = ControlRuns()
+    _walk(sched, [w], 1, {}, out)  # neither: unknown, not guessed
+    assert out.kernels == {k1: None, k2: None} and out.unknown
+    cplan = CondPlan(None, [([k1], []), ([k2], [])])
+    sched = SimpleNamespace(control={c: cplan}, kernels=[c])
+    out = ControlRuns()
+    _walk(sched, [c], 1, {("conditional.2", "branch0"): 0}, out)
+    assert out.kernels == {k1: 0, k2: 1}
+
+
+def test_unknown_costs_print_as_question_marks():
+    from ember.explain.roofline import KernelProfile, Profile, format_profile
+
+    nan = float("nan")
+    row = KernelProfile("while.3", "while", nan, nan, nan, 1e-3, 1e9, 1e9,
+                        detail="loop: 2 kernels inside, iterations unknown")
+    text = format_profile(Profile("f", [row], MACHINE, 5, 2e-3))
+    line = next(t for t in text.splitlines() if "while.3" in t)
+    assert "while.3 (loop: 2 kernels inside, iterations unknown)" in line
+    assert line.split().count("?") >= 6 and row.bound == "?"
+
+
+def test_example_arguments_keep_scalars_scalar():
+    from ember.explain.roofline import example_arguments
+
+    fn = ember.jit(fori_program)
+    vals = example_arguments(fn, (np.ones(3, np.float32), np.int32(2)), {})
+    assert [v.shape for v in vals] == [(3,), ()]
