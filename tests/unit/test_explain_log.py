@@ -54,7 +54,8 @@ def test_level_1_one_line_per_compilation(cpu_backend, capfd, monkeypatch):
     # The head names the function, where it was defined (when the trace was timed),
     # the signature and the backend.
     assert re.search(r"jit\(fusion_example\)( \(defined at \S+test_explain_log\.py:\d+\))? "
-                     r"for \(f32\[7\], f32\[7\], f32\[7\]\) -> \(f32\[7\]\) on cpu", heads[0]), heads[0]
+                     r"for \(f32\[7\], f32\[7\], f32\[7\]\) -> \(f32\[7\]\) on cpu",
+                     heads[0]), heads[0]
     assert "f32[9]" in heads[1]
     for stage in ("lower", "optimize", "codegen"):
         assert re.search(rf"{stage} [0-9.e+-]+ ms", heads[0]), heads[0]
