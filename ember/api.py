@@ -382,7 +382,8 @@ class JitFunction:
             self._fast = built[1]  # signatures taking turns: reuse
             return
         closed = result.closed_jaxpr
-        compiled = dispatch.compile_jaxpr(closed, self._name)
+        compiled = dispatch.compile_jaxpr(closed, self._name,
+                                          dispatch.donated_positions(result.params))
         fast = fastpath.build(closed.in_avals, closed.out_avals, result.out_tree,
                               result.params.get("donated_invars"), args, compiled)
         if fast is not None:
@@ -488,7 +489,8 @@ class Compiled:
     def __init__(self, fn: JitFunction, result: TraceResult):
         self._fn = fn
         self._result = result
-        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, _fun_name(fn.fun))
+        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, _fun_name(fn.fun),
+                                                dispatch.donated_positions(result.params))
 
     def as_text(self, *, debug_info: bool = False) -> str:
         """The HLO after the optimization passes (constants over 8 elements elided)."""
@@ -538,7 +540,7 @@ class Compiled:
                 raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
                                 f"function expects {aval.str_short()}")
         outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves],
-                            _fun_name(self._fn.fun))
+                            _fun_name(self._fn.fun), self._result.params.get("donated_invars"))
         return tree_unflatten(self._result.out_tree, outs)
 
 

@@ -106,12 +106,12 @@ class CallbackExecutable:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._exe, name)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **options: Any) -> Any:
         _state.depth += 1
         if _state.depth == 1:
             _state.pending = None
         try:
-            out = self._exe(*args)
+            out = self._exe(*args, **options)
         finally:
             _state.depth -= 1
         err = _state.pending

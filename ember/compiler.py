@@ -43,14 +43,19 @@ class CompiledModule:
     executable: Any
     backend: str
     _runner: Any = field(default=None, init=False, repr=False, compare=False)
+    donated: tuple[int, ...] = ()  # parameters outputs may be written into (cpu backend)
     called: bool = field(default=False, init=False, repr=False, compare=False)  # by dispatch
 
     @property
     def hidden_consts(self) -> list[np.ndarray]:
         return self.lowered.hidden_consts
 
-    def __call__(self, args: list[np.ndarray]) -> list[np.ndarray]:
-        out = self.executable(*args, *self.lowered.hidden_consts)
+    def __call__(self, args: list[np.ndarray], owned: Any = ()) -> list[np.ndarray]:
+        """`owned`: positions of donated arguments whose memory the caller gives up."""
+        if self.donated:
+            out = self.executable(*args, *self.lowered.hidden_consts, owned=owned)
+        else:
+            out = self.executable(*args, *self.lowered.hidden_consts)
         if self.lowered.tuple_result:
             return list(out)
         return [out]
@@ -107,9 +112,11 @@ def debug_level() -> int:
         return 0
 
 
-def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
+def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
+                  donated: tuple[int, ...] = ()) -> CompiledModule:
     """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
-    not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so).
+    not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so). `donated`:
+    argument positions (donate_argnums) whose memory outputs of the same type may reuse.
     EMBER_DEBUG / jax_log_compiles log it and EMBER_DUMP_TO dumps it (ember/explain/
     compile_log.py)."""
     from ember.explain.compile_log import CompileWatch
@@ -120,7 +127,8 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
         unsafe = bool(config.ember_unsafe_math)
         compiled = None
         if backend_name() == "cpu":
-            compiled = _compile_cpu(lowered, unsafe, use_cache=not watch.dumping)
+            compiled = _compile_cpu(lowered, unsafe, use_cache=not watch.dumping,
+                                    donated=donated)
         if compiled is None:
             compiled = _compile_interpreter(lowered, unsafe)
         watch.did_compile(compiled)
@@ -132,26 +140,31 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
     return compiled
 
 
-def _compile_cpu(lowered: LoweredModule, unsafe: bool,
-                 use_cache: bool = True) -> CompiledModule | None:
+def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
+                 donated: tuple[int, ...] = ()) -> CompiledModule | None:
     from ember.backends import cpu
 
     try:
-        exe = cpu.compile(lowered.module, unsafe_math=unsafe, use_cache=use_cache)
+        exe = cpu.compile(lowered.module, unsafe_math=unsafe, use_cache=use_cache,
+                          donated=donated)
     except cpu.UnsupportedOnCpu as e:
         if debug_level() >= 1:
             print(f"[ember] {lowered.module.name}: running on the interpreter backend: {e}",
                   file=sys.stderr)
         return None
     optimized = exe.module
-    if optimized.name != lowered.module.name:
+    from ember.explain.provenance import carries_metadata_of
+
+    if not carries_metadata_of(optimized, lowered.module):
         # A cache hit compiled for another function of the same structure (the cache keys
-        # ignore names): same code, but the optimized HLO users see must carry this
-        # function's names and source lines, so run the passes on it again (no codegen).
+        # ignore names and metadata): same code, but the optimized HLO users see must carry
+        # this function's names and source lines, so run the passes on it again (no codegen).
         from ember.backends.cpu.compiler import _optimized
 
         optimized = _optimized(lowered.module, unsafe, True)
-    return CompiledModule(lowered, optimized, exe, "cpu")
+    compiled = CompiledModule(lowered, optimized, exe, "cpu")
+    compiled.donated = tuple(donated)
+    return compiled
 
 
 def _compile_interpreter(lowered: LoweredModule, unsafe: bool) -> CompiledModule:

@@ -86,7 +86,9 @@ class NanCheckExecutable:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._exe, name)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **options: Any) -> Any:
+        # `owned` (donation) is not passed on: the arguments must survive the call, since
+        # a NaN is chased by re-running them op by op
         out = self._exe(*args)
         outs = out if isinstance(out, tuple) else (out,)
         if has_nan(outs):

@@ -4,7 +4,9 @@ Input: a ClosedJaxpr and the flat concrete arguments of a top-level call. Output
 ember.Arrays. The jaxpr is compiled once (trace -> HLO -> passes -> backend, see
 ember/compiler.py) and the result cached on the jaxpr object.
 Invariants: arguments are converted to the jaxpr's input dtypes; outputs never alias memory
-the user can write; donated ember.Arrays are deleted after the call.
+the user can write; donated ember.Arrays are deleted after the call, and one that nothing
+else references lends its memory to an output of its type (ember/donation.py; the CPU
+backend's buffer assignment decides which output, RuntimeSpec `aliases`).
 Where the backend has a fast runner (CPU; on a module's first call only if the process
 already has its trampoline), arguments are made C-contiguous and its fresh, read-only
 outputs are wrapped as they are; otherwise (the interpreter, a process's first call)
@@ -15,6 +17,7 @@ invariants.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any
 
@@ -25,18 +28,45 @@ from ember.compiler import CompiledModule
 from ember.compiler import compile_jaxpr as _compile
 from ember.core.jaxpr import ClosedJaxpr
 from ember.core.trace import to_numpy, wrap_results
+from ember.donation import exclusive_value
 from ember.prims.call import jit_p
 
-_compiled: weakref.WeakKeyDictionary[ClosedJaxpr, CompiledModule] = weakref.WeakKeyDictionary()
+# jaxpr -> {donated argument positions: compiled module}
+_compiled: weakref.WeakKeyDictionary[ClosedJaxpr, dict[tuple[int, ...], CompiledModule]] = (
+    weakref.WeakKeyDictionary())
 
 
-def compile_jaxpr(closed: ClosedJaxpr, name: str = "main") -> CompiledModule:
+def donated_positions(params: dict) -> tuple[int, ...]:
+    return tuple(i for i, d in enumerate(params.get("donated_invars") or ()) if d)
+
+
+def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
+                  donated: tuple[int, ...] = ()) -> CompiledModule:
     """The compiled module of a traced function (compiled on first use, then cached)."""
-    compiled = _compiled.get(closed)
+    per_donation = _compiled.get(closed)
+    if per_donation is None:
+        per_donation = _compiled[closed] = {}
+    compiled = per_donation.get(donated)
     if compiled is None:
-        compiled = _compile(closed, name)
-        _compiled[closed] = compiled
+        compiled = per_donation[donated] = _compile(closed, name, donated)
+        _warn_unusable_donations(closed, donated)
     return compiled
+
+
+def _warn_unusable_donations(closed: ClosedJaxpr, donated: tuple[int, ...]) -> None:
+    """As JAX: a donated argument no output has the type of cannot lend its memory."""
+    outs = [(a.shape, a.dtype) for a in closed.out_avals]
+    unusable = []
+    for i in donated:
+        aval = closed.in_avals[i]
+        if (aval.shape, aval.dtype) in outs:
+            outs.remove((aval.shape, aval.dtype))
+        else:
+            unusable.append(aval.str_short())
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}. No output "
+                      "has their shape and dtype, so their memory cannot be reused.",
+                      stacklevel=4)
 
 
 def _c_value(x: Any, aval: Any) -> np.ndarray:
@@ -52,23 +82,31 @@ def _c_value(x: Any, aval: Any) -> np.ndarray:
 @jit_p.def_call_impl
 def _jit_call_impl(args: list, params: dict) -> list:
     closed: ClosedJaxpr = params["jaxpr"]
-    compiled = compile_jaxpr(closed, params.get("name", "main"))
+    donated = donated_positions(params)
+    compiled = compile_jaxpr(closed, params.get("name", "main"), donated)
+    # donated Arrays nothing else sees lend their memory (asked before any local holds it)
+    given = {i: exclusive_value(args[i]) for i in donated} if compiled.donated else {}
+    owned = tuple(i for i, v in given.items() if v is not None)
     # a first call makes no trampoline for the fast runner: one-shot functions never pay
     runner = compiled.fast_runner(ready_only=not compiled.called)
     compiled.called = True
     if runner is not None:
-        vals = [_c_value(x, a) for x, a in zip(args, closed.in_avals)]
-        results = [ArrayImpl(o, a, o) for o, a in zip(runner(vals), closed.out_avals)]
+        vals = [given[i] if given.get(i) is not None else _c_value(x, a)
+                for i, (x, a) in enumerate(zip(args, closed.in_avals))]
+        outs = runner(vals, owned) if owned else runner(vals)
+        results = [ArrayImpl(o, a, o) for o, a in zip(outs, closed.out_avals)]
     else:
         vals = [to_numpy(x, a) for x, a in zip(args, closed.in_avals)]
-        results = wrap_results(compiled(vals), closed.out_avals, args, vals)
-    donated = params.get("donated_invars")
-    if donated:
-        for x, d in zip(args, donated):
-            if d and isinstance(x, ArrayImpl):
-                x.delete()
+        results = wrap_results(compiled(vals, owned) if owned else compiled(vals),
+                               closed.out_avals, args, vals)
+    del given
+    for i in donated:
+        if isinstance(args[i], ArrayImpl):
+            args[i].delete()
     return results
 
 
-def run(closed: ClosedJaxpr, args: list[Any], name: str = "main") -> list:
-    return _jit_call_impl(args, {"jaxpr": closed, "name": name})
+def run(closed: ClosedJaxpr, args: list[Any], name: str = "main",
+        donated_invars: tuple[bool, ...] | None = None) -> list:
+    return _jit_call_impl(args, {"jaxpr": closed, "name": name,
+                                 "donated_invars": donated_invars})

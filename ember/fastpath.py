@@ -43,6 +43,7 @@ from ember.compiler import CompiledModule
 from ember.config import config
 from ember.core import trace as _trace
 from ember.core.trace import wrap_results
+from ember.donation import exclusive_value
 from ember.tree_util import PyTreeDef, tree_structure
 
 MISS = object()  # "not taken": a sentinel, as a jitted function may return None
@@ -131,16 +132,30 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
              "        return MISS"]
     if nargs:
         lines.append(f"    {', '.join(xs)}, = args")
+    # outputs written into donated arguments (cpu RuntimeSpec `aliases`): an Array nothing
+    # else references lends its memory (ember/donation.py), asked before a local holds it
+    lend = (runner is not None and not runner.direct and bool(donated_pos)
+            and bool(runner.exe._spec.aliases))
+    if lend:
+        ns["exclusive"] = exclusive_value
+        lines.append("    owned = []")
     for i, (aval, np_spec) in enumerate(specs):
         ns[f"aval{i}"] = aval
         lines += [f"    if type(x{i}) is ArrayImpl:",
                   f"        if x{i}._aval is not aval{i} and x{i}._aval != aval{i}:",
-                  "            return MISS",
-                  f"        v{i} = x{i}._cval",
-                  f"        if v{i} is None:",
-                  f"            v{i} = x{i}._c_value()",
-                  f"            if v{i} is None:",  # deleted: the normal path raises
-                  "                return MISS"]
+                  "            return MISS"]
+        pad = ""
+        if lend and i in donated_pos:
+            lines += [f"        v{i} = exclusive(x{i})",
+                      f"        if v{i} is not None:",
+                      f"            owned.append({i})",
+                      "        else:"]
+            pad = "    "
+        lines += [f"{pad}        v{i} = x{i}._cval",
+                  f"{pad}        if v{i} is None:",
+                  f"{pad}            v{i} = x{i}._c_value()",
+                  f"{pad}            if v{i} is None:",  # deleted: the normal path raises
+                  f"{pad}                return MISS"]
         if np_spec is not None:
             ns[f"dt{i}"], ns[f"shape{i}"], ns[f"strides{i}"] = np_spec
             lines += [f"    elif (type(x{i}) is ndarray and x{i}.dtype is dt{i} "
@@ -162,7 +177,9 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
         # the tuple must outlive the call: bound to a local, never a temporary
         lines += [f"    objs = ({', '.join(objs)},)", "    tramp(id(objs))"]
     elif runner is not None:
-        lines.append(f"    {''.join(f'o{k}, ' for k in range(nout))}= runner([{', '.join(vs)}])")
+        owned = ", owned" if lend else ""
+        lines.append(f"    {''.join(f'o{k}, ' for k in range(nout))}= "
+                     f"runner([{', '.join(vs)}]{owned})")
     else:  # the interpreter: results may alias inputs; wrap_results copies what it must
         lines += [f"    vals = [{', '.join(vs)}]",
                   f"    {''.join(r + ', ' for r in rs)}= wrap_results(compiled(vals), out_avals, "

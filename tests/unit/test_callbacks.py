@@ -240,7 +240,7 @@ f = ember.jit(lambda x: ember.pure_callback(lambda a: a + 40, ember.ShapeDtypeSt
               np.int32), x) * 2)
 print(np.asarray(f(np.arange(3, dtype=np.int32))).tolist())
 from ember.dispatch import _compiled
-print([c.executable.from_disk for c in _compiled.values()])
+print([c.executable.from_disk for d in _compiled.values() for c in d.values()])
 """
 
 

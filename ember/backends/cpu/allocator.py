@@ -177,6 +177,12 @@ class Allocator:
         if self._held or any(self._out.values()):
             self._arm_timer()
 
+    def pool_refs(self, arr: np.ndarray) -> int:
+        """References the pool itself holds to `arr` (1 for a handed-out block it still
+        watches, else 0): what ember/donation.py discounts when it counts holders."""
+        with self._lock:
+            return sum(1 for tracked in self._out.values() for blk in tracked if blk.arr is arr)
+
     def bytes_held(self) -> int:
         with self._lock:
             return self._held

@@ -50,15 +50,17 @@ def clear_cache() -> None:
 
 
 def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = True,
-            use_cache: bool = True) -> Executable:
+            use_cache: bool = True, donated: tuple[int, ...] = ()) -> Executable:
     """Compile `module` for the host CPU (raises UnsupportedOnCpu for modules the
-    interpreter must run). `use_cache=False` skips both caches."""
+    interpreter must run). `use_cache=False` skips both caches. `donated`: parameter
+    numbers whose memory outputs of the same shape may take (Executable `owned`)."""
     check_supported(module)
     target = llvm_target.target()
     from ember.passes.base import disabled_passes
 
     off = ",".join(sorted(disabled_passes())) if run_passes else ""
-    options = f"unsafe={unsafe_math}|passes={run_passes}|disabled={off}"
+    donated = tuple(sorted(set(donated)))
+    options = f"unsafe={unsafe_math}|passes={run_passes}|disabled={off}|donated={donated}"
     text = canonical_text(module)
     key = f"{target.key}|{options}\n{text}"
     if use_cache:
@@ -73,7 +75,7 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
     if use_cache:
         exe = _from_disk(disk_key, module, unsafe_math, run_passes)
     if exe is None:
-        exe, meta, consts, obj = _compile_uncached(module, unsafe_math, run_passes)
+        exe, meta, consts, obj = _compile_uncached(module, unsafe_math, run_passes, donated)
         if use_cache:
             disk_cache.store(disk_key, meta, consts, obj)
     if use_cache:
@@ -93,11 +95,11 @@ def _optimized(module: Module, unsafe_math: bool, run_passes: bool) -> Module:
     return m
 
 
-def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool
-                      ) -> tuple[Executable, dict, bytes, bytes]:
+def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
+                      donated: tuple[int, ...] = ()) -> tuple[Executable, dict, bytes, bytes]:
     t = llvm_target.target()
     m = _optimized(module, unsafe_math, run_passes)
-    sched = build_schedule(m)
+    sched = build_schedule(m, donated)
     emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()
     llmod = llvm_target.parse_and_verify(text)

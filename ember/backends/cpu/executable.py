@@ -75,7 +75,11 @@ class Executable:
 
     # -- calling ------------------------------------------------------------------------------
 
-    def __call__(self, *args: Any) -> np.ndarray | tuple:
+    def __call__(self, *args: Any, owned: frozenset[int] | tuple = ()) -> np.ndarray | tuple:
+        """`owned`: positions of arguments whose memory the caller gives up (donated
+        arrays nothing else references); an output aliased to such a parameter is written
+        into it. Other aliased parameters are copied first, so a caller's array is never
+        written."""
         if len(args) != len(self._param_dtypes):
             raise TypeError(f"expected {len(self._param_dtypes)} arguments, got {len(args)}")
         arrays = []
@@ -88,7 +92,7 @@ class Executable:
             if not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)
             arrays.append(a)
-        outs = [ALLOCATOR.empty(dims, dt) for dims, dt in self._out_specs]
+        outs = _outputs_and_aliases(self, arrays, owned, ALLOCATOR.empty)
         nscratch = self._spec.scratch_bytes
         block = ALLOCATOR.take(nscratch) if nscratch else None
         if block is not None:
@@ -167,6 +171,7 @@ class Executable:
             argument_size_in_bytes=sum(nbytes(p) for p in spec.params),
             output_size_in_bytes=sum(nbytes(o) for o in spec.outputs),
             temp_size_in_bytes=spec.scratch_bytes,
+            alias_size_in_bytes=sum(nbytes(spec.outputs[pos]) for pos, _ in spec.aliases),
             buffer_assignment=spec.buffer_assignment)
 
     def assembly(self) -> str:
@@ -194,6 +199,27 @@ class Executable:
 
     def __repr__(self) -> str:
         return f"<cpu.Executable {self.module.name}: {len(self.kernel_names)} kernels>"
+
+
+def _outputs_and_aliases(exe: Executable, params: list[np.ndarray], owned: Any,
+                         make: Callable) -> list[np.ndarray]:
+    """Fresh output arrays, except outputs aliased to a donated parameter (RuntimeSpec
+    `aliases`): those are the parameter's buffer, which `params` then holds too: the
+    caller's own array where `owned` says it was given up, else a private copy of it."""
+    aliased = dict(exe._spec.aliases)
+    outs = []
+    for pos, (dims, dt) in enumerate(exe._out_specs):
+        p = aliased.get(pos)
+        if p is None:
+            outs.append(make(dims, dt))
+            continue
+        buf = params[p]
+        if p not in owned or not buf.flags.c_contiguous:
+            buf = ALLOCATOR.empty(dims, dt)
+            np.copyto(buf, params[p])
+            params[p] = buf
+        outs.append(buf)
+    return outs
 
 
 def _unflatten(tree: Any, it: Any) -> Any:
@@ -227,7 +253,7 @@ class FastRunner:
                          < MIN_BYTES else ALLOCATOR.empty, dims, dt)
                         for dims, dt in exe._out_specs]
         self.nscratch = nscratch = exe._spec.scratch_bytes
-        self.direct = not nscratch and not exe._copy_outs
+        self.direct = not nscratch and not exe._copy_outs and not exe._spec.aliases
         # table: [params..., outputs..., scratch, constants..., &thread count]; the arrays
         # passed cover params and outputs (and the scratch block when there is one)
         nparams, nout = len(exe._param_dtypes), len(self.outputs)
@@ -236,8 +262,13 @@ class FastRunner:
         self.desc = fastcall.descriptor(exe._address, tail, *ro)
         self.nslots = nparams + nout + (1 if nscratch else 0) + len(tail)
 
-    def __call__(self, vals: list[np.ndarray]) -> list[np.ndarray]:
-        outs = [make(dims, dt) for make, dims, dt in self.outputs]
+    def __call__(self, vals: list[np.ndarray], owned: Any = ()) -> list[np.ndarray]:
+        """`owned`: as Executable's (donated arguments the caller gives up)."""
+        if self.exe._spec.aliases:
+            vals = list(vals)
+            outs = _outputs_and_aliases(self.exe, vals, owned, ALLOCATOR.empty)
+        else:
+            outs = [make(dims, dt) for make, dims, dt in self.outputs]
         nscratch = self.nscratch
         block = scratch = None
         if nscratch:

@@ -11,7 +11,7 @@ so a cache file is data, never code).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,8 @@ class RuntimeSpec:
     root: Any
     buffer_assignment: str = ""  # scratch_plan.describe: who shares which memory
     code_bytes: int = 0  # size of the object code (set once it is emitted)
+    # (output position, parameter): the output is written into that donated parameter
+    aliases: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def slot_count(self) -> int:
@@ -51,7 +53,7 @@ class RuntimeSpec:
         return RuntimeSpec([spec(s) for s in sched.params], [spec(s) for s in sched.outputs],
                            list(sched.constants), sched.scratch_bytes,
                            [(pos, s.kind, s.index, spec(s.shape)) for pos, s in sched.copy_outs],
-                           _tree(root_shape), describe(sched))
+                           _tree(root_shape), describe(sched), 0, list(sched.aliases))
 
     def to_bytes(self) -> tuple[dict[str, Any], bytes]:
         """(JSON-able metadata, concatenated constant bytes)."""
@@ -59,7 +61,7 @@ class RuntimeSpec:
         meta = {"params": self.params, "outputs": self.outputs,
                 "scratch_bytes": self.scratch_bytes, "copy_outs": self.copy_outs,
                 "root": self.root, "buffer_assignment": self.buffer_assignment,
-                "code_bytes": self.code_bytes,
+                "code_bytes": self.code_bytes, "aliases": self.aliases,
                 "constants": [(c.dtype.str, list(c.shape), c.nbytes) for c in consts]}
         return json.loads(json.dumps(meta)), b"".join(c.tobytes() for c in consts)
 
@@ -81,7 +83,8 @@ class RuntimeSpec:
                            consts, int(meta["scratch_bytes"]),
                            [(int(p), str(k), int(i), spec(s)) for p, k, i, s in meta["copy_outs"]],
                            meta["root"], str(meta["buffer_assignment"]),
-                           int(meta["code_bytes"]))
+                           int(meta["code_bytes"]),
+                           [(int(a), int(b)) for a, b in meta["aliases"]])
 
 
 def dtype_of(spec: ShapeSpec) -> np.dtype:

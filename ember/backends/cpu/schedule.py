@@ -63,6 +63,7 @@ class Schedule:
     # broadcasts of one element that their (lone, elementwise) users generate themselves:
     # no kernel, no buffer (their entry in `buffers` is the element's slot)
     inlined: set = field(default_factory=set)
+    aliases: list[tuple[int, int]] = field(default_factory=list)  # (output, donated param)
     assignment: object = None  # buffer_assignment.BufferAssignment, once placed
 
     def slot_count(self) -> int:
@@ -151,7 +152,8 @@ def _is_inline_broadcast(inst: Instruction, root_leaves: set[int]) -> bool:
                     and not u.shape.is_tuple for u in inst.users))
 
 
-def build_schedule(module: Module) -> Schedule:
+def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
+    """`donated`: parameter numbers whose memory outputs may take (scratch_plan.py)."""
     entry = module.entry
     sched = Schedule()
     for p in entry.parameters:
@@ -201,7 +203,7 @@ def build_schedule(module: Module) -> Schedule:
         if not (slot.kind == "out" and slot.index == pos):
             sched.copy_outs.append((pos, slot))
     from ember.backends.cpu.scratch_plan import place_temporaries
-    place_temporaries(sched)
+    place_temporaries(sched, donated)
     return sched
 
 

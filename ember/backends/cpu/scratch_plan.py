@@ -45,6 +45,8 @@ class _Liveness:
         self.sched = sched
         self.clock = 0
         self.uses: dict[int, list[int]] = {}
+        self.param_uses: dict[int, list[int]] = {}
+        self.position: dict = {}  # entry-level kernel -> its position
         self.loops: list[tuple[int, int]] = []
         self.reusable: dict[int, list[int]] = {}  # result temp -> operand temps it may take
         self.defined_at: dict[int, int] = {}  # result temp -> the kernel writing it
@@ -57,6 +59,8 @@ class _Liveness:
         for s in slots:
             if s.kind == "temp":
                 self.uses.setdefault(s.index, []).append(at)
+            elif s.kind == "param":
+                self.param_uses.setdefault(s.index, []).append(at)
 
     def walk(self, steps) -> None:
         bufs = self.sched.buffers
@@ -79,6 +83,7 @@ class _Liveness:
                     self.touch([x for pair in copies for x in pair], self.tick())
             else:
                 at = self.tick()
+                self.position[inst] = at
                 outs = _leaves(bufs[inst])
                 ins = [s for o in inst.operands for s in _leaves(bufs[o])]
                 self.touch(outs + ins + self.sched.work.get(inst, []), at)
@@ -110,10 +115,12 @@ def _extend_over_loops(spans: dict[int, tuple[int, int]], uses: dict[int, list[i
     return out
 
 
-def place_temporaries(sched) -> None:
+def place_temporaries(sched, donated: tuple[int, ...] = ()) -> None:
     live = _Liveness(sched)
     live.walk(sched.kernels)
     live.touch([s for _, s in sched.copy_outs], live.tick())
+    if donated:
+        _alias_donated(sched, live, donated)
     spans = live.ranges()
     shapes = _temp_shapes(sched)
     buffers = []
@@ -132,6 +139,46 @@ def place_temporaries(sched) -> None:
     offsets = {int(name): off for name, off in assignment.offsets.items()}
     _remap(sched, lambda s: type(s)("temp", offsets[s.index], s.shape)
            if s.kind == "temp" else s)
+
+
+def _alias_donated(sched, live: _Liveness, donated: tuple[int, ...]) -> None:
+    """Write outputs straight into donated parameters (`sched.aliases`: (output, param)).
+
+    Output `pos` of kernel K may take parameter p's memory when both have the same Shape,
+    K is a kernel of the entry (not inside a loop), nothing reads p after K, and K itself
+    either does not read p or reads it only at the index it writes (in_place.py). The
+    output's Slot then becomes p's Slot, so K gets one pointer for both."""
+    copied = {pos for pos, _ in sched.copy_outs}
+    writer: dict[int, object] = {}
+    for inst in sched.kernels:
+        if inst not in sched.control:
+            for s in _leaves(sched.buffers[inst]):
+                if s.kind == "out":
+                    writer[s.index] = inst
+    taken: set[int] = set()
+    rename: dict = {}
+    for p in sorted(set(donated)):
+        shape = sched.params[p]
+        uses = live.param_uses.get(p, [])
+        for pos, out_shape in enumerate(sched.outputs):
+            kern = writer.get(pos)
+            if pos in taken or pos in copied or kern is None or out_shape != shape:
+                continue
+            at = live.position[kern]
+            if any(u > at for u in uses):
+                continue
+            reads = [k for k, o in enumerate(kern.operands)
+                     if any(s.kind == "param" and s.index == p
+                            for s in _leaves(sched.buffers[o]))]
+            outs = _leaves(sched.buffers[kern])
+            if reads and (len(outs) != 1 or not set(reads) <= set(in_place_operands(kern))):
+                continue
+            taken.add(pos)
+            rename[pos] = type(outs[0])("param", p, shape)
+            sched.aliases.append((pos, p))
+            break
+    if rename:
+        _remap(sched, lambda s: rename.get(s.index, s) if s.kind == "out" else s)
 
 
 def _all_slots(sched):
@@ -165,7 +212,7 @@ def _remap(sched, f) -> None:
 
     sched.buffers = {k: tree(v) for k, v in sched.buffers.items()}
     sched.work = {k: [f(s) for s in v] for k, v in sched.work.items()}
-    sched.copy_outs = [(pos, f(s)) for pos, s in sched.copy_outs]
+    sched.copy_outs = [(pos, f(s)) for pos, s in sched.copy_outs]  # (never aliased ones)
     for plan in sched.control.values():
         if isinstance(plan, WhilePlan):
             plan.state = [f(s) for s in plan.state]
@@ -191,6 +238,15 @@ def describe(sched) -> str:
                 writer.setdefault(s.index, inst.name + (f"{{{k}}}" if isinstance(tree, tuple)
                                                         else ""))
     copied = {pos: s for pos, s in sched.copy_outs}
+    params_of = dict(sched.aliases)
+    aliased = {}
+    for inst, tree in sched.buffers.items():
+        if inst.opcode in ("tuple", "get-tuple-element", "parameter"):
+            continue
+        for s in _leaves(tree):
+            for pos, p in sched.aliases:
+                if s.kind == "param" and s.index == p:
+                    aliased.setdefault(pos, inst.name)
     lines = [f"parameters: {len(sched.params)}, "
              f"{sum(_nbytes(p) for p in sched.params)} bytes"]
     lines += [f"  parameter {k}: {p}, {_nbytes(p)} bytes"
@@ -201,6 +257,8 @@ def describe(sched) -> str:
         src = copied.get(k)
         how = (f"copied from {src.kind} {src.index}" if src is not None
                else f"written by {writer.get(k, '?')}")
+        if k in aliased:
+            how = f"written by {aliased[k]} into donated parameter {params_of[k]}"
         lines.append(f"  output {k}: {o}, {_nbytes(o)} bytes, {how}")
     if sched.assignment is not None:
         lines.append(sched.assignment.to_text())
