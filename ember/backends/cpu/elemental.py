@@ -309,7 +309,8 @@ class ElementGenerator:
         assert result is not None
         return result
 
-    def _starts(self, inst: Instruction, first: int, limits: list[int]) -> list[ir.Value]:
+    def clamped_starts(self, inst: Instruction, first: int, limits: list[int]
+                       ) -> list[ir.Value]:
         """Dynamic start indices, clamped into [0, limit] as XLA does."""
         b = self.b
         out = []
@@ -322,7 +323,7 @@ class ElementGenerator:
     def _dynamic_slice(self, inst: Instruction, idx: Index) -> ir.Value:
         o = inst.operands[0]
         sizes = inst.attrs["dynamic_slice_sizes"]
-        starts = self._starts(inst, 1, [n - s for n, s in zip(o.shape.dimensions, sizes)])
+        starts = self.clamped_starts(inst, 1, [n - s for n, s in zip(o.shape.dimensions, sizes)])
         multi = [self.b.add(i, s) for i, s in zip(idx.multi, starts)]
         return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
 
@@ -333,7 +334,7 @@ class ElementGenerator:
         if upd.shape.size == 0:
             return base
         udims = upd.shape.dimensions
-        starts = self._starts(inst, 2, [n - u for n, u in zip(o.shape.dimensions, udims)])
+        starts = self.clamped_starts(inst, 2, [n - u for n, u in zip(o.shape.dimensions, udims)])
         inside: ir.Value = ir.Constant(ir.IntType(1), 1)
         multi = []
         for i, s, n in zip(idx.multi, starts, udims):

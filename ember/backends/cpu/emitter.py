@@ -13,7 +13,8 @@ static slice `[extent*t/T, extent*(t+1)/T)` of thread t of T, and the entry call
 `GOMP_parallel(worker, data, T, 0)` when the thread count in the table's last slot is > 1
 (else the worker directly). Each element is computed by the same code whatever the slice,
 so results do not depend on the thread count. Dots and kOutput fusions are emitted by
-dot_emit.py (BLAS work units split the same way). Scatter kernels (scatter.py) run serially;
+dot_emit.py (BLAS work units split the same way). Scatter kernels (scatter.py) run serially,
+as does a dynamic-update-slice writing into its own operand (update_slice.py);
 sort kernels (sort.py) take their work buffers after the inputs and split by rows.
 Host-callback custom-calls (callbacks.py) call a ctypes trampoline and are never split.
 While loops and conditionals become basic blocks of the entry around their computations'
@@ -40,6 +41,7 @@ from ember.backends.cpu.scatter import emit_scatter_kernel
 from ember.backends.cpu.schedule import Schedule, Slot, _flatten
 from ember.backends.cpu.sort import emit_sort_kernel, sort_row_count
 from ember.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
+from ember.backends.cpu.update_slice import emit_update_slice_in_place
 from ember.hlo.ir import Computation, Instruction, Module
 
 
@@ -122,6 +124,9 @@ class ModuleEmitter:
         if kind == "dot":  # BLAS calls or loops, packed operands, epilogue: dot_emit.py
             dot_emit.emit(self, inst, bound, outs, arg_slots, name)
             return
+        if (kind == "loop" and inst.opcode == "dynamic-update-slice"
+                and self.sched.buffers[inst.operands[0]] == outs[0]):
+            kind = "update_slice"  # in place (in_place.py): store the window only
         extent = self._split_extent(kind, root, {i: None for i, _ in in_items})
         split = extent > 1 and self._work(inst) >= PARALLEL_MIN_ELEMENTS
         types = [PTR] * len(arg_slots) + ([I64, I64] if split else [])
@@ -144,6 +149,8 @@ class ModuleEmitter:
                 rows.emit_row_kernel(b, root, inputs, out_bufs[0], span)
             elif kind == "scatter":
                 emit_scatter_kernel(b, root, inputs, out_bufs[0])
+            elif kind == "update_slice":
+                emit_update_slice_in_place(b, root, inputs, out_bufs[0])
             elif kind == "sort":
                 work_bufs = [Buf(ptr[s], s.shape) for s in work]
                 emit_sort_kernel(b, root, inputs, out_bufs, work_bufs, span)

@@ -11,6 +11,11 @@ overwrite operand elements not read yet). Kernels that may run their loop nest t
 excluded: sin, cos and tan raise a "huge argument" flag in the fast pass and then rerun the
 whole nest in precise mode, re-reading every input (kernels.py `_with_precise_rerun`).
 Multi-output fusions, reductions and products never write in place.
+A lone scatter or dynamic-update-slice may write over its operand 0 (the array it
+updates): its result is that array with some elements replaced, so in place it only writes
+those elements (scatter.py, update_slice.py skip the copy when the two buffers are one).
+Its updates and indices are other instructions, hence other buffers (a buffer the kernel
+reads does not die before it), so no write can change a value the kernel reads later.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from ember.hlo.shape import row_major
 # The opcodes whose fast CPU code may ask for a precise rerun (mathlib `_REDUCED`; a test
 # keeps the two in step).
 RERUN_OPCODES: frozenset[str] = frozenset({"sine", "cosine", "tan"})
+# Lone ops whose result is operand 0 with some elements replaced.
+UPDATES_OPERAND_0: frozenset[str] = frozenset({"scatter", "dynamic-update-slice"})
 
 
 def _same_elements(a: Instruction, out: Instruction) -> bool:
@@ -61,9 +68,15 @@ def in_place_operands(inst: Instruction) -> list[int]:
             return []
         return [p.parameter_number for p in comp.parameters
                 if _same_elements(p, inst) and p.users and _reads_pointwise(p, comp.root)]
+    if inst.opcode in UPDATES_OPERAND_0:
+        target = inst.operands[0]
+        # one array updated (a variadic scatter has several), laid out as the result
+        ok = (len(inst.operands) == 3 or inst.opcode == "dynamic-update-slice")
+        return [0] if ok and _same_elements(target, inst) and target.shape == inst.shape \
+            and all(o is not target for o in inst.operands[1:]) else []
     if not inst.is_elementwise() or inst.opcode in RERUN_OPCODES:
         return []
     return [k for k, o in enumerate(inst.operands) if _same_elements(o, inst)]
 
 
-__all__ = ["RERUN_OPCODES", "in_place_operands"]
+__all__ = ["RERUN_OPCODES", "UPDATES_OPERAND_0", "in_place_operands"]

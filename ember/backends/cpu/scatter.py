@@ -2,7 +2,7 @@
 
 Input: an LLVM function being built, the scatter instruction (operand, indices, updates,
 to_apply), its input buffers and its output buffer. Output: the kernel body
-  out = operand                                   (a flat copy loop)
+  out = operand                  (a flat copy loop; none when they are one buffer)
   for s in update scatter index space (row-major over the update dims not in
             update_window_dims):
       start[d] = indices[s, k] for d = scatter_dims_to_operand_dims[k], else 0
@@ -38,9 +38,12 @@ def emit_scatter_kernel(b: ir.IRBuilder, scatter: Instruction,
     n = operand.shape.size
     if n == 0:
         return
-    # out = operand, as one flat (vectorizable) loop
-    for_range(b, n, lambda i: store(b, out, i, gen.value(operand, Index(b, dims, linear=i))),
-              name="copy")
+    # out = operand, as one flat (vectorizable) loop; nothing to do when buffer assignment
+    # made them one buffer (in_place.py: the operand dies here, e.g. a loop's carry)
+    src = inputs.get(operand)
+    if src is None or src.ptr is not out.ptr:
+        for_range(b, n, lambda i: store(b, out, i, gen.value(operand, Index(b, dims, linear=i))),
+                  name="copy")
 
     udims = updates.shape.dimensions
     window_pos = list(a["update_window_dims"])

@@ -102,7 +102,8 @@ def _flatten(tree: BufferTree) -> list[Slot]:
 
 def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[int, ...]]]:
     """Output position -> (kernel instruction, index path in its tuple result) for root
-    leaves that are kernel results reachable through tuple instructions only."""
+    leaves that are kernel results reachable through tuple instructions, or one
+    get-tuple-element of a flat tuple-shaped kernel (a while loop's result)."""
     owners: dict[int, tuple[Instruction, tuple[int, ...]]] = {}
     pos = 0
 
@@ -111,6 +112,14 @@ def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[i
         if inst.opcode == "tuple":
             for o in inst.operands:
                 walk(o)
+            return
+        src = inst.operands[0] if inst.opcode == "get-tuple-element" else None
+        if (src is not None and src.opcode not in NO_KERNEL and not inst.shape.is_tuple
+                and not any(t.is_tuple for t in src.shape.tuple_shapes)):
+            # a leaf of a loop's (or multi-output kernel's) flat tuple result: that
+            # kernel writes the output itself, no copy afterwards
+            owners[pos] = (src, (inst.attrs["index"],))
+            pos += 1
             return
         n = len(_leaf_shapes(inst.shape))
         if inst.opcode not in NO_KERNEL:

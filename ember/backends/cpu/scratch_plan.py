@@ -47,6 +47,7 @@ class _Liveness:
         self.uses: dict[int, list[int]] = {}
         self.param_uses: dict[int, list[int]] = {}
         self.position: dict = {}  # entry-level kernel -> its position
+        self.loop_start: dict = {}  # while -> the position of its initial copies
         self.loops: list[tuple[int, int]] = []
         self.reusable: dict[int, list[int]] = {}  # result temp -> operand temps it may take
         self.defined_at: dict[int, int] = {}  # result temp -> the kernel writing it
@@ -68,6 +69,7 @@ class _Liveness:
             plan = self.sched.control.get(inst)
             if isinstance(plan, WhilePlan):
                 start = self.tick()
+                self.loop_start[inst] = start
                 self.touch([x for pair in plan.init for x in pair], start)
                 self.walk(plan.cond)
                 self.touch([plan.pred], self.tick())
@@ -115,19 +117,50 @@ def _extend_over_loops(spans: dict[int, tuple[int, int]], uses: dict[int, list[i
     return out
 
 
-def place_temporaries(sched, donated: tuple[int, ...] = ()) -> None:
+def _liveness(sched) -> _Liveness:
     live = _Liveness(sched)
     live.walk(sched.kernels)
     live.touch([s for _, s in sched.copy_outs], live.tick())
+    return live
+
+
+def _start_loops_in_their_init(sched, live: _Liveness) -> bool:
+    """A temporary that only initializes a loop's state (its last use is the loop's
+    initial copy) becomes the state buffer itself: its producer writes straight into the
+    state and the copy goes (a scan's zero-filled stacked outputs, a carry computed just
+    before the loop). Returns whether anything changed."""
+    rename: dict = {}
+    for inst, start in live.loop_start.items():
+        plan = sched.control[inst]
+        for src, dst in plan.init:
+            if (src.kind == "temp" and src != dst and src.shape == dst.shape
+                    and src not in rename and max(live.uses[src.index]) == start
+                    and dst not in rename.values()):
+                rename[src] = dst
+    if not rename:
+        return False
+    _remap(sched, lambda s: rename.get(s, s))
+    for plan in sched.control.values():
+        if isinstance(plan, WhilePlan):
+            plan.init = [(a, b) for a, b in plan.init if a != b]
+    return True
+
+
+def place_temporaries(sched, donated: tuple[int, ...] = ()) -> None:
+    live = _liveness(sched)
+    if _start_loops_in_their_init(sched, live):
+        live = _liveness(sched)
     if donated:
         _alias_donated(sched, live, donated)
     spans = live.ranges()
     shapes = _temp_shapes(sched)
     buffers = []
     for k, label in enumerate(sched.temp_labels):
-        if k not in shapes:
-            continue  # allocated, then replaced (a loop body kernel writing the state)
-        lo, hi = spans.get(k, (0, 0))
+        if k not in shapes or k not in spans:
+            # allocated, then replaced (a loop body kernel writing the state, an update in
+            # place): nothing reads or writes it, so it needs no memory
+            continue
+        lo, hi = spans[k]
         shape = shapes[k]
         reusable = tuple(str(a) for a in live.reusable.get(k, ())
                          if live.defined_at.get(k) == lo)
@@ -137,7 +170,7 @@ def place_temporaries(sched, donated: tuple[int, ...] = ()) -> None:
     sched.assignment = assignment
     sched.scratch_bytes = assignment.total_bytes
     offsets = {int(name): off for name, off in assignment.offsets.items()}
-    _remap(sched, lambda s: type(s)("temp", offsets[s.index], s.shape)
+    _remap(sched, lambda s: type(s)("temp", offsets.get(s.index, 0), s.shape)
            if s.kind == "temp" else s)
 
 
