@@ -15,7 +15,8 @@ after tracing) supplies the trace time. Output, on stderr, by level
   4  + each kernel's assembly
 and, when `EMBER_DUMP_TO=dir` is set, one file set per compilation (names in
 `ember/passes/dump.py`): `jaxpr.txt`, `before_optimizations.hlo.txt`, one `.hlo.txt` per
-pass, `after_optimizations.hlo.txt`, `ir-no-opt.ll`, `ir-with-opt.ll`, `asm.s`.
+pass, `after_optimizations.hlo.txt`, `ir-no-opt.ll`, `ir-with-opt.ll`, `asm.s`,
+`buffer-assignment.txt` (memory_analysis and who shares which scratch memory).
 Invariants: with neither EMBER_DEBUG, jax_log_compiles nor EMBER_DUMP_TO the watch only
 reads the environment and a clock; while dumping, jit bypasses the CPU backend's caches so
 every pass runs (and is dumped) even for a module compiled before.
@@ -160,6 +161,9 @@ class CompileWatch:
                 self.dump.write("ir-no-opt", "ll", exe.unoptimized_ir)
                 self.dump.write("ir-with-opt", "ll", exe.llvm_ir)
                 self.dump.write("asm", "s", exe.assembly())
+                stats = exe.memory_analysis()
+                self.dump.write("buffer-assignment", "txt",
+                                f"{stats!r}\n\n{stats.buffer_assignment}\n")
 
     def _split_cpu_time(self, total: float) -> None:
         if self.level < 1:

@@ -162,9 +162,9 @@ def test_dump_to_writes_one_set_per_compilation_in_pipeline_order(cpu_backend, t
         assert steps == list(range(len(files)))  # sorted = pipeline order, none missing
         stages = [st for _, st in files]
         assert stages[:2] == ["jaxpr.txt", "before_optimizations.hlo.txt"]
-        assert stages[-4:] == ["after_optimizations.hlo.txt", "ir-no-opt.ll",
-                               "ir-with-opt.ll", "asm.s"]
-        passes = stages[2:-4]
+        assert stages[-5:] == ["after_optimizations.hlo.txt", "ir-no-opt.ll",
+                               "ir-with-opt.ll", "asm.s", "buffer-assignment.txt"]
+        passes = stages[2:-5]
         assert "simplify.algsimp.hlo.txt" in passes and passes[-1] == "cpu.fusion.hlo.txt"
     first = {st: s for s, st in sets[0]}
     text = (tmp_path / f"0000.jit_fusion_example.{first['jaxpr.txt']:04d}.jaxpr.txt"
@@ -176,6 +176,9 @@ def test_dump_to_writes_one_set_per_compilation_in_pipeline_order(cpu_backend, t
     ll = (tmp_path / f"0000.jit_fusion_example.{first['ir-with-opt.ll']:04d}"
                      ".ir-with-opt.ll").read_text()
     assert "define void @ember_fusion" in ll
+    ba = (tmp_path / f"0000.jit_fusion_example.{first['buffer-assignment.txt']:04d}"
+                     ".buffer-assignment.txt").read_text()
+    assert "CompiledMemoryStats(" in ba and "output 0: f32[7]" in ba
 
 
 def test_dump_sets_continue_after_files_already_there(cpu_backend, tmp_path, monkeypatch):
