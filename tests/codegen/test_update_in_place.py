@@ -131,3 +131,70 @@ def test_scatter_add_with_duplicates_in_place_in_a_loop():
     for i in range(4):
         np.add.at(want, idx, v * (i + 1))
     np.testing.assert_allclose(np.asarray(ember.jit(f)(x, v)), want)
+
+
+def _swaps(f, *args):
+    from ember.backends.cpu.loops_native import WhilePlan
+    from ember.backends.cpu.schedule import build_schedule
+
+    sched = build_schedule(ember.jit(f).lower(*args).compile()._compiled.optimized)
+    return [p.swaps for p in sched.control.values() if isinstance(p, WhilePlan)]
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 7])
+def test_carry_buffers_swap_instead_of_copying(steps):
+    # sin may rerun its loop precisely, so the body cannot write the carry in place: the
+    # carry and the body's result trade places each iteration (odd counts end in the
+    # temporary, and one copy puts the result back)
+    def f(x):
+        return lax.fori_loop(0, steps, lambda i, x: x * 0.99 + 0.01 * jnp.sin(x), x)
+
+    x = np.linspace(-3, 3, 3001).astype(np.float32)
+    want = x.copy()
+    for _ in range(steps):
+        want = want * np.float32(0.99) + np.float32(0.01) * np.sin(want)
+    np.testing.assert_allclose(np.asarray(ember.jit(f)(x)), want, rtol=2e-6, atol=1e-6)
+    if steps:
+        assert [len(s) for s in _swaps(f, x)] == [1]
+
+
+def test_swaps_with_a_permuted_carry_and_a_data_dependent_trip_count():
+    def f(a, b, n):
+        def cond(s):
+            return s[2] < n
+
+        def body(s):
+            a, b, k = s
+            return jnp.tanh(b) * 2, a + jnp.sin(b), k + 1  # b's old value read twice
+
+        return lax.while_loop(cond, body, (a, b, 0))
+
+    a = np.linspace(-1, 1, 2048).astype(np.float32)
+    b = np.linspace(2, -2, 2048).astype(np.float32)
+    for n in (0, 3, 4):
+        wa, wb = a.astype(np.float64), b.astype(np.float64)
+        for _ in range(n):
+            wa, wb = np.tanh(wb) * 2, wa + np.sin(wb)
+        ra, rb, k = ember.jit(f)(a, b, n)
+        np.testing.assert_allclose(np.asarray(ra), wa, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(rb), wb, rtol=1e-5, atol=1e-6)
+        assert int(k) == n
+    assert [len(s) for s in _swaps(f, a, b, 3)] == [2]
+
+
+def test_nested_loops_swap_their_own_carries():
+    def f(x):
+        def outer(i, x):
+            y = lax.fori_loop(0, 3, lambda j, y: jnp.sin(y) + x * 0.1, x)
+            return jnp.cos(y) * 0.5 + x
+        return lax.fori_loop(0, 5, outer, x)
+
+    x = np.linspace(-1, 1, 1500).astype(np.float32)
+    want = x.astype(np.float64)
+    for _ in range(5):
+        y = want
+        for _ in range(3):
+            y = np.sin(y) + want * 0.1
+        want = np.cos(y) * 0.5 + want
+    np.testing.assert_allclose(np.asarray(ember.jit(f)(x)), want, rtol=1e-5, atol=1e-6)
+    assert sorted(len(s) for s in _swaps(f, x)) == [1, 1]

@@ -237,7 +237,12 @@ class ModuleEmitter:
                 cache[k] = b.load(p, typ=PTR)
             return cache[k]
 
+        redirect: dict[Slot, ir.Value] = {}  # loop leaves reached through a pointer variable
+
         def slot_ptr(s: Slot) -> ir.Value:
+            var = redirect.get(s)
+            if var is not None:  # (a swapped loop leaf: loops_native.py)
+                return b.load(var, typ=PTR)
             if s.kind == "temp":
                 base = table_ptr(self.sched.scratch_index)
                 return b.gep(base, [i64(s.index)], inbounds=True, source_etype=I8)
@@ -271,6 +276,7 @@ class ModuleEmitter:
                 for call in self._calls[start:end]:
                     emit_call(*call)
 
+            slot_ptr.redirect = redirect  # type: ignore[attr-defined]
             loops_native.emit_steps(b, self.sched, self.sched.kernels, emit_kernel, slot_ptr)
         else:
             for call in self._calls:

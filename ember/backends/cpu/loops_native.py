@@ -17,6 +17,10 @@ A while loop, with `state` = the while's own result buffers (one per leaf of its
     state <- root leaves                                read every old value before any write)
     goto cond
   exit:
+A large leaf whose new value the body computes into a temporary of its own is not copied:
+`state` and that temporary trade places (two pointer variables swapped at the end of each
+iteration; `slot_ptr.redirect` makes every use in the loop read the variable), and after
+the loop one copy moves the final value into `state` when it ended in the temporary.
 A conditional: load the selector; a pred runs branch 0 when true and branch 1 when false, an
 s32 index outside [0, n) runs the last branch (as the evaluator's `branch_index`); each
 branch's kernels read its operand's buffers and its root leaves are copied into the
@@ -56,6 +60,9 @@ class WhilePlan:
     body: list[Instruction]
     stage: list[Copy]  # old state values a permuting root reads, saved first
     update: list[Copy]
+    # (state leaf, body result): the two buffers trade places after each iteration instead
+    # of a copy (`_swapped_leaves`); emission reaches both through pointer variables
+    swaps: list[Copy] = field(default_factory=list)
 
 
 @dataclass
@@ -150,8 +157,10 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
                 stage.append((src, tmp))
                 src = tmp
             update.append((src, dst))
+        swaps = _swapped_leaves(sched, body_steps, update, stage)
+        update = [pair for pair in update if (pair[1], pair[0]) not in swaps]
         sched.control[inst] = WhilePlan(result, init, cond_steps, pred, body_steps,
-                                        stage, update)
+                                        stage, update, swaps)
         return
     plan = CondPlan(sched.buffers[inst.operands[0]])
     for k, comp in enumerate(inst.branch_computations):
@@ -160,6 +169,42 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
         roots = s._flatten(sched.buffers[comp.root])
         plan.branches.append((steps, [(a, b) for a, b in zip(roots, result) if a != b]))
     sched.control[inst] = plan
+
+
+SWAP_MIN_BYTES = 4096  # smaller leaves are cheaper to copy than to reach through a pointer
+
+
+def _writes(sched, steps: list[Instruction]) -> set:
+    """Every slot the steps (nested plans included) write."""
+    s = _sched_api()
+    out: set = set()
+    for k in steps:
+        out |= set(s._flatten(sched.buffers[k]))
+        plan = sched.control.get(k)
+        if isinstance(plan, WhilePlan):
+            out |= _writes(sched, plan.cond + plan.body) | {d for _, d in plan.stage}
+        elif plan is not None:
+            out |= _writes(sched, [x for steps_, _ in plan.branches for x in steps_])
+    return out
+
+
+def _swapped_leaves(sched, body: list[Instruction], update: list[Copy], stage: list[Copy]
+                    ) -> list[Copy]:
+    """Carried leaves whose end-of-iteration copy becomes a pointer swap (issue 7 item 4):
+    the body's result leaf T is a temporary the body itself writes (an outer value must
+    never be written by the next iteration), is copied into one state leaf S only, and is
+    not a staged old value; S and T then alternate as "current" and "next" buffers (the
+    buffer assignment keeps T to itself for the whole loop, scratch_plan.py)."""
+    made = _writes(sched, body)
+    staged = {d for _, d in stage}
+    sources = [src for src, _ in update]
+    swaps = []
+    for src, dst in update:
+        nbytes = dst.shape.size * dst.shape.dtype.itemsize
+        if (src.kind == "temp" and src in made and src not in staged
+                and sources.count(src) == 1 and nbytes >= SWAP_MIN_BYTES):
+            swaps.append((dst, src))
+    return swaps
 
 
 def _reads(sched, inst: Instruction) -> set:
@@ -257,6 +302,15 @@ def _emit_while(b, sched, inst, plan: WhilePlan, emit_call, slot_ptr) -> None:
     body_bb = fn.append_basic_block(f"{inst.name}.body")
     exit_bb = fn.append_basic_block(f"{inst.name}.exit")
     _copies(b, plan.init, slot_ptr)
+    # swapped leaves: a pointer variable per buffer, read wherever the loop uses it
+    real = {}
+    for state, temp in plan.swaps:
+        for slot in (state, temp):
+            real[slot] = slot_ptr(slot)
+            with b.goto_entry_block():
+                var = b.alloca(PTR)
+            b.store(real[slot], var)
+            slot_ptr.redirect[slot] = var
     b.branch(cond_bb)
     b.position_at_end(cond_bb)
     emit_steps(b, sched, plan.cond, emit_call, slot_ptr)
@@ -266,8 +320,19 @@ def _emit_while(b, sched, inst, plan: WhilePlan, emit_call, slot_ptr) -> None:
     emit_steps(b, sched, plan.body, emit_call, slot_ptr)
     _copies(b, plan.stage, slot_ptr)
     _copies(b, plan.update, slot_ptr)
+    for state, temp in plan.swaps:  # next iteration: the new value is the current one
+        vs, vt = slot_ptr.redirect[state], slot_ptr.redirect[temp]
+        now, nxt = b.load(vs, typ=PTR), b.load(vt, typ=PTR)
+        b.store(nxt, vs)
+        b.store(now, vt)
     b.branch(cond_bb)
     b.position_at_end(exit_bb)
+    for state, temp in plan.swaps:
+        # the final value may sit in the other buffer (an odd number of iterations)
+        cur = b.load(slot_ptr.redirect.pop(state), typ=PTR)
+        del slot_ptr.redirect[temp]
+        with b.if_then(b.icmp_unsigned("!=", cur, real[state])):
+            _memcpy(b, real[state], cur, state.shape.size * state.shape.dtype.itemsize)
 
 
 def _emit_conditional(b, sched, inst, plan: CondPlan, emit_call, slot_ptr) -> None:

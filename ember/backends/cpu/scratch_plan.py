@@ -75,7 +75,10 @@ class _Liveness:
                 self.touch([plan.pred], self.tick())
                 self.walk(plan.body)
                 end = self.tick()
-                self.touch([x for pair in plan.stage + plan.update for x in pair], end)
+                self.touch([x for pair in plan.stage + plan.update + plan.swaps
+                            for x in pair], end)
+                # a swapped leaf's temporary is the state's twin: its own for the whole loop
+                self.touch([t for _, t in plan.swaps], start)
                 self.loops.append((start, end))
             elif isinstance(plan, CondPlan):
                 at = self.tick()
@@ -223,7 +226,7 @@ def _all_slots(sched):
         if isinstance(plan, WhilePlan):
             yield from plan.state
             yield plan.pred
-            for pair in plan.init + plan.stage + plan.update:
+            for pair in plan.init + plan.stage + plan.update + plan.swaps:
                 yield from pair
         else:
             yield plan.selector
@@ -252,6 +255,7 @@ def _remap(sched, f) -> None:
             plan.pred = f(plan.pred)
             plan.init, plan.stage, plan.update = (pairs(plan.init), pairs(plan.stage),
                                                   pairs(plan.update))
+            plan.swaps = pairs(plan.swaps)
         else:
             plan.selector = f(plan.selector)
             plan.branches = [(steps, pairs(c)) for steps, c in plan.branches]
