@@ -141,6 +141,9 @@ def format_profile(p: Profile) -> str:
     lines.append(f"  kernels: {_time(p.kernel_seconds)} in all (best of {p.runs} runs); "
                  f"one whole jitted call: {_time(p.call_seconds)} (Python, output "
                  "allocation and argument checks included)")
+    if any(k.bandwidth_fraction > 1 for k in p.kernels):
+        lines.append("  note: above 100% of the memory bandwidth means the data came from "
+                     "cache (the bandwidth is DRAM's); time a larger input for memory speed")
     lines += [f"  note: {n}" for n in p.notes]
     return "\n".join(lines)
 
