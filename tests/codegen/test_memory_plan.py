@@ -239,3 +239,37 @@ def test_interpreter_has_no_memory_plan(monkeypatch):
     monkeypatch.setenv("EMBER_BACKEND", "interpreter")
     x = np.ones(3, np.float32)
     assert ember.jit(lambda a: a + 1).lower(x).compile().memory_analysis() is None
+
+
+def test_row_major_reshapes_are_views_not_copies(cpu_backend):
+    x = np.random.default_rng(3).uniform(-1, 1, (8, 16, 32)).astype(np.float32)
+    w = np.random.default_rng(4).uniform(-1, 1, (32, 24)).astype(np.float32)
+    f = ember.jit(lambda x, w: (x.reshape(128, 32) @ w).reshape(8, 16, 24))
+    compiled = f.lower(x, w).compile()
+    assert [k.name for k in compiled.kernels()] == ["dot.1"]  # no copy before or after
+    stats = compiled.memory_analysis()
+    assert stats.temp_size_in_bytes == 0 and "written by dot.1" in stats.buffer_assignment
+    np.testing.assert_allclose(np.asarray(f(x, w)), (x.reshape(128, 32) @ w).reshape(8, 16, 24),
+                               rtol=1e-5, atol=1e-5)
+    # outputs that are views of a parameter or of one another are still separate arrays
+    g = ember.jit(lambda x: (x.reshape(-1), x.reshape(16, 256) * 2, (x * 3).reshape(4096),
+                             (x * 3).reshape(64, 64)))
+    a, b, c, d = g(x)
+    np.testing.assert_array_equal(np.asarray(a), x.reshape(-1))
+    np.testing.assert_array_equal(np.asarray(b), x.reshape(16, 256) * 2)
+    np.testing.assert_array_equal(np.asarray(c), (x * 3).reshape(-1))
+    np.testing.assert_array_equal(np.asarray(d), (x * 3).reshape(64, 64))
+    assert not np.shares_memory(np.asarray(c), np.asarray(d))
+
+
+def test_in_place_is_refused_through_a_view_of_another_shape(unfused):
+    # the multiply's operand `t` is also read as t.reshape(...).T: writing t in place would
+    # hand one kernel two pointers to the same bytes
+    def f(x):
+        t = jnp.exp(x)
+        return t * 2 + t.reshape(16, 8).T.reshape(8, 16)
+
+    x = np.linspace(-1, 1, 128).astype(np.float32).reshape(8, 16)
+    t = np.exp(x.astype(np.float64))
+    want = t * 2 + t.reshape(16, 8).T.reshape(8, 16)
+    np.testing.assert_allclose(np.asarray(ember.jit(f)(x)), want, rtol=1e-6)

@@ -139,11 +139,11 @@ class Executable:
     def _slot_array(self, kind: str, index: int, shape: tuple[str, tuple[int, ...]],
                     arrays: list[np.ndarray], outs: list[np.ndarray],
                     scratch: np.ndarray | None) -> np.ndarray:
-        if kind == "param":
-            return arrays[index]
-        if kind == "out":
-            return outs[index]
         dims = shape[1]
+        if kind == "param":  # (a view may see it with other dimensions: schedule.is_view)
+            return arrays[index].reshape(dims)
+        if kind == "out":
+            return outs[index].reshape(dims)
         if kind == "const":
             return self._spec.constants[index].reshape(dims)
         dt = dtype_of(shape)

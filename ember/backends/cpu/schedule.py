@@ -12,7 +12,8 @@ not overlap share memory.
 A sort kernel also gets work buffers (`work`: scratch of its operands' sizes, used only
 while it runs), and so does a dot or kOutput fusion (packed operands, the product under an
 epilogue of another element size; dot_plan.py). Invariants: an output slot is written by
-exactly one kernel; a root leaf that is not a kernel result written straight into its
+exactly one kernel; a row-major reshape is a view of its operand's buffer (`is_view`), not a
+kernel; a root leaf that is not a kernel result written straight into its
 output (a parameter, a constant, a repeated leaf) is copied into the output after the
 native call (`copy_outs`); tuples and get-tuple-element are views of buffers, not kernels;
 size-0 kernels are dropped. A while or conditional is one step of `kernels` whose plan
@@ -109,6 +110,9 @@ def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[i
 
     def walk(inst: Instruction) -> None:
         nonlocal pos
+        if is_view(inst):  # the reshaped kernel result is the output, seen another way
+            walk(inst.operands[0])
+            return
         if inst.opcode == "tuple":
             for o in inst.operands:
                 walk(o)
@@ -132,6 +136,24 @@ def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[i
 
     walk(root)
     return owners
+
+
+def is_view(inst: Instruction) -> bool:
+    """A reshape that keeps every element at its place in memory (row-major in and out,
+    same element type) is a view of its operand's buffer, as XLA's bitcast: no kernel."""
+    if inst.opcode != "reshape":
+        return False
+    src = inst.operands[0]
+    return (not src.shape.is_tuple and src.shape.element_type == inst.shape.element_type
+            and src.shape.is_row_major and inst.shape.is_row_major)
+
+
+def view_of(tree: BufferTree, shape: Shape) -> Slot:
+    """The same memory as `tree` (one array Slot) seen with `shape`. Liveness keys on
+    (kind, index), so a view keeps its base alive; buffer assignment never writes one
+    buffer through two differently shaped Slots in one kernel (scratch_plan.py)."""
+    assert isinstance(tree, Slot)
+    return Slot(tree.kind, tree.index, shape)
 
 
 def _root_leaf_ids(root: Instruction) -> set[int]:
@@ -185,6 +207,8 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
             sched.buffers[inst] = tuple(sched.buffers[o] for o in inst.operands)
         elif op == "get-tuple-element":
             sched.buffers[inst] = sched.buffers[inst.operand][inst.attrs["index"]]
+        elif is_view(inst) and inst.operands[0] not in sched.inlined:
+            sched.buffers[inst] = view_of(sched.buffers[inst.operands[0]], inst.shape)
         elif _is_inline_broadcast(inst, root_leaves):
             sched.inlined.add(inst)
             sched.buffers[inst] = sched.buffers[inst.operands[0]]

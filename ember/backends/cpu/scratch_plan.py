@@ -98,15 +98,23 @@ class _Liveness:
         if len(outs) != 1 or outs[0].kind != "temp":
             return
         out = outs[0]
+        reads = [s for o in inst.operands for s in _leaves(self.sched.buffers[o])]
         for k in in_place_operands(inst):
             a = self.sched.buffers[inst.operands[k]]
-            if not isinstance(a, tuple) and a.kind == "temp" and a.shape == out.shape:
+            if (not isinstance(a, tuple) and a.kind == "temp" and a.shape == out.shape
+                    and not _seen_twice(a, reads)):
                 self.reusable.setdefault(out.index, []).append(a.index)
         self.defined_at.setdefault(out.index, at)
 
     def ranges(self) -> dict[int, tuple[int, int]]:
         spans = {k: (min(p), max(p)) for k, p in self.uses.items()}
         return _extend_over_loops(spans, self.uses, self.loops)
+
+
+def _seen_twice(slot, reads: list) -> bool:
+    """The kernel also reads `slot`'s memory through a view of another shape: writing it
+    in place would give one kernel two different pointers to the same bytes."""
+    return any(r.kind == slot.kind and r.index == slot.index and r != slot for r in reads)
 
 
 def _extend_over_loops(spans: dict[int, tuple[int, int]], uses: dict[int, list[int]],
@@ -133,10 +141,14 @@ def _start_loops_in_their_init(sched, live: _Liveness) -> bool:
     state and the copy goes (a scan's zero-filled stacked outputs, a carry computed just
     before the loop). Returns whether anything changed."""
     rename: dict = {}
+    shapes: dict = {}
+    for slot in _all_slots(sched):  # a temporary seen through views of other shapes
+        shapes.setdefault((slot.kind, slot.index), set()).add(slot.shape)
     for inst, start in live.loop_start.items():
         plan = sched.control[inst]
         for src, dst in plan.init:
             if (src.kind == "temp" and src != dst and src.shape == dst.shape
+                    and len(shapes[src.kind, src.index]) == 1
                     and src not in rename and max(live.uses[src.index]) == start
                     and dst not in rename.values()):
                 rename[src] = dst
@@ -207,14 +219,18 @@ def _alias_donated(sched, live: _Liveness, donated: tuple[int, ...]) -> None:
                      if any(s.kind == "param" and s.index == p
                             for s in _leaves(sched.buffers[o]))]
             outs = _leaves(sched.buffers[kern])
-            if reads and (len(outs) != 1 or not set(reads) <= set(in_place_operands(kern))):
-                continue
+            mine = [s for s in outs if s.kind == "out" and s.index == pos]
+            if reads and (len(outs) != 1 or not set(reads) <= set(in_place_operands(kern))
+                          or any(sched.buffers[kern.operands[k]] != type(outs[0])(
+                              "param", p, mine[0].shape) for k in reads)):
+                continue  # (or p read through a view of other dimensions: two pointers)
             taken.add(pos)
-            rename[pos] = type(outs[0])("param", p, shape)
+            rename[pos] = p
             sched.aliases.append((pos, p))
             break
-    if rename:
-        _remap(sched, lambda s: rename.get(s.index, s) if s.kind == "out" else s)
+    if rename:  # every Slot of those outputs (views included) now names the parameter
+        _remap(sched, lambda s: type(s)("param", rename[s.index], s.shape)
+               if s.kind == "out" and s.index in rename else s)
 
 
 def _all_slots(sched):
