@@ -9,7 +9,10 @@ alike) and reported as the median ratio second / first with its goal:
   row sum of x.T (the transpose is a layout: the reduction walks x's memory in order);
 - mean(axis=0) vs mean(axis=1), and the middle axis of a 256x256x256 array vs its last;
 - x.T @ y vs x @ y at 1024^3 f32 (goal: within 1.05x);
-- jnp.exp(x).T @ y vs jnp.exp(x) @ y at 1024^3 (goal: within 1.1x).
+- jnp.exp(x).T @ y vs jnp.exp(x) @ y at 1024^3 (goal: within 1.1x);
+then buffer assignment: an elementwise chain of 20 and of 200 ops over 1e7 f32 compiled with
+fusion disabled (EMBER_DISABLE_PASSES=fusion): memory_analysis's temporary bytes, in
+arrays of 1e7 f32 (goal: at most 2, the same for both lengths), and its time.
 Informative only: compare ratios from one run, never absolute times across runs.
 """
 
@@ -93,6 +96,38 @@ def main() -> None:
         m1, m2, r = paired_ms(first, second, repeat)
         ok = "ok" if r <= goal else "MISS"
         print(f"{name:34s} {m1:9.3f} {m2:10.3f} {r:6.3f} {goal:5.2f} {ok}")
+    unfused_chains()
+
+
+def _chain(length: int) -> Callable[[object], object]:
+    def f(x):
+        y = x
+        for k in range(length):  # unary math and scalar affine steps, distinct constants
+            y = (jnp.tanh(y), y * (1 + k / 1000) + 0.01 * k, jnp.exp(-y * y),
+                 jnp.sin(y) - y)[k % 4]
+        return y
+    return f
+
+
+def unfused_chains() -> None:
+    x = np.random.default_rng(1).standard_normal(10_000_000, dtype=np.float32)
+    array = x.nbytes
+    os.environ["EMBER_DISABLE_PASSES"] = "fusion"  # (part of the compile cache key)
+    try:
+        print(f"\n{'fusion disabled, 1e7 f32':34s} {'ops':>9s} {'temp arrays':>12s} "
+              f"{'ms':>8s}")
+        for length in (20, 200):
+            f = ember.jit(_chain(length))
+            stats = f.lower(x).compile().memory_analysis()
+            f(x)
+            t = time.perf_counter()
+            np.asarray(f(x))
+            ms = (time.perf_counter() - t) * 1e3
+            temps = stats.temp_size_in_bytes / array
+            ok = "ok" if temps <= 2 else "MISS"
+            print(f"{f'{length}-op chain':34s} {length:9d} {temps:12.2f} {ms:8.1f} {ok}")
+    finally:
+        del os.environ["EMBER_DISABLE_PASSES"]
 
 
 if __name__ == "__main__":
