@@ -25,6 +25,7 @@ from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
 from ember.lax._sorting import argsort as _lax_argsort
 from ember.lax._sorting import masked_pick, take_prefix, total_order_key
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes
 
 __all__ = ["sort", "argsort", "lexsort", "searchsorted", "unique", "unique_values",
@@ -56,6 +57,7 @@ def _check_order(fname: str, kind: Any, order: Any) -> None:
 
 # -- sorting -----------------------------------------------------------------------------------
 
+@jit_like_jax("sort", static_argnames=("axis", "kind", "order", "stable", "descending"))
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
          stable: bool = True, descending: bool = False) -> Any:
     """a sorted along `axis` (flattened when None): NaN last; descending reverses."""
@@ -70,6 +72,7 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
     return lax.rev(out, (ax,)) if descending else out
 
 
+@jit_like_jax("argsort", static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: bool = True, descending: bool = False) -> Any:
     """Indices that sort a along `axis`; stable in both directions (equal entries keep
@@ -428,21 +431,25 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
     return scan(lax.convert_element_type(a, target), ax)
 
 
+@jit_like_jax("cumsum", static_argnames=("axis", "dtype"))
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
     """Running sum along `axis` (flattened when None); small ints accumulate in int32."""
     return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
 
 
+@jit_like_jax("cumprod", static_argnames=("axis", "dtype"))
 def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
     """Running product along `axis` (flattened when None)."""
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
 
 
+@jit_like_jax("nancumsum", static_argnames=("axis", "dtype"))
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
     """cumsum with NaNs counted as 0."""
     return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, nan_fill=0)
 
 
+@jit_like_jax("nancumprod", static_argnames=("axis", "dtype"))
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
     """cumprod with NaNs counted as 1."""
     return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_fill=1)

@@ -20,6 +20,7 @@ import numpy as np
 from ember import lax
 from ember.core import dtypes
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import (
     check_arraylike,
     ensure_array,
@@ -692,6 +693,7 @@ def rint(x: Any, /) -> Any:
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
+@jit_like_jax("round", static_argnames=("decimals",))
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     """Round half to even to `decimals` places: round(x * 10^d) / 10^d (for d < 0,
     divide then multiply by 10^-d). float16 is scaled in float32 to avoid overflow.

@@ -1,0 +1,722 @@
+# ruff: noqa: W291  (JAX prints a trailing space after an equation with no operands)
+"""JAX 0.10.2's own make_jaxpr text for the jnp functions whose jaxprs Ember matches.
+
+Generated once from JAX 0.10.2 (the venv's reference copy) by running the programs in
+test_jaxpr_fidelity_numpy.py with `import jax, jax.numpy as jnp`; tests must not need JAX.
+"""
+
+EXPECTED: dict[str, str] = {}
+
+EXPECTED['main'] = """\
+let _piecewise = { lambda ; a:f32[5] b:bool[2,5]. let
+    c:bool[1,5] = slice[limit_indices=(1, 5) start_indices=(0, 0) strides=None] b
+    d:bool[1,5] = broadcast_in_dim False:bool[]
+    e:bool[3,5] = concatenate[dimension=0] d b
+    f:i32[3,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; e:bool[3,5]. let
+          g:i32[3,5] = convert_element_type[new_dtype=int32 weak_type=False] e
+          f:i32[3,5] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] e
+    h:i32[5] = argmax[axes=(0,) index_dtype=int32] f
+    i:i32[5] = clamp 0:i32[] h 2:i32[]
+    j:bool[5] = eq i 0:i32[]
+    k:f32[5] = stop_gradient a
+    l:f32[5] = select_n j k a
+    m:f32[5] = add l 1.0:f32[]
+    n:bool[5] = eq i 1:i32[]
+    o:f32[5] = stop_gradient a
+    p:f32[5] = select_n n o a
+    q:f32[5] = neg p
+    r:bool[5] = eq i 2:i32[]
+    s:f32[5] = stop_gradient a
+    t:f32[5] = select_n r s a
+    u:f32[5] = mul t 2.0:f32[]
+    v:f32[5] = select_n i m q u
+  in (v,) } in
+{ lambda ; w:f32[5]. let
+    x:bool[5] = lt w 0.0:f32[]
+    y:bool[5] = gt w 1.0:f32[]
+    z:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] x
+    ba:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] y
+    bb:bool[2,5] = concatenate[dimension=0] z ba
+    bc:f32[5] = jit[name=_piecewise jaxpr=_piecewise] w bb
+  in (bc,) }"""
+
+EXPECTED['const'] = """\
+let _piecewise = { lambda ; a:f32[5] b:bool[2,5] c:f32[] d:i32[]. let
+    e:bool[1,5] = slice[limit_indices=(1, 5) start_indices=(0, 0) strides=None] b
+    f:bool[1,5] = broadcast_in_dim False:bool[]
+    g:bool[3,5] = concatenate[dimension=0] f b
+    h:i32[3,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; g:bool[3,5]. let
+          i:i32[3,5] = convert_element_type[new_dtype=int32 weak_type=False] g
+          h:i32[3,5] = cumsum[axis=0 reverse=False] i
+        in (h,) }
+    ] g
+    j:i32[5] = argmax[axes=(0,) index_dtype=int32] h
+    k:i32[5] = clamp 0:i32[] j 2:i32[]
+    l:f32[5] = broadcast_in_dim c
+    m:i32[5] = broadcast_in_dim d
+    n:bool[5] = eq k 0:i32[]
+    o:f32[5] = stop_gradient l
+    p:f32[5] = select_n n o l
+    q:i32[5] = stop_gradient m
+    r:i32[5] = select_n n q m
+    s:f32[5] = stop_gradient a
+    t:f32[5] = select_n n s a
+    u:f32[5] = copy p
+    v:f32[5] = convert_element_type[new_dtype=float32 weak_type=False] u
+    w:bool[5] = eq k 1:i32[]
+    x:f32[5] = stop_gradient l
+    y:f32[5] = select_n w x l
+    z:i32[5] = stop_gradient m
+    ba:i32[5] = select_n w z m
+    bb:f32[5] = stop_gradient a
+    bc:f32[5] = select_n w bb a
+    bd:i32[5] = copy ba
+    be:f32[5] = convert_element_type[new_dtype=float32 weak_type=False] bd
+    bf:bool[5] = eq k 2:i32[]
+    bg:f32[5] = stop_gradient l
+    bh:f32[5] = select_n bf bg l
+    bi:i32[5] = stop_gradient m
+    bj:i32[5] = select_n bf bi m
+    bk:f32[5] = stop_gradient a
+    bl:f32[5] = select_n bf bk a
+    bm:f32[5] = mul bl 2.0:f32[]
+    bn:f32[5] = select_n k v be bm
+  in (bn,) } in
+{ lambda ; bo:f32[5]. let
+    bp:bool[5] = lt bo 0.0:f32[]
+    bq:bool[5] = gt bo 1.0:f32[]
+    br:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bp
+    bs:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bq
+    bt:bool[2,5] = concatenate[dimension=0] br bs
+    bu:f32[5] = jit[name=_piecewise jaxpr=_piecewise] bo bt 1.5:f32[] 3:i32[]
+  in (bu,) }"""
+
+EXPECTED['nodef'] = """\
+let _piecewise = { lambda ; a:f32[5] b:bool[2,5] c:i32[]. let
+    d:bool[1,5] = slice[limit_indices=(1, 5) start_indices=(0, 0) strides=None] b
+    e:bool[1,5] = broadcast_in_dim False:bool[]
+    f:bool[3,5] = concatenate[dimension=0] e b
+    g:i32[3,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; f:bool[3,5]. let
+          h:i32[3,5] = convert_element_type[new_dtype=int32 weak_type=False] f
+          g:i32[3,5] = cumsum[axis=0 reverse=False] h
+        in (g,) }
+    ] f
+    i:i32[5] = argmax[axes=(0,) index_dtype=int32] g
+    j:i32[5] = clamp 0:i32[] i 2:i32[]
+    k:i32[5] = broadcast_in_dim c
+    l:bool[5] = eq j 0:i32[]
+    m:i32[5] = stop_gradient k
+    n:i32[5] = select_n l m k
+    o:f32[5] = stop_gradient a
+    p:f32[5] = select_n l o a
+    q:i32[5] = copy n
+    r:f32[5] = convert_element_type[new_dtype=float32 weak_type=False] q
+    s:bool[5] = eq j 1:i32[]
+    t:i32[5] = stop_gradient k
+    u:i32[5] = select_n s t k
+    v:f32[5] = stop_gradient a
+    w:f32[5] = select_n s v a
+    x:f32[5] = neg w
+    y:bool[5] = eq j 2:i32[]
+    z:i32[5] = stop_gradient k
+    ba:i32[5] = select_n y z k
+    bb:f32[5] = stop_gradient a
+    bc:f32[5] = select_n y bb a
+    bd:f32[5] = mul bc 2.0:f32[]
+    be:f32[5] = select_n j r x bd
+  in (be,) } in
+{ lambda ; bf:f32[5]. let
+    bg:bool[5] = lt bf 0.0:f32[]
+    bh:bool[5] = gt bf 1.0:f32[]
+    bi:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bg
+    bj:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bh
+    bk:bool[2,5] = concatenate[dimension=0] bi bj
+    bl:f32[5] = jit[name=_piecewise jaxpr=_piecewise] bf bk 0:i32[]
+  in (bl,) }"""
+
+EXPECTED['scalar'] = """\
+{ lambda ; a:f32[]. let
+    b:bool[] = lt a 0.0:f32[]
+    c:bool[] = gt a 1.0:f32[]
+    d:bool[1] = broadcast_in_dim b
+    e:bool[1] = broadcast_in_dim c
+    f:bool[2] = concatenate[dimension=0] d e
+    g:f32[] = jit[
+      name=_piecewise
+      jaxpr={ lambda ; a:f32[] f:bool[2]. let
+          h:bool[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] f
+          i:bool[1] = broadcast_in_dim False:bool[]
+          j:bool[3] = concatenate[dimension=0] i f
+          k:i32[3] = jit[
+            name=cumsum
+            jaxpr={ lambda ; j:bool[3]. let
+                l:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] j
+                k:i32[3] = cumsum[axis=0 reverse=False] l
+              in (k,) }
+          ] j
+          m:i32[] = argmax[axes=(0,) index_dtype=int32] k
+          n:i32[] = clamp 0:i32[] m 2:i32[]
+          g:f32[] = cond[
+            branches=(
+              { lambda ; o:f32[]. let p:f32[] = add o 1.0:f32[] in (p,) }
+              { lambda ; q:f32[]. let r:f32[] = neg q in (r,) }
+              { lambda ; s:f32[]. let t:f32[] = mul s 2.0:f32[] in (t,) }
+            )
+          ] n a
+        in (g,) }
+    ] a f
+  in (g,) }"""
+
+EXPECTED['args'] = """\
+let _piecewise = { lambda ; a:f32[5] b:bool[2,5] c:f32[] d:f32[]. let
+    e:bool[1,5] = slice[limit_indices=(1, 5) start_indices=(0, 0) strides=None] b
+    f:bool[1,5] = broadcast_in_dim False:bool[]
+    g:bool[3,5] = concatenate[dimension=0] f b
+    h:i32[3,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; g:bool[3,5]. let
+          i:i32[3,5] = convert_element_type[new_dtype=int32 weak_type=False] g
+          h:i32[3,5] = cumsum[axis=0 reverse=False] i
+        in (h,) }
+    ] g
+    j:i32[5] = argmax[axes=(0,) index_dtype=int32] h
+    k:i32[5] = clamp 0:i32[] j 2:i32[]
+    l:f32[5] = broadcast_in_dim c
+    m:f32[5] = broadcast_in_dim d
+    n:bool[5] = eq k 0:i32[]
+    o:f32[5] = stop_gradient l
+    p:f32[5] = select_n n o l
+    q:f32[5] = stop_gradient m
+    r:f32[5] = select_n n q m
+    s:f32[5] = stop_gradient a
+    t:f32[5] = select_n n s a
+    u:f32[5] = add t p
+    v:bool[5] = eq k 1:i32[]
+    w:f32[5] = stop_gradient l
+    x:f32[5] = select_n v w l
+    y:f32[5] = stop_gradient m
+    z:f32[5] = select_n v y m
+    ba:f32[5] = stop_gradient a
+    bb:f32[5] = select_n v ba a
+    bc:f32[5] = neg bb
+    bd:f32[5] = mul bc x
+    be:f32[5] = convert_element_type[new_dtype=float32 weak_type=False] z
+    bf:f32[5] = add bd be
+    bg:bool[5] = eq k 2:i32[]
+    bh:f32[5] = stop_gradient l
+    bi:f32[5] = select_n bg bh l
+    bj:f32[5] = stop_gradient m
+    bk:f32[5] = select_n bg bj m
+    bl:f32[5] = stop_gradient a
+    bm:f32[5] = select_n bg bl a
+    bn:f32[5] = mul bm 2.0:f32[]
+    bo:f32[5] = select_n k u bf bn
+  in (bo,) } in
+{ lambda ; bp:f32[5] bq:f32[]. let
+    br:bool[5] = lt bp 0.0:f32[]
+    bs:bool[5] = gt bp 1.0:f32[]
+    bt:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] br
+    bu:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bs
+    bv:bool[2,5] = concatenate[dimension=0] bt bu
+    bw:f32[5] = jit[name=_piecewise jaxpr=_piecewise] bp bv bq 2.0:f32[]
+  in (bw,) }"""
+
+EXPECTED['2d'] = """\
+let _piecewise = { lambda ; a:f32[2,3] b:bool[2,2,3] c:i32[]. let
+    d:bool[1,2,3] = slice[
+      limit_indices=(1, 2, 3)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] b
+    e:bool[1,2,3] = broadcast_in_dim False:bool[]
+    f:bool[3,2,3] = concatenate[dimension=0] e b
+    g:i32[3,2,3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; f:bool[3,2,3]. let
+          h:i32[3,2,3] = convert_element_type[new_dtype=int32 weak_type=False] f
+          g:i32[3,2,3] = cumsum[axis=0 reverse=False] h
+        in (g,) }
+    ] f
+    i:i32[2,3] = argmax[axes=(0,) index_dtype=int32] g
+    j:i32[2,3] = clamp 0:i32[] i 2:i32[]
+    k:i32[3] = broadcast_in_dim c
+    l:bool[2,3] = eq j 0:i32[]
+    m:i32[3] = stop_gradient k
+    n:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] m
+    o:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    p:i32[2,3] = select_n l n o
+    q:f32[2,3] = stop_gradient a
+    r:f32[2,3] = select_n l q a
+    s:f32[2,3] = add r 1.0:f32[]
+    t:bool[2,3] = eq j 1:i32[]
+    u:i32[3] = stop_gradient k
+    v:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] u
+    w:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    x:i32[2,3] = select_n t v w
+    y:f32[2,3] = stop_gradient a
+    z:f32[2,3] = select_n t y a
+    ba:f32[2,3] = neg z
+    bb:bool[2,3] = eq j 2:i32[]
+    bc:i32[3] = stop_gradient k
+    bd:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] bc
+    be:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    bf:i32[2,3] = select_n bb bd be
+    bg:f32[2,3] = stop_gradient a
+    bh:f32[2,3] = select_n bb bg a
+    bi:i32[2,3] = copy bf
+    bj:f32[2,3] = convert_element_type[new_dtype=float32 weak_type=False] bi
+    bk:f32[2,3] = select_n j s ba bj
+  in (bk,) } in
+{ lambda ; bl:f32[2,3]. let
+    bm:bool[2,3] = lt bl 2.0:f32[]
+    bn:bool[2,3] = gt bl 4.0:f32[]
+    bo:bool[1,2,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] bm
+    bp:bool[1,2,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] bn
+    bq:bool[2,2,3] = concatenate[dimension=0] bo bp
+    br:f32[2,3] = jit[name=_piecewise jaxpr=_piecewise] bl bq 7:i32[]
+  in (br,) }"""
+
+EXPECTED['int'] = """\
+let _piecewise = { lambda ; a:i32[5] b:bool[1,5] c:i32[]. let
+    d:bool[1,5] = broadcast_in_dim False:bool[]
+    e:bool[2,5] = concatenate[dimension=0] d b
+    f:i32[2,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; e:bool[2,5]. let
+          g:i32[2,5] = convert_element_type[new_dtype=int32 weak_type=False] e
+          f:i32[2,5] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] e
+    h:i32[5] = argmax[axes=(0,) index_dtype=int32] f
+    i:i32[5] = clamp 0:i32[] h 1:i32[]
+    j:i32[5] = broadcast_in_dim c
+    k:bool[5] = eq i 0:i32[]
+    l:i32[5] = stop_gradient j
+    m:i32[5] = select_n k l j
+    n:i32[5] = stop_gradient a
+    o:i32[5] = select_n k n a
+    p:i32[5] = copy m
+    q:i32[5] = convert_element_type[new_dtype=int32 weak_type=False] p
+    r:bool[5] = eq i 1:i32[]
+    s:i32[5] = stop_gradient j
+    t:i32[5] = select_n r s j
+    u:i32[5] = stop_gradient a
+    v:i32[5] = select_n r u a
+    w:i32[5] = mul v 2:i32[]
+    x:i32[5] = select_n i q w
+  in (x,) } in
+{ lambda ; y:i32[5]. let
+    z:bool[5] = lt y 2:i32[]
+    ba:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] z
+    bb:i32[5] = jit[name=_piecewise jaxpr=_piecewise] y ba 0:i32[]
+  in (bb,) }"""
+
+EXPECTED['closs'] = """\
+let _piecewise = { lambda ; a:f32[] b:f32[5] c:bool[1,5] d:i32[]. let
+    e:bool[1,5] = broadcast_in_dim False:bool[]
+    f:bool[2,5] = concatenate[dimension=0] e c
+    g:i32[2,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; f:bool[2,5]. let
+          h:i32[2,5] = convert_element_type[new_dtype=int32 weak_type=False] f
+          g:i32[2,5] = cumsum[axis=0 reverse=False] h
+        in (g,) }
+    ] f
+    i:i32[5] = argmax[axes=(0,) index_dtype=int32] g
+    j:i32[5] = clamp 0:i32[] i 1:i32[]
+    k:i32[5] = broadcast_in_dim d
+    l:f32[5] = broadcast_in_dim a
+    m:bool[5] = eq j 0:i32[]
+    n:i32[5] = stop_gradient k
+    o:i32[5] = select_n m n k
+    p:f32[5] = stop_gradient l
+    q:f32[5] = select_n m p l
+    r:f32[5] = stop_gradient b
+    s:f32[5] = select_n m r b
+    t:i32[5] = copy o
+    u:f32[5] = convert_element_type[new_dtype=float32 weak_type=False] t
+    v:bool[5] = eq j 1:i32[]
+    w:i32[5] = stop_gradient k
+    x:i32[5] = select_n v w k
+    y:f32[5] = stop_gradient l
+    z:f32[5] = select_n v y l
+    ba:f32[5] = stop_gradient b
+    bb:f32[5] = select_n v ba b
+    bc:f32[5] = mul bb z
+    bd:f32[5] = select_n j u bc
+  in (bd,) } in
+{ lambda ; be:f32[5] bf:f32[]. let
+    bg:bool[5] = lt be 0.0:f32[]
+    bh:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bg
+    bi:f32[5] = jit[name=_piecewise jaxpr=_piecewise] bf be bh 0:i32[]
+  in (bi,) }"""
+
+EXPECTED['scalarconst'] = """\
+{ lambda ; a:f32[]. let
+    b:bool[] = lt a 0.0:f32[]
+    c:bool[] = gt a 1.0:f32[]
+    d:bool[1] = broadcast_in_dim b
+    e:bool[1] = broadcast_in_dim c
+    f:bool[2] = concatenate[dimension=0] d e
+    g:f32[] = jit[
+      name=_piecewise
+      jaxpr={ lambda ; a:f32[] f:bool[2] h:f32[] i:i32[]. let
+          j:bool[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] f
+          k:bool[1] = broadcast_in_dim False:bool[]
+          l:bool[3] = concatenate[dimension=0] k f
+          m:i32[3] = jit[
+            name=cumsum
+            jaxpr={ lambda ; l:bool[3]. let
+                n:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] l
+                m:i32[3] = cumsum[axis=0 reverse=False] n
+              in (m,) }
+          ] l
+          o:i32[] = argmax[axes=(0,) index_dtype=int32] m
+          p:i32[] = clamp 0:i32[] o 2:i32[]
+          g:f32[] = cond[
+            branches=(
+              { lambda ; q:f32[] r:i32[] s:f32[]. let
+                  t:f32[] = copy q
+                  u:f32[] = convert_element_type[
+                    new_dtype=float32
+                    weak_type=False
+                  ] t
+                in (u,) }
+              { lambda ; v:f32[] w:i32[] x:f32[]. let y:f32[] = neg x in (y,) }
+              { lambda ; z:f32[] ba:i32[] bb:f32[]. let
+                  bc:i32[] = copy ba
+                  bd:f32[] = convert_element_type[
+                    new_dtype=float32
+                    weak_type=False
+                  ] bc
+                in (bd,) }
+            )
+          ] p h i a
+        in (g,) }
+    ] a f 1.5:f32[] 3:i32[]
+  in (g,) }"""
+
+EXPECTED['scalarcond'] = """\
+{ lambda a:bool[2]; b:f32[5]. let
+    c:f32[5] = jit[
+      name=_piecewise
+      jaxpr={ lambda ; b:f32[5] a:bool[2] d:i32[]. let
+          e:bool[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+          f:bool[1] = broadcast_in_dim False:bool[]
+          g:bool[3] = concatenate[dimension=0] f a
+          h:i32[3] = jit[
+            name=cumsum
+            jaxpr={ lambda ; g:bool[3]. let
+                i:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] g
+                h:i32[3] = cumsum[axis=0 reverse=False] i
+              in (h,) }
+          ] g
+          j:i32[] = argmax[axes=(0,) index_dtype=int32] h
+          k:i32[] = clamp 0:i32[] j 2:i32[]
+          c:f32[5] = cond[
+            branches=(
+              { lambda ; l:i32[] m:f32[5]. let
+                  n:i32[] = copy l
+                  o:f32[] = convert_element_type[
+                    new_dtype=float32
+                    weak_type=False
+                  ] n
+                  p:f32[5] = broadcast_in_dim o
+                in (p,) }
+              { lambda ; q:i32[] r:f32[5]. let s:f32[5] = neg r in (s,) }
+              { lambda ; t:i32[] u:f32[5]. let
+                  v:f32[5] = mul u 3.0:f32[]
+                in (v,) }
+            )
+          ] k d b
+        in (c,) }
+    ] b a 0:i32[]
+  in (c,) }"""
+
+EXPECTED['f64'] = """\
+let _piecewise = { lambda ; a:f64[5] b:bool[2,5] c:i64[]. let
+    d:bool[1,5] = slice[limit_indices=(1, 5) start_indices=(0, 0) strides=None] b
+    e:bool[1,5] = broadcast_in_dim False:bool[]
+    f:bool[3,5] = concatenate[dimension=0] e b
+    g:i64[3,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; f:bool[3,5]. let
+          h:i64[3,5] = convert_element_type[new_dtype=int64 weak_type=False] f
+          g:i64[3,5] = cumsum[axis=0 reverse=False] h
+        in (g,) }
+    ] f
+    i:i64[5] = argmax[axes=(0,) index_dtype=int64] g
+    j:i32[5] = convert_element_type[new_dtype=int32 weak_type=False] i
+    k:i32[5] = clamp 0:i32[] j 2:i32[]
+    l:i64[5] = broadcast_in_dim c
+    m:bool[5] = eq k 0:i32[]
+    n:i64[5] = stop_gradient l
+    o:i64[5] = select_n m n l
+    p:f64[5] = stop_gradient a
+    q:f64[5] = select_n m p a
+    r:f64[5] = add q 1.0:f64[]
+    s:bool[5] = eq k 1:i32[]
+    t:i64[5] = stop_gradient l
+    u:i64[5] = select_n s t l
+    v:f64[5] = stop_gradient a
+    w:f64[5] = select_n s v a
+    x:f64[5] = neg w
+    y:bool[5] = eq k 2:i32[]
+    z:i64[5] = stop_gradient l
+    ba:i64[5] = select_n y z l
+    bb:f64[5] = stop_gradient a
+    bc:f64[5] = select_n y bb a
+    bd:i64[5] = copy ba
+    be:f64[5] = convert_element_type[new_dtype=float64 weak_type=False] bd
+    bf:f64[5] = select_n k r x be
+  in (bf,) } in
+{ lambda ; bg:f64[5]. let
+    bh:bool[5] = lt bg 0.0:f64[]
+    bi:bool[5] = gt bg 1.0:f64[]
+    bj:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bh
+    bk:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bi
+    bl:bool[2,5] = concatenate[dimension=0] bj bk
+    bm:f64[5] = jit[name=_piecewise jaxpr=_piecewise] bg bl 2:i64[]
+  in (bm,) }"""
+
+EXPECTED['ident'] = """\
+let _piecewise = { lambda ; a:f32[5] b:bool[1,5]. let
+    c:bool[1,5] = broadcast_in_dim False:bool[]
+    d:bool[2,5] = concatenate[dimension=0] c b
+    e:i32[2,5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; d:bool[2,5]. let
+          f:i32[2,5] = convert_element_type[new_dtype=int32 weak_type=False] d
+          e:i32[2,5] = cumsum[axis=0 reverse=False] f
+        in (e,) }
+    ] d
+    g:i32[5] = argmax[axes=(0,) index_dtype=int32] e
+    h:i32[5] = clamp 0:i32[] g 1:i32[]
+    i:bool[5] = eq h 0:i32[]
+    j:f32[5] = stop_gradient a
+    k:f32[5] = select_n i j a
+    l:bool[5] = eq h 1:i32[]
+    m:f32[5] = stop_gradient a
+    n:f32[5] = select_n l m a
+  in (a,) } in
+{ lambda ; o:f32[5]. let
+    p:bool[5] = lt o 0.0:f32[]
+    q:bool[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+    r:f32[5] = jit[name=_piecewise jaxpr=_piecewise] o q
+  in (r,) }"""
+
+EXPECTED['r3'] = """\
+let _piecewise = { lambda ; a:f32[2,3,4] b:bool[1,2,3,4] c:i32[]. let
+    d:bool[1,2,3,4] = broadcast_in_dim False:bool[]
+    e:bool[2,2,3,4] = concatenate[dimension=0] d b
+    f:i32[2,2,3,4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; e:bool[2,2,3,4]. let
+          g:i32[2,2,3,4] = convert_element_type[new_dtype=int32 weak_type=False] e
+          f:i32[2,2,3,4] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] e
+    h:i32[2,3,4] = argmax[axes=(0,) index_dtype=int32] f
+    i:i32[2,3,4] = clamp 0:i32[] h 1:i32[]
+    j:i32[4] = broadcast_in_dim c
+    k:bool[2,3,4] = eq i 0:i32[]
+    l:i32[4] = stop_gradient j
+    m:i32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] l
+    n:i32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    o:i32[2,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] m
+    p:i32[2,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] n
+    q:i32[2,3,4] = select_n k o p
+    r:f32[2,3,4] = stop_gradient a
+    s:f32[2,3,4] = select_n k r a
+    t:i32[2,3,4] = copy q
+    u:f32[2,3,4] = convert_element_type[new_dtype=float32 weak_type=False] t
+    v:bool[2,3,4] = eq i 1:i32[]
+    w:i32[4] = stop_gradient j
+    x:i32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] w
+    y:i32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    z:i32[2,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] x
+    ba:i32[2,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] y
+    bb:i32[2,3,4] = select_n v z ba
+    bc:f32[2,3,4] = stop_gradient a
+    bd:f32[2,3,4] = select_n v bc a
+    be:f32[2,3,4] = neg bd
+    bf:f32[2,3,4] = select_n i u be
+  in (bf,) } in
+{ lambda ; bg:f32[2,3,4]. let
+    bh:bool[2,3,4] = lt bg 2.0:f32[]
+    bi:bool[1,2,3,4] = broadcast_in_dim[broadcast_dimensions=(1, 2, 3)] bh
+    bj:f32[2,3,4] = jit[name=_piecewise jaxpr=_piecewise] bg bi 7:i32[]
+  in (bj,) }"""
+
+EXPECTED['u2'] = """\
+{ lambda a:bool[2]; b:f32[2,3]. let
+    c:f32[2,3] = jit[
+      name=_piecewise
+      jaxpr={ lambda ; b:f32[2,3] a:bool[2] d:i32[]. let
+          e:bool[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+          f:bool[1] = broadcast_in_dim False:bool[]
+          g:bool[3] = concatenate[dimension=0] f a
+          h:i32[3] = jit[
+            name=cumsum
+            jaxpr={ lambda ; g:bool[3]. let
+                i:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] g
+                h:i32[3] = cumsum[axis=0 reverse=False] i
+              in (h,) }
+          ] g
+          j:i32[] = argmax[axes=(0,) index_dtype=int32] h
+          k:i32[] = clamp 0:i32[] j 2:i32[]
+          c:f32[2,3] = cond[
+            branches=(
+              { lambda ; l:i32[] m:f32[2,3]. let
+                  n:f32[2,3] = mul m 3.0:f32[]
+                in (n,) }
+              { lambda ; o:i32[] p:f32[2,3]. let q:f32[2,3] = neg p in (q,) }
+              { lambda ; r:i32[] s:f32[2,3]. let
+                  t:i32[] = copy r
+                  u:f32[] = convert_element_type[
+                    new_dtype=float32
+                    weak_type=False
+                  ] t
+                  v:f32[3] = broadcast_in_dim u
+                  w:f32[2,3] = broadcast_in_dim[
+                    broadcast_dimensions=(np.int64(1),)
+                  ] v
+                in (w,) }
+            )
+          ] k d b
+        in (c,) }
+    ] b a 2:i32[]
+  in (c,) }"""
+
+EXPECTED['xs'] = """\
+let _piecewise = { lambda ; a:f32[] b:bool[1,2,3] c:i32[]. let
+    d:bool[1,2,3] = broadcast_in_dim False:bool[]
+    e:bool[2,2,3] = concatenate[dimension=0] d b
+    f:i32[2,2,3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; e:bool[2,2,3]. let
+          g:i32[2,2,3] = convert_element_type[new_dtype=int32 weak_type=False] e
+          f:i32[2,2,3] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] e
+    h:i32[2,3] = argmax[axes=(0,) index_dtype=int32] f
+    i:i32[2,3] = clamp 0:i32[] h 1:i32[]
+    j:i32[3] = broadcast_in_dim c
+    k:f32[3] = broadcast_in_dim a
+    l:bool[2,3] = eq i 0:i32[]
+    m:i32[3] = stop_gradient j
+    n:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] m
+    o:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    p:i32[2,3] = select_n l n o
+    q:f32[3] = stop_gradient k
+    r:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] q
+    s:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    t:f32[2,3] = select_n l r s
+    u:i32[2,3] = copy p
+    v:f32[2,3] = convert_element_type[new_dtype=float32 weak_type=False] u
+    w:bool[2,3] = eq i 1:i32[]
+    x:i32[3] = stop_gradient j
+    y:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] x
+    z:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    ba:i32[2,3] = select_n w y z
+    bb:f32[3] = stop_gradient k
+    bc:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] bb
+    bd:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    be:f32[2,3] = select_n w bc bd
+    bf:f32[2,3] = neg be
+    bg:f32[2,3] = select_n i v bf
+  in (bg,) } in
+{ lambda ; bh:f32[2,3]. let
+    bi:bool[2,3] = lt bh 2.0:f32[]
+    bj:bool[1,2,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] bi
+    bk:f32[2,3] = jit[name=_piecewise jaxpr=_piecewise] 2.0:f32[] bj 7:i32[]
+  in (bk,) }"""
+
+EXPECTED['jnp_cumsum'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = cumsum[axis=0 reverse=False] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_cumsum_ax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = cumsum[axis=1 reverse=False] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_cumprod'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=cumprod
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = cumprod[axis=0 reverse=False] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_sort'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=sort
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = sort[dimension=0 is_stable=True num_keys=1] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_argsort'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[7] = jit[
+      name=argsort
+      jaxpr={ lambda ; a:f32[7]. let
+          c:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          d:f32[7] b:i32[7] = sort[dimension=0 is_stable=True num_keys=1] a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_round'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=round
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = mul a 10.0:f32[]
+          d:f32[7] = round[rounding_method=1] c
+          b:f32[7] = div d 10.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_round0'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=round
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = round[rounding_method=1] a
+        in (b,) }
+    ] a
+  in (b,) }"""

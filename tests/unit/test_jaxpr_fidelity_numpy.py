@@ -1,0 +1,189 @@
+"""jnp functions whose jaxprs print as JAX 0.10.2 prints them (jnp.piecewise, and the jnp
+functions JAX wraps in `jit`), plus jnp.piecewise's values against NumPy.
+
+The expected texts are JAX's own output (jaxpr_fidelity_numpy_expected.py), generated once
+from the venv's JAX 0.10.2 with the same programs; these tests never import JAX.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jaxpr_fidelity_numpy_expected import EXPECTED
+
+import ember
+import ember.numpy as jnp
+
+X5 = np.linspace(-2, 2, 5).astype(np.float32)
+X7 = np.linspace(-2, 2, 7).astype(np.float32)
+M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def _pw(x, conds, funcs, *a, **k):
+    return jnp.piecewise(x, conds, funcs, *a, **k)
+
+
+PROGRAMS = {
+    "main": (lambda x: _pw(x, [x < 0, x > 1], [lambda v: -v, lambda v: v * 2,
+                                                lambda v: v + 1]), (X5,)),
+    "const": (lambda x: _pw(x, [x < 0, x > 1], [3, lambda v: v * 2, 1.5]), (X5,)),
+    "nodef": (lambda x: _pw(x, [x < 0, x > 1], [lambda v: -v, lambda v: v * 2]), (X5,)),
+    "scalar": (lambda x: _pw(x, [x < 0, x > 1], [lambda v: -v, lambda v: v * 2,
+                                                  lambda v: v + 1]), (np.float32(0.5),)),
+    "args": (lambda x, y: _pw(x, [x < 0, x > 1],
+                              [lambda v, a, b=1.0: -v * a + b, lambda v, a, b=1.0: v * 2,
+                               lambda v, a, b=1.0: v + a], y, b=2.0), (X5, np.float32(3))),
+    "2d": (lambda x: _pw(x, [x < 2, x > 4], [lambda v: -v, 7, lambda v: v + 1]),
+           (np.arange(6, dtype=np.float32).reshape(2, 3),)),
+    "int": (lambda x: _pw(x, [x < 2], [lambda v: v * 2, 0]), (np.arange(5, dtype=np.int32),)),
+    "closs": (lambda x, s: _pw(x, [x < 0], [lambda v: v * s, 0]), (X5, np.float32(2))),
+    "scalarconst": (lambda x: _pw(x, [x < 0, x > 1], [lambda v: -v, 3, 1.5]),
+                    (np.float32(0.5),)),
+    "scalarcond": (lambda x: _pw(x, jnp.array([False, True]), [lambda v: -v,
+                                                                lambda v: v * 3]), (X5,)),
+    "ident": (lambda x: _pw(x, [x < 0], [lambda v: v, lambda v: v]), (X5,)),
+    "r3": (lambda x: _pw(x, [x < 2], [lambda v: -v, 7]),
+           (np.arange(24, dtype=np.float32).reshape(2, 3, 4),)),
+    "u2": (lambda x: _pw(x, jnp.array([False, True]), [lambda v: -v, 2, lambda v: v * 3]),
+           (np.arange(6, dtype=np.float32).reshape(2, 3),)),
+    "xs": (lambda x: _pw(np.float32(2), [x < 2], [lambda v: -v, 7]),
+           (np.arange(6, dtype=np.float32).reshape(2, 3),)),
+    "jnp_cumsum": (lambda a: jnp.cumsum(a), (X7,)),
+    "jnp_cumsum_ax": (lambda a: jnp.cumsum(a, axis=1), (M34,)),
+    "jnp_cumprod": (lambda a: jnp.cumprod(a), (X7,)),
+    "jnp_sort": (lambda a: jnp.sort(a), (X7,)),
+    "jnp_argsort": (lambda a: jnp.argsort(a), (X7,)),
+    "jnp_round": (lambda a: jnp.round(a, 1), (X7,)),
+    "jnp_round0": (lambda a: jnp.round(a), (X7,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_jaxpr_text_equals_jax(name):
+    fun, args = PROGRAMS[name]
+    assert str(ember.make_jaxpr(fun)(*args)) == EXPECTED[name]
+
+
+def test_piecewise_f64_jaxpr_equals_jax():
+    with _x64():
+        x = X5.astype(np.float64)
+        text = str(ember.make_jaxpr(
+            lambda x: _pw(x, [x < 0, x > 1], [lambda v: -v, 2, lambda v: v + 1]))(x))
+    assert text == EXPECTED["f64"]
+
+
+class _x64:
+    def __enter__(self):
+        self.old = ember.config.jax_enable_x64
+        ember.config.update("jax_enable_x64", True)
+
+    def __exit__(self, *exc):
+        ember.config.update("jax_enable_x64", self.old)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values against NumPy.
+# ---------------------------------------------------------------------------------------------
+
+def _np_piecewise(x, conds, funcs, *a, **k):
+    return np.piecewise(x, [np.asarray(c) for c in conds], funcs, *a, **k)
+
+
+SHAPES = [(), (1,), (7,), (33,), (3, 5), (2, 3, 4), (1, 5)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_piecewise_values(shape, dtype, mode):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    funcs = [lambda v: -v, 4, lambda v: v * 2, lambda v: v + 1]
+    def f(x):
+        return jnp.piecewise(x, [x < 0, x > 1, x > 2], funcs)
+    got = f(x) if mode == "eager" else ember.jit(f)(x)
+    want = _np_piecewise(x, [x < 0, x > 1, x > 2], funcs)
+    assert np.asarray(got).dtype == dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_piecewise_no_default_is_zero(mode):
+    x = np.linspace(-3, 3, 13).astype(np.float32)
+    def f(x):
+        return jnp.piecewise(x, [x < -1, x > 1], [lambda v: v - 1, lambda v: v + 1])
+    got = f(x) if mode == "eager" else ember.jit(f)(x)
+    np.testing.assert_array_equal(np.asarray(got), np.piecewise(
+        x, [x < -1, x > 1], [lambda v: v - 1, lambda v: v + 1]))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_piecewise_args_kwargs_and_closure(mode):
+    x = np.linspace(-3, 3, 33).astype(np.float32)
+    s = np.float32(0.5)
+    def f(x, y, s):
+        return jnp.piecewise(x, [x < 0, x > 1],
+                             [lambda v, a, b=1.0: v * a + b * s, lambda v, a, b=1.0: v - b,
+                              lambda v, a, b=1.0: v * s], y, b=2.0)
+    got = (f if mode == "eager" else ember.jit(f))(x, np.float32(3), s)
+    want = np.piecewise(x, [x < 0, x > 1], [lambda v, a, b=1.0: v * a + b * s,
+                                            lambda v, a, b=1.0: v - b,
+                                            lambda v, a, b=1.0: v * s], np.float32(3), b=2.0)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+def test_piecewise_f64_values():
+    with _x64():
+        x = np.linspace(-2, 2, 9)
+        got = ember.jit(lambda x: jnp.piecewise(x, [x < 0, x > 1], [lambda v: -v, 2,
+                                                                     lambda v: v + 1]))(x)
+        assert np.asarray(got).dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(got), np.piecewise(
+            x, [x < 0, x > 1], [lambda v: -v, 2, lambda v: v + 1]))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_piecewise_broadcast_conditions(mode):
+    # conditions of shape (3,) against x of shape (2, 3), and scalar conditions.
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    c = np.array([True, False, True])
+    def f(x):
+        return jnp.piecewise(x, [c], [lambda v: -v, lambda v: v * 3])
+    got = f(x) if mode == "eager" else ember.jit(f)(x)
+    np.testing.assert_array_equal(np.asarray(got), np.where(c, -x, x * 3))
+    def g(x):
+        return jnp.piecewise(x, jnp.array([False, True]), [lambda v: -v, 2, lambda v: v * 3])
+    got = g(x) if mode == "eager" else ember.jit(g)(x)
+    np.testing.assert_array_equal(np.asarray(got), np.full_like(x, 2))
+
+
+def test_piecewise_nan_and_inf_pass_through():
+    x = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 1.5], np.float32)
+    f = ember.jit(lambda x: jnp.piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: v * 2,
+                                                              lambda v: v + 1]))
+    want = np.piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: v * 2, lambda v: v + 1])
+    np.testing.assert_array_equal(np.asarray(f(x)), want)
+
+
+def test_piecewise_wrong_number_of_functions():
+    with pytest.raises(ValueError, match="either 2 or 3 functions"):
+        jnp.piecewise(X5, [X5 < 0, X5 > 1], [lambda v: v])
+
+
+@pytest.mark.parametrize("fname", ["cumsum", "cumprod", "nancumsum", "nancumprod"])
+def test_cumulative_eager_unchanged_and_jit_wrapped(fname):
+    x = np.array([1.5, np.nan, -2.0, 3.0, 0.5, 2.0, 1.0], np.float32)
+    f = getattr(jnp, fname)
+    np.testing.assert_allclose(np.asarray(f(x)), getattr(np, fname)(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ember.jit(f)(x)), getattr(np, fname)(x), rtol=1e-6)
+    text = str(ember.make_jaxpr(f)(x))
+    assert "jit[" in text and f"name={fname}" in text
+
+
+@pytest.mark.parametrize("fname", ["sort", "argsort", "round"])
+def test_wrapped_functions_eager_and_jit_values(fname):
+    x = np.array([1.25, np.nan, -2.5, 3.0, 0.5, -0.0, 2.75], np.float32)
+    f = getattr(jnp, fname)
+    want = getattr(np, fname)(x)
+    np.testing.assert_array_equal(np.asarray(f(x)), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(f)(x)), want)
