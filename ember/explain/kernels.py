@@ -9,8 +9,8 @@ program on demand, so its native code can still be looked at);
 `split_llvm_functions(ir)` and `split_asm_functions(asm)` cut whole-module text into
 functions by symbol name.
 Invariants: kernel `k` of HLO instruction `%name` is the LLVM function `@ember_<name>`
-(characters other than `[A-Za-z0-9_.]` replaced by `_`), plus `@ember_<name>.omp`, the
-worker GOMP runs, when the kernel is split across threads (see backends/cpu/emitter.py);
+(characters other than `[A-Za-z0-9_.]` replaced by `_`), plus `@ember_<name>.chunk`, what
+the thread pool calls, when the kernel is split across threads (see backends/cpu/emitter.py);
 a kernel's source lines are the distinct (file, line) of its operations' HLO metadata,
 in order of first appearance in the fused computation.
 """
@@ -146,7 +146,7 @@ class KernelInfo:
         shared by the kernels of one `kernels()` call)."""
         funcs = self._asm.functions()
         sym = self._symbol or kernel_symbol(self.name)
-        return "\n".join(t for s, t in funcs.items() if s in (sym, sym + ".omp"))
+        return "\n".join(t for s, t in funcs.items() if s in (sym, sym + ".chunk"))
 
 
 def kernel_hlo(inst: Instruction) -> str:
@@ -199,7 +199,7 @@ def kernels(exe: Any, module: Any = None) -> list[KernelInfo]:
     out = []
     for name, inst in zip(exe.kernel_names, insts):
         sym = kernel_symbol(name)
-        ir_text = "\n\n".join(t for s, t in funcs.items() if s in (sym, sym + ".omp"))
+        ir_text = "\n\n".join(t for s, t in funcs.items() if s in (sym, sym + ".chunk"))
         out.append(KernelInfo(inst.name or name, kernel_kind(inst), inst,
                               instruction_cost(inst), name in exe.parallel_kernels, ir_text,
                               source_lines(kernel_instructions(inst)), asm, sym))

@@ -1,6 +1,6 @@
-"""Threads: big kernels split their outer loop across cores from native code; results do
-not depend on the thread count, and an executable may be called from several Python
-threads at once."""
+"""Threads: big kernels split their outer loop across cores from native code (Ember's pool,
+tested in depth by test_thread_pool.py); results do not depend on the thread count, and an
+executable may be called from several Python threads at once."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from ember.backends.cpu import llvm_target
 from ember.hlo import Builder, Shape
 from ember.lowering import lower_jaxpr
 
-pytestmark = pytest.mark.skipif(not llvm_target.target().gomp, reason="libgomp not loadable")
+pytestmark = pytest.mark.skipif(not llvm_target.target().gomp,
+                                reason="the thread pool cannot run on this host")
 
 
 def softmax(x):

@@ -1,7 +1,7 @@
 """LLVM IR of an eager math kernel: one vector-math opcode on one float type, one module.
 
 Input: an opcode of `mathlib.VECTORIZED` (named `nm = VECTORIZED[op]` in symbols), an
-element type (f16, f32, f64) and whether libgomp is available. Output: LLVM IR text of
+element type (f16, f32, f64) and whether the thread pool runs here. Output: LLVM IR text of
   void @ember_eager_<nm>_<et>(ptr x, [ptr y,] ptr out, i64 n, i32 nthreads)
 which stores op(x[i][, y[i]]) into out[i] for i in [0, n); buffers are contiguous and do
 not overlap (`noalias`). The element math is emitted by the very code a jit loop kernel
@@ -11,9 +11,10 @@ sin/cos/tan variants raise a flag for huge arguments and, if any lane raised it,
 runs again with the precise variants. The precise variants compute non-huge lanes with the
 fast code, so an element's bits depend on that element alone, whatever else is in the
 array or the kernel: eager and jit agree bit for bit.
-Threads: with libgomp, `n >= threads.PARALLEL_MIN_ELEMENTS` and `nthreads > 1`, the entry
-calls `GOMP_parallel` on a worker that runs the static slice [n t/T, n (t+1)/T) of thread
-t of T; otherwise it runs [0, n) itself. Elementwise results cannot depend on the split.
+Threads: with the pool (pool.py), `n >= threads.PARALLEL_MIN_ELEMENTS` and `nthreads > 1`,
+the entry calls `ember_parallel_for(<entry>.span.chunk, data, n, nthreads)`: the calling
+thread and awake workers run chunks [begin, end) of [0, n); otherwise the entry runs [0, n)
+itself. Elementwise results cannot depend on the split.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ember.backends.cpu.irtypes import I32, I64, PTR, VOID, i64
 from ember.backends.cpu.kernels import _Gen, _with_precise_rerun
 from ember.backends.cpu.loops import for_span
 from ember.backends.cpu.mathlib import VECTORIZED
+from ember.backends.cpu.pool import SYMBOL as POOL_SYMBOL
 from ember.backends.cpu.scalar_ops import emit_elementwise
 from ember.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
 from ember.hlo.opcodes import OPCODES
@@ -46,7 +48,7 @@ def entry_name(opcode: str, et: str) -> str:
     return f"ember_eager_{VECTORIZED[opcode]}_{et}"
 
 
-def emit_module(opcode: str, et: str, gomp: bool) -> str:
+def emit_module(opcode: str, et: str, pooled: bool) -> str:
     """IR text of the module holding the eager kernel of `opcode` on element type `et`.
     (One module per kernel: measured here, O3 on one module of all 26 kernels of a type
     took about twice the sum of the 26 separate compiles, ~0.1-0.2 s each, and the first
@@ -55,7 +57,7 @@ def emit_module(opcode: str, et: str, gomp: bool) -> str:
         raise ValueError(f"no eager math kernel for {opcode} on {et}")
     mod = ir.Module(name=entry_name(opcode, et))
     span = _emit_span(mod, opcode, et)
-    worker = _emit_worker(mod, span, arity(opcode)) if gomp else None
+    worker = _emit_chunk(mod, span, arity(opcode)) if pooled else None
     _emit_entry(mod, opcode, et, span, worker)
     return str(mod)
 
@@ -91,33 +93,21 @@ def _emit_span(mod: ir.Module, opcode: str, et: str) -> ir.Function:
     return fn
 
 
-def _gomp(mod: ir.Module, name: str) -> ir.Function:
-    g = mod.globals.get(name)
-    if g is None:
-        if name == "GOMP_parallel":
-            g = ir.Function(mod, ir.FunctionType(VOID, [PTR, PTR, I32, I32]), name=name)
-        else:
-            g = ir.Function(mod, ir.FunctionType(I32, []), name=name)
-    return g
+def _parallel_for(mod: ir.Module) -> ir.Function:
+    """The pool's `ember_parallel_for(chunk, data, extent, nthreads)` (pool.py)."""
+    chunk_ty = ir.FunctionType(VOID, [PTR, I64, I64]).as_pointer()
+    return ir.Function(mod, ir.FunctionType(VOID, [chunk_ty, PTR, I64, I32]), name=POOL_SYMBOL)
 
 
-def _emit_worker(mod: ir.Module, span: ir.Function, nargs: int) -> ir.Function:
-    """`void <span>.omp(ptr data)`, data = [x, (y,) out, n as a pointer-sized integer]:
-    thread t of T runs [n t / T, n (t+1) / T)."""
-    w = ir.Function(mod, ir.FunctionType(VOID, [PTR]), name=f"{span.name}.omp")
+def _emit_chunk(mod: ir.Module, span: ir.Function, nargs: int) -> ir.Function:
+    """`void <span>.chunk(ptr data, i64 begin, i64 end)`, data = [x, (y,) out]: the span
+    [begin, end), what the pool calls per chunk."""
+    w = ir.Function(mod, ir.FunctionType(VOID, [PTR, I64, I64]), name=f"{span.name}.chunk")
     w.attributes.add("nounwind")
     b = ir.IRBuilder(w.append_basic_block("entry"))
-
-    def slot(k: int) -> ir.Value:
-        return b.load(b.gep(w.args[0], [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-
-    ptrs = [slot(k) for k in range(nargs + 1)]
-    n = b.ptrtoint(slot(nargs + 1), I64)
-    tid = b.sext(b.call(_gomp(mod, "omp_get_thread_num"), []), I64)
-    nth = b.sext(b.call(_gomp(mod, "omp_get_num_threads"), []), I64)
-    begin = b.sdiv(b.mul(n, tid), nth)
-    end = b.sdiv(b.mul(n, b.add(tid, i64(1))), nth)
-    b.call(span, [*ptrs, begin, end])
+    ptrs = [b.load(b.gep(w.args[0], [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+            for k in range(nargs + 1)]
+    b.call(span, [*ptrs, w.args[1], w.args[2]])
     b.ret_void()
     return w
 
@@ -139,10 +129,10 @@ def _emit_entry(mod: ir.Module, opcode: str, et: str, span: ir.Function,
     many = b.icmp_signed(">", nthreads, ir.Constant(I32, 1))
     with b.if_else(b.and_(big, many)) as (par, seq):
         with par:
-            data = b.alloca(PTR, size=i64(nargs + 2))
-            for k, v in enumerate([*ptrs, b.inttoptr(n, PTR)]):
+            data = b.alloca(PTR, size=i64(nargs + 1))
+            for k, v in enumerate(ptrs):
                 b.store(v, b.gep(data, [i64(k)], inbounds=True, source_etype=PTR))
-            b.call(_gomp(mod, "GOMP_parallel"), [worker, data, nthreads, ir.Constant(I32, 0)])
+            b.call(_parallel_for(mod), [worker, data, n, nthreads])
         with seq:
             b.call(span, [*ptrs, i64(0), n])
     b.ret_void()

@@ -8,13 +8,15 @@ whose buffer arguments are all `noalias` (outputs never alias inputs), which let
 vectorizer skip runtime alias checks.
 Kernels with at least `threads.PARALLEL_MIN_ELEMENTS` elements of work whose outer loop can
 be split (flat loops, rows of a row fusion, outputs of row-scheme reductions) take
-`(i64 begin, i64 end)` after their buffers; a worker `<kernel>.omp(ptr data)` runs the
-static slice `[extent*t/T, extent*(t+1)/T)` of thread t of T, and the entry calls
-`GOMP_parallel(worker, data, T, 0)` when the thread count in the table's last slot is > 1
-(else the worker directly). Each element is computed by the same code whatever the slice,
-so results do not depend on the thread count. Dots and kOutput fusions are emitted by
-dot_emit.py (BLAS work units split the same way). Scatter kernels (scatter.py) run serially,
-as does a dynamic-update-slice writing into its own operand (update_slice.py);
+`(i64 begin, i64 end)` after their buffers; `<kernel>.chunk(ptr data, i64 begin, i64 end)`
+loads the buffer pointers from `data` and runs the kernel on [begin, end), and the entry
+calls `ember_parallel_for(chunk, data, extent, T)` (Ember's pool, pool.py: the calling
+thread runs chunks too and never waits for a worker to wake up) when the thread count in the
+table's last slot is > 1, else the kernel itself on [0, extent). Each element is computed by
+the same code whatever the chunk, so results do not depend on the thread count. Dots and
+kOutput fusions are emitted by dot_emit.py (BLAS work units split the same way). Scatter
+kernels (scatter.py) run serially, as does a dynamic-update-slice writing into its own
+operand (update_slice.py);
 sort kernels (sort.py) take their work buffers after the inputs and split by rows.
 Host-callback custom-calls (callbacks.py) call a ctypes trampoline and are never split.
 While loops and conditionals become basic blocks of the entry around their computations'
@@ -37,6 +39,7 @@ from ember.backends.cpu.callbacks import (
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
+from ember.backends.cpu.pool import SYMBOL as POOL_SYMBOL
 from ember.backends.cpu.scatter import emit_scatter_kernel
 from ember.backends.cpu.schedule import Schedule, Slot, _flatten
 from ember.backends.cpu.sort import emit_sort_kernel, sort_row_count
@@ -59,6 +62,7 @@ class ModuleEmitter:
         self.ir = ir.Module(name=prefix + module.name)
         self.kernel_names: list[str] = []
         self.parallel_kernels: list[str] = []
+        self._chunk_of: dict[str, tuple[ir.Function, int]] = {}  # chunk fn -> kernel, extent
         self._calls: list[tuple[ir.Function, list[Slot], bool]] = []
         self._own_calls = self._calls  # profiling.py swaps `_calls` to emit one call alone
         self._call_range: dict[Instruction, tuple[int, int]] = {}  # kernel -> its calls
@@ -198,28 +202,25 @@ class ModuleEmitter:
         return max(sizes, default=0)
 
     def _emit_worker(self, kernel: ir.Function, nptr: int, extent: int) -> ir.Function:
-        """`void <kernel>.omp(ptr data)`: this thread's static slice of the kernel."""
-        w = ir.Function(self.ir, ir.FunctionType(VOID, [PTR]), name=f"{kernel.name}.omp")
+        """`void <kernel>.chunk(ptr data, i64 begin, i64 end)`: the kernel on [begin, end)
+        of its split loop, its buffers read from `data` (what the pool calls per chunk)."""
+        w = ir.Function(self.ir, ir.FunctionType(VOID, [PTR, I64, I64]),
+                        name=f"{kernel.name}.chunk")
         w.attributes.add("nounwind")
         b = ir.IRBuilder(w.append_basic_block("entry"))
         ptrs = [b.load(b.gep(w.args[0], [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
                 for k in range(nptr)]
-        tid = b.sext(b.call(self._omp("omp_get_thread_num"), []), I64)
-        nth = b.sext(b.call(self._omp("omp_get_num_threads"), []), I64)
-        begin = b.sdiv(b.mul(tid, i64(extent)), nth)
-        end = b.sdiv(b.mul(b.add(tid, i64(1)), i64(extent)), nth)
-        b.call(kernel, [*ptrs, begin, end])
+        b.call(kernel, [*ptrs, w.args[1], w.args[2]])
         b.ret_void()
+        self._chunk_of[w.name] = (kernel, extent)
         return w
 
     def _omp(self, name: str) -> ir.Function:
+        """`ember_parallel_for` (pool.py), declared once per module."""
         g = self.ir.globals.get(name)
         if g is None:
-            if name == "GOMP_parallel":
-                ty = ir.FunctionType(VOID, [PTR, PTR, I32, I32])
-            else:
-                ty = ir.FunctionType(I32, [])
-            g = ir.Function(self.ir, ty, name=name)
+            chunk_ty = ir.FunctionType(VOID, [PTR, I64, I64]).as_pointer()
+            g = ir.Function(self.ir, ir.FunctionType(VOID, [chunk_ty, PTR, I64, I32]), name=name)
         return g
 
     # -- entry -------------------------------------------------------------------------------
@@ -252,18 +253,20 @@ class ModuleEmitter:
             if not split:
                 b.call(kfn, [slot_ptr(s) for s in slots])
                 return
+            kernel, extent = self._chunk_of[kfn.name]
             with b.goto_block(fn.entry_basic_block):
                 b.position_at_start(fn.entry_basic_block)
                 data = b.alloca(PTR, size=i64(len(slots)))
-            for k, s in enumerate(slots):
-                b.store(slot_ptr(s), b.gep(data, [i64(k)], inbounds=True, source_etype=PTR))
+            ptrs = [slot_ptr(s) for s in slots]
             nth_ptr = table_ptr(self.sched.slot_count())  # the int the runtime sets
             nth = b.load(nth_ptr, typ=I32)
             with b.if_else(b.icmp_signed(">", nth, ir.Constant(I32, 1))) as (par, seq):
-                with par:
-                    b.call(self._omp("GOMP_parallel"), [kfn, data, nth, ir.Constant(I32, 0)])
+                with par:  # the pool: this thread runs chunks too (pool.py)
+                    for k, p in enumerate(ptrs):
+                        b.store(p, b.gep(data, [i64(k)], inbounds=True, source_etype=PTR))
+                    b.call(self._omp(POOL_SYMBOL), [kfn, data, i64(extent), nth])
                 with seq:
-                    b.call(kfn, [data])
+                    b.call(kernel, [*ptrs, i64(0), i64(extent)])
 
         if self.sched.control and self._calls is self._own_calls:
             # loops and branches: every table pointer is loaded here, in the entry block,

@@ -35,7 +35,7 @@ class Target:
     cpu_name: str
     features: str
     triple: str
-    gomp: bool  # libgomp's entry points are visible to the JIT linker
+    gomp: bool  # the thread pool's ember_parallel_for is visible to the JIT linker (pool.py)
 
     @property
     def key(self) -> str:

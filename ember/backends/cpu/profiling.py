@@ -8,7 +8,7 @@ runs, all iterations included.
 How: the module is optimized, scheduled and emitted exactly as `compiler.py` does it (the
 same kernels, the same `ember_entry`), and the emitter here adds
 - `ember_profile.step.<k>(ptr table)`, one function per top-level step (the ordinary entry's
-  code restricted to step k: a kernel's calls, GOMP threading included, or a loop's or
+  code restricted to step k: a kernel's calls, thread-pool regions included, or a loop's or
   conditional's basic blocks), marked noinline; and
 - `ember_profile(ptr table)`, which reads CLOCK_MONOTONIC through libc's `clock_gettime`
   (vDSO: ~20 ns, ns resolution) before the first step and after each one into the global
