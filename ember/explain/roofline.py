@@ -320,8 +320,8 @@ def _load_notes(threads: int) -> list[str]:
     note = (f"this machine is busy (load average {found[0]:.1f} on {found[1]} CPUs): times "
             "include waiting for other processes")
     if threads > 1:
-        note += ("; a threaded kernel waits for its slowest thread, so EMBER_NUM_THREADS=1 "
-                 "gives steadier numbers")
+        note += ("; a threaded kernel waits for every chunk a busy core's worker has "
+                 "claimed, so EMBER_NUM_THREADS=1 gives steadier numbers")
     return [note]
 
 

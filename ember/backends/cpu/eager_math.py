@@ -13,7 +13,8 @@ hash, LLVM version, target triple, CPU name and features; `EMBER_CACHE_DIR`), so
 process only links it. `STATS` counts kernels compiled and loaded from disk, and seconds.
 Importing this module imports neither llvmlite nor the math library.
 Threads: kernels take the thread count `threads.get_num_threads()` at each call; large
-arrays are split statically across threads, which cannot change any element's bits.
+arrays are split into chunks for the thread pool (pool.py), which cannot change any
+element's bits.
 """
 
 from __future__ import annotations
