@@ -2,12 +2,15 @@
 lax.cond, switch, while_loop, fori_loop (static and traced bounds), scan (carry, stacked
 outputs, reverse, length, xs=None, unroll, pytrees), map and jnp.piecewise, over shapes
 (scalar, empty, odd sizes, 2-D, 3-D) and dtypes (bool, ints, floats, 64-bit under x64),
-plus hypothesis searches over scan's and switch's parameters."""
+plus hypothesis searches over scan's and switch's parameters. fori_loop, scan and map put a
+test's cases in one `LaxBatch` (tests/ops/batched_checks.py): the same checks per case,
+one compiled program per test."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from batched_checks import LaxBatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from op_tables import (
@@ -187,6 +190,7 @@ def test_fori_loop(request, dtype, bounds):
                 v = (v * three - np.array(i).astype(dtype)).astype(dtype)
         return v
 
+    batch = LaxBatch()  # every case in one compiled program, checked as above
     for lo, hi in ((0, 6), (2, 5), (4, 4), (5, 2)):
         if bounds == "static":
             def fn(x, lo=lo, hi=hi):
@@ -198,8 +202,9 @@ def test_fori_loop(request, dtype, bounds):
             args = (np.int32(lo), np.int32(hi))
         for shape in ((), (7,), (2, 3)):
             x = sample(shape, dtype, rng, low=-3, high=3, edges=np.array([], dtype))
-            assert_eager_jit_numpy(fn, lambda *a, lo=lo, hi=hi: ref(lo, hi, a[-1]),
-                                   *args, x)
+            batch.add(fn, lambda *a, lo=lo, hi=hi: ref(lo, hi, a[-1]), *args, x,
+                      float_reduction=False)
+    batch.run()
 
 
 def test_fori_loop_static_unroll_and_weak_carry():
@@ -241,12 +246,13 @@ def test_scan_carry_and_stacked_outputs(request, dtype, reverse):
                                   c, xs, xs.shape[0], reverse)
         return carry, np.array(ys, dtype).reshape(xs.shape)
 
-    jitted = ember.jit(fn)
+    batch = LaxBatch()  # every case in one compiled program, checked as above
     for length in (0, 1, 7):
         for row in ((), (5,), (2, 3)):
             xs = sample((length, *row), dtype, rng, low=-3, high=3, edges=np.array([], dtype))
             c = sample(row, dtype, rng, low=-3, high=3, edges=np.array([], dtype))
-            assert_eager_jit_numpy(fn, ref, c, xs, jitted=jitted)
+            batch.add(fn, ref, c, xs, float_reduction=False)
+    batch.run()
 
 
 @pytest.mark.parametrize("unroll", [1, 2, 3, 5, 8, True, False, 0])
@@ -296,11 +302,13 @@ def test_map(request, dtype):
     def fn(xs):
         return lax.map(f, xs)
 
+    batch = LaxBatch()  # every case in one compiled program, checked as above
     with np.errstate(all="ignore"):
         for shape in ((0, 3), (7,), (4, 5), (2, 3, 4)):
             xs = sample(shape, dtype, rng)
-            assert_eager_jit_numpy(fn, lambda xs, shape=shape: np.array(
-                [f_np(r) for r in xs], dtype).reshape(shape), xs)
+            batch.add(fn, lambda xs, shape=shape: np.array(
+                [f_np(r) for r in xs], dtype).reshape(shape), xs, float_reduction=False)
+        batch.run()
 
 
 @pytest.mark.parametrize("dtype", dtype_params([np.dtype(np.float32), np.dtype(np.int32)]))
@@ -335,7 +343,9 @@ def test_piecewise_scalar_conditions_and_errors():
 _SCAN_JIT: dict = {}
 
 
-@settings(max_examples=40, deadline=None)
+# Each example of a new (length, row) compiles a program: 20 examples keep the search
+# over lengths, unrolls, directions and rows at half the compiles of 40.
+@settings(max_examples=20, deadline=None)
 @given(length=st.integers(0, 9), unroll=st.integers(0, 5), reverse=st.booleans(),
        row=st.sampled_from([(), (1,), (3,), (2, 2)]), seed=st.integers(0, 2 ** 16))
 def test_scan_hypothesis(length, unroll, reverse, row, seed):

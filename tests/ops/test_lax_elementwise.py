@@ -11,6 +11,10 @@ rounds to the correctly rounded float32 one). Integer references are written wit
 integers from XLA's definitions (wrapping two's-complement arithmetic, x/0 = -1, x%0 = x,
 shift counts outside [0, bits) give 0 or the sign fill), independent of the NumPy rules
 under test.
+
+Each test (one op, one dtype) adds its shapes to a `LaxBatch` (tests/ops/batched_checks.py):
+the same assertions per shape as `assert_eager_jit_numpy`, all shapes compiled as one
+program (the op's kernels are tiny; the per-program compile was most of the time).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.special
+from batched_checks import LaxBatch
 from op_tables import (
     ALL,
     ALL_FLOATS,
@@ -36,7 +41,6 @@ from op_tables import (
     use_dtype,
 )
 
-import ember
 from ember import lax
 
 
@@ -242,11 +246,11 @@ def test_float_unary(name: str, dtype: np.dtype, request: pytest.FixtureRequest)
     use_dtype(request, dtype)
     fn, ref, ulps, (lo, hi) = FLOAT_UNARY[name]
     rng = _rng(name, dtype)
-    jitted = ember.jit(fn)
+    batch = LaxBatch()
     for shape in SHAPES:
         x = sample(shape, dtype, rng, lo, hi)
-        assert_eager_jit_numpy(fn, in_f64(ref), x, ulps=ulps, jitted=jitted, what=name)
-    assert jitted.trace_count == len(SHAPES)
+        batch.add(fn, in_f64(ref), x, ulps=ulps, what=name)
+    batch.run()
 
 
 @pytest.mark.parametrize("dtype", ALL_INTS, ids=lambda d: d.name)
@@ -257,9 +261,10 @@ def test_int_unary(name: str, dtype: np.dtype, request: pytest.FixtureRequest) -
         pytest.skip(f"lax.{name} does not take {dtype.name} (checked in test_lax_errors)")
     use_dtype(request, dtype)
     rng = _rng(name, dtype)
-    jitted = ember.jit(fn)
+    batch = LaxBatch()
     for shape in SHAPES:
-        assert_eager_jit_numpy(fn, ref, sample(shape, dtype, rng), jitted=jitted, what=name)
+        batch.add(fn, ref, sample(shape, dtype, rng), what=name)
+    batch.run()
 
 
 def test_bool_not() -> None:
@@ -275,7 +280,7 @@ def test_int_binary(name: str, dtype: np.dtype, request: pytest.FixtureRequest) 
     use_dtype(request, dtype)
     fn, ref = INT_BINARY[name]
     rng = _rng(name, dtype)
-    jitted = ember.jit(fn)
+    batch = LaxBatch()
     for sx, sy in BINARY_SHAPES:
         x = sample(sx, dtype, rng)
         if name in SHIFTS:  # counts around the width: in range, negative, and too large
@@ -284,7 +289,8 @@ def test_int_binary(name: str, dtype: np.dtype, request: pytest.FixtureRequest) 
             y = sample(sy, dtype, rng, lo, bits + 2, edges=np.array([0, bits - 1, bits]))
         else:
             y = sample(sy, dtype, rng)
-        assert_eager_jit_numpy(fn, ref, x, y, jitted=jitted, what=name)
+        batch.add(fn, ref, x, y, what=name)
+    batch.run()
 
 
 @pytest.mark.parametrize("dtype", ALL_FLOATS, ids=lambda d: d.name)
@@ -293,10 +299,11 @@ def test_float_binary(name: str, dtype: np.dtype, request: pytest.FixtureRequest
     use_dtype(request, dtype)
     fn, ref, ulps, xr, yr = FLOAT_BINARY[name]
     rng = _rng(name, dtype)
-    jitted = ember.jit(fn)
+    batch = LaxBatch()
     for sx, sy in BINARY_SHAPES:
         x, y = sample(sx, dtype, rng, *xr), sample(sy, dtype, rng, *yr)
-        assert_eager_jit_numpy(fn, in_f64(ref), x, y, ulps=ulps, jitted=jitted, what=name)
+        batch.add(fn, in_f64(ref), x, y, ulps=ulps, what=name)
+    batch.run()
 
 
 @pytest.mark.parametrize("ydtype", [np.dtype(np.int32), np.dtype(np.uint8)], ids=str)
@@ -304,10 +311,12 @@ def test_pow_integer_exponent(ydtype: np.dtype) -> None:
     # lax.pow(float, int): the exponent is converted to the base's dtype.
     rng = _rng("pow_int", ydtype)
     lo = -12 if ydtype.kind == "i" else 0
+    batch = LaxBatch()
     for sx, sy in BINARY_SHAPES:
         x = sample(sx, np.float32, rng, -4, 4)
         y = sample(sy, ydtype, rng, lo, 12, edges=np.array([0, 1, 2]))
-        assert_eager_jit_numpy(lax.pow, in_f64(np.power), x, y, ulps=4, what="pow")
+        batch.add(lax.pow, in_f64(np.power), x, y, ulps=4, what="pow")
+    batch.run()
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
@@ -316,12 +325,13 @@ def test_comparison(name: str, dtype: np.dtype, request: pytest.FixtureRequest) 
     use_dtype(request, dtype)
     fn, ref = COMPARISONS[name]
     rng = _rng(name, dtype)
-    jitted = ember.jit(fn)
+    batch = LaxBatch()
     for sx, sy in BINARY_SHAPES:
         x = sample(sx, dtype, rng, -3, 3)
         # y shares some of x's values, so equal pairs (and NaN == NaN) occur
         y = sample(sy, dtype, rng, -3, 3)
         if x.shape == y.shape and x.size:
             y = np.where(rng.integers(0, 2, x.shape).astype(bool), x, y)
-        out = assert_eager_jit_numpy(fn, ref, x, y, jitted=jitted, what=name)
-        assert out.dtype == np.bool_
+        assert fn(x, y).dtype == np.bool_  # jit's dtype: eager == jit by batch.run()
+        batch.add(fn, ref, x, y, what=name)
+    batch.run()

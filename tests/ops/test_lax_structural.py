@@ -3,7 +3,9 @@
 Each op runs over SHAPES and dtypes (bool, ints, float32; 64-bit types under x64) with edge
 values in the inputs, eagerly and under ember.jit: eager == jit bit for bit, no retrace on a
 second call, and the result equals a NumPy reference (float sums and products within a
-relative tolerance, everything else exactly).
+relative tolerance, everything else exactly). The reduction tests add all their shapes and
+axes to a `LaxBatch` (tests/ops/batched_checks.py): the same assertions per case, one
+compiled program per test instead of one per case.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from batched_checks import LaxBatch
 from op_tables import (
     ALL,
     ALL_FLOATS,
@@ -277,6 +280,7 @@ def test_reduction(name: str, dtype: np.dtype, request: pytest.FixtureRequest) -
     use_dtype(request, dtype)
     rng = _rng(name, dtype)
     arith = name in ("reduce_sum", "reduce_prod") and dtype.kind == "f"
+    batch = LaxBatch()
     for shape in SHAPES:
         if arith:  # finite values: float32 overflow vs a float64 reference is not the point
             lo, hi = (0.5, 2.0) if name == "reduce_prod" else (-10, 10)
@@ -284,10 +288,10 @@ def test_reduction(name: str, dtype: np.dtype, request: pytest.FixtureRequest) -
         else:
             x = sample(shape, dtype, rng)
         for axes in _axes_for(len(shape)):
-            assert_eager_jit_numpy(lambda x, axes=axes: fn(x, axes),
-                                   lambda x, axes=axes: ref(x, axes), x,
-                                   ulps=None if arith else 0, rtol=1e-5 if arith else None,
-                                   atol=1e-5, what=f"{name}{axes}", float_reduction=arith)
+            batch.add(lambda x, axes=axes: fn(x, axes), lambda x, axes=axes: ref(x, axes), x,
+                      ulps=None if arith else 0, rtol=1e-5 if arith else None, atol=1e-5,
+                      what=f"{name}{axes}", float_reduction=arith)
+    batch.run()
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
@@ -308,15 +312,17 @@ def test_argminmax(name: str, dtype: np.dtype, request: pytest.FixtureRequest) -
         return pick(x, axis=axis)
 
     rng = _rng(name, dtype)
+    batch = LaxBatch()
     for shape in [(7,), (33,), (3, 5), (2, 3, 4), (1,)]:
         # few distinct values, so ties are common
         x = sample(shape, dtype, rng, -2, 2)
         for axis in range(len(shape)):
             for index_dtype in (np.int32, np.uint8):
-                out = assert_eager_jit_numpy(
-                    lambda x, axis=axis, it=index_dtype: fn(x, axis, it),
-                    lambda x, axis=axis: ref(x, axis), x, what=f"{name}({axis})")
-                assert out.dtype == np.dtype(index_dtype)
+                # The eager dtype here, jit == eager (dtype included) by batch.run().
+                assert fn(x, axis, index_dtype).dtype == np.dtype(index_dtype)
+                batch.add(lambda x, axis=axis, it=index_dtype: fn(x, axis, it),
+                          lambda x, axis=axis: ref(x, axis), x, what=f"{name}({axis})")
+    batch.run()
 
 
 def test_float_reductions_keep_weak_type() -> None:

@@ -1,4 +1,7 @@
-"""Shape manipulation against NumPy over dtypes and shapes, eager and jit (bit for bit)."""
+"""Shape manipulation against NumPy over dtypes and shapes, eager and jit (bit for bit).
+
+test_pad and test_flip_roll_rot90 collect their cases in a `NumpyBatch`
+(tests/ops/batched_checks.py): the same checks per case, one compiled program per test."""
 
 # The checks call their lambdas at once, inside the loop that binds their variables.
 # ruff: noqa: B023
@@ -7,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from batched_checks import NumpyBatch
 from test_numpy_support import DTYPES, check, rand
 
 import ember
@@ -123,19 +127,21 @@ def test_split(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", ND)
 def test_flip_roll_rot90(dtype, shape):
+    batch = NumpyBatch()
     x = rand(shape, dtype)
-    check(jnp.flip, np.flip, x)
-    check(lambda a: jnp.flip(a, 0), lambda a: np.flip(a, 0), x)
-    check(jnp.flipud, np.flipud, x)
+    batch.check(jnp.flip, np.flip, x)
+    batch.check(lambda a: jnp.flip(a, 0), lambda a: np.flip(a, 0), x)
+    batch.check(jnp.flipud, np.flipud, x)
     for shift, axis in ((2, None), (-3, 0), (10, -1), ((1, 2), (0, -1)), (1, (0, -1))):
         if axis is not None and len(shape) == 1 and isinstance(axis, tuple):
             continue
-        check(lambda a: jnp.roll(a, shift, axis), lambda a: np.roll(a, shift, axis), x)
+        batch.check(lambda a: jnp.roll(a, shift, axis), lambda a: np.roll(a, shift, axis), x)
     if len(shape) >= 2:
-        check(jnp.fliplr, np.fliplr, x)
+        batch.check(jnp.fliplr, np.fliplr, x)
         for k in range(-1, 5):
-            check(lambda a: jnp.rot90(a, k), lambda a: np.rot90(a, k), x)
-        check(lambda a: jnp.rot90(a, 1, (1, 0)), lambda a: np.rot90(a, 1, (1, 0)), x)
+            batch.check(lambda a: jnp.rot90(a, k), lambda a: np.rot90(a, k), x)
+        batch.check(lambda a: jnp.rot90(a, 1, (1, 0)), lambda a: np.rot90(a, 1, (1, 0)), x)
+    batch.run()
 
 
 def test_roll_traced_shift():
@@ -164,18 +170,20 @@ def test_tile_repeat(dtype):
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric", "wrap",
                                   "maximum", "minimum", "mean"])
 def test_pad(dtype, mode):
+    batch = NumpyBatch()
     if mode == "mean" and dtype == np.bool_:
         pytest.skip("NumPy's mean mode is undefined for bool")
     for shape, width in (((5,), 2), ((5,), (1, 3)), ((3, 4), ((1, 2), (0, 3))),
                          ((2, 3, 2), 1), ((1,), 3), ((3, 2), ((7, 7), (5, 1)))):
         x = rand(shape, dtype)
-        check(lambda a: jnp.pad(a, width, mode=mode), lambda a: np.pad(a, width, mode=mode),
-              x, rtol=1e-6)
+        batch.check(lambda a: jnp.pad(a, width, mode=mode),
+                    lambda a: np.pad(a, width, mode=mode), x, rtol=1e-6)
     if mode == "constant":
         x = rand((3, 4), dtype)
         for cv in (5, ((1, 2), (3, 4))):
-            check(lambda a: jnp.pad(a, ((1, 2), (2, 1)), constant_values=cv),
-                  lambda a: np.pad(a, ((1, 2), (2, 1)), constant_values=cv), x)
+            batch.check(lambda a: jnp.pad(a, ((1, 2), (2, 1)), constant_values=cv),
+                        lambda a: np.pad(a, ((1, 2), (2, 1)), constant_values=cv), x)
+    batch.run()
 
 
 def test_pad_errors_and_jaxpr():

@@ -1,5 +1,10 @@
 """Reductions against NumPy: axis/keepdims/where/dtype/ddof/correction, JAX's accumulation
-dtypes, ptp, average, nan-reductions, quantile/percentile/median; eager and jit."""
+dtypes, ptp, average, nan-reductions, quantile/percentile/median; eager and jit.
+
+Each test collects its cases in a `NumpyBatch` (tests/ops/batched_checks.py): every case is
+checked eagerly against NumPy as it is added, and all of a test's cases are compiled as one
+jitted program, each output compared with its own eager value (the suite's time is in
+compiling, one program per case was most of it)."""
 
 # The checks call their lambdas at once, inside the loop that binds their variables.
 # ruff: noqa: B023
@@ -8,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_numpy_support import DTYPES, NUM_DTYPES, check, rand
+from batched_checks import NumpyBatch
+from test_numpy_support import DTYPES, rand
 
 import ember
 import ember.numpy as jnp
@@ -27,105 +33,154 @@ def _acc_dtype(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sum_prod(dtype):
+    batch = NumpyBatch()
     x = rand((2, 3, 4), dtype, low=-3, high=3)
     acc = _acc_dtype(dtype)
     for axis in AXES:
         for keepdims in (False, True):
-            check(lambda a: jnp.sum(a, axis, keepdims=keepdims),
-                  lambda a: np.sum(a, axis, dtype=acc, keepdims=keepdims), x,
-                  rtol=1e-5, check_dtype=acc)
-            check(lambda a: jnp.prod(a, axis, keepdims=keepdims),
-                  lambda a: np.prod(a, axis, dtype=acc, keepdims=keepdims), x,
-                  rtol=1e-5, check_dtype=acc)
+            batch.check(lambda a: jnp.sum(a, axis, keepdims=keepdims),
+                        lambda a: np.sum(a, axis, dtype=acc, keepdims=keepdims), x,
+                        rtol=1e-5, check_dtype=acc)
+            batch.check(lambda a: jnp.prod(a, axis, keepdims=keepdims),
+                        lambda a: np.prod(a, axis, dtype=acc, keepdims=keepdims), x,
+                        rtol=1e-5, check_dtype=acc)
     w = rand((2, 3, 4), np.bool_, 9)
-    check(lambda a, m: jnp.sum(a, 1, where=m), lambda a, m: np.sum(a, 1, dtype=acc, where=m),
-          x, w, rtol=1e-5)
-    check(lambda a: jnp.sum(a, initial=5), lambda a: np.sum(a, dtype=acc, initial=5), x,
-          rtol=1e-5)
-    check(lambda a: jnp.sum(a, dtype=jnp.float32), lambda a: np.sum(a, dtype=np.float32), x,
-          rtol=1e-5, check_dtype=np.float32)
-    check(jnp.sum, lambda a: np.sum(a, dtype=acc), rand((0, 3), dtype))
+    batch.check(lambda a, m: jnp.sum(a, 1, where=m), lambda a, m: np.sum(a, 1, dtype=acc, where=m),
+                x, w, rtol=1e-5)
+    batch.check(lambda a: jnp.sum(a, initial=5), lambda a: np.sum(a, dtype=acc, initial=5), x,
+                rtol=1e-5)
+    batch.check(lambda a: jnp.sum(a, dtype=jnp.float32), lambda a: np.sum(a, dtype=np.float32), x,
+                rtol=1e-5, check_dtype=np.float32)
+    batch.check(jnp.sum, lambda a: np.sum(a, dtype=acc), rand((0, 3), dtype))
+    batch.run()
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_max_min_all_any_arg(dtype):
-    x = rand((3, 5, 2), dtype)
+# The dtypes whose reductions compile differently (bool, signed, unsigned, float; narrow and
+# wide ints): every case eager and jitted. The rest take the same code paths (widths
+# 16 and the other signedness at 8 and 32 bits): every case eager, a subset compiled, all
+# of those dtypes in one program.
+FULL_DTYPES = [np.bool_, np.int8, np.uint32, np.float32]
+FOLDED_DTYPES = [d for d in DTYPES if d not in FULL_DTYPES]
+FOLDED_JIT_AXES = [None, (0, 2)]
+
+
+def _max_min_cases(batch, x, jit_axes):
+    dtype = x.dtype
     for axis in AXES:
+        add = batch.check if axis in jit_axes else batch.check_eager
         for keepdims in (False, True):
             for jf, nf in ((jnp.max, np.max), (jnp.min, np.min), (jnp.amax, np.amax),
                            (jnp.all, np.all), (jnp.any, np.any), (jnp.ptp, np.ptp)):
                 if jf is jnp.ptp and dtype == np.bool_:
                     continue
-                check(lambda a: jf(a, axis, keepdims=keepdims),
-                      lambda a: nf(a, axis, keepdims=keepdims), x)
+                add(lambda a: jf(a, axis, keepdims=keepdims),
+                    lambda a: nf(a, axis, keepdims=keepdims), x)
     for axis in (None, 0, 1, -1):
+        add = batch.check if axis in jit_axes or axis == 1 else batch.check_eager
         for keepdims in (False, True):
-            check(lambda a: jnp.argmax(a, axis, keepdims=keepdims),
-                  lambda a: np.argmax(a, axis, keepdims=keepdims), x, check_dtype=np.int32)
-            check(lambda a: jnp.argmin(a, axis, keepdims=keepdims),
-                  lambda a: np.argmin(a, axis, keepdims=keepdims), x, check_dtype=np.int32)
+            add(lambda a: jnp.argmax(a, axis, keepdims=keepdims),
+                lambda a: np.argmax(a, axis, keepdims=keepdims), x, check_dtype=np.int32)
+            add(lambda a: jnp.argmin(a, axis, keepdims=keepdims),
+                lambda a: np.argmin(a, axis, keepdims=keepdims), x, check_dtype=np.int32)
     m = rand((3, 5, 2), np.bool_, 4)
-    check(lambda a, w: jnp.max(a, 1, where=w, initial=0),
-          lambda a, w: np.max(a, 1, where=w, initial=0), x, m)
+    batch.check(lambda a, w: jnp.max(a, 1, where=w, initial=0),
+                lambda a, w: np.max(a, 1, where=w, initial=0), x, m)
     with pytest.raises(ValueError):
         jnp.max(x, where=m)
     with pytest.raises(ValueError):
         jnp.max(np.zeros((0, 2)), axis=0)
-    check(lambda a: jnp.all(a, where=a > 0), lambda a: np.all(a, where=a > 0), x)
+    batch.check(lambda a: jnp.all(a, where=a > 0), lambda a: np.all(a, where=a > 0), x)
+
+
+@pytest.mark.parametrize("dtype", FULL_DTYPES)
+def test_max_min_all_any_arg(dtype):
+    batch = NumpyBatch()
+    _max_min_cases(batch, rand((3, 5, 2), dtype), AXES)
+    batch.run()
+
+
+def test_max_min_all_any_arg_other_ints():
+    batch = NumpyBatch()
+    for dtype in FOLDED_DTYPES:
+        _max_min_cases(batch, rand((3, 5, 2), dtype), FOLDED_JIT_AXES)
+    batch.run()
 
 
 def test_max_nan_and_arg_nan():
+    batch = NumpyBatch()
     x = np.array([[1.0, np.nan, 3.0], [-1.0, 2.0, 0.5]], np.float32)
-    check(lambda a: jnp.max(a, 1), lambda a: np.max(a, 1), x)
-    check(lambda a: jnp.argmax(a, 1), lambda a: np.argmax(a, 1), x)
-    check(lambda a: jnp.argmin(a, 1), lambda a: np.argmin(a, 1), x)
+    batch.check(lambda a: jnp.max(a, 1), lambda a: np.max(a, 1), x)
+    batch.check(lambda a: jnp.argmax(a, 1), lambda a: np.argmax(a, 1), x)
+    batch.check(lambda a: jnp.argmin(a, 1), lambda a: np.argmin(a, 1), x)
+    batch.run()
 
 
-@pytest.mark.parametrize("dtype", NUM_DTYPES + [np.bool_])
-def test_mean_var_std(dtype):
-    x = rand((3, 4, 5), dtype)
+def _mean_var_std_cases(batch, x, full):
     for axis in AXES[:4]:
+        add = batch.check if full or axis in FOLDED_JIT_AXES else batch.check_eager
         for keepdims in (False, True):
             for jf, nf in ((jnp.mean, np.mean), (jnp.var, np.var), (jnp.std, np.std)):
-                got = check(lambda a: jf(a, axis, keepdims=keepdims),
-                            lambda a: nf(a.astype(np.float64), axis, keepdims=keepdims), x,
-                            rtol=2e-5, atol=1e-5)
+                got = add(lambda a: jf(a, axis, keepdims=keepdims),
+                          lambda a: nf(a.astype(np.float64), axis, keepdims=keepdims), x,
+                          rtol=2e-5, atol=1e-5)
                 assert got.dtype == np.float32
+    # ddof, where= and dtype= act after the conversion to float: the same compiled code for
+    # every integer dtype, so the folded dtypes check them eagerly only.
+    add = batch.check if full else batch.check_eager
     for ddof in (0, 1, 2):
-        check(lambda a: jnp.var(a, 1, ddof=ddof), lambda a: np.var(a.astype(float), 1,
-                                                                  ddof=ddof), x, rtol=2e-5)
-        check(lambda a: jnp.std(a, 0, correction=ddof),
-              lambda a: np.std(a.astype(float), 0, ddof=ddof), x, rtol=2e-5)
+        add(lambda a: jnp.var(a, 1, ddof=ddof),
+            lambda a: np.var(a.astype(float), 1, ddof=ddof), x, rtol=2e-5)
+        add(lambda a: jnp.std(a, 0, correction=ddof),
+            lambda a: np.std(a.astype(float), 0, ddof=ddof), x, rtol=2e-5)
     w = rand((3, 4, 5), np.bool_, 6) | (np.arange(5) == 0)
     for jf, nf in ((jnp.mean, np.mean), (jnp.var, np.var), (jnp.std, np.std)):
-        check(lambda a, m: jf(a, -1, where=m), lambda a, m: nf(a.astype(float), -1, where=m),
-              x, w, rtol=2e-5, atol=1e-5)
-    check(lambda a: jnp.mean(a, dtype=jnp.float16), lambda a: np.mean(a.astype(np.float64)),
-          x, rtol=5e-3, atol=1e-2)
+        add(lambda a, m: jf(a, -1, where=m), lambda a, m: nf(a.astype(float), -1, where=m),
+            x, w, rtol=2e-5, atol=1e-5)
+    add(lambda a: jnp.mean(a, dtype=jnp.float16), lambda a: np.mean(a.astype(np.float64)),
+        x, rtol=5e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", FULL_DTYPES)
+def test_mean_var_std(dtype):
+    batch = NumpyBatch()
+    _mean_var_std_cases(batch, rand((3, 4, 5), dtype), full=True)
+    batch.run()
+
+
+def test_mean_var_std_other_ints():
+    batch = NumpyBatch()
+    for dtype in FOLDED_DTYPES:
+        _mean_var_std_cases(batch, rand((3, 4, 5), dtype), full=False)
+    batch.run()
 
 
 def test_mean_var_x64(x64):
+    batch = NumpyBatch()
     x = rand((4, 5), np.int32)
-    got = check(jnp.mean, np.mean, x, rtol=1e-12)
+    got = batch.check(jnp.mean, np.mean, x, rtol=1e-12)
     assert got.dtype == np.float64
     assert jnp.sum(np.ones(3, np.int8)).dtype == np.int64
+    batch.run()
 
 
 def test_average():
+    batch = NumpyBatch()
     x = rand((3, 4), np.float32)
     w = rand((3, 4), np.float32, 2, low=0.5, high=2)
-    check(jnp.average, np.average, x, rtol=1e-5)
-    check(lambda a, b: jnp.average(a, weights=b), lambda a, b: np.average(a, weights=b), x, w,
-          rtol=1e-5)
-    check(lambda a, b: jnp.average(a, 1, weights=b[0]),
-          lambda a, b: np.average(a, 1, weights=b[0]), x, w, rtol=1e-5)
-    check(lambda a, b: jnp.average(a, 0, weights=b, returned=True),
-          lambda a, b: np.average(a, 0, weights=b, returned=True), x, w, rtol=1e-5)
-    check(lambda a: jnp.average(a, 1, keepdims=True), lambda a: np.average(a, 1, keepdims=True),
-          x, rtol=1e-5)
+    batch.check(jnp.average, np.average, x, rtol=1e-5)
+    batch.check(lambda a, b: jnp.average(a, weights=b), lambda a, b: np.average(a, weights=b), x, w,
+                rtol=1e-5)
+    batch.check(lambda a, b: jnp.average(a, 1, weights=b[0]),
+                lambda a, b: np.average(a, 1, weights=b[0]), x, w, rtol=1e-5)
+    batch.check(lambda a, b: jnp.average(a, 0, weights=b, returned=True),
+                lambda a, b: np.average(a, 0, weights=b, returned=True), x, w, rtol=1e-5)
+    batch.check(lambda a: jnp.average(a, 1, keepdims=True),
+                lambda a: np.average(a, 1, keepdims=True), x, rtol=1e-5)
+    batch.run()
 
 
 def test_nan_reductions():
+    batch = NumpyBatch()
     x = rand((4, 5), np.float32)
     x[0, 1] = x[2, :] = x[3, 4] = np.nan
     with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
@@ -133,32 +188,39 @@ def test_nan_reductions():
                        (jnp.nanmax, np.nanmax), (jnp.nanmin, np.nanmin),
                        (jnp.nanmean, np.nanmean)):
             for axis in (None, 0, 1):
-                check(lambda a: jf(a, axis), lambda a: nf(a, axis), x, rtol=1e-5)
-        check(lambda a: jnp.nanargmax(a, 1), lambda a: np.nanargmax(a, 1),
-              x[[0, 1, 3]])
-    check(jnp.nansum, np.nansum, rand((5,), np.int16))
+                batch.check(lambda a: jf(a, axis), lambda a: nf(a, axis), x, rtol=1e-5)
+        batch.check(lambda a: jnp.nanargmax(a, 1), lambda a: np.nanargmax(a, 1),
+                    x[[0, 1, 3]])
+    batch.check(jnp.nansum, np.nansum, rand((5,), np.int16))
+    batch.run()
 
 
 @pytest.mark.parametrize("method", ["linear", "lower", "higher", "midpoint", "nearest"])
 def test_quantile(method):
+    batch = NumpyBatch()
     x = rand((5, 6), np.float32)
     for q in (0.0, 0.3, 0.5, 1.0, np.array([0.1, 0.9], np.float32)):
         for axis in (None, 0, 1):
-            check(lambda a: jnp.quantile(a, q, axis, method=method),
-                  lambda a: np.quantile(a, q, axis, method=method), x, rtol=1e-5,
-                  atol=1e-6)
-    check(lambda a: jnp.percentile(a, 40, 1, method=method, keepdims=True),
-          lambda a: np.percentile(a, 40, 1, method=method, keepdims=True), x, rtol=1e-5,
-          atol=1e-6)
+            # Compiled: every q along axis 1, the vector q along every axis (the sort and
+            # the interpolation are the same code for each scalar q); eager: all of them.
+            add = batch.check if axis == 1 or np.ndim(q) else batch.check_eager
+            add(lambda a: jnp.quantile(a, q, axis, method=method),
+                lambda a: np.quantile(a, q, axis, method=method), x, rtol=1e-5, atol=1e-6)
+    batch.check(lambda a: jnp.percentile(a, 40, 1, method=method, keepdims=True),
+                lambda a: np.percentile(a, 40, 1, method=method, keepdims=True), x, rtol=1e-5,
+                atol=1e-6)
+    batch.run()
 
 
 def test_median():
+    batch = NumpyBatch()
     x = rand((4, 7), np.float32)
     for axis in (None, 0, 1):
-        check(lambda a: jnp.median(a, axis), lambda a: np.median(a, axis), x, rtol=1e-6)
-    check(jnp.median, np.median, rand((6,), np.int32))
+        batch.check(lambda a: jnp.median(a, axis), lambda a: np.median(a, axis), x, rtol=1e-6)
+    batch.check(jnp.median, np.median, rand((6,), np.int32))
     y = x.copy()
     y[1, 2] = np.nan
-    check(lambda a: jnp.median(a, 1), lambda a: np.median(a, 1), y)
+    batch.check(lambda a: jnp.median(a, 1), lambda a: np.median(a, 1), y)
     got = ember.jit(lambda a, q: jnp.quantile(a, q))(x, np.float32(0.25))
     np.testing.assert_allclose(got, np.quantile(x, 0.25), rtol=1e-6)
+    batch.run()

@@ -1,5 +1,8 @@
 """Elementwise jnp functions against NumPy over shapes and dtypes, eager and jit, plus the
-ufunc methods (outer, reduce, accumulate) and JAX-specific edge semantics."""
+ufunc methods (outer, reduce, accumulate) and JAX-specific edge semantics.
+
+The per-function tests (test_unary_*, test_binary*) collect their cases in a `NumpyBatch`
+(tests/ops/batched_checks.py): the same checks per case, one compiled program per test."""
 
 # The checks call their lambdas at once, inside the loop that binds their variables.
 # ruff: noqa: B023
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from batched_checks import NumpyBatch
 from test_numpy_support import (
     BCAST_PAIRS,
     DTYPES,
@@ -41,59 +45,68 @@ BINARY_FLOAT = ["true_divide", "arctan2", "hypot", "logaddexp", "logaddexp2", "c
 @pytest.mark.parametrize("name", UNARY_FLOAT)
 @pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8])
 def test_unary_float(name, dtype):
+    batch = NumpyBatch()
     jf, nf = getattr(jnp, name), getattr(np, name)
     for shape in SHAPES[:4]:
         x = rand(shape, dtype, low=0 if name.startswith(("log", "sqrt")) else None)
-        got = check(jf, lambda a: nf(a.astype(np.float32)), x, rtol=2e-6, atol=1e-6)
+        got = batch.check(jf, lambda a: nf(a.astype(np.float32)), x, rtol=2e-6, atol=1e-6)
         assert got.dtype == np.float32
-    check(jf, nf, SPECIALS, rtol=2e-6, atol=1e-6)
+    batch.check(jf, nf, SPECIALS, rtol=2e-6, atol=1e-6)
+    batch.run()
 
 
 @pytest.mark.parametrize("name", UNARY_SAME)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_unary_same_dtype(name, dtype):
+    batch = NumpyBatch()
     if name in ("negative", "square", "positive", "sign") and dtype == np.bool_:
         pytest.skip("NumPy has no bool loop for these")
     jf, nf = getattr(jnp, name), getattr(np, name)
     for shape in SHAPES:
         x = rand(shape, dtype)
-        got = check(jf, nf, x)
+        got = batch.check(jf, nf, x)
         if name not in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"):
             assert got.dtype == np.dtype(dtype)
     if dtype == np.float32:
-        check(jf, nf, SPECIALS)
+        batch.check(jf, nf, SPECIALS)
+    batch.run()
 
 
 @pytest.mark.parametrize("name", BINARY)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_binary(name, dtype):
+    batch = NumpyBatch()
     if name == "subtract" and dtype == np.bool_:
         pytest.skip("subtract of bools is an error in NumPy and JAX")
     jf, nf = getattr(jnp, name), getattr(np, name)
     for sx, sy in [((7,), (7,)), ((33,), (33,)), ((), ())] + BCAST_PAIRS:
-        check(jf, nf, rand(sx, dtype, 1), rand(sy, dtype, 2))
+        batch.check(jf, nf, rand(sx, dtype, 1), rand(sy, dtype, 2))
     if dtype == np.float32:
-        check(jf, nf, SPECIALS, SPECIALS[::-1].copy())
+        batch.check(jf, nf, SPECIALS, SPECIALS[::-1].copy())
+    batch.run()
 
 
 @pytest.mark.parametrize("name", BINARY_FLOAT)
 def test_binary_float(name):
+    batch = NumpyBatch()
     jf, nf = getattr(jnp, name), getattr(np, name)
     for sx, sy in [((7,), (7,)), ((), ())] + BCAST_PAIRS:
         x, y = rand(sx, np.float32, 1), rand(sy, np.float32, 2)
         if name == "float_power":
             x = np.abs(x)
-        check(jf, nf, x, y, rtol=2e-6, atol=1e-6)
+        batch.check(jf, nf, x, y, rtol=2e-6, atol=1e-6)
     if name == "heaviside":
         # JAX's heaviside gives h0 (not NaN) at x = NaN: NaN is neither < 0 nor > 0.
         got = jnp.heaviside(np.array([np.nan, 0.0], np.float32), np.float32(0.5))
         np.testing.assert_array_equal(got, [0.5, 0.5])
         finite = SPECIALS[~np.isnan(SPECIALS)]
-        check(jf, nf, finite, finite[::-1].copy())
+        batch.check(jf, nf, finite, finite[::-1].copy())
     elif name != "float_power":
-        check(jf, nf, SPECIALS, SPECIALS[::-1].copy(), rtol=2e-6, atol=1e-6)
-    check(jf, lambda a, b: nf(a.astype(np.float32), b.astype(np.float32)),
-          rand((5,), np.int8, 3, low=1), rand((5,), np.uint8, 4, low=1), rtol=2e-6, atol=1e-6)
+        batch.check(jf, nf, SPECIALS, SPECIALS[::-1].copy(), rtol=2e-6, atol=1e-6)
+    batch.check(jf, lambda a, b: nf(a.astype(np.float32), b.astype(np.float32)),
+                rand((5,), np.int8, 3, low=1), rand((5,), np.uint8, 4, low=1), rtol=2e-6,
+                atol=1e-6)
+    batch.run()
 
 
 @pytest.mark.parametrize("dtype", NUM_DTYPES)

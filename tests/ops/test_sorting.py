@@ -1,10 +1,17 @@
 """sort / argsort / lexsort / lax.sort (multi-operand) / top_k / searchsorted / unique /
-nonzero against NumPy, eager and under jit (eager == jit bit for bit)."""
+nonzero against NumPy, eager and under jit (eager == jit bit for bit).
+
+A test's cases are collected in a `LaxBatch` (tests/ops/batched_checks.py) and compiled as
+one program (one compile instead of one per case, same assertions per case). Every case
+runs eagerly against NumPy; only the comparator differs per dtype (bool, signed, unsigned,
+float total order; 8/32/64 bits), so the whole shape and axis grid is compiled for the
+FULL_SORT_DTYPES and a subset of it for the rest."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from batched_checks import LaxBatch
 from op_tables import (
     BOOL,
     FLOATS,
@@ -27,6 +34,18 @@ from ember.lax._sorting import take_prefix
 RNG = np.random.default_rng(1)
 SORT_DTYPES = dtype_params(BOOL + INTS + FLOATS + X64_INTS + X64_FLOATS)
 SORT_SHAPES = [(0,), (7,), (33,), (3, 5), (2, 3, 4)]
+# Every shape and axis compiled for these (an integer and a float comparator); the other
+# dtypes (bool, unsigned, other widths, float64) compile a vector-tail length and the middle
+# axis of a 3-D array and check the rest eagerly.
+FULL_SORT_DTYPES = {np.dtype(d) for d in (np.int8, np.float32)}
+# Cases per compiled program: sorts in one program fuse into kernels whose compile time
+# grows faster than their number (measured for this file: 2 per program 30 s, all 42 s).
+SORT_BATCH = 2
+
+
+def _compiled(dtype, shape, axis=1):
+    return np.dtype(dtype) in FULL_SORT_DTYPES or shape == (33,) or (
+        shape == (2, 3, 4) and axis == 1)
 
 
 def _eager_jit_tuple(fn, *args):
@@ -56,15 +75,16 @@ def _with_ties(shape, dtype, rng=RNG):
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 def test_sort_and_argsort(request, dtype):
     use_dtype(request, dtype)
+    batch = LaxBatch(max_cases=SORT_BATCH)
     for shape in SORT_SHAPES:
         x = _with_ties(shape, dtype)
         for axis in range(-len(shape), len(shape)):
-            assert_eager_jit_numpy(lambda v, a=axis: jnp.sort(v, axis=a),
-                                   lambda v, a=axis: np.sort(v, axis=a, kind="stable"), x)
-            assert_eager_jit_numpy(lambda v, a=axis: jnp.argsort(v, axis=a),
-                                   lambda v, a=axis: np.argsort(v, axis=a, kind="stable"), x)
-            assert_eager_jit_numpy(
-                lambda v, a=axis: jnp.sort(v, axis=a, descending=True),
+            add = batch.add if _compiled(dtype, shape, axis % len(shape)) else batch.add_eager
+            add(lambda v, a=axis: jnp.sort(v, axis=a),
+                lambda v, a=axis: np.sort(v, axis=a, kind="stable"), x)
+            add(lambda v, a=axis: jnp.argsort(v, axis=a),
+                lambda v, a=axis: np.argsort(v, axis=a, kind="stable"), x)
+            add(lambda v, a=axis: jnp.sort(v, axis=a, descending=True),
                 lambda v, a=axis: np.flip(np.sort(v, axis=a, kind="stable"), a), x)
 
             def desc_ref(v, a=axis):
@@ -72,13 +92,13 @@ def test_sort_and_argsort(request, dtype):
                 n = v.shape[a]
                 return n - 1 - np.flip(np.argsort(np.flip(v, a), axis=a, kind="stable"), a)
 
-            assert_eager_jit_numpy(lambda v, a=axis: jnp.argsort(v, axis=a, descending=True),
-                                   desc_ref, x)
+            add(lambda v, a=axis: jnp.argsort(v, axis=a, descending=True), desc_ref, x)
     x = _with_ties((3, 4), dtype)
-    assert_eager_jit_numpy(lambda v: jnp.sort(v, axis=None),
-                           lambda v: np.sort(v, axis=None, kind="stable"), x)
-    assert_eager_jit_numpy(lambda v: jnp.argsort(v, axis=None),
-                           lambda v: np.argsort(v, axis=None, kind="stable"), x)
+    batch.add(lambda v: jnp.sort(v, axis=None),
+              lambda v: np.sort(v, axis=None, kind="stable"), x)
+    batch.add(lambda v: jnp.argsort(v, axis=None),
+              lambda v: np.argsort(v, axis=None, kind="stable"), x)
+    batch.run()
 
 
 def test_sort_nan_and_signed_zero_order():
@@ -119,6 +139,7 @@ def test_lax_sort_multi_operand_and_jaxpr():
 
 @pytest.mark.parametrize("dtype", dtype_params(FLOATS + INTS[:3] + BOOL))
 def test_top_k(dtype):
+    batch = LaxBatch(max_cases=SORT_BATCH)
     for shape in [(7,), (33,), (3, 5), (2, 3, 4)]:
         x = _with_ties(shape, dtype)
         for k in (0, 1, shape[-1] // 2, shape[-1]):
@@ -130,9 +151,13 @@ def test_top_k(dtype):
             if dtype.kind == "f":
                 # NaN placement (first) is checked separately below.
                 x = np.where(np.isnan(x), np.float32(0), x).astype(dtype)
-            got = _eager_jit_tuple(lambda v, k=k: lax.top_k(v, k), x)
+            # The eager values are checked here, jit == eager bit for bit by batch.run().
+            got = lax.top_k(x, k)
+            if dtype in FULL_SORT_DTYPES or shape == (33,):
+                batch.add(lambda v, k=k: lax.top_k(v, k), None, x)
             for g, w in zip(got, ref(x)):
                 assert np.asarray(g).tobytes() == w.tobytes()
+    batch.run()
     vals, idx = lax.top_k(np.array([1.0, np.nan, 5.0, 5.0, -np.inf], np.float32), 3)
     assert np.isnan(np.asarray(vals)[0]) and np.asarray(idx).tolist() == [1, 2, 3]
     v0, i0 = lax.top_k(np.arange(12, dtype=np.int32).reshape(3, 4), 2, axis=0)
@@ -175,6 +200,7 @@ def test_searchsorted(request, dtype):
 
 @pytest.mark.parametrize("dtype", dtype_params(BOOL + INTS + FLOATS))
 def test_unique(dtype):
+    batch = LaxBatch(max_cases=SORT_BATCH)
     for shape in [(0,), (7,), (33,), (3, 5)]:
         x = _with_ties(shape, dtype)
         out = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True)
@@ -188,7 +214,13 @@ def test_unique(dtype):
                 return jnp.unique(v, return_index=True, return_inverse=True,
                                   return_counts=True, size=size, fill_value=0)
 
-            got = _eager_jit_tuple(f, x)
+            # The eager values are checked here, jit == eager bit for bit by batch.run().
+            got = f(x)
+            # A unique program compiles slowly (a sort, scans and a scatter): the dtypes
+            # outside FULL_SORT_DTYPES compile a single case (their comparators are
+            # compiled over more shapes by test_sort_and_argsort).
+            if dtype in FULL_SORT_DTYPES or (shape == (7,) and size == count + 3):
+                batch.add(f, None, x)
             keep = min(size, count)
             for g, want in zip(got, ref):
                 if g.shape != x.shape:
@@ -201,6 +233,7 @@ def test_unique(dtype):
     assert jnp.unique_all(x).inverse_indices.shape == (33,)
     np.testing.assert_array_equal(np.asarray(jnp.unique_values(x)), np.unique(x))
     np.testing.assert_array_equal(np.asarray(jnp.unique_inverse(x).values), np.unique(x))
+    batch.run()
 
 
 def test_unique_nan_and_jit_errors():
@@ -217,8 +250,13 @@ def test_unique_nan_and_jit_errors():
 
 @pytest.mark.parametrize("dtype", dtype_params(BOOL + [np.dtype(np.int8)] + FLOATS))
 def test_nonzero_family(dtype):
+    batch = LaxBatch(max_cases=SORT_BATCH)
     for shape in [(0,), (7,), (33,), (3, 5), (2, 3, 4)]:
         x = sample(shape, dtype, RNG, low=-1, high=1)
+        # Only the `!= 0` test depends on the dtype: every shape compiled for float32, a
+        # 1-D and a 3-D one for the others, all of them eagerly.
+        add = batch.add if dtype == np.float32 or shape in ((7,), (2, 3, 4)) else \
+            batch.add_eager
         out = jnp.nonzero(x)
         ref = np.nonzero(x)
         assert len(out) == len(ref)
@@ -227,16 +265,20 @@ def test_nonzero_family(dtype):
         n = ref[0].size
         for size in (n, n + 2, max(n - 2, 0)):
             keep = min(size, n)
-            got = _eager_jit_tuple(lambda v, s=size: jnp.nonzero(v, size=s, fill_value=-1), x)
+            # The eager values are checked here, jit == eager bit for bit by batch.run().
+            got = jnp.nonzero(x, size=size, fill_value=-1)
+            if add == batch.add:
+                batch.add(lambda v, s=size: jnp.nonzero(v, size=s, fill_value=-1), None, x)
             for g, w in zip(got, ref):
                 assert np.asarray(g)[:keep].tolist() == w[:keep].tolist()
                 assert (np.asarray(g)[keep:] == -1).all()
-        assert_eager_jit_numpy(lambda v, s=n: jnp.argwhere(v, size=s), np.argwhere, x)
-        assert_eager_jit_numpy(lambda v, s=n: jnp.flatnonzero(v, size=s), np.flatnonzero, x)
-        assert_eager_jit_numpy(jnp.count_nonzero, np.count_nonzero, x)
+        add(lambda v, s=n: jnp.argwhere(v, size=s), np.argwhere, x)
+        add(lambda v, s=n: jnp.flatnonzero(v, size=s), np.flatnonzero, x)
+        add(jnp.count_nonzero, np.count_nonzero, x)
         if len(shape) > 1:
-            assert_eager_jit_numpy(lambda v: jnp.count_nonzero(v, axis=1, keepdims=True),
-                                   lambda v: np.count_nonzero(v, axis=1, keepdims=True), x)
+            add(lambda v: jnp.count_nonzero(v, axis=1, keepdims=True),
+                lambda v: np.count_nonzero(v, axis=1, keepdims=True), x)
+    batch.run()
     np.testing.assert_array_equal(np.asarray(jnp.argwhere(np.float32(2.0))),
                                   np.argwhere(np.float32(2.0)))
     with pytest.raises(ValueError):
