@@ -30,8 +30,13 @@ def _ready(x: object) -> object:
     return x.block_until_ready() if hasattr(x, "block_until_ready") else x
 
 
-def workloads(jnp):
-    """name -> (function written as users write it, argument factory, bytes moved)."""
+jnp: object = None  # each workload's `jnp`: bound per implementation by `_with_module`
+
+
+def workloads():
+    """name -> (function written as users write it, argument factory, bytes moved). The
+    functions read the module global `jnp`, which `_with_module` rebinds (a closure
+    variable would not be: every column would then run the same library)."""
     rng = np.random.default_rng(0)
     n = 10_000_000
     v = [rng.standard_normal(n).astype(np.float32) for _ in range(3)]
@@ -101,8 +106,8 @@ def main() -> None:
         peers["jax"] = (jax, jjnp)
     has_ne = importlib.util.find_spec("numexpr") is not None
     rows = []
-    for name, fn, fargs, nbytes in workloads(jnp):
-        ej = ember.jit(fn)
+    for name, fn, fargs, nbytes in workloads():
+        ej = ember.jit(_with_module(fn, jnp))
         eargs = [ember.asarray(a) if hasattr(ember, "asarray") else a for a in fargs]
         kernels = ej.lower(*fargs).compile().as_text().split("ENTRY")[1].count("fusion(")
         t_e = median_ms(lambda f=ej, a=eargs: _ready(f(*a)), rep)
@@ -119,7 +124,9 @@ def main() -> None:
             import numexpr as ne
 
             x, a, c = fargs
-            row["numexpr"] = median_ms(lambda: ne.evaluate("a*sin(x)+c"), rep)
+            names = {"x": x, "a": a, "c": c}
+            row["numexpr"] = median_ms(
+                lambda d=names: ne.evaluate("a*sin(x)+c", local_dict=d), rep)
         rows.append(row)
     print(f"threads: {cpu.get_num_threads()}   triad bandwidth (Ember, same run): {bw:.1f} GB/s")
     print(f"{'workload':28} {'impl':8} {'ms':>8} {'vs numpy':>9} {'GB/s':>6} {'of triad':>8}")

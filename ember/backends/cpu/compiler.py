@@ -32,15 +32,17 @@ ENTRY = "ember_entry"  # one engine per executable: fixed symbol names never col
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
-    """Hardware-independent simplification, transpose folding (into dots), layout
-    assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
+    """Hardware-independent simplification, transpose folding (into dots), reduction
+    splitting (large few-output reductions in two, for threads), layout assignment (before
+    fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.fusion import Fusion
     from ember.passes.layout_assignment import LayoutAssignment
+    from ember.passes.reduction_splitting import ReductionSplitting
     from ember.passes.transpose_folding import TransposeFolding
 
     return PassPipeline("cpu", [hardware_independent_pipeline(unsafe_math), TransposeFolding(),
-                                LayoutAssignment(), Fusion()])
+                                ReductionSplitting(), LayoutAssignment(), Fusion()])
 
 
 def clear_cache() -> None:
