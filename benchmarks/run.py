@@ -150,7 +150,19 @@ def main() -> None:
                      f"{tiny['jax'][kind] / tiny['ember'][kind]:5.2f}x")
         print(line)
     print(f"import ember: {import_ms:.0f} ms; LLVM initialization: {llvm_ms:.0f} ms")
-    print(f"first call of a*sin(x)+b (disk cache off): {_first_call_ms('off'):.1f} ms")
+    first = _first_call_ms("off")
+    line = f"first call of a*sin(x)+b (disk cache off): ember {first:.1f} ms"
+    if "jax" in peers:
+        jax_first = _first_call_ms("off", jax=True)
+        line += f"   jax {jax_first:.1f} ms   ember/jax {first / jax_first:.2f}x"
+    print(line)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as warm:
+        _first_call_ms(warm)  # fills the cache
+        print(f"first call in a fresh process, warm disk cache: "
+              f"{_first_call_ms(warm):.1f} ms (LLVM optimize/codegen runs: "
+              f"{_first_call_ms(warm, stat=True):.0f})")
     print("libm per element still:", ", ".join(_scalar_libm()))
 
 
@@ -198,15 +210,36 @@ def _with_module(fn: Callable, module: object) -> Callable:
     return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
-def _first_call_ms(cache: str) -> float:
-    """Trace + compile + run of a new function in a process where LLVM is initialized."""
-    code = ("import time, numpy as np, ember, ember.numpy as jnp\n"
-            "from ember.backends.cpu import llvm_target; llvm_target.target()\n"
-            "x = np.ones(1000, np.float32)\n"
-            "t = time.perf_counter()\n"
-            "ember.jit(lambda x, a, b: a * jnp.sin(x) + b)(x, x, x)\n"
-            "print((time.perf_counter() - t) * 1e3)\n")
+def _first_call_ms(cache: str, jax: bool = False, stat: bool = False) -> float:
+    """Trace + compile + run of a new function in a fresh process where the compiler is
+    already initialized (Ember: LLVM; JAX: its CPU client, by a warm-up jit of another
+    function). `stat`: instead, how many LLVM optimize + codegen runs that call made."""
+    if jax:
+        code = ("import time, numpy as np, jax, jax.numpy as jnp\n"
+                "jax.jit(lambda v: v * 2)(np.ones(3, np.float32)).block_until_ready()\n"
+                "x = np.ones(1000, np.float32)\n"
+                "t = time.perf_counter()\n"
+                "jax.jit(lambda x, a, b: a * jnp.sin(x) + b)(x, x, x).block_until_ready()\n"
+                "print((time.perf_counter() - t) * 1e3)\n")
+    else:
+        code = ("import time, numpy as np, ember, ember.numpy as jnp\n"
+                "from ember.backends import cpu\n"
+                "from ember.backends.cpu import llvm_target; llvm_target.target()\n"
+                "x = np.ones(1000, np.float32)\n"
+                "t = time.perf_counter()\n"
+                "ember.jit(lambda x, a, b: a * jnp.sin(x) + b)(x, x, x)\n"
+                "ms = (time.perf_counter() - t) * 1e3\n"
+                "s = cpu.cache_stats()\n"
+                f"print(s['optimize_runs'] + s['codegen_runs'] if {stat} else ms)\n")
     env = dict(os.environ, EMBER_CACHE_DIR=cache)
+    # Bytecode caching on, as for an installed JAX (pip compiles its .pyc files): with
+    # PYTHONDONTWRITEBYTECODE set, as on some CI machines, each process would recompile
+    # Ember's sources (~130 ms for the backend alone)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not _first_call_ms.__dict__.get("bytecode_warm"):
+        subprocess.run([sys.executable, "-c", "import ember.backends.cpu.compiler, "
+                        "ember.backends.cpu.emitter, ember.numpy"], env=env, check=False)
+        _first_call_ms.__dict__["bytecode_warm"] = True
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     try:
         return float(out.stdout.strip().splitlines()[-1])

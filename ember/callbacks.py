@@ -126,7 +126,9 @@ def guard(compiled: Any, closed: Any = None) -> Any:
     (with `jax_debug_nans`) checked for NaN outputs (ember/debug_nans.py)."""
     from ember.config import config
 
-    if uses_callbacks(compiled.optimized) and not isinstance(compiled.executable,
+    # (the lowered module: every callback the optimized one calls is there already, and
+    # looking at it does not make the optimized module of a disk-cache hit)
+    if uses_callbacks(compiled.lowered.module) and not isinstance(compiled.executable,
                                                              CallbackExecutable):
         compiled.executable = CallbackExecutable(compiled.executable)
     if closed is not None and config.jax_debug_nans:

@@ -39,12 +39,20 @@ class CompiledModule:
     constants appended. `fast_runner()` is the backend's cached-call path, if it has one."""
 
     lowered: LoweredModule
-    optimized: Module
+    _optimized: Any  # the optimized Module, or a function making it (on first use)
     executable: Any
     backend: str
     _runner: Any = field(default=None, init=False, repr=False, compare=False)
     donated: tuple[int, ...] = ()  # parameters outputs may be written into (cpu backend)
     called: bool = field(default=False, init=False, repr=False, compare=False)  # by dispatch
+
+    @property
+    def optimized(self) -> Module:
+        """The optimized HLO (made on first use: a disk-cache hit runs no pass until
+        someone looks at it)."""
+        if not isinstance(self._optimized, Module):
+            self._optimized = self._optimized()
+        return self._optimized
 
     @property
     def hidden_consts(self) -> list[np.ndarray]:
@@ -82,7 +90,7 @@ class CompiledModule:
         return runner or None
 
     def _results_are_traced_types(self) -> bool:
-        root = self.optimized.entry.root.shape
+        root = self.lowered.module.entry.root.shape  # (passes keep the entry's types)
         outs = list(root.tuple_shapes) if self.lowered.tuple_result else [root]
         avals = self.lowered.out_avals
         return len(outs) == len(avals) and all(
@@ -152,16 +160,20 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
             print(f"[ember] {lowered.module.name}: running on the interpreter backend: {e}",
                   file=sys.stderr)
         return None
-    optimized = exe.module
-    from ember.explain.provenance import carries_metadata_of
+    def optimized() -> Module:
+        from ember.explain.provenance import carries_metadata_of
 
-    if not carries_metadata_of(optimized, lowered.module):
-        # A cache hit compiled for another function of the same structure (the cache keys
-        # ignore names and metadata): same code, but the optimized HLO users see must carry
-        # this function's names and source lines, so run the passes on it again (no codegen).
-        from ember.backends.cpu.compiler import _optimized
+        module = exe.module
+        if not carries_metadata_of(module, lowered.module):
+            # A cache hit compiled for another function of the same structure (the cache
+            # keys ignore names and metadata): same code, but the optimized HLO users see
+            # must carry this function's names and source lines, so run the passes on it
+            # again (no codegen).
+            from ember.backends.cpu.compiler import _optimized
 
-        optimized = _optimized(lowered.module, unsafe, True)
+            module = _optimized(lowered.module, unsafe, True)
+        return module
+
     compiled = CompiledModule(lowered, optimized, exe, "cpu")
     compiled.donated = tuple(donated)
     return compiled

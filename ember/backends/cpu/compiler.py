@@ -14,11 +14,9 @@ import threading
 from collections import OrderedDict
 
 from ember.backends.cpu import disk_cache, llvm_target
-from ember.backends.cpu.emitter import ModuleEmitter
 from ember.backends.cpu.executable import Executable
 from ember.backends.cpu.inline import inline_calls
 from ember.backends.cpu.runtime_spec import RuntimeSpec
-from ember.backends.cpu.schedule import build_schedule
 from ember.backends.cpu.support import check_supported
 from ember.hlo.ir import Module
 from ember.hlo.printer import canonical_text
@@ -101,6 +99,11 @@ def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
                       donated: tuple[int, ...] = ()) -> tuple[Executable, dict, bytes, bytes]:
     t = llvm_target.target()
     m = _optimized(module, unsafe_math, run_passes)
+    # (imported here: a disk-cache hit needs neither, and a fresh process's first call
+    # should not pay for importing the code generator)
+    from ember.backends.cpu.emitter import ModuleEmitter
+    from ember.backends.cpu.schedule import build_schedule
+
     sched = build_schedule(m, donated)
     emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ember.backends.cpu.schedule import Schedule
-from ember.backends.cpu.scratch_plan import describe
 from ember.hlo.shape import Shape, numpy_dtype
+
+if TYPE_CHECKING:  # (the scheduler is imported only when compiling, not on a cache hit)
+    from ember.backends.cpu.schedule import Schedule
 
 ShapeSpec = tuple[str, tuple[int, ...]]  # (element type, dims)
 
@@ -47,6 +48,8 @@ class RuntimeSpec:
 
     @staticmethod
     def from_schedule(sched: Schedule, root_shape: Shape) -> RuntimeSpec:
+        from ember.backends.cpu.scratch_plan import describe
+
         def spec(s: Shape) -> ShapeSpec:
             return (s.element_type, tuple(s.dimensions))
 
