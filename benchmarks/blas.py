@@ -5,13 +5,14 @@ Run (OpenBLAS tuning variables unset for this command only, as the peers' table 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/blas.py [--repeat 21]
 
 Workloads (issue 5's goals): gelu(x@W+b) with x 512x1024, W 1024x1024 (tanh form, as
-jax.nn.gelu's default); a 1024^3 f32 matmul; x.T @ y at 1024^3. Calls of the
-implementations are interleaved (round robin) so that load from other users of a shared
-machine hits all of them alike; medians are printed with each one's ratio to NumPy and
-GFLOP/s. Then the thread-pool check: an Ember elementwise kernel (on Ember's threads) timed
-right after itself, right after an Ember matmul (BLAS is single-threaded inside Ember, so
-no BLAS thread may spin) and right after a NumPy matmul (OpenBLAS's own threads spin-wait
-for a while after each call). Informative only: compare ratios from one run.
+jax.nn.gelu's default); a 1024^3 f32 matmul; x.T @ y at 1024^3. The implementations take
+turns in blocks of calls (rounds), so that load from other users of a shared machine hits
+all of them alike while no call runs right after another library's; medians are printed
+with each one's ratio to NumPy and GFLOP/s. Then the thread-pool check: an Ember
+elementwise kernel (on Ember's threads) timed right after itself, right after an Ember
+matmul (BLAS is single-threaded inside Ember, so no BLAS thread may spin) and right after
+a NumPy matmul (OpenBLAS's own threads spin-wait for a while after each call). Informative
+only: compare ratios from one run.
 """
 
 from __future__ import annotations
@@ -32,16 +33,23 @@ def gelu_dense(jnp):
     return f
 
 
-def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median ms of each function, calls interleaved round robin (after a warm-up each)."""
-    for f in fns.values():
-        f()
+def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int,
+                   rounds: int = 3) -> dict[str, float]:
+    """Median ms of each function: `rounds` rounds in which each function runs a block of
+    calls after two untimed ones. Blocks, not single calls, take turns: a call right
+    after another library's matmul would pay for that library's threads still spinning on
+    the cores (OpenBLAS's do, for a while; see the check at the end); rounds still spread
+    other users' load over all of them alike."""
     times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(repeat):
+    per_round = max(1, -(-repeat // rounds))
+    for _ in range(rounds):
         for k, f in fns.items():
-            t0 = time.perf_counter()
             f()
-            times[k].append(time.perf_counter() - t0)
+            f()
+            for _ in range(per_round):
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
     return {k: float(np.median(v) * 1e3) for k, v in times.items()}
 
 

@@ -423,11 +423,12 @@ def test_jnp_product_forms(cpu_backend):
 
 @pytest.mark.parametrize("dims,cpus,units", [
     (((1024, 1024), (1024, 1024), (1,), (0,)), 1, 1),
-    (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 2),
-    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 16),
+    # large products: UNITS_PER_CPU units per CPU, so a late worker still takes a share
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 8),
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 32),  # units of >= MIN_UNIT_MACS
     (((64, 64), (64, 64), (1,), (0,)), 16, 1),  # too small to split
     (((4096, 512), (512,), (1,), (0,)), 4, 4),  # gemv rows
-    (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 6),  # batch 3 on 2 CPUs: halves
+    (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 12),  # batch 3 on 2 CPUs: quarters
 ])
 def test_partition(dims, cpus, units):
     """Units depend on the shape and the machine's CPU count only; blocks tile the result."""

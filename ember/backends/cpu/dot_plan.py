@@ -22,7 +22,8 @@ Partition: the product is cut into `units` = batch x pm row blocks x pn column b
 fixed at compile time from the shape and the machine's CPU count (never from the thread
 count set at run time), so a result does not depend on how many threads run it. Each unit
 is one BLAS call (which packs its blocks of A and B: smaller blocks pack more), chosen by
-a cost model: ceil(units / cpus) * (2 mb nb K + PACK_COST (mb + nb) K + CALL_COST).
+a cost model: ceil(units / cpus) * (2 mb nb K + PACK_COST (mb + nb) K + CALL_COST), among
+partitions of at least UNITS_PER_CPU units per CPU for large products (dynamic balance).
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ GEMV_MIN_BLOCK = 64  # rows (or columns) of a gemv unit
 PACK_COST = 50  # flop-equivalents of packing one element (measured: ~0.6 ns vs ~90 GFLOP/s)
 CALL_COST = 100_000  # flop-equivalents of one BLAS call (~1 us)
 MAX_PIECES = 64
+# Units per CPU a large product is cut into at least: the thread pool (pool.py) hands units
+# out dynamically, so a worker that starts late (its core busy with another process) still
+# takes a share instead of leaving the whole second half to the caller.
+UNITS_PER_CPU = 4
+MIN_UNIT_MACS = 1 << 25  # ... but never units under ~0.3 ms of BLAS work
 
 
 @dataclass(frozen=True)
@@ -228,12 +234,15 @@ def _view(dims: tuple[int, ...], batch: list[int], row_axis: list[int], col_axis
 def _gemm_pieces(b: int, m: int, n: int, k: int, cpus: int) -> tuple[int, int]:
     """(pm, pn) minimizing the cost model over pieces per matrix (see module docstring)."""
     best = (math.inf, 1, 1)
+    want = min(UNITS_PER_CPU * cpus, b * m * n * k // MIN_UNIT_MACS) if cpus > 1 else 1
     for pn in range(1, min(n, MAX_PIECES) + 1):
         for pm in range(1, min(m, MAX_PIECES // pn) + 1):
             mb, nb = -(-m // pm), -(-n // pn)
             if (pm > 1 and mb < 16) or (pn > 1 and nb < 16):
                 continue
             units = b * pm * pn
+            if units < want:
+                continue  # too coarse for a late worker to share (see UNITS_PER_CPU)
             per_unit = 2 * mb * nb * k + PACK_COST * (mb + nb) * k + CALL_COST
             cost = -(-units // cpus) * per_unit
             if cost < best[0] * 0.999:  # ties: fewer pieces, then row blocks first
