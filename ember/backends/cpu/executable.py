@@ -66,6 +66,7 @@ class Executable:
         # [params..., outputs..., scratch, constants..., &thread count]
         self._table_type = ctypes.c_void_p * (spec.slot_count + 1)
         self._copy_outs = spec.copy_outs
+        self._aliases = dict(spec.aliases)  # output position -> donated parameter
 
     @property
     def module(self) -> Module:
@@ -206,7 +207,9 @@ def _outputs_and_aliases(exe: Executable, params: list[np.ndarray], owned: Any,
     """Fresh output arrays, except outputs aliased to a donated parameter (RuntimeSpec
     `aliases`): those are the parameter's buffer, which `params` then holds too: the
     caller's own array where `owned` says it was given up, else a private copy of it."""
-    aliased = dict(exe._spec.aliases)
+    aliased = exe._aliases
+    if not aliased:
+        return [make(dims, dt) for dims, dt in exe._out_specs]
     outs = []
     for pos, (dims, dt) in enumerate(exe._out_specs):
         p = aliased.get(pos)
@@ -264,7 +267,7 @@ class FastRunner:
 
     def __call__(self, vals: list[np.ndarray], owned: Any = ()) -> list[np.ndarray]:
         """`owned`: as Executable's (donated arguments the caller gives up)."""
-        if self.exe._spec.aliases:
+        if self.exe._aliases:
             vals = list(vals)
             outs = _outputs_and_aliases(self.exe, vals, owned, ALLOCATOR.empty)
         else:

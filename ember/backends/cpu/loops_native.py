@@ -149,12 +149,12 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
         if isinstance(pred, tuple) or len(roots) != len(result):
             raise CpuCompileError(f"malformed while {inst.name}")
         roots = _update_in_place(sched, body, body_steps, roots, result)
-        in_state = {_memory(x) for x in result}
+        in_state = {x.buffer for x in result}
         stage, update = [], []
         for src, dst in zip(roots, result):
             if src == dst:
                 continue  # the body passes this leaf through unchanged
-            if _memory(src) in in_state:  # another leaf's old value (or a view of it):
+            if src.buffer in in_state:  # another leaf's old value (or a view of it):
                 # save it before any write
                 tmp = s._alloc_temp(sched, src.shape, f"{inst.name} stage {len(stage)}")
                 stage.append((src, tmp))
@@ -210,11 +210,6 @@ def _swapped_leaves(sched, body: list[Instruction], update: list[Copy], stage: l
     return swaps
 
 
-def _memory(slot) -> tuple:
-    """Which buffer a slot is (a view, schedule.is_view, differs only in its shape)."""
-    return slot.kind, slot.index
-
-
 def _reads(sched, inst: Instruction) -> set:
     """Every slot `inst` may read (a control instruction: those of its whole plan)."""
     s = _sched_api()
@@ -245,17 +240,17 @@ def _update_in_place(sched, body: Computation, steps: list[Instruction], roots: 
     for k, (src, dst) in enumerate(zip(roots, state)):
         kern = producer.get(src)
         if (kern is None or src == dst or src.kind != "temp" or roots.count(src) != 1
-                or _memory(dst) in {_memory(r) for r in roots}
+                or dst.buffer in {r.buffer for r in roots}
                 or kern.users != [body.root]
                 or body.root.operands.count(kern) != 1):
             continue
         reads_dst = [p for p, o in enumerate(kern.operands)
-                     if any(_memory(x) == _memory(dst) for x in s._flatten(sched.buffers[o]))]
+                     if any(x.buffer == dst.buffer for x in s._flatten(sched.buffers[o]))]
         if any(sched.buffers[kern.operands[p]] != dst for p in reads_dst):
             continue  # state[k] read through a view of another shape
         if reads_dst and not set(reads_dst) <= set(in_place_operands(kern)):
             continue
-        if any(_memory(dst) in {_memory(r) for r in _reads(sched, later)}
+        if any(dst.buffer in {r.buffer for r in _reads(sched, later)}
                for later in steps[steps.index(kern) + 1:]):
             continue
         sched.buffers[kern] = dst

@@ -42,6 +42,11 @@ class Slot:
     index: int  # param number, output position, byte offset in scratch, constant number
     shape: Shape
 
+    @property
+    def buffer(self) -> tuple[str, int]:
+        """Which memory this is: views of one buffer (`view_of`) differ only in shape."""
+        return self.kind, self.index
+
 
 BufferTree = Slot | tuple  # nested tuples of Slots
 

@@ -114,7 +114,7 @@ class _Liveness:
 def _seen_twice(slot, reads: list) -> bool:
     """The kernel also reads `slot`'s memory through a view of another shape: writing it
     in place would give one kernel two different pointers to the same bytes."""
-    return any(r.kind == slot.kind and r.index == slot.index and r != slot for r in reads)
+    return any(r.buffer == slot.buffer and r != slot for r in reads)
 
 
 def _extend_over_loops(spans: dict[int, tuple[int, int]], uses: dict[int, list[int]],
@@ -143,12 +143,12 @@ def _start_loops_in_their_init(sched, live: _Liveness) -> bool:
     rename: dict = {}
     shapes: dict = {}
     for slot in _all_slots(sched):  # a temporary seen through views of other shapes
-        shapes.setdefault((slot.kind, slot.index), set()).add(slot.shape)
+        shapes.setdefault(slot.buffer, set()).add(slot.shape)
     for inst, start in live.loop_start.items():
         plan = sched.control[inst]
         for src, dst in plan.init:
             if (src.kind == "temp" and src != dst and src.shape == dst.shape
-                    and len(shapes[src.kind, src.index]) == 1
+                    and len(shapes[src.buffer]) == 1
                     and src not in rename and max(live.uses[src.index]) == start
                     and dst not in rename.values()):
                 rename[src] = dst
