@@ -8,6 +8,14 @@ the trailing dimensions (contiguous in memory), R >= MIN_REDUCED and at most MAX
 outputs. The first reduce has B times more outputs, each a contiguous block of R/B
 elements: the CPU backend splits a reduction over its outputs, so B blocks go to the
 threads; the second adds B partial results in order.
+Reductions over the leading dimensions (column sums: `sum(x, axis=0)` of [R, C]) split the
+same way along the reduced rows, for any number of outputs:
+    reduce(x[R, C...], init, dims = the leading R elements)
+ => reduce(reduce(reshape(x, [B, R/B, C...]), init, {1}), init, {0})
+with B <= MAX_LEAD_BLOCKS blocks of whole rows: the first reduce's outputs lead with the
+B blocks, so the backend gives each thread whole blocks of rows (contiguous memory, the
+column scheme's stride-1 inner loop) instead of a narrow strip of every row; the partial
+sums, B x C, are small next to the input.
 Why it is allowed: XLA promises no summation order, and this order depends only on the
 shapes (B is chosen from R alone), never on the thread count, so results are the same bits
 on any machine's number of threads. The initial value must be the operation's identity
@@ -66,41 +74,77 @@ def blocks_for(reduced: int) -> int:
     return 1
 
 
-def _splittable(red: Instruction) -> int:
-    """B for `red`, or 1 when it is left alone."""
+MAX_LEAD_BLOCKS = 16  # partial results B x C stay a few percent of a large input
+MIN_LEAD_ROWS = 8  # a block of rows still streams several rows per output
+
+
+def lead_blocks_for(rows: int) -> int:
+    """B for a leading-dimension reduction over `rows` rows: the most blocks
+    (<= MAX_LEAD_BLOCKS) of at least MIN_LEAD_ROWS rows dividing `rows`."""
+    for b in range(min(MAX_LEAD_BLOCKS, rows // MIN_LEAD_ROWS), 3, -1):
+        if rows % b == 0:
+            return b
+    return 1
+
+
+def _splittable(red: Instruction) -> tuple[str, int]:
+    """("trailing" or "leading", B) for `red`; B == 1 when it is left alone."""
     if red.opcode != "reduce" or len(red.operands) != 2 or red.shape.is_tuple:
-        return 1
+        return "", 1
     x, init = red.operands
     op = plain_binary_opcode(red.to_apply)
     rank = x.shape.rank
     dims = sorted(red.attrs["dimensions"])
-    if (op is None or op == "overwrite" or not dims or dims != list(range(rank - len(dims), rank))
-            or red.shape.size > MAX_OUTPUTS or not _is_identity(op, init)):
-        return 1
+    if op is None or op == "overwrite" or not dims or not _is_identity(op, init):
+        return "", 1
     reduced = math.prod(x.shape.dimensions[d] for d in dims)
-    return blocks_for(reduced) if reduced >= MIN_REDUCED else 1
+    if dims == list(range(rank - len(dims), rank)):
+        if red.shape.size > MAX_OUTPUTS or reduced < MIN_REDUCED:
+            return "", 1
+        return "trailing", blocks_for(reduced)
+    if dims == list(range(len(dims))) and x.shape.size >= MIN_REDUCED:
+        return "leading", lead_blocks_for(reduced)
+    return "", 1
 
 
 def split(module: Module, comp: Computation, red: Instruction, blocks: int) -> None:
+    """The trailing form: [kept..., R] -> [kept..., B, R/B] -> [kept..., B] -> [kept...]."""
     x, init = red.operands
     kept = list(red.shape.dimensions)
     et = red.shape.element_type
     reduced = x.shape.size // max(1, math.prod(kept))
+    _two_reduces(module, comp, red, Shape(et, (*kept, blocks, reduced // blocks)),
+                 len(kept) + 1, Shape(et, (*kept, blocks)), len(kept))
+
+
+def split_leading(module: Module, comp: Computation, red: Instruction, blocks: int) -> None:
+    """The leading form: [R, kept...] -> [B, R/B, kept...] -> [B, kept...] -> [kept...]."""
+    x = red.operands[0]
+    kept = list(red.shape.dimensions)
+    et = red.shape.element_type
+    rows = x.shape.size // max(1, math.prod(kept))
+    _two_reduces(module, comp, red, Shape(et, (blocks, rows // blocks, *kept)), 1,
+                 Shape(et, (blocks, *kept)), 0)
+
+
+def _two_reduces(module: Module, comp: Computation, red: Instruction, tiled: Shape,
+                 first_dim: int, partial_shape: Shape, second_dim: int) -> None:
+    """red(x) => reduce(reduce(reshape(x, tiled), {first_dim}), {second_dim})."""
+    x, init = red.operands
     md = dict(red.metadata)
-    tiles = comp.add_instruction(Instruction(
-        "reshape", Shape(et, (*kept, blocks, reduced // blocks)), [x], metadata=md))
+    tiles = comp.add_instruction(Instruction("reshape", tiled, [x], metadata=md))
     partial = comp.add_instruction(Instruction(
-        "reduce", Shape(et, (*kept, blocks)), [tiles, init], {"dimensions": (len(kept) + 1,)},
+        "reduce", partial_shape, [tiles, init], {"dimensions": (first_dim,)},
         [red.to_apply], metadata=md))
     # each reduce calls its own copy of the combiner (as the lowering makes them)
     combiner = module.add_computation(_clone_computation(red.to_apply, {}))
-    total = Instruction("reduce", red.shape, [partial, init], {"dimensions": (len(kept),)},
+    total = Instruction("reduce", red.shape, [partial, init], {"dimensions": (second_dim,)},
                         [combiner], metadata=md)
     comp.replace_instruction(red, total)
 
 
 class ReductionSplitting(HloPass):
-    """Splits large few-output reductions in two (see the module docstring)."""
+    """Splits large few-output and leading-dimension reductions in two (module docstring)."""
 
     name = "reduction-splitting"
 
@@ -108,11 +152,11 @@ class ReductionSplitting(HloPass):
         changed = False
         for comp in list(module.computations):
             for inst in comp.post_order():
-                blocks = _splittable(inst)
+                form, blocks = _splittable(inst)
                 if blocks > 1:
-                    split(module, comp, inst, blocks)
+                    (split if form == "trailing" else split_leading)(module, comp, inst, blocks)
                     changed = True
         return changed
 
 
-__all__ = ["ReductionSplitting", "blocks_for"]
+__all__ = ["ReductionSplitting", "blocks_for", "lead_blocks_for"]

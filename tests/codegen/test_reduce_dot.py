@@ -44,6 +44,27 @@ def test_reduce(dims, axes, et, op):
     check(m, x, ulps=ulps, signed_zeros=False, what=f"{op} {et}{dims} over {axes}")
 
 
+@pytest.mark.parametrize("dims,axes", [((16, 1024), (0,)), ((12, 1030), (0,)),
+                                       ((10, 1027), (0,)), ((9, 1024), (0,)),
+                                       ((8, 3, 1100), (0,)), ((2, 6, 2, 700), (1,)),
+                                       ((4, 8, 1024), (0, 1))], ids=str)
+@pytest.mark.parametrize("et,op", [("f32", "add"), ("f64", "multiply"), ("f32", "maximum"),
+                                   ("s32", "add"), ("pred", "or")])
+def test_column_reduce_with_rows_combined_in_registers(dims, axes, et, op):
+    """Column-scheme rows of >= 4 KB combine 8, 4 or 2 input rows (by the reduced extent,
+    odd: 1) before each accumulator update (kernels._column_unroll)."""
+    m = _reduce_module(et, dims, axes, op)
+    x = edge_array(Shape(et, ()).dtype, dims, seed=5)
+    if et.startswith("f") and x.size:
+        x = np.where(np.isfinite(x), np.clip(x, -1.5, 1.5), 0.75).astype(x.dtype)
+        if op != "maximum":  # positive terms: no cancellation, so an ulp bound is fair
+            x = (0.5 + np.abs(x)).astype(x.dtype)
+        else:
+            x.reshape(-1)[777] = np.nan  # one column's max is NaN, the others are not
+    ulps = 0 if et[0] in "sup" or op in ("maximum", "minimum") else 64
+    check(m, x, ulps=ulps, signed_zeros=False, what=f"{op} {et}{dims} over {axes}")
+
+
 @pytest.mark.parametrize("op", ["maximum", "minimum"])
 def test_reduce_propagates_nan(op):
     m = _reduce_module("f32", (3, 40), (1,), op)

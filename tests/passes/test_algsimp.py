@@ -102,6 +102,16 @@ CASES = [
     ("reduce_sum_broadcast", "%p = f32[] parameter(0)\n%b = f32[4,3] broadcast(%p), "
      "dimensions={}\n%i = f32[] constant(0)\n%r = f32[3] reduce(%b, %i), dimensions={0}, "
      "to_apply=%add", False, None),
+    # sum(x.T, axis=1) reads x's rows: reduce(x, {0}); kept dims in order => no transpose
+    ("reduce_of_transpose", "%p = f32[4,3] parameter(0)\n%t = f32[3,4] transpose(%p), "
+     "dimensions={1,0}\n%i = f32[] constant(0)\n%r = f32[3] reduce(%t, %i), dimensions={1}, "
+     "to_apply=%add", False, "reduce(p, constant)"),
+    # kept dims come out swapped: the (smaller) reduced result is transposed back
+    ("reduce_of_transpose", "%p = f32[2,3,4] parameter(0)\n%t = f32[4,2,3] transpose(%p), "
+     "dimensions={2,0,1}\n%i = f32[] constant(0)\n%r = f32[4,3] reduce(%t, %i), "
+     "dimensions={1}, to_apply=%add", False, "transpose(reduce)"),
+    ("reduce_of_transpose", "%p = f32[4,3] parameter(0)\n%i = f32[] constant(0)\n"
+     "%r = f32[4] reduce(%p, %i), dimensions={1}, to_apply=%add", False, None),
 ]
 
 REDUCERS = """%max (x: f32[], y: f32[]) -> f32[] {

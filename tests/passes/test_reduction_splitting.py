@@ -39,10 +39,27 @@ def test_a_full_sum_becomes_blocks_then_their_total():
     assert "f32[64,16384]" in text  # the blocks are a reshape (a view) of the input
 
 
+def test_a_column_sum_becomes_blocks_of_rows_then_their_total():
+    x = np.ones(1 << 20, np.float32)
+    m = _module(lambda a: jnp.sum(a.reshape(1024, 1024), axis=0), x)
+    assert ReductionSplitting().run(m)
+    assert _reduces(m) == ["f32[16,1024]", "f32[1024]"]
+    assert "f32[16,64,1024]" in str(m.entry.root.operands[0].operands[0])
+
+
+def test_lead_blocks_depend_on_the_rows_alone():
+    from ember.passes.reduction_splitting import lead_blocks_for
+
+    assert lead_blocks_for(4096) == 16
+    assert lead_blocks_for(96) == 12  # blocks of at least 8 rows
+    assert lead_blocks_for(4099) == 1  # prime: left alone
+
+
 @pytest.mark.parametrize("f", [
     lambda a: jnp.sum(a[:100]),                                 # small
-    lambda a: jnp.sum(a.reshape(1024, 1024), axis=0),           # leading dim reduced
     lambda a: jnp.sum(a.reshape(64, 16384), axis=1),            # many outputs already
+    lambda a: jnp.sum(a[:1031 * 1000].reshape(1031, 1000), axis=0),  # 1031 rows: prime
+    lambda a: jnp.sum(a.reshape(64, 128, 128), axis=1),         # a middle dim
 ])
 def test_left_alone(f):
     m = _module(f, np.ones(1 << 20, np.float32))
@@ -66,9 +83,19 @@ def test_values_match_numpy_and_not_the_thread_count(dtype):
     fs = {"sum": (lambda a: jnp.sum(a), np.sum), "max": (lambda a: jnp.max(a), np.max),
           "min": (lambda a: jnp.min(a), np.min),
           "rows": (lambda a: jnp.sum(a.reshape(3, -1), axis=1),
-                   lambda a: np.sum(a.reshape(3, -1), axis=1))}
+                   lambda a: np.sum(a.reshape(3, -1), axis=1)),
+          "columns": (lambda a: jnp.sum(a.reshape(768, 1024), axis=0),
+                      lambda a: np.sum(a.reshape(768, 1024), axis=0)),
+          "column max": (lambda a: jnp.max(a.reshape(96, 8, 1024), axis=(0, 1)),
+                         lambda a: np.max(a.reshape(96, 8, 1024), axis=(0, 1))),
+          "middle": (lambda a: jnp.sum(a.reshape(12, 64, 1024), axis=1),
+                     lambda a: np.sum(a.reshape(12, 64, 1024), axis=1)),
+          "x.T rows": (lambda a: jnp.sum(a.reshape(768, 1024).T, axis=1),
+                       lambda a: np.sum(a.reshape(768, 1024).T, axis=1))}
     if dtype == np.bool_:
-        fs = {"any": (lambda a: jnp.any(a), np.any), "all": (lambda a: jnp.all(a), np.all)}
+        fs = {"any": (lambda a: jnp.any(a), np.any), "all": (lambda a: jnp.all(a), np.all),
+              "column any": (lambda a: jnp.any(a.reshape(768, 1024), axis=0),
+                             lambda a: np.any(a.reshape(768, 1024), axis=0))}
     before = threads.get_num_threads()
     try:
         for name, (f, ref) in fs.items():
@@ -79,7 +106,10 @@ def test_values_match_numpy_and_not_the_thread_count(dtype):
             np.testing.assert_array_equal(got[0], got[1], err_msg=name)  # same bits
             want = ref(x.astype(np.float64) if dtype != np.bool_ else x)
             # (float64 runs as float32 without jax_enable_x64, as in JAX)
-            np.testing.assert_allclose(got[0], want, rtol=1e-5 if x.dtype.kind == "f" else 0,
-                                       err_msg=name)
+            # a float sum is off by ~eps x the sum of |terms|: near-zero columns need an
+            # absolute tolerance on the scale of the largest result
+            tol = 1e-5 if x.dtype.kind == "f" else 0
+            np.testing.assert_allclose(got[0], want, rtol=tol,
+                                       atol=tol * float(np.max(np.abs(want))), err_msg=name)
     finally:
         threads.set_num_threads(before)

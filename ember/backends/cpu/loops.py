@@ -36,9 +36,12 @@ def for_range(b: ir.IRBuilder, n: int, body: Callable[[ir.Value], None],
 
 
 def for_nest(b: ir.IRBuilder, dims: Sequence[int],
-             body: Callable[[list[ir.Value]], None], name: str = "d") -> None:
+             body: Callable[[list[ir.Value]], None], name: str = "d",
+             span_at: int | None = None,
+             span: tuple[ir.Value, ir.Value] | None = None) -> None:
     """Nested loops over `dims` (outermost first); body gets the index list. An empty
-    `dims` runs body once with []; a zero in `dims` emits nothing."""
+    `dims` runs body once with []; a zero in `dims` emits nothing. With `span_at`, level
+    `span_at` runs only [span[0], span[1]) of its range (one thread's share)."""
     dims = list(dims)
     if any(d == 0 for d in dims):
         return  # no iterations
@@ -46,6 +49,9 @@ def for_nest(b: ir.IRBuilder, dims: Sequence[int],
     def level(k: int, idx: list[ir.Value]) -> None:
         if k == len(dims):
             body(idx)
+            return
+        if k == span_at and span is not None:
+            for_span(b, span[0], span[1], lambda i: level(k + 1, idx + [i]), name=f"{name}{k}")
             return
         if dims[k] == 1:
             level(k + 1, idx + [i64(0)])

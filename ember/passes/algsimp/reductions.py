@@ -6,6 +6,7 @@ import numpy as np
 
 from ember.backends.interpreter.evaluator import plain_binary_opcode
 from ember.hlo.ir import Instruction
+from ember.hlo.shape import Shape
 from ember.passes.algsimp.rewrite import rewrite
 from ember.passes.algsimp.util import add, is_float_inst
 
@@ -51,3 +52,28 @@ def reduce_sum_broadcast(inst: Instruction) -> Instruction | None:
     s, init, _, n = m
     count = add(inst, "constant", [], {"value": np.array(n, dtype=s.shape.dtype)})
     return _spread(inst, add(inst, "add", [init, add(inst, "multiply", [s, count])]))
+
+
+@rewrite("reduce")
+def reduce_of_transpose(inst: Instruction) -> Instruction | None:
+    """reduce(transpose(A, p), init, dims) => reduce(A, init, p[dims]), transposed back when
+    the kept dimensions come out in another order"""
+    # A reduction promises no order among the reduced elements, so reading them in A's own
+    # order is exact; the layout pass would otherwise turn the transpose into a layout and
+    # leave the reduction reading the minor dimension as its kept one (sum(x.T, axis=1)
+    # becomes sum(x, axis=0), which reduction splitting and the column scheme handle).
+    if len(inst.operands) != 2 or inst.operands[0].opcode != "transpose":
+        return None
+    t, init = inst.operands
+    perm = t.attrs["dimensions"]  # result dim i is operand dim perm[i]
+    dims = set(inst.attrs["dimensions"])
+    kept_in_a = [perm[d] for d in range(len(perm)) if d not in dims]
+    shape = Shape(inst.shape.element_type,
+                  tuple(t.operand.shape.dimensions[a] for a in sorted(kept_in_a)))
+    red = inst.parent.add_instruction(Instruction(
+        "reduce", shape, [t.operand, init], {"dimensions": tuple(sorted(perm[d] for d in dims))},
+        [inst.to_apply], metadata=dict(inst.metadata)))
+    if kept_in_a == sorted(kept_in_a):
+        return red
+    order = sorted(kept_in_a)
+    return add(inst, "transpose", [red], {"dimensions": tuple(order.index(a) for a in kept_in_a)})
