@@ -31,6 +31,7 @@ from collections.abc import Callable
 import llvmlite.ir as ir
 
 from ember.backends.cpu import convert as conv
+from ember.backends.cpu import streaming
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import I8, const, i64, is_float, is_signed_int, reg_type
@@ -157,6 +158,14 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             n = root.shape.size
             if not dims:
                 element(Index.scalar(b), const("s64", 0))
+            elif streaming.enabled(n * bit_width(out.shape.element_type) // 8,
+                                   out.shape.element_type):
+                def put_element(i: ir.Value, put: streaming.Put) -> None:
+                    put(gen.value(root, Index(b, dims, linear=i)))
+                    gen.flush()  # type: ignore[attr-defined]
+
+                lo, hi = span if span is not None else (i64(0), i64(n))
+                streaming.for_streaming(b, out, lo, hi, put_element)
             elif span is not None:
                 for_span(b, span[0], span[1], lambda i: element(Index(b, dims, linear=i), i))
             else:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import llvmlite.ir as ir
 
+from ember.backends.cpu import streaming
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import i64, mem_type, reg_type
@@ -28,7 +29,7 @@ from ember.backends.cpu.loops import for_range, for_span
 from ember.backends.interpreter.evaluator import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
-from ember.hlo.shape import Shape
+from ember.hlo.shape import Shape, bit_width
 
 Inputs = dict[Instruction, Buf]
 
@@ -134,6 +135,9 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                     rows: tuple[ir.Value, ir.Value] | None = None) -> None:
     plan = RowPlan(root, inputs)
     dims, n = plan.dims, plan.n
+    et = out.shape.element_type
+    stream = out.shape.is_row_major and streaming.enabled(
+        root.shape.size * bit_width(et) // 8, et)
     outer = dims[:-1]
     entry = b.function.entry_basic_block
     with b.goto_block(entry):
@@ -195,7 +199,18 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                 for v in fills:
                     gen.ready[v] = scratch[v]
             compute_row_values(plan.last_phase)
-            loop(lambda idx: store(b, out, idx.linear, gen.value(root, idx)))
+            if stream and outer:  # the epilogue's row goes past the caches (streaming.py)
+                base = b.mul(r, i64(n))
+
+                def put_element(lin: ir.Value, put: streaming.Put) -> None:
+                    j = b.sub(lin, base, flags=("nuw", "nsw"))
+                    gen.col = j
+                    put(gen.value(root, Index(b, dims, multi=[*outer_multi, j], linear=lin)))
+                    gen.flush()  # type: ignore[attr-defined]
+
+                streaming.for_streaming(b, out, base, b.add(base, i64(n)), put_element)
+            else:
+                loop(lambda idx: store(b, out, idx.linear, gen.value(root, idx)))
 
         nrows = 1
         for d in outer:
