@@ -7,9 +7,12 @@ Run (OpenBLAS tuning variables unset for this command only, as the peers' table 
 Prints per workload the median milliseconds of each implementation, its ratio to NumPy
 (>1: faster than NumPy) and, for Ember, the achieved GB/s (bytes read + written) and its
 fraction of the triad bandwidth measured first in the same run (Ember's own compiled
-`a = b + s*c` over 128 MB arrays on all threads). Then one-time costs. Results of every
-call are dropped, as a loop that discards results would. Informative only: shared hosts
-are noisy; compare ratios from one run.
+`a = b + s*c` over 128 MB arrays on all threads). Then one-time costs and first calls
+(each the median of 5 fresh processes): disk cache off, Ember warmed up as JAX is (a jit of
+another function) and with LLVM initialized only, then a warm disk cache.
+`--first-call-only` prints just those lines. Results of every call are dropped, as a loop
+that discards results would. Informative only: shared hosts are noisy; compare ratios from
+one run.
 """
 
 from __future__ import annotations
@@ -84,7 +87,12 @@ def triad_gbs(repeat: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--first-call-only", action="store_true",
+                    help="print only the first-call lines (fresh processes), to iterate fast")
     args = ap.parse_args()
+    if args.first_call_only:
+        first_call_report(has_jax=importlib.util.find_spec("jax") is not None)
+        return
     rep = args.repeat
     t0 = time.perf_counter()
     import ember
@@ -150,20 +158,34 @@ def main() -> None:
                      f"{tiny['jax'][kind] / tiny['ember'][kind]:5.2f}x")
         print(line)
     print(f"import ember: {import_ms:.0f} ms; LLVM initialization: {llvm_ms:.0f} ms")
-    first = _first_call_ms("off")
-    line = f"first call of a*sin(x)+b (disk cache off): ember {first:.1f} ms"
-    if "jax" in peers:
-        jax_first = _first_call_ms("off", jax=True)
+    first_call_report("jax" in peers)
+    print("libm per element still:", ", ".join(_scalar_libm()))
+
+
+def first_call_report(has_jax: bool, runs: int = 5) -> None:
+    """The first-call lines, each the median over `runs` fresh processes: cold (disk cache
+    off) vs JAX, with Ember warmed up as JAX is (a jit of another function: compiler
+    initialized and its modules imported) and, apart, with LLVM initialized only (that
+    line adds the one-time import of Ember's code generator, which JAX does at `import
+    jax`); then a warm disk cache."""
+    first = _first_call_ms("off", warmup="jit", runs=runs)
+    line = f"first call of a*sin(x)+b (disk cache off, after a warm-up jit): ember {first:.1f} ms"
+    if has_jax:
+        jax_first = _first_call_ms("off", jax=True, runs=runs)
         line += f"   jax {jax_first:.1f} ms   ember/jax {first / jax_first:.2f}x"
+    print(line)
+    cold = _first_call_ms("off", warmup="llvm", runs=runs)
+    line = f"  same, LLVM initialized only (+ code generator import): ember {cold:.1f} ms"
+    if has_jax:
+        line += f"   ember/jax {cold / jax_first:.2f}x"
     print(line)
     import tempfile
 
     with tempfile.TemporaryDirectory() as warm:
-        _first_call_ms(warm)  # fills the cache
+        _first_call_ms(warm, runs=1)  # fills the cache
         print(f"first call in a fresh process, warm disk cache: "
-              f"{_first_call_ms(warm):.1f} ms (LLVM optimize/codegen runs: "
-              f"{_first_call_ms(warm, stat=True):.0f})")
-    print("libm per element still:", ", ".join(_scalar_libm()))
+              f"{_first_call_ms(warm, runs=runs):.1f} ms (LLVM optimize/codegen runs: "
+              f"{_first_call_ms(warm, stat=True, runs=1):.0f})")
 
 
 def tiny_call_us(jit: Callable, calls: int = 100_000, chunk: int = 1000) -> dict[str, float]:
@@ -210,10 +232,13 @@ def _with_module(fn: Callable, module: object) -> Callable:
     return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
-def _first_call_ms(cache: str, jax: bool = False, stat: bool = False) -> float:
+def _first_call_ms(cache: str, jax: bool = False, stat: bool = False, warmup: str = "llvm",
+                   runs: int = 1) -> float:
     """Trace + compile + run of a new function in a fresh process where the compiler is
-    already initialized (Ember: LLVM; JAX: its CPU client, by a warm-up jit of another
-    function). `stat`: instead, how many LLVM optimize + codegen runs that call made."""
+    already initialized, the median over `runs` processes. JAX: its CPU client, by a
+    warm-up jit of another function; Ember: `warmup="llvm"` initializes LLVM only,
+    `warmup="jit"` runs the same warm-up jit as JAX. `stat`: instead, how many LLVM
+    optimize + codegen runs that call made."""
     if jax:
         code = ("import time, numpy as np, jax, jax.numpy as jnp\n"
                 "jax.jit(lambda v: v * 2)(np.ones(3, np.float32)).block_until_ready()\n"
@@ -222,29 +247,37 @@ def _first_call_ms(cache: str, jax: bool = False, stat: bool = False) -> float:
                 "jax.jit(lambda x, a, b: a * jnp.sin(x) + b)(x, x, x).block_until_ready()\n"
                 "print((time.perf_counter() - t) * 1e3)\n")
     else:
+        init = ("ember.jit(lambda v: v * 2)(np.ones(3, np.float32))\n" if warmup == "jit" else
+                "from ember.backends.cpu import llvm_target; llvm_target.target()\n")
         code = ("import time, numpy as np, ember, ember.numpy as jnp\n"
                 "from ember.backends import cpu\n"
-                "from ember.backends.cpu import llvm_target; llvm_target.target()\n"
+                + init +
+                "s0 = dict(cpu.cache_stats())\n"
                 "x = np.ones(1000, np.float32)\n"
                 "t = time.perf_counter()\n"
                 "ember.jit(lambda x, a, b: a * jnp.sin(x) + b)(x, x, x)\n"
                 "ms = (time.perf_counter() - t) * 1e3\n"
                 "s = cpu.cache_stats()\n"
-                f"print(s['optimize_runs'] + s['codegen_runs'] if {stat} else ms)\n")
+                "runs = sum(s[k] - s0[k] for k in ('optimize_runs', 'codegen_runs'))\n"
+                f"print(runs if {stat} else ms)\n")
     env = dict(os.environ, EMBER_CACHE_DIR=cache)
     # Bytecode caching on, as for an installed JAX (pip compiles its .pyc files): with
     # PYTHONDONTWRITEBYTECODE set, as on some CI machines, each process would recompile
-    # Ember's sources (~130 ms for the backend alone)
+    # Ember's sources (~130 ms for the backend alone). One untimed run writes them.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not _first_call_ms.__dict__.get("bytecode_warm"):
-        subprocess.run([sys.executable, "-c", "import ember.backends.cpu.compiler, "
-                        "ember.backends.cpu.emitter, ember.numpy"], env=env, check=False)
+        subprocess.run([sys.executable, "-c", code], env=dict(env, EMBER_CACHE_DIR="off"),
+                       capture_output=True, check=False)
         _first_call_ms.__dict__["bytecode_warm"] = True
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    try:
-        return float(out.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        return float("nan")
+    values = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True)
+        try:
+            values.append(float(out.stdout.strip().splitlines()[-1]))
+        except (IndexError, ValueError):
+            return float("nan")
+    return float(np.median(values))
 
 
 def _scalar_libm() -> list[str]:

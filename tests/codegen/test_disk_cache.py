@@ -92,3 +92,102 @@ def test_cache_can_be_turned_off(monkeypatch):
     assert disk_cache.cache_dir() is None
     monkeypatch.delenv("EMBER_CACHE_DIR")
     assert str(disk_cache.cache_dir()).endswith("ember")
+
+
+# -- the source hash: stat-keyed memo --------------------------------------------------------
+
+
+def _fake_sources(root):
+    """A tree shaped like the ember package's compiler folders."""
+    for rel, text in (("backends/cpu/emit.py", "A = 1\n"), ("backends/cpu/math/sin.py", "B\n"),
+                      ("passes/fuse.py", "C = 3\n"), ("hlo/ir.py", "D = 4\n"),
+                      ("backends/cpu/__pycache__/emit.cpython-311.pyc", "junk"),
+                      ("lax/not_compiler.py", "E\n")):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def _bump(path, text):
+    """Rewrite `path` and move its mtime on, as an editor's save does."""
+    st = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+
+def test_source_hash_memo_is_used_and_any_edit_changes_the_key(tmp_path, monkeypatch):
+    root, memo = tmp_path / "ember", tmp_path / "cache"
+    _fake_sources(root)
+    first = disk_cache.sources_digest(root, memo)
+    assert (memo / disk_cache.MEMO_NAME).read_text().split()[1] == first
+    assert first == disk_cache.sources_digest(root, None)  # the memo changes no digest
+    # a matching memo is trusted: the contents are not read again
+    real_open = open
+
+    def no_source_reads(path, *a, **k):
+        assert not str(path).endswith(".py"), f"read {path}"
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr("builtins.open", no_source_reads)
+    assert disk_cache.sources_digest(root, memo) == first
+    monkeypatch.undo()
+    # a same-size edit (the stat list differs by mtime only) changes the digest
+    _bump(root / "passes/fuse.py", "C = 4\n")
+    edited = disk_cache.sources_digest(root, memo)
+    assert edited != first and edited == disk_cache.sources_digest(root, None)
+    # so does a new file, in a nested folder; files outside the compiler folders do not
+    (root / "hlo/extra").mkdir()
+    (root / "hlo/extra/new.py").write_text("F\n")
+    added = disk_cache.sources_digest(root, memo)
+    assert added not in (first, edited)
+    _bump(root / "lax/not_compiler.py", "G\n")
+    assert disk_cache.sources_digest(root, memo) == added
+
+
+def test_a_garbled_or_foreign_memo_is_recomputed(tmp_path):
+    root, memo = tmp_path / "ember", tmp_path / "cache"
+    _fake_sources(root)
+    want = disk_cache.sources_digest(root, memo)
+    stat_key = (memo / disk_cache.MEMO_NAME).read_text().split()[0]
+    for text in ("", "garbage", f"{stat_key} {'0' * 63}", f"{stat_key} {'z' * 64}",
+                 f"{'0' * 64} {'1' * 64}", f"{stat_key} {'1' * 64} extra"):
+        (memo / disk_cache.MEMO_NAME).write_text(text)
+        assert disk_cache.sources_digest(root, memo) == want
+    # a stale memo (another checkout's stat list) is replaced by this tree's
+    assert (memo / disk_cache.MEMO_NAME).read_text().split() == [stat_key, want]
+
+
+def test_keys_with_the_cache_off_need_no_source_hash(monkeypatch):
+    def boom() -> str:
+        raise AssertionError("source hash computed with the disk cache off")
+
+    monkeypatch.setattr(disk_cache, "source_hash", boom)
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")
+    a = disk_cache.make_key("HloModule m", "opts", "target")
+    assert a != disk_cache.make_key("HloModule n", "opts", "target")
+    assert a != disk_cache.make_key("HloModule m", "opts2", "target")
+
+
+def test_a_warm_process_finds_its_entry_through_the_memo(tmp_path):
+    cold = _run(str(tmp_path))
+    warm = _run(str(tmp_path))
+    assert not cold["from_disk"] and warm["from_disk"]
+    stat_key, digest = (tmp_path / disk_cache.MEMO_NAME).read_text().split()
+    assert len(stat_key) == 64 and len(digest) == 64
+
+
+def test_an_edit_of_a_real_compiler_source_changes_the_digest(tmp_path):
+    """On a copy of the package's compiler folders (the real ones are not touched: other
+    tests run from them): the same bytes saved again keep the digest, an edit changes it."""
+    import shutil
+    from pathlib import Path
+
+    pkg, src = Path(disk_cache.__file__).resolve().parents[2], tmp_path / "tree"
+    for sub in disk_cache.SOURCE_DIRS:
+        shutil.copytree(pkg / sub, src / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = src / "backends/cpu/kernels.py"
+    base = disk_cache.sources_digest(src, tmp_path / "m")
+    _bump(kernels, kernels.read_text())
+    assert disk_cache.sources_digest(src, tmp_path / "m") == base  # same bytes: same hash
+    _bump(kernels, kernels.read_text() + "\n# edited\n")
+    assert disk_cache.sources_digest(src, tmp_path / "m") != base

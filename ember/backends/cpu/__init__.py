@@ -9,7 +9,8 @@ Public API:
   CpuCompileError, clear_cache(), cache_stats()
   set_num_threads(n), get_num_threads()  (env EMBER_NUM_THREADS)
   disk cache: env EMBER_CACHE_DIR (default ~/.cache/ember; "off" disables), counted in
-  cache_stats() as disk_hits / disk_misses / disk_writes / disk_rejected
+  cache_stats() as disk_hits / disk_misses / disk_writes / disk_rejected; LLVM work as
+  optimize_runs / codegen_runs (light_runs: those with the light loop passes)
   allocator_stats() -> {hits, misses, recycled, trimmed, bytes_held, bytes_outstanding,
                         limit_bytes}; trim_allocator() releases idle pooled buffers
 Importing this package does not import llvmlite; LLVM initializes on the first compile.

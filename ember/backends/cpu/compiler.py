@@ -5,22 +5,26 @@ Caches, in order: in memory (an LRU of `CACHE_SIZE` executables keyed by the can
 text, the options and the target; an evicted executable's code is freed once nothing else
 references it, because each executable owns its MCJIT engine), then on disk
 (`disk_cache.py`: object code, so a fresh process runs no LLVM optimization or code
-generation on a hit). `STATS` counts compiles, hits and evictions.
+generation on a hit). `STATS` counts compiles, hits and evictions. How hard LLVM works on
+loops follows the module's size (`compile_effort.py`). A disk-cache hit imports neither
+the code generator nor any pass.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from ember.backends.cpu import disk_cache, llvm_target
 from ember.backends.cpu.executable import Executable
-from ember.backends.cpu.inline import inline_calls
 from ember.backends.cpu.runtime_spec import RuntimeSpec
 from ember.backends.cpu.support import check_supported
 from ember.hlo.ir import Module
 from ember.hlo.printer import canonical_text
-from ember.passes.base import PassPipeline
+
+if TYPE_CHECKING:  # (a disk-cache hit runs no pass: only a compile imports them)
+    from ember.passes.base import PassPipeline
 
 CACHE_SIZE = 256
 STATS: dict[str, int] = {"compiles": 0, "cache_hits": 0, "evictions": 0}
@@ -34,6 +38,7 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
     splitting (large few-output reductions in two, for threads), layout assignment (before
     fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
+    from ember.passes.base import PassPipeline
     from ember.passes.fusion import Fusion
     from ember.passes.layout_assignment import LayoutAssignment
     from ember.passes.reduction_splitting import ReductionSplitting
@@ -88,6 +93,8 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
 
 
 def _optimized(module: Module, unsafe_math: bool, run_passes: bool) -> Module:
+    from ember.backends.cpu.inline import inline_calls
+
     m = module.clone()
     inline_calls(m)
     if run_passes:
@@ -101,6 +108,7 @@ def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
     m = _optimized(module, unsafe_math, run_passes)
     # (imported here: a disk-cache hit needs neither, and a fresh process's first call
     # should not pay for importing the code generator)
+    from ember.backends.cpu.compile_effort import loop_options
     from ember.backends.cpu.emitter import ModuleEmitter
     from ember.backends.cpu.schedule import build_schedule
 
@@ -108,7 +116,7 @@ def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
     emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()
     llmod = llvm_target.parse_and_verify(text)
-    llvm_target.optimize(llmod)
+    llvm_target.optimize(llmod, **loop_options(m))  # small work: cheaper loop passes
     optimized = str(llmod)
     obj = llvm_target.emit_object(llmod)
     engine, address = llvm_target.load_object(obj, emitter.entry_name)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,7 +29,9 @@ from ember.backends.cpu.runtime_spec import RuntimeSpec, dtype_of
 from ember.backends.cpu.threads import NUM_THREADS_ADDRESS
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
-from ember.memory_stats import CompiledMemoryStats
+
+if TYPE_CHECKING:  # (imported on use: ~1 ms of a warm process's first call otherwise)
+    from ember.memory_stats import CompiledMemoryStats
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -162,6 +164,8 @@ class Executable:
 
     def memory_analysis(self) -> CompiledMemoryStats:
         """Bytes of arguments, outputs, scratch temporaries, aliases and object code."""
+        from ember.memory_stats import CompiledMemoryStats
+
         spec = self._spec
 
         def nbytes(s: tuple[str, tuple[int, ...]]) -> int:

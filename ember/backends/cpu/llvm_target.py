@@ -1,5 +1,6 @@
-"""LLVM for the host: lazy initialization, the target machine, O3 optimization, object code,
-and loading it.
+"""LLVM for the host: lazy initialization, the target machine, O3 optimization (loop
+interleaving, unrolling and epilogue vectorization optional, for small work: see
+compile_effort.py), object code, and loading it.
 
 Input: LLVM IR text. Output: an optimized `llvm.ModuleRef`, its object code (bytes, what the
 disk cache stores), and, once loaded, an MCJIT engine of its own plus the entry address.
@@ -24,7 +25,7 @@ from ember.backends.cpu.errors import CpuCompileError
 
 STATS: dict[str, float] = {"llvm_init_s": 0.0, "optimize_s": 0.0, "codegen_s": 0.0,
                            "modules_compiled": 0, "optimize_runs": 0, "codegen_runs": 0,
-                           "objects_loaded": 0}
+                           "objects_loaded": 0, "light_runs": 0}
 _LOCK = threading.RLock()
 
 
@@ -88,15 +89,28 @@ def parse_and_verify(ir_text: str) -> Any:
     return mod
 
 
-def optimize(mod: Any) -> None:
-    """The new pass manager's O3 pipeline with loop and SLP vectorization on."""
+# Loop passes tuned by the work a module does (compile_effort.py chooses). The full pipeline
+# interleaves vector loops (two vectors per iteration), unrolls loops and vectorizes
+# remainders with a narrower "epilogue" loop: worth it when loops run long, but a quarter
+# of the LLVM time of a small kernel (the fusion example at 1000 elements) that runs for a
+# microsecond. Every variant keeps O3 and loop/SLP vectorization at the full vector width.
+_EPILOGUE_OPTION = "-enable-epilogue-vectorization"  # an LLVM cl::opt of the LoopVectorizer
+_epilogue_on = True
+
+
+def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
+             epilogue: bool = True) -> None:
+    """The new pass manager's O3 pipeline with loop and SLP vectorization on; the flags
+    turn off loop interleaving, unrolling and epilogue vectorization (for small work)."""
     t = target()
     t0 = time.perf_counter()
     with _LOCK:
+        _set_epilogue_vectorization(t, epilogue)
         pto = t.llvm.create_pipeline_tuning_options(speed_level=3)
         pto.loop_vectorization = True
         pto.slp_vectorization = True
-        pto.loop_unrolling = True
+        pto.loop_unrolling = unroll
+        pto.loop_interleaving = interleave
         pb = t.llvm.create_pass_builder(t.machine, pto)
         pm = pb.getModulePassManager()
         try:
@@ -105,6 +119,19 @@ def optimize(mod: Any) -> None:
             _dispose_pass_manager(pm)
     STATS["optimize_s"] += time.perf_counter() - t0
     STATS["optimize_runs"] += 1
+    if not (interleave and unroll and epilogue):
+        STATS["light_runs"] += 1
+
+
+def _set_epilogue_vectorization(t: Target, on: bool) -> None:
+    """Toggle LLVM's process-wide option (called under _LOCK, so no pipeline runs while
+    it changes). Only on the LLVM this llvmlite pins (major 22, checked): an option LLVM
+    does not know makes its command-line parser exit the process."""
+    global _epilogue_on
+    if on == _epilogue_on or t.llvm.llvm_version_info[0] != 22:
+        return
+    t.llvm.set_option("ember", f"{_EPILOGUE_OPTION}={'true' if on else 'false'}")
+    _epilogue_on = on
 
 
 def _dispose_pass_manager(pm: Any) -> None:
@@ -133,13 +160,17 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     """Link `obj` into a fresh engine; returns (engine, entry address). The engine owns
     the code: keep it alive as long as the address is used."""
     t = target()
-    from ember.backends.cpu import blas
+    # Symbols the JIT linker must know before it links code naming them. An object names
+    # them in its symbol table, so a substring test says whether to import their modules
+    # at all (blas + callbacks cost ~2 ms of a warm process's first call otherwise).
+    if b"ember_blas_" in obj:  # blas.SYMBOL_PREFIX
+        from ember.backends.cpu import blas
 
-    if blas.calls_blas(obj):  # the BLAS entry points must be known to the linker first
         blas.register_symbols(t.llvm)
-    from ember.backends.cpu import callbacks  # host callbacks' trampoline symbol
+    if b"ember_python_callback" in obj:  # callbacks.SYMBOL
+        from ember.backends.cpu import callbacks
 
-    callbacks.register_symbols(t.llvm)
+        callbacks.register_symbols(t.llvm)
     with _LOCK:
         engine = t.llvm.create_mcjit_compiler(t.llvm.parse_assembly(""), t.new_machine())
         engine.add_object_file(t.llvm.ObjectFileRef.from_data(obj))
