@@ -33,6 +33,11 @@ def gelu_dense(jnp):
     return f
 
 
+# OpenBLAS's and XLA's worker threads spin-wait on their cores for a while after each call
+# (OpenBLAS: up to 2^28 cycles, ~0.1 s); a block timed sooner shares its cores with them
+IDLE_GAP_S = 0.3
+
+
 def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int,
                    rounds: int = 3) -> dict[str, float]:
     """Median ms of each function: `rounds` rounds in which each function runs a block of
@@ -44,6 +49,7 @@ def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int,
     per_round = max(1, -(-repeat // rounds))
     for _ in range(rounds):
         for k, f in fns.items():
+            time.sleep(IDLE_GAP_S)  # the previous library's threads stop spinning
             f()
             f()
             for _ in range(per_round):

@@ -423,12 +423,12 @@ def test_jnp_product_forms(cpu_backend):
 
 @pytest.mark.parametrize("dims,cpus,units", [
     (((1024, 1024), (1024, 1024), (1,), (0,)), 1, 1),
-    # large products: UNITS_PER_CPU units per CPU, so a late worker still takes a share
-    (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 8),
-    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 32),  # units of >= MIN_UNIT_MACS
+    # large products: at least UNITS_PER_CPU units per CPU (each unit repacks its blocks)
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 4),
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 16),  # 4 x 4 blocks of 256 x 256
     (((64, 64), (64, 64), (1,), (0,)), 16, 1),  # too small to split
     (((4096, 512), (512,), (1,), (0,)), 4, 4),  # gemv rows
-    (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 12),  # batch 3 on 2 CPUs: quarters
+    (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 6),  # batch 3 on 2 CPUs: halves
 ])
 def test_partition(dims, cpus, units):
     """Units depend on the shape and the machine's CPU count only; blocks tile the result."""

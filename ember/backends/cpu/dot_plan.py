@@ -41,11 +41,15 @@ GEMV_MIN_BLOCK = 64  # rows (or columns) of a gemv unit
 PACK_COST = 50  # flop-equivalents of packing one element (measured: ~0.6 ns vs ~90 GFLOP/s)
 CALL_COST = 100_000  # flop-equivalents of one BLAS call (~1 us)
 MAX_PIECES = 64
-# Units per CPU a large product is cut into at least: the thread pool (pool.py) hands units
-# out dynamically, so a worker that starts late (its core busy with another process) still
-# takes a share instead of leaving the whole second half to the caller.
-UNITS_PER_CPU = 4
-MIN_UNIT_MACS = 1 << 25  # ... but never units under ~0.3 ms of BLAS work
+# Units per CPU a large product is cut into at least. Every unit repacks its blocks of A
+# and B, so fewer units are faster on a quiet machine: on 2 CPUs, 1024^3 f32 in 8 units ran
+# at 0.85-0.89x NumPy's (one threaded sgemm that packs B once), in 4 units (2 x 2 blocks)
+# 0.90-1.0x, in 2 units 0.95-1.03x (benchmarks/blas.py method, 3 runs of 10 rounds). But
+# the pool (pool.py) cannot take back a unit a worker has claimed: when another program's
+# threads share that worker's core, 2 units took 2x as long (the caller waits for the
+# slowed half), 4 units at most about 1.5x, since the caller runs the units left over.
+UNITS_PER_CPU = 2
+MIN_UNIT_MACS = 1 << 26  # ... and never units under ~0.5 ms of BLAS work
 
 
 @dataclass(frozen=True)
