@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ember import dispatch, fastpath
+from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
@@ -313,8 +314,6 @@ class JitFunction:
         hit = self._cache.get(key)
         if hit is not None:
             return hit, leaves
-        from ember.explain.compile_log import record_trace
-
         if config.jax_explain_cache_misses:  # (its module costs ~0.7 ms of a first call)
             from ember.explain.cache_miss import report_cache_miss
 

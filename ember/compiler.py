@@ -10,12 +10,18 @@ Invariants:
   through the parser (print -> parse -> print is the identity) and the module evaluates the
   same before and after the passes on random inputs (bit-exact, except float reductions,
   whose summation order passes may change: compared within a tolerance).
+- The compile log and dump files (ember/explain/compile_log.py) are imported only while
+  something asks for them (EMBER_DEBUG >= 1, jax_log_compiles, EMBER_DUMP_TO): a quiet
+  compile, such as a fresh process's warm disk-cache hit, imports neither them nor any pass.
+  Trace times are recorded here for every trace (`record_trace`), so the log can still
+  report the trace of a function compiled after logging was turned on.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +126,35 @@ def debug_level() -> int:
         return 0
 
 
+# jaxpr -> (seconds its trace took, "file:line" of the traced function), for the log
+_TRACES: weakref.WeakKeyDictionary[ClosedJaxpr, tuple[float, str]] = (
+    weakref.WeakKeyDictionary())
+
+
+def record_trace(closed: ClosedJaxpr, seconds: float, fun: Any = None) -> None:
+    """Remember how long tracing took (and where the function is) for the compile log."""
+    where = ""
+    code = getattr(getattr(fun, "__wrapped__", fun), "__code__", None)
+    if code is not None:
+        where = f"{code.co_filename}:{code.co_firstlineno}"
+    try:
+        _TRACES[closed] = (seconds, where)
+    except TypeError:
+        pass
+
+
+def trace_record(closed: ClosedJaxpr) -> tuple[float | None, str]:
+    """(seconds, "file:line") `record_trace` stored for `closed`, else (None, "")."""
+    return _TRACES.get(closed, (None, ""))
+
+
+def _watched() -> bool:
+    """Whether a compilation is logged or dumped: EMBER_DEBUG >= 1, jax_log_compiles or
+    EMBER_DUMP_TO (what CompileWatch's log level and dump session read)."""
+    return (debug_level() >= 1 or bool(config.jax_log_compiles)
+            or bool(os.environ.get("EMBER_DUMP_TO")))
+
+
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
                   donated: tuple[int, ...] = ()) -> CompiledModule:
     """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
@@ -127,25 +162,38 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
     argument positions (donate_argnums) whose memory outputs of the same type may reuse.
     EMBER_DEBUG / jax_log_compiles log it and EMBER_DUMP_TO dumps it (ember/explain/
     compile_log.py)."""
-    from ember.explain.compile_log import CompileWatch
+    if _watched():
+        from ember.explain.compile_log import CompileWatch
 
-    with CompileWatch(closed, name) as watch:
-        lowered = lower_jaxpr(closed, name)
-        watch.did_lower(lowered)
-        unsafe = bool(config.ember_unsafe_math)
-        compiled = None
-        if backend_name() == "cpu":
-            compiled = _compile_cpu(lowered, unsafe, use_cache=not watch.dumping,
-                                    donated=donated)
-        if compiled is None:
-            compiled = _compile_interpreter(lowered, unsafe)
-        watch.did_compile(compiled)
+        with CompileWatch(closed, name) as watch:
+            lowered, compiled = _lower_and_compile(closed, name, donated, watch)
+    else:
+        lowered, compiled = _lower_and_compile(closed, name, donated, None)
     compiled = callbacks.guard(compiled, closed)  # host callbacks, jax_debug_nans
     if checks_enabled():
         check_round_trip(lowered.module)
         check_round_trip(compiled.optimized)
         check_same_values(lowered.module, compiled.optimized, lowered.hidden_consts)
     return compiled
+
+
+def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
+                       watch: Any) -> tuple[LoweredModule, CompiledModule]:
+    """The stages, reported to `watch` (a CompileWatch, or None when nothing watches)."""
+    lowered = lower_jaxpr(closed, name)
+    if watch is not None:
+        watch.did_lower(lowered)
+    unsafe = bool(config.ember_unsafe_math)
+    compiled = None
+    if backend_name() == "cpu":
+        # (while dumping, the caches are bypassed so every pass runs and is dumped)
+        dumping = watch is not None and watch.dumping
+        compiled = _compile_cpu(lowered, unsafe, use_cache=not dumping, donated=donated)
+    if compiled is None:
+        compiled = _compile_interpreter(lowered, unsafe)
+    if watch is not None:
+        watch.did_compile(compiled)
+    return lowered, compiled
 
 
 def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,

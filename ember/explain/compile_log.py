@@ -1,8 +1,10 @@
 """What each compilation did: the `EMBER_DEBUG` log and the `EMBER_DUMP_TO` file set.
 
-Input: `ember.compiler.compile_jaxpr` wraps every compilation in `CompileWatch(closed,
-name)` and reports the stages to it; `record_trace(closed, seconds, fun)` (called by jit
-after tracing) supplies the trace time. Output, on stderr, by level
+Input: `ember.compiler.compile_jaxpr` wraps a compilation in `CompileWatch(closed, name)`
+and reports the stages to it whenever EMBER_DEBUG >= 1, jax_log_compiles or EMBER_DUMP_TO
+asks for them (a quiet compile imports none of this); the trace time comes from
+`ember.compiler.record_trace` (called by jit after every trace; re-exported here).
+Output, on stderr, by level
 (`EMBER_DEBUG=n`; `config.update("jax_log_compiles", True)` gives at least level 1):
   1  one line per compilation: the function, its argument and result types, the backend,
      the time to trace, lower, optimize (the HLO passes) and generate code (everything
@@ -28,26 +30,13 @@ import os
 import sys
 import textwrap
 import time
-import weakref
 from types import TracebackType
 from typing import Any
 
+from ember.compiler import record_trace, trace_record
 from ember.core.jaxpr import ClosedJaxpr
 
-_TRACES: weakref.WeakKeyDictionary[ClosedJaxpr, tuple[float, str]] = (
-    weakref.WeakKeyDictionary())
-
-
-def record_trace(closed: ClosedJaxpr, seconds: float, fun: Any = None) -> None:
-    """Remember how long tracing took (and where the function is) for the compile log."""
-    where = ""
-    code = getattr(getattr(fun, "__wrapped__", fun), "__code__", None)
-    if code is not None:
-        where = f"{code.co_filename}:{code.co_firstlineno}"
-    try:
-        _TRACES[closed] = (seconds, where)
-    except TypeError:
-        pass
+__all__ = ["CompileWatch", "emit", "log_level", "record_trace"]
 
 
 def log_level() -> int:
@@ -194,7 +183,7 @@ class CompileWatch:
 
     def report(self) -> str:
         c = self.compiled
-        trace, where = _TRACES.get(self.closed, (None, ""))
+        trace, where = trace_record(self.closed)
         times = ([f"trace {_ms(trace)}"] if trace is not None else [])
         times += [f"{k} {_ms(v)}" for k, v in self.times.items()]
         head = (f"[ember] compiled jit({self.name})"

@@ -4,27 +4,32 @@
 runs first: algsimp + constant folding + CSE + DCE + LICM, repeated to a fixpoint. Every
 pass works on every computation (loop bodies and branches included); DCE also drops
 unneeded loop-state elements, and LICM moves loop-invariant work out of while bodies.
+`disabled_passes()` reads EMBER_DISABLE_PASSES (pass names to skip; part of every compile
+cache key). It lives here, and everything else loads on first use, so that a compile served
+from a cache (which needs only that set) imports no pass and not the infrastructure.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
-
-from ember.passes.base import Fix, HloPass, PassPipeline
 
 if TYPE_CHECKING:
     from ember.passes.algsimp import AlgebraicSimplifier
+    from ember.passes.base import Fix, HloPass, PassPipeline
     from ember.passes.constant_folding import MAX_FOLD_ELEMENTS, ConstantFolding
     from ember.passes.cse import CommonSubexpressionElimination
     from ember.passes.dce import DeadCodeElimination
     from ember.passes.licm import LoopInvariantCodeMotion
 
-# The passes load on first use (PEP 562): a program whose every compile is a disk-cache
-# hit, and `ember.passes.dump`'s users, never import them.
+# Everything loads on first use (PEP 562), the infrastructure (base.py) included: a
+# program whose every compile is a cache hit, and `ember.passes.dump`'s users, import no
+# pass.
 _LAZY = {"AlgebraicSimplifier": "algsimp", "MAX_FOLD_ELEMENTS": "constant_folding",
          "ConstantFolding": "constant_folding", "CommonSubexpressionElimination": "cse",
-         "DeadCodeElimination": "dce", "LoopInvariantCodeMotion": "licm"}
+         "DeadCodeElimination": "dce", "LoopInvariantCodeMotion": "licm",
+         "Fix": "base", "HloPass": "base", "PassPipeline": "base"}
 
 
 def __getattr__(name: str) -> Any:
@@ -40,12 +45,20 @@ __all__ = [
     "MAX_FOLD_ELEMENTS", "AlgebraicSimplifier", "CommonSubexpressionElimination",
     "ConstantFolding", "DeadCodeElimination", "Fix", "HloPass", "LoopInvariantCodeMotion",
     "PassPipeline",
-    "hardware_independent_pipeline",
+    "disabled_passes", "hardware_independent_pipeline",
 ]
+
+
+def disabled_passes() -> set[str]:
+    """The pass names EMBER_DISABLE_PASSES lists, read at each call (whitespace around a
+    name stripped, empty items dropped): PassPipeline skips them, and every compile cache
+    key includes them."""
+    return {s.strip() for s in os.environ.get("EMBER_DISABLE_PASSES", "").split(",") if s.strip()}
 
 
 def hardware_independent_pipeline(unsafe_math: bool = False) -> PassPipeline:
     from ember.passes.algsimp import AlgebraicSimplifier
+    from ember.passes.base import Fix, PassPipeline
     from ember.passes.constant_folding import ConstantFolding
     from ember.passes.cse import CommonSubexpressionElimination
     from ember.passes.dce import DeadCodeElimination

@@ -8,7 +8,8 @@ Environment (read at each run):
   (bit-exact, float reduce/dot results within a tolerance; expensive modules and modules
   the random generator cannot fill are skipped: see
   `ember.backends.interpreter.differential`).
-- EMBER_DISABLE_PASSES=name,name: skip passes with those names.
+- EMBER_DISABLE_PASSES=name,name: skip passes with those names (`disabled_passes`, defined in
+  the package's __init__ and re-exported here).
 - EMBER_DUMP_TO=dir: after each pass write the module's text (with metadata); file names
   sort in pipeline order (see `dump.py`: inside a jit compilation the pass dumps join that
   module's file set, else `NNNN.<module>.<pipeline>.<pass>.hlo.txt`).
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
 from ember.hlo.verifier import verify
+from ember.passes import disabled_passes
 from ember.passes.dump import dump_pass
 from ember.passes.observe import notify_after, notify_before
 
@@ -51,11 +53,6 @@ class HloPass:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-def disabled_passes() -> set[str]:
-    """The pass names EMBER_DISABLE_PASSES lists (part of every compile cache key)."""
-    return {s.strip() for s in os.environ.get("EMBER_DISABLE_PASSES", "").split(",") if s.strip()}
 
 
 def _checks_enabled() -> bool:

@@ -5,9 +5,10 @@ Caches, in order: in memory (an LRU of `CACHE_SIZE` executables keyed by the can
 text, the options and the target; an evicted executable's code is freed once nothing else
 references it, because each executable owns its MCJIT engine), then on disk
 (`disk_cache.py`: object code, so a fresh process runs no LLVM optimization or code
-generation on a hit). `STATS` counts compiles, hits and evictions. How hard LLVM works on
-loops follows the module's size (`compile_effort.py`). A disk-cache hit imports neither
-the code generator nor any pass.
+generation on a hit; the IR texts are decoded only when someone reads them). `STATS`
+counts compiles, hits and evictions. How hard LLVM works on loops follows the module's
+size (`compile_effort.py`). A disk-cache hit imports neither the code generator nor any
+pass (nor ember.passes.base: `disabled_passes` comes from the lazy package).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ember.backends.cpu.runtime_spec import RuntimeSpec
 from ember.backends.cpu.support import check_supported
 from ember.hlo.ir import Module
 from ember.hlo.printer import canonical_text
+from ember.passes import disabled_passes  # (lazy package: imports no pass)
 
 if TYPE_CHECKING:  # (a disk-cache hit runs no pass: only a compile imports them)
     from ember.passes.base import PassPipeline
@@ -61,8 +63,6 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
     numbers whose memory outputs of the same shape may take (Executable `owned`)."""
     check_supported(module)
     target = llvm_target.target()
-    from ember.passes.base import disabled_passes
-
     off = ",".join(sorted(disabled_passes())) if run_passes else ""
     donated = tuple(sorted(set(donated)))
     options = f"unsafe={unsafe_math}|passes={run_passes}|disabled={off}|donated={donated}"
@@ -81,8 +81,9 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
         exe = _from_disk(disk_key, module, unsafe_math, run_passes)
     if exe is None:
         exe, meta, consts, obj = _compile_uncached(module, unsafe_math, run_passes, donated)
-        if use_cache:
-            disk_cache.store(disk_key, meta, consts, obj)
+        if use_cache:  # (the IR texts in a section a warm process decodes only on use)
+            disk_cache.store(disk_key, meta, consts, obj, texts={
+                "llvm_ir": exe.llvm_ir, "unoptimized_ir": exe.unoptimized_ir})
     if use_cache:
         with _LOCK:
             _CACHE[key] = exe
@@ -127,25 +128,26 @@ def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
                      parallel_kernels=emitter.parallel_kernels)
     meta, consts = spec.to_bytes()
     meta.update(entry=emitter.entry_name, kernel_names=emitter.kernel_names,
-                parallel_kernels=emitter.parallel_kernels,
-                llvm_ir=optimized, unoptimized_ir=text)
+                parallel_kernels=emitter.parallel_kernels)
     return exe, meta, consts, obj
 
 
 def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool
                ) -> Executable | None:
-    found = disk_cache.load(key)
+    found = disk_cache.load_lazy(key)
     if found is None:
         return None
-    meta, consts, obj = found
+    meta, texts = found.meta, found.texts
     try:
-        spec = RuntimeSpec.from_bytes(meta, consts)
-        engine, address = llvm_target.load_object(obj, meta["entry"])
+        spec = RuntimeSpec.from_bytes(meta, found.consts)
+        kernel_names, parallel = list(meta["kernel_names"]), list(meta["parallel_kernels"])
+        engine, address = llvm_target.load_object(found.obj, meta["entry"])
     except (ValueError, KeyError, TypeError, RuntimeError, llvm_target.CpuCompileError):
         disk_cache.STATS["disk_rejected"] += 1
         return None
     original = module.clone()
-    return Executable(spec, engine, address, meta["kernel_names"], meta["llvm_ir"],
-                      meta["unoptimized_ir"], parallel_kernels=meta["parallel_kernels"],
+    return Executable(spec, engine, address, kernel_names,
+                      lambda: texts()["llvm_ir"], lambda: texts()["unoptimized_ir"],
+                      parallel_kernels=parallel,
                       module=lambda: _optimized(original, unsafe_math, run_passes),
                       from_disk=True)

@@ -1,7 +1,8 @@
 """The runtime object: one compiled HLO module callable on NumPy arrays.
 
 Input: the loaded code (its engine and entry address), the RuntimeSpec, the optimized HLO
-module (or a function recomputing it) and the IR text.
+module (or a function recomputing it) and the IR texts (or functions decoding them: a disk-
+cache hit decodes neither the module nor the IR until someone looks).
 Output: `exe(*arrays)` returns fresh NumPy arrays (a tuple for a tuple-shaped root) after
 exactly one foreign call into the entry point with a table of buffer pointers. Data
 pointers are read through `__array_interface__` (cheaper than `arr.ctypes`).
@@ -18,12 +19,13 @@ user dropped instead of faulting fresh pages in; small ones are plain `np.empty`
 from __future__ import annotations
 
 import ctypes
+import math
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ember.backends.cpu import fastcall
 from ember.backends.cpu.allocator import ALLOCATOR, MIN_BYTES
 from ember.backends.cpu.runtime_spec import RuntimeSpec, dtype_of
 from ember.backends.cpu.threads import NUM_THREADS_ADDRESS
@@ -32,6 +34,10 @@ from ember.hlo.printer import print_module
 
 if TYPE_CHECKING:  # (imported on use: ~1 ms of a warm process's first call otherwise)
     from ember.memory_stats import CompiledMemoryStats
+
+# The trampoline's module, imported by the first fast_runner that may build one: until
+# then no trampoline exists, so a first call (ready_only) need not import it.
+_FASTCALL = "ember.backends.cpu.fastcall"
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -48,14 +54,14 @@ class Executable:
     called per element), `from_disk`."""
 
     def __init__(self, spec: RuntimeSpec, engine: Any, address: int, kernel_names: list[str],
-                 llvm_ir: str, unoptimized_ir: str = "", *,
-                 module: Module | Callable[[], Module], parallel_kernels: list[str] = (),
+                 llvm_ir: str | Callable[[], str], unoptimized_ir: str | Callable[[], str] = "",
+                 *, module: Module | Callable[[], Module], parallel_kernels: list[str] = (),
                  from_disk: bool = False) -> None:
         self._module = module
         self.kernel_names = list(kernel_names)
         self.parallel_kernels = list(parallel_kernels)
-        self.llvm_ir = llvm_ir
-        self.unoptimized_ir = unoptimized_ir
+        self._llvm_ir = llvm_ir
+        self._unoptimized_ir = unoptimized_ir
         self.from_disk = from_disk
         self._engine = engine  # owns the code: disposed (code freed) with this executable
         self._address = address
@@ -75,6 +81,18 @@ class Executable:
         if callable(self._module):
             self._module = self._module()
         return self._module
+
+    @property
+    def llvm_ir(self) -> str:
+        if callable(self._llvm_ir):
+            self._llvm_ir = self._llvm_ir()
+        return self._llvm_ir
+
+    @property
+    def unoptimized_ir(self) -> str:
+        if callable(self._unoptimized_ir):
+            self._unoptimized_ir = self._unoptimized_ir()
+        return self._unoptimized_ir
 
     # -- calling ------------------------------------------------------------------------------
 
@@ -132,6 +150,10 @@ class Executable:
             if a.shape != dims:
                 return None
             fixed.append(a)
+        if ready_only and _FASTCALL not in sys.modules:
+            return None
+        from ember.backends.cpu import fastcall
+
         tramp = fastcall.trampoline(build=not ready_only)
         if tramp is None:
             return None
@@ -256,8 +278,8 @@ class FastRunner:
         self.tramp = tramp
         self.fixed = tuple(fixed)
         # small outputs straight from np.empty (no pool below MIN_BYTES: see allocator.py)
-        self.outputs = [(np.empty if int(np.prod(dims, dtype=np.int64)) * dt.itemsize
-                         < MIN_BYTES else ALLOCATOR.empty, dims, dt)
+        self.outputs = [(np.empty if math.prod(dims) * dt.itemsize < MIN_BYTES
+                         else ALLOCATOR.empty, dims, dt)
                         for dims, dt in exe._out_specs]
         self.nscratch = nscratch = exe._spec.scratch_bytes
         self.direct = not nscratch and not exe._copy_outs and not exe._spec.aliases
@@ -266,6 +288,8 @@ class FastRunner:
         nparams, nout = len(exe._param_dtypes), len(self.outputs)
         tail = ([] if nscratch else [None]) + exe._const_ptrs + [NUM_THREADS_ADDRESS]
         ro = (nparams, nparams + nout) if self.direct else (0, 0)
+        from ember.backends.cpu import fastcall  # (loaded: fast_runner made the trampoline)
+
         self.desc = fastcall.descriptor(exe._address, tail, *ro)
         self.nslots = nparams + nout + (1 if nscratch else 0) + len(tail)
 

@@ -6,12 +6,13 @@ constants, copies into outputs after the call), the root's tuple structure, the 
 buffer assignment and the object code's size (for memory_analysis). It is what
 the disk cache stores beside the object code (as JSON plus raw constant bytes: no pickle,
 so a cache file is data, never code).
+A plain class, not a dataclass: a warm disk-cache hit imports this module in a fresh
+process, and the dataclass decorator costs ~1 ms there (it generates and compiles code).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,18 +30,34 @@ def _tree(shape: Shape) -> Any:
     return [_tree(s) for s in shape.tuple_shapes] if shape.is_tuple else None
 
 
-@dataclass
 class RuntimeSpec:
-    params: list[ShapeSpec]
-    outputs: list[ShapeSpec]
-    constants: list[np.ndarray]
-    scratch_bytes: int
-    copy_outs: list[tuple[int, str, int, ShapeSpec]]  # (output pos, slot kind, index, shape)
-    root: Any
-    buffer_assignment: str = ""  # scratch_plan.describe: who shares which memory
-    code_bytes: int = 0  # size of the object code (set once it is emitted)
-    # (output position, parameter): the output is written into that donated parameter
-    aliases: list[tuple[int, int]] = field(default_factory=list)
+    """The call-time record of one executable (fields as the constructor's arguments)."""
+
+    __slots__ = ("params", "outputs", "constants", "scratch_bytes", "copy_outs", "root",
+                 "buffer_assignment", "code_bytes", "aliases")
+
+    def __init__(self, params: list[ShapeSpec], outputs: list[ShapeSpec],
+                 constants: list[np.ndarray], scratch_bytes: int,
+                 copy_outs: list[tuple[int, str, int, ShapeSpec]], root: Any,
+                 buffer_assignment: str = "", code_bytes: int = 0,
+                 aliases: list[tuple[int, int]] | None = None) -> None:
+        self.params = params
+        self.outputs = outputs
+        self.constants = constants
+        self.scratch_bytes = scratch_bytes
+        # (output position, slot kind, index, shape): slots copied into outputs after a call
+        self.copy_outs = copy_outs
+        self.root = root  # None for an array root, else the tuple structure (see _tree)
+        self.buffer_assignment = buffer_assignment  # scratch_plan.describe: who shares what
+        self.code_bytes = code_bytes  # size of the object code (set once it is emitted)
+        # (output position, parameter): the output is written into that donated parameter
+        self.aliases = [] if aliases is None else aliases
+
+    def __repr__(self) -> str:
+        return (f"RuntimeSpec(params={self.params}, outputs={self.outputs}, "
+                f"constants={len(self.constants)}, scratch_bytes={self.scratch_bytes}, "
+                f"copy_outs={self.copy_outs}, root={self.root}, code_bytes={self.code_bytes}, "
+                f"aliases={self.aliases})")
 
     @property
     def slot_count(self) -> int:
@@ -60,6 +77,8 @@ class RuntimeSpec:
 
     def to_bytes(self) -> tuple[dict[str, Any], bytes]:
         """(JSON-able metadata, concatenated constant bytes)."""
+        import json  # (only a compile writes entries)
+
         consts = [np.ascontiguousarray(c) for c in self.constants]
         meta = {"params": self.params, "outputs": self.outputs,
                 "scratch_bytes": self.scratch_bytes, "copy_outs": self.copy_outs,
@@ -73,7 +92,7 @@ class RuntimeSpec:
         consts = []
         off = 0
         for dt, shape, nbytes in meta["constants"]:
-            consts.append(np.frombuffer(data, np.dtype(dt), int(np.prod(shape, dtype=np.int64)),
+            consts.append(np.frombuffer(data, np.dtype(dt), math.prod(shape),
                                         off).reshape(shape).copy())
             off += nbytes
         if off != len(data):
