@@ -30,22 +30,18 @@ import re
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu import dot_emit, kernels, loops_native, rows
-from ember.backends.cpu.callbacks import (
-    callback_arg_count,
-    emit_callback_kernel,
-    is_python_callback,
-)
+from ember.backends.cpu import kernels, loops_native, rows
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
 from ember.backends.cpu.pool import SYMBOL as POOL_SYMBOL
-from ember.backends.cpu.scatter import emit_scatter_kernel
 from ember.backends.cpu.schedule import Schedule, Slot, _flatten
-from ember.backends.cpu.sort import emit_sort_kernel, sort_row_count
 from ember.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
-from ember.backends.cpu.update_slice import emit_update_slice_in_place
 from ember.hlo.ir import Computation, Instruction, Module
+
+# The emitters of rarer kernel kinds (dot_emit with BLAS, scatter, sort, in-place update,
+# host callbacks) are imported by the first kernel of their kind: a process's first compile
+# pays only for the modules its kernels use (importing them all cost ~15 ms).
 
 
 def _symbol(name: str) -> str:
@@ -110,7 +106,7 @@ class ModuleEmitter:
         return root, bound  # type: ignore[return-value]
 
     def _emit_kernel(self, inst: Instruction) -> None:
-        if is_python_callback(inst):
+        if _is_python_callback(inst):
             self._emit_callback(inst)
             return
         root, bound = self._kernel_graph(inst)
@@ -126,6 +122,8 @@ class ModuleEmitter:
         name = _symbol(inst.name)
         kind = _kind(inst, root)
         if kind == "dot":  # BLAS calls or loops, packed operands, epilogue: dot_emit.py
+            from ember.backends.cpu import dot_emit
+
             dot_emit.emit(self, inst, bound, outs, arg_slots, name)
             return
         if (kind == "loop" and inst.opcode == "dynamic-update-slice"
@@ -152,10 +150,16 @@ class ModuleEmitter:
             elif kind == "row":
                 rows.emit_row_kernel(b, root, inputs, out_bufs[0], span)
             elif kind == "scatter":
+                from ember.backends.cpu.scatter import emit_scatter_kernel
+
                 emit_scatter_kernel(b, root, inputs, out_bufs[0])
             elif kind == "update_slice":
+                from ember.backends.cpu.update_slice import emit_update_slice_in_place
+
                 emit_update_slice_in_place(b, root, inputs, out_bufs[0])
             elif kind == "sort":
+                from ember.backends.cpu.sort import emit_sort_kernel
+
                 work_bufs = [Buf(ptr[s], s.shape) for s in work]
                 emit_sort_kernel(b, root, inputs, out_bufs, work_bufs, span)
             else:
@@ -171,6 +175,8 @@ class ModuleEmitter:
 
     def _emit_callback(self, inst: Instruction) -> None:
         """A host callback (callbacks.py): every operand by pointer, never split."""
+        from ember.backends.cpu.callbacks import callback_arg_count, emit_callback_kernel
+
         outs = _flatten(self.sched.buffers[inst])
         ins = [self.sched.buffers[o] for o in inst.operands[:callback_arg_count(inst)]]
         if any(isinstance(s, tuple) for s in ins):
@@ -191,6 +197,8 @@ class ModuleEmitter:
         if kind == "loop":
             return kernels.loop_split_extent(root, inputs)
         if kind == "sort":
+            from ember.backends.cpu.sort import sort_row_count
+
             return sort_row_count(root)
         return 1
 
@@ -285,6 +293,14 @@ class ModuleEmitter:
             for call in self._calls:
                 emit_call(*call)
         b.ret_void()
+
+
+def _is_python_callback(inst: Instruction) -> bool:
+    if inst.opcode != "custom-call":
+        return False
+    from ember.backends.cpu.callbacks import is_python_callback
+
+    return is_python_callback(inst)
 
 
 def _kind(inst: Instruction, root: Instruction) -> str:

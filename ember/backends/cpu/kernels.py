@@ -19,9 +19,11 @@ to input buffers, and output buffers. Output: the function body.
 - dot: out = 0, then loops (batch, lhs free, contracting, rhs free) accumulate in place;
   the route of integer, bool, f16 and tiny products (float products call BLAS; the
   choice and the kOutput epilogue live in dot_plan.py and dot_emit.py).
-Fast sin/cos report arguments beyond their reduction range through a flag; if any lane
-raised it, the whole nest runs again with the precise (libm) variants. Kernels are pure
-functions of their inputs, so rerunning is safe.
+Fast sin/cos/tan report arguments beyond their reduction range through a flag; if any lane
+raised it, the whole nest runs again with the precise (libm) variants, in `<kernel>.precise`,
+a cold copy of the kernel that LLVM does not optimize (`_with_precise_rerun`). Kernels are
+pure functions of their inputs, so rerunning is safe.
+A flat loop of small work runs its last partial vector under a mask (`TAIL_FOLDED`).
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ import llvmlite.ir as ir
 
 from ember.backends.cpu import convert as conv
 from ember.backends.cpu import streaming
+from ember.backends.cpu.compile_effort import LIGHT_MAX_ELEMENTS
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import I8, const, i64, is_float, is_signed_int, reg_type
-from ember.backends.cpu.loops import for_nest, for_range, for_span
+from ember.backends.cpu.loops import TAIL_FOLDED, for_nest, for_range, for_span
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.backends.cpu.scalar_ops import emit_elementwise
 from ember.backends.interpreter.evaluator import plain_binary_opcode
@@ -46,10 +49,40 @@ from ember.hlo.shape import Shape, bit_width, row_major
 Inputs = dict[Instruction, Buf]
 
 
+# Attributes of a kernel's precise copy (`_with_precise_rerun`). It runs only when a lane of
+# sin/cos/tan was beyond the fast reduction's range, so LLVM should spend next to nothing on
+# it: `optnone` skips the O3 pipeline for it (the always-inliner still inlines the math
+# helpers) and code generation takes the fast instruction selector. Measured on the fusion
+# example (f32[1000]), the precise nest inline in the kernel cost ~5 ms of optimization and
+# ~5 ms of code generation; this copy ~0.5 and ~2.5 ms (minsize or optsize copies cost
+# more than the inline nest: they still run the whole pipeline, on one more function).
+# Values are those optimized code computes: no fast-math anywhere, and IEEE operations are
+# exact functions of their operands whatever the pass; only a NaN's sign and payload,
+# which IEEE 754 and LLVM leave unspecified, may differ (a NaN stays a NaN).
+PRECISE_ATTRIBUTES = ("noinline", "optnone", "cold", "nounwind")
+# ... and of an optimized copy: row kernels sum with `reassoc` in loops the precise math
+# does not touch (softmax's sum of exp reads the sin it kept in scratch), which must add in
+# the order the kernel's own loops do, or a rerun in one thread's rows would change sums by
+# an ulp with the thread count; the copy's loops are the kernel's, optimized alike. (A sum
+# in the very loop that calls the C library runs scalar in any precise nest, so there a
+# rerun still adds in another order than the vectorized kernel, as it always did.)
+OPTIMIZED_PRECISE_ATTRIBUTES = ("noinline", "cold", "nounwind")
+
+
 def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
-                        make_gen: Callable[[bool], ElementGenerator]) -> None:
-    """Emit `body` with fast math; if it raised flags, a guarded precise copy after it."""
-    entry = b.function.entry_basic_block
+                        make_gen: Callable[[bool], ElementGenerator], *,
+                        optimize: bool = False) -> None:
+    """Emit `body` with fast math; if it raised flags, a guarded call of a precise copy.
+
+    The copy is `<kernel>.precise`, a cold function of the kernel's own signature that runs
+    `body` with precise math over the same arguments (kernels are pure functions of their
+    inputs: rerunning the whole nest is safe); unoptimized (PRECISE_ATTRIBUTES) unless
+    `optimize`. `body` may refer to the kernel's arguments (the copy's arguments print the
+    same) and allocate scratch in `b.function`'s entry block; if it refers to any other
+    value of the kernel, the precise body is emitted inline after the fast one instead, as
+    a guarded block."""
+    fn = b.function
+    entry = fn.entry_basic_block
     with b.goto_block(entry):
         b.position_at_start(entry)
         flag = b.alloca(I8, name="rerun")
@@ -59,9 +92,63 @@ def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None
     body(fast)
     if not fast.raised:  # type: ignore[attr-defined]
         return
+    attrs = OPTIMIZED_PRECISE_ATTRIBUTES if optimize else PRECISE_ATTRIBUTES
+    cold = _precise_copy(b, body, make_gen, attrs)
     need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
     with b.if_then(need, likely=False):
-        body(make_gen(True))
+        if cold is not None:
+            b.call(cold, list(fn.args))
+        else:
+            body(make_gen(True))
+
+
+def _precise_copy(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
+                  make_gen: Callable[[bool], ElementGenerator], attrs: tuple[str, ...]
+                  ) -> ir.Function | None:
+    """`void <kernel>.precise(<kernel's arguments>)`: `body` with precise math, or None
+    (and nothing left in the module) when `body` used a value local to the kernel."""
+    fn = b.function
+    mod = fn.module
+    cold = ir.Function(mod, fn.function_type, name=mod.get_unique_name(f"{fn.name}.precise"))
+    cold.linkage = "internal"
+    for attr in attrs:
+        cold.attributes.add(attr)
+    for a, c in zip(fn.args, cold.args):
+        c.attributes = a.attributes  # noalias buffers stay noalias
+    # the body names the kernel's arguments; a fresh function numbers its own (unnamed)
+    # arguments the same way, so those references print as the copy's arguments
+    if any(a.get_reference() != c.get_reference() for a, c in zip(fn.args, cold.args)):
+        del mod.globals[cold.name]
+        return None
+    resume = b.block
+    b.position_at_end(cold.append_basic_block("entry"))
+    body(make_gen(True))
+    b.ret_void()
+    b.position_at_end(resume)
+    if _uses_foreign_values(cold, fn):
+        del mod.globals[cold.name]
+        return None
+    return cold
+
+
+def _uses_foreign_values(cold: ir.Function, kernel: ir.Function) -> bool:
+    """Whether any instruction of `cold` reads a value or block local to another function
+    than itself, other than `kernel`'s arguments (which print as `cold`'s own)."""
+    for block in cold.blocks:
+        for ins in block.instructions:
+            values = list(ins.operands)
+            if isinstance(ins, ir.PhiInstr):
+                values += [v for pair in ins.incomings for v in pair]
+            for v in values:
+                if isinstance(v, ir.Argument):
+                    if v.parent is not kernel and v.parent is not cold:
+                        return True
+                elif isinstance(v, ir.Instruction):
+                    if v.function is not cold:
+                        return True
+                elif isinstance(v, ir.Block) and v.function is not cold:
+                    return True
+    return False
 
 
 def _or_flags(b: ir.IRBuilder, slot: ir.Value, flags: list[ir.Value]) -> None:
@@ -111,6 +198,15 @@ def _is_flat(root: Instruction, inputs: Inputs) -> bool:
 
 
 Span = tuple[ir.Value, ir.Value] | None  # [begin, end) of the split loop, for threads
+
+# A flat loop of at most this many elements folds its remainder into the vector loop
+# (masked loads and stores, loops.TAIL_FOLDED) instead of running it through a scalar copy
+# of the loop body: one copy fewer of the element's code for LLVM to optimize and compile.
+# Measured at 1000 elements: a*sin(x)+b ~2 ms less LLVM time (of ~22), the tanh/exp/log1p
+# chain ~8 ms (of ~33); run time within noise up to 8192 elements (a masked AVX-512 access
+# costs what a plain one does). Longer loops keep the plain remainder: their run time
+# matters more than a few milliseconds of compilation.
+TAIL_FOLD_MAX_ELEMENTS = LIGHT_MAX_ELEMENTS
 
 
 def _layout(shape: Shape) -> tuple[int, ...]:
@@ -169,7 +265,8 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             elif span is not None:
                 for_span(b, span[0], span[1], lambda i: element(Index(b, dims, linear=i), i))
             else:
-                for_range(b, n, lambda i: element(Index(b, dims, linear=i), i))
+                for_range(b, n, lambda i: element(Index(b, dims, linear=i), i),
+                          hints=TAIL_FOLDED if n <= TAIL_FOLD_MAX_ELEMENTS else ())
         else:
             def nest(walk: list[ir.Value]) -> None:  # indices of `order`, major first
                 multi: list[ir.Value] = [i64(0)] * len(dims)

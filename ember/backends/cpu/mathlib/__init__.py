@@ -18,62 +18,61 @@ f16 computes in f32 and rounds once, except `_WIDENED`, which computes in f64.
 Shared pieces: core (exp and log with double-double tails, for pow and erf), parts (log
 and exp in pieces, lighter), coeffs and coeffs32 (fitted polynomials; fit.py derives them).
 The C library is left only on the huge-argument slow path of sin/cos/tan (libm).
+The tables name each body as "module:function"; a module is imported by the first kernel
+that uses one of its functions (`_resolve`), so `import` of this package stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import Any
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import (
-    atrig,
-    exp_log,
-    f32_powers,
-    f32_trig,
-    hyperbolic,
-    lean_hyper,
-    lean_log,
-    powers,
-    special,
-    tan,
-    trig,
-)
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.libm import LIBM_BINARY, LIBM_UNARY
 
-_FNS: dict[str, tuple[str, Callable[[ir.Module, ir.Type], ir.Function]]] = {
-    "exponential": ("exp", exp_log.exp_fn),
-    "exponential-minus-one": ("expm1", exp_log.expm1_fn),
-    "log": ("log", exp_log.log_fn),
-    "log-plus-one": ("log1p", lean_log.log1p_fn),
-    "tanh": ("tanh", hyperbolic.tanh_fn),
-    "logistic": ("logistic", hyperbolic.logistic_fn),
-    "exp2": ("exp2", lean_log.exp2_fn),
-    "log2": ("log2", lean_log.log2_fn),
-    "log10": ("log10", lean_log.log10_fn),
-    "atan": ("atan", atrig.atan_fn),
-    "atan2": ("atan2", atrig.atan2_fn),
-    "asin": ("asin", atrig.asin_fn),
-    "acos": ("acos", atrig.acos_fn),
-    "sinh": ("sinh", lean_hyper.sinh_fn),
-    "cosh": ("cosh", lean_hyper.cosh_fn),
-    "asinh": ("asinh", lean_hyper.asinh_fn),
-    "acosh": ("acosh", lean_hyper.acosh_fn),
-    "atanh": ("atanh", lean_hyper.atanh_fn),
-    "erf": ("erf", special.erf_fn),
-    "erfc": ("erfc", special.erfc_fn),
-    "erf-inv": ("erfinv", special.erfinv_fn),
-    "cbrt": ("cbrt", powers.cbrt_fn),
-    "power": ("pow", powers.pow_fn),
+# opcode -> (helper name, "module:function" of the body). Importing every module up front
+# cost ~4 ms of a process's first compile (several derive constants with `fractions`, which
+# imports `decimal`), which the fusion example, sin only, need not pay.
+_FNS: dict[str, tuple[str, str]] = {
+    "exponential": ("exp", "exp_log:exp_fn"),
+    "exponential-minus-one": ("expm1", "exp_log:expm1_fn"),
+    "log": ("log", "exp_log:log_fn"),
+    "log-plus-one": ("log1p", "lean_log:log1p_fn"),
+    "tanh": ("tanh", "hyperbolic:tanh_fn"),
+    "logistic": ("logistic", "hyperbolic:logistic_fn"),
+    "exp2": ("exp2", "lean_log:exp2_fn"),
+    "log2": ("log2", "lean_log:log2_fn"),
+    "log10": ("log10", "lean_log:log10_fn"),
+    "atan": ("atan", "atrig:atan_fn"),
+    "atan2": ("atan2", "atrig:atan2_fn"),
+    "asin": ("asin", "atrig:asin_fn"),
+    "acos": ("acos", "atrig:acos_fn"),
+    "sinh": ("sinh", "lean_hyper:sinh_fn"),
+    "cosh": ("cosh", "lean_hyper:cosh_fn"),
+    "asinh": ("asinh", "lean_hyper:asinh_fn"),
+    "acosh": ("acosh", "lean_hyper:acosh_fn"),
+    "atanh": ("atanh", "lean_hyper:atanh_fn"),
+    "erf": ("erf", "special:erf_fn"),
+    "erfc": ("erfc", "special:erfc_fn"),
+    "erf-inv": ("erfinv", "special:erfinv_fn"),
+    "cbrt": ("cbrt", "powers:cbrt_fn"),
+    "power": ("pow", "powers:pow_fn"),
 }
-_REDUCED = {"sine": ("sin", trig.sin_fn, trig.huge), "cosine": ("cos", trig.cos_fn, trig.huge),
-            "tan": ("tan", tan.tan_fn, tan.huge_flag)}
-# native f32 bodies (named `ember.<name>.f32`); for these `_FNS` serves f64 only
-_F32: dict[str, Callable[[ir.Module], ir.Function]] = {
-    "atan": f32_trig.atan_fn, "atan2": f32_trig.atan2_fn, "asin": f32_trig.asin_fn,
-    "acos": f32_trig.acos_fn, "cbrt": f32_powers.cbrt_fn, "power": f32_powers.pow_fn,
-    "tanh": lambda m: lean_hyper.tanh32_fn(m, ir.FloatType()),
+# range-reduced functions: (name, "module:function(module, ty, precise)", "module:huge flag")
+_REDUCED: dict[str, tuple[str, str, str]] = {
+    "sine": ("sin", "trig:sin_fn", "trig:huge"),
+    "cosine": ("cos", "trig:cos_fn", "trig:huge"),
+    "tan": ("tan", "tan:tan_fn", "tan:huge_flag"),
+}
+# native f32 bodies (named `ember.<name>.f32`), each "module:function(module)"; for these
+# `_FNS` serves f64 only
+_F32: dict[str, str] = {
+    "atan": "f32_trig:atan_fn", "atan2": "f32_trig:atan2_fn", "asin": "f32_trig:asin_fn",
+    "acos": "f32_trig:acos_fn", "cbrt": "f32_powers:cbrt_fn", "power": "f32_powers:pow_fn",
+    "tanh": "lean_hyper:tanh32_fn",  # (module, ty) like the two-width bodies
 }
 
 _WIDENED = frozenset({"erf", "erfc", "erf-inv"})  # f32 and f16 compute these in f64
@@ -83,6 +82,12 @@ SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY))
 MATH_OPCODES: frozenset[str] = frozenset(VECTORIZED) | frozenset(SCALAR_LIBM)
 
 __all__ = ["MATH_OPCODES", "SCALAR_LIBM", "VECTORIZED", "emit_math"]
+
+
+def _resolve(spec: str) -> Callable[..., Any]:
+    """"module:function" of this package, importing the module on first use."""
+    mod, fn = spec.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{mod}"), fn)
 
 
 def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
@@ -105,11 +110,12 @@ def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
     mod = b.module
     if opcode in _REDUCED:
         _, make, huge = _REDUCED[opcode]
-        fn = make(mod, ty, precise)
-        flag = None if precise else huge(Fp(b, ty), args[0])
+        fn = _resolve(make)(mod, ty, precise)
+        flag = None if precise else _resolve(huge)(Fp(b, ty), args[0])
         return b.call(fn, args), flag
     if opcode in _F32 and str(ty) == "float":
-        return b.call(_F32[opcode](mod), args), None
+        make32 = _resolve(_F32[opcode])
+        return b.call(make32(mod, ty) if opcode == "tanh" else make32(mod), args), None
     if opcode in _FNS:
-        return b.call(_FNS[opcode][1](mod, ty), args), None
+        return b.call(_resolve(_FNS[opcode][1])(mod, ty), args), None
     raise KeyError(opcode)

@@ -32,7 +32,16 @@ _SIN_TERMS = {32: 4, 64: 9}  # number of coefficients of S
 _COS_TERMS = {32: 5, 64: 10}
 
 
-def _pio2_pieces(bits: int) -> tuple[float, float, float]:
+# pi/2 = P1 + P2 + P3 + O(ulp(P3)) in float32 and float64 pieces, each the rounding of the
+# remainder (derive_pio2_pieces; a test checks the table against it). As literals: deriving
+# them at compile time imports `fractions` and `decimal`, a few ms of a first compile.
+PIO2_PIECES: dict[int, tuple[float, float, float]] = {
+    32: (1.5707963705062866, -4.371138828673793e-08, -1.7151245100058819e-15),
+    64: (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33),
+}
+
+
+def derive_pio2_pieces(bits: int) -> tuple[float, float, float]:
     """pi/2 = P1 + P2 + P3 + O(ulp(P3)), each piece the rounding of the remainder."""
     from fractions import Fraction
 
@@ -48,14 +57,22 @@ def _pio2_pieces(bits: int) -> tuple[float, float, float]:
     return pieces[0], pieces[1], pieces[2]
 
 
+def _pio2_pieces(bits: int) -> tuple[float, float, float]:
+    return PIO2_PIECES[bits]
+
+
 def _sincos_core(fp: Fp, x: ir.Value, shift: int) -> ir.Value:
     b = fp.b
     p1, p2, p3 = _pio2_pieces(fp.bits)
     k = fp.rint(fp.mul(x, fp.c(2.0 / math.pi)))
-    nk = fp.neg(k)
-    r = fp.fma(nk, fp.c(p1), x)
-    r = fp.fma(nk, fp.c(p2), r)
-    r = fp.fma(nk, fp.c(p3), r)
+    # x - k P is fma(k, -P, x): the same exact product and one rounding as fma(-k, P, x),
+    # without an fneg, which would flip the sign of a NaN k. A NaN x then comes out as
+    # itself (quieted) whether or not LLVM optimized the code (the precise copy of a
+    # kernel is not optimized: kernels.py), instead of as whichever of NaN x and NaN -k
+    # the chosen fma form propagates
+    r = fp.fma(k, fp.c(-p1), x)
+    r = fp.fma(k, fp.c(-p2), r)
+    r = fp.fma(k, fp.c(-p3), r)
     z = fp.mul(r, r)
     s_coef = [(-1) ** n / math.factorial(2 * n + 1) for n in range(1, _SIN_TERMS[fp.bits] + 1)]
     c_coef = [(-1) ** n / math.factorial(2 * n) for n in range(1, _COS_TERMS[fp.bits] + 1)]
