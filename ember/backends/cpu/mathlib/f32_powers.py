@@ -1,4 +1,4 @@
-"""cbrt and pow in native f32 arithmetic (straight-line IR).
+"""cbrt in native f32 arithmetic and pow for f32 in f64 lanes (straight-line IR).
 
 cbrt(x), a = |x| = 2^e m, m in [1, 2) (subnormals scaled by 2^24 first, e -= 24):
   e = 3j + i with j = floor((e + 1/2) / 3) (in f32: e + 1/2 is exact and (e + 1/2)/3 is at
@@ -14,42 +14,50 @@ cbrt(x), a = |x| = 2^e m, m in [1, 2) (subnormals scaled by 2^24 first, e -= 24)
     z1^2/3 (relative error 2^-22 on a correction of 2^-22 y): y' is c^(1/3) within
     ~2^-40 before its single rounding.
   cbrt(+-0), +-inf and NaN return x; the sign is restored with copysign.
-pow(x, y) (f32): |x|^y = e^(y log|x|) in f32 arithmetic with pairs where the error would
-  show; the sign and the special cases are powers.pow_finish's. A finite nonzero f32
-  result has |y log|x|| <= 104, so 1 ulp needs the exponent t = y log|x| to ~2^-27
-  absolute, i.e. log|x| to ~2^-34 relative: far beyond one f32 rounding, so
-  log: |x| = 2^e (1 + f) (parts._unpack: f exact, subnormals scaled), s = f / (2 + f) as
-    sh + sl (2 + f = dh + dl exactly; sl = (fma(-sh, dh, f) - sh dl) (1 - sh)/2, since
-    1/(2 + f) = (1 - s)/2: one division). log(1 + f) = 2s + (2/3) s^3 + s^3 z Q(z),
-    z = s^2, Q = 2/5 + 2z/7 + 2z^2/9 + 2z^3/11 (Taylor; first dropped term z^5/13 =
-    2^-34 relative at z = 0.0294): 2 sh is exact, (2/3) s^3 (up to 0.7% of the result)
-    is formed as a pair (sh^2 and sh^3 split by fma, the 3 sh^2 sl term, 2/3 as two
-    floats), only s^3 z Q (<= 0.02%) in plain f32. e ln2 = e LN2_HI (exact) + e LN2_LO.
-    The pair (lh, ll) carries log|x| to ~2^-40; t = y lh + y ll as th + tl (two_prod).
-  exp: th clamped to [-110, 100] (beyond, the result is 0 or inf and tl is dropped),
-    k = rint(th / ln2), r = th - k LN2_HI (exact) - k LN2_LO (its error by fma) + tl as
-    rh + rl, e^r - 1 = q by parts.exp_parts' f32 polynomial with the tail to first order;
-    2^k (|k| <= 159) by two exact power-of-two factors, so overflow to inf and subnormal
-    results round once, at the end. Measured: within 1 ulp of the double result rounded.
+pow(x, y) (f32): |x|^y = 2^(y log2|x|) computed in f64 lanes (two f32 values widen
+  exactly; one rounding to f32 at the end), which needs no pairs and no f32 division. A
+  finite nonzero f32 result has |t| <= 151 for t = y log2|x|.
+  log2: |x| (an f32 value, subnormals included, as a normal double) = 2^e (1 + f) with
+    1 + f in [sqrt(2)/2, sqrt(2)) (parts._unpack's musl trick on the double's bits; f
+    exact), s = f / (2 + f) (|s| <= 0.1716), log2(1 + f) = s Q(z), z = s^2, Q the fit of
+    2 atanh(s) / (s ln2) (coeffs.POW32_LOG2_Q, relative error 2^-37.8). L = e + s Q is
+    exact for a power of two (f = 0), so integer powers of 2^e are exact.
+  error budget: with |log2(1 + f)| <= 1/2, an error of eps relative in it moves
+    t = y L by |y| eps / 2 <= 151 eps whether e is 0 (|t| = |y| |log2(1 + f)|) or not
+    (|L| >= 1/2, so |y| <= 302): 2^-30.5 absolute, 2^-31 relative in the result; the
+    double roundings of s, Q, L and y L add 151 * 2^-51 at most.
+  exp2: t clamped to [-151, 129] (beyond, the f32 result is 0 or inf; a select on `>` /
+    `<` keeps NaN, x86's vmin/vmax), k = rint(t) by the 1.5 * 2^52 shift (kd = t + C: k
+    in kd's low bits, k = kd - C, r = t - k exact, |r| <= 1/2), 2^r = 1 + r P(r), P the
+    fit of (2^r - 1)/r (coeffs.POW32_EXP2_Q, 2^-27.6 relative), and 2^k joins as k << 52
+    added to the double's bits (the exponent stays in range: |k| <= 151). Rounding that
+    double to f32 is the one rounding that shows: within 0.5 ulp + 2^-27 relative (about
+    0.1 ulp), i.e. 1 ulp of the correctly rounded result.
+  special values, in f32 lanes: L is -inf for x = +-0, +inf for x = +-inf and NaN for NaN
+    ((|x| - 1) * inf, selected where |x|'s bits minus 1 are >= 0x7F7FFFFF), so y L is
+    +-inf (0 or inf after the clamp) or NaN. Every lane whose t is NaN (NaN x or y,
+    0 * inf, inf * 0) is replaced by a select, so what the shift trick makes of a NaN
+    does not matter: NaN x or y give NaN, then 1 where y = 0 or |x| = 1 (pow(x, 0),
+    pow(1, y), pow(-1, +-inf); pow(-1, finite y) is 1 in magnitude anyway), the sign
+    where x's sign bit is set and y is an odd integer, NaN where x < 0 is finite and y
+    is not an integer, and x * x where y = 2 (Ember's power(x, 2), see powers).
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
+import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs32
-from ember.backends.cpu.mathlib.core import LOG2E, clamp
+from ember.backends.cpu.mathlib import coeffs, coeffs32
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.fp import Fp, intrinsic
-from ember.backends.cpu.mathlib.parts import EXPM1_Q, LN2_32, _unpack, split32
-from ember.backends.cpu.mathlib.powers import pow_finish
+from ember.backends.cpu.mathlib.parts import _SQRT_HALF_BITS
 
 F32 = ir.FloatType()
 F64 = ir.DoubleType()
-_LOG_Q32 = [2.0 / (2 * j + 1) for j in range(2, 6)]  # 2/5, 2/7, 2/9, 2/11
-TWO_THIRDS_32 = split32(Fraction(2, 3))
+SQRT_HALF_BITS64 = _SQRT_HALF_BITS[64]
+SHIFT = 1.5 * 2.0 ** 52  # t + SHIFT rounds t to an integer k held in the low bits
 
 
 def _cbrt_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
@@ -84,49 +92,38 @@ def _cbrt_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
 
 def _pow_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     x, y = args
+    b = fp.b
+    d = Fp(b, F64)
     one = fp.c(1.0)
-    # x = 0, inf or NaN: garbage through the code below (integer ops on its bits, a
-    # clamped exponent: no traps), replaced by pow_finish's special cases. (Selecting a
-    # safe value here would make LLVM rematerialize an all-ones vector in the loop:
-    # see lean_log.)
-    ef, f = _unpack(fp, fp.fabs(x), True)  # |x| = 2^e (1 + f), f exact
-    # s = f / (2 + f) as sh + sl: 2 + f = dh + dl exactly, the remainder by fma, and
-    # 1 / (2 + f) = (1 - s) / 2
-    dh = fp.add(fp.c(2.0), f)
-    dl = fp.sub(f, fp.sub(dh, fp.c(2.0)))
-    sh = fp.div(f, dh)
-    sl = fp.mul(fp.sub(fp.fma(fp.neg(sh), dh, f), fp.mul(sh, dl)),
-                fp.mul(fp.c(0.5), fp.sub(one, sh)))
-    # log(1 + f) = 2s + (2/3) s^3 + s^3 z Q(z): 2 sh exact; (2/3) s^3 (<= 0.7% of the
-    # result) as a pair too, s^3 = sh^3 + 3 sh^2 sl with sh^2 and sh^3 split by fma; the
-    # rest (<= 0.02%) in plain f32
-    zh, zl = fp.two_prod(sh, sh)
-    c3h, c3l = fp.two_prod(zh, sh)
-    c3l = fp.fma(zl, sh, fp.fma(fp.mul(fp.c(3.0), zh), sl, c3l))
-    t3h, t3l = fp.two_prod(c3h, fp.c(TWO_THIRDS_32[0]))
-    t3l = fp.fma(c3h, fp.c(TWO_THIRDS_32[1]), fp.fma(c3l, fp.c(TWO_THIRDS_32[0]), t3l))
-    rest = fp.mul(fp.mul(c3h, zh), fp.poly(zh, _LOG_Q32))
-    lh, ll = fp.fast_two_sum(fp.add(sh, sh), t3h)
-    ll = fp.add(ll, fp.add(fp.add(sl, sl), fp.add(t3l, rest)))
-    eh, e1 = fp.fast_two_sum(fp.mul(ef, fp.c(LN2_32[0])), lh)  # e LN2_HI exact
-    lh, ll = fp.fast_two_sum(eh, fp.add(fp.fma(ef, fp.c(LN2_32[1]), e1), ll))
-    th, tl = fp.two_prod(y, lh)  # t = y log|x| = th + tl
-    tl = fp.fma(y, ll, tl)
-    # e^t = 2^k e^r, r = t - k ln2 as rh + rl (k LN2_HI exact, t - k LN2_HI exact); beyond
-    # the clamp the result is 0 or inf, and tl (maybe huge or NaN) is dropped
-    tc = clamp(fp, th, -110.0, 100.0)
-    tl = fp.sel(fp.lt(fp.fabs(th), fp.c(110.0)), tl, fp.c(0.0))
-    k = fp.rint(fp.mul(tc, fp.c(LOG2E)))
-    nk = fp.neg(k)
-    r1 = fp.fma(nk, fp.c(LN2_32[0]), tc)
-    w = fp.mul(nk, fp.c(LN2_32[1]))
-    rh, e2 = fp.fast_two_sum(r1, w)
-    rl = fp.add(fp.add(e2, fp.fma(nk, fp.c(LN2_32[1]), fp.neg(w))), tl)
-    rh, rl = fp.fast_two_sum(rh, rl)
-    q0 = fp.fma(fp.mul(rh, rh), fp.poly(rh, EXPM1_Q[32]), rh)
-    q = fp.add(q0, fp.fma(rl, q0, rl))
-    mag = fp.ldexp(fp.add(one, q), fp.to_int(k))
-    return pow_finish(fp, x, y, mag)
+    ax = fp.fabs(x)
+    # x = +-0, +-inf, NaN: log2|x| = (|x| - 1) inf; bits - 1 wraps 0 to the top, so one
+    # unsigned compare finds all three
+    spec = b.icmp_unsigned(">=", b.sub(fp.to_bits(ax), fp.ci(1)), fp.ci(0x7F7FFFFF))
+    lspec = fp.mul(fp.sub(ax, one), fp.c(math.inf))
+    xd = b.fpext(ax, F64)
+    ix = b.sub(d.to_bits(xd), d.ci(SQRT_HALF_BITS64))
+    ef = b.sitofp(b.ashr(ix, d.ci(52)), F64)
+    f = d.sub(d.from_bits(b.add(b.and_(ix, d.ci((1 << 52) - 1)), d.ci(SQRT_HALF_BITS64))),
+              d.c(1.0))
+    s = d.div(f, d.add(d.c(2.0), f))
+    lg = d.fma(s, d.poly(d.mul(s, s), coeffs.POW32_LOG2_Q), ef)  # log2|x|
+    lg = d.sel(spec, b.fpext(lspec, F64), lg)
+    t = d.mul(b.fpext(y, F64), lg)
+    t = d.sel(d.gt(t, d.c(129.0)), d.c(129.0), t)
+    t = d.sel(d.lt(t, d.c(-151.0)), d.c(-151.0), t)
+    kd = d.add(t, d.c(SHIFT))
+    r = d.sub(t, d.sub(kd, d.c(SHIFT)))
+    p = d.fma(r, d.poly(r, coeffs.POW32_EXP2_Q, horner=True), d.c(1.0))
+    mag = b.fptrunc(d.from_bits(b.add(d.to_bits(p), b.shl(d.to_bits(kd), d.ci(52)))), F32)
+    res = fp.sel(b.fcmp_unordered("uno", x, y), fp.add(x, y), mag)
+    res = fp.sel(b.or_(fp.eq(y, fp.c(0.0)), fp.eq(ax, one)), one, res)
+    is_int = fp.eq(fp.rint(y), y)
+    half = fp.mul(y, fp.c(0.5))
+    odd = b.and_(is_int, b.fcmp_unordered("!=", fp.rint(half), half))
+    res = fp.sel(b.and_(fp.signbit(x), odd), fp.neg(res), res)
+    bad = b.and_(b.and_(fp.lt(x, fp.c(0.0)), fp.gt(x, fp.c(-math.inf))), b.not_(is_int))
+    res = fp.sel(bad, fp.c(math.nan), res)
+    return fp.sel(fp.eq(y, fp.c(2.0)), fp.mul(x, x), res)
 
 
 def cbrt_fn(module: ir.Module) -> ir.Function:

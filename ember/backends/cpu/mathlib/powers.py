@@ -1,5 +1,5 @@
-"""cbrt and pow in f64 (straight-line IR; f32 has its own bodies in f32_powers), and the
-sign and special cases of pow shared by both (`pow_finish`).
+"""cbrt and pow in f64 (straight-line IR; f32 has its own bodies in f32_powers), with the
+sign and special cases of pow applied to its magnitude (`pow_finish`).
 
 cbrt(x), a = |x| = 2^e m, m in [1, 2) (subnormals scaled by 2^54 first, e -= 54):
   e = 3 j + i with j = floor((e + 1/2) / 3) (computed in double: exact enough, the + 1/2
@@ -14,7 +14,9 @@ cbrt(x), a = |x| = 2^e m, m in [1, 2) (subnormals scaled by 2^54 first, e -= 54)
 pow(x, y) = sign * exp(y log|x|): (H, L) = log_dd(|x|), y (H + L) = ph + pl by two_prod plus
   y L, and exp_dd(ph, pl) rounds once. With log_dd's ~2^-64 relative error and |y log x|
   <= 745 where the result is finite and nonzero, the exponent carries an absolute error
-  of ~2^-54 and the result is within about an ulp.
+  of ~2^-54 and the result is within about an ulp. For x = +-0, +-inf and NaN, H is
+  (|x| - 1) inf (-inf, inf, NaN), so y H is +-inf (exp_dd's clamp gives 0 or inf) where
+  the magnitude is 0 or inf, and NaN only on lanes the special cases below replace.
   sign: -1 when x < 0 (sign bit) and y is an odd integer (y == rint(y) and y/2 is not;
   |y| >= 2^53 is even). x < 0 finite with y finite non-integer: NaN.
   Special cases, in order of precedence (C99 Annex F): y == 0 -> 1 and x == 1 -> 1 (even
@@ -22,6 +24,9 @@ pow(x, y) = sign * exp(y log|x|): (H, L) = log_dd(|x|), y (H + L) = ph + pl by t
   (y < 0); x = +-0 -> inf (y < 0) or 0 (y > 0) with x's sign when y is an odd integer;
   x = +-inf -> 0 (y < 0) or inf (y > 0), likewise signed. Ember defines power(x, 2) as
   x * x exactly (the algebraic simplifier's rewrite), so y == 2 lanes return x * x.
+  (`pow_finish` applies them as selects on the magnitude: NaN, then 1, the sign, NaN for
+  a finite negative base with a non-integer exponent, x * x; the f32 body in f32_powers
+  does the same in f32 lanes.)
 """
 
 from __future__ import annotations
@@ -71,43 +76,37 @@ def _floor(fp: Fp) -> ir.Function:
 
 def _pow_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
     x, y = args
-    zero = fp.c(0.0)
-    # x = 0, inf or NaN: garbage (no traps: integer ops on the bits, exp_dd clamps), which
-    # pow_finish replaces; no select of a safe value here (see lean_log on all-ones vectors)
-    h, lo = log_dd(fp, fp.fabs(x), prec="f64")
+    b = fp.b
+    ax = fp.fabs(x)
+    # x = +-0, +-inf, NaN: log|x| = (|x| - 1) inf (-inf, inf, NaN) in place of log_dd's
+    # garbage (no traps: integer ops on the bits); the unsigned compare wraps 0 to the top
+    spec = b.icmp_unsigned(">=", b.sub(fp.to_bits(ax), fp.ci(1)), fp.ci(0x7FEFFFFFFFFFFFFF))
+    h, lo = log_dd(fp, ax, prec="f64")
+    h = fp.sel(spec, fp.mul(fp.sub(ax, fp.c(1.0)), fp.c(math.inf)), h)
     ph, pl = fp.two_prod(y, h)
     pl = fp.fma(y, lo, pl)
-    inrange = fp.lt(fp.fabs(ph), fp.c(800.0))
-    pl = fp.sel(inrange, pl, zero)
-    ph = fp.sel(fp.isnan(ph), zero, ph)
+    # beyond |ph| = 800 the result is 0 or inf and pl (maybe huge, inf or NaN) is dropped;
+    # a NaN ph (NaN x or y, 0 * inf, inf * 0) only reaches lanes pow_finish replaces
+    pl = fp.sel(fp.lt(fp.fabs(ph), fp.c(800.0)), pl, fp.c(0.0))
     return pow_finish(fp, x, y, exp_dd(fp, ph, pl, "f64"))
 
 
 def pow_finish(fp: Fp, x: ir.Value, y: ir.Value, mag: ir.Value) -> ir.Value:
-    """pow(x, y) from mag = |x|^y (meaningful for finite x != 0 and finite y): the sign and
-    every special case of the docstring."""
+    """pow(x, y) from mag = |x|^y, where mag is already right in magnitude for x = +-0 and
+    +-inf (log|x| = -inf, inf) and for y = +-inf with |x| != 1: the sign and the remaining
+    special cases of the docstring, each one select."""
     b = fp.b
-    one, zero, inf = fp.c(1.0), fp.c(0.0), fp.c(math.inf)
-    ax = fp.fabs(x)
-    ay = fp.fabs(y)
-    is_int = fp.eq(fp.rint(y), y)
+    one = fp.c(1.0)
+    res = fp.sel(b.fcmp_unordered("uno", x, y), fp.add(x, y), mag)  # NaN in, NaN out
+    # pow(x, 0) = pow(1, y) = pow(-1, +-inf) = 1; pow(-1, finite y) is 1 in magnitude
+    # anyway (and takes its sign or NaN below)
+    res = fp.sel(b.or_(fp.eq(y, fp.c(0.0)), fp.eq(fp.fabs(x), one)), one, res)
+    is_int = fp.eq(fp.rint(y), y)  # true for +-inf (even), false for NaN
     half = fp.mul(y, fp.c(0.5))
-    odd = b.and_(is_int, b.not_(fp.eq(fp.rint(half), half)))
-    xneg = fp.signbit(x)
-    negate = b.and_(xneg, odd)
-    res = fp.sel(negate, fp.neg(mag), mag)
-    res = fp.sel(b.and_(xneg, b.not_(is_int)), fp.c(math.nan), res)  # y inf: fixed below
-    # x = +-0 and x = +-inf
-    signed = fp.sel(negate, fp.c(-1.0), one)
-    ylt0 = fp.lt(y, zero)
-    res = fp.sel(fp.eq(ax, zero), fp.mul(signed, fp.sel(ylt0, inf, zero)), res)
-    res = fp.sel(fp.eq(ax, inf), fp.mul(signed, fp.sel(ylt0, zero, inf)), res)
-    # y = +-inf
-    yinf = fp.sel(b.xor(fp.lt(ax, one), ylt0), zero, inf)
-    yinf = fp.sel(fp.eq(ax, one), one, yinf)
-    res = fp.sel(fp.eq(ay, inf), yinf, res)
-    res = fp.sel(b.or_(fp.isnan(x), fp.isnan(y)), fp.add(x, y), res)
-    res = fp.sel(b.or_(fp.eq(y, zero), fp.eq(x, one)), one, res)
+    odd = b.and_(is_int, b.fcmp_unordered("!=", fp.rint(half), half))
+    res = fp.sel(b.and_(fp.signbit(x), odd), fp.neg(res), res)
+    finite_neg = b.and_(fp.lt(x, fp.c(0.0)), fp.gt(x, fp.c(-math.inf)))
+    res = fp.sel(b.and_(finite_neg, b.not_(is_int)), fp.c(math.nan), res)
     return fp.sel(fp.eq(y, fp.c(2.0)), fp.mul(x, x), res)
 
 
