@@ -10,7 +10,9 @@ program on demand, so its native code can still be looked at);
 functions by symbol name.
 Invariants: kernel `k` of HLO instruction `%name` is the LLVM function `@ember_<name>`
 (characters other than `[A-Za-z0-9_.]` replaced by `_`), plus `@ember_<name>.chunk`, what
-the thread pool calls, when the kernel is split across threads (see backends/cpu/emitter.py);
+the thread pool calls, when the kernel is split across threads (see backends/cpu/emitter.py),
+and `@ember_<name>.precise`, the out-of-line precise copy a kernel with fast sin/cos reruns
+when an argument was out of the fast range (backends/cpu/kernels.py, `_with_precise_rerun`);
 a kernel's source lines are the distinct (file, line) of its operations' HLO metadata,
 in order of first appearance in the fused computation.
 """
@@ -27,6 +29,15 @@ from ember.hlo.ir import Computation, Instruction
 KERNEL_PREFIX = "ember_"  # ModuleEmitter's prefix in backends/cpu/compiler.py
 _DEFINE = re.compile(r'^define\b[^@]*@"?([^"(\s]+)"?\(')
 _SIZE = re.compile(r'^\s*\.size\s+"?([^",\s]+)"?\s*,')
+
+
+# A kernel's LLVM functions: itself, the thread pool's entry, its precise copy (see above).
+KERNEL_FUNCTION_SUFFIXES = ("", ".chunk", ".precise")
+
+
+def kernel_functions(sym: str) -> tuple[str, ...]:
+    """The names of every LLVM function of the kernel whose function is `sym`."""
+    return tuple(sym + suffix for suffix in KERNEL_FUNCTION_SUFFIXES)
 
 
 def kernel_symbol(name: str) -> str:
@@ -146,7 +157,7 @@ class KernelInfo:
         shared by the kernels of one `kernels()` call)."""
         funcs = self._asm.functions()
         sym = self._symbol or kernel_symbol(self.name)
-        return "\n".join(t for s, t in funcs.items() if s in (sym, sym + ".chunk"))
+        return "\n".join(t for s, t in funcs.items() if s in kernel_functions(sym))
 
 
 def kernel_hlo(inst: Instruction) -> str:
@@ -199,7 +210,7 @@ def kernels(exe: Any, module: Any = None) -> list[KernelInfo]:
     out = []
     for name, inst in zip(exe.kernel_names, insts):
         sym = kernel_symbol(name)
-        ir_text = "\n\n".join(t for s, t in funcs.items() if s in (sym, sym + ".chunk"))
+        ir_text = "\n\n".join(t for s, t in funcs.items() if s in kernel_functions(sym))
         out.append(KernelInfo(inst.name or name, kernel_kind(inst), inst,
                               instruction_cost(inst), name in exe.parallel_kernels, ir_text,
                               source_lines(kernel_instructions(inst)), asm, sym))

@@ -32,7 +32,6 @@ from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
 from ember.hlo.verifier import verify
 from ember.passes import disabled_passes
-from ember.passes.dump import dump_pass
 from ember.passes.observe import notify_after, notify_before
 
 if TYPE_CHECKING:
@@ -60,6 +59,10 @@ def _checks_enabled() -> bool:
 
 
 def _dump(module: Module, pipeline: str, pass_name: str) -> None:
+    if not os.environ.get("EMBER_DUMP_TO"):  # dump.dump_dir(), without importing dump.py
+        return
+    from ember.passes.dump import dump_pass
+
     dump_pass(module.name, pipeline, pass_name, lambda: print_module(module, metadata=True))
 
 

@@ -41,7 +41,7 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
@@ -60,19 +60,69 @@ LOOP_FUSIBLE: frozenset[str] = frozenset(
 ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
 
 
-@dataclass(frozen=True)
 class Decision:
+    """Whether a producer may fuse into a consumer, and why not. A frozen record (equality,
+    hash and repr over its fields, as the frozen dataclass it was), written by hand:
+    building a dataclass costs about half a millisecond of import, which every first
+    compile paid (issue 4). Same for FusionDecision."""
+
     ok: bool
-    reason: str = ""
+    reason: str
+
+    def __init__(self, ok: bool, reason: str = "") -> None:
+        object.__setattr__(self, "ok", ok)
+        object.__setattr__(self, "reason", reason)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.ok, self.reason) == (other.ok, other.reason)  # type: ignore
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.ok, self.reason))
+
+    def __repr__(self) -> str:
+        return f"Decision(ok={self.ok!r}, reason={self.reason!r})"
 
 
-@dataclass(frozen=True)
 class FusionDecision:
     """A refused fusion: `producer` was not fused into `consumer` because of `reason`."""
 
     producer: str
     consumer: str
     reason: str
+
+    def __init__(self, producer: str, consumer: str, reason: str) -> None:
+        object.__setattr__(self, "producer", producer)
+        object.__setattr__(self, "consumer", consumer)
+        object.__setattr__(self, "reason", reason)
+
+    def _fields(self) -> tuple[str, str, str]:
+        return self.producer, self.consumer, self.reason
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"FusionDecision(producer={self.producer!r}, consumer={self.consumer!r}, "
+                f"reason={self.reason!r})")
 
     def __str__(self) -> str:
         return f"%{self.producer} -> %{self.consumer}: {self.reason}"

@@ -25,30 +25,74 @@ the input list (same program, same offsets).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 
 ALIGNMENT = 64
 
 
-@dataclass(frozen=True)
 class LogicalBuffer:
     """One temporary value. `reusable` names operands this buffer may overwrite in place;
-    `label` says what it holds (an instruction name), for printing."""
+    `label` says what it holds (an instruction name), for printing. A frozen record
+    (equality, hash and repr over its fields, as the frozen dataclass it was), written by
+    hand: building a dataclass costs about half a millisecond of import, which every first
+    compile paid (issue 4). Same for Chain and BufferAssignment below."""
 
     name: str
     size: int
     start: int
     end: int
-    reusable: tuple[str, ...] = ()
-    label: str = ""
+    reusable: tuple[str, ...]
+    label: str
+
+    def __init__(self, name: str, size: int, start: int, end: int,
+                 reusable: tuple[str, ...] = (), label: str = "") -> None:
+        setter = object.__setattr__
+        setter(self, "name", name)
+        setter(self, "size", size)
+        setter(self, "start", start)
+        setter(self, "end", end)
+        setter(self, "reusable", reusable)
+        setter(self, "label", label)
+
+    def _fields(self) -> tuple:
+        return self.name, self.size, self.start, self.end, self.reusable, self.label
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"LogicalBuffer(name={self.name!r}, size={self.size!r}, start={self.start!r}, "
+                f"end={self.end!r}, reusable={self.reusable!r}, label={self.label!r})")
 
 
-@dataclass
 class Chain:
     """Buffers that occupy the same memory one after the other."""
 
-    members: list[LogicalBuffer] = field(default_factory=list)
-    offset: int = 0
+    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass with eq
+
+    def __init__(self, members: list[LogicalBuffer] | None = None, offset: int = 0) -> None:
+        self.members = [] if members is None else members
+        self.offset = offset
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return ((self.members, self.offset)
+                    == (other.members, other.offset))  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Chain(members={self.members!r}, offset={self.offset!r})"
 
     @property
     def size(self) -> int:
@@ -66,11 +110,25 @@ class Chain:
         return self.start <= other.end and other.start <= self.end
 
 
-@dataclass
 class BufferAssignment:
-    offsets: dict[str, int]
-    chains: list[Chain]
-    total_bytes: int
+    """Byte offset per buffer name, the chains, and the scratch block's size."""
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass with eq
+
+    def __init__(self, offsets: dict[str, int], chains: list[Chain], total_bytes: int) -> None:
+        self.offsets = offsets
+        self.chains = chains
+        self.total_bytes = total_bytes
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return ((self.offsets, self.chains, self.total_bytes)
+                    == (other.offsets, other.chains, other.total_bytes))  # type: ignore
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"BufferAssignment(offsets={self.offsets!r}, chains={self.chains!r}, "
+                f"total_bytes={self.total_bytes!r})")
 
     @property
     def buffer_count(self) -> int:

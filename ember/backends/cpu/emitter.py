@@ -30,7 +30,7 @@ import re
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu import kernels, loops_native, rows
+from ember.backends.cpu import control_steps, kernels, rows
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
@@ -66,8 +66,8 @@ class ModuleEmitter:
 
     def emit(self) -> str:
         # nested kernels of loops and branches (loops_native.py) are kernels like any other
-        self._in_loops = set(loops_native.kernels_in_order(self.sched)) - set(self.sched.kernels)
-        for inst in loops_native.kernels_in_order(self.sched):
+        self._in_loops = set(control_steps.kernels_in_order(self.sched)) - set(self.sched.kernels)
+        for inst in control_steps.kernels_in_order(self.sched):
             start = len(self._calls)
             self._emit_kernel(inst)
             self._call_range[inst] = (start, len(self._calls))
@@ -288,7 +288,7 @@ class ModuleEmitter:
                     emit_call(*call)
 
             slot_ptr.redirect = redirect  # type: ignore[attr-defined]
-            loops_native.emit_steps(b, self.sched, self.sched.kernels, emit_kernel, slot_ptr)
+            control_steps.emit_steps(b, self.sched, self.sched.kernels, emit_kernel, slot_ptr)
         else:
             for call in self._calls:
                 emit_call(*call)

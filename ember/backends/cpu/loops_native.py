@@ -32,6 +32,8 @@ of an iteration. Every called computation is scheduled once per call site: one r
 second site is cloned first (fresh instruction names, so kernel symbols stay unique).
 Element-sized state (a counter, a scalar) costs one small kernel call and a 4- or 8-byte
 memcpy, which LLVM turns into a load and a store.
+Imported only by a program that has a while or conditional: schedule.py and scratch_plan.py
+import it on meeting one, the emitter goes through control_steps.py (issue 4).
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from dataclasses import dataclass, field
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.dot_plan import find_dot
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I1, I8, I32, I64, PTR, VOID, i64
 from ember.hlo.ir import Computation, Instruction, Module, _clone_computation
@@ -127,7 +128,7 @@ def schedule_computation(sched, module: Module, comp: Computation, params: list
             if inst.shape.size > 0 or inst.shape.is_tuple:
                 steps.append(inst)
             # the same work buffers build_schedule gives entry kernels
-            if op == "sort" or find_dot(inst) is not None:
+            if op == "sort" or s.has_dot(inst):
                 s.add_work(sched, inst)
     return steps
 

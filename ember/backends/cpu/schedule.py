@@ -23,12 +23,10 @@ the same buffers, table and scratch block.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 
 import numpy as np
 
-from ember.backends.cpu.dot_plan import find_dot
-from ember.backends.cpu.dot_plan import plan as plan_dot
 from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
@@ -36,11 +34,41 @@ from ember.hlo.shape import Shape
 NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element"})
 
 
-@dataclass(frozen=True)
 class Slot:
-    kind: str  # "param" | "out" | "temp" | "const"
-    index: int  # param number, output position, byte offset in scratch, constant number
+    """One buffer seen with one shape: kind "param" | "out" | "temp" | "const"; index: param
+    number, output position, byte offset in scratch (a logical number until placed),
+    constant number. A frozen record: equality, hash and repr over (kind, index, shape), as
+    the frozen dataclass it was; written by hand because building a dataclass costs about
+    half a millisecond of import, which every first compile paid (issue 4)."""
+
+    kind: str
+    index: int
     shape: Shape
+    __match_args__ = ("kind", "index", "shape")
+
+    def __init__(self, kind: str, index: int, shape: Shape) -> None:
+        setter = object.__setattr__
+        setter(self, "kind", kind)
+        setter(self, "index", index)
+        setter(self, "shape", shape)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return ((self.kind, self.index, self.shape)
+                    == (other.kind, other.index, other.shape))  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.index, self.shape))
+
+    def __repr__(self) -> str:
+        return f"Slot(kind={self.kind!r}, index={self.index!r}, shape={self.shape!r})"
 
     @property
     def buffer(self) -> tuple[str, int]:
@@ -50,27 +78,63 @@ class Slot:
 
 BufferTree = Slot | tuple  # nested tuples of Slots
 
+_SCHEDULE_FIELDS = ("kernels", "buffers", "params", "outputs", "constants", "scratch_bytes",
+                    "copy_outs", "work", "control", "scheduled_computations", "temp_labels",
+                    "inlined", "aliases", "assignment")
 
-@dataclass
+
 class Schedule:
-    kernels: list[Instruction] = field(default_factory=list)
-    buffers: dict[Instruction, BufferTree] = field(default_factory=dict)
-    params: list[Shape] = field(default_factory=list)
-    outputs: list[Shape] = field(default_factory=list)  # flattened root leaves
-    constants: list[np.ndarray] = field(default_factory=list)
-    scratch_bytes: int = 0
-    copy_outs: list[tuple[int, Slot]] = field(default_factory=list)  # (output pos, source)
-    # kernel -> scratch it needs while it runs (a sort's merge buffers, one per operand)
-    work: dict[Instruction, list[Slot]] = field(default_factory=dict)
-    # while/conditional -> its plan (loops_native.py: nested kernels run inside the entry)
-    control: dict[Instruction, object] = field(default_factory=dict)
-    scheduled_computations: set = field(default_factory=set)  # called ones, scheduled once
-    temp_labels: list[str] = field(default_factory=list)  # logical temporary -> what it holds
-    # broadcasts of one element that their (lone, elementwise) users generate themselves:
-    # no kernel, no buffer (their entry in `buffers` is the element's slot)
-    inlined: set = field(default_factory=set)
-    aliases: list[tuple[int, int]] = field(default_factory=list)  # (output, donated param)
-    assignment: object = None  # buffer_assignment.BufferAssignment, once placed
+    """What the entry point runs and where every value lives (module docstring). A mutable
+    record (equality and repr over its fields, unhashable), as the dataclass it was;
+    written by hand for the import time (see Slot).
+
+    kernels: the steps in order; buffers: instruction -> its BufferTree; params, outputs
+    (flattened root leaves): shapes; constants: the table's arrays; copy_outs: (output pos,
+    source Slot) copied after the native call; work: kernel -> scratch it needs while it
+    runs (a sort's merge buffers, one per operand); control: while/conditional -> its plan
+    (loops_native.py: nested kernels run inside the entry); scheduled_computations: called
+    ones, scheduled once; temp_labels: logical temporary -> what it holds; inlined:
+    broadcasts of one element that their (lone, elementwise) users generate themselves (no
+    kernel, no buffer: their entry in `buffers` is the element's slot); aliases: (output,
+    donated param); assignment: the buffer_assignment.BufferAssignment, once placed."""
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass with eq
+
+    def __init__(self, kernels: list[Instruction] | None = None,
+                 buffers: dict[Instruction, BufferTree] | None = None,
+                 params: list[Shape] | None = None, outputs: list[Shape] | None = None,
+                 constants: list[np.ndarray] | None = None, scratch_bytes: int = 0,
+                 copy_outs: list[tuple[int, Slot]] | None = None,
+                 work: dict[Instruction, list[Slot]] | None = None,
+                 control: dict[Instruction, object] | None = None,
+                 scheduled_computations: set | None = None,
+                 temp_labels: list[str] | None = None, inlined: set | None = None,
+                 aliases: list[tuple[int, int]] | None = None,
+                 assignment: object = None) -> None:
+        self.kernels = [] if kernels is None else kernels
+        self.buffers = {} if buffers is None else buffers
+        self.params = [] if params is None else params
+        self.outputs = [] if outputs is None else outputs
+        self.constants = [] if constants is None else constants
+        self.scratch_bytes = scratch_bytes
+        self.copy_outs = [] if copy_outs is None else copy_outs
+        self.work = {} if work is None else work
+        self.control = {} if control is None else control
+        self.scheduled_computations = (set() if scheduled_computations is None
+                                       else scheduled_computations)
+        self.temp_labels = [] if temp_labels is None else temp_labels
+        self.inlined = set() if inlined is None else inlined
+        self.aliases = [] if aliases is None else aliases
+        self.assignment = assignment
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return all(getattr(self, f) == getattr(other, f) for f in _SCHEDULE_FIELDS)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return "Schedule(" + ", ".join(f"{f}={getattr(self, f)!r}"
+                                       for f in _SCHEDULE_FIELDS) + ")"
 
     def slot_count(self) -> int:
         return len(self.params) + len(self.outputs) + 1 + len(self.constants)
@@ -235,7 +299,7 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
                 sched.kernels.append(inst)
             if op == "sort":
                 add_work(sched, inst)
-            elif find_dot(inst) is not None:  # packed operands, the dot under an epilogue
+            elif has_dot(inst):  # packed operands, the dot under an epilogue
                 add_work(sched, inst)
     for pos, slot in enumerate(_flatten(sched.buffers[entry.root])):
         if not (slot.kind == "out" and slot.index == pos):
@@ -245,12 +309,24 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
     return sched
 
 
+def has_dot(inst: Instruction) -> bool:
+    """`inst` is a dot or a kOutput fusion holding one (dot_plan.find_dot). The opcode test
+    comes first so that a program without products never imports dot_plan.py (issue 4:
+    fewer modules on a first compile)."""
+    if inst.opcode != "dot" and not (inst.opcode == "fusion"
+                                     and inst.attrs.get("kind") == "kOutput"):
+        return False
+    from ember.backends.cpu.dot_plan import find_dot
+    return find_dot(inst) is not None
+
+
 def add_work(sched: Schedule, inst: Instruction) -> None:
     """Scratch `inst` needs while it runs: a sort's merge buffers (one per operand); a dot's
     packed operands and the product under an epilogue (dot_plan.py)."""
     if inst.opcode == "sort":
         shapes = [o.shape for o in inst.operands]
     else:
+        from ember.backends.cpu.dot_plan import plan as plan_dot
         shapes = [s for _, s in plan_dot(inst).work_shapes()]
     if shapes:
         sched.work[inst] = [_alloc_temp(sched, s, f"{inst.name} work {k}")

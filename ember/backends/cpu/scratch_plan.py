@@ -29,7 +29,13 @@ from __future__ import annotations
 
 from ember.backends.cpu.buffer_assignment import LogicalBuffer, assign_buffers
 from ember.backends.cpu.in_place import in_place_operands
-from ember.backends.cpu.loops_native import CondPlan, WhilePlan
+
+
+def _is_while(plan) -> bool:
+    """A WhilePlan, else a CondPlan. Asked only of a plan that exists, so a program
+    without loops or branches never imports loops_native.py (issue 4)."""
+    from ember.backends.cpu.loops_native import WhilePlan
+    return isinstance(plan, WhilePlan)
 
 
 def _leaves(tree) -> list:
@@ -67,7 +73,7 @@ class _Liveness:
         bufs = self.sched.buffers
         for inst in steps:
             plan = self.sched.control.get(inst)
-            if isinstance(plan, WhilePlan):
+            if plan is not None and _is_while(plan):
                 start = self.tick()
                 self.loop_start[inst] = start
                 self.touch([x for pair in plan.init for x in pair], start)
@@ -80,7 +86,7 @@ class _Liveness:
                 # a swapped leaf's temporary is the state's twin: its own for the whole loop
                 self.touch([t for _, t in plan.swaps], start)
                 self.loops.append((start, end))
-            elif isinstance(plan, CondPlan):
+            elif plan is not None:  # a CondPlan
                 at = self.tick()
                 self.touch([plan.selector, *_leaves(bufs[inst])], at)
                 for branch, copies in plan.branches:
@@ -156,7 +162,7 @@ def _start_loops_in_their_init(sched, live: _Liveness) -> bool:
         return False
     _remap(sched, lambda s: rename.get(s, s))
     for plan in sched.control.values():
-        if isinstance(plan, WhilePlan):
+        if _is_while(plan):
             plan.init = [(a, b) for a, b in plan.init if a != b]
     return True
 
@@ -239,7 +245,7 @@ def _all_slots(sched):
     for slots in sched.work.values():
         yield from slots
     for plan in sched.control.values():
-        if isinstance(plan, WhilePlan):
+        if _is_while(plan):
             yield from plan.state
             yield plan.pred
             for pair in plan.init + plan.stage + plan.update + plan.swaps:
@@ -266,7 +272,7 @@ def _remap(sched, f) -> None:
     sched.work = {k: [f(s) for s in v] for k, v in sched.work.items()}
     sched.copy_outs = [(pos, f(s)) for pos, s in sched.copy_outs]  # (never aliased ones)
     for plan in sched.control.values():
-        if isinstance(plan, WhilePlan):
+        if _is_while(plan):
             plan.state = [f(s) for s in plan.state]
             plan.pred = f(plan.pred)
             plan.init, plan.stage, plan.update = (pairs(plan.init), pairs(plan.stage),
