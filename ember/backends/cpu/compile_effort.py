@@ -11,8 +11,8 @@ bits; every variant vectorizes at the host's widest width.
 Modules that reduce (reduce, dot) keep the full passes even when small: their float
 additions and products carry `reassoc`, so any change of loop shape changes the
 summation order, and a product of tiny terms reordered can move by tens of ulps through
-an underflowed partial product. (A 4x1000 softmax would compile ~7x faster light: its row
-loop is fully unrolled by the full pipeline; see the report of this change.)
+an underflowed partial product. (Row kernels, softmax and layernorm, keep the full passes
+but their row loops carry "vectorize, do not unroll" hints: rows.py, loops.VECTOR_NO_UNROLL.)
 Invariants: an instruction's work is its longest loop in elements: the largest of its
 result and operands; a module with a `while` loop is never light (its body runs an
 unknown number of times); the decision depends only on the module, so the compile caches

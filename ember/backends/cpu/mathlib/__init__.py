@@ -9,8 +9,8 @@ LLVM module as an alwaysinline function named `ember.<name>.f32|f64`:
     log (exp_log), sin, cos (trig), logistic, f64 tanh (hyperbolic), exp2, log2, log10,
     log1p (lean_log), sinh, cosh, asinh, acosh, atanh (lean_hyper), the last two groups
     on parts' log and exp in pieces;
-  native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32_trig), cbrt, pow
-    (f32_powers), tanh (lean_hyper);
+  native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32_trig), cbrt (f32_powers),
+    tanh (lean_hyper); f32 pow (f32_powers) computes in f64 lanes and rounds once;
     their f64 bodies: tan, atrig, powers;
   double-precision bodies, f32 widened and rounded once (define.define_math): erf, erfc,
     erf-inv (special; `_WIDENED`).
