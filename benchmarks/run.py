@@ -118,23 +118,24 @@ def main() -> None:
         ej = ember.jit(_with_module(fn, jnp))
         eargs = [ember.asarray(a) if hasattr(ember, "asarray") else a for a in fargs]
         kernels = ej.lower(*fargs).compile().as_text().split("ENTRY")[1].count("fusion(")
-        t_e = median_ms(lambda f=ej, a=eargs: _ready(f(*a)), rep)
+        t_e = median_ms(lambda f=ej, a=eargs: _ready(f(*a)), rep, idle=True)
         nf = _with_module(fn, np)  # NumPy: the same source with jnp bound to numpy
-        t_n = median_ms(lambda f=nf, a=fargs: f(*a), rep)
+        t_n = median_ms(lambda f=nf, a=fargs: f(*a), rep, idle=True)
         row = {"name": name, "ember": t_e, "numpy": t_n, "gbs": nbytes / (t_e * 1e-3) / 1e9,
                "kernels": kernels}
         if "jax" in peers:
             jax, jjnp = peers["jax"]
             jf = jax.jit(_with_module(fn, jjnp))
             jargs = [jjnp.asarray(a) for a in fargs]
-            row["jax"] = median_ms(lambda f=jf, a=jargs: f(*a).block_until_ready(), rep)
+            row["jax"] = median_ms(lambda f=jf, a=jargs: f(*a).block_until_ready(), rep,
+                                   idle=True)
         if has_ne and name.startswith("a*sin"):
             import numexpr as ne
 
             x, a, c = fargs
             names = {"x": x, "a": a, "c": c}
             row["numexpr"] = median_ms(
-                lambda d=names: ne.evaluate("a*sin(x)+c", local_dict=d), rep)
+                lambda d=names: ne.evaluate("a*sin(x)+c", local_dict=d), rep, idle=True)
         rows.append(row)
     print(f"threads: {cpu.get_num_threads()}   triad bandwidth (Ember, same run): {bw:.1f} GB/s")
     print(f"{'workload':28} {'impl':8} {'ms':>8} {'vs numpy':>9} {'GB/s':>6} {'of triad':>8}")

@@ -7,10 +7,17 @@ from collections.abc import Callable
 
 import numpy as np
 
+# OpenBLAS's and XLA's worker threads (and Ember's) spin-wait on their cores for a while
+# after a call; a measurement started sooner shares its cores with them
+IDLE_GAP_S = 0.3
 
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
+
+def median_ms(fn: Callable[[], object], repeat: int, idle: bool = False) -> float:
     """Median wall time of `fn()` in milliseconds over `repeat` calls (after one warm-up call,
-    which also compiles, for JITs)."""
+    which also compiles, for JITs). `idle`: first wait IDLE_GAP_S, so the threads of
+    whatever ran before have gone to sleep."""
+    if idle:
+        time.sleep(IDLE_GAP_S)
     fn()
     times = []
     for _ in range(repeat):
