@@ -37,7 +37,7 @@ from ember.backends.cpu import streaming
 from ember.backends.cpu.compile_effort import LIGHT_MAX_ELEMENTS
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.backends.cpu.index import Index
-from ember.backends.cpu.irtypes import I8, const, i64, is_float, is_signed_int, reg_type
+from ember.backends.cpu.irtypes import I8, I64, const, i64, is_float, is_signed_int, reg_type
 from ember.backends.cpu.loops import TAIL_FOLDED, for_nest, for_range, for_span
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.backends.cpu.scalar_ops import emit_elementwise
@@ -100,6 +100,78 @@ def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None
             b.call(cold, list(fn.args))
         else:
             body(make_gen(True))
+
+
+UnitEmitter = Callable[[ElementGenerator, ir.Value, ir.Value, Callable[[ir.Value], None] | None],
+                      None]
+
+
+def _rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
+                    make_gen: Callable[[bool], ElementGenerator], lo: ir.Value, hi: ir.Value,
+                    *, optimize: bool = False) -> None:
+    """`emit(gen, lo, hi, after_unit)` emits units (rows of a row kernel, outputs of a
+    row-scheme reduction) [lo, hi) and calls `after_unit(u)` after unit u's code. Units run
+    with fast math; a unit whose fast code raised a flag is recomputed alone, right after
+    it, by `<kernel>.precise(pointers..., u, u + 1)` (a cold copy, unoptimized unless
+    `optimize`). Which units are precise then depends on each unit's own data, never on
+    how the units were cut into chunks for threads: a whole-chunk rerun (as
+    `_with_precise_rerun` does) would recompute a chunk's other units with the precise
+    copy's summation order and change them by ulps with the thread count."""
+    fn = b.function
+    nptr = sum(1 for a in fn.args if isinstance(a.type, ir.PointerType))
+    entry = fn.entry_basic_block
+    with b.goto_block(entry):
+        b.position_at_start(entry)
+        flag = b.alloca(I8, name="rerun")
+        b.store(ir.Constant(I8, 0), flag)
+    fast = make_gen(False)
+    fast.on_flags = lambda flags: _or_flags(b, flag, flags)  # type: ignore[attr-defined]
+    attrs = OPTIMIZED_PRECISE_ATTRIBUTES if optimize else PRECISE_ATTRIBUTES
+    cold: list[ir.Function | None] = []
+
+    def after_unit(u: ir.Value) -> None:
+        if not fast.raised:  # type: ignore[attr-defined]
+            return  # nothing in the unit's code can ask for a rerun
+        need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
+        with b.if_then(need, likely=False):
+            b.store(ir.Constant(I8, 0), flag)
+            if not cold:
+                cold.append(_unit_copy(b, emit, make_gen, nptr, attrs))
+            nxt = b.add(u, i64(1), flags=("nuw", "nsw"))
+            if cold[0] is not None:
+                b.call(cold[0], [*fn.args[:nptr], u, nxt])
+            else:
+                emit(make_gen(True), u, nxt, None)
+
+    emit(fast, lo, hi, after_unit)
+
+
+def _unit_copy(b: ir.IRBuilder, emit: UnitEmitter, make_gen: Callable[[bool], ElementGenerator],
+               nptr: int, attrs: tuple[str, ...]) -> ir.Function | None:
+    """`void <kernel>.precise(<kernel's nptr pointers>, i64 begin, i64 end)`: units
+    [begin, end) with precise math, or None when the code used a value local to the kernel
+    (as `_precise_copy`)."""
+    fn = b.function
+    mod = fn.module
+    ty = ir.FunctionType(ir.VoidType(), [a.type for a in fn.args[:nptr]] + [I64, I64])
+    cold = ir.Function(mod, ty, name=mod.get_unique_name(f"{fn.name}.precise"))
+    cold.linkage = "internal"
+    for attr in attrs:
+        cold.attributes.add(attr)
+    for a, c in zip(fn.args[:nptr], cold.args):
+        c.attributes = a.attributes
+    if any(a.get_reference() != c.get_reference() for a, c in zip(fn.args[:nptr], cold.args)):
+        del mod.globals[cold.name]
+        return None
+    resume = b.block
+    b.position_at_end(cold.append_basic_block("entry"))
+    emit(make_gen(True), cold.args[nptr], cold.args[nptr + 1], None)
+    b.ret_void()
+    b.position_at_end(resume)
+    if _uses_foreign_values(cold, fn):
+        del mod.globals[cold.name]
+        return None
+    return cold
 
 
 def _precise_copy(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
@@ -398,7 +470,9 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
         parts.append((red, len(ets), n, plain_binary_opcode(red.to_apply) if n == 1 else None))
         ets += [x.shape.element_type for x in red.operands[:n]]
 
-    def body(gen: ElementGenerator) -> None:
+    def body(gen: ElementGenerator, lo: ir.Value | None = None, hi: ir.Value | None = None,
+             after_unit: Callable[[ir.Value], None] | None = None) -> None:
+        """The kernel's loops; the row scheme runs outputs [lo, hi) (`_rerun_per_unit`)."""
         init_vals = [gen.value(i, Index.scalar(b)) for red, _, n, _ in parts
                      for i in red.operands[n:]]
 
@@ -449,11 +523,13 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
                     store(b, o, lin if lin is not None else const("s64", 0),
                           b.load(s, typ=reg_type(et)))
 
-            if span is not None:
-                for_span(b, span[0], span[1],
-                         lambda o: outer(Index(b, out_dims, linear=o).multi))
-            else:
-                for_nest(b, out_dims, outer, name="o")
+            def one_output(o: ir.Value) -> None:
+                outer(Index(b, out_dims, linear=o).multi)
+                if after_unit is not None:
+                    after_unit(o)
+
+            assert lo is not None and hi is not None
+            for_span(b, lo, hi, one_output, name="o")
             return
 
         # column scheme: with a span, only the outputs whose `split` index lies in it
@@ -518,7 +594,20 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
         for_nest(b, sizes, step_rows if unroll > 1 else step_walk, name="c",
                  span_at=None if split is None else walk.index(split), span=span)
 
-    _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
+    def make(precise: bool) -> ElementGenerator:
+        return _Gen(b, inputs, precise)
+
+    if row:
+        # a rerun per output: its sum order is the precise copy's only when its own inputs
+        # asked for it (the column scheme adds each output in the same order in either copy:
+        # its vectors run across outputs, so a whole-chunk rerun changes nothing else)
+        count = 1
+        for d in out_dims:
+            count *= d
+        lo, hi = span if span is not None else (i64(0), i64(count))
+        _rerun_per_unit(b, body, make, lo, hi)
+    else:
+        _with_precise_rerun(b, body, make)
 
 
 # -- dot ------------------------------------------------------------------------------------------

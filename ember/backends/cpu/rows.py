@@ -31,7 +31,7 @@ from ember.backends.cpu import streaming
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import i64, mem_type, reg_type
-from ember.backends.cpu.kernels import _Gen, _row_combine, _with_precise_rerun
+from ember.backends.cpu.kernels import _Gen, _rerun_per_unit, _row_combine
 from ember.backends.cpu.loops import NO_UNROLL, VECTOR_NO_UNROLL, for_range, for_span
 from ember.backends.interpreter.evaluator import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction
@@ -147,7 +147,9 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
         root.shape.size * bit_width(et) // 8, et)
     outer = dims[:-1]
 
-    def body(gen: ElementGenerator) -> None:
+    def body(gen: ElementGenerator, lo: ir.Value, hi: ir.Value,
+             after_row: Callable[[ir.Value], None] | None) -> None:
+        """Rows [lo, hi); `after_row(r)` after each (kernels._rerun_per_unit)."""
         assert isinstance(gen, _RowGen)
         # scratch in the entry block of the function being emitted: the kernel, or its
         # precise copy (kernels._with_precise_rerun), which gets scratch of its own (while
@@ -221,13 +223,16 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                 streaming.for_streaming(b, out, base, b.add(base, i64(n)), put_element)
             else:
                 loop(lambda idx: store(b, out, idx.linear, gen.value(root, idx)))
+            if after_row is not None:
+                after_row(r)
 
-        nrows = 1
-        for d in outer:
-            nrows *= d
-        if rows is None:
-            for_range(b, nrows, row, name="row", hints=NO_UNROLL)
-        else:
-            for_span(b, rows[0], rows[1], row, hints=NO_UNROLL)
+        for_span(b, lo, hi, row, name="row", hints=NO_UNROLL)
 
-    _with_precise_rerun(b, body, lambda precise: _RowGen(b, inputs, precise), optimize=True)
+    nrows = 1
+    for d in outer:
+        nrows *= d
+    lo, hi = rows if rows is not None else (i64(0), i64(nrows))
+    # a row whose fast code asked for precise math is recomputed alone: rows are the unit,
+    # so which rows are precise never depends on how rows were cut among threads
+    _rerun_per_unit(b, body, lambda precise: _RowGen(b, inputs, precise), lo, hi,
+                    optimize=True)
