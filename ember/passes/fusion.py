@@ -41,14 +41,13 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
-
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
 from ember.passes.grouping import grow_group
 from ember.passes.row_fusion import form_row_groups
+from ember.records import FrozenRecord
 
 # Ops that may sit inside a kLoop fusion (index-remapping ops and elementwise ops).
 LOOP_FUSIBLE: frozenset[str] = frozenset(
@@ -60,69 +59,30 @@ LOOP_FUSIBLE: frozenset[str] = frozenset(
 ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
 
 
-class Decision:
-    """Whether a producer may fuse into a consumer, and why not. A frozen record (equality,
-    hash and repr over its fields, as the frozen dataclass it was), written by hand:
-    building a dataclass costs about half a millisecond of import, which every first
-    compile paid (issue 4). Same for FusionDecision."""
+class Decision(FrozenRecord):
+    """Whether a producer may fuse into a consumer, and why not. (Records, not dataclasses,
+    for import time: ember/records.py; FusionDecision too.)"""
+
+    FIELDS = ("ok", "reason")
 
     ok: bool
     reason: str
 
     def __init__(self, ok: bool, reason: str = "") -> None:
-        object.__setattr__(self, "ok", ok)
-        object.__setattr__(self, "reason", reason)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.ok, self.reason) == (other.ok, other.reason)  # type: ignore
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.ok, self.reason))
-
-    def __repr__(self) -> str:
-        return f"Decision(ok={self.ok!r}, reason={self.reason!r})"
+        self._freeze(ok, reason)
 
 
-class FusionDecision:
+class FusionDecision(FrozenRecord):
     """A refused fusion: `producer` was not fused into `consumer` because of `reason`."""
+
+    FIELDS = ("producer", "consumer", "reason")
 
     producer: str
     consumer: str
     reason: str
 
     def __init__(self, producer: str, consumer: str, reason: str) -> None:
-        object.__setattr__(self, "producer", producer)
-        object.__setattr__(self, "consumer", consumer)
-        object.__setattr__(self, "reason", reason)
-
-    def _fields(self) -> tuple[str, str, str]:
-        return self.producer, self.consumer, self.reason
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._fields() == other._fields()  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"FusionDecision(producer={self.producer!r}, consumer={self.consumer!r}, "
-                f"reason={self.reason!r})")
+        self._freeze(producer, consumer, reason)
 
     def __str__(self) -> str:
         return f"%{self.producer} -> %{self.consumer}: {self.reason}"

@@ -25,17 +25,17 @@ the input list (same program, same offsets).
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
+from ember.records import FrozenRecord, Record
 
 ALIGNMENT = 64
 
 
-class LogicalBuffer:
+class LogicalBuffer(FrozenRecord):
     """One temporary value. `reusable` names operands this buffer may overwrite in place;
-    `label` says what it holds (an instruction name), for printing. A frozen record
-    (equality, hash and repr over its fields, as the frozen dataclass it was), written by
-    hand: building a dataclass costs about half a millisecond of import, which every first
-    compile paid (issue 4). Same for Chain and BufferAssignment below."""
+    `label` says what it holds (an instruction name), for printing. (Records, not
+    dataclasses, for import time: ember/records.py; Chain and BufferAssignment too.)"""
+
+    FIELDS = ("name", "size", "start", "end", "reusable", "label")
 
     name: str
     size: int
@@ -46,53 +46,17 @@ class LogicalBuffer:
 
     def __init__(self, name: str, size: int, start: int, end: int,
                  reusable: tuple[str, ...] = (), label: str = "") -> None:
-        setter = object.__setattr__
-        setter(self, "name", name)
-        setter(self, "size", size)
-        setter(self, "start", start)
-        setter(self, "end", end)
-        setter(self, "reusable", reusable)
-        setter(self, "label", label)
-
-    def _fields(self) -> tuple:
-        return self.name, self.size, self.start, self.end, self.reusable, self.label
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._fields() == other._fields()  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"LogicalBuffer(name={self.name!r}, size={self.size!r}, start={self.start!r}, "
-                f"end={self.end!r}, reusable={self.reusable!r}, label={self.label!r})")
+        self._freeze(name, size, start, end, reusable, label)
 
 
-class Chain:
+class Chain(Record):
     """Buffers that occupy the same memory one after the other."""
 
-    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass with eq
+    FIELDS = ("members", "offset")
 
     def __init__(self, members: list[LogicalBuffer] | None = None, offset: int = 0) -> None:
         self.members = [] if members is None else members
         self.offset = offset
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return ((self.members, self.offset)
-                    == (other.members, other.offset))  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"Chain(members={self.members!r}, offset={self.offset!r})"
 
     @property
     def size(self) -> int:
@@ -110,25 +74,15 @@ class Chain:
         return self.start <= other.end and other.start <= self.end
 
 
-class BufferAssignment:
+class BufferAssignment(Record):
     """Byte offset per buffer name, the chains, and the scratch block's size."""
 
-    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass with eq
+    FIELDS = ("offsets", "chains", "total_bytes")
 
     def __init__(self, offsets: dict[str, int], chains: list[Chain], total_bytes: int) -> None:
         self.offsets = offsets
         self.chains = chains
         self.total_bytes = total_bytes
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return ((self.offsets, self.chains, self.total_bytes)
-                    == (other.offsets, other.chains, other.total_bytes))  # type: ignore
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return (f"BufferAssignment(offsets={self.offsets!r}, chains={self.chains!r}, "
-                f"total_bytes={self.total_bytes!r})")
 
     @property
     def buffer_count(self) -> int:

@@ -23,52 +23,30 @@ the same buffers, table and scratch block.
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
-
 import numpy as np
 
 from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
+from ember.records import FrozenRecord, Record
 
 NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element"})
 
 
-class Slot:
+class Slot(FrozenRecord):
     """One buffer seen with one shape: kind "param" | "out" | "temp" | "const"; index: param
     number, output position, byte offset in scratch (a logical number until placed),
-    constant number. A frozen record: equality, hash and repr over (kind, index, shape), as
-    the frozen dataclass it was; written by hand because building a dataclass costs about
-    half a millisecond of import, which every first compile paid (issue 4)."""
+    constant number. (A record, not a dataclass, for import time: ember/records.py.)"""
+
+    FIELDS = ("kind", "index", "shape")
+    __match_args__ = FIELDS
 
     kind: str
     index: int
     shape: Shape
-    __match_args__ = ("kind", "index", "shape")
 
     def __init__(self, kind: str, index: int, shape: Shape) -> None:
-        setter = object.__setattr__
-        setter(self, "kind", kind)
-        setter(self, "index", index)
-        setter(self, "shape", shape)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return ((self.kind, self.index, self.shape)
-                    == (other.kind, other.index, other.shape))  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.index, self.shape))
-
-    def __repr__(self) -> str:
-        return f"Slot(kind={self.kind!r}, index={self.index!r}, shape={self.shape!r})"
+        self._freeze(kind, index, shape)
 
     @property
     def buffer(self) -> tuple[str, int]:
@@ -78,15 +56,9 @@ class Slot:
 
 BufferTree = Slot | tuple  # nested tuples of Slots
 
-_SCHEDULE_FIELDS = ("kernels", "buffers", "params", "outputs", "constants", "scratch_bytes",
-                    "copy_outs", "work", "control", "scheduled_computations", "temp_labels",
-                    "inlined", "aliases", "assignment")
-
-
-class Schedule:
+class Schedule(Record):
     """What the entry point runs and where every value lives (module docstring). A mutable
-    record (equality and repr over its fields, unhashable), as the dataclass it was;
-    written by hand for the import time (see Slot).
+    record (equality and repr over its fields, unhashable: ember/records.py).
 
     kernels: the steps in order; buffers: instruction -> its BufferTree; params, outputs
     (flattened root leaves): shapes; constants: the table's arrays; copy_outs: (output pos,
@@ -98,7 +70,9 @@ class Schedule:
     kernel, no buffer: their entry in `buffers` is the element's slot); aliases: (output,
     donated param); assignment: the buffer_assignment.BufferAssignment, once placed."""
 
-    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass with eq
+    FIELDS = ("kernels", "buffers", "params", "outputs", "constants", "scratch_bytes",
+              "copy_outs", "work", "control", "scheduled_computations", "temp_labels",
+              "inlined", "aliases", "assignment")
 
     def __init__(self, kernels: list[Instruction] | None = None,
                  buffers: dict[Instruction, BufferTree] | None = None,
@@ -126,15 +100,6 @@ class Schedule:
         self.inlined = set() if inlined is None else inlined
         self.aliases = [] if aliases is None else aliases
         self.assignment = assignment
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return all(getattr(self, f) == getattr(other, f) for f in _SCHEDULE_FIELDS)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return "Schedule(" + ", ".join(f"{f}={getattr(self, f)!r}"
-                                       for f in _SCHEDULE_FIELDS) + ")"
 
     def slot_count(self) -> int:
         return len(self.params) + len(self.outputs) + 1 + len(self.constants)

@@ -9,44 +9,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError
 
 from ember.hlo.ir import Instruction
+from ember.records import FrozenRecord
 
 RewriteFn = Callable[[Instruction], Instruction | None]
 
 
-class Rewrite:
-    """A registered rewrite. A frozen record (equality, hash and repr over its fields, as the
-    frozen dataclass it was), written by hand: building a dataclass costs about half a
-    millisecond of import, which every first compile paid (issue 4)."""
+class Rewrite(FrozenRecord):
+    """A registered rewrite (a record, not a dataclass, for import time: ember/records.py)."""
+
+    FIELDS = ("fn", "opcodes", "unsafe")
 
     fn: RewriteFn
     opcodes: tuple[str, ...]
     unsafe: bool
 
     def __init__(self, fn: RewriteFn, opcodes: tuple[str, ...], unsafe: bool) -> None:
-        object.__setattr__(self, "fn", fn)
-        object.__setattr__(self, "opcodes", opcodes)
-        object.__setattr__(self, "unsafe", unsafe)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return ((self.fn, self.opcodes, self.unsafe)
-                    == (other.fn, other.opcodes, other.unsafe))  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.fn, self.opcodes, self.unsafe))
-
-    def __repr__(self) -> str:
-        return f"Rewrite(fn={self.fn!r}, opcodes={self.opcodes!r}, unsafe={self.unsafe!r})"
+        self._freeze(fn, opcodes, unsafe)
 
     @property
     def name(self) -> str:

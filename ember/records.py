@@ -1,0 +1,56 @@
+"""Plain records: what `@dataclass` gives a class, without building it at import.
+
+Input: a class that lists its field names in `FIELDS` and sets them in its own `__init__`.
+Output, by inheriting:
+  FrozenRecord  equality (same class, equal fields), hash and repr over FIELDS; assigning or
+                deleting an attribute raises FrozenInstanceError (as `frozen=True`);
+  Record        equality and repr over FIELDS, unhashable (as a mutable dataclass with eq).
+Why: the `@dataclass` decorator generates and execs code when its module is imported, about
+half a millisecond a class; records on the compile path (schedule, buffer assignment,
+fusion decisions, rewrites) made every first compile pay for it (issue 4).
+Invariant: repr is `Name(field=value!r, ...)` in FIELDS order, as a dataclass prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import FrozenInstanceError
+
+
+class Record:
+    """Mutable: equality and repr over `FIELDS`; unhashable."""
+
+    FIELDS: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS)
+        return f"{type(self).__name__}({inner})"
+
+
+class FrozenRecord(Record):
+    """Immutable: `Record` plus a hash over `FIELDS`; `_freeze(*values)` sets the fields
+    (in FIELDS order) once, from `__init__`."""
+
+    def _freeze(self, *values: object) -> None:
+        for name, value in zip(self.FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+__all__ = ["FrozenRecord", "Record"]
