@@ -28,7 +28,7 @@ A flat loop of small work runs its last partial vector under a mask (`TAIL_FOLDE
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import llvmlite.ir as ir
 
@@ -82,18 +82,12 @@ def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None
     value of the kernel, the precise body is emitted inline after the fast one instead, as
     a guarded block."""
     fn = b.function
-    entry = fn.entry_basic_block
-    with b.goto_block(entry):
-        b.position_at_start(entry)
-        flag = b.alloca(I8, name="rerun")
-        b.store(ir.Constant(I8, 0), flag)
-    fast = make_gen(False)
-    fast.on_flags = lambda flags: _or_flags(b, flag, flags)  # type: ignore[attr-defined]
+    fast, flag = _fast_gen(b, make_gen)
     body(fast)
     if not fast.raised:  # type: ignore[attr-defined]
         return
-    attrs = OPTIMIZED_PRECISE_ATTRIBUTES if optimize else PRECISE_ATTRIBUTES
-    cold = _precise_copy(b, body, make_gen, attrs)
+    cold = _precise_copy(b, fn.function_type.args, lambda _: body(make_gen(True)),
+                         _attributes(optimize))
     need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
     with b.if_then(need, likely=False):
         if cold is not None:
@@ -119,14 +113,7 @@ def _rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
     copy's summation order and change them by ulps with the thread count."""
     fn = b.function
     nptr = sum(1 for a in fn.args if isinstance(a.type, ir.PointerType))
-    entry = fn.entry_basic_block
-    with b.goto_block(entry):
-        b.position_at_start(entry)
-        flag = b.alloca(I8, name="rerun")
-        b.store(ir.Constant(I8, 0), flag)
-    fast = make_gen(False)
-    fast.on_flags = lambda flags: _or_flags(b, flag, flags)  # type: ignore[attr-defined]
-    attrs = OPTIMIZED_PRECISE_ATTRIBUTES if optimize else PRECISE_ATTRIBUTES
+    fast, flag = _fast_gen(b, make_gen)
     cold: list[ir.Function | None] = []
 
     def after_unit(u: ir.Value) -> None:
@@ -135,8 +122,11 @@ def _rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
         need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
         with b.if_then(need, likely=False):
             b.store(ir.Constant(I8, 0), flag)
-            if not cold:
-                cold.append(_unit_copy(b, emit, make_gen, nptr, attrs))
+            if not cold:  # `void <kernel>.precise(<pointers>, i64 begin, i64 end)`
+                cold.append(_precise_copy(
+                    b, [a.type for a in fn.args[:nptr]] + [I64, I64],
+                    lambda c: emit(make_gen(True), c.args[nptr], c.args[nptr + 1], None),
+                    _attributes(optimize)))
             nxt = b.add(u, i64(1), flags=("nuw", "nsw"))
             if cold[0] is not None:
                 b.call(cold[0], [*fn.args[:nptr], u, nxt])
@@ -146,55 +136,48 @@ def _rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
     emit(fast, lo, hi, after_unit)
 
 
-def _unit_copy(b: ir.IRBuilder, emit: UnitEmitter, make_gen: Callable[[bool], ElementGenerator],
-               nptr: int, attrs: tuple[str, ...]) -> ir.Function | None:
-    """`void <kernel>.precise(<kernel's nptr pointers>, i64 begin, i64 end)`: units
-    [begin, end) with precise math, or None when the code used a value local to the kernel
-    (as `_precise_copy`)."""
+def _fast_gen(b: ir.IRBuilder, make_gen: Callable[[bool], ElementGenerator]
+              ) -> tuple[ElementGenerator, ir.Value]:
+    """A fast-math generator whose flags (a lane wants precise math) are or-ed into an i8
+    slot of the kernel's frame, zero on entry; (generator, slot)."""
+    entry = b.function.entry_basic_block
+    with b.goto_block(entry):
+        b.position_at_start(entry)
+        flag = b.alloca(I8, name="rerun")
+        b.store(ir.Constant(I8, 0), flag)
+    fast = make_gen(False)
+    fast.on_flags = lambda flags: _or_flags(b, flag, flags)  # type: ignore[attr-defined]
+    return fast, flag
+
+
+def _attributes(optimize: bool) -> tuple[str, ...]:
+    return OPTIMIZED_PRECISE_ATTRIBUTES if optimize else PRECISE_ATTRIBUTES
+
+
+def _precise_copy(b: ir.IRBuilder, arg_types: Sequence[ir.Type],
+                  fill: Callable[[ir.Function], None], attrs: tuple[str, ...]
+                  ) -> ir.Function | None:
+    """`void <kernel>.precise(arg_types...)`, its body emitted by `fill(copy)`; the copy's
+    leading arguments stand for the kernel's (same attributes). None (and nothing left in
+    the module) when the body used a value local to the kernel."""
     fn = b.function
     mod = fn.module
-    ty = ir.FunctionType(ir.VoidType(), [a.type for a in fn.args[:nptr]] + [I64, I64])
+    ty = ir.FunctionType(ir.VoidType(), list(arg_types))
     cold = ir.Function(mod, ty, name=mod.get_unique_name(f"{fn.name}.precise"))
     cold.linkage = "internal"
     for attr in attrs:
         cold.attributes.add(attr)
-    for a, c in zip(fn.args[:nptr], cold.args):
-        c.attributes = a.attributes
-    if any(a.get_reference() != c.get_reference() for a, c in zip(fn.args[:nptr], cold.args)):
-        del mod.globals[cold.name]
-        return None
-    resume = b.block
-    b.position_at_end(cold.append_basic_block("entry"))
-    emit(make_gen(True), cold.args[nptr], cold.args[nptr + 1], None)
-    b.ret_void()
-    b.position_at_end(resume)
-    if _uses_foreign_values(cold, fn):
-        del mod.globals[cold.name]
-        return None
-    return cold
-
-
-def _precise_copy(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
-                  make_gen: Callable[[bool], ElementGenerator], attrs: tuple[str, ...]
-                  ) -> ir.Function | None:
-    """`void <kernel>.precise(<kernel's arguments>)`: `body` with precise math, or None
-    (and nothing left in the module) when `body` used a value local to the kernel."""
-    fn = b.function
-    mod = fn.module
-    cold = ir.Function(mod, fn.function_type, name=mod.get_unique_name(f"{fn.name}.precise"))
-    cold.linkage = "internal"
-    for attr in attrs:
-        cold.attributes.add(attr)
-    for a, c in zip(fn.args, cold.args):
+    shared = list(zip(fn.args, cold.args))
+    for a, c in shared:
         c.attributes = a.attributes  # noalias buffers stay noalias
     # the body names the kernel's arguments; a fresh function numbers its own (unnamed)
     # arguments the same way, so those references print as the copy's arguments
-    if any(a.get_reference() != c.get_reference() for a, c in zip(fn.args, cold.args)):
+    if any(a.get_reference() != c.get_reference() for a, c in shared):
         del mod.globals[cold.name]
         return None
     resume = b.block
     b.position_at_end(cold.append_basic_block("entry"))
-    body(make_gen(True))
+    fill(cold)
     b.ret_void()
     b.position_at_end(resume)
     if _uses_foreign_values(cold, fn):
