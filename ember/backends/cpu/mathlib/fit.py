@@ -219,16 +219,17 @@ def fit32(name: str) -> tuple[list[float], float]:
             a = mp.matrix([[t ** j for j in range(i, n)] for t in ts])
             sol, _ = mp.qr_solve(a, mp.matrix(rest))
             coeffs.append(_f32(sol[0]))
-        err = _weighted_error(g, lo, hi, coeffs, weight)
+        err = weighted_error(g, lo, hi, coeffs, weight)
         if err < target:
             return coeffs, err
     raise RuntimeError(name)
 
 
-def _weighted_error(g, lo, hi, coeffs: list[float], weight) -> float:
+def weighted_error(g, lo, hi, coeffs: list[float], weight, points: int = 1000) -> float:
+    """Largest |P(x) - g(x)| weight(x) over points + 1 evenly spaced x in [lo, hi]."""
     worst = mp.mpf(0)
-    for i in range(1001):
-        x = lo + (hi - lo) * mp.mpf(i) / 1000
+    for i in range(points + 1):
+        x = lo + (hi - lo) * mp.mpf(i) / points
         p = mp.mpf(0)
         for c in reversed(coeffs):
             p = p * x + mp.mpf(c)
@@ -236,16 +237,22 @@ def _weighted_error(g, lo, hi, coeffs: list[float], weight) -> float:
     return float(worst)
 
 
+def print_entry(name: str, coeffs: list[float], comment: str) -> None:
+    """One `coeffs.py` entry: a comment line, then NAME = [c0, c1, ...] one per line."""
+    print(f"# {comment}")
+    print(f"{name} = [")
+    for c in coeffs:
+        print(f"    {c!r},")
+    print("]")
+
+
 def main32() -> None:
     print('"""Native f32 polynomial coefficients (c0 first, float32 values) printed by '
           '`fit.py f32`;\nsee its docstring."""\n')
     for name in FITS32:
         coeffs, err = fit32(name)
-        print(f"# max weighted error {err:.3g} (target {FITS32[name][3]:.3g})")
-        print(f"{name.upper()} = [")
-        for c in coeffs:
-            print(f"    {c!r},")
-        print("]")
+        print_entry(name.upper(), coeffs,
+                    f"max weighted error {err:.3g} (target {FITS32[name][3]:.3g})")
 
 
 def main() -> None:
@@ -261,11 +268,8 @@ def main() -> None:
         for kind, target in kinds.items():
             coeffs, err = fit(name, target)
             key = name if fixed else f"{name}_{kind}"
-            print(f"# max weighted error {err:.3g} (target {target:.3g})")
-            print(f"{key.upper()} = [")
-            for c in coeffs:
-                print(f"    {c!r},")
-            print("]")
+            print_entry(key.upper(), coeffs,
+                        f"max weighted error {err:.3g} (target {target:.3g})")
 
 
 if __name__ == "__main__":

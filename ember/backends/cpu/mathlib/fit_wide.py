@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import mpmath as mp
 
+from ember.backends.cpu.mathlib.fit import print_entry, weighted_error
+
 mp.mp.dps = 40
 LN2 = mp.log(2)
 
@@ -46,24 +48,14 @@ def fit(name: str) -> tuple[list[float], float]:
     """(coefficients c0 first, log2 of the weighted error of the rounded polynomial)."""
     g, (lo, hi), weight, n = FITS[name]
     coeffs = [float(c) for c in reversed(mp.chebyfit(g, [lo, hi], n))]
-    worst = mp.mpf(0)
-    for i in range(2001):
-        x = lo + (hi - lo) * mp.mpf(i) / 2000
-        p = mp.mpf(0)
-        for c in reversed(coeffs):
-            p = p * x + mp.mpf(c)
-        worst = max(worst, abs(p - g(x)) * weight(x))
+    worst = weighted_error(g, lo, hi, coeffs, weight, points=2000)
     return coeffs, float(mp.log(worst, 2))
 
 
 def main() -> None:
     for name in FITS:
         coeffs, err = fit(name)
-        print(f"# weighted error 2^{err:.1f} (fit_wide.py)")
-        print(f"{name} = [")
-        for c in coeffs:
-            print(f"    {c!r},")
-        print("]")
+        print_entry(name, coeffs, f"weighted error 2^{err:.1f} (fit_wide.py)")
 
 
 if __name__ == "__main__":
