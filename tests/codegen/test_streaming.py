@@ -16,7 +16,7 @@ from ember.backends.cpu import llvm_target, streaming, threads
 from ember.backends.cpu.elemental import Buf
 from ember.hlo.shape import Shape
 
-pytestmark = pytest.mark.skipif(not streaming.enabled(1 << 30, "f32"),
+pytestmark = pytest.mark.skipif(not streaming.enabled(Shape("f32", (1 << 28,))),
                                 reason="streaming stores are emitted on x86-64 only")
 
 

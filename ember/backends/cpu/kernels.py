@@ -309,8 +309,7 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             n = root.shape.size
             if not dims:
                 element(Index.scalar(b), const("s64", 0))
-            elif streaming.enabled(n * bit_width(out.shape.element_type) // 8,
-                                   out.shape.element_type):
+            elif streaming.enabled(out.shape):
                 def put_element(i: ir.Value, put: streaming.Put) -> None:
                     put(gen.value(root, Index(b, dims, linear=i)))
                     gen.flush()  # type: ignore[attr-defined]

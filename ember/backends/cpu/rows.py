@@ -36,7 +36,7 @@ from ember.backends.cpu.loops import NO_UNROLL, VECTOR_NO_UNROLL, for_range, for
 from ember.backends.interpreter.evaluator import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
-from ember.hlo.shape import Shape, bit_width
+from ember.hlo.shape import Shape
 
 Inputs = dict[Instruction, Buf]
 
@@ -142,9 +142,7 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                     rows: tuple[ir.Value, ir.Value] | None = None) -> None:
     plan = RowPlan(root, inputs)
     dims, n = plan.dims, plan.n
-    et = out.shape.element_type
-    stream = out.shape.is_row_major and streaming.enabled(
-        root.shape.size * bit_width(et) // 8, et)
+    stream = streaming.enabled(out.shape)
     outer = dims[:-1]
 
     def body(gen: ElementGenerator, lo: ir.Value, hi: ir.Value,

@@ -29,7 +29,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.irtypes import I64, i64, mem_type
 from ember.backends.cpu.loops import for_span
-from ember.hlo.shape import bit_width
+from ember.hlo.shape import Shape, bit_width
 
 NT_MIN_BYTES = 8 << 20  # outputs at least this large stream past the caches
 TILE_BYTES = 1024  # 16 cache lines per tile: the fill loop runs long enough to vectorize
@@ -38,10 +38,12 @@ LINE = 64
 Put = Callable[[ir.Value], None]
 
 
-def enabled(out_bytes: int, element_type: str) -> bool:
-    """Whether an output of `out_bytes` bytes of `element_type` is streamed."""
-    return (out_bytes >= NT_MIN_BYTES and element_type != "pred"
-            and LINE % max(1, bit_width(element_type) // 8) == 0
+def enabled(out: Shape) -> bool:
+    """Whether an output buffer of this shape is streamed (row-major, its elements in order:
+    what `for_streaming` writes)."""
+    et = out.element_type
+    return (out.is_row_major and out.size * (bit_width(et) // 8) >= NT_MIN_BYTES
+            and et != "pred" and LINE % max(1, bit_width(et) // 8) == 0
             and platform.machine().lower() in ("x86_64", "amd64"))
 
 
