@@ -19,7 +19,7 @@ import pytest
 from codegen_util import edge_array
 
 from ember.backends import cpu
-from ember.backends.cpu import blas, blas_find, dot_plan, llvm_target
+from ember.backends.cpu import blas, blas_find, dot_plan, gemm, llvm_target
 from ember.hlo import Builder, Shape
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -58,6 +58,19 @@ def calls(exe, routine: str) -> bool:
     """Does the executable's IR call BLAS entry point `routine` (e.g. sgemm)?"""
     return re.search(rf'call void @"?{blas.SYMBOL_PREFIX}{routine}"?\(', exe.unoptimized_ir) \
         is not None
+
+
+def calls_own(exe, et: str) -> bool:
+    """Does the IR run the product on Ember's own GEMM (gemm.py), B packed first?"""
+    p = "s" if et == "f32" else "d"
+    ir_text = exe.unoptimized_ir
+    return all(re.search(rf'call void @"?{gemm.PREFIX}{p}{what}"?\(', ir_text) is not None
+               for what in ("pack_b", "gemm_packed"))
+
+
+def own_expected(p, backend: str) -> bool:
+    """Ember's GEMM runs plain products whose B is not transposed (dot_plan._own_plan)."""
+    return backend == "ember" and p.form == "gemm" and p.rhs.blas(p.k, p.n)[0] == 0
 
 
 def random(dt, shape, seed):
@@ -110,7 +123,7 @@ PACKED = {"batch_mid_end", "pack_lhs_contracting", "pack_lhs_free", "pack_rhs_fr
 
 @pytest.mark.parametrize("et", ["f32", "f64"])
 @pytest.mark.parametrize("name", sorted(FORMS))
-def test_float_forms_call_blas(name, et):
+def test_float_forms_call_blas(name, et, matmul_backend):
     ls, rs, lc, rc, lb, rb, form = FORMS[name]
     m = dot_module(et, ls, rs, lc, rc, lb, rb)
     dt = np.float32 if et == "f32" else np.float64
@@ -119,9 +132,12 @@ def test_float_forms_call_blas(name, et):
     check_float(exe, (x, y), lc, rc, lb, rb, et)
     p = dot_plan.plan(exe.module.entry.root)
     assert (p.route, p.form) == ("blas", form)
+    assert p.own == own_expected(p, matmul_backend)
     routine = blas.routine(et, "gemm" if form == "gemm" else "gemv")
-    assert calls(exe, routine)
-    assert ("pack_" in exe.unoptimized_ir) == (name in PACKED)
+    assert calls(exe, routine) != p.own
+    assert calls_own(exe, et) == p.own
+    ir_text = exe.unoptimized_ir
+    assert ("pack_lhs" in ir_text or "pack_rhs" in ir_text) == (name in PACKED)
 
 
 @pytest.mark.parametrize("n", [1, 3, 17, 129])
@@ -133,10 +149,11 @@ def test_square_sizes(n):
         x, y = random(dt, (n, n), n), random(dt, (n, n), n + 1)
         exe = cpu.compile(m)
         check_float(exe, (x, y), (1,), (0,), (), (), et)
-        assert ("ember_blas_" in exe.unoptimized_ir) == (n ** 3 >= dot_plan.BLAS_MIN_MACS)
+        library = "ember_blas_" in exe.unoptimized_ir or gemm.PREFIX in exe.unoptimized_ir
+        assert library == (n ** 3 >= dot_plan.BLAS_MIN_MACS)
 
 
-def test_ieee_specials_propagate():
+def test_ieee_specials_propagate(matmul_backend):
     """inf * 0 = NaN and NaN inputs poison exactly their row and column."""
     m = dot_module("f32", (40, 50), (50, 60), (1,), (0,))
     x, y = random(np.float32, (40, 50), 3), random(np.float32, (50, 60), 4)
@@ -147,7 +164,8 @@ def test_ieee_specials_propagate():
     got = cpu.compile(m)(x, y)
     with np.errstate(invalid="ignore", over="ignore"):
         want = x.astype(np.float64) @ y.astype(np.float64)
-    assert calls(cpu.compile(m), "sgemm")
+    exe = cpu.compile(m)
+    assert calls_own(exe, "f32") if matmul_backend == "ember" else calls(exe, "sgemm")
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert np.array_equal(np.isinf(got), np.isinf(want))
     fin = np.isfinite(want)
@@ -220,14 +238,16 @@ def test_empty(dims):
     assert np.array_equal(got, x @ y)
 
 
-def test_transpose_feeding_dot_is_a_flag_not_a_copy():
+def test_transpose_feeding_dot_is_a_flag_not_a_copy(matmul_backend):
     b = Builder("xty")
     x, y = b.parameter(Shape("f32", (129, 65))), b.parameter(Shape("f32", (129, 33)))
     m = b.build(b.dot(b.transpose(x, (1, 0)), y, (1,), (0,)))
     exe = cpu.compile(m)
     assert len(exe.kernel_names) == 1 and exe.kernel_names[0].startswith("dot")
     assert "transpose" not in exe.as_text()
-    assert re.search(r'call void @"?ember_blas_sgemm"?\(i32 1, i32 0', exe.unoptimized_ir)
+    flags = (r'ember_gemm_sgemm_packed"?\(i32 1,' if matmul_backend == "ember"
+             else r'ember_blas_sgemm"?\(i32 1, i32 0')
+    assert re.search(r'call void @"?' + flags, exe.unoptimized_ir)
     xv, yv = random(np.float32, (129, 65), 1), random(np.float32, (129, 33), 2)
     check_float(exe, (xv, yv), (0,), (0,), (), (), "f32")  # x.T @ y
 
@@ -240,7 +260,7 @@ def _numpy_blas_threads() -> tuple[int, object] | None:
     return get(), get
 
 
-def test_results_do_not_depend_on_thread_count():
+def test_results_do_not_depend_on_thread_count(matmul_backend):
     b = Builder("big")
     x, y = b.parameter(Shape("f32", (700, 300))), b.parameter(Shape("f32", (300, 500)))
     m = b.build(b.dot(x, y, (1,), (0,)))
@@ -430,7 +450,7 @@ def test_jnp_product_forms(cpu_backend):
     (((4096, 512), (512,), (1,), (0,)), 4, 4),  # gemv rows
     (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 6),  # batch 3 on 2 CPUs: halves
 ])
-def test_partition(dims, cpus, units):
+def test_partition(dims, cpus, units, blas_backend):
     """Units depend on the shape and the machine's CPU count only; blocks tile the result."""
     ls, rs, lc, rc = dims
     lb, rb = ((0,), (0,)) if len(ls) == 3 else ((), ())
@@ -438,3 +458,38 @@ def test_partition(dims, cpus, units):
     p = dot_plan.plan(m.entry.root, cpus=cpus)
     assert p.units == units
     assert p.mb * p.pm >= p.m > p.mb * (p.pm - 1) and p.nb * p.pn >= p.n > p.nb * (p.pn - 1)
+
+
+@pytest.mark.parametrize("dims,cpus,units,pack_units", [
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 1, 1, 1),
+    # row blocks only (B is packed once for all of them), UNITS_PER_CPU per CPU
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 4, 8),
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 32, 16),  # 16 panels of B
+    (((64, 64), (64, 64), (1,), (0,)), 16, 1, 1),  # too small to split
+    (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 6, 3 * 8),
+    (((30, 4096), (4096, 4096), (1,), (0,)), 4, None, None),  # 30 rows for 4 CPUs: BLAS
+    (((1024, 1024), (1024, 1024), (1,), (1,)), 2, None, None),  # x @ y.T: BLAS
+])
+def test_own_partition(dims, cpus, units, pack_units, matmul_backend):
+    ls, rs, lc, rc = dims
+    lb, rb = ((0,), (0,)) if len(ls) == 3 else ((), ())
+    p = dot_plan.plan(dot_module("f32", ls, rs, lc, rc, lb, rb).entry.root, cpus=cpus)
+    if matmul_backend == "blas" or units is None:
+        assert not p.own
+        return
+    assert p.own and p.pn == 1 and p.units == units and p.pack_units == pack_units
+    assert p.mb * p.pm >= p.m > p.mb * (p.pm - 1)
+    assert dict(p.work_shapes())["panels"].dimensions == (p.batch_count * p.panel_elems,)
+
+
+def test_unknown_matmul_backend_is_an_error():
+    import ember
+
+    m = dot_module("f32", (64, 64), (64, 64), (1,), (0,))
+    ember.config.update("ember_matmul_backend", "mkl")
+    try:
+        with pytest.raises(ValueError, match="ember_matmul_backend"):
+            dot_plan.plan(m.entry.root)
+    finally:
+        ember.config.update("ember_matmul_backend", "ember")
+

@@ -51,13 +51,15 @@ def test_gelu_dense_is_one_koutput_kernel(cpu_backend, shape):
     text = comp.as_text()
     assert "kind=kOutput" in text
     assert exe.kernel_names == ["fusion"]
-    assert ("ember_blas_sgemm" in exe.unoptimized_ir) == (m * n * k >= dot_plan.BLAS_MIN_MACS)
+    ir_text = exe.unoptimized_ir
+    library = "ember_blas_sgemm" in ir_text or "ember_gemm_sgemm_packed" in ir_text
+    assert library == (m * n * k >= dot_plan.BLAS_MIN_MACS)
     got = np.asarray(comp(x, w, b))
     want = gelu_np(x.astype(np.float64) @ w + b)
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
 
 
-def test_batched_relu_with_row_bias_f64(cpu_backend, x64):
+def test_batched_relu_with_row_bias_f64(cpu_backend, x64, matmul_backend):
     import ember.numpy as jnp
 
     rng = np.random.default_rng(1)
@@ -68,7 +70,8 @@ def test_batched_relu_with_row_bias_f64(cpu_backend, x64):
     comp, exe = _jit_cpu(lambda x, w, b: jnp.maximum(jnp.einsum("bij,bjk->bik", x, w) + b,
                                                      0.0), x, w, b)
     assert "kind=kOutput" in comp.as_text()
-    assert "ember_blas_dgemm" in exe.unoptimized_ir
+    routine = "ember_gemm_dgemm_packed" if matmul_backend == "ember" else "ember_blas_dgemm"
+    assert routine in exe.unoptimized_ir
     want = np.maximum(np.einsum("bij,bjk->bik", x, w) + b, 0.0)
     np.testing.assert_allclose(np.asarray(comp(x, w, b)), want, rtol=1e-12, atol=1e-12)
 
@@ -115,19 +118,19 @@ def test_epilogue_changing_the_element_size(case):
     assert_same(exe(*args), evaluate(m, *args), ulps=1 if case == "f16" else 0)
 
 
-def test_fast_sine_rerun_recomputes_the_block():
+def test_fast_sine_rerun_recomputes_the_block(matmul_backend):
     """sin of huge products flags lanes beyond the fast reduction range: the unit runs again
     (BLAS call included: the epilogue overwrote the product in place) precisely."""
     m, (mm, k, n) = _dense_module("f32", 64, 32, 64, lambda b, h: b.sine(b.multiply(
         h, b.broadcast(b.scalar(1e25, "f32"), (64, 64), ()))))
     args = _args("f32", mm, k, n, integer=True)  # exact products: same h as the interpreter
     exe = cpu.compile(m)
-    assert "ember_blas_sgemm" in exe.unoptimized_ir
-    assert exe.unoptimized_ir.count("call void @\"ember_blas_sgemm\"") == 2  # fast + rerun
+    routine = "ember_gemm_sgemm_packed" if matmul_backend == "ember" else "ember_blas_sgemm"
+    assert exe.unoptimized_ir.count(f"call void @\"{routine}\"") == 2  # fast + rerun
     assert_same(exe(*args), evaluate(m, *args), ulps=1)
 
 
-def test_several_units_and_thread_counts():
+def test_several_units_and_thread_counts(matmul_backend):
     m, (mm, k, n) = _dense_module("f32", 700, 300, 500, lambda b, h: b.tanh(h))
     args = _args("f32", mm, k, n, seed=3)
     saved = dot_plan.cpu_hint

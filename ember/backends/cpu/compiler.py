@@ -21,6 +21,7 @@ from ember.backends.cpu import disk_cache, llvm_target
 from ember.backends.cpu.executable import Executable
 from ember.backends.cpu.runtime_spec import RuntimeSpec
 from ember.backends.cpu.support import check_supported
+from ember.config import config
 from ember.hlo.ir import Module
 from ember.hlo.printer import canonical_text
 from ember.passes import disabled_passes  # (lazy package: imports no pass)
@@ -65,7 +66,8 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
     target = llvm_target.target()
     off = ",".join(sorted(disabled_passes())) if run_passes else ""
     donated = tuple(sorted(set(donated)))
-    options = f"unsafe={unsafe_math}|passes={run_passes}|disabled={off}|donated={donated}"
+    options = (f"unsafe={unsafe_math}|passes={run_passes}|disabled={off}|donated={donated}"
+               f"|matmul={config.ember_matmul_backend}")
     text = canonical_text(module)
     key = f"{target.key}|{options}\n{text}"
     if use_cache:

@@ -55,6 +55,10 @@ def emit(em: ModuleEmitter, inst: Instruction, bound: dict[Instruction, Slot],
         if side in work:
             operand = p.dot.operands[0 if side == "lhs" else 1]
             _emit_pack(em, f"{name}.pack_{side}", p, side, bound[operand], work[side])
+    if p.own:
+        rhs = p.dot.operands[1]
+        _emit_pack_panels(em, f"{name}.pack_b", p,
+                          work["rhs"] if "rhs" in work else bound[rhs], work["panels"])
     split = (em.parallel and p.route == "blas" and p.units > 1
              and p.batch_count * p.m * p.n * p.k >= PARALLEL_MIN_MACS)
     types = [PTR] * len(arg_slots) + ([I64, I64] if split else [])
@@ -72,6 +76,8 @@ def emit(em: ModuleEmitter, inst: Instruction, bound: dict[Instruction, Slot],
     # BLAS reads the packed copy of an operand that has one (the epilogue never does)
     operands = [ptr[work[side]] if side in work else inputs[o].ptr
                 for side, o in zip(("lhs", "rhs"), p.dot.operands) if o in inputs]
+    if p.own:
+        operands.append(ptr[work["panels"]])
     try:
         if p.route == "blas":
             span = (fn.args[-2], fn.args[-1]) if split else (i64(0), i64(p.units))
@@ -124,6 +130,46 @@ def _emit_pack(em: ModuleEmitter, name: str, p: DotPlan, side: str, src: Slot,
     em._calls.append((fn, [src, dst], False))
 
 
+def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: Slot) -> None:
+    """dst = each batch's B packed into the own GEMM's panels (gemm.py), a batch's panels
+    split into groups of whole panels: units = batch x groups, parallel when planned so."""
+    from ember.backends.cpu import gemm, llvm_target
+
+    rv = p.rhs
+    assert rv is not None
+    prec = "s" if p.et == "f32" else "d"
+    nr = gemm.blocking(prec, llvm_target.target().features).nr
+    per_batch = p.pack_units // p.batch_count
+    panels = -(-p.n // nr)
+    split = em.parallel and p.pack_units > 1
+    types = [PTR, PTR] + ([I64, I64] if split else [])
+    fn = ir.Function(em.ir, ir.FunctionType(VOID, types), name=f"{em.prefix}{name}")
+    fn.attributes.add("noinline")
+    fn.attributes.add("nounwind")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    tb, ldb = rv.blas(p.k, p.n)
+    pack = gemm.declare(b.module, prec, "pack_b")
+
+    def unit(u: ir.Value) -> None:
+        bi, g = b.udiv(u, i64(per_batch)), b.urem(u, i64(per_batch))
+        batch_multi = Index(b, p.batch, linear=bi).multi if p.batch else []
+        src = _blas_args(b, p, rv, fn.args[0], batch_multi, i64(0), 0)
+        out = b.gep(fn.args[1], [b.mul(bi, i64(p.panel_elems))], inbounds=True,
+                    source_etype=mem_type(p.et))
+        # group g packs panels [g P / G, (g + 1) P / G), as columns clamped to n
+        j0 = b.mul(b.udiv(b.mul(g, i64(panels)), i64(per_batch)), i64(nr))
+        j1 = b.mul(b.udiv(b.mul(b.add(g, i64(1)), i64(panels)), i64(per_batch)), i64(nr))
+        b.call(pack, [ir.Constant(I32, tb), i64(p.k), i64(p.n), src, i64(ldb), out, j0,
+                      _min(b, j1, i64(p.n))])
+
+    span = (fn.args[2], fn.args[3]) if split else (i64(0), i64(p.pack_units))
+    for_span(b, span[0], span[1], unit, name="unit")
+    b.ret_void()
+    if split:  # (listed with its dot: em.parallel_kernels names HLO instructions)
+        fn = em._emit_worker(fn, 2, p.pack_units)
+    em._calls.append((fn, [src, dst], split))
+
+
 # -- the BLAS route -------------------------------------------------------------------------
 
 
@@ -164,7 +210,12 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
         c_ptr = b.gep(dot_buf.ptr, [c_off], inbounds=True, source_etype=mem_type(p.et))
 
         def compute(gen: ElementGenerator | None) -> None:
-            _call_blas(b, p, a_ptr, b_ptr, c_ptr, mc, nc)
+            if p.own:  # all n columns (pn = 1) from the panels of batch bi
+                panels = b.gep(operands[2], [b.mul(bi, i64(p.panel_elems))], inbounds=True,
+                               source_etype=mem_type(p.et))
+                _call_own_gemm(b, p, a_ptr, panels, c_ptr, mc)
+            else:
+                _call_blas(b, p, a_ptr, b_ptr, c_ptr, mc, nc)
             if gen is not None:
                 _emit_block_epilogue(b, p, gen, out, bi, batch_multi, i0, mc, j0, nc)
 
@@ -185,6 +236,18 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
 
 def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def _call_own_gemm(b: ir.IRBuilder, p: DotPlan, a_ptr: ir.Value, panels: ir.Value,
+                   c_ptr: ir.Value, mc: ir.Value) -> None:
+    """Rows [i0, i0 + mc) of one batch by Ember's GEMM (gemm.py) from B's packed panels."""
+    from ember.backends.cpu import gemm
+
+    assert p.lhs is not None
+    ta, lda = p.lhs.blas(p.m, p.k)
+    fn = gemm.declare(b.module, "s" if p.et == "f32" else "d", "gemm_packed")
+    b.call(fn, [ir.Constant(I32, ta), mc, i64(p.n), i64(p.k), a_ptr, i64(lda), panels, c_ptr,
+                i64(p.n)])
 
 
 def _call_blas(b: ir.IRBuilder, p: DotPlan, a_ptr: ir.Value, b_ptr: ir.Value,

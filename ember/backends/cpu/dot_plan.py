@@ -50,6 +50,7 @@ MAX_PIECES = 64
 # slowed half), 4 units at most about 1.5x, since the caller runs the units left over.
 UNITS_PER_CPU = 2
 MIN_UNIT_MACS = 1 << 26  # ... and never units under ~0.5 ms of BLAS work
+OWN_MIN_ROWS = 24  # rows of one unit at least (4 register tiles)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,11 @@ class DotPlan:
     pm: int = 1  # row blocks
     pn: int = 1  # column blocks
     dot_temp: bool = False  # the dot's value goes to a work buffer, not the output
+    # Ember's own GEMM (gemm.py) instead of the BLAS library: B is packed once into panels
+    # (`panel_elems` per batch, by the parallel `<kernel>.pack_b`), units are row blocks
+    own: bool = False
+    panel_elems: int = 0
+    pack_units: int = 1  # units of the pack kernel: batch x column groups
 
     @property
     def batch_count(self) -> int:
@@ -112,6 +118,8 @@ class DotPlan:
             out.append(("rhs", Shape(self.et, (b * self.k * self.n,))))
         if self.dot_temp:
             out.append(("dot", self.dot.shape))
+        if self.own:
+            out.append(("panels", Shape(self.et, (b * self.panel_elems,))))
         return out
 
 
@@ -162,6 +170,9 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
     form = "gemv_m" if n == 1 else "gemv_n" if m == 1 else "gemm"
     cpus = cpus or cpu_hint()
     b = math.prod(batch)
+    own = _own_plan(et, form, rview, b, m, n, k, cpus, temp)
+    if own is not None:
+        return DotPlan(dot, root, "blas", form, et, batch, m, n, k, lview, rview, *own)
     if b * m * n * k < PARALLEL_MIN_MACS:
         pm = pn = 1
     elif form == "gemm":
@@ -171,6 +182,34 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
     else:
         pm, pn = 1, _gemv_pieces(b, n, cpus)
     return DotPlan(dot, root, "blas", form, et, batch, m, n, k, lview, rview, pm, pn, temp)
+
+
+def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, cpus: int,
+              temp: bool) -> tuple[int, int, bool, bool, int, int] | None:
+    """(pm, pn, dot_temp, own, panel_elems, pack_units) when Ember's own GEMM runs the
+    product, else None (BLAS). Own: plain gemm with B not transposed (packing a transposed
+    B is scalar column by column, slower than BLAS's), row blocks enough for every CPU."""
+    from ember.config import config
+
+    backend = config.ember_matmul_backend
+    if backend not in ("ember", "blas"):
+        raise ValueError(f"config ember_matmul_backend must be 'ember' or 'blas', not "
+                         f"{backend!r}")
+    if backend == "blas" or form != "gemm" or rview.blas(k, n)[0] == 1:
+        return None
+    from ember.backends.cpu import gemm, llvm_target
+
+    q = gemm.blocking("s" if et == "f32" else "d", llvm_target.target().features)
+    parallel = b * m * n * k >= PARALLEL_MIN_MACS and cpus > 1
+    pm = 1
+    if parallel:
+        # row blocks of at least OWN_MIN_ROWS; each reads all of the packed B
+        pm = max(1, min(-(-UNITS_PER_CPU * cpus // b), m // OWN_MIN_ROWS))
+        if b * pm < cpus:
+            return None  # too few rows to share: BLAS splits columns too
+    panels = -(-n // q.nr)
+    pack_units = b * (min(panels, 4 * cpus) if parallel else 1)
+    return pm, 1, temp, True, gemm.packed_b_elements(q, k, n), pack_units
 
 
 def cpu_hint() -> int:

@@ -171,6 +171,10 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
         from ember.backends.cpu import callbacks
 
         callbacks.register_symbols(t.llvm)
+    if b"ember_gemm_" in obj:  # gemm.PREFIX: Ember's own matrix product library
+        from ember.backends.cpu import gemm
+
+        gemm.register_symbols(t.llvm)
     with _LOCK:
         # The engine links `obj` (machine code already) and generates no code, so its
         # target machine only supplies the data layout, which does not depend on the CPU:
