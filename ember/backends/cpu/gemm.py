@@ -204,40 +204,49 @@ def _define_micro(m: ir.Module, sym: str, ty: ir.Type, q: Blocking) -> ir.Functi
 
 
 def _pack(b: ir.IRBuilder, ty: ir.Type, src: ir.Value, s_depth: ir.Value, s_width: ir.Value,
-          width_contiguous: ir.Value, depth: ir.Value, valid: ir.Value, w: int,
+          width_contiguous: ir.Value | None, depth: ir.Value, valid: ir.Value, w: int,
           dst: ir.Value) -> None:
     """dst[p * w + j] = src[p * s_depth + j * s_width] for p < depth, j < w; zero for
     j >= valid (an edge panel's padding). Full panels copy contiguous runs: rows of w
-    elements when the width is contiguous (vector copies), else w lines along the depth."""
+    elements when the width is contiguous, else w lines along the depth
+    (`width_contiguous` None: never contiguous, the rows variant is not emitted)."""
     zero = ir.Constant(ty, 0.0)
+
+    def rows() -> None:
+        def row(p: ir.Value) -> None:
+            s0, d0 = _at(b, ty, src, b.mul(p, s_depth)), _at(b, ty, dst, b.mul(p, i64(w)))
+            for j in range(w):
+                b.store(b.load(_at(b, ty, s0, i64(j)), typ=ty), _at(b, ty, d0, i64(j)))
+        _loop(b, i64(0), depth, 1, "pk.row", row)
+
+    def lines() -> None:
+        if w <= 16:  # A panels: per step, one element of each of the w lines
+            def step(p: ir.Value) -> None:
+                d0 = _at(b, ty, dst, b.mul(p, i64(w)))
+                for j in range(w):
+                    line = _at(b, ty, src, b.mul(i64(j), s_width))
+                    b.store(b.load(_at(b, ty, line, p), typ=ty), _at(b, ty, d0, i64(j)))
+            _loop(b, i64(0), depth, 1, "pk.line", step, SCALAR)
+            return
+
+        def line(j: ir.Value) -> None:  # wide panels of a transposed B: line by line
+            s0, d0 = _at(b, ty, src, b.mul(j, s_width)), _at(b, ty, dst, j)
+
+            def step(p: ir.Value) -> None:
+                b.store(b.load(_at(b, ty, s0, p), typ=ty), _at(b, ty, d0, b.mul(p, i64(w))))
+            _loop(b, i64(0), depth, 1, "pk.step", step, SCALAR)
+        _loop(b, i64(0), i64(w), 1, "pk.line", line)
+
     with b.if_else(b.icmp_signed(">=", valid, i64(w)), likely=True) as (full, edge):
         with full:
-            with b.if_else(width_contiguous) as (rows, lines):
-                with rows:
-                    def row(p: ir.Value) -> None:
-                        s0, d0 = _at(b, ty, src, b.mul(p, s_depth)), _at(b, ty, dst,
-                                                                         b.mul(p, i64(w)))
-                        for j in range(w):
-                            b.store(b.load(_at(b, ty, s0, i64(j)), typ=ty), _at(b, ty, d0, i64(j)))
-                    _loop(b, i64(0), depth, 1, "pk.row", row)
-                with lines:
-                    if w <= 16:  # A panels: per step, one element of each of the w lines
-                        def step(p: ir.Value) -> None:
-                            d0 = _at(b, ty, dst, b.mul(p, i64(w)))
-                            for j in range(w):
-                                line = _at(b, ty, src, b.mul(i64(j), s_width))
-                                b.store(b.load(_at(b, ty, line, p), typ=ty),
-                                        _at(b, ty, d0, i64(j)))
-                        _loop(b, i64(0), depth, 1, "pk.line", step, SCALAR)
-                    else:  # wide panels of a transposed B: line by line (less code)
-                        def line(j: ir.Value) -> None:
-                            s0, d0 = _at(b, ty, src, b.mul(j, s_width)), _at(b, ty, dst, j)
-
-                            def step(p: ir.Value) -> None:
-                                b.store(b.load(_at(b, ty, s0, p), typ=ty),
-                                        _at(b, ty, d0, b.mul(p, i64(w))))
-                            _loop(b, i64(0), depth, 1, "pk.step", step, SCALAR)
-                        _loop(b, i64(0), i64(w), 1, "pk.line", line)
+            if width_contiguous is None:
+                lines()
+            else:
+                with b.if_else(width_contiguous) as (by_rows, by_lines):
+                    with by_rows:
+                        rows()
+                    with by_lines:
+                        lines()
         with edge:  # rare: a runtime loop over the panel's width
             def step_edge(p: ir.Value) -> None:
                 def col(j: ir.Value) -> None:
@@ -271,7 +280,8 @@ def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
         def panel(jr: ir.Value) -> None:  # one panel at a time (transposed B, edges)
             src = _at(b, ty, bb, b.add(b.mul(pc, s_depth), b.mul(jr, s_width)))
             dst = _at(b, ty, bp, b.add(base, b.mul(jr, kc)))
-            _pack(b, ty, src, s_depth, s_width, b.not_(tb), kc, b.sub(nn, jr), q.nr, dst)
+            # (whole panels get here only when B is transposed: lines, never rows)
+            _pack(b, ty, src, s_depth, s_width, None, kc, b.sub(nn, jr), q.nr, dst)
 
         with b.if_else(tb) as (transposed, plain):
             with transposed:
