@@ -53,10 +53,11 @@ _define(Flag("jax_explain_cache_misses", False, "On each retrace of a jitted fun
              _parse_bool))
 _define(Flag("jax_debug_nans", False, "Raise at the first operation that produced a NaN.",
              True, "JAX_DEBUG_NANS", _parse_bool))
-_define(Flag("ember_matmul_backend", "ember", "'ember': float matrix products run Ember's "
-             "own packed GEMM (ember/backends/cpu/gemm.py) where it applies, else BLAS; "
-             "'blas': always the BLAS library. Part of the CPU backend's cache keys.", False,
-             "EMBER_MATMUL_BACKEND"))
+_define(Flag("ember_matmul_backend", "auto", "Float matrix products: 'auto' runs Ember's own "
+             "packed GEMM (ember/backends/cpu/gemm.py) where it measured at least as fast as "
+             "BLAS (large plain products), else BLAS; 'ember' runs it wherever it applies; "
+             "'blas' always calls the BLAS library. Part of the CPU backend's cache keys.",
+             False, "EMBER_MATMUL_BACKEND"))
 _define(Flag("jax_disable_jit", False, "Run jitted functions eagerly, op by op.", True,
              "JAX_DISABLE_JIT", _parse_bool))
 

@@ -25,7 +25,8 @@ def _with_matmul_backend(value: str):
 
 @pytest.fixture(params=["blas", "ember"])
 def matmul_backend(request):
-    """Run the test on both routes of a float product: BLAS and Ember's own GEMM."""
+    """Run the test on both routes of a float product: BLAS and Ember's own GEMM (forced:
+    "ember" takes every product it can, whatever its size)."""
     yield from _with_matmul_backend(request.param)
 
 

@@ -464,17 +464,23 @@ def test_partition(dims, cpus, units, blas_backend):
     (((1024, 1024), (1024, 1024), (1,), (0,)), 1, 1, 1),
     # row blocks only (B is packed once for all of them), UNITS_PER_CPU per CPU
     (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 4, 8),
-    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 32, 16),  # 16 panels of B
-    (((64, 64), (64, 64), (1,), (0,)), 16, 1, 1),  # too small to split
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 1024 // 48, 16),  # 16 panels of B
     (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 6, 3 * 8),
+    (((1024, 1024), (1024, 1000), (1,), (0,)), 2, 4, 8),  # 24 columns of padding: ok
+    (((64, 64), (64, 64), (1,), (0,)), 16, None, None),  # too small: BLAS
+    (((1024, 1024), (1024, 200), (1,), (0,)), 2, None, None),  # 56 of 256 padding: BLAS
     (((30, 4096), (4096, 4096), (1,), (0,)), 4, None, None),  # 30 rows for 4 CPUs: BLAS
     (((1024, 1024), (1024, 1024), (1,), (1,)), 2, None, None),  # x @ y.T: BLAS
 ])
-def test_own_partition(dims, cpus, units, pack_units, matmul_backend):
+def test_own_partition(dims, cpus, units, pack_units):
+    """The default backend ("auto"): which products Ember's GEMM takes, and its units."""
+    import ember
+
+    assert ember.config.ember_matmul_backend == "auto"
     ls, rs, lc, rc = dims
     lb, rb = ((0,), (0,)) if len(ls) == 3 else ((), ())
     p = dot_plan.plan(dot_module("f32", ls, rs, lc, rc, lb, rb).entry.root, cpus=cpus)
-    if matmul_backend == "blas" or units is None:
+    if units is None:
         assert not p.own
         return
     assert p.own and p.pn == 1 and p.units == units and p.pack_units == pack_units
@@ -491,5 +497,5 @@ def test_unknown_matmul_backend_is_an_error():
         with pytest.raises(ValueError, match="ember_matmul_backend"):
             dot_plan.plan(m.entry.root)
     finally:
-        ember.config.update("ember_matmul_backend", "ember")
+        ember.config.update("ember_matmul_backend", "auto")
 

@@ -50,7 +50,9 @@ MAX_PIECES = 64
 # slowed half), 4 units at most about 1.5x, since the caller runs the units left over.
 UNITS_PER_CPU = 2
 MIN_UNIT_MACS = 1 << 26  # ... and never units under ~0.5 ms of BLAS work
-OWN_MIN_ROWS = 24  # rows of one unit at least (4 register tiles)
+# Ember's own GEMM (gemm.py) under the default backend "auto" (see _own_plan)
+OWN_MIN_MACS = 1 << 27  # ~1.3 ms of one core
+OWN_MIN_ROWS = 48  # rows of one unit at least (8 register tiles)
 
 
 @dataclass(frozen=True)
@@ -187,27 +189,32 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
 def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, cpus: int,
               temp: bool) -> tuple[int, int, bool, bool, int, int] | None:
     """(pm, pn, dot_temp, own, panel_elems, pack_units) when Ember's own GEMM runs the
-    product, else None (BLAS). Own: plain gemm with B not transposed (packing a transposed
-    B is scalar column by column, slower than BLAS's), row blocks enough for every CPU."""
+    product, else None (BLAS). The GEMM takes plain products whose B is not transposed
+    (packing a transposed B runs column by column, slower than BLAS's); under the default
+    backend "auto" only where it measured at least BLAS's speed: products of at least
+    OWN_MIN_MACS (its fixed costs, ~20-40 us: packing B, buffers, a second parallel
+    region, are under 3% there) whose columns fill whole register tiles but for at most
+    1/16 of padding, with rows enough for OWN_MIN_ROWS per unit on every CPU."""
     from ember.config import config
 
     backend = config.ember_matmul_backend
-    if backend not in ("ember", "blas"):
-        raise ValueError(f"config ember_matmul_backend must be 'ember' or 'blas', not "
-                         f"{backend!r}")
+    if backend not in ("auto", "ember", "blas"):
+        raise ValueError(f"config ember_matmul_backend must be 'auto', 'ember' or 'blas', "
+                         f"not {backend!r}")
     if backend == "blas" or form != "gemm" or rview.blas(k, n)[0] == 1:
         return None
     from ember.backends.cpu import gemm, llvm_target
 
     q = gemm.blocking("s" if et == "f32" else "d", llvm_target.target().features)
+    panels = -(-n // q.nr)
+    if backend == "auto" and (b * m * n * k < OWN_MIN_MACS or (panels * q.nr - n) * 16 > n):
+        return None
     parallel = b * m * n * k >= PARALLEL_MIN_MACS and cpus > 1
     pm = 1
-    if parallel:
-        # row blocks of at least OWN_MIN_ROWS; each reads all of the packed B
+    if parallel:  # row blocks (each reads all of the packed B)
         pm = max(1, min(-(-UNITS_PER_CPU * cpus // b), m // OWN_MIN_ROWS))
-        if b * pm < cpus:
+        if b * pm < cpus and backend == "auto":
             return None  # too few rows to share: BLAS splits columns too
-    panels = -(-n // q.nr)
     pack_units = b * (min(panels, 4 * cpus) if parallel else 1)
     return pm, 1, temp, True, gemm.packed_b_elements(q, k, n), pack_units
 
