@@ -1,5 +1,5 @@
-"""Matrix products: Ember (BLAS from generated code, kOutput epilogues) vs NumPy and JAX, in
-one process.
+"""Matrix products: Ember (its own GEMM or BLAS from generated code, kOutput epilogues) vs
+NumPy and JAX, in one process.
 
 Run (OpenBLAS tuning variables unset for this command only, as the peers' table was taken):
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/blas.py [--repeat 21]
@@ -8,7 +8,10 @@ Workloads (issue 5's goals): gelu(x@W+b) with x 512x1024, W 1024x1024 (tanh form
 jax.nn.gelu's default); a 1024^3 f32 matmul; x.T @ y at 1024^3. The implementations take
 turns in blocks of calls (rounds), so that load from other users of a shared machine hits
 all of them alike while no call runs right after another library's; medians are printed
-with each one's ratio to NumPy and GFLOP/s. Then the thread-pool check: an Ember
+with each one's ratio to NumPy and GFLOP/s. "ember" is the default route (config
+ember_matmul_backend "auto": Ember's packed GEMM for large plain products, else BLAS; the
+note says which ran); "ember-blas" is the same function with the BLAS route, for
+comparison. Then the thread-pool check: an Ember
 elementwise kernel (on Ember's threads) timed right after itself, right after an Ember
 matmul (BLAS is single-threaded inside Ember, so no BLAS thread may spin) and right after
 a NumPy matmul (OpenBLAS's own threads spin-wait for a while after each call). Informative
@@ -84,12 +87,19 @@ def main() -> None:
              ("x.T @ y 1024^3 f32", lambda m: (lambda p, q: p.T @ q), (a, c), 2 * 1024 ** 3)]
     ember.jit(lambda p, q: p @ q)(a, c)  # links BLAS
     print(f"threads: Ember {cpu.get_num_threads()}; {_blas_source()}")
-    print(f"{'workload':28} {'impl':6} {'ms':>8} {'vs numpy':>9} {'GFLOP/s':>8}")
+    print(f"{'workload':28} {'impl':10} {'ms':>8} {'vs numpy':>9} {'GFLOP/s':>8}")
     for name, make, args, flops in cases:
         fns: dict[str, Callable[[], object]] = {}
         ef = ember.jit(make(ejnp))
         nf = make(np)
         fns["ember"] = lambda f=ef, a=args: f(*a)
+        route = _route(ef, args)
+        if route == "own GEMM":
+            ember.config.update("ember_matmul_backend", "blas")
+            bf = ember.jit(make(ejnp))
+            bf(*args)  # compiled now, with the BLAS route
+            ember.config.update("ember_matmul_backend", "auto")
+            fns["ember-blas"] = lambda f=bf, a=args: f(*a)
         fns["numpy"] = lambda f=nf, a=args: f(*a)
         if jax is not None:
             jf = jax.jit(make(jjnp))
@@ -103,12 +113,19 @@ def main() -> None:
         for impl, t in ms.items():
             note = ""
             if impl == "ember":
-                note = f"   rel. err {err:.1e}" + ("   kOutput" if "kOutput" in kind else "")
+                note = (f"   rel. err {err:.1e}   {route}"
+                        + ("   kOutput" if "kOutput" in kind else ""))
             if impl == "jax":
                 note = f"   ember/jax time {ms['ember'] / t:.2f}"
-            print(f"{name:28} {impl:6} {t:8.2f} {ms['numpy'] / t:8.2f}x {flops / t / 1e6:8.1f}"
+            print(f"{name:28} {impl:10} {t:8.2f} {ms['numpy'] / t:8.2f}x {flops / t / 1e6:8.1f}"
                   f"{note}")
     _elementwise_after_blas(ember, ejnp, a, c, rep)
+
+
+def _route(f, args) -> str:
+    """Which library ran the product of jitted `f`: Ember's own GEMM or BLAS."""
+    ir_text = f.lower(*args).compile().llvm_ir()
+    return "own GEMM" if "ember_gemm_" in ir_text else "BLAS"
 
 
 def _blas_source() -> str:
