@@ -464,7 +464,8 @@ def test_partition(dims, cpus, units, blas_backend):
     (((1024, 1024), (1024, 1024), (1,), (0,)), 1, 1, 1),
     # row blocks only (B is packed once for all of them), UNITS_PER_CPU per CPU
     (((1024, 1024), (1024, 1024), (1,), (0,)), 2, 4, 8),
-    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 1024 // 48, 16),  # 16 panels of B
+    # 21 blocks of 49 rows -> 19 of 54 (whole 6-row tiles); 16 panels of B
+    (((1024, 1024), (1024, 1024), (1,), (0,)), 16, 19, 16),
     (((3, 512, 512), (3, 512, 512), (2,), (1,)), 2, 6, 3 * 8),
     (((1024, 1024), (1024, 1000), (1,), (0,)), 2, 4, 8),  # 24 columns of padding: ok
     (((64, 64), (64, 64), (1,), (0,)), 16, None, None),  # too small: BLAS
@@ -484,7 +485,7 @@ def test_own_partition(dims, cpus, units, pack_units):
         assert not p.own
         return
     assert p.own and p.pn == 1 and p.units == units and p.pack_units == pack_units
-    assert p.mb * p.pm >= p.m > p.mb * (p.pm - 1)
+    assert p.mb * p.pm >= p.m > p.mb * (p.pm - 1) and p.mb % p.row_align == 0
     assert dict(p.work_shapes())["panels"].dimensions == (p.batch_count * p.panel_elems,)
 
 

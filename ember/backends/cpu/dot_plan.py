@@ -93,6 +93,7 @@ class DotPlan:
     own: bool = False
     panel_elems: int = 0
     pack_units: int = 1  # units of the pack kernel: batch x column groups
+    row_align: int = 1  # row blocks are multiples of this (the GEMM's register tile rows)
 
     @property
     def batch_count(self) -> int:
@@ -100,7 +101,9 @@ class DotPlan:
 
     @property
     def mb(self) -> int:
-        return -(-self.m // self.pm)
+        """Rows of a row block; whole register tiles for Ember's GEMM (`row_align`)."""
+        rows = -(-self.m // self.pm)
+        return -(-rows // self.row_align) * self.row_align
 
     @property
     def nb(self) -> int:
@@ -187,8 +190,8 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
 
 
 def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, cpus: int,
-              temp: bool) -> tuple[int, int, bool, bool, int, int] | None:
-    """(pm, pn, dot_temp, own, panel_elems, pack_units) when Ember's own GEMM runs the
+              temp: bool) -> tuple[int, int, bool, bool, int, int, int] | None:
+    """(pm, pn, dot_temp, own, panel_elems, pack_units, row_align) when Ember's GEMM runs the
     product, else None (BLAS). The GEMM takes plain products whose B is not transposed
     (packing a transposed B runs column by column, slower than BLAS's); under the default
     backend "auto" only where it measured at least BLAS's speed: products of at least
@@ -215,8 +218,11 @@ def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, c
         pm = max(1, min(-(-UNITS_PER_CPU * cpus // b), m // OWN_MIN_ROWS))
         if b * pm < cpus and backend == "auto":
             return None  # too few rows to share: BLAS splits columns too
+        rows = -(-m // pm)
+        rows = -(-rows // q.mr) * q.mr  # whole register tiles per block...
+        pm = -(-m // rows)  # ... and no block left empty by the rounding
     pack_units = b * (min(panels, 4 * cpus) if parallel else 1)
-    return pm, 1, temp, True, gemm.packed_b_elements(q, k, n), pack_units
+    return pm, 1, temp, True, gemm.packed_b_elements(q, k, n), pack_units, q.mr
 
 
 def cpu_hint() -> int:
