@@ -315,9 +315,6 @@ def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
 def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
     ty = _TYPES[prec]
     micro = _define_micro(m, f"{name(prec, 'gemm')}.micro", ty, q)
-    alloc = m.globals.get("aligned_alloc") or ir.Function(
-        m, ir.FunctionType(PTR, [I64, I64]), "aligned_alloc")
-    free = m.globals.get("free") or ir.Function(m, ir.FunctionType(VOID, [PTR]), "free")
     memset = m.globals.get("llvm.memset.p0.i64") or ir.Function(
         m, ir.FunctionType(VOID, [PTR, ir.IntType(8), I64, I1]), "llvm.memset.p0.i64")
     fn = ir.Function(m, GEMM_PACKED_TYPE, name(prec, "gemm_packed"))
@@ -327,6 +324,9 @@ def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
     size = 4 if ty == F32 else 8
     tile = b.alloca(ty, size=i64(q.mr * q.nr))
     tile.align = 64
+    # the packed A block on the stack (MC x KC: 96 KB; no allocation that could fail)
+    ap = b.alloca(ty, size=i64(q.mc * q.kc))
+    ap.align = 64
     with b.if_then(b.icmp_signed("<=", kk, i64(0)), likely=False):  # C = 0 (empty sums)
         def zero_row(i: ir.Value) -> None:
             b.call(memset, [_at(b, ty, c, b.mul(i, ldc)), ir.Constant(ir.IntType(8), 0),
@@ -337,7 +337,6 @@ def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
     # (its MR rows) is contiguous in memory only when A is transposed
     s_depth, s_width = b.select(ta, lda, i64(1)), b.select(ta, i64(1), lda)
     npad = b.mul(b.sdiv(b.add(nn, i64(q.nr - 1)), i64(q.nr)), i64(q.nr))
-    ap = b.call(alloc, [i64(64), i64(q.mc * q.kc * size)])
 
     def jc_block(jc: ir.Value) -> None:
         nc = _min(b, i64(q.nc), b.sub(nn, jc))
@@ -381,7 +380,6 @@ def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
         _loop(b, i64(0), kk, q.kc, "pc", pc_block)
 
     _loop(b, i64(0), nn, q.nc, "jc", jc_block)
-    b.call(free, [ap])
     b.ret_void()
     return fn
 
