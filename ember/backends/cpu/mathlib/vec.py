@@ -1,0 +1,249 @@
+"""Math helpers with hand-written vector variants, and 16-entry tables looked up in registers.
+
+Input: a module, a helper name (`ember.pow.f32`), its scalar type and arity, and a body
+builder `body(fp, lookup, args, branchy)` written once against `Fp` (whose type may be a
+scalar or a vector: `VecFp`). Output: the scalar helper the kernel emitter calls.
+
+Why: the loop vectorizer widens a scalar helper that was inlined into the loop, and turns
+each table load `T[i]` into a gather (~1 element per cycle on Zen 4, several per result).
+With AVX-512 a 16-entry f64 table fits in two registers and `vpermi2var.pd.512` picks 8
+entries in one instruction. The vectorizer cannot emit that from scalar code, but it can
+call a vector variant of a scalar function it was told about (the vector function ABI:
+the attribute `"vector-function-abi-variant"="_ZGV_LLVM_N<lanes><v..>_<name>(<variant>),..."`
+on the scalar function). So with AVX-512 F and DQ (`permute_tables()`):
+  - the body is built once, as `ember.<base>.v<L><type>` on L lanes (one zmm of inputs:
+    16 f32, 8 f64), with table lookups by vpermi2var; it may branch (`branchy`): a short
+    common path, and the general code for a vector with any lane that needs it;
+  - the vectorizer chooses the lane count, so variants for L/4, L/2 (a host preferring
+    256-bit vectors) and 2L (loops mixing widths) wrap it: fewer lanes are padded with
+    copies of lane 0 and cut back, twice as many are two calls;
+  - the scalar helper `ember.<base>.<type>` (noinline, memory(none)) runs the L-lane
+    variant on a splat of its arguments: the loop's scalar tail and loops left scalar
+    compute with the very same code, so a lane's result never depends on where it ran.
+  The variants are kept alive until the vectorizer runs by `llvm.compiler.used`; the
+  body asks for 512-bit legal types (`min-legal-vector-width`), else a target that
+  prefers 256-bit vectors would split its zmm values.
+  A body's branchy fast path must give the general code's values on the lanes it takes.
+Without AVX-512 there is no variant: the helper is the body on scalars (the general code,
+table lookups as loads from a private constant array), alwaysinline as usual, and the
+vectorizer turns the loads into gathers. Tests compile this path explicitly and compare
+it bit for bit with the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import llvmlite.ir as ir
+
+from ember.backends.cpu.mathlib.fp import Fp, intrinsic, type_suffix
+
+PTR = ir.PointerType()
+Lookup = Callable[[Fp, str, Sequence[float], ir.Value], ir.Value]
+Body = Callable[[Fp, Lookup, list[ir.Value], bool], ir.Value]
+
+
+class VecFp(Fp):
+    """`Fp` on vectors of `lanes` floats: splat constants, vector intrinsics, vector ints."""
+
+    def __init__(self, b: ir.IRBuilder, elem: ir.Type, lanes: int) -> None:
+        super().__init__(b, elem)
+        self.elem = elem
+        self.lanes = lanes
+        self.ty = ir.VectorType(elem, lanes)
+        self.ity = ir.VectorType(ir.IntType(self.bits), lanes)
+
+    def _intr(self, name: str, *args: ir.Value) -> ir.Value:
+        fn = intrinsic(self.module, f"llvm.{name}.v{self.lanes}{type_suffix(self.elem)}",
+                       self.ty, [self.ty] * len(args))
+        return self.b.call(fn, list(args))
+
+
+def like(fp: Fp, elem: ir.Type) -> Fp:
+    """An `Fp` on `elem` with fp's lane count (scalar for a scalar fp)."""
+    if isinstance(fp, VecFp):
+        return VecFp(fp.b, elem, fp.lanes)
+    return Fp(fp.b, elem)
+
+
+def permute_tables() -> bool:
+    """Whether the host has AVX-512 F and DQ (vpermi2var, vscalefpd, vrangepd);
+    llvm_target builds for the host CPU."""
+    from ember.backends.cpu.llvm_target import target
+
+    features = target().features.split(",")
+    return "+avx512f" in features and "+avx512dq" in features  # vrangepd is DQ
+
+
+def _table_global(module: ir.Module, name: str, values: Sequence[float]) -> ir.GlobalVariable:
+    gname = f"ember.tab.{name}"
+    gv = module.globals.get(gname)
+    if gv is None:
+        aty = ir.ArrayType(ir.DoubleType(), len(values))
+        gv = ir.GlobalVariable(module, aty, gname)
+        gv.global_constant = True
+        gv.linkage = "private"
+        gv.initializer = ir.Constant(aty, [float(v) for v in values])
+    return gv
+
+
+def scalar_lookup(fp: Fp, name: str, values: Sequence[float], idx: ir.Value) -> ir.Value:
+    """values[idx mod 16] for a scalar i64 idx: a load from a constant array."""
+    assert len(values) == 16
+    gv = _table_global(fp.module, name, values)
+    idx = fp.b.and_(idx, ir.Constant(ir.IntType(64), 15))
+    p = fp.b.gep(gv, [ir.Constant(ir.IntType(64), 0), idx], inbounds=True)
+    return fp.b.load(p)
+
+
+def permute_lookup(fp: Fp, name: str, values: Sequence[float], idx: ir.Value) -> ir.Value:
+    """values[idx mod 16] per lane for a 16-entry f64 table and an <N x i64> idx (N a
+    multiple of 8): one vpermi2var.pd.512 per 8 lanes (entries 0-7 in one register, 8-15
+    in the other; the instruction reads the low 4 bits of each index)."""
+    assert isinstance(fp, VecFp) and len(values) == 16 and fp.lanes % 8 == 0
+    b = fp.b
+    v8 = ir.VectorType(ir.DoubleType(), 8)
+    i8 = ir.VectorType(ir.IntType(64), 8)
+    fn = intrinsic(fp.module, "llvm.x86.avx512.vpermi2var.pd.512", v8, [v8, i8, v8])
+    lo = ir.Constant(v8, [float(v) for v in values[:8]])
+    hi = ir.Constant(v8, [float(v) for v in values[8:]])
+    return concat(b, [b.call(fn, [lo, sub, hi]) for sub in _chunks(fp, idx)])
+
+
+def _chunks(fp: Fp, v: ir.Value) -> list[ir.Value]:
+    """v (an N-lane vector of fp.lanes lanes, N a multiple of 8) as its 8-lane pieces."""
+    if fp.lanes == 8:
+        return [v]
+    return [fp.b.shuffle_vector(v, ir.Constant(v.type, None),
+                                ir.Constant(ir.VectorType(ir.IntType(32), 8),
+                                            list(range(k, k + 8))))
+            for k in range(0, fp.lanes, 8)]
+
+
+def scalef(fp: Fp, v: ir.Value, s: ir.Value) -> ir.Value:
+    """v 2^floor(s) per lane (vscalefpd: exact unless the result leaves the normal range,
+    then rounded once; s = +inf gives inf, -inf gives 0 for finite nonzero v)."""
+    v8 = ir.VectorType(ir.DoubleType(), 8)
+    fn = intrinsic(fp.module, "llvm.x86.avx512.mask.scalef.pd.512", v8,
+                   [v8, v8, v8, ir.IntType(8), ir.IntType(32)])
+    return concat(fp.b, [fp.b.call(fn, [a, c, ir.Constant(v8, 0.0), ir.Constant(ir.IntType(8), -1),
+                                        ir.Constant(ir.IntType(32), 4)])
+                         for a, c in zip(_chunks(fp, v), _chunks(fp, s))])
+
+
+def clamp_abs(fp: Fp, v: ir.Value, bound: float) -> ir.Value:
+    """copysign(min(|v|, bound), v) per lane in one vrangepd (imm 2: smaller magnitude,
+    sign of the first operand); v not NaN."""
+    v8 = ir.VectorType(ir.DoubleType(), 8)
+    fn = intrinsic(fp.module, "llvm.x86.avx512.mask.range.pd.512", v8,
+                   [v8, v8, ir.IntType(32), v8, ir.IntType(8), ir.IntType(32)])
+    c = ir.Constant(v8, float(bound))
+    return concat(fp.b, [fp.b.call(fn, [a, c, ir.Constant(ir.IntType(32), 2),
+                                        ir.Constant(v8, 0.0), ir.Constant(ir.IntType(8), -1),
+                                        ir.Constant(ir.IntType(32), 4)])
+                         for a in _chunks(fp, v)])
+
+
+def concat(b: ir.IRBuilder, parts: list[ir.Value]) -> ir.Value:
+    """The vectors of `parts` (equal lengths, a power-of-two count) joined in order."""
+    while len(parts) > 1:
+        n = parts[0].type.count
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), 2 * n), list(range(2 * n)))
+        parts = [b.shuffle_vector(parts[i], parts[i + 1], mask)
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def _keep_alive(module: ir.Module, fn: ir.Function) -> None:
+    """Add fn to `llvm.compiler.used` (one appending array per module, grown in place)."""
+    gv = module.globals.get("llvm.compiler.used")
+    members = [] if gv is None else list(gv.initializer.constant)
+    members.append(fn)
+    aty = ir.ArrayType(PTR, len(members))
+    if gv is None:
+        gv = ir.GlobalVariable(module, aty, "llvm.compiler.used")
+        gv.linkage = "appending"
+        gv.section = "llvm.metadata"
+    gv.value_type = aty
+    gv.initializer = ir.Constant(aty, members)
+
+
+def _pad_or_split(b: ir.IRBuilder, native: ir.Function, args: list[ir.Value], n: int,
+                  lanes: int) -> ir.Value:
+    """native (on `lanes` lanes) applied to n-lane (or scalar, n = 0) args: fewer lanes
+    are padded with copies of lane 0 (a valid input, so the padding cannot send the call
+    to a slow path lane 0 would not take) and cut back; twice as many are two calls."""
+    i32 = ir.IntType(32)
+    if n == 2 * lanes:
+        halves = [[b.shuffle_vector(a, ir.Constant(a.type, None), ir.Constant(
+            ir.VectorType(i32, lanes), list(range(k, k + lanes)))) for a in args]
+            for k in (0, lanes)]
+        return concat(b, [b.call(native, h) for h in halves])
+    if n == 0:  # a scalar: splat it
+        wide = [b.shuffle_vector(b.insert_element(ir.Constant(native.args[0].type, None), a,
+                                                  ir.Constant(i32, 0)),
+                                 ir.Constant(native.args[0].type, None),
+                                 ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+                for a in args]
+        return b.extract_element(b.call(native, wide), ir.Constant(i32, 0))
+    pad = ir.Constant(ir.VectorType(i32, lanes), list(range(n)) + [0] * (lanes - n))
+    wide = [b.shuffle_vector(a, ir.Constant(a.type, None), pad) for a in args]
+    res = b.call(native, wide)
+    return b.shuffle_vector(res, ir.Constant(res.type, None),
+                            ir.Constant(ir.VectorType(i32, n), list(range(n))))
+
+
+def _function(module: ir.Module, name: str, ty: ir.Type, nargs: int) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(ty, [ty] * nargs), name=name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    set.add(fn.attributes, "memory(none)")  # llvmlite's list lacks it; printed as is
+    return fn
+
+
+def define_with_variant(module: ir.Module, base: str, scalar_ty: ir.Type, nargs: int,
+                        body: Body, permute: bool | None = None) -> ir.Function:
+    """`ember.<base>.f32|f64`; with `permute` (default: the host has AVX-512) a call
+    of its vector variant, which it names for the vectorizer. See the module docstring."""
+    suf = type_suffix(scalar_ty)
+    name = f"ember.{base}.{suf}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    if permute is None:
+        permute = permute_tables()
+    if not permute:
+        fn = ir.Function(module, ir.FunctionType(scalar_ty, [scalar_ty] * nargs), name=name)
+        fn.linkage = "internal"
+        fn.attributes.add("nounwind")
+        fn.attributes.add("alwaysinline")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.ret(body(Fp(b, scalar_ty), scalar_lookup, list(fn.args), False))
+        return fn
+    lanes = 512 // (32 if suf == "f32" else 64)
+    native = _function(module, f"ember.{base}.v{lanes}{suf}", ir.VectorType(scalar_ty, lanes),
+                       nargs)
+    # zmm registers even where the target prefers 256-bit vectors (which splits 512-bit
+    # types into halves unless a function asks for them, as this one does)
+    set.add(native.attributes, '"min-legal-vector-width"="512"')
+    vb = ir.IRBuilder(native.append_basic_block("entry"))
+    vb.ret(body(VecFp(vb, scalar_ty, lanes), permute_lookup, list(native.args), True))
+    mangled = [f"_ZGV_LLVM_N{lanes}{'v' * nargs}_{name}({native.name})"]
+    _keep_alive(module, native)
+    # the vectorizer picks the lane count (a host preferring 256-bit vectors picks half,
+    # a loop mixing f32 and f64 may pick twice as many): wrappers for those
+    for n in (lanes // 4, lanes // 2, 2 * lanes):
+        w = _function(module, f"ember.{base}.v{n}{suf}", ir.VectorType(scalar_ty, n), nargs)
+        wb = ir.IRBuilder(w.append_basic_block("entry"))
+        wb.ret(_pad_or_split(wb, native, list(w.args), n, lanes))
+        mangled.append(f"_ZGV_LLVM_N{n}{'v' * nargs}_{name}({w.name})")
+        _keep_alive(module, w)
+    # the scalar helper (the loop's tail, loops the vectorizer leaves alone) runs the
+    # variant on a splat: the same code, so the same bits as a vector lane. noinline:
+    # inlined before vectorization, the call (and its variants) would be gone.
+    fn = _function(module, name, scalar_ty, nargs)
+    fn.attributes.add("noinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.ret(_pad_or_split(b, native, list(fn.args), 0, lanes))
+    set.add(fn.attributes, f'"vector-function-abi-variant"="{",".join(mangled)}"')
+    return fn
