@@ -23,9 +23,7 @@ class Lib:
     """The library compiled for a feature string (its blocking), run on this host."""
 
     def __init__(self, features: str):
-        mod = llvm_target.parse_and_verify(gemm.library_ir(features))
-        llvm_target.optimize(mod)
-        self.engine, _ = llvm_target.load_object(llvm_target.emit_object(mod),
+        self.engine, _ = llvm_target.load_object(gemm.compile_library(features),
                                                  gemm.name("s", "gemm_packed"))
         self.features = features
         self.fn = {(p, w): (PACK_T if w == "pack_b" else GEMM_T)(
