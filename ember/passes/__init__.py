@@ -58,17 +58,17 @@ def disabled_passes() -> set[str]:
 
 def hardware_independent_pipeline(unsafe_math: bool = False) -> PassPipeline:
     from ember.passes.algsimp import AlgebraicSimplifier
-    from ember.passes.base import Fix, PassPipeline
+    from ember.passes.base import Fix, OnOpcodes, PassPipeline
     from ember.passes.constant_folding import ConstantFolding
     from ember.passes.cse import CommonSubexpressionElimination
     from ember.passes.dce import DeadCodeElimination
-    from ember.passes.licm import LoopInvariantCodeMotion
 
     simplify = PassPipeline("simplify", [
         AlgebraicSimplifier(unsafe_math=unsafe_math),
         ConstantFolding(),
         CommonSubexpressionElimination(),
         DeadCodeElimination(),
-        LoopInvariantCodeMotion(),
+        # (imported for the first module with a loop: base.OnOpcodes)
+        OnOpcodes("licm", "ember.passes.licm:LoopInvariantCodeMotion", frozenset({"while"})),
     ])
     return PassPipeline("hardware-independent", [Fix(simplify, max_iterations=20)])

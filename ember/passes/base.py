@@ -1,4 +1,4 @@
-"""Pass infrastructure: HloPass, PassPipeline, Fix.
+"""Pass infrastructure: HloPass, PassPipeline, Fix, OnOpcodes.
 
 Input: a Module, mutated in place. Output: whether anything changed.
 Environment (read at each run):
@@ -16,6 +16,11 @@ Environment (read at each run):
 Observers installed with `ember.passes.observe.observing` are told before and after every
 leaf pass (ember.explain uses them for per-pass diffs and the module before fusion).
 `pipeline.timings` accumulates seconds per pass name.
+`OnOpcodes` stands in a pipeline for a pass that can only change modules holding given
+opcodes (LICM: a while; transpose folding: a dot; reduction splitting: a reduce): it
+imports and runs that pass only for such modules, so a first compile imports only the
+passes its program can use (each module ~0.2 ms). Under its pass's name, so disabling,
+timings, dumps and observers see the same pipeline.
 """
 
 from __future__ import annotations
@@ -52,6 +57,30 @@ class HloPass:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+class OnOpcodes(HloPass):
+    """The pass `cls` of module `path` ("ember.passes.licm:LoopInvariantCodeMotion"),
+    named `name` as that class is, imported and built on the first module holding one of
+    `opcodes` (in any computation); on other modules it would change nothing: False."""
+
+    def __init__(self, name: str, path: str, opcodes: frozenset[str]) -> None:
+        self.name = name
+        self.path = path
+        self.opcodes = opcodes
+        self._pass: HloPass | None = None
+
+    def run(self, module: Module) -> bool:
+        if not any(i.opcode in self.opcodes for c in module.computations
+                   for i in c.instructions):
+            return False
+        if self._pass is None:
+            import importlib
+
+            mod, cls = self.path.split(":")
+            self._pass = getattr(importlib.import_module(mod), cls)()
+            assert self._pass.name == self.name, (self._pass.name, self.name)
+        return self._pass.run(module)
 
 
 def _checks_enabled() -> bool:

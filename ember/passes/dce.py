@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.passes.base import HloPass
-from ember.passes.loop_state import callers, rebuild_while, rewritable
 
 
 def _element_deps(body: Computation) -> dict[Instruction, frozenset[int]]:
@@ -65,6 +64,10 @@ def needed_elements(w: Instruction) -> set[int]:
 
 
 def remove_dead_loop_state(module: Module) -> bool:
+    if not _has_while(module):
+        return False  # (and loop_state.py stays unimported: a first compile's import time)
+    from ember.passes.loop_state import callers, rebuild_while, rewritable
+
     changed = False
     who = callers(module)
     for comp in module.computations:
@@ -93,3 +96,7 @@ class DeadCodeElimination(HloPass):
                 comp.remove_dead()
         changed |= module.remove_dead_computations()
         return changed
+
+
+def _has_while(module: Module) -> bool:
+    return any(i.opcode == "while" for c in module.computations for i in c.instructions)

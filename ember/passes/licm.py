@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.passes.base import HloPass
-from ember.passes.loop_state import callers, element, own_computation, rebuild_while, rewritable
 
 # Cheap to recompute or pure data movement: never hoisted on their own.
 NOT_WORTH_ALONE = frozenset({"constant", "iota", "broadcast", "reshape", "transpose", "slice",
@@ -75,6 +74,8 @@ def _frontier(body: Computation, inv: set[Instruction]) -> list[Instruction]:
 
 def _copy_before(w: Instruction, insts: list[Instruction]) -> list[Instruction]:
     """Copies of invariant body instructions computed in w's computation from w's init."""
+    from ember.passes.loop_state import element
+
     parent = w.parent
     assert parent is not None
     param = w.while_body.parameters[0]
@@ -98,6 +99,8 @@ def _copy_before(w: Instruction, insts: list[Instruction]) -> list[Instruction]:
 
 def hoist_invariants(module: Module, w: Instruction,
                      who: dict[Computation, list[Instruction]]) -> bool:
+    from ember.passes.loop_state import own_computation, rebuild_while
+
     if not _frontier(w.while_body, _invariants(w.while_body, _passthrough(w.while_body))):
         return False
     body = own_computation(module, w, 1, who)
@@ -122,6 +125,8 @@ def _sinkable(v: Instruction) -> bool:
 def sink_constants(module: Module, w: Instruction,
                    who: dict[Computation, list[Instruction]]) -> bool:
     """Inside cond and body, read passed-through constant elements as constants."""
+    from ember.passes.loop_state import own_computation
+
     init = w.operand
     if init.opcode != "tuple":
         return False
@@ -171,6 +176,10 @@ class LoopInvariantCodeMotion(HloPass):
     name = "licm"
 
     def run(self, module: Module) -> bool:
+        if not any(i.opcode == "while" for c in module.computations for i in c.instructions):
+            return False  # nothing loops (and loop_state.py stays unimported)
+        from ember.passes.loop_state import callers, rewritable
+
         changed = False
         who = callers(module)
         for comp in module.computations:

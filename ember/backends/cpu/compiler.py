@@ -9,13 +9,18 @@ generation on a hit; the IR texts are decoded only when someone reads them). `ST
 counts compiles, hits and evictions. How hard LLVM works on loops follows the module's
 size (`compile_effort.py`). A disk-cache hit imports neither the code generator nor any
 pass (nor ember.passes.base: `disabled_passes` comes from the lazy package).
+Kernels' precise copies (fast sin/cos/tan beyond their range) are not in the compiled
+module: the first call that needs one compiles the executable's full module, copies
+included (`lazy_precise.py`; meta["precise"] names them, for disk-cache hits too).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ember.backends.cpu import disk_cache, llvm_target
 from ember.backends.cpu.executable import Executable
@@ -41,14 +46,18 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
     splitting (large few-output reductions in two, for threads), layout assignment (before
     fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
-    from ember.passes.base import PassPipeline
+    from ember.passes.base import OnOpcodes, PassPipeline
     from ember.passes.fusion import Fusion
     from ember.passes.layout_assignment import LayoutAssignment
-    from ember.passes.reduction_splitting import ReductionSplitting
-    from ember.passes.transpose_folding import TransposeFolding
 
-    return PassPipeline("cpu", [hardware_independent_pipeline(unsafe_math), TransposeFolding(),
-                                ReductionSplitting(), LayoutAssignment(), Fusion()])
+    # (the passes only dots and reductions need load with the first such module)
+    return PassPipeline("cpu", [
+        hardware_independent_pipeline(unsafe_math),
+        OnOpcodes("transpose-folding", "ember.passes.transpose_folding:TransposeFolding",
+                  frozenset({"dot"})),
+        OnOpcodes("reduction-splitting", "ember.passes.reduction_splitting:ReductionSplitting",
+                  frozenset({"reduce"})),
+        LayoutAssignment(), Fusion()])
 
 
 def clear_cache() -> None:
@@ -78,14 +87,16 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
                 STATS["cache_hits"] += 1
                 return hit
     exe = None
-    disk_key = disk_cache.make_key(text, options, target.key) if use_cache else ""
-    if use_cache:
-        exe = _from_disk(disk_key, module, unsafe_math, run_passes)
+    # (with the disk cache off nothing is hashed: no key, no lookup, no store)
+    use_disk = use_cache and disk_cache.enabled()
+    disk_key = disk_cache.make_key(text, options, target.key) if use_disk else ""
+    if use_disk:
+        exe = _from_disk(disk_key, module, unsafe_math, run_passes, donated)
     if exe is None:
-        exe, meta, consts, obj = _compile_uncached(module, unsafe_math, run_passes, donated)
-        if use_cache:  # (the IR texts in a section a warm process decodes only on use)
-            disk_cache.store(disk_key, meta, consts, obj, texts={
-                "llvm_ir": exe.llvm_ir, "unoptimized_ir": exe.unoptimized_ir})
+        exe, meta, consts, obj, texts = _compile_uncached(module, unsafe_math, run_passes,
+                                                          donated)
+        if use_disk:  # (the IR texts in a section a warm process decodes only on use)
+            disk_cache.store(disk_key, meta, consts, obj, texts=texts)
     if use_cache:
         with _LOCK:
             _CACHE[key] = exe
@@ -105,37 +116,76 @@ def _optimized(module: Module, unsafe_math: bool, run_passes: bool) -> Module:
     return m
 
 
-def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
-                      donated: tuple[int, ...] = ()) -> tuple[Executable, dict, bytes, bytes]:
+def _emit_and_load(m: Module, donated: tuple[int, ...], precise: str | None
+                   ) -> tuple[Any, Any, Any, int, bytes, str, str]:
+    """Schedule, emit (`precise`: ModuleEmitter's mode), optimize, compile and load the
+    optimized module `m`: (emitter, schedule, engine, entry address, object code,
+    optimized IR, unoptimized IR)."""
     t = llvm_target.target()
-    m = _optimized(module, unsafe_math, run_passes)
     # (imported here: a disk-cache hit needs neither, and a fresh process's first call
     # should not pay for importing the code generator)
-    from ember.backends.cpu.compile_effort import loop_options
+    from ember.backends.cpu.compile_effort import optimize_options
     from ember.backends.cpu.emitter import ModuleEmitter
     from ember.backends.cpu.schedule import build_schedule
 
     sched = build_schedule(m, donated)
-    emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp)
+    emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp, precise=precise)
     text = emitter.emit()
     llmod = llvm_target.parse_and_verify(text)
-    llvm_target.optimize(llmod, **loop_options(m))  # small work: cheaper loop passes
+    llvm_target.optimize(llmod, **optimize_options(m))  # small work: cheaper passes
     optimized = str(llmod)
     obj = llvm_target.emit_object(llmod)
     engine, address = llvm_target.load_object(obj, emitter.entry_name)
+    return emitter, sched, engine, address, obj, optimized, text
+
+
+def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
+                      donated: tuple[int, ...] = ()
+                      ) -> tuple[Executable, dict, bytes, bytes, dict[str, str]]:
+    m = _optimized(module, unsafe_math, run_passes)
+    # kernels' precise copies compile on first use (lazy_precise.py)
+    emitter, sched, engine, address, obj, optimized, text = _emit_and_load(m, donated, "lazy")
     spec = RuntimeSpec.from_schedule(sched, m.entry.root.shape)
     spec.code_bytes = len(obj)
     STATS["compiles"] += 1
-    exe = Executable(spec, engine, address, emitter.kernel_names, optimized, text, module=m,
-                     parallel_kernels=emitter.parallel_kernels)
+    names = emitter.precise_names
+    precise = _lazy_precise(engine, names, lambda: m, donated) if names else None
+    exe = Executable(spec, engine, address, emitter.kernel_names,
+                     *_texts(optimized, text, precise), module=m,
+                     parallel_kernels=emitter.parallel_kernels, precise=precise)
     meta, consts = spec.to_bytes()
     meta.update(entry=emitter.entry_name, kernel_names=emitter.kernel_names,
-                parallel_kernels=emitter.parallel_kernels)
-    return exe, meta, consts, obj
+                parallel_kernels=emitter.parallel_kernels, precise=names)
+    return exe, meta, consts, obj, {"llvm_ir": optimized, "unoptimized_ir": text}
 
 
-def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool
-               ) -> Executable | None:
+def _lazy_precise(engine: Any, names: list[str], optimized_module: Callable[[], Module],
+                  donated: tuple[int, ...]) -> Any:
+    """The LazyPrecise of an executable whose main module calls `names` through slots:
+    its build emits the executable's optimized HLO module again (scheduling and emission
+    leave it unchanged; a disk-cache hit recomputes it from the HLO, once, for this and
+    for `Executable.module`) with the copies in, compiles it, and looks them up."""
+    def build() -> tuple[Any, dict[str, int], dict[str, str]]:
+        em, _, full, _, _, optimized, text = _emit_and_load(optimized_module(), donated,
+                                                            "full")
+        if em.precise_names != names:  # (the same HLO emits the same kernels)
+            raise RuntimeError(f"full module has copies {em.precise_names}, not {names}")
+        addrs = {n: full.get_function_address(n) for n in names}
+        return full, addrs, {"llvm_ir": optimized, "unoptimized_ir": text}
+
+    return llvm_target.LazyPrecise(engine, names, build)
+
+
+def _texts(optimized: Any, text: Any, precise: Any) -> tuple[Any, Any]:
+    """An executable's IR texts: with lazy precise copies, the full module's (compiled on
+    first look), where each kernel's copy sits beside it."""
+    if precise is None:
+        return optimized, text
+    return lambda: precise.texts()["llvm_ir"], lambda: precise.texts()["unoptimized_ir"]
+
+
+def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool,
+               donated: tuple[int, ...] = ()) -> Executable | None:
     found = disk_cache.load_lazy(key)
     if found is None:
         return None
@@ -143,13 +193,16 @@ def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool
     try:
         spec = RuntimeSpec.from_bytes(meta, found.consts)
         kernel_names, parallel = list(meta["kernel_names"]), list(meta["parallel_kernels"])
+        names = [str(n) for n in meta.get("precise", [])]
         engine, address = llvm_target.load_object(found.obj, meta["entry"])
     except (ValueError, KeyError, TypeError, RuntimeError, llvm_target.CpuCompileError):
         disk_cache.STATS["disk_rejected"] += 1
         return None
     original = module.clone()
-    return Executable(spec, engine, address, kernel_names,
-                      lambda: texts()["llvm_ir"], lambda: texts()["unoptimized_ir"],
+    optimized = functools.cache(lambda: _optimized(original, unsafe_math, run_passes))
+    precise = _lazy_precise(engine, names, optimized, donated) if names else None
+    ir_texts = _texts(lambda: texts()["llvm_ir"], lambda: texts()["unoptimized_ir"], precise)
+    return Executable(spec, engine, address, kernel_names, *ir_texts,
                       parallel_kernels=parallel,
-                      module=lambda: _optimized(original, unsafe_math, run_passes),
-                      from_disk=True)
+                      module=optimized,
+                      from_disk=True, precise=precise)

@@ -23,8 +23,9 @@ mtime_ns) of those files and looks it up in `<cache>/sources.hash`, a one-line m
 `<stat digest> <content digest>`; only a mismatch reads and hashes the contents (and
 rewrites the memo). Any edit changes a file's size or mtime, so it still changes the key
 (the rule Python's own bytecode cache relies on). With the cache off, keys need no source
-hash at all (nothing outlives the process). Hashing uses the `_sha256` extension when
-present: `hashlib` loads OpenSSL on import (~3 ms of a warm first call). The hit path
+hash at all (nothing outlives the process; the jit's compile makes no key then, `enabled()`).
+Hashing uses the `_sha256` extension when present, loaded on first use: `hashlib` loads
+OpenSSL on import (~3 ms of a warm first call). The hit path
 works on `str` paths (pathlib objects cost ~10 us each to build; a hit would make ten).
 """
 
@@ -38,13 +39,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-try:  # SHA-256 without importing hashlib (which loads OpenSSL: ~3 ms); same digests
-    from _sha256 import sha256  # CPython <= 3.11
-except ImportError:  # pragma: no cover - depends on the interpreter
-    try:
-        from _sha2 import sha256  # CPython >= 3.12
-    except ImportError:
-        from hashlib import sha256
+_SHA256: Any = None
+
+
+def sha256(data: bytes = b"") -> Any:
+    """A SHA-256 hash object, without importing hashlib (which loads OpenSSL: ~3 ms); same
+    digests. The extension loads on first use: with the cache off, nothing is hashed."""
+    global _SHA256
+    if _SHA256 is None:
+        try:
+            from _sha256 import sha256 as ctor  # CPython <= 3.11
+        except ImportError:  # pragma: no cover - depends on the interpreter
+            try:
+                from _sha2 import sha256 as ctor  # CPython >= 3.12
+            except ImportError:
+                from hashlib import sha256 as ctor
+        _SHA256 = ctor
+    return _SHA256(data)
 
 MAGIC = b"EMBER-CPU-OBJ-2\n"  # (-1: no text section)
 STATS: dict[str, int] = {"disk_hits": 0, "disk_misses": 0, "disk_writes": 0,
@@ -52,6 +63,11 @@ STATS: dict[str, int] = {"disk_hits": 0, "disk_misses": 0, "disk_writes": 0,
 _SOURCE_HASH: str | None = None
 SOURCE_DIRS = ("backends/cpu", "passes", "hlo")  # under the ember package
 MEMO_NAME = "sources.hash"
+
+
+def enabled() -> bool:
+    """Whether a disk cache is in use (EMBER_CACHE_DIR is not "off", "0" or empty)."""
+    return _cache_path() is not None
 
 
 def cache_dir() -> Path | None:

@@ -30,7 +30,7 @@ import re
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu import control_steps, kernels, rows
+from ember.backends.cpu import control_steps, kernels
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
@@ -39,9 +39,10 @@ from ember.backends.cpu.schedule import Schedule, Slot, _flatten
 from ember.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
 from ember.hlo.ir import Computation, Instruction, Module
 
-# The emitters of rarer kernel kinds (dot_emit with BLAS, scatter, sort, in-place update,
-# host callbacks) are imported by the first kernel of their kind: a process's first compile
-# pays only for the modules its kernels use (importing them all cost ~15 ms).
+# The emitters of rarer kernel kinds (row fusions, dot_emit with BLAS, scatter, sort,
+# in-place update, host callbacks) are imported by the first kernel of their kind: a
+# process's first compile pays only for the modules its kernels use (importing them all
+# cost ~15 ms).
 
 
 def _symbol(name: str) -> str:
@@ -50,12 +51,20 @@ def _symbol(name: str) -> str:
 
 class ModuleEmitter:
     def __init__(self, module: Module, sched: Schedule, prefix: str,
-                 parallel: bool = False) -> None:
+                 parallel: bool = False, precise: str | None = None) -> None:
+        """`precise`: None keeps kernels' unoptimized precise copies in the module, called
+        directly; "lazy" leaves them out and calls them through slots filled on first use,
+        "full" keeps them too, for that first use (lazy_precise.py)."""
         self.hlo = module
         self.sched = sched
         self.prefix = prefix
         self.parallel = parallel
         self.ir = ir.Module(name=prefix + module.name)
+        self._precise = None
+        if precise is not None:
+            from ember.backends.cpu.lazy_precise import attach
+
+            self._precise = attach(self.ir, precise)
         self.kernel_names: list[str] = []
         self.parallel_kernels: list[str] = []
         self._chunk_of: dict[str, tuple[ir.Function, int]] = {}  # chunk fn -> kernel, extent
@@ -73,6 +82,11 @@ class ModuleEmitter:
             self._call_range[inst] = (start, len(self._calls))
         self._emit_entry()
         return str(self.ir)
+
+    @property
+    def precise_names(self) -> list[str]:
+        """The precise copies reached through slots (`precise` "lazy" or "full")."""
+        return list(self._precise.names) if self._precise is not None else []
 
     @property
     def entry_name(self) -> str:
@@ -148,6 +162,8 @@ class ModuleEmitter:
                 reds = [root] if root.opcode == "reduce" else list(root.operands)
                 kernels.emit_reduce_kernel(b, reds, inputs, out_bufs, span)
             elif kind == "row":
+                from ember.backends.cpu import rows
+
                 rows.emit_row_kernel(b, root, inputs, out_bufs[0], span)
             elif kind == "scatter":
                 from ember.backends.cpu.scatter import emit_scatter_kernel
@@ -193,6 +209,8 @@ class ModuleEmitter:
             reds = [root] if root.opcode == "reduce" else list(root.operands)
             return kernels.reduce_split_extent(reds)
         if kind == "row":
+            from ember.backends.cpu import rows
+
             return rows.row_count(root)
         if kind == "loop":
             return kernels.loop_split_extent(root, inputs)
@@ -307,10 +325,20 @@ def _kind(inst: Instruction, root: Instruction) -> str:
     if root.opcode == "reduce" or (root.opcode == "tuple" and root.operands
                                    and all(o.opcode == "reduce" for o in root.operands)):
         return "reduce"
-    if inst.opcode == "fusion" and rows.is_row_fusion(inst.fused_computation):
+    if inst.opcode == "fusion" and _is_row_fusion(inst.fused_computation):
         return "row"
     if inst.opcode == "fusion" and inst.attrs.get("kind") == "kOutput":
         return "dot"  # a dot and its epilogue
     if root.opcode in ("dot", "scatter", "sort"):
         return root.opcode
     return "loop"
+
+
+def _is_row_fusion(comp: Computation) -> bool:
+    """rows.is_row_fusion, importing rows.py only for a fusion that holds a reduce (which
+    every row fusion does)."""
+    if not any(i.opcode == "reduce" for i in comp.instructions):
+        return False
+    from ember.backends.cpu import rows
+
+    return rows.is_row_fusion(comp)

@@ -56,8 +56,11 @@ class Executable:
     def __init__(self, spec: RuntimeSpec, engine: Any, address: int, kernel_names: list[str],
                  llvm_ir: str | Callable[[], str], unoptimized_ir: str | Callable[[], str] = "",
                  *, module: Module | Callable[[], Module], parallel_kernels: list[str] = (),
-                 from_disk: bool = False) -> None:
+                 from_disk: bool = False, precise: Any = None) -> None:
         self._module = module
+        # kernels' precise copies, compiled on first use (lazy_precise.LazyPrecise): held
+        # here, as the engine is, for as long as the code may call them
+        self._precise = precise
         self.kernel_names = list(kernel_names)
         self.parallel_kernels = list(parallel_kernels)
         self._llvm_ir = llvm_ir

@@ -22,7 +22,9 @@ to input buffers, and output buffers. Output: the function body.
 Fast sin/cos/tan report arguments beyond their reduction range through a flag; if any lane
 raised it, the whole nest runs again with the precise (libm) variants, in `<kernel>.precise`,
 a cold copy of the kernel that LLVM does not optimize (`_with_precise_rerun`). Kernels are
-pure functions of their inputs, so rerunning is safe.
+pure functions of their inputs, so rerunning is safe. Where the module being emitted asks
+for it (lazy_precise.py: the jit's executables), that copy is compiled on first use and
+called through a pointer, so a first compile does not pay for code that rarely runs.
 A flat loop of small work runs its last partial vector under a mask (`TAIL_FOLDED`).
 """
 
@@ -90,10 +92,16 @@ def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None
                          _attributes(optimize))
     need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
     with b.if_then(need, likely=False):
-        if cold is not None:
-            b.call(cold, list(fn.args))
-        else:
+        if cold is None:
             body(make_gen(True))
+            return
+        # (lazy_precise.attach's attribute, read without importing it: eager kernels and
+        # other modules that did not ask for lazy copies never load lazy_precise.py)
+        slots = None if optimize else getattr(b.module, "ember_precise_slots", None)
+        if slots is not None:  # compiled on first use, through a slot (lazy_precise.py)
+            slots.call(b, cold, list(fn.args))
+        else:
+            b.call(cold, list(fn.args))
 
 
 UnitEmitter = Callable[[ElementGenerator, ir.Value, ir.Value, Callable[[ir.Value], None] | None],

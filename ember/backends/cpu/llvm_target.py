@@ -1,6 +1,6 @@
 """LLVM for the host: lazy initialization, the target machine, O3 optimization (loop
-interleaving, unrolling and epilogue vectorization optional, for small work: see
-compile_effort.py), object code, and loading it.
+interleaving, unrolling and epilogue vectorization optional, and O1 with both vectorizers,
+for small work: see compile_effort.py), object code, and loading it.
 
 Input: LLVM IR text. Output: an optimized `llvm.ModuleRef`, its object code (bytes, what the
 disk cache stores), and, once loaded, an MCJIT engine of its own plus the entry address.
@@ -9,6 +9,8 @@ dropping the executable (LRU eviction, garbage collection) disposes its engine a
 the code. Nothing here runs at `import ember`: the first `target()` call imports llvmlite
 and initializes LLVM (counted in `STATS`, with every optimization and code generation run,
 so a test can tell that a warm disk cache ran neither).
+Also the runtime of kernels' precise copies compiled on first use (`LazyPrecise`, the
+`ember_precise_resolve` callback: lazy_precise.py has the why and the emission side).
 Invariants: IR is parsed and verified before any pass (a bad module raises
 `CpuCompileError`, never reaches LLVM's asserting passes); the target machine is built from
 the host CPU name and features so the vectorizer uses the widest vectors the host has.
@@ -16,8 +18,11 @@ the host CPU name and features so the vectorizer uses the widest vectors the hos
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,14 +104,15 @@ _epilogue_on = True
 
 
 def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
-             epilogue: bool = True) -> None:
-    """The new pass manager's O3 pipeline with loop and SLP vectorization on; the flags
-    turn off loop interleaving, unrolling and epilogue vectorization (for small work)."""
+             epilogue: bool = True, level: int = 3) -> None:
+    """The new pass manager's O`level` pipeline (O3 unless told) with loop and SLP
+    vectorization on; the flags turn off loop interleaving, unrolling and epilogue
+    vectorization (for small work, which also takes O1: compile_effort.py)."""
     t = target()
     t0 = time.perf_counter()
     with _LOCK:
         _set_epilogue_vectorization(t, epilogue)
-        pto = t.llvm.create_pipeline_tuning_options(speed_level=3)
+        pto = t.llvm.create_pipeline_tuning_options(speed_level=level)
         pto.loop_vectorization = True
         pto.slp_vectorization = True
         pto.loop_unrolling = unroll
@@ -175,6 +181,8 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
         from ember.backends.cpu import gemm
 
         gemm.register_symbols(t.llvm)
+    if PRECISE_SYMBOL.encode() in obj:
+        register_precise_symbol(t.llvm)
     with _LOCK:
         # The engine links `obj` (machine code already) and generates no code, so its
         # target machine only supplies the data layout, which does not depend on the CPU:
@@ -199,3 +207,93 @@ def assembly(ir_text: str) -> str:
     t = target()
     mod = t.llvm.parse_assembly(ir_text)
     return t.machine.emit_assembly(mod)
+
+
+# -- kernels' precise copies, linked on first use (lazy_precise.py) --------------------------
+# Here rather than in lazy_precise.py: a disk-cache hit links objects that name
+# PRECISE_SYMBOL, and this module is imported then anyway (an import costs ~0.2 ms here).
+
+PRECISE_SYMBOL = "ember_precise_resolve"  # void (ptr slot): fills that slot's executable's
+PRECISE_SLOT_SUFFIX = ".slot"  # `@"<kernel>.precise.slot"`, one pointer per copy
+PRECISE_STATS: dict[str, int] = {"resolved": 0, "failed": 0}
+_PRECISE: dict[int, weakref.ref] = {}  # slot address -> its executable's LazyPrecise
+_PRECISE_LOCK = threading.Lock()
+_TRAMPOLINE: Any = None  # the ctypes callback, made (and kept alive) on first use
+
+
+class LazyPrecise:
+    """An executable's precise copies, compiled on first use: `build()` compiles its full
+    module and returns (engine, copy name -> address, {"llvm_ir", "unoptimized_ir"}
+    texts); `engine` is the main module's, whose slots (`<name>.slot`) it fills."""
+
+    def __init__(self, engine: Any, names: list[str],
+                 build: Callable[[], tuple[Any, dict[str, int], dict[str, str]]]) -> None:
+        self.names = list(names)
+        self._build = build
+        self._lock = threading.Lock()
+        self._engine: Any = None  # the full module's engine: owns the copies' code
+        self._texts: dict[str, str] | None = None
+        self._failed = False
+        self.slots = {n: engine.get_global_value_address(n + PRECISE_SLOT_SUFFIX)
+                      for n in names}
+        ref = weakref.ref(self)
+        with _PRECISE_LOCK:
+            for addr in self.slots.values():
+                _PRECISE[addr] = ref
+        weakref.finalize(self, _unregister_precise, list(self.slots.values()), ref)
+
+    def resolve(self) -> None:
+        """Compile the copies (once) and fill every slot."""
+        with self._lock:
+            if self._engine is not None or self._failed:
+                return
+            try:
+                engine, addrs, texts = self._build()
+                missing = [n for n in self.names if not addrs.get(n)]
+                if missing:
+                    raise RuntimeError(f"precise copies not found: {missing}")
+            except Exception as e:  # (inside a native call: nothing may propagate)
+                self._failed = True
+                PRECISE_STATS["failed"] += 1
+                import warnings
+
+                warnings.warn(f"ember: compiling the precise copies failed ({e}); arguments "
+                              "beyond the fast range keep their fast results",
+                              RuntimeWarning, stacklevel=1)
+                return
+            self._engine, self._texts = engine, texts
+            for n, addr in self.slots.items():  # (aligned pointer stores, code linked)
+                ctypes.c_void_p.from_address(addr).value = addrs[n]
+            PRECISE_STATS["resolved"] += 1
+
+    def texts(self) -> dict[str, str]:
+        """The full module's IR texts (compiling it, and filling the slots, if not yet)."""
+        self.resolve()
+        if self._texts is None:
+            raise RuntimeError("the precise copies could not be compiled")
+        return self._texts
+
+
+def _unregister_precise(addrs: list[int], ref: weakref.ref) -> None:
+    with _PRECISE_LOCK:
+        for a in addrs:
+            if _PRECISE.get(a) is ref:
+                del _PRECISE[a]
+
+
+def resolve_precise(slot: int) -> None:
+    """What native code calls through PRECISE_SYMBOL (GIL taken by ctypes): compile and
+    fill the copies of the executable owning `slot`; an unknown slot is left alone (null:
+    the kernel's stub then skips the rerun)."""
+    ref = _PRECISE.get(slot or 0)
+    owner = ref() if ref is not None else None
+    if owner is not None:
+        owner.resolve()
+
+
+def register_precise_symbol(llvm: Any) -> None:
+    """Bind PRECISE_SYMBOL for the JIT linker (before linking an object that names it)."""
+    global _TRAMPOLINE
+    if _TRAMPOLINE is None:
+        _TRAMPOLINE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(resolve_precise)
+        llvm.add_symbol(PRECISE_SYMBOL, ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value)

@@ -1,4 +1,8 @@
-"""Rewrites of tuples, get-tuple-element, conditional and while (see the package docstring)."""
+"""Rewrites of tuples, get-tuple-element, conditional and while (see the package docstring).
+
+The loop-state and inlining helpers load when a rewrite of a while or conditional fires:
+a program without either (most first compiles) never imports them.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,6 @@ import numpy as np
 from ember.backends.interpreter.evaluator import branch_index
 from ember.hlo.ir import Instruction
 from ember.passes.algsimp.rewrite import rewrite
-from ember.passes.inlining import inline_computation
-from ember.passes.loop_state import element
 
 
 @rewrite("get-tuple-element")
@@ -34,6 +36,8 @@ def gte_of_while_passthrough(inst: Instruction) -> Instruction | None:
             and v.attrs["index"] == k):
         return None
     assert inst.parent is not None
+    from ember.passes.loop_state import element
+
     return element(inst.parent, w.operand, k)
 
 
@@ -61,6 +65,8 @@ def conditional_constant_selector(inst: Instruction) -> Instruction | None:
         return None
     k = branch_index(sel.value, len(inst.branch_computations))
     assert inst.parent is not None
+    from ember.passes.inlining import inline_computation
+
     return inline_computation(inst.parent, inst.branch_computations[k], [inst.operands[1 + k]])
 
 
