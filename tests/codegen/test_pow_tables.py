@@ -174,11 +174,16 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @needs_avx512
 @pytest.mark.parametrize("et", ["f32", "f64"])
 def test_permute_path_uses_vector_variant(et):
+    """The vectorizer calls the variant, which the late always-inliner then inlines: the
+    main vector loop itself holds the permute lookups, no call of the native variant."""
     _, text = _kernel(et, True)
+    loop = text[text.index('define void @"k"') if 'define void @"k"' in text
+                else text.index("define void @k"):]
+    loop = loop[:loop.index("\n}\n")]
     lanes = 16 if et == "f32" else 8
-    assert f"call <{lanes} x {'float' if et == 'f32' else 'double'}> @ember.pow.v{lanes}{et}" \
-        in text
-    assert "vpermi2var.pd.512" in text and "masked.gather" not in text
+    # (an epilogue loop of other widths may still call a wrapper, which is not inlined)
+    assert "vpermi2var.pd.512" in loop and f"@ember.pow.v{lanes}{et}(" not in loop
+    assert "masked.gather" not in text
     _, fallback = _kernel(et, False)
     assert "@ember.pow.v" not in fallback
 

@@ -123,6 +123,16 @@ def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
             pm.run(mod, pb)
         finally:
             _dispose_pass_manager(pm)
+        # Vector math variants (mathlib/vec.py) are called by the loops the vectorizer made,
+        # after the pipeline's inliner ran: inline them now (they are alwaysinline), so a
+        # loop keeps their constants in registers instead of reloading ~30 per call (pow
+        # f32 1.43 -> 1.1-1.2 ns per element on one thread). A no-op for other modules.
+        late = t.llvm.create_new_module_pass_manager()
+        late.add_always_inliner_pass()
+        try:
+            late.run(mod, pb)
+        finally:
+            _dispose_pass_manager(late)
     STATS["optimize_s"] += time.perf_counter() - t0
     STATS["optimize_runs"] += 1
     if not (interleave and unroll and epilogue):

@@ -226,6 +226,8 @@ def define_with_variant(module: ir.Module, base: str, scalar_ty: ir.Type, nargs:
     # zmm registers even where the target prefers 256-bit vectors (which splits 512-bit
     # types into halves unless a function asks for them, as this one does)
     set.add(native.attributes, '"min-legal-vector-width"="512"')
+    # inlined into the vectorized loops by llvm_target.optimize's late always-inliner
+    native.attributes.add("alwaysinline")
     vb = ir.IRBuilder(native.append_basic_block("entry"))
     vb.ret(body(VecFp(vb, scalar_ty, lanes), permute_lookup, list(native.args), True))
     mangled = [f"_ZGV_LLVM_N{lanes}{'v' * nargs}_{name}({native.name})"]
