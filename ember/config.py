@@ -56,8 +56,9 @@ _define(Flag("jax_debug_nans", False, "Raise at the first operation that produce
 _define(Flag("ember_matmul_backend", "auto", "Float matrix products: 'auto' runs Ember's own "
              "packed GEMM (ember/backends/cpu/gemm.py) where it measured at least as fast as "
              "BLAS (large plain products), else BLAS; 'ember' runs it wherever it applies; "
-             "'blas' always calls the BLAS library. Part of the CPU backend's cache keys.",
-             False, "EMBER_MATMUL_BACKEND"))
+             "'blas' always calls the BLAS library. Part of the CPU backend's cache keys "
+             "(and of jit's, as if it changed tracing: a jitted function compiles again after "
+             "a change).", True, "EMBER_MATMUL_BACKEND"))
 _define(Flag("jax_disable_jit", False, "Run jitted functions eagerly, op by op.", True,
              "JAX_DISABLE_JIT", _parse_bool))
 

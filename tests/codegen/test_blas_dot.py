@@ -500,3 +500,21 @@ def test_unknown_matmul_backend_is_an_error():
     finally:
         ember.config.update("ember_matmul_backend", "auto")
 
+
+
+def test_changing_the_matmul_backend_recompiles_a_jitted_function():
+    import ember
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    f = ember.jit(lambda x, y: x @ y)
+    texts = []
+    try:
+        for backend in ("blas", "ember"):
+            ember.config.update("ember_matmul_backend", backend)
+            np.testing.assert_allclose(np.asarray(f(a, a)), a @ a, rtol=1e-4, atol=1e-4)
+            texts.append(f.lower(a, a).compile().llvm_ir())
+        assert f._cache_size() == 2  # one entry per backend: the call compiled again
+    finally:
+        ember.config.update("ember_matmul_backend", "auto")
+    assert "ember_gemm_" not in texts[0] and "ember_gemm_" in texts[1]
