@@ -94,7 +94,7 @@ def _args(et, m, k, n, seed=0, integer=False):
 
 
 @pytest.mark.parametrize("case", ["pred", "f16", "s8_to_f32", "s32"])
-def test_epilogue_changing_the_element_size(case):
+def test_epilogue_changing_the_element_size(case, matmul_backend):
     """The dot goes to a work buffer when the result's element size differs."""
     if case == "pred":
         m, _ = _dense_module("f32", 70, 60, 50, lambda b, h: b.compare(
@@ -114,6 +114,7 @@ def test_epilogue_changing_the_element_size(case):
     p = dot_plan.plan(exe.module.entry.root)
     assert p.dot_temp == (case in ("pred", "f16", "s8_to_f32"))
     assert p.route == ("blas" if case in ("pred", "f16") else "loops")
+    assert p.own == (matmul_backend == "ember" and p.route == "blas")
     # integer-valued inputs: every product is exact, so the result must be bit-exact
     assert_same(exe(*args), evaluate(m, *args), ulps=1 if case == "f16" else 0)
 
