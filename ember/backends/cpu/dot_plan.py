@@ -192,25 +192,27 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
 def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, cpus: int,
               temp: bool) -> tuple[int, int, bool, bool, int, int, int] | None:
     """(pm, pn, dot_temp, own, panel_elems, pack_units, row_align) when Ember's GEMM runs the
-    product, else None (BLAS). The GEMM takes plain products whose B is not transposed
-    (packing a transposed B runs column by column, slower than BLAS's); under the default
-    backend "auto" only where it measured at least BLAS's speed: products of at least
-    OWN_MIN_MACS (its fixed costs, ~20-40 us: packing B, buffers, a second parallel
-    region, are under 3% there) whose columns fill whole register tiles but for at most
-    1/16 of padding, with rows enough for OWN_MIN_ROWS per unit on every CPU."""
+    product, else None (BLAS). The GEMM takes every plain product ("gemm" form); under
+    the default backend "auto" only where it measured at least BLAS's speed: products of
+    at least OWN_MIN_MACS (its fixed costs, ~20-40 us: packing B, buffers, a second
+    parallel region, are under 3% there) whose columns fill whole register tiles but for
+    at most 1/16 of padding, with rows enough for OWN_MIN_ROWS per unit on every CPU, and
+    B not transposed (its packing reads B's rows a pitch apart, 3x the plain packing's
+    time: x @ y.T measured no faster than BLAS)."""
     from ember.config import config
 
     backend = config.ember_matmul_backend
     if backend not in ("auto", "ember", "blas"):
         raise ValueError(f"config ember_matmul_backend must be 'auto', 'ember' or 'blas', "
                          f"not {backend!r}")
-    if backend == "blas" or form != "gemm" or rview.blas(k, n)[0] == 1:
+    if backend == "blas" or form != "gemm":
         return None
     from ember.backends.cpu import gemm, llvm_target
 
     q = gemm.blocking("s" if et == "f32" else "d", llvm_target.target().features)
     panels = -(-n // q.nr)
-    if backend == "auto" and (b * m * n * k < OWN_MIN_MACS or (panels * q.nr - n) * 16 > n):
+    if backend == "auto" and (b * m * n * k < OWN_MIN_MACS or (panels * q.nr - n) * 16 > n
+                              or rview.blas(k, n)[0] == 1):
         return None
     parallel = b * m * n * k >= PARALLEL_MIN_MACS and cpus > 1
     pm = 1

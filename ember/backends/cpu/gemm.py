@@ -14,6 +14,8 @@ Packed B: per block of KC rows (pc = 0, KC, ...: kc = min(KC, k - pc) rows) and 
 of NR columns (jr = 0, NR, ...), kc rows of NR contiguous elements, zero past n:
     bp[pc * npad + jr * kc + p * NR + j] = op(B)[pc + p, jr + j]      npad = ceil(n / NR) NR
 so a product packs B once and every row block of C (any thread) reads the same panels.
+A plain B is packed row by row (vector copies); a transposed one by lanes x lanes tiles
+transposed in registers (`_transpose`), since its panel rows are B's columns.
 
 The loops (Goto's blocking, B packed up front):
 
@@ -258,6 +260,26 @@ def _pack(b: ir.IRBuilder, ty: ir.Type, src: ir.Value, s_depth: ir.Value, s_widt
             _loop(b, i64(0), depth, 1, "pk.edge", step_edge, SCALAR)
 
 
+def _transpose(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
+    """The transpose of a square tile held as L vectors of L lanes (out[i][l] = rows[l][i]),
+    in log2 L butterfly stages: for each bit k, rows i and i + k (bit k of i clear) swap
+    the lanes where bit k of the lane differs from bit k of the row. Two-input constant
+    shuffles, which the x86 backend turns into unpack / permute instructions."""
+    r = list(rows)
+    n = len(r)
+    i32 = ir.IntType(32)
+    k = n // 2
+    while k:
+        lo = ir.Constant(ir.VectorType(i32, n), [l if not l & k else l - k + n for l in range(n)])
+        hi = ir.Constant(ir.VectorType(i32, n), [l + k if not l & k else l + n for l in range(n)])
+        for i in range(n):
+            if not i & k:
+                a, c = r[i], r[i + k]
+                r[i], r[i + k] = b.shuffle_vector(a, c, lo), b.shuffle_vector(a, c, hi)
+        k //= 2
+    return r
+
+
 def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
     ty = _TYPES[prec]
     fn = ir.Function(m, PACK_B_TYPE, name(prec, "pack_b"))
@@ -285,7 +307,32 @@ def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
 
         with b.if_else(tb) as (transposed, plain):
             with transposed:
-                _loop(b, j_begin, j_end, q.nr, "jr", panel)
+                # whole panels by square tiles transposed in registers: lanes lines of B
+                # (columns of op(B)) loaded along the depth, stored as lanes panel rows
+                def tiles(jr: ir.Value) -> None:
+                    dst = _at(b, ty, bp, b.add(base, b.mul(jr, kc)))
+                    deep = b.mul(b.sdiv(kc, i64(q.lanes)), i64(q.lanes))
+
+                    def tile(p0: ir.Value) -> None:
+                        for jb in range(0, q.nr, q.lanes):
+                            lines = [b.load(_at(b, ty, bb, b.add(
+                                b.mul(b.add(jr, i64(jb + t)), ldb), b.add(pc, p0))),
+                                typ=vty, align=1) for t in range(q.lanes)]
+                            for d, v in enumerate(_transpose(b, lines)):
+                                row = b.mul(b.add(p0, i64(d)), i64(q.nr))
+                                b.store(v, _at(b, ty, dst, b.add(row, i64(jb))), align=1)
+
+                    def rest(p: ir.Value) -> None:  # the last kc mod lanes steps
+                        def col(j: ir.Value) -> None:
+                            v = b.load(_at(b, ty, bb, b.add(b.mul(b.add(jr, j), ldb),
+                                                            b.add(pc, p))), typ=ty)
+                            b.store(v, _at(b, ty, dst, b.add(b.mul(p, i64(q.nr)), j)))
+                        _loop(b, i64(0), i64(q.nr), 1, "tcol", col, SCALAR)
+                    _loop(b, i64(0), deep, q.lanes, "tp", tile)
+                    _loop(b, deep, kc, 1, "trest", rest)
+                _loop(b, j_begin, j_full, q.nr, "jt", tiles)
+                _loop(b, b.select(b.icmp_signed(">", j_full, j_begin), j_full, j_begin),
+                      j_end, q.nr, "jtedge", panel)
             with plain:
                 # row by row: each row of B is read front to back (the prefetchers follow
                 # it; panel by panel would read kc rows a pitch apart, a page each)
