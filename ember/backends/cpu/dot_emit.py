@@ -36,7 +36,7 @@ from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64, mem_type
-from ember.backends.cpu.loops import for_nest, for_range, for_span
+from ember.backends.cpu.loops import for_nest, for_range, for_span, smin
 from ember.hlo.ir import Instruction
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: 
         j0 = b.mul(b.udiv(b.mul(g, i64(panels)), i64(per_batch)), i64(nr))
         j1 = b.mul(b.udiv(b.mul(b.add(g, i64(1)), i64(panels)), i64(per_batch)), i64(nr))
         b.call(pack, [ir.Constant(I32, tb), i64(p.k), i64(p.n), src, i64(ldb), out, j0,
-                      _min(b, j1, i64(p.n))])
+                      smin(b, j1, i64(p.n))])
 
     span = (fn.args[2], fn.args[3]) if split else (i64(0), i64(p.pack_units))
     for_span(b, span[0], span[1], unit, name="unit")
@@ -201,8 +201,8 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
         r = b.urem(u, i64(per_batch))
         mi, ni = b.udiv(r, i64(p.pn)), b.urem(r, i64(p.pn))
         i0, j0 = b.mul(mi, i64(p.mb)), b.mul(ni, i64(p.nb))
-        mc = _min(b, i64(p.mb), b.sub(i64(p.m), i0))
-        nc = _min(b, i64(p.nb), b.sub(i64(p.n), j0))
+        mc = smin(b, i64(p.mb), b.sub(i64(p.m), i0))
+        nc = smin(b, i64(p.nb), b.sub(i64(p.n), j0))
         batch_multi = Index(b, p.batch, linear=bi).multi if p.batch else []
         a_ptr = _blas_args(b, p, lv, operands[0], batch_multi, i0, lv.s_rows)
         b_ptr = _blas_args(b, p, rv, operands[1], batch_multi, j0, rv.s_cols)
@@ -232,10 +232,6 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
                 compute(kernels._Gen(b, {**inputs, p.dot: dot_buf}, True))
 
     for_span(b, span[0], span[1], unit, name="unit")
-
-
-def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    return b.select(b.icmp_signed("<", x, y), x, y)
 
 
 def _call_own_gemm(b: ir.IRBuilder, p: DotPlan, a_ptr: ir.Value, panels: ir.Value,

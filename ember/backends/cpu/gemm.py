@@ -43,14 +43,13 @@ the rows of C nor on the thread count. k = 0 gives C = 0.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.ir as ir
 
 from ember.backends.cpu.irtypes import I1, I32, I64, PTR, VOID, i64
-from ember.backends.cpu.loops import Hint, loop_id
+from ember.backends.cpu.loops import Hint, for_span, smax, smin
 
 # strided copies stay scalar: vectorized, they become scatters/gathers (slow on Zen 4)
 SCALAR: tuple[Hint, ...] = (("llvm.loop.vectorize.enable", False),)
@@ -107,32 +106,6 @@ def declare(module: ir.Module, prec: str, what: str) -> ir.Function:
 
 
 # -- IR helpers -----------------------------------------------------------------------------
-
-
-def _loop(b: ir.IRBuilder, begin: ir.Value, end: ir.Value, step: int, label: str,
-          body: Callable[[ir.Value], None], hints: Sequence[Hint] = ()) -> None:
-    """for (i = begin; i < end; i += step) body(i); zero trips allowed."""
-    fn = b.function
-    pre = b.block
-    head = fn.append_basic_block(f"{label}.head")
-    loop = fn.append_basic_block(f"{label}.body")
-    exit_ = fn.append_basic_block(f"{label}.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64, name=label)
-    i.add_incoming(begin, pre)
-    b.cbranch(b.icmp_signed("<", i, end), loop, exit_)
-    b.position_at_end(loop)
-    body(i)
-    i.add_incoming(b.add(i, i64(step), flags=("nsw",)), b.block)
-    back = b.branch(head)
-    if hints:
-        back.set_metadata("llvm.loop", loop_id(b.module, hints))
-    b.position_at_end(exit_)
-
-
-def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    return b.select(b.icmp_signed("<", x, y), x, y)
 
 
 def _at(b: ir.IRBuilder, ty: ir.Type, p: ir.Value, off: ir.Value) -> ir.Value:
@@ -219,7 +192,7 @@ def _pack(b: ir.IRBuilder, ty: ir.Type, src: ir.Value, s_depth: ir.Value, s_widt
             s0, d0 = _at(b, ty, src, b.mul(p, s_depth)), _at(b, ty, dst, b.mul(p, i64(w)))
             for j in range(w):
                 b.store(b.load(_at(b, ty, s0, i64(j)), typ=ty), _at(b, ty, d0, i64(j)))
-        _loop(b, i64(0), depth, 1, "pk.row", row)
+        for_span(b, i64(0), depth, row, "pk.row")
 
     def lines() -> None:
         if w <= 16:  # A panels: per step, one element of each of the w lines
@@ -228,7 +201,7 @@ def _pack(b: ir.IRBuilder, ty: ir.Type, src: ir.Value, s_depth: ir.Value, s_widt
                 for j in range(w):
                     line = _at(b, ty, src, b.mul(i64(j), s_width))
                     b.store(b.load(_at(b, ty, line, p), typ=ty), _at(b, ty, d0, i64(j)))
-            _loop(b, i64(0), depth, 1, "pk.line", step, SCALAR)
+            for_span(b, i64(0), depth, step, "pk.line", SCALAR)
             return
 
         def line(j: ir.Value) -> None:  # wide panels of a transposed B: line by line
@@ -236,8 +209,8 @@ def _pack(b: ir.IRBuilder, ty: ir.Type, src: ir.Value, s_depth: ir.Value, s_widt
 
             def step(p: ir.Value) -> None:
                 b.store(b.load(_at(b, ty, s0, p), typ=ty), _at(b, ty, d0, b.mul(p, i64(w))))
-            _loop(b, i64(0), depth, 1, "pk.step", step, SCALAR)
-        _loop(b, i64(0), i64(w), 1, "pk.line", line)
+            for_span(b, i64(0), depth, step, "pk.step", SCALAR)
+        for_span(b, i64(0), i64(w), line, "pk.line")
 
     with b.if_else(b.icmp_signed(">=", valid, i64(w)), likely=True) as (full, edge):
         with full:
@@ -256,8 +229,8 @@ def _pack(b: ir.IRBuilder, ty: ir.Type, src: ir.Value, s_depth: ir.Value, s_widt
                     off = b.select(inside, b.add(b.mul(p, s_depth), b.mul(j, s_width)), i64(0))
                     v = b.select(inside, b.load(_at(b, ty, src, off), typ=ty), zero)
                     b.store(v, _at(b, ty, dst, b.add(b.mul(p, i64(w)), j)))
-                _loop(b, i64(0), i64(w), 1, "pk.col", col, SCALAR)
-            _loop(b, i64(0), depth, 1, "pk.edge", step_edge, SCALAR)
+                for_span(b, i64(0), i64(w), col, "pk.col", SCALAR)
+            for_span(b, i64(0), depth, step_edge, "pk.edge", SCALAR)
 
 
 def _transpose(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
@@ -293,10 +266,10 @@ def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
     npad = b.mul(b.sdiv(b.add(nn, i64(q.nr - 1)), i64(q.nr)), i64(q.nr))
 
     # whole panels (the last may overhang n: packed by _pack with its zero padding)
-    j_full = _min(b, j_end, b.mul(b.sdiv(nn, i64(q.nr)), i64(q.nr)))
+    j_full = smin(b, j_end, b.mul(b.sdiv(nn, i64(q.nr)), i64(q.nr)))
 
     def block(pc: ir.Value) -> None:
-        kc = _min(b, i64(q.kc), b.sub(kk, pc))
+        kc = smin(b, i64(q.kc), b.sub(kk, pc))
         base = b.mul(pc, npad)
 
         def panel(jr: ir.Value) -> None:  # one panel at a time (transposed B, edges)
@@ -327,12 +300,11 @@ def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
                             v = b.load(_at(b, ty, bb, b.add(b.mul(b.add(jr, j), ldb),
                                                             b.add(pc, p))), typ=ty)
                             b.store(v, _at(b, ty, dst, b.add(b.mul(p, i64(q.nr)), j)))
-                        _loop(b, i64(0), i64(q.nr), 1, "tcol", col, SCALAR)
-                    _loop(b, i64(0), deep, q.lanes, "tp", tile)
-                    _loop(b, deep, kc, 1, "trest", rest)
-                _loop(b, j_begin, j_full, q.nr, "jt", tiles)
-                _loop(b, b.select(b.icmp_signed(">", j_full, j_begin), j_full, j_begin),
-                      j_end, q.nr, "jtedge", panel)
+                        for_span(b, i64(0), i64(q.nr), col, "tcol", SCALAR)
+                    for_span(b, i64(0), deep, tile, "tp", step=q.lanes)
+                    for_span(b, deep, kc, rest, "trest")
+                for_span(b, j_begin, j_full, tiles, "jt", step=q.nr)
+                for_span(b, smax(b, j_full, j_begin), j_end, panel, "jtedge", step=q.nr)
             with plain:
                 # row by row: each row of B is read front to back (the prefetchers follow
                 # it; panel by panel would read kc rows a pitch apart, a page each)
@@ -345,13 +317,12 @@ def _define_pack_b(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
                         for j in range(0, q.nr, q.lanes):
                             v = b.load(_at(b, ty, s0, i64(j)), typ=vty, align=1)
                             b.store(v, _at(b, ty, d0, i64(j)), align=1)
-                    _loop(b, j_begin, j_full, q.nr, "jr", chunk)
-                _loop(b, i64(0), kc, 1, "p", row)
+                    for_span(b, j_begin, j_full, chunk, "jr", step=q.nr)
+                for_span(b, i64(0), kc, row, "p")
                 # the overhanging panel, if it is in [j_begin, j_end)
-                _loop(b, b.select(b.icmp_signed(">", j_full, j_begin), j_full, j_begin),
-                      j_end, q.nr, "jedge", panel)
+                for_span(b, smax(b, j_full, j_begin), j_end, panel, "jedge", step=q.nr)
 
-    _loop(b, i64(0), kk, q.kc, "pc", block)
+    for_span(b, i64(0), kk, block, "pc", step=q.kc)
     b.ret_void()
     return fn
 
@@ -378,7 +349,7 @@ def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
         def zero_row(i: ir.Value) -> None:
             b.call(memset, [_at(b, ty, c, b.mul(i, ldc)), ir.Constant(ir.IntType(8), 0),
                             b.mul(nn, i64(size)), ir.Constant(I1, 0)])
-        _loop(b, i64(0), mm, 1, "z", zero_row)
+        for_span(b, i64(0), mm, zero_row, "z")
     ta = b.icmp_signed("!=", ta32, ir.Constant(I32, 0))
     # op(A)[i, p] = a[i * lda + p], or a[p * lda + i] when transposed; a panel's width
     # (its MR rows) is contiguous in memory only when A is transposed
@@ -386,28 +357,28 @@ def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
     npad = b.mul(b.sdiv(b.add(nn, i64(q.nr - 1)), i64(q.nr)), i64(q.nr))
 
     def jc_block(jc: ir.Value) -> None:
-        nc = _min(b, i64(q.nc), b.sub(nn, jc))
+        nc = smin(b, i64(q.nc), b.sub(nn, jc))
 
         def pc_block(pc: ir.Value) -> None:
-            kc = _min(b, i64(q.kc), b.sub(kk, pc))
+            kc = smin(b, i64(q.kc), b.sub(kk, pc))
             accumulate = b.icmp_signed("!=", pc, i64(0))
 
             def ic_block(ic: ir.Value) -> None:
-                mc = _min(b, i64(q.mc), b.sub(mm, ic))
+                mc = smin(b, i64(q.mc), b.sub(mm, ic))
 
                 def pack_a(ir_: ir.Value) -> None:
                     src = _at(b, ty, a, b.add(b.mul(pc, s_depth), b.mul(b.add(ic, ir_), s_width)))
                     _pack(b, ty, src, s_depth, s_width, ta, kc, b.sub(mc, ir_), q.mr,
                           _at(b, ty, ap, b.mul(ir_, kc)))
 
-                _loop(b, i64(0), mc, q.mr, "pa", pack_a)
+                for_span(b, i64(0), mc, pack_a, "pa", step=q.mr)
 
                 def tile_at(ir_: ir.Value, jr: ir.Value) -> None:
                     a_panel = _at(b, ty, ap, b.mul(ir_, kc))
                     b_panel = _at(b, ty, bp, b.add(b.mul(pc, npad), b.mul(jr, kc)))
                     cptr = _at(b, ty, c, b.add(b.mul(b.add(ic, ir_), ldc), jr))
-                    rows = _min(b, i64(q.mr), b.sub(mc, ir_))
-                    cols = _min(b, i64(q.nr), b.sub(nn, jr))
+                    rows = smin(b, i64(q.mr), b.sub(mc, ir_))
+                    cols = smin(b, i64(q.nr), b.sub(nn, jr))
                     full = b.and_(b.icmp_signed("==", rows, i64(q.mr)),
                                   b.icmp_signed("==", cols, i64(q.nr)))
                     with b.if_else(full, likely=True) as (inside, edge):
@@ -419,14 +390,17 @@ def _define_gemm_packed(m: ir.Module, prec: str, q: Blocking) -> ir.Function:
                             b.call(micro, [kc, a_panel, b_panel, tile, i64(q.nr), accumulate])
                             _copy_tile(b, ty, q, cptr, ldc, tile, rows, cols, False)
 
-                _loop(b, i64(0), mc, q.mr, "ir", lambda ir_: _loop(
-                    b, jc, b.add(jc, nc), q.nr, "jr", lambda jr: tile_at(ir_, jr)))
+                def a_panel_row(ir_: ir.Value) -> None:  # the A panel stays in L1
+                    for_span(b, jc, b.add(jc, nc), lambda jr: tile_at(ir_, jr), "jr",
+                             step=q.nr)
 
-            _loop(b, i64(0), mm, q.mc, "ic", ic_block)
+                for_span(b, i64(0), mc, a_panel_row, "ir", step=q.mr)
 
-        _loop(b, i64(0), kk, q.kc, "pc", pc_block)
+            for_span(b, i64(0), mm, ic_block, "ic", step=q.mc)
 
-    _loop(b, i64(0), nn, q.nc, "jc", jc_block)
+        for_span(b, i64(0), kk, pc_block, "pc", step=q.kc)
+
+    for_span(b, i64(0), nn, jc_block, "jc", step=q.nc)
     b.ret_void()
     return fn
 
@@ -440,8 +414,8 @@ def _copy_tile(b: ir.IRBuilder, ty: ir.Type, q: Blocking, cptr: ir.Value, ldc: i
             g = _at(b, ty, cptr, b.add(b.mul(r, ldc), j))
             src, dst = (g, t) if into_tile else (t, g)
             b.store(b.load(src, typ=ty), dst)
-        _loop(b, i64(0), cols, 1, "tc", col)
-    _loop(b, i64(0), rows, 1, "tr", row)
+        for_span(b, i64(0), cols, col, "tc")
+    for_span(b, i64(0), rows, row, "tr")
 
 
 def library_ir(features: str) -> str:

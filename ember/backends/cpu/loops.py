@@ -126,9 +126,9 @@ def for_nest(b: ir.IRBuilder, dims: Sequence[int],
 
 def for_span(b: ir.IRBuilder, begin: ir.Value, end: ir.Value,
              body: Callable[[ir.Value], None], name: str = "span",
-             hints: Sequence[Hint] = ()) -> None:
-    """for (i = begin; i < end; ++i) body(i) with runtime i64 bounds (possibly empty): the
-    part of a loop one thread runs."""
+             hints: Sequence[Hint] = (), step: int = 1) -> None:
+    """for (i = begin; i < end; i += step) body(i) with runtime i64 bounds (possibly
+    empty): the part of a loop one thread runs, or the blocks of a blocked loop."""
     fn = b.function
     pre = b.block
     header = fn.append_basic_block(f"{name}.loop")
@@ -138,7 +138,17 @@ def for_span(b: ir.IRBuilder, begin: ir.Value, end: ir.Value,
     i = b.phi(I64, name=name)
     i.add_incoming(begin, pre)
     body(i)
-    nxt = b.add(i, i64(1), name=f"{name}.next", flags=("nuw", "nsw"))
+    nxt = b.add(i, i64(step), name=f"{name}.next", flags=("nuw", "nsw"))
     i.add_incoming(nxt, b.block)
     _latch(b, b.icmp_signed("<", nxt, end), header, exit_, hints)
     b.position_at_end(exit_)
+
+
+def smin(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The smaller of two signed integers (a block's extent clamped to a bound)."""
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def smax(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The larger of two signed integers."""
+    return b.select(b.icmp_signed(">", x, y), x, y)

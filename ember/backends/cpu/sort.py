@@ -34,7 +34,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.elemental import Buf, ElementGenerator, load, store
 from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import I1, I64, i64
-from ember.backends.cpu.loops import for_range, for_span
+from ember.backends.cpu.loops import for_range, for_span, smax, smin
 from ember.hlo.ir import Instruction
 
 RUN = 16  # elements per insertion-sorted run before merging
@@ -76,14 +76,6 @@ def _var(b: ir.IRBuilder, init: ir.Value, name: str) -> ir.Value:
         slot = b.alloca(I64, name=name)
     b.store(init, slot)
     return slot
-
-
-def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    return b.select(b.icmp_signed("<", x, y), x, y)
-
-
-def _max(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    return b.select(b.icmp_signed(">", x, y), x, y)
 
 
 def _while(b: ir.IRBuilder, cond: Callable[[], ir.Value], body: Callable[[], None],
@@ -156,7 +148,7 @@ def _insertion_sort_runs(b: ir.IRBuilder, n: int, dst: _View,
 
     def run(q: ir.Value) -> None:
         lo = b.mul(q, i64(RUN))
-        hi = _min(b, b.add(lo, i64(RUN)), i64(n))
+        hi = smin(b, b.add(lo, i64(RUN)), i64(n))
 
         def insert(i: ir.Value) -> None:
             x = read(i)
@@ -218,8 +210,8 @@ def _merge_passes(b: ir.IRBuilder, n: int, passes: int, first: _View, other: _Vi
 
         def block() -> None:
             lo = b.load(lo_var, typ=I64)
-            mid = _min(b, b.add(lo, width), i64(n))
-            hi = _min(b, b.add(mid, width), i64(n))
+            mid = smin(b, b.add(lo, width), i64(n))
+            hi = smin(b, b.add(mid, width), i64(n))
             _merge_block(b, src, dst, lo, mid, hi, (i_var, j_var, p_var, q_var), less)
             b.store(hi, lo_var)
 
@@ -250,8 +242,8 @@ def _merge_block(b: ir.IRBuilder, src: _View, dst: _View, lo: ir.Value, mid: ir.
 
     def front(k: ir.Value) -> None:
         i, j = b.load(i_var, typ=I64), b.load(j_var, typ=I64)
-        left = src.load(b, _min(b, i, last_left))
-        right = src.load(b, _min(b, j, last))
+        left = src.load(b, smin(b, i, last_left))
+        right = src.load(b, smin(b, j, last))
         take_right = b.and_(b.icmp_signed("<", j, hi),
                             b.or_(b.icmp_signed(">=", i, mid), less(right, left)))
         dst.store(b, k, [b.select(take_right, r, x) for r, x in zip(right, left)])
@@ -261,8 +253,8 @@ def _merge_block(b: ir.IRBuilder, src: _View, dst: _View, lo: ir.Value, mid: ir.
 
     def back(t: ir.Value) -> None:
         p, q = b.load(p_var, typ=I64), b.load(q_var, typ=I64)
-        left = src.load(b, _max(b, p, lo))
-        right = src.load(b, _min(b, _max(b, q, mid), last))  # mid == hi: no right run
+        left = src.load(b, smax(b, p, lo))
+        right = src.load(b, smin(b, smax(b, q, mid), last))  # mid == hi: no right run
         take_left = b.and_(b.icmp_signed(">=", p, lo),
                            b.or_(b.icmp_signed("<", q, mid), less(right, left)))
         dst.store(b, t, [b.select(take_left, x, r) for r, x in zip(right, left)])
