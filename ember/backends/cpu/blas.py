@@ -84,12 +84,8 @@ def register_symbols(llvm: Any) -> None:
             if found.get_threads and found.set_threads:
                 llvm.add_symbol("ember_blasimpl_get_threads", found.get_threads)
                 llvm.add_symbol("ember_blasimpl_set_threads", found.set_threads)
-        t = llvm_target.target()
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), t.new_machine())
-        engine.add_object_file(llvm.ObjectFileRef.from_data(_adapter_object(found)))
-        engine.finalize_object()
-        for r in ROUTINES:
-            llvm.add_symbol(SYMBOL_PREFIX + r, engine.get_function_address(SYMBOL_PREFIX + r))
+        engine = llvm_target.link_library(_adapter_object(found),
+                                          tuple(SYMBOL_PREFIX + r for r in ROUTINES))
         _STATE["engine"] = engine  # kept for the life of the process: code is called
         _STATE["functions"] = found
 
@@ -102,19 +98,18 @@ def _adapter_object(found: blas_find.BlasFunctions | None) -> bytes:
     t = llvm_target.target()
     abi = "loops" if found is None else (
         f"{found.abi}|{found.int_bits}|threads={bool(found.get_threads and found.set_threads)}")
-    key = disk_cache.make_key(f"ember-blas-adapter|{abi}", "adapter", t.key)
-    hit = disk_cache.load(key)
-    if hit is not None:
-        return hit[2]
-    mod = t.llvm.parse_assembly(adapter_ir(found), context=t.llvm.create_context())
-    mod.triple = t.triple
-    mod.data_layout = str(t.machine.target_data)
-    mod.verify()
-    if found is None:  # the loops deserve O3; forwarding code needs no optimization
-        llvm_target.optimize(mod)
-    obj = llvm_target.emit_object(mod)
-    disk_cache.store(key, {"what": "BLAS adapter", "abi": abi}, b"", obj)
-    return obj
+
+    def build() -> bytes:
+        mod = t.llvm.parse_assembly(adapter_ir(found), context=t.llvm.create_context())
+        mod.triple = t.triple
+        mod.data_layout = str(t.machine.target_data)
+        mod.verify()
+        if found is None:  # the loops deserve O3; forwarding code needs no optimization
+            llvm_target.optimize(mod)
+        return llvm_target.emit_object(mod)
+
+    return disk_cache.cached_object(f"ember-blas-adapter|{abi}", "adapter", t.key,
+                                    {"what": "BLAS adapter", "abi": abi}, build)
 
 
 # -- the adapter module ---------------------------------------------------------------------

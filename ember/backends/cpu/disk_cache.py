@@ -253,6 +253,20 @@ def _deferred_texts(packed: bytes) -> Callable[[], dict[str, str]]:
     return texts
 
 
+def cached_object(text: str, options: str, target_key: str, meta: dict[str, Any],
+                  build: Callable[[], bytes]) -> bytes:
+    """Object code keyed by (`text`, `options`, the target): the cache's entry when it has
+    a valid one, else `build()`'s, stored with `meta` (libraries that name their callees
+    by symbol only: the BLAS adapter, the GEMM library)."""
+    key = make_key(text, options, target_key)
+    hit = load(key)
+    if hit is not None:
+        return hit[2]
+    obj = build()
+    store(key, meta, b"", obj)
+    return obj
+
+
 def store(key: str, meta: dict[str, Any], consts: bytes, obj: bytes,
           texts: dict[str, str] | None = None) -> None:
     """Write an entry atomically; failures (read-only folder, full disk) are ignored.

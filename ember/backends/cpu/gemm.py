@@ -428,36 +428,20 @@ def library_ir(features: str) -> str:
     return str(m)
 
 
-def register_symbols(llvm: Any) -> None:
+def register_symbols() -> None:
     """Load the library (once per process) and publish its entries to the JIT linker;
     called before loading object code that names them (llvm_target.load_object)."""
     with _LOCK:
         if _ENGINE:
             return
-        from ember.backends.cpu import llvm_target
+        from ember.backends.cpu import disk_cache, llvm_target
 
         t = llvm_target.target()
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), t.new_machine())
-        engine.add_object_file(llvm.ObjectFileRef.from_data(_library_object()))
-        engine.finalize_object()
-        for sym in ENTRIES:
-            llvm.add_symbol(sym, engine.get_function_address(sym))
-        _ENGINE.append(engine)
-
-
-def _library_object() -> bytes:
-    """Object code of the library, from the disk cache when it has it (keyed by the
-    target and, through make_key, by Ember's source hash)."""
-    from ember.backends.cpu import disk_cache, llvm_target
-
-    t = llvm_target.target()
-    key = disk_cache.make_key("ember-gemm-library", "library", t.key)
-    hit = disk_cache.load(key)
-    if hit is not None:
-        return hit[2]
-    obj = compile_library(t.features)
-    disk_cache.store(key, {"what": "GEMM library"}, b"", obj)
-    return obj
+        # keyed by the target and, through make_key, by Ember's source hash
+        obj = disk_cache.cached_object("ember-gemm-library", "library", t.key,
+                                       {"what": "GEMM library"},
+                                       lambda: compile_library(t.features))
+        _ENGINE.append(llvm_target.link_library(obj, ENTRIES))
 
 
 def compile_library(features: str) -> bytes:

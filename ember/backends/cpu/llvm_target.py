@@ -190,7 +190,7 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     if b"ember_gemm_" in obj:  # gemm.PREFIX: Ember's own matrix product library
         from ember.backends.cpu import gemm
 
-        gemm.register_symbols(t.llvm)
+        gemm.register_symbols()
     if PRECISE_SYMBOL.encode() in obj:
         register_precise_symbol(t.llvm)
     with _LOCK:
@@ -210,6 +210,20 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     if not addr:
         raise CpuCompileError(f"entry point {entry_name} not found in the object code")
     return engine, addr
+
+
+def link_library(obj: bytes, symbols: tuple[str, ...]) -> Any:
+    """Link a library's object code into an engine of its own and publish `symbols` to
+    the JIT linker, for object code loaded later that names them. Returns the engine:
+    keep it alive as long as the symbols may be called."""
+    t = target()
+    llvm = t.llvm
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), t.new_machine())
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    for sym in symbols:
+        llvm.add_symbol(sym, engine.get_function_address(sym))
+    return engine
 
 
 def assembly(ir_text: str) -> str:
