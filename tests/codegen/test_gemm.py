@@ -153,3 +153,29 @@ def test_other_hosts_blockings(features):
             m, n, k = 37, 41, 300
             a, b = operands(rng, dt, m, n, k, ta, tb)
             assert close(lib(features).product(a, b, ta, tb, m, n, k), a, b, ta, tb, m, n, k)
+
+
+def test_library_comes_from_the_disk_cache_in_a_new_process(tmp_path):
+    """A second process links the GEMM library (and the product's executable) from the
+    disk cache: no code generation, same result."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, ember\n"
+            "from ember.backends.cpu import llvm_target as lt\n"
+            "a = np.random.default_rng(0).standard_normal((70, 90)).astype(np.float32)\n"
+            "r = np.asarray(ember.jit(lambda x, y: x @ y)(a, a.T.copy()))\n"
+            "assert np.allclose(r, a.astype(np.float64) @ a.T, atol=1e-4)\n"
+            "from ember.backends.cpu import gemm\n"
+            "print(lt.STATS['codegen_runs'], len(gemm._ENGINE))\n")
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path), EMBER_MATMUL_BACKEND="ember")
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        codegen, linked = map(int, out.stdout.split())
+        assert linked == 1  # the library was linked in both processes
+        runs.append(codegen)
+    assert runs == [2, 0]  # library + executable, then neither
