@@ -32,7 +32,7 @@ class Lib:
 
     def panels(self, dt, k: int, n: int) -> tuple[np.ndarray, int]:
         q = gemm.blocking("s" if dt == np.float32 else "d", self.features)
-        buf = np.full(gemm.packed_b_elements(q, k, n) + 64, np.nan, dt)
+        buf = np.full(gemm.packed_b_elements(q.nr, k, n) + 64, np.nan, dt)
         return buf, q.nr
 
     def product(self, a, b, ta: int, tb: int, m: int, n: int, k: int, c=None,

@@ -133,12 +133,11 @@ def _emit_pack(em: ModuleEmitter, name: str, p: DotPlan, side: str, src: Slot,
 def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: Slot) -> None:
     """dst = each batch's B packed into the own GEMM's panels (gemm.py), a batch's panels
     split into groups of whole panels: units = batch x groups, parallel when planned so."""
-    from ember.backends.cpu import gemm, llvm_target
+    from ember.backends.cpu import gemm
 
     rv = p.rhs
     assert rv is not None
-    prec = "s" if p.et == "f32" else "d"
-    nr = gemm.blocking(prec, llvm_target.target().features).nr
+    nr = p.panel_cols
     per_batch = p.pack_units // p.batch_count
     panels = -(-p.n // nr)
     split = em.parallel and p.pack_units > 1
@@ -148,7 +147,7 @@ def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: 
     fn.attributes.add("nounwind")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     tb, ldb = rv.blas(p.k, p.n)
-    pack = gemm.declare(b.module, prec, "pack_b")
+    pack = gemm.declare(b.module, gemm.prec_of(p.et), "pack_b")
 
     def unit(u: ir.Value) -> None:
         bi, g = b.udiv(u, i64(per_batch)), b.urem(u, i64(per_batch))
@@ -241,7 +240,7 @@ def _call_own_gemm(b: ir.IRBuilder, p: DotPlan, a_ptr: ir.Value, panels: ir.Valu
 
     assert p.lhs is not None
     ta, lda = p.lhs.blas(p.m, p.k)
-    fn = gemm.declare(b.module, "s" if p.et == "f32" else "d", "gemm_packed")
+    fn = gemm.declare(b.module, gemm.prec_of(p.et), "gemm_packed")
     b.call(fn, [ir.Constant(I32, ta), mc, i64(p.n), i64(p.k), a_ptr, i64(lda), panels, c_ptr,
                 i64(p.n)])
 

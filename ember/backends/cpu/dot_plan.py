@@ -89,9 +89,9 @@ class DotPlan:
     pn: int = 1  # column blocks
     dot_temp: bool = False  # the dot's value goes to a work buffer, not the output
     # Ember's own GEMM (gemm.py) instead of the BLAS library: B is packed once into panels
-    # (`panel_elems` per batch, by the parallel `<kernel>.pack_b`), units are row blocks
+    # of `panel_cols` columns (by the parallel `<kernel>.pack_b`), units are row blocks
     own: bool = False
-    panel_elems: int = 0
+    panel_cols: int = 0  # the GEMM's register tile columns (NR)
     pack_units: int = 1  # units of the pack kernel: batch x column groups
     row_align: int = 1  # row blocks are multiples of this (the GEMM's register tile rows)
 
@@ -104,6 +104,13 @@ class DotPlan:
         """Rows of a row block; whole register tiles for Ember's GEMM (`row_align`)."""
         rows = -(-self.m // self.pm)
         return -(-rows // self.row_align) * self.row_align
+
+    @property
+    def panel_elems(self) -> int:
+        """Elements of one batch's packed B (Ember's GEMM only)."""
+        from ember.backends.cpu import gemm
+
+        return gemm.packed_b_elements(self.panel_cols, self.k, self.n)
 
     @property
     def nb(self) -> int:
@@ -175,9 +182,10 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
     form = "gemv_m" if n == 1 else "gemv_n" if m == 1 else "gemm"
     cpus = cpus or cpu_hint()
     b = math.prod(batch)
-    own = _own_plan(et, form, rview, b, m, n, k, cpus, temp)
+    own = _own_plan(et, form, rview, b, m, n, k, cpus)
     if own is not None:
-        return DotPlan(dot, root, "blas", form, et, batch, m, n, k, lview, rview, *own)
+        return DotPlan(dot, root, "blas", form, et, batch, m, n, k, lview, rview,
+                       dot_temp=temp, **own)
     if b * m * n * k < PARALLEL_MIN_MACS:
         pm = pn = 1
     elif form == "gemm":
@@ -189,16 +197,16 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
     return DotPlan(dot, root, "blas", form, et, batch, m, n, k, lview, rview, pm, pn, temp)
 
 
-def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, cpus: int,
-              temp: bool) -> tuple[int, int, bool, bool, int, int, int] | None:
-    """(pm, pn, dot_temp, own, panel_elems, pack_units, row_align) when Ember's GEMM runs the
-    product, else None (BLAS). The GEMM takes every plain product ("gemm" form); under
-    the default backend "auto" only where it measured at least BLAS's speed: products of
-    at least OWN_MIN_MACS (its fixed costs, ~20-40 us: packing B, buffers, a second
-    parallel region, are under 3% there) whose columns fill whole register tiles but for
-    at most 1/16 of padding, with rows enough for OWN_MIN_ROWS per unit on every CPU, and
-    B not transposed (its packing reads B's rows a pitch apart, 3x the plain packing's
-    time: x @ y.T measured no faster than BLAS)."""
+def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int,
+              cpus: int) -> dict[str, int | bool] | None:
+    """The DotPlan fields of Ember's GEMM (pm, own, panel_cols, pack_units, row_align)
+    when it runs the product, else None (BLAS). The GEMM takes every plain product ("gemm"
+    form); under the default backend "auto" only where it measured at least BLAS's speed:
+    products of at least OWN_MIN_MACS (its fixed costs, ~20-40 us: packing B, buffers, a
+    second parallel region, are under 3% there) whose columns fill whole register tiles
+    but for at most 1/16 of padding, with rows enough for OWN_MIN_ROWS per unit on every
+    CPU, and B not transposed (its packing reads B's rows a pitch apart, 3x the plain
+    packing's time: x @ y.T measured no faster than BLAS)."""
     from ember.config import config
 
     backend = config.ember_matmul_backend
@@ -209,7 +217,7 @@ def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, c
         return None
     from ember.backends.cpu import gemm, llvm_target
 
-    q = gemm.blocking("s" if et == "f32" else "d", llvm_target.target().features)
+    q = gemm.blocking(gemm.prec_of(et), llvm_target.target().features)
     panels = -(-n // q.nr)
     if backend == "auto" and (b * m * n * k < OWN_MIN_MACS or (panels * q.nr - n) * 16 > n
                               or rview.blas(k, n)[0] == 1):
@@ -224,7 +232,8 @@ def _own_plan(et: str, form: str, rview: View, b: int, m: int, n: int, k: int, c
         rows = -(-rows // q.mr) * q.mr  # whole register tiles per block...
         pm = -(-m // rows)  # ... and no block left empty by the rounding
     pack_units = b * (min(panels, 4 * cpus) if parallel else 1)
-    return pm, 1, temp, True, gemm.packed_b_elements(q, k, n), pack_units, q.mr
+    return {"pm": pm, "own": True, "panel_cols": q.nr, "pack_units": pack_units,
+            "row_align": q.mr}
 
 
 def cpu_hint() -> int:

@@ -85,9 +85,15 @@ def blocking(prec: str, features: str) -> Blocking:
     return Blocking(lanes, 6, vecs * lanes, kc, 96, 512 // (vecs * lanes) * vecs * lanes)
 
 
-def packed_b_elements(q: Blocking, k: int, n: int) -> int:
-    """Elements of the packed B of a k x n operand."""
-    return max(1, k) * (-(-n // q.nr) * q.nr)
+def prec_of(et: str) -> str:
+    """The library's letter for an element type: 'f32' -> 's', 'f64' -> 'd'."""
+    return {"f32": "s", "f64": "d"}[et]
+
+
+def packed_b_elements(nr: int, k: int, n: int) -> int:
+    """Elements of the packed B of a k x n operand in panels of `nr` columns (k >= 1 rows
+    of n rounded up to whole panels)."""
+    return max(1, k) * (-(-n // nr) * nr)
 
 
 def name(prec: str, what: str) -> str:
