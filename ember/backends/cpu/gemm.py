@@ -49,6 +49,7 @@ from typing import Any
 import llvmlite.ir as ir
 
 from ember.backends.cpu.irtypes import I1, I32, I64, PTR, VOID, i64
+from ember.backends.cpu.llvm_target import vector_bytes
 from ember.backends.cpu.loops import Hint, for_span, smax, smin
 
 # strided copies stay scalar: vectorized, they become scatters/gathers (slow on Zen 4)
@@ -78,7 +79,7 @@ def blocking(prec: str, features: str) -> Blocking:
     """Tile and blocks for 's' / 'd' on a host with these LLVM features. AVX-512 has 32
     vector registers: 6 x 4 accumulators; otherwise 16: 6 x 2. KC x NR of the B panel and
     MR x KC of the A panel fit L1 (32 KB) with room; KC x NC of B fits a 1 MB L2 at half."""
-    vec_bytes = 64 if "+avx512f" in features else 32 if "+avx" in features else 16
+    vec_bytes = vector_bytes(features)
     lanes = vec_bytes // (4 if prec == "s" else 8)
     vecs = 4 if vec_bytes == 64 else 2
     kc = 256 if prec == "s" else 128

@@ -212,6 +212,12 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     return engine, addr
 
 
+def vector_bytes(features: str) -> int:
+    """Bytes of the widest vector register of a host with these LLVM features: 64 with
+    AVX-512, 32 with AVX, else 16 (SSE)."""
+    return 64 if "+avx512f" in features else 32 if "+avx" in features else 16
+
+
 def link_library(obj: bytes, symbols: tuple[str, ...]) -> Any:
     """Link a library's object code into an engine of its own and publish `symbols` to
     the JIT linker, for object code loaded later that names them. Returns the engine:

@@ -40,14 +40,6 @@ class FmaKernel:
     lanes: int
 
 
-def _lanes(features: str) -> int:
-    if "+avx512f" in features:
-        return 16
-    if "+avx" in features:
-        return 8
-    return 4
-
-
 def fma_ir(lanes: int, accumulators: int) -> str:
     """LLVM IR text of the peak kernel (see the module docstring)."""
     f32 = ir.FloatType()
@@ -85,7 +77,7 @@ def fma_ir(lanes: int, accumulators: int) -> str:
 def fma_kernel() -> FmaKernel:
     """Compile the peak kernel for the host (a few tens of milliseconds)."""
     t = llvm_target.target()
-    lanes = _lanes(t.features)
+    lanes = llvm_target.vector_bytes(t.features) // 4  # f32 lanes
     accumulators = 16 if lanes == 16 else 12
     llmod = llvm_target.parse_and_verify(fma_ir(lanes, accumulators))
     llvm_target.optimize(llmod)
