@@ -77,8 +77,9 @@ class Blocking:
 
 def blocking(prec: str, features: str) -> Blocking:
     """Tile and blocks for 's' / 'd' on a host with these LLVM features. AVX-512 has 32
-    vector registers: 6 x 4 accumulators; otherwise 16: 6 x 2. KC x NR of the B panel and
-    MR x KC of the A panel fit L1 (32 KB) with room; KC x NC of B fits a 1 MB L2 at half."""
+    vector registers: 6 x 4 accumulators; otherwise 16: 6 x 2. The A panel (MR x KC,
+    6 KB for f32) stays in L1 while the B panels of one KC x NC block (512 KB for f32 on
+    AVX-512: half of a 1 MB L2) stream past it from L2."""
     vec_bytes = vector_bytes(features)
     lanes = vec_bytes // (4 if prec == "s" else 8)
     vecs = 4 if vec_bytes == 64 else 2
