@@ -95,10 +95,11 @@ def main() -> None:
         fns["ember"] = lambda f=ef, a=args: f(*a)
         route = _route(ef, args)
         if route == "own GEMM":
+            backend = ember.config.ember_matmul_backend
             ember.config.update("ember_matmul_backend", "blas")
             bf = ember.jit(make(ejnp))
             bf(*args)  # compiled now, with the BLAS route
-            ember.config.update("ember_matmul_backend", "auto")
+            ember.config.update("ember_matmul_backend", backend)
             fns["ember-blas"] = lambda f=bf, a=args: f(*a)
         fns["numpy"] = lambda f=nf, a=args: f(*a)
         if jax is not None:
