@@ -37,27 +37,29 @@ DT = {"f32": np.float32, "f64": np.float64}
 _KEEP: list[object] = []  # engines own their code: keep them alive
 
 
-def _kernel(et: str, permute: bool):
-    """A compiled `out[i] = pow(x[i], y[i])` loop over n elements, with the AVX-512 path
-    (`permute`) or the fallback; returns (call(x, y) -> out, optimized IR text)."""
+def _loop_kernel(name: str, et: str, lanes: int, callee_of):
+    """A compiled loop `out[i:i+L] = callee(x[i:i+L], y[i:i+L])` over n elements (L =
+    `lanes`, scalars for 0), `callee_of(module)` giving the function to call; returns
+    (call(x, y) -> out, optimized IR text)."""
     ty = ir.FloatType() if et == "f32" else ir.DoubleType()
-    mod = ir.Module(name=f"pow_{et}_{permute}")
+    vty = ty if lanes == 0 else ir.VectorType(ty, lanes)
+    mod = ir.Module(name=name)
     ptr, i64 = ir.PointerType(), ir.IntType(64)
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr, i64]), name="k")
     for a in fn.args[:3]:
         a.add_attribute("noalias")
-    helper = (f32_powers.pow_fn(mod, permute) if et == "f32"
-              else powers.pow_fn(mod, ty, permute))
+    callee = callee_of(mod)
     entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
     b = ir.IRBuilder(entry)
     b.cbranch(b.icmp_signed(">", fn.args[3], ir.Constant(i64, 0)), loop, done)
     b.position_at_end(loop)
     i = b.phi(i64)
     i.add_incoming(ir.Constant(i64, 0), entry)
-    xv = b.load(b.gep(fn.args[0], [i], source_etype=ty), typ=ty)
-    yv = b.load(b.gep(fn.args[1], [i], source_etype=ty), typ=ty)
-    b.store(b.call(helper, [xv, yv]), b.gep(fn.args[2], [i], source_etype=ty))
-    nxt = b.add(i, ir.Constant(i64, 1))
+    align = 4 if et == "f32" else 8  # element alignment: NumPy's buffers promise no more
+    xv = b.load(b.gep(fn.args[0], [i], source_etype=ty), typ=vty, align=align)
+    yv = b.load(b.gep(fn.args[1], [i], source_etype=ty), typ=vty, align=align)
+    b.store(b.call(callee, [xv, yv]), b.gep(fn.args[2], [i], source_etype=ty), align=align)
+    nxt = b.add(i, ir.Constant(i64, max(lanes, 1)))
     i.add_incoming(nxt, loop)
     b.cbranch(b.icmp_signed("<", nxt, fn.args[3]), loop, done)
     b.position_at_end(done)
@@ -79,47 +81,27 @@ def _kernel(et: str, permute: bool):
     return call, text
 
 
+def _pow_helper(mod: ir.Module, et: str, permute: bool) -> ir.Function:
+    if et == "f32":
+        return f32_powers.pow_fn(mod, permute)
+    return powers.pow_fn(mod, ir.DoubleType(), permute)
+
+
+def _kernel(et: str, permute: bool):
+    """A compiled `out[i] = pow(x[i], y[i])` loop over n elements, with the AVX-512 path
+    (`permute`) or the fallback; returns (call(x, y) -> out, optimized IR text)."""
+    return _loop_kernel(f"pow_{et}_{permute}", et, 0,
+                        lambda mod: _pow_helper(mod, et, permute))
+
+
 def _wrapper_kernel(et: str, lanes: int):
     """`out[i:i+lanes] = ember.pow.v<lanes>(x[i:i+lanes], y[i:i+lanes])` over whole
     vectors, called directly (the variants the vectorizer picks for other lane counts)."""
-    ty = ir.FloatType() if et == "f32" else ir.DoubleType()
-    vty = ir.VectorType(ty, lanes)
-    mod = ir.Module(name=f"powv_{et}_{lanes}")
-    ptr, i64 = ir.PointerType(), ir.IntType(64)
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr, i64]), name="k")
-    if et == "f32":
-        f32_powers.pow_fn(mod, True)
-    else:
-        powers.pow_fn(mod, ty, True)
-    variant = mod.get_global(f"ember.pow.v{lanes}{et}")
-    entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
-    b = ir.IRBuilder(entry)
-    b.cbranch(b.icmp_signed(">", fn.args[3], ir.Constant(i64, 0)), loop, done)
-    b.position_at_end(loop)
-    i = b.phi(i64)
-    i.add_incoming(ir.Constant(i64, 0), entry)
-    align = 4 if et == "f32" else 8  # element alignment: NumPy's buffers promise no more
-    xv = b.load(b.gep(fn.args[0], [i], source_etype=ty), typ=vty, align=align)
-    yv = b.load(b.gep(fn.args[1], [i], source_etype=ty), typ=vty, align=align)
-    b.store(b.call(variant, [xv, yv]), b.gep(fn.args[2], [i], source_etype=ty), align=align)
-    nxt = b.add(i, ir.Constant(i64, lanes))
-    i.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_signed("<", nxt, fn.args[3]), loop, done)
-    b.position_at_end(done)
-    b.ret_void()
-    llmod = llvm_target.parse_and_verify(str(mod))
-    llvm_target.optimize(llmod)
-    engine, addr = llvm_target.load_object(llvm_target.emit_object(llmod), "k")
-    _KEEP.append(engine)
-    cfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                           ctypes.c_int64)(addr)
+    def variant(mod: ir.Module) -> ir.Function:
+        _pow_helper(mod, et, True)
+        return mod.get_global(f"ember.pow.v{lanes}{et}")
 
-    def call(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        out = np.empty_like(x)
-        cfn(x.ctypes.data, y.ctypes.data, out.ctypes.data, len(x))
-        return out
-
-    return call
+    return _loop_kernel(f"powv_{et}_{lanes}", et, lanes, variant)[0]
 
 
 def _edges(et: str) -> np.ndarray:
