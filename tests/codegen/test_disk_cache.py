@@ -39,10 +39,22 @@ def _run(cache: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_warm_cache_skips_llvm_in_a_fresh_process(tmp_path):
+def _executables(folder, monkeypatch) -> list:
+    """The cache files of executables in `folder`: not those of libraries (the thread
+    pool, the GEMM library: meta "what"), which a fresh process also stores there."""
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(folder))
+    out = []
+    for f in sorted(folder.glob("*.o")):
+        entry = disk_cache.load_lazy(f.stem)
+        if entry is None or "what" not in entry.meta:
+            out.append(f)
+    return out
+
+
+def test_warm_cache_skips_llvm_in_a_fresh_process(tmp_path, monkeypatch):
     cold = _run(str(tmp_path))
     assert not cold["from_disk"] and cold["codegen_runs"] == 1
-    files = list(tmp_path.glob("*.o"))
+    files = _executables(tmp_path, monkeypatch)
     assert len(files) == 1 and not list(tmp_path.glob("*.tmp"))
     warm = _run(str(tmp_path))
     assert warm["from_disk"]
@@ -50,9 +62,9 @@ def test_warm_cache_skips_llvm_in_a_fresh_process(tmp_path):
     assert warm["sum"] == cold["sum"] and warm["kernels"] == cold["kernels"]
 
 
-def test_corrupt_and_foreign_files_are_ignored(tmp_path):
+def test_corrupt_and_foreign_files_are_ignored(tmp_path, monkeypatch):
     cold = _run(str(tmp_path))
-    (entry,) = tmp_path.glob("*.o")
+    (entry,) = _executables(tmp_path, monkeypatch)
     data = bytearray(entry.read_bytes())
     data[-10] ^= 0xFF  # inside the compressed body: the checksum no longer matches
     entry.write_bytes(bytes(data))
@@ -61,6 +73,37 @@ def test_corrupt_and_foreign_files_are_ignored(tmp_path):
     entry.write_bytes(b"\x7fELF not ours at all")  # a foreign file under the right name
     again = _run(str(tmp_path))
     assert not again["from_disk"] and again["rejected"] == 1 and again["sum"] == cold["sum"]
+
+
+POOL_PROGRAM = """
+import json, numpy as np, ember
+from ember.backends import cpu
+from ember.backends.cpu import disk_cache, llvm_target, pool
+llvm_target.target()
+library = dict(disk_cache.STATS)
+cpu.set_num_threads(2)
+x = np.arange(1 << 20, dtype=np.float32)
+y = np.asarray(ember.jit(lambda v: v * 2 + 1)(x))
+print(json.dumps({"installed": pool.installed(), "hits": library["disk_hits"],
+                  "writes": library["disk_writes"], "regions": pool.stats()["regions"],
+                  "right": bool(np.array_equal(y, x * 2 + 1))}))
+"""
+
+
+def test_thread_pool_code_is_generated_once_per_cache(tmp_path):
+    """The pool's object code (~9 ms of code generation) is stored by the first process
+    and loaded by the next, which runs parallel kernels with it all the same."""
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path), EMBER_ENABLE_CHECKS="0")
+
+    def run() -> dict:
+        out = subprocess.run([sys.executable, "-c", POOL_PROGRAM], env=env,
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    cold, warm = run(), run()
+    assert cold["installed"] and cold["writes"] == 1 and cold["hits"] == 0
+    assert warm["installed"] and warm["writes"] == 0 and warm["hits"] == 1
+    assert cold["right"] and warm["right"] and warm["regions"] >= 1
 
 
 def _module(c: float):
