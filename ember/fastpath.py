@@ -176,6 +176,9 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
                 + [f"o{k}" for k in range(nout)])
         # the tuple must outlive the call: bound to a local, never a temporary
         lines += [f"    objs = ({', '.join(objs)},)", "    tramp(id(objs))"]
+        if runner.precise is not None:  # (its copies could not be compiled: raise)
+            ns["precise"] = runner.precise
+            lines.append("    precise.raise_if_failed()")
     elif runner is not None:
         owned = ", owned" if lend else ""
         lines.append(f"    {''.join(f'o{k}, ' for k in range(nout))}= "

@@ -186,3 +186,32 @@ def test_unknown_slot_is_ignored():
     before = dict(lazy_precise.STATS)
     llvm_target.resolve_precise(0)  # nothing registered there: returns, the stub skips the call
     assert lazy_precise.STATS == before
+
+
+def test_copies_that_fail_to_compile_make_calls_raise(monkeypatch):
+    """A failed build (it never should: the same IR compiled once) must not hand out the
+    fast path's results for arguments beyond its range: the call raises, on every path."""
+    from ember.backends.cpu import compiler
+
+    real = compiler._emit_and_load
+
+    def failing(m, donated, precise):
+        if precise == "full":
+            raise llvm_target.CpuCompileError("injected failure")
+        return real(m, donated, precise)
+
+    monkeypatch.setattr(compiler, "_emit_and_load", failing)
+    x = np.linspace(-3, 3, 64).astype(np.float32)
+    f = ember.jit(lambda v: jnp.sin(v) * 5 - 2)  # an expression no other test compiles
+    for _ in range(3):  # no argument beyond the fast range: no copy needed (fast path)
+        np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 5 - 2, atol=1e-5)
+    before = lazy_precise.STATS["failed"]
+    with pytest.raises(cpu.CpuCompileError, match="injected failure"):
+        f(_with_huge(x, [5]))
+    assert lazy_precise.STATS["failed"] == before + 1
+    with pytest.raises(cpu.CpuCompileError, match="precise copies"):
+        f(x)  # the executable stays unusable, on the jit's fast path too
+    exe = _exe(lambda v: jnp.sin(v) * 5 - 2, x)
+    with pytest.raises(cpu.CpuCompileError):
+        exe(x)  # and called directly
+    cpu.clear_cache()

@@ -127,6 +127,8 @@ class Executable:
                                  _ptr(scratch) if scratch is not None else None,
                                  *self._const_ptrs, NUM_THREADS_ADDRESS)
         self._fn(table)
+        if self._precise is not None:
+            self._precise.raise_if_failed()
         for pos, kind, index, shape in self._copy_outs:
             np.copyto(outs[pos], self._slot_array(kind, index, shape, arrays, outs, scratch))
         if block is not None:
@@ -269,16 +271,19 @@ class FastRunner:
     `direct` says a whole call is just
         outs = [make(dims, dtype) for make, dims, dtype in runner.outputs]
         runner.tramp(id((runner.desc, *vals, *runner.fixed, *outs)))
+        if runner.precise is not None: runner.precise.raise_if_failed()
     (no scratch block, no copies after the call; the trampoline makes the outputs
     read-only), so a caller may inline it, keeping the tuple and this runner alive across
     the call.
     """
 
-    __slots__ = ("exe", "tramp", "desc", "fixed", "outputs", "nscratch", "direct", "nslots")
+    __slots__ = ("exe", "tramp", "desc", "fixed", "outputs", "nscratch", "direct", "nslots",
+                 "precise")
 
     def __init__(self, exe: Executable, tramp: Any, fixed: list[np.ndarray]):
         self.exe = exe  # its engine owns the code the descriptor points to
         self.tramp = tramp
+        self.precise = exe._precise  # lazily compiled precise copies (None: no such kernel)
         self.fixed = tuple(fixed)
         # small outputs straight from np.empty (no pool below MIN_BYTES: see allocator.py)
         self.outputs = [(np.empty if math.prod(dims) * dt.itemsize < MIN_BYTES
@@ -314,6 +319,8 @@ class FastRunner:
             objs = (self.desc, *vals, *self.fixed, *outs)
         self.tramp(id(objs))
         exe = self.exe
+        if exe._precise is not None:
+            exe._precise.raise_if_failed()
         if exe._copy_outs:
             arrays = [*vals, *self.fixed]
             for pos, kind, index, shape in exe._copy_outs:

@@ -33,8 +33,9 @@ Invariants: a slot is written once, an aligned pointer store, after the copy's c
 linked and executable; readers load it with acquire ordering. The registry maps a slot's
 address to its executable's `LazyPrecise` through a weak reference, dropped when that
 dies (the executable owns it, with the engines). If building the full module fails (it
-never should: the same IR compiled once already), a RuntimeWarning says so, the slots stay
-null and the fast results stand.
+never should: the same IR compiled once already), the slots stay null, the kernel finishes
+with its fast results, and the Python side of the call raises CpuCompileError instead of
+returning them (`LazyPrecise.raise_if_failed`, after every call of such an executable).
 """
 
 from __future__ import annotations

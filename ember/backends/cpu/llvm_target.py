@@ -276,7 +276,9 @@ class LazyPrecise:
         self._lock = threading.Lock()
         self._engine: Any = None  # the full module's engine: owns the copies' code
         self._texts: dict[str, str] | None = None
-        self._failed = False
+        # why the build failed (None: it did not): the calling code raises it after the
+        # native call (`raise_if_failed`), since a callback cannot raise through LLVM code
+        self.failure: str | None = None
         self.slots = {n: engine.get_global_value_address(n + PRECISE_SLOT_SUFFIX)
                       for n in names}
         ref = weakref.ref(self)
@@ -286,9 +288,11 @@ class LazyPrecise:
         weakref.finalize(self, _unregister_precise, list(self.slots.values()), ref)
 
     def resolve(self) -> None:
-        """Compile the copies (once) and fill every slot."""
+        """Compile the copies (once) and fill every slot; on failure record why in
+        `failure` (the slots stay null: the kernel keeps its fast results, which the
+        caller then discards by raising)."""
         with self._lock:
-            if self._engine is not None or self._failed:
+            if self._engine is not None or self.failure is not None:
                 return
             try:
                 engine, addrs, texts = self._build()
@@ -296,18 +300,23 @@ class LazyPrecise:
                 if missing:
                     raise RuntimeError(f"precise copies not found: {missing}")
             except Exception as e:  # (inside a native call: nothing may propagate)
-                self._failed = True
+                self.failure = f"{type(e).__name__}: {e}"
                 PRECISE_STATS["failed"] += 1
-                import warnings
-
-                warnings.warn(f"ember: compiling the precise copies failed ({e}); arguments "
-                              "beyond the fast range keep their fast results",
-                              RuntimeWarning, stacklevel=1)
                 return
             self._engine, self._texts = engine, texts
             for n, addr in self.slots.items():  # (aligned pointer stores, code linked)
                 ctypes.c_void_p.from_address(addr).value = addrs[n]
             PRECISE_STATS["resolved"] += 1
+
+    def raise_if_failed(self) -> None:
+        """After a call: CpuCompileError if the copies could not be compiled. Once they
+        fail, every call of the executable raises (results for arguments beyond the fast
+        range would be wrong), whether or not it needed them."""
+        if self.failure is not None:
+            raise CpuCompileError(
+                f"compiling the precise copies of {', '.join(self.names)} failed "
+                f"({self.failure}); without them arguments beyond the fast range of "
+                "sin/cos/tan cannot be computed, so this executable's calls raise")
 
     def texts(self) -> dict[str, str]:
         """The full module's IR texts (compiling it, and filling the slots, if not yet)."""
