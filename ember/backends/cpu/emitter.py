@@ -31,6 +31,7 @@ import re
 import llvmlite.ir as ir
 
 from ember.backends.cpu import control_steps, kernels
+from ember.backends.cpu.compile_effort import instruction_work
 from ember.backends.cpu.elemental import Buf
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.irtypes import I8, I32, I64, PTR, VOID, i64
@@ -144,10 +145,10 @@ class ModuleEmitter:
                 and self.sched.buffers[inst.operands[0]] == outs[0]):
             kind = "update_slice"  # in place (in_place.py): store the window only
         extent = self._split_extent(kind, root, {i: None for i, _ in in_items})
-        split = extent > 1 and self._work(inst) >= PARALLEL_MIN_ELEMENTS
+        split = extent > 1 and instruction_work(inst) >= PARALLEL_MIN_ELEMENTS
         types = [PTR] * len(arg_slots) + ([I64, I64] if split else [])
         fn = ir.Function(self.ir, ir.FunctionType(VOID, types), name=f"{self.prefix}{name}")
-        if not (inst in self._in_loops and self._work(inst) <= 1):
+        if not (inst in self._in_loops and instruction_work(inst) <= 1):
             fn.attributes.add("noinline")  # (a loop's scalar kernel may inline: its counter)
         fn.attributes.add("nounwind")
         for a in fn.args[:len(arg_slots)]:
@@ -219,13 +220,6 @@ class ModuleEmitter:
 
             return sort_row_count(root)
         return 1
-
-    @staticmethod
-    def _work(inst: Instruction) -> int:
-        sizes = [o.shape.size for o in inst.operands if not o.shape.is_tuple]
-        if not inst.shape.is_tuple:
-            sizes.append(inst.shape.size)
-        return max(sizes, default=0)
 
     def _emit_worker(self, kernel: ir.Function, nptr: int, extent: int) -> ir.Function:
         """`void <kernel>.chunk(ptr data, i64 begin, i64 end)`: the kernel on [begin, end)
