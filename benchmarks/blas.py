@@ -15,7 +15,10 @@ comparison. Then the thread-pool check: an Ember
 elementwise kernel (on Ember's threads) timed right after itself, right after an Ember
 matmul (BLAS is single-threaded inside Ember, so no BLAS thread may spin) and right after
 a NumPy matmul (OpenBLAS's own threads spin-wait for a while after each call). Informative
-only: compare ratios from one run.
+only: compare ratios from one run. Last, the ceiling: the FMA peak with every thread
+running the peak kernel (backends/cpu/peak.py) at once, and what fraction of it each
+gelu row reached (two cores at full vector load can run slower than one alone, so this
+is measured, not one thread's peak times two).
 """
 
 from __future__ import annotations
@@ -112,6 +115,8 @@ def main() -> None:
         err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) or 1))
         ms = interleaved_ms(fns, rep)
         kind = ef.lower(*args).compile().as_text().split("ENTRY")[1]
+        if name.startswith("gelu"):
+            gelu_gflops = {impl: flops / t / 1e6 for impl, t in ms.items()}
         for impl, t in ms.items():
             note = ""
             if impl == "ember":
@@ -122,6 +127,39 @@ def main() -> None:
             print(f"{name:28} {impl:10} {t:8.2f} {ms['numpy'] / t:8.2f}x {flops / t / 1e6:8.1f}"
                   f"{note}")
     _elementwise_after_blas(ember, ejnp, a, c, rep)
+    _peak_report(cpu.get_num_threads(), gelu_gflops)
+
+
+def _peak_report(threads: int, gelu_gflops: dict[str, float]) -> None:
+    """The FMA peak with all `threads` at once (best of 5 rounds of ~50 ms) and each gelu
+    row's share of it; with JAX, the share Ember would need for 0.9x JAX's time."""
+    import threading
+
+    from ember.backends.cpu.peak import fma_kernel
+
+    kernel = fma_kernel()
+    iters = 1 << 16
+    t0 = time.perf_counter()
+    kernel.fn(iters)
+    iters = max(1, int(iters * 0.05 / max(time.perf_counter() - t0, 1e-9)))
+
+    def round_gflops(n: int) -> float:
+        ts = [threading.Thread(target=kernel.fn, args=(iters,)) for _ in range(n)]
+        t0 = time.perf_counter()
+        for t in ts:  # (ctypes drops the GIL: the threads run at once)
+            t.start()
+        for t in ts:
+            t.join()
+        return n * iters * kernel.flops_per_iter / (time.perf_counter() - t0) / 1e9
+
+    one = max(round_gflops(1) for _ in range(5))
+    every = max(round_gflops(threads) for _ in range(5))
+    line = (f"\nFMA peak: {one:.0f} GFLOP/s on one thread, {every:.0f} with all {threads} "
+            f"threads at once; gelu reached " + ", ".join(
+                f"{impl} {g / every:.0%}" for impl, g in gelu_gflops.items()))
+    if "jax" in gelu_gflops:
+        line += f"; 0.9x JAX's time needs {gelu_gflops['jax'] / 0.9 / every:.0%}"
+    print(line)
 
 
 def _route(f, args) -> str:

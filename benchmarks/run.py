@@ -163,22 +163,25 @@ def main() -> None:
     print("libm per element still:", ", ".join(_scalar_libm()))
 
 
-def first_call_report(has_jax: bool, runs: int = 5) -> None:
+def first_call_report(has_jax: bool, runs: int = 7) -> None:
     """The first-call lines, each the median over `runs` fresh processes: cold (disk cache
     off) vs JAX, with Ember warmed up as JAX is (a jit of another function: compiler
     initialized and its modules imported) and, apart, with LLVM initialized only (that
     line adds the one-time import of Ember's code generator, which JAX does at `import
-    jax`); then a warm disk cache."""
-    first = _first_call_ms("off", warmup="jit", runs=runs)
+    jax`); then a warm disk cache. The kinds take turns (one process of each per round),
+    so a change in the machine's load moves all of them alike."""
+    kinds = {"jit": dict(warmup="jit"), "llvm": dict(warmup="llvm")}
+    if has_jax:
+        kinds["jax"] = dict(jax=True)
+    ms = _interleaved_first_calls(kinds, runs)
+    first = ms["jit"]
     line = f"first call of a*sin(x)+b (disk cache off, after a warm-up jit): ember {first:.1f} ms"
     if has_jax:
-        jax_first = _first_call_ms("off", jax=True, runs=runs)
-        line += f"   jax {jax_first:.1f} ms   ember/jax {first / jax_first:.2f}x"
+        line += f"   jax {ms['jax']:.1f} ms   ember/jax {first / ms['jax']:.2f}x"
     print(line)
-    cold = _first_call_ms("off", warmup="llvm", runs=runs)
-    line = f"  same, LLVM initialized only (+ code generator import): ember {cold:.1f} ms"
+    line = f"  same, LLVM initialized only (+ code generator import): ember {ms['llvm']:.1f} ms"
     if has_jax:
-        line += f"   ember/jax {cold / jax_first:.2f}x"
+        line += f"   ember/jax {ms['llvm'] / ms['jax']:.2f}x"
     print(line)
     import tempfile
 
@@ -187,6 +190,16 @@ def first_call_report(has_jax: bool, runs: int = 5) -> None:
         print(f"first call in a fresh process, warm disk cache: "
               f"{_first_call_ms(warm, runs=runs):.1f} ms (LLVM optimize/codegen runs: "
               f"{_first_call_ms(warm, stat=True, runs=1):.0f})")
+
+
+def _interleaved_first_calls(kinds: dict[str, dict], runs: int) -> dict[str, float]:
+    """Median first-call ms of each kind (keyword arguments of `_first_call_ms`, disk
+    cache off), over `runs` rounds of one fresh process per kind."""
+    values: dict[str, list[float]] = {k: [] for k in kinds}
+    for _ in range(runs):
+        for k, kw in kinds.items():
+            values[k].append(_first_call_ms("off", **kw))
+    return {k: float(np.median(v)) for k, v in values.items()}
 
 
 def tiny_call_us(jit: Callable, calls: int = 100_000, chunk: int = 1000) -> dict[str, float]:
