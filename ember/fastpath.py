@@ -112,7 +112,7 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
                 return MISS
             o0 = make0(dims0, odt0)
             objs = (desc, v0, o0,)
-            tramp(id(objs))
+            tramp(objs)
             r0 = new(ArrayImpl); r0._value = o0; r0._aval = oaval0; r0._deleted = False; ...
             return r0
 
@@ -174,8 +174,8 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
             ns[f"fixed{j}"] = a
         objs = (["desc"] + vs + [f"fixed{j}" for j in range(len(runner.fixed))]
                 + [f"o{k}" for k in range(nout)])
-        # the tuple must outlive the call: bound to a local, never a temporary
-        lines += [f"    objs = ({', '.join(objs)},)", "    tramp(id(objs))"]
+        # (the call holds the tuple, so every array in it, while the kernel runs)
+        lines += [f"    objs = ({', '.join(objs)},)", "    tramp(objs)"]
         if runner.precise is not None:  # (its copies could not be compiled: raise)
             ns["precise"] = runner.precise
             lines.append("    precise.raise_if_failed()")

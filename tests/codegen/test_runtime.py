@@ -169,6 +169,25 @@ def test_one_trampoline_per_process():
     assert fastcall.trampoline() is fastcall.trampoline() is not None
 
 
+def test_trampoline_is_a_builtin_that_releases_the_gil_around_the_entry():
+    """A CPython builtin (no ctypes argument conversion), which gives the GIL up while the
+    entry runs: long kernels must not hold it, and pool threads may call back into
+    Python (lazy precise copies, callbacks), which would deadlock against a held GIL."""
+    import types
+
+    from ember.backends.cpu import fastcall
+
+    assert isinstance(fastcall.trampoline(), types.BuiltinFunctionType)
+    body = fastcall._ir().split("define ptr @ember_fastcall")[1]
+    save = body.index("call ptr @PyEval_SaveThread()")
+    entry = body.index("call void %callee(ptr %table)")
+    restore = body.index("call void @PyEval_RestoreThread(")
+    flags = body.index("store i32 %flags.ro")
+    assert save < entry < restore < flags  # outputs made read-only with the GIL held
+    with pytest.raises(TypeError):
+        fastcall.trampoline()()  # METH_O: exactly one argument, checked by CPython
+
+
 def test_a_jitted_call_is_exactly_one_foreign_call(monkeypatch):
     import ember
     from ember.backends.cpu import fastcall

@@ -10,10 +10,11 @@ pointers are read through `__array_interface__` (cheaper than `arr.ctypes`).
 `run(vals) -> [outputs]` for arguments the caller has already checked, which allocates the
 outputs and makes one call through a native trampoline (`fastcall.py`) that reads each
 array's data pointer itself, so no pointer table or data pointer is built in Python.
-ctypes releases the GIL during the call, and all per-call state (table, outputs, scratch) is
-local, so an executable may be called from several threads at once. Outputs and the scratch
-block come from the caching allocator (`allocator.py`), so large results recycle memory the
-user dropped instead of faulting fresh pages in; small ones are plain `np.empty`.
+Both calls release the GIL while the entry runs (ctypes; the trampoline itself), and all
+per-call state (table, outputs, scratch) is local, so an executable may be called from
+several threads at once. Outputs and the scratch block come from the caching allocator
+(`allocator.py`), so large results recycle memory the user dropped instead of faulting
+fresh pages in; small ones are plain `np.empty`.
 """
 
 from __future__ import annotations
@@ -270,7 +271,7 @@ class FastRunner:
 
     `direct` says a whole call is just
         outs = [make(dims, dtype) for make, dims, dtype in runner.outputs]
-        runner.tramp(id((runner.desc, *vals, *runner.fixed, *outs)))
+        runner.tramp((runner.desc, *vals, *runner.fixed, *outs))
         if runner.precise is not None: runner.precise.raise_if_failed()
     (no scratch block, no copies after the call; the trampoline makes the outputs
     read-only), so a caller may inline it, keeping the tuple and this runner alive across
@@ -317,7 +318,7 @@ class FastRunner:
             objs = (self.desc, *vals, *self.fixed, *outs, scratch)
         else:
             objs = (self.desc, *vals, *self.fixed, *outs)
-        self.tramp(id(objs))
+        self.tramp(objs)
         exe = self.exe
         if exe._precise is not None:
             exe._precise.raise_if_failed()
