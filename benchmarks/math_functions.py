@@ -3,10 +3,11 @@
 
 Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/math_functions.py [--n 10000000]
      [--repeat 5] [--only exp,log]
-Prints median milliseconds, the ratio NumPy time / Ember time (> 1: Ember is faster) for
-both forms, and whether Ember runs our vector code or calls the C library per element;
-then the rows below the goals (>= 1 alone, >= 2 on f*a+b) and the functions that still
-call scalar libm (per element, or only on a slow path).
+Prints median milliseconds (the four timings of a row take turns, one call each per
+round, so a burst of other users' load hits them alike), the ratio NumPy time / Ember time
+(> 1: Ember is faster) for both forms, and whether Ember runs our vector code or calls the
+C library per element; then the rows below the goals (>= 1 alone, >= 2 on f*a+b) and the
+functions that still call scalar libm (per element, or only on a slow path).
 a and b are arrays, so NumPy makes two extra passes and Ember fuses them into one kernel.
 Informative only: timings are noisy on shared hosts.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
-from timing import median_ms
+from timing import interleaved_median_ms
 
 from ember.backends import cpu
 from ember.backends.cpu.mathlib import SCALAR_LIBM, VECTORIZED
@@ -100,10 +101,11 @@ def main() -> None:
             affine = cpu.compile(_module(op, et, args.n, arity, True))
             f = fns[op]
             with np.errstate(all="ignore"):
-                e1 = median_ms(partial(plain, *xs), args.repeat)
-                n1 = median_ms(partial(f, *xs), args.repeat)
-                e2 = median_ms(partial(affine, *xs, a, c), args.repeat)
-                n2 = median_ms(partial(_numpy_affine, f, xs, a, c), args.repeat)
+                ms = interleaved_median_ms({"e1": partial(plain, *xs), "n1": partial(f, *xs),
+                                            "e2": partial(affine, *xs, a, c),
+                                            "n2": partial(_numpy_affine, f, xs, a, c)},
+                                           args.repeat)
+            e1, n1, e2, n2 = ms["e1"], ms["n1"], ms["e2"], ms["n2"]
             print(f"{op:22s} {et:3s} {kind:6s} {e1:8.1f} {n1:8.1f} {n1 / e1:6.2f}"
                   f" {e2:11.1f} {n2:11.1f} {n2 / e2:6.2f}", flush=True)
             if n1 / e1 < 1:

@@ -25,3 +25,18 @@ def median_ms(fn: Callable[[], object], repeat: int, idle: bool = False) -> floa
         fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times) * 1e3)
+
+
+def interleaved_median_ms(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median ms of each function over `repeat` rounds in which every function runs once
+    (after one warm-up call each): a burst of load from another user of a shared machine
+    then lands on all of them alike instead of on whichever ran its block of calls then."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: float(np.median(v) * 1e3) for k, v in times.items()}
