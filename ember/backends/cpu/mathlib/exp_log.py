@@ -73,10 +73,7 @@ def _exp_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     xc = _clamp(fp, x, EXP_LO[fp.bits], EXP_HI[fp.bits])
     k, r = _reduce_ln2(fp, xc)
     p = fp.poly(r, [1.0 / math.factorial(n) for n in range(EXP_DEG[fp.bits] + 1)])
-    ki = fp.to_int(k)
-    k1 = fp.b.ashr(ki, fp.ci(1))
-    k2 = fp.b.sub(ki, k1)
-    res = fp.mul(fp.mul(p, fp.pow2i(k1)), fp.pow2i(k2))
+    res = fp.ldexp(p, fp.to_int(k))
     return fp.sel(fp.isnan(x), x, res)
 
 

@@ -22,6 +22,16 @@ def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type
     return fn
 
 
+def scalef_ldexp() -> bool:
+    """Whether `Fp.ldexp` emits `llvm.ldexp`: on hosts with AVX-512 F and VL, whose
+    vscalefps/pd (any vector width, and scalars) it lowers to; elsewhere LLVM would call
+    the C library's ldexp per element. (llvm_target builds for the host CPU.)"""
+    from ember.backends.cpu.llvm_target import target
+
+    features = target().features.split(",")
+    return "+avx512f" in features and "+avx512vl" in features
+
+
 def type_suffix(ty: ir.Type) -> str:
     if isinstance(ty, ir.IntType):
         return f"i{ty.width}"
@@ -177,9 +187,25 @@ class Fp:
         return p, self.fma(a, b, self.neg(p))
 
     def ldexp(self, v: ir.Value, k: ir.Value) -> ir.Value:
-        """v * 2^k for an integer k (ity) with |k| <= 2 * bias: two exact power-of-two
-        factors, so only the last multiply rounds (once, into the subnormal range or to
-        inf)."""
+        """v * 2^k for an integer k (ity) with |k| <= 2 * bias, rounded once (into the
+        subnormal range or to inf). With AVX-512 (`scalef_ldexp`) LLVM's `llvm.ldexp`,
+        which X86 lowers to one vscalefps/pd (plus the exponent's conversion), widened by
+        the vectorizer like any intrinsic; else two exact power-of-two factors, so only
+        the second multiply rounds. Same value either way: v 2^k correctly rounded."""
+        if scalef_ldexp():
+            return self._ldexp_intrinsic(v, k)
         k1 = self.b.ashr(k, self.ci(1))
         k2 = self.b.sub(k, k1)
         return self.mul(self.mul(v, self.pow2i(k1)), self.pow2i(k2))
+
+    def _ldexp_intrinsic(self, v: ir.Value, k: ir.Value) -> ir.Value:
+        i32 = ir.IntType(32)
+        if isinstance(self.ty, ir.VectorType):
+            lanes = self.ty.count
+            kty = ir.VectorType(i32, lanes)
+            name = f"llvm.ldexp.v{lanes}{type_suffix(self.ty.element)}.v{lanes}i32"
+        else:
+            kty, name = i32, f"llvm.ldexp.{type_suffix(self.ty)}.i32"
+        if self.bits != 32:  # (|k| <= 2 * 1023: exact in i32)
+            k = self.b.trunc(k, kty)
+        return self.b.call(intrinsic(self.module, name, self.ty, [self.ty, kty]), [v, k])
