@@ -183,6 +183,8 @@ def first_call_report(has_jax: bool, runs: int = 7) -> None:
     if has_jax:
         line += f"   ember/jax {ms['llvm'] / ms['jax']:.2f}x"
     print(line)
+    print(f"  (one-time costs of a process's first compile, the difference: "
+          f"{ms['llvm'] - first:.1f} ms: importing the code generator and LLVM's first use)")
     import tempfile
 
     with tempfile.TemporaryDirectory() as warm:
