@@ -3,11 +3,17 @@ input (softmax and layernorm as users write them) become one fusion, so the back
 the dependent reductions and the epilogue per block of rows while the row is in cache.
 
 Input: the entry computation. Output: groups `(root, members)` for `fusion.py` to build
-(kind=kInput: the group holds reductions; its root is a full-shape value, not a reduce).
-Refusals are appended to the caller's decision list.
+(kind=kInput: the group holds reductions). Refusals are appended to the caller's decision
+list.
 
 Rewrites (D = [rows..., n], reduce over the last dimension):
   out = f(x, broadcast(g(reduce(h(x)))), ...)  =>  fusion(x, ...), kind=kInput  (one kernel)
+  and with one value per row out of dependent reductions (a reduction of values that need
+  another one: a row variance, logsumexp, a cross-entropy), which would otherwise write a
+  full-shape temporary (the squared deviations, exp(x - max)) and read it back:
+  out = k(reduce(f(x, broadcast(g(reduce(h(x))))))) =>  fusion(x, ...), kind=kInput
+A root of shape D takes any reduction; a root with one value per row only dependent ones
+(one reduction, or independent siblings, are one pass already: fusion.py's kInput).
 
 Group members, by level:
 - row level (shape D): elementwise ops; broadcasts of row values (shape rows, or rows with
@@ -130,12 +136,65 @@ def _member_reason(inst: Instruction, rs: _RowShape) -> str:
 
 def grow_row_group(root: Instruction, pos: dict[Instruction, int],
                    decisions: list[tuple[str, str, str]]) -> list[Instruction] | None:
-    """The row group rooted at `root`, or None when it holds no reduction (or does not fit)."""
-    if root.shape.is_tuple or root.shape.rank == 0 or root.shape.dimensions[-1] < 2:
+    """The row group rooted at `root`, or None when it holds no reduction (or does not fit).
+    A root of the full row shape (softmax, layernorm) groups any reduction; a root with one
+    value per row (a row variance, logsumexp, a cross-entropy) only dependent ones: a
+    reduction of values that need another reduction (else one reduce fusion is one pass)."""
+    if root.shape.is_tuple or root.shape.rank == 0:
         return None
-    rs = _RowShape(root.shape.dimensions)
-    if _member_reason(root, rs) or root.opcode in ("reduce", "constant"):
+    full: list[tuple[str, str, str]] = []  # (the refusals of the attempt that is kept)
+    if root.shape.dimensions[-1] >= 2 and root.opcode not in ("reduce", "constant"):
+        members = _grow(root, _RowShape(root.shape.dimensions), pos, full)
+        if members is not None:
+            decisions += full
+            return members
+    dims = _reduced_row_shape(root)
+    per_row: list[tuple[str, str, str]] = []
+    members = None if dims is None else _grow(root, _RowShape(dims), pos, per_row)
+    if members is None or _phases(members) < 2:
+        decisions += full
         return None
+    decisions += per_row
+    return members
+
+
+def _reduced_row_shape(root: Instruction) -> tuple[int, ...] | None:
+    """The row shape D whose rows a one-value-per-row `root` reduces: the operand shape of
+    the first reduce over a last dimension found below it through row values."""
+    stack, seen = [root], set()
+    while stack:
+        inst = stack.pop()
+        if inst in seen or inst.shape.is_tuple:
+            continue
+        seen.add(inst)
+        if inst.opcode == "reduce":
+            x = inst.operands[0]
+            if (len(inst.operands) == 2 and x.shape.rank >= 2 and x.shape.dimensions[-1] >= 2
+                    and tuple(inst.attrs["dimensions"]) == (x.shape.rank - 1,)
+                    and _RowShape(x.shape.dimensions).is_row_value(root.shape.dimensions)):
+                return x.shape.dimensions
+            continue
+        if inst.shape.size == root.shape.size:  # (row values: elementwise ops, reshapes)
+            stack.extend(inst.operands)
+    return None
+
+
+def _phases(members: list[Instruction]) -> int:
+    """The longest chain of reductions in `members` (2: one reduces values that need
+    another, as the squared deviations of a variance need the mean)."""
+    group = set(members)
+    phase: dict[Instruction, int] = {}
+    for m in reversed(members):  # (grow_group lists consumers first)
+        p = max((phase.get(o, 0) for o in m.operands if o in group), default=0)
+        phase[m] = p + 1 if m.opcode == "reduce" else p
+    return max(phase.values(), default=0)
+
+
+def _grow(root: Instruction, rs: _RowShape, pos: dict[Instruction, int],
+          decisions: list[tuple[str, str, str]]) -> list[Instruction] | None:
+    if _member_reason(root, rs):
+        return None
+
     def accept(p: Instruction, group: set[Instruction]) -> bool:
         why = _member_reason(p, rs)
         if not why and any(u not in group for u in p.users):

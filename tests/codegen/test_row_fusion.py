@@ -120,3 +120,66 @@ def test_dependent_reductions_are_not_siblings():
     m = b.build(b.tuple([s, s2]))
     x0 = _rand(100, seed=6)
     _compare(m, x0, rtol=1e-5)
+
+
+# -- one value per row: dependent reductions whose result is a row value ------------------
+
+def logsumexp(x):
+    m = jnp.max(x, axis=-1, keepdims=True)
+    return jnp.log(jnp.sum(jnp.exp(x - m), axis=-1)) + m[..., 0]
+
+
+def cross_entropy(x, y):
+    m = jnp.max(x, axis=-1, keepdims=True)
+    s = x - m
+    return -jnp.sum(y * (s - jnp.log(jnp.sum(jnp.exp(s), axis=-1, keepdims=True))), axis=-1)
+
+
+def row_var(x):
+    return jnp.var(x, axis=-1)
+
+
+PER_ROW = {"logsumexp": (logsumexp, 1), "cross_entropy": (cross_entropy, 2),
+           "var": (row_var, 1), "std keepdims": (lambda x: jnp.std(x, axis=-1, keepdims=True), 1)}
+
+
+@pytest.mark.parametrize("shape", [(4096, 1024), (7, 33), (2, 3, 17), (1, 2)], ids=str)
+@pytest.mark.parametrize("name", list(PER_ROW))
+def test_per_row_results_of_dependent_reductions_are_one_row_kernel(name, shape):
+    """A variance, logsumexp or cross-entropy over the last axis: one kernel that reads
+    each row once (no full-shape temporary of the squared deviations or exp), storing one
+    value per row."""
+    f, arity = PER_ROW[name]
+    args = [_rand(*shape, seed=7)]
+    if arity == 2:  # labels: probabilities (terms of one sign, as in a real loss)
+        args.append(np.random.default_rng(8).random(shape).astype(np.float32))
+    exe = _compare(_module(f, *args), *args, rtol=1e-5, atol=1e-5)
+    assert exe.kernel_names == ["fusion"], exe.as_text()
+    entry = exe.as_text().split("ENTRY")[1]
+    assert "kind=kInput" in entry
+    assert f"f32[{','.join(map(str, shape))}]" not in entry.split("ROOT")[1].split("fusion(")[0]
+    assert "row.loop" in exe.unoptimized_ir  # the row kernel, not a plain reduction
+
+
+def test_per_row_rows_split_across_threads_give_the_same_bits():
+    x = _rand(4096, 1024, seed=11)
+    f = ember.jit(row_var)
+    before = cpu.get_num_threads()
+    try:
+        outs = []
+        for t in (1, 2, 3):
+            cpu.set_num_threads(t)
+            outs.append(np.asarray(f(x)))
+    finally:
+        cpu.set_num_threads(before)
+    assert all(np.array_equal(o, outs[0]) for o in outs[1:])
+
+
+def test_independent_reductions_of_a_row_stay_plain_reductions():
+    """One reduction, or several that need none of the others, is one pass already: no row
+    kernel for those (sibling fusion or a single reduce)."""
+    x = _rand(64, 33, seed=12)
+    exe = _compare(_module(lambda v: jnp.sum(v * v, axis=-1), x), x, rtol=1e-5)
+    assert "row.loop" not in exe.unoptimized_ir
+    exe = _compare(_module(lambda v: jnp.max(v, axis=-1) - jnp.min(v, axis=-1), x), x)
+    assert "row.loop" not in exe.unoptimized_ir

@@ -316,11 +316,11 @@ def _is_python_callback(inst: Instruction) -> bool:
 
 
 def _kind(inst: Instruction, root: Instruction) -> str:
+    if inst.opcode == "fusion" and _is_row_fusion(inst.fused_computation):
+        return "row"  # (before "reduce": a row variance's root is a reduce)
     if root.opcode == "reduce" or (root.opcode == "tuple" and root.operands
                                    and all(o.opcode == "reduce" for o in root.operands)):
         return "reduce"
-    if inst.opcode == "fusion" and _is_row_fusion(inst.fused_computation):
-        return "row"
     if inst.opcode == "fusion" and inst.attrs.get("kind") == "kOutput":
         return "dot"  # a dot and its epilogue
     if root.opcode in ("dot", "scatter", "sort"):

@@ -1,8 +1,9 @@
 """Row kernels: a row fusion (see ember/passes/row_fusion.py) as one loop over rows.
 
-Input: the fused computation (root of the full row shape D = [rows..., n], holding
-reductions over the last dimension), its input buffers and the output buffer. Output: for
-each row, one loop over the row per *phase* and a final epilogue loop:
+Input: the fused computation (holding reductions over the last dimension of a row shape
+D = [rows..., n]; its root of shape D, or one value per row), its input buffers and the
+output buffer. Output: for each row, one loop over the row per *phase* and a final
+epilogue loop (none for a root with one value per row: it is stored once per row):
   phase p computes the reductions whose operands need only reductions of earlier phases
   (softmax: 1 = max, 2 = sum of exp; layernorm: 1 = sum, 2 = sum of squared deviations);
   the row values between them (mean, 1/sqrt(var + eps)) are computed once per row;
@@ -41,17 +42,40 @@ from ember.hlo.shape import Shape
 Inputs = dict[Instruction, Buf]
 
 
+def row_shape(root: Instruction) -> tuple[int, ...]:
+    """The row shape D = [rows..., n] of the row fusion rooted at `root`: what its reduces
+    reduce over the last dimension (the root's own shape, unless it holds one value per
+    row)."""
+    for inst in _post_order(root, {}):
+        if inst.opcode == "reduce":
+            return inst.operands[0].shape.dimensions
+    return root.shape.dimensions
+
+
 def row_count(root: Instruction) -> int:
     """Rows a row kernel's `rows` span ranges over."""
     n = 1
-    for d in root.shape.dimensions[:-1]:
+    for d in row_shape(root)[:-1]:
         n *= d
     return n
 
 
 def is_row_fusion(comp: Computation) -> bool:
-    return comp.root.opcode not in ("reduce", "tuple") and any(
-        i.opcode == "reduce" for i in comp.instructions)
+    """A fusion of reductions the row kernel runs: its root is a full-shape value that
+    recombines reductions (softmax), or it holds one value per row and a dependent
+    reduction, one of values that need another reduction (a row variance, logsumexp);
+    other reduce-rooted fusions are plain reductions (kernels.py)."""
+    reduces = [i for i in comp.instructions if i.opcode == "reduce"]
+    if not reduces or comp.root.opcode == "tuple":
+        return False
+    if comp.root.opcode != "reduce" and comp.root.shape.dimensions == row_shape(comp.root):
+        return True
+    return any(_needs_reduce(r.operands[0]) for r in reduces)
+
+
+def _needs_reduce(value: Instruction) -> bool:
+    """Whether computing `value` needs the result of a reduce."""
+    return any(i.opcode == "reduce" for i in _post_order(value, {}))
 
 
 class RowPlan:
@@ -59,7 +83,10 @@ class RowPlan:
 
     def __init__(self, root: Instruction, inputs: Inputs) -> None:
         self.root = root
-        self.dims = root.shape.dimensions
+        self.dims = row_shape(root)
+        # one value per row (a variance, logsumexp): the root is a row value, stored once
+        # per row after the last phase, with no epilogue loop
+        self.per_row = root.shape.dimensions != self.dims
         self.n = self.dims[-1]
         self.inputs = inputs
         order = _post_order(root, inputs)
@@ -142,7 +169,7 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                     rows: tuple[ir.Value, ir.Value] | None = None) -> None:
     plan = RowPlan(root, inputs)
     dims, n = plan.dims, plan.n
-    stream = streaming.enabled(out.shape)
+    stream = streaming.enabled(out.shape) and not plan.per_row
     outer = dims[:-1]
 
     def body(gen: ElementGenerator, lo: ir.Value, hi: ir.Value,
@@ -209,7 +236,9 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                 for v in fills:
                     gen.ready[v] = scratch[v]
             compute_row_values(plan.last_phase)
-            if stream and outer:  # the epilogue's row goes past the caches (streaming.py)
+            if plan.per_row:
+                store(b, out, r, gen.row_vals[root])
+            elif stream and outer:  # the epilogue's row goes past the caches (streaming.py)
                 base = b.mul(r, i64(n))
 
                 def put_element(lin: ir.Value, put: streaming.Put) -> None:
