@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import interleaved_ms
 
 
 def gelu_dense(jnp):
@@ -41,30 +42,6 @@ def gelu_dense(jnp):
 
 # OpenBLAS's and XLA's worker threads spin-wait on their cores for a while after each call
 # (OpenBLAS: up to 2^28 cycles, ~0.1 s); a block timed sooner shares its cores with them
-IDLE_GAP_S = 0.3
-
-
-def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int,
-                   rounds: int = 3) -> dict[str, float]:
-    """Median ms of each function: `rounds` rounds in which each function runs a block of
-    calls after two untimed ones. Blocks, not single calls, take turns: a call right
-    after another library's matmul would pay for that library's threads still spinning on
-    the cores (OpenBLAS's do, for a while; see the check at the end); rounds still spread
-    other users' load over all of them alike."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    per_round = max(1, -(-repeat // rounds))
-    for _ in range(rounds):
-        for k, f in fns.items():
-            time.sleep(IDLE_GAP_S)  # the previous library's threads stop spinning
-            f()
-            f()
-            for _ in range(per_round):
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(v) * 1e3) for k, v in times.items()}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=21)

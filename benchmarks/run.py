@@ -4,11 +4,12 @@ numexpr and Numba when importable, in one process.
 Run (OpenBLAS tuning variables unset for this command only, as the peers' table was taken):
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/run.py [--repeat 15]
 
-Prints per workload the median milliseconds of each implementation, its ratio to NumPy
+Prints per workload the median milliseconds of each implementation (they take turns in
+blocks of calls, three rounds, so other users' load spreads over all), its ratio to NumPy
 (>1: faster than NumPy) and, for Ember, the achieved GB/s (bytes read + written) and its
 fraction of the triad bandwidth measured first in the same run (Ember's own compiled
 `a = b + s*c` over 128 MB arrays on all threads). Then one-time costs and first calls
-(each the median of 5 fresh processes): disk cache off, Ember warmed up as JAX is (a jit of
+(each the median of 7 fresh processes): disk cache off, Ember warmed up as JAX is (a jit of
 another function) and with LLVM initialized only, then a warm disk cache.
 `--first-call-only` prints just those lines. Results of every call are dropped, as a loop
 that discards results would. Informative only: shared hosts are noisy; compare ratios from
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from timing import median_ms
+from timing import interleaved_ms, median_ms
 
 
 def _ready(x: object) -> object:
@@ -118,24 +119,22 @@ def main() -> None:
         ej = ember.jit(_with_module(fn, jnp))
         eargs = [ember.asarray(a) if hasattr(ember, "asarray") else a for a in fargs]
         kernels = ej.lower(*fargs).compile().as_text().split("ENTRY")[1].count("fusion(")
-        t_e = median_ms(lambda f=ej, a=eargs: _ready(f(*a)), rep, idle=True)
         nf = _with_module(fn, np)  # NumPy: the same source with jnp bound to numpy
-        t_n = median_ms(lambda f=nf, a=fargs: f(*a), rep, idle=True)
-        row = {"name": name, "ember": t_e, "numpy": t_n, "gbs": nbytes / (t_e * 1e-3) / 1e9,
-               "kernels": kernels}
+        fns: dict[str, Callable[[], object]] = {
+            "ember": lambda f=ej, a=eargs: _ready(f(*a)), "numpy": lambda f=nf, a=fargs: f(*a)}
         if "jax" in peers:
             jax, jjnp = peers["jax"]
             jf = jax.jit(_with_module(fn, jjnp))
             jargs = [jjnp.asarray(a) for a in fargs]
-            row["jax"] = median_ms(lambda f=jf, a=jargs: f(*a).block_until_ready(), rep,
-                                   idle=True)
+            fns["jax"] = lambda f=jf, a=jargs: f(*a).block_until_ready()
         if has_ne and name.startswith("a*sin"):
             import numexpr as ne
 
             x, a, c = fargs
             names = {"x": x, "a": a, "c": c}
-            row["numexpr"] = median_ms(
-                lambda d=names: ne.evaluate("a*sin(x)+c", local_dict=d), rep, idle=True)
+            fns["numexpr"] = lambda d=names: ne.evaluate("a*sin(x)+c", local_dict=d)
+        row = interleaved_ms(fns, rep)
+        row.update(name=name, gbs=nbytes / (row["ember"] * 1e-3) / 1e9, kernels=kernels)
         rows.append(row)
     print(f"threads: {cpu.get_num_threads()}   triad bandwidth (Ember, same run): {bw:.1f} GB/s")
     print(f"{'workload':28} {'impl':8} {'ms':>8} {'vs numpy':>9} {'GB/s':>6} {'of triad':>8}")

@@ -1,4 +1,5 @@
-"""Timing shared by the benchmark scripts: the median of repeated calls after a warm-up."""
+"""Timing shared by the benchmark scripts: medians of repeated calls after a warm-up, one
+function at a time or several taking turns."""
 
 from __future__ import annotations
 
@@ -39,4 +40,25 @@ def interleaved_median_ms(fns: dict[str, Callable[[], object]], repeat: int) -> 
             t0 = time.perf_counter()
             fn()
             times[k].append(time.perf_counter() - t0)
+    return {k: float(np.median(v) * 1e3) for k, v in times.items()}
+
+
+def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int,
+                   rounds: int = 3) -> dict[str, float]:
+    """Median ms of each function: `rounds` rounds in which each function runs a block of
+    calls after an idle gap and two untimed ones. Blocks, not single calls, take turns: a
+    call right after another library's call would pay for that library's threads still
+    spinning on the cores (OpenBLAS's and XLA's do, for a while); rounds still spread
+    other users' load over all of them alike."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    per_round = max(1, -(-repeat // rounds))
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            time.sleep(IDLE_GAP_S)  # the previous library's threads stop spinning
+            fn()
+            fn()
+            for _ in range(per_round):
+                t0 = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - t0)
     return {k: float(np.median(v) * 1e3) for k, v in times.items()}
