@@ -46,19 +46,33 @@ def interleaved_median_ms(fns: dict[str, Callable[[], object]], repeat: int) -> 
 def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int,
                    rounds: int = 3) -> dict[str, float]:
     """Median ms of each function: `rounds` rounds in which each function runs a block of
-    calls after an idle gap and two untimed ones. Blocks, not single calls, take turns: a
-    call right after another library's call would pay for that library's threads still
-    spinning on the cores (OpenBLAS's and XLA's do, for a while); rounds still spread
-    other users' load over all of them alike."""
+    calls after an idle gap and untimed calls for WARM_UP_S (two at least). Blocks, not
+    single calls, take turns: a call right after another library's call would pay for
+    that library's threads still spinning on the cores (OpenBLAS's and XLA's do, for a
+    while); rounds still spread other users' load over all of them alike."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     per_round = max(1, -(-repeat // rounds))
     for _ in range(rounds):
         for k, fn in fns.items():
             time.sleep(IDLE_GAP_S)  # the previous library's threads stop spinning
-            fn()
-            fn()
+            _warm_up(fn)
             for _ in range(per_round):
                 t0 = time.perf_counter()
                 fn()
                 times[k].append(time.perf_counter() - t0)
     return {k: float(np.median(v) * 1e3) for k, v in times.items()}
+
+
+# Untimed calls after an idle gap, by time rather than by count: cores that idled run slow
+# for a while (clock ramp, the virtual machine's scheduling), which two calls of a 2 ms
+# kernel do not cover but two of a 50 ms one do (measured here: a 1.6 ms softmax took
+# 2.0-4.7 ms in the calls right after a 0.3-1 s sleep).
+WARM_UP_S = 0.1
+
+
+def _warm_up(fn: Callable[[], object]) -> None:
+    t0 = time.perf_counter()
+    calls = 0
+    while calls < 2 or time.perf_counter() - t0 < WARM_UP_S:
+        fn()
+        calls += 1
