@@ -183,3 +183,40 @@ def test_independent_reductions_of_a_row_stay_plain_reductions():
     assert "row.loop" not in exe.unoptimized_ir
     exe = _compare(_module(lambda v: jnp.max(v, axis=-1) - jnp.min(v, axis=-1), x), x)
     assert "row.loop" not in exe.unoptimized_ir
+
+
+def _random_per_row_program(rng: np.random.Generator):
+    """f(x, y) -> one value per row: a first reduction of x, broadcast back and mixed with
+    x and y by random elementwise ops, reduced again, then a random row-value tail."""
+    first = rng.choice(["max", "min", "sum", "mean"])
+    second = rng.choice(["max", "min", "sum", "mean"])
+    mix = rng.choice(["sub", "mul", "sub_sq", "exp_sub", "abs_sub", "y_mul"])
+    tail = rng.choice(["none", "log_abs", "add_first", "sqrt_abs", "div_first"])
+    keep = bool(rng.integers(2))
+
+    def red(v, how, keepdims=False):
+        return getattr(jnp, how)(v, axis=-1, keepdims=keepdims)
+
+    def f(x, y):
+        r = red(x, first, keepdims=True)
+        d = {"sub": lambda: x - r, "mul": lambda: x * r, "sub_sq": lambda: (x - r) ** 2,
+             "exp_sub": lambda: jnp.exp(x - r) if first == "max" else jnp.tanh(x - r),
+             "abs_sub": lambda: jnp.abs(x - r), "y_mul": lambda: y * (x - r)}[mix]()
+        s = red(d, second, keepdims=keep)
+        r1 = r if keep else r[..., 0]
+        return {"none": lambda: s, "log_abs": lambda: jnp.log(jnp.abs(s) + 1),
+                "add_first": lambda: s + r1, "sqrt_abs": lambda: jnp.sqrt(jnp.abs(s)),
+                "div_first": lambda: s / (jnp.abs(r1) + 1)}[tail]()
+
+    return f, f"{first}/{mix}/{second}/{tail}/keep={keep}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_per_row_programs_match_the_interpreter(seed):
+    rng = np.random.default_rng(100 + seed)
+    shape = [(33, 17), (4, 5, 64), (2, 1000), (9, 2)][seed % 4]
+    x = (rng.standard_normal(shape) * 2).astype(np.float32)
+    y = rng.random(shape).astype(np.float32)
+    f, what = _random_per_row_program(rng)
+    exe = _compare(_module(f, x, y), x, y, rtol=2e-5, atol=2e-5)
+    assert len(exe.kernel_names) == 1, (what, exe.as_text())
