@@ -220,3 +220,40 @@ def test_random_per_row_programs_match_the_interpreter(seed):
     f, what = _random_per_row_program(rng)
     exe = _compare(_module(f, x, y), x, y, rtol=2e-5, atol=2e-5)
     assert len(exe.kernel_names) == 1, (what, exe.as_text())
+
+
+def test_only_what_row_fusion_builds_runs_as_a_per_row_kernel():
+    """A reduce-rooted fusion whose inner reduction is over another axis (not something
+    row_fusion.py builds: a hand-written module) is not taken for a row kernel."""
+    from ember.backends.cpu import rows
+    from ember.hlo import parse_module
+
+    m = parse_module("""
+HloModule hand
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%fused (p: f32[6,5]) -> f32[6] {
+  %p = f32[6,5] parameter(0)
+  %zero = f32[] constant(0)
+  %cols = f32[5] reduce(%p, %zero), dimensions={0}, to_apply=%add
+  %bc = f32[6,5] broadcast(%cols), dimensions={1}
+  %d = f32[6,5] subtract(%p, %bc)
+  %sq = f32[6,5] multiply(%d, %d)
+  ROOT %r = f32[6] reduce(%sq, %zero), dimensions={1}, to_apply=%add
+}
+
+ENTRY %main (x: f32[6,5]) -> f32[6] {
+  %x = f32[6,5] parameter(0)
+  ROOT %f = f32[6] fusion(%x), kind=kInput, calls=%fused
+}
+""")
+    fused = m.entry.root.fused_computation
+    assert not rows.is_row_fusion(fused)
+    x = _rand(5, 7, seed=13)
+    var = cpu.compile(_module(row_var, x)).module.entry.root
+    assert var.opcode == "fusion" and rows.is_row_fusion(var.fused_computation)

@@ -70,7 +70,23 @@ def is_row_fusion(comp: Computation) -> bool:
         return False
     if comp.root.opcode != "reduce" and comp.root.shape.dimensions == row_shape(comp.root):
         return True
-    return any(_needs_reduce(r.operands[0]) for r in reduces)
+    return _per_row_shaped(comp.root, reduces) and any(
+        _needs_reduce(r.operands[0]) for r in reduces)
+
+
+def _per_row_shaped(root: Instruction, reduces: list[Instruction]) -> bool:
+    """What row_fusion.py builds with one value per row: every reduce reduces the same
+    shape D over its last dimension from one operand and a scalar init, and the root has
+    one value per row of D (other fused reductions run as plain reduce kernels)."""
+    dims = reduces[0].operands[0].shape.dimensions
+    if len(dims) < 2:
+        return False
+    for r in reduces:
+        if (len(r.operands) != 2 or r.operands[0].shape.dimensions != dims
+                or r.operands[1].shape.size != 1
+                or tuple(r.attrs["dimensions"]) != (len(dims) - 1,)):
+            return False
+    return root.shape.size == row_count(root) and not root.shape.is_tuple
 
 
 def _needs_reduce(value: Instruction) -> bool:
