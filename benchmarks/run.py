@@ -4,13 +4,15 @@ numexpr and Numba when importable, in one process.
 Run (OpenBLAS tuning variables unset for this command only, as the peers' table was taken):
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/run.py [--repeat 15]
 
-Prints per workload the median milliseconds of each implementation (they take turns in
-blocks of calls, three rounds, so other users' load spreads over all), its ratio to NumPy
-(>1: faster than NumPy) and, for Ember, the achieved GB/s (bytes read + written) and its
-fraction of the triad bandwidth measured first in the same run (Ember's own compiled
-`a = b + s*c` over 128 MB arrays on all threads). Then one-time costs and first calls
-(each the median of 7 fresh processes): disk cache off, Ember warmed up as JAX is (a jit of
-another function) and with LLVM initialized only, then a warm disk cache.
+Workloads: the peers' table, then a row variance and a row logsumexp (one value per row
+out of dependent reductions). Prints per workload the median milliseconds of each
+implementation (they take turns in blocks of calls, three rounds, so other users' load
+spreads over all), its ratio to NumPy (>1: faster than NumPy) and, for Ember, the achieved
+GB/s (bytes read + written) and its fraction of the triad bandwidth measured first in the
+same run (Ember's own compiled `a = b + s*c` over 128 MB arrays on all threads). Then
+one-time costs and first calls (each the median of 7 fresh processes): disk cache off,
+Ember warmed up as JAX is (a jit of another function) and with LLVM initialized only, then
+a warm disk cache.
 `--first-call-only` prints just those lines. Results of every call are dropped, as a loop
 that discards results would. Informative only: shared hosts are noisy; compare ratios from
 one run.
@@ -66,12 +68,22 @@ def workloads():
         var = jnp.var(x, axis=-1, keepdims=True)
         return (x - mu) / jnp.sqrt(var + 1e-5) * g + b
 
+    # beyond the peers' table: dependent reductions with one value per row (row_fusion.py)
+    def row_variance(x):
+        return jnp.var(x, axis=-1)
+
+    def logsumexp(x):
+        mx = jnp.max(x, axis=-1, keepdims=True)
+        return jnp.log(jnp.sum(jnp.exp(x - mx), axis=-1)) + mx[:, 0]
+
     mb = m.nbytes
     return [("a*sin(x)+b, 1e7 f32", fusion, (v[0], v[1], v[2]), 4 * 4 * n),
             ("tanh/exp/log1p chain, 1e7", chain, (v[0],), 2 * 4 * n),
             ("sum, 1e7 f32", total, (v[0],), 4 * n),
             ("row softmax, 4096x1024", softmax, (m,), 2 * mb),
-            ("layernorm, 4096x1024", layernorm, (m, g, b), 2 * mb)]
+            ("layernorm, 4096x1024", layernorm, (m, g, b), 2 * mb),
+            ("row variance, 4096x1024", row_variance, (m,), mb),
+            ("logsumexp rows, 4096x1024", logsumexp, (m,), mb)]
 
 
 def triad_gbs(repeat: int) -> float:
