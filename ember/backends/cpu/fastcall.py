@@ -73,7 +73,7 @@ class _MethodDef(ctypes.Structure):
                 ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
 
 _LOCK = threading.Lock()
-_TRAMPOLINE: list[Any] = []  # [ctypes function, engine]: compiled once, kept for the process
+_TRAMPOLINE: list[Any] = []  # [builtin, engine, method def]: made once, kept for the process
 _LAYOUT_OK: bool | None = None
 STATS = {"trampolines_compiled": 0, "trampolines_loaded": 0}
 
