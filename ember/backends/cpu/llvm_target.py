@@ -225,6 +225,13 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     return engine, addr
 
 
+def host_has(*features: str) -> bool:
+    """Whether the host target (what every module is built for) has all these LLVM
+    features, spelled as LLVM lists them ("+avx512f")."""
+    have = target().features.split(",")
+    return all(f in have for f in features)
+
+
 def vector_bytes(features: str) -> int:
     """Bytes of the widest vector register of a host with these LLVM features: 64 with
     AVX-512, 32 with AVX, else 16 (SSE)."""

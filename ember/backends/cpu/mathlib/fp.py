@@ -25,11 +25,10 @@ def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type
 def scalef_ldexp() -> bool:
     """Whether `Fp.ldexp` emits `llvm.ldexp`: on hosts with AVX-512 F and VL, whose
     vscalefps/pd (any vector width, and scalars) it lowers to; elsewhere LLVM would call
-    the C library's ldexp per element. (llvm_target builds for the host CPU.)"""
-    from ember.backends.cpu.llvm_target import target
+    the C library's ldexp per element."""
+    from ember.backends.cpu.llvm_target import host_has
 
-    features = target().features.split(",")
-    return "+avx512f" in features and "+avx512vl" in features
+    return host_has("+avx512f", "+avx512vl")
 
 
 def type_suffix(ty: ir.Type) -> str:

@@ -67,12 +67,10 @@ def like(fp: Fp, elem: ir.Type) -> Fp:
 
 
 def permute_tables() -> bool:
-    """Whether the host has AVX-512 F and DQ (vpermi2var, vscalefpd, vrangepd);
-    llvm_target builds for the host CPU."""
-    from ember.backends.cpu.llvm_target import target
+    """Whether the host has AVX-512 F and DQ (vpermi2var, vscalefpd, vrangepd)."""
+    from ember.backends.cpu.llvm_target import host_has
 
-    features = target().features.split(",")
-    return "+avx512f" in features and "+avx512dq" in features  # vrangepd is DQ
+    return host_has("+avx512f", "+avx512dq")  # vrangepd is DQ
 
 
 def _table_global(module: ir.Module, name: str, values: Sequence[float]) -> ir.GlobalVariable:
