@@ -257,7 +257,10 @@ def cached_object(text: str, options: str, target_key: str, meta: dict[str, Any]
                   build: Callable[[], bytes]) -> bytes:
     """Object code keyed by (`text`, `options`, the target): the cache's entry when it has
     a valid one, else `build()`'s, stored with `meta` (libraries that name their callees
-    by symbol only: the BLAS adapter, the GEMM library)."""
+    by symbol only: the BLAS adapter, the GEMM library, the thread pool). With the cache off,
+    `build()`'s, with nothing hashed."""
+    if not enabled():
+        return build()
     key = make_key(text, options, target_key)
     hit = load(key)
     if hit is not None:

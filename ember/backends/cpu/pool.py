@@ -567,8 +567,6 @@ def _object(llvm: Any, machine: Any, ir: str, triple: str) -> bytes:
 
     from ember.backends.cpu import disk_cache
 
-    if not disk_cache.enabled():
-        return build()
     version = ".".join(map(str, llvm.llvm_version_info))
     return disk_cache.cached_object(ir, "pool|O0", f"{triple}|llvm{version}",
                                     {"what": "thread pool"}, build)
