@@ -319,9 +319,9 @@ class FastRunner:
         else:
             objs = (self.desc, *vals, *self.fixed, *outs)
         self.tramp(objs)
+        if self.precise is not None:
+            self.precise.raise_if_failed()
         exe = self.exe
-        if exe._precise is not None:
-            exe._precise.raise_if_failed()
         if exe._copy_outs:
             arrays = [*vals, *self.fixed]
             for pos, kind, index, shape in exe._copy_outs:

@@ -24,6 +24,7 @@ time within noise.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import llvmlite.ir as ir
@@ -54,10 +55,7 @@ def row_shape(root: Instruction) -> tuple[int, ...]:
 
 def row_count(root: Instruction) -> int:
     """Rows a row kernel's `rows` span ranges over."""
-    n = 1
-    for d in row_shape(root)[:-1]:
-        n *= d
-    return n
+    return math.prod(row_shape(root)[:-1])
 
 
 def is_row_fusion(comp: Computation) -> bool:
@@ -70,8 +68,7 @@ def is_row_fusion(comp: Computation) -> bool:
         return False
     if comp.root.opcode != "reduce" and comp.root.shape.dimensions == row_shape(comp.root):
         return True
-    return _per_row_shaped(comp.root, reduces) and any(
-        _needs_reduce(r.operands[0]) for r in reduces)
+    return _per_row_shaped(comp.root, reduces) and RowPlan(comp.root, {}).last_phase >= 2
 
 
 def _per_row_shaped(root: Instruction, reduces: list[Instruction]) -> bool:
@@ -86,12 +83,7 @@ def _per_row_shaped(root: Instruction, reduces: list[Instruction]) -> bool:
                 or r.operands[1].shape.size != 1
                 or tuple(r.attrs["dimensions"]) != (len(dims) - 1,)):
             return False
-    return root.shape.size == row_count(root) and not root.shape.is_tuple
-
-
-def _needs_reduce(value: Instruction) -> bool:
-    """Whether computing `value` needs the result of a reduce."""
-    return any(i.opcode == "reduce" for i in _post_order(value, {}))
+    return not root.shape.is_tuple and root.shape.size == math.prod(dims[:-1])
 
 
 class RowPlan:
