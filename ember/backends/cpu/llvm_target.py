@@ -70,7 +70,7 @@ def target() -> Target:
             llvm.initialize_native_asmprinter()
             triple = llvm.get_process_triple()
             cpu = llvm.get_host_cpu_name()
-            features = llvm.get_host_cpu_features().flatten()
+            features = host_features(triple, llvm.get_host_cpu_features().flatten())
             from ember.backends.cpu.threads import register_symbols
 
             tm = llvm.Target.from_triple(triple).create_target_machine(
@@ -223,6 +223,20 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     if not addr:
         raise CpuCompileError(f"entry point {entry_name} not found in the object code")
     return engine, addr
+
+
+def host_features(triple: str, features: str) -> str:
+    """The feature string every module is built with: the host's, plus "-prefer-256-bit"
+    on x86 hosts with AVX-512. LLVM's tuning for Intel server cores (skylake-avx512,
+    icelake-server, ...) prefers 256-bit vectors, so its vectorizer splits every loop,
+    and legalization splits Ember's explicit 512-bit math, into ymm halves. Ember's
+    kernels are vector math and streaming loops, where the full width pays: measured on
+    an icelake-server host (one thread, 64K elements): exp f32 0.77 -> 0.60 ns per
+    element, atanh f64 5.4 -> 2.9, pow f32 3.4 -> 1.2; a 4096x1024 logsumexp over rows
+    2.6 -> 1.7 ms on two threads."""
+    if triple.startswith(("x86_64", "i686", "i386")) and "+avx512f" in features.split(","):
+        return features + ",-prefer-256-bit"
+    return features
 
 
 def host_has(*features: str) -> bool:
