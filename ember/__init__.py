@@ -10,6 +10,7 @@ Importing ember is cheap: it loads neither llvmlite nor scipy.
 from ember import (
     debug,
     errors,
+    host_malloc,
     lax,
     numpy,
     tree_util,
@@ -20,6 +21,8 @@ from ember.callbacks import pure_callback
 from ember.config import config
 from ember.errors import ConcretizationTypeError
 from ember.lax import stop_gradient
+
+host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting it in
 
 __version__ = "0.1.0"
 
