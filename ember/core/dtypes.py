@@ -43,8 +43,28 @@ def x64_enabled() -> bool:
     return bool(config.jax_enable_x64)
 
 
+# canonicalize and promote run several times per eager op: their answers, keyed by the
+# arguments and the x64 flag (the only state they read), are kept (a few dozen entries)
+_CANONICAL: dict[tuple[Any, bool], np.dtype] = {}
+_PROMOTED: dict[tuple[Any, ...], tuple[np.dtype, bool]] = {}
+
+
 def canonicalize(dtype: Any) -> np.dtype:
     """The dtype Ember uses for `dtype`: 64-bit types narrow to 32 unless x64 is on."""
+    key = (dtype, bool(config.jax_enable_x64))
+    try:
+        return _CANONICAL[key]
+    except (KeyError, TypeError):  # TypeError: an unhashable spelling, never cached
+        pass
+    dt = _canonicalize(dtype)
+    try:
+        _CANONICAL[key] = dt
+    except TypeError:
+        pass
+    return dt
+
+
+def _canonicalize(dtype: Any) -> np.dtype:
     dt = np.dtype(dtype)
     if not dt.isnative:
         # A big-endian `>f4` is the same number type as `float32`; values are converted to
@@ -144,6 +164,20 @@ def _weak_default(node: Any) -> np.dtype:
 
 def promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     """Join `(dtype, weak_type)` pairs; returns the canonical result and whether it is weak."""
+    key = (*typed, bool(config.jax_enable_x64))
+    try:
+        return _PROMOTED[key]
+    except (KeyError, TypeError):
+        pass
+    out = _promote(typed)
+    try:
+        _PROMOTED[key] = out
+    except TypeError:
+        pass
+    return out
+
+
+def _promote(typed: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
     node = None
     for dtype, weak in typed:
         n = _node(dtype, weak)

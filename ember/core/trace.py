@@ -280,7 +280,7 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim: Any, args: list, params: dict) -> Any:
         avals = [get_aval(x) for x in args]
-        out_avals = prim.checked_abstract_eval(avals, params)
+        out_avals = eager_abstract_eval(prim, avals, params)
         vals = [to_numpy(x, a) for x, a in zip(args, avals)]
         out = prim.impl(*vals, **params)
         if _config.jax_debug_nans:  # eager debug_nans: this op made a NaN?
@@ -292,6 +292,51 @@ class EvalTrace(Trace):
 
     def process_call(self, prim: Any, args: list, params: dict) -> list:
         return prim.call_impl(args, params)
+
+
+# Eager ops repeat the same (primitive, operand types, params) over and over: their output
+# types are kept, keyed also by the flags that change tracing (x64 among them). Only
+# params of plain value types take part (others, e.g. functions, are evaluated each time);
+# failures are never kept, so a bad call raises with its own source line every time.
+_EAGER_AVALS: dict[tuple, Any] = {}
+_EAGER_AVALS_MAX = 4096
+_PLAIN = (int, float, bool, str, type(None), np.dtype)
+
+
+def _plain_key(v: Any) -> Any:
+    """A hashable stand-in for a param value of plain types (nested tuples included), or
+    None when it holds anything else."""
+    if isinstance(v, _PLAIN):
+        return (type(v), v)
+    if isinstance(v, tuple):
+        parts = []
+        for x in v:
+            k = _plain_key(x)
+            if k is None:
+                return None
+            parts.append(k)
+        return (type(v), tuple(parts))
+    return None
+
+
+def eager_abstract_eval(prim: Any, avals: list[ShapedArray], params: dict) -> Any:
+    """`prim.checked_abstract_eval(avals, params)`, answered from `_EAGER_AVALS` when the
+    same question was asked before."""
+    key_parts = []
+    for name, v in params.items():
+        k = _plain_key(v)
+        if k is None:
+            return prim.checked_abstract_eval(avals, params)
+        key_parts.append((name, k))
+    key = (prim, tuple(avals), tuple(key_parts), _config.trace_context())
+    hit = _EAGER_AVALS.get(key)
+    if hit is not None:
+        return list(hit) if prim.multiple_results else hit
+    out = prim.checked_abstract_eval(avals, params)
+    if len(_EAGER_AVALS) >= _EAGER_AVALS_MAX:
+        _EAGER_AVALS.clear()
+    _EAGER_AVALS[key] = tuple(out) if prim.multiple_results else out
+    return out
 
 
 def wrap_results(outs: list, avals: list[ShapedArray], args: list, vals: list) -> list:

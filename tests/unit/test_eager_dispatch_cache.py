@@ -1,0 +1,91 @@
+"""The answers eager dispatch keeps (dtypes.canonicalize, dtypes.promote, the output types
+of eager primitives) follow the x64 flag and the params, and never keep a failure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from ember.core import dtypes, trace
+from ember.prims.elementwise import add_p
+
+
+def test_canonicalize_and_promote_follow_x64(x64):
+    strong_int_weak_float = ((np.dtype("int32"), False), (np.dtype("float32"), True))
+    ember.config.update("jax_enable_x64", False)
+    assert dtypes.canonicalize(np.float64) == np.float32
+    assert dtypes.promote(*strong_int_weak_float) == (np.float32, True)
+    ember.config.update("jax_enable_x64", True)
+    assert dtypes.canonicalize(np.float64) == np.float64
+    assert dtypes.canonicalize("int64") == np.int64
+    assert dtypes.promote(*strong_int_weak_float) == (np.float64, True)  # the weak default
+    ember.config.update("jax_enable_x64", False)
+    assert dtypes.canonicalize(np.float64) == np.float32
+    assert dtypes.canonicalize("int64") == np.int32
+    assert dtypes.promote(*strong_int_weak_float) == (np.float32, True)
+
+
+def test_eager_results_follow_x64(x64):
+    ember.config.update("jax_enable_x64", False)
+    assert (jnp.ones(3) + 1.5).dtype == np.float32
+    ember.config.update("jax_enable_x64", True)
+    assert (jnp.ones(3) + 1.5).dtype == np.float64
+    assert jnp.arange(3).dtype == np.int64
+    ember.config.update("jax_enable_x64", False)
+    assert (jnp.ones(3) + 1.5).dtype == np.float32
+    assert jnp.arange(3).dtype == np.int32
+
+
+def test_unsupported_dtype_raises_every_time():
+    for _ in range(2):
+        with pytest.raises(TypeError, match="does not support the dtype"):
+            dtypes.canonicalize(np.dtype("datetime64[s]"))
+
+
+def test_output_types_depend_on_params():
+    x = jnp.ones((2, 3), np.float32)
+    assert jnp.sum(x, axis=0).shape == (3,)
+    assert jnp.sum(x, axis=1).shape == (2,)
+    assert lax.convert_element_type(x, np.int32).dtype == np.int32
+    assert lax.convert_element_type(x, np.uint8).dtype == np.uint8
+    assert lax.convert_element_type(x, np.float32).dtype == np.float32
+
+
+def test_weak_and_strong_operands_are_different_questions():
+    weak = lax.add(jnp.ones(3, np.float32), 1.0)  # a Python float stays weak
+    assert not weak.aval.weak_type
+    both_weak = lax.add(jnp.asarray(2.0), 1.0)
+    assert both_weak.aval.weak_type
+    assert lax.add(jnp.asarray(2.0), jnp.asarray(1.0, np.float32)).aval.weak_type is False
+
+
+def test_a_bad_call_raises_with_its_line_each_time():
+    x = jnp.ones(3, np.float32)
+    y = jnp.ones(4, np.float32)
+    for _ in range(2):
+        with pytest.raises(TypeError, match="test_eager_dispatch_cache.py"):
+            add_p.bind(x, y)
+    assert add_p.bind(x, x).shape == (3,)
+
+
+def test_kept_answers_are_bounded_and_not_shared_lists(monkeypatch):
+    monkeypatch.setattr(trace, "_EAGER_AVALS_MAX", 4)
+    for n in range(1, 12):
+        assert (jnp.ones(n, np.float32) * 2.0).shape == (n,)
+    assert len(trace._EAGER_AVALS) <= 4
+    # a primitive with several results gets a fresh list each time
+    x = jnp.arange(6.0, dtype=np.float32).reshape(2, 3)
+    a = jnp.split(x, 3, axis=1)
+    b = jnp.split(x, 3, axis=1)
+    assert [v.shape for v in a] == [v.shape for v in b] == [(2, 1)] * 3
+
+
+def test_params_that_are_not_plain_values_are_evaluated_each_time():
+    assert trace._plain_key(lambda: 0) is None
+    assert trace._plain_key((1, (2, np.dtype("f4")), None)) is not None
+    assert trace._plain_key((1, [2])) is None
+    # True and 1 are equal and hash alike, but are different params
+    assert trace._plain_key(True) != trace._plain_key(1)
