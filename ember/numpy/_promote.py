@@ -90,7 +90,34 @@ def promote_shapes(fname: str, *args: Any) -> list[Any]:
     return [lax.broadcast_to_rank(a, rank) if 0 < r < rank else a for a, r in zip(args, ranks)]
 
 
+def _already_promoted(args: tuple[Any, ...]) -> bool:
+    """Whether promotion would hand `args` back unchanged, decided cheaply for the common
+    eager case: Arrays or tracers of one strong, canonical dtype whose ranks are equal
+    (or scalar). Weak operands are left to the full path: their join is the default type,
+    which depends on x64."""
+    first = None
+    rank = 0
+    for a in args:
+        if not is_array(a):
+            return False
+        aval = get_aval(a)
+        if aval.weak_type:
+            return False
+        if first is None:
+            first = aval.dtype
+            if dtypes.canonicalize(first) != first:
+                return False
+        elif aval.dtype != first:
+            return False
+        if aval.ndim and rank and aval.ndim != rank:
+            return False
+        rank = rank or aval.ndim
+    return first is not None
+
+
 def promote_args(fname: str, *args: Any) -> list[Any]:
+    if _already_promoted(args):
+        return list(args)
     check_arraylike(fname, *args)
     return promote_shapes(fname, *promote_dtypes(*args))
 

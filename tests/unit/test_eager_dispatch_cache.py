@@ -89,3 +89,31 @@ def test_params_that_are_not_plain_values_are_evaluated_each_time():
     assert trace._plain_key((1, [2])) is None
     # True and 1 are equal and hash alike, but are different params
     assert trace._plain_key(True) != trace._plain_key(1)
+
+
+def test_promotion_shortcut_keeps_jax_semantics(x64):
+    from ember.numpy import _promote
+
+    x = jnp.ones(3, np.float32)
+    m = jnp.ones((2, 3), np.float32)
+    assert _promote._already_promoted((x, x, jnp.asarray(np.float32(2))))
+    assert not _promote._already_promoted((x, m))  # ranks differ: rank promotion decides
+    assert not _promote._already_promoted((x, jnp.ones(3, np.int32)))
+    assert not _promote._already_promoted((x, 2.0))
+    assert not _promote._already_promoted((jnp.asarray(2.0), jnp.asarray(3.0)))  # weak
+    assert (x + jnp.ones(3, np.int32)).dtype == np.float32
+    assert (x + m).shape == (2, 3)
+    ember.config.update("jax_numpy_rank_promotion", "raise")
+    try:
+        with pytest.raises(ValueError, match="rank_promotion"):
+            jnp.add(x, m)
+        assert jnp.add(x, x).shape == (3,)
+    finally:
+        ember.config.update("jax_numpy_rank_promotion", "allow")
+    ember.config.update("jax_enable_x64", True)
+    wide = jnp.ones(3, np.float64)
+    assert _promote._already_promoted((wide, wide))
+    ember.config.update("jax_enable_x64", False)
+    # a float64 Array made under x64 is not canonical any more: the full path narrows it
+    assert not _promote._already_promoted((wide, wide))
+    assert (wide + wide).dtype == np.float32
