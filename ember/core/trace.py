@@ -233,18 +233,28 @@ class Tracer:
 # Concrete values and the eval trace (eager mode).
 # ---------------------------------------------------------------------------------------------
 
+_PYTHON_SCALARS = frozenset((bool, int, float, complex))  # exact types: not np.float64
+_SCALAR_AVALS: dict[tuple[type, bool], ShapedArray] = {}
+
+
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a tracer, an ember.Array, a NumPy value or a Python scalar."""
     if isinstance(x, Tracer):
         return x.aval
+    if type(x) in _PYTHON_SCALARS:
+        # int, float and complex are weakly typed; a Python bool is a strong bool (as JAX).
+        # One (immutable) aval per type and x64 setting serves every scalar.
+        key = (type(x), bool(_config.jax_enable_x64))
+        aval = _SCALAR_AVALS.get(key)
+        if aval is None:
+            aval = ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+            _SCALAR_AVALS[key] = aval
+        return aval
     aval = getattr(x, "_ember_aval", None)
     if aval is not None:
         return aval
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(np.shape(x), dtypes.canonicalize(x.dtype), False)
-    if dtypes.is_python_scalar(x):
-        # int, float and complex are weakly typed; a Python bool is a strong bool (as JAX).
-        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     if isinstance(x, (list, tuple)):
         raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid Ember array "
                         "type; pass an array instead (ember.numpy.asarray(...)).")

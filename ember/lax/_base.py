@@ -24,6 +24,11 @@ def is_concrete_constant(x: Any) -> bool:
     return not isinstance(x, (Tracer, ArrayImpl))
 
 
+# the largest finite value of each float dtype: a Python float within it converts without
+# overflow (np.array(x, dtype) rounds once, as XLA's convert does)
+_FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
+
+
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
     """Cast x to new_dtype (canonicalized) with XLA's conversion semantics.
 
@@ -31,6 +36,12 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     Python `2.0` under jit becomes the literal `2.0:f32[]`), as JAX does.
     """
     new_dtype = dtypes.canonicalize(new_dtype)
+    if type(x) is float:  # the common eager case (x * 2.0), without the general path's
+        limit = _FLOAT_MAX.get(new_dtype)  # checks and copies
+        if limit is not None and not abs(x) > limit:  # (NaN passes: no overflow either)
+            value = np.array(x, dtype=new_dtype)
+            value.setflags(write=False)
+            return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
     if is_concrete_constant(x):
         from ember.backends.interpreter.elementwise import convert_array
         get_aval(x)  # rejects values that are not arrays or scalars

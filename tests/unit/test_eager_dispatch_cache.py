@@ -10,6 +10,7 @@ import ember
 import ember.numpy as jnp
 from ember import lax
 from ember.core import dtypes, trace
+from ember.core.aval import ShapedArray
 from ember.prims.elementwise import add_p
 
 
@@ -117,3 +118,42 @@ def test_promotion_shortcut_keeps_jax_semantics(x64):
     # a float64 Array made under x64 is not canonical any more: the full path narrows it
     assert not _promote._already_promoted((wide, wide))
     assert (wide + wide).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("enable_x64", [False, True])
+def test_python_float_conversion_shortcut_matches_the_general_path(dtype, enable_x64, x64):
+    import warnings
+
+    ember.config.update("jax_enable_x64", enable_x64)
+    want = dtypes.canonicalize(dtype)
+    values = [0.0, -0.0, 0.1, -2.5, 1e-40, 1e-300, 65504.0, 65520.0, 7e4, 3.4028235e38,
+              3.5e38, 1e300, float("inf"), float("-inf"), float("nan")]
+    for weak in (False, True):
+        for v in values:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # overflow converts quietly, as XLA does
+                fast = lax.convert_element_type(v, dtype, weak)
+                general = lax.convert_element_type(np.float64(v), dtype, weak)
+            assert fast.dtype == general.dtype == want
+            assert fast.aval.weak_type is weak
+            assert fast.shape == ()
+            assert np.asarray(fast).tobytes() == np.asarray(general).tobytes(), v
+            assert not np.asarray(fast).flags.writeable
+
+
+def test_python_scalar_avals_follow_type_and_x64(x64):
+    from ember.core.trace import get_aval
+
+    ember.config.update("jax_enable_x64", False)
+    assert get_aval(1.5) == ShapedArray((), np.float32, True)
+    assert get_aval(3) == ShapedArray((), np.int32, True)
+    assert get_aval(True) == ShapedArray((), np.bool_, False)
+    assert get_aval(1j) == ShapedArray((), np.complex64, True)
+    assert get_aval(np.float64(1.5)) == ShapedArray((), np.float32, False)  # not weak
+    ember.config.update("jax_enable_x64", True)
+    assert get_aval(1.5) == ShapedArray((), np.float64, True)
+    assert get_aval(3) == ShapedArray((), np.int64, True)
+    assert get_aval(np.float64(1.5)) == ShapedArray((), np.float64, False)
+    ember.config.update("jax_enable_x64", False)
+    assert get_aval(1.5) == ShapedArray((), np.float32, True)
