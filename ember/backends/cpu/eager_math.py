@@ -125,26 +125,18 @@ def _load_or_compile(opcode: str, et: str) -> _Kernel:
     name = entry_name(opcode, et)
     key = disk_cache.make_key(f"{_CACHE_TAG}|{opcode}|{et}", "eager", target.key)
     t0 = time.perf_counter()
-    engine, addr = None, 0
-    found = disk_cache.load(key)
-    if found is not None:
-        try:
-            engine, addr = llvm_target.load_object(found[2], name)
-            STATS["kernels_from_disk"] += 1
-            STATS["load_s"] += time.perf_counter() - t0
-        except (ValueError, RuntimeError, llvm_target.CpuCompileError):
-            disk_cache.STATS["disk_rejected"] += 1
-            engine = None
-    if engine is None:
+
+    def build() -> bytes:
         from ember.backends.cpu.eager_kernels import emit_module
 
         llmod = llvm_target.parse_and_verify(emit_module(opcode, et, target.gomp))
         llvm_target.optimize(llmod)
-        obj = llvm_target.emit_object(llmod)
-        engine, addr = llvm_target.load_object(obj, name)
-        disk_cache.store(key, {"opcode": opcode, "element_type": et}, b"", obj)
-        STATS["kernels_compiled"] += 1
-        STATS["compile_s"] += time.perf_counter() - t0
+        return llvm_target.emit_object(llmod)
+
+    engine, addr, from_disk = llvm_target.cached_entry(
+        key, name, {"opcode": opcode, "element_type": et}, build)
+    STATS["kernels_from_disk" if from_disk else "kernels_compiled"] += 1
+    STATS["load_s" if from_disk else "compile_s"] += time.perf_counter() - t0
     return _Kernel(engine, (_BINARY if arity(opcode) == 2 else _UNARY)(addr))
 
 

@@ -234,18 +234,11 @@ def _load_or_compile() -> tuple[Any, int]:
     target = llvm_target.target()
     text = _ir()
     key = disk_cache.make_key(text, "fastcall", target.key)
-    found = disk_cache.load(key)
-    if found is not None:
-        try:
-            loaded = llvm_target.load_object(found[2], ENTRY)
-            STATS["trampolines_loaded"] += 1
-            return loaded
-        except (RuntimeError, llvm_target.CpuCompileError):
-            disk_cache.STATS["disk_rejected"] += 1
-    obj = llvm_target.emit_object(llvm_target.parse_and_verify(text))
-    STATS["trampolines_compiled"] += 1
-    disk_cache.store(key, {"entry": ENTRY, "kind": "fastcall"}, b"", obj)
-    return llvm_target.load_object(obj, ENTRY)
+    engine, address, from_disk = llvm_target.cached_entry(
+        key, ENTRY, {"entry": ENTRY, "kind": "fastcall"},
+        lambda: llvm_target.emit_object(llvm_target.parse_and_verify(text)))
+    STATS["trampolines_loaded" if from_disk else "trampolines_compiled"] += 1
+    return engine, address
 
 
 def descriptor(entry: int, tail: list[int | None], ro_begin: int = 0, ro_end: int = 0

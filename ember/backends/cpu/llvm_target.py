@@ -206,6 +206,10 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
         gemm.register_symbols()
     if PRECISE_SYMBOL.encode() in obj:
         register_precise_symbol(t.llvm)
+    ref = t.llvm.ObjectFileRef.from_data(obj)
+    if not ref:  # LLVM could not parse it: llvmlite hands back a null reference, which
+        # the engine would dereference (a segfault, not an error)
+        raise CpuCompileError("not an object file LLVM can read for this host")
     with _LOCK:
         # The engine links `obj` (machine code already) and generates no code, so its
         # target machine only supplies the data layout, which does not depend on the CPU:
@@ -213,7 +217,7 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
         machine = t.llvm.Target.from_triple(t.triple).create_target_machine(
             reloc="default", codemodel="jitdefault")
         engine = t.llvm.create_mcjit_compiler(t.llvm.parse_assembly(""), machine)
-        engine.add_object_file(t.llvm.ObjectFileRef.from_data(obj))
+        engine.add_object_file(ref)
         # no finalize_object(): it would generate code for the empty placeholder module
         # (~0.7 ms, 1.5 ms the first time); looking the entry up resolves the object's
         # relocations and makes its memory executable all the same (MCJIT's
@@ -223,6 +227,28 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     if not addr:
         raise CpuCompileError(f"entry point {entry_name} not found in the object code")
     return engine, addr
+
+
+def cached_entry(key: str, entry_name: str, meta: dict[str, Any],
+                 build: Callable[[], bytes]) -> tuple[Any, int, bool]:
+    """(engine, entry address, from_disk) of object code kept in the disk cache under
+    `key`: the cached entry when one is there and links, else `build()`'s object code,
+    linked and then stored with `meta`. A cached entry that fails to link counts as
+    rejected and is rebuilt (what the eager math kernels and the fast-call trampoline
+    share)."""
+    from ember.backends.cpu import disk_cache
+
+    found = disk_cache.load(key)
+    if found is not None:
+        try:
+            engine, addr = load_object(found[2], entry_name)
+            return engine, addr, True
+        except (ValueError, RuntimeError, CpuCompileError):
+            disk_cache.STATS["disk_rejected"] += 1
+    obj = build()
+    engine, addr = load_object(obj, entry_name)
+    disk_cache.store(key, meta, b"", obj)
+    return engine, addr, False
 
 
 def host_features(triple: str, features: str) -> str:
