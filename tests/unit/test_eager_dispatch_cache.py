@@ -157,3 +157,22 @@ def test_python_scalar_avals_follow_type_and_x64(x64):
     assert get_aval(np.float64(1.5)) == ShapedArray((), np.float64, False)
     ember.config.update("jax_enable_x64", False)
     assert get_aval(1.5) == ShapedArray((), np.float32, True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.bool_, np.complex64, np.dtype(">f4"),
+                                   np.int8])
+@pytest.mark.parametrize("shape", [(5,), (0,), (3, 0), (2, 3), (1, 3)])
+def test_operand_broadcast_matches_numpy(dtype, shape):
+    from ember.prims.elementwise import _broadcast_all
+
+    x = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape).astype(dtype)
+    scalar = np.asarray(np.array(7, dtype))
+    row = np.ones((3,), dtype)[: shape[-1]] if shape[-1] <= 3 else np.ones(shape[-1:], dtype)
+    for args in [(x, scalar), (scalar, x), (x, row, scalar)]:
+        got = _broadcast_all(*args)
+        want = np.broadcast_arrays(*args)
+        for g, w, a in zip(got, want, args):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+            if g.shape != a.shape:  # a stretched operand is a read-only view
+                assert not g.flags.writeable
