@@ -27,6 +27,13 @@ def is_concrete_constant(x: Any) -> bool:
 # the largest finite value of each float dtype: a Python float within it converts without
 # overflow (np.array(x, dtype) rounds once, as XLA's convert does)
 _FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
+# the Python ints each type holds exactly (floats: up to 2^(mantissa bits + 1)), which
+# np.array(x, dtype) converts without rounding, wrapping or an error
+_EXACT_INTS = {np.dtype(t): (-(2 ** (np.finfo(t).nmant + 1)), 2 ** (np.finfo(t).nmant + 1))
+               for t in (np.float16, np.float32, np.float64)}
+_EXACT_INTS.update({np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+                    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                              np.uint32, np.uint64)})
 
 
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
@@ -39,6 +46,12 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     if type(x) is float:  # the common eager case (x * 2.0), without the general path's
         limit = _FLOAT_MAX.get(new_dtype)  # checks and copies
         if limit is not None and not abs(x) > limit:  # (NaN passes: no overflow either)
+            value = np.array(x, dtype=new_dtype)
+            value.setflags(write=False)
+            return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
+    elif type(x) is int:  # x > 0, i + 1: the same for ints the target holds exactly
+        bounds = _EXACT_INTS.get(new_dtype)
+        if bounds is not None and bounds[0] <= x <= bounds[1]:
             value = np.array(x, dtype=new_dtype)
             value.setflags(write=False)
             return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))

@@ -176,3 +176,21 @@ def test_operand_broadcast_matches_numpy(dtype, shape):
             np.testing.assert_array_equal(g, w)
             if g.shape != a.shape:  # a stretched operand is a read-only view
                 assert not g.flags.writeable
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32,
+                                   np.int64, np.uint8, np.uint32, np.uint64, np.bool_])
+@pytest.mark.parametrize("enable_x64", [False, True])
+def test_python_int_conversion_shortcut_matches_the_general_path(dtype, enable_x64, x64):
+    ember.config.update("jax_enable_x64", enable_x64)
+    want = dtypes.canonicalize(dtype)
+    values = [0, 1, -1, 2, 127, 128, 255, 256, -129, 2047, 2048, 2049, 65504, 2 ** 24,
+              2 ** 24 + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 + 3, 2 ** 53 + 1, -(2 ** 63)]
+    for weak in (False, True):
+        for v in values:
+            with np.errstate(all="ignore"):
+                general = lax.convert_element_type(np.int64(v), dtype, weak)
+            fast = lax.convert_element_type(v, dtype, weak)
+            assert fast.dtype == general.dtype == want
+            assert fast.aval.weak_type is weak
+            assert np.asarray(fast).tobytes() == np.asarray(general).tobytes(), v
