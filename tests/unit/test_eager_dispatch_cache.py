@@ -159,8 +159,8 @@ def test_python_scalar_avals_follow_type_and_x64(x64):
     assert get_aval(1.5) == ShapedArray((), np.float32, True)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.bool_, np.complex64, np.dtype(">f4"),
-                                   np.int8])
+@pytest.mark.parametrize("dtype", sorted(dtypes.SUPPORTED, key=str)
+                         + [np.dtype(np.complex64), np.dtype(np.complex128), np.dtype(">f4")])
 @pytest.mark.parametrize("shape", [(5,), (0,), (3, 0), (2, 3), (1, 3)])
 def test_operand_broadcast_matches_numpy(dtype, shape):
     from ember.prims.elementwise import _broadcast_all
