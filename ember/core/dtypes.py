@@ -11,6 +11,7 @@ weak-float default. Every dtype an Ember value carries has gone through `canonic
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,23 +46,27 @@ def x64_enabled() -> bool:
 
 # canonicalize and promote run several times per eager op: their answers, keyed by the
 # arguments and the x64 flag (the only state they read), are kept (a few dozen entries)
-_CANONICAL: dict[tuple[Any, bool], np.dtype] = {}
+_CANONICAL: dict[tuple[Any, ...], np.dtype] = {}
 _PROMOTED: dict[tuple[Any, ...], tuple[np.dtype, bool]] = {}
+
+
+def _kept(store: dict[tuple[Any, ...], Any], args: tuple[Any, ...],
+          compute: Callable[..., Any]) -> Any:
+    """compute(*args), remembered in `store` by (args, x64); unhashable args (a spelling
+    NumPy accepts but Python cannot hash) are computed every time, failures never kept."""
+    key = (*args, bool(config.jax_enable_x64))
+    try:
+        out = store.get(key)
+    except TypeError:
+        return compute(*args)
+    if out is None:  # computed outside any except block: its errors carry no context
+        out = store[key] = compute(*args)
+    return out
 
 
 def canonicalize(dtype: Any) -> np.dtype:
     """The dtype Ember uses for `dtype`: 64-bit types narrow to 32 unless x64 is on."""
-    key = (dtype, bool(config.jax_enable_x64))
-    try:
-        return _CANONICAL[key]
-    except (KeyError, TypeError):  # TypeError: an unhashable spelling, never cached
-        pass
-    dt = _canonicalize(dtype)
-    try:
-        _CANONICAL[key] = dt
-    except TypeError:
-        pass
-    return dt
+    return _kept(_CANONICAL, (dtype,), _canonicalize)
 
 
 def _canonicalize(dtype: Any) -> np.dtype:
@@ -164,20 +169,10 @@ def _weak_default(node: Any) -> np.dtype:
 
 def promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     """Join `(dtype, weak_type)` pairs; returns the canonical result and whether it is weak."""
-    key = (*typed, bool(config.jax_enable_x64))
-    try:
-        return _PROMOTED[key]
-    except (KeyError, TypeError):
-        pass
-    out = _promote(typed)
-    try:
-        _PROMOTED[key] = out
-    except TypeError:
-        pass
-    return out
+    return _kept(_PROMOTED, typed, _promote)
 
 
-def _promote(typed: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
+def _promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     node = None
     for dtype, weak in typed:
         n = _node(dtype, weak)
@@ -208,8 +203,12 @@ def python_scalar_dtype(value: Any) -> np.dtype:
     raise TypeError(f"not a Python scalar: {value!r}")
 
 
+# exact types: np.float64 (a float subclass) is a NumPy scalar, not a weak Python one
+PYTHON_SCALAR_TYPES = frozenset((bool, int, float, complex))
+
+
 def is_python_scalar(value: Any) -> bool:
-    return type(value) in (bool, int, float, complex)
+    return type(value) in PYTHON_SCALAR_TYPES
 
 
 def issubdtype(a: Any, b: Any) -> bool:

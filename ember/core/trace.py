@@ -233,7 +233,6 @@ class Tracer:
 # Concrete values and the eval trace (eager mode).
 # ---------------------------------------------------------------------------------------------
 
-_PYTHON_SCALARS = frozenset((bool, int, float, complex))  # exact types: not np.float64
 _SCALAR_AVALS: dict[tuple[type, bool], ShapedArray] = {}
 
 
@@ -241,7 +240,7 @@ def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a tracer, an ember.Array, a NumPy value or a Python scalar."""
     if isinstance(x, Tracer):
         return x.aval
-    if type(x) in _PYTHON_SCALARS:
+    if type(x) in dtypes.PYTHON_SCALAR_TYPES:
         # int, float and complex are weakly typed; a Python bool is a strong bool (as JAX).
         # One (immutable) aval per type and x64 setting serves every scalar.
         key = (type(x), bool(_config.jax_enable_x64))

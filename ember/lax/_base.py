@@ -36,6 +36,18 @@ _EXACT_INTS.update({np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
                               np.uint32, np.uint64)})
 
 
+def _converts_exactly(x: Any, dtype: np.dtype) -> bool:
+    """Whether np.array(x, dtype) gives XLA's conversion of the Python scalar x: a float
+    within the type's finite range (rounded once; NaN too), an int the type holds exactly."""
+    if type(x) is float:
+        limit = _FLOAT_MAX.get(dtype)
+        return limit is not None and not abs(x) > limit
+    if type(x) is int:
+        bounds = _EXACT_INTS.get(dtype)
+        return bounds is not None and bounds[0] <= x <= bounds[1]
+    return False
+
+
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
     """Cast x to new_dtype (canonicalized) with XLA's conversion semantics.
 
@@ -43,18 +55,10 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     Python `2.0` under jit becomes the literal `2.0:f32[]`), as JAX does.
     """
     new_dtype = dtypes.canonicalize(new_dtype)
-    if type(x) is float:  # the common eager case (x * 2.0), without the general path's
-        limit = _FLOAT_MAX.get(new_dtype)  # checks and copies
-        if limit is not None and not abs(x) > limit:  # (NaN passes: no overflow either)
-            value = np.array(x, dtype=new_dtype)
-            value.setflags(write=False)
-            return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
-    elif type(x) is int:  # x > 0, i + 1: the same for ints the target holds exactly
-        bounds = _EXACT_INTS.get(new_dtype)
-        if bounds is not None and bounds[0] <= x <= bounds[1]:
-            value = np.array(x, dtype=new_dtype)
-            value.setflags(write=False)
-            return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
+    if _converts_exactly(x, new_dtype):  # the common eager case (x * 2.0, x > 0), without
+        value = np.array(x, dtype=new_dtype)  # the general path's checks and copies
+        value.setflags(write=False)
+        return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
     if is_concrete_constant(x):
         from ember.backends.interpreter.elementwise import convert_array
         get_aval(x)  # rejects values that are not arrays or scalars
