@@ -17,11 +17,16 @@ from ember import (
 )
 from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
+from ember.backends.cpu import eager_math as _cpu_math
 from ember.callbacks import pure_callback
 from ember.config import config
 from ember.errors import ConcretizationTypeError
+from ember.hlo.evaluator import elementwise as _hlo_elementwise
 from ember.lax import stop_gradient
 
+# Eager math, constant folding and the interpreter run the transcendental opcodes on the CPU
+# backend's vector kernels (compiled on first use), so they give jit's bits.
+_hlo_elementwise.use_math_kernels(_cpu_math)
 host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting it in
 
 __version__ = "0.1.0"

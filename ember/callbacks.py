@@ -31,6 +31,7 @@ import numpy as np
 
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
+from ember.hlo.evaluator.custom_calls import register_custom_call
 
 TARGET = "ember.python_callback"
 
@@ -141,7 +142,7 @@ def guard(compiled: Any, closed: Any = None) -> Any:
 def evaluate_custom_call(*vals: np.ndarray, shape: Any, backend_config: str | None = None
                          ) -> Any:
     """The evaluator's rule for the custom-call target `ember.python_callback`."""
-    from ember.backends.interpreter.evaluator import EvaluationError
+    from ember.hlo.evaluator.core import EvaluationError
 
     if not executing():
         raise EvaluationError("a host callback runs only when the compiled function is "
@@ -154,6 +155,9 @@ def evaluate_custom_call(*vals: np.ndarray, shape: Any, backend_config: str | No
     if shape.is_tuple:
         return tuple(outs)
     return outs[0]
+
+
+register_custom_call("ember.python_callback", evaluate_custom_call)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -277,8 +277,8 @@ def _has_float_reduction(module: Module) -> bool:
 
 
 def check_same_values(before: Module, after: Module, hidden: list[np.ndarray]) -> None:
-    from ember.backends.interpreter import evaluate
-    from ember.backends.interpreter.evaluator import EvaluationError, while_iteration_limit
+    from ember.hlo.evaluator import evaluate
+    from ember.hlo.evaluator.core import EvaluationError, while_iteration_limit
 
     args = _random_inputs(before, hidden)
     try:  # a while loop random inputs keep running (to convergence, say) is not checked

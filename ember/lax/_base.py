@@ -60,7 +60,7 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
         value.setflags(write=False)
         return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
     if is_concrete_constant(x):
-        from ember.backends.interpreter.elementwise import convert_array
+        from ember.hlo.evaluator.elementwise import convert_array
         get_aval(x)  # rejects values that are not arrays or scalars
         value = np.asarray(x)
         out = convert_array(value, new_dtype) if value.dtype != new_dtype else value

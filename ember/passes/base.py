@@ -7,7 +7,7 @@ Environment (read at each run):
   every pass, raising `DifferentialError` naming the pass whose output values differ
   (bit-exact, float reduce/dot results within a tolerance; expensive modules and modules
   the random generator cannot fill are skipped: see
-  `ember.backends.interpreter.differential`).
+  `ember.hlo.evaluator.differential`).
 - EMBER_DISABLE_PASSES=name,name: skip passes with those names (`disabled_passes`, defined in
   the package's __init__ and re-exported here).
 - EMBER_DUMP_TO=dir: after each pass write the module's text (with metadata); file names
@@ -40,7 +40,7 @@ from ember.passes import disabled_passes
 from ember.passes.observe import notify_after, notify_before
 
 if TYPE_CHECKING:
-    from ember.backends.interpreter.differential import Reference
+    from ember.hlo.evaluator.differential import Reference
 
 # The outermost checked pipeline's reference values, shared with nested pipelines and Fix.
 _REFERENCE: ContextVar[tuple[Module, Reference | None] | None] = ContextVar(
@@ -171,7 +171,7 @@ def _reference_for(module: Module) -> Iterator[Reference | None]:
     if active is not None and active[0] is module:
         yield active[1]
         return
-    from ember.backends.interpreter.differential import Reference  # passes -> evaluator
+    from ember.hlo.evaluator.differential import Reference  # passes -> evaluator
 
     reference = Reference.capture(module)
     token = _REFERENCE.set((module, reference))

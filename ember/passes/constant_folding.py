@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backends.interpreter.evaluator import HANDLERS, EvaluationError
+from ember.hlo.evaluator.core import HANDLERS, EvaluationError
 from ember.hlo.ir import Instruction, Module
 from ember.passes.base import HloPass
 

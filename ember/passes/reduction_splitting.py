@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ember.backends.interpreter.evaluator import plain_binary_opcode
+from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction, Module, _clone_computation
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass

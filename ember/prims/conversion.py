@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ember.backends.interpreter import elementwise as ew
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.hlo.evaluator import elementwise as ew
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 

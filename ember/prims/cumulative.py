@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ember.backends.interpreter.reductions import extremum_accumulate
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.hlo.evaluator.reductions import extremum_accumulate
 from ember.prims import _rules as R
 
 

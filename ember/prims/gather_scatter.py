@@ -37,10 +37,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember.backends.interpreter.reductions import combine_at
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.hlo.builder import Builder
+from ember.hlo.evaluator.reductions import combine_at
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.shape import Shape
 from ember.prims import _lower as L
@@ -254,7 +254,7 @@ def default_fill_value(dtype: np.dtype) -> Any:
 
 def _fill_scalar(value: Any, dtype: np.dtype) -> np.ndarray:
     """fill_value in `dtype` with XLA's conversion rules (NaN -> 0 and saturation)."""
-    from ember.backends.interpreter.elementwise import convert_array
+    from ember.hlo.evaluator.elementwise import convert_array
     arr = np.asarray(value)
     if arr.dtype == dtype:
         return arr

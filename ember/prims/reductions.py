@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ember.backends.interpreter.reductions import plain_reduce
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.hlo.evaluator.reductions import plain_reduce
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 

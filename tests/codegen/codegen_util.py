@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
+from ember.hlo.evaluator import evaluate
 
 FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 1e-3, 100.0, -100.0,
                np.inf, -np.inf, np.nan, 1e30, -1e30, 7.0, 0.1]

@@ -14,8 +14,8 @@ import ember.numpy as jnp
 from ember.backends import cpu
 from ember.backends.cpu import llvm_target
 from ember.backends.cpu.compile_effort import FULL, LIGHT_MAX_ELEMENTS, light_pipeline, loop_options
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 from ember.lowering import lower_jaxpr
 
 

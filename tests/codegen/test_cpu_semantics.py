@@ -20,8 +20,8 @@ import pytest
 import ember
 from ember import lax
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 from ember.lowering import lower_jaxpr
 
 # f64 and 64-bit integers traced through ember.make_jaxpr need jax_enable_x64.

@@ -30,8 +30,8 @@ import ember.numpy as jnp
 from ember.backends import cpu
 from ember.backends.cpu import eager_math
 from ember.backends.cpu.mathlib import VECTORIZED
-from ember.backends.interpreter import elementwise as ew
 from ember.core.primitive import Primitive
+from ember.hlo.evaluator import elementwise as ew
 from ember.prims import elementwise as prims
 
 N = 4099

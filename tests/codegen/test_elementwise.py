@@ -8,8 +8,8 @@ import pytest
 from codegen_util import assert_same, edge_array
 
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 
 SHAPES = [(), (0,), (7,), (33,), (4, 5), (2, 3, 5)]
 

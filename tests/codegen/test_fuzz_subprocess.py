@@ -25,7 +25,7 @@ CHILD = r"""
 import json, sys
 import numpy as np
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
+from ember.hlo.evaluator import evaluate
 from ember.hlo import parse_module
 
 for i, case in enumerate(json.load(open(sys.argv[1]))):

@@ -9,8 +9,8 @@ import pytest
 from codegen_util import assert_same, check, edge_array
 
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 
 DTYPES = ["f32", "f64", "s32", "u8", "f16", "pred"]
 NP = {"f32": np.float32, "f64": np.float64, "s32": np.int32, "u8": np.uint8,

@@ -18,7 +18,7 @@ from test_math_accuracy import compile_op
 from test_math_reference import BUDGET, UNARY, _reference
 
 from ember.backends.cpu.mathlib import VECTORIZED
-from ember.backends.interpreter.elementwise import NUMPY_ELEMENTWISE as _REF_OPS
+from ember.hlo.evaluator.elementwise import NUMPY_ELEMENTWISE as _REF_OPS
 
 _COMMON = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, 10.0,
            -10.0, 1e30, -1e30, 1e-30, 1e-7, -1e-7, 0.999999, -0.999999, 1.000001]

@@ -16,7 +16,7 @@ import ember
 import ember.numpy as jnp
 from ember import lax
 from ember.backends import cpu
-from ember.backends.interpreter.evaluator import evaluate
+from ember.hlo.evaluator.core import evaluate
 from ember.hlo.parser import parse_module
 from ember.tree_util import tree_leaves
 

@@ -11,8 +11,8 @@ from codegen_util import assert_same
 
 from ember.backends import cpu
 from ember.backends.cpu import dot_plan, llvm_target
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 from ember.passes.fusion import Fusion
 
 

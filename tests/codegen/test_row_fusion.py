@@ -9,8 +9,8 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 from ember.lowering import lower_jaxpr
 
 

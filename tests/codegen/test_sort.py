@@ -12,8 +12,8 @@ from codegen_util import assert_same, check, edge_array
 from ember.backends import cpu
 from ember.backends.cpu import llvm_target
 from ember.backends.cpu.sort import RUN
-from ember.backends.interpreter import evaluate
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator import evaluate
 from ember.prims.sort import comparator
 
 NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "s32": np.int32,

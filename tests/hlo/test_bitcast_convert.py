@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hlo_corpus import bit_equal
 
-from ember.backends.interpreter.evaluator import evaluate
 from ember.hlo import Builder, Shape, ShapeError, infer_shape, parse_module, print_module, verify
+from ember.hlo.evaluator.core import evaluate
 
 
 def test_shape_inference():

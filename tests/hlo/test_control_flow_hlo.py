@@ -10,8 +10,8 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember import lax
-from ember.backends.interpreter.evaluator import EvaluationError, evaluate, while_iteration_limit
 from ember.hlo import Builder, Shape, parse_module, print_module, verify
+from ember.hlo.evaluator.core import EvaluationError, evaluate, while_iteration_limit
 from ember.hlo.ir import Instruction
 from ember.hlo.shape_inference import ShapeError
 from ember.hlo.verifier import VerificationError

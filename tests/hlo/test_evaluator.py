@@ -5,8 +5,8 @@ import pytest
 import scipy.special
 
 from ember.backends.interpreter import compile as interp_compile
-from ember.backends.interpreter.evaluator import evaluate, missing_opcodes
 from ember.hlo import Builder, Shape
+from ember.hlo.evaluator.core import evaluate, missing_opcodes
 
 REFERENCE = {
     "exponential": np.exp, "exponential-minus-one": np.expm1, "log": np.log,

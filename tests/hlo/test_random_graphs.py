@@ -5,8 +5,8 @@ from hlo_corpus import bit_equal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.backends.interpreter.evaluator import evaluate
 from ember.hlo import Builder, Shape, parse_module, print_module, verify
+from ember.hlo.evaluator.core import evaluate
 from ember.passes import hardware_independent_pipeline
 
 UNARY = ["negate", "abs", "sine", "exponential", "tanh", "floor", "sqrt", "log"]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hlo_corpus import bit_equal, corpus
 
-from ember.backends.interpreter.evaluator import evaluate
 from ember.hlo import Builder, HloParseError, Shape, canonical_text, parse_module, print_module
+from ember.hlo.evaluator.core import evaluate
 
 GOLDEN = """\
 HloModule f

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ember.backends.interpreter.evaluator import evaluate
 from ember.hlo import parse_module, print_module, verify
+from ember.hlo.evaluator.core import evaluate
 from ember.passes import AlgebraicSimplifier, DeadCodeElimination
 
 BRANCHES = """\

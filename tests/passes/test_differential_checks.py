@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from ember.backends.interpreter import differential
-from ember.backends.interpreter.differential import DifferentialError, Reference
-from ember.backends.interpreter.evaluator import evaluate
 from ember.hlo import Builder, Computation, Instruction, Module, Shape
+from ember.hlo.evaluator import differential
+from ember.hlo.evaluator.core import evaluate
+from ember.hlo.evaluator.differential import DifferentialError, Reference
 from ember.passes import (
     CommonSubexpressionElimination,
     DeadCodeElimination,

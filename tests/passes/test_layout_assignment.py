@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from ember.backends import cpu
-from ember.backends.interpreter import evaluate
 from ember.hlo import parse_module, print_module, verify
+from ember.hlo.evaluator import evaluate
 from ember.hlo.shape import Shape, layout_strides, row_major, transpose_operand_layout
 from ember.passes.layout_assignment import LayoutAssignment, is_bitcast_transpose
 

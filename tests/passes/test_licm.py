@@ -10,8 +10,8 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember import lax
-from ember.backends.interpreter.evaluator import evaluate
 from ember.hlo import parse_module, print_module, verify
+from ember.hlo.evaluator.core import evaluate
 from ember.passes import (
     DeadCodeElimination,
     LoopInvariantCodeMotion,

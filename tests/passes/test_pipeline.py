@@ -9,8 +9,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hlo"))
 from hlo_corpus import bit_equal, corpus  # noqa: E402
 
-from ember.backends.interpreter.evaluator import evaluate  # noqa: E402
 from ember.hlo import Builder, Shape, parse_module, print_module, verify  # noqa: E402
+from ember.hlo.evaluator.core import evaluate  # noqa: E402
 from ember.passes import (  # noqa: E402
     CommonSubexpressionElimination,
     ConstantFolding,

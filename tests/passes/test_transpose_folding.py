@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ember.backends.interpreter import evaluate
 from ember.hlo import parse_module, print_module, verify
+from ember.hlo.evaluator import evaluate
 from ember.passes.transpose_folding import TransposeFolding
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ember  # noqa: F401  (registers every primitive)
 from ember.backends.cpu.support import UNSUPPORTED_OPCODES
-from ember.backends.interpreter.evaluator import missing_opcodes
 from ember.core.primitive import PRIMITIVES
+from ember.hlo.evaluator.core import missing_opcodes
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape_inference import RULES as SHAPE_RULES
 

@@ -43,7 +43,7 @@ from ember.backends.cpu.irtypes import I8, I64, const, i64, is_float, is_signed_
 from ember.backends.cpu.loops import TAIL_FOLDED, for_nest, for_range, for_span
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.backends.cpu.scalar_ops import emit_elementwise
-from ember.backends.interpreter.evaluator import plain_binary_opcode
+from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape, bit_width, row_major

@@ -35,7 +35,7 @@ from ember.backends.cpu.index import Index
 from ember.backends.cpu.irtypes import i64, mem_type, reg_type
 from ember.backends.cpu.kernels import _Gen, _rerun_per_unit, _row_combine
 from ember.backends.cpu.loops import NO_UNROLL, VECTOR_NO_UNROLL, for_range, for_span
-from ember.backends.interpreter.evaluator import plain_binary_opcode
+from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape

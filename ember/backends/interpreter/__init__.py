@@ -1,4 +1,4 @@
-"""The interpreter backend: runs HLO modules with the NumPy evaluator.
+"""The interpreter backend: runs HLO modules with the NumPy evaluator (ember/hlo/evaluator/).
 
 Input: an HLO Module. Output: `compile(module)` gives an `Executable` (callable on NumPy
 arrays); `pipeline()` gives the pass pipeline this backend runs before evaluation.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.backends.interpreter.evaluator import Value, evaluate, register_custom_call
+from ember.hlo.evaluator.core import Value, evaluate, register_custom_call
 from ember.hlo.ir import Module
 
 __all__ = ["Executable", "compile", "evaluate", "pipeline", "register_custom_call"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backends.interpreter.evaluator import branch_index
+from ember.hlo.evaluator.core import branch_index
 from ember.hlo.ir import Instruction
 from ember.passes.algsimp.rewrite import rewrite
 

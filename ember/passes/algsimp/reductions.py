@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backends.interpreter.evaluator import plain_binary_opcode
+from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.shape import Shape
 from ember.passes.algsimp.rewrite import rewrite

@@ -19,15 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from ember.backends.interpreter import indexing
-from ember.backends.interpreter.elementwise import (
+from ember.hlo.evaluator import indexing
+from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
+from ember.hlo.evaluator.elementwise import (
     ELEMENTWISE,
     bitcast_convert_any_width,
     compare,
     convert_array,
     reduce_precision,
 )
-from ember.backends.interpreter.reductions import REDUCE_UFUNCS, plain_reduce
+from ember.hlo.evaluator.reductions import REDUCE_UFUNCS, plain_reduce
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
@@ -36,25 +37,8 @@ Value = np.ndarray | tuple
 Handler = Callable[[Instruction, list[Value]], Value]
 HANDLERS: dict[str, Handler] = {}
 
-# custom-call target -> fn(*operands, shape=Shape, backend_config=str|None) -> value
-CUSTOM_CALLS: dict[str, Callable[..., Value]] = {}
-
-
-def register_custom_call(target: str, fn: Callable[..., Value]) -> None:
-    CUSTOM_CALLS[target] = fn
-
-
 register_custom_call("ember.identity", lambda *xs, shape, backend_config=None: (
     np.array(xs[0], copy=True) if len(xs) == 1 else tuple(np.array(x) for x in xs)))
-
-
-def _python_callback(*xs: Value, shape: Shape, backend_config: str | None = None) -> Value:
-    from ember.callbacks import evaluate_custom_call  # host callbacks (ember/callbacks.py)
-
-    return evaluate_custom_call(*xs, shape=shape, backend_config=backend_config)
-
-
-register_custom_call("ember.python_callback", _python_callback)
 
 
 class EvaluationError(RuntimeError):

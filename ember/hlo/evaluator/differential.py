@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ember.backends.interpreter.evaluator import Value, evaluate, while_iteration_limit
+from ember.hlo.evaluator.core import Value, evaluate, while_iteration_limit
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.shape import Shape, element_type_from_numpy, is_float
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.backends.interpreter.reductions import combine_at
+from ember.hlo.evaluator.reductions import combine_at
 
 
 def _index_vectors(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:

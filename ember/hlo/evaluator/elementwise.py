@@ -16,12 +16,14 @@ Where NumPy and XLA disagree, XLA wins:
 - float -> int conversion saturates, NaN -> 0; float -> bool is x != 0.
 
 Float math (the transcendental opcodes of `MATH_OPCODES`: exp, log, sin, pow, atan2, erf,
-...) on f16, f32 and f64 runs the CPU backend's own vector kernels (cpu/eager_math.py,
-compiled once per (opcode, dtype) on first use, disk-cached), so eager mode, the
-interpreter backend and jitted CPU code give the same bits; those kernels are validated
-against NumPy's tables and mpmath (tests/codegen/test_math_*.py). Complex inputs (and any
-other dtype) keep the NumPy/SciPy rules below, which are also the reference the kernels are
-tested against (`NUMPY_ELEMENTWISE`): call math through `ELEMENTWISE`, not the functions.
+...) is not correctly rounded, so implementations differ in the last bit. A backend may
+serve it through one named hook, `use_math_kernels(provider)`: while a provider is set,
+`ELEMENTWISE[op]` of a math opcode asks it first (`provider.covers(op, dtype)`, then
+`provider.apply(op, *arrays)`), and keeps the NumPy/SciPy rule for what it does not cover.
+`import ember` sets the CPU backend's vector kernels (cpu/eager_math.py) as the provider, so
+eager mode, constant folding, the interpreter backend and jitted CPU code give the same bits.
+The NumPy/SciPy rules (`NUMPY_ELEMENTWISE`) are the reference those kernels are tested
+against (tests/codegen/test_math_*.py) and what complex inputs run.
 Other float ops (sqrt, divide, ...) are correctly rounded in both.
 NumPy warnings are silenced: overflow, division by zero and invalid operations are the
 expected IEEE results.
@@ -31,10 +33,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
-
-from ember.backends.cpu import eager_math  # light: llvmlite loads with the first kernel
 
 Fn = Callable[..., np.ndarray]
 
@@ -499,7 +500,7 @@ def bitcast_convert_any_width(x: np.ndarray, dtype: np.dtype | type | str) -> np
 # The table, keyed by HLO opcode name (compare is looked up through COMPARE by direction).
 # ---------------------------------------------------------------------------------------
 
-ELEMENTWISE: dict[str, Fn] = {
+_NUMPY_RULES: dict[str, Fn] = {
     "add": add,
     "subtract": subtract,
     "multiply": multiply,
@@ -558,30 +559,67 @@ ELEMENTWISE: dict[str, Fn] = {
 }
 
 
-def _on_cpu_math(opcode: str, numpy_fn: Fn) -> Fn:
-    """`opcode` through the CPU math kernel for the float dtypes it covers, else `numpy_fn`.
+class MathKernels(Protocol):
+    """What a backend hands `use_math_kernels`: native code for some math opcodes."""
+
+    def covers(self, opcode: str, dtype: np.dtype) -> bool:
+        """Whether `apply(opcode, ...)` takes arrays of `dtype`."""
+        ...
+
+    def apply(self, opcode: str, *arrays: np.ndarray) -> np.ndarray:
+        """opcode(*arrays): one dtype, broadcastable shapes; a fresh array."""
+        ...
+
+
+# The transcendental opcodes: results not correctly rounded, so a backend's own kernels may
+# differ from NumPy's in the last bit (sqrt, divide, ... are exact everywhere).
+MATH_OPCODES: frozenset[str] = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cosh", "cosine",
+    "erf", "erf-inv", "erfc", "exp2", "exponential", "exponential-minus-one", "log",
+    "log-plus-one", "log10", "log2", "logistic", "power", "sine", "sinh", "tan", "tanh"})
+
+_math_kernels: MathKernels | None = None
+
+
+def use_math_kernels(provider: MathKernels | None) -> MathKernels | None:
+    """Serve the math opcodes through `provider` where it covers them (None: NumPy's rules
+    everywhere); returns the provider it replaces."""
+    global _math_kernels
+    previous, _math_kernels = _math_kernels, provider
+    return previous
+
+
+def math_kernels() -> MathKernels | None:
+    return _math_kernels
+
+
+def _through_math_kernels(opcode: str, numpy_fn: Fn) -> Fn:
+    """`opcode` through the hook's kernels where they cover the operands, else `numpy_fn`.
 
     Float power keeps the NumPy rule's contract (operands broadcast here, one 1-d loop, so
     a scalar exponent is never special-cased); integer power never reaches the kernels.
     """
     @functools.wraps(numpy_fn)
     def fn(*args: np.ndarray) -> np.ndarray:
+        kernels = _math_kernels
+        if kernels is None:
+            return numpy_fn(*args)
         arrays = [np.asarray(a) for a in args]
         dt = arrays[0].dtype
-        if eager_math.element_type(dt) and all(a.dtype == dt for a in arrays[1:]):
-            return eager_math.apply(opcode, *arrays)
+        if kernels.covers(opcode, dt) and all(a.dtype == dt for a in arrays[1:]):
+            return kernels.apply(opcode, *arrays)
         return numpy_fn(*arrays)
 
     return fn
 
 
-# The NumPy/SciPy rules of every opcode, math included: the reference the CPU math kernels
+# The NumPy/SciPy rules of every opcode, math included: the reference native math kernels
 # are tested against (tests/codegen/test_math_special.py), and what complex inputs run.
-NUMPY_ELEMENTWISE: dict[str, Fn] = dict(ELEMENTWISE)
-# The transcendental opcodes (cpu.mathlib.VECTORIZED) that run on the CPU kernels.
-MATH_OPCODES: frozenset[str] = eager_math.OPCODES
-for _op in sorted(MATH_OPCODES):
-    ELEMENTWISE[_op] = _on_cpu_math(_op, ELEMENTWISE[_op])
+NUMPY_ELEMENTWISE: dict[str, Fn] = dict(_NUMPY_RULES)
+# What the evaluator and eager mode call: the NumPy rules, math through the hook.
+ELEMENTWISE: dict[str, Fn] = {
+    op: _through_math_kernels(op, fn) if op in MATH_OPCODES else fn
+    for op, fn in _NUMPY_RULES.items()}
 
 
 def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
