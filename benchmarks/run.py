@@ -114,7 +114,7 @@ def main() -> None:
 
     import_ms = (time.perf_counter() - t0) * 1e3
     t0 = time.perf_counter()
-    from ember.backends.cpu import llvm_target
+    from ember.backends.cpu.jit import llvm_target
 
     llvm_target.target()
     llvm_ms = (time.perf_counter() - t0) * 1e3
@@ -275,13 +275,13 @@ def _first_call_ms(cache: str, jax: bool = False, stat: bool = False, warmup: st
                 "print((time.perf_counter() - t) * 1e3)\n")
     else:
         init = ("ember.jit(lambda v: v * 2)(np.ones(3, np.float32))\n" if warmup == "jit" else
-                "from ember.backends.cpu import llvm_target; llvm_target.target()\n")
+                "from ember.backends.cpu.jit import llvm_target; llvm_target.target()\n")
         code = ("import time, numpy as np, ember, ember.numpy as jnp\n"
                 "from ember.backends import cpu\n"
                 + init +
                 # LLVM's counters only: cpu.cache_stats() would import the CPU compiler's
                 # modules before the timer, which a real first call pays for
-                "from ember.backends.cpu import llvm_target as lt\n"
+                "from ember.backends.cpu.jit import llvm_target as lt\n"
                 "s0 = dict(lt.STATS)\n"
                 "x = np.ones(1000, np.float32)\n"
                 "t = time.perf_counter()\n"

@@ -17,7 +17,7 @@ from ember import (
 )
 from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
-from ember.backends.cpu import eager_math as _cpu_math
+from ember.backends.cpu.runtime import eager_math as _cpu_math
 from ember.callbacks import pure_callback
 from ember.config import config
 from ember.errors import ConcretizationTypeError

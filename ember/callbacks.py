@@ -7,7 +7,7 @@ checked against the declared shapes and dtypes.
 The process-wide registry maps a small integer id to a `HostCallback` (the flat function,
 its input and output avals, whether it has side effects). Lowering registers one entry per
 callback equation and writes the id into the custom-call's `backend_config`; the evaluator
-and the CPU backend's trampoline (ember/backends/cpu/callbacks.py) look the id up when the
+and the CPU backend's trampoline (ember/backends/cpu/emit/callbacks.py) look the id up when the
 compiled code runs. Object code names only the id and the trampoline's symbol, never an
 address, so a disk-cached executable stays valid in a new process (the id is resolved in
 the process that runs it).

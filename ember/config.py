@@ -54,7 +54,7 @@ _define(Flag("jax_explain_cache_misses", False, "On each retrace of a jitted fun
 _define(Flag("jax_debug_nans", False, "Raise at the first operation that produced a NaN.",
              True, "JAX_DEBUG_NANS", _parse_bool))
 _define(Flag("ember_matmul_backend", "auto", "Float matrix products: 'auto' runs Ember's own "
-             "packed GEMM (ember/backends/cpu/gemm.py) where it measured at least as fast as "
+             "packed GEMM (ember/backends/cpu/dot/gemm.py) where it measured at least as fast as "
              "BLAS (large plain products), else BLAS; 'ember' runs it wherever it applies; "
              "'blas' always calls the BLAS library. Part of the CPU backend's cache keys "
              "(and of jit's, as if it changed tracing: a jitted function compiles again after "

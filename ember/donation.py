@@ -53,7 +53,7 @@ def exclusive_value(x: object) -> np.ndarray | None:
     if type(owner) is not np.ndarray or owner.base is not None:
         return None  # memory NumPy does not own, or a chain of owners
     # holders of the owner besides this frame's `owner`: v.base, the allocator's pool slot
-    from ember.backends.cpu.allocator import ALLOCATOR
+    from ember.backends.cpu.runtime.allocator import ALLOCATOR
 
     if sys.getrefcount(owner) - _probe_count() != 1 + ALLOCATOR.pool_refs(owner):
         return None

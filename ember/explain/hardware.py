@@ -5,7 +5,7 @@ Input: nothing (the host, the number of threads Ember's kernels use). Output: `m
 - Memory bandwidth: a STREAM-style triad `a = b + 3 * c` over `TRIAD_BYTES` (>= 200 MB
   across the three f32 arrays, far more than any cache), compiled by Ember's own CPU
   backend (so it uses the same threads as Ember's kernels) and timed per kernel with the
-  instrumented build (`backends/cpu/profiling.py`): bytes = 3 * n * 4 (read b and c, write
+  instrumented build (`backends/cpu/profiling/profile.py`): bytes = 3 * n * 4 (read b and c, write
   a; the write-allocate read STREAM does not count is not counted either); the best of
   several runs.
 - Peak compute: `backends/cpu/peak.py`'s FMA loop (12-16 independent vector FMA chains, no
@@ -61,7 +61,7 @@ def _triad(b: Any, c: Any) -> Any:
 def measure_bandwidth(triad_bytes: int = TRIAD_BYTES, runs: int = 10) -> float:
     """Bytes per second of the triad kernel over `triad_bytes` (best of `runs`)."""
     import ember
-    from ember.backends.cpu.profiling import compile_profiled
+    from ember.backends.cpu.profiling.profile import compile_profiled
 
     n = max(triad_bytes // 12, 1)
     spec = ember.ShapeDtypeStruct((n,), np.float32)
@@ -84,7 +84,7 @@ def measure_peak_flops(threads: int, seconds: float = 0.05) -> float:
     One thread at a time, because on a shared machine running every thread at once
     measures the neighbours' load rather than the hardware; cores of one machine are alike
     (logical CPUs sharing a core would overstate it: set EMBER_NUM_THREADS to the cores)."""
-    from ember.backends.cpu.peak import fma_kernel
+    from ember.backends.cpu.profiling.peak import fma_kernel
 
     kernel = fma_kernel()
     iters = 10_000
@@ -115,7 +115,7 @@ def busy() -> tuple[float, int] | None:
 
 
 def _cache_file() -> str | None:
-    from ember.backends.cpu.disk_cache import cache_dir
+    from ember.backends.cpu.jit.disk_cache import cache_dir
 
     d = cache_dir()
     return None if d is None else os.path.join(str(d), "machine.json")
@@ -143,7 +143,7 @@ def _store(path: str, key: str, m: Machine) -> None:
 def machine(*, refresh: bool = False, triad_bytes: int = TRIAD_BYTES) -> Machine:
     """This machine's measured ceilings (measured once per target and thread count)."""
     from ember.backends.cpu import get_num_threads
-    from ember.backends.cpu.llvm_target import target
+    from ember.backends.cpu.jit.llvm_target import target
 
     threads = get_num_threads()
     key = f"{target().key}|threads={threads}|triad={triad_bytes}"

@@ -121,7 +121,7 @@ def kernel_kind(inst: Instruction) -> str:
     `row` (softmax-style row fusion), or the opcode of a lone op."""
     if inst.opcode != "fusion":
         return inst.opcode
-    from ember.backends.cpu.rows import is_row_fusion
+    from ember.backends.cpu.emit.rows import is_row_fusion
 
     if is_row_fusion(inst.fused_computation):
         return "row"
@@ -226,7 +226,7 @@ def _kernel_instructions(exe: Any, module: Any) -> list[Instruction]:
         by_name = {i.name: i for c in exe.module.computations  # loop bodies too
                    if not c.is_fusion_computation for i in c.instructions}
         return [by_name[n] for n in exe.kernel_names]
-    from ember.backends.cpu.schedule import build_schedule
+    from ember.backends.cpu.plan.schedule import build_schedule
 
     scheduled = build_schedule(module).kernels
     if len(scheduled) != len(exe.kernel_names):  # not the same program after all

@@ -12,7 +12,7 @@ in the timed call (the instrumented build counts iterations and branches taken),
 bytes of the copies that move the loop state; when some count could not be taken the row
 shows `?` and a note says why, rather than a guess.
 How: the module is compiled by the CPU backend's instrumented build
-(`backends/cpu/profiling.py`), which timestamps every top-level step inside the one native
+(`backends/cpu/profiling/profile.py`), which timestamps every top-level step inside the one native
 call;
 after `WARMUP` calls (page faults, caches), it runs until `MIN_SECONDS` have passed (at
 least `MIN_RUNS`, at most `MAX_RUNS` calls) and reports each kernel's best time: on a
@@ -207,7 +207,7 @@ def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine
     machine's ceilings (see the module docstring). `machine` overrides the measured one."""
     from ember.api import JitFunction, jit
     from ember.backends import cpu
-    from ember.backends.cpu.profiling import compile_profiled
+    from ember.backends.cpu.profiling.profile import compile_profiled
     from ember.config import config
     from ember.explain.hardware import machine as measured_machine
     from ember.lowering import lower_jaxpr

@@ -14,7 +14,10 @@ from ember.hlo.ir import Computation, Instruction
 
 
 def inline_computation(comp: Computation, callee: Computation,
-                       args: Sequence[Instruction]) -> Instruction:
+                       args: Sequence[Instruction], *, keep_names: bool = False) -> Instruction:
+    """Copy `callee`'s instructions into `comp` on `args`; returns the copy of its root.
+    `keep_names`: the copies take the callee's instruction names (kernel names then follow
+    the user's function in the entry), else fresh ones."""
     mapping: dict[Instruction, Instruction] = {}
     for inst in callee.post_order():
         if inst.opcode == "parameter":
@@ -22,7 +25,7 @@ def inline_computation(comp: Computation, callee: Computation,
             continue
         copy = Instruction(inst.opcode, inst.shape, [mapping[o] for o in inst.operands],
                            dict(inst.attrs), list(inst.called_computations),
-                           dict(inst.metadata))
+                           dict(inst.metadata), inst.name if keep_names else None)
         mapping[inst] = comp.add_instruction(copy)
     assert callee.root is not None
     return mapping[callee.root]

@@ -8,7 +8,7 @@ import resource
 import numpy as np
 
 from ember.backends import cpu
-from ember.backends.cpu.allocator import MIN_BYTES, Allocator
+from ember.backends.cpu.runtime.allocator import MIN_BYTES, Allocator
 from ember.hlo import Builder, Shape
 
 N = 1 << 20  # 4 MB of f32: above the pool's threshold

@@ -19,7 +19,9 @@ import pytest
 from codegen_util import edge_array
 
 from ember.backends import cpu
-from ember.backends.cpu import blas, blas_find, dot_plan, gemm, llvm_target
+from ember.backends.cpu.dot import blas, blas_find, gemm
+from ember.backends.cpu.dot import plan as dot_plan
+from ember.backends.cpu.jit import llvm_target
 from ember.hlo import Builder, Shape
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -299,7 +301,7 @@ def _run_fresh(code: str, **env: str) -> str:
 _FRESH = """
     import sys, numpy as np
     from ember.backends import cpu
-    from ember.backends.cpu import blas
+    from ember.backends.cpu.dot import blas
     from ember.hlo import Builder, Shape
     b = Builder("fresh")
     x, y = b.parameter(Shape("f64", (70, 90))), b.parameter(Shape("f64", (90, 50)))
@@ -316,14 +318,15 @@ _FRESH = """
     np.testing.assert_allclose(got[1], args[2].astype(np.float64) @ args[3], rtol=1e-4,
                                atol=1e-4)
     info = blas.info()
-    from ember.backends.cpu.disk_cache import source_hash
+    from ember.backends.cpu.jit.disk_cache import source_hash
     print("scipy" in sys.modules, exe.from_disk, info.abi if info else "loops", source_hash())
 """
 
 
 _ADAPTER = """
     import ctypes, numpy as np
-    from ember.backends.cpu import blas, llvm_target
+    from ember.backends.cpu.jit import llvm_target
+    from ember.backends.cpu.dot import blas
     blas.register_symbols(llvm_target.target().llvm)
     engine = blas._STATE["engine"]
     L, P = ctypes.c_int64, ctypes.c_void_p

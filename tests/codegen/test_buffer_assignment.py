@@ -1,4 +1,4 @@
-"""Buffer assignment (ember/backends/cpu/buffer_assignment.py): liveness-based sharing of the
+"""Buffer assignment (ember/backends/cpu/plan/buffer_assignment.py): liveness-based sharing of the
 scratch block, in-place chains, and the invariant that live buffers never overlap."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.backends.cpu.buffer_assignment import ALIGNMENT, LogicalBuffer, assign_buffers
+from ember.backends.cpu.plan.buffer_assignment import ALIGNMENT, LogicalBuffer, assign_buffers
 
 MB = 1 << 20
 

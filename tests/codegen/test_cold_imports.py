@@ -18,13 +18,13 @@ import sys
 import numpy as np
 import pytest
 
-LAZY = ("ember.backends.cpu.loops_native", "ember.backends.cpu.dot_plan", "ember.passes.dump")
+LAZY = ("ember.backends.cpu.emit.loops_native", "ember.backends.cpu.dot.plan", "ember.passes.dump")
 
 # What the timed call of benchmarks/run.py --first-call-only does, plus what it imported.
 PROGRAM = """
 import json, sys, numpy as np, ember, ember.numpy as jnp, ember.lax as lax
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target; llvm_target.target()
+from ember.backends.cpu.jit import llvm_target; llvm_target.target()
 before = set(sys.modules)
 x = np.linspace(-3, 3, {n}).astype(np.{dtype})
 kind = "{kind}"
@@ -55,7 +55,7 @@ def _first_compile(kind: str, n: int, dtype: str) -> dict:
 def test_elementwise_first_compile_imports_no_lazy_module(n, dtype):
     got = _first_compile("elementwise", n, dtype)
     assert not [m for m in LAZY if m in got["new"]], got["new"]
-    assert "ember.backends.cpu.emitter" in got["new"]  # it did compile, in this process
+    assert "ember.backends.cpu.emit.emitter" in got["new"]  # it did compile, in this process
     x = np.linspace(-3, 3, n).astype(dtype)
     want = (x * 0.5) * np.sin(x) + (x + 1)
     tol = 1e-6 if dtype == "float32" else 1e-14
@@ -65,7 +65,7 @@ def test_elementwise_first_compile_imports_no_lazy_module(n, dtype):
 @pytest.mark.parametrize("n,dtype", [(7, "float32"), (33, "float64")])
 def test_a_while_loop_imports_the_native_loop_code(n, dtype):
     got = _first_compile("while", n, dtype)
-    assert "ember.backends.cpu.loops_native" in got["new"]
+    assert "ember.backends.cpu.emit.loops_native" in got["new"]
     x = np.linspace(-3, 3, n).astype(dtype)
     want = x
     for _ in range(3):
@@ -76,8 +76,8 @@ def test_a_while_loop_imports_the_native_loop_code(n, dtype):
 @pytest.mark.parametrize("n,dtype", [(5, "float32"), (40, "float64")])
 def test_a_product_imports_the_dot_planner(n, dtype):
     got = _first_compile("dot", n, dtype)
-    assert "ember.backends.cpu.dot_plan" in got["new"]
-    assert "ember.backends.cpu.loops_native" not in got["new"]
+    assert "ember.backends.cpu.dot.plan" in got["new"]
+    assert "ember.backends.cpu.emit.loops_native" not in got["new"]
     x = np.linspace(-3, 3, n).astype(dtype)
     want = np.tanh(np.outer(x, x) @ x)
     tol = 1e-5 if dtype == "float32" else 1e-12

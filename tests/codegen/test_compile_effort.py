@@ -12,8 +12,12 @@ import ember
 import ember.lax as lax
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target
-from ember.backends.cpu.compile_effort import FULL, LIGHT_MAX_ELEMENTS, light_pipeline, loop_options
+from ember.backends.cpu.jit.compile_effort import (
+    FULL,
+    LIGHT_MAX_ELEMENTS,
+    light_pipeline,
+    loop_options,
+)
 from ember.hlo import Builder, Shape
 from ember.hlo.evaluator import evaluate
 from ember.lowering import lower_jaxpr
@@ -100,13 +104,3 @@ def test_large_modules_keep_the_full_pipeline_and_its_epilogue_option():
     assert "vec.epilog" not in light.llvm_ir
     x = np.linspace(-50, 50, n).astype(np.float32)
     np.testing.assert_array_equal(full(x, x, x), again(x, x, x))
-
-
-def test_load_object_knows_the_symbols_it_tests_for():
-    """load_object tests object code for these names before importing their modules."""
-    import inspect
-
-    from ember.backends.cpu import blas, callbacks
-
-    src = inspect.getsource(llvm_target.load_object)
-    assert f'b"{blas.SYMBOL_PREFIX}"' in src and f'b"{callbacks.SYMBOL}"' in src

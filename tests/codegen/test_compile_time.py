@@ -25,10 +25,12 @@ from codegen_util import assert_same
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import kernels, llvm_target, mathlib
-from ember.backends.cpu.irtypes import I1, I64, PTR, VOID
-from ember.backends.cpu.loops import NO_UNROLL, VECTOR_NO_UNROLL, for_range
+from ember.backends.cpu import mathlib
+from ember.backends.cpu.emit import kernels
+from ember.backends.cpu.jit import llvm_target
 from ember.backends.cpu.mathlib import trig
+from ember.codegen.irtypes import I1, I64, PTR, VOID
+from ember.codegen.loops import NO_UNROLL, VECTOR_NO_UNROLL, for_range
 from ember.explain.kernels import split_llvm_functions
 
 _UINT = {np.float32: np.uint32, np.float64: np.uint64}
@@ -224,19 +226,19 @@ _FIRST_COMPILE = textwrap.dedent("""
     print(json.dumps({n: n in sys.modules for n in names}))
 """)
 
-_UNUSED = ["ember.backends.cpu.dot_emit", "ember.backends.cpu.blas",
-           "ember.backends.cpu.sort", "ember.backends.cpu.scatter",
-           "ember.backends.cpu.update_slice", "ember.backends.cpu.callbacks",
+_UNUSED = ["ember.backends.cpu.dot.emit", "ember.backends.cpu.dot.blas",
+           "ember.backends.cpu.emit.sort", "ember.backends.cpu.emit.scatter",
+           "ember.backends.cpu.emit.update_slice", "ember.backends.cpu.emit.callbacks",
            "ember.backends.cpu.mathlib.atrig", "ember.backends.cpu.mathlib.special",
            "ember.backends.cpu.mathlib.exp_log", "ember.backends.cpu.mathlib.lean_hyper"]
 
 
 def test_first_compile_imports_only_what_its_kernels_use():
     env = {**os.environ, "EMBER_CACHE_DIR": "off"}
-    r = subprocess.run([sys.executable, "-c", _FIRST_COMPILE, "ember.backends.cpu.emitter",
+    r = subprocess.run([sys.executable, "-c", _FIRST_COMPILE, "ember.backends.cpu.emit.emitter",
                         "ember.backends.cpu.mathlib.trig", *_UNUSED], env=env,
                        capture_output=True, text=True, timeout=300, check=True)
     loaded = json.loads(r.stdout.strip().splitlines()[-1])
-    assert loaded.pop("ember.backends.cpu.emitter") and loaded.pop(
+    assert loaded.pop("ember.backends.cpu.emit.emitter") and loaded.pop(
         "ember.backends.cpu.mathlib.trig")  # the compile did run
     assert not any(loaded.values()), [n for n, v in loaded.items() if v]

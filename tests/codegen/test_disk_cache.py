@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from ember.backends import cpu
-from ember.backends.cpu import disk_cache
+from ember.backends.cpu.jit import disk_cache
 from ember.hlo import Builder, Shape
 
 PROGRAM = """
@@ -32,7 +32,7 @@ print(json.dumps({"sum": float(exe(v).astype(np.float64).sum()), "from_disk": ex
 
 def _run(cache: str) -> dict:
     # checks off: the differential check would evaluate sin with the interpreter, whose
-    # eager math kernel (cpu/eager_math.py) is LLVM work and a cache entry of its own
+    # eager math kernel (cpu/runtime/eager_math.py) is LLVM work and a cache entry of its own
     env = dict(os.environ, EMBER_CACHE_DIR=cache, EMBER_ENABLE_CHECKS="0")
     out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
                          text=True, check=True)
@@ -78,7 +78,9 @@ def test_corrupt_and_foreign_files_are_ignored(tmp_path, monkeypatch):
 POOL_PROGRAM = """
 import json, numpy as np, ember
 from ember.backends import cpu
-from ember.backends.cpu import disk_cache, llvm_target, pool
+from ember.backends.cpu.runtime import pool
+from ember.backends.cpu.jit import disk_cache
+from ember.backends.cpu.jit import llvm_target
 llvm_target.target()
 library = dict(disk_cache.STATS)
 cpu.set_num_threads(2)
@@ -147,6 +149,7 @@ def _fake_sources(root):
     """A tree shaped like the ember package's compiler folders."""
     for rel, text in (("backends/cpu/emit.py", "A = 1\n"), ("backends/cpu/math/sin.py", "B\n"),
                       ("passes/fuse.py", "C = 3\n"), ("hlo/ir.py", "D = 4\n"),
+                      ("codegen/elemental.py", "F = 5\n"),
                       ("backends/cpu/__pycache__/emit.cpython-311.pyc", "junk"),
                       ("lax/not_compiler.py", "E\n")):
         p = root / rel
@@ -245,7 +248,7 @@ def test_cached_entry_builds_links_stores_then_loads(tmp_path, monkeypatch):
     not link is counted as rejected and rebuilt."""
     import ctypes
 
-    from ember.backends.cpu import llvm_target
+    from ember.backends.cpu.jit import llvm_target
 
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     text = "define i64 @ember_test_seven() {\n  ret i64 7\n}\n"

@@ -1,7 +1,7 @@
 """Eager math == CPU-jit math, bit for bit: every vectorized opcode, f16/f32/f64.
 
 Eager results (the primitive's rule, or the interpreter's table for log2/log10, which have
-no primitive) come from cpu/eager_math.py's kernels; the reference is the CPU backend
+no primitive) come from cpu/runtime/eager_math.py's kernels; the reference is the CPU backend
 compiling the same opcode (`compile_op`). Each (opcode, dtype) compiles one jit module on
 4099 elements holding special values (+-0, +-inf, NaN, subnormals, extremes, huge sin
 arguments), domain sweeps and random values; eager then runs on that array and on views of
@@ -28,8 +28,8 @@ from test_math_accuracy import compile_op
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import eager_math
 from ember.backends.cpu.mathlib import VECTORIZED
+from ember.backends.cpu.runtime import eager_math
 from ember.core.primitive import Primitive
 from ember.hlo.evaluator import elementwise as ew
 from ember.prims import elementwise as prims
@@ -215,7 +215,8 @@ _CHILD = textwrap.dedent("""
     import json, sys
     import numpy as np
     import ember.numpy as jnp
-    from ember.backends.cpu import disk_cache, eager_math
+    from ember.backends.cpu.runtime import eager_math
+    from ember.backends.cpu.jit import disk_cache
     from ember.backends import cpu
     x = np.linspace(-4, 4, 101)
     out = [np.asarray(jnp.sin(x.astype(np.float32))), np.asarray(jnp.exp(x.astype(np.float16)))]

@@ -1,4 +1,4 @@
-"""Ember's own GEMM library (ember/backends/cpu/gemm.py) called directly: pack_b then
+"""Ember's own GEMM library (ember/backends/cpu/dot/gemm.py) called directly: pack_b then
 gemm_packed against NumPy in float64, for f32 and f64, both transposes, odd sizes around the
 tile and block edges, pitches wider than the matrices (nothing written outside C), k = 0,
 B packed in column ranges, rows computed in pieces (the same bits as in one call), IEEE
@@ -11,7 +11,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from ember.backends.cpu import gemm, llvm_target
+from ember.backends.cpu.dot import gemm
+from ember.backends.cpu.jit import llvm_target
 
 P, L, I = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
 PACK_T = ctypes.CFUNCTYPE(None, I, L, L, P, L, P, L, L)
@@ -163,11 +164,11 @@ def test_library_comes_from_the_disk_cache_in_a_new_process(tmp_path):
     import sys
 
     code = ("import numpy as np, ember\n"
-            "from ember.backends.cpu import llvm_target as lt\n"
+            "from ember.backends.cpu.jit import llvm_target as lt\n"
             "a = np.random.default_rng(0).standard_normal((70, 90)).astype(np.float32)\n"
             "r = np.asarray(ember.jit(lambda x, y: x @ y)(a, a.T.copy()))\n"
             "assert np.allclose(r, a.astype(np.float64) @ a.T, atol=1e-4)\n"
-            "from ember.backends.cpu import gemm\n"
+            "from ember.backends.cpu.dot import gemm\n"
             "print(lt.STATS['codegen_runs'], len(gemm._ENGINE))\n")
     env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path), EMBER_MATMUL_BACKEND="ember")
     runs = []

@@ -1,4 +1,4 @@
-"""The in-place rule (ember/backends/cpu/in_place.py): which operands a kernel may overwrite."""
+"""The in-place rule (backends/cpu/plan/in_place.py): which operands a kernel may overwrite."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu.in_place import RERUN_OPCODES, in_place_operands
+from ember.backends.cpu.plan.in_place import RERUN_OPCODES, in_place_operands
 from ember.hlo.ir import Instruction
 from ember.lowering import lower_jaxpr
 

@@ -24,7 +24,8 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import lazy_precise, llvm_target
+from ember.backends.cpu.emit import lazy_precise
+from ember.backends.cpu.jit import llvm_target
 from ember.explain.kernels import split_llvm_functions
 
 _UINT = {np.float32: np.uint32, np.float64: np.uint64}
@@ -42,7 +43,8 @@ def _with_huge(x: np.ndarray, where: list[int]) -> np.ndarray:
 
 PROGRAM = """
 import json, math, sys, numpy as np, ember, ember.numpy as jnp
-from ember.backends.cpu import fastcall, llvm_target
+from ember.backends.cpu.runtime import fastcall
+from ember.backends.cpu.jit import llvm_target
 llvm_target.target()
 fastcall.trampoline(build=True)  # (cached calls build it once: not counted below)
 
@@ -55,7 +57,7 @@ r0 = runs()
 fast = np.asarray(f(x, x, x))
 r1 = runs()
 first = dict(llvm_target.PRECISE_STATS)
-emitter_loaded = "ember.backends.cpu.lazy_precise" in sys.modules
+emitter_loaded = "ember.backends.cpu.emit.lazy_precise" in sys.modules
 y = x.copy()
 y[[0, {n} // 2, {n} - 1]] = np.array([1e30, -3e35, 3e9], np.float32)
 got = np.asarray(f(y, x, x))

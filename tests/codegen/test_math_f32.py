@@ -156,7 +156,7 @@ def test_poly_matches_exact_evaluation(n, et):
     """Fp.poly (Horner, or Estrin inside long polynomials) within a few ulp of the exact
     rational value of the polynomial at arguments of either sign."""
     from ember.backends import cpu  # noqa: F401  (initializes LLVM for the JIT below)
-    from ember.backends.cpu.llvm_target import target
+    from ember.backends.cpu.jit.llvm_target import target
 
     ty = ir.FloatType() if et == "f32" else ir.DoubleType()
     dt = np.float32 if et == "f32" else np.float64

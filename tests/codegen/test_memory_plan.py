@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import ember
 import ember.numpy as jnp
 from ember import lax
-from ember.backends.cpu.buffer_assignment import ALIGNMENT
+from ember.backends.cpu.plan.buffer_assignment import ALIGNMENT
 
 
 def _aligned(nbytes: int) -> int:
@@ -69,7 +69,7 @@ def test_unfused_chain_is_correct_and_needs_at_most_two_temporaries(unfused, n):
 
 def test_unfused_chain_peak_is_flat_as_it_grows(unfused):
     from ember.backends.cpu.compiler import _optimized
-    from ember.backends.cpu.schedule import build_schedule
+    from ember.backends.cpu.plan.schedule import build_schedule
     from ember.lowering import lower_jaxpr
 
     x = np.linspace(-2, 2, 4099).astype(np.float32)

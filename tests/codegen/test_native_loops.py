@@ -270,8 +270,8 @@ def test_jacobi_stencil_with_scatter_in_body(shape):
 
 
 def _while_plans(exe):
-    from ember.backends.cpu.loops_native import WhilePlan
-    from ember.backends.cpu.schedule import build_schedule
+    from ember.backends.cpu.emit.loops_native import WhilePlan
+    from ember.backends.cpu.plan.schedule import build_schedule
 
     sched = build_schedule(exe.module)
     return [p for p in sched.control.values() if isinstance(p, WhilePlan)]
@@ -305,7 +305,7 @@ def test_in_place_refused_while_the_old_value_is_still_read():
 
 
 def test_parallel_kernels_inside_a_loop_match_serial():
-    from ember.backends.cpu import threads
+    from ember.backends.cpu.runtime import threads
 
     x = np.linspace(-3, 3, (1 << 17) + 77).astype(np.float32)
     f = lambda x: lax.fori_loop(0, 4, lambda i, c: jnp.tanh(c) * 0.9 + 0.1, x)  # noqa: E731

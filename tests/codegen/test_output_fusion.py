@@ -10,7 +10,8 @@ import pytest
 from codegen_util import assert_same
 
 from ember.backends import cpu
-from ember.backends.cpu import dot_plan, llvm_target
+from ember.backends.cpu.dot import plan as dot_plan
+from ember.backends.cpu.jit import llvm_target
 from ember.hlo import Builder, Shape
 from ember.hlo.evaluator import evaluate
 from ember.passes.fusion import Fusion

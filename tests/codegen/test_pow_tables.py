@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from codegen_util import ulp_distance
 
-from ember.backends.cpu import llvm_target
+from ember.backends.cpu.jit import llvm_target
 from ember.backends.cpu.mathlib import f32_powers, pow_tables, powers
 from ember.backends.cpu.mathlib.vec import permute_tables
 

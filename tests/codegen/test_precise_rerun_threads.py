@@ -11,7 +11,7 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import threads
+from ember.backends.cpu.runtime import threads
 
 CASES = {
     "row sums": (lambda v: jnp.sum(jnp.sin(v), axis=1),

@@ -225,7 +225,7 @@ def test_random_per_row_programs_match_the_interpreter(seed):
 def test_only_what_row_fusion_builds_runs_as_a_per_row_kernel():
     """A reduce-rooted fusion whose inner reduction is over another axis (not something
     row_fusion.py builds: a hand-written module) is not taken for a row kernel."""
-    from ember.backends.cpu import rows
+    from ember.backends.cpu.emit import rows
     from ember.hlo import parse_module
 
     m = parse_module("""

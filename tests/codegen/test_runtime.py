@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target
-from ember.backends.cpu.elemental import ElementGenerator
-from ember.backends.cpu.scalar_ops import _TABLE
+from ember.backends.cpu.jit import llvm_target
+from ember.codegen.elemental import ElementGenerator
+from ember.codegen.scalar_ops import _TABLE
 from ember.hlo import Builder, Shape
 from ember.hlo.opcodes import OPCODES
 
@@ -144,7 +144,7 @@ def _runtime_cases():
 
 @pytest.mark.parametrize("case", list(_runtime_cases()))
 def test_fast_runner_matches_the_table_call(case):
-    from ember.backends.cpu import fastcall
+    from ember.backends.cpu.runtime import fastcall
 
     fun, args, direct = _runtime_cases()[case]
     compiled = _compiled_for(fun, *args)
@@ -164,7 +164,7 @@ def test_fast_runner_matches_the_table_call(case):
 
 
 def test_one_trampoline_per_process():
-    from ember.backends.cpu import fastcall
+    from ember.backends.cpu.runtime import fastcall
 
     assert fastcall.trampoline() is fastcall.trampoline() is not None
 
@@ -175,7 +175,7 @@ def test_trampoline_is_a_builtin_that_releases_the_gil_around_the_entry():
     Python (lazy precise copies, callbacks), which would deadlock against a held GIL."""
     import types
 
-    from ember.backends.cpu import fastcall
+    from ember.backends.cpu.runtime import fastcall
 
     assert isinstance(fastcall.trampoline(), types.BuiltinFunctionType)
     body = fastcall._ir().split("define ptr @ember_fastcall")[1]
@@ -190,7 +190,7 @@ def test_trampoline_is_a_builtin_that_releases_the_gil_around_the_entry():
 
 def test_a_jitted_call_is_exactly_one_foreign_call(monkeypatch):
     import ember
-    from ember.backends.cpu import fastcall
+    from ember.backends.cpu.runtime import fastcall
 
     real = fastcall.trampoline()
     calls = []
@@ -211,7 +211,8 @@ def test_a_jitted_call_is_exactly_one_foreign_call(monkeypatch):
 
 TRAMPOLINE_PROGRAM = """
 import json, numpy as np, ember
-from ember.backends.cpu import fastcall, llvm_target
+from ember.backends.cpu.runtime import fastcall
+from ember.backends.cpu.jit import llvm_target
 f = ember.jit(lambda x: x + 1)
 y = f(np.zeros(3, np.float32))
 first = dict(fastcall.STATS)  # a first call makes no trampoline

@@ -10,8 +10,8 @@ import pytest
 from codegen_util import assert_same, check, edge_array
 
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target
-from ember.backends.cpu.sort import RUN
+from ember.backends.cpu.emit.sort import RUN
+from ember.backends.cpu.jit import llvm_target
 from ember.hlo import Builder, Shape
 from ember.hlo.evaluator import evaluate
 from ember.prims.sort import comparator

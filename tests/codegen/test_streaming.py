@@ -1,4 +1,4 @@
-"""Streaming (non-temporal) stores of large outputs (ember/backends/cpu/streaming.py): every
+"""Streaming (non-temporal) stores of large outputs (ember/backends/cpu/emit/streaming.py): every
 element lands once, with the body's bits, whatever the range and the pointer's alignment;
 large loop and row kernels use them, small ones do not."""
 
@@ -12,8 +12,10 @@ import pytest
 
 import ember
 import ember.numpy as jnp
-from ember.backends.cpu import llvm_target, streaming, threads
-from ember.backends.cpu.elemental import Buf
+from ember.backends.cpu.emit import streaming
+from ember.backends.cpu.jit import llvm_target
+from ember.backends.cpu.runtime import threads
+from ember.codegen.elemental import Buf
 from ember.hlo.shape import Shape
 
 pytestmark = pytest.mark.skipif(not streaming.enabled(Shape("f32", (1 << 28,))),

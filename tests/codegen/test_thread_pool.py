@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from ember.backends import cpu
-from ember.backends.cpu import dot_plan, llvm_target, pool
+from ember.backends.cpu.dot import plan as dot_plan
+from ember.backends.cpu.jit import llvm_target
+from ember.backends.cpu.runtime import pool
 from ember.hlo import Builder, Shape
 
 pytestmark = pytest.mark.skipif(pool.arch_of(llvm_target.target().triple) is None,

@@ -15,7 +15,7 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target
+from ember.backends.cpu.jit import llvm_target
 from ember.hlo import Builder, Shape
 from ember.lowering import lower_jaxpr
 

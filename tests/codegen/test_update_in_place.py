@@ -134,8 +134,8 @@ def test_scatter_add_with_duplicates_in_place_in_a_loop():
 
 
 def _swaps(f, *args):
-    from ember.backends.cpu.loops_native import WhilePlan
-    from ember.backends.cpu.schedule import build_schedule
+    from ember.backends.cpu.emit.loops_native import WhilePlan
+    from ember.backends.cpu.plan.schedule import build_schedule
 
     sched = build_schedule(ember.jit(f).lower(*args).compile()._compiled.optimized)
     return [p.swaps for p in sched.control.values() if isinstance(p, WhilePlan)]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target
+from ember.backends.cpu.jit import llvm_target
 from ember.hlo import Builder, Shape
 
 AVX512 = "+avx,+avx2,+avx512f,+avx512vl,+fma"

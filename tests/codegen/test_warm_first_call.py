@@ -22,15 +22,15 @@ import zlib
 import numpy as np
 import pytest
 
-from ember.backends.cpu import disk_cache, llvm_target
-from ember.backends.cpu.runtime_spec import RuntimeSpec
+from ember.backends.cpu.jit import disk_cache, llvm_target
+from ember.backends.cpu.plan.runtime_spec import RuntimeSpec
 from ember.lowering import module_name
 
 # What the timed call of benchmarks/run.py --first-call-only does, plus what it imported.
 PROGRAM = """
 import json, sys, numpy as np, ember, ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu import llvm_target; llvm_target.target()
+from ember.backends.cpu.jit import llvm_target; llvm_target.target()
 before = set(sys.modules)
 s0 = dict(cpu.cache_stats())
 x = np.linspace(-3, 3, {n}).astype(np.{dtype})
@@ -50,10 +50,10 @@ print(json.dumps({{
 # Modules a warm hit must not import: the code generator, the passes (and their
 # infrastructure), the compile log, and the fast-call trampoline (a first call never
 # builds one). Checked on the modules the first call itself imported.
-NOT_ON_A_HIT = ("ember.backends.cpu.emitter", "ember.backends.cpu.schedule",
-                "ember.backends.cpu.kernels", "ember.passes.base", "ember.passes.fusion",
+NOT_ON_A_HIT = ("ember.backends.cpu.emit.emitter", "ember.backends.cpu.plan.schedule",
+                "ember.backends.cpu.emit.kernels", "ember.passes.base", "ember.passes.fusion",
                 "ember.passes.dump", "ember.passes.observe", "ember.explain",
-                "ember.explain.compile_log", "ember.backends.cpu.fastcall", "hashlib")
+                "ember.explain.compile_log", "ember.backends.cpu.runtime.fastcall", "hashlib")
 
 
 def _run(cache: str, n: int = 1000, dtype: str = "float32", **env: str) -> dict:

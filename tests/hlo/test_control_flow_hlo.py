@@ -251,7 +251,7 @@ def test_cpu_backend_compiles_control_flow_natively(monkeypatch):
                                                                    v), jnp.negative, x))
     x = np.ones(3, np.float32)
     compiled = f.lower(True, x).compile()._compiled
-    assert compiled.backend == "cpu"  # native loops and branches: cpu/loops_native.py
+    assert compiled.backend == "cpu"  # native loops and branches: cpu/emit/loops_native.py
     cpu.check_supported(compiled.lowered.module)
     np.testing.assert_array_equal(np.asarray(f(True, x)), x * 8)
     np.testing.assert_array_equal(np.asarray(f(False, x)), -x)

@@ -290,7 +290,7 @@ def test_compiled_reductions_of_transposed_3d(monkeypatch, fusion, rdim):
 
 def test_a_layout_changing_kernel_never_writes_in_place():
     # copy {1,0} -> {0,1} reads element i at another offset than it writes it
-    from ember.backends.cpu.in_place import in_place_operands
+    from ember.backends.cpu.plan.in_place import in_place_operands
 
     text = module("x: f32[3,5]",
                   "%x = f32[3,5] parameter(0)\n%n = f32[3,5] negate(%x)\n"

@@ -9,7 +9,7 @@ import pytest
 
 import ember
 import ember.numpy as jnp
-from ember.backends.cpu import threads
+from ember.backends.cpu.runtime import threads
 from ember.lowering import lower_jaxpr
 from ember.passes.reduction_splitting import ReductionSplitting, blocks_for
 

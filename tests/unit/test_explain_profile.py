@@ -1,7 +1,7 @@
 """Per-kernel timing and the roofline report: the instrumented build
-(backends/cpu/profiling.py), the peak kernel (backends/cpu/peak.py), the machine's ceilings
-(explain/hardware.py) and the report (explain/roofline.py). No timed assertions: only
-structure, consistency and hand-counted costs."""
+(backends/cpu/profiling/profile.py), the peak kernel (backends/cpu/profiling/peak.py), the
+machine's ceilings (explain/hardware.py) and the report (explain/roofline.py). No timed
+assertions: only structure, consistency and hand-counted costs."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu.peak import fma_ir
-from ember.backends.cpu.profiling import compile_profiled
+from ember.backends.cpu.profiling.peak import fma_ir
+from ember.backends.cpu.profiling.profile import compile_profiled
 from ember.explain import hardware
 from ember.explain.hardware import Machine
 from ember.explain.roofline import profile
@@ -273,7 +273,7 @@ def test_nested_loops_count_every_inner_iteration():
 
 def test_profiled_packed_dot_times_its_packing_with_it():
     # the dot's lhs is packed by a call of its own before BLAS: still one step
-    from ember.backends.cpu.dot_plan import plan
+    from ember.backends.cpu.dot.plan import plan
 
     rng = np.random.default_rng(1)
     a = rng.standard_normal((64, 48, 3)).astype(np.float32)
@@ -296,8 +296,8 @@ def test_profiled_packed_dot_times_its_packing_with_it():
 def test_uncounted_step_lists_are_inferred_or_unknown():
     from types import SimpleNamespace
 
-    from ember.backends.cpu.loops_native import CondPlan, WhilePlan
-    from ember.backends.cpu.profiling import ControlRuns, _walk
+    from ember.backends.cpu.emit.loops_native import CondPlan, WhilePlan
+    from ember.backends.cpu.profiling.profile import ControlRuns, _walk
 
     class Node:  # stands for an instruction: a name, hashed by identity
         def __init__(self, name):

@@ -1,4 +1,6 @@
-"""make_jaxpr output against JAX 0.10.2's own text (../shared/goldens/jaxpr_cases.py).
+"""make_jaxpr output against JAX 0.10.2's own text (tests/goldens/jaxpr_cases.py, a copy of
+the project's shared goldens that travels with a clone; a test checks it against the shared
+file where that exists).
 
 Cases marked exact must match character for character. The others are cases where JAX
 wraps a jnp function in an inner `jit` (clip, where) or prints internals Ember does not
@@ -20,7 +22,8 @@ import ember
 import ember.numpy as jnp
 from ember import lax
 
-_GOLDENS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "goldens")
+_GOLDENS = os.path.join(os.path.dirname(__file__), "..", "goldens")
+_SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "goldens")
 sys.path.insert(0, os.path.abspath(_GOLDENS))
 from jaxpr_cases import CASES  # noqa: E402
 
@@ -80,3 +83,11 @@ def test_structural_golden(case):
 
 def test_golden_file_has_24_cases():
     assert len(CASES) == 24
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(_SHARED, "jaxpr_cases.py")),
+                    reason="no shared goldens beside this clone (a user's clone)")
+def test_the_copy_matches_the_shared_goldens():
+    with open(os.path.join(_GOLDENS, "jaxpr_cases.py")) as a, \
+            open(os.path.join(_SHARED, "jaxpr_cases.py")) as b:
+        assert a.read() == b.read(), "tests/goldens/jaxpr_cases.py is stale: copy it again"

@@ -16,8 +16,8 @@ from dataclasses import FrozenInstanceError, dataclass, field
 
 import pytest
 
-from ember.backends.cpu.buffer_assignment import BufferAssignment, Chain, LogicalBuffer
-from ember.backends.cpu.schedule import Schedule, Slot
+from ember.backends.cpu.plan.buffer_assignment import BufferAssignment, Chain, LogicalBuffer
+from ember.backends.cpu.plan.schedule import Schedule, Slot
 from ember.hlo.shape import Shape
 from ember.passes.algsimp import ALL_REWRITES, Rewrite
 from ember.passes.fusion import Decision, FusionDecision

@@ -24,7 +24,7 @@ from ember.backends.cpu.errors import CpuCompileError, UnsupportedOnCpu
 from ember.backends.cpu.support import UNSUPPORTED_OPCODES, check_supported
 
 if TYPE_CHECKING:
-    from ember.backends.cpu.executable import Executable
+    from ember.backends.cpu.runtime.executable import Executable
     from ember.hlo.ir import Module
     from ember.passes.base import PassPipeline
 
@@ -55,42 +55,42 @@ def cache_stats() -> dict[str, Any]:
     """In-memory and disk cache counters plus LLVM work done in this process
     (`optimize_runs`, `codegen_runs`: zero after warm disk-cache hits only)."""
     from ember.backends.cpu.compiler import STATS
-    from ember.backends.cpu.disk_cache import STATS as DISK_STATS
-    from ember.backends.cpu.llvm_target import STATS as LLVM_STATS
+    from ember.backends.cpu.jit.disk_cache import STATS as DISK_STATS
+    from ember.backends.cpu.jit.llvm_target import STATS as LLVM_STATS
 
     return {**STATS, **DISK_STATS, **LLVM_STATS}
 
 
 def set_num_threads(n: int) -> None:
     """Threads large kernels use (env EMBER_NUM_THREADS sets the default)."""
-    from ember.backends.cpu.threads import set_num_threads as _set
+    from ember.backends.cpu.runtime.threads import set_num_threads as _set
 
     _set(n)
 
 
 def get_num_threads() -> int:
-    from ember.backends.cpu.threads import get_num_threads as _get
+    from ember.backends.cpu.runtime.threads import get_num_threads as _get
 
     return _get()
 
 
 def allocator_stats() -> dict[str, int]:
     """Counters of the caching allocator of outputs and temporaries."""
-    from ember.backends.cpu.allocator import ALLOCATOR
+    from ember.backends.cpu.runtime.allocator import ALLOCATOR
 
     return ALLOCATOR.snapshot()
 
 
 def trim_allocator() -> int:
     """Release every pooled buffer nobody uses; returns the bytes released."""
-    from ember.backends.cpu.allocator import ALLOCATOR
+    from ember.backends.cpu.runtime.allocator import ALLOCATOR
 
     return ALLOCATOR.trim(0.0)
 
 
 def __getattr__(name: str) -> Any:
     if name == "Executable":
-        from ember.backends.cpu.executable import Executable
+        from ember.backends.cpu.runtime.executable import Executable
 
         return Executable
     raise AttributeError(name)

@@ -22,9 +22,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ember.backends.cpu import disk_cache, llvm_target
-from ember.backends.cpu.executable import Executable
-from ember.backends.cpu.runtime_spec import RuntimeSpec
+from ember.backends.cpu.errors import UnsupportedOnCpu
+from ember.backends.cpu.jit import disk_cache, llvm_target
+from ember.backends.cpu.plan.runtime_spec import RuntimeSpec
+from ember.backends.cpu.runtime.executable import Executable
 from ember.backends.cpu.support import check_supported
 from ember.config import config
 from ember.hlo.ir import Module
@@ -42,16 +43,18 @@ ENTRY = "ember_entry"  # one engine per executable: fixed symbol names never col
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
-    """Hardware-independent simplification, transpose folding (into dots), reduction
-    splitting (large few-output reductions in two, for threads), layout assignment (before
-    fusion, as in XLA's CPU pipeline), then fusion."""
+    """Inlining of calls, hardware-independent simplification, transpose folding (into
+    dots), reduction splitting (large few-output reductions in two, for threads), layout
+    assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
+    from ember.passes.call_inlining import CallInlining
     from ember.passes.fusion import Fusion
     from ember.passes.layout_assignment import LayoutAssignment
 
     # (the passes only dots and reductions need load with the first such module)
     return PassPipeline("cpu", [
+        CallInlining(),  # (the CPU backend has no call kernels)
         hardware_independent_pipeline(unsafe_math),
         OnOpcodes("transpose-folding", "ember.passes.transpose_folding:TransposeFolding",
                   frozenset({"dot"})),
@@ -107,12 +110,15 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
 
 
 def _optimized(module: Module, unsafe_math: bool, run_passes: bool) -> Module:
-    from ember.backends.cpu.inline import inline_calls
-
     m = module.clone()
-    inline_calls(m)
     if run_passes:
         pipeline(unsafe_math).run(m)
+    else:  # (the one rewrite the code generator cannot do without)
+        from ember.passes.call_inlining import CallInlining
+
+        CallInlining().run(m)
+    if any(i.opcode == "call" for i in m.entry.instructions):  # call-inlining disabled
+        raise UnsupportedOnCpu({"call"}, "the CPU backend needs the call-inlining pass")
     return m
 
 
@@ -124,9 +130,9 @@ def _emit_and_load(m: Module, donated: tuple[int, ...], precise: str | None
     t = llvm_target.target()
     # (imported here: a disk-cache hit needs neither, and a fresh process's first call
     # should not pay for importing the code generator)
-    from ember.backends.cpu.compile_effort import optimize_options
-    from ember.backends.cpu.emitter import ModuleEmitter
-    from ember.backends.cpu.schedule import build_schedule
+    from ember.backends.cpu.emit.emitter import ModuleEmitter
+    from ember.backends.cpu.jit.compile_effort import optimize_options
+    from ember.backends.cpu.plan.schedule import build_schedule
 
     sched = build_schedule(m, donated)
     emitter = ModuleEmitter(m, sched, "ember_", parallel=t.gomp, precise=precise)

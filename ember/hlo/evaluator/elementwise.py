@@ -20,7 +20,7 @@ Float math (the transcendental opcodes of `MATH_OPCODES`: exp, log, sin, pow, at
 serve it through one named hook, `use_math_kernels(provider)`: while a provider is set,
 `ELEMENTWISE[op]` of a math opcode asks it first (`provider.covers(op, dtype)`, then
 `provider.apply(op, *arrays)`), and keeps the NumPy/SciPy rule for what it does not cover.
-`import ember` sets the CPU backend's vector kernels (cpu/eager_math.py) as the provider, so
+`import ember` sets the CPU backend's vector kernels (cpu/runtime/eager_math.py) as the provider, so
 eager mode, constant folding, the interpreter backend and jitted CPU code give the same bits.
 The NumPy/SciPy rules (`NUMPY_ELEMENTWISE`) are the reference those kernels are tested
 against (tests/codegen/test_math_*.py) and what complex inputs run.

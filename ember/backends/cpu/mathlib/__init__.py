@@ -81,7 +81,21 @@ VECTORIZED: dict[str, str] = {**{k: v[0] for k, v in _FNS.items()},
 SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY))
 MATH_OPCODES: frozenset[str] = frozenset(VECTORIZED) | frozenset(SCALAR_LIBM)
 
-__all__ = ["MATH_OPCODES", "SCALAR_LIBM", "VECTORIZED", "emit_math"]
+
+
+class _CpuMath:
+    """The CPU's float math as codegen's `MathEmitter`: what element generators and the
+    scalar op table call for a transcendental opcode (ember/codegen/scalar_ops.py)."""
+
+    opcodes = MATH_OPCODES
+
+    def emit(self, b: Any, opcode: str, args: list[Any], precise: bool) -> Any:
+        return emit_math(b, opcode, args, precise)
+
+
+CPU_MATH = _CpuMath()
+
+__all__ = ["CPU_MATH", "MATH_OPCODES", "SCALAR_LIBM", "VECTORIZED", "emit_math"]
 
 
 def _resolve(spec: str) -> Callable[..., Any]:
@@ -98,7 +112,7 @@ def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
         # the double-precision bodies: compute in f64 and round once with convert's f64->f16
         # (a plain fptrunc chain double->float->half may be folded by LLVM into a
         # __truncdfhf2 libcall, which the JIT does not resolve)
-        from ember.backends.cpu.convert import convert
+        from ember.codegen.convert import convert
 
         dbl = ir.DoubleType()
         v, flag = emit_math(b, opcode, [b.fpext(a, dbl) for a in args], precise)

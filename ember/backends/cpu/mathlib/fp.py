@@ -11,30 +11,16 @@ from collections.abc import Sequence
 
 import llvmlite.ir as ir
 
-_SUFFIX = {"half": "f16", "float": "f32", "double": "f64"}
-
-
-def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
-    """Declare (once) an LLVM intrinsic or external function."""
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
-    return fn
+from ember.codegen.irtypes import intrinsic, type_suffix
 
 
 def scalef_ldexp() -> bool:
     """Whether `Fp.ldexp` emits `llvm.ldexp`: on hosts with AVX-512 F and VL, whose
     vscalefps/pd (any vector width, and scalars) it lowers to; elsewhere LLVM would call
     the C library's ldexp per element."""
-    from ember.backends.cpu.llvm_target import host_has
+    from ember.backends.cpu.jit.llvm_target import host_has
 
     return host_has("+avx512f", "+avx512vl")
-
-
-def type_suffix(ty: ir.Type) -> str:
-    if isinstance(ty, ir.IntType):
-        return f"i{ty.width}"
-    return _SUFFIX[str(ty)]
 
 
 class Fp:

@@ -68,7 +68,7 @@ def like(fp: Fp, elem: ir.Type) -> Fp:
 
 def permute_tables() -> bool:
     """Whether the host has AVX-512 F and DQ (vpermi2var, vscalefpd, vrangepd)."""
-    from ember.backends.cpu.llvm_target import host_has
+    from ember.backends.cpu.jit.llvm_target import host_has
 
     return host_has("+avx512f", "+avx512dq")  # vrangepd is DQ
 

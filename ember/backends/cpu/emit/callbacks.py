@@ -1,0 +1,126 @@
+"""Host callbacks in native code: the `ember.python_callback` custom-call kernel.
+
+Input: a scheduled custom-call with target `ember.python_callback` (backend_config = the
+callback id of ember/callbacks.py's registry) and the slots of its operands and results.
+Output: a kernel `void <name>(ptr outs..., ptr ins...)` that stores the pointers in two
+stack arrays and calls
+    void ember_python_callback(i64 id, ptr ins, i64 nin, ptr outs, i64 nout)
+a ctypes CFUNCTYPE trampoline. The symbol is bound to the trampoline's address with
+llvmlite's `add_symbol` before any object code is linked (`register_symbols`, called by
+llvm_target.load_object), so object code names only the symbol and the disk cache stays
+valid across processes.
+Invariants:
+- The executable is entered through a ctypes foreign call, which releases the GIL; the
+  trampoline is a ctypes callback, which takes it again (PyGILState_Ensure), so the callback
+  may run on any thread, the caller's or a worker's. Callback kernels are never split into
+  parallel slices (the emitter gives them no `(begin, end)` span), so a callback runs
+  once per execution of its instruction, in schedule order, on the calling thread.
+- Inputs are copied into fresh NumPy arrays before the callback sees them (they may live in
+  the scratch block); results are checked against the declared avals and copied into the
+  output buffers. A side-effecting call's pred[] token output is written by the kernel.
+- An exception in the callback is recorded (ember/callbacks.py `record_error`) and raised
+  after the native call returns; later callbacks of that call are skipped.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ember import callbacks
+from ember.codegen.irtypes import I8, I64, PTR, VOID, i64
+from ember.hlo.ir import Instruction
+
+SYMBOL = "ember_python_callback"
+
+_TRAMPOLINE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
+                                    ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
+                                    ctypes.c_int64)
+_registered = False
+
+
+def _view(address: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A NumPy array over `address` (no copy)."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes == 0:
+        return np.empty(shape, dtype)
+    buf = (ctypes.c_char * nbytes).from_address(address)
+    return np.frombuffer(buf, dtype=dtype).reshape(shape)
+
+
+def _trampoline(cb_id: int, ins: Any, nin: int, outs: Any, nout: int) -> None:
+    if callbacks.has_pending_error():
+        return  # an earlier callback of this call failed: its error is raised afterwards
+    try:
+        cb = callbacks.lookup(cb_id)
+        args = [_view(ins[k], a.shape, a.dtype).copy() for k, a in enumerate(cb.in_avals)]
+        results = callbacks.run_callback(cb_id, args)
+        for k, (r, a) in enumerate(zip(results, cb.out_avals)):
+            np.copyto(_view(outs[k], a.shape, a.dtype), r)
+    except BaseException as e:  # noqa: B036 - nothing may unwind through native frames
+        callbacks.record_error(e)
+
+
+# Kept alive for the life of the process: native code calls it by address.
+_TRAMPOLINE = _TRAMPOLINE_TYPE(_trampoline)
+TRAMPOLINE_ADDRESS = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
+
+
+def register_symbols(llvm: Any) -> None:
+    """Bind `ember_python_callback` for the JIT linker (once per process)."""
+    global _registered
+    if not _registered:
+        llvm.add_symbol(SYMBOL, TRAMPOLINE_ADDRESS)
+        _registered = True
+
+
+def is_python_callback(inst: Instruction) -> bool:
+    return (inst.opcode == "custom-call"
+            and inst.attrs.get("custom_call_target") == callbacks.TARGET)
+
+
+def callback_arg_count(inst: Instruction) -> int:
+    """How many leading operands the callback reads: all but a side effect's ordering
+    token (which may be a whole loop's tuple; only its place in the graph matters)."""
+    cb = callbacks.lookup(int(inst.attrs.get("backend_config") or 0))
+    return min(len(cb.in_avals), len(inst.operands))
+
+
+def _declare(module: ir.Module) -> ir.Function:
+    fn = module.globals.get(SYMBOL)
+    if fn is None:
+        ty = ir.FunctionType(VOID, [I64, PTR, I64, PTR, I64])
+        fn = ir.Function(module, ty, name=SYMBOL)
+    return fn
+
+
+def emit_callback_kernel(module: ir.Module, name: str, inst: Instruction, nout: int,
+                         nin: int) -> ir.Function:
+    """`void name(ptr out_0.., ptr in_0..)`: one call of the trampoline.
+
+    `nout` output pointers come first, then `nin` input pointers (one per callback
+    argument, in operand order; a side effect's token operand is not passed). A side
+    effect's only output is its pred[] token, which the kernel itself sets to 0; the
+    callback gets no output pointers.
+    """
+    side_effect = bool(inst.attrs.get("custom_call_has_side_effect"))
+    cb_id = int(inst.attrs.get("backend_config") or 0)
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * (nout + nin)), name=name)
+    fn.attributes.add("noinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    outs, ins = fn.args[:nout], fn.args[nout:]
+    in_arr = b.alloca(PTR, size=i64(max(nin, 1)))
+    for k, p in enumerate(ins):
+        b.store(p, b.gep(in_arr, [i64(k)], inbounds=True, source_etype=PTR))
+    out_arr = b.alloca(PTR, size=i64(max(nout, 1)))
+    n_results = 0 if side_effect else nout
+    for k, p in enumerate(outs[:n_results]):
+        b.store(p, b.gep(out_arr, [i64(k)], inbounds=True, source_etype=PTR))
+    b.call(_declare(module), [i64(cb_id), in_arr, i64(nin), out_arr, i64(n_results)])
+    if side_effect:
+        b.store(ir.Constant(I8, 0), outs[0])
+    b.ret_void()
+    return fn

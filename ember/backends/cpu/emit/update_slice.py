@@ -1,0 +1,42 @@
+"""A dynamic-update-slice that writes into its operand's buffer: only the window is stored.
+
+Input: an LLVM function being built, a lone `dynamic-update-slice` whose result buffer is
+its operand 0's buffer (buffer assignment put them on one Slot: in_place.py allows it when
+the operand dies there, as a loop's carried array does), its input buffers and the output.
+Output: the kernel body
+    s[d] = clamp(start[d], 0, dim[d] - update_dim[d])     (XLA's rule: the window fits)
+    for w in the update (row-major):  out[s + w] = update[w]
+so a step of `scan` writing one row of its stacked outputs costs one row, not a copy of the
+whole stack. Invariants: every store is in bounds (the window fits after clamping); the
+update is another buffer, read whole by these same loops, never written.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ember.backends.cpu.emit.elements import CpuElements
+from ember.codegen.elemental import Buf, store
+from ember.codegen.index import Index
+from ember.codegen.loops import for_nest
+from ember.hlo.ir import Instruction
+
+
+def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
+                               inputs: dict[Instruction, Buf], out: Buf) -> None:
+    operand, update = dus.operands[0], dus.operands[1]
+    dims = operand.shape.dimensions
+    udims = update.shape.dimensions
+    if update.shape.size == 0:
+        return
+    gen = CpuElements(b, inputs, precise=True)
+    starts = gen.clamped_starts(dus, 2, [n - u for n, u in zip(dims, udims)])
+
+    def element(w: list[ir.Value]) -> None:
+        at = Index(b, dims, multi=[b.add(s, i) for s, i in zip(starts, w)])
+        store(b, out, at.linear, gen.value(update, Index(b, udims, multi=w)))
+
+    for_nest(b, udims, element, name="w")
+
+
+__all__ = ["emit_update_slice_in_place"]

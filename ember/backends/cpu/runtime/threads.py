@@ -1,0 +1,70 @@
+"""Threads for large kernels: Ember's own pool (pool.py), called from inside native code.
+
+A thread hop from Python costs tens of microseconds; a pool region a few atomic operations
+(and a futex wake per sleeping worker). The generated entry point calls
+`ember_parallel_for(chunk, data, extent, T)` for kernels big enough to win (see emitter.py):
+the calling thread runs chunks of the kernel's outer loop itself and awake workers take
+chunks too, so a worker the OS wakes late never delays the call. Every index is computed
+by one chunk call of the same code, so results never depend on the thread count or on which
+thread ran which chunk.
+
+Input: env `EMBER_NUM_THREADS` (default: the CPUs this process may run on) or
+`set_num_threads(n)`. Output: `NUM_THREADS`, a C int whose address every executable's
+pointer table carries (read by native code on each call, so changing it takes effect at
+once; 1 runs every kernel inline on the calling thread); `register_symbols(llvm)` makes
+`ember_parallel_for` visible to the JIT linker (True), or returns False where the pool
+cannot run (then `NUM_THREADS` is pinned to 1 and the emitter splits nothing).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from typing import Any
+
+from ember.backends.cpu.runtime import pool
+
+PARALLEL_MIN_ELEMENTS = 1 << 17  # below this a kernel runs in well under a region's cost x 10
+MAX_THREADS = pool.MAX_THREADS
+
+
+def _default_threads() -> int:
+    env = os.environ.get("EMBER_NUM_THREADS")
+    if env:
+        return min(MAX_THREADS, max(1, int(env)))
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    return min(MAX_THREADS, max(1, n))
+
+
+NUM_THREADS = ctypes.c_int32(_default_threads())
+NUM_THREADS_ADDRESS = ctypes.addressof(NUM_THREADS)
+_LOCK = threading.Lock()
+_REGISTERED: bool | None = None
+
+
+def set_num_threads(n: int) -> None:
+    """Threads large kernels use from the next call on (1: never go parallel)."""
+    if _REGISTERED is False:
+        NUM_THREADS.value = 1
+    else:
+        NUM_THREADS.value = min(MAX_THREADS, max(1, int(n)))
+
+
+def get_num_threads() -> int:
+    return int(NUM_THREADS.value)
+
+
+def register_symbols(llvm: Any) -> bool:
+    """Build the pool (once per process) and tell the JIT linker where
+    `ember_parallel_for` is; False where the pool cannot run here."""
+    global _REGISTERED
+    with _LOCK:
+        if _REGISTERED is None:
+            _REGISTERED = pool.install(llvm)
+            if not _REGISTERED:
+                NUM_THREADS.value = 1
+        return _REGISTERED

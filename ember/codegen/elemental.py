@@ -1,0 +1,386 @@
+"""Element generators: the value of any fusible instruction at one index, as scalar IR.
+
+Input: a graph (a fused computation, or one entry instruction whose operands are buffers),
+a map from boundary instructions to buffers, an Index. Output: the element's value in
+registers. Generators compose: an operand's value is requested at the index this opcode
+maps to (broadcast drops dims, transpose permutes, slice scales and shifts, pad/concatenate
+select between clamped reads, gather and dynamic-slice add clamped start indices read from
+their index operands), so a whole fusion becomes one loop body with no temporaries.
+Invariants: every read is in bounds (indices are clamped before a select picks the real
+value); values are cached per (instruction, index object), so a diamond computes once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ember.codegen import convert as conv
+from ember.codegen.index import Index
+from ember.codegen.irtypes import I64, const, i64, mem_type, reg_type
+from ember.codegen.scalar_ops import MathEmitter, emit_elementwise
+from ember.hlo.ir import Computation, Instruction
+from ember.hlo.opcodes import OPCODES
+from ember.hlo.shape import Shape, bit_width
+
+
+class Buf:
+    """A buffer argument of a kernel: its pointer and the array shape it holds. (A plain
+    class: `@dataclass` costs ~0.4 ms at import, on every process's first compile.)"""
+
+    __slots__ = ("ptr", "shape")
+
+    def __init__(self, ptr: ir.Value, shape: Shape) -> None:
+        self.ptr = ptr
+        self.shape = shape
+
+    def __repr__(self) -> str:
+        return f"Buf(ptr={self.ptr!r}, shape={self.shape!r})"
+
+
+def physical(b: ir.IRBuilder, buf: Buf, linear: ir.Value) -> ir.Value:
+    """Memory offset of logical (row-major numbered) element `linear` of `buf`: itself,
+    unless layout assignment laid the buffer out otherwise; then the multi-index is
+    recovered (div/mod) and weighted by the layout's strides. Kernels that know the
+    multi-index use `load_at`/`store_at`, which skip the division."""
+    if buf.shape.is_row_major:
+        return linear
+    return Index(b, buf.shape.dimensions, linear=linear).offset(buf.shape.layout)
+
+
+def _load_raw(b: ir.IRBuilder, buf: Buf, offset: ir.Value) -> ir.Value:
+    et = buf.shape.element_type
+    mty = mem_type(et)
+    p = b.gep(buf.ptr, [offset], inbounds=True, source_etype=mty)
+    v = b.load(p, typ=mty)
+    if et == "pred":
+        return b.icmp_unsigned("!=", v, ir.Constant(mty, 0))
+    return v
+
+
+def _store_raw(b: ir.IRBuilder, buf: Buf, offset: ir.Value, value: ir.Value) -> None:
+    et = buf.shape.element_type
+    mty = mem_type(et)
+    if et == "pred":
+        value = b.zext(value, mty)
+    p = b.gep(buf.ptr, [offset], inbounds=True, source_etype=mty)
+    b.store(value, p)
+
+
+def load(b: ir.IRBuilder, buf: Buf, linear: ir.Value) -> ir.Value:
+    """Element number `linear` (logical, row-major numbering) of `buf`."""
+    return _load_raw(b, buf, physical(b, buf, linear))
+
+
+def store(b: ir.IRBuilder, buf: Buf, linear: ir.Value, value: ir.Value) -> None:
+    _store_raw(b, buf, physical(b, buf, linear), value)
+
+
+def load_at(b: ir.IRBuilder, buf: Buf, idx: Index) -> ir.Value:
+    """The element of `buf` at `idx`, addressed through the buffer's layout."""
+    return _load_raw(b, buf, _offset(b, buf, idx))
+
+
+def store_at(b: ir.IRBuilder, buf: Buf, idx: Index, value: ir.Value) -> None:
+    _store_raw(b, buf, _offset(b, buf, idx), value)
+
+
+def _offset(b: ir.IRBuilder, buf: Buf, idx: Index) -> ir.Value:
+    if buf.shape.is_row_major or idx.dims != buf.shape.dimensions:
+        return physical(b, buf, idx.linear)  # an index over another shape of equal size
+    return idx.offset(buf.shape.layout)
+
+
+def index_to_i64(b: ir.IRBuilder, v: ir.Value, et: str) -> ir.Value:
+    """An index element as i64, as the evaluator's `astype(np.int64)` reads it: narrower
+    unsigned types (and pred) zero-extend, signed ones sign-extend; 64-bit values as is."""
+    if v.type.width >= 64:
+        return v
+    if et.startswith("u") or et == "pred":
+        return b.zext(v, I64)
+    return b.sext(v, I64)
+
+
+def _clamp_index(b: ir.IRBuilder, i: ir.Value, lo: int, hi: int) -> ir.Value:
+    """max(lo, min(i, hi)) on signed i64."""
+    i = b.select(b.icmp_signed(">", i, i64(hi)), i64(hi), i)
+    return b.select(b.icmp_signed("<", i, i64(lo)), i64(lo), i)
+
+
+class ElementGenerator:
+    """Generates element values of one kernel's graph inside one loop body.
+
+    `math`: the backend's float math (a class attribute a backend's subclass sets, or an
+    argument); without it a transcendental opcode raises NotImplementedError."""
+
+    math: MathEmitter | None = None
+
+    def __init__(self, b: ir.IRBuilder, inputs: dict[Instruction, Buf], precise: bool,
+                 scalar_computation: Callable[[Computation, list[ir.Value]], list[ir.Value]]
+                 | None = None, math: MathEmitter | None = None) -> None:
+        if math is not None:
+            self.math = math
+        self.b = b
+        self.inputs = inputs
+        self.precise = precise
+        self.flags: list[ir.Value] = []  # i1 "rerun precisely" flags (fast sin/cos)
+        self._cache: dict[tuple[int, int], ir.Value] = {}
+        self._keep: list[Index] = []  # keep index objects alive: the cache keys on id()
+        self.scalar_computation = scalar_computation or self.apply_scalar
+
+    def value(self, inst: Instruction, idx: Index) -> ir.Value:
+        key = (id(inst), id(idx))
+        v = self._cache.get(key)
+        if v is None:
+            v = self._generate(inst, idx)
+            self._cache[key] = v
+            self._keep.append(idx)
+        return v
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def _generate(self, inst: Instruction, idx: Index) -> ir.Value:
+        b = self.b
+        buf = self.inputs.get(inst)
+        if buf is not None:
+            if buf.shape.rank == 0 or buf.shape.size == 1:
+                return load(b, buf, i64(0))
+            return load_at(b, buf, idx)
+        op = inst.opcode
+        if op == "constant":
+            if inst.shape.size != 1:
+                raise NotImplementedError("array constant without a buffer")
+            return const(inst.shape.element_type, np.asarray(inst.value).reshape(-1)[0])
+        handler = getattr(self, "_" + op.replace("-", "_"), None)
+        if handler is not None:
+            return handler(inst, idx)
+        if OPCODES[op].elementwise:
+            return self._elementwise(inst, idx)
+        raise NotImplementedError(f"no element generator for {op}")
+
+    def _operand(self, inst: Instruction, k: int, idx: Index) -> ir.Value:
+        """Operand k at the same index (scalars broadcast, as select/clamp allow)."""
+        o = inst.operands[k]
+        if o.shape.rank == 0 and inst.shape.rank != 0:
+            return self.value(o, Index.scalar(self.b))
+        return self.value(o, idx)
+
+    def _elementwise(self, inst: Instruction, idx: Index) -> ir.Value:
+        args = [self._operand(inst, k, idx) for k in range(len(inst.operands))]
+        types = [o.shape.element_type for o in inst.operands]
+        v, flag = emit_elementwise(self.b, inst.opcode, types, inst.shape.element_type, args,
+                                   inst.attrs, self.precise, self.math)
+        if flag is not None:
+            self.flags.append(flag)
+        return v
+
+    def _map(self, inst: Instruction, idx: Index) -> ir.Value:
+        args = [self._operand(inst, k, idx) for k in range(len(inst.operands))]
+        return self.scalar_computation(inst.to_apply, args)[0]
+
+    def apply_scalar(self, comp: Computation, args: list[ir.Value]) -> list[ir.Value]:
+        """Emit a scalar computation (reduce/map to_apply) on register values."""
+        sub = ElementGenerator(self.b, {}, self.precise, self.scalar_computation, self.math)
+        scalar = Index.scalar(self.b)
+        for p in comp.parameters:
+            sub._cache[(id(p), id(scalar))] = args[p.parameter_number]
+        sub._keep.append(scalar)
+        root = comp.root
+        outs = root.operands if root.opcode == "tuple" else [root]
+        vals = [sub.value(o, scalar) for o in outs]
+        self.flags.extend(sub.flags)
+        return vals
+
+    # -- index remapping ops ---------------------------------------------------------------
+
+    def _iota(self, inst: Instruction, idx: Index) -> ir.Value:
+        i = idx.multi[inst.attrs["iota_dimension"]]
+        et = inst.shape.element_type
+        ty = reg_type(et)
+        if et in ("f16", "f32", "f64"):
+            return self.b.uitofp(i, ty)
+        if et == "pred":
+            return self.b.icmp_unsigned("!=", i, i64(0))
+        return self.b.trunc(i, ty) if ty.width < 64 else i
+
+    def _broadcast(self, inst: Instruction, idx: Index) -> ir.Value:
+        o = inst.operand
+        dims = inst.attrs["dimensions"]
+        if o.shape.rank == 0:
+            return self.value(o, Index.scalar(self.b))
+        multi = [idx.multi[d] for d in dims]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+
+    def _reshape(self, inst: Instruction, idx: Index) -> ir.Value:
+        o = inst.operand
+        return self.value(o, Index(self.b, o.shape.dimensions, linear=idx.linear))
+
+    def _copy(self, inst: Instruction, idx: Index) -> ir.Value:
+        return self.value(inst.operand, idx)
+
+    def _bitcast_convert(self, inst: Instruction, idx: Index) -> ir.Value:
+        """bitcast-convert; changing the element width by a factor k adds (narrowing) or
+        drops (widening) a minor dimension of size k, in little-endian order: piece j of
+        a wide element holds its bits [j*w, (j+1)*w), w the narrow width. Row-major, so
+        narrowing reads wide element lin // k, piece lin % k; widening ors the k narrow
+        elements lin*k + j, each shifted left by j*w."""
+        b = self.b
+        x = inst.operand
+        if x.shape.dimensions == inst.shape.dimensions:
+            return self._elementwise(inst, idx)
+        src, dst = x.shape.element_type, inst.shape.element_type
+        sw, dw = bit_width(src), bit_width(dst)
+        xdims = x.shape.dimensions
+        if sw > dw:
+            k = sw // dw
+            lin = idx.linear
+            wide = self.value(x, Index(b, xdims, linear=b.udiv(lin, i64(k))))
+            bits = conv.to_bits(b, src, wide)
+            shift = b.mul(b.trunc(b.urem(lin, i64(k)), bits.type) if sw < 64
+                          else b.urem(lin, i64(k)), ir.Constant(bits.type, dw))
+            return conv.from_bits(b, dst, b.trunc(b.lshr(bits, shift), ir.IntType(dw)))
+        k = dw // sw
+        wty = ir.IntType(dw)
+        base = b.mul(idx.linear, i64(k))
+        acc: ir.Value = ir.Constant(wty, 0)
+        for j in range(k):
+            lin = b.add(base, i64(j)) if j else base
+            narrow = conv.to_bits(b, src, self.value(x, Index(b, xdims, linear=lin)))
+            part = b.zext(narrow, wty)
+            acc = b.or_(acc, b.shl(part, ir.Constant(wty, j * sw)) if j else part)
+        return conv.from_bits(b, dst, acc)
+
+    def _transpose(self, inst: Instruction, idx: Index) -> ir.Value:
+        o = inst.operand
+        perm = inst.attrs["dimensions"]
+        multi: list[ir.Value] = [i64(0)] * len(perm)
+        for i, p in enumerate(perm):
+            multi[p] = idx.multi[i]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+
+    def _reverse(self, inst: Instruction, idx: Index) -> ir.Value:
+        o = inst.operand
+        dims = set(inst.attrs["dimensions"])
+        multi = [self.b.sub(i64(n - 1), i) if d in dims else i
+                 for d, (i, n) in enumerate(zip(idx.multi, o.shape.dimensions))]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+
+    def _slice(self, inst: Instruction, idx: Index) -> ir.Value:
+        o = inst.operand
+        multi = []
+        for i, (start, _limit, stride) in zip(idx.multi, inst.attrs["slice"]):
+            j = self.b.mul(i, i64(stride)) if stride != 1 else i
+            multi.append(self.b.add(j, i64(start)) if start else j)
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+
+    def _pad(self, inst: Instruction, idx: Index) -> ir.Value:
+        b = self.b
+        o, padv = inst.operands
+        pad_value = self.value(padv, Index.scalar(b))
+        if o.shape.size == 0:
+            return pad_value
+        inside: ir.Value = ir.Constant(ir.IntType(1), 1)
+        multi = []
+        for i, n, (lo, _hi, interior) in zip(idx.multi, o.shape.dimensions,
+                                             inst.attrs["padding"]):
+            t = b.sub(i, i64(lo)) if lo else i
+            step = interior + 1
+            if step != 1:
+                # t must be >= 0 and a multiple of step; srem of a negative t is <= 0
+                ok = b.icmp_signed(">=", t, i64(0))
+                ok = b.and_(ok, b.icmp_signed("==", b.srem(t, i64(step)), i64(0)))
+                t = b.sdiv(t, i64(step))
+            else:
+                ok = b.icmp_signed(">=", t, i64(0))
+            ok = b.and_(ok, b.icmp_signed("<", t, i64(n)))
+            inside = b.and_(inside, ok)
+            multi.append(_clamp_index(b, t, 0, n - 1))
+        v = self.value(o, Index(b, o.shape.dimensions, multi=multi))
+        return b.select(inside, v, pad_value)
+
+    def _concatenate(self, inst: Instruction, idx: Index) -> ir.Value:
+        b = self.b
+        dim = inst.attrs["dimension"]
+        i = idx.multi[dim]
+        pieces = [o for o in inst.operands if o.shape.dimensions[dim] > 0]
+        offset = 0
+        result: ir.Value | None = None
+        for o in pieces:
+            n = o.shape.dimensions[dim]
+            local = _clamp_index(b, b.sub(i, i64(offset)), 0, n - 1)
+            multi = list(idx.multi)
+            multi[dim] = local
+            v = self.value(o, Index(b, o.shape.dimensions, multi=multi))
+            if result is None:
+                result = v
+            else:
+                result = b.select(b.icmp_signed(">=", i, i64(offset)), v, result)
+            offset += n
+        assert result is not None
+        return result
+
+    def clamped_starts(self, inst: Instruction, first: int, limits: list[int]
+                       ) -> list[ir.Value]:
+        """Dynamic start indices, clamped into [0, limit] as XLA does."""
+        b = self.b
+        out = []
+        for k, lim in enumerate(limits):
+            s = self.value(inst.operands[first + k], Index.scalar(b))
+            s = index_to_i64(b, s, inst.operands[first + k].shape.element_type)
+            out.append(_clamp_index(b, s, 0, max(lim, 0)))
+        return out
+
+    def _dynamic_slice(self, inst: Instruction, idx: Index) -> ir.Value:
+        o = inst.operands[0]
+        sizes = inst.attrs["dynamic_slice_sizes"]
+        starts = self.clamped_starts(inst, 1, [n - s for n, s in zip(o.shape.dimensions, sizes)])
+        multi = [self.b.add(i, s) for i, s in zip(idx.multi, starts)]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+
+    def _dynamic_update_slice(self, inst: Instruction, idx: Index) -> ir.Value:
+        b = self.b
+        o, upd = inst.operands[0], inst.operands[1]
+        base = self.value(o, idx)
+        if upd.shape.size == 0:
+            return base
+        udims = upd.shape.dimensions
+        starts = self.clamped_starts(inst, 2, [n - u for n, u in zip(o.shape.dimensions, udims)])
+        inside: ir.Value = ir.Constant(ir.IntType(1), 1)
+        multi = []
+        for i, s, n in zip(idx.multi, starts, udims):
+            t = b.sub(i, s)
+            ok = b.and_(b.icmp_signed(">=", t, i64(0)), b.icmp_signed("<", t, i64(n)))
+            inside = b.and_(inside, ok)
+            multi.append(_clamp_index(b, t, 0, n - 1))
+        v = self.value(upd, Index(b, udims, multi=multi))
+        return b.select(inside, v, base)
+
+    def _gather(self, inst: Instruction, idx: Index) -> ir.Value:
+        """XLA gather at one output index: the output's batch dims (those not in
+        offset_dims) pick an index vector; component k is the start along operand dim
+        start_index_map[k], clamped into [0, dim - slice_size] so the window fits (as the
+        evaluator does); offset dims give the position inside the window of the operand
+        dims not collapsed, in order. operand[start + offset] is read: always in bounds."""
+        b = self.b
+        operand, indices = inst.operands
+        a = inst.attrs
+        odims = operand.shape.dimensions
+        sizes = a["slice_sizes"]
+        offset_dims = list(a["offset_dims"])
+        collapsed = set(a["collapsed_slice_dims"])
+        ivd = a["index_vector_dim"]
+        batch = [idx.multi[p] for p in range(inst.shape.rank) if p not in offset_dims]
+        window = [d for d in range(len(odims)) if d not in collapsed]
+        multi: list[ir.Value] = [i64(0)] * len(odims)
+        for d, p in zip(window, offset_dims):
+            multi[d] = idx.multi[p]
+        ivec = indices.shape.dimensions
+        ity = indices.shape.element_type
+        for k, d in enumerate(a["start_index_map"]):
+            at = batch if ivd == len(ivec) else [*batch[:ivd], i64(k), *batch[ivd:]]
+            s = index_to_i64(b, self.value(indices, Index(b, ivec, multi=at)), ity)
+            s = _clamp_index(b, s, 0, max(odims[d] - sizes[d], 0))
+            multi[d] = b.add(s, multi[d])
+        return self.value(operand, Index(b, odims, multi=multi))

@@ -1,0 +1,153 @@
+"""The package's layering, checked over its imports (module level and inside functions),
+parsed with `ast`, so no import has to run.
+
+Rules (the architecture in README's "Where things are"):
+- Below the backends nothing imports one: `core/`, `hlo/` (the evaluator included),
+  `prims/`, `passes/`, `lax/`, `numpy/`, `codegen/` and `callbacks.py` never import
+  `ember.backends`.
+- The compile path reports through observers: `compiler.py` and `api.py` import nothing
+  from `ember.explain`.
+- No import circle among module-level imports, except among modules of one folder.
+- `backends/cpu/` is grouped by phase: a dozen modules at most beside its subfolders, each
+  subfolder at most 15 modules and an `__init__.py` with a docstring.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "ember"
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: pathlib.Path) -> list[tuple[str, int, bool]]:
+    """(imported ember module, line, at module level) for every import in the file; a
+    `from package import name` names the submodule when `name` is one."""
+    tree = ast.parse(path.read_text(), str(path))
+    is_package = path.name == "__init__.py"
+    top = {id(node) for node in tree.body}
+    top |= {id(n) for node in tree.body if isinstance(node, (ast.If, ast.Try))
+            for n in ast.walk(node)}
+    type_checking = {id(n) for node in tree.body if isinstance(node, ast.If)
+                     and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in type_checking:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")[: None if is_package else -1]
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            targets = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in MODULES else prefix
+                       for a in node.names]
+        for t in targets:
+            if t == "ember" or t.startswith("ember."):
+                found.append((t, node.lineno, id(node) in top))
+    return found
+
+
+IMPORTS = {name: _imports(name, path) for name, path in MODULES.items()}
+
+BELOW_BACKENDS = ("ember.core", "ember.hlo", "ember.prims", "ember.passes", "ember.lax",
+                  "ember.numpy", "ember.codegen", "ember.callbacks")
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_nothing_below_the_backends_imports_one():
+    bad = [f"{MODULES[m].relative_to(PACKAGE.parent)}:{line} imports {t}"
+           for m, imports in IMPORTS.items() if any(_under(m, p) for p in BELOW_BACKENDS)
+           for t, line, _ in imports if _under(t, "ember.backends")]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("module", ["ember.compiler", "ember.api"])
+def test_the_compile_path_imports_nothing_from_explain(module):
+    bad = [f"{MODULES[module].relative_to(PACKAGE.parent)}:{line} imports {t}"
+           for t, line, _ in IMPORTS[module] if _under(t, "ember.explain")]
+    assert not bad, "\n".join(bad)
+
+
+def _folder(name: str) -> str:
+    return str(MODULES[name].parent)  # (a package's __init__ belongs to its folder)
+
+
+def test_no_import_circle_across_folders():
+    """Tarjan's strongly connected components over module-level imports; a component
+    that spans two folders is a circle through layers."""
+    graph = {m: sorted({t for t, _, top in IMPORTS[m] if top and t in MODULES and t != m})
+             for m in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            components.append(comp)
+
+    for m in graph:
+        if m not in index:
+            visit(m)
+    crossing = [sorted(c) for c in components
+                if len(c) > 1 and len({_folder(m) for m in c}) > 1]
+    assert not crossing, "\n".join(" <-> ".join(c) for c in crossing)
+
+
+def test_the_cpu_backend_is_grouped_by_phase():
+    cpu = PACKAGE / "backends" / "cpu"
+    beside = [p.name for p in cpu.glob("*.py")]
+    assert len(beside) <= 12, beside
+    folders = [p for p in cpu.iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert {"plan", "emit", "dot", "jit", "runtime", "mathlib"} <= {p.name for p in folders}
+    for folder in folders:
+        modules = list(folder.glob("*.py"))
+        assert len(modules) <= 15 or folder.name == "mathlib", (folder, len(modules))
+        init = folder / "__init__.py"
+        assert init.exists(), folder
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring"
+
+
+def test_codegen_and_the_evaluator_exist_and_import_no_backend():
+    for package in ("ember.codegen", "ember.hlo.evaluator"):
+        assert package in MODULES
+        assert ast.get_docstring(ast.parse(MODULES[package].read_text()))
