@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ember.hlo.ir import Module
 from ember.passes.base import HloPass
-from ember.passes.inlining import inline_computation
 
 
 class CallInlining(HloPass):
@@ -20,6 +19,9 @@ class CallInlining(HloPass):
         entry = module.entry
         changed = False
         while calls := [i for i in entry.post_order() if i.opcode == "call"]:
+            # (imported only for a module with calls: a first compile loads no more code)
+            from ember.passes.inlining import inline_computation
+
             for call in calls:
                 root = inline_computation(entry, call.to_apply, call.operands, keep_names=True)
                 call.replace_all_uses_with(root)

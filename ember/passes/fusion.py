@@ -21,6 +21,11 @@ Rewrites:
                                                    over x; same input shape and dimensions,
                                                    neither depends on the other)
 
+Target choices: what a backend's code generator can run reaches the pass as a
+`FusionPolicy` the backend gives (`Fusion(policy)`), never as a test of which backend runs:
+whether a dot takes its epilogue (kOutput), whether rows become row fusions, whether
+sibling reductions share one pass. Each refusal a policy causes is reported like any other.
+
 Invariants:
 - A group is grown from its root (an instruction whose value must live in memory) by
   visiting candidate producers latest-in-post-order first, so when a producer is decided all
@@ -40,6 +45,8 @@ Invariants:
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
@@ -177,10 +184,31 @@ def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction
     return Decision(True)
 
 
+@dataclass(frozen=True)
+class FusionPolicy:
+    """The fusions a backend's code generator can run (the defaults: all of them, as the
+    CPU backend does). A backend hands its policy to `Fusion` in its pipeline.
+
+    output_fusion   a dot takes its elementwise epilogue (kOutput: the backend applies f to
+                    each block of the product while it is in cache)
+    row_fusion      reductions over the last dimension of a row shape and their elementwise
+                    surroundings become one row fusion (softmax, layernorm: row_fusion.py)
+    sibling_fusion  reductions of one input over the same dimensions share one pass
+    """
+
+    output_fusion: bool = True
+    row_fusion: bool = True
+    sibling_fusion: bool = True
+
+
 class Fusion(HloPass):
-    """Groups producers into their consumers (see the module docstring)."""
+    """Groups producers into their consumers (see the module docstring), within what the
+    backend's `FusionPolicy` allows."""
 
     name = "fusion"
+
+    def __init__(self, policy: FusionPolicy | None = None) -> None:
+        self.policy = policy if policy is not None else FusionPolicy()
 
     def run(self, module: Module) -> bool:
         # the entry and every computation a while or conditional runs (their bodies become
@@ -196,13 +224,15 @@ class Fusion(HloPass):
     def _run_on(self, module: Module, entry: Computation) -> bool:
         decisions: list[FusionDecision] = []
         row_decisions: list[tuple[str, str, str]] = []
-        row_groups = form_row_groups(entry, row_decisions)
+        row_groups = (form_row_groups(entry, row_decisions) if self.policy.row_fusion
+                      else [])
         for root, members in row_groups:
             _build_fusion(module, entry, [root], members)
         if row_groups:
             entry.remove_dead()
         groups = self._form_groups(entry, decisions)
-        groups = _merge_siblings(entry, groups, decisions)
+        groups = (_merge_siblings(entry, groups, decisions) if self.policy.sibling_fusion
+                  else [([r], m) for r, m in groups])
         decisions += [FusionDecision(*d) for d in row_decisions]
         seen: set[tuple[str, str, str]] = set()
         unique = []
@@ -240,11 +270,11 @@ class Fusion(HloPass):
         groups.reverse()  # producers' groups first, so their fusions exist when used
         return groups
 
-    @staticmethod
-    def _grow(root: Instruction, pos: dict[Instruction, int],
+    def _grow(self, root: Instruction, pos: dict[Instruction, int],
               decisions: list[FusionDecision]) -> list[Instruction]:
         """The group of `root`: producers visited latest-in-post-order first."""
         amplified: dict[Instruction, bool] = {root: False}
+        output_fusion = self.policy.output_fusion
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             consumers = [u for u in p.users if u in group]
@@ -255,7 +285,8 @@ class Fusion(HloPass):
                                                     "stays in memory (BLAS reads it)"))
                 return False
             if p.opcode == "dot":
-                d = should_fuse_dot(p, group, root)
+                d = (should_fuse_dot(p, group, root) if output_fusion else
+                     Decision(False, "the backend runs a dot without its epilogue"))
                 if not d.ok:
                     decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
                     return False

@@ -231,10 +231,10 @@ def test_an_edit_of_a_real_compiler_source_changes_the_digest(tmp_path):
     import shutil
     from pathlib import Path
 
-    pkg, src = Path(disk_cache.__file__).resolve().parents[2], tmp_path / "tree"
+    pkg, src = Path(disk_cache.__file__).resolve().parents[3], tmp_path / "tree"
     for sub in disk_cache.SOURCE_DIRS:
         shutil.copytree(pkg / sub, src / sub, ignore=shutil.ignore_patterns("__pycache__"))
-    kernels = src / "backends/cpu/kernels.py"
+    kernels = src / "backends/cpu/emit/kernels.py"
     base = disk_cache.sources_digest(src, tmp_path / "m")
     _bump(kernels, kernels.read_text())
     assert disk_cache.sources_digest(src, tmp_path / "m") == base  # same bytes: same hash

@@ -49,7 +49,7 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
     from ember.passes.call_inlining import CallInlining
-    from ember.passes.fusion import Fusion
+    from ember.passes.fusion import Fusion, FusionPolicy
     from ember.passes.layout_assignment import LayoutAssignment
 
     # (the passes only dots and reductions need load with the first such module)
@@ -60,7 +60,10 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
                   frozenset({"dot"})),
         OnOpcodes("reduction-splitting", "ember.passes.reduction_splitting:ReductionSplitting",
                   frozenset({"reduce"})),
-        LayoutAssignment(), Fusion()])
+        LayoutAssignment(),
+        # the CPU code generator runs every kind: dot epilogues on cache-sized blocks of
+        # the product, row kernels, multi-output reductions
+        Fusion(FusionPolicy(output_fusion=True, row_fusion=True, sibling_fusion=True))])
 
 
 def clear_cache() -> None:
