@@ -217,9 +217,7 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
             # keys ignore names and metadata): same code, but the optimized HLO users see
             # must carry this function's names and source lines, so run the passes on it
             # again (no codegen).
-            from ember.backends.cpu.compiler import _optimized
-
-            module = _optimized(lowered.module, unsafe, True)
+            module = cpu.optimize(lowered.module, unsafe_math=unsafe)
         return module
 
     compiled = CompiledModule(lowered, optimized, exe, "cpu")

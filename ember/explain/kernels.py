@@ -268,10 +268,10 @@ def optimized_module(compiled: Any) -> Any:
     executable's kernels)."""
     if compiled.backend == "cpu":
         return compiled.optimized
-    from ember.backends.cpu.compiler import _optimized
+    from ember.backends import cpu
     from ember.config import config
 
-    return _optimized(compiled.lowered.module, bool(config.ember_unsafe_math), True)
+    return cpu.optimize(compiled.lowered.module, unsafe_math=bool(config.ember_unsafe_math))
 
 
 def compiled_kernels(compiled: Any) -> list[KernelInfo]:

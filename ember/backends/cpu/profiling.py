@@ -40,7 +40,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ember.backends.cpu import llvm_target
-from ember.backends.cpu.compiler import _optimized
+from ember.backends.cpu.compiler import optimize
 from ember.backends.cpu.emitter import ModuleEmitter
 from ember.backends.cpu.executable import Executable
 from ember.backends.cpu.irtypes import I32, I64, PTR, VOID, i64
@@ -301,7 +301,7 @@ def compile_profiled(module: Module, *, unsafe_math: bool = False) -> ProfiledEx
     check_supported(module)
     t = llvm_target.target()
     _register_clock(t.llvm)
-    m = _optimized(module, unsafe_math, True)
+    m = optimize(module, unsafe_math=unsafe_math)
     sched = build_schedule(m)
     emitter = _ProfilingEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()
