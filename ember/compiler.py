@@ -8,8 +8,10 @@ Invariants:
   (`EMBER_DISABLE_PASSES`, `EMBER_DUMP_TO`, `ember_unsafe_math` honoured).
 - With `EMBER_ENABLE_CHECKS=1` every compiled module is also checked: its text round-trips
   through the parser (print -> parse -> print is the identity) and the module evaluates the
-  same before and after the passes on random inputs (bit-exact, except float reductions,
-  whose summation order passes may change: compared within a tolerance).
+  same before and after the passes on random inputs (bit-exact, except float results of
+  reductions, whose summation order passes may change: compared within a tolerance): the
+  passes' own differential checker (`ember.backends.interpreter.differential.Reference`),
+  run once more end to end, with the hidden constants' real values.
 - The compile log and dump files (ember/explain/compile_log.py) are imported only while
   something asks for them (EMBER_DEBUG >= 1, jax_log_compiles, EMBER_DUMP_TO): a quiet
   compile, such as a fresh process's warm disk-cache hit, imports neither them nor any pass.
@@ -245,63 +247,12 @@ def check_round_trip(module: Module) -> None:
         raise CheckFailure(f"HLO text does not round-trip:\n{text}\n---\n{again}")
 
 
-def _random_inputs(module: Module, hidden: list[np.ndarray], seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    params = module.entry.parameters
-    n_args = len(params) - len(hidden)
-    args = []
-    for p in params[:n_args]:
-        dtype = p.shape.dtype
-        shape = p.shape.dimensions
-        if dtype.kind == "f":
-            args.append(rng.standard_normal(shape).astype(dtype))
-        elif dtype.kind == "b":
-            args.append(rng.random(shape) < 0.5)
-        else:
-            info = np.iinfo(dtype)
-            lo, hi = max(info.min, -100), min(info.max, 100)
-            args.append(rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype))
-    return args + list(hidden)
-
-
-def _has_float_reduction(module: Module) -> bool:
-    """Whether some reduce or dot sums floats (passes may legally reorder those sums)."""
-    for comp in module.computations:
-        for inst in comp.instructions:
-            if inst.opcode in ("reduce", "dot") and any(
-                    not o.shape.is_tuple and o.shape.dtype.kind == "f" for o in inst.operands):
-                return True
-    return False
-
-
 def check_same_values(before: Module, after: Module, hidden: list[np.ndarray]) -> None:
-    from ember.backends.interpreter import evaluate
-    from ember.backends.interpreter.evaluator import EvaluationError, while_iteration_limit
+    """`after` (the optimized module) computes what `before` (the lowered one) computes on
+    random arguments and the real hidden constants (DifferentialError otherwise); skipped
+    where the checker skips (see ember/backends/interpreter/differential.py)."""
+    from ember.backends.interpreter.differential import Reference
 
-    args = _random_inputs(before, hidden)
-    try:  # a while loop random inputs keep running (to convergence, say) is not checked
-        with while_iteration_limit(10_000):
-            want = evaluate(before, *args)
-    except EvaluationError:
-        return
-    with while_iteration_limit(100_000):
-        got = evaluate(after, *args)
-    wants = want if isinstance(want, tuple) else (want,)
-    gots = got if isinstance(got, tuple) else (got,)
-    loose = _has_float_reduction(before)
-    for w, g in zip(wants, gots):
-        w, g = np.asarray(w), np.asarray(g)
-        if w.shape != g.shape or w.dtype != g.dtype:
-            raise CheckFailure(f"passes changed a result's type: {w.dtype}{w.shape} -> "
-                               f"{g.dtype}{g.shape}")
-        if loose and w.dtype.kind == "f":
-            # a reordered sum is off by about eps x the sum of |terms|, which for a result
-            # near zero dwarfs any relative tolerance: scale the absolute one by the largest
-            # result (a column of random normals sums to -50..50 and to ~0.01 alike)
-            finite = np.abs(w[np.isfinite(w)]) if w.size else w
-            scale = max(1.0, float(finite.max())) if finite.size else 1.0
-            ok = np.allclose(w, g, rtol=1e-5, atol=1e-6 * scale, equal_nan=True)
-        else:
-            ok = np.ascontiguousarray(w).tobytes() == np.ascontiguousarray(g).tobytes()
-        if not ok:
-            raise CheckFailure(f"passes changed the values of module {before.name}")
+    reference = Reference.capture(before, fixed=hidden)
+    if reference is not None:
+        reference.check(after, "the optimization passes")
