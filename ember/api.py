@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember import dispatch, fastpath
+from ember import compile_events, dispatch, fastpath
 from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes
@@ -109,11 +109,13 @@ def _signature(fun: Callable) -> inspect.Signature | None:
         return None
 
 
-def _fun_name(fun: Callable) -> str:
+def fun_name(fun: Callable) -> str:
+    """The name jit gives `fun` (its `__name__`, else its type's)."""
     return getattr(fun, "__name__", None) or type(fun).__name__
 
 
-def _fun_location(fun: Callable) -> str:
+def fun_location(fun: Callable) -> str:
+    """`file:line` of `fun`'s definition (through functools.wraps), else `<unknown>`."""
     code = getattr(inspect.unwrap(fun), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
 
@@ -129,7 +131,7 @@ class _StaticKey:
         except TypeError as e:
             raise ValueError(
                 f"Non-hashable static arguments are not supported: {what} of "
-                f"{_fun_name(fun)} is a {type(value).__name__} ({e}). Pass a hashable value "
+                f"{fun_name(fun)} is a {type(value).__name__} ({e}). Pass a hashable value "
                 "(a tuple instead of a list, for example), or make the argument dynamic."
             ) from None
         self.value = value
@@ -179,7 +181,7 @@ class JitFunction:
             bad = sorted(n for n in names | dnames if n not in known)
             if bad and not has_var_kw:
                 raise ValueError(
-                    f"jitted function {_fun_name(fun)} has static_argnames or donate_argnames "
+                    f"jitted function {fun_name(fun)} has static_argnames or donate_argnames "
                     f"{bad} that are not parameters of the function (its parameters are "
                     f"{sorted(known)}).")
             # static_argnums <-> static_argnames, as JAX infers them from the signature; a
@@ -198,7 +200,7 @@ class JitFunction:
         self._no_static = not nums and not names
         self.keep_unused = keep_unused
         self.inline = inline
-        self._name = _fun_name(fun)
+        self._name = fun_name(fun)
         self._cache: dict[Any, TraceResult] = {}
         self._fast: Callable[[tuple], Any] | None = None  # the last signature's fast path
         self._fast_paths: dict[int, tuple] = {}  # per cache entry: (entry, fast, config)
@@ -314,10 +316,7 @@ class JitFunction:
         hit = self._cache.get(key)
         if hit is not None:
             return hit, leaves
-        if config.jax_explain_cache_misses:  # (its module costs ~0.7 ms of a first call)
-            from ember.explain.cache_miss import report_cache_miss
-
-            report_cache_miss(self, key, self._cache.keys())
+        compile_events.cache_miss(self, key, self._cache.keys())  # (jax_explain_cache_misses)
         t0 = time.perf_counter()
         result = self._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
         record_trace(result.closed_jaxpr, time.perf_counter() - t0, self.fun)
@@ -419,7 +418,7 @@ class JitFunction:
         return len(self._cache)
 
     def __repr__(self) -> str:
-        return f"<ember.jit of {self._name} at {_fun_location(self.fun)}>"
+        return f"<ember.jit of {self._name} at {fun_location(self.fun)}>"
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -467,7 +466,7 @@ class Lowered:
         from ember.lowering import lower_jaxpr
         self._fn = fn
         self._result = result
-        self._lowered = lower_jaxpr(result.closed_jaxpr, _fun_name(fn.fun))
+        self._lowered = lower_jaxpr(result.closed_jaxpr, fun_name(fn.fun))
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -490,7 +489,7 @@ class Compiled:
     def __init__(self, fn: JitFunction, result: TraceResult):
         self._fn = fn
         self._result = result
-        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, _fun_name(fn.fun),
+        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, fun_name(fn.fun),
                                                 dispatch.donated_positions(result.params))
 
     def as_text(self, *, debug_info: bool = False) -> str:
@@ -541,7 +540,7 @@ class Compiled:
                 raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
                                 f"function expects {aval.str_short()}")
         outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves],
-                            _fun_name(self._fn.fun), self._result.params.get("donated_invars"))
+                            fun_name(self._fn.fun), self._result.params.get("donated_invars"))
         return tree_unflatten(self._result.out_tree, outs)
 
 

@@ -12,9 +12,10 @@ Invariants:
   reductions, whose summation order passes may change: compared within a tolerance): the
   passes' own differential checker (`ember.backends.interpreter.differential.Reference`),
   run once more end to end, with the hidden constants' real values.
-- The compile log and dump files (ember/explain/compile_log.py) are imported only while
-  something asks for them (EMBER_DEBUG >= 1, jax_log_compiles, EMBER_DUMP_TO): a quiet
-  compile, such as a fresh process's warm disk-cache hit, imports neither them nor any pass.
+- Whoever watches compilations (ember/compile_events.py; ember.explain's compile log and
+  dump files while EMBER_DEBUG >= 1, jax_log_compiles or EMBER_DUMP_TO asks for them) is
+  told each stage; this module imports nothing from ember.explain. A quiet compile, such
+  as a fresh process's warm disk-cache hit, imports no pass.
   Trace times are recorded here for every trace (`record_trace`), so the log can still
   report the trace of a function compiled after logging was turned on.
 """
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import callbacks
+from ember import callbacks, compile_events
 from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr
 from ember.hlo.ir import Module
@@ -150,24 +151,15 @@ def trace_record(closed: ClosedJaxpr) -> tuple[float | None, str]:
     return _TRACES.get(closed, (None, ""))
 
 
-def _watched() -> bool:
-    """Whether a compilation is logged or dumped: EMBER_DEBUG >= 1, jax_log_compiles or
-    EMBER_DUMP_TO (what CompileWatch's log level and dump session read)."""
-    return (debug_level() >= 1 or bool(config.jax_log_compiles)
-            or bool(os.environ.get("EMBER_DUMP_TO")))
-
-
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
                   donated: tuple[int, ...] = ()) -> CompiledModule:
     """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
     not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so). `donated`:
     argument positions (donate_argnums) whose memory outputs of the same type may reuse.
-    EMBER_DEBUG / jax_log_compiles log it and EMBER_DUMP_TO dumps it (ember/explain/
-    compile_log.py)."""
-    if _watched():
-        from ember.explain.compile_log import CompileWatch
-
-        with CompileWatch(closed, name) as watch:
+    Watchers of compilations (compile_events.watch_compilation) are told each stage."""
+    watch = compile_events.watch_compilation(closed, name)
+    if watch is not None:
+        with watch:
             lowered, compiled = _lower_and_compile(closed, name, donated, watch)
     else:
         lowered, compiled = _lower_and_compile(closed, name, donated, None)
@@ -180,17 +172,18 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
 
 
 def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
-                       watch: Any) -> tuple[LoweredModule, CompiledModule]:
-    """The stages, reported to `watch` (a CompileWatch, or None when nothing watches)."""
+                       watch: compile_events.CompilationWatch | None
+                       ) -> tuple[LoweredModule, CompiledModule]:
+    """The stages, reported to `watch` (None when nothing watches)."""
     lowered = lower_jaxpr(closed, name)
     if watch is not None:
         watch.did_lower(lowered)
     unsafe = bool(config.ember_unsafe_math)
     compiled = None
     if backend_name() == "cpu":
-        # (while dumping, the caches are bypassed so every pass runs and is dumped)
-        dumping = watch is not None and watch.dumping
-        compiled = _compile_cpu(lowered, unsafe, use_cache=not dumping, donated=donated)
+        # (a watch that dumps bypasses the caches, so every pass runs and is dumped)
+        bypass = watch is not None and watch.bypass_caches
+        compiled = _compile_cpu(lowered, unsafe, use_cache=not bypass, donated=donated)
     if compiled is None:
         compiled = _compile_interpreter(lowered, unsafe)
     if watch is not None:
@@ -211,7 +204,7 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
                   file=sys.stderr)
         return None
     def optimized() -> Module:
-        from ember.explain.provenance import carries_metadata_of
+        from ember.hlo.provenance import carries_metadata_of
 
         module = exe.module
         if not carries_metadata_of(module, lowered.module):

@@ -15,8 +15,9 @@ A changed argument type (`x: now f32[4], before f32[3]`; weak types are marked `
 static argument's new value (`static argument n: now 3, before 2`), a new pytree structure
 (`argument structure: now ..., before ...`, plus leaves that appeared or disappeared), a
 changed config value (`config jax_enable_x64: now True, before False`).
-`report_cache_miss(...)` prints that text to stderr when the flag is on (jit calls it on
-every cache miss; it is free when the flag is off).
+`report_cache_miss(...)` prints that text to stderr when the flag is on (ember/explain/
+observers.py calls it on every cache miss jit reports, importing this module only while
+the flag is on).
 Invariants: the closest cached key is the one with the fewest differences (ties: the most
 recent); nothing here changes the cache.
 """
@@ -95,13 +96,13 @@ def _differences(fn: Any, new: tuple, old: tuple) -> list[str]:
 
 def explain_cache_miss(fn: Any, key: tuple, cached_keys: Iterable[tuple]) -> str:
     """Why `key` missed `fn`'s cache (see the module docstring for the text)."""
-    from ember.api import _fun_location, _fun_name
+    from ember.api import fun_location, fun_name
     from ember.core.source_info import user_frame
 
     call = user_frame()
-    name = _fun_name(fn.fun)
+    name = fun_name(fn.fun)
     head = [f"TRACING CACHE MISS at {call.file}:{call.line} ({call.function}) because:",
-            f"  for {name} defined at {_fun_location(fn.fun)}"]
+            f"  for {name} defined at {fun_location(fn.fun)}"]
     keys = list(cached_keys)
     if not keys:
         return "\n".join(head + [f"  first trace of {name}: nothing cached yet"])
