@@ -228,7 +228,7 @@ class JitFunction:
         dyn_args = []
         for i, a in enumerate(args):
             if i in static_pos:
-                static.append((i, _StaticKey(a, f"static argument `{self._arg_name(i)}`",
+                static.append((i, _StaticKey(a, f"static argument `{self.arg_name(i)}`",
                                              self.fun)))
             else:
                 dyn_args.append(a)
@@ -241,7 +241,8 @@ class JitFunction:
                 dyn_kwargs[k] = v
         return tuple(dyn_args), dyn_kwargs, tuple(static)
 
-    def _arg_name(self, i: int) -> str:
+    def arg_name(self, i: int) -> str:
+        """The name of positional argument `i` in messages (`x`, else `args[i]`)."""
         return self._pos_names[i] if i < len(self._pos_names) else f"args[{i}]"
 
     def _rebuild_call(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict
@@ -257,12 +258,13 @@ class JitFunction:
     def _leaf_paths(self, args: tuple, dyn_args: tuple, dyn_kwargs: dict) -> list[str]:
         """`x`, `params['w']`, `args[2][0]`: how each flat leaf was passed (trace time only)."""
         static_pos = self._static_positions(len(args))
-        dyn_names = [self._arg_name(i) for i in range(len(args)) if i not in static_pos]
+        dyn_names = [self.arg_name(i) for i in range(len(args)) if i not in static_pos]
         with_path, _ = tree_flatten_with_path((dyn_args, dyn_kwargs))
-        return [self._path_name(p, dyn_names) for p, _ in with_path]
+        return [self.path_name(p, dyn_names) for p, _ in with_path]
 
     @staticmethod
-    def _path_name(path: tuple, dyn_names: list[str]) -> str:
+    def path_name(path: tuple, dyn_names: list[str]) -> str:
+        """How the leaf at `path` of (dyn_args, dyn_kwargs) was passed: `params['w']`."""
         # path[0] selects args (0) or kwargs (1); path[1] the position or keyword.
         if len(path) < 2:
             return keystr(path)
@@ -299,7 +301,7 @@ class JitFunction:
                     "static using static_argnums or static_argnames.")
         return TypeError(f"could not interpret the arguments of {self._name} as arrays")
 
-    def _flatten(self, args: tuple, kwargs: dict) -> tuple:
+    def flatten_call(self, args: tuple, kwargs: dict) -> tuple:
         """(dyn_args, dyn_kwargs, in_tree, leaves, avals, static key) of one call."""
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -311,7 +313,7 @@ class JitFunction:
 
     def _lookup(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:
         """The cached trace for these arguments (tracing on a miss) and the flat leaves."""
-        dyn_args, dyn_kwargs, in_tree, leaves, avals, static = self._flatten(args, kwargs)
+        dyn_args, dyn_kwargs, in_tree, leaves, avals, static = self.flatten_call(args, kwargs)
         key = (in_tree, avals, static, config.trace_context())
         hit = self._cache.get(key)
         if hit is not None:
@@ -529,7 +531,7 @@ class Compiled:
         return compiled_kernels(self._compiled)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        _, _, in_tree, leaves, _, _ = self._fn._flatten(args, kwargs)
+        _, _, in_tree, leaves, _, _ = self._fn.flatten_call(args, kwargs)
         if in_tree != self._result.in_tree:
             raise TypeError(f"Compiled function called with a different argument structure: "
                             f"{in_tree} vs {self._result.in_tree}")
@@ -570,7 +572,7 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
-        dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted._flatten(args, kwargs)
+        dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted.flatten_call(args, kwargs)
         result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
         if return_shape:
             shapes = tree_unflatten(result.out_tree, [

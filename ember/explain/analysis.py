@@ -94,10 +94,10 @@ class Analysis:
 
 def trace(f: Callable, *args: Any, **kwargs: Any) -> tuple[ClosedJaxpr, str]:
     """(jaxpr, function name) of `f` at these arguments (`f` may already be jitted)."""
-    from ember.api import JitFunction, jit
+    from ember.api import JitFunction, fun_name, jit
 
     fn = f if isinstance(f, JitFunction) else jit(f)
-    return fn.trace(*args, **kwargs).jaxpr, fn._name
+    return fn.trace(*args, **kwargs).jaxpr, fun_name(fn.fun)
 
 
 def analyze(f: Callable, *args: Any, compile: bool = True, **kwargs: Any) -> Analysis:

@@ -38,7 +38,7 @@ def _aval_text(aval: Any) -> str:
 def _static_name(fn: Any, where: Any) -> str:
     if isinstance(where, int):
         try:
-            return str(fn._arg_name(where))
+            return str(fn.arg_name(where))
         except (AttributeError, IndexError, TypeError):
             return f"args[{where}]"
     return str(where)
@@ -51,10 +51,10 @@ def _leaf_names(fn: Any, in_tree: Any, static: tuple) -> list[str]:
         dyn_args, dyn_kwargs = tree_unflatten(in_tree, list(range(n)))
         static_pos = {k for k, _ in static if isinstance(k, int)}
         nargs = len(dyn_args) + len(static_pos)
-        dyn_names = [fn._arg_name(i) for i in range(nargs) if i not in static_pos]
+        dyn_names = [fn.arg_name(i) for i in range(nargs) if i not in static_pos]
         names = [""] * n
         for path, leaf in tree_flatten_with_path((dyn_args, dyn_kwargs))[0]:
-            names[leaf] = fn._path_name(path, dyn_names)
+            names[leaf] = fn.path_name(path, dyn_names)
         return names
     except (AttributeError, TypeError, ValueError, IndexError):
         return [f"args[{i}]" for i in range(n)]

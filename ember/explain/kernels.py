@@ -12,7 +12,7 @@ Invariants: kernel `k` of HLO instruction `%name` is the LLVM function `@ember_<
 (characters other than `[A-Za-z0-9_.]` replaced by `_`), plus `@ember_<name>.chunk`, what
 the thread pool calls, when the kernel is split across threads (see backends/cpu/emitter.py),
 and `@ember_<name>.precise`, the out-of-line precise copy a kernel with fast sin/cos reruns
-when an argument was out of the fast range (backends/cpu/kernels.py, `_with_precise_rerun`);
+when an argument was out of the fast range (backends/cpu/kernels.py, `with_precise_rerun`);
 a kernel's source lines are the distinct (file, line) of its operations' HLO metadata,
 in order of first appearance in the fused computation.
 """
