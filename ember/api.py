@@ -515,20 +515,19 @@ class Compiled:
 
     def llvm_ir(self, kernel: str | None = None) -> str:
         """The optimized LLVM IR of the whole program, or of one kernel (`kernel="fusion"`,
-        a name from `as_text()` or `kernels()`); see ember/explain/kernels.py."""
-        from ember.explain.kernels import llvm_ir_of
-        return llvm_ir_of(self._compiled, kernel)
+        a name from `as_text()` or `kernels()`). Under the interpreter backend the CPU
+        backend builds the same program on demand, so its native code can still be seen."""
+        return self._compiled.llvm_ir(kernel)
 
     def asm(self, kernel: str | None = None) -> str:
         """The native assembly of the whole program, or of one kernel."""
-        from ember.explain.kernels import asm_of
-        return asm_of(self._compiled, kernel)
+        return self._compiled.asm(kernel)
 
     def kernels(self) -> list[Any]:
         """The kernels in the order they run: name, kind, hlo, source_lines, cost,
-        llvm_ir, asm (`ember.explain.kernels.KernelInfo`)."""
-        from ember.explain.kernels import compiled_kernels
-        return compiled_kernels(self._compiled)
+        llvm_ir, asm (`ember.backends.cpu.kernel_records.KernelInfo`; ember.explain
+        formats them)."""
+        return self._compiled.kernels()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _, _, in_tree, leaves, _, _ = self._fn.flatten_call(args, kwargs)

@@ -98,6 +98,58 @@ class CompiledModule:
             self._runner = runner if runner is not None else False
         return runner or None
 
+    # -- the native code, for Compiled.kernels() / llvm_ir() / asm() and the reports -----
+
+    def cpu_executable(self) -> Any:
+        """The CPU executable: its own when the CPU backend compiled it, else the CPU
+        backend's build of the same lowered module (cached), so the native code can be
+        looked at whichever backend runs the calls. ValueError when the CPU backend cannot
+        compile the module."""
+        if self.backend == "cpu":
+            return self.executable
+        from ember.backends import cpu
+
+        try:
+            return cpu.compile(self.lowered.module,
+                               unsafe_math=bool(config.ember_unsafe_math))
+        except cpu.UnsupportedOnCpu as e:
+            raise ValueError(f"no native code: the CPU backend cannot compile this program "
+                             f"yet ({e}); it runs on the interpreter") from None
+
+    def cpu_optimized(self) -> Module:
+        """This compilation's own CPU-optimized module, with its own names and source lines
+        (`optimized` under the CPU backend, which reruns the passes when a cache hit's
+        module came from another program; else the CPU passes rerun on the lowered module:
+        deterministic, so names match `cpu_executable()`'s kernels)."""
+        if self.backend == "cpu":
+            return self.optimized
+        from ember.backends import cpu
+
+        return cpu.optimize(self.lowered.module, unsafe_math=bool(config.ember_unsafe_math))
+
+    def kernels(self) -> list[Any]:
+        """The native kernels in the order they run, with this function's source lines
+        (`ember.backends.cpu.kernel_records.KernelInfo`)."""
+        return self.cpu_executable().kernels(self.cpu_optimized())
+
+    def llvm_ir(self, kernel: str | None = None) -> str:
+        """Optimized LLVM IR: the whole module, or one kernel's functions."""
+        if kernel is None:
+            return self.cpu_executable().llvm_ir
+        return self._kernel(kernel).llvm_ir
+
+    def asm(self, kernel: str | None = None) -> str:
+        """Assembly: the whole module, or one kernel's functions."""
+        if kernel is None:
+            return self.cpu_executable().assembly()
+        return self._kernel(kernel).asm
+
+    def _kernel(self, name: str) -> Any:
+        by_name = {k.name: k for k in self.kernels()}
+        if name not in by_name:
+            raise KeyError(f"no kernel named {name!r}; the kernels are {sorted(by_name)}")
+        return by_name[name]
+
     def _results_are_traced_types(self) -> bool:
         root = self.lowered.module.entry.root.shape  # (passes keep the entry's types)
         outs = list(root.tuple_shapes) if self.lowered.tuple_result else [root]

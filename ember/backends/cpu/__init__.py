@@ -6,6 +6,7 @@ Public API:
       `compile` generates code for (calls inlined, `pipeline` run), no code generated
   pipeline(unsafe_math=False) -> PassPipeline (hardware-independent passes + fusion)
   Executable: exe(*arrays), .kernel_names, .module, .as_text(), .llvm_ir, .assembly(),
+              .kernels() (per-kernel records: kernel_records.py),
               .math_functions, .libm_calls
   UnsupportedOnCpu (raised for modules the interpreter must run), UNSUPPORTED_OPCODES,
   CpuCompileError, clear_cache(), cache_stats()
