@@ -4,6 +4,9 @@
 `tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
 `pure_callback` and `debug` (debug.print, debug.callback).
 Importing ember is cheap: it loads neither llvmlite nor scipy.
+This package top, above both the compile pipeline and ember.explain, subscribes explain's
+reports (compile log, dumps, cache-miss explanations) to the pipeline's events
+(ember/compile_events.py): the pipeline itself never imports ember.explain.
 """
 
 # Importing ember.numpy installs the operators and methods of Array and of tracers.
@@ -21,12 +24,14 @@ from ember.backends.cpu.runtime import eager_math as _cpu_math
 from ember.callbacks import pure_callback
 from ember.config import config
 from ember.errors import ConcretizationTypeError
+from ember.explain import observers as _explain_observers
 from ember.hlo.evaluator import elementwise as _hlo_elementwise
 from ember.lax import stop_gradient
 
 # Eager math, constant folding and the interpreter run the transcendental opcodes on the CPU
 # backend's vector kernels (compiled on first use), so they give jit's bits.
 _hlo_elementwise.use_math_kernels(_cpu_math)
+_explain_observers.install()  # (each subscriber imports its module when a flag asks)
 host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting it in
 
 __version__ = "0.1.0"

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember import dispatch, fastpath
+from ember import compile_events, dispatch, fastpath
 from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes
@@ -109,11 +109,13 @@ def _signature(fun: Callable) -> inspect.Signature | None:
         return None
 
 
-def _fun_name(fun: Callable) -> str:
+def fun_name(fun: Callable) -> str:
+    """The name jit gives `fun` (its `__name__`, else its type's)."""
     return getattr(fun, "__name__", None) or type(fun).__name__
 
 
-def _fun_location(fun: Callable) -> str:
+def fun_location(fun: Callable) -> str:
+    """`file:line` of `fun`'s definition (through functools.wraps), else `<unknown>`."""
     code = getattr(inspect.unwrap(fun), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
 
@@ -129,7 +131,7 @@ class _StaticKey:
         except TypeError as e:
             raise ValueError(
                 f"Non-hashable static arguments are not supported: {what} of "
-                f"{_fun_name(fun)} is a {type(value).__name__} ({e}). Pass a hashable value "
+                f"{fun_name(fun)} is a {type(value).__name__} ({e}). Pass a hashable value "
                 "(a tuple instead of a list, for example), or make the argument dynamic."
             ) from None
         self.value = value
@@ -179,7 +181,7 @@ class JitFunction:
             bad = sorted(n for n in names | dnames if n not in known)
             if bad and not has_var_kw:
                 raise ValueError(
-                    f"jitted function {_fun_name(fun)} has static_argnames or donate_argnames "
+                    f"jitted function {fun_name(fun)} has static_argnames or donate_argnames "
                     f"{bad} that are not parameters of the function (its parameters are "
                     f"{sorted(known)}).")
             # static_argnums <-> static_argnames, as JAX infers them from the signature; a
@@ -198,7 +200,7 @@ class JitFunction:
         self._no_static = not nums and not names
         self.keep_unused = keep_unused
         self.inline = inline
-        self._name = _fun_name(fun)
+        self._name = fun_name(fun)
         self._cache: dict[Any, TraceResult] = {}
         self._fast: Callable[[tuple], Any] | None = None  # the last signature's fast path
         self._fast_paths: dict[int, tuple] = {}  # per cache entry: (entry, fast, config)
@@ -226,7 +228,7 @@ class JitFunction:
         dyn_args = []
         for i, a in enumerate(args):
             if i in static_pos:
-                static.append((i, _StaticKey(a, f"static argument `{self._arg_name(i)}`",
+                static.append((i, _StaticKey(a, f"static argument `{self.arg_name(i)}`",
                                              self.fun)))
             else:
                 dyn_args.append(a)
@@ -239,7 +241,8 @@ class JitFunction:
                 dyn_kwargs[k] = v
         return tuple(dyn_args), dyn_kwargs, tuple(static)
 
-    def _arg_name(self, i: int) -> str:
+    def arg_name(self, i: int) -> str:
+        """The name of positional argument `i` in messages (`x`, else `args[i]`)."""
         return self._pos_names[i] if i < len(self._pos_names) else f"args[{i}]"
 
     def _rebuild_call(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict
@@ -255,12 +258,13 @@ class JitFunction:
     def _leaf_paths(self, args: tuple, dyn_args: tuple, dyn_kwargs: dict) -> list[str]:
         """`x`, `params['w']`, `args[2][0]`: how each flat leaf was passed (trace time only)."""
         static_pos = self._static_positions(len(args))
-        dyn_names = [self._arg_name(i) for i in range(len(args)) if i not in static_pos]
+        dyn_names = [self.arg_name(i) for i in range(len(args)) if i not in static_pos]
         with_path, _ = tree_flatten_with_path((dyn_args, dyn_kwargs))
-        return [self._path_name(p, dyn_names) for p, _ in with_path]
+        return [self.path_name(p, dyn_names) for p, _ in with_path]
 
     @staticmethod
-    def _path_name(path: tuple, dyn_names: list[str]) -> str:
+    def path_name(path: tuple, dyn_names: list[str]) -> str:
+        """How the leaf at `path` of (dyn_args, dyn_kwargs) was passed: `params['w']`."""
         # path[0] selects args (0) or kwargs (1); path[1] the position or keyword.
         if len(path) < 2:
             return keystr(path)
@@ -297,7 +301,7 @@ class JitFunction:
                     "static using static_argnums or static_argnames.")
         return TypeError(f"could not interpret the arguments of {self._name} as arrays")
 
-    def _flatten(self, args: tuple, kwargs: dict) -> tuple:
+    def flatten_call(self, args: tuple, kwargs: dict) -> tuple:
         """(dyn_args, dyn_kwargs, in_tree, leaves, avals, static key) of one call."""
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -309,15 +313,12 @@ class JitFunction:
 
     def _lookup(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:
         """The cached trace for these arguments (tracing on a miss) and the flat leaves."""
-        dyn_args, dyn_kwargs, in_tree, leaves, avals, static = self._flatten(args, kwargs)
+        dyn_args, dyn_kwargs, in_tree, leaves, avals, static = self.flatten_call(args, kwargs)
         key = (in_tree, avals, static, config.trace_context())
         hit = self._cache.get(key)
         if hit is not None:
             return hit, leaves
-        if config.jax_explain_cache_misses:  # (its module costs ~0.7 ms of a first call)
-            from ember.explain.cache_miss import report_cache_miss
-
-            report_cache_miss(self, key, self._cache.keys())
+        compile_events.cache_miss(self, key, self._cache.keys())  # (jax_explain_cache_misses)
         t0 = time.perf_counter()
         result = self._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
         record_trace(result.closed_jaxpr, time.perf_counter() - t0, self.fun)
@@ -419,7 +420,7 @@ class JitFunction:
         return len(self._cache)
 
     def __repr__(self) -> str:
-        return f"<ember.jit of {self._name} at {_fun_location(self.fun)}>"
+        return f"<ember.jit of {self._name} at {fun_location(self.fun)}>"
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -467,7 +468,7 @@ class Lowered:
         from ember.lowering import lower_jaxpr
         self._fn = fn
         self._result = result
-        self._lowered = lower_jaxpr(result.closed_jaxpr, _fun_name(fn.fun))
+        self._lowered = lower_jaxpr(result.closed_jaxpr, fun_name(fn.fun))
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -490,7 +491,7 @@ class Compiled:
     def __init__(self, fn: JitFunction, result: TraceResult):
         self._fn = fn
         self._result = result
-        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, _fun_name(fn.fun),
+        self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, fun_name(fn.fun),
                                                 dispatch.donated_positions(result.params))
 
     def as_text(self, *, debug_info: bool = False) -> str:
@@ -514,23 +515,22 @@ class Compiled:
 
     def llvm_ir(self, kernel: str | None = None) -> str:
         """The optimized LLVM IR of the whole program, or of one kernel (`kernel="fusion"`,
-        a name from `as_text()` or `kernels()`); see ember/explain/kernels.py."""
-        from ember.explain.kernels import llvm_ir_of
-        return llvm_ir_of(self._compiled, kernel)
+        a name from `as_text()` or `kernels()`). Under the interpreter backend the CPU
+        backend builds the same program on demand, so its native code can still be seen."""
+        return self._compiled.llvm_ir(kernel)
 
     def asm(self, kernel: str | None = None) -> str:
         """The native assembly of the whole program, or of one kernel."""
-        from ember.explain.kernels import asm_of
-        return asm_of(self._compiled, kernel)
+        return self._compiled.asm(kernel)
 
     def kernels(self) -> list[Any]:
         """The kernels in the order they run: name, kind, hlo, source_lines, cost,
-        llvm_ir, asm (`ember.explain.kernels.KernelInfo`)."""
-        from ember.explain.kernels import compiled_kernels
-        return compiled_kernels(self._compiled)
+        llvm_ir, asm (`ember.backends.cpu.kernel_records.KernelInfo`; ember.explain
+        formats them)."""
+        return self._compiled.kernels()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        _, _, in_tree, leaves, _, _ = self._fn._flatten(args, kwargs)
+        _, _, in_tree, leaves, _, _ = self._fn.flatten_call(args, kwargs)
         if in_tree != self._result.in_tree:
             raise TypeError(f"Compiled function called with a different argument structure: "
                             f"{in_tree} vs {self._result.in_tree}")
@@ -541,7 +541,7 @@ class Compiled:
                 raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
                                 f"function expects {aval.str_short()}")
         outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves],
-                            _fun_name(self._fn.fun), self._result.params.get("donated_invars"))
+                            fun_name(self._fn.fun), self._result.params.get("donated_invars"))
         return tree_unflatten(self._result.out_tree, outs)
 
 
@@ -571,7 +571,7 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
-        dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted._flatten(args, kwargs)
+        dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted.flatten_call(args, kwargs)
         result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
         if return_shape:
             shapes = tree_unflatten(result.out_tree, [

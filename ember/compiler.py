@@ -8,11 +8,14 @@ Invariants:
   (`EMBER_DISABLE_PASSES`, `EMBER_DUMP_TO`, `ember_unsafe_math` honoured).
 - With `EMBER_ENABLE_CHECKS=1` every compiled module is also checked: its text round-trips
   through the parser (print -> parse -> print is the identity) and the module evaluates the
-  same before and after the passes on random inputs (bit-exact, except float reductions,
-  whose summation order passes may change: compared within a tolerance).
-- The compile log and dump files (ember/explain/compile_log.py) are imported only while
-  something asks for them (EMBER_DEBUG >= 1, jax_log_compiles, EMBER_DUMP_TO): a quiet
-  compile, such as a fresh process's warm disk-cache hit, imports neither them nor any pass.
+  same before and after the passes on random inputs (bit-exact, except float results of
+  reductions, whose summation order passes may change: compared within a tolerance): the
+  passes' own differential checker (`ember.hlo.evaluator.differential.Reference`),
+  run once more end to end, with the hidden constants' real values.
+- Whoever watches compilations (ember/compile_events.py; ember.explain's compile log and
+  dump files while EMBER_DEBUG >= 1, jax_log_compiles or EMBER_DUMP_TO asks for them) is
+  told each stage; this module imports nothing from ember.explain. A quiet compile, such
+  as a fresh process's warm disk-cache hit, imports no pass.
   Trace times are recorded here for every trace (`record_trace`), so the log can still
   report the trace of a function compiled after logging was turned on.
 """
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import callbacks
+from ember import callbacks, compile_events
 from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr
 from ember.hlo.ir import Module
@@ -95,6 +98,58 @@ class CompiledModule:
             self._runner = runner if runner is not None else False
         return runner or None
 
+    # -- the native code, for Compiled.kernels() / llvm_ir() / asm() and the reports -----
+
+    def cpu_executable(self) -> Any:
+        """The CPU executable: its own when the CPU backend compiled it, else the CPU
+        backend's build of the same lowered module (cached), so the native code can be
+        looked at whichever backend runs the calls. ValueError when the CPU backend cannot
+        compile the module."""
+        if self.backend == "cpu":
+            return self.executable
+        from ember.backends import cpu
+
+        try:
+            return cpu.compile(self.lowered.module,
+                               unsafe_math=bool(config.ember_unsafe_math))
+        except cpu.UnsupportedOnCpu as e:
+            raise ValueError(f"no native code: the CPU backend cannot compile this program "
+                             f"yet ({e}); it runs on the interpreter") from None
+
+    def cpu_optimized(self) -> Module:
+        """This compilation's own CPU-optimized module, with its own names and source lines
+        (`optimized` under the CPU backend, which reruns the passes when a cache hit's
+        module came from another program; else the CPU passes rerun on the lowered module:
+        deterministic, so names match `cpu_executable()`'s kernels)."""
+        if self.backend == "cpu":
+            return self.optimized
+        from ember.backends import cpu
+
+        return cpu.optimize(self.lowered.module, unsafe_math=bool(config.ember_unsafe_math))
+
+    def kernels(self) -> list[Any]:
+        """The native kernels in the order they run, with this function's source lines
+        (`ember.backends.cpu.kernel_records.KernelInfo`)."""
+        return self.cpu_executable().kernels(self.cpu_optimized())
+
+    def llvm_ir(self, kernel: str | None = None) -> str:
+        """Optimized LLVM IR: the whole module, or one kernel's functions."""
+        if kernel is None:
+            return self.cpu_executable().llvm_ir
+        return self._kernel(kernel).llvm_ir
+
+    def asm(self, kernel: str | None = None) -> str:
+        """Assembly: the whole module, or one kernel's functions."""
+        if kernel is None:
+            return self.cpu_executable().assembly()
+        return self._kernel(kernel).asm
+
+    def _kernel(self, name: str) -> Any:
+        by_name = {k.name: k for k in self.kernels()}
+        if name not in by_name:
+            raise KeyError(f"no kernel named {name!r}; the kernels are {sorted(by_name)}")
+        return by_name[name]
+
     def _results_are_traced_types(self) -> bool:
         root = self.lowered.module.entry.root.shape  # (passes keep the entry's types)
         outs = list(root.tuple_shapes) if self.lowered.tuple_result else [root]
@@ -148,24 +203,15 @@ def trace_record(closed: ClosedJaxpr) -> tuple[float | None, str]:
     return _TRACES.get(closed, (None, ""))
 
 
-def _watched() -> bool:
-    """Whether a compilation is logged or dumped: EMBER_DEBUG >= 1, jax_log_compiles or
-    EMBER_DUMP_TO (what CompileWatch's log level and dump session read)."""
-    return (debug_level() >= 1 or bool(config.jax_log_compiles)
-            or bool(os.environ.get("EMBER_DUMP_TO")))
-
-
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
                   donated: tuple[int, ...] = ()) -> CompiledModule:
     """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
     not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so). `donated`:
     argument positions (donate_argnums) whose memory outputs of the same type may reuse.
-    EMBER_DEBUG / jax_log_compiles log it and EMBER_DUMP_TO dumps it (ember/explain/
-    compile_log.py)."""
-    if _watched():
-        from ember.explain.compile_log import CompileWatch
-
-        with CompileWatch(closed, name) as watch:
+    Watchers of compilations (compile_events.watch_compilation) are told each stage."""
+    watch = compile_events.watch_compilation(closed, name)
+    if watch is not None:
+        with watch:
             lowered, compiled = _lower_and_compile(closed, name, donated, watch)
     else:
         lowered, compiled = _lower_and_compile(closed, name, donated, None)
@@ -178,17 +224,18 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
 
 
 def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
-                       watch: Any) -> tuple[LoweredModule, CompiledModule]:
-    """The stages, reported to `watch` (a CompileWatch, or None when nothing watches)."""
+                       watch: compile_events.CompilationWatch | None
+                       ) -> tuple[LoweredModule, CompiledModule]:
+    """The stages, reported to `watch` (None when nothing watches)."""
     lowered = lower_jaxpr(closed, name)
     if watch is not None:
         watch.did_lower(lowered)
     unsafe = bool(config.ember_unsafe_math)
     compiled = None
     if backend_name() == "cpu":
-        # (while dumping, the caches are bypassed so every pass runs and is dumped)
-        dumping = watch is not None and watch.dumping
-        compiled = _compile_cpu(lowered, unsafe, use_cache=not dumping, donated=donated)
+        # (a watch that dumps bypasses the caches, so every pass runs and is dumped)
+        bypass = watch is not None and watch.bypass_caches
+        compiled = _compile_cpu(lowered, unsafe, use_cache=not bypass, donated=donated)
     if compiled is None:
         compiled = _compile_interpreter(lowered, unsafe)
     if watch is not None:
@@ -209,7 +256,7 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
                   file=sys.stderr)
         return None
     def optimized() -> Module:
-        from ember.explain.provenance import carries_metadata_of
+        from ember.hlo.provenance import carries_metadata_of
 
         module = exe.module
         if not carries_metadata_of(module, lowered.module):
@@ -217,9 +264,7 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
             # keys ignore names and metadata): same code, but the optimized HLO users see
             # must carry this function's names and source lines, so run the passes on it
             # again (no codegen).
-            from ember.backends.cpu.compiler import _optimized
-
-            module = _optimized(lowered.module, unsafe, True)
+            module = cpu.optimize(lowered.module, unsafe_math=unsafe)
         return module
 
     compiled = CompiledModule(lowered, optimized, exe, "cpu")
@@ -247,63 +292,12 @@ def check_round_trip(module: Module) -> None:
         raise CheckFailure(f"HLO text does not round-trip:\n{text}\n---\n{again}")
 
 
-def _random_inputs(module: Module, hidden: list[np.ndarray], seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    params = module.entry.parameters
-    n_args = len(params) - len(hidden)
-    args = []
-    for p in params[:n_args]:
-        dtype = p.shape.dtype
-        shape = p.shape.dimensions
-        if dtype.kind == "f":
-            args.append(rng.standard_normal(shape).astype(dtype))
-        elif dtype.kind == "b":
-            args.append(rng.random(shape) < 0.5)
-        else:
-            info = np.iinfo(dtype)
-            lo, hi = max(info.min, -100), min(info.max, 100)
-            args.append(rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype))
-    return args + list(hidden)
-
-
-def _has_float_reduction(module: Module) -> bool:
-    """Whether some reduce or dot sums floats (passes may legally reorder those sums)."""
-    for comp in module.computations:
-        for inst in comp.instructions:
-            if inst.opcode in ("reduce", "dot") and any(
-                    not o.shape.is_tuple and o.shape.dtype.kind == "f" for o in inst.operands):
-                return True
-    return False
-
-
 def check_same_values(before: Module, after: Module, hidden: list[np.ndarray]) -> None:
-    from ember.hlo.evaluator import evaluate
-    from ember.hlo.evaluator.core import EvaluationError, while_iteration_limit
+    """`after` (the optimized module) computes what `before` (the lowered one) computes on
+    random arguments and the real hidden constants (DifferentialError otherwise); skipped
+    where the checker skips (see ember/hlo/evaluator/differential.py)."""
+    from ember.hlo.evaluator.differential import Reference
 
-    args = _random_inputs(before, hidden)
-    try:  # a while loop random inputs keep running (to convergence, say) is not checked
-        with while_iteration_limit(10_000):
-            want = evaluate(before, *args)
-    except EvaluationError:
-        return
-    with while_iteration_limit(100_000):
-        got = evaluate(after, *args)
-    wants = want if isinstance(want, tuple) else (want,)
-    gots = got if isinstance(got, tuple) else (got,)
-    loose = _has_float_reduction(before)
-    for w, g in zip(wants, gots):
-        w, g = np.asarray(w), np.asarray(g)
-        if w.shape != g.shape or w.dtype != g.dtype:
-            raise CheckFailure(f"passes changed a result's type: {w.dtype}{w.shape} -> "
-                               f"{g.dtype}{g.shape}")
-        if loose and w.dtype.kind == "f":
-            # a reordered sum is off by about eps x the sum of |terms|, which for a result
-            # near zero dwarfs any relative tolerance: scale the absolute one by the largest
-            # result (a column of random normals sums to -50..50 and to ~0.01 alike)
-            finite = np.abs(w[np.isfinite(w)]) if w.size else w
-            scale = max(1.0, float(finite.max())) if finite.size else 1.0
-            ok = np.allclose(w, g, rtol=1e-5, atol=1e-6 * scale, equal_nan=True)
-        else:
-            ok = np.ascontiguousarray(w).tobytes() == np.ascontiguousarray(g).tobytes()
-        if not ok:
-            raise CheckFailure(f"passes changed the values of module {before.name}")
+    reference = Reference.capture(before, fixed=hidden)
+    if reference is not None:
+        reference.check(after, "the optimization passes")

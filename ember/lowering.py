@@ -64,7 +64,7 @@ class LoweringContext:
     avals_in: list[ShapedArray]
     avals_out: list[ShapedArray]
     name_stack: str
-    lowerer: Any = None   # the driver (_Lowerer), for lower_sub
+    lowerer: Any = None   # the driver (Lowerer), for lower_sub
 
     @property
     def aval_out(self) -> ShapedArray:
@@ -101,7 +101,12 @@ class LoweringContext:
         return self.lowerer.lower_into(b, closed, args, f"{self.name_stack}/{name}")
 
 
-class _Lowerer:
+class Lowerer:
+    """Lowers a jaxpr's equations into HLO: `lower_jaxpr` into its builder `b` (the
+    module's entry, where large constants become hidden parameters), `lower_into` into a
+    sub-computation's builder (the lowering rules' `ctx.lower_sub`). The module-level
+    `lower_jaxpr` drives one per module; scatter's update jaxpr gets one of its own."""
+
     def __init__(self, name: str, num_args: int) -> None:
         self.b = Builder(name)
         self.entry = self.b
@@ -208,7 +213,7 @@ def module_name(fun_name: str) -> str:
 def lower_jaxpr(closed: ClosedJaxpr, name: str = "main") -> LoweredModule:
     """The HLO module of a traced function (see module docstring for its signature)."""
     jaxpr = closed.jaxpr
-    lw = _Lowerer(module_name(name), len(jaxpr.invars))
+    lw = Lowerer(module_name(name), len(jaxpr.invars))
     params = [lw.b.parameter(hlo_shape(v.aval), name=f"Arg_{i}")
               for i, v in enumerate(jaxpr.invars)]
     outs = lw.lower_jaxpr(jaxpr, closed.consts, params, f"jit({name})")

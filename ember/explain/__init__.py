@@ -15,8 +15,9 @@ Public API (each loads its module on first use, so `import ember` stays cheap):
 Modules: analysis, cache_miss, compile_log, diagram (DOT), graphviz (drawing), hardware
 (the machine's ceilings), kernels, loading (the CLI's file:function and argument types),
 report (the story), refusals (why not fused), roofline (profile).
-Also here: compile_log.py (EMBER_DEBUG levels and EMBER_DUMP_TO file sets, used by
-ember/compiler.py) and kernels.py (per-kernel HLO, source lines, cost, LLVM IR, assembly;
+Also here: observers.py (the subscriptions to ember.compile_events that ember/__init__.py
+installs), compile_log.py (EMBER_DEBUG levels and EMBER_DUMP_TO file sets, each a watch of
+one compilation) and kernels.py (per-kernel HLO, source lines, cost, LLVM IR, assembly;
 what `Compiled.kernels()`, `.llvm_ir()` and `.asm()` return).
 """
 

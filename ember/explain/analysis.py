@@ -94,10 +94,10 @@ class Analysis:
 
 def trace(f: Callable, *args: Any, **kwargs: Any) -> tuple[ClosedJaxpr, str]:
     """(jaxpr, function name) of `f` at these arguments (`f` may already be jitted)."""
-    from ember.api import JitFunction, jit
+    from ember.api import JitFunction, fun_name, jit
 
     fn = f if isinstance(f, JitFunction) else jit(f)
-    return fn.trace(*args, **kwargs).jaxpr, fn._name
+    return fn.trace(*args, **kwargs).jaxpr, fun_name(fn.fun)
 
 
 def analyze(f: Callable, *args: Any, compile: bool = True, **kwargs: Any) -> Analysis:
@@ -109,7 +109,6 @@ def analyze(f: Callable, *args: Any, compile: bool = True, **kwargs: Any) -> Ana
 def analyze_jaxpr(closed: ClosedJaxpr, name: str, *, compile: bool = True,
                   lowered: LoweredModule | None = None) -> Analysis:
     from ember.backends import cpu
-    from ember.backends.cpu.compiler import _optimized
     from ember.config import config
     from ember.passes.observe import observing
 
@@ -123,7 +122,7 @@ def analyze_jaxpr(closed: ClosedJaxpr, name: str, *, compile: bool = True,
         unsupported = str(e)
     with observing(recorder):
         if unsupported is None:
-            fused = _optimized(lowered.module, unsafe, True)
+            fused = cpu.optimize(lowered.module, unsafe_math=unsafe)
         else:
             from ember.backends.interpreter import pipeline
 

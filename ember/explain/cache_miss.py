@@ -15,8 +15,9 @@ A changed argument type (`x: now f32[4], before f32[3]`; weak types are marked `
 static argument's new value (`static argument n: now 3, before 2`), a new pytree structure
 (`argument structure: now ..., before ...`, plus leaves that appeared or disappeared), a
 changed config value (`config jax_enable_x64: now True, before False`).
-`report_cache_miss(...)` prints that text to stderr when the flag is on (jit calls it on
-every cache miss; it is free when the flag is off).
+`report_cache_miss(...)` prints that text to stderr when the flag is on (ember/explain/
+observers.py calls it on every cache miss jit reports, importing this module only while
+the flag is on).
 Invariants: the closest cached key is the one with the fewest differences (ties: the most
 recent); nothing here changes the cache.
 """
@@ -37,7 +38,7 @@ def _aval_text(aval: Any) -> str:
 def _static_name(fn: Any, where: Any) -> str:
     if isinstance(where, int):
         try:
-            return str(fn._arg_name(where))
+            return str(fn.arg_name(where))
         except (AttributeError, IndexError, TypeError):
             return f"args[{where}]"
     return str(where)
@@ -50,10 +51,10 @@ def _leaf_names(fn: Any, in_tree: Any, static: tuple) -> list[str]:
         dyn_args, dyn_kwargs = tree_unflatten(in_tree, list(range(n)))
         static_pos = {k for k, _ in static if isinstance(k, int)}
         nargs = len(dyn_args) + len(static_pos)
-        dyn_names = [fn._arg_name(i) for i in range(nargs) if i not in static_pos]
+        dyn_names = [fn.arg_name(i) for i in range(nargs) if i not in static_pos]
         names = [""] * n
         for path, leaf in tree_flatten_with_path((dyn_args, dyn_kwargs))[0]:
-            names[leaf] = fn._path_name(path, dyn_names)
+            names[leaf] = fn.path_name(path, dyn_names)
         return names
     except (AttributeError, TypeError, ValueError, IndexError):
         return [f"args[{i}]" for i in range(n)]
@@ -95,13 +96,13 @@ def _differences(fn: Any, new: tuple, old: tuple) -> list[str]:
 
 def explain_cache_miss(fn: Any, key: tuple, cached_keys: Iterable[tuple]) -> str:
     """Why `key` missed `fn`'s cache (see the module docstring for the text)."""
-    from ember.api import _fun_location, _fun_name
+    from ember.api import fun_location, fun_name
     from ember.core.source_info import user_frame
 
     call = user_frame()
-    name = _fun_name(fn.fun)
+    name = fun_name(fn.fun)
     head = [f"TRACING CACHE MISS at {call.file}:{call.line} ({call.function}) because:",
-            f"  for {name} defined at {_fun_location(fn.fun)}"]
+            f"  for {name} defined at {fun_location(fn.fun)}"]
     keys = list(cached_keys)
     if not keys:
         return "\n".join(head + [f"  first trace of {name}: nothing cached yet"])

@@ -1,8 +1,9 @@
 """What each compilation did: the `EMBER_DEBUG` log and the `EMBER_DUMP_TO` file set.
 
-Input: `ember.compiler.compile_jaxpr` wraps a compilation in `CompileWatch(closed, name)`
-and reports the stages to it whenever EMBER_DEBUG >= 1, jax_log_compiles or EMBER_DUMP_TO
-asks for them (a quiet compile imports none of this); the trace time comes from
+Input: a `CompileWatch(closed, name)` watches a compilation whenever EMBER_DEBUG >= 1,
+jax_log_compiles or EMBER_DUMP_TO asks for it (ember/explain/observers.py subscribes it to
+`ember.compile_events`; ember.compiler enters it and reports the stages; a quiet compile
+imports none of this); the trace time comes from
 `ember.compiler.record_trace` (called by jit after every trace; re-exported here).
 Output, on stderr, by level
 (`EMBER_DEBUG=n`; `config.update("jax_log_compiles", True)` gives at least level 1):
@@ -89,6 +90,11 @@ class CompileWatch:
     @property
     def dumping(self) -> bool:
         return self.dump is not None
+
+    @property
+    def bypass_caches(self) -> bool:
+        """While dumping, the compiler skips the CPU backend's caches: every pass runs."""
+        return self.dumping
 
     def __enter__(self) -> CompileWatch:
         from ember.passes.observe import observing

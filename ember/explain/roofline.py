@@ -152,7 +152,7 @@ def example_arguments(fn: Any, args: tuple, kwargs: dict, seed: int = 0) -> list
     """The flat array arguments of a call (ShapeDtypeStructs filled with random values)."""
     from ember.api import ShapeDtypeStruct
 
-    _, _, _, leaves, avals, _ = fn._flatten(args, kwargs)
+    _, _, _, leaves, avals, _ = fn.flatten_call(args, kwargs)
     rng = np.random.default_rng(seed)
     out = []
     for leaf, aval in zip(leaves, avals):
@@ -205,7 +205,7 @@ def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine
             file: Any = None, **kwargs: Any) -> Profile:
     """Run `f` compiled by the CPU backend, time each kernel, and report it against this
     machine's ceilings (see the module docstring). `machine` overrides the measured one."""
-    from ember.api import JitFunction, jit
+    from ember.api import JitFunction, fun_name, jit
     from ember.backends import cpu
     from ember.backends.cpu.profiling.profile import compile_profiled
     from ember.config import config
@@ -214,7 +214,7 @@ def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine
 
     fn = f if isinstance(f, JitFunction) else jit(f)
     closed = fn.trace(*args, **kwargs).jaxpr
-    lowered = lower_jaxpr(closed, fn._name)
+    lowered = lower_jaxpr(closed, fun_name(fn.fun))
     values = example_arguments(fn, args, kwargs) + list(lowered.hidden_consts)
     unsafe = bool(config.ember_unsafe_math)
     prof = compile_profiled(lowered.module, unsafe_math=unsafe)
@@ -234,7 +234,7 @@ def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine
             row = _kernel_row(inst, seconds, mach)
         rows.append(row)
     notes += _load_notes(mach.threads)
-    result = Profile(fn._name, rows, mach, runs, min(calls), notes)
+    result = Profile(fun_name(fn.fun), rows, mach, runs, min(calls), notes)
     if print_report:
         print(result, file=file or sys.stdout, flush=True)
     return result

@@ -418,7 +418,7 @@ class Module:
         """A deep copy: new instructions and computations, same names, copied literals."""
         comp_map: dict[Computation, Computation] = {}
         for comp in self.computations:
-            comp_map[comp] = _clone_computation(comp, comp_map)
+            comp_map[comp] = clone_computation(comp, comp_map)
         new = Module(name or self.name, comp_map[self.entry],
                      [comp_map[c] for c in self.computations if c is not self.entry])
         new.config = dict(self.config)
@@ -428,8 +428,11 @@ class Module:
         return f"<Module {self.name}: {len(self.computations)} computations>"
 
 
-def _clone_computation(comp: Computation,
-                       comp_map: dict[Computation, Computation]) -> Computation:
+def clone_computation(comp: Computation,
+                      comp_map: dict[Computation, Computation]) -> Computation:
+    """A deep copy of `comp` (attribute arrays copied, metadata dicts too) whose called
+    computations are mapped through `comp_map` (pass `{c: c ...}` to share them); the copy
+    belongs to no module until added to one."""
     new = Computation(comp.name)
     new.is_fusion_computation = comp.is_fusion_computation
     inst_map: dict[Instruction, Instruction] = {}

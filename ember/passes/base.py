@@ -130,7 +130,7 @@ class PassPipeline(HloPass):
                 except Exception as e:
                     raise type(e)(f"after pass {p.name}: {e}") from e
                 if leaf and reference is not None:
-                    reference.check(module, p.name)
+                    reference.check(module, f"pass {p.name}")
             if leaf:
                 _dump(module, self.name, p.name)
                 notify_after(module, self.name, p.name, bool(c))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ember.hlo.ir import Computation, Instruction, Module, _clone_computation
+from ember.hlo.ir import Computation, Instruction, Module, clone_computation
 from ember.hlo.shape import Shape
 
 
@@ -68,7 +68,7 @@ def own_computation(module: Module, w: Instruction, slot: int,
     comp = w.called_computations[slot]
     if len(who_calls.get(comp, [])) <= 1 and w.called_computations.count(comp) == 1:
         return comp
-    copy = _clone_computation(comp, {c: c for c in comp.called_computations()})
+    copy = clone_computation(comp, {c: c for c in comp.called_computations()})
     module.add_computation(copy)
     who_calls.setdefault(copy, []).append(w)
     who_calls[comp].remove(w)

@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ember.hlo.evaluator.core import plain_binary_opcode
-from ember.hlo.ir import Computation, Instruction, Module, _clone_computation
+from ember.hlo.ir import Computation, Instruction, Module, clone_computation
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
 
@@ -137,7 +137,7 @@ def _two_reduces(module: Module, comp: Computation, red: Instruction, tiled: Sha
         "reduce", partial_shape, [tiles, init], {"dimensions": (first_dim,)},
         [red.to_apply], metadata=md))
     # each reduce calls its own copy of the combiner (as the lowering makes them)
-    combiner = module.add_computation(_clone_computation(red.to_apply, {}))
+    combiner = module.add_computation(clone_computation(red.to_apply, {}))
     total = Instruction("reduce", red.shape, [partial, init], {"dimensions": (second_dim,)},
                         [combiner], metadata=md)
     comp.replace_instruction(red, total)

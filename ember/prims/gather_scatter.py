@@ -561,8 +561,8 @@ def _overwrite_computation(element_type: str) -> Computation:
 
 def _jaxpr_computation(jaxpr: Any, consts: tuple, element_type: str) -> Computation:
     """A scatter update_jaxpr `(old, new) -> f(old, new)` lowered into a computation."""
-    from ember.lowering import _Lowerer
-    lw = _Lowerer(f"scatter_apply_{element_type}", 2)
+    from ember.lowering import Lowerer
+    lw = Lowerer(f"scatter_apply_{element_type}", 2)
     s = Shape(element_type, ())
     args = [lw.b.parameter(s, "old"), lw.b.parameter(s, "new")]
     root, = lw.lower_jaxpr(jaxpr, list(consts), args, "scatter_apply")

@@ -197,7 +197,7 @@ def test_precise_copy_falls_back_inline_for_kernel_local_values():
         gen.flags.append(ir.Constant(I1, 1))
         gen.flush()
 
-    kernels._with_precise_rerun(b, body, lambda precise: kernels._Gen(b, {}, precise))
+    kernels.with_precise_rerun(b, body, lambda precise: kernels.FlagGen(b, {}, precise))
     b.ret_void()
     text = str(m)
     assert ".precise" not in text

@@ -68,7 +68,7 @@ def test_unfused_chain_is_correct_and_needs_at_most_two_temporaries(unfused, n):
 
 
 def test_unfused_chain_peak_is_flat_as_it_grows(unfused):
-    from ember.backends.cpu.compiler import _optimized
+    from ember.backends import cpu
     from ember.backends.cpu.plan.schedule import build_schedule
     from ember.lowering import lower_jaxpr
 
@@ -82,7 +82,7 @@ def test_unfused_chain_peak_is_flat_as_it_grows(unfused):
             temps.append(compiled.memory_analysis().temp_size_in_bytes)
         else:
             module = lower_jaxpr(ember.make_jaxpr(f)(x), "chain").module
-            temps.append(build_schedule(_optimized(module, False, True)).scratch_bytes)
+            temps.append(build_schedule(cpu.optimize(module)).scratch_bytes)
     assert temps[0] == temps[1] == temps[2], temps
 
 

@@ -1,6 +1,6 @@
 """A precise rerun (sin/cos/tan of a huge argument) never makes results depend on the thread
 count: row kernels and row-scheme reductions rerun a row / an output alone
-(kernels._rerun_per_unit), so the other rows and outputs keep their fast-path bits whatever
+(kernels.rerun_per_unit), so the other rows and outputs keep their fast-path bits whatever
 chunk they shared with the huge lane."""
 
 from __future__ import annotations

@@ -166,3 +166,25 @@ def test_random_values_cover_types_and_tuples():
 
 def test_inexact_leaves():
     assert differential.inexact_leaves(_module()) == [False, True, False]
+
+
+def test_fixed_values_fill_the_last_parameters():
+    """ember/compiler.py passes a jitted function's hidden constants: used as they are."""
+    m = _module(4)
+    const = np.arange(4, dtype=np.float32)
+    ref = Reference.capture(m, fixed=[const])
+    assert ref.args[1] is const and ref.args[0].shape == (4,)
+    np.testing.assert_array_equal(ref.outputs[0], ref.args[0] + const)
+    with pytest.raises(ValueError):
+        Reference.capture(m, fixed=[const] * 3)
+
+
+def test_the_compile_path_checks_with_the_same_checker():
+    from ember.compiler import check_same_values
+
+    before = _module()
+    after = before.clone()
+    Rewrite("x", "add", _add_to_sub).run(after)
+    check_same_values(before, before.clone(), [])
+    with pytest.raises(DifferentialError, match="the optimization passes changed the values"):
+        check_same_values(before, after, [])

@@ -20,7 +20,7 @@ jf = ember.jit(f, static_argnums=1)
 
 def key(*args, **kwargs):
     """The key JitFunction._lookup builds for this call."""
-    _, _, tree, _, avals, static = jf._flatten(args, kwargs)
+    _, _, tree, _, avals, static = jf.flatten_call(args, kwargs)
     return (tree, avals, static, config.trace_context())
 
 
@@ -106,7 +106,7 @@ def test_positional_names_follow_static_argnums(argnums):
     a = 1 if argnums == 0 else x32()
 
     def k(b):
-        _, _, tree, _, avals, static = jg._flatten((a, b), {})
+        _, _, tree, _, avals, static = jg.flatten_call((a, b), {})
         return (tree, avals, static, config.trace_context())
 
     text = explain_cache_miss(jg, k(x32(2)), [k(x32())])

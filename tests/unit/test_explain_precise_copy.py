@@ -1,7 +1,7 @@
 """`Compiled.llvm_ir(kernel=)` / `.asm(kernel=)` show a kernel's out-of-line precise copy.
 
 A kernel with fast sin/cos has a cold `@ember_<kernel>.precise` function
-(backends/cpu/kernels.py, `_with_precise_rerun`); it belongs to that kernel, as the
+(backends/cpu/kernels.py, `with_precise_rerun`); it belongs to that kernel, as the
 thread pool's `.chunk` entry does, and to no other.
 """
 

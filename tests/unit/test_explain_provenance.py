@@ -12,7 +12,7 @@ import pytest
 
 import ember
 import ember.numpy as jnp
-from ember.backends.cpu.compiler import _optimized
+from ember.backends.cpu import optimize
 from ember.explain.provenance import carries_metadata_of, locations
 
 
@@ -97,19 +97,19 @@ def test_carries_metadata_of():
     x = np.ones(4, np.float32)
     la = ember.jit(first_twin()).lower(x)._lowered.module
     lb = ember.jit(second_twin()).lower(x)._lowered.module
-    oa = _optimized(la, False, True)
+    oa = optimize(la)
     assert carries_metadata_of(oa, la)
     assert not carries_metadata_of(oa, lb)
     assert {loc[2] for loc in locations(oa)} == {_line(first_twin)}
     # another name: not this function's module either
     other = ember.jit(lambda x: jnp.sin(x) * 2.0 + x).lower(x)._lowered.module
-    assert not carries_metadata_of(_optimized(other, False, True), la)
+    assert not carries_metadata_of(optimize(other), la)
 
 
 def test_tags_other_than_locations_do_not_count():
     x = np.ones(4, np.float32)
     la = ember.jit(first_twin()).lower(x)._lowered.module
-    oa = _optimized(la, False, True)
+    oa = optimize(la)
     for comp in oa.computations:
         for inst in comp.instructions:
             inst.metadata["ember_origin"] = "tagged"

@@ -2,8 +2,11 @@
 
 Public API:
   compile(module, *, unsafe_math=False, run_passes=True, use_cache=True) -> Executable
+  optimize(module, *, unsafe_math=False, run_passes=True) -> Module: the optimized clone
+      `compile` generates code for (calls inlined, `pipeline` run), no code generated
   pipeline(unsafe_math=False) -> PassPipeline (hardware-independent passes + fusion)
   Executable: exe(*arrays), .kernel_names, .module, .as_text(), .llvm_ir, .assembly(),
+              .kernels() (per-kernel records: kernel_records.py),
               .math_functions, .libm_calls
   UnsupportedOnCpu (raised for modules the interpreter must run), UNSUPPORTED_OPCODES,
   CpuCompileError, clear_cache(), cache_stats()
@@ -30,13 +33,19 @@ if TYPE_CHECKING:
 
 __all__ = ["UNSUPPORTED_OPCODES", "CpuCompileError", "Executable", "UnsupportedOnCpu",
            "allocator_stats", "cache_stats", "check_supported", "clear_cache", "compile",
-           "get_num_threads", "pipeline", "set_num_threads", "trim_allocator"]
+           "get_num_threads", "optimize", "pipeline", "set_num_threads", "trim_allocator"]
 
 
 def compile(module: Module, **options: Any) -> Executable:
     from ember.backends.cpu.compiler import compile as _compile
 
     return _compile(module, **options)
+
+
+def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = True) -> Module:
+    from ember.backends.cpu.compiler import optimize as _optimize
+
+    return _optimize(module, unsafe_math=unsafe_math, run_passes=run_passes)
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:

@@ -112,7 +112,11 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
     return exe
 
 
-def _optimized(module: Module, unsafe_math: bool, run_passes: bool) -> Module:
+def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = True) -> Module:
+    """The optimized module the code generator compiles: a clone of `module` through
+    `pipeline(unsafe_math)` (calls inlined first), or through call inlining alone when
+    `run_passes` is False (`module` is not modified). Deterministic: the same module gives
+    the same names and schedule."""
     m = module.clone()
     if run_passes:
         pipeline(unsafe_math).run(m)
@@ -151,7 +155,7 @@ def _emit_and_load(m: Module, donated: tuple[int, ...], precise: str | None
 def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
                       donated: tuple[int, ...] = ()
                       ) -> tuple[Executable, dict, bytes, bytes, dict[str, str]]:
-    m = _optimized(module, unsafe_math, run_passes)
+    m = optimize(module, unsafe_math=unsafe_math, run_passes=run_passes)
     # kernels' precise copies compile on first use (lazy_precise.py)
     emitter, sched, engine, address, obj, optimized, text = _emit_and_load(m, donated, "lazy")
     spec = RuntimeSpec.from_schedule(sched, m.entry.root.shape)
@@ -208,7 +212,8 @@ def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool,
         disk_cache.STATS["disk_rejected"] += 1
         return None
     original = module.clone()
-    optimized = functools.cache(lambda: _optimized(original, unsafe_math, run_passes))
+    optimized = functools.cache(
+        lambda: optimize(original, unsafe_math=unsafe_math, run_passes=run_passes))
     precise = _lazy_precise(engine, names, optimized, donated) if names else None
     ir_texts = _texts(lambda: texts()["llvm_ir"], lambda: texts()["unoptimized_ir"], precise)
     return Executable(spec, engine, address, kernel_names, *ir_texts,

@@ -3,6 +3,11 @@
 Input: a Module before a pass (`Reference.capture`) and the same module after it
 (`Reference.check`). Output: None, or `DifferentialError` naming the pass and the first
 output leaf whose values changed.
+The one checker of EMBER_ENABLE_CHECKS=1: the pass pipeline (ember/passes/base.py) checks
+every leaf pass against the module before the outermost pipeline, and the jit compile path
+(ember/compiler.py, `check_same_values`) checks the whole optimization end to end (the
+backend's own steps outside the pipeline included), passing a jitted function's hidden
+constants as `fixed` values; the tests use it directly.
 Inputs are random and seeded: floats standard normal, signed ints in [-5, 5], unsigned in
 [0, 10], bools fair coins; tuple parameters are filled leaf by leaf. Comparison is bit-exact
 (NaN payloads included), except float leaves that depend on a float reduce or dot (directly
@@ -17,6 +22,7 @@ past MAX_WHILE_ITERATIONS on random inputs).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,16 +144,22 @@ class Reference:
     param_shapes: list[Shape]
 
     @staticmethod
-    def capture(module: Module, seed: int = SEED) -> Reference | None:
-        """Evaluate `module` on random inputs, or None when it should not be checked."""
+    def capture(module: Module, seed: int = SEED,
+                fixed: Sequence[Value] = ()) -> Reference | None:
+        """Evaluate `module` on random inputs, or None when it should not be checked.
+        `fixed`: the values of the last `len(fixed)` parameters, used as they are (a jitted
+        function's hidden constants: random values there would check another program)."""
         params = module.entry.parameters
         if sum(p.shape.size for p in params) > MAX_PARAMETER_ELEMENTS:
             return None
         if _value_elements(module) > MAX_VALUE_ELEMENTS:
             return None
+        n_random = len(params) - len(fixed)
+        if n_random < 0:
+            raise ValueError(f"{len(fixed)} fixed values for {len(params)} parameters")
         rng = np.random.default_rng(seed)
         try:
-            args = [random_value(rng, p.shape) for p in params]
+            args = [random_value(rng, p.shape) for p in params[:n_random]] + list(fixed)
         except TypeError:
             return None
         try:
@@ -158,9 +170,10 @@ class Reference:
         return Reference(args, _flatten(out), inexact_leaves(module),
                          [p.shape.without_layout() for p in params])
 
-    def check(self, module: Module, pass_name: str) -> None:
-        """Raise DifferentialError if `module` no longer computes the captured outputs."""
-        where = f"pass {pass_name} changed the values of module {module.name}"
+    def check(self, module: Module, changed_by: str) -> None:
+        """Raise DifferentialError if `module` no longer computes the captured outputs;
+        the message blames `changed_by` (`pass cse`, `the optimization passes`)."""
+        where = f"{changed_by} changed the values of module {module.name}"
         shapes = [p.shape.without_layout() for p in module.entry.parameters]
         if shapes != self.param_shapes:
             raise DifferentialError(f"{where}: parameters are now "

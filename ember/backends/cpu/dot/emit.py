@@ -90,7 +90,7 @@ def emit(em: ModuleEmitter, inst: Instruction, bound: dict[Instruction, Slot],
     b.ret_void()
     em.kernel_names.append(inst.name)
     if split:
-        fn = em._emit_worker(fn, len(arg_slots), p.units)
+        fn = em.emit_worker(fn, len(arg_slots), p.units)
         em.parallel_kernels.append(inst.name)
     em._calls.append((fn, arg_slots, split))
 
@@ -166,7 +166,7 @@ def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: 
     for_span(b, span[0], span[1], unit, name="unit")
     b.ret_void()
     if split:  # (listed with its dot: em.parallel_kernels names HLO instructions)
-        fn = em._emit_worker(fn, 2, p.pack_units)
+        fn = em.emit_worker(fn, 2, p.pack_units)
     em._calls.append((fn, [src, dst], split))
 
 
@@ -223,13 +223,13 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
             compute(None)
             return
         b.store(ir.Constant(I8, 0), flag)
-        fast = kernels._Gen(b, {**inputs, p.dot: dot_buf}, False)
-        fast.on_flags = lambda flags: kernels._or_flags(b, flag, flags)
+        fast = kernels.FlagGen(b, {**inputs, p.dot: dot_buf}, False)
+        fast.on_flags = lambda flags: kernels.or_flags(b, flag, flags)
         compute(fast)
         if fast.raised:
             need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
             with b.if_then(need, likely=False):
-                compute(kernels._Gen(b, {**inputs, p.dot: dot_buf}, True))
+                compute(kernels.FlagGen(b, {**inputs, p.dot: dot_buf}, True))
 
     for_span(b, span[0], span[1], unit, name="unit")
 
@@ -331,5 +331,5 @@ def _emit_loops(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf], dot
         for_range(b, size, element, name="e")
 
     make: Callable[[bool], ElementGenerator] = (
-        lambda precise: kernels._Gen(b, {**inputs, p.dot: dot_buf}, precise))
-    kernels._with_precise_rerun(b, body, make)
+        lambda precise: kernels.FlagGen(b, {**inputs, p.dot: dot_buf}, precise))
+    kernels.with_precise_rerun(b, body, make)

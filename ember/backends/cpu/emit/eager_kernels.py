@@ -6,7 +6,7 @@ element type (f16, f32, f64) and whether the thread pool runs here. Output: LLVM
 which stores op(x[i][, y[i]]) into out[i] for i in [0, n); buffers are contiguous and do
 not overlap (`noalias`). The element math is emitted by the very code a jit loop kernel
 uses (`scalar_ops.emit_elementwise` -> `mathlib.emit_math`), and the loop body goes
-through the jit kernels' precise-rerun wrapper (`kernels._with_precise_rerun`): the fast
+through the jit kernels' precise-rerun wrapper (`kernels.with_precise_rerun`): the fast
 sin/cos/tan variants raise a flag for huge arguments and, if any lane raised it, the span
 runs again with the precise variants. The precise variants compute non-huge lanes with the
 fast code, so an element's bits depend on that element alone, whatever else is in the
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.emit.kernels import _Gen, _with_precise_rerun
+from ember.backends.cpu.emit.kernels import FlagGen, with_precise_rerun
 from ember.backends.cpu.mathlib import VECTORIZED
 from ember.backends.cpu.runtime.pool import SYMBOL as POOL_SYMBOL
 from ember.backends.cpu.runtime.threads import PARALLEL_MIN_ELEMENTS
@@ -77,7 +77,7 @@ def _emit_span(mod: ir.Module, opcode: str, et: str) -> ir.Function:
     out = Buf(fn.args[nargs], flat)
     begin, end = fn.args[nargs + 1], fn.args[nargs + 2]
 
-    def body(gen: _Gen) -> None:
+    def body(gen: FlagGen) -> None:
         def element(i: ir.Value) -> None:
             vals = [load(b, buf, i) for buf in ins]
             v, flag = emit_elementwise(b, opcode, [et] * nargs, et, vals, {}, gen.precise,
@@ -89,7 +89,7 @@ def _emit_span(mod: ir.Module, opcode: str, et: str) -> ir.Function:
 
         for_span(b, begin, end, element)
 
-    _with_precise_rerun(b, body, lambda precise: _Gen(b, {}, precise))
+    with_precise_rerun(b, body, lambda precise: FlagGen(b, {}, precise))
     b.ret_void()
     return fn
 

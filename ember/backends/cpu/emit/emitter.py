@@ -33,7 +33,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.emit import control_steps, kernels
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.jit.compile_effort import instruction_work
-from ember.backends.cpu.plan.schedule import Schedule, Slot, _flatten
+from ember.backends.cpu.plan.schedule import Schedule, Slot, flatten_slots
 from ember.backends.cpu.runtime.pool import SYMBOL as POOL_SYMBOL
 from ember.backends.cpu.runtime.threads import PARALLEL_MIN_ELEMENTS
 from ember.codegen.elemental import Buf
@@ -125,7 +125,7 @@ class ModuleEmitter:
             self._emit_callback(inst)
             return
         root, bound = self._kernel_graph(inst)
-        outs = _flatten(self.sched.buffers[inst])
+        outs = flatten_slots(self.sched.buffers[inst])
         in_items = list(bound.items())
         # one argument per distinct slot
         arg_slots: list[Slot] = list(outs)
@@ -186,7 +186,7 @@ class ModuleEmitter:
         b.ret_void()
         self.kernel_names.append(inst.name)
         if split:
-            fn = self._emit_worker(fn, len(arg_slots), extent)
+            fn = self.emit_worker(fn, len(arg_slots), extent)
             self.parallel_kernels.append(inst.name)
         self._calls.append((fn, arg_slots, split))
 
@@ -194,7 +194,7 @@ class ModuleEmitter:
         """A host callback (callbacks.py): every operand by pointer, never split."""
         from ember.backends.cpu.emit.callbacks import callback_arg_count, emit_callback_kernel
 
-        outs = _flatten(self.sched.buffers[inst])
+        outs = flatten_slots(self.sched.buffers[inst])
         ins = [self.sched.buffers[o] for o in inst.operands[:callback_arg_count(inst)]]
         if any(isinstance(s, tuple) for s in ins):
             raise CpuCompileError(f"tuple-valued operand of host callback {inst.name}")
@@ -221,7 +221,7 @@ class ModuleEmitter:
             return sort_row_count(root)
         return 1
 
-    def _emit_worker(self, kernel: ir.Function, nptr: int, extent: int) -> ir.Function:
+    def emit_worker(self, kernel: ir.Function, nptr: int, extent: int) -> ir.Function:
         """`void <kernel>.chunk(ptr data, i64 begin, i64 end)`: the kernel on [begin, end)
         of its split loop, its buffers read from `data` (what the pool calls per chunk)."""
         w = ir.Function(self.ir, ir.FunctionType(VOID, [PTR, I64, I64]),

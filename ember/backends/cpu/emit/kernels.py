@@ -21,7 +21,7 @@ to input buffers, and output buffers. Output: the function body.
   choice and the kOutput epilogue live in dot_plan.py and dot_emit.py).
 Fast sin/cos/tan report arguments beyond their reduction range through a flag; if any lane
 raised it, the whole nest runs again with the precise (libm) variants, in `<kernel>.precise`,
-a cold copy of the kernel that LLVM does not optimize (`_with_precise_rerun`). Kernels are
+a cold copy of the kernel that LLVM does not optimize (`with_precise_rerun`). Kernels are
 pure functions of their inputs, so rerunning is safe. Where the module being emitted asks
 for it (lazy_precise.py: the jit's executables), that copy is compiled on first use and
 called through a pointer, so a first compile does not pay for code that rarely runs.
@@ -52,7 +52,7 @@ from ember.hlo.shape import Shape, bit_width, row_major
 Inputs = dict[Instruction, Buf]
 
 
-# Attributes of a kernel's precise copy (`_with_precise_rerun`). It runs only when a lane of
+# Attributes of a kernel's precise copy (`with_precise_rerun`). It runs only when a lane of
 # sin/cos/tan was beyond the fast reduction's range, so LLVM should spend next to nothing on
 # it: `optnone` skips the O3 pipeline for it (the always-inliner still inlines the math
 # helpers) and code generation takes the fast instruction selector. Measured on the fusion
@@ -72,9 +72,9 @@ PRECISE_ATTRIBUTES = ("noinline", "optnone", "cold", "nounwind")
 OPTIMIZED_PRECISE_ATTRIBUTES = ("noinline", "cold", "nounwind")
 
 
-def _with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
-                        make_gen: Callable[[bool], ElementGenerator], *,
-                        optimize: bool = False) -> None:
+def with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
+                       make_gen: Callable[[bool], ElementGenerator], *,
+                       optimize: bool = False) -> None:
     """Emit `body` with fast math; if it raised flags, a guarded call of a precise copy.
 
     The copy is `<kernel>.precise`, a cold function of the kernel's own signature that runs
@@ -109,16 +109,16 @@ UnitEmitter = Callable[[ElementGenerator, ir.Value, ir.Value, Callable[[ir.Value
                       None]
 
 
-def _rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
-                    make_gen: Callable[[bool], ElementGenerator], lo: ir.Value, hi: ir.Value,
-                    *, optimize: bool = False) -> None:
+def rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
+                   make_gen: Callable[[bool], ElementGenerator], lo: ir.Value, hi: ir.Value,
+                   *, optimize: bool = False) -> None:
     """`emit(gen, lo, hi, after_unit)` emits units (rows of a row kernel, outputs of a
     row-scheme reduction) [lo, hi) and calls `after_unit(u)` after unit u's code. Units run
     with fast math; a unit whose fast code raised a flag is recomputed alone, right after
     it, by `<kernel>.precise(pointers..., u, u + 1)` (a cold copy, unoptimized unless
     `optimize`). Which units are precise then depends on each unit's own data, never on
     how the units were cut into chunks for threads: a whole-chunk rerun (as
-    `_with_precise_rerun` does) would recompute a chunk's other units with the precise
+    `with_precise_rerun` does) would recompute a chunk's other units with the precise
     copy's summation order and change them by ulps with the thread count."""
     fn = b.function
     nptr = sum(1 for a in fn.args if isinstance(a.type, ir.PointerType))
@@ -155,7 +155,7 @@ def _fast_gen(b: ir.IRBuilder, make_gen: Callable[[bool], ElementGenerator]
         flag = b.alloca(I8, name="rerun")
         b.store(ir.Constant(I8, 0), flag)
     fast = make_gen(False)
-    fast.on_flags = lambda flags: _or_flags(b, flag, flags)  # type: ignore[attr-defined]
+    fast.on_flags = lambda flags: or_flags(b, flag, flags)  # type: ignore[attr-defined]
     return fast, flag
 
 
@@ -215,7 +215,7 @@ def _uses_foreign_values(cold: ir.Function, kernel: ir.Function) -> bool:
     return False
 
 
-def _or_flags(b: ir.IRBuilder, slot: ir.Value, flags: list[ir.Value]) -> None:
+def or_flags(b: ir.IRBuilder, slot: ir.Value, flags: list[ir.Value]) -> None:
     any_: ir.Value = flags[0]
     for f in flags[1:]:
         any_ = b.or_(any_, f)
@@ -223,7 +223,7 @@ def _or_flags(b: ir.IRBuilder, slot: ir.Value, flags: list[ir.Value]) -> None:
     b.store(b.or_(cur, b.zext(any_, I8)), slot)
 
 
-class _Gen(CpuElements):
+class FlagGen(CpuElements):
     """An ElementGenerator that hands flags raised in a loop body to `on_flags`."""
 
     on_flags: Callable[[list[ir.Value]], None] | None = None
@@ -345,7 +345,7 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             else:
                 for_nest(b, walk_dims, nest)
 
-    _with_precise_rerun(b, body, lambda precise: _Gen(b, inputs, precise))
+    with_precise_rerun(b, body, lambda precise: FlagGen(b, inputs, precise))
 
 
 # -- reductions -------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def _intr(b: ir.IRBuilder, name: str, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.call(fn, [x, y])
 
 
-def _row_combine(b: ir.IRBuilder, op: str, et: str, acc: ir.Value, x: ir.Value) -> ir.Value:
+def row_combine(b: ir.IRBuilder, op: str, et: str, acc: ir.Value, x: ir.Value) -> ir.Value:
     """acc op x for a register accumulator of a plain reduction (reassociable)."""
     if is_float(et):
         if op == "add":
@@ -463,7 +463,7 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
 
     def body(gen: ElementGenerator, lo: ir.Value | None = None, hi: ir.Value | None = None,
              after_unit: Callable[[ir.Value], None] | None = None) -> None:
-        """The kernel's loops; the row scheme runs outputs [lo, hi) (`_rerun_per_unit`)."""
+        """The kernel's loops; the row scheme runs outputs [lo, hi) (`rerun_per_unit`)."""
         init_vals = [gen.value(i, Index.scalar(b)) for red, _, n, _ in parts
                      for i in red.operands[n:]]
 
@@ -475,7 +475,7 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
                 et = ets[first]
                 if plain is not None and plain != "overwrite":
                     if in_row:
-                        new.append(_row_combine(b, plain, et, acc[0], vals[0]))
+                        new.append(row_combine(b, plain, et, acc[0], vals[0]))
                     else:
                         v, _ = emit_elementwise(b, plain, [et] * 2, et, [acc[0], vals[0]],
                                                 {}, False)
@@ -586,7 +586,7 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
                  span_at=None if split is None else walk.index(split), span=span)
 
     def make(precise: bool) -> ElementGenerator:
-        return _Gen(b, inputs, precise)
+        return FlagGen(b, inputs, precise)
 
     if row:
         # a rerun per output: its sum order is the precise copy's only when its own inputs
@@ -596,9 +596,9 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
         for d in out_dims:
             count *= d
         lo, hi = span if span is not None else (i64(0), i64(count))
-        _rerun_per_unit(b, body, make, lo, hi)
+        rerun_per_unit(b, body, make, lo, hi)
     else:
-        _with_precise_rerun(b, body, make)
+        with_precise_rerun(b, body, make)
 
 
 # -- dot ------------------------------------------------------------------------------------------

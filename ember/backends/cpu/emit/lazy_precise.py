@@ -1,7 +1,7 @@
 """Precise copies of kernels compiled on first use, not with the kernel.
 
 Why: a kernel with fast sin/cos/tan reruns itself through `<kernel>.precise` (kernels.py,
-`_with_precise_rerun`) only when a lane was beyond the fast reduction's range, which most
+`with_precise_rerun`) only when a lane was beyond the fast reduction's range, which most
 programs never see; yet compiling that cold copy with the kernel cost ~2 ms of LLVM code
 generation (of ~13 ms of LLVM work) in a fresh process's first call of the fusion example
 (f32[1000]): LLVM's unoptimized code path (fast instruction selection) runs for the first

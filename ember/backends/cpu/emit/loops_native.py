@@ -45,7 +45,7 @@ import llvmlite.ir as ir
 
 from ember.backends.cpu.errors import CpuCompileError
 from ember.codegen.irtypes import I1, I8, I32, I64, PTR, VOID, i64
-from ember.hlo.ir import Computation, Instruction, Module, _clone_computation
+from ember.hlo.ir import Computation, Instruction, Module, clone_computation
 from ember.hlo.shape import Shape
 
 CONTROL_OPCODES = frozenset({"while", "conditional"})
@@ -82,7 +82,7 @@ def _alloc_tree(sched, shape: Shape, label: str):
     if shape.is_tuple:
         return tuple(_alloc_tree(sched, t, f"{label}{{{k}}}")
                      for k, t in enumerate(shape.tuple_shapes))
-    return s._alloc_temp(sched, shape, label)
+    return s.alloc_temp(sched, shape, label)
 
 
 def _own(sched, module: Module, comp: Computation) -> Computation:
@@ -90,7 +90,7 @@ def _own(sched, module: Module, comp: Computation) -> Computation:
     instructions would otherwise get two sets of buffers)."""
     seen = sched.scheduled_computations
     if comp in seen:
-        comp = _clone_computation(comp, {c: c for c in comp.called_computations()})
+        comp = clone_computation(comp, {c: c for c in comp.called_computations()})
         module.add_computation(comp)  # unique instruction names
     seen.add(comp)
     return comp
@@ -137,16 +137,16 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
     """Schedule the computations `inst` calls and record its plan (buffers of `inst`
     itself must already be in `sched.buffers`)."""
     s = _sched_api()
-    result = s._flatten(sched.buffers[inst])
+    result = s.flatten_slots(sched.buffers[inst])
     if inst.opcode == "while":
         cond = _own(sched, module, inst.while_condition)
         body = _own(sched, module, inst.while_body)
         tree = sched.buffers[inst]
-        init = list(zip(s._flatten(sched.buffers[inst.operands[0]]), result))
+        init = list(zip(s.flatten_slots(sched.buffers[inst.operands[0]]), result))
         cond_steps = schedule_computation(sched, module, cond, [tree])
         pred = sched.buffers[cond.root]
         body_steps = schedule_computation(sched, module, body, [tree])
-        roots = s._flatten(sched.buffers[body.root])
+        roots = s.flatten_slots(sched.buffers[body.root])
         if isinstance(pred, tuple) or len(roots) != len(result):
             raise CpuCompileError(f"malformed while {inst.name}")
         roots = _update_in_place(sched, body, body_steps, roots, result)
@@ -157,7 +157,7 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
                 continue  # the body passes this leaf through unchanged
             if src.buffer in in_state:  # another leaf's old value (or a view of it):
                 # save it before any write
-                tmp = s._alloc_temp(sched, src.shape, f"{inst.name} stage {len(stage)}")
+                tmp = s.alloc_temp(sched, src.shape, f"{inst.name} stage {len(stage)}")
                 stage.append((src, tmp))
                 src = tmp
             update.append((src, dst))
@@ -170,7 +170,7 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
     for k, comp in enumerate(inst.branch_computations):
         comp = _own(sched, module, comp)
         steps = schedule_computation(sched, module, comp, [sched.buffers[inst.operands[1 + k]]])
-        roots = s._flatten(sched.buffers[comp.root])
+        roots = s.flatten_slots(sched.buffers[comp.root])
         plan.branches.append((steps, [(a, b) for a, b in zip(roots, result) if a != b]))
     sched.control[inst] = plan
 
@@ -183,7 +183,7 @@ def _writes(sched, steps: list[Instruction]) -> set:
     s = _sched_api()
     out: set = set()
     for k in steps:
-        out |= set(s._flatten(sched.buffers[k]))
+        out |= set(s.flatten_slots(sched.buffers[k]))
         plan = sched.control.get(k)
         if isinstance(plan, WhilePlan):
             out |= _writes(sched, plan.cond + plan.body) | {d for _, d in plan.stage}
@@ -214,7 +214,7 @@ def _swapped_leaves(sched, body: list[Instruction], update: list[Copy], stage: l
 def _reads(sched, inst: Instruction) -> set:
     """Every slot `inst` may read (a control instruction: those of its whole plan)."""
     s = _sched_api()
-    out = {x for o in inst.operands for x in s._flatten(sched.buffers[o])}
+    out = {x for o in inst.operands for x in s.flatten_slots(sched.buffers[o])}
     plan = sched.control.get(inst)
     if plan is not None:
         nested = (plan.cond + plan.body if isinstance(plan, WhilePlan)
@@ -246,7 +246,7 @@ def _update_in_place(sched, body: Computation, steps: list[Instruction], roots: 
                 or body.root.operands.count(kern) != 1):
             continue
         reads_dst = [p for p, o in enumerate(kern.operands)
-                     if any(x.buffer == dst.buffer for x in s._flatten(sched.buffers[o]))]
+                     if any(x.buffer == dst.buffer for x in s.flatten_slots(sched.buffers[o]))]
         if any(sched.buffers[kern.operands[p]] != dst for p in reads_dst):
             continue  # state[k] read through a view of another shape
         if reads_dst and not set(reads_dst) <= set(in_place_operands(kern)):

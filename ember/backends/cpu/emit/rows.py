@@ -30,7 +30,7 @@ from collections.abc import Callable
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit import streaming
-from ember.backends.cpu.emit.kernels import _Gen, _rerun_per_unit, _row_combine
+from ember.backends.cpu.emit.kernels import FlagGen, rerun_per_unit, row_combine
 from ember.codegen.elemental import Buf, ElementGenerator, load, store
 from ember.codegen.index import Index
 from ember.codegen.irtypes import i64, mem_type, reg_type
@@ -154,7 +154,7 @@ def _row_level_cone(roots: list[Instruction], dims: tuple[int, ...],
     return out
 
 
-class _RowGen(_Gen):
+class _RowGen(FlagGen):
     """Element generator reading row values from registers and scratch rows by column."""
 
     def __init__(self, b: ir.IRBuilder, inputs: Inputs, precise: bool) -> None:
@@ -182,10 +182,10 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
 
     def body(gen: ElementGenerator, lo: ir.Value, hi: ir.Value,
              after_row: Callable[[ir.Value], None] | None) -> None:
-        """Rows [lo, hi); `after_row(r)` after each (kernels._rerun_per_unit)."""
+        """Rows [lo, hi); `after_row(r)` after each (kernels.rerun_per_unit)."""
         assert isinstance(gen, _RowGen)
         # scratch in the entry block of the function being emitted: the kernel, or its
-        # precise copy (kernels._with_precise_rerun), which gets scratch of its own (while
+        # precise copy (kernels.with_precise_rerun), which gets scratch of its own (while
         # the copy runs, both frames hold a row: 2 x 256 KB at most, row_fusion.py)
         entry = b.function.entry_basic_block
         with b.goto_block(entry):
@@ -231,7 +231,7 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                         acc = b.load(accs[red], typ=reg_type(et))
                         plain = plain_binary_opcode(red.to_apply)
                         if plain is not None and plain != "overwrite":
-                            new = _row_combine(b, plain, et, acc, x)
+                            new = row_combine(b, plain, et, acc, x)
                         else:
                             new = gen.scalar_computation(red.to_apply, [acc, x])[0]
                         b.store(new, accs[red])
@@ -269,5 +269,5 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
     lo, hi = rows if rows is not None else (i64(0), i64(nrows))
     # a row whose fast code asked for precise math is recomputed alone: rows are the unit,
     # so which rows are precise never depends on how rows were cut among threads
-    _rerun_per_unit(b, body, lambda precise: _RowGen(b, inputs, precise), lo, hi,
+    rerun_per_unit(b, body, lambda precise: _RowGen(b, inputs, precise), lo, hi,
                     optimize=True)

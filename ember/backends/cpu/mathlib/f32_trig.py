@@ -1,7 +1,7 @@
 """tan, atan, atan2, asin, acos in native f32 arithmetic (straight-line IR).
 
 tan(x), |x| < 2^16 (`HUGE`; beyond, the kernel's precise rerun calls the C library):
-  k = rint(x 2/pi), pi/2 = P1 + P2 + P3 (float32 pieces, trig._pio2_pieces). r1 = x - k P1
+  k = rint(x 2/pi), pi/2 = P1 + P2 + P3 (float32 pieces, trig.pio2_pieces). r1 = x - k P1
   is exact (one fma: k P1 and x are multiples of 2^-23 or x's ulp, and |r1| < 1 needs no
   more than 24 bits), then r = r1 - k P2 - k P3 as rh + rl: k P2 split exactly by fma, the
   subtraction by a two-sum, k P3 and the errors into rl (pi/2 - P1 - P2 - P3 ~ 2^-72, so
@@ -45,7 +45,7 @@ from ember.backends.cpu.mathlib.atrig import PI_F
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.parts import split32
-from ember.backends.cpu.mathlib.trig import _pio2_pieces
+from ember.backends.cpu.mathlib.trig import pio2_pieces
 
 F32 = ir.FloatType()
 HUGE = 65536.0  # 2^16: the reduction above is exact below
@@ -56,7 +56,7 @@ PIO2_32 = split32(PI_F / 2)
 def _tan_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
     b = fp.b
-    p1, p2, p3 = _pio2_pieces(32)
+    p1, p2, p3 = pio2_pieces(32)
     small = fp.lt(fp.fabs(x), fp.c(HUGE))
     xs = fp.sel(small, x, fp.c(0.0))  # huge, inf and NaN lanes: replaced at the end
     k = fp.rint(fp.mul(xs, fp.c(2.0 / math.pi)))

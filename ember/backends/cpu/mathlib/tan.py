@@ -2,7 +2,7 @@
 fast body is native f32 code: f32_trig).
 
 Reduction: k = rint(x 2/pi), x = k pi/2 + (rh + rl), with pi/2 = P1 + P2 + P3 (doubles, each
-the rounding of what is left; trig._pio2_pieces): r1 = fma(-k, P1, x) is exact (the
+the rounding of what is left; trig.pio2_pieces): r1 = fma(-k, P1, x) is exact (the
 result is on x's grid and below 1 in magnitude while |k| < 2^28), k P2 is split exactly by
 two_prod and subtracted with a two-sum, and k P3 plus the errors form rl. Valid for
 |x| < 2^28 (`HUGE`); larger finite |x| raises the kernel's precise-rerun flag and the
@@ -25,7 +25,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib import coeffs, f32_trig
 from ember.backends.cpu.mathlib.define import define, define_math, suffix
 from ember.backends.cpu.mathlib.fp import Fp
-from ember.backends.cpu.mathlib.trig import _pio2_pieces, _precise
+from ember.backends.cpu.mathlib.trig import pio2_pieces, precise_variant
 
 HUGE = 268435456.0  # 2^28
 
@@ -33,7 +33,7 @@ HUGE = 268435456.0  # 2^28
 def _tan_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:
     (x,) = args
     b = fp.b
-    p1, p2, p3 = _pio2_pieces(64)
+    p1, p2, p3 = pio2_pieces(64)
     ax = fp.fabs(x)
     small = fp.lt(ax, fp.c(HUGE))
     xs = fp.sel(small, x, fp.c(0.0))  # huge, inf and NaN lanes: replaced at the end
@@ -75,4 +75,4 @@ def tan_fn(module: ir.Module, ty: ir.Type, precise: bool = False) -> ir.Function
     if not precise:
         return fast
     return define(module, f"ember.tan.precise.{suffix(ty)}", ty, 1,
-                  _precise("tan", fast, huge_flag))
+                  precise_variant("tan", fast, huge_flag))

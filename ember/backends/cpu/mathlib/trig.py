@@ -57,13 +57,13 @@ def derive_pio2_pieces(bits: int) -> tuple[float, float, float]:
     return pieces[0], pieces[1], pieces[2]
 
 
-def _pio2_pieces(bits: int) -> tuple[float, float, float]:
+def pio2_pieces(bits: int) -> tuple[float, float, float]:
     return PIO2_PIECES[bits]
 
 
 def _sincos_core(fp: Fp, x: ir.Value, shift: int) -> ir.Value:
     b = fp.b
-    p1, p2, p3 = _pio2_pieces(fp.bits)
+    p1, p2, p3 = pio2_pieces(fp.bits)
     k = fp.rint(fp.mul(x, fp.c(2.0 / math.pi)))
     # x - k P is fma(k, -P, x): the same exact product and one rounding as fma(-k, P, x),
     # without an fneg, which would flip the sign of a NaN k. A NaN x then comes out as
@@ -111,7 +111,7 @@ def huge(fp: Fp, x: ir.Value) -> ir.Value:
     return fp.b.and_(fp.ge(ax, fp.c(HUGE[fp.bits])), fp.lt(ax, fp.c(math.inf)))
 
 
-def _precise(name: str, fast: ir.Function, flag=None) -> callable:
+def precise_variant(name: str, fast: ir.Function, flag=None) -> callable:
     """Body of a variant that sends huge lanes (`flag`, default `huge`) to the C library's
     double-precision function (rounded once to f32 for f32)."""
 
@@ -150,11 +150,11 @@ def sin_fn(module: ir.Module, ty: ir.Type, precise: bool = False) -> ir.Function
     fast = define(module, f"ember.sin.{_sfx(ty)}", ty, 1, _sin_body)
     if not precise:
         return fast
-    return define(module, f"ember.sin.precise.{_sfx(ty)}", ty, 1, _precise("sin", fast))
+    return define(module, f"ember.sin.precise.{_sfx(ty)}", ty, 1, precise_variant("sin", fast))
 
 
 def cos_fn(module: ir.Module, ty: ir.Type, precise: bool = False) -> ir.Function:
     fast = define(module, f"ember.cos.{_sfx(ty)}", ty, 1, _cos_body)
     if not precise:
         return fast
-    return define(module, f"ember.cos.precise.{_sfx(ty)}", ty, 1, _precise("cos", fast))
+    return define(module, f"ember.cos.precise.{_sfx(ty)}", ty, 1, precise_variant("cos", fast))

@@ -9,7 +9,7 @@ of the result's shape (no broadcast, slice, transpose, reduce or gather, which r
 indices), and a's elements are as wide as the result's (a wider result element would
 overwrite operand elements not read yet). Kernels that may run their loop nest twice are
 excluded: sin, cos and tan raise a "huge argument" flag in the fast pass and then rerun the
-whole nest in precise mode, re-reading every input (kernels.py `_with_precise_rerun`).
+whole nest in precise mode, re-reading every input (kernels.py `with_precise_rerun`).
 Multi-output fusions, reductions and products never write in place.
 A lone scatter or dynamic-update-slice may write over its operand 0 (the array it
 updates): its result is that array with some elements replaced, so in place it only writes

@@ -129,10 +129,10 @@ def _leaf_shapes(shape: Shape) -> list[Shape]:
     return [shape]
 
 
-def _flatten(tree: BufferTree) -> list[Slot]:
+def flatten_slots(tree: BufferTree) -> list[Slot]:
     if isinstance(tree, Slot):
         return [tree]
-    return [s for t in tree for s in _flatten(t)]
+    return [s for t in tree for s in flatten_slots(t)]
 
 
 def _root_leaf_owners(root: Instruction) -> dict[int, tuple[Instruction, tuple[int, ...]]]:
@@ -196,7 +196,7 @@ def _root_leaf_ids(root: Instruction) -> set[int]:
     return {id(root)}
 
 
-def _alloc_temp(sched: Schedule, shape: Shape, label: str) -> Slot:
+def alloc_temp(sched: Schedule, shape: Shape, label: str) -> Slot:
     """A new temporary (logical number until scratch_plan.py places it)."""
     sched.temp_labels.append(label)
     return Slot("temp", len(sched.temp_labels) - 1, shape)
@@ -253,7 +253,7 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
                 path = (k,) if inst.shape.is_tuple else ()
                 pos = claimed.get((id(inst), path))
                 slots.append(Slot("out", pos, s) if pos is not None
-                             else _alloc_temp(sched, s, _leaf_label(inst, k)))
+                             else alloc_temp(sched, s, _leaf_label(inst, k)))
             sched.buffers[inst] = tuple(slots) if inst.shape.is_tuple else slots[0]
             if op in ("while", "conditional"):  # native loops and branches: loops_native.py
                 from ember.backends.cpu.emit.loops_native import nest, plan_control
@@ -266,7 +266,7 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
                 add_work(sched, inst)
             elif has_dot(inst):  # packed operands, the dot under an epilogue
                 add_work(sched, inst)
-    for pos, slot in enumerate(_flatten(sched.buffers[entry.root])):
+    for pos, slot in enumerate(flatten_slots(sched.buffers[entry.root])):
         if not (slot.kind == "out" and slot.index == pos):
             sched.copy_outs.append((pos, slot))
     from ember.backends.cpu.plan.scratch_plan import place_temporaries
@@ -294,5 +294,5 @@ def add_work(sched: Schedule, inst: Instruction) -> None:
         from ember.backends.cpu.dot.plan import plan as plan_dot
         shapes = [s for _, s in plan_dot(inst).work_shapes()]
     if shapes:
-        sched.work[inst] = [_alloc_temp(sched, s, f"{inst.name} work {k}")
+        sched.work[inst] = [alloc_temp(sched, s, f"{inst.name} work {k}")
                             for k, s in enumerate(shapes)]

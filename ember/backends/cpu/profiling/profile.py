@@ -39,7 +39,7 @@ from typing import Any
 import llvmlite.ir as ir
 import numpy as np
 
-from ember.backends.cpu.compiler import _optimized
+from ember.backends.cpu.compiler import optimize
 from ember.backends.cpu.emit.emitter import ModuleEmitter
 from ember.backends.cpu.emit.loops_native import WhilePlan
 from ember.backends.cpu.jit import llvm_target
@@ -301,7 +301,7 @@ def compile_profiled(module: Module, *, unsafe_math: bool = False) -> ProfiledEx
     check_supported(module)
     t = llvm_target.target()
     _register_clock(t.llvm)
-    m = _optimized(module, unsafe_math, True)
+    m = optimize(module, unsafe_math=unsafe_math)
     sched = build_schedule(m)
     emitter = _ProfilingEmitter(m, sched, "ember_", parallel=t.gomp)
     text = emitter.emit()

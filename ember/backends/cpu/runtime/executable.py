@@ -212,6 +212,15 @@ class Executable:
 
         return assembly(self.llvm_ir)
 
+    def kernels(self, module: Module | None = None) -> list[Any]:
+        """The kernels in the order the entry point runs them, one `KernelInfo` each
+        (kernel_records.py: HLO, source lines, cost, LLVM IR, assembly on first look).
+        `module`: the optimized module whose names and source lines to report (default this
+        executable's own, which after a compile-cache hit is another program's)."""
+        from ember.backends.cpu.kernel_records import kernels
+
+        return kernels(self, module)
+
     @property
     def math_functions(self) -> list[str]:
         import re
