@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import callbacks, compile_events
+from ember import backends, callbacks, compile_events
 from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr
 from ember.hlo.ir import Module
@@ -226,35 +226,39 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
 def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
                        watch: compile_events.CompilationWatch | None
                        ) -> tuple[LoweredModule, CompiledModule]:
-    """The stages, reported to `watch` (None when nothing watches)."""
+    """The stages, reported to `watch` (None when nothing watches): lowering, then the
+    chosen backend, then the interpreter if that backend does not run the module."""
     lowered = lower_jaxpr(closed, name)
     if watch is not None:
         watch.did_lower(lowered)
     unsafe = bool(config.ember_unsafe_math)
+    # (a watch that dumps bypasses the caches, so every pass runs and is dumped)
+    use_cache = not (watch is not None and watch.bypass_caches)
+    chosen = backend_name()
     compiled = None
-    if backend_name() == "cpu":
-        # (a watch that dumps bypasses the caches, so every pass runs and is dumped)
-        bypass = watch is not None and watch.bypass_caches
-        compiled = _compile_cpu(lowered, unsafe, use_cache=not bypass, donated=donated)
-    if compiled is None:
-        compiled = _compile_interpreter(lowered, unsafe)
+    for name_ in dict.fromkeys((chosen, "interpreter")):  # (the interpreter runs anything)
+        compiled = _compile_on(backends.get(name_), lowered, unsafe, use_cache, donated)
+        if compiled is not None:
+            break
+    assert compiled is not None
     if watch is not None:
         watch.did_compile(compiled)
     return lowered, compiled
 
 
-def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
-                 donated: tuple[int, ...] = ()) -> CompiledModule | None:
-    from ember.backends import cpu
-
+def _compile_on(backend: Any, lowered: LoweredModule, unsafe: bool, use_cache: bool,
+                donated: tuple[int, ...]) -> CompiledModule | None:
+    """`lowered` compiled by `backend` (the interface of ember/backends/__init__.py), or
+    None when it raises `Unsupported` for this module."""
     try:
-        exe = cpu.compile(lowered.module, unsafe_math=unsafe, use_cache=use_cache,
-                          donated=donated)
-    except cpu.UnsupportedOnCpu as e:
+        exe = backend.compile(lowered.module, unsafe_math=unsafe, use_cache=use_cache,
+                              donated=donated)
+    except backends.Unsupported as e:
         if debug_level() >= 1:
-            print(f"[ember] {lowered.module.name}: running on the interpreter backend: {e}",
+            print(f"[ember] {lowered.module.name}: not on the {backend.NAME} backend: {e}",
                   file=sys.stderr)
         return None
+
     def optimized() -> Module:
         from ember.hlo.provenance import carries_metadata_of
 
@@ -264,21 +268,14 @@ def _compile_cpu(lowered: LoweredModule, unsafe: bool, use_cache: bool = True,
             # keys ignore names and metadata): same code, but the optimized HLO users see
             # must carry this function's names and source lines, so run the passes on it
             # again (no codegen).
-            module = cpu.optimize(lowered.module, unsafe_math=unsafe)
+            module = backend.optimize(lowered.module, unsafe_math=unsafe)
         return module
 
-    compiled = CompiledModule(lowered, optimized, exe, "cpu")
-    compiled.donated = tuple(donated)
+    compiled = CompiledModule(lowered, optimized, exe, backend.NAME)
+    # (a backend whose executables never write over an argument takes no donations: the
+    # interpreter; the caller then keeps its arrays)
+    compiled.donated = tuple(donated) if getattr(exe, "takes_donations", True) else ()
     return compiled
-
-
-def _compile_interpreter(lowered: LoweredModule, unsafe: bool) -> CompiledModule:
-    from ember.backends import interpreter
-
-    optimized = lowered.module.clone()
-    interpreter.pipeline(unsafe_math=unsafe).run(optimized)
-    exe = interpreter.compile(optimized, run_passes=False)
-    return CompiledModule(lowered, optimized, exe, "interpreter")
 
 
 def check_round_trip(module: Module) -> None:

@@ -12,11 +12,11 @@ import os
 import numpy as np
 import pytest
 from ember.backends.cpu.profiling.profile.peak import fma_ir
-from ember.backends.cpu.profiling.profile import compile_profiled
 
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
+from ember.backends.cpu.profiling.profile import compile_profiled
 from ember.explain import hardware
 from ember.explain.hardware import Machine
 from ember.explain.roofline import profile
@@ -296,9 +296,8 @@ def test_profiled_packed_dot_times_its_packing_with_it():
 def test_uncounted_step_lists_are_inferred_or_unknown():
     from types import SimpleNamespace
 
-    from ember.backends.cpu.profiling.profile import ControlRuns, _walk
-
     from ember.backends.cpu.emit.loops_native import CondPlan, WhilePlan
+    from ember.backends.cpu.profiling.profile import ControlRuns, _walk
 
     class Node:  # stands for an instruction: a name, hashed by identity
         def __init__(self, name):

@@ -1,5 +1,7 @@
 """The CPU backend: fused HLO -> LLVM IR (llvmlite) -> native code for the host.
 
+It implements the backend interface of ember/backends/__init__.py (NAME, pipeline,
+optimize, compile, to_device, to_host; Executable: call, module, kernels, fast_runner).
 Public API:
   compile(module, *, unsafe_math=False, run_passes=True, use_cache=True) -> Executable
   optimize(module, *, unsafe_math=False, run_passes=True) -> Module: the optimized clone
@@ -31,9 +33,12 @@ if TYPE_CHECKING:
     from ember.hlo.ir import Module
     from ember.passes.base import PassPipeline
 
-__all__ = ["UNSUPPORTED_OPCODES", "CpuCompileError", "Executable", "UnsupportedOnCpu",
+NAME = "cpu"
+
+__all__ = ["NAME", "UNSUPPORTED_OPCODES", "CpuCompileError", "Executable", "UnsupportedOnCpu",
            "allocator_stats", "cache_stats", "check_supported", "clear_cache", "compile",
-           "get_num_threads", "optimize", "pipeline", "set_num_threads", "trim_allocator"]
+           "get_num_threads", "optimize", "pipeline", "set_num_threads", "to_device", "to_host",
+           "trim_allocator"]
 
 
 def compile(module: Module, **options: Any) -> Executable:
@@ -46,6 +51,16 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
     from ember.backends.cpu.compiler import optimize as _optimize
 
     return _optimize(module, unsafe_math=unsafe_math, run_passes=run_passes)
+
+
+def to_device(array: Any) -> Any:
+    """Arguments stay in host memory: kernels read NumPy arrays where they are."""
+    return array
+
+
+def to_host(buffer: Any) -> Any:
+    """Results are NumPy arrays in host memory already."""
+    return buffer
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ember.backends import Unsupported
 
-class UnsupportedOnCpu(NotImplementedError):
+
+class UnsupportedOnCpu(Unsupported):
     """The module holds opcodes (or element types) the CPU backend does not compile."""
 
     def __init__(self, opcodes: Iterable[str], detail: str = "") -> None:

@@ -1,7 +1,9 @@
 """The interpreter backend: runs HLO modules with the NumPy evaluator (ember/hlo/evaluator/).
 
 Input: an HLO Module. Output: `compile(module)` gives an `Executable` (callable on NumPy
-arrays); `pipeline()` gives the pass pipeline this backend runs before evaluation.
+arrays); `pipeline()` gives the pass pipeline this backend runs before evaluation (no
+fusion: the evaluator runs op by op). It implements the backend interface of
+ember/backends/__init__.py and compiles every module (it never raises `Unsupported`).
 The evaluator is the reference every other backend is compared against.
 """
 
@@ -12,7 +14,10 @@ from typing import Any
 from ember.hlo.evaluator.core import Value, evaluate, register_custom_call
 from ember.hlo.ir import Module
 
-__all__ = ["Executable", "compile", "evaluate", "pipeline", "register_custom_call"]
+NAME = "interpreter"
+
+__all__ = ["NAME", "Executable", "compile", "evaluate", "optimize", "pipeline",
+           "register_custom_call", "to_device", "to_host"]
 
 
 def pipeline(unsafe_math: bool = False):
@@ -25,11 +30,18 @@ def pipeline(unsafe_math: bool = False):
 class Executable:
     """A compiled (optimized) module; calling it evaluates the module."""
 
+    takes_donations = False  # (results are fresh arrays; arguments are never written)
+
     def __init__(self, module: Module) -> None:
         self.module = module
 
-    def __call__(self, *args: Any) -> Value:
+    def __call__(self, *args: Any, owned: Any = ()) -> Value:
+        """Evaluate on `args` (it never writes over an argument: `owned` is ignored)."""
         return evaluate(self.module, *args)
+
+    def kernels(self, module: Module | None = None) -> list[Any]:
+        """No kernels: the evaluator runs the module op by op, generating no code."""
+        return []
 
     def as_text(self) -> str:
         from ember.hlo.printer import print_module
@@ -37,9 +49,24 @@ class Executable:
         return print_module(self.module, mode="display")
 
 
-def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = False) -> Executable:
-    """Optimize a copy of `module` (unless run_passes=False) and wrap it for execution."""
+def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = True) -> Module:
+    """A clone of `module` through `pipeline(unsafe_math)` (unless run_passes=False)."""
     m = module.clone()
     if run_passes:
         pipeline(unsafe_math).run(m)
-    return Executable(m)
+    return m
+
+
+def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = False,
+            use_cache: bool = True, donated: tuple[int, ...] = ()) -> Executable:
+    """Optimize a copy of `module` (unless run_passes=False) and wrap it for execution
+    (nothing is cached: there is no code to keep; `donated` is ignored)."""
+    return Executable(optimize(module, unsafe_math=unsafe_math, run_passes=run_passes))
+
+
+def to_device(array: Any) -> Any:
+    return array
+
+
+def to_host(buffer: Any) -> Any:
+    return buffer

@@ -1,0 +1,86 @@
+"""Every backend implements the interface of ember/backends/__init__.py, and the compile
+driver falls back to the interpreter on `Unsupported`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import backends
+from ember.hlo.evaluator import evaluate
+from ember.hlo.parser import parse_module
+
+MODULE = """HloModule axpy
+ENTRY %main (x: f32[7], y: f32[7]) -> f32[7] {
+  %x = f32[7] parameter(0)
+  %y = f32[7] parameter(1)
+  %two = f32[] constant(2)
+  %b = f32[7] broadcast(%two), dimensions={}
+  %m = f32[7] multiply(%b, %x)
+  %s = f32[7] sine(%m)
+  ROOT %r = f32[7] add(%s, %y)
+}
+"""
+
+
+@pytest.mark.parametrize("name", backends.NAMES)
+def test_backend_implements_the_interface(name):
+    backend = backends.get(name)
+    assert backend.NAME == name
+    for attr in ("pipeline", "optimize", "compile", "to_device", "to_host"):
+        assert callable(getattr(backend, attr)), attr
+    module = parse_module(MODULE)
+    before = module.clone()
+    optimized = backend.optimize(module, unsafe_math=False)
+    assert module.entry.root.opcode == before.entry.root.opcode  # not modified
+    exe = backend.compile(module, unsafe_math=False, use_cache=False, donated=())
+    x = np.linspace(-1, 1, 7).astype(np.float32)
+    y = np.arange(7, dtype=np.float32)
+    got = backend.to_host(exe(backend.to_device(x), backend.to_device(y)))
+    np.testing.assert_allclose(got, evaluate(before, x, y), rtol=1e-6)
+    assert exe.module is not None
+    kernels = exe.kernels()
+    assert isinstance(kernels, list)
+    assert optimized.entry.root.shape.dimensions == before.entry.root.shape.dimensions
+
+
+def test_cpu_reports_its_kernels():
+    exe = backends.get("cpu").compile(parse_module(MODULE), use_cache=False)
+    (kernel,) = exe.kernels()
+    assert kernel.kind == "kLoop" and "define" in kernel.llvm_ir
+    assert kernel.cost["transcendentals"] == 7
+
+
+def test_unknown_backend_is_named():
+    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+        backends.get("gpu")
+
+
+def test_an_unsupported_module_runs_on_the_interpreter(monkeypatch):
+    """A custom call the CPU backend has no kernel for: cpu.compile raises Unsupported, and
+    the driver runs the program on the interpreter, with the same values."""
+    from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
+
+    cpu = backends.get("cpu")
+    module = parse_module(MODULE.replace(
+        "ROOT %r = f32[7] add(%s, %y)",
+        '%a = f32[7] add(%s, %y)\n  ROOT %r = f32[7] custom-call(%a), '
+        'custom_call_target="test.halve"'))
+    with pytest.raises(backends.Unsupported):
+        cpu.compile(module)
+    monkeypatch.setitem(CUSTOM_CALLS, "test.halve", None)
+    register_custom_call("test.halve", lambda x, shape, backend_config=None: x / 2)
+    exe = backends.get("interpreter").compile(module)
+    x = np.ones(7, np.float32)
+    np.testing.assert_allclose(exe(x, x), (np.sin(2 * x) + x) / 2, rtol=1e-6)
+
+
+def test_jit_runs_on_the_chosen_backend(monkeypatch):
+    x = np.linspace(0, 1, 9).astype(np.float32)
+    for name in backends.NAMES:
+        monkeypatch.setenv("EMBER_BACKEND", name)
+        compiled = ember.jit(lambda v: jnp.sin(v) * 2 + 1).lower(x).compile()
+        assert compiled._compiled.backend == name
+        np.testing.assert_allclose(np.asarray(compiled(x)), np.sin(x) * 2 + 1, rtol=1e-6)
