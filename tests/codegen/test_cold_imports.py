@@ -2,8 +2,8 @@
 
 A fresh process with LLVM initialized (benchmarks/run.py --first-call-only's "LLVM
 initialized only" line) compiles an elementwise function: it must not import the native
-loop code (loops_native.py: only for while/conditional), the dot planner (dot_plan.py:
-only for a dot or kOutput fusion) or the pass dump writer (dump.py: only with
+loop code (loops_native.py, loops_emit.py: only for while/conditional), the dot planner
+(dot_plan.py: only for a dot or kOutput fusion) or the pass dump writer (dump.py: only with
 EMBER_DUMP_TO). Programs that need them still import them and compute what NumPy does.
 (No timing here: benchmarks/run.py --first-call-only measures the milliseconds.)
 """
@@ -18,7 +18,8 @@ import sys
 import numpy as np
 import pytest
 
-LAZY = ("ember.backends.cpu.loops_native", "ember.backends.cpu.dot_plan", "ember.passes.dump")
+LAZY = ("ember.backends.cpu.loops_native", "ember.backends.cpu.loops_emit",
+        "ember.backends.cpu.dot_plan", "ember.passes.dump")
 
 # What the timed call of benchmarks/run.py --first-call-only does, plus what it imported.
 PROGRAM = """
@@ -66,6 +67,7 @@ def test_elementwise_first_compile_imports_no_lazy_module(n, dtype):
 def test_a_while_loop_imports_the_native_loop_code(n, dtype):
     got = _first_compile("while", n, dtype)
     assert "ember.backends.cpu.loops_native" in got["new"]
+    assert "ember.backends.cpu.loops_emit" in got["new"]
     x = np.linspace(-3, 3, n).astype(dtype)
     want = x
     for _ in range(3):
