@@ -270,7 +270,7 @@ def test_jacobi_stencil_with_scatter_in_body(shape):
 
 
 def _while_plans(exe):
-    from ember.backends.cpu.emit.loops_native import WhilePlan
+    from ember.backends.cpu.plan.loops_native import WhilePlan
     from ember.backends.cpu.plan.schedule import build_schedule
 
     sched = build_schedule(exe.module)

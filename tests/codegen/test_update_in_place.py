@@ -134,7 +134,7 @@ def test_scatter_add_with_duplicates_in_place_in_a_loop():
 
 
 def _swaps(f, *args):
-    from ember.backends.cpu.emit.loops_native import WhilePlan
+    from ember.backends.cpu.plan.loops_native import WhilePlan
     from ember.backends.cpu.plan.schedule import build_schedule
 
     sched = build_schedule(ember.jit(f).lower(*args).compile()._compiled.optimized)

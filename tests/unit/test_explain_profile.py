@@ -296,7 +296,7 @@ def test_profiled_packed_dot_times_its_packing_with_it():
 def test_uncounted_step_lists_are_inferred_or_unknown():
     from types import SimpleNamespace
 
-    from ember.backends.cpu.emit.loops_native import CondPlan, WhilePlan
+    from ember.backends.cpu.plan.loops_native import CondPlan, WhilePlan
     from ember.backends.cpu.profiling.profile import ControlRuns, _walk
 
     class Node:  # stands for an instruction: a name, hashed by identity

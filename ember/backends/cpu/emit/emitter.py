@@ -20,8 +20,8 @@ operand (update_slice.py);
 sort kernels (sort.py) take their work buffers after the inputs and split by rows.
 Host-callback custom-calls (callbacks.py) call a ctypes trampoline and are never split.
 While loops and conditionals become basic blocks of the entry around their computations'
-kernel calls (loops_native.py); a loop's scalar kernels (a counter, its compare) may be
-inlined there, so LLVM keeps them in registers.
+kernel calls (planned by loops_native.py, emitted by loops_emit.py); a loop's scalar
+kernels (a counter, its compare) may be inlined there, so LLVM keeps them in registers.
 """
 
 from __future__ import annotations
@@ -258,11 +258,12 @@ class ModuleEmitter:
                 cache[k] = b.load(p, typ=PTR)
             return cache[k]
 
-        redirect: dict[Slot, ir.Value] = {}  # loop leaves reached through a pointer variable
+        # buffers (Slot.buffer: every view of one) reached through a pointer variable
+        redirect: dict[tuple[str, int], ir.Value] = {}
 
         def slot_ptr(s: Slot) -> ir.Value:
-            var = redirect.get(s)
-            if var is not None:  # (a swapped loop leaf: loops_native.py)
+            var = redirect.get(s.buffer)
+            if var is not None:  # (a swapped loop leaf: loops_emit.py)
                 return b.load(var, typ=PTR)
             if s.kind == "temp":
                 base = table_ptr(self.sched.scratch_index)

@@ -256,7 +256,7 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
                              else alloc_temp(sched, s, _leaf_label(inst, k)))
             sched.buffers[inst] = tuple(slots) if inst.shape.is_tuple else slots[0]
             if op in ("while", "conditional"):  # native loops and branches: loops_native.py
-                from ember.backends.cpu.emit.loops_native import nest, plan_control
+                from ember.backends.cpu.plan.loops_native import nest, plan_control
                 sched.buffers[inst] = nest(inst.shape, iter(slots))
                 plan_control(sched, module, inst)
                 sched.kernels.append(inst)

@@ -34,7 +34,7 @@ from ember.backends.cpu.plan.in_place import in_place_operands
 def _is_while(plan) -> bool:
     """A WhilePlan, else a CondPlan. Asked only of a plan that exists, so a program
     without loops or branches never imports loops_native.py (issue 4)."""
-    from ember.backends.cpu.emit.loops_native import WhilePlan
+    from ember.backends.cpu.plan.loops_native import WhilePlan
     return isinstance(plan, WhilePlan)
 
 

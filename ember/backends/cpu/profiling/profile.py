@@ -41,8 +41,8 @@ import numpy as np
 
 from ember.backends.cpu.compiler import optimize
 from ember.backends.cpu.emit.emitter import ModuleEmitter
-from ember.backends.cpu.emit.loops_native import WhilePlan
 from ember.backends.cpu.jit import llvm_target
+from ember.backends.cpu.plan.loops_native import WhilePlan
 from ember.backends.cpu.plan.runtime_spec import RuntimeSpec
 from ember.backends.cpu.plan.schedule import Schedule, build_schedule
 from ember.backends.cpu.runtime.executable import Executable

@@ -1,11 +1,12 @@
-"""Native `while` and `conditional`: their sub-computations scheduled inside the entry point.
+"""Native `while` and `conditional`, planned: their sub-computations scheduled in the entry.
 
 Input: a schedule being built (schedule.py) that meets a `while` or `conditional`
 instruction whose result buffers are already allocated. Output: a plan in
 `sched.control[inst]` naming the kernels of each called computation (scheduled like the
 entry: temporaries in the same scratch block, constants in the same table) and the copies
-that move values between buffers; `emit_control` turns a plan into basic blocks of the
-entry function, so a loop runs with no Python between iterations.
+that move values between buffers. This module only plans: loops_emit.py turns a plan into
+basic blocks of the entry function (a loop runs with no Python between iterations), and
+nothing here imports it, so scheduling and buffer assignment never load the emission code.
 
 A while loop, with `state` = the while's own result buffers (one per leaf of its tuple):
     state <- init                              (memcpy of every leaf, before the loop)
@@ -18,9 +19,14 @@ A while loop, with `state` = the while's own result buffers (one per leaf of its
     goto cond
   exit:
 A large leaf whose new value the body computes into a temporary of its own is not copied:
-`state` and that temporary trade places (two pointer variables swapped at the end of each
-iteration; `slot_ptr.redirect` makes every use in the loop read the variable), and after
-the loop one copy moves the final value into `state` when it ended in the temporary.
+`state` and that temporary trade places (`swaps`: the emitter reaches both buffers through
+pointer variables swapped at the end of each iteration), and after the loop one copy moves
+the final value into `state` when it ended in the temporary. A swap names two BUFFERS: every
+Slot of either (a view with other dimensions, a Slot with a layout) means the variable
+inside the loop. Loops nest over one buffer: when an inner loop is the last step of an outer
+body, the outer loop's "next" buffer is the inner loop's state, so both loops swap it; the
+inner loop's variables then start from, and its final copy goes to, wherever the outer
+loop's variable points (loops_emit.py keeps one scope of variables per loop).
 A conditional: load the selector; a pred runs branch 0 when true and branch 1 when false, an
 s32 index outside [0, n) runs the last branch (as the evaluator's `branch_index`); each
 branch's kernels read its operand's buffers and its root leaves are copied into the
@@ -34,17 +40,16 @@ Element-sized state (a counter, a scalar) costs one small kernel call and a 4- o
 memcpy, which LLVM turns into a load and a store.
 Imported only by a program that has a while or conditional: schedule.py and scratch_plan.py
 import it on meeting one, the emitter goes through control_steps.py (issue 4).
+A swap's two buffers are distinct from each other and from every other swap of the same
+loop (`_swapped_leaves`: its temporary is a body result copied into one state leaf only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import llvmlite.ir as ir
-
 from ember.backends.cpu.errors import CpuCompileError
-from ember.codegen.irtypes import I1, I8, I32, I64, PTR, VOID, i64
 from ember.hlo.ir import Computation, Instruction, Module, clone_computation
 from ember.hlo.shape import Shape
 
@@ -274,103 +279,8 @@ def kernels_in_order(sched, steps: list[Instruction] | None = None) -> Iterator[
                 yield from kernels_in_order(sched, branch)
 
 
-# -- emission --------------------------------------------------------------------------------
-
-def _memcpy(b: ir.IRBuilder, dst: ir.Value, src: ir.Value, nbytes: int) -> None:
-    module = b.module
-    name = "llvm.memcpy.p0.p0.i64"
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR, I64, I1]), name=name)
-    b.call(fn, [dst, src, i64(nbytes), ir.Constant(I1, 0)])
-
-
-def _copies(b: ir.IRBuilder, copies: list[Copy], slot_ptr: Callable) -> None:
-    for src, dst in copies:
-        n = src.shape.size * src.shape.dtype.itemsize
-        if n:
-            _memcpy(b, slot_ptr(dst), slot_ptr(src), n)
-
-
-def emit_steps(b: ir.IRBuilder, sched, steps: list[Instruction],
-               emit_call: Callable[[Instruction], None], slot_ptr: Callable) -> None:
-    """Append `steps` at `b`'s position: kernel calls through `emit_call`, control
-    instructions as basic blocks (the builder ends positioned after them)."""
-    for inst in steps:
-        plan = sched.control.get(inst)
-        if plan is None:
-            emit_call(inst)
-        elif isinstance(plan, WhilePlan):
-            _emit_while(b, sched, inst, plan, emit_call, slot_ptr)
-        else:
-            _emit_conditional(b, sched, inst, plan, emit_call, slot_ptr)
-
-
-def _emit_while(b, sched, inst, plan: WhilePlan, emit_call, slot_ptr) -> None:
-    fn = b.function
-    cond_bb = fn.append_basic_block(f"{inst.name}.cond")
-    body_bb = fn.append_basic_block(f"{inst.name}.body")
-    exit_bb = fn.append_basic_block(f"{inst.name}.exit")
-    _copies(b, plan.init, slot_ptr)
-    # swapped leaves: a pointer variable per buffer, read wherever the loop uses it
-    real = {}
-    for state, temp in plan.swaps:
-        for slot in (state, temp):
-            real[slot] = slot_ptr(slot)
-            with b.goto_entry_block():
-                var = b.alloca(PTR)
-            b.store(real[slot], var)
-            slot_ptr.redirect[slot] = var
-    b.branch(cond_bb)
-    b.position_at_end(cond_bb)
-    emit_steps(b, sched, plan.cond, emit_call, slot_ptr)
-    p = b.load(slot_ptr(plan.pred), typ=I8)
-    b.cbranch(b.icmp_unsigned("!=", p, ir.Constant(I8, 0)), body_bb, exit_bb)
-    b.position_at_end(body_bb)
-    emit_steps(b, sched, plan.body, emit_call, slot_ptr)
-    _copies(b, plan.stage, slot_ptr)
-    _copies(b, plan.update, slot_ptr)
-    for state, temp in plan.swaps:  # next iteration: the new value is the current one
-        vs, vt = slot_ptr.redirect[state], slot_ptr.redirect[temp]
-        now, nxt = b.load(vs, typ=PTR), b.load(vt, typ=PTR)
-        b.store(nxt, vs)
-        b.store(now, vt)
-    b.branch(cond_bb)
-    b.position_at_end(exit_bb)
-    for state, temp in plan.swaps:
-        # the final value may sit in the other buffer (an odd number of iterations)
-        cur = b.load(slot_ptr.redirect.pop(state), typ=PTR)
-        del slot_ptr.redirect[temp]
-        with b.if_then(b.icmp_unsigned("!=", cur, real[state])):
-            _memcpy(b, real[state], cur, state.shape.size * state.shape.dtype.itemsize)
-
-
-def _emit_conditional(b, sched, inst, plan: CondPlan, emit_call, slot_ptr) -> None:
-    fn = b.function
-    n = len(plan.branches)
-    blocks = [fn.append_basic_block(f"{inst.name}.branch{k}") for k in range(n)]
-    merge = fn.append_basic_block(f"{inst.name}.merge")
-    sel = plan.selector
-    if sel.shape.element_type == "pred":
-        # pred: true runs branch 0, false branch 1
-        p = b.load(slot_ptr(sel), typ=I8)
-        b.cbranch(b.icmp_unsigned("!=", p, ir.Constant(I8, 0)), blocks[0], blocks[1])
-    else:
-        # s32 index; anything outside [0, n) (negative included) runs the last branch
-        k = b.load(slot_ptr(sel), typ=I32)
-        sw = b.switch(k, blocks[-1])
-        for j in range(n - 1):
-            sw.add_case(ir.Constant(I32, j), blocks[j])
-    for (steps, copies), bb in zip(plan.branches, blocks):
-        b.position_at_end(bb)
-        emit_steps(b, sched, steps, emit_call, slot_ptr)
-        _copies(b, copies, slot_ptr)
-        b.branch(merge)
-    b.position_at_end(merge)
-
-
-__all__ = ["CONTROL_OPCODES", "CondPlan", "WhilePlan", "emit_steps", "kernels_in_order", "nest",
-           "plan_control", "schedule_computation"]
+__all__ = ["CONTROL_OPCODES", "SWAP_MIN_BYTES", "CondPlan", "WhilePlan", "kernels_in_order",
+           "nest", "plan_control", "schedule_computation"]
 
 
 def nest(shape: Shape, leaves: Iterator):
