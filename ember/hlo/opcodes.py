@@ -14,7 +14,15 @@ Two more columns for elementwise opcodes, so that no other module keeps its own 
     `MATH_OPCODES` collects them: the evaluator serves them through a backend's kernels,
     the CPU's eager math covers exactly these, and the coverage test checks the CPU math
     library has each (tests/unit/test_coverage.py).
-Adding an elementwise opcode: one `ew(...)` row here; every per-opcode property is a column.
+Adding an elementwise opcode (tests/unit/test_coverage.py names any piece left out):
+  1. its row here (`ew(...)`, or `ew_math(...)` for a transcendental): costs, fusion expense,
+     shape rule and operand types all follow from the row;
+  2. its NumPy rule in hlo/evaluator/elementwise.py (`_NUMPY_RULES`);
+  3. its primitive in prims/elementwise.py (`_unary`/`_binary`: lowering from the opcode);
+  4. its public function in lax/_ops.py (and a jnp one in numpy/_ufuncs.py if NumPy has one);
+  5. on the CPU, a scalar emitter in codegen/scalar_ops.py (`_TABLE`), or for a `math` opcode
+     an entry in backends/cpu/mathlib/__init__.py naming its vectorized body (a function in
+     one of mathlib's modules); eager mode then runs that body too (runtime/eager_math.py).
 
 Attribute names, per opcode (values as stored in `Instruction.attrs`):
   compare: direction ("EQ"|"NE"|"LT"|"LE"|"GT"|"GE")
