@@ -7,6 +7,22 @@ types of different widths is the exception, see `Instruction.is_elementwise`), w
 "expensive" (fusion should not duplicate it), per-element flop and transcendental weights
 for cost analysis, the attribute names it carries, and the roles of the computations it
 calls (in the order they are stored in `Instruction.called_computations`).
+Two more columns for elementwise opcodes, so that no other module keeps its own opcode set:
+  types: the operand element types the verifier's shape rule accepts (`TYPE_CLASSES`).
+  math: the result is not correctly rounded on floats, so a backend's math library computes
+    it (exp, log, sin, pow, erf, ...; not sqrt or divide, which are exact everywhere).
+    `MATH_OPCODES` collects them: the evaluator serves them through a backend's kernels,
+    the CPU's eager math covers exactly these, and the coverage test checks the CPU math
+    library has each (tests/unit/test_coverage.py).
+Adding an elementwise opcode (tests/unit/test_coverage.py names any piece left out):
+  1. its row here (`ew(...)`, or `ew_math(...)` for a transcendental): costs, fusion expense,
+     shape rule and operand types all follow from the row;
+  2. its NumPy rule in hlo/evaluator/elementwise.py (`_NUMPY_RULES`);
+  3. its primitive in prims/elementwise.py (`_unary`/`_binary`: lowering from the opcode);
+  4. its public function in lax/_ops.py (and a jnp one in numpy/_ufuncs.py if NumPy has one);
+  5. on the CPU, a scalar emitter in codegen/scalar_ops.py (`_TABLE`), or for a `math` opcode
+     an entry in backends/cpu/mathlib/__init__.py naming its vectorized body (a function in
+     one of mathlib's modules); eager mode then runs that body too (runtime/eager_math.py).
 
 Attribute names, per opcode (values as stored in `Instruction.attrs`):
   compare: direction ("EQ"|"NE"|"LT"|"LE"|"GT"|"GE")
@@ -44,30 +60,51 @@ class OpInfo:
     transcendentals: float = 0.0  # per result element
     attrs: tuple[str, ...] = ()
     called: tuple[str, ...] = ()  # roles of called computations, printed as role=%comp
+    types: str = "any"  # operand element types the shape rule accepts: a TYPE_CLASSES key
+    math: bool = False  # not correctly rounded on floats: a backend math library's op
+
+
+# Operand element-type classes of the `types` column (the shape rule checks the operands'
+# common element type): "numeric" excludes pred, "bits" is pred or integer.
+TYPE_CLASSES: tuple[str, ...] = ("any", "numeric", "float", "int", "bits")
 
 
 def _rows() -> list[OpInfo]:
     rows: list[OpInfo] = []
 
-    def ew(name: str, arity: int, flops: float = 1.0, trans: float = 0.0, expensive=False):
-        rows.append(OpInfo(name, arity, True, expensive, flops, trans))
+    def ew(name: str, arity: int, types: str, flops: float = 1.0, trans: float = 0.0,
+           expensive: bool = False, math: bool = False) -> None:
+        rows.append(OpInfo(name, arity, True, expensive, flops, trans, types=types, math=math))
 
-    for name in ("add", "subtract", "multiply", "maximum", "minimum", "and", "or", "xor",
-                 "shift-left", "shift-right-logical", "shift-right-arithmetic"):
-        ew(name, 2)
-    ew("divide", 2, expensive=True)
-    ew("remainder", 2, expensive=True)
-    # XLA's cost analysis counts a transcendental op as transcendentals only, never flops.
-    ew("power", 2, flops=0.0, trans=1.0, expensive=True)
-    ew("atan2", 2, flops=0.0, trans=1.0, expensive=True)
-    for name in ("negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
-                 "round-nearest-even", "not", "popcnt", "clz", "is-finite"):
-        ew(name, 1)
+    def ew_math(name: str, arity: int, types: str = "float") -> None:
+        # XLA's cost analysis counts a transcendental op as transcendentals only, never flops.
+        ew(name, arity, types, flops=0.0, trans=1.0, expensive=True, math=True)
+
+    # (the rows keep the table's historical order: printers and test corpora iterate it)
+    # pred is allowed where XLA defines a logical meaning: add = or, multiply = and, ...
+    for name, types in (("add", "any"), ("subtract", "numeric"), ("multiply", "any"),
+                        ("maximum", "any"), ("minimum", "any"), ("and", "bits"),
+                        ("or", "bits"), ("xor", "bits"), ("shift-left", "int"),
+                        ("shift-right-logical", "int"), ("shift-right-arithmetic", "int")):
+        ew(name, 2, types)
+    ew("divide", 2, "numeric", expensive=True)
+    ew("remainder", 2, "numeric", expensive=True)
+    ew_math("power", 2, "numeric")  # integer power is exact: the scalar emitter's
+    ew_math("atan2", 2)
+    for name, types in (("negate", "numeric"), ("abs", "numeric"), ("sign", "numeric"),
+                        ("floor", "float"), ("ceil", "float"), ("round-nearest-afz", "float"),
+                        ("round-nearest-even", "float"), ("not", "bits"), ("popcnt", "int"),
+                        ("clz", "int"), ("is-finite", "float")):
+        ew(name, 1, types)
     for name in ("exponential", "exponential-minus-one", "log", "log-plus-one", "sine",
                  "cosine", "tan", "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "erf",
                  "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
                  "erf-inv", "exp2", "log2", "log10"):
-        ew(name, 1, flops=0.0, trans=1.0, expensive=True)
+        if name in ("sqrt", "rsqrt"):
+            # transcendentals to cost analysis (as XLA counts them), but correctly rounded
+            ew(name, 1, "float", flops=0.0, trans=1.0, expensive=True)
+        else:
+            ew_math(name, 1)
     rows.append(OpInfo("compare", 2, True, False, 1.0, attrs=("direction",)))
     rows.append(OpInfo("select", 3, True, False, 1.0))
     rows.append(OpInfo("clamp", 3, True, False, 1.0))
@@ -76,7 +113,7 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("bitcast-convert", 1, True))
     rows.append(OpInfo("copy", 1, True))
     rows.append(OpInfo("reduce-precision", 1, True, False, 1.0,
-                       attrs=("exponent_bits", "mantissa_bits")))
+                       attrs=("exponent_bits", "mantissa_bits"), types="float"))
     rows.append(OpInfo("map", None, False, False, 1.0, attrs=("dimensions",),
                        called=("to_apply",)))
 
@@ -119,6 +156,9 @@ def _rows() -> list[OpInfo]:
 
 
 OPCODES: dict[str, OpInfo] = {row.name: row for row in _rows()}
+
+# The elementwise opcodes a backend's math library computes on floats (the `math` column).
+MATH_OPCODES: frozenset[str] = frozenset(n for n, r in OPCODES.items() if r.math)
 
 COMPARISON_DIRECTIONS: tuple[str, ...] = ("EQ", "NE", "LT", "LE", "GT", "GE")
 FUSION_KINDS: tuple[str, ...] = ("kLoop", "kInput", "kOutput", "kCustom")

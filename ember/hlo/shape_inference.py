@@ -5,6 +5,9 @@ is not determined by their operands (parameter, constant, iota, broadcast, resha
 convert, bitcast-convert, custom-call, and the element type of dot) a `hint` shape.
 Output: the result Shape (without layout). Raises `ShapeError` with a message naming the
 opcode and the offending shapes on any mismatch. Layouts are ignored throughout.
+Elementwise opcodes share one rule driven by their opcode row (arity, and the `types`
+column for the operands' element type), so a new elementwise opcode needs no rule here;
+only those with a result type of their own (compare, is-finite, convert, ...) have one.
 """
 
 from __future__ import annotations
@@ -26,15 +29,6 @@ class ShapeError(ValueError):
 
 Rule = Callable[[str, list[Shape], dict[str, Any], list["Computation"], Shape | None], Shape]
 RULES: dict[str, Rule] = {}
-
-_INT_ONLY = {"shift-left", "shift-right-logical", "shift-right-arithmetic", "popcnt", "clz"}
-_BITWISE = {"and", "or", "xor", "not"}
-_NUMERIC = {"add", "subtract", "multiply", "divide", "remainder", "power", "maximum",
-            "minimum", "negate", "abs", "sign"}
-_FLOAT_ONLY = {"atan2", "floor", "ceil", "round-nearest-afz", "round-nearest-even",
-               "is-finite", "reduce-precision"} | {
-    name for name, row in OPCODES.items() if row.elementwise and row.transcendentals
-    and name != "power"}
 
 
 def _fail(opcode: str, msg: str, shapes: Sequence[Shape] = ()) -> ShapeError:
@@ -63,14 +57,15 @@ def _need_hint(opcode: str, hint: Shape | None) -> Shape:
 
 
 def _check_type(opcode: str, et: str, shapes: list[Shape]) -> None:
-    if opcode in _INT_ONLY and not is_integral(et):
+    """The operands' element type against the opcode row's `types` class."""
+    types = info(opcode).types
+    if types == "int" and not is_integral(et):
         raise _fail(opcode, f"needs an integer element type, got {et}", shapes)
-    if opcode in _BITWISE and not (is_integral(et) or et == "pred"):
+    if types == "bits" and not (is_integral(et) or et == "pred"):
         raise _fail(opcode, f"needs pred or integer operands, got {et}", shapes)
-    if opcode in _FLOAT_ONLY and not is_float(et):
+    if types == "float" and not is_float(et):
         raise _fail(opcode, f"needs a floating-point element type, got {et}", shapes)
-    if opcode in _NUMERIC and et == "pred" and opcode not in ("add", "multiply", "maximum",
-                                                                "minimum"):
+    if types == "numeric" and et == "pred":
         raise _fail(opcode, "is not defined on pred", shapes)
 
 

@@ -1,8 +1,9 @@
 """Elementwise primitives: arithmetic, math functions, comparisons, bitwise ops.
 
 Each primitive maps to one HLO opcode (`prim.hlo_opcode`) and takes its NumPy rule from
-the interpreter's opcode table, so eager mode, jit and the HLO evaluator share one
-definition of every edge case (integer x/0 = -1, shifts past the width, NaN in max/min).
+the evaluator's table (hlo/evaluator/elementwise.py) and its lowering from the opcode, so
+eager mode, jit and the HLO evaluator share one definition of every edge case (integer
+x/0 = -1, shifts past the width, NaN in max/min).
 Shape rule: JAX's (equal ranks with size-1 dims broadcasting, rank-0 operands broadcast);
 dtype rule: each operand's dtype must be in the primitive's accepted set (JAX's sets, see
 _rules.py: add takes integer, floating, complexfloating but not bool; max takes bool too),
@@ -50,7 +51,10 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
             lowering: Callable[..., Any] | None = None) -> Primitive:
     prim = Primitive(name)
     prim.hlo_opcode = opcode  # type: ignore[attr-defined]
-    fn = rule or ew.ELEMENTWISE[opcode]
+    # An opcode without a NumPy rule leaves the primitive without one (binding it raises),
+    # rather than failing `import ember`: the coverage test then names every missing rule at
+    # once (tests/unit/test_coverage.py).
+    fn = rule or ew.ELEMENTWISE.get(opcode)
     prim.def_lowering(lowering or L.elementwise(opcode))
 
     @prim.def_abstract_eval
@@ -61,9 +65,12 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
         shape = R.broadcasting_shape(name, *avals)
         return ShapedArray(shape, dtypes.bool_ if out_bool else dtype, R.all_weak(*avals))
 
-    @prim.def_impl
-    def _impl(*xs: np.ndarray) -> np.ndarray:
-        return fn(*_broadcast_all(*xs))
+    if fn is not None:
+        impl = fn
+
+        @prim.def_impl
+        def _impl(*xs: np.ndarray) -> np.ndarray:
+            return impl(*_broadcast_all(*xs))
 
     return prim
 

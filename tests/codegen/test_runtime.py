@@ -1,4 +1,5 @@
-"""Runtime, cache, supported-opcode coverage and error handling of the CPU backend."""
+"""Runtime, cache and error handling of the CPU backend (which opcodes it compiles:
+tests/unit/test_coverage.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,7 @@ import pytest
 
 from ember.backends import cpu
 from ember.backends.cpu.jit import llvm_target
-from ember.codegen.elemental import ElementGenerator
-from ember.codegen.scalar_ops import _TABLE
 from ember.hlo import Builder, Shape
-from ember.hlo.opcodes import OPCODES
 
 
 def _module(name: str = "m", c: float = 1.0):
@@ -44,25 +42,6 @@ def test_cache_is_bounded(monkeypatch):
         cpu.compile(_module(c=float(k)))
     assert len(compiler._CACHE) == 3
     assert compiler.STATS["evictions"] >= 2
-
-
-def test_every_opcode_is_compiled_or_listed_unsupported():
-    gen_handlers = {name[1:].replace("_", "-") for name in dir(ElementGenerator)
-                    if name.startswith("_") and not name.startswith("__")}
-    from ember.backends.cpu.mathlib import MATH_OPCODES
-
-    kernel_level = {"reduce", "dot", "fusion", "tuple", "get-tuple-element", "parameter",
-                    "constant", "call", "compare", "select", "clamp", "convert",
-                    "bitcast-convert", "reduce-precision", "copy", "power",
-                    "custom-call",  # its host-callback target: backends/cpu/callbacks.py
-                    "scatter", "sort",  # their own kernels: backends/cpu/scatter.py, sort.py
-                    "while", "conditional"}  # native blocks of the entry: loops_native.py
-    covered = set(_TABLE) | set(MATH_OPCODES) | gen_handlers | kernel_level
-    missing = sorted(op for op in OPCODES if op not in covered
-                     and op not in cpu.UNSUPPORTED_OPCODES)
-    assert missing == []
-    # the "Control flow" issue must empty this list
-    assert cpu.UNSUPPORTED_OPCODES <= {"while", "conditional"}
 
 
 def test_unsupported_opcode_raises_for_the_dispatcher():

@@ -15,11 +15,12 @@ Where NumPy and XLA disagree, XLA wins:
 - sign(NaN) = NaN, sign(-0.0) = -0.0; round-nearest-afz rounds half away from zero.
 - float -> int conversion saturates, NaN -> 0; float -> bool is x != 0.
 
-Float math (the transcendental opcodes of `MATH_OPCODES`: exp, log, sin, pow, atan2, erf,
-...) is not correctly rounded, so implementations differ in the last bit. A backend may
-serve it through one named hook, `use_math_kernels(provider)`: while a provider is set,
-`ELEMENTWISE[op]` of a math opcode asks it first (`provider.covers(op, dtype)`, then
-`provider.apply(op, *arrays)`), and keeps the NumPy/SciPy rule for what it does not cover.
+Float math (the transcendental opcodes of `MATH_OPCODES`, the opcode table's `math`
+column: exp, log, sin, pow, atan2, erf, ...) is not correctly rounded, so implementations
+differ in the last bit. A backend may serve it through one named hook,
+`use_math_kernels(provider)`: while a provider is set, `ELEMENTWISE[op]` of a math opcode
+asks it first (`provider.covers(op, dtype)`, then `provider.apply(op, *arrays)`), and keeps
+the NumPy/SciPy rule for what it does not cover.
 `import ember` sets the CPU backend's vector kernels (cpu/runtime/eager_math.py) as the provider, so
 eager mode, constant folding, the interpreter backend and jitted CPU code give the same bits.
 The NumPy/SciPy rules (`NUMPY_ELEMENTWISE`) are the reference those kernels are tested
@@ -36,6 +37,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
+
+from ember.hlo.opcodes import MATH_OPCODES
 
 Fn = Callable[..., np.ndarray]
 
@@ -572,11 +575,8 @@ class MathKernels(Protocol):
 
 
 # The transcendental opcodes: results not correctly rounded, so a backend's own kernels may
-# differ from NumPy's in the last bit (sqrt, divide, ... are exact everywhere).
-MATH_OPCODES: frozenset[str] = frozenset({
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cosh", "cosine",
-    "erf", "erf-inv", "erfc", "exp2", "exponential", "exponential-minus-one", "log",
-    "log-plus-one", "log10", "log2", "logistic", "power", "sine", "sinh", "tan", "tanh"})
+# differ from NumPy's in the last bit (sqrt, divide, ... are exact everywhere). The opcode
+# table's `math` column says which (`MATH_OPCODES`, imported above).
 
 _math_kernels: MathKernels | None = None
 
