@@ -22,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 import sys
 import weakref
 from collections.abc import Callable
@@ -159,7 +158,7 @@ class CompiledModule:
 
 
 def checks_enabled() -> bool:
-    return os.environ.get("EMBER_ENABLE_CHECKS", "") == "1"
+    return config.ember_enable_checks
 
 
 def backend_name() -> str:
@@ -168,17 +167,11 @@ def backend_name() -> str:
     both give the same bits, except float sums and dots, whose order differs (XLA promises
     none either). Modules with opcodes the CPU backend does not compile yet run on the
     interpreter either way (`compile_jaxpr`)."""
-    name = os.environ.get("EMBER_BACKEND", "cpu")
-    if name not in ("cpu", "interpreter"):
-        raise ValueError(f"EMBER_BACKEND must be 'cpu' or 'interpreter', got {name!r}")
-    return name
+    return config.ember_backend  # (raises ValueError for any other name)
 
 
 def debug_level() -> int:
-    try:
-        return int(os.environ.get("EMBER_DEBUG", "0") or 0)
-    except ValueError:
-        return 0
+    return config.ember_debug
 
 
 # jaxpr -> (seconds its trace took, "file:line" of the traced function), for the log

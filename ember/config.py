@@ -1,10 +1,35 @@
-"""Every Ember flag in one place.
+"""Every Ember flag in one place: the table `config.flags()` lists, and the reads of it.
 
-Input: `config.update(name, value)` calls, or environment variables read once at import
-(`JAX_ENABLE_X64=1`, `EMBER_UNSAFE_MATH=1`, ...). Output: `config.<name>` reads.
-Invariant: flags that change what a trace produces (dtype canonicalization, unsafe rewrites)
-are listed with `affects_tracing=True`; `trace_context()` returns their current values and
-is part of every jit cache key, so flipping one never serves a stale trace.
+Input: environment variables (`JAX_ENABLE_X64=1`, `EMBER_DUMP_TO=dir`, ...) and
+`config.update(name, value)` calls. Output: `config.<name>` reads, `config.flags()` (the
+table: name, type, default, environment variable, doc, affects_tracing, live) and
+`config.describe()` (the table with current values, as text).
+
+Two kinds of flag, chosen per row by `live`:
+- Options (`live=False`): the variable is read once, when this module is imported; after
+  that only `config.update` changes the value. Flags that change what a trace produces are
+  options, because a jit cache key must see every change (below).
+- Live flags (`live=True`): the variable is read again at every `config.<name>` read, and
+  `config.update` refuses them (set the variable instead). They are the debugging and
+  backend knobs that tests and users change between compilations (EMBER_DUMP_TO,
+  EMBER_DISABLE_PASSES, EMBER_CACHE_DIR, EMBER_ENABLE_CHECKS, ...) and the ones a
+  subsystem reads once when it starts (EMBER_NUM_THREADS when the CPU backend loads): the
+  flag is read when its user asks, exactly as the user's own `os.environ.get` used to be.
+
+Invariants: no module outside this one reads an `EMBER_*` or `JAX_*` variable
+(tests/unit/test_config_flags.py checks the sources, and that README.md names exactly the
+table's variables). Flags that change what a trace produces (dtype canonicalization, unsafe
+rewrites) are options with `affects_tracing=True`; `trace_context()` returns their current
+values and is part of every jit cache key, so flipping one never serves a stale trace. A
+live flag never affects tracing (its value cannot be part of a precomputed key); the compile
+caches that depend on one put its value in their own keys (EMBER_DISABLE_PASSES).
+Cost: importing this module imports nothing beyond the standard library modules below. An
+option read is an instance attribute lookup (~30 ns; an eager `x + 1` reads options 6 times,
+dtype canonicalization mostly). A live read (~0.2 us) costs one dict lookup in the
+environment's own table plus a Python call, less than the `os.environ.get` it replaced
+(~0.25 us for a set variable, ~0.7 us for an unset one, which raises and catches a KeyError
+inside `Mapping.get`); the parsed value is remembered for the text it came from, so a read
+parses only after the variable changed.
 """
 
 from __future__ import annotations
@@ -18,11 +43,17 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Flag:
+    """One row of the table. `type` is the value's type as an annotation reads; `parse`
+    turns the variable's text into a value (it may raise ValueError for a bad value, which a
+    live read passes on to its caller)."""
+
     name: str
+    type: str
     default: Any
-    help: str
-    affects_tracing: bool
-    env: str | None = None
+    env: str | None
+    doc: str
+    affects_tracing: bool = False
+    live: bool = False
     parse: Callable[[str], Any] = str
 
 
@@ -30,72 +61,187 @@ def _parse_bool(text: str) -> bool:
     return text.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _parse_level(text: str) -> int:
+    """EMBER_DEBUG's level: 0 when empty or not a number (a typo never stops a program)."""
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
+
+
+def _parse_backend(text: str) -> str:
+    if text not in ("cpu", "interpreter"):
+        raise ValueError(f"EMBER_BACKEND must be 'cpu' or 'interpreter', got {text!r}")
+    return text
+
+
+def _parse_names(text: str) -> frozenset[str]:
+    """`a, b,,c` -> {a, b, c}: whitespace around a name stripped, empty items dropped."""
+    return frozenset(s.strip() for s in text.split(",") if s.strip())
+
+
+def _parse_count(text: str) -> int | None:
+    return int(text) if text else None
+
+
 _FLAGS: dict[str, Flag] = {}
 
 
 def _define(flag: Flag) -> None:
+    assert flag.name not in _FLAGS, flag.name
+    # (a live value cannot be part of trace_context(), which is computed on update only)
+    assert not (flag.live and flag.affects_tracing), flag.name
+    assert flag.env is not None or not flag.live, flag.name
     _FLAGS[flag.name] = flag
 
 
-_define(Flag("jax_enable_x64", False, "64-bit types (int64, uint64, float64) instead of "
-             "32-bit defaults.", True, "JAX_ENABLE_X64", _parse_bool))
-_define(Flag("ember_unsafe_math", False, "Allow rewrites that are not exact under IEEE-754 "
-             "(reassociation, x*0 => 0 for floats, x**0.5 => sqrt(x)).", True,
-             "EMBER_UNSAFE_MATH", _parse_bool))
-_define(Flag("jax_numpy_rank_promotion", "allow", "'allow', 'warn' or 'raise' on implicit "
-             "rank promotion in ember.numpy broadcasting.", True))
-_define(Flag("jax_log_compiles", False, "Log each compilation to stderr (function, shapes, "
-             "time per stage, kernels, cache outcome): EMBER_DEBUG=1's line, see "
-             "ember/explain/compile_log.py.", False, "JAX_LOG_COMPILES", _parse_bool))
-_define(Flag("jax_explain_cache_misses", False, "On each retrace of a jitted function, print "
-             "to stderr which argument, static value, pytree structure or config value "
-             "changed (ember/explain/cache_miss.py).", False, "JAX_EXPLAIN_CACHE_MISSES",
-             _parse_bool))
-_define(Flag("jax_debug_nans", False, "Raise at the first operation that produced a NaN.",
-             True, "JAX_DEBUG_NANS", _parse_bool))
-_define(Flag("ember_matmul_backend", "auto", "Float matrix products: 'auto' runs Ember's own "
-             "packed GEMM (ember/backends/cpu/dot/gemm.py) where it measured at least as fast as "
-             "BLAS (large plain products), else BLAS; 'ember' runs it wherever it applies; "
-             "'blas' always calls the BLAS library. Part of the CPU backend's cache keys "
-             "(and of jit's, as if it changed tracing: a jitted function compiles again after "
-             "a change).", True, "EMBER_MATMUL_BACKEND"))
-_define(Flag("jax_disable_jit", False, "Run jitted functions eagerly, op by op.", True,
-             "JAX_DISABLE_JIT", _parse_bool))
+# -- options: read at import, changed by config.update ----------------------------------------
+
+_define(Flag("jax_enable_x64", "bool", False, "JAX_ENABLE_X64", "64-bit types (int64, "
+             "uint64, float64) instead of 32-bit defaults.", True, parse=_parse_bool))
+_define(Flag("ember_unsafe_math", "bool", False, "EMBER_UNSAFE_MATH", "Allow rewrites that "
+             "are not exact under IEEE-754 (reassociation, x*0 => 0 for floats, x**0.5 => "
+             "sqrt(x)).", True, parse=_parse_bool))
+_define(Flag("jax_numpy_rank_promotion", "str", "allow", None, "'allow', 'warn' or 'raise' "
+             "on implicit rank promotion in ember.numpy broadcasting.", True))
+_define(Flag("jax_log_compiles", "bool", False, "JAX_LOG_COMPILES", "Log each compilation "
+             "to stderr (function, shapes, time per stage, kernels, cache outcome): "
+             "EMBER_DEBUG=1's line, see ember/explain/compile_log.py.", parse=_parse_bool))
+_define(Flag("jax_explain_cache_misses", "bool", False, "JAX_EXPLAIN_CACHE_MISSES", "On each "
+             "retrace of a jitted function, print to stderr which argument, static value, "
+             "pytree structure or config value changed (ember/explain/cache_miss.py).",
+             parse=_parse_bool))
+_define(Flag("jax_debug_nans", "bool", False, "JAX_DEBUG_NANS", "Raise at the first "
+             "operation that produced a NaN.", True, parse=_parse_bool))
+_define(Flag("ember_matmul_backend", "str", "auto", "EMBER_MATMUL_BACKEND", "Float matrix "
+             "products: 'auto' runs Ember's own packed GEMM (ember/backends/cpu/dot/gemm.py) where "
+             "it measured at least as fast as BLAS (large plain products), else BLAS; 'ember' "
+             "runs it wherever it applies; 'blas' always calls the BLAS library. Part of the "
+             "CPU backend's cache keys (and of jit's, as if it changed tracing: a jitted "
+             "function compiles again after a change).", True))
+_define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted functions "
+             "eagerly, op by op.", True, parse=_parse_bool))
+
+# -- live flags: read from the environment at each read ---------------------------------------
+
+_define(Flag("ember_backend", "str", "cpu", "EMBER_BACKEND", "jit's backend: 'cpu' (LLVM "
+             "code for this machine) or 'interpreter' (the optimized HLO run with NumPy: the "
+             "same bits except the summation order of float sums and dots); anything else "
+             "raises ValueError at the next compilation.", live=True, parse=_parse_backend))
+_define(Flag("ember_debug", "int", 0, "EMBER_DEBUG", "Compile log level on stderr, 0-4 "
+             "(ember/explain/compile_log.py); 0 when not a number.", live=True,
+             parse=_parse_level))
+_define(Flag("ember_dump_to", "str | None", None, "EMBER_DUMP_TO", "Directory that receives "
+             "every stage of each compilation as files (ember/passes/dump.py); while set, "
+             "jit bypasses the compiled-code caches. Empty: unset.", live=True,
+             parse=lambda text: text or None))
+_define(Flag("ember_disable_passes", "frozenset[str]", frozenset(), "EMBER_DISABLE_PASSES",
+             "Comma-separated HLO pass names to skip (part of every compile cache key).",
+             live=True, parse=_parse_names))
+_define(Flag("ember_enable_checks", "bool", False, "EMBER_ENABLE_CHECKS", "'1': the verifier "
+             "before the pipeline and after every pass, a text round trip and a before/after "
+             "evaluation of each compiled module (the test suite runs with it); any other "
+             "text: off.", live=True, parse=lambda text: text == "1"))
+_define(Flag("ember_cache_dir", "str | None", None, "EMBER_CACHE_DIR", "Directory of the "
+             "compiled-code disk cache; None: $XDG_CACHE_HOME/ember or ~/.cache/ember; 'off', "
+             "'0' or empty: no disk cache (ember/backends/cpu/jit/disk_cache.py).", live=True))
+_define(Flag("ember_num_threads", "int | None", None, "EMBER_NUM_THREADS", "Threads large "
+             "kernels use, read when the CPU backend loads (then set_num_threads); None: the "
+             "CPUs this process may run on.", live=True, parse=_parse_count))
+_define(Flag("ember_pool_spin_us", "float", 50.0, "EMBER_POOL_SPIN_US", "Microseconds an "
+             "idle thread-pool worker polls before it sleeps, read when the pool is built "
+             "(ember/backends/cpu/runtime/pool.py; 50 when not a number).", live=True, parse=float))
+_define(Flag("ember_allocator_bytes", "int", 1 << 30, "EMBER_ALLOCATOR_BYTES", "Bytes of "
+             "free blocks the CPU backend's output allocator keeps for reuse, read when it is "
+             "created (ember/backends/cpu/runtime/allocator.py).", live=True, parse=int))
+_define(Flag("ember_blas", "str", "auto", "EMBER_BLAS", "Where float products find BLAS, "
+             "read when the first product is linked: 'auto' (NumPy's, else SciPy's), "
+             "'numpy', 'scipy', or 'none'/'off' (Ember's loops; "
+             "ember/backends/cpu/dot/blas_find.py).", live=True,
+             parse=lambda text: text.strip().lower() or "auto"))
+_define(Flag("ember_malloc_tuning", "bool", True, "EMBER_MALLOC_TUNING", "Whether `import "
+             "ember` sets glibc's malloc thresholds (ember/host_malloc.py); '0': leave the C "
+             "library's settings alone.", live=True, parse=lambda text: text != "0"))
+
+
+# The environment's own table when this Python exposes it (CPython and PyPy: os._Environ
+# keeps encoded keys and values in `_data`, updated by every os.environ write, which is
+# also the only kind of write os.environ.get sees). Looking a key up there skips the four
+# Python-level calls of os.environ.get, and the KeyError it raises and catches when the
+# variable is unset; elsewhere live reads go through os.environ.get itself.
+_ENV_DATA = getattr(os.environ, "_data", None)
+if (isinstance(_ENV_DATA, dict) and callable(getattr(os.environ, "encodekey", None))
+        and callable(getattr(os.environ, "decodevalue", None))):
+    _env_get: Callable[[Any], Any] = _ENV_DATA.get
+    _env_key: Callable[[str], Any] = os.environ.encodekey
+    _env_text: Callable[[Any], str] = os.environ.decodevalue
+else:  # pragma: no cover - other Pythons
+    _env_get, _env_key, _env_text = os.environ.get, str, str
+
+
+class _LiveValue:
+    """A live flag's attribute on Config: each read looks its variable up; the value parsed
+    from the last text seen is kept as (raw text, value), replaced whole so that
+    concurrent readers never pair one text with another's value."""
+
+    __slots__ = ("flag", "key", "memo")
+
+    def __init__(self, flag: Flag) -> None:
+        self.flag = flag
+        self.key = _env_key(flag.env)
+        self.memo: tuple[Any, Any] = (None, flag.default)  # unset -> the default
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        raw = _env_get(self.key)
+        memo = self.memo
+        if raw == memo[0]:
+            return memo[1]
+        value = self.flag.default if raw is None else self.flag.parse(_env_text(raw))
+        self.memo = (raw, value)
+        return value
 
 
 class Config:
-    """Attribute-style access to the flags: `config.jax_enable_x64`."""
+    """Attribute-style access to the flags: `config.jax_enable_x64`, `config.ember_dump_to`."""
 
     def __init__(self) -> None:
         values = {}
         for flag in _FLAGS.values():
+            if flag.live:
+                continue
             value = flag.default
             if flag.env and flag.env in os.environ:
                 value = flag.parse(os.environ[flag.env])
             values[flag.name] = value
         object.__setattr__(self, "_values", values)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)  # (see __getattr__)
         object.__setattr__(self, "_lock", threading.Lock())
         object.__setattr__(self, "_tracing_names", tuple(
             f.name for f in _FLAGS.values() if f.affects_tracing))
         object.__setattr__(self, "_trace_context", self._compute_trace_context())
 
     def update(self, name: str, value: Any) -> None:
-        if name not in _FLAGS:
+        flag = _FLAGS.get(name)
+        if flag is None:
             raise AttributeError(f"Unrecognized config option: {name}")
+        if flag.live:
+            raise ValueError(f"{name} is read from the environment at each use: set "
+                             f"{flag.env} instead of calling config.update")
         with self._lock:
             self._values[name] = value
+            object.__setattr__(self, name, value)
             object.__setattr__(self, "_trace_context", self._compute_trace_context())
 
     def read(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"Unrecognized config option: {name}") from None
+        if name not in _FLAGS:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        return getattr(self, name)
 
     def __getattr__(self, name: str) -> Any:
-        values = object.__getattribute__(self, "_values")
-        if name in values:
-            return values[name]
+        # (only unknown names get here: an option is also an instance attribute, found by
+        # the ordinary lookup in ~20 ns, where this fallback costs ~1 us, a cost every
+        # eager op's dtype canonicalization paid; a live flag is a class attribute)
         raise AttributeError(f"Unrecognized config option: {name}")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -108,9 +254,23 @@ class Config:
         """The values of every flag that changes tracing; part of each jit cache key."""
         return self._trace_context
 
-    def describe(self) -> str:
-        return "\n".join(f"{f.name} = {self._values[f.name]!r}: {f.help}"
-                         for f in _FLAGS.values())
+    def flags(self) -> tuple[Flag, ...]:
+        """The table, in definition order (options first, then live flags)."""
+        return tuple(_FLAGS.values())
 
+    def describe(self) -> str:
+        """One line per flag: name, type, current value, variable, kind, doc."""
+        lines = []
+        for f in _FLAGS.values():
+            source = (f"env {f.env}" if f.env else "no env") + (
+                ", read at each use" if f.live else ", read at import; config.update")
+            lines.append(f"{f.name}: {f.type} = {getattr(self, f.name)!r} ({source}): {f.doc}")
+        return "\n".join(lines)
+
+
+for _flag in _FLAGS.values():
+    if _flag.live:
+        setattr(Config, _flag.name, _LiveValue(_flag))
+del _flag
 
 config = Config()

@@ -29,6 +29,8 @@ from __future__ import annotations
 import ctypes
 import os
 
+from ember.config import config
+
 # mallopt parameter numbers (glibc's malloc.h)
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -49,7 +51,7 @@ def _is_glibc() -> bool:
 
 def tune() -> dict[str, int]:
     """Set glibc's thresholds (once); {} where it is not glibc or the user opted out."""
-    if TUNED or os.environ.get("EMBER_MALLOC_TUNING", "1") == "0":
+    if TUNED or not config.ember_malloc_tuning:
         return TUNED
     if not _is_glibc():
         return TUNED

@@ -27,7 +27,6 @@ every pass runs (and is dumped) even for a module compiled before.
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import time
@@ -44,11 +43,7 @@ def log_level() -> int:
     """EMBER_DEBUG (0 when unset or not a number), at least 1 with jax_log_compiles."""
     from ember.config import config
 
-    try:
-        level = int(os.environ.get("EMBER_DEBUG", "0") or 0)
-    except ValueError:
-        level = 0
-    return max(level, 1 if config.jax_log_compiles else 0)
+    return max(config.ember_debug, 1 if config.jax_log_compiles else 0)
 
 
 def emit(text: str) -> None:

@@ -16,7 +16,6 @@ cache_miss.py costs ~0.7 ms of a first call).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,7 +28,7 @@ def watched() -> bool:
     """Whether a compilation is logged or dumped: EMBER_DEBUG >= 1, jax_log_compiles or
     EMBER_DUMP_TO (what CompileWatch's log level and dump session read)."""
     return (debug_level() >= 1 or bool(config.jax_log_compiles)
-            or bool(os.environ.get("EMBER_DUMP_TO")))  # (dump.dump_dir(), not imported)
+            or config.ember_dump_to is not None)
 
 
 def watch_compilation(closed: Any, name: str) -> Any:

@@ -12,8 +12,9 @@ from a cache (which needs only that set) imports no pass and not the infrastruct
 from __future__ import annotations
 
 import importlib
-import os
 from typing import TYPE_CHECKING, Any
+
+from ember.config import config
 
 if TYPE_CHECKING:
     from ember.passes.algsimp import AlgebraicSimplifier
@@ -49,11 +50,11 @@ __all__ = [
 ]
 
 
-def disabled_passes() -> set[str]:
+def disabled_passes() -> frozenset[str]:
     """The pass names EMBER_DISABLE_PASSES lists, read at each call (whitespace around a
     name stripped, empty items dropped): PassPipeline skips them, and every compile cache
     key includes them."""
-    return {s.strip() for s in os.environ.get("EMBER_DISABLE_PASSES", "").split(",") if s.strip()}
+    return config.ember_disable_passes
 
 
 def hardware_independent_pipeline(unsafe_math: bool = False) -> PassPipeline:

@@ -26,13 +26,13 @@ timings, dumps and observers see the same pipeline.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from ember.config import config
 from ember.hlo.ir import Module
 from ember.hlo.printer import print_module
 from ember.hlo.verifier import verify
@@ -84,11 +84,11 @@ class OnOpcodes(HloPass):
 
 
 def _checks_enabled() -> bool:
-    return os.environ.get("EMBER_ENABLE_CHECKS", "") == "1"
+    return config.ember_enable_checks
 
 
 def _dump(module: Module, pipeline: str, pass_name: str) -> None:
-    if not os.environ.get("EMBER_DUMP_TO"):  # dump.dump_dir(), without importing dump.py
+    if config.ember_dump_to is None:  # dump.dump_dir(), without importing dump.py
         return
     from ember.passes.dump import dump_pass
 

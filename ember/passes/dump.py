@@ -26,6 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
+from ember.config import config
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.()-]")
 _LOCK = threading.Lock()
 _NEXT_SET: dict[str, int] = {}  # directory -> next compilation number
@@ -33,7 +35,7 @@ _LOOSE_COUNTERS: dict[str, int] = defaultdict(int)  # module name -> dumps outsi
 
 
 def dump_dir() -> str | None:
-    return os.environ.get("EMBER_DUMP_TO") or None
+    return config.ember_dump_to
 
 
 def _safe(name: str) -> str:

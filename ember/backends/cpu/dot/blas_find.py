@@ -25,6 +25,8 @@ import ctypes
 import os
 from dataclasses import dataclass, field
 
+from ember.config import config
+
 _PREFIXES = ("", "scipy_")
 _SUFFIXES = ("64_", "_64", "")  # ILP64 first: NumPy 2 ships its OpenBLAS that way
 _ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
@@ -42,7 +44,7 @@ class BlasFunctions:
 
 
 def mode() -> str:
-    m = os.environ.get("EMBER_BLAS", "auto").strip().lower() or "auto"
+    m = config.ember_blas
     return "none" if m in ("off", "0", "no") else m
 
 

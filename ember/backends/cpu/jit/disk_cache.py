@@ -39,6 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ember.config import config
+
 _SHA256: Any = None
 
 
@@ -78,7 +80,7 @@ def cache_dir() -> Path | None:
 def _cache_path() -> str | None:
     """`cache_dir()` as a string (read from the environment at each call: tests and users
     may change it between compilations)."""
-    env = os.environ.get("EMBER_CACHE_DIR")
+    env = config.ember_cache_dir
     if env is not None:
         return None if env.strip() in ("", "off", "0") else env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -22,13 +22,14 @@ Invariants:
 from __future__ import annotations
 
 import math
-import os
 import sys
 import threading
 import time
 from collections.abc import Sequence
 
 import numpy as np
+
+from ember.config import config
 
 MIN_BYTES = 1 << 18  # below this, np.empty is as fast and pays no page faults
 ALIGN = 64
@@ -61,7 +62,7 @@ class _Block:
 class Allocator:
     def __init__(self, limit_bytes: int | None = None) -> None:
         if limit_bytes is None:
-            limit_bytes = int(os.environ.get("EMBER_ALLOCATOR_BYTES", 1 << 30))
+            limit_bytes = config.ember_allocator_bytes
         self.limit_bytes = limit_bytes
         self._free: dict[int, list[_Block]] = {}
         self._out: dict[int, list[_Block]] = {}

@@ -69,6 +69,8 @@ import os
 import threading
 from typing import Any
 
+from ember.config import config
+
 SYMBOL = "ember_parallel_for"
 MAX_THREADS = 256  # caller + 255 workers; C <= 4 * 256 fits the 16-bit chunk fields
 CHUNKS_PER_THREAD = 4  # a few per thread: late or slow threads leave work to the others
@@ -77,7 +79,7 @@ CHUNKS_PER_THREAD = 4  # a few per thread: late or slow threads leave work to th
 def _spin_ns() -> int:
     """How long an idle worker polls before it sleeps: env EMBER_POOL_SPIN_US, default 50."""
     try:
-        return max(0, int(float(os.environ.get("EMBER_POOL_SPIN_US", "50")) * 1000))
+        return max(0, int(float(config.ember_pool_spin_us) * 1000))
     except ValueError:
         return 50_000
 

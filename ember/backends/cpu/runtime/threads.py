@@ -24,14 +24,15 @@ import threading
 from typing import Any
 
 from ember.backends.cpu.runtime import pool
+from ember.config import config
 
 PARALLEL_MIN_ELEMENTS = 1 << 17  # below this a kernel runs in well under a region's cost x 10
 MAX_THREADS = pool.MAX_THREADS
 
 
 def _default_threads() -> int:
-    env = os.environ.get("EMBER_NUM_THREADS")
-    if env:
+    env = config.ember_num_threads
+    if env is not None:
         return min(MAX_THREADS, max(1, int(env)))
     try:
         n = len(os.sched_getaffinity(0))
