@@ -186,3 +186,13 @@ def test_codegen_and_the_evaluator_exist_and_import_no_backend():
     for package in ("ember.codegen", "ember.hlo.evaluator"):
         assert package in MODULES
         assert ast.get_docstring(ast.parse(MODULES[package].read_text()))
+
+
+def test_the_architecture_notes_name_every_folder():
+    """docs/architecture.md has a word for every package folder (a new folder without one
+    fails here)."""
+    notes = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    folders = sorted({p.parent.relative_to(PACKAGE) for p in PACKAGE.rglob("__init__.py")}
+                     - {pathlib.Path(".")})
+    missing = [str(f) for f in folders if f"{f.name}/" not in notes]
+    assert not missing, f"docs/architecture.md does not mention: {missing}"
