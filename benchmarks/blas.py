@@ -112,7 +112,7 @@ def _peak_report(threads: int, gelu_gflops: dict[str, float]) -> None:
     row's share of it; with JAX, the share Ember would need for 0.9x JAX's time."""
     import threading
 
-    from ember.backends.cpu.profiling.profile.peak import fma_kernel
+    from ember.backends.cpu.profiling.peak import fma_kernel
 
     kernel = fma_kernel()
     iters = 1 << 16

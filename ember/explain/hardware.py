@@ -84,7 +84,7 @@ def measure_peak_flops(threads: int, seconds: float = 0.05) -> float:
     One thread at a time, because on a shared machine running every thread at once
     measures the neighbours' load rather than the hardware; cores of one machine are alike
     (logical CPUs sharing a core would overstate it: set EMBER_NUM_THREADS to the cores)."""
-    from ember.backends.cpu.profiling.profile.peak import fma_kernel
+    from ember.backends.cpu.profiling.peak import fma_kernel
 
     kernel = fma_kernel()
     iters = 10_000

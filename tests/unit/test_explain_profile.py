@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from ember.backends.cpu.profiling.profile.peak import fma_ir
+from ember.backends.cpu.profiling.peak import fma_ir
 
 import ember
 import ember.numpy as jnp
