@@ -31,6 +31,7 @@ A flat loop of small work runs its last partial vector under a mask (`TAIL_FOLDE
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
@@ -48,6 +49,9 @@ from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape, bit_width, row_major
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 Inputs = dict[Instruction, Buf]
 
@@ -654,4 +658,36 @@ def emit_dot_kernel(b: ir.IRBuilder, dot: Instruction, inputs: Inputs, out: Buf)
     for_nest(b, sizes, step, name="k")
 
 
-__all__ = ["emit_dot_kernel", "emit_loop_kernel", "emit_reduce_kernel", "is_signed_int"]
+# -- the kinds (kinds.KINDS) ------------------------------------------------------------------
+
+
+def _reduces(root: Instruction) -> list[Instruction]:
+    """A reduce kernel's reductions: the root, or a sibling multi-output fusion's tuple."""
+    return [root] if root.opcode == "reduce" else list(root.operands)
+
+
+class _LoopKind:
+    """Loop fusions and lone elementwise, shape and indexing instructions."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(loop_split_extent(ctx.root, ctx.bound))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_loop_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0], ctx.span)
+
+
+class _ReduceKind:
+    """Reductions over one input shape (several for a sibling multi-output fusion)."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(reduce_split_extent(_reduces(ctx.root)))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_reduce_kernel(ctx.builder, _reduces(ctx.root), ctx.inputs, ctx.outputs, ctx.span)
+
+
+LOOP = _LoopKind()
+REDUCE = _ReduceKind()
+
+__all__ = ["LOOP", "REDUCE", "emit_dot_kernel", "emit_loop_kernel", "emit_reduce_kernel",
+           "is_signed_int"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
@@ -39,6 +40,9 @@ from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 Inputs = dict[Instruction, Buf]
 
@@ -271,3 +275,16 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
     # so which rows are precise never depends on how rows were cut among threads
     _rerun_per_unit(b, body, lambda precise: _RowGen(b, inputs, precise), lo, hi,
                     optimize=True)
+
+
+class _RowKind:
+    """Row fusions (softmax, layernorm): split by rows."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(row_count(ctx.root))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_row_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0], ctx.span)
+
+
+KIND = _RowKind()
