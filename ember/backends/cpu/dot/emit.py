@@ -33,6 +33,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.dot import blas
 from ember.backends.cpu.dot.plan import PARALLEL_MIN_MACS, DotPlan, View, plan
 from ember.backends.cpu.emit import kernels
+from ember.backends.cpu.emit.elements import LoopElements
 from ember.codegen.elemental import Buf, ElementGenerator, load, store
 from ember.codegen.index import Index
 from ember.codegen.irtypes import I8, I32, I64, PTR, VOID, i64, mem_type
@@ -221,13 +222,13 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
             compute(None)
             return
         b.store(ir.Constant(I8, 0), flag)
-        fast = kernels._Gen(b, {**inputs, p.dot: dot_buf}, False)
-        fast.on_flags = lambda flags: kernels._or_flags(b, flag, flags)
+        fast = LoopElements(b, {**inputs, p.dot: dot_buf}, False)
+        fast.report_to(flag)
         compute(fast)
         if fast.raised:
             need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
             with b.if_then(need, likely=False):
-                compute(kernels._Gen(b, {**inputs, p.dot: dot_buf}, True))
+                compute(LoopElements(b, {**inputs, p.dot: dot_buf}, True))
 
     for_span(b, span[0], span[1], unit, name="unit")
 
@@ -328,6 +329,6 @@ def _emit_loops(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf], dot
 
         for_range(b, size, element, name="e")
 
-    make: Callable[[bool], ElementGenerator] = (
-        lambda precise: kernels._Gen(b, {**inputs, p.dot: dot_buf}, precise))
+    make: Callable[[bool], LoopElements] = (
+        lambda precise: LoopElements(b, {**inputs, p.dot: dot_buf}, precise))
     kernels._with_precise_rerun(b, body, make)

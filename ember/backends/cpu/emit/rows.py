@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit import streaming
-from ember.backends.cpu.emit.kernels import _Gen, _rerun_per_unit, _row_combine
+from ember.backends.cpu.emit.elements import LoopElements
+from ember.backends.cpu.emit.kernels import _rerun_per_unit, _row_combine
 from ember.codegen.elemental import Buf, ElementGenerator, load, store
 from ember.codegen.index import Index
 from ember.codegen.irtypes import i64, mem_type, reg_type
@@ -158,7 +159,7 @@ def _row_level_cone(roots: list[Instruction], dims: tuple[int, ...],
     return out
 
 
-class _RowGen(_Gen):
+class _RowGen(LoopElements):
     """Element generator reading row values from registers and scratch rows by column."""
 
     def __init__(self, b: ir.IRBuilder, inputs: Inputs, precise: bool) -> None:
