@@ -18,7 +18,9 @@ to input buffers, and output buffers. Output: the function body.
   input in memory order, so the innermost loop is contiguous in both.
 - dot: out = 0, then loops (batch, lhs free, contracting, rhs free) accumulate in place;
   the route of integer, bool, f16 and tiny products (float products call BLAS; the
-  choice and the kOutput epilogue live in dot_plan.py and dot_emit.py).
+  choice and the kOutput epilogue live in ../dot/plan.py and ../dot/emit.py).
+`LOOP` and `REDUCE` are the "loop" and "reduce" kinds of kinds.KINDS. A reduce kernel's steps
+are `_ReduceKernel`'s methods, one per loop level of each scheme.
 Fast sin/cos/tan report arguments beyond their reduction range through a flag; if any lane
 raised it, the whole nest runs again with the precise (libm) variants, in `<kernel>.precise`,
 a cold copy of the kernel that LLVM does not optimize (`_with_precise_rerun`). Kernels are
