@@ -1,5 +1,5 @@
 """Kernels for a dot or a kOutput fusion (dot + elementwise epilogue), as planned by
-dot_plan.py.
+plan.py.
 
 Input: the kernel's context (emit/kinds.py: the entry instruction, its boundary, output
 and work slots: packed operands, the dot's temporary; the module emitter). Output: LLVM
@@ -78,7 +78,9 @@ def emit(ctx: KernelContext) -> None:
         _emit_pack_panels(em, f"{name}.pack_b", p,
                           work["rhs"] if "rhs" in work else bound[rhs], work["panels"])
     b = ctx.builder  # (the kernel's function comes after its packing functions)
-    b.function.attributes.add("noinline")  # (never inlined, even a loop's scalar product)
+    # a dot kernel stays a call of its own, even a loop's one-element product (as it always
+    # was; other kinds' one-element kernels of a loop may be inlined)
+    b.function.attributes.add("noinline")
     ptr, inputs = ctx.pointers, ctx.inputs
     out = ctx.outputs[0]
     dot_buf = Buf(ptr[work["dot"]], p.dot.shape) if "dot" in work else Buf(out.ptr, p.dot.shape)
