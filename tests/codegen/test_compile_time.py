@@ -27,6 +27,7 @@ import ember.numpy as jnp
 from ember.backends import cpu
 from ember.backends.cpu import mathlib
 from ember.backends.cpu.emit import kernels
+from ember.backends.cpu.emit.elements import LoopElements
 from ember.backends.cpu.jit import llvm_target
 from ember.backends.cpu.mathlib import trig
 from ember.codegen.irtypes import I1, I64, PTR, VOID
@@ -197,7 +198,7 @@ def test_precise_copy_falls_back_inline_for_kernel_local_values():
         gen.flags.append(ir.Constant(I1, 1))
         gen.flush()
 
-    kernels.with_precise_rerun(b, body, lambda precise: kernels.FlagGen(b, {}, precise))
+    kernels.with_precise_rerun(b, body, lambda precise: LoopElements(b, {}, precise))
     b.ret_void()
     text = str(m)
     assert ".precise" not in text

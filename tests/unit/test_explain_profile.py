@@ -11,11 +11,11 @@ import os
 
 import numpy as np
 import pytest
-from ember.backends.cpu.profiling.peak import fma_ir
 
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
+from ember.backends.cpu.profiling.peak import fma_ir
 from ember.backends.cpu.profiling.profile import compile_profiled
 from ember.explain import hardware
 from ember.explain.hardware import Machine

@@ -1,10 +1,10 @@
 """Kernels for a dot or a kOutput fusion (dot + elementwise epilogue), as planned by
-dot_plan.py.
+plan.py.
 
-Input: the module emitter (its LLVM module, schedule and call list), the entry instruction,
-its boundary buffers (slots), output slots and argument slots (outputs, inputs, then the
-schedule's work buffers: packed operands, the dot's temporary). Output: LLVM functions
-appended to the emitter's call list, in order:
+Input: the kernel's context (emit/kinds.py: the entry instruction, its boundary, output
+and work slots: packed operands, the dot's temporary; the module emitter). Output: LLVM
+functions whose calls the emitter's entry makes, in order (`KIND`, the "dot" row of
+kinds.KINDS, adds the packing calls itself; the emitter adds the kernel's):
   `<kernel>.pack_lhs` / `.pack_rhs`  copy an operand that is no BLAS view into scratch as
                                      [batch..., rows, cols] (serial, before the kernel);
   `<kernel>(buffers..., [begin, end])` for each work unit u in the range: one BLAS call
@@ -33,7 +33,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.dot import blas
 from ember.backends.cpu.dot.plan import PARALLEL_MIN_MACS, DotPlan, View, plan
 from ember.backends.cpu.emit import kernels
-from ember.backends.cpu.errors import CpuCompileError
+from ember.backends.cpu.emit.elements import LoopElements
 from ember.codegen.elemental import Buf, ElementGenerator, load, store
 from ember.codegen.index import Index
 from ember.codegen.irtypes import I8, I32, I64, PTR, VOID, i64, mem_type
@@ -42,16 +42,33 @@ from ember.hlo.ir import Instruction
 
 if TYPE_CHECKING:
     from ember.backends.cpu.emit.emitter import ModuleEmitter
+    from ember.backends.cpu.emit.kinds import KernelContext
     from ember.backends.cpu.plan.schedule import Slot
 
 
-def emit(em: ModuleEmitter, inst: Instruction, bound: dict[Instruction, Slot],
-         outs: list[Slot], arg_slots: list[Slot], name: str) -> None:
-    """Emit the kernel(s) of `inst` (named `name`) and append their calls to the emitter's
-    list; `bound` maps boundary instructions to slots, `arg_slots` ends with the work
-    buffers the schedule reserved (in `DotPlan.work_shapes` order)."""
-    p = plan(inst)
-    work = dict(zip([role for role, _ in p.work_shapes()], em.sched.work.get(inst, [])))
+class _DotKind:
+    """Dots and kOutput fusions (see the module doc); `KIND` in kinds.KINDS."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        """BLAS work units, when the product is large enough for threads to pay off."""
+        p = plan(ctx.inst)
+        big = p.batch_count * p.m * p.n * p.k >= PARALLEL_MIN_MACS
+        return p.units if p.route == "blas" and p.units > 1 and big else 1
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit(ctx)
+
+
+KIND = _DotKind()
+
+
+def emit(ctx: KernelContext) -> None:
+    """Emit the packing kernels of `ctx.inst` (their calls added first), then the body of
+    its kernel; `ctx.work` holds the work buffers the schedule reserved (in
+    `DotPlan.work_shapes` order)."""
+    p = plan(ctx.inst)
+    em, name, bound = ctx.emitter, ctx.name, ctx.bound
+    work = dict(zip([role for role, _ in p.work_shapes()], ctx.work))
     for side in ("lhs", "rhs"):
         if side in work:
             operand = p.dot.operands[0 if side == "lhs" else 1]
@@ -60,39 +77,23 @@ def emit(em: ModuleEmitter, inst: Instruction, bound: dict[Instruction, Slot],
         rhs = p.dot.operands[1]
         _emit_pack_panels(em, f"{name}.pack_b", p,
                           work["rhs"] if "rhs" in work else bound[rhs], work["panels"])
-    split = (em.parallel and p.route == "blas" and p.units > 1
-             and p.batch_count * p.m * p.n * p.k >= PARALLEL_MIN_MACS)
-    types = [PTR] * len(arg_slots) + ([I64, I64] if split else [])
-    fn = ir.Function(em.ir, ir.FunctionType(VOID, types), name=f"{em.prefix}{name}")
-    fn.attributes.add("noinline")
-    fn.attributes.add("nounwind")
-    ptr = {s: fn.args[k] for k, s in enumerate(arg_slots)}
-    # one argument per distinct slot, and distinct slots never overlap
-    for a in fn.args[:len(arg_slots)]:
-        a.add_attribute("noalias")
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    inputs = {i: Buf(ptr[s], i.shape) for i, s in bound.items()}
-    out = Buf(ptr[outs[0]], outs[0].shape)
+    b = ctx.builder  # (the kernel's function comes after its packing functions)
+    # a dot kernel stays a call of its own, even a loop's one-element product (as it always
+    # was; other kinds' one-element kernels of a loop may be inlined)
+    b.function.attributes.add("noinline")
+    ptr, inputs = ctx.pointers, ctx.inputs
+    out = ctx.outputs[0]
     dot_buf = Buf(ptr[work["dot"]], p.dot.shape) if "dot" in work else Buf(out.ptr, p.dot.shape)
     # BLAS reads the packed copy of an operand that has one (the epilogue never does)
     operands = [ptr[work[side]] if side in work else inputs[o].ptr
                 for side, o in zip(("lhs", "rhs"), p.dot.operands) if o in inputs]
     if p.own:
         operands.append(ptr[work["panels"]])
-    try:
-        if p.route == "blas":
-            span = (fn.args[-2], fn.args[-1]) if split else (i64(0), i64(p.units))
-            _emit_blas_units(b, p, inputs, operands, dot_buf, out, span)
-        else:
-            _emit_loops(b, p, inputs, dot_buf, out)
-    except NotImplementedError as e:
-        raise CpuCompileError(f"cannot emit {inst.name}: {e}") from e
-    b.ret_void()
-    em.kernel_names.append(inst.name)
-    if split:
-        fn = em.emit_worker(fn, len(arg_slots), p.units)
-        em.parallel_kernels.append(inst.name)
-    em._calls.append((fn, arg_slots, split))
+    if p.route == "blas":
+        span = ctx.span if ctx.span is not None else (i64(0), i64(p.units))
+        _emit_blas_units(b, p, inputs, operands, dot_buf, out, span)
+    else:
+        _emit_loops(b, p, inputs, dot_buf, out)
 
 
 # -- packing --------------------------------------------------------------------------------
@@ -128,7 +129,7 @@ def _emit_pack(em: ModuleEmitter, name: str, p: DotPlan, side: str, src: Slot,
 
     for_nest(b, nest, body, name="pk")
     b.ret_void()
-    em._calls.append((fn, [src, dst], False))
+    em.add_call(fn, [src, dst])
 
 
 def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: Slot) -> None:
@@ -166,8 +167,8 @@ def _emit_pack_panels(em: ModuleEmitter, name: str, p: DotPlan, src: Slot, dst: 
     for_span(b, span[0], span[1], unit, name="unit")
     b.ret_void()
     if split:  # (listed with its dot: em.parallel_kernels names HLO instructions)
-        fn = em.emit_worker(fn, 2, p.pack_units)
-    em._calls.append((fn, [src, dst], split))
+        fn = em.chunk_function(fn, 2, p.pack_units)
+    em.add_call(fn, [src, dst], split)
 
 
 # -- the BLAS route -------------------------------------------------------------------------
@@ -223,13 +224,13 @@ def _emit_blas_units(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf]
             compute(None)
             return
         b.store(ir.Constant(I8, 0), flag)
-        fast = kernels.FlagGen(b, {**inputs, p.dot: dot_buf}, False)
-        fast.on_flags = lambda flags: kernels.or_flags(b, flag, flags)
+        fast = LoopElements(b, {**inputs, p.dot: dot_buf}, False)
+        fast.report_to(flag)
         compute(fast)
         if fast.raised:
             need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
             with b.if_then(need, likely=False):
-                compute(kernels.FlagGen(b, {**inputs, p.dot: dot_buf}, True))
+                compute(LoopElements(b, {**inputs, p.dot: dot_buf}, True))
 
     for_span(b, span[0], span[1], unit, name="unit")
 
@@ -330,6 +331,6 @@ def _emit_loops(b: ir.IRBuilder, p: DotPlan, inputs: dict[Instruction, Buf], dot
 
         for_range(b, size, element, name="e")
 
-    make: Callable[[bool], ElementGenerator] = (
-        lambda precise: kernels.FlagGen(b, {**inputs, p.dot: dot_buf}, precise))
+    make: Callable[[bool], LoopElements] = (
+        lambda precise: LoopElements(b, {**inputs, p.dot: dot_buf}, precise))
     kernels.with_precise_rerun(b, body, make)

@@ -25,14 +25,18 @@ Invariants:
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import llvmlite.ir as ir
 import numpy as np
 
 from ember import callbacks
+from ember.backends.cpu.errors import CpuCompileError
 from ember.codegen.irtypes import I8, I64, PTR, VOID, i64
 from ember.hlo.ir import Instruction
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 SYMBOL = "ember_python_callback"
 
@@ -124,3 +128,24 @@ def emit_callback_kernel(module: ir.Module, name: str, inst: Instruction, nout: 
         b.store(ir.Constant(I8, 0), outs[0])
     b.ret_void()
     return fn
+
+
+class _CallbackKind:
+    """Host callbacks: a function of their own (`emit_callback_kernel`), the callback's
+    operands by pointer, never split (see the module doc)."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return 1
+
+    def emit(self, ctx: KernelContext) -> None:
+        inst, sched = ctx.inst, ctx.sched
+        ins = [sched.buffers[o] for o in inst.operands[:callback_arg_count(inst)]]
+        if any(isinstance(s, tuple) for s in ins):
+            raise CpuCompileError(f"tuple-valued operand of host callback {inst.name}")
+        em = ctx.emitter
+        fn = emit_callback_kernel(em.ir, f"{em.prefix}{ctx.name}", inst, len(ctx.outs),
+                                  len(ins))
+        ctx.add_call(fn, ctx.outs + ins)
+
+
+KIND = _CallbackKind()

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.emit.kernels import FlagGen, with_precise_rerun
+from ember.backends.cpu.emit.elements import LoopElements
+from ember.backends.cpu.emit.kernels import with_precise_rerun
 from ember.backends.cpu.mathlib import VECTORIZED
 from ember.backends.cpu.runtime.pool import SYMBOL as POOL_SYMBOL
 from ember.backends.cpu.runtime.threads import PARALLEL_MIN_ELEMENTS
@@ -77,7 +78,7 @@ def _emit_span(mod: ir.Module, opcode: str, et: str) -> ir.Function:
     out = Buf(fn.args[nargs], flat)
     begin, end = fn.args[nargs + 1], fn.args[nargs + 2]
 
-    def body(gen: FlagGen) -> None:
+    def body(gen: LoopElements) -> None:
         def element(i: ir.Value) -> None:
             vals = [load(b, buf, i) for buf in ins]
             v, flag = emit_elementwise(b, opcode, [et] * nargs, et, vals, {}, gen.precise,
@@ -89,7 +90,7 @@ def _emit_span(mod: ir.Module, opcode: str, et: str) -> ir.Function:
 
         for_span(b, begin, end, element)
 
-    with_precise_rerun(b, body, lambda precise: FlagGen(b, {}, precise))
+    with_precise_rerun(b, body, lambda precise: LoopElements(b, {}, precise))
     b.ret_void()
     return fn
 

@@ -18,7 +18,9 @@ to input buffers, and output buffers. Output: the function body.
   input in memory order, so the innermost loop is contiguous in both.
 - dot: out = 0, then loops (batch, lhs free, contracting, rhs free) accumulate in place;
   the route of integer, bool, f16 and tiny products (float products call BLAS; the
-  choice and the kOutput epilogue live in dot_plan.py and dot_emit.py).
+  choice and the kOutput epilogue live in ../dot/plan.py and ../dot/emit.py).
+`LOOP` and `REDUCE` are the "loop" and "reduce" kinds of kinds.KINDS. A reduce kernel's steps
+are `_ReduceKernel`'s methods, one per loop level of each scheme.
 Fast sin/cos/tan report arguments beyond their reduction range through a flag; if any lane
 raised it, the whole nest runs again with the precise (libm) variants, in `<kernel>.precise`,
 a cold copy of the kernel that LLVM does not optimize (`with_precise_rerun`). Kernels are
@@ -31,11 +33,12 @@ A flat loop of small work runs its last partial vector under a mask (`TAIL_FOLDE
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit import streaming
-from ember.backends.cpu.emit.elements import CpuElements
+from ember.backends.cpu.emit.elements import CpuElements, LoopElements
 from ember.backends.cpu.jit.compile_effort import LIGHT_MAX_ELEMENTS
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.codegen import convert as conv
@@ -48,6 +51,9 @@ from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape, bit_width, row_major
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 Inputs = dict[Instruction, Buf]
 
@@ -73,8 +79,8 @@ OPTIMIZED_PRECISE_ATTRIBUTES = ("noinline", "cold", "nounwind")
 
 
 def with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None],
-                       make_gen: Callable[[bool], ElementGenerator], *,
-                       optimize: bool = False) -> None:
+                        make_gen: Callable[[bool], LoopElements], *,
+                        optimize: bool = False) -> None:
     """Emit `body` with fast math; if it raised flags, a guarded call of a precise copy.
 
     The copy is `<kernel>.precise`, a cold function of the kernel's own signature that runs
@@ -87,7 +93,7 @@ def with_precise_rerun(b: ir.IRBuilder, body: Callable[[ElementGenerator], None]
     fn = b.function
     fast, flag = _fast_gen(b, make_gen)
     body(fast)
-    if not fast.raised:  # type: ignore[attr-defined]
+    if not fast.raised:
         return
     cold = _precise_copy(b, fn.function_type.args, lambda _: body(make_gen(True)),
                          _attributes(optimize))
@@ -110,8 +116,8 @@ UnitEmitter = Callable[[ElementGenerator, ir.Value, ir.Value, Callable[[ir.Value
 
 
 def rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
-                   make_gen: Callable[[bool], ElementGenerator], lo: ir.Value, hi: ir.Value,
-                   *, optimize: bool = False) -> None:
+                    make_gen: Callable[[bool], LoopElements], lo: ir.Value, hi: ir.Value,
+                    *, optimize: bool = False) -> None:
     """`emit(gen, lo, hi, after_unit)` emits units (rows of a row kernel, outputs of a
     row-scheme reduction) [lo, hi) and calls `after_unit(u)` after unit u's code. Units run
     with fast math; a unit whose fast code raised a flag is recomputed alone, right after
@@ -126,7 +132,7 @@ def rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
     cold: list[ir.Function | None] = []
 
     def after_unit(u: ir.Value) -> None:
-        if not fast.raised:  # type: ignore[attr-defined]
+        if not fast.raised:
             return  # nothing in the unit's code can ask for a rerun
         need = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
         with b.if_then(need, likely=False):
@@ -145,8 +151,8 @@ def rerun_per_unit(b: ir.IRBuilder, emit: UnitEmitter,
     emit(fast, lo, hi, after_unit)
 
 
-def _fast_gen(b: ir.IRBuilder, make_gen: Callable[[bool], ElementGenerator]
-              ) -> tuple[ElementGenerator, ir.Value]:
+def _fast_gen(b: ir.IRBuilder, make_gen: Callable[[bool], LoopElements]
+              ) -> tuple[LoopElements, ir.Value]:
     """A fast-math generator whose flags (a lane wants precise math) are or-ed into an i8
     slot of the kernel's frame, zero on entry; (generator, slot)."""
     entry = b.function.entry_basic_block
@@ -155,7 +161,7 @@ def _fast_gen(b: ir.IRBuilder, make_gen: Callable[[bool], ElementGenerator]
         flag = b.alloca(I8, name="rerun")
         b.store(ir.Constant(I8, 0), flag)
     fast = make_gen(False)
-    fast.on_flags = lambda flags: or_flags(b, flag, flags)  # type: ignore[attr-defined]
+    fast.report_to(flag)
     return fast, flag
 
 
@@ -213,27 +219,6 @@ def _uses_foreign_values(cold: ir.Function, kernel: ir.Function) -> bool:
                 elif isinstance(v, ir.Block) and v.function is not cold:
                     return True
     return False
-
-
-def or_flags(b: ir.IRBuilder, slot: ir.Value, flags: list[ir.Value]) -> None:
-    any_: ir.Value = flags[0]
-    for f in flags[1:]:
-        any_ = b.or_(any_, f)
-    cur = b.load(slot, typ=I8)
-    b.store(b.or_(cur, b.zext(any_, I8)), slot)
-
-
-class FlagGen(CpuElements):
-    """An ElementGenerator that hands flags raised in a loop body to `on_flags`."""
-
-    on_flags: Callable[[list[ir.Value]], None] | None = None
-    raised = False
-
-    def flush(self) -> None:
-        if self.flags and self.on_flags is not None:
-            self.on_flags(self.flags)
-            self.raised = True
-        self.flags = []
 
 
 def _is_flat(root: Instruction, inputs: Inputs) -> bool:
@@ -345,7 +330,7 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             else:
                 for_nest(b, walk_dims, nest)
 
-    with_precise_rerun(b, body, lambda precise: FlagGen(b, inputs, precise))
+    with_precise_rerun(b, body, lambda precise: LoopElements(b, inputs, precise))
 
 
 # -- reductions -------------------------------------------------------------------------------
@@ -443,162 +428,211 @@ def emit_reduce_kernel(b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
     sibling multi-output fusion); `outs` holds every reduce's outputs in order. `span`:
     only the row-scheme outputs with linear index in [begin, end), or the column-scheme
     outputs whose `_column_split_dim` index lies in it."""
-    red0 = reds[0]
-    in_dims = red0.operands[0].shape.dimensions
-    rdims = sorted(red0.attrs["dimensions"])
-    kept = [d for d in range(len(in_dims)) if d not in rdims]
-    out_dims = tuple(in_dims[d] for d in kept)
-    # memory order of the input (its layout, major to minor) picks the scheme and the loop
-    # order, so the innermost loop reads with stride 1: "row" when the minor dim is reduced
-    walk = tuple(reversed(_layout(red0.operands[0].shape)))
-    row = not in_dims or walk[-1] in rdims
-    rwalk = [d for d in walk if d in rdims]  # reduced dims, major to minor
-    # one accumulator per reduce output; (reduce, first accumulator, count) to combine them
-    parts = []
-    ets: list[str] = []
-    for red in reds:
-        n = len(red.operands) // 2
-        parts.append((red, len(ets), n, plain_binary_opcode(red.to_apply) if n == 1 else None))
-        ets += [x.shape.element_type for x in red.operands[:n]]
+    _ReduceKernel(b, reds, inputs, outs, span).emit()
 
-    def body(gen: ElementGenerator, lo: ir.Value | None = None, hi: ir.Value | None = None,
+
+class _ReduceKernel:
+    """The steps of one reduce kernel. The shape facts (dimensions, scheme, accumulators)
+    are fixed at construction; `body` emits the loops once per element generator: for the
+    fast copy, then for the precise one (which may be emitted in the middle of the fast
+    body, from `rerun_per_unit`'s `after_unit`), so nothing generator-specific is kept on
+    `self`: the steps take the generator and their scratch as arguments."""
+
+    def __init__(self, b: ir.IRBuilder, reds: list[Instruction], inputs: Inputs,
+                 outs: list[Buf], span: Span) -> None:
+        self.b, self.reds, self.inputs, self.outs, self.span = b, reds, inputs, outs, span
+        red0 = reds[0]
+        self.in_dims = red0.operands[0].shape.dimensions
+        self.rdims = sorted(red0.attrs["dimensions"])
+        self.kept = [d for d in range(len(self.in_dims)) if d not in self.rdims]
+        self.out_dims = tuple(self.in_dims[d] for d in self.kept)
+        # memory order of the input (its layout, major to minor) picks the scheme and the
+        # loop order, so the innermost loop reads with stride 1: "row" when the minor dim
+        # is reduced
+        self.walk = tuple(reversed(_layout(red0.operands[0].shape)))
+        self.row = not self.in_dims or self.walk[-1] in self.rdims
+        self.rwalk = [d for d in self.walk if d in self.rdims]  # reduced dims, major to minor
+        # one accumulator per reduce output; (reduce, first accumulator, count, plain op)
+        self.parts: list[tuple[Instruction, int, int, str | None]] = []
+        self.ets: list[str] = []  # accumulator element types
+        for red in reds:
+            n = len(red.operands) // 2
+            plain = plain_binary_opcode(red.to_apply) if n == 1 else None
+            self.parts.append((red, len(self.ets), n, plain))
+            self.ets += [x.shape.element_type for x in red.operands[:n]]
+
+    def emit(self) -> None:
+        """The kernel with its precise rerun: per output for the row scheme (an output's
+        sum order is the precise copy's only when its own inputs asked for it); per whole
+        kernel for the column scheme, which adds each output in the same order in either
+        copy (its vectors run across outputs, so a whole-chunk rerun changes nothing else)."""
+        b = self.b
+
+        def make(precise: bool) -> LoopElements:
+            return LoopElements(b, self.inputs, precise)
+
+        if self.row:
+            count = 1
+            for d in self.out_dims:
+                count *= d
+            lo, hi = self.span if self.span is not None else (i64(0), i64(count))
+            rerun_per_unit(b, self.body, make, lo, hi)
+        else:
+            with_precise_rerun(b, self.body, make)
+
+    def body(self, gen: ElementGenerator, lo: ir.Value | None = None,
+             hi: ir.Value | None = None,
              after_unit: Callable[[ir.Value], None] | None = None) -> None:
         """The kernel's loops; the row scheme runs outputs [lo, hi) (`rerun_per_unit`)."""
-        init_vals = [gen.value(i, Index.scalar(b)) for red, _, n, _ in parts
+        init_vals = [gen.value(i, Index.scalar(self.b)) for red, _, n, _ in self.parts
                      for i in red.operands[n:]]
-
-        def combine(accs: list[ir.Value], idx: Index, in_row: bool) -> list[ir.Value]:
-            new: list[ir.Value] = []
-            for red, first, n, plain in parts:
-                vals = [gen.value(x, idx) for x in red.operands[:n]]
-                acc = accs[first:first + n]
-                et = ets[first]
-                if plain is not None and plain != "overwrite":
-                    if in_row:
-                        new.append(row_combine(b, plain, et, acc[0], vals[0]))
-                    else:
-                        v, _ = emit_elementwise(b, plain, [et] * 2, et, [acc[0], vals[0]],
-                                                {}, False)
-                        new.append(v)
-                else:
-                    new += gen.scalar_computation(red.to_apply, acc + vals)
-            return new
-
-        def in_index(multi: list[ir.Value]) -> Index:
-            return Index(b, in_dims, multi=multi)
-
-        if row:
-            entry = b.function.entry_basic_block
-            with b.goto_block(entry):
-                b.position_at_start(entry)
-                slots = [b.alloca(reg_type(et)) for et in ets]
-
-            def outer(out_multi: list[ir.Value]) -> None:
-                for s, v in zip(slots, init_vals):
-                    b.store(v, s)
-
-                def inner(r_multi: list[ir.Value]) -> None:
-                    multi = [None] * len(in_dims)
-                    for d, i in zip(kept, out_multi):
-                        multi[d] = i
-                    for d, i in zip(rwalk, r_multi):
-                        multi[d] = i
-                    accs = [b.load(s, typ=reg_type(et)) for s, et in zip(slots, ets)]
-                    for s, v in zip(slots, combine(accs, in_index(multi), True)):
-                        b.store(v, s)
-                    gen.flush()  # type: ignore[attr-defined]
-
-                for_nest(b, [in_dims[d] for d in rwalk], inner, name="r")
-                lin = Index(b, out_dims, multi=list(out_multi)).linear if out_dims else None
-                for o, s, et in zip(outs, slots, ets):
-                    store(b, o, lin if lin is not None else const("s64", 0),
-                          b.load(s, typ=reg_type(et)))
-
-            def one_output(o: ir.Value) -> None:
-                outer(Index(b, out_dims, linear=o).multi)
-                if after_unit is not None:
-                    after_unit(o)
-
+        if self.row:
             assert lo is not None and hi is not None
-            for_span(b, lo, hi, one_output, name="o")
-            return
+            self._row_scheme(gen, init_vals, lo, hi, after_unit)
+        else:
+            self._column_scheme(gen, init_vals)
 
-        # column scheme: with a span, only the outputs whose `split` index lies in it
-        split = _column_split_dim(red0) if span is not None else None
+    # -- steps both schemes share ----------------------------------------------------------
 
-        def init(multi: list[ir.Value]) -> None:
-            lin = Index(b, out_dims, multi=multi).linear
-            for o, v in zip(outs, init_vals):
-                store(b, o, lin, v)
+    def _in_index(self, multi: list[ir.Value]) -> Index:
+        return Index(self.b, self.in_dims, multi=multi)
 
-        for_nest(b, out_dims, init, name="z",
-                 span_at=None if split is None else kept.index(split), span=span)
+    def _combine(self, gen: ElementGenerator, accs: list[ir.Value], idx: Index,
+                 in_row: bool) -> list[ir.Value]:
+        """Every accumulator combined with the input element at `idx`; `in_row`: register
+        accumulators of the row scheme, whose plain ops may reassociate."""
+        b = self.b
+        new: list[ir.Value] = []
+        for red, first, n, plain in self.parts:
+            vals = [gen.value(x, idx) for x in red.operands[:n]]
+            acc = accs[first:first + n]
+            et = self.ets[first]
+            if plain is not None and plain != "overwrite":
+                if in_row:
+                    new.append(row_combine(b, plain, et, acc[0], vals[0]))
+                else:
+                    v, _ = emit_elementwise(b, plain, [et] * 2, et, [acc[0], vals[0]], {}, False)
+                    new.append(v)
+            else:
+                new += gen.scalar_computation(red.to_apply, acc + vals)
+        return new
 
-        def step(multi: list[ir.Value]) -> None:
-            lin = Index(b, out_dims, multi=[multi[d] for d in kept]).linear
-            accs = [load(b, o, lin) for o in outs]
-            for o, v in zip(outs, combine(accs, in_index(multi), False)):
-                store(b, o, lin, v)
-            gen.flush()  # type: ignore[attr-defined]
+    # -- the row scheme: accumulators in registers, one output at a time ---------------------
 
+    def _row_scheme(self, gen: ElementGenerator, init_vals: list[ir.Value], lo: ir.Value,
+                    hi: ir.Value, after_unit: Callable[[ir.Value], None] | None) -> None:
+        """Outputs [lo, hi), `after_unit(o)` after output o's code."""
+        b = self.b
+        entry = b.function.entry_basic_block
+        with b.goto_block(entry):  # (the accumulators of the function being emitted)
+            b.position_at_start(entry)
+            slots = [b.alloca(reg_type(et)) for et in self.ets]
+
+        def one_output(o: ir.Value) -> None:
+            self._row_output(gen, slots, init_vals, Index(b, self.out_dims, linear=o).multi)
+            if after_unit is not None:
+                after_unit(o)
+
+        for_span(b, lo, hi, one_output, name="o")
+
+    def _row_output(self, gen: ElementGenerator, slots: list[ir.Value],
+                    init_vals: list[ir.Value], out_multi: list[ir.Value]) -> None:
+        """Reset the accumulators, run the reduced dims, store the output at `out_multi`."""
+        b = self.b
+        for s, v in zip(slots, init_vals):
+            b.store(v, s)
+        for_nest(b, [self.in_dims[d] for d in self.rwalk],
+                 lambda r_multi: self._row_step(gen, slots, out_multi, r_multi), name="r")
+        lin = Index(b, self.out_dims, multi=list(out_multi)).linear if self.out_dims else None
+        for o, s, et in zip(self.outs, slots, self.ets):
+            store(b, o, lin if lin is not None else const("s64", 0),
+                  b.load(s, typ=reg_type(et)))
+
+    def _row_step(self, gen: ElementGenerator, slots: list[ir.Value],
+                  out_multi: list[ir.Value], r_multi: list[ir.Value]) -> None:
+        """One input element into the register accumulators."""
+        b = self.b
+        multi = [None] * len(self.in_dims)
+        for d, i in zip(self.kept, out_multi):
+            multi[d] = i
+        for d, i in zip(self.rwalk, r_multi):
+            multi[d] = i
+        accs = [b.load(s, typ=reg_type(et)) for s, et in zip(slots, self.ets)]
+        for s, v in zip(slots, self._combine(gen, accs, self._in_index(multi), True)):
+            b.store(v, s)
+        gen.flush()  # type: ignore[attr-defined]
+
+    # -- the column scheme: outputs accumulated in place, the input in memory order ---------
+
+    def _column_scheme(self, gen: ElementGenerator, init_vals: list[ir.Value]) -> None:
+        """Initialize the outputs, then walk the input in memory order; with a span, only
+        the outputs whose `_column_split_dim` index lies in it."""
+        b = self.b
+        split = _column_split_dim(self.reds[0]) if self.span is not None else None
+        for_nest(b, self.out_dims, lambda multi: self._column_init(init_vals, multi),
+                 name="z", span_at=None if split is None else self.kept.index(split),
+                 span=self.span)
         # Unrolling the reduced dimension just outside the minor kept ones: with U rows
         # combined as a tree before they meet the accumulator,
         #     acc[c] = acc[c] + ((x[r, c] + x[r+1, c]) + (x[r+2, c] + x[r+3, c])) ...
         # the accumulators are loaded and stored once per U rows instead of per row (two
         # threads each doing load-add-store per element fall well short of the bandwidth
         # a row sum reaches). The order is fixed by the shapes alone.
-        unroll, upos = _column_unroll(walk, set(rdims), in_dims, parts, ets[0])
-        sizes = [in_dims[d] for d in walk]
+        unroll, upos = _column_unroll(self.walk, set(self.rdims), self.in_dims, self.parts,
+                                      self.ets[0])
+        sizes = [self.in_dims[d] for d in self.walk]
         if unroll > 1:
             sizes[upos] //= unroll
+            step = lambda w: self._column_rows(gen, unroll, upos, w)
+        else:
+            step = lambda w: self._column_element(gen, w)
+        for_nest(b, sizes, step, name="c",
+                 span_at=None if split is None else self.walk.index(split), span=self.span)
 
-        def step_rows(w: list[ir.Value]) -> None:
-            multis = []
-            for j in range(unroll):
-                multi: list[ir.Value] = [i64(0)] * len(in_dims)
-                for k, (d, i) in enumerate(zip(walk, w)):
-                    multi[d] = i
-                    if k == upos:
-                        multi[d] = b.add(b.mul(i, i64(unroll), flags=("nuw", "nsw")),
-                                         i64(j), flags=("nuw", "nsw"))
-                multis.append(multi)
-            lin = Index(b, out_dims, multi=[multis[0][d] for d in kept]).linear
-            new = []
-            for o, (red, first, _, plain) in zip(outs, parts):
-                et = ets[first]
-                vals = [gen.value(red.operands[0], in_index(m)) for m in multis]
-                while len(vals) > 1:  # the tree: pairs of neighbours
-                    vals = [emit_elementwise(b, plain, [et] * 2, et, [vals[i], vals[i + 1]],
-                                             {}, False)[0] for i in range(0, len(vals), 2)]
-                new.append(emit_elementwise(b, plain, [et] * 2, et, [load(b, o, lin), vals[0]],
-                                            {}, False)[0])
-            for o, v in zip(outs, new):
-                store(b, o, lin, v)
-            gen.flush()  # type: ignore[attr-defined]
+    def _column_init(self, init_vals: list[ir.Value], multi: list[ir.Value]) -> None:
+        lin = Index(self.b, self.out_dims, multi=multi).linear
+        for o, v in zip(self.outs, init_vals):
+            store(self.b, o, lin, v)
 
-        def step_walk(w: list[ir.Value]) -> None:
-            multi: list[ir.Value] = [i64(0)] * len(in_dims)
-            for d, i in zip(walk, w):
+    def _column_element(self, gen: ElementGenerator, w: list[ir.Value]) -> None:
+        """One input element (`w`: indices in memory order) into its outputs."""
+        b = self.b
+        multi: list[ir.Value] = [i64(0)] * len(self.in_dims)
+        for d, i in zip(self.walk, w):
+            multi[d] = i
+        lin = Index(b, self.out_dims, multi=[multi[d] for d in self.kept]).linear
+        accs = [load(b, o, lin) for o in self.outs]
+        for o, v in zip(self.outs, self._combine(gen, accs, self._in_index(multi), False)):
+            store(b, o, lin, v)
+        gen.flush()  # type: ignore[attr-defined]
+
+    def _column_rows(self, gen: ElementGenerator, unroll: int, upos: int,
+                     w: list[ir.Value]) -> None:
+        """`unroll` rows of the dimension at `upos` of the walk (its index w[upos] counts
+        groups of rows), combined as a tree, then into the outputs."""
+        b = self.b
+        multis = []
+        for j in range(unroll):
+            multi: list[ir.Value] = [i64(0)] * len(self.in_dims)
+            for k, (d, i) in enumerate(zip(self.walk, w)):
                 multi[d] = i
-            step(multi)
-
-        for_nest(b, sizes, step_rows if unroll > 1 else step_walk, name="c",
-                 span_at=None if split is None else walk.index(split), span=span)
-
-    def make(precise: bool) -> ElementGenerator:
-        return FlagGen(b, inputs, precise)
-
-    if row:
-        # a rerun per output: its sum order is the precise copy's only when its own inputs
-        # asked for it (the column scheme adds each output in the same order in either copy:
-        # its vectors run across outputs, so a whole-chunk rerun changes nothing else)
-        count = 1
-        for d in out_dims:
-            count *= d
-        lo, hi = span if span is not None else (i64(0), i64(count))
-        rerun_per_unit(b, body, make, lo, hi)
-    else:
-        with_precise_rerun(b, body, make)
+                if k == upos:
+                    multi[d] = b.add(b.mul(i, i64(unroll), flags=("nuw", "nsw")),
+                                     i64(j), flags=("nuw", "nsw"))
+            multis.append(multi)
+        lin = Index(b, self.out_dims, multi=[multis[0][d] for d in self.kept]).linear
+        new = []
+        for o, (red, first, _, plain) in zip(self.outs, self.parts):
+            et = self.ets[first]
+            vals = [gen.value(red.operands[0], self._in_index(m)) for m in multis]
+            while len(vals) > 1:  # the tree: pairs of neighbours
+                vals = [emit_elementwise(b, plain, [et] * 2, et, [vals[i], vals[i + 1]],
+                                         {}, False)[0] for i in range(0, len(vals), 2)]
+            new.append(emit_elementwise(b, plain, [et] * 2, et, [load(b, o, lin), vals[0]],
+                                        {}, False)[0])
+        for o, v in zip(self.outs, new):
+            store(b, o, lin, v)
+        gen.flush()  # type: ignore[attr-defined]
 
 
 # -- dot ------------------------------------------------------------------------------------------
@@ -654,4 +688,36 @@ def emit_dot_kernel(b: ir.IRBuilder, dot: Instruction, inputs: Inputs, out: Buf)
     for_nest(b, sizes, step, name="k")
 
 
-__all__ = ["emit_dot_kernel", "emit_loop_kernel", "emit_reduce_kernel", "is_signed_int"]
+# -- the kinds (kinds.KINDS) ------------------------------------------------------------------
+
+
+def _reduces(root: Instruction) -> list[Instruction]:
+    """A reduce kernel's reductions: the root, or a sibling multi-output fusion's tuple."""
+    return [root] if root.opcode == "reduce" else list(root.operands)
+
+
+class _LoopKind:
+    """Loop fusions and lone elementwise, shape and indexing instructions."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(loop_split_extent(ctx.root, ctx.bound))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_loop_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0], ctx.span)
+
+
+class _ReduceKind:
+    """Reductions over one input shape (several for a sibling multi-output fusion)."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(reduce_split_extent(_reduces(ctx.root)))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_reduce_kernel(ctx.builder, _reduces(ctx.root), ctx.inputs, ctx.outputs, ctx.span)
+
+
+LOOP = _LoopKind()
+REDUCE = _ReduceKind()
+
+__all__ = ["LOOP", "REDUCE", "emit_dot_kernel", "emit_loop_kernel", "emit_reduce_kernel",
+           "is_signed_int"]

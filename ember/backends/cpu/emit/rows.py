@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit import streaming
-from ember.backends.cpu.emit.kernels import FlagGen, rerun_per_unit, row_combine
+from ember.backends.cpu.emit.elements import LoopElements
+from ember.backends.cpu.emit.kernels import rerun_per_unit, row_combine
 from ember.codegen.elemental import Buf, ElementGenerator, load, store
 from ember.codegen.index import Index
 from ember.codegen.irtypes import i64, mem_type, reg_type
@@ -39,6 +41,9 @@ from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 Inputs = dict[Instruction, Buf]
 
@@ -154,7 +159,7 @@ def _row_level_cone(roots: list[Instruction], dims: tuple[int, ...],
     return out
 
 
-class _RowGen(FlagGen):
+class _RowGen(LoopElements):
     """Element generator reading row values from registers and scratch rows by column."""
 
     def __init__(self, b: ir.IRBuilder, inputs: Inputs, precise: bool) -> None:
@@ -271,3 +276,16 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
     # so which rows are precise never depends on how rows were cut among threads
     rerun_per_unit(b, body, lambda precise: _RowGen(b, inputs, precise), lo, hi,
                     optimize=True)
+
+
+class _RowKind:
+    """Row fusions (softmax, layernorm): split by rows."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(row_count(ctx.root))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_row_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0], ctx.span)
+
+
+KIND = _RowKind()

@@ -20,6 +20,8 @@ elements are read at loop indices of the indices array, so those reads are in bo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit.elements import CpuElements
@@ -28,6 +30,9 @@ from ember.codegen.index import Index
 from ember.codegen.irtypes import I1, i64
 from ember.codegen.loops import for_nest, for_range
 from ember.hlo.ir import Instruction
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 
 def emit_scatter_kernel(b: ir.IRBuilder, scatter: Instruction,
@@ -92,3 +97,16 @@ def emit_scatter_kernel(b: ir.IRBuilder, scatter: Instruction,
             for_nest(b, [udims[p] for p in window_pos], per_window_index, name="w")
 
     for_nest(b, [udims[p] for p in scatter_pos], per_scatter_index, name="s")
+
+
+class _ScatterKind:
+    """Scatter: serial (updates at duplicate indices combine in update order)."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return 1
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_scatter_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0])
+
+
+KIND = _ScatterKind()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
@@ -37,6 +38,9 @@ from ember.codegen.index import Index
 from ember.codegen.irtypes import I1, I64, i64
 from ember.codegen.loops import for_range, for_span, smax, smin
 from ember.hlo.ir import Instruction
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 RUN = 16  # elements per insertion-sorted run before merging
 
@@ -273,3 +277,17 @@ def _merge_block(b: ir.IRBuilder, src: _View, dst: _View, lo: ir.Value, mid: ir.
     for_span(b, i64(0), half, both, name="merge")
     with b.if_then(b.icmp_unsigned("!=", b.and_(length, one), i64(0))):
         front(b.add(lo, half))
+
+
+class _SortKind:
+    """Sorts: split by rows; the merge passes' second buffer is the schedule's work."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return ctx.if_worth_splitting(sort_row_count(ctx.root))
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_sort_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs, ctx.work_buffers,
+                         ctx.span)
+
+
+KIND = _SortKind()

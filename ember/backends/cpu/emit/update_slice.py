@@ -13,6 +13,8 @@ update is another buffer, read whole by these same loops, never written.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit.elements import CpuElements
@@ -20,6 +22,9 @@ from ember.codegen.elemental import Buf, store
 from ember.codegen.index import Index
 from ember.codegen.loops import for_nest
 from ember.hlo.ir import Instruction
+
+if TYPE_CHECKING:
+    from ember.backends.cpu.emit.kinds import KernelContext
 
 
 def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
@@ -39,4 +44,16 @@ def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
     for_nest(b, udims, element, name="w")
 
 
-__all__ = ["emit_update_slice_in_place"]
+class _UpdateSliceKind:
+    """A dynamic-update-slice into its own operand's buffer: serial (one window)."""
+
+    def split_extent(self, ctx: KernelContext) -> int:
+        return 1
+
+    def emit(self, ctx: KernelContext) -> None:
+        emit_update_slice_in_place(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0])
+
+
+KIND = _UpdateSliceKind()
+
+__all__ = ["KIND", "emit_update_slice_in_place"]
