@@ -1,4 +1,4 @@
-"""The native f32 math bodies (f32_trig, f32_powers, lean_log, lean_hyper, parts) and the
+"""The native f32 math bodies (f32/trig.py, f32/powers.py, lean_log, lean_hyper, parts) and the
 shared polynomial evaluator.
 
 - sweeps of the whole float32 line (every 4099th bit pattern, both signs: ~2 million

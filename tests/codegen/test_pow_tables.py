@@ -28,7 +28,9 @@ import pytest
 from codegen_util import ulp_distance
 
 from ember.backends.cpu.jit import llvm_target
-from ember.backends.cpu.mathlib import f32_powers, pow_tables, powers
+from ember.backends.cpu.mathlib import powers
+from ember.backends.cpu.mathlib.f32 import powers as f32_powers
+from ember.backends.cpu.mathlib.tables import pow_tables
 from ember.backends.cpu.mathlib.vec import permute_tables
 
 HAS_AVX512 = permute_tables()

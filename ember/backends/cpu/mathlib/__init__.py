@@ -9,8 +9,8 @@ LLVM module as an alwaysinline function named `ember.<name>.f32|f64`:
     log (exp_log), sin, cos (trig), logistic, f64 tanh (hyperbolic), exp2, log2, log10,
     log1p (lean_log), sinh, cosh, asinh, acosh, atanh (lean_hyper), the last two groups
     on parts' log and exp in pieces;
-  native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32_trig), cbrt (f32_powers),
-    tanh (lean_hyper); f32 pow (f32_powers) computes in f64 lanes and rounds once;
+  native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32/trig.py), cbrt (f32/powers.py),
+    tanh (lean_hyper); f32 pow (f32/powers.py) computes in f64 lanes and rounds once;
     their f64 bodies: tan, atrig, powers;
   double-precision bodies, f32 widened and rounded once (define.define_math): erf, erfc,
     erf-inv (special; `_WIDENED`).
@@ -70,8 +70,8 @@ _REDUCED: dict[str, tuple[str, str, str]] = {
 # native f32 bodies (named `ember.<name>.f32`), each "module:function(module)"; for these
 # `_FNS` serves f64 only
 _F32: dict[str, str] = {
-    "atan": "f32_trig:atan_fn", "atan2": "f32_trig:atan2_fn", "asin": "f32_trig:asin_fn",
-    "acos": "f32_trig:acos_fn", "cbrt": "f32_powers:cbrt_fn", "power": "f32_powers:pow_fn",
+    "atan": "f32.trig:atan_fn", "atan2": "f32.trig:atan2_fn", "asin": "f32.trig:asin_fn",
+    "acos": "f32.trig:acos_fn", "cbrt": "f32.powers:cbrt_fn", "power": "f32.powers:pow_fn",
     "tanh": "lean_hyper:tanh32_fn",  # (module, ty) like the two-width bodies
 }
 

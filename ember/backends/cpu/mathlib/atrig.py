@@ -1,4 +1,4 @@
-"""atan, atan2, asin, acos in f64 (straight-line IR; f32 has native bodies in f32_trig).
+"""atan, atan2, asin, acos in f64 (straight-line IR; f32 has native bodies in f32/trig.py).
 
 atan: for a = |x| pick (num, den, base) so that u = num / den lies in [-tan(pi/8), tan(pi/8)]:
   a <= tan(pi/8):   (a, 1, 0)
@@ -32,10 +32,10 @@ from fractions import Fraction
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs
 from ember.backends.cpu.mathlib.core import split
 from ember.backends.cpu.mathlib.define import define_math
 from ember.backends.cpu.mathlib.fp import Fp
+from ember.backends.cpu.mathlib.tables import coeffs
 
 PI_F = Fraction("3.14159265358979323846264338327950288419716939937510582097494459230781")
 PI = split(PI_F)

@@ -47,11 +47,11 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs32
 from ember.backends.cpu.mathlib.core import clamp
 from ember.backends.cpu.mathlib.define import define, suffix
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.parts import LN2_PAIR, combine, exp_parts, log1p_parts
+from ember.backends.cpu.mathlib.tables import coeffs32
 
 TANH_SMALL = 0.625
 BIG_LOG = {32: 4096.0, 64: 2.0 ** 28}  # beyond, asinh/acosh use log(2a)

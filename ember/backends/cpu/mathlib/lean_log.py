@@ -26,7 +26,6 @@ from fractions import Fraction
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs32
 from ember.backends.cpu.mathlib.core import LN2_F, clamp, split
 from ember.backends.cpu.mathlib.define import define, suffix
 from ember.backends.cpu.mathlib.fp import Fp
@@ -37,6 +36,7 @@ from ember.backends.cpu.mathlib.parts import (
     log_parts,
     split_for,
 )
+from ember.backends.cpu.mathlib.tables import coeffs32
 
 LN10_DIGITS = "2.302585092994045684017960468497044400310425839400793081620375887014"
 LN10_F = Fraction(LN10_DIGITS)

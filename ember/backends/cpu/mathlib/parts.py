@@ -45,9 +45,9 @@ from fractions import Fraction
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs32
 from ember.backends.cpu.mathlib.core import LN2_F, LN2_HI, LN2_LO, split
 from ember.backends.cpu.mathlib.fp import Fp
+from ember.backends.cpu.mathlib.tables import coeffs32
 
 
 def _f32(v: float) -> float:

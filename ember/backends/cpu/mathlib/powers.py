@@ -1,4 +1,4 @@
-"""cbrt and pow in f64 (f32 has its own bodies in f32_powers), with the sign and special
+"""cbrt and pow in f64 (f32 has its own bodies in f32/powers.py), with the sign and special
 cases of pow applied to its magnitude (`pow_finish`). cbrt is straight-line IR; pow is
 table driven (pow_tables, derived in fit_pow.py), with a vector variant on AVX-512 (vec.py).
 
@@ -61,7 +61,7 @@ pow(x, y) = sign * e^(y log|x|), the log as a double-double s + lo and e^(th + t
   x = +-inf -> 0 (y < 0) or inf (y > 0), likewise signed. Ember defines power(x, 2) as
   x * x exactly (the algebraic simplifier's rewrite), so y == 2 lanes return x * x.
   (`pow_finish` applies them as selects on the magnitude: NaN, then 1, the sign, NaN for
-  a finite negative base with a non-integer exponent, x * x; the f32 body in f32_powers
+  a finite negative base with a non-integer exponent, x * x; the f32 body in f32/powers.py
   does the same in f32 lanes.)
 """
 
@@ -71,11 +71,11 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs
-from ember.backends.cpu.mathlib import pow_tables as T
 from ember.backends.cpu.mathlib.core import LN2_F, LN2_HI, LN2_LO, split
 from ember.backends.cpu.mathlib.define import define_math
 from ember.backends.cpu.mathlib.fp import Fp
+from ember.backends.cpu.mathlib.tables import coeffs
+from ember.backends.cpu.mathlib.tables import pow_tables as T
 from ember.backends.cpu.mathlib.vec import (
     Lookup,
     clamp_abs,
@@ -249,6 +249,6 @@ def cbrt_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
 
 
 def pow_fn(module: ir.Module, ty: ir.Type, permute: bool | None = None) -> ir.Function:
-    """f64 pow (f32 has its own body in f32_powers)."""
+    """f64 pow (f32 has its own body in f32/powers.py)."""
     assert str(ty) == "double", ty
     return define_with_variant(module, "pow", ty, 2, _pow_body, permute)

@@ -36,11 +36,11 @@ from fractions import Fraction
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs
 from ember.backends.cpu.mathlib.core import exp_core, split
 from ember.backends.cpu.mathlib.define import define_math
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.parts import LN2_PAIR, combine, log_parts
+from ember.backends.cpu.mathlib.tables import coeffs
 
 INV_SQRTPI = split(Fraction("0.56418958354775628694807945156077258584405062932899885684408572"))
 ERFC_SPLIT = 6.4

@@ -22,9 +22,10 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs, f32_trig
 from ember.backends.cpu.mathlib.define import define, define_math, suffix
+from ember.backends.cpu.mathlib.f32 import trig as f32_trig
 from ember.backends.cpu.mathlib.fp import Fp
+from ember.backends.cpu.mathlib.tables import coeffs
 from ember.backends.cpu.mathlib.trig import pio2_pieces, precise_variant
 
 HUGE = 268435456.0  # 2^28

@@ -1,9 +1,10 @@
 """Derivation of the tables and polynomials of the table-driven pow, f32 and f64 (a
 developer script, like fit.py; nothing imports it at run time: it needs mpmath).
 
-Run `python -m ember.backends.cpu.mathlib.tools.fit_pow > ember/backends/cpu/mathlib/pow_tables.py`
-to regenerate `pow_tables.py`. Every table has 16 entries, so one AVX-512 two-register
-permute (vpermi2var, 8 lanes) looks an entry up (see vec.py).
+Run `python -m ember.backends.cpu.mathlib.tools.fit_pow >
+ember/backends/cpu/mathlib/tables/pow_tables.py` to regenerate `pow_tables.py`. Every table
+has 16 entries, so one AVX-512 two-register permute (vpermi2var, 8 lanes) looks an entry up
+(see vec.py).
 
 log2 table (f32 pow, x an f32 value): with OFF = 0.671875 (bits 0x3F2C0000), x = 2^e m,
   m in [OFF, 2 OFF), and i = the top 4 bits of m's bits minus OFF's: in the bits of the

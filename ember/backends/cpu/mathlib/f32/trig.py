@@ -40,11 +40,11 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs32
 from ember.backends.cpu.mathlib.atrig import PI_F
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.parts import split32
+from ember.backends.cpu.mathlib.tables import coeffs32
 from ember.backends.cpu.mathlib.trig import pio2_pieces
 
 F32 = ir.FloatType()

@@ -59,10 +59,10 @@ import math
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.mathlib import coeffs32
-from ember.backends.cpu.mathlib import pow_tables as T
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.fp import Fp, intrinsic
+from ember.backends.cpu.mathlib.tables import coeffs32
+from ember.backends.cpu.mathlib.tables import pow_tables as T
 from ember.backends.cpu.mathlib.vec import (
     Lookup,
     clamp_abs,
