@@ -46,8 +46,6 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
@@ -184,8 +182,7 @@ def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction
     return Decision(True)
 
 
-@dataclass(frozen=True)
-class FusionPolicy:
+class FusionPolicy(FrozenRecord):
     """The fusions a backend's code generator can run (the defaults: all of them, as the
     CPU backend does). A backend hands its policy to `Fusion` in its pipeline.
 
@@ -196,9 +193,14 @@ class FusionPolicy:
     sibling_fusion  reductions of one input over the same dimensions share one pass
     """
 
-    output_fusion: bool = True
-    row_fusion: bool = True
-    sibling_fusion: bool = True
+    FIELDS = ("output_fusion", "row_fusion", "sibling_fusion")
+    output_fusion: bool
+    row_fusion: bool
+    sibling_fusion: bool
+
+    def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
+                 sibling_fusion: bool = True) -> None:
+        self._freeze(output_fusion, row_fusion, sibling_fusion)
 
 
 class Fusion(HloPass):

@@ -48,13 +48,14 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
     assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
-    from ember.passes.call_inlining import CallInlining
     from ember.passes.fusion import Fusion, FusionPolicy
     from ember.passes.layout_assignment import LayoutAssignment
 
     # (the passes only dots and reductions need load with the first such module)
     return PassPipeline("cpu", [
-        CallInlining(),  # (the CPU backend has no call kernels)
+        # (the CPU backend has no call kernels; the pass loads with the first call)
+        OnOpcodes("call-inlining", "ember.passes.call_inlining:CallInlining",
+                  frozenset({"call"})),
         hardware_independent_pipeline(unsafe_math),
         OnOpcodes("transpose-folding", "ember.passes.transpose_folding:TransposeFolding",
                   frozenset({"dot"})),
@@ -120,7 +121,8 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
     m = module.clone()
     if run_passes:
         pipeline(unsafe_math).run(m)
-    else:  # (the one rewrite the code generator cannot do without)
+    elif any(i.opcode == "call" for i in m.entry.instructions):
+        # (the one rewrite the code generator cannot do without)
         from ember.passes.call_inlining import CallInlining
 
         CallInlining().run(m)

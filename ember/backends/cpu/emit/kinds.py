@@ -28,7 +28,6 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
@@ -41,6 +40,7 @@ from ember.backends.cpu.runtime.threads import PARALLEL_MIN_ELEMENTS
 from ember.codegen.elemental import Buf
 from ember.codegen.irtypes import I64, PTR, VOID
 from ember.hlo.ir import Computation, Instruction
+from ember.records import FrozenRecord
 
 if TYPE_CHECKING:
     from ember.backends.cpu.emit.emitter import ModuleEmitter
@@ -53,21 +53,23 @@ def symbol(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.]", "_", name)
 
 
-@dataclass(eq=False)
 class KernelContext:
     """What a kernel kind emits one kernel from; built by the module emitter.
 
     `root` is the fused computation's root or the instruction itself; `extent` the split
     loop's trip count the kind's `split_extent` chose (1: the kernel runs serially);
     `inlinable`: the kernel may be inlined where it is called (a loop's scalar kernel, so
-    LLVM keeps a counter in a register)."""
+    LLVM keeps a counter in a register). A plain class, not a dataclass: the decorator
+    costs about half a millisecond of every process's first compile (records.py)."""
 
-    emitter: ModuleEmitter
-    inst: Instruction
-    root: Instruction
-    extent: int = 1
-    inlinable: bool = False
-    _opened: bool = field(default=False, init=False, repr=False)
+    def __init__(self, emitter: ModuleEmitter, inst: Instruction, root: Instruction,
+                 extent: int = 1, inlinable: bool = False) -> None:
+        self.emitter = emitter
+        self.inst = inst
+        self.root = root
+        self.extent = extent
+        self.inlinable = inlinable
+        self._opened = False
 
     # -- the instruction's buffers ---------------------------------------------------------
 
@@ -256,14 +258,17 @@ def _opcode(name: str) -> Test:
     return lambda inst, root, sched: root.opcode == name
 
 
-@dataclass(frozen=True)
-class KindEntry:
+class KindEntry(FrozenRecord):
     """A row of `KINDS`: the kind's name, whether it emits a kernel, and where its
     `KernelKind` lives ("module:attribute", imported by the first kernel of the kind)."""
 
+    FIELDS = ("name", "test", "where")
     name: str
     test: Test
     where: str
+
+    def __init__(self, name: str, test: Test, where: str) -> None:
+        self._freeze(name, test, where)
 
 
 _EMIT = "ember.backends.cpu.emit"
