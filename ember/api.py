@@ -387,8 +387,25 @@ class JitFunction:
             self._cache[key] = result
         return result, leaves
 
+    def _check_outputs(self, out: Any, leaves: list, traced_for: str) -> None:
+        """JAX's error for a result that is not an array: it names the function, its
+        definition's line and where in the result the value sits."""
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, Tracer):
+                continue
+            try:
+                get_aval(leaf)
+            except TypeError:
+                path = keystr(tree_flatten_with_path(out)[0][i][0])
+                where = f" at output component {path}" if path else ""
+                raise TypeError(
+                    f"function {self._name} at {fun_location(self.fun)} traced for "
+                    f"{traced_for} returned a value of type {type(leaf)}{where}, which is not "
+                    "a valid JAX type") from None
+
     def _trace_uncached(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict,
-                        in_tree: PyTreeDef, avals: tuple[ShapedArray, ...]) -> TraceResult:
+                        in_tree: PyTreeDef, avals: tuple[ShapedArray, ...],
+                        traced_for: str = "jit") -> TraceResult:
         self.trace_count += 1
         paths = self._leaf_paths(args, dyn_args, dyn_kwargs)
         out_tree_box: list[PyTreeDef] = []
@@ -398,6 +415,7 @@ class JitFunction:
             full_args, full_kwargs = self._rebuild_call(args, kwargs, t_args, t_kwargs)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_flatten(out)
+            self._check_outputs(out, out_leaves, traced_for)
             out_tree_box.append(out_tree)
             return out_leaves
 
@@ -738,7 +756,8 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
         dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted.flatten_call(args, kwargs)
-        result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
+        result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals,
+                                        "make_jaxpr")
         if return_shape:
             shapes = tree_unflatten(result.out_tree, [
                 ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
