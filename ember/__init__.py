@@ -44,14 +44,17 @@ tree_unflatten = tree_util.tree_unflatten
 
 
 def local_devices() -> list:
+    """Return the devices of this process (as jax.local_devices): this machine's CPU."""
     return devices()
 
 
 def device_count() -> int:
+    """Return the number of devices (as jax.device_count): 1, the CPU."""
     return 1
 
 
 def default_backend() -> str:
+    """Return the platform jit compiles for (as jax.default_backend): `"cpu"`."""
     return "cpu"
 
 

@@ -109,6 +109,77 @@ def _signature(fun: Callable) -> inspect.Signature | None:
         return None
 
 
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _check_argnums(sig: inspect.Signature, argnums: tuple[int, ...], what: str) -> None:
+    """JAX's check at `jit()`: every index names a positional parameter (`-n <= i < n`),
+    unless `*args` takes any number of them."""
+    params = sig.parameters.values()
+    if not argnums or any(p.kind == p.VAR_POSITIONAL for p in params):
+        return
+    npos = sum(p.kind in _POSITIONAL for p in params)
+    if -min(argnums) > npos or max(argnums) >= npos:
+        raise ValueError(f"Jitted function has {what}={argnums}, but only accepts {npos} "
+                         "positional arguments.")
+
+
+def _check_argnames(sig: inspect.Signature, argnames: tuple[str, ...], what: str) -> None:
+    """JAX's check at `jit()`: every name is a parameter that can be passed by keyword
+    (any name when the function takes `**kwargs`, but never a positional-only one)."""
+    params = sig.parameters.values()
+    not_keyword = {p.name for p in params
+                   if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)} & set(argnames)
+    if not_keyword:
+        raise ValueError(f"Jitted function has invalid argnames {not_keyword} in {what}. "
+                         "These are positional-only")
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return
+    unknown = set(argnames) - {p.name for p in params
+                               if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if unknown:
+        raise ValueError(f"Jitted function has invalid argnames {unknown} in {what}. "
+                         "Function does not take these args.")
+
+
+def _resolve_argnums(fun: Callable, sig: inspect.Signature | None, static_argnums: Any,
+                     static_argnames: Any, donate_argnums: Any, donate_argnames: Any
+                     ) -> tuple[set[int], set[str], set[int], set[str]]:
+    """Check jit's argument annotations against `fun`'s signature (JAX's errors, raised by
+    `jit()` itself, not at the first call) and complete each number with its name and each
+    name with its number, so that `f(x, n=3)` and `f(x, 3)` are both static."""
+    nums, names = _normalize_argnums(static_argnums), _normalize_argnames(static_argnames)
+    dnums, dnames = _normalize_argnums(donate_argnums), _normalize_argnames(donate_argnames)
+    if sig is None:     # a builtin without a signature: nothing to check or infer (as JAX)
+        if dnames:
+            raise ValueError(f"Getting the signature of function {fun} failed. Pass "
+                             "donate_argnums instead of donate_argnames.")
+    else:
+        _check_argnums(sig, nums, "static_argnums")
+        _check_argnames(sig, names, "static_argnames")
+        _check_argnums(sig, dnums, "donate_argnums")
+        _check_argnames(sig, dnames, "donate_argnames")
+    snums, snames, sdnums, sdnames = set(nums), set(names), set(dnums), set(dnames)
+    if sig is not None:
+        positional = [p for p in sig.parameters.values() if p.kind in _POSITIONAL]
+        npos = len(positional)
+        # A negative argnum counts from the end of the positional parameters.
+        for i, p in enumerate(positional):
+            for argset, nameset in ((snums, snames), (sdnums, sdnames)):
+                if p.name in nameset:
+                    argset.add(i)
+                if (i in argset or i - npos in argset) and p.kind != p.POSITIONAL_ONLY:
+                    nameset.add(p.name)
+    both = snames & sdnames
+    if both:
+        raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                         f"names {both} appear in both static_argnames and donate_argnames")
+    if snums & sdnums:
+        raise ValueError(f"`static_argnums` {sorted(snums)} and `donate_argnums` "
+                         f"{sorted(sdnums)} cannot intersect.")
+    return snums, snames, sdnums, sdnames
+
+
 def fun_name(fun: Callable) -> str:
     """The name jit gives `fun` (its `__name__`, else its type's)."""
     return getattr(fun, "__name__", None) or type(fun).__name__
@@ -164,34 +235,13 @@ class JitFunction:
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self.fun = fun
         self.sig = _signature(fun)
-        nums = set(_normalize_argnums(static_argnums))
-        names = set(_normalize_argnames(static_argnames))
-        dnums = set(_normalize_argnums(donate_argnums))
-        dnames = set(_normalize_argnames(donate_argnames))
+        nums, names, dnums, dnames = _resolve_argnums(
+            fun, self.sig, static_argnums, static_argnames, donate_argnums, donate_argnames)
         # Names of the positional parameters, for error messages ("argument `x`").
         self._pos_names: list[str] = []
         if self.sig is not None:
-            params = list(self.sig.parameters.values())
-            positional = [p for p in params if p.kind in
-                          (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            self._pos_names = [p.name for p in positional]
-            npos = len(positional)
-            has_var_kw = any(p.kind == p.VAR_KEYWORD for p in params)
-            known = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
-            bad = sorted(n for n in names | dnames if n not in known)
-            if bad and not has_var_kw:
-                raise ValueError(
-                    f"jitted function {fun_name(fun)} has static_argnames or donate_argnames "
-                    f"{bad} that are not parameters of the function (its parameters are "
-                    f"{sorted(known)}).")
-            # static_argnums <-> static_argnames, as JAX infers them from the signature; a
-            # negative argnum counts from the end of the positional parameters.
-            for i, p in enumerate(positional):
-                for argset, nameset in ((nums, names), (dnums, dnames)):
-                    if p.name in nameset:
-                        argset.add(i)
-                    if (i in argset or i - npos in argset) and p.kind != p.POSITIONAL_ONLY:
-                        nameset.add(p.name)
+            self._pos_names = [p.name for p in self.sig.parameters.values()
+                               if p.kind in _POSITIONAL]
         self.static_argnums = tuple(sorted(nums))
         self.static_argnames = tuple(sorted(names))
         self.donate_argnums = tuple(sorted(dnums))
@@ -211,6 +261,15 @@ class JitFunction:
 
     # -- arguments ---------------------------------------------------------------------------
     def _static_positions(self, nargs: int) -> frozenset[int]:
+        """The static positions of a call with `nargs` positional arguments. As JAX: an
+        index past the end is skipped (the parameter takes its default, or comes by
+        keyword); a negative one must lie within the call's arguments."""
+        for i in self.static_argnums:
+            if i < -nargs:
+                raise ValueError(
+                    "Positional argument indices, e.g. for `static_argnums`, must have value "
+                    "greater than or equal to -len(args) and less than len(args), but got "
+                    f"value {i} for len(args) == {nargs}.")
         return frozenset(i if i >= 0 else i + nargs for i in self.static_argnums)
 
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple]:
@@ -328,8 +387,25 @@ class JitFunction:
             self._cache[key] = result
         return result, leaves
 
+    def _check_outputs(self, out: Any, leaves: list, traced_for: str) -> None:
+        """JAX's error for a result that is not an array: it names the function, its
+        definition's line and where in the result the value sits."""
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, Tracer):
+                continue
+            try:
+                get_aval(leaf)
+            except TypeError:
+                path = keystr(tree_flatten_with_path(out)[0][i][0])
+                where = f" at output component {path}" if path else ""
+                raise TypeError(
+                    f"function {self._name} at {fun_location(self.fun)} traced for "
+                    f"{traced_for} returned a value of type {type(leaf)}{where}, which is not "
+                    "a valid JAX type") from None
+
     def _trace_uncached(self, args: tuple, kwargs: dict, dyn_args: tuple, dyn_kwargs: dict,
-                        in_tree: PyTreeDef, avals: tuple[ShapedArray, ...]) -> TraceResult:
+                        in_tree: PyTreeDef, avals: tuple[ShapedArray, ...],
+                        traced_for: str = "jit") -> TraceResult:
         self.trace_count += 1
         paths = self._leaf_paths(args, dyn_args, dyn_kwargs)
         out_tree_box: list[PyTreeDef] = []
@@ -339,6 +415,7 @@ class JitFunction:
             full_args, full_kwargs = self._rebuild_call(args, kwargs, t_args, t_kwargs)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_flatten(out)
+            self._check_outputs(out, out_leaves, traced_for)
             out_tree_box.append(out_tree)
             return out_leaves
 
@@ -363,7 +440,8 @@ class JitFunction:
             if out is not fastpath.MISS:
                 return out
         fastpath.STATS["slow_calls"] += 1
-        if config.jax_disable_jit:
+        if config.jax_disable_jit or (self.inline and current_dynamic().level > 0):
+            # inline=True inside a staging trace: fun's operations join the caller's jaxpr.
             return self.fun(*args, **kwargs)
         traces = self.trace_count
         result, leaves = self._lookup(args, kwargs)
@@ -545,14 +623,120 @@ class Compiled:
         return tree_unflatten(self._result.out_tree, outs)
 
 
-def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
-        donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
-        inline: bool = False, **unsupported: Any) -> Any:
-    """Compile `fun` with tracing, as `jax.jit`. Usable as `@jit` and `@jit(...)`."""
-    for k in unsupported:
-        if k not in ("device", "backend", "in_shardings", "out_shardings", "abstracted_axes",
-                     "compiler_options"):
-            raise TypeError(f"jit() got an unexpected keyword argument '{k}'")
+def _check_placement(backend: str | None, device: Any, in_shardings: Any,
+                     out_shardings: Any, abstracted_axes: Any,
+                     compiler_options: dict[str, Any] | None) -> None:
+    """Accept the values of jit's placement and compiler keywords that mean what Ember does
+    anyway (this machine's CPU, one device, no sharding, static shapes, no XLA options);
+    raise, naming the keyword, for any other value instead of ignoring it."""
+    from ember.array import devices
+    if device is not None and backend is not None:
+        raise ValueError("can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend!r}")
+    if backend is not None and backend != "cpu":
+        present = "Platforms present are: cpu"
+        if backend == "gpu":
+            msg = (f"Unknown backend: 'gpu' requested, but no platforms that are instances "
+                   f"of gpu are present. {present}")
+        else:
+            msg = f"Unknown backend {backend}. {present}"
+        raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember compiles for this "
+                           "machine's CPU; backend=None or 'cpu' select it).")
+    if device is not None and device not in devices():
+        raise ValueError(f"jit(device={device!r}): Ember has one device, {devices()[0]!r} "
+                         "(ember.devices()[0]); pass it or None.")
+    for what, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        # None (or a pytree of Nones) lets the compiler choose: on one device, that device.
+        if tree_flatten(value)[0]:
+            raise NotImplementedError(
+                f"jit({what}=...): Ember runs on one CPU device and does not implement "
+                f"shardings; leave {what} unset (None). Got {value!r}.")
+    if abstracted_axes is not None:
+        raise NotImplementedError(
+            "jit(abstracted_axes=...): Ember traces with static shapes only (JAX needs "
+            "--jax_dynamic_shapes for abstracted_axes, which Ember does not implement).")
+    if compiler_options:
+        raise NotImplementedError(
+            f"jit(compiler_options=...): Ember's compiler takes no XLA options (got "
+            f"{sorted(compiler_options)}); its passes are chosen with EMBER_DISABLE_PASSES "
+            "and ember.config (print(ember.config.describe()) lists them).")
+
+
+def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardings: Any = None,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None,
+        keep_unused: bool = False, device: Any = None, backend: str | None = None,
+        inline: bool = False, abstracted_axes: Any = None,
+        compiler_options: dict[str, Any] | None = None) -> Any:
+    """Set up ``fun`` for just-in-time compilation, as ``jax.jit``.
+
+    The first call traces ``fun`` with abstract arguments (shape and dtype only) into a
+    jaxpr, lowers it to HLO, optimizes it and compiles it to native code for this machine's
+    CPU through LLVM. Later calls with arguments of the same pytree structure, shapes,
+    dtypes (weak types included) and equal static arguments run the cached code without
+    calling ``fun`` again: Python side effects in ``fun`` happen once per trace. Usable as
+    ``@jit``, ``@jit(static_argnums=...)`` and ``functools.partial(jit, ...)``.
+
+    Args:
+      fun: the function to compile. Its arguments and results are arrays, scalars, or
+        pytrees of them (tuples, lists, dicts, registered classes); arguments marked static
+        may be any hashable Python value.
+      in_shardings, out_shardings: accepted only as ``None`` (a pytree of ``None`` too):
+        Ember runs on one device. Any sharding raises ``NotImplementedError``.
+      static_argnums: an int or a sequence of ints: the positional arguments that are
+        static. A static argument is a compile-time constant: its value (it must be
+        hashable, compared with ``==`` and by type) is part of the cache key, so each new
+        value traces and compiles again. Negative indices count from the end of the
+        positional parameters. The matching parameter names become static too, so the
+        argument is static whether it is passed by position or by keyword. An index the
+        function's signature cannot take raises ``ValueError`` here, at ``jit()``, as in
+        JAX; an index past the end of a call's arguments is skipped at that call.
+      static_argnames: a str or a sequence of str: the parameters, by name, that are
+        static; their positions become static too. A name the function does not take (and
+        it has no ``**kwargs``), or a positional-only one, raises ``ValueError``.
+      donate_argnums: the positional arguments whose memory the compiled call may reuse
+        for its outputs. Ember writes an output of the same shape and dtype into a donated
+        ``ember.Array``'s buffer when nothing else can see that memory, then deletes the
+        Array (using it later raises, as in JAX); otherwise it copies first, so the caller's
+        data is never overwritten. A donated argument no output can use warns "Some donated
+        buffers were not usable". May not overlap ``static_argnums``.
+      donate_argnames: the same, by parameter name.
+      keep_unused: in JAX, ``False`` lets XLA drop arguments the function does not use.
+        Ember always keeps them (an unused argument costs one pointer per call), so both
+        values give the same program.
+      device: ``None`` or Ember's one device (``ember.devices()[0]``); any other value
+        raises ``ValueError``. (JAX deprecates this argument in favour of placing the
+        inputs with ``device_put``.)
+      backend: ``None`` or ``"cpu"``: Ember compiles for this machine's CPU
+        (``EMBER_BACKEND=interpreter`` runs the optimized HLO with NumPy instead). Another
+        platform raises JAX's ``RuntimeError`` ("Unknown backend ...").
+      inline: when ``True``, a call from inside another trace (an enclosing ``jit`` or
+        ``make_jaxpr``) traces ``fun``'s operations straight into the caller's jaxpr
+        instead of staging one nested ``jit`` equation. Called from Python, it makes no
+        difference.
+      abstracted_axes: accepted only as ``None``: Ember traces with static shapes.
+      compiler_options: accepted only as ``None`` or ``{}``: Ember's compiler takes no XLA
+        options (``EMBER_DISABLE_PASSES`` and ``ember.config`` configure its passes).
+
+    Returns:
+      A wrapped version of ``fun`` (an ``ember.api.JitFunction``): call it, or stage it
+      with ``.trace(*args)``, ``.lower(*args)`` (then ``.compile()``) and look at each
+      stage's text; ``.eval_shape(*args)`` gives the output shapes without compiling.
+
+    Example:
+      >>> import ember as jax
+      >>> import ember.numpy as jnp
+      >>> from functools import partial
+      >>> @partial(jax.jit, static_argnums=1)
+      ... def scaled_ones(x, n):
+      ...     return x * jnp.ones(n)
+      >>> scaled_ones(2.0, 3)
+      Array([2., 2., 2.], dtype=float32)
+    """
+    _check_placement(backend, device, in_shardings, out_shardings, abstracted_axes,
+                     compiler_options)
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
@@ -572,7 +756,8 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
         dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted.flatten_call(args, kwargs)
-        result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
+        result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals,
+                                        "make_jaxpr")
         if return_shape:
             shapes = tree_unflatten(result.out_tree, [
                 ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
@@ -582,7 +767,30 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
 
     return make
 
+
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Compute the shapes and dtypes of ``fun(*args, **kwargs)`` without running it, as
+    ``jax.eval_shape``.
+
+    ``fun`` is traced with abstract values only: nothing is compiled and no arithmetic is
+    done, so it is cheap even for large inputs.
+
+    Args:
+      fun: the function to evaluate abstractly.
+      *args, **kwargs: arrays, scalars, ``ember.ShapeDtypeStruct`` values (anything with
+        ``shape`` and ``dtype``), or pytrees of them. Every argument is dynamic; bind
+        non-array arguments with ``functools.partial`` first.
+
+    Returns:
+      A pytree of ``ember.ShapeDtypeStruct`` with the structure of ``fun``'s result.
+
+    Example:
+      >>> import ember as jax
+      >>> import ember.numpy as jnp
+      >>> x = jax.ShapeDtypeStruct((1000, 3), jnp.float32)
+      >>> jax.eval_shape(lambda x: jnp.sum(x, axis=0), x)
+      ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
     return JitFunction(fun).eval_shape(*args, **kwargs)
 
 

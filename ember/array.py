@@ -253,10 +253,18 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 
 def devices(backend: str | None = None) -> list[CpuDevice]:
+    """Return the devices Ember runs on (as jax.devices): one, this machine's CPU."""
     return [_CPU]
 
 
 def block_until_ready(x: Any) -> Any:
+    """Wait until every Array in the pytree `x` is computed, then return `x` (as
+    jax.block_until_ready).
+
+    Ember runs each call synchronously, so the values are ready when a call returns; this
+    only raises for an Array that was deleted (donated, for example). Timing code written
+    for JAX, `f(x).block_until_ready()`, measures the same thing on Ember.
+    """
     from ember.tree_util import tree_leaves
     for leaf in tree_leaves(x):
         if hasattr(leaf, "block_until_ready"):

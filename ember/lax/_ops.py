@@ -132,16 +132,22 @@ def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002
 
 
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
+    """Reinterpret the bits of `x` as `new_dtype` (as lax.bitcast_convert_type); a narrower
+    type adds a trailing dimension, a wider one consumes it."""
     return C.bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))
 
 
 def stop_gradient(x: Any) -> Any:
+    """Return `x` (a pytree of arrays) unchanged, marked as a constant for differentiation
+    (as lax.stop_gradient)."""
     from ember.tree_util import tree_map
     return tree_map(lambda v: C.stop_gradient_p.bind(v), x)
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int],
                      sharding: Any = None) -> Any:
+    """Broadcast `x` to `shape`, operand dimension i becoming result dimension
+    `broadcast_dimensions[i]` (as lax.broadcast_in_dim)."""
     shape = tuple(int(d) for d in shape)
     dims = tuple(int(d) for d in broadcast_dimensions)
     aval = aval_of(x)
@@ -159,6 +165,8 @@ def broadcast(x: Any, sizes: Sequence[int]) -> Any:
 
 
 def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """Add leading size-1 dimensions to `x` until it has `rank` dimensions (as
+    lax.broadcast_to_rank)."""
     aval = aval_of(x)
     if aval.ndim >= rank:
         return x
@@ -166,6 +174,8 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
 
 
 def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+    """Reshape `x` to `new_sizes` in row-major order, after transposing it by `dimensions`
+    when given (as lax.reshape)."""
     new_sizes = tuple(int(d) for d in new_sizes)
     if dimensions is not None and tuple(dimensions) != tuple(range(aval_of(x).ndim)):
         x = transpose(x, dimensions)
@@ -175,6 +185,7 @@ def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None =
 
 
 def squeeze(x: Any, dimensions: Sequence[int]) -> Any:
+    """Remove the size-1 `dimensions` of `x` (as lax.squeeze)."""
     ndim = aval_of(x).ndim
     dims = tuple(sorted(d % ndim for d in dimensions)) if ndim else ()
     if not dims:
@@ -195,6 +206,8 @@ def expand_dims(x: Any, dimensions: Sequence[int]) -> Any:
 
 
 def transpose(x: Any, permutation: Sequence[int]) -> Any:
+    """Permute the dimensions of `x`: result dimension i is operand dimension
+    `permutation[i]` (as lax.transpose)."""
     perm = tuple(int(p) for p in permutation)
     if perm == tuple(range(len(perm))):
         return x
@@ -202,15 +215,19 @@ def transpose(x: Any, permutation: Sequence[int]) -> Any:
 
 
 def rev(x: Any, dimensions: Sequence[int]) -> Any:
+    """Reverse the order of elements of `x` along `dimensions` (as lax.rev)."""
     return S.rev_p.bind(x, dimensions=tuple(int(d) for d in dimensions))
 
 
 def iota(dtype: Any, size: int) -> Any:
+    """Create the 1-d array 0, 1, ..., size - 1 of `dtype` (as lax.iota)."""
     return broadcasted_iota(dtype, (int(size),), 0)
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, sharding: Any = None
                      ) -> Any:
+    """Create an array of `shape` whose values count 0, 1, ... along `dimension` (as
+    lax.broadcasted_iota)."""
     return S.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=tuple(int(s) for s in shape),
                          dimension=int(dimension), sharding=None)
 
@@ -220,38 +237,49 @@ def _axes(axes: Sequence[int]) -> tuple[int, ...]:
 
 
 def reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the sum of `x` over `axes` (as lax.reduce_sum; no type promotion)."""
     return Rd.reduce_sum_p.bind(x, axes=_axes(axes), out_sharding=None)
 
 
 def reduce_prod(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the product of `x` over `axes` (as lax.reduce_prod)."""
     return Rd.reduce_prod_p.bind(x, axes=_axes(axes))
 
 
 def reduce_max(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the maximum of `x` over `axes` (as lax.reduce_max)."""
     return Rd.reduce_max_p.bind(x, axes=_axes(axes))
 
 
 def reduce_min(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the minimum of `x` over `axes` (as lax.reduce_min)."""
     return Rd.reduce_min_p.bind(x, axes=_axes(axes))
 
 
 def reduce_and(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the logical or bit-wise AND of `x` over `axes` (as lax.reduce_and)."""
     return Rd.reduce_and_p.bind(x, axes=_axes(axes))
 
 
 def reduce_or(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the logical or bit-wise OR of `x` over `axes` (as lax.reduce_or)."""
     return Rd.reduce_or_p.bind(x, axes=_axes(axes))
 
 
 def reduce_xor(x: Any, axes: Sequence[int]) -> Any:
+    """Compute the logical or bit-wise XOR of `x` over `axes` (as lax.reduce_xor)."""
     return Rd.reduce_xor_p.bind(x, axes=_axes(axes))
 
 
 def argmax(x: Any, axis: int, index_dtype: Any) -> Any:
+    """Compute the index of the maximum of `x` along `axis`, as `index_dtype` (as
+    lax.argmax; the first one on ties)."""
     return Rd.argmax_p.bind(x, axes=(int(axis),), index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def argmin(x: Any, axis: int, index_dtype: Any) -> Any:
+    """Compute the index of the minimum of `x` along `axis`, as `index_dtype` (as
+    lax.argmin; the first one on ties)."""
     return Rd.argmin_p.bind(x, axes=(int(axis),), index_dtype=dtypes.canonicalize(index_dtype))
 
 
@@ -268,12 +296,15 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Create an array filled with `fill_value`, with the shape and dtype of `x` unless
+    `shape` / `dtype` are given (as lax.full_like)."""
     aval = aval_of(x)
     return full(aval.shape if shape is None else shape, fill_value,
                 aval.dtype if dtype is None else dtype)
 
 
 def zeros_like_array(x: Any) -> Any:
+    """Create an array of zeros with the shape and dtype of `x` (as lax.zeros_like_array)."""
     return full_like(x, 0)
 
 

@@ -32,4 +32,7 @@ newaxis = None
 
 __array_api_version__ = "2024.12"
 
-from ember.numpy import _array_methods  # noqa: E402, F401  (installs Array/Tracer methods)
+# _array_methods installs the Array/Tracer methods; _docs documents the callables.
+from ember.numpy import _array_methods, _docs  # noqa: E402, F401
+
+_docs.install(globals())  # one-line docstrings for the callables written without one

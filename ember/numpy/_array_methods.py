@@ -136,6 +136,14 @@ def _tolist(self: Any) -> Any:
     return np.asarray(self).tolist()
 
 
+def _setitem(self: Any, idx: Any, value: Any) -> None:
+    """`x[idx] = y`: JAX's TypeError, pointing to the functional `.at[]` update."""
+    raise TypeError(
+        f"'{type(self)}' object does not support item assignment. Ember arrays are immutable "
+        "(as JAX arrays). Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another "
+        ".at[] method: https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
 def install(cls: type) -> None:
     """Install operators, methods and properties on an array class (Array or Tracer)."""
     for name, fn in _BINARY.items():
@@ -153,6 +161,7 @@ def install(cls: type) -> None:
     cls.__rdivmod__ = _defer("divmod", swap=True)
     cls.__round__ = lambda self, ndigits=None: jnp.round(self, ndigits or 0)
     cls.__getitem__ = _getitem
+    cls.__setitem__ = _setitem
     cls.astype = _astype
     cls.reshape = _reshape
     cls.transpose = _transpose

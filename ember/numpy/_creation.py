@@ -22,7 +22,6 @@ import numpy as np
 from ember import lax
 from ember.array import ArrayImpl
 from ember.core import dtypes
-from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
 from ember.numpy._promote import check_arraylike, ensure_array, is_array
 
@@ -38,26 +37,37 @@ _OBJECT = np.dtype(object)
 
 def _shape(shape: Any) -> tuple[int, ...]:
     """A static shape from an int or a sequence of ints (concrete Arrays allowed)."""
-    if isinstance(shape, Tracer):
-        raise _concrete_error("shape", shape)
-    if isinstance(shape, (tuple, list)):
-        return tuple(_size(s) for s in shape)
-    return (_size(shape),)
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    traced = [d for d in dims if isinstance(d, Tracer)]
+    if traced:
+        raise _shape_error(dims, traced[0])
+    return tuple(_size(d) for d in dims)
 
 
 def _size(v: Any) -> int:
     if isinstance(v, Tracer):
-        raise _concrete_error("shape", v)
+        raise _shape_error((v,), v)
     n = operator.index(v)
     if n < 0:
         raise ValueError(f"negative dimensions are not allowed, got {n}")
     return n
 
 
+def _shape_error(dims: tuple, tracer: Tracer) -> Exception:
+    """JAX's text for a traced dimension, then which argument it depends on and where (the
+    trace's concretization error), so the user sees what to mark static."""
+    detail = _concrete_error("a shape argument", tracer)
+    return type(detail)(
+        f"Shapes must be 1D sequences of concrete values of integer type, got {dims!r}.\n"
+        "If using `jit`, try using `static_argnums` or applying `jit` to smaller "
+        f"subfunctions.\n{detail}")
+
+
 def _concrete_error(fname: str, tracer: Tracer) -> Exception:
-    return ConcretizationTypeError(
-        f"{fname} requires concrete (static) arguments, got a traced value "
-        f"{tracer.aval.str_short()}: the result's shape would depend on data.")
+    """The trace's concretization error (it names the argument the value depends on and
+    the line) for a value that sets a result's shape."""
+    return tracer._trace.concretization_error(
+        tracer, f"{fname} (the result's shape would depend on data)")
 
 
 def _dtype(dtype: Any, default: np.dtype | None = None) -> np.dtype:

@@ -21,7 +21,8 @@ from ember import lax
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
 from ember.numpy import _linalg, _manipulation
-from ember.numpy._promote import check_arraylike, promote_dtypes_inexact
+from ember.numpy._promote import check_arraylike
+from ember.numpy._promote import promote_dtypes_inexact as _promote_dtypes_inexact
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
            "trace", "diagonal", "matrix_transpose"]
@@ -101,7 +102,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     """Vector norm over one axis, matrix norm over two; axis=None means all axes with
     ord=None, else the vector (1-D) or matrix (2-D) norm of x."""
     check_arraylike("norm", x)
-    (x,) = promote_dtypes_inexact(x)
+    (x,) = _promote_dtypes_inexact(x)
     ndim = get_aval(x).ndim
     if axis is None:
         if ord is None:
@@ -127,7 +128,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
     """Array API vector norm: over all axes when axis is None (as if flattened)."""
     check_arraylike("vector_norm", x)
-    (x,) = promote_dtypes_inexact(x)
+    (x,) = _promote_dtypes_inexact(x)
     ndim = get_aval(x).ndim
     if axis is None:
         out = _vector_norm(lax.reshape(x, (get_aval(x).size,)), ord, (0,), False)
@@ -138,7 +139,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     """Array API matrix norm over the last two axes."""
     check_arraylike("matrix_norm", x)
-    (x,) = promote_dtypes_inexact(x)
+    (x,) = _promote_dtypes_inexact(x)
     ndim = get_aval(x).ndim
     if ndim < 2:
         raise ValueError(f"matrix_norm requires an array of rank >= 2, got rank {ndim}")
@@ -147,12 +148,16 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
 
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
+    """Compute the matrix product of two arrays (as numpy.linalg.matmul /
+    jax.numpy.linalg.matmul)."""
     return _linalg.matmul(x1, x2, precision=precision,
                           preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
+    """Compute the vector dot product of two arrays along `axis` (as
+    numpy.linalg.vecdot / jax.numpy.linalg.vecdot)."""
     return _linalg.vecdot(x1, x2, axis=axis, precision=precision,
                           preferred_element_type=preferred_element_type)
 
@@ -167,6 +172,8 @@ def outer(x1: Any, x2: Any, /) -> Any:
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
+    """Compute the tensor dot product of two arrays over `axes` (as
+    numpy.linalg.tensordot / jax.numpy.linalg.tensordot)."""
     return _linalg.tensordot(x1, x2, axes, precision=precision,
                              preferred_element_type=preferred_element_type)
 
@@ -182,5 +189,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Any:
 
 
 def matrix_transpose(x: Any, /) -> Any:
+    """Transpose the last two axes of `x` (as numpy.linalg.matrix_transpose /
+    jax.numpy.linalg.matrix_transpose)."""
     from ember.numpy._manipulation import matrix_transpose as _mt
     return _mt(x)

@@ -69,11 +69,31 @@ def broadcasting_shape(name: str, *avals: ShapedArray) -> tuple[int, ...]:
     return tuple(out)
 
 
+# The ember.numpy function that does what lax.<primitive> does after promoting its inputs,
+# named in the mixed-dtype error as JAX's tip (tests/ops/test_lax_errors.py checks that
+# each exists).
+JNP_EQUIVALENTS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+    "max": "maximum", "min": "minimum", "atan2": "arctan2",
+    "nextafter": "nextafter", "and": "bitwise_and", "or": "bitwise_or",
+    "xor": "bitwise_xor", "shift_left": "left_shift", "shift_right_arithmetic": "right_shift",
+    "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+    "ge": "greater_equal", "select_n": "where", "clamp": "clip",
+    "concatenate": "concatenate",
+}
+
+
 def check_same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
+    """JAX's error for operands of different dtypes (lax never promotes), with its tip
+    naming the jnp function that does."""
     dtypes = {a.dtype for a in avals}
     if len(dtypes) > 1:
-        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
-                        + ", ".join(a.dtype.name for a in avals) + ".")
+        msg = (f"lax.{name} requires arguments to have the same dtypes, got "
+               + ", ".join(a.dtype.name for a in avals) + ".")
+        if name in JNP_EQUIVALENTS:
+            msg += (f" (Tip: jnp.{JNP_EQUIVALENTS[name]} is a similar function that does "
+                    "automatic type promotion on inputs).")
+        raise TypeError(msg)
     return avals[0].dtype
 
 

@@ -33,9 +33,11 @@ BAD: list[tuple[str, Any, tuple, type, str]] = [
     ("add_ranks", lax.add, (f32, np.ones((2, 3), np.float32)), TypeError,
      "add: arrays must have the same number of dimensions, got {1, 2}"),
     ("add_dtypes", lax.add, (f32, i32), TypeError,
-     "lax.add requires arguments to have the same dtypes, got float32, int32."),
+     "lax.add requires arguments to have the same dtypes, got float32, int32. (Tip: jnp.add "
+     "is a similar function that does automatic type promotion on inputs)."),
     ("max_dtypes", lax.max, (u8, i32), TypeError,
-     "lax.max requires arguments to have the same dtypes, got uint8, int32."),
+     "lax.max requires arguments to have the same dtypes, got uint8, int32. (Tip: "
+     "jnp.maximum is a similar function that does automatic type promotion on inputs)."),
     ("sin_int", lax.sin, (i32,), TypeError,
      "sin does not accept dtype int32. Accepted dtypes are subtypes of floating, "
      "complexfloating."),
@@ -225,3 +227,18 @@ def test_weak_type_rules(jit: bool) -> None:
     # unary and shape ops keep the operand's weak type
     assert weak(run(lax.neg, 2)) and run(lax.neg, 2).dtype == np.int32
     assert weak(run(lambda x: lax.reduce_sum(lax.broadcast_in_dim(x, (3,), ()), (0,)), 2.0))
+
+
+def test_mixed_dtypes_error_has_jaxs_tip() -> None:
+    """JAX 0.10.2's full text for lax.add(int32, float32), and every tip names a real jnp
+    function."""
+    from ember import numpy as jnp
+    from ember.prims._rules import JNP_EQUIVALENTS
+    with pytest.raises(TypeError) as e:
+        lax.add(np.int32(1), np.float32(2))
+    assert str(e.value).splitlines()[0] == (
+        "lax.add requires arguments to have the same dtypes, got int32, float32. (Tip: "
+        "jnp.add is a similar function that does automatic type promotion on inputs).")
+    assert all(hasattr(jnp, name) for name in JNP_EQUIVALENTS.values())
+    with pytest.raises(TypeError, match=r"Tip: jnp\.where is"):
+        lax.select_n(b, f32, i32)

@@ -55,6 +55,95 @@ def test_jit_rejects_non_callable_and_unknown_kwargs():
         ember.jit(lambda x: x, static_argnames="nope")
 
 
+def test_jit_signature_has_no_catch_all_and_a_full_docstring():
+    import inspect
+    params = inspect.signature(ember.jit).parameters
+    assert not any(p.kind == p.VAR_KEYWORD for p in params.values())
+    for name in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+                 "keep_unused", "inline", "backend", "device", "in_shardings",
+                 "out_shardings", "abstracted_axes", "compiler_options"):
+        assert name in params, name
+        assert name in ember.jit.__doc__, name
+
+
+def test_argnums_out_of_range_raise_jaxs_error_at_jit():
+    one = lambda x: x  # noqa: E731
+    with pytest.raises(ValueError, match=r"^Jitted function has static_argnums=\(3,\), but "
+                       r"only accepts 1 positional arguments\.$"):
+        ember.jit(one, static_argnums=3)
+    with pytest.raises(ValueError, match=r"static_argnums=\(-2,\), but only accepts 1"):
+        ember.jit(one, static_argnums=-2)
+    with pytest.raises(ValueError, match=r"donate_argnums=\(0, 1\), but only accepts 1"):
+        ember.jit(one, donate_argnums=(0, 1))
+    ember.jit(one, static_argnums=-1)                   # in range
+    ember.jit(lambda *args: args[0], static_argnums=5)  # *args takes any index
+
+
+def test_argnames_that_name_no_parameter_raise_jaxs_error():
+    with pytest.raises(ValueError, match=r"^Jitted function has invalid argnames \{'nope'\} "
+                       r"in static_argnames\. Function does not take these args\.$"):
+        ember.jit(lambda x: x, static_argnames="nope")
+    with pytest.raises(ValueError, match=r"invalid argnames \{'x'\} in donate_argnames\. "
+                       "These are positional-only"):
+        ember.jit(lambda x, /: x, donate_argnames="x")
+    ember.jit(lambda x, **kw: x, static_argnames="anything")    # **kwargs takes any name
+
+
+def test_static_and_donated_arguments_cannot_intersect():
+    with pytest.raises(ValueError, match="cannot intersect"):
+        ember.jit(lambda x, y: x, static_argnums=1, donate_argnums=1)
+    with pytest.raises(ValueError, match="cannot intersect"):
+        ember.jit(lambda x, y: x, static_argnames="y", donate_argnums=1)
+
+
+def test_negative_static_argnum_beyond_a_calls_arguments():
+    f = ember.jit(lambda *args: args[0] * args[-1], static_argnums=-3)
+    with pytest.raises(ValueError, match=r"must have value greater than or equal to "
+                       r"-len\(args\) and less than len\(args\), but got value -3 for "
+                       r"len\(args\) == 2\."):
+        f(1.0, 2.0)
+    g = ember.jit(lambda x, n=2: x * n, static_argnums=1)
+    assert float(g(3.0)) == 6.0     # an index past the call's arguments is skipped
+
+
+def test_placement_keywords_accept_what_ember_does_and_name_the_rest():
+    x = _f32(3)
+    for kw in ({"backend": None}, {"backend": "cpu"}, {"device": None},
+               {"device": ember.devices()[0]}, {"in_shardings": None},
+               {"out_shardings": (None, None)}, {"abstracted_axes": None},
+               {"compiler_options": {}}, {"compiler_options": None}):
+        f = ember.jit(lambda a: a * 2, **kw)
+        np.testing.assert_array_equal(np.asarray(f(x)), x * 2)
+        g = ember.jit(**kw)(lambda a: a + 1)
+        np.testing.assert_array_equal(np.asarray(g(x)), x + 1)
+    with pytest.raises(RuntimeError, match=r"jit\(backend='gpu'\): Unknown backend: 'gpu' "
+                       "requested, but no platforms that are instances of gpu are present"):
+        ember.jit(lambda a: a, backend="gpu")
+    with pytest.raises(RuntimeError, match=r"backend='tpu'.*Unknown backend tpu"):
+        ember.jit(lambda a: a, backend="tpu")
+    with pytest.raises(ValueError, match=r"jit\(device='cuda:0'\)"):
+        ember.jit(lambda a: a, device="cuda:0")
+    with pytest.raises(ValueError, match="can't specify both a device and a backend"):
+        ember.jit(lambda a: a, device=ember.devices()[0], backend="cpu")
+    for kw in ("in_shardings", "out_shardings", "abstracted_axes"):
+        with pytest.raises(NotImplementedError, match=rf"jit\({kw}=\.\.\.\)"):
+            ember.jit(lambda a: a, **{kw: object()})
+    with pytest.raises(NotImplementedError, match=r"compiler_options.*xla_cpu_enable_fast_math"):
+        ember.jit(lambda a: a, compiler_options={"xla_cpu_enable_fast_math": True})
+    with pytest.raises(NotImplementedError, match="in_shardings"):
+        ember.jit(in_shardings=object())    # checked in the decorator form too
+
+
+def test_inline_traces_into_the_callers_jaxpr():
+    g = ember.jit(lambda x: x * 2.0)
+    inlined = ember.jit(lambda x: x * 2.0, inline=True)
+    staged = str(ember.make_jaxpr(lambda x: g(x) + 1.0)(1.0))
+    flat = str(ember.make_jaxpr(lambda x: inlined(x) + 1.0)(1.0))
+    assert "jit[" in staged and "jit[" not in flat and "mul" in flat
+    assert float(inlined(3.0)) == 6.0   # called from Python it is an ordinary jit
+    assert float(ember.jit(lambda x: inlined(x) + 1.0)(3.0)) == 7.0
+
+
 # -- the cache --------------------------------------------------------------------------------
 
 def test_second_call_same_shapes_does_not_retrace():

@@ -139,3 +139,61 @@ def test_eager_concrete_values_convert_fine():
     assert float(x) == 2.5 and int(x) == 2 and bool(x)
     assert x.item() == 2.5
     assert list(range(jnp.asarray(np.int32(3)))) == [0, 1, 2]
+
+
+# -- errors that point the way, in JAX's words --------------------------------------------------
+
+def test_traced_shape_names_the_argument_and_suggests_static_argnums():
+    @ember.jit
+    def f(x, n):
+        return x + jnp.zeros(n)
+
+    with pytest.raises(TypeError) as e:     # JAX: a TypeError; Ember's subclass of it
+        f(1.0, 3)
+    assert isinstance(e.value, ConcretizationTypeError)
+    msg = str(e.value)
+    assert msg.startswith("Shapes must be 1D sequences of concrete values of integer type, "
+                          "got (Traced<i32[]>")
+    assert ("\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+            "subfunctions.\n") in msg
+    assert "It depends on the argument `n`." in msg
+    line = inspect.getsourcelines(f.fun)[1] + 2
+    assert f"{HERE}:{line}" in msg
+    g = ember.jit(f.fun, static_argnums=1)     # the hint works
+    np.testing.assert_array_equal(np.asarray(g(1.0, 3)), np.ones(3, F32))
+
+
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_item_assignment_points_to_at_set(under_jit):
+    def f(x):
+        x[0] = 1
+        return x
+
+    fn = ember.jit(f) if under_jit else f
+    with pytest.raises(TypeError) as e:
+        fn(jnp.arange(3))
+    cls = "ember.core.staging.JaxprTracer" if under_jit else "ember.array.ArrayImpl"
+    assert str(e.value).startswith(
+        f"'<class '{cls}'>' object does not support item assignment. Ember arrays are "
+        "immutable (as JAX arrays). Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
+        "or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+def test_non_array_result_names_the_function_and_its_line():
+    def returns_string(x):
+        return "s"
+
+    def returns_tree(x):
+        return {"a": x, "b": [x, "oops"]}
+
+    line = inspect.getsourcelines(returns_string)[1]
+    with pytest.raises(TypeError) as e:
+        ember.jit(returns_string)(1.0)
+    assert str(e.value).startswith(
+        f"function returns_string at {HERE}:{line} traced for jit returned a value of type "
+        "<class 'str'>, which is not a valid JAX type")
+    with pytest.raises(TypeError, match=r"returns_tree at .* traced for make_jaxpr returned a "
+                       r"value of type <class 'str'> at output component \['b'\]\[1\], which "
+                       "is not a valid JAX type"):
+        ember.make_jaxpr(returns_tree)(1.0)
