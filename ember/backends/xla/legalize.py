@@ -22,7 +22,7 @@ cancellation where the result is small, no overflow before the result overflows)
     abs(x)   => x (unsigned)                    sign(x)  => select(x != 0, 1, 0) (unsigned)
     asinh(x) => sign(x) * (|x| < 2^(p/2): log1p(|x| + x^2/(1 + sqrt(1+x^2)));
                 else log(|x|) + log(2))
-    acosh(x) => x < 2^(p/2): log1p(t + sqrt(t(x+1))) with t = x-1; else log(x) + log(2)
+    acosh(x) => x < 1: NaN; x < 2^(p/2): log1p(t + sqrt(t(x+1))) with t = x-1; else log(x) + log(2)
 
 (`h = exp(|x|/2)` keeps `exp` finite up to the overflow of the result itself; p is the
 significand width, so x^2 stays finite.) `erfc` and `erf-inv` have no short accurate
@@ -159,7 +159,8 @@ def _acosh(a: _At, x: Instruction) -> Instruction:
     t = a("subtract", x, one)
     small = a("log-plus-one", a("add", t, a("sqrt", a("multiply", t, a("add", x, one)))))
     big = a("add", a("log", x), a.const(math.log(2.0)))
-    return a.select(a.lt(x, a.big()), small, big)
+    # (x < 1 is NaN: for a huge negative x the small form would give +inf)
+    return a.select(a.lt(x, one), a.const(math.nan), a.select(a.lt(x, a.big()), small, big))
 
 
 def _abs(a: _At, x: Instruction) -> Instruction | None:
