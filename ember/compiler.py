@@ -162,8 +162,9 @@ def checks_enabled() -> bool:
 
 
 def backend_name() -> str:
-    """`EMBER_BACKEND=cpu|interpreter`, default cpu: jitted code compiled through LLVM for
-    the host. The interpreter (the NumPy evaluator of the optimized HLO) stays selectable;
+    """`EMBER_BACKEND=cpu|interpreter|xla-cpu`, default cpu: jitted code compiled through
+    LLVM for the host; xla-cpu hands the optimized HLO to XLA (ember/backends/xla_cpu/,
+    needs jaxlib). The interpreter (the NumPy evaluator of the optimized HLO) stays selectable;
     both give the same bits, except float sums and dots, whose order differs (XLA promises
     none either). Modules with opcodes the CPU backend does not compile yet run on the
     interpreter either way (`compile_jaxpr`)."""
@@ -197,17 +198,18 @@ def trace_record(closed: ClosedJaxpr) -> tuple[float | None, str]:
 
 
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
-                  donated: tuple[int, ...] = ()) -> CompiledModule:
+                  donated: tuple[int, ...] = (), backend: str | None = None) -> CompiledModule:
     """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
     not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so). `donated`:
     argument positions (donate_argnums) whose memory outputs of the same type may reuse.
+    `backend`: a name of `backends.NAMES` (jit's `backend=`), else EMBER_BACKEND's.
     Watchers of compilations (compile_events.watch_compilation) are told each stage."""
     watch = compile_events.watch_compilation(closed, name)
     if watch is not None:
         with watch:
-            lowered, compiled = _lower_and_compile(closed, name, donated, watch)
+            lowered, compiled = _lower_and_compile(closed, name, donated, watch, backend)
     else:
-        lowered, compiled = _lower_and_compile(closed, name, donated, None)
+        lowered, compiled = _lower_and_compile(closed, name, donated, None, backend)
     compiled = callbacks.guard(compiled, closed)  # host callbacks, jax_debug_nans
     if checks_enabled():
         check_round_trip(lowered.module)
@@ -217,8 +219,8 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
 
 
 def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
-                       watch: compile_events.CompilationWatch | None
-                       ) -> tuple[LoweredModule, CompiledModule]:
+                       watch: compile_events.CompilationWatch | None,
+                       backend: str | None = None) -> tuple[LoweredModule, CompiledModule]:
     """The stages, reported to `watch` (None when nothing watches): lowering, then the
     chosen backend, then the interpreter if that backend does not run the module."""
     lowered = lower_jaxpr(closed, name)
@@ -227,7 +229,7 @@ def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
     unsafe = bool(config.ember_unsafe_math)
     # (a watch that dumps bypasses the caches, so every pass runs and is dumped)
     use_cache = not (watch is not None and watch.bypass_caches)
-    chosen = backend_name()
+    chosen = backend or backend_name()
     compiled = None
     for name_ in dict.fromkeys((chosen, "interpreter")):  # (the interpreter runs anything)
         compiled = _compile_on(backends.get(name_), lowered, unsafe, use_cache, donated)

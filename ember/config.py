@@ -69,9 +69,13 @@ def _parse_level(text: str) -> int:
         return 0
 
 
+_BACKENDS = ("cpu", "interpreter", "xla-cpu")  # (ember.backends.NAMES; config imports no backend)
+
+
 def _parse_backend(text: str) -> str:
-    if text not in ("cpu", "interpreter"):
-        raise ValueError(f"EMBER_BACKEND must be 'cpu' or 'interpreter', got {text!r}")
+    if text not in _BACKENDS:
+        raise ValueError(f"EMBER_BACKEND must be one of {', '.join(map(repr, _BACKENDS))}, "
+                         f"got {text!r}")
     return text
 
 
@@ -125,8 +129,10 @@ _define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted fu
 # -- live flags: read from the environment at each read ---------------------------------------
 
 _define(Flag("ember_backend", "str", "cpu", "EMBER_BACKEND", "jit's backend: 'cpu' (LLVM "
-             "code for this machine) or 'interpreter' (the optimized HLO run with NumPy: the "
-             "same bits except the summation order of float sums and dots); anything else "
+             "code for this machine), 'interpreter' (the optimized HLO run with NumPy: the "
+             "same bits except the summation order of float sums and dots) or 'xla-cpu' (the "
+             "optimized HLO compiled by XLA through jaxlib: pip install 'ember[xla]'; "
+             "ember/backends/xla_cpu/); anything else "
              "raises ValueError at the next compilation.", live=True, parse=_parse_backend))
 _define(Flag("ember_debug", "int", 0, "EMBER_DEBUG", "Compile log level on stderr, 0-4 "
              "(ember/explain/compile_log.py); 0 when not a number.", live=True,

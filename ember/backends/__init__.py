@@ -4,7 +4,9 @@ The interface, what the compile driver (ember/compiler.py) asks of a backend. A 
 a package `ember/backends/<name>/` whose module-level names are these (`get(name)` imports
 it; nothing else of a backend is imported by the layers above):
 
-  NAME                                  "cpu", "interpreter", ("tpu": backends/tpu/)
+  NAME                                  "cpu", "interpreter", "xla-cpu" (package
+                                        `xla_cpu`: a public name's "-" is a "_"),
+                                        ("tpu": backends/tpu/)
   pipeline(unsafe_math=False)           its pass pipeline: the hardware-independent
                                         passes, then its own (fusion with its FusionPolicy)
   optimize(module, *, unsafe_math=False, run_passes=True) -> Module
@@ -40,7 +42,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-NAMES: tuple[str, ...] = ("cpu", "interpreter")
+NAMES: tuple[str, ...] = ("cpu", "interpreter", "xla-cpu")
 
 
 class Unsupported(NotImplementedError):
@@ -52,7 +54,7 @@ def get(name: str) -> ModuleType:
     """The backend package `name` (imported now)."""
     if name not in NAMES:
         raise ValueError(f"unknown backend {name!r}; the backends are {', '.join(NAMES)}")
-    return importlib.import_module(f"ember.backends.{name}")
+    return importlib.import_module(f"ember.backends.{name.replace('-', '_')}")
 
 
 __all__ = ["NAMES", "Unsupported", "get"]

@@ -196,3 +196,25 @@ def test_the_architecture_notes_name_every_folder():
                      - {pathlib.Path(".")})
     missing = [str(f) for f in folders if f"{f.name}/" not in notes]
     assert not missing, f"docs/architecture.md does not mention: {missing}"
+
+
+def _third_party_imports(path: pathlib.Path) -> list[tuple[str, int]]:
+    """(top-level package, line) of every import of a package outside ember in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name.split(".")[0], node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.module.split(".")[0], node.lineno))
+    return found
+
+
+def test_only_the_xla_backends_import_jax():
+    """jax/jaxlib (the optional XLA runtime) is imported by `ember/backends/xla*` alone, so
+    `import ember` and the CPU path run without it (pip install 'ember[xla]' adds it)."""
+    allowed = ("ember.backends.xla", "ember.backends.xla_cpu")
+    bad = [f"{name}:{line} imports {pkg}" for name, path in MODULES.items()
+           if not any(_under(name, a) for a in allowed)
+           for pkg, line in _third_party_imports(path) if pkg in ("jax", "jaxlib")]
+    assert not bad, bad
+    assert "ember.backends.xla" in MODULES and "ember.backends.xla_cpu" in MODULES
