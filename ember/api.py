@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ember import backends as _backends
 from ember import compile_events, dispatch, fastpath
 from ember.compiler import record_trace
 from ember.config import config
@@ -633,6 +634,11 @@ def _check_placement(backend: str | None, device: Any, in_shardings: Any,
     if device is not None and backend is not None:
         raise ValueError("can't specify both a device and a backend for jit, got "
                          f"device={device!r} and backend={backend!r}")
+    if backend is not None and backend != "cpu" and backend in _backends.NAMES:
+        # (another Ember backend: selectable for every jit today, not per function yet)
+        raise NotImplementedError(f"jit(backend={backend!r}): choosing an Ember backend "
+                                  f"per function is not supported yet; EMBER_BACKEND="
+                                  f"{backend} selects it for every jitted function.")
     if backend is not None and backend != "cpu":
         present = "Platforms present are: cpu"
         if backend == "gpu":

@@ -96,3 +96,8 @@ def test_jit_runs_on_the_chosen_backend(monkeypatch):
         compiled = ember.jit(lambda v: jnp.sin(v) * 2 + 1).lower(x).compile()
         assert compiled._compiled.backend == name
         np.testing.assert_allclose(np.asarray(compiled(x)), np.sin(x) * 2 + 1, rtol=1e-6)
+
+
+def test_jit_backend_names_an_ember_backend_it_cannot_choose_per_function():
+    with pytest.raises(NotImplementedError, match="EMBER_BACKEND=interpreter"):
+        ember.jit(lambda v: v, backend="interpreter")
