@@ -2,7 +2,8 @@
 
 `import ember as jax` gives `jit`, `make_jaxpr`, `eval_shape`, `Array`, `numpy`, `lax`,
 `tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
-`pure_callback` and `debug` (debug.print, debug.callback).
+`pure_callback`, `debug` (debug.print, debug.callback) and autodiff (`jvp`, `linearize`, `vjp`,
+`grad`, `value_and_grad`).
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 This package top, above both the compile pipeline and ember.explain, subscribes explain's
 reports (compile log, dumps, cache-miss explanations) to the pipeline's events
@@ -18,6 +19,7 @@ from ember import (
     numpy,
     tree_util,
 )
+from ember.ad_api import grad, jvp, linearize, value_and_grad, vjp
 from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
 from ember.backends.cpu.runtime import eager_math as _cpu_math
@@ -61,4 +63,4 @@ def default_backend() -> str:
 __all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",
            "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
-           "pure_callback", "debug"]
+           "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad"]

@@ -1,8 +1,11 @@
 """Primitive: the unit of the jaxpr, with every rule about it in one place.
 
 A primitive has a name, an abstract-eval rule (avals + params -> out avals), a NumPy rule
-(`impl`, used by eager mode and the interpreter), and later a lowering rule to HLO and
-autodiff/batching rules. `bind` hands it to the innermost trace (core/trace.py).
+(`impl`, used by eager mode and the interpreter), a lowering rule to HLO, and its autodiff
+rules (core/ad.py): a JVP rule `(primals, tangents, **params) -> (primal_out, tangent_out)`
+and, for a primitive linear in some operands, a transpose rule
+`(cotangent, *args, **params) -> one cotangent (or None) per arg`. `bind` hands it to the
+innermost trace (core/trace.py).
 Invariant: every primitive is registered in `PRIMITIVES` by name, so coverage tests can
 check that each one has every rule.
 """
@@ -31,6 +34,9 @@ class Primitive:
         self._impl: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
         self._pp_params: Callable[[dict], dict] | None = None
+        self.jvp_rule: Callable[..., Any] | None = None
+        self.transpose_rule: Callable[..., Any] | None = None
+        self.is_linear = False  # linear in all its operands (core/ad.py deflinear)
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name} defined twice")
         PRIMITIVES[name] = self
@@ -46,6 +52,18 @@ class Primitive:
 
     def def_lowering(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.lowering = fn
+        return fn
+
+    def def_jvp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn(primals, tangents, **params) -> (primal_out, tangent_out)`; a tangent may be
+        a symbolic `ad.Zero` (see core/ad.py)."""
+        self.jvp_rule = fn
+        return fn
+
+    def def_transpose(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn(cotangent, *args, **params)`: linear args arrive as `ad.UndefinedPrimal`;
+        returns one cotangent per arg (None for an arg that is not linear)."""
+        self.transpose_rule = fn
         return fn
 
     def def_pp_params(self, fn: Callable[[dict], dict]) -> Callable[[dict], dict]:

@@ -15,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.evaluator import elementwise as ew
+from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -179,3 +182,72 @@ def _stop_gradient_abstract(x: ShapedArray) -> ShapedArray:
 @stop_gradient_p.def_impl
 def _stop_gradient_impl(x: np.ndarray) -> np.ndarray:
     return x
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+
+def _convert_jvp(primals: list, tangents: list, *, new_dtype: np.dtype, weak_type: bool
+                 ) -> tuple[Any, Any]:
+    # Between float types the conversion is linear (d convert(x) = convert(t)); to or from
+    # integers and bool the result is piecewise constant: a zero tangent.
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if not ad.is_differentiable(get_aval(ans)) or isinstance(t, ad.Zero):
+        return ans, ad.Zero(get_aval(ans))
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct: Any, x: Any, *, new_dtype: np.dtype, weak_type: bool) -> list:
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)]
+
+
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.def_transpose(_convert_transpose)
+convert_element_type_p.is_linear = True
+
+
+def _select_n_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
+    # The tangent is selected like the value: d cases[which] = tangents[which]; `which` is
+    # an integer or bool, with no tangent.
+    ans = select_n_p.bind(*primals)
+    case_tangents = tangents[1:]
+    if all(isinstance(t, ad.Zero) for t in case_tangents):
+        return ans, ad.Zero(get_aval(ans))
+    return ans, select_n_p.bind(primals[0], *[ad.instantiate_zeros(t) for t in case_tangents])
+
+
+def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list:
+    # Case i receives the cotangent where `which` picks it and zero elsewhere.
+    zeros = _ad.zeros(get_aval(ct))
+    out: list = [None]
+    for i, case in enumerate(cases):
+        if not ad.is_undefined_primal(case):
+            out.append(None)
+            continue
+        out.append(select_n_p.bind(which, *[ct if j == i else zeros
+                                            for j in range(len(cases))]))
+    return out
+
+
+select_n_p.def_jvp(_select_n_jvp)
+select_n_p.def_transpose(_select_n_transpose)
+
+
+def _mask(pred: Any, like: Any) -> Any:
+    return _ad.convert(pred, get_aval(like).dtype)
+
+
+# clamp(lo, x, hi): the tangent of whichever operand is the result (x strictly inside,
+# lo where lo > x and lo < hi, hi where x > hi), as JAX's rule.
+ad.defjvp(
+    clamp_p,
+    lambda t, ans, lo, x, hi: _ad.mul(t, _mask(_ad.compare(
+        "and", _ad.compare("gt", lo, x), _ad.compare("lt", lo, hi)), ans)),
+    lambda t, ans, lo, x, hi: _ad.mul(t, _mask(_ad.compare(
+        "and", _ad.compare("gt", x, lo), _ad.compare("lt", x, hi)), ans)),
+    lambda t, ans, lo, x, hi: _ad.mul(t, _mask(_ad.compare("lt", hi, x), ans)),
+    broadcast=_ad.broadcast_to)
+
+# stop_gradient is the identity with a zero derivative; a bitcast has no derivative.
+ad.defjvp_zero(stop_gradient_p)
+ad.defjvp_zero(bitcast_convert_type_p)

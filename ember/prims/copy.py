@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.prims import _lower as L
@@ -27,3 +28,6 @@ def _copy_abstract(x: ShapedArray) -> ShapedArray:
 @copy_p.def_impl
 def _copy_impl(x: np.ndarray) -> np.ndarray:
     return np.array(x, copy=True)
+
+ad.deflinear(copy_p)
+copy_p.def_transpose(lambda ct, x: [ct])

@@ -23,8 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
+from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -159,3 +162,55 @@ def _dot_general_lowering(ctx: Any, lhs: Any, rhs: Any, *, dimension_numbers: Di
     if ctx.avals_in[1].dtype != out:
         rhs = ctx.b.convert(rhs, L.et(out))
     return ctx.b.dot(lhs, rhs, lc, rc, lb, rb, element_type=L.et(out))
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+# dot_general is bilinear: d(x.y) = tx.y + x.ty, and transposing with respect to one operand
+# is another dot_general of the cotangent with the other operand, contracting the
+# cotangent's dimensions that came from the other operand, followed by a transpose that puts
+# the result's dimensions back in the operand's order.
+
+def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: ShapedArray,
+                       operand_is_lhs: bool) -> Any:
+    """The cotangent of one operand (`operand`) of out = dot_general(lhs, rhs, dims).
+
+    The cotangent's dimensions are [batch | lhs free | rhs free]. Contracting its `other`
+    free block with `other`'s free dimensions (batching over the batch dims) gives
+    [batch | operand free | operand contracting, in the order `other`'s contracting
+    dimensions sort], which a transpose returns to the operand's order.
+    """
+    (lc, rc), (lb, rb) = dims
+    mine_c, other_c, mine_b, other_b = (lc, rc, lb, rb) if operand_is_lhs else (rc, lc, rb, lb)
+    other_ndim = get_aval(other).ndim
+    mine_free = _free_dims(operand.ndim, mine_c, mine_b)
+    other_free = _free_dims(other_ndim, other_c, other_b)
+    nb = len(mine_b)
+    lhs_free = len(mine_free) if operand_is_lhs else len(other_free)
+    # where the other operand's free dims sit in the cotangent
+    start = nb + lhs_free if operand_is_lhs else nb
+    ct_other = tuple(range(start, start + len(other_free)))
+    res = dot_general_p.bind(ct, other,
+                             dimension_numbers=((ct_other, tuple(other_free)),
+                                                (tuple(range(nb)), tuple(other_b))),
+                             precision=None, preferred_element_type=None, out_sharding=None)
+    # the contracted dims come out ordered like the other operand's contracting dims, sorted
+    mine_c_sorted = [mine_c[i] for i in np.argsort(other_c)]
+    layout = [*mine_b, *mine_free, *mine_c_sorted]
+    out = _ad.transpose(res, tuple(int(i) for i in np.argsort(layout)))
+    return _ad.convert(out, operand.dtype)
+
+
+def _dot_general_transpose(ct: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimensionNumbers,
+                           precision: object = None, preferred_element_type: Any = None,
+                           out_sharding: None = None) -> list:
+    if ad.is_undefined_primal(lhs):
+        if ad.is_undefined_primal(rhs):
+            raise ValueError("dot_general is not linear in both operands at once")
+        return [_operand_cotangent(ct, rhs, dimension_numbers, lhs.aval, True), None]
+    return [None, _operand_cotangent(ct, lhs, dimension_numbers, rhs.aval, False)]
+
+
+ad.defjvp(dot_general_p,
+          lambda t, ans, x, y, **params: dot_general_p.bind(t, y, **params),
+          lambda t, ans, x, y, **params: dot_general_p.bind(x, t, **params))
+dot_general_p.def_transpose(_dot_general_transpose)

@@ -20,10 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import dtypes
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.evaluator import elementwise as ew
+from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -287,3 +289,173 @@ def _round_lowering(ctx: Any, x: Any, *, rounding_method: int) -> Any:
     if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
         return ctx.b.round_nearest_even(x)
     return ctx.b.round_nearest_afz(x)
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+# Each JVP term is an operand's tangent t times the partial derivative of the result with
+# respect to that operand, evaluated at the primals (x, y) or the result (ans). Terms are
+# stretched to the result's shape (an operand may be rank 0 or have size-1 dimensions), and
+# the transposes of the linear ones sum the cotangent back (`_ad.unbroadcast`).
+
+def _jvp(prim: Primitive, *terms: Any) -> None:
+    ad.defjvp(prim, *terms, broadcast=_ad.broadcast_to)
+
+
+def _unary_jvp(prim: Primitive, derivative: Callable[[Any, Any], Any]) -> None:
+    """d prim(x) = t * derivative(x, ans)."""
+    _jvp(prim, lambda t, ans, x: _ad.mul(t, derivative(x, ans)))
+
+
+def _c(value: float, like: Any) -> np.ndarray:
+    return _ad.const(value, like)
+
+
+def _add_transpose(ct: Any, x: Any, y: Any) -> list:
+    return [_ad.unbroadcast(ct, v.aval) if ad.is_undefined_primal(v) else None for v in (x, y)]
+
+
+def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
+    return [_ad.unbroadcast(ct, x.aval) if ad.is_undefined_primal(x) else None,
+            _ad.unbroadcast(_ad.neg(ct), y.aval) if ad.is_undefined_primal(y) else None]
+
+
+def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
+    # mul is linear in one operand at a time: d(x*y) = t*y with y a known residual.
+    if ad.is_undefined_primal(x):
+        if ad.is_undefined_primal(y):
+            raise ValueError("mul is not linear in both operands at once")
+        return [_ad.unbroadcast(_ad.mul(ct, y), x.aval), None]
+    return [None, _ad.unbroadcast(_ad.mul(x, ct), y.aval)]
+
+
+def _div_transpose(ct: Any, x: Any, y: Any) -> list:
+    # x / y is linear in x only.
+    if ad.is_undefined_primal(y):
+        raise ValueError("div is linear in its numerator only")
+    return [_ad.unbroadcast(_ad.div(ct, y), x.aval), None]
+
+
+_jvp(add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
+_jvp(sub_p, lambda t, ans, x, y: t, lambda t, ans, x, y: _ad.neg(t))
+_jvp(mul_p, lambda t, ans, x, y: _ad.mul(t, y), lambda t, ans, x, y: _ad.mul(x, t))
+# d(x/y) = tx / y - ty * (x/y) / y
+_jvp(div_p, lambda t, ans, x, y: _ad.div(t, y),
+     lambda t, ans, x, y: _ad.mul(_ad.neg(t), _ad.div(ans, y)))
+add_p.def_transpose(_add_transpose)
+sub_p.def_transpose(_sub_transpose)
+mul_p.def_transpose(_mul_transpose)
+div_p.def_transpose(_div_transpose)
+ad.deflinear(neg_p)
+neg_p.def_transpose(lambda ct, x: [_ad.neg(ct)])
+
+
+def _balanced_eq(x: Any, ans: Any, other: Any) -> Any:
+    """JAX's tie rule for max/min: d ans / dx = 1 where x alone is the result, 1/2 where x
+    and the other operand tie, 0 elsewhere: (x == ans) * (1 - (other == ans) / 2)."""
+    dtype = get_aval(ans).dtype
+    picked = _ad.convert(_ad.compare("eq", x, ans), dtype)
+    tied = _ad.convert(_ad.compare("eq", other, ans), dtype)
+    return _ad.mul(picked, _ad.sub(_c(1, ans), _ad.mul(_c(0.5, ans), tied)))
+
+
+for _p in (max_p, min_p):
+    _jvp(_p, lambda t, ans, x, y: _ad.mul(t, _balanced_eq(x, ans, y)),
+         lambda t, ans, x, y: _ad.mul(t, _balanced_eq(y, ans, x)))
+
+# rem(x, y) = x - y * trunc(x / y): d = tx - ty * trunc(x / y)
+_jvp(rem_p, lambda t, ans, x, y: t,
+     lambda t, ans, x, y: _ad.mul(_ad.neg(t), _ad.mul(
+         _ad.unary("sign", _ad.div(x, y)), _ad.unary("floor", _ad.unary("abs", _ad.div(x, y))))))
+
+
+def _atan2_denominator(x: Any, y: Any) -> Any:
+    return _ad.add(_ad.mul(x, x), _ad.mul(y, y))
+
+
+# atan2(x, y) = angle of (y, x): d = (tx * y - ty * x) / (x^2 + y^2)
+_jvp(atan2_p, lambda t, ans, x, y: _ad.mul(t, _ad.div(y, _atan2_denominator(x, y))),
+     lambda t, ans, x, y: _ad.mul(t, _ad.neg(_ad.div(x, _atan2_denominator(x, y)))))
+
+_SQRT_PI = float(np.sqrt(np.pi))
+_LN2 = float(np.log(2.0))
+
+
+def _one_minus_sq(x: Any) -> Any:
+    """1 - x^2 as (1 - x)(1 + x): no cancellation near |x| = 1."""
+    return _ad.mul(_ad.sub(_c(1, x), x), _ad.add(_c(1, x), x))
+
+
+_UNARY_DERIVATIVES: dict[Primitive, Callable[[Any, Any], Any]] = {
+    abs_p: lambda x, ans: _ad.unary("sign", x),
+    exp_p: lambda x, ans: ans,                                         # e^x
+    exp2_p: lambda x, ans: _ad.mul(ans, _c(_LN2, ans)),                 # 2^x ln 2
+    log_p: lambda x, ans: _ad.div(_c(1, x), x),                         # 1/x
+    log1p_p: lambda x, ans: _ad.div(_c(1, x), _ad.add(_c(1, x), x)),    # 1/(1+x)
+    expm1_p: lambda x, ans: _ad.add(ans, _c(1, ans)),                   # e^x = expm1(x)+1
+    sqrt_p: lambda x, ans: _ad.div(_c(0.5, ans), ans),                  # 1/(2 sqrt x)
+    rsqrt_p: lambda x, ans: _ad.mul(_c(-0.5, x), _ad.div(ans, x)),      # -x^(-3/2)/2
+    cbrt_p: lambda x, ans: _ad.div(_c(1 / 3, ans), _ad.mul(ans, ans)),  # x^(-2/3)/3
+    sin_p: lambda x, ans: _ad.unary("cos", x),
+    cos_p: lambda x, ans: _ad.neg(_ad.unary("sin", x)),
+    tan_p: lambda x, ans: _ad.add(_c(1, ans), _ad.mul(ans, ans)),       # 1 + tan^2
+    asin_p: lambda x, ans: _ad.unary("rsqrt", _one_minus_sq(x)),        # 1/sqrt(1-x^2)
+    acos_p: lambda x, ans: _ad.neg(_ad.unary("rsqrt", _one_minus_sq(x))),
+    atan_p: lambda x, ans: _ad.div(_c(1, x), _ad.add(_c(1, x), _ad.mul(x, x))),
+    sinh_p: lambda x, ans: _ad.unary("cosh", x),
+    cosh_p: lambda x, ans: _ad.unary("sinh", x),
+    tanh_p: lambda x, ans: _one_minus_sq(ans),                          # 1 - tanh^2
+    asinh_p: lambda x, ans: _ad.unary("rsqrt", _ad.add(_ad.mul(x, x), _c(1, x))),
+    # 1/sqrt(x^2 - 1) as 1/sqrt((x-1)(x+1))
+    acosh_p: lambda x, ans: _ad.unary("rsqrt", _ad.mul(_ad.sub(x, _c(1, x)),
+                                                       _ad.add(x, _c(1, x)))),
+    atanh_p: lambda x, ans: _ad.div(_c(1, x), _one_minus_sq(x)),        # 1/(1-x^2)
+    logistic_p: lambda x, ans: _ad.mul(ans, _ad.sub(_c(1, ans), ans)),  # s (1 - s)
+    # erf'(x) = 2/sqrt(pi) e^(-x^2); erfc' = -erf'; erf_inv'(x) = sqrt(pi)/2 e^(erf_inv^2)
+    erf_p: lambda x, ans: _ad.mul(_c(2 / _SQRT_PI, x), _ad.unary("exp", _ad.neg(_ad.mul(x, x)))),
+    erfc_p: lambda x, ans: _ad.mul(_c(-2 / _SQRT_PI, x),
+                                   _ad.unary("exp", _ad.neg(_ad.mul(x, x)))),
+    erf_inv_p: lambda x, ans: _ad.mul(_c(_SQRT_PI / 2, ans), _ad.unary("exp", _ad.mul(ans, ans))),
+    square_p: lambda x, ans: _ad.mul(_c(2, x), x),
+}
+for _p, _d in _UNARY_DERIVATIVES.items():
+    _unary_jvp(_p, _d)
+
+# Piecewise constant or integer-valued: their tangents are zero.
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+           and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
+           shift_right_arithmetic_p, population_count_p, clz_p):
+    ad.defjvp_zero(_p)
+
+
+def _pow_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
+    """d x^y / dx = y x^(y-1), and 0 where y = 0 (x^0 = 1 even at x = 0, where
+    y x^(y-1) would be 0 * inf)."""
+    out = get_aval(ans)
+    yf = _ad.broadcast_to(_ad.convert(y, out.dtype), out)
+    xb = _ad.broadcast_to(x, out)
+    power = pow_p.bind(xb, _ad.sub(yf, _c(1, yf)))
+    jac = _ad.select(_ad.compare("eq", yf, _c(0, yf)), _ad.zeros(out), _ad.mul(yf, power))
+    return _ad.mul(t, jac)
+
+
+def _pow_jvp_y(t: Any, ans: Any, x: Any, y: Any) -> Any:
+    """d x^y / dy = log(x) x^y, with log(x) read as 0 at x = 0 (JAX's choice: 0^y is flat
+    in y for y > 0)."""
+    safe_x = _ad.select(_ad.compare("eq", x, _c(0, x)), _ad.full_like(x, 1), x)
+    return _ad.mul(t, _ad.mul(_ad.unary("log", safe_x), ans))
+
+
+_jvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+def _integer_pow_jvp(t: Any, ans: Any, x: Any, *, y: int) -> Any:
+    # d x^n = n x^(n-1) t  (x^0 = 1: zero tangent)
+    if y == 0:
+        return _ad.mul(t, _c(0, t))
+    if y == 1:
+        return t
+    lower = x if y == 2 else integer_pow_p.bind(x, y=y - 1)
+    return _ad.mul(t, _ad.mul(_c(y, x), lower))
+
+
+_jvp(integer_pow_p, _integer_pow_jvp)

@@ -12,12 +12,16 @@ tying.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.evaluator.reductions import plain_reduce
+from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -176,3 +180,43 @@ argmax_p = _arg_define("argmax", _argmax)
 argmin_p = _arg_define("argmin", _argmin)
 argmax_p.def_lowering(L.arg_reducer("GT"))
 argmin_p.def_lowering(L.arg_reducer("LT"))
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+
+def _kept_dims(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...], out_sharding: None = None
+                          ) -> list:
+    # sum is linear; its transpose copies each output cotangent to every summed element.
+    return [_ad.broadcast_in_dim(ct, x.aval.shape, _kept_dims(x.aval.ndim, axes))]
+
+
+ad.deflinear(reduce_sum_p)
+reduce_sum_p.def_transpose(_reduce_sum_transpose)
+
+
+def _extremum_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
+    """JAX's rule for max and min: the tangent is the mean of the tangents of the elements
+    equal to the result, t_out = sum(t * [x == ans]) / sum([x == ans]) (ties share)."""
+    def rule(primals: list, tangents: list, *, axes: tuple[int, ...],
+             out_sharding: None = None) -> tuple[Any, Any]:
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        aval = get_aval(x)
+        if not ad.is_differentiable(aval):
+            return ans, ad.Zero(get_aval(ans))
+        where = _ad.broadcast_in_dim(ans, aval.shape, _kept_dims(aval.ndim, axes))
+        mask = _ad.convert(_ad.compare("eq", x, where), aval.dtype)
+        counts = _ad.reduce_sum(mask, axes)
+        return ans, _ad.div(_ad.reduce_sum(_ad.mul(t, mask), axes), counts)
+    return rule
+
+
+reduce_max_p.def_jvp(_extremum_jvp(reduce_max_p))
+reduce_min_p.def_jvp(_extremum_jvp(reduce_min_p))
+# Logical reductions and index results have no derivative.
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+    ad.defjvp_zero(_p)

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.hlo.shape import Shape
+from ember.prims import _ad
 from ember.prims import _lower as L
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
@@ -179,3 +181,40 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int,
 def _iota_lowering(ctx: Any, *, dtype: np.dtype, shape: tuple[int, ...], dimension: int,
                    sharding: Any = None) -> Any:
     return ctx.b.iota(Shape(L.et(dtype), shape), dimension)
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+# Every shape primitive is linear; each transpose undoes the data movement, and
+# broadcast_in_dim's sums what the broadcast copied.
+
+def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple[int, ...],
+                                broadcast_dimensions: tuple[int, ...], sharding: Any = None
+                                ) -> list:
+    # Sum over the new dimensions and over the operand's size-1 dimensions that were
+    # stretched, then restore the operand's size-1 dimensions with a reshape.
+    operand = x.aval.shape
+    new = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    stretched = [d for i, d in enumerate(broadcast_dimensions)
+                 if operand[i] == 1 and shape[d] != 1]
+    summed = _ad.reduce_sum(ct, tuple(sorted(new + stretched)))
+    return [_ad.reshape(summed, operand)]
+
+
+def _reshape_transpose(ct: Any, x: Any, **params: Any) -> list:
+    return [_ad.reshape(ct, x.aval.shape)]
+
+
+def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list:
+    return [_ad.transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
+
+
+def _rev_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
+    return [rev_p.bind(ct, dimensions=dimensions)]
+
+
+for _p, _t in ((broadcast_in_dim_p, _broadcast_in_dim_transpose),
+               (reshape_p, _reshape_transpose), (squeeze_p, _reshape_transpose),
+               (transpose_p, _transpose_transpose), (rev_p, _rev_transpose)):
+    ad.deflinear(_p)
+    _p.def_transpose(_t)
+ad.defjvp_zero(iota_p)  # (no operands: its value is a constant)

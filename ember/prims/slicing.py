@@ -21,9 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
+from ember.prims import _ad
 from ember.prims import _rules as R
 
 # ---------------------------------------------------------------------------------------------
@@ -285,3 +288,112 @@ def _dynamic_slice_lowering(ctx: Any, x: Instruction, *indices: Instruction,
 def _dynamic_update_slice_lowering(ctx: Any, x: Instruction, update: Instruction,
                                    *indices: Instruction) -> Instruction:
     return ctx.b.dynamic_update_slice(x, update, indices)
+
+
+# ---------------------------------------------------------------------------------------------
+# Autodiff rules. slice, pad and concatenate are linear in their array operands; the dynamic
+# slices are linear in their array operands for fixed (integer, tangent-free) indices.
+# ---------------------------------------------------------------------------------------------
+
+def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
+                     limit_indices: tuple[int, ...], strides: tuple[int, ...] | None) -> list:
+    # Scatter the cotangent back into zeros: pad it with `start` zeros below, stride-1 zeros
+    # between elements, and the rest above (the last element taken sits at
+    # start + (n - 1) * stride).
+    shape = x.aval.shape
+    steps = strides or (1,) * len(shape)
+    out_shape = get_aval(ct).shape
+    config = []
+    for d, s, n, st in zip(shape, start_indices, out_shape, steps):
+        end = s + (n - 1) * st + 1 if n else s
+        config.append((s, d - end, st - 1 if n else 0))
+    return [pad_p.bind(ct, _ad.const(0, ct), padding_config=tuple(config))]
+
+
+def _pad_operand_cotangent(ct: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
+    """Undo the edges (a pad by the negated edges crops, and restores what a negative edge
+    cropped as zeros), then take every (interior + 1)-th element."""
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    cropped = pad_p.bind(ct, _ad.const(0, ct), padding_config=unpad)
+    shape = get_aval(cropped).shape
+    return slice_p.bind(cropped, start_indices=(0,) * len(shape), limit_indices=shape,
+                        strides=tuple(i + 1 for _, _, i in padding_config))
+
+
+def _pad_transpose(ct: Any, x: Any, value: Any, *,
+                   padding_config: tuple[tuple[int, int, int], ...]) -> list:
+    # The operand's cotangent is the cotangent at its elements' places; the padding value's
+    # is the sum of all the rest: sum(ct) - sum(operand's cotangent).
+    t_x = _pad_operand_cotangent(ct, padding_config)
+    t_v = None
+    if ad.is_undefined_primal(value):
+        every = tuple(range(get_aval(ct).ndim))
+        t_v = _ad.sub(_ad.reduce_sum(ct, every), _ad.reduce_sum(t_x, every))
+    return [t_x if ad.is_undefined_primal(x) else None, t_v]
+
+
+def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list:
+    out: list = []
+    offset = 0
+    ndim = get_aval(ct).ndim
+    for x in xs:
+        shape = x.aval.shape if ad.is_undefined_primal(x) else get_aval(x).shape
+        if ad.is_undefined_primal(x):
+            start = [0] * ndim
+            limit = list(get_aval(ct).shape)
+            start[dimension], limit[dimension] = offset, offset + shape[dimension]
+            out.append(slice_p.bind(ct, start_indices=tuple(start),
+                                    limit_indices=tuple(limit), strides=None))
+        else:
+            out.append(None)
+        offset += shape[dimension]
+    return out
+
+
+for _p, _t in ((slice_p, _slice_transpose), (pad_p, _pad_transpose),
+               (concatenate_p, _concatenate_transpose)):
+    ad.deflinear(_p)
+    _p.def_transpose(_t)
+
+
+def _dynamic_slice_jvp(primals: list, tangents: list, *, slice_sizes: tuple[int, ...]
+                       ) -> tuple[Any, Any]:
+    x, *indices = primals
+    ans = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+    if isinstance(tangents[0], ad.Zero):
+        return ans, ad.Zero(get_aval(ans))
+    return ans, dynamic_slice_p.bind(tangents[0], *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct: Any, x: Any, *indices: Any, slice_sizes: tuple[int, ...]
+                             ) -> list:
+    # The window goes back where it came from (same clamped start), zeros elsewhere.
+    zeros = _ad.zeros(x.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+def _dynamic_update_slice_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
+    x, update, *indices = primals
+    ans = dynamic_update_slice_p.bind(x, update, *indices)
+    tx, tu = tangents[0], tangents[1]
+    if isinstance(tx, ad.Zero) and isinstance(tu, ad.Zero):
+        return ans, ad.Zero(get_aval(ans))
+    return ans, dynamic_update_slice_p.bind(ad.instantiate_zeros(tx),
+                                            ad.instantiate_zeros(tu), *indices)
+
+
+def _dynamic_update_slice_transpose(ct: Any, x: Any, update: Any, *indices: Any) -> list:
+    # The operand gets the cotangent with the window zeroed; the update gets the window.
+    update_aval = update.aval if ad.is_undefined_primal(update) else get_aval(update)
+    t_x = t_u = None
+    if ad.is_undefined_primal(x):
+        t_x = dynamic_update_slice_p.bind(ct, _ad.zeros(update_aval), *indices)
+    if ad.is_undefined_primal(update):
+        t_u = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)
+    return [t_x, t_u] + [None] * len(indices)
+
+
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)

@@ -1,0 +1,231 @@
+"""The autodiff API, as JAX's: `jvp`, `linearize`, `vjp`, `grad`, `value_and_grad`.
+
+Input: a Python function over pytrees of arrays, and the point (and tangents or
+cotangents) to differentiate at. Output: JAX's results with JAX's structures: pytrees in,
+pytrees out, gradients shaped like the arguments they differentiate.
+Invariants: forward mode is core/ad.py's JVP trace; reverse mode is linearize (JVP +
+partial evaluation) and the backward pass of core/transpose.py. Everything is traced, so
+these compose with `jit` in both orders and with each other (grad of grad). Bad input gets
+JAX's error texts (non-scalar or integer grad outputs, integer grad inputs, argnums out of
+range, jvp tangents that do not match their primals). Not here yet: `allow_int` (float0
+tangents), `holomorphic`, `reduce_axes`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ember.core import ad
+from ember.core.trace import get_aval
+from ember.core.transpose import Linearized, linearize_flat
+from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
+
+
+def _flat_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool, store: list
+              ) -> Callable[..., list]:
+    """fun over flat leaves: its outputs (and aux, if any) flattened; the trees go to
+    `store` as [out_tree, aux_tree, n_out]."""
+    def flat(*leaves: Any) -> list:
+        args = tree_unflatten(in_tree, list(leaves))
+        out = fun(*args)
+        aux: Any = None
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("expected function with aux output to return a two-element "
+                                f"tuple, but got type {type(out)} with value {out!r}")
+            out, aux = out
+        out_leaves, out_tree = tree_flatten(out)
+        aux_leaves, aux_tree = tree_flatten(aux)
+        store[:] = [out_tree, aux_tree, len(out_leaves)]
+        return [*out_leaves, *aux_leaves]
+    return flat
+
+
+def _check_jvp_args(primals: Any, tangents: Any) -> tuple[list, list, PyTreeDef]:
+    for name, value in (("primal", primals), ("tangent", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"{name} arguments to jax.jvp must be a tuple or a list; found "
+                            f"{type(value).__name__}.")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                        f"structure; primals have tree structure {p_tree} whereas tangents "
+                        f"have tree structure {t_tree}.")
+    for p, t in zip(p_leaves, t_leaves):
+        pa, ta = get_aval(p), get_aval(t)
+        if pa.dtype != ta.dtype:
+            raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes "
+                            "must be equal, or in case of int/bool primal dtype the tangent "
+                            f"dtype must be float0.Got primal dtype {pa.dtype.name} and so "
+                            f"expected tangent dtype {pa.dtype.name}, but got tangent dtype "
+                            f"{ta.dtype.name} instead.")
+        if pa.shape != ta.shape:
+            raise ValueError("jvp called with different primal and tangent shapes;Got primal "
+                             f"shape {pa.shape} and tangent shape as {ta.shape}")
+    return p_leaves, t_leaves, p_tree
+
+
+def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> Any:
+    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    p_leaves, t_leaves, in_tree = _check_jvp_args(primals, tangents)
+    store: list = []
+    flat = _flat_fun(fun, in_tree, has_aux, store)
+    tangents_in = [t if ad.is_differentiable(get_aval(p)) else ad.Zero(get_aval(p))
+                   for p, t in zip(p_leaves, t_leaves)]
+    out_p, out_t = ad.jvp_flat(flat, p_leaves, tangents_in)
+    out_tree, aux_tree, n = store
+    primal_out = tree_unflatten(out_tree, out_p[:n])
+    tangent_out = tree_unflatten(out_tree, [ad.instantiate_zeros(t) for t in out_t[:n]])
+    if has_aux:
+        return primal_out, tangent_out, tree_unflatten(aux_tree, out_p[n:])
+    return primal_out, tangent_out
+
+
+def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool
+               ) -> tuple[list, Linearized, list, PyTreeDef]:
+    """The linearization of the flattened fun; returns (flat outputs, the linear part,
+    store = [out_tree, aux_tree, n_out], in_tree)."""
+    leaves, in_tree = tree_flatten(tuple(primals))
+    store: list = []
+    outs, lin = linearize_flat(_flat_fun(fun, in_tree, has_aux, store), leaves)
+    return outs, lin, store, in_tree
+
+
+def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the JVP at primals, evaluated
+    without re-running fun (its linear part was staged once)."""
+    outs, lin, (out_tree, aux_tree, n), in_tree = _linearize(fun, primals, has_aux)
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise TypeError(f"linearized function called on tangent values inconsistent with "
+                            f"the original primal values: expected tree structure {in_tree}, "
+                            f"got {t_tree}")
+        # (aux outputs are outputs of the linearized function too: their tangents are
+        # computed and dropped)
+        return tree_unflatten(out_tree, lin.jvp([*t_leaves])[:n])
+
+    primal_out = tree_unflatten(out_tree, outs[:n])
+    if has_aux:
+        return primal_out, f_jvp, tree_unflatten(aux_tree, outs[n:])
+    return primal_out, f_jvp
+
+
+def _vjp_function(lin: Linearized, in_tree: PyTreeDef, out_tree: PyTreeDef, n: int
+                  ) -> Callable[[Any], tuple]:
+    def f_vjp(cotangent: Any) -> tuple:
+        ct_leaves, ct_tree = tree_flatten(cotangent)
+        if ct_tree != out_tree:
+            raise TypeError("Tree structure of cotangent input "
+                            f"{ct_tree}, does not match structure of primal output {out_tree}.")
+        for ct, aval in zip(ct_leaves, lin.out_avals):
+            ca = get_aval(ct)
+            if ca.shape != aval.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function "
+                                 f"{ca.shape} must be the same as the shape of corresponding "
+                                 f"primal input {aval.shape}.")
+        cts = [*ct_leaves] + [ad.Zero(a) for a in lin.out_avals[n:]]
+        got = lin.vjp(cts)
+        return tuple(tree_unflatten(in_tree, [ad.instantiate_zeros(c) for c in got]))
+    return f_vjp
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
+    """(fun(*primals), f_vjp) where f_vjp(cotangent) is the tuple of cotangents of primals."""
+    outs, lin, (out_tree, aux_tree, n), in_tree = _linearize(fun, primals, has_aux)
+    f_vjp = _vjp_function(lin, in_tree, out_tree, n)
+    primal_out = tree_unflatten(out_tree, outs[:n])
+    if has_aux:
+        return primal_out, f_vjp, tree_unflatten(aux_tree, outs[n:])
+    return primal_out, f_vjp
+
+
+def _check_input_dtype(x: Any) -> None:
+    dtype = get_aval(x).dtype
+    if dtype.kind not in "fc":
+        raise TypeError("grad requires real-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.inexact), but got {dtype.name}. If you want to use Boolean- or "
+                        "integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def _check_scalar_output(x: Any) -> None:
+    try:
+        aval = get_aval(x)
+    except TypeError:
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x!r}."
+                        ) from None
+    if aval.shape != ():
+        raise TypeError("Gradient only defined for scalar-output functions. Output had shape: "
+                        f"{aval.shape}.")
+    if aval.dtype.kind != "f":
+        raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
+                        f"of np.floating), but got {aval.dtype.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex outputs, use jax.vjp "
+                        "directly.")
+
+
+def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
+    if isinstance(argnums, (int, np.integer)):
+        return (int(argnums),)
+    return tuple(int(a) for a in argnums)
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+                   ) -> Callable:
+    """A function returning (fun(*args), the gradient of fun with respect to the arguments
+    `argnums`), or ((value, aux), gradient) with has_aux."""
+    nums = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        if nums and max(nums) >= len(args):
+            raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
+                            f"least {max(nums) + 1} positional arguments to be passed by the "
+                            f"caller, but got only {len(args)} positional arguments.")
+        picked = [args[i] for i in nums]
+        for leaf in tree_flatten(picked)[0]:
+            _check_input_dtype(leaf)
+
+        def partial_fun(*diff_args: Any) -> Any:
+            full = list(args)
+            for i, a in zip(nums, diff_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        outs, lin, (out_tree, aux_tree, n), in_tree = _linearize(partial_fun, picked, has_aux)
+        value = tree_unflatten(out_tree, outs[:n])
+        _check_scalar_output(value)
+        ct = np.ones((), get_aval(value).dtype)
+        f_vjp = _vjp_function(lin, in_tree, out_tree, n)
+        grads = f_vjp(ct)
+        g = grads[0] if isinstance(argnums, (int, np.integer)) else grads
+        if has_aux:
+            return (value, tree_unflatten(aux_tree, outs[n:])), g
+        return value, g
+
+    return value_and_grad_f
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of the scalar-valued fun with respect to the arguments `argnums` (a
+    pytree like that argument, or a tuple of them for a tuple argnums)."""
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f

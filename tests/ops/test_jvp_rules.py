@@ -1,0 +1,198 @@
+"""Every JVP and transpose rule, checked as JAX's check_grads does (tests/ops/ad_checks.py).
+
+One record per rule: the function, its operands' shapes and the interval the random point
+is drawn from (away from the points where the derivative jumps or blows up). Each record
+runs at orders 1 and 2 in float64, eagerly and under jit; the tie rules of max/min, the
+zero tangents of the non-differentiable primitives and the edges of pow are checked apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from tests.ops.ad_checks import check_grads
+
+
+class Rec(NamedTuple):
+    name: str
+    fn: Callable[..., Any]
+    shapes: tuple
+    lo: float = -2.0
+    hi: float = 2.0
+
+
+def _signed(rng: np.random.Generator, shape: tuple, lo: float, hi: float) -> np.ndarray:
+    """|x| in [lo, hi] with a random sign (away from 0, for abs and sign)."""
+    mag = rng.uniform(lo, hi, shape)
+    return np.where(rng.random(shape) < 0.5, -mag, mag)
+
+
+S = (3, 4)
+UNARY = [
+    Rec("neg", lax.neg, (S,)), Rec("exp", lax.exp, (S,)), Rec("exp2", lax.exp2, (S,)),
+    Rec("log", lax.log, (S,), 0.5, 3), Rec("log1p", lax.log1p, (S,), -0.5, 3),
+    Rec("expm1", lax.expm1, (S,)), Rec("sqrt", lax.sqrt, (S,), 0.5, 3),
+    Rec("rsqrt", lax.rsqrt, (S,), 0.5, 3), Rec("cbrt", lax.cbrt, (S,), 0.5, 3),
+    Rec("sin", lax.sin, (S,)), Rec("cos", lax.cos, (S,)), Rec("tan", lax.tan, (S,), -1, 1),
+    Rec("asin", lax.asin, (S,), -0.8, 0.8), Rec("acos", lax.acos, (S,), -0.8, 0.8),
+    Rec("atan", lax.atan, (S,)), Rec("sinh", lax.sinh, (S,)), Rec("cosh", lax.cosh, (S,)),
+    Rec("tanh", lax.tanh, (S,)), Rec("asinh", lax.asinh, (S,)),
+    Rec("acosh", lax.acosh, (S,), 1.5, 3), Rec("atanh", lax.atanh, (S,), -0.8, 0.8),
+    Rec("logistic", lax.logistic, (S,)), Rec("erf", lax.erf, (S,)),
+    Rec("erfc", lax.erfc, (S,)), Rec("erf_inv", lax.erf_inv, (S,), -0.8, 0.8),
+    Rec("square", lax.square, (S,)),
+    Rec("integer_pow3", lambda x: lax.integer_pow(x, 3), (S,)),
+    Rec("integer_pow2", lambda x: lax.integer_pow(x, 2), (S,)),
+    Rec("integer_pow-2", lambda x: lax.integer_pow(x, -2), (S,), 0.5, 2),
+    Rec("integer_pow1", lambda x: lax.integer_pow(x, 1), (S,)),
+]
+SIGNED = [Rec("abs", lax.abs, (S,), 0.5, 2)]  # drawn with a random sign, |x| >= 0.5
+BINARY = [
+    Rec("add", lax.add, (S, S)), Rec("add_scalar", lax.add, (S, ())),
+    Rec("add_size1", lax.add, ((3, 1), (1, 4))), Rec("sub", lax.sub, (S, S)),
+    Rec("sub_scalar", lax.sub, ((), S)), Rec("mul", lax.mul, (S, S)),
+    Rec("mul_size1", lax.mul, ((3, 1), S)), Rec("div", lax.div, (S, S), 0.5, 2),
+    Rec("div_scalar", lax.div, ((), S), 0.5, 2),
+    Rec("max", lax.max, (S, S)), Rec("min", lax.min, (S, S)),
+    Rec("max_scalar", lax.max, (S, ())),
+    Rec("atan2", lax.atan2, (S, S), 0.5, 2),
+    Rec("pow", lax.pow, (S, S), 0.5, 2),
+    Rec("pow_scalar_exponent", lax.pow, (S, ()), 0.5, 2),
+    Rec("rem", lambda x, y: lax.rem(x + 5.0, y), (S, S), 1.1, 1.4),
+]
+STRUCTURAL = [
+    Rec("convert_f64_f64", lambda x: lax.convert_element_type(x, np.float64) * x, (S,)),
+    Rec("select_n", lambda x, y: lax.select(jnp.asarray(np.arange(12).reshape(S) % 3 == 0),
+                                            x, y), (S, S)),
+    Rec("select_n_int", lambda x, y, z: lax.select_n(
+        jnp.asarray((np.arange(12).reshape(S) % 3).astype(np.int32)), x, y, z), (S, S, S)),
+    Rec("clamp", lambda x: lax.clamp(-1.0, x, 1.0), (S,), -3, 3),
+    Rec("clamp_bounds", lambda lo, x, hi: lax.clamp(lo - 3.0, x * 3.0, hi + 3.0), ((), S, ())),
+    Rec("reduce_sum", lambda x: lax.reduce_sum(x, (1,)), ((3, 4, 2),)),
+    Rec("reduce_sum_all", lambda x: lax.reduce_sum(x, (0, 1)), (S,)),
+    Rec("reduce_max", lambda x: lax.reduce_max(x, (0,)), (S,)),
+    Rec("reduce_min", lambda x: lax.reduce_min(x, (0, 1)), (S,)),
+    Rec("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1, 2)), (S,)),
+    Rec("broadcast_size1", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (0, 2)), ((1, 4),)),
+    Rec("broadcast_scalar", lambda x: lax.broadcast_in_dim(x, (2, 3), ()), ((),)),
+    Rec("reshape", lambda x: lax.reshape(x, (2, 6)), (S,)),
+    Rec("transpose", lambda x: lax.transpose(x, (2, 0, 1)), ((2, 3, 4),)),
+    Rec("squeeze", lambda x: lax.squeeze(x, (1,)), ((3, 1, 4),)),
+    Rec("expand_dims", lambda x: lax.expand_dims(x, (0, 2)), (S,)),
+    Rec("rev", lambda x: lax.rev(x, (1,)), (S,)),
+    Rec("matmul", lambda x, y: x @ y, ((3, 4), (4, 5))),
+    Rec("vector_dot", lambda x, y: jnp.dot(x, y), ((4,), (4,))),
+    Rec("matvec", lambda x, y: jnp.dot(x, y), ((3, 4), (4,))),
+    Rec("batched", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
+        ((2, 3, 4), (2, 4, 5))),
+    Rec("contract_first", lambda x, y: lax.dot_general(x, y, (((0,), (1,)), ((), ()))),
+        ((4, 3), (5, 4))),
+    Rec("two_contractions", lambda x, y: lax.dot_general(x, y, (((0, 2), (2, 0)), ((1,), (1,)))),
+        ((2, 3, 4), (4, 3, 2))),
+    Rec("slice", lambda x: lax.slice(x, (1, 0), (3, 4), (1, 2)), ((4, 5),)),
+    Rec("slice_plain", lambda x: lax.slice(x, (0, 1), (2, 3)), (S,)),
+    Rec("pad", lambda x, v: lax.pad(x, v, ((1, 2, 1), (-1, 0, 0))), (S, ())),
+    Rec("concatenate", lambda x, y: lax.concatenate([x, y, x], 1), (S, (3, 2))),
+    Rec("dynamic_slice", lambda x: lax.dynamic_slice(x, (1, 2), (2, 2)), (S,)),
+    Rec("dynamic_slice_clamped", lambda x: lax.dynamic_slice(x, (2, 3), (2, 2)), (S,)),
+    Rec("dynamic_update_slice", lambda x, u: lax.dynamic_update_slice(x, u, (1, 1)),
+        (S, (2, 2))),
+    Rec("copy", lambda x: jnp.array(x, copy=True) * 1.0, (S,)),
+    Rec("jnp_mixture", lambda x: jnp.mean(jnp.tanh(x) ** 2, axis=0)
+        + jnp.max(x, axis=0) * jnp.sum(x, axis=0), (S,)),
+]
+RECORDS = UNARY + BINARY + STRUCTURAL
+
+
+def _point(rec: Rec, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if rec in SIGNED:
+        return [_signed(rng, s, rec.lo, rec.hi) for s in rec.shapes]
+    return [rng.uniform(rec.lo, rec.hi, s) for s in rec.shapes]
+
+
+@pytest.mark.parametrize("rec", UNARY + SIGNED + BINARY + STRUCTURAL, ids=lambda r: r.name)
+def test_rule_eager_orders_1_and_2(rec, x64):
+    check_grads(rec.fn, _point(rec), order=2)
+
+
+@pytest.mark.parametrize("rec", UNARY + SIGNED + BINARY + STRUCTURAL, ids=lambda r: r.name)
+def test_rule_under_jit(rec, x64):
+    check_grads(rec.fn, _point(rec, seed=1), order=1, use_jit=True)
+
+
+def test_max_min_split_ties_equally(x64):
+    x = np.array([1.0, 2.0, 3.0])
+    y = np.array([1.0, 5.0, 0.0])
+    gx, gy = ember.grad(lambda a, b: jnp.sum(lax.max(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(gx, [0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(gy, [0.5, 1.0, 0.0])
+    gx, gy = ember.grad(lambda a, b: jnp.sum(lax.min(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(gx, [0.5, 1.0, 0.0])
+    np.testing.assert_array_equal(gy, [0.5, 0.0, 1.0])
+
+
+def test_reduce_max_averages_over_ties(x64):
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 3.0]])
+    g = ember.grad(lambda a: jnp.sum(lax.reduce_max(a, (1,))))(x)
+    np.testing.assert_array_equal(g, [[0, 0.5, 0.5], [0, 0, 1]])
+    g = ember.grad(lambda a: lax.reduce_min(a, (0, 1)))(x)
+    np.testing.assert_array_equal(g, [[0, 0, 0], [0, 1, 0]])
+
+
+ZERO_TANGENT = [
+    ("sign", lax.sign), ("floor", lax.floor), ("ceil", lax.ceil), ("round", lax.round),
+    ("stop_gradient", lax.stop_gradient),
+    ("compare", lambda x: lax.convert_element_type(lax.gt(x, 0.0), np.float64)),
+    ("argmax", lambda x: lax.convert_element_type(lax.argmax(x, 1, np.int32), np.float64)),
+    ("is_finite", lambda x: lax.convert_element_type(lax.is_finite(x), np.float64)),
+    ("float_to_int", lambda x: lax.convert_element_type(
+        lax.convert_element_type(x, np.int32), np.float64)),
+]
+
+
+@pytest.mark.parametrize("name,fn", ZERO_TANGENT, ids=[n for n, _ in ZERO_TANGENT])
+def test_non_differentiable_primitives_have_zero_tangents(name, fn, x64):
+    x = np.array([[0.3, -1.7, 2.2], [1.4, 0.6, -0.2]])
+    out, t = ember.jvp(fn, (x,), (np.ones_like(x),))
+    np.testing.assert_array_equal(t, np.zeros(np.shape(out)))
+    # d(c * sum(a)) = c where c is flat
+    g = ember.grad(lambda a: jnp.sum(fn(a)) * jnp.sum(a))(x)
+    np.testing.assert_allclose(g, np.full(x.shape, np.sum(np.asarray(fn(x)))))
+
+
+def test_pow_edges(x64):
+    # x^0 = 1: zero derivative in x, even at x = 0; d/dy 0^y = 0 (log 0 read as 0).
+    gx, gy = ember.grad(lambda a, b: lax.pow(a, b), argnums=(0, 1))(0.0, 0.0)
+    assert float(gx) == 0.0 and float(gy) == 0.0
+    gx, gy = ember.grad(lambda a, b: lax.pow(a, b), argnums=(0, 1))(0.0, 2.0)
+    assert float(gx) == 0.0 and float(gy) == 0.0
+    # an integer exponent: a derivative in x only
+    g = ember.grad(lambda a: jnp.sum(lax.pow(a, np.int32(3))))(np.array([2.0, -1.0]))
+    np.testing.assert_allclose(g, [12.0, 3.0])
+
+
+def test_convert_between_float_types(x64):
+    x = np.array([1.5, -2.0])
+    out, t = ember.jvp(lambda a: lax.convert_element_type(a, np.float32), (x,),
+                       (np.array([1.0, 2.0]),))
+    assert out.dtype == np.float32 and t.dtype == np.float32
+    np.testing.assert_array_equal(t, [1.0, 2.0])
+    g = ember.grad(lambda a: jnp.sum(lax.convert_element_type(a, np.float32) ** 2))(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, 2 * x)
+
+
+def test_float32_gradients_keep_their_dtype():
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    g = ember.grad(lambda a: jnp.sum(jnp.tanh(a) * a))(x)
+    assert g.dtype == np.float32
+    t = np.tanh(x)
+    np.testing.assert_allclose(g, t + x * (1 - t * t), rtol=1e-6)
