@@ -26,13 +26,22 @@ class _ScalarMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, cls._numpy_type)
 
-    def __eq__(cls, other: Any) -> bool:
+    def __eq__(cls, other: Any) -> Any:
+        """Equal to the same scalar type, NumPy dtype or dtype name (`jnp.float32 ==
+        "float32"`); anything else is not equal, never an error (test suites compare dtypes
+        with arbitrary objects)."""
         if isinstance(other, _ScalarMeta):
             return cls.dtype == other.dtype
-        try:
-            return np.dtype(other) == cls.dtype
-        except TypeError:
-            return False
+        if isinstance(other, (np.dtype, str, type)):
+            try:
+                return np.dtype(other) == cls.dtype
+            except Exception:  # TypeError, ValueError, SyntaxError...: not a dtype spelling
+                return False
+        return NotImplemented  # (Python falls back to identity: False)
+
+    def __ne__(cls, other: Any) -> Any:
+        eq = _ScalarMeta.__eq__(cls, other)
+        return eq if eq is NotImplemented else not eq
 
     def __hash__(cls) -> int:
         return hash(cls.dtype)
