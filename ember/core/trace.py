@@ -234,6 +234,9 @@ class Tracer:
 # ---------------------------------------------------------------------------------------------
 
 _SCALAR_AVALS: dict[tuple[type, bool], ShapedArray] = {}
+# the largest magnitude of the default int (int32, or int64 under x64), indexed by the x64
+# flag: a Python int at or beyond it would wrap when it becomes a weakly typed array
+_INT_LIMIT = (2 ** 31, 2 ** 63)
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -248,6 +251,10 @@ def get_aval(x: Any) -> ShapedArray:
         if aval is None:
             aval = ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
             _SCALAR_AVALS[key] = aval
+        # A Python int takes the default int type, which must hold it (JAX's OverflowError,
+        # not NumPy's silent wrap); one comparison for the ints that fit.
+        if key[0] is int and not -_INT_LIMIT[key[1]] <= x < _INT_LIMIT[key[1]]:
+            raise dtypes.int_too_large(x, aval.dtype)
         return aval
     aval = getattr(x, "_ember_aval", None)
     if aval is not None:

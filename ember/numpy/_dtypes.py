@@ -20,8 +20,10 @@ class _ScalarMeta(type):
     dtype: np.dtype
 
     def __call__(cls, x: Any = 0) -> Any:
-        from ember.numpy._creation import array
-        return array(x, dtype=cls.dtype)
+        # array(x, dtype) (always strongly typed), warning as JAX's asarray does when x64
+        # is off and the type is a 64-bit one
+        from ember.numpy._creation import _array, _dtype
+        return _array(x, _dtype(cls.dtype, "asarray"))
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, cls._numpy_type)
