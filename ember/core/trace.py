@@ -234,9 +234,13 @@ class Tracer:
 # ---------------------------------------------------------------------------------------------
 
 _SCALAR_AVALS: dict[tuple[type, bool], ShapedArray] = {}
-# the largest magnitude of the default int (int32, or int64 under x64), indexed by the x64
-# flag: a Python int at or beyond it would wrap when it becomes a weakly typed array
-_INT_LIMIT = (2 ** 31, 2 ** 63)
+# the default int's range: a Python int outside it would wrap when it becomes a weakly typed
+# array (int32 checked first, inline: it holds nearly every int a program writes)
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def _fits_int64(x: int) -> bool:
+    return -2 ** 63 <= x < 2 ** 63
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -252,8 +256,8 @@ def get_aval(x: Any) -> ShapedArray:
             aval = ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
             _SCALAR_AVALS[key] = aval
         # A Python int takes the default int type, which must hold it (JAX's OverflowError,
-        # not NumPy's silent wrap); one comparison for the ints that fit.
-        if key[0] is int and not -_INT_LIMIT[key[1]] <= x < _INT_LIMIT[key[1]]:
+        # not NumPy's silent wrap): one chained comparison for the ints that fit.
+        if key[0] is int and not (_INT32_MIN <= x <= _INT32_MAX or key[1] and _fits_int64(x)):
             raise dtypes.int_too_large(x, aval.dtype)
         return aval
     aval = getattr(x, "_ember_aval", None)
