@@ -86,10 +86,13 @@ def canonicalize_requested(dtype: Any, fname: str) -> np.dtype:
     """canonicalize for a dtype a caller of `fname` asked for: when x64 is off and it names
     a 64-bit type, JAX's UserWarning says the result is narrower than asked (the Python
     types `int`, `float`, `complex` stand for the defaults and never warn)."""
-    out = canonicalize(dtype)
+    # (a NumPy dtype first: a key like jnp.float32 in canonicalize's store would collide
+    # with np.dtype("float32"), whose every lookup would then call its Python __eq__)
+    requested = np.dtype(dtype)
+    out = canonicalize(requested)
     if out.itemsize == 4 or out.kind == "c":  # the common case: nothing narrowed (cheaply)
-        if dtype not in _PY_DEFAULT_TYPES and _TO_32.get(np.dtype(dtype)) == out:
-            _warn_truncated(np.dtype(dtype), out, fname)
+        if dtype not in _PY_DEFAULT_TYPES and _TO_32.get(requested) == out:
+            _warn_truncated(requested, out, fname)
     return out
 
 

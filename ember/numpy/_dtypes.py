@@ -32,18 +32,16 @@ class _ScalarMeta(type):
         """Equal to the same scalar type, NumPy dtype or dtype name (`jnp.float32 ==
         "float32"`); anything else is not equal, never an error (test suites compare dtypes
         with arbitrary objects)."""
+        if type(other) is np.dtype or isinstance(other, np.dtype):  # (dict lookups: first)
+            return cls.dtype == other
         if isinstance(other, _ScalarMeta):
             return cls.dtype == other.dtype
-        if isinstance(other, (np.dtype, str, type)):
+        if isinstance(other, (str, type)):
             try:
                 return np.dtype(other) == cls.dtype
             except Exception:  # TypeError, ValueError, SyntaxError...: not a dtype spelling
                 return False
-        return NotImplemented  # (Python falls back to identity: False)
-
-    def __ne__(cls, other: Any) -> Any:
-        eq = _ScalarMeta.__eq__(cls, other)
-        return eq if eq is NotImplemented else not eq
+        return NotImplemented  # (Python falls back to identity: False; `!=` inverts this)
 
     def __hash__(cls) -> int:
         return hash(cls.dtype)
