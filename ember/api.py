@@ -361,6 +361,20 @@ class JitFunction:
                     "static using static_argnums or static_argnames.")
         return TypeError(f"could not interpret the arguments of {self._name} as arrays")
 
+    def _overflow_error(self, args: tuple, dyn_args: tuple, dyn_kwargs: dict,
+                        leaves: list) -> OverflowError:
+        """JAX's error for an argument that get_aval rejects as too large (trace time only)."""
+        paths = self._leaf_paths(args, dyn_args, dyn_kwargs)
+        for leaf, path in zip(leaves, paths):
+            try:
+                get_aval(leaf)
+            except OverflowError:
+                return OverflowError(
+                    "An overflow was encountered while parsing an argument to a jitted "
+                    f"computation, whose argument path is {path}. Got {type(leaf)} with value "
+                    f"{leaf}")
+        return OverflowError(f"an argument of {self._name} is too large for its type")
+
     def flatten_call(self, args: tuple, kwargs: dict) -> tuple:
         """(dyn_args, dyn_kwargs, in_tree, leaves, avals, static key) of one call."""
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
@@ -369,6 +383,8 @@ class JitFunction:
             avals = tuple(map(get_aval, leaves))
         except TypeError:
             raise self._abstractify_error(args, dyn_args, dyn_kwargs, leaves) from None
+        except OverflowError:  # a Python int the default int cannot hold: say which one
+            raise self._overflow_error(args, dyn_args, dyn_kwargs, leaves) from None
         return dyn_args, dyn_kwargs, in_tree, leaves, avals, static
 
     def _lookup(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:

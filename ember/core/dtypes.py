@@ -82,6 +82,34 @@ def _canonicalize(dtype: Any) -> np.dtype:
     return dt
 
 
+def canonicalize_requested(dtype: Any, fname: str) -> np.dtype:
+    """canonicalize for a dtype a caller of `fname` asked for: when x64 is off and it names
+    a 64-bit type, JAX's UserWarning says the result is narrower than asked (the Python
+    types `int`, `float`, `complex` stand for the defaults and never warn)."""
+    # (a NumPy dtype first: a key like jnp.float32 in canonicalize's store would collide
+    # with np.dtype("float32"), whose every lookup would then call its Python __eq__)
+    requested = np.dtype(dtype)
+    out = canonicalize(requested)
+    if out.itemsize == 4 or out.kind == "c":  # the common case: nothing narrowed (cheaply)
+        if dtype not in _PY_DEFAULT_TYPES and _TO_32.get(requested) == out:
+            _warn_truncated(requested, out, fname)
+    return out
+
+
+# (a set of the types themselves: `dtype=float` asks for the default float, whatever its
+# width; hashing, not ==, since `jnp.int64 == int` holds)
+_PY_DEFAULT_TYPES = frozenset((int, float, complex))
+
+
+def _warn_truncated(requested: np.dtype, out: np.dtype, fname: str) -> None:
+    import warnings
+    warnings.warn(
+        f"Explicitly requested dtype {requested} requested in {fname} is not available, and "
+        f"will be truncated to dtype {out}. To enable more dtypes, set the jax_enable_x64 "
+        "configuration option or the JAX_ENABLE_X64 shell environment variable. See "
+        "https://github.com/jax-ml/jax#current-gotchas for more.", stacklevel=5)
+
+
 def default_int() -> np.dtype:
     return int64 if config.jax_enable_x64 else int32
 
@@ -229,3 +257,29 @@ def iinfo(dtype: Any) -> np.iinfo:
 
 def finfo(dtype: Any) -> np.finfo:
     return np.finfo(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python ints that do not fit: an error where NumPy's cast would wrap silently (JAX's
+# OverflowError). Two wordings, as JAX has two: a weakly typed int taking the default int
+# (`jnp.array(2**40)`, `x + 2**40`), and an int converted to a dtype the caller named
+# (`jnp.int32(2**40)`, `jnp.array(2**40, jnp.int32)`: NumPy's message, which JAX passes on).
+# ---------------------------------------------------------------------------------------------
+
+def int_too_large(value: int, dtype: np.dtype) -> OverflowError:
+    """The error for a weakly typed Python int outside the default int type."""
+    return OverflowError(f"Python int {value} too large to convert to {dtype}")
+
+
+# (min, max) of each integer type, as Python ints: one chained comparison per check
+INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max))
+              for d in (int8, int16, int32, int64, uint8, uint16, uint32, uint64)}
+
+
+def check_int_fits(value: int, dtype: np.dtype) -> None:
+    """Raise NumPy's OverflowError if the Python int `value` is outside the integer type
+    `dtype` (a negative one for an unsigned type included); other dtypes accept any int (a
+    float target rounds, or raises Python's own OverflowError beyond float range)."""
+    bounds = INT_BOUNDS.get(dtype)
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise OverflowError(f"Python integer {value} out of bounds for {dtype}")

@@ -234,6 +234,13 @@ class Tracer:
 # ---------------------------------------------------------------------------------------------
 
 _SCALAR_AVALS: dict[tuple[type, bool], ShapedArray] = {}
+# the default int's range: a Python int outside it would wrap when it becomes a weakly typed
+# array (int32 checked first, inline: it holds nearly every int a program writes)
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def _fits_int64(x: int) -> bool:
+    return -2 ** 63 <= x < 2 ** 63
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -248,6 +255,10 @@ def get_aval(x: Any) -> ShapedArray:
         if aval is None:
             aval = ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
             _SCALAR_AVALS[key] = aval
+        # A Python int takes the default int type, which must hold it (JAX's OverflowError,
+        # not NumPy's silent wrap): one chained comparison for the ints that fit.
+        if key[0] is int and not (_INT32_MIN <= x <= _INT32_MAX or key[1] and _fits_int64(x)):
+            raise dtypes.int_too_large(x, aval.dtype)
         return aval
     aval = getattr(x, "_ember_aval", None)
     if aval is not None:

@@ -61,8 +61,14 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
         return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
     if is_concrete_constant(x):
         from ember.hlo.evaluator.elementwise import convert_array
-        get_aval(x)  # rejects values that are not arrays or scalars
-        value = np.asarray(x)
+        if type(x) is int:
+            # An int converts to the type named (2**40 to f32 is exact), not by way of the
+            # default int (whose range get_aval checks); beyond 64 bits through a float
+            # (float() raises OverflowError beyond float range, as in JAX).
+            value = np.asarray(x) if -2 ** 63 <= x < 2 ** 64 else np.asarray(float(x))
+        else:
+            get_aval(x)  # rejects values that are not arrays or scalars
+            value = np.asarray(x)
         out = convert_array(value, new_dtype) if value.dtype != new_dtype else value
         return ArrayImpl._from_rule(np.array(out, copy=True), ShapedArray(
             value.shape, new_dtype, weak_type))

@@ -70,10 +70,12 @@ def _concrete_error(fname: str, tracer: Tracer) -> Exception:
         tracer, f"{fname} (the result's shape would depend on data)")
 
 
-def _dtype(dtype: Any, default: np.dtype | None = None) -> np.dtype:
+def _dtype(dtype: Any, fname: str, default: np.dtype | None = None) -> np.dtype:
+    """The canonical dtype of a `dtype=` argument of `fname` (warning, as JAX does, when a
+    64-bit type is asked for with x64 off); `default` (or the default float) for None."""
     if dtype is None:
         return default if default is not None else dtypes.default_float()
-    return dtypes.canonicalize(np.dtype(dtype))
+    return dtypes.canonicalize_requested(dtype, fname)
 
 
 def _static(v: Any, fname: str) -> Any:
@@ -93,32 +95,54 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
           ndmin: int = 0, *, device: Any = None) -> Any:
     """An array from a value. Arrays and tracers pass through (cast if `dtype`); NumPy values,
     scalars and nested sequences are copied into a new ember.Array. Python scalars give weakly
-    typed arrays; Python lists of ints/floats take the default int/float dtypes."""
+    typed arrays; Python lists of ints/floats take the default int/float dtypes. A Python int
+    the result's integer type cannot hold raises OverflowError (as in JAX), never wraps."""
+    return _array(object, None if dtype is None else _dtype(dtype, "array"), ndmin)
+
+
+def _array(object: Any, dt: np.dtype | None, ndmin: int = 0) -> Any:
+    """array() for a dtype already canonical (None: the value's own)."""
     if hasattr(object, "__jax_array__") and not is_array(object):
         object = object.__jax_array__()
     if is_array(object):
-        out = object if dtype is None else lax.convert_element_type(object, _dtype(dtype))
+        out = object if dt is None else lax.convert_element_type(object, dt)
     elif isinstance(object, (list, tuple)) and _contains_array(object):
-        out = _stack_nested(object, dtype)
+        out = _stack_nested(object, dt)
     elif dtypes.is_python_scalar(object):
-        aval = get_aval(object)
-        out = (lax.convert_element_type(object, aval.dtype, True) if dtype is None
-               else lax.convert_element_type(object, _dtype(dtype), False))
+        if dt is None:
+            aval = get_aval(object)  # (raises for an int the default int cannot hold)
+            out = lax.convert_element_type(object, aval.dtype, True)
+        else:
+            if type(object) is int:
+                dtypes.check_int_fits(object, dt)
+            out = lax.convert_element_type(object, dt, False)
     else:
-        value = np.asarray(object) if dtype is None else np.asarray(object, dtype=_np_dtype(dtype))
+        value = np.asarray(object)
         if value.dtype == _OBJECT or value.dtype.kind in "USVM":
             raise TypeError(f"ember.numpy.array: cannot convert {object!r} to an array "
                             f"(dtype {value.dtype})")
-        if dtype is None and isinstance(object, (list, tuple)):
-            value = value.astype(_list_dtype(object, value.dtype), copy=False)
+        if isinstance(object, (list, tuple)):
+            target = _list_dtype(object, value.dtype) if dt is None else dt
+            _check_list_ints(value, target)
+            value = value.astype(target, copy=False)
+        elif dt is not None:
+            value = value.astype(dt, copy=False)
         out = ArrayImpl._from_user(value)
     if ndmin and get_aval(out).ndim < ndmin:
         out = lax.broadcast_to_rank(out, ndmin)
     return out
 
 
-def _np_dtype(dtype: Any) -> np.dtype:
-    return np.dtype(dtype)
+def _check_list_ints(value: np.ndarray, target: np.dtype) -> None:
+    """The Python ints of a list (read by NumPy as int64/uint64) must fit the integer type
+    they become: NumPy's error, as JAX gives it, where astype would wrap silently."""
+    bounds = dtypes.INT_BOUNDS.get(target)
+    if bounds is None or value.dtype.kind not in "iu" or not value.size:
+        return
+    lo, hi = int(value.min()), int(value.max())
+    if lo < bounds[0] or hi > bounds[1]:
+        bad = lo if lo < bounds[0] else hi
+        raise OverflowError(f"Python integer {bad} out of bounds for {target}")
 
 
 def _contains_array(seq: Any) -> bool:
@@ -127,7 +151,7 @@ def _contains_array(seq: Any) -> bool:
     return is_array(seq)
 
 
-def _stack_nested(seq: Sequence[Any], dtype: Any) -> Any:
+def _stack_nested(seq: Sequence[Any], dtype: np.dtype | None) -> Any:
     """array([...]) of a sequence holding Arrays/tracers: stack its elements (recursively),
     promoted together as JAX does (`array([x, 1.0])` with x f32 is f32)."""
     from ember.numpy._manipulation import stack
@@ -135,12 +159,12 @@ def _stack_nested(seq: Sequence[Any], dtype: Any) -> Any:
     items = [_stack_nested(s, None) if isinstance(s, (list, tuple)) else ensure_array(s)
              for s in seq]
     if not items:
-        return array(np.zeros((0,)), dtype)
+        return _array(np.zeros((0,)), dtype)
     items = promote_dtypes(*items)
     out = stack(items)
     aval = get_aval(out)
     if dtype is not None:
-        return lax.convert_element_type(out, _dtype(dtype))
+        return lax.convert_element_type(out, dtype)
     # A list is never weakly typed (jnp.array([1.0]) is a strong f32).
     return lax.convert_element_type(out, aval.dtype, False)
 
@@ -172,9 +196,10 @@ def _leaves(obj: Any) -> Any:
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
             device: Any = None) -> Any:
     """array(a, dtype) without a copy where none is needed (Arrays are immutable)."""
-    if is_array(a) and (dtype is None or _dtype(dtype) == get_aval(a).dtype):
+    dt = None if dtype is None else _dtype(dtype, "asarray")
+    if is_array(a) and (dt is None or dt == get_aval(a).dtype):
         return a
-    return array(a, dtype=dtype)
+    return _array(a, dt)
 
 
 def copy(a: Any, order: str | None = None) -> Any:
@@ -195,74 +220,85 @@ def fromiter(iterable: Any, dtype: Any, count: int = -1) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def _filled(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool) -> Any:
-    """broadcast_in_dim of the converted scalar: what JAX stages for zeros/full."""
+    """broadcast_in_dim of the converted scalar: what JAX stages for zeros/full. A Python int
+    fill value must fit an integer dtype (NumPy 2's OverflowError; JAX would wrap it)."""
+    if type(fill_value) is int:
+        dtypes.check_int_fits(fill_value, dtype)
     value = lax.convert_element_type(fill_value, dtype, weak)
     return lax.broadcast_in_dim(value, shape, ())
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    return _filled(_shape(shape), 0, _dtype(dtype), False)
+    return _filled(_shape(shape), 0, _dtype(dtype, "zeros"), False)
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    return _filled(_shape(shape), 1, _dtype(dtype), False)
+    return _filled(_shape(shape), 1, _dtype(dtype, "ones"), False)
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
     """As in JAX, `empty` is `zeros` (XLA has no uninitialized memory)."""
-    return zeros(shape, dtype)
+    return _filled(_shape(shape), 0, _dtype(dtype, "empty"), False)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
     """shape filled with fill_value; a non-scalar fill_value is broadcast to shape. Without
     dtype the result takes fill_value's dtype and weak type."""
     shape = _shape(shape)
+    dt = None if dtype is None else _dtype(dtype, "full")
+    return _full(shape, fill_value, dt)
+
+
+def _full(shape: tuple[int, ...], fill_value: Any, dt: np.dtype | None) -> Any:
+    """full() for a dtype already canonical (None: fill_value's dtype and weak type)."""
     if isinstance(fill_value, (list, tuple)):
-        fill_value = array(fill_value)
+        fill_value = _array(fill_value, None)
+    if type(fill_value) is int and dt is not None:
+        return _filled(shape, fill_value, dt, False)  # (checked against dt, not the default)
     fill_aval = get_aval(fill_value)
     if fill_aval.ndim:
         from ember.numpy._manipulation import broadcast_to
         value = ensure_array(fill_value)
-        if dtype is not None:
-            value = lax.convert_element_type(value, _dtype(dtype))
+        if dt is not None:
+            value = lax.convert_element_type(value, dt)
         return broadcast_to(value, shape)
-    if dtype is None:
+    if dt is None:
         return _filled(shape, fill_value, fill_aval.dtype, fill_aval.weak_type)
-    return _filled(shape, fill_value, _dtype(dtype), False)
+    return _filled(shape, fill_value, dt, False)
 
 
-def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype, bool]:
+def _like(a: Any, dtype: Any, shape: Any, fname: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     """(shape, dtype, weak) of a `_like` result: a's unless given; a's weak type is kept only
     when dtype is not given (JAX's full_like)."""
-    check_arraylike("zeros_like", a)
+    check_arraylike(fname, a)
     aval = get_aval(a)
     return (aval.shape if shape is None else _shape(shape),
-            aval.dtype if dtype is None else _dtype(dtype),
+            aval.dtype if dtype is None else _dtype(dtype, fname),
             dtype is None and aval.weak_type)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    return _filled(*_like_args(a, dtype, shape, 0))
+    return _filled(*_like_args(a, dtype, shape, 0, "zeros_like"))
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    return _filled(*_like_args(a, dtype, shape, 1))
+    return _filled(*_like_args(a, dtype, shape, 1, "ones_like"))
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    return zeros_like(a, dtype, shape)
+    return _filled(*_like_args(a, dtype, shape, 0, "empty_like"))
 
 
-def _like_args(a: Any, dtype: Any, shape: Any, fill: Any) -> tuple:
-    s, d, weak = _like(a, dtype, shape)
+def _like_args(a: Any, dtype: Any, shape: Any, fill: Any, fname: str) -> tuple:
+    s, d, weak = _like(a, dtype, shape, fname)
     return s, fill, d, weak
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
               device: Any = None) -> Any:
-    s, d, weak = _like(a, dtype, shape)
-    if get_aval(fill_value).ndim:
-        return full(s, fill_value, d)
+    s, d, weak = _like(a, dtype, shape, "full_like")
+    if type(fill_value) is not int and get_aval(fill_value).ndim:
+        return _full(s, fill_value, d)
     return _filled(s, fill_value, d, weak)
 
 
@@ -289,7 +325,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     if dtype is None:
         dt = dtypes.promote(*[(get_aval(v).dtype, False) for v in bounds])[0]
     else:
-        dt = _dtype(dtype)
+        dt = _dtype(dtype, "arange")
     start_v = _static(start, "arange")
     stop_v = None if stop is None else _static(stop, "arange")
     step_v = None if step is None else _static(step, "arange")
@@ -301,14 +337,14 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     return array(np.arange(start_v, stop_v, step_v, dtype=dt))
 
 
-def _inexact_dtype(*vals: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:
+def _inexact_dtype(*vals: Any, dtype: Any, fname: str) -> tuple[np.dtype, np.dtype]:
     """(result dtype, computation dtype): the promoted float type of the values (the
     default float for integers), and dtype if given; integers compute in the default float."""
     typed = [(get_aval(v).dtype, get_aval(v).weak_type) for v in vals]
     computed = dtypes.promote(*typed, (dtypes.default_float(), True))[0]
     if computed.kind not in "fc":
         computed = dtypes.default_float()
-    out = computed if dtype is None else _dtype(dtype)
+    out = computed if dtype is None else _dtype(dtype, fname)
     if out.kind in "fc" and out.itemsize > computed.itemsize:
         computed = out
     return out, computed
@@ -328,7 +364,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     check_arraylike("linspace", start, stop)
-    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype)
+    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype, fname="linspace")
     start = lax.convert_element_type(ensure_array(start), comp)
     stop = lax.convert_element_type(ensure_array(stop), comp)
     from ember.numpy._manipulation import broadcast_to, moveaxis
@@ -367,7 +403,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
              dtype: Any = None, axis: int = 0) -> Any:
     """base ** linspace(start, stop, num): samples evenly spaced on a log scale."""
     from ember.numpy._ufuncs import power
-    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype)
+    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype, fname="logspace")
     lin = linspace(start, stop, num, endpoint=endpoint, dtype=comp, axis=axis)
     base = lax.convert_element_type(ensure_array(base), comp)
     if get_aval(base).ndim:
@@ -389,7 +425,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     sign(start) * 10 ** linspace(log10|start|, log10|stop|)."""
     from ember.numpy._manipulation import expand_dims
     from ember.numpy._ufuncs import log10
-    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype)
+    out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype, fname="geomspace")
     start = lax.convert_element_type(ensure_array(start), comp)
     stop = lax.convert_element_type(ensure_array(stop), comp)
     sign = lax.sign(start)
@@ -428,11 +464,12 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
     m = n if M is None else _size(_static(M, "eye"))
     k = operator.index(_static(k, "eye"))
     rows, cols = _index_grid(n, m, k)
-    return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype))
+    return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype, "eye"))
 
 
 def identity(n: int, dtype: Any = None) -> Any:
-    return eye(n, dtype=dtype)
+    dt = _dtype(dtype, "identity")  # (canonical: eye gives no second warning)
+    return eye(n, dtype=dt)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
@@ -441,7 +478,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     m = n if M is None else _size(_static(M, "tri"))
     k = operator.index(_static(k, "tri"))
     rows, cols = _index_grid(n, m, k)
-    return lax.convert_element_type(lax.ge(rows, cols), _dtype(dtype))
+    return lax.convert_element_type(lax.ge(rows, cols), _dtype(dtype, "tri"))
 
 
 def _tri_select(m: Any, k: int, lower: bool) -> Any:
@@ -549,7 +586,7 @@ def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) 
     """An array (or, sparse, a tuple of arrays) whose k-th entry holds the k-th index of
     each position of a grid of shape `dimensions`."""
     dims = tuple(_size(_static(d, "indices")) for d in dimensions)
-    dt = _dtype(dtype, dtypes.default_int())
+    dt = _dtype(dtype, "indices", dtypes.default_int())
     outs = []
     for k, n in enumerate(dims):
         if sparse:

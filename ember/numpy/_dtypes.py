@@ -20,19 +20,28 @@ class _ScalarMeta(type):
     dtype: np.dtype
 
     def __call__(cls, x: Any = 0) -> Any:
-        from ember.numpy._creation import array
-        return array(x, dtype=cls.dtype)
+        # array(x, dtype) (always strongly typed), warning as JAX's asarray does when x64
+        # is off and the type is a 64-bit one
+        from ember.numpy._creation import _array, _dtype
+        return _array(x, _dtype(cls.dtype, "asarray"))
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, cls._numpy_type)
 
-    def __eq__(cls, other: Any) -> bool:
+    def __eq__(cls, other: Any) -> Any:
+        """Equal to the same scalar type, NumPy dtype or dtype name (`jnp.float32 ==
+        "float32"`); anything else is not equal, never an error (test suites compare dtypes
+        with arbitrary objects)."""
+        if type(other) is np.dtype or isinstance(other, np.dtype):  # (dict lookups: first)
+            return cls.dtype == other
         if isinstance(other, _ScalarMeta):
             return cls.dtype == other.dtype
-        try:
-            return np.dtype(other) == cls.dtype
-        except TypeError:
-            return False
+        if isinstance(other, (str, type)):
+            try:
+                return np.dtype(other) == cls.dtype
+            except Exception:  # TypeError, ValueError, SyntaxError...: not a dtype spelling
+                return False
+        return NotImplemented  # (Python falls back to identity: False; `!=` inverts this)
 
     def __hash__(cls) -> int:
         return hash(cls.dtype)

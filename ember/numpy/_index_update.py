@@ -33,6 +33,8 @@ def _scatter_update(x: Any, idx: Any, values: Any, scatter: Callable[..., Any], 
     ix = _Indexer(get_aval(operand).shape, entries)
     if isinstance(values, (list, tuple)):
         values = _as_array(values)
+    if type(values) is int:
+        get_aval(values)  # a weakly typed int must fit the default int (JAX's OverflowError)
     # NumPy values and Python scalars convert right away (no equation is staged for them).
     values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
     from ember.numpy._manipulation import broadcast_to

@@ -73,7 +73,7 @@ def size(a: Any, axis: int | None = None) -> int:
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
     """x converted to dtype (strongly typed), with XLA's conversion semantics."""
     x = ensure_array(x)
-    return lax.convert_element_type(x, dtypes.canonicalize(np.dtype(dtype)), False)
+    return lax.convert_element_type(x, dtypes.canonicalize_requested(dtype, "astype"), False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,10 +63,17 @@ def _upcast_small_int(dtype: np.dtype) -> np.dtype:
 
 def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], Any],
                identity: Callable[[np.dtype], Any], axis: Any, dtype: Any, keepdims: bool,
-               initial: Any, where: Any, upcast: bool = False, bool_op: bool = False) -> Any:
+               initial: Any, where: Any, upcast: bool = False, bool_op: bool = False,
+               upcast_f16: bool = False) -> Any:
     check_arraylike(name, a)
     a = ensure_array(a)
     aval = get_aval(a)
+    # A float16 sum or product computes in float32 and rounds once at the end (as JAX's
+    # jaxpr does: the staged program says so, so eager, jit and every backend agree);
+    # accumulating in float16 loses a digit every few hundred terms.
+    result_f16 = upcast_f16 and dtype is None and aval.dtype == dtypes.float16
+    if result_f16:
+        a = lax.convert_element_type(a, dtypes.float32)
     if bool_op:
         if aval.dtype.kind != "b":
             a = lax.ne(a, lax.full_like(a, 0))
@@ -87,6 +94,8 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         from ember.numpy._ufuncs import maximum, minimum
         combine = {"max": maximum, "min": minimum}.get(name, lax.add if name == "sum" else lax.mul)
         out = combine(out, lax.convert_element_type(initial, get_aval(out).dtype))
+    if result_f16:
+        out = lax.convert_element_type(out, dtypes.float16)
     if keepdims:
         out = _keepdims(out, aval.shape, axes)
     return out
@@ -107,13 +116,13 @@ def _highest(dtype: np.dtype) -> Any:
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     return _reduction(a, "sum", lax.reduce_sum, lambda d: 0, axis, dtype, keepdims, initial,
-                      where, upcast=promote_integers)
+                      where, upcast=promote_integers, upcast_f16=True)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     return _reduction(a, "prod", lax.reduce_prod, lambda d: 1, axis, dtype, keepdims, initial,
-                      where, upcast=promote_integers)
+                      where, upcast=promote_integers, upcast_f16=True)
 
 
 def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
