@@ -40,7 +40,9 @@ ember/hlo/evaluator/.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 NAMES: tuple[str, ...] = ("cpu", "interpreter", "xla-cpu")
 
@@ -50,6 +52,15 @@ class Unsupported(NotImplementedError):
     another. Not an error of the program: the driver falls back to the interpreter."""
 
 
+def optimized_clone(module: Any, pipeline: Callable[[], Any], run_passes: bool = True) -> Any:
+    """A clone of `module` through `pipeline()` (unless `run_passes` is False): the
+    `optimize` of a backend whose pipeline is all it does before running a module."""
+    m = module.clone()
+    if run_passes:
+        pipeline().run(m)
+    return m
+
+
 def get(name: str) -> ModuleType:
     """The backend package `name` (imported now)."""
     if name not in NAMES:
@@ -57,4 +68,4 @@ def get(name: str) -> ModuleType:
     return importlib.import_module(f"ember.backends.{name.replace('-', '_')}")
 
 
-__all__ = ["NAMES", "Unsupported", "get"]
+__all__ = ["NAMES", "Unsupported", "get", "optimized_clone"]

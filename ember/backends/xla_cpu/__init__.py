@@ -40,10 +40,9 @@ def pipeline(unsafe_math: bool = False):
 
 def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = True) -> Module:
     """A clone of `module` through `pipeline(unsafe_math)` (unless run_passes=False)."""
-    m = module.clone()
-    if run_passes:
-        pipeline(unsafe_math).run(m)
-    return m
+    from ember.backends import optimized_clone
+
+    return optimized_clone(module, lambda: pipeline(unsafe_math), run_passes)
 
 
 def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = False,
