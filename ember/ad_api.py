@@ -7,8 +7,13 @@ Invariants: forward mode is core/ad.py's JVP trace; reverse mode is linearize (J
 partial evaluation) and the backward pass of core/transpose.py. Everything is traced, so
 these compose with `jit` in both orders and with each other (grad of grad). Bad input gets
 JAX's error texts (non-scalar or integer grad outputs, integer grad inputs, argnums out of
-range, jvp tangents that do not match their primals). Not here yet: `allow_int` (float0
-tangents), `holomorphic`, `reduce_axes`.
+range, jvp tangents that do not match their primals).
+Integer and bool values have `float0` tangents and cotangents, as in JAX: `jvp` takes a
+float0 tangent for an integer primal and gives float0 tangents for integer outputs; `vjp`
+gives float0 cotangents for integer inputs; `grad(..., allow_int=True)` gives a float0
+gradient (a NumPy array of the input's shape) for an integer input. A float0 value is a
+NumPy array, never an Ember array: it is not yet a valid output of a `jit`ted function.
+Not here yet: `holomorphic=True` (no complex numbers yet), `reduce_axes`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,34 @@ from ember.core.trace import get_aval
 from ember.core.transpose import Linearized, linearize_flat
 from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
-__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "float0"]
+
+# The dtype of the tangent of an integer or bool value (JAX's float0): a zero-size void
+# field, so an array of it holds no data; only its shape means anything.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def float0_zeros(shape: Sequence[int]) -> np.ndarray:
+    """The (only) tangent of an integer or bool value of shape `shape`: zeros of float0."""
+    return np.zeros(tuple(shape), dtype=float0)
+
+
+def _is_float0(x: Any) -> bool:
+    return getattr(x, "dtype", None) == float0
+
+
+def _tangent_value(t: Any, aval: Any) -> Any:
+    """An output tangent or input cotangent as the user sees it: float0 zeros for an integer
+    or bool value, zeros materialized for a symbolic Zero of a float value."""
+    if not ad.is_differentiable(aval):
+        return float0_zeros(aval.shape)
+    return ad.instantiate_zeros(t)
+
+
+def _check_holomorphic(holomorphic: bool, name: str) -> None:
+    if holomorphic:
+        raise NotImplementedError(f"{name}(holomorphic=True) needs complex numbers, which "
+                                  "Ember does not have yet; pass holomorphic=False.")
 
 
 def _flat_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool, store: list
@@ -59,17 +91,28 @@ def _check_jvp_args(primals: Any, tangents: Any) -> tuple[list, list, PyTreeDef]
                         f"structure; primals have tree structure {p_tree} whereas tangents "
                         f"have tree structure {t_tree}.")
     for p, t in zip(p_leaves, t_leaves):
-        pa, ta = get_aval(p), get_aval(t)
-        if pa.dtype != ta.dtype:
+        pa = get_aval(p)
+        t_shape, t_dtype = (np.shape(t), float0) if _is_float0(t) else _shape_dtype(t)
+        expected = pa.dtype if ad.is_differentiable(pa) else float0
+        if t_dtype != expected:
             raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes "
                             "must be equal, or in case of int/bool primal dtype the tangent "
                             f"dtype must be float0.Got primal dtype {pa.dtype.name} and so "
-                            f"expected tangent dtype {pa.dtype.name}, but got tangent dtype "
-                            f"{ta.dtype.name} instead.")
-        if pa.shape != ta.shape:
+                            f"expected tangent dtype {_dtype_name(expected)}, but got tangent "
+                            f"dtype {_dtype_name(t_dtype)} instead.")
+        if pa.shape != t_shape:
             raise ValueError("jvp called with different primal and tangent shapes;Got primal "
-                             f"shape {pa.shape} and tangent shape as {ta.shape}")
+                             f"shape {pa.shape} and tangent shape as {t_shape}")
     return p_leaves, t_leaves, p_tree
+
+
+def _shape_dtype(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+    aval = get_aval(x)
+    return aval.shape, aval.dtype
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return "float0" if dtype == float0 else dtype.name
 
 
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
@@ -83,7 +126,8 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     out_p, out_t = ad.jvp_flat(flat, p_leaves, tangents_in)
     out_tree, aux_tree, n = store
     primal_out = tree_unflatten(out_tree, out_p[:n])
-    tangent_out = tree_unflatten(out_tree, [ad.instantiate_zeros(t) for t in out_t[:n]])
+    tangent_out = tree_unflatten(out_tree, [_tangent_value(t, get_aval(p))
+                                            for p, t in zip(out_p[:n], out_t[:n])])
     if has_aux:
         return primal_out, tangent_out, tree_unflatten(aux_tree, out_p[n:])
     return primal_out, tangent_out
@@ -112,7 +156,9 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
                             f"got {t_tree}")
         # (aux outputs are outputs of the linearized function too: their tangents are
         # computed and dropped)
-        return tree_unflatten(out_tree, lin.jvp([*t_leaves])[:n])
+        outs_t = lin.jvp([None if _is_float0(t) else t for t in t_leaves])[:n]
+        return tree_unflatten(out_tree, [_tangent_value(t, a)
+                                         for t, a in zip(outs_t, lin.out_avals)])
 
     primal_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
@@ -127,15 +173,19 @@ def _vjp_function(lin: Linearized, in_tree: PyTreeDef, out_tree: PyTreeDef, n: i
         if ct_tree != out_tree:
             raise TypeError("Tree structure of cotangent input "
                             f"{ct_tree}, does not match structure of primal output {out_tree}.")
+        cts: list[Any] = []
         for ct, aval in zip(ct_leaves, lin.out_avals):
-            ca = get_aval(ct)
-            if ca.shape != aval.shape:
+            shape = np.shape(ct) if _is_float0(ct) else get_aval(ct).shape
+            if shape != aval.shape:
                 raise ValueError(f"Shape of cotangent input to vjp pullback function "
-                                 f"{ca.shape} must be the same as the shape of corresponding "
+                                 f"{shape} must be the same as the shape of corresponding "
                                  f"primal input {aval.shape}.")
-        cts = [*ct_leaves] + [ad.Zero(a) for a in lin.out_avals[n:]]
+            # (an integer output's cotangent, float0 or not, reaches nothing)
+            cts.append(ct if ad.is_differentiable(aval) else ad.Zero(aval))
+        cts += [ad.Zero(a) for a in lin.out_avals[n:]]
         got = lin.vjp(cts)
-        return tuple(tree_unflatten(in_tree, [ad.instantiate_zeros(c) for c in got]))
+        return tuple(tree_unflatten(in_tree, [_tangent_value(c, a)
+                                              for c, a in zip(got, lin.in_avals)]))
     return f_vjp
 
 
@@ -180,10 +230,15 @@ def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(a) for a in argnums)
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
-                   ) -> Callable:
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning (fun(*args), the gradient of fun with respect to the arguments
-    `argnums`), or ((value, aux), gradient) with has_aux."""
+    `argnums`), or ((value, aux), gradient) with has_aux.
+
+    With `allow_int`, integer and bool arguments may be differentiated: their gradient is
+    a float0 array of their shape. `holomorphic=True` is not supported yet.
+    """
+    _check_holomorphic(holomorphic, "value_and_grad")
     nums = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
@@ -193,8 +248,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                             f"least {max(nums) + 1} positional arguments to be passed by the "
                             f"caller, but got only {len(args)} positional arguments.")
         picked = [args[i] for i in nums]
-        for leaf in tree_flatten(picked)[0]:
-            _check_input_dtype(leaf)
+        if not allow_int:
+            for leaf in tree_flatten(picked)[0]:
+                _check_input_dtype(leaf)
 
         def partial_fun(*diff_args: Any) -> Any:
             full = list(args)
@@ -216,10 +272,17 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     return value_and_grad_f
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The gradient of the scalar-valued fun with respect to the arguments `argnums` (a
-    pytree like that argument, or a tuple of them for a tuple argnums)."""
-    vg = value_and_grad(fun, argnums, has_aux)
+    pytree like that argument, or a tuple of them for a tuple argnums).
+
+    With `allow_int`, integer and bool arguments may be differentiated: their gradient is
+    a float0 array of their shape (`ember.float0`). `holomorphic=True` is not supported
+    yet.
+    """
+    _check_holomorphic(holomorphic, "grad")
+    vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
 
     @functools.wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:

@@ -131,10 +131,38 @@ def test_vjp_with_aux_and_unused_inputs(x64):
     assert np.shape(cn) == ()
 
 
-def test_jvp_of_integer_inputs_gives_zero_tangents(x64):
+def test_jvp_of_integer_inputs_takes_float0_tangents(x64):
     out, t = ember.jvp(lambda n, x: x * n, (np.int32(3), np.array([1.0, 2.0])),
-                       (np.int32(1), np.array([1.0, 1.0])))
+                       (np.zeros((), ember.float0), np.array([1.0, 1.0])))
     np.testing.assert_allclose(t, [3.0, 3.0])
+    # an integer output's tangent is float0 zeros of its shape
+    _, (_, tn) = ember.jvp(lambda n, x: (x * n, n * 2), (np.arange(4), np.array(1.0)),
+                           (np.zeros(4, ember.float0), np.array(1.0)))
+    assert tn.dtype == ember.float0 and tn.shape == (4,)
+    # JAX's rule: an integer primal's tangent must be float0
+    with pytest.raises(TypeError, match=re.escape(
+            "Got primal dtype int32 and so expected tangent dtype float0, but got tangent "
+            "dtype int32 instead.")):
+        ember.jvp(lambda n: n * 2, (np.int32(3),), (np.int32(1),))
+
+
+def test_allow_int_gives_float0_gradients(x64):
+    assert ember.float0 == np.dtype([("float0", np.void, 0)])
+    gx, gn = ember.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, np.int32(3))
+    np.testing.assert_allclose(gx, 3.0)
+    assert gn.dtype == ember.float0 and gn.shape == ()
+    g = ember.grad(lambda n, x: jnp.sum(x), allow_int=True)(np.arange(6).reshape(2, 3), 1.0)
+    assert g.dtype == ember.float0 and g.shape == (2, 3)
+    (v, aux), g = ember.value_and_grad(lambda b: (jnp.where(b, 1.0, 2.0).sum(), 7),
+                                       has_aux=True, allow_int=True)(np.array([True, False]))
+    assert float(v) == 3.0 and aux == 7 and g.dtype == ember.float0 and g.shape == (2,)
+    # vjp gives float0 cotangents for integer inputs and takes them for integer outputs
+    _, f_vjp = ember.vjp(lambda x, n: (x * n, n), np.array([1.0, 2.0]), np.arange(2))
+    cx, cn = f_vjp((np.ones(2), np.zeros(2, ember.float0)))
+    np.testing.assert_allclose(cx, [0.0, 1.0])
+    assert cn.dtype == ember.float0 and cn.shape == (2,)
+    with pytest.raises(NotImplementedError, match="holomorphic"):
+        ember.grad(jnp.sin, holomorphic=True)
 
 
 def test_stop_gradient_blocks_the_gradient(x64):
