@@ -28,6 +28,7 @@ from ember.config import config
 from ember.errors import ConcretizationTypeError
 from ember.explain import observers as _explain_observers
 from ember.hlo.evaluator import elementwise as _hlo_elementwise
+from ember.jac_api import hessian, jacfwd, jacobian, jacrev
 from ember.lax import stop_gradient
 
 # Eager math, constant folding and the interpreter run the transcendental opcodes on the CPU
@@ -64,4 +65,4 @@ __all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "devi
            "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
-           "float0"]
+           "float0", "jacfwd", "jacrev", "jacobian", "hessian"]
