@@ -19,7 +19,15 @@ from ember import (
     numpy,
     tree_util,
 )
-from ember.ad_api import float0, grad, jvp, linearize, value_and_grad, vjp
+from ember.ad_api import (
+    float0,
+    grad,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
 from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
 from ember.backends.cpu.runtime import eager_math as _cpu_math
@@ -65,4 +73,4 @@ __all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "devi
            "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
-           "float0", "jacfwd", "jacrev", "jacobian", "hessian"]
+           "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose"]

@@ -29,7 +29,7 @@ from ember.core.trace import get_aval
 from ember.core.transpose import Linearized, linearize_flat
 from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
-__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "float0"]
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "float0", "linear_transpose"]
 
 # The dtype of the tangent of an integer or bool value (JAX's float0): a zero-size void
 # field, so an array of it holds no data; only its shape means anything.
@@ -292,3 +292,34 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         return vg(*args, **kwargs)[1]
 
     return grad_f
+
+
+def linear_transpose(fun: Callable, *primals: Any, reduce_axes: tuple = ()) -> Callable:
+    """The transpose of the linear `fun`: a function from an output cotangent to the tuple
+    of cotangents of fun's arguments. `primals` (arrays or ShapeDtypeStructs) give only
+    the arguments' shapes and dtypes. fun is staged once, by linearizing it at zeros (for
+    a linear function its linearization is itself), and transposed by the backward pass.
+    """
+    if reduce_axes:
+        raise NotImplementedError("linear_transpose(reduce_axes=...) is not supported.")
+    leaves, in_tree = tree_flatten(tuple(primals))
+    shapes = [(tuple(np.shape(x) if not hasattr(x, "shape") else x.shape),
+               np.dtype(x.dtype) if hasattr(x, "dtype") else get_aval(x).dtype) for x in leaves]
+    if not all(dtype.kind in "fc" for _, dtype in shapes):
+        raise TypeError("linear_transpose only supports [float or complex] -> "
+                        "[float or complex] functions, but got "
+                        f"{[d.name for _, d in shapes]}.")
+    store: list = []
+    flat = _flat_fun(fun, in_tree, False, store)
+    outs, lin = linearize_flat(flat, [np.zeros(s, d) for s, d in shapes])
+    out_tree, _, n = store
+    if not all(ad.is_differentiable(a) for a in lin.out_avals):
+        raise TypeError("linear_transpose only supports [float or complex] -> "
+                        "[float or complex] functions, but got outputs of dtypes "
+                        f"{[a.dtype.name for a in lin.out_avals]}.")
+    f_vjp = _vjp_function(lin, in_tree, out_tree, n)
+
+    def transposed_fun(out_cotangent: Any) -> tuple:
+        return f_vjp(out_cotangent)
+
+    return transposed_fun

@@ -119,3 +119,17 @@ def test_zero_size_input(x64):
     assert j.shape == (0,)
     j = ember.jacrev(lambda x: x * 2.0)(np.zeros(0))
     assert j.shape == (0, 0)
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, ember.jit])
+def test_linear_transpose(x64, wrap):
+    def f(x, y):
+        return {"a": A @ x, "b": 2.0 * y}
+
+    t = ember.linear_transpose(f, X, ember.ShapeDtypeStruct((2,), np.float64))
+    ca, cb = RNG.standard_normal(3), RNG.standard_normal(2)
+    cx, cy = wrap(t)({"a": ca, "b": cb})
+    np.testing.assert_allclose(cx, A.T @ ca, rtol=1e-12)
+    np.testing.assert_allclose(cy, 2.0 * cb, rtol=1e-12)
+    with pytest.raises(TypeError, match="linear_transpose only supports"):
+        ember.linear_transpose(lambda n: n, np.arange(3))
