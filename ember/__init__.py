@@ -3,7 +3,8 @@
 `import ember as jax` gives `jit`, `make_jaxpr`, `eval_shape`, `Array`, `numpy`, `lax`,
 `tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
 `pure_callback`, `debug` (debug.print, debug.callback) and autodiff (`jvp`, `linearize`, `vjp`,
-`grad`, `value_and_grad`).
+`grad`, `value_and_grad`, `jacfwd`, `jacrev`, `jacobian`, `hessian`, `linear_transpose`,
+`float0`).
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 This package top, above both the compile pipeline and ember.explain, subscribes explain's
 reports (compile log, dumps, cache-miss explanations) to the pipeline's events
