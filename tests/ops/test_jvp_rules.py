@@ -105,6 +105,16 @@ STRUCTURAL = [
     Rec("dynamic_update_slice", lambda x, u: lax.dynamic_update_slice(x, u, (1, 1)),
         (S, (2, 2))),
     Rec("copy", lambda x: jnp.array(x, copy=True) * 1.0, (S,)),
+    Rec("cumsum", lambda x: lax.cumsum(x, 1), (S,)),
+    Rec("cumsum_reverse", lambda x: lax.cumsum(x, 0, reverse=True), (S,)),
+    Rec("cumprod", lambda x: lax.cumprod(x, 1), ((3, 5),)),
+    Rec("cumprod_reverse", lambda x: lax.cumprod(x, 0, reverse=True), (S,)),
+    Rec("cummax", lambda x: lax.cummax(x, 1), ((3, 5),)),
+    Rec("cummin_reverse", lambda x: lax.cummin(x, 0, reverse=True), (S,)),
+    Rec("cumlogsumexp", lambda x: lax.cumlogsumexp(x, 1), ((3, 5),)),
+    Rec("cumlogsumexp_reverse", lambda x: lax.cumlogsumexp(x, 0, reverse=True), (S,)),
+    Rec("reduce_prod", lambda x: lax.reduce_prod(x, (1,)), ((3, 4, 2),)),
+    Rec("reduce_prod_all", lambda x: lax.reduce_prod(x, (0, 1)), (S,)),
     Rec("jnp_mixture", lambda x: jnp.mean(jnp.tanh(x) ** 2, axis=0)
         + jnp.max(x, axis=0) * jnp.sum(x, axis=0), (S,)),
 ]
@@ -166,6 +176,28 @@ def test_non_differentiable_primitives_have_zero_tangents(name, fn, x64):
     # d(c * sum(a)) = c where c is flat
     g = ember.grad(lambda a: jnp.sum(fn(a)) * jnp.sum(a))(x)
     np.testing.assert_allclose(g, np.full(x.shape, np.sum(np.asarray(fn(x)))))
+
+
+def test_reduce_prod_with_zeros(x64):
+    # d prod / dx_j = product of the others, computed without division: exact with zeros.
+    g = ember.grad(lambda a: lax.reduce_prod(a, (0,)))(np.array([2.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 6.0, 0.0])
+    g = ember.grad(lambda a: lax.reduce_prod(a, (0,)))(np.array([2.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+    g = ember.jit(ember.grad(lambda a: jnp.sum(lax.reduce_prod(a, (1,)))))(
+        np.array([[0.0, 4.0, 5.0], [1.0, 2.0, 3.0]]))
+    np.testing.assert_array_equal(g, [[20.0, 0.0, 0.0], [6.0, 3.0, 2.0]])
+    # cumprod likewise: d cumprod(x)_i / dx_j = prod_{k <= i, k != j} x_k
+    g = ember.grad(lambda a: jnp.sum(lax.cumprod(a, 0)))(np.array([2.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0 + 6.0, 0.0])
+
+
+def test_cummax_tangent_follows_the_selected_element(x64):
+    x = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    _, t = ember.jvp(lambda a: lax.cummax(a, 0), (x,), (np.arange(1.0, 6.0),))
+    np.testing.assert_array_equal(t, [1.0, 2.0, 2.0, 4.0, 4.0])
+    _, t = ember.jvp(lambda a: lax.cummin(a, 0, reverse=True), (x,), (np.arange(1.0, 6.0),))
+    np.testing.assert_array_equal(t, [1.0, 3.0, 3.0, 5.0, 5.0])
 
 
 def test_pow_edges(x64):
