@@ -118,6 +118,42 @@ STRUCTURAL = [
     Rec("jnp_mixture", lambda x: jnp.mean(jnp.tanh(x) ** 2, axis=0)
         + jnp.max(x, axis=0) * jnp.sum(x, axis=0), (S,)),
 ]
+_GD = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                 start_index_map=(0,))
+_SD = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                  scatter_dims_to_operand_dims=(0,))
+_ROWS = np.array([[3], [0], [3]], np.int32)  # a duplicate target: row 3 twice
+_UNIQUE_ROWS = np.array([[3], [0], [1]], np.int32)
+_OOB_ROWS = np.array([[3], [7], [3]], np.int32)  # row 7 of 5 is out of bounds
+_U = (3, 4)
+INDEXED = [
+    Rec("gather", lambda x: lax.gather(x, _ROWS, _GD, (1, 4)), ((5, 4),)),
+    Rec("gather_fill", lambda x: lax.gather(x, _OOB_ROWS, _GD, (1, 4), mode="fill",
+                                            fill_value=0.5), ((5, 4),)),
+    Rec("gather_clip", lambda x: lax.gather(x, _OOB_ROWS, _GD, (1, 4), mode="clip"),
+        ((5, 4),)),
+    Rec("gather_windows", lambda x: lax.gather(
+        x, np.array([[1, 0], [3, 2]], np.int32),
+        lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(),
+                                   start_index_map=(0, 1)), (2, 2)), ((5, 4),)),
+    Rec("scatter_add", lambda x, u: lax.scatter_add(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_add_drop", lambda x, u: lax.scatter_add(x, _OOB_ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_add_clip", lambda x, u: lax.scatter_add(x, _OOB_ROWS, u, _SD, mode="clip"),
+        ((5, 4), _U)),
+    Rec("scatter", lambda x, u: lax.scatter(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_drop", lambda x, u: lax.scatter(x, _OOB_ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_unique", lambda x, u: lax.scatter(x, _UNIQUE_ROWS, u, _SD,
+                                                   unique_indices=True), ((5, 4), _U)),
+    Rec("scatter_max", lambda x, u: lax.scatter_max(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_min", lambda x, u: lax.scatter_min(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_mul_unique", lambda x, u: lax.scatter_mul(x, _UNIQUE_ROWS, u, _SD,
+                                                           unique_indices=True), ((5, 4), _U)),
+    Rec("scatter_mul_operand", lambda x: lax.scatter_mul(
+        x, _ROWS, np.linspace(0.5, 2.0, 12).reshape(_U), _SD), ((5, 4),)),
+    Rec("jnp_take_and_at", lambda x, u: jnp.sum(x[np.array([4, 1, 1])] ** 2, axis=0)
+        + jnp.asarray(x).at[np.array([0, 2])].add(u[:2]).at[3].set(u[2])[3] * x[0], ((5, 4), _U)),
+]
+STRUCTURAL += INDEXED
 RECORDS = UNARY + BINARY + STRUCTURAL
 
 
@@ -198,6 +234,31 @@ def test_cummax_tangent_follows_the_selected_element(x64):
     np.testing.assert_array_equal(t, [1.0, 2.0, 2.0, 4.0, 4.0])
     _, t = ember.jvp(lambda a: lax.cummin(a, 0, reverse=True), (x,), (np.arange(1.0, 6.0),))
     np.testing.assert_array_equal(t, [1.0, 3.0, 3.0, 5.0, 5.0])
+
+
+def test_grad_through_indexing_under_jit(x64):
+    x = np.random.default_rng(3).uniform(-2, 2, (5, 4))
+    idx = np.array([3, 0, 3])
+    g = ember.jit(ember.grad(lambda a: jnp.sum(a[jnp.asarray(idx)] ** 2)))(x)
+    want = np.zeros_like(x)
+    np.add.at(want, idx, 2 * x[idx])  # the duplicate row gets both contributions
+    np.testing.assert_allclose(g, want)
+    y = np.linspace(-1, 1, 4)
+    gx, gy = ember.jit(ember.grad(lambda a, b: jnp.sum(jnp.sin(a.at[1].add(b))),
+                                  argnums=(0, 1)))(x, y)
+    c = np.cos(x)
+    c[1] = np.cos(x[1] + y)
+    np.testing.assert_allclose(gx, c)
+    np.testing.assert_allclose(gy, c[1])
+
+
+def test_scatter_set_duplicates_only_the_winner_gets_a_cotangent(x64):
+    x = np.zeros(4)
+    gx, gu = ember.grad(lambda a, u: jnp.sum(a.at[np.array([1, 1, 2])].set(u)
+                                             * np.arange(1.0, 5.0)), argnums=(0, 1))(
+        x, np.array([5.0, 6.0, 7.0]))
+    np.testing.assert_array_equal(gx, [1.0, 0.0, 0.0, 4.0])
+    np.testing.assert_array_equal(gu, [0.0, 2.0, 3.0])
 
 
 def test_pow_edges(x64):
