@@ -153,7 +153,19 @@ INDEXED = [
     Rec("jnp_take_and_at", lambda x, u: jnp.sum(x[np.array([4, 1, 1])] ** 2, axis=0)
         + jnp.asarray(x).at[np.array([0, 2])].add(u[:2]).at[3].set(u[2])[3] * x[0], ((5, 4), _U)),
 ]
-STRUCTURAL += INDEXED
+SORTING = [
+    Rec("sort", lambda x: lax.sort(x, dimension=1), ((3, 5),)),
+    Rec("sort_dim0", lambda x: lax.sort(x, dimension=0), ((3, 5),)),
+    Rec("sort_key_val", lambda k, v: lax.sort((k, v), dimension=1, num_keys=1),
+        ((3, 5), (3, 5))),
+    Rec("sort_two_keys", lambda k, v: lax.sort((k, v), dimension=0, num_keys=2),
+        ((3, 5), (3, 5))),
+    Rec("sort_int_payload", lambda x: lax.sort((x, jnp.arange(15).reshape(3, 5)),
+                                               dimension=1)[0] * 2.0, ((3, 5),)),
+    Rec("top_k", lambda x: lax.top_k(x, 3)[0], ((3, 5),)),
+    Rec("top_k_axis0", lambda x: lax.top_k(x, 2, axis=0)[0], ((3, 5),)),
+]
+STRUCTURAL += INDEXED + SORTING
 RECORDS = UNARY + BINARY + STRUCTURAL
 
 
@@ -259,6 +271,15 @@ def test_scatter_set_duplicates_only_the_winner_gets_a_cotangent(x64):
         x, np.array([5.0, 6.0, 7.0]))
     np.testing.assert_array_equal(gx, [1.0, 0.0, 0.0, 4.0])
     np.testing.assert_array_equal(gu, [0.0, 2.0, 3.0])
+
+
+def test_sort_tangents_follow_their_elements(x64):
+    x = np.array([3.0, 1.0, 2.0])
+    out, t = ember.jvp(lambda a: lax.sort(a), (x,), (np.array([10.0, 20.0, 30.0]),))
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(t, [20.0, 30.0, 10.0])
+    g = ember.jit(ember.grad(lambda a: jnp.sum(lax.top_k(a, 2)[0] * np.array([1.0, 5.0]))))(x)
+    np.testing.assert_array_equal(g, [1.0, 0.0, 5.0])
 
 
 def test_pow_edges(x64):
