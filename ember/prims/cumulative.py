@@ -142,7 +142,8 @@ cumlogsumexp_p = _define("cumlogsumexp", R.FLOAT, _cumlogsumexp, _logaddexp,
 #     cummax/min:   v = a if a >=(<=) b else b, tv = the tangent of the value kept (the
 #                   tangent follows the selected element; on a tie the earlier one is kept)
 #     cumlogsumexp: v = m + log1p(exp(min - m)), m = max(a, b),
-#                   tv = ta * exp(a - v) + tb * exp(b - v) (softmax weights: never overflow)
+#                   tv = ta * exp(a - v) + tb * exp(b - v) (softmax weights: never overflow;
+#                   an operand of -inf weighs 0, so a leading -inf gives no NaN)
 # The primal output is the primitive's own (so it is bit-identical to the undifferentiated
 # value); only the tangent is built from the scan, linear in the input tangent, with the
 # partial scans as residuals. Everything it binds has rules of its own, so it nests.
@@ -194,12 +195,19 @@ def _extremum_combine(direction: str) -> Callable[[Any, Any, Any, Any], tuple[An
 
 
 def _logsumexp_combine(a: Any, ta: Any, b: Any, tb: Any) -> tuple[Any, Any]:
+    # A -inf operand (the scan's fill, or an input of -inf) weighs 0, also where both are
+    # -inf and v = -inf (exp(-inf - -inf) would be NaN): such a prefix's tangent is 0.
     m = _ad.select(_ad.compare("ge", a, b), a, b)
     lo = _ad.select(_ad.compare("ge", a, b), b, a)
-    v = _ad.add(m, _ad.unary("log1p", _ad.unary("exp", _ad.sub(lo, m))))
-    wa = _ad.unary("exp", _ad.sub(a, v))
-    wb = _ad.unary("exp", _ad.sub(b, v))
-    return v, _ad.add(_ad.mul(ta, wa), _ad.mul(tb, wb))
+    neg_inf = _ad.full_like(m, -np.inf)
+    v = _ad.select(_ad.compare("eq", m, neg_inf), m,
+                   _ad.add(m, _ad.unary("log1p", _ad.unary("exp", _ad.sub(lo, m)))))
+    zero = _ad.zeros(get_aval(v))
+
+    def weight(x: Any) -> Any:
+        return _ad.select(_ad.compare("eq", x, neg_inf), zero, _ad.unary("exp", _ad.sub(x, v)))
+
+    return v, _ad.add(_ad.mul(ta, weight(a)), _ad.mul(tb, weight(b)))
 
 
 def _register_rules() -> None:

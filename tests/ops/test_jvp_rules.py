@@ -282,6 +282,12 @@ def test_sort_tangents_follow_their_elements(x64):
     np.testing.assert_array_equal(g, [1.0, 0.0, 5.0])
 
 
+def test_cumlogsumexp_with_minus_infinity(x64):
+    # A -inf element weighs 0 (its own output is -inf): no NaN before or after it.
+    g = ember.grad(lambda a: jnp.sum(lax.cumlogsumexp(a, 0)))(np.array([-np.inf, 0.0, 1.0]))
+    np.testing.assert_allclose(g, [0.0, 1.0 + 1.0 / (1.0 + np.e), np.e / (1.0 + np.e)])
+
+
 def test_pow_edges(x64):
     # x^0 = 1: zero derivative in x, even at x = 0; d/dy 0^y = 0 (log 0 read as 0).
     gx, gy = ember.grad(lambda a, b: lax.pow(a, b), argnums=(0, 1))(0.0, 0.0)
