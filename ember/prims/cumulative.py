@@ -18,9 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.evaluator.reductions import extremum_accumulate
+from ember.prims import _ad
 from ember.prims import _rules as R
 
 
@@ -123,3 +126,98 @@ cummax_p = _define("cummax", R.ANY, _cummax, lambda b, x, y: b.maximum(x, y), _l
 cummin_p = _define("cummin", R.ANY, _cummin, lambda b, x, y: b.minimum(x, y), _highest)
 cumlogsumexp_p = _define("cumlogsumexp", R.FLOAT, _cumlogsumexp, _logaddexp,
                          lambda dt: -np.inf)
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+#
+# cumsum is linear: t_out = cumsum(t), and its transpose sums each cotangent over the outputs
+# that read its element, ct_x[j] = sum_{i >= j} ct[i]: a cumsum in the other direction.
+#
+# The other scans are not linear; their tangents come from differentiating the same
+# Hillis-Steele scan the lowering uses, written with primitives: at step s every element
+# combines with the one s places before it, (a, ta) = the prefix so far ending s places back
+# (identity and tangent 0 where there is none), (b, tb) = the element's own running value,
+#     cumprod:      v = a * b,          tv = ta * b + a * tb            (no division: exact
+#                                                                       with zeros)
+#     cummax/min:   v = a if a >=(<=) b else b, tv = the tangent of the value kept (the
+#                   tangent follows the selected element; on a tie the earlier one is kept)
+#     cumlogsumexp: v = m + log1p(exp(min - m)), m = max(a, b),
+#                   tv = ta * exp(a - v) + tb * exp(b - v) (softmax weights: never overflow;
+#                   an operand of -inf weighs 0, so a leading -inf gives no NaN)
+# The primal output is the primitive's own (so it is bit-identical to the undifferentiated
+# value); only the tangent is built from the scan, linear in the input tangent, with the
+# partial scans as residuals. Everything it binds has rules of its own, so it nests.
+
+def _cumsum_transpose(ct: Any, x: Any, *, axis: int, reverse: bool) -> list:
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+def _shift(x: Any, axis: int, step: int, fill: Any) -> Any:
+    """x moved `step` places forward along `axis`: out[i] = x[i - step], `fill` below."""
+    from ember.prims.slicing import pad_p
+    shape = get_aval(x).shape
+    config = [(0, 0, 0)] * len(shape)
+    config[axis] = (step, -step, 0)
+    return pad_p.bind(x, _ad.const(fill, x), padding_config=tuple(config))
+
+
+def _scan_jvp(prim: Primitive, combine: Callable[[Any, Any, Any, Any], tuple[Any, Any]],
+              identity: Callable[[np.dtype], Any]) -> Callable[..., tuple[Any, Any]]:
+    def rule(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple[Any, Any]:
+        from ember.prims.shape_ops import rev_p
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        aval = get_aval(x)
+        if isinstance(t, ad.Zero) or not ad.is_differentiable(aval):
+            return ans, ad.Zero(aval)
+        if reverse:
+            x, t = rev_p.bind(x, dimensions=(axis,)), rev_p.bind(t, dimensions=(axis,))
+        v, tv = x, t
+        step, n = 1, aval.shape[axis]
+        while step < n:
+            a = _shift(v, axis, step, identity(aval.dtype))
+            ta = _shift(tv, axis, step, 0)
+            v, tv = combine(a, ta, v, tv)
+            step *= 2
+        return ans, rev_p.bind(tv, dimensions=(axis,)) if reverse else tv
+    return rule
+
+
+def _prod_combine(a: Any, ta: Any, b: Any, tb: Any) -> tuple[Any, Any]:
+    return _ad.mul(a, b), _ad.add(_ad.mul(ta, b), _ad.mul(a, tb))
+
+
+def _extremum_combine(direction: str) -> Callable[[Any, Any, Any, Any], tuple[Any, Any]]:
+    def combine(a: Any, ta: Any, b: Any, tb: Any) -> tuple[Any, Any]:
+        keep_a = _ad.compare(direction, a, b)
+        return _ad.select(keep_a, a, b), _ad.select(keep_a, ta, tb)
+    return combine
+
+
+def _logsumexp_combine(a: Any, ta: Any, b: Any, tb: Any) -> tuple[Any, Any]:
+    # A -inf operand (the scan's fill, or an input of -inf) weighs 0, also where both are
+    # -inf and v = -inf (exp(-inf - -inf) would be NaN): such a prefix's tangent is 0.
+    m = _ad.select(_ad.compare("ge", a, b), a, b)
+    lo = _ad.select(_ad.compare("ge", a, b), b, a)
+    neg_inf = _ad.full_like(m, -np.inf)
+    v = _ad.select(_ad.compare("eq", m, neg_inf), m,
+                   _ad.add(m, _ad.unary("log1p", _ad.unary("exp", _ad.sub(lo, m)))))
+    zero = _ad.zeros(get_aval(v))
+
+    def weight(x: Any) -> Any:
+        return _ad.select(_ad.compare("eq", x, neg_inf), zero, _ad.unary("exp", _ad.sub(x, v)))
+
+    return v, _ad.add(_ad.mul(ta, weight(a)), _ad.mul(tb, weight(b)))
+
+
+def _register_rules() -> None:
+    ad.deflinear(cumsum_p)
+    cumsum_p.def_transpose(_cumsum_transpose)
+    cumprod_p.def_jvp(_scan_jvp(cumprod_p, _prod_combine, lambda dt: 1))
+    cummax_p.def_jvp(_scan_jvp(cummax_p, _extremum_combine("ge"), _lowest))
+    cummin_p.def_jvp(_scan_jvp(cummin_p, _extremum_combine("le"), _highest))
+    cumlogsumexp_p.def_jvp(_scan_jvp(cumlogsumexp_p, _logsumexp_combine,
+                                     lambda dt: -np.inf))
+
+
+_register_rules()

@@ -37,12 +37,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.builder import Builder
 from ember.hlo.evaluator.reductions import combine_at
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.shape import Shape
+from ember.prims import _ad
 from ember.prims import _lower as L
 
 
@@ -625,3 +628,221 @@ def _scatter_lowering(name: str) -> Callable[..., Instruction]:
 
 for _prim in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
     _prim.def_lowering(_scatter_lowering(_prim.name))
+
+
+# ---------------------------------------------------------------------------------------------
+# Autodiff rules. Indices are integers: their tangents are always symbolic zeros, and every
+# rule below is taken at fixed indices.
+# ---------------------------------------------------------------------------------------------
+#
+# gather is linear in its operand: t_out = gather(t, indices) (a FILL_OR_DROP gather fills
+# with 0, the derivative of a constant fill). Its transpose sends every cotangent element back
+# to the operand element it was read from, adding where windows overlap: a scatter-add of
+# the cotangent into zeros, with the dimension numbers read the other way round (a gather's
+# offset dims are the scatter's update window dims, its collapsed dims the inserted ones).
+#
+# scatter-add is linear in operand and updates jointly: t_out = scatter-add(t_x, i, t_u).
+# Transpose: the operand's cotangent is ct itself (every operand element reaches the output
+# once); an update's is ct at the element it was added to, a gather (0 for dropped windows).
+#
+# scatter (set) is linear too: out = where(written, u[last writer], x), and the last writer
+# depends on the indices alone, so t_out = scatter(t_x, i, t_u) with the same indices picks
+# the same writers (Ember's scatter is deterministic: the last update in row-major order
+# wins). Transpose: the operand gets ct with the written places zeroed (scatter of zeros);
+# an update gets ct at its target only if it is the one that won there, found by scattering
+# the update ids (an iota) and gathering them back.
+#
+# scatter-min/max: the output element is an extremum of the operand element and the updates
+# aimed at it; as reduce_max does, the tangent is the mean of the tangents of the candidates
+# equal to the result: (t_x * [x == out] + sum_k t_u[k] * [u[k] == out]) / count.
+#
+# scatter-mul: linear in the operand (t_out = scatter-mul(t_x, i, u)); in the updates, with
+# unique indices, out = x * u at each target, so t_out = x * t_u there and 0 elsewhere:
+# scatter(zeros, i, gather(x) * t_u). Duplicate targets (a product of several updates) are
+# not implemented, as in JAX.
+
+
+def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
+    return ScatterDimensionNumbers(
+        update_window_dims=_tuple(dn.offset_dims),
+        inserted_window_dims=_tuple(dn.collapsed_slice_dims),
+        scatter_dims_to_operand_dims=_tuple(dn.start_index_map),
+        operand_batching_dims=_tuple(dn.operand_batching_dims),
+        scatter_indices_batching_dims=_tuple(dn.start_indices_batching_dims))
+
+
+def _gather_dnums_of(dn: ScatterDimensionNumbers) -> GatherDimensionNumbers:
+    return GatherDimensionNumbers(
+        offset_dims=_tuple(dn.update_window_dims),
+        collapsed_slice_dims=_tuple(dn.inserted_window_dims),
+        start_index_map=_tuple(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=_tuple(dn.operand_batching_dims),
+        start_indices_batching_dims=_tuple(dn.scatter_indices_batching_dims))
+
+
+def _scatter_slice_sizes(operand_ndim: int, updates_shape: tuple[int, ...],
+                         dn: ScatterDimensionNumbers) -> tuple[int, ...]:
+    """The window each update covers, per operand dim (1 on inserted and batching dims)."""
+    skip = set(_tuple(dn.inserted_window_dims)) | set(_tuple(dn.operand_batching_dims))
+    window_operand = [d for d in range(operand_ndim) if d not in skip]
+    sizes = [1] * operand_ndim
+    for j, d in zip(_tuple(dn.update_window_dims), window_operand):
+        sizes[d] = updates_shape[j]
+    return tuple(sizes)
+
+
+def _gather_updates(x: Any, indices: Any, updates_shape: tuple[int, ...],
+                    dn: ScatterDimensionNumbers, mode: GatherScatterMode, fill: Any) -> Any:
+    """What a scatter with these arguments would combine each update with: x read at every
+    update's target, shaped like the updates; `fill` for dropped windows."""
+    clip = GatherScatterMode.from_any(mode) is GatherScatterMode.CLIP
+    return gather_p.bind(
+        x, indices, dimension_numbers=_gather_dnums_of(dn),
+        slice_sizes=_scatter_slice_sizes(get_aval(x).ndim, updates_shape, dn),
+        indices_are_sorted=False, unique_indices=False,
+        mode=GatherScatterMode.CLIP if clip else GatherScatterMode.FILL_OR_DROP,
+        fill_value=None if clip else fill)
+
+
+def _aval(x: Any) -> ShapedArray:
+    return x.aval if ad.is_undefined_primal(x) else get_aval(x)
+
+
+def _gather_jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
+    operand, indices = primals
+    ans = gather_p.bind(operand, indices, **params)
+    if isinstance(tangents[0], ad.Zero):
+        return ans, ad.Zero(get_aval(ans))
+    if GatherScatterMode.from_any(params["mode"]) is GatherScatterMode.FILL_OR_DROP:
+        params = dict(params, fill_value=0)
+    return ans, gather_p.bind(tangents[0], indices, **params)
+
+
+def _gather_transpose(ct: Any, operand: Any, indices: Any, *,
+                      dimension_numbers: GatherDimensionNumbers, slice_sizes: tuple[int, ...],
+                      indices_are_sorted: bool, unique_indices: bool,
+                      mode: GatherScatterMode, fill_value: Any) -> list:
+    fill = GatherScatterMode.from_any(mode) is GatherScatterMode.FILL_OR_DROP
+    zeros = _ad.zeros(operand.aval)
+    t_x = scatter_add_p.bind(
+        zeros, indices, ct, dimension_numbers=_scatter_dnums_of(dimension_numbers),
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+        mode=GatherScatterMode.FILL_OR_DROP if fill else GatherScatterMode.CLIP,
+        update_jaxpr=None, update_consts=())
+    return [t_x, None]
+
+
+def _linear_scatter_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
+    def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
+        operand, indices, updates = primals
+        if params.get("update_jaxpr") is not None:
+            raise NotImplementedError("Differentiation rule for 'scatter' with an update "
+                                      "function (.at[].apply) not implemented")
+        ans = prim.bind(operand, indices, updates, **params)
+        tx, tu = tangents[0], tangents[2]
+        if isinstance(tx, ad.Zero) and isinstance(tu, ad.Zero):
+            return ans, ad.Zero(get_aval(ans))
+        return ans, prim.bind(ad.instantiate_zeros(tx), indices, ad.instantiate_zeros(tu),
+                              **params)
+    return rule
+
+
+def _scatter_add_transpose(ct: Any, operand: Any, indices: Any, updates: Any, *,
+                           dimension_numbers: ScatterDimensionNumbers, mode: GatherScatterMode,
+                           **params: Any) -> list:
+    t_x = ct if ad.is_undefined_primal(operand) else None
+    t_u = None
+    if ad.is_undefined_primal(updates):
+        t_u = _gather_updates(ct, indices, updates.aval.shape, dimension_numbers, mode, 0)
+    return [t_x, None, t_u]
+
+
+def _scatter_transpose(ct: Any, operand: Any, indices: Any, updates: Any, *,
+                       dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
+                       unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any = None,
+                       update_consts: tuple = ()) -> list:
+    dn = dimension_numbers
+    params = dict(dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
+                  unique_indices=unique_indices, mode=mode, update_jaxpr=None,
+                  update_consts=())
+    u_aval = _aval(updates)
+    t_x = t_u = None
+    if ad.is_undefined_primal(operand):
+        t_x = scatter_p.bind(ct, indices, _ad.zeros(u_aval), **params)
+    if ad.is_undefined_primal(updates):
+        read = _gather_updates(ct, indices, u_aval.shape, dn, mode, 0)
+        if unique_indices:
+            t_u = read
+        else:
+            from ember.prims.shape_ops import iota_p
+            ids = _ad.reshape(iota_p.bind(dtype=np.dtype(np.int32), shape=(u_aval.size,),
+                                          dimension=0, sharding=None), u_aval.shape)
+            none = _ad.broadcast_in_dim(np.array(-1, np.int32), get_aval(ct).shape, ())
+            winners = scatter_p.bind(none, indices, ids, **params)
+            won = _ad.compare("eq", _gather_updates(winners, indices, u_aval.shape, dn, mode,
+                                                    -1), ids)
+            t_u = _ad.select(won, read, _ad.zeros(u_aval))
+    return [t_x, None, t_u]
+
+
+def _scatter_extremum_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
+    def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
+        operand, indices, updates = primals
+        ans = prim.bind(operand, indices, updates, **params)
+        tx, tu = tangents[0], tangents[2]
+        if isinstance(tx, ad.Zero) and isinstance(tu, ad.Zero):
+            return ans, ad.Zero(get_aval(ans))
+        dn, mode = params["dimension_numbers"], params["mode"]
+        add_params = dict(params, update_jaxpr=None, update_consts=())
+        u_shape = get_aval(updates).shape
+        dt = get_aval(ans).dtype
+        x_hit = _ad.convert(_ad.compare("eq", operand, ans), dt)
+        u_hit = _ad.convert(_ad.compare(
+            "eq", updates, _gather_updates(ans, indices, u_shape, dn, mode, 0)), dt)
+        count = scatter_add_p.bind(x_hit, indices, u_hit, **add_params)
+        total = scatter_add_p.bind(_ad.mul(ad.instantiate_zeros(tx), x_hit), indices,
+                                   _ad.mul(ad.instantiate_zeros(tu), u_hit), **add_params)
+        return ans, _ad.div(total, count)
+    return rule
+
+
+def _scatter_mul_jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
+    operand, indices, updates = primals
+    ans = scatter_mul_p.bind(operand, indices, updates, **params)
+    tx, tu = tangents[0], tangents[2]
+    out: Any = ad.Zero(get_aval(ans))
+    if not isinstance(tx, ad.Zero):
+        out = scatter_mul_p.bind(tx, indices, updates, **params)
+    if not isinstance(tu, ad.Zero):
+        if not params["unique_indices"]:
+            raise NotImplementedError("scatter_mul gradients are only implemented if "
+                                      "`unique_indices=True`")
+        dn, mode = params["dimension_numbers"], params["mode"]
+        x_at = _gather_updates(operand, indices, get_aval(updates).shape, dn, mode, 0)
+        set_params = dict(params, update_jaxpr=None, update_consts=())
+        out = ad.add_tangents(out, scatter_p.bind(_ad.zeros(get_aval(ans)), indices,
+                                                  _ad.mul(x_at, tu), **set_params))
+    return ans, out
+
+
+def _scatter_mul_transpose(ct: Any, operand: Any, indices: Any, updates: Any, **params: Any
+                           ) -> list:
+    # Linear in the operand alone (the JVP binds it on t_x with the primal updates):
+    # out = x * m with m = the product of the updates at each place, so ct_x = ct * m.
+    if ad.is_undefined_primal(updates):
+        raise NotImplementedError("scatter-mul is not linear in its updates")
+    return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
+
+
+gather_p.is_linear = True
+gather_p.def_jvp(_gather_jvp)
+gather_p.def_transpose(_gather_transpose)
+for _prim, _transpose in ((scatter_add_p, _scatter_add_transpose),
+                          (scatter_p, _scatter_transpose)):
+    _prim.is_linear = True
+    _prim.def_jvp(_linear_scatter_jvp(_prim))
+    _prim.def_transpose(_transpose)
+scatter_min_p.def_jvp(_scatter_extremum_jvp(scatter_min_p))
+scatter_max_p.def_jvp(_scatter_extremum_jvp(scatter_max_p))
+scatter_mul_p.def_jvp(_scatter_mul_jvp)
+scatter_mul_p.def_transpose(_scatter_mul_transpose)

@@ -220,3 +220,41 @@ reduce_min_p.def_jvp(_extremum_jvp(reduce_min_p))
 # Logical reductions and index results have no derivative.
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
     ad.defjvp_zero(_p)
+
+
+def _reduce_prod_jvp(primals: list, tangents: list, *, axes: tuple[int, ...],
+                     out_sharding: None = None) -> tuple[Any, Any]:
+    """d prod(x) = sum_j t_j * prod_{k != j} x_k, with the product of the others taken as
+    (product of the elements before j) * (product of the elements after j): two exclusive
+    cumulative products, no division, so it is exact with any number of zeros (a single zero
+    gives the product of the rest at its place and 0 elsewhere; no NaN).
+    The reduced axes are moved last and flattened into one line of n elements."""
+    from ember.prims.cumulative import cumprod_p
+    from ember.prims.slicing import pad_p
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    aval = get_aval(x)
+    if isinstance(t, ad.Zero) or not ad.is_differentiable(aval):
+        return ans, ad.Zero(get_aval(ans))
+    kept = _kept_dims(aval.ndim, axes)
+    kept_shape = tuple(aval.shape[d] for d in kept)
+    n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
+    line = kept_shape + (n,)
+    xs = _ad.reshape(_ad.transpose(x, kept + tuple(axes)), line)
+    ts = _ad.reshape(_ad.transpose(t, kept + tuple(axes)), line)
+    last = len(kept)
+    if n == 0:
+        return ans, _ad.zeros(get_aval(ans))
+
+    def exclusive(reverse: bool) -> Any:
+        # prod of x_k for k < j (or k > j when reverse): shift x by one, 1 moves in.
+        config = [(0, 0, 0)] * len(line)
+        config[last] = (-1, 1, 0) if reverse else (1, -1, 0)
+        shifted = pad_p.bind(xs, _ad.const(1, xs), padding_config=tuple(config))
+        return cumprod_p.bind(shifted, axis=last, reverse=reverse)
+
+    others = _ad.mul(exclusive(False), exclusive(True))
+    return ans, _ad.reduce_sum(_ad.mul(ts, others), (last,))
+
+
+reduce_prod_p.def_jvp(_reduce_prod_jvp)

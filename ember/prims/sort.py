@@ -22,8 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
+from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -187,3 +190,55 @@ def _top_k_lowering(ctx: Any, x: Any, *, k: int, axis: int) -> list[Any]:
     limits[axis] = k
     zeros = [0] * aval.ndim
     return [ctx.b.slice(ctx.b.get_tuple_element(both, i), zeros, limits) for i in range(2)]
+
+
+# -- autodiff rules ------------------------------------------------------------------------------
+#
+# Sorting permutes: out_k = x_k[perm] along the dimension, with perm fixed by the keys (a
+# piecewise-constant function of them). So t_out_k = t_k[perm]: the tangents follow their
+# elements. perm comes from sorting an iota along with the operands (as one more, non-key
+# operand), and the tangents are read with take-along-axis, a gather whose other dims are
+# batching dims; the gather's own rules then give the transpose (a scatter-add) and the
+# higher orders. top_k is the same with the k indices it returns.
+
+def _take_along_axis(t: Any, idx: Any, axis: int) -> Any:
+    """t[..., idx[..., j, ...], ...] along `axis` (idx has t's shape but for `axis`)."""
+    from ember.prims.gather_scatter import (
+        GatherDimensionNumbers,
+        GatherScatterMode,
+        gather_p,
+    )
+    shape = get_aval(idx).shape
+    others = tuple(d for d in range(len(shape)) if d != axis)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                start_index_map=(axis,), operand_batching_dims=others,
+                                start_indices_batching_dims=others)
+    return gather_p.bind(t, _ad.reshape(idx, shape + (1,)), dimension_numbers=dn,
+                         slice_sizes=(1,) * len(shape), indices_are_sorted=False,
+                         unique_indices=False, mode=GatherScatterMode.PROMISE_IN_BOUNDS,
+                         fill_value=None)
+
+
+def _sort_jvp(primals: list, tangents: list, *, dimension: int, is_stable: bool,
+              num_keys: int) -> tuple[list, list]:
+    from ember.prims.shape_ops import iota_p
+    shape = get_aval(primals[0]).shape
+    iota = iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=dimension,
+                       sharding=None)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                              num_keys=num_keys)
+    t_outs = [t if isinstance(t, ad.Zero) else _take_along_axis(t, perm, dimension)
+              for t in tangents]
+    return outs, t_outs
+
+
+def _top_k_jvp(primals: list, tangents: list, *, k: int, axis: int) -> tuple[list, list]:
+    (x,), (t,) = primals, tangents
+    values, idx = top_k_p.bind(x, k=k, axis=axis)
+    t_values = (ad.Zero(get_aval(values)) if isinstance(t, ad.Zero)
+                else _take_along_axis(t, idx, axis))
+    return [values, idx], [t_values, ad.Zero(get_aval(idx))]
+
+
+sort_p.def_jvp(_sort_jvp)
+top_k_p.def_jvp(_top_k_jvp)

@@ -105,9 +105,67 @@ STRUCTURAL = [
     Rec("dynamic_update_slice", lambda x, u: lax.dynamic_update_slice(x, u, (1, 1)),
         (S, (2, 2))),
     Rec("copy", lambda x: jnp.array(x, copy=True) * 1.0, (S,)),
+    Rec("cumsum", lambda x: lax.cumsum(x, 1), (S,)),
+    Rec("cumsum_reverse", lambda x: lax.cumsum(x, 0, reverse=True), (S,)),
+    Rec("cumprod", lambda x: lax.cumprod(x, 1), ((3, 5),)),
+    Rec("cumprod_reverse", lambda x: lax.cumprod(x, 0, reverse=True), (S,)),
+    Rec("cummax", lambda x: lax.cummax(x, 1), ((3, 5),)),
+    Rec("cummin_reverse", lambda x: lax.cummin(x, 0, reverse=True), (S,)),
+    Rec("cumlogsumexp", lambda x: lax.cumlogsumexp(x, 1), ((3, 5),)),
+    Rec("cumlogsumexp_reverse", lambda x: lax.cumlogsumexp(x, 0, reverse=True), (S,)),
+    Rec("reduce_prod", lambda x: lax.reduce_prod(x, (1,)), ((3, 4, 2),)),
+    Rec("reduce_prod_all", lambda x: lax.reduce_prod(x, (0, 1)), (S,)),
     Rec("jnp_mixture", lambda x: jnp.mean(jnp.tanh(x) ** 2, axis=0)
         + jnp.max(x, axis=0) * jnp.sum(x, axis=0), (S,)),
 ]
+_GD = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                 start_index_map=(0,))
+_SD = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                  scatter_dims_to_operand_dims=(0,))
+_ROWS = np.array([[3], [0], [3]], np.int32)  # a duplicate target: row 3 twice
+_UNIQUE_ROWS = np.array([[3], [0], [1]], np.int32)
+_OOB_ROWS = np.array([[3], [7], [3]], np.int32)  # row 7 of 5 is out of bounds
+_U = (3, 4)
+INDEXED = [
+    Rec("gather", lambda x: lax.gather(x, _ROWS, _GD, (1, 4)), ((5, 4),)),
+    Rec("gather_fill", lambda x: lax.gather(x, _OOB_ROWS, _GD, (1, 4), mode="fill",
+                                            fill_value=0.5), ((5, 4),)),
+    Rec("gather_clip", lambda x: lax.gather(x, _OOB_ROWS, _GD, (1, 4), mode="clip"),
+        ((5, 4),)),
+    Rec("gather_windows", lambda x: lax.gather(
+        x, np.array([[1, 0], [3, 2]], np.int32),
+        lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(),
+                                   start_index_map=(0, 1)), (2, 2)), ((5, 4),)),
+    Rec("scatter_add", lambda x, u: lax.scatter_add(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_add_drop", lambda x, u: lax.scatter_add(x, _OOB_ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_add_clip", lambda x, u: lax.scatter_add(x, _OOB_ROWS, u, _SD, mode="clip"),
+        ((5, 4), _U)),
+    Rec("scatter", lambda x, u: lax.scatter(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_drop", lambda x, u: lax.scatter(x, _OOB_ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_unique", lambda x, u: lax.scatter(x, _UNIQUE_ROWS, u, _SD,
+                                                   unique_indices=True), ((5, 4), _U)),
+    Rec("scatter_max", lambda x, u: lax.scatter_max(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_min", lambda x, u: lax.scatter_min(x, _ROWS, u, _SD), ((5, 4), _U)),
+    Rec("scatter_mul_unique", lambda x, u: lax.scatter_mul(x, _UNIQUE_ROWS, u, _SD,
+                                                           unique_indices=True), ((5, 4), _U)),
+    Rec("scatter_mul_operand", lambda x: lax.scatter_mul(
+        x, _ROWS, np.linspace(0.5, 2.0, 12).reshape(_U), _SD), ((5, 4),)),
+    Rec("jnp_take_and_at", lambda x, u: jnp.sum(x[np.array([4, 1, 1])] ** 2, axis=0)
+        + jnp.asarray(x).at[np.array([0, 2])].add(u[:2]).at[3].set(u[2])[3] * x[0], ((5, 4), _U)),
+]
+SORTING = [
+    Rec("sort", lambda x: lax.sort(x, dimension=1), ((3, 5),)),
+    Rec("sort_dim0", lambda x: lax.sort(x, dimension=0), ((3, 5),)),
+    Rec("sort_key_val", lambda k, v: lax.sort((k, v), dimension=1, num_keys=1),
+        ((3, 5), (3, 5))),
+    Rec("sort_two_keys", lambda k, v: lax.sort((k, v), dimension=0, num_keys=2),
+        ((3, 5), (3, 5))),
+    Rec("sort_int_payload", lambda x: lax.sort((x, jnp.arange(15).reshape(3, 5)),
+                                               dimension=1)[0] * 2.0, ((3, 5),)),
+    Rec("top_k", lambda x: lax.top_k(x, 3)[0], ((3, 5),)),
+    Rec("top_k_axis0", lambda x: lax.top_k(x, 2, axis=0)[0], ((3, 5),)),
+]
+STRUCTURAL += INDEXED + SORTING
 RECORDS = UNARY + BINARY + STRUCTURAL
 
 
@@ -166,6 +224,68 @@ def test_non_differentiable_primitives_have_zero_tangents(name, fn, x64):
     # d(c * sum(a)) = c where c is flat
     g = ember.grad(lambda a: jnp.sum(fn(a)) * jnp.sum(a))(x)
     np.testing.assert_allclose(g, np.full(x.shape, np.sum(np.asarray(fn(x)))))
+
+
+def test_reduce_prod_with_zeros(x64):
+    # d prod / dx_j = product of the others, computed without division: exact with zeros.
+    g = ember.grad(lambda a: lax.reduce_prod(a, (0,)))(np.array([2.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 6.0, 0.0])
+    g = ember.grad(lambda a: lax.reduce_prod(a, (0,)))(np.array([2.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+    g = ember.jit(ember.grad(lambda a: jnp.sum(lax.reduce_prod(a, (1,)))))(
+        np.array([[0.0, 4.0, 5.0], [1.0, 2.0, 3.0]]))
+    np.testing.assert_array_equal(g, [[20.0, 0.0, 0.0], [6.0, 3.0, 2.0]])
+    # cumprod likewise: d cumprod(x)_i / dx_j = prod_{k <= i, k != j} x_k
+    g = ember.grad(lambda a: jnp.sum(lax.cumprod(a, 0)))(np.array([2.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0 + 6.0, 0.0])
+
+
+def test_cummax_tangent_follows_the_selected_element(x64):
+    x = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    _, t = ember.jvp(lambda a: lax.cummax(a, 0), (x,), (np.arange(1.0, 6.0),))
+    np.testing.assert_array_equal(t, [1.0, 2.0, 2.0, 4.0, 4.0])
+    _, t = ember.jvp(lambda a: lax.cummin(a, 0, reverse=True), (x,), (np.arange(1.0, 6.0),))
+    np.testing.assert_array_equal(t, [1.0, 3.0, 3.0, 5.0, 5.0])
+
+
+def test_grad_through_indexing_under_jit(x64):
+    x = np.random.default_rng(3).uniform(-2, 2, (5, 4))
+    idx = np.array([3, 0, 3])
+    g = ember.jit(ember.grad(lambda a: jnp.sum(a[jnp.asarray(idx)] ** 2)))(x)
+    want = np.zeros_like(x)
+    np.add.at(want, idx, 2 * x[idx])  # the duplicate row gets both contributions
+    np.testing.assert_allclose(g, want)
+    y = np.linspace(-1, 1, 4)
+    gx, gy = ember.jit(ember.grad(lambda a, b: jnp.sum(jnp.sin(a.at[1].add(b))),
+                                  argnums=(0, 1)))(x, y)
+    c = np.cos(x)
+    c[1] = np.cos(x[1] + y)
+    np.testing.assert_allclose(gx, c)
+    np.testing.assert_allclose(gy, c[1])
+
+
+def test_scatter_set_duplicates_only_the_winner_gets_a_cotangent(x64):
+    x = np.zeros(4)
+    gx, gu = ember.grad(lambda a, u: jnp.sum(a.at[np.array([1, 1, 2])].set(u)
+                                             * np.arange(1.0, 5.0)), argnums=(0, 1))(
+        x, np.array([5.0, 6.0, 7.0]))
+    np.testing.assert_array_equal(gx, [1.0, 0.0, 0.0, 4.0])
+    np.testing.assert_array_equal(gu, [0.0, 2.0, 3.0])
+
+
+def test_sort_tangents_follow_their_elements(x64):
+    x = np.array([3.0, 1.0, 2.0])
+    out, t = ember.jvp(lambda a: lax.sort(a), (x,), (np.array([10.0, 20.0, 30.0]),))
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(t, [20.0, 30.0, 10.0])
+    g = ember.jit(ember.grad(lambda a: jnp.sum(lax.top_k(a, 2)[0] * np.array([1.0, 5.0]))))(x)
+    np.testing.assert_array_equal(g, [1.0, 0.0, 5.0])
+
+
+def test_cumlogsumexp_with_minus_infinity(x64):
+    # A -inf element weighs 0 (its own output is -inf): no NaN before or after it.
+    g = ember.grad(lambda a: jnp.sum(lax.cumlogsumexp(a, 0)))(np.array([-np.inf, 0.0, 1.0]))
+    np.testing.assert_allclose(g, [0.0, 1.0 + 1.0 / (1.0 + np.e), np.e / (1.0 + np.e)])
 
 
 def test_pow_edges(x64):

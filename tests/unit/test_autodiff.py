@@ -239,7 +239,10 @@ def test_jvp_primal_and_tangent_must_match():
         ember.jvp(lambda a, b: a, (x, x), ((x, x), x))
 
 
-def test_a_primitive_without_a_rule_says_so():
+def test_a_primitive_without_a_rule_says_so(monkeypatch):
+    # cumsum has a rule now: take it away for this test, so the check outlives the gaps.
+    from ember.prims.cumulative import cumsum_p
+    monkeypatch.setattr(cumsum_p, "jvp_rule", None)
     with pytest.raises(NotImplementedError, match="Differentiation rule for 'cumsum' not "
                                                   "implemented"):
         ember.grad(lambda x: jnp.sum(lax.cumsum(x)))(np.ones(3, np.float32))

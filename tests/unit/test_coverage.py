@@ -66,12 +66,6 @@ LAX_NAME: dict[str, str] = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bi
 JVP_NOT_YET: frozenset[str] = frozenset({
     # control flow: JVP of the bodies (cond/switch, scan, while forward-only)
     "cond", "while", "scan",
-    # cumulative reductions and the product reduction (division-free rules)
-    "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "reduce_prod",
-    # indexing by arrays: gather and the scatters (JVP via scatter-add / gather transposes)
-    "gather", "scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max",
-    # sorting (a permutation of the tangents)
-    "sort", "top_k",
     # callbacks: pure_callback needs custom_jvp/custom_vjp; debug output runs on primals
     "pure_callback", "debug_callback", "debug_print",
 })
