@@ -7,8 +7,10 @@ op x[n-1] when reverse). Printed as `cumsum[axis=0 reverse=False]`, as JAX 0.10.
 Semantics: integer sums and products wrap; cummax/cummin propagate NaN (once a NaN is seen,
 every later entry is NaN); bool cummax/cummin are running or/and. cumlogsumexp computes
 log(exp(a) + exp(b)) stably (max + log1p(exp(-|a - b|))), so inf and -inf inputs behave.
-Float scans accumulate left to right in the operand dtype; XLA may associate differently,
-so compiled float results agree within rounding, not bit for bit.
+Float scans accumulate left to right in the operand dtype, float16 and bfloat16 sums and
+products in float32, rounded once per element (hlo/accumulation.py; the lowering scans in
+float32 between two converts); XLA may associate differently, so compiled float results
+agree within rounding, not bit for bit.
 """
 
 from __future__ import annotations
@@ -22,16 +24,18 @@ from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
+from ember.hlo.accumulation import accumulation_dtype
 from ember.hlo.evaluator.reductions import extremum_accumulate
+from ember.hlo.shape import element_type_from_numpy
 from ember.prims import _ad
 from ember.prims import _rules as R
 
 
 def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray],
-            combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any]
-            ) -> Primitive:
+            combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any],
+            widen: bool = False) -> Primitive:
     prim = Primitive(name)
-    prim.def_lowering(_scan_lowering(combine, identity))
+    prim.def_lowering(_scan_lowering(combine, identity, widen))
 
     @prim.def_abstract_eval
     def _abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
@@ -53,11 +57,13 @@ def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray]
 
 
 def _cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.cumsum(x, axis=axis, dtype=x.dtype)
+    acc = accumulation_dtype(x.dtype)
+    return np.cumsum(x.astype(acc, copy=False), axis=axis, dtype=acc)
 
 
 def _cumprod(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.cumprod(x, axis=axis, dtype=x.dtype)
+    acc = accumulation_dtype(x.dtype)
+    return np.cumprod(x.astype(acc, copy=False), axis=axis, dtype=acc)
 
 
 def _cummax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -73,15 +79,24 @@ def _cumlogsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     return np.logaddexp.accumulate(x, axis=axis)
 
 
-def _scan_lowering(combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any]
-                   ) -> Callable[..., Any]:
+def _scan_lowering(combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any],
+                   widen: bool = False) -> Callable[..., Any]:
     """An inclusive scan in log2(n) steps (Hillis-Steele): at step s every element combines
     with the element s places before it (identity where there is none), s = 1, 2, 4, ...
 
     Integer and max/min scans are exact; float sums and products associate differently
-    from NumPy's sequential loop (within rounding, as for any float reduction)."""
+    from NumPy's sequential loop (within rounding, as for any float reduction). `widen`:
+    float16 and bfloat16 scan in float32 between two converts (sums and products)."""
     def rule(ctx: Any, x: Any, *, axis: int, reverse: bool) -> Any:
         aval = ctx.avals_in[0]
+        acc = accumulation_dtype(aval.dtype) if widen else aval.dtype
+        if acc != aval.dtype:
+            x = ctx.b.convert(x, element_type_from_numpy(acc))
+            out = _scan(ctx, x, aval.update(dtype=acc), axis, reverse)
+            return ctx.b.convert(out, element_type_from_numpy(aval.dtype))
+        return _scan(ctx, x, aval, axis, reverse)
+
+    def _scan(ctx: Any, x: Any, aval: Any, axis: int, reverse: bool) -> Any:
         n = aval.shape[axis]
         if reverse:
             x = ctx.b.reverse(x, (axis,))
@@ -119,9 +134,9 @@ def _highest(dtype: np.dtype) -> Any:
 
 # -0.0 is the float identity of + (-0.0 + x == x for every x, -0.0 included; +0.0 is not).
 cumsum_p = _define("cumsum", R.NUMBER, _cumsum, lambda b, x, y: b.add(x, y),
-                   lambda dt: -0.0 if dt.kind == "f" else 0)
+                   lambda dt: -0.0 if dt.kind == "f" else 0, widen=True)
 cumprod_p = _define("cumprod", R.NUMBER, _cumprod, lambda b, x, y: b.multiply(x, y),
-                    lambda dt: 1)
+                    lambda dt: 1, widen=True)
 cummax_p = _define("cummax", R.ANY, _cummax, lambda b, x, y: b.maximum(x, y), _lowest)
 cummin_p = _define("cummin", R.ANY, _cummin, lambda b, x, y: b.minimum(x, y), _highest)
 cumlogsumexp_p = _define("cumlogsumexp", R.FLOAT, _cumlogsumexp, _logaddexp,

@@ -27,6 +27,7 @@ from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
+from ember.hlo.accumulation import accumulation_dtype
 from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
@@ -129,11 +130,13 @@ def _dot_general_impl(lhs: np.ndarray, rhs: np.ndarray, *,
         # or-of-ands: NumPy's bool matmul is exactly that (and False over an empty sum).
         out = np.matmul(a, b)
     else:
-        # Accumulate in the result type. NumPy's integer matmul accumulates in the operand
+        # Accumulate in the result type, float16 and bfloat16 in float32 (as the evaluator
+        # does: hlo/accumulation.py). NumPy's integer matmul accumulates in the operand
         # integer type with two's-complement wraparound, as XLA does; its float32 matmul
         # (BLAS sgemm) accumulates in float32.
+        acc = accumulation_dtype(out_dtype)
         with np.errstate(all="ignore"):
-            out = np.matmul(a.astype(out_dtype, copy=False), b.astype(out_dtype, copy=False))
+            out = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
     # (not np.ascontiguousarray: it turns a 0-d result into shape (1,))
     return np.asarray(out.reshape(shape), dtype=out_dtype)
 

@@ -44,7 +44,8 @@ ENTRY = "ember_entry"  # one engine per executable: fixed symbol names never col
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
     """Inlining of calls, hardware-independent simplification, transpose folding (into
-    dots), reduction splitting (large few-output reductions in two, for threads), layout
+    dots), float normalization (float16/bfloat16 sums and dots accumulate in float32),
+    reduction splitting (large few-output reductions in two, for threads), layout
     assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
@@ -59,6 +60,10 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         hardware_independent_pipeline(unsafe_math),
         OnOpcodes("transpose-folding", "ember.passes.transpose_folding:TransposeFolding",
                   frozenset({"dot"})),
+        # float16/bfloat16 sums and dots accumulate in float32 (before fusion: the converts
+        # fuse; before splitting: the partial sums are float32 too)
+        OnOpcodes("float-normalization", "ember.passes.float_normalization:FloatNormalization",
+                  frozenset({"reduce", "dot"})),
         OnOpcodes("reduction-splitting", "ember.passes.reduction_splitting:ReductionSplitting",
                   frozenset({"reduce"})),
         LayoutAssignment(),

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.hlo.accumulation import accumulation_dtype
 from ember.hlo.evaluator import indexing
 from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
 from ember.hlo.evaluator.elementwise import (
@@ -418,9 +419,10 @@ def _dot(inst, vals):
     dtype = inst.shape.dtype
     if lm.dtype == np.bool_:
         r = (lm.astype(np.uint8) @ rm.astype(np.uint8)) > 0
-    else:
+    else:  # (float16 and bfloat16 accumulate in float32: hlo/accumulation.py)
+        acc = accumulation_dtype(dtype)
         with np.errstate(all="ignore"):
-            r = np.matmul(lm.astype(dtype, copy=False), rm.astype(dtype, copy=False))
+            r = np.matmul(lm.astype(acc, copy=False), rm.astype(acc, copy=False))
     return np.asarray(r).reshape(inst.shape.dimensions).astype(dtype, copy=False)
 
 

@@ -16,6 +16,8 @@ Semantics, as an XLA reduce: result = init (op) x_0 (op) x_1 ... in some order:
   (the CPU backend's vector accumulators visit elements in another order).
 - float add/multiply sum in NumPy's (pairwise) order; the CPU backend uses another order
   (vector accumulators), so float sums agree within rounding, not bit for bit.
+- float16 and bfloat16 add/multiply accumulate in float32 and round once
+  (ember/hlo/accumulation.py, as XLA's CPU backend does).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from ember.hlo.accumulation import WIDENED_OPS, accumulation_dtype
 
 REDUCE_UFUNCS: dict[str, np.ufunc] = {
     "add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
@@ -34,9 +38,11 @@ def plain_reduce(opcode: str, x: np.ndarray, axes: tuple[int, ...], init: Any) -
     """reduce(x, init) over `axes` with the scalar combiner `opcode`."""
     x = np.asarray(x)
     init_arr = np.asarray(init, dtype=x.dtype)
+    acc = accumulation_dtype(x.dtype) if opcode in WIDENED_OPS else x.dtype
     with np.errstate(all="ignore"):
-        r = np.asarray(REDUCE_UFUNCS[opcode].reduce(x, axis=axes, dtype=x.dtype,
-                                                    initial=init_arr[()]))
+        r = np.asarray(REDUCE_UFUNCS[opcode].reduce(
+            x.astype(acc, copy=False), axis=axes, dtype=acc,
+            initial=init_arr.astype(acc)[()]))
         if opcode in ("maximum", "minimum") and x.dtype.kind == "f":
             r = _ieee_zero_signs(r, x, axes, init_arr, opcode == "maximum")
     return np.asarray(r).astype(x.dtype, copy=True)
