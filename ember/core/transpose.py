@@ -72,6 +72,17 @@ class Linearized:
         return [next(got) if m else Zero(a) for a, m in zip(self.in_avals, self.in_mask)]
 
 
+# The staging traces of the linearizations in progress: a tangent staged into one of them
+# is being linearized for reverse mode (a rule that has no reverse mode checks this).
+_linearizing: set[int] = set()
+
+
+def is_linearized_tangent(t: Any) -> bool:
+    """Whether tangent `t` is staged by a `linearize_flat` in progress (reverse mode)."""
+    trace = getattr(t, "_trace", None)
+    return trace is not None and id(trace.main) in _linearizing
+
+
 def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any]
                    ) -> tuple[list[Any], Linearized]:
     """Primal outputs of `fun(*primals)` and its linearization at `primals`."""
@@ -82,17 +93,27 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any]
     # work keeps going to the enclosing trace, tangent work is staged here.
     with new_main(DynamicJaxprTrace, payload=builder) as pe_main:
         pe = DynamicJaxprTrace(pe_main)
-        tangents = [pe.new_arg(a.strip_weak_type()) if m else Zero(a)
-                    for a, m in zip(in_avals, in_mask)]
-        with new_main(JVPTrace) as jvp_main:
-            trace = JVPTrace(jvp_main)
-            ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
-            outs = [trace.full_raise(o) for o in fun(*ins)]
-            out_primals = [o.primal for o in outs]
-            out_tangents = [o.tangent for o in outs]
-        out_zero = [isinstance(t, Zero) for t in out_tangents]
-        outvars = [pe.full_raise(t)._var for t in out_tangents if not isinstance(t, Zero)]
-        closed = builder.to_closed_jaxpr(outvars)
+        _linearizing.add(id(pe_main))
+        try:
+            return _linearize_in(fun, primals, in_avals, in_mask, builder, pe)
+        finally:
+            _linearizing.discard(id(pe_main))
+
+
+def _linearize_in(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
+                  in_avals: list[ShapedArray], in_mask: list[bool], builder: JaxprBuilder,
+                  pe: DynamicJaxprTrace) -> tuple[list[Any], Linearized]:
+    tangents = [pe.new_arg(a.strip_weak_type()) if m else Zero(a)
+                for a, m in zip(in_avals, in_mask)]
+    with new_main(JVPTrace) as jvp_main:
+        trace = JVPTrace(jvp_main)
+        ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        outs = [trace.full_raise(o) for o in fun(*ins)]
+        out_primals = [o.primal for o in outs]
+        out_tangents = [o.tangent for o in outs]
+    out_zero = [isinstance(t, Zero) for t in out_tangents]
+    outvars = [pe.full_raise(t)._var for t in out_tangents if not isinstance(t, Zero)]
+    closed = builder.to_closed_jaxpr(outvars)
     out_avals = [get_aval(p) for p in out_primals]
     return out_primals, Linearized(closed, in_avals, in_mask, out_avals, out_zero)
 
