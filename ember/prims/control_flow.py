@@ -143,3 +143,6 @@ cond_p.def_lowering(lower.cond_lowering)
 while_p.def_lowering(lower.while_lowering)
 scan_p.def_lowering(lower.scan_lowering)
 
+
+# The autodiff rules (JVP, cond's transpose) trace sub-jaxprs with core's transforms.
+from ember.prims import _control_flow_ad  # noqa: E402, F401

@@ -64,8 +64,6 @@ LAX_NAME: dict[str, str] = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bi
 # test fail until its name is removed, so the set only shrinks. (Call primitives, jit, need
 # no rule: every trace but the staging one inlines their body, see core/trace.py.)
 JVP_NOT_YET: frozenset[str] = frozenset({
-    # control flow: JVP of the bodies (cond/switch, scan, while forward-only)
-    "cond", "while", "scan",
     # callbacks: pure_callback needs custom_jvp/custom_vjp; debug output runs on primals
     "pure_callback", "debug_callback", "debug_print",
 })

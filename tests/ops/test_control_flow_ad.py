@@ -1,0 +1,219 @@
+"""Autodiff through control flow: cond/switch (forward and reverse), while_loop (forward;
+reverse raises JAX's error), scan and fori_loop (forward; reverse raises NotImplementedError).
+
+Checked as JAX's check_grads does (tests/ops/ad_checks.py: JVPs against central finite
+differences in float64, VJPs against JVPs), eagerly and under jit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from tests.ops.ad_checks import check_grads, check_jvp
+
+
+def _cond_fn(x, y):
+    return lax.cond(jnp.sum(x) > 0, lambda a, b: jnp.sin(a) * b, lambda a, b: jnp.exp(a) - b,
+                    x, y)
+
+
+def _switch_fn(x):
+    idx = jnp.clip(jnp.floor(jnp.sum(x)).astype(np.int32), 0, 2)
+    return lax.switch(idx, [lambda v: v * v, lambda v: jnp.tanh(v), lambda v: 3.0 * v], x)
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cond_grads_both_branches(sign, use_jit, x64):
+    rng = np.random.default_rng(0)
+    x = sign * rng.uniform(0.5, 1.5, (3,))
+    y = rng.standard_normal((3,))
+    check_grads(_cond_fn, [x, y], order=2, use_jit=use_jit)
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+@pytest.mark.parametrize("total", [-1.0, 1.5, 2.5])
+def test_switch_grads_every_branch(total, use_jit, x64):
+    x = np.full((2,), total / 2) + np.array([0.01, -0.01])
+    check_grads(_switch_fn, [x], order=2, use_jit=use_jit)
+
+
+def test_cond_grad_matches_branch_derivative_and_jit(x64):
+    def f(x):
+        return lax.cond(x > 0, lambda v: jnp.sin(v) * v, jnp.cos, x)
+
+    for x in (0.7, -0.7):
+        want = np.cos(x) * x + np.sin(x) if x > 0 else -np.sin(x)
+        np.testing.assert_allclose(ember.grad(f)(x), want, rtol=1e-12)
+        np.testing.assert_allclose(ember.jit(ember.grad(f))(x), want, rtol=1e-12)
+        np.testing.assert_allclose(ember.grad(ember.jit(f))(x), want, rtol=1e-12)
+
+
+def test_cond_untaken_branch_nan_does_not_poison_gradient(x64):
+    # sqrt's derivative is inf/NaN at negative x; the branch is not taken there, so its
+    # residuals and cotangents must never be computed (a select of both branches would
+    # give 0 * NaN).
+    def f(x):
+        return lax.cond(x > 0, jnp.sqrt, lambda v: 0.0 * v, x)
+
+    assert float(ember.grad(f)(-1.0)) == 0.0
+    assert float(ember.jit(ember.grad(f))(-1.0)) == 0.0
+    np.testing.assert_allclose(ember.grad(f)(4.0), 0.25)
+
+
+def test_cond_pytrees_through_branches(x64):
+    def f(params, x):
+        def yes(p, v):
+            return {"out": p["w"] * v + p["b"], "aux": (p["w"], v * v)}
+
+        def no(p, v):
+            return {"out": p["b"] - v, "aux": (jnp.ones_like(p["w"]), jnp.sin(v))}
+        r = lax.cond(x[0] > 0, yes, no, params, x)
+        return jnp.sum(r["out"] ** 2) + jnp.sum(r["aux"][0] * r["aux"][1])
+
+    params = {"w": np.array([0.5, -1.0]), "b": np.array(0.3)}
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, 2.0])):
+        g = ember.grad(f, argnums=(0, 1))(params, x)
+        gj = ember.jit(ember.grad(f, argnums=(0, 1)))(params, x)
+        eps = 1e-6
+        for leaf_path in ("w", "b"):
+            p = params[leaf_path]
+            flat = np.atleast_1d(np.asarray(p, np.float64)).copy()
+            for k in range(flat.size):
+                up, dn = flat.copy(), flat.copy()
+                up[k] += eps
+                dn[k] -= eps
+                fu = f({**params, leaf_path: up.reshape(np.shape(p))}, x)
+                fd = f({**params, leaf_path: dn.reshape(np.shape(p))}, x)
+                want = (float(fu) - float(fd)) / (2 * eps)
+                got = np.atleast_1d(np.asarray(g[0][leaf_path]))[k]
+                gotj = np.atleast_1d(np.asarray(gj[0][leaf_path]))[k]
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+                np.testing.assert_allclose(gotj, want, rtol=1e-6, atol=1e-8)
+
+
+def test_cond_output_tangent_zero_in_one_branch(x64):
+    # One branch ignores the operand: its tangent is a symbolic zero there, materialized
+    # so both branches of the tangent cond agree.
+    def f(x):
+        return lax.cond(x > 0, lambda v: v * v, lambda v: jnp.zeros_like(v) + 2.0, x)
+
+    assert ember.jvp(f, (3.0,), (1.0,))[1] == 6.0
+    assert ember.jvp(f, (-3.0,), (1.0,))[1] == 0.0
+    assert ember.grad(f)(-3.0) == 0.0
+
+
+def test_grad_of_grad_through_cond(x64):
+    def f(x):
+        return lax.cond(x > 0, lambda v: v ** 3, lambda v: jnp.sin(v), x)
+
+    np.testing.assert_allclose(ember.grad(ember.grad(f))(2.0), 12.0)
+    np.testing.assert_allclose(ember.grad(ember.grad(f))(-2.0), -np.sin(-2.0))
+
+
+# -- while_loop ---------------------------------------------------------------------------------
+
+def _while_fn(x, y):
+    def body(c):
+        i, a, b = c
+        return i + 1, a * jnp.cos(b), b + 0.1 * a
+
+    return lax.while_loop(lambda c: c[0] < 4, body, (0, x, y))[1:]
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_while_jvp_vs_finite_differences(use_jit, x64):
+    rng = np.random.default_rng(1)
+    check_jvp(_while_fn, [rng.standard_normal((3,)), rng.standard_normal((3,))], rng,
+              use_jit=use_jit)
+
+
+def test_while_tangent_becomes_nonzero_inside_loop(x64):
+    # The carry `acc` starts as a constant (zero tangent) but the body mixes x into it.
+    def f(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + x * x),
+                              (0, 0.0))[1]
+
+    assert ember.jvp(f, (2.0,), (1.0,))[1] == 12.0
+    assert ember.jit(lambda x: ember.jvp(f, (x,), (1.0,)))(2.0)[1] == 12.0
+
+
+def test_while_predicate_on_primals_only(x64):
+    # Newton iterations for sqrt(a): the loop stops on the primal residual; the tangent
+    # follows the iterates.
+    def f(a):
+        return lax.while_loop(lambda x: jnp.abs(x * x - a) > 1e-12,
+                              lambda x: 0.5 * (x + a / x), a)
+
+    _, t = ember.jvp(f, (2.0,), (1.0,))
+    np.testing.assert_allclose(t, 0.5 / np.sqrt(2.0), rtol=1e-6)
+
+
+def test_while_reverse_mode_raises_jax_error(x64):
+    msg = ("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
+           "with dynamic start/stop values. Try using lax.scan, or using fori_loop with "
+           "static start/stop.")
+    with pytest.raises(ValueError) as e:
+        ember.grad(lambda x: jnp.sum(_while_fn(x, x)[0]))(np.ones(3))
+    assert str(e.value) == msg
+    with pytest.raises(ValueError):
+        ember.jit(ember.grad(lambda x: jnp.sum(_while_fn(x, x)[0])))(np.ones(3))
+
+    def dyn_fori(x, n):
+        return lax.fori_loop(0, n, lambda i, v: v * x, x)
+    with pytest.raises(ValueError):
+        ember.jit(ember.grad(dyn_fori))(1.5, 3)
+    # Forward mode through a fori_loop with a traced bound (a while) works.
+    t = ember.jit(lambda x, n: ember.jvp(lambda v: dyn_fori(v, n), (x,), (1.0,))[1])(1.5, 3)
+    np.testing.assert_allclose(t, 4 * 1.5 ** 3)
+
+
+# -- scan and fori_loop -------------------------------------------------------------------------
+
+def _scan_fn(c0, xs, w):
+    def body(c, x):
+        c = jnp.tanh(c * w + x)
+        return c, jnp.sin(c) * x
+
+    return lax.scan(body, c0, xs)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_scan_jvp_vs_finite_differences(use_jit, reverse, x64):
+    rng = np.random.default_rng(2)
+
+    def f(c0, xs, w):
+        return lax.scan(lambda c, x: (jnp.tanh(c * w + x), jnp.sin(c) * x), c0, xs,
+                        reverse=reverse)
+    check_jvp(f, [rng.standard_normal((2,)), rng.standard_normal((5, 2)),
+                  rng.standard_normal((2,))], rng, use_jit=use_jit)
+
+
+def test_scan_tangent_only_through_consts(x64):
+    # Only the closed-over w has a tangent: it reaches the carry at the first step.
+    xs = np.arange(4.0)
+    out, t = ember.jvp(lambda w: _scan_fn(np.zeros(()), xs, w), (0.5,), (1.0,))
+    eps = 1e-6
+    up, dn = _scan_fn(np.zeros(()), xs, 0.5 + eps), _scan_fn(np.zeros(()), xs, 0.5 - eps)
+    np.testing.assert_allclose(t[0], (up[0] - dn[0]) / (2 * eps), rtol=1e-6)
+    np.testing.assert_allclose(t[1], (up[1] - dn[1]) / (2 * eps), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_fori_loop_static_bounds_forward(use_jit, x64):
+    def f(x):
+        return lax.fori_loop(0, 4, lambda i, v: jnp.sin(v) * x + i, x)
+    rng = np.random.default_rng(3)
+    check_jvp(f, [rng.standard_normal((3,))], rng, use_jit=use_jit)
+
+
+def test_scan_and_static_fori_reverse_mode_not_implemented(x64):
+    with pytest.raises(NotImplementedError, match="scan"):
+        ember.grad(lambda w: jnp.sum(_scan_fn(np.zeros(()), np.arange(3.0), w)[1]))(0.5)
+    with pytest.raises(NotImplementedError, match="scan"):
+        ember.grad(lambda x: lax.fori_loop(0, 3, lambda i, v: v * x, x))(1.5)
