@@ -11,9 +11,10 @@ element, the Jacobian's columns) or backward (`jacrev`: one VJP per output eleme
 rows). Until Ember has vmap, the basis vectors go through `lax.map`: one `scan` equation
 whose body is the linear part, so the Jacobian is traced once under `jit` whatever its
 size. Exception: when the linear part closes over values of an enclosing differentiation
-(jacfwd of jacrev, grad of jacfwd) and the `scan` primitive has no JVP rule yet, the
-basis vectors go through a Python loop instead (the jaxpr is unrolled, one copy per basis
-vector, and stays correct under `jit`); once scan has its rule, lax.map is used there too.
+in reverse mode (grad of jacfwd, jacrev of jacrev: the scan would have to be transposed,
+and the `scan` primitive has a JVP rule but no reverse mode yet), the basis vectors go
+through a Python loop instead (the jaxpr is unrolled, one copy per basis vector, and stays
+correct under `jit`); under forward mode only (jacfwd of jacrev) lax.map is used.
 Invariants: `holomorphic=True` raises (no complex numbers yet); integer inputs are refused
 as JAX does, except by `jacrev(allow_int=True)`, which gives float0 blocks for them.
 """
@@ -37,6 +38,7 @@ from ember.ad_api import (
 from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
+from ember.core.transpose import linearizing
 from ember.prims.control_flow import scan_p
 from ember.tree_util import tree_flatten, tree_unflatten
 
@@ -63,8 +65,12 @@ def _std_basis(avals: Sequence[ShapedArray]) -> list[np.ndarray]:
 
 def _needs_unrolled_map(closure: Sequence[Any]) -> bool:
     """True when a scan over the basis would have to be differentiated (it closes over a
-    value of an enclosing JVP) and the scan primitive has no JVP rule yet."""
-    return scan_p.jvp_rule is None and any(isinstance(c, ad.JVPTracer) for c in closure)
+    value of an enclosing JVP) in a way the scan primitive does not support: without a JVP
+    rule, or in reverse mode (a linearization in progress), which scan lacks."""
+    if not any(isinstance(c, ad.JVPTracer) for c in closure):
+        return False
+    # (Drop `linearizing()` here once scan has reverse mode.)
+    return scan_p.jvp_rule is None or linearizing()
 
 
 def _map_basis(body: Callable[[list], list], basis: list[np.ndarray], closure: Sequence[Any],

@@ -83,6 +83,11 @@ def is_linearized_tangent(t: Any) -> bool:
     return trace is not None and id(trace.main) in _linearizing
 
 
+def linearizing() -> bool:
+    """Whether a `linearize_flat` is in progress (its JVP may reach reverse-mode-less code)."""
+    return bool(_linearizing)
+
+
 def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any]
                    ) -> tuple[list[Any], Linearized]:
     """Primal outputs of `fun(*primals)` and its linearization at `primals`."""

@@ -16,11 +16,13 @@ Design:
   a branch that is NaN where it is not taken (sqrt of a negative) does not poison the
   gradient, as a `select` of both branches' derivatives would.
 - while (forward only): the tangents ride in the loop state next to their primals; the
-  predicate sees the primals only. Reverse mode would need the per-iteration residuals of
-  an unknown number of iterations, so under `linearize` the rule raises JAX's error.
-- scan (forward only here): tangents are carried and stacked like the primals; reverse
-  mode raises NotImplementedError naming scan (lax.fori_loop with static bounds is a
-  scan, so its gradient raises the same error).
+  predicate sees the primals only. Under `linearize` the JVP loop is staged whole into
+  the linear jaxpr (recomputing its primals, as JAX does), so linearize works; reverse
+  mode would need the per-iteration residuals of an unknown number of iterations, so
+  transposing it raises JAX's error (grad, vjp).
+- scan (forward only here): tangents are carried and stacked like the primals; as for
+  while, linearize works and transposing raises NotImplementedError naming scan
+  (lax.fori_loop with static bounds is a scan, so its gradient raises the same error).
 Invariants: a tangent is `Zero` where no nonzero tangent can reach it; loop-carried
 tangents are nonzero from the start when any iteration can make them nonzero (the fixed
 point of the body's zero pattern), materialized at the loop's entry.
@@ -224,8 +226,6 @@ def _loop_nonzero(jvp_of: Callable[[list[bool]], list[bool]], nz_carry: list[boo
 def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_nconsts: int,
                cond_jaxpr: ClosedJaxpr, body_nconsts: int, body_jaxpr: ClosedJaxpr
                ) -> tuple[list[Any], list[Any]]:
-    if any(is_linearized_tangent(t) for t in tangents):
-        raise ValueError(WHILE_REVERSE_ERROR)
     nc, nb = cond_nconsts, body_nconsts
     cconsts, bconsts, init = primals[:nc], primals[nc:nc + nb], list(primals[nc + nb:])
     bconst_t, init_t = tangents[nc:nc + nb], list(tangents[nc + nb:])
@@ -253,7 +253,15 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_nconsts:
                         *init, *carry_t, cond_nconsts=nc, cond_jaxpr=cond,
                         body_nconsts=k + nb + nbt, body_jaxpr=body)
     touts = iter(outs[n:])
-    return outs[:n], [next(touts) if nz else Zero(get_aval(p))
+    primal_out = outs[:n]
+    if any(is_linearized_tangent(t) for t in tangents):
+        # Under linearize the loop above is staged whole into the linear jaxpr (it reads
+        # tangents), its primal half recomputed there; the primal outputs must be known,
+        # so the plain loop runs again on the primals. linearize and its jvp work; only
+        # transposing the staged loop fails, with JAX's error (`_while_transpose`).
+        primal_out = while_p.bind(*primals, cond_nconsts=nc, cond_jaxpr=cond_jaxpr,
+                                  body_nconsts=nb, body_jaxpr=body_jaxpr)
+    return primal_out, [next(touts) if nz else Zero(get_aval(p))
                       for p, nz in zip(outs[:n], nz_c)]
 
 
@@ -262,8 +270,6 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_nconsts:
 def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, reverse: bool, length: int,
               jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, unroll: int
               ) -> tuple[list[Any], list[Any]]:
-    if any(is_linearized_tangent(t) for t in tangents):
-        raise NotImplementedError(SCAN_REVERSE_ERROR)
     nc, nk = num_consts, num_carry
     nx = len(primals) - nc - nk
     ny = len(jaxpr.out_avals) - nk
@@ -297,10 +303,26 @@ def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, reverse: bool,
     ys, yt_out = outs[nk + nct:nk + nct + ny], iter(outs[nk + nct + ny:])
     t_carry = [next(ct_out) if z else Zero(get_aval(p)) for p, z in zip(carry, nz_c)]
     t_ys = [next(yt_out) if z else Zero(get_aval(p)) for p, z in zip(ys, nz_y)]
-    return carry + ys, t_carry + t_ys
+    primal_out = carry + ys
+    if any(is_linearized_tangent(t) for t in tangents):
+        # As for while: known primal outputs from the plain scan, the JVP scan staged
+        # whole into the linear jaxpr, whose transpose raises (`_scan_transpose`).
+        primal_out = scan_p.bind(*primals, reverse=reverse, length=length, jaxpr=jaxpr,
+                                 num_consts=nc, num_carry=nk, unroll=unroll)
+    return primal_out, t_carry + t_ys
+
+
+def _while_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+    raise ValueError(WHILE_REVERSE_ERROR)
+
+
+def _scan_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+    raise NotImplementedError(SCAN_REVERSE_ERROR)
 
 
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_transpose(_cond_transpose)
 while_p.def_jvp(_while_jvp)
+while_p.def_transpose(_while_transpose)
 scan_p.def_jvp(_scan_jvp)
+scan_p.def_transpose(_scan_transpose)

@@ -217,3 +217,68 @@ def test_scan_and_static_fori_reverse_mode_not_implemented(x64):
         ember.grad(lambda w: jnp.sum(_scan_fn(np.zeros(()), np.arange(3.0), w)[1]))(0.5)
     with pytest.raises(NotImplementedError, match="scan"):
         ember.grad(lambda x: lax.fori_loop(0, 3, lambda i, v: v * x, x))(1.5)
+
+
+def test_linearize_through_loops_works_only_transpose_fails(x64):
+    # As in JAX: linearize stages the JVP loop (primals recomputed) and its jvp is right;
+    # vjp fails when it transposes that loop.
+    def w(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, x))[1]
+
+    def s(x):
+        return lax.fori_loop(0, 3, lambda i, v: v * x, x)
+
+    for f in (w, s):
+        out, f_lin = ember.linearize(f, 1.5)
+        np.testing.assert_allclose(out, 1.5 ** 4)
+        np.testing.assert_allclose(f_lin(1.0), 4 * 1.5 ** 3)
+        np.testing.assert_allclose(ember.jit(lambda x, f=f: ember.linearize(f, x)[1](1.0))(1.5),
+                                   4 * 1.5 ** 3)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        ember.vjp(w, 1.5)[1](1.0)
+    with pytest.raises(NotImplementedError, match="scan"):
+        ember.vjp(s, 1.5)[1](1.0)
+
+
+def test_nested_forward_mode_through_loops(x64):
+    def w(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, x))[1]
+
+    def s(x):
+        return lax.fori_loop(0, 3, lambda i, v: v * x, x)
+
+    for f in (w, s):
+        d2 = ember.jvp(lambda x, f=f: ember.jvp(f, (x,), (1.0,))[1], (1.5,), (1.0,))[1]
+        np.testing.assert_allclose(d2, 12 * 1.5 ** 2)
+        np.testing.assert_allclose(ember.jacfwd(ember.jacfwd(f))(1.5), 12 * 1.5 ** 2)
+
+
+def test_hessian_through_cond(x64):
+    def f(x):
+        return lax.cond(jnp.sum(x) > 0, lambda v: jnp.sum(v ** 3), lambda v: jnp.sum(v * v), x)
+
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(ember.hessian(f)(x), np.diag(6 * x))
+    np.testing.assert_allclose(ember.hessian(f)(-x), 2 * np.eye(2))
+    np.testing.assert_allclose(ember.jacfwd(ember.jacrev(f))(x), np.diag(6 * x))
+
+
+def test_jacobians_nest_now_that_scan_has_a_jvp_rule(x64):
+    # jacfwd of jacrev differentiates the lax.map (a scan) of the inner jacobian in forward
+    # mode; reverse over a jacobian (jacrev of jacfwd/jacrev, grad of jacfwd) would have to
+    # transpose that scan, so jac_api unrolls the basis there instead.
+    def f(x):
+        return jnp.sum(jnp.sin(x) * x[::-1])
+
+    x = np.array([0.3, -0.7, 1.1])
+    want = ember.jacfwd(ember.jacfwd(f))(x)
+    assert "scan" in str(ember.make_jaxpr(ember.jacfwd(ember.jacrev(f)))(x))
+    for h in (ember.jacfwd(ember.jacrev(f)), ember.jacrev(ember.jacfwd(f)),
+              ember.jacrev(ember.jacrev(f)), ember.jit(ember.hessian(f))):
+        np.testing.assert_allclose(h(x), want, rtol=1e-12, atol=1e-12)
+    g = ember.grad(lambda v: jnp.sum(ember.jacfwd(f)(v) ** 2))(x)
+    eps = 1e-6
+    num = [(np.sum(np.asarray(ember.jacfwd(f)(x + eps * e)) ** 2)
+            - np.sum(np.asarray(ember.jacfwd(f)(x - eps * e)) ** 2)) / (2 * eps)
+           for e in np.eye(3)]
+    np.testing.assert_allclose(g, num, rtol=1e-6)
