@@ -342,6 +342,13 @@ def test_a_forked_child_computes_with_fresh_workers(threads_restored):
     parent, child = ctx.Pipe()
     p = ctx.Process(target=_child, args=(child, (exe, args)))
     p.start()
+    # (bounded: a child that deadlocks - a lock some other library's thread held at the
+    # fork, e.g. jax's once the xla-cpu tests imported it in this worker - fails the test
+    # instead of hanging the suite)
+    answered = parent.poll(120)
+    if not answered:
+        p.kill()
+    assert answered, "the forked child did not answer within 120 s"
     got, stats = parent.recv()
     p.join(timeout=60)
     assert p.exitcode == 0
