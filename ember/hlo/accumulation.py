@@ -33,9 +33,4 @@ def accumulation_dtype(dtype: np.dtype) -> np.dtype:
     return _F32 if dtype.name in _WIDENED_NAMES else dtype
 
 
-def is_widened(dtype: np.dtype) -> bool:
-    """True when sums and products of `dtype` accumulate in a wider type."""
-    return accumulation_dtype(dtype) != np.dtype(dtype)
-
-
-__all__ = ["WIDENED", "WIDENED_OPS", "accumulation_dtype", "accumulation_type", "is_widened"]
+__all__ = ["WIDENED", "WIDENED_OPS", "accumulation_dtype", "accumulation_type"]

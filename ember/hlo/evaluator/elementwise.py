@@ -589,10 +589,6 @@ def use_math_kernels(provider: MathKernels | None) -> MathKernels | None:
     return previous
 
 
-def math_kernels() -> MathKernels | None:
-    return _math_kernels
-
-
 def _through_math_kernels(opcode: str, numpy_fn: Fn) -> Fn:
     """`opcode` through the hook's kernels where they cover the operands, else `numpy_fn`.
 
