@@ -18,7 +18,6 @@ out_sharding shown only when they are not None.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
-from ember.hlo.accumulation import accumulation_dtype
+from ember.hlo.evaluator.core import dot_general
 from ember.prims import _ad
 from ember.prims import _lower as L
 from ember.prims import _rules as R
@@ -103,17 +102,6 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
     return ShapedArray(shape, out, False)
 
 
-def _as_batched_matmul(x: np.ndarray, batch: tuple[int, ...], free: list[int],
-                       contract: tuple[int, ...], contract_last: bool) -> np.ndarray:
-    """x transposed and reshaped to (B, F, K) (contract_last) or (B, K, F)."""
-    order = [*batch, *free, *contract] if contract_last else [*batch, *contract, *free]
-    xt = np.transpose(x, order)
-    b = math.prod(x.shape[d] for d in batch)
-    f = math.prod(x.shape[d] for d in free)
-    k = math.prod(x.shape[d] for d in contract)
-    return xt.reshape((b, f, k) if contract_last else (b, k, f))
-
-
 @dot_general_p.def_impl
 def _dot_general_impl(lhs: np.ndarray, rhs: np.ndarray, *,
                       dimension_numbers: DimensionNumbers, precision: object = None,
@@ -121,24 +109,9 @@ def _dot_general_impl(lhs: np.ndarray, rhs: np.ndarray, *,
                       out_sharding: None = None) -> np.ndarray:
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
-    shape = dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
-    lfree = _free_dims(lhs.ndim, lc, lb)
-    rfree = _free_dims(rhs.ndim, rc, rb)
-    a = _as_batched_matmul(lhs, lb, lfree, lc, contract_last=True)
-    b = _as_batched_matmul(rhs, rb, rfree, rc, contract_last=False)
-    if out_dtype.kind == "b":
-        # or-of-ands: NumPy's bool matmul is exactly that (and False over an empty sum).
-        out = np.matmul(a, b)
-    else:
-        # Accumulate in the result type, float16 and bfloat16 in float32 (as the evaluator
-        # does: hlo/accumulation.py). NumPy's integer matmul accumulates in the operand
-        # integer type with two's-complement wraparound, as XLA does; its float32 matmul
-        # (BLAS sgemm) accumulates in float32.
-        acc = accumulation_dtype(out_dtype)
-        with np.errstate(all="ignore"):
-            out = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
-    # (not np.ascontiguousarray: it turns a 0-d result into shape (1,))
-    return np.asarray(out.reshape(shape), dtype=out_dtype)
+    # the evaluator's dot: one definition of wrapping, bool and low-precision accumulation
+    return dot_general(np.asarray(lhs), np.asarray(rhs), list(lc), list(rc), list(lb),
+                       list(rb), out_dtype)
 
 
 @dot_general_p.def_pp_params

@@ -47,3 +47,21 @@ def test_comparator_sort_matches_a_stable_numpy_sort(shape, descending):
         canon = np.where(np.isnan(keys), -np.inf, -(keys + 0))
     want = np.take_along_axis(payload, np.argsort(canon, axis=-1, kind="stable"), axis=-1)
     np.testing.assert_array_equal(got, want)
+
+
+def test_bool_dot_is_or_of_ands_for_any_contraction_length():
+    """256 true products: a sum in uint8 wraps to 0, or-of-ands stays True; the eager rule
+    of dot_general runs the same function (hlo/evaluator/core.dot_general)."""
+    import ember.numpy as jnp
+    from ember.hlo.parser import parse_module
+
+    module = parse_module("""HloModule booldot
+ENTRY %main (a: pred[1,256], b: pred[256,1]) -> pred[1,1] {
+  %a = pred[1,256] parameter(0)
+  %b = pred[256,1] parameter(1)
+  ROOT %d = pred[1,1] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+""")
+    a, b = np.ones((1, 256), bool), np.ones((256, 1), bool)
+    assert evaluate(module, a, b).tolist() == [[True]]
+    assert np.asarray(jnp.matmul(a, b)).tolist() == [[True]]

@@ -400,30 +400,40 @@ def _concatenate(inst, vals):
 # ---------------------------------------------------------------------------------------
 
 
+def dot_general(lhs: np.ndarray, rhs: np.ndarray, lc: list[int], rc: list[int],
+                lb: list[int], rb: list[int], dtype: np.dtype) -> np.ndarray:
+    """dot with XLA's semantics, result of `dtype`: [batch..., lhs free..., rhs free...].
+    The evaluator's `dot` and the eager rule of `dot_general` (prims/dot.py) both run it.
+    Integers wrap (two's complement), bool is or-of-ands (NumPy's bool matmul), float16
+    and bfloat16 accumulate in float32 (hlo/accumulation.py), other floats in their own
+    type (BLAS)."""
+    lf = [d for d in range(lhs.ndim) if d not in lc + lb]
+    rf = [d for d in range(rhs.ndim) if d not in rc + rb]
+    out_shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lf]
+                 + [rhs.shape[d] for d in rf])
+    m = int(np.prod([lhs.shape[d] for d in lf], dtype=np.int64))
+    n = int(np.prod([rhs.shape[d] for d in rf], dtype=np.int64))
+    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+    bsz = int(np.prod([lhs.shape[d] for d in lb], dtype=np.int64))
+    # (batch, M, K) @ (batch, K, N): BLAS for floats, wrapping loops for integers.
+    lm = np.transpose(lhs, lb + lf + lc).reshape(bsz, m, k)
+    rm = np.transpose(rhs, rb + rc + rf).reshape(bsz, k, n)
+    if dtype == np.bool_:
+        r = np.matmul(lm.astype(np.bool_, copy=False), rm.astype(np.bool_, copy=False))
+    else:
+        acc = accumulation_dtype(dtype)
+        with np.errstate(all="ignore"):
+            r = np.matmul(lm.astype(acc, copy=False), rm.astype(acc, copy=False))
+    return np.asarray(r).reshape(out_shape).astype(dtype, copy=False)
+
+
 @_handles("dot")
 def _dot(inst, vals):
     lhs, rhs = (np.asarray(v) for v in vals)
     a = inst.attrs
-    lc, rc = list(a["lhs_contracting_dims"]), list(a["rhs_contracting_dims"])
-    lb, rb = list(a["lhs_batch_dims"]), list(a["rhs_batch_dims"])
-    lf = [d for d in range(lhs.ndim) if d not in lc + lb]
-    rf = [d for d in range(rhs.ndim) if d not in rc + rb]
-    bshape = [lhs.shape[d] for d in lb]
-    m = int(np.prod([lhs.shape[d] for d in lf], dtype=np.int64))
-    n = int(np.prod([rhs.shape[d] for d in rf], dtype=np.int64))
-    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
-    bsz = int(np.prod(bshape, dtype=np.int64))
-    # (batch, M, K) @ (batch, K, N): BLAS for floats, wrapping loops for integers.
-    lm = np.transpose(lhs, lb + lf + lc).reshape(bsz, m, k)
-    rm = np.transpose(rhs, rb + rc + rf).reshape(bsz, k, n)
-    dtype = inst.shape.dtype
-    if lm.dtype == np.bool_:
-        r = (lm.astype(np.uint8) @ rm.astype(np.uint8)) > 0
-    else:  # (float16 and bfloat16 accumulate in float32: hlo/accumulation.py)
-        acc = accumulation_dtype(dtype)
-        with np.errstate(all="ignore"):
-            r = np.matmul(lm.astype(acc, copy=False), rm.astype(acc, copy=False))
-    return np.asarray(r).reshape(inst.shape.dimensions).astype(dtype, copy=False)
+    return dot_general(lhs, rhs, list(a["lhs_contracting_dims"]),
+                       list(a["rhs_contracting_dims"]), list(a["lhs_batch_dims"]),
+                       list(a["rhs_batch_dims"]), inst.shape.dtype)
 
 
 # ---------------------------------------------------------------------------------------
