@@ -39,6 +39,7 @@ from ember.explain import observers as _explain_observers
 from ember.hlo.evaluator import elementwise as _hlo_elementwise
 from ember.jac_api import hessian, jacfwd, jacobian, jacrev
 from ember.lax import stop_gradient
+from ember.vmap_api import vmap
 
 # Eager math, constant folding and the interpreter run the transcendental opcodes on the CPU
 # backend's vector kernels (compiled on first use), so they give jit's bits.
@@ -70,7 +71,7 @@ def default_backend() -> str:
     return "cpu"
 
 
-__all__ = ["jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",
+__all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",
            "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",

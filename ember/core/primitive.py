@@ -4,8 +4,9 @@ A primitive has a name, an abstract-eval rule (avals + params -> out avals), a N
 (`impl`, used by eager mode and the interpreter), a lowering rule to HLO, and its autodiff
 rules (core/ad.py): a JVP rule `(primals, tangents, **params) -> (primal_out, tangent_out)`
 and, for a primitive linear in some operands, a transpose rule
-`(cotangent, *args, **params) -> one cotangent (or None) per arg`. `bind` hands it to the
-innermost trace (core/trace.py).
+`(cotangent, *args, **params) -> one cotangent (or None) per arg`; and its batching rule
+for vmap (core/batching.py) `(axis, args, dims, **params) -> (out, out_dims)`. `bind`
+hands it to the innermost trace (core/trace.py).
 Invariant: every primitive is registered in `PRIMITIVES` by name, so coverage tests can
 check that each one has every rule.
 """
@@ -36,6 +37,9 @@ class Primitive:
         self._pp_params: Callable[[dict], dict] | None = None
         self.jvp_rule: Callable[..., Any] | None = None
         self.transpose_rule: Callable[..., Any] | None = None
+        self.batch_rule: Callable[..., Any] | None = None
+        # the param naming the vmap axes a collective works over (psum's "axes"), or None
+        self.axis_name_param: str | None = None
         self.is_linear = False  # linear in all its operands (core/ad.py deflinear)
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name} defined twice")
@@ -64,6 +68,12 @@ class Primitive:
         """`fn(cotangent, *args, **params)`: linear args arrive as `ad.UndefinedPrimal`;
         returns one cotangent per arg (None for an arg that is not linear)."""
         self.transpose_rule = fn
+        return fn
+
+    def def_batch(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn(axis, args, dims, **params) -> (out, out_dims)`: vmap's rule (see
+        core/batching.py); a dim is the operand's batch axis or None (not mapped)."""
+        self.batch_rule = fn
         return fn
 
     def def_pp_params(self, fn: Callable[[dict], dict]) -> Callable[[dict], dict]:

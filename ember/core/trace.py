@@ -384,6 +384,13 @@ def wrap_results(outs: list, avals: list[ShapedArray], args: list, vals: list) -
 
 def bind(prim: Any, args: tuple, params: dict) -> Any:
     trace = find_top_trace(args)
+    if prim.axis_name_param is not None:
+        # a collective binds at least at the vmap that defines the axis it names, even when
+        # none of its operands is mapped there (psum(1, 'i') is the size of axis i)
+        from ember.core.batching import named_axis_trace
+        named = named_axis_trace(params[prim.axis_name_param])
+        if named is not None and named.level > trace.level:
+            trace = named
     tracers = [trace.full_raise(a) for a in args]
     if prim.is_call:
         return trace.process_call(prim, tracers, params)

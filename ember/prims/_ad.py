@@ -1,4 +1,4 @@
-"""The array operations the autodiff rules of prims/*.py are written with.
+"""The array operations the autodiff and batching rules of prims/*.py are written with.
 
 Input: tracers, ember.Arrays or NumPy values of one dtype (a Python number is made a 0-d
 array of the other operand's dtype by `const`). Output: the result of binding the
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, batching
 from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
 
@@ -132,4 +132,21 @@ def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     return reshape(reduce_sum(ct, axes), aval.shape)
 
 
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """x with axis `src` moved to position `dst`, the others in order (one transpose)."""
+    ndim = len(get_aval(x).shape)
+    perm = [d for d in range(ndim) if d != src]
+    perm.insert(dst, src)
+    return transpose(x, tuple(perm))
+
+
+def broadcast_axis(x: Any, size: int, axis: int) -> Any:
+    """x with a new axis of `size` at position `axis`, every slice along it equal to x."""
+    shape = list(get_aval(x).shape)
+    dims = tuple(d if d < axis else d + 1 for d in range(len(shape)))
+    shape.insert(axis, size)
+    return broadcast_in_dim(x, tuple(shape), dims)
+
+
 ad.set_tangent_ops(add, zeros)
+batching.set_axis_ops(moveaxis, broadcast_axis)

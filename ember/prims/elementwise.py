@@ -25,7 +25,7 @@ from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator import elementwise as ew
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -459,3 +459,12 @@ def _integer_pow_jvp(t: Any, ans: Any, x: Any, *, y: int) -> Any:
 
 
 _jvp(integer_pow_p, _integer_pow_jvp)
+
+
+# -- batching rules ------------------------------------------------------------------------------
+# Every primitive of this module is elementwise: one rule lines the batch axes up.
+for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, neg_p, abs_p, sign_p,
+           floor_p, ceil_p, is_finite_p, *_UNARY_DERIVATIVES, eq_p, ne_p, lt_p, le_p, gt_p,
+           ge_p, and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
+           shift_right_arithmetic_p, population_count_p, clz_p, pow_p, integer_pow_p, round_p):
+    _batching.elementwise_rule(_p)

@@ -9,7 +9,8 @@ line "<opcode or primitive>: <what is missing> (<where it goes>)", so adding an 
 the recipe and forgetting two pieces names both. Opcodes the CPU backend does not compile
 yet are an explicit list (the "Control flow" issue must keep it empty). Primitives without
 a JVP rule are an explicit list too (`JVP_NOT_YET`, issue 19: it may only shrink), and every
-primitive marked linear must have a transpose rule.
+primitive marked linear must have a transpose rule; primitives without a batching rule are
+the list `BATCH_NOT_YET` (issue 21), which may only shrink as well.
 Invariant: each check reads the registry itself (a scalar emitter is probed by emitting
 it), so this file lists no opcode except the exceptions below, each with its reason.
 """
@@ -66,6 +67,18 @@ LAX_NAME: dict[str, str] = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bi
 JVP_NOT_YET: frozenset[str] = frozenset({
     # callbacks: pure_callback needs custom_jvp/custom_vjp; debug output runs on primals
     "pure_callback", "debug_callback", "debug_print",
+})
+
+# Primitives without a batching rule yet (issue 21's slices); vmap through one raises
+# "Batching rule for '<name>' not implemented". Like JVP_NOT_YET, it may only shrink.
+BATCH_NOT_YET: frozenset[str] = frozenset({
+    "argmax", "argmin", "bitcast_convert_type", "broadcast_in_dim", "clamp", "concatenate",
+    "cond", "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum",
+    "debug_callback", "debug_print", "dot_general", "dynamic_slice", "dynamic_update_slice",
+    "gather", "iota", "pad", "pure_callback", "reduce_and", "reduce_max", "reduce_min",
+    "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor", "reshape", "rev", "scan",
+    "scatter", "scatter-add", "scatter-max", "scatter-min", "scatter-mul", "select_n",
+    "slice", "sort", "squeeze", "stop_gradient", "top_k", "transpose", "while",
 })
 
 # A representative operand element type per `types` class, to probe the scalar emitters.
@@ -175,10 +188,19 @@ def _autodiff_gaps() -> list[str]:
         if prim.jvp_rule is not None and name in JVP_NOT_YET:
             out.append(f"primitive {name}: has a JVP rule now; remove it from JVP_NOT_YET "
                        "(tests/unit/test_coverage.py)")
+        if prim.batch_rule is None and name not in BATCH_NOT_YET:
+            out.append(f"primitive {name}: batching rule (prim.def_batch, next to the "
+                       "primitive in prims/; core/batching.py has the protocol)")
+        if prim.batch_rule is not None and name in BATCH_NOT_YET:
+            out.append(f"primitive {name}: has a batching rule now; remove it from "
+                       "BATCH_NOT_YET (tests/unit/test_coverage.py)")
         if prim.is_linear and prim.transpose_rule is None:
             out.append(f"primitive {name}: linear, but no transpose rule (prim.def_transpose)")
     out += [f"primitive {name}: in JVP_NOT_YET but not a primitive (tests/unit/test_coverage.py)"
             for name in sorted(JVP_NOT_YET) if name not in PRIMITIVES]
+    out += [f"primitive {name}: in BATCH_NOT_YET but not a primitive "
+            "(tests/unit/test_coverage.py)" for name in sorted(BATCH_NOT_YET)
+            if name not in PRIMITIVES]
     return out
 
 
