@@ -231,7 +231,7 @@ class JitFunction:
 
     def __init__(self, fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
                  donate_argnums: Any = None, donate_argnames: Any = None,
-                 keep_unused: bool = False, inline: bool = False):
+                 keep_unused: bool = False, inline: bool = False, backend: str | None = None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self.fun = fun
@@ -251,6 +251,7 @@ class JitFunction:
         self._no_static = not nums and not names
         self.keep_unused = keep_unused
         self.inline = inline
+        self._backend = backend  # an Ember backend's name (backends.NAMES), or None
         self._name = fun_name(fun)
         self._cache: dict[Any, TraceResult] = {}
         self._fast: Callable[[tuple], Any] | None = None  # the last signature's fast path
@@ -443,6 +444,8 @@ class JitFunction:
             raise
         closed, hoisted = _hoist_tracer_consts(closed)
         params: dict[str, Any] = {"jaxpr": closed, "name": self._name}
+        if self._backend is not None:
+            params["backend"] = self._backend
         if self.donate_argnums or self.donate_argnames:
             flags = self._donation_flags(args, kwargs)
             if any(flags):
@@ -480,7 +483,8 @@ class JitFunction:
             return
         closed = result.closed_jaxpr
         compiled = dispatch.compile_jaxpr(closed, self._name,
-                                          dispatch.donated_positions(result.params))
+                                          dispatch.donated_positions(result.params),
+                                          result.params.get("backend"))
         fast = fastpath.build(closed.in_avals, closed.out_avals, result.out_tree,
                               result.params.get("donated_invars"), args, compiled)
         if fast is not None:
@@ -587,7 +591,8 @@ class Compiled:
         self._fn = fn
         self._result = result
         self._compiled = dispatch.compile_jaxpr(result.closed_jaxpr, fun_name(fn.fun),
-                                                dispatch.donated_positions(result.params))
+                                                dispatch.donated_positions(result.params),
+                                                result.params.get("backend"))
 
     def as_text(self, *, debug_info: bool = False) -> str:
         """The HLO after the optimization passes (constants over 8 elements elided)."""
@@ -636,7 +641,8 @@ class Compiled:
                 raise TypeError(f"Argument {name} has type {got.str_short()} but the compiled "
                                 f"function expects {aval.str_short()}")
         outs = dispatch.run(self._result.closed_jaxpr, [*self._result.hoisted, *leaves],
-                            fun_name(self._fn.fun), self._result.params.get("donated_invars"))
+                            fun_name(self._fn.fun), self._result.params.get("donated_invars"),
+                            self._result.params.get("backend"))
         return tree_unflatten(self._result.out_tree, outs)
 
 
@@ -650,20 +656,15 @@ def _check_placement(backend: str | None, device: Any, in_shardings: Any,
     if device is not None and backend is not None:
         raise ValueError("can't specify both a device and a backend for jit, got "
                          f"device={device!r} and backend={backend!r}")
-    if backend is not None and backend != "cpu" and backend in _backends.NAMES:
-        # (another Ember backend: selectable for every jit today, not per function yet)
-        raise NotImplementedError(f"jit(backend={backend!r}): choosing an Ember backend "
-                                  f"per function is not supported yet; EMBER_BACKEND="
-                                  f"{backend} selects it for every jitted function.")
-    if backend is not None and backend != "cpu":
+    if backend is not None and backend not in _backends.NAMES:
         present = "Platforms present are: cpu"
         if backend == "gpu":
             msg = (f"Unknown backend: 'gpu' requested, but no platforms that are instances "
                    f"of gpu are present. {present}")
         else:
             msg = f"Unknown backend {backend}. {present}"
-        raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember compiles for this "
-                           "machine's CPU; backend=None or 'cpu' select it).")
+        raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember's backends: "
+                           f"{', '.join(_backends.NAMES)}; None takes EMBER_BACKEND's).")
     if device is not None and device not in devices():
         raise ValueError(f"jit(device={device!r}): Ember has one device, {devices()[0]!r} "
                          "(ember.devices()[0]); pass it or None.")
@@ -731,9 +732,11 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
       device: ``None`` or Ember's one device (``ember.devices()[0]``); any other value
         raises ``ValueError``. (JAX deprecates this argument in favour of placing the
         inputs with ``device_put``.)
-      backend: ``None`` or ``"cpu"``: Ember compiles for this machine's CPU
-        (``EMBER_BACKEND=interpreter`` runs the optimized HLO with NumPy instead). Another
-        platform raises JAX's ``RuntimeError`` ("Unknown backend ...").
+      backend: the Ember backend that compiles this function: ``"cpu"`` (native code for
+        this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy) or
+        ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib).
+        ``None`` takes ``EMBER_BACKEND``'s (default ``"cpu"``). Another platform raises
+        JAX's ``RuntimeError`` ("Unknown backend ...").
       inline: when ``True``, a call from inside another trace (an enclosing ``jit`` or
         ``make_jaxpr``) traces ``fun``'s operations straight into the caller's jaxpr
         instead of staging one nested ``jit`` equation. Called from Python, it makes no
@@ -763,9 +766,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
-                                 inline=inline)
+                                 inline=inline, backend=backend, device=device)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                       keep_unused, inline)
+                       keep_unused, inline, backend)
 
 
 def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any = None,

@@ -31,8 +31,8 @@ from ember.core.trace import to_numpy, wrap_results
 from ember.donation import exclusive_value
 from ember.prims.call import jit_p
 
-# jaxpr -> {donated argument positions: compiled module}
-_compiled: weakref.WeakKeyDictionary[ClosedJaxpr, dict[tuple[int, ...], CompiledModule]] = (
+# jaxpr -> {(donated argument positions, backend name or None): compiled module}
+_compiled: weakref.WeakKeyDictionary[ClosedJaxpr, dict[tuple, CompiledModule]] = (
     weakref.WeakKeyDictionary())
 
 
@@ -41,14 +41,16 @@ def donated_positions(params: dict) -> tuple[int, ...]:
 
 
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
-                  donated: tuple[int, ...] = ()) -> CompiledModule:
-    """The compiled module of a traced function (compiled on first use, then cached)."""
+                  donated: tuple[int, ...] = (), backend: str | None = None) -> CompiledModule:
+    """The compiled module of a traced function (compiled on first use, then cached).
+    `backend`: jit(backend=...)'s Ember backend, or None for EMBER_BACKEND's."""
     per_donation = _compiled.get(closed)
     if per_donation is None:
         per_donation = _compiled[closed] = {}
-    compiled = per_donation.get(donated)
+    key = (donated, backend)
+    compiled = per_donation.get(key)
     if compiled is None:
-        compiled = per_donation[donated] = _compile(closed, name, donated)
+        compiled = per_donation[key] = _compile(closed, name, donated, backend)
         _warn_unusable_donations(closed, donated)
     return compiled
 
@@ -83,7 +85,8 @@ def _c_value(x: Any, aval: Any) -> np.ndarray:
 def _jit_call_impl(args: list, params: dict) -> list:
     closed: ClosedJaxpr = params["jaxpr"]
     donated = donated_positions(params)
-    compiled = compile_jaxpr(closed, params.get("name", "main"), donated)
+    compiled = compile_jaxpr(closed, params.get("name", "main"), donated,
+                             params.get("backend"))
     # donated Arrays nothing else sees lend their memory (asked before any local holds it)
     given = {i: exclusive_value(args[i]) for i in donated} if compiled.donated else {}
     owned = tuple(i for i, v in given.items() if v is not None)
@@ -107,6 +110,6 @@ def _jit_call_impl(args: list, params: dict) -> list:
 
 
 def run(closed: ClosedJaxpr, args: list[Any], name: str = "main",
-        donated_invars: tuple[bool, ...] | None = None) -> list:
+        donated_invars: tuple[bool, ...] | None = None, backend: str | None = None) -> list:
     return _jit_call_impl(args, {"jaxpr": closed, "name": name,
-                                 "donated_invars": donated_invars})
+                                 "donated_invars": donated_invars, "backend": backend})

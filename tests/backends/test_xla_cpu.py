@@ -369,7 +369,7 @@ def test_the_cpu_path_never_imports_jax() -> None:
 
 
 def test_compile_jaxpr_takes_a_backend_name() -> None:
-    """The hook jit's `backend=` will call: a backend for one compilation, whatever
+    """The hook jit's `backend=` calls: a backend for one compilation, whatever
     EMBER_BACKEND says."""
     from ember.compiler import compile_jaxpr
 
@@ -379,3 +379,18 @@ def test_compile_jaxpr_takes_a_backend_name() -> None:
     assert compiled.backend == "xla-cpu"
     (out,) = compiled([x])
     np.testing.assert_allclose(out, np.cos(x) + 1, rtol=1e-6)
+
+
+def test_jit_backend_xla_cpu_per_function() -> None:
+    """jit(backend="xla-cpu") hands this function's optimized HLO to XLA while other jitted
+    functions stay on EMBER_BACKEND's backend."""
+    x = np.linspace(-1, 1, 7).astype(np.float32)
+
+    def f(v):
+        return jnp.tanh(v) * 3 - v
+
+    on_xla = ember.jit(f, backend="xla-cpu")
+    assert on_xla.lower(x).compile()._compiled.backend == "xla-cpu"
+    assert ember.jit(f).lower(x).compile()._compiled.backend == "cpu"
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(on_xla(x)), np.tanh(x) * 3 - x, rtol=1e-6)
