@@ -1,0 +1,270 @@
+"""The custom-derivative primitives: `custom_jvp_call`, `custom_vjp_call` and `custom_lin`.
+
+Operands and params (as JAX 0.10.2 binds and prints them):
+  custom_jvp_call(*consts, *args; call_jaxpr, jvp, num_consts, symbolic_zeros, name)
+      call_jaxpr: (*consts, *args) -> outs, the primal function; `jvp` a `Rule`:
+      (primals, tangents) -> (primal outs, tangent outs) over the flat `args` (tangents may
+      be symbolic `Zero`s; ember/custom_derivatives.py builds it from the user's rule).
+  custom_vjp_call(*consts, *args; call_jaxpr, fwd, bwd, num_consts, symbolic_zeros, name)
+      `fwd` a `Rule`: primals -> (outs, residual leaves, residual tree); `bwd` a `Rule`:
+      (residual tree, residual leaves, output cotangents) -> one cotangent (or `Zero`) per arg.
+  custom_lin(*residuals, *tangents; num_res, bwd, out_avals, symbolic_zeros, res_tree)
+      the linear part of a custom_vjp function: only reverse mode gives it meaning, by
+      running `bwd` in its transpose rule.
+`consts` are values the function closes over that are tracers of an enclosing
+transformation (a jit being traced): they are operands, so the enclosing trace sees them.
+Invariants: the forward computation is always `call_jaxpr` (eager, the interpreter, and the
+HLO lowering inline it); only differentiation looks at the rules. JVP of custom_jvp_call
+runs the user's rule on the primals; under linearize its tangent work is staged like any
+other, so reverse mode needs nothing more. JVP of custom_vjp_call is legal only under
+linearize (reverse mode): it runs `fwd` on the primals and stages one `custom_lin`, whose
+transpose calls `bwd`; evaluating custom_lin forward (jvp, or calling linearize's linear
+function) raises JAX's error. A function differentiated with respect to a value it closes
+over (a const whose tangent is not zero) raises JAX's error: the rules only know the
+explicit arguments. vmap batches the primal jaxpr and the rules (every operand moved or
+broadcast to batch axis 0, every result mapped along axis 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ember.core import ad, batching
+from ember.core.aval import ShapedArray
+from ember.core.eval import eval_closed_numpy, eval_jaxpr
+from ember.core.jaxpr import ClosedJaxpr
+from ember.core.primitive import Primitive
+from ember.core.staging import trace_to_jaxpr
+from ember.core.trace import get_aval
+from ember.core.transpose import is_linearized_tangent
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+JVP_OF_CUSTOM_VJP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+CLOSURE_JVP = ("Detected differentiation of a custom_jvp function with respect to a "
+               "closed-over value. That isn't supported because the custom JVP rule only "
+               "specifies how to differentiate the custom_jvp function with respect to "
+               "explicit input parameters. Try passing the closed-over value into the "
+               "custom_jvp function as an argument, and adapting the custom_jvp rule.")
+CLOSURE_VJP = ("Detected differentiation of a custom_vjp function with respect to a "
+               "closed-over value. That isn't supported because the custom VJP rule only "
+               "specifies how to differentiate the custom_vjp function with respect to "
+               "explicit input parameters. Try passing the closed-over value into the "
+               "custom_vjp function as an argument, and adapting the custom_vjp fwd and bwd "
+               "rules.")
+
+
+class Rule:
+    """A Python function carried as an equation param: calling it calls the function; it
+    prints as the user's function name (`jvp=f_jvp`, `bwd=<lambda>`), as JAX prints it."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn: Callable[..., Any], name: str):
+        self.fn = fn
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def _check_consts(tangents: Sequence[Any], num_consts: int, msg: str) -> None:
+    if any(not isinstance(t, ad.Zero) for t in tangents[:num_consts]):
+        raise TypeError(msg)
+
+
+def _inline_lowering(ctx: Any, *ins: Any, call_jaxpr: ClosedJaxpr, **params: Any) -> list:
+    """The primal body, lowered in place (the compiled code never sees the rules)."""
+    if ctx.lowerer is None:
+        raise NotImplementedError("this lowering context cannot lower sub-jaxprs")
+    return ctx.lowerer.lower_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, list(ins),
+                                   ctx.name_stack)
+
+
+def _call_abstract(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, **params: Any
+                   ) -> list[ShapedArray]:
+    want = call_jaxpr.in_avals
+    if len(want) != len(avals) or any(a.shape != b.shape or a.dtype != b.dtype
+                                       for a, b in zip(want, avals)):
+        got = ", ".join(a.str_short() for a in avals)
+        exp = ", ".join(a.str_short() for a in want)
+        raise TypeError(f"custom derivative call_jaxpr takes ({exp}) but is given ({got})")
+    return list(call_jaxpr.out_avals)
+
+
+def _call_impl(*args: Any, call_jaxpr: ClosedJaxpr, **params: Any) -> list:
+    return eval_closed_numpy(call_jaxpr, list(args))
+
+
+for _p in (custom_jvp_call_p, custom_vjp_call_p):
+    _p.def_abstract_eval(_call_abstract)
+    _p.def_impl(_call_impl)
+    _p.def_lowering(_inline_lowering)
+
+
+@custom_jvp_call_p.def_pp_params
+def _pp_jvp_call(params: dict) -> list:
+    return [("name", params["name"]), ("call_jaxpr", params["call_jaxpr"]),
+            ("jvp", params["jvp"]), ("symbolic_zeros", params["symbolic_zeros"])]
+
+
+@custom_vjp_call_p.def_pp_params
+def _pp_vjp_call(params: dict) -> list:
+    return [("name", params["name"]), ("bwd", params["bwd"]),
+            ("call_jaxpr", params["call_jaxpr"]), ("fwd", params["fwd"]),
+            ("symbolic_zeros", params["symbolic_zeros"])]
+
+
+@custom_lin_p.def_pp_params
+def _pp_lin(params: dict) -> list:
+    return [(k, params[k]) for k in ("bwd", "num_res", "out_avals", "symbolic_zeros")]
+
+
+# -- JVP ----------------------------------------------------------------------------------------
+
+@custom_jvp_call_p.def_jvp
+def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                         call_jaxpr: ClosedJaxpr, jvp: Rule, num_consts: int,
+                         symbolic_zeros: bool, name: str) -> tuple[list, list]:
+    _check_consts(tangents, num_consts, CLOSURE_JVP)
+    outs, out_tangents = jvp(list(primals[num_consts:]), list(tangents[num_consts:]))
+    return list(outs), list(out_tangents)
+
+
+@custom_vjp_call_p.def_jvp
+def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                         call_jaxpr: ClosedJaxpr, fwd: Rule, bwd: Rule, num_consts: int,
+                         symbolic_zeros: bool, name: str) -> tuple[list, list]:
+    _check_consts(tangents, num_consts, CLOSURE_VJP)
+    arg_tangents = list(tangents[num_consts:])
+    # Forward mode has no rule to run: only a linearization (reverse mode) stages the
+    # tangents, and its transpose is what calls bwd.
+    if not all(isinstance(t, ad.Zero) or is_linearized_tangent(t) for t in arg_tangents):
+        raise TypeError(JVP_OF_CUSTOM_VJP)
+    outs, res, res_tree = fwd(list(primals[num_consts:]))
+    out_avals = tuple(get_aval(o).strip_weak_type() for o in outs)
+    ts = [ad.instantiate_zeros(t) for t in arg_tangents]
+    t_out = custom_lin_p.bind(*res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals,
+                              symbolic_zeros=symbolic_zeros, res_tree=res_tree)
+    t_out = [t if ad.is_differentiable(a) else ad.Zero(a) for t, a in zip(t_out, out_avals)]
+    return list(outs), t_out
+
+
+# -- custom_lin: the linear part of a custom_vjp function ----------------------------------------
+
+@custom_lin_p.def_abstract_eval
+def _lin_abstract(*avals: ShapedArray, out_avals: tuple, **params: Any) -> list[ShapedArray]:
+    return list(out_avals)
+
+
+def _lin_forward(*args: Any, **params: Any) -> Any:
+    raise TypeError(JVP_OF_CUSTOM_VJP)
+
+
+custom_lin_p.def_impl(_lin_forward)
+custom_lin_p.def_lowering(_lin_forward)
+custom_lin_p.def_jvp(_lin_forward)
+
+
+@custom_lin_p.def_transpose
+def _lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Rule, out_avals: tuple,
+                   symbolic_zeros: bool, res_tree: Any) -> list:
+    res = list(args[:num_res])
+    if not symbolic_zeros:
+        cts = [ad.instantiate_zeros(c) for c in cts]
+    cts_in = bwd(res_tree, res, list(cts))
+    return [None] * num_res + list(cts_in)
+
+
+# -- vmap ---------------------------------------------------------------------------------------
+
+def _all_at_front(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any]
+                  ) -> list[Any]:
+    return [batching.bdim_at_front(x, d, axis.size) for x, d in zip(args, dims)]
+
+
+def _batched(fn: Callable[..., Sequence[Any]], axis: batching.AxisData
+             ) -> Callable[..., list[Any]]:
+    """`fn` on flat values, made to run on values all mapped along axis 0 (results too)."""
+    def run(*xs: Any) -> list[Any]:
+        return batching.vmap_flat(fn, xs, [0] * len(xs), lambda n: [0] * n, axis)
+    return run
+
+
+def _batch_jaxpr(closed: ClosedJaxpr, axis: batching.AxisData) -> ClosedJaxpr:
+    """`closed` on inputs with a leading batch axis of `axis.size` (every input mapped)."""
+    avals = [ShapedArray((axis.size, *a.shape), a.dtype, a.weak_type) for a in closed.in_avals]
+    body = _batched(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), axis)
+    batched, _ = trace_to_jaxpr(body, avals)
+    return batched
+
+
+def _batch_jvp_rule(jvp: Rule, axis: batching.AxisData) -> Rule:
+    def rule(primals: list, tangents: list) -> tuple[list, list]:
+        n = len(primals)
+        ts = [ad.instantiate_zeros(t) for t in tangents]
+
+        def flat(*xs: Any) -> list[Any]:
+            outs, touts = jvp(list(xs[:n]), list(xs[n:]))
+            return list(outs) + [ad.instantiate_zeros(t) for t in touts]
+        got = _batched(flat, axis)(*primals, *ts)
+        half = len(got) // 2
+        return got[:half], got[half:]
+    return Rule(rule, jvp.name)
+
+
+@custom_jvp_call_p.def_batch
+def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any],
+                           *, call_jaxpr: ClosedJaxpr, jvp: Rule, num_consts: int,
+                           symbolic_zeros: bool, name: str) -> tuple[list, list]:
+    xs = _all_at_front(axis, args, dims)
+    outs = custom_jvp_call_p.bind(
+        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis), jvp=_batch_jvp_rule(jvp, axis),
+        num_consts=num_consts, symbolic_zeros=False, name=name)
+    return outs, [0] * len(outs)
+
+
+def _batch_fwd_rule(fwd: Rule, axis: batching.AxisData) -> Rule:
+    def rule(primals: list) -> tuple[list, list, Any]:
+        trees: list[Any] = []
+
+        def flat(*xs: Any) -> list[Any]:
+            outs, res, res_tree = fwd(list(xs))
+            trees.append((len(outs), res_tree))
+            return list(outs) + list(res)
+        got = _batched(flat, axis)(*primals)
+        n_out, res_tree = trees[0]
+        return got[:n_out], got[n_out:], res_tree
+    return Rule(rule, fwd.name)
+
+
+def _batch_bwd_rule(bwd: Rule, axis: batching.AxisData, in_avals: list[ShapedArray]) -> Rule:
+    def rule(res_tree: Any, res: list, cts: list) -> list:
+        n_res = len(res)
+        cts = [ad.instantiate_zeros(c) for c in cts]
+
+        def flat(*xs: Any) -> list[Any]:
+            got = bwd(res_tree, list(xs[:n_res]), list(xs[n_res:]))
+            return [ad.instantiate_zeros(c) for c in got]
+        return _batched(flat, axis)(*res, *cts)
+    return Rule(rule, bwd.name)
+
+
+@custom_vjp_call_p.def_batch
+def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any],
+                           *, call_jaxpr: ClosedJaxpr, fwd: Rule, bwd: Rule, num_consts: int,
+                           symbolic_zeros: bool, name: str) -> tuple[list, list]:
+    xs = _all_at_front(axis, args, dims)
+    outs = custom_vjp_call_p.bind(
+        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis), fwd=_batch_fwd_rule(fwd, axis),
+        bwd=_batch_bwd_rule(bwd, axis, list(call_jaxpr.in_avals)), num_consts=num_consts,
+        symbolic_zeros=False, name=name)
+    return outs, [0] * len(outs)
