@@ -48,7 +48,7 @@ from ember.tree_util import (
     treedef_is_leaf,
 )
 
-__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal"]
 
 
 class SymbolicZero:
@@ -68,6 +68,18 @@ class SymbolicZero:
 
     def __repr__(self) -> str:
         return f"SymbolicZero({self.aval.str_short()})"
+
+
+class CustomVJPPrimal:
+    """A primal input as a `symbolic_zeros=True` custom_vjp fwd rule receives it: its
+    `value`, and whether it is `perturbed` (has a nonzero tangent)."""
+
+    def __init__(self, value: Any, perturbed: bool):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
 
 
 def _name(fn: Any) -> str:
@@ -388,7 +400,11 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         fwd_name = _name(user)
         nd = self.nondiff_argnums
 
-        def rule(primals: list) -> tuple[list, list, PyTreeDef]:
+        symbolic = self.symbolic_zeros
+
+        def rule(primals: list, perturbed: list[bool]) -> tuple[list, list, PyTreeDef]:
+            if symbolic:  # JAX's symbolic_zeros: fwd sees which inputs have tangents
+                primals = [CustomVJPPrimal(p, d) for p, d in zip(primals, perturbed)]
             pair = user(*_merge(n, nd, static, tree_unflatten(in_tree, primals)))
             head = f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:

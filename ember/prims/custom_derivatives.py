@@ -6,7 +6,8 @@ Operands and params (as JAX 0.10.2 binds and prints them):
       (primals, tangents) -> (primal outs, tangent outs) over the flat `args` (tangents may
       be symbolic `Zero`s; ember/custom_derivatives.py builds it from the user's rule).
   custom_vjp_call(*consts, *args; call_jaxpr, fwd, bwd, num_consts, symbolic_zeros, name)
-      `fwd` a `Rule`: primals -> (outs, residual leaves, residual tree); `bwd` a `Rule`:
+      `fwd` a `Rule`: (primals, which have a tangent) -> (outs, residual leaves, residual
+      tree); `bwd` a `Rule`:
       (residual tree, residual leaves, output cotangents) -> one cotangent (or `Zero`) per arg.
   custom_lin(*residuals, *tangents; num_res, bwd, out_avals, symbolic_zeros, res_tree)
       the linear part of a custom_vjp function: only reverse mode gives it meaning, by
@@ -149,7 +150,8 @@ def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
     # tangents, and its transpose is what calls bwd.
     if not all(isinstance(t, ad.Zero) or is_linearized_tangent(t) for t in arg_tangents):
         raise TypeError(JVP_OF_CUSTOM_VJP)
-    outs, res, res_tree = fwd(list(primals[num_consts:]))
+    perturbed = [not isinstance(t, ad.Zero) for t in arg_tangents]
+    outs, res, res_tree = fwd(list(primals[num_consts:]), perturbed)
     out_avals = tuple(get_aval(o).strip_weak_type() for o in outs)
     ts = [ad.instantiate_zeros(t) for t in arg_tangents]
     t_out = custom_lin_p.bind(*res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals,
@@ -233,11 +235,11 @@ def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
 
 
 def _batch_fwd_rule(fwd: Rule, axis: batching.AxisData) -> Rule:
-    def rule(primals: list) -> tuple[list, list, Any]:
+    def rule(primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         trees: list[Any] = []
 
         def flat(*xs: Any) -> list[Any]:
-            outs, res, res_tree = fwd(list(xs))
+            outs, res, res_tree = fwd(list(xs), perturbed)
             trees.append((len(outs), res_tree))
             return list(outs) + list(res)
         got = _batched(flat, axis)(*primals)

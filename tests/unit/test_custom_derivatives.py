@@ -448,3 +448,35 @@ def test_custom_linear_solve_symmetric_aux_and_errors():
                                                      _jacobi(d)).sum())(_B)
     with pytest.raises(ValueError, match=r"solve\(\) output shapes must match b"):
         lax.custom_linear_solve(lambda x: x, _B, lambda mv, r: r[:2])
+
+
+def test_symbolic_zeros():
+    from ember.custom_derivatives import CustomVJPPrimal, SymbolicZero
+    seen = []
+
+    @ember.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(p, t):
+        seen.append([isinstance(v, SymbolicZero) for v in t])
+        (x, y), (tx, _) = p, t
+        out = tx * y if not isinstance(tx, SymbolicZero) else SymbolicZero(tx.aval)
+        return f(x, y), out
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    assert float(ember.grad(f)(2., 3.)) == 3.
+    assert seen == [[False, True]]
+
+    @ember.custom_vjp
+    def g(x, y):
+        return x * y
+
+    def g_fwd(x, y):
+        assert isinstance(x, CustomVJPPrimal)
+        seen.append((x.perturbed, y.perturbed))
+        return g(x.value, y.value), (x.value, y.value)
+
+    g.defvjp(g_fwd, lambda r, c: (r[1] * c, None), symbolic_zeros=True)
+    assert float(ember.grad(g)(2., 3.)) == 3.
+    assert seen[-1] == (True, False)
