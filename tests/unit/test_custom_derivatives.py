@@ -480,3 +480,45 @@ def test_symbolic_zeros():
     g.defvjp(g_fwd, lambda r, c: (r[1] * c, None), symbolic_zeros=True)
     assert float(ember.grad(g)(2., 3.)) == 3.
     assert seen[-1] == (True, False)
+
+
+# -- callbacks under differentiation ------------------------------------------------------------
+
+def _np_sin(x):
+    return np.sin(x).astype(x.dtype)
+
+
+def _callback_sin(x):
+    return ember.pure_callback(_np_sin, ember.ShapeDtypeStruct(np.shape(x), np.float32), x)
+
+
+def test_pure_callback_gradient_is_jax_error_and_custom_jvp_fixes_it():
+    msg = ("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks "
+           "while taking gradients.")
+    with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        ember.grad(_callback_sin)(np.float32(0.3))
+    with pytest.raises(ValueError, match="Pure callbacks do not support JVP"):
+        ember.jit(ember.grad(_callback_sin))(np.float32(0.3))
+
+    @ember.custom_jvp
+    def sin(x):
+        return _callback_sin(x)
+
+    sin.defjvp(lambda p, t: (sin(p[0]), jnp.cos(p[0]) * t[0]))
+    np.testing.assert_allclose(ember.grad(sin)(np.float32(0.3)), np.cos(0.3), rtol=1e-6)
+    np.testing.assert_allclose(ember.jit(ember.grad(sin))(np.float32(0.3)), np.cos(0.3),
+                               rtol=1e-6)
+
+
+def test_debug_print_under_grad_prints_the_primal_once(capsys):
+    def f(x):
+        ember.debug.print("x={x}", x=x)
+        return jnp.sin(x)
+
+    np.testing.assert_allclose(ember.grad(f)(1.0), np.cos(1.0), rtol=1e-6)
+    np.testing.assert_allclose(ember.jit(ember.grad(f))(2.0), np.cos(2.0), rtol=1e-6)
+    seen = []
+    ember.jvp(lambda x: (ember.debug.callback(lambda v: seen.append(float(v)), x), x)[1],
+              (1.5,), (1.,))
+    assert capsys.readouterr().out.splitlines() == ["x=1.0", "x=2.0"]
+    assert seen == [1.5]
