@@ -22,8 +22,8 @@ linearize (reverse mode): it runs `fwd` on the primals and stages one `custom_li
 transpose calls `bwd`; evaluating custom_lin forward (jvp, or calling linearize's linear
 function) raises JAX's error. A function differentiated with respect to a value it closes
 over (a const whose tangent is not zero) raises JAX's error: the rules only know the
-explicit arguments. vmap batches the primal jaxpr and the rules (every operand moved or
-broadcast to batch axis 0, every result mapped along axis 0).
+explicit arguments. vmap batches the primal jaxpr and the rules (mapped operands moved to
+batch axis 0, unmapped ones left as they are, every result mapped along axis 0).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from ember.core.eval import eval_closed_numpy, eval_jaxpr
 from ember.core.jaxpr import ClosedJaxpr
 from ember.core.primitive import Primitive
 from ember.core.staging import trace_to_jaxpr
-from ember.core.trace import get_aval
+from ember.core.trace import get_aval, new_main
 from ember.core.transpose import is_linearized_tangent
+from ember.prims import _ad
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -187,29 +188,37 @@ def _lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Rule, out_
 
 
 # -- vmap ---------------------------------------------------------------------------------------
+# A mapped operand is moved to batch axis 0 and an unmapped one stays as it is (its dim is
+# None); every result, residual and tangent comes out mapped along axis 0. The rules run
+# under vmap with the same dims, and a cotangent bwd gives for an unmapped input is summed
+# over the batch (each example's contribution to the one shared value).
 
-def _all_at_front(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any]
-                  ) -> list[Any]:
-    return [batching.bdim_at_front(x, d, axis.size) for x, d in zip(args, dims)]
+def _front(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any]
+           ) -> tuple[list[Any], list[int | None]]:
+    xs = [x if d is None else batching.bdim_at_front(x, d, axis.size)
+          for x, d in zip(args, dims)]
+    return xs, [None if d is None else 0 for d in dims]
 
 
-def _batched(fn: Callable[..., Sequence[Any]], axis: batching.AxisData
-             ) -> Callable[..., list[Any]]:
-    """`fn` on flat values, made to run on values all mapped along axis 0 (results too)."""
+def _batched(fn: Callable[..., Sequence[Any]], axis: batching.AxisData,
+             in_dims: Sequence[int | None]) -> Callable[..., list[Any]]:
+    """`fn` on flat values mapped along `in_dims`, every result mapped along axis 0."""
     def run(*xs: Any) -> list[Any]:
-        return batching.vmap_flat(fn, xs, [0] * len(xs), lambda n: [0] * n, axis)
+        return batching.vmap_flat(fn, xs, list(in_dims), lambda n: [0] * n, axis)
     return run
 
 
-def _batch_jaxpr(closed: ClosedJaxpr, axis: batching.AxisData) -> ClosedJaxpr:
-    """`closed` on inputs with a leading batch axis of `axis.size` (every input mapped)."""
-    avals = [ShapedArray((axis.size, *a.shape), a.dtype, a.weak_type) for a in closed.in_avals]
-    body = _batched(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), axis)
+def _batch_jaxpr(closed: ClosedJaxpr, axis: batching.AxisData,
+                 in_dims: Sequence[int | None]) -> ClosedJaxpr:
+    """`closed` on inputs with a leading batch axis where `in_dims` says 0."""
+    avals = [a if d is None else ShapedArray((axis.size, *a.shape), a.dtype, a.weak_type)
+             for a, d in zip(closed.in_avals, in_dims)]
+    body = _batched(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), axis, in_dims)
     batched, _ = trace_to_jaxpr(body, avals)
     return batched
 
 
-def _batch_jvp_rule(jvp: Rule, axis: batching.AxisData) -> Rule:
+def _batch_jvp_rule(jvp: Rule, axis: batching.AxisData, in_dims: list[int | None]) -> Rule:
     def rule(primals: list, tangents: list) -> tuple[list, list]:
         n = len(primals)
         ts = [ad.instantiate_zeros(t) for t in tangents]
@@ -217,7 +226,7 @@ def _batch_jvp_rule(jvp: Rule, axis: batching.AxisData) -> Rule:
         def flat(*xs: Any) -> list[Any]:
             outs, touts = jvp(list(xs[:n]), list(xs[n:]))
             return list(outs) + [ad.instantiate_zeros(t) for t in touts]
-        got = _batched(flat, axis)(*primals, *ts)
+        got = _batched(flat, axis, in_dims + in_dims)(*primals, *ts)
         half = len(got) // 2
         return got[:half], got[half:]
     return Rule(rule, jvp.name)
@@ -227,14 +236,28 @@ def _batch_jvp_rule(jvp: Rule, axis: batching.AxisData) -> Rule:
 def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any],
                            *, call_jaxpr: ClosedJaxpr, jvp: Rule, num_consts: int,
                            symbolic_zeros: bool, name: str) -> tuple[list, list]:
-    xs = _all_at_front(axis, args, dims)
+    xs, in_dims = _front(axis, args, dims)
     outs = custom_jvp_call_p.bind(
-        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis), jvp=_batch_jvp_rule(jvp, axis),
-        num_consts=num_consts, symbolic_zeros=False, name=name)
+        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis, in_dims),
+        jvp=_batch_jvp_rule(jvp, axis, in_dims[num_consts:]), num_consts=num_consts,
+        symbolic_zeros=False, name=name)
     return outs, [0] * len(outs)
 
 
-def _batch_fwd_rule(fwd: Rule, axis: batching.AxisData) -> Rule:
+def _vmap_keeping_dims(fn: Callable[..., Sequence[Any]], xs: Sequence[Any],
+                       in_dims: Sequence[int | None], axis: batching.AxisData
+                       ) -> tuple[list[Any], list[int | None]]:
+    """`fn` under vmap, its results left where the batching rules put their batch axes (a
+    residual shared by every example stays unmapped)."""
+    with new_main(batching.BatchTrace, payload=axis) as main:
+        trace = batching.BatchTrace(main)
+        ins = [batching.BatchTracer(trace, x, d) for x, d in zip(xs, in_dims)]
+        outs = [trace.full_raise(o) for o in fn(*ins)]
+        return [o.val for o in outs], [o.batch_dim for o in outs]
+
+
+def _batch_fwd_rule(fwd: Rule, axis: batching.AxisData, in_dims: list[int | None]) -> Rule:
+    # the residual tree the batched fwd returns carries the residuals' batch dims to bwd
     def rule(primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         trees: list[Any] = []
 
@@ -242,21 +265,27 @@ def _batch_fwd_rule(fwd: Rule, axis: batching.AxisData) -> Rule:
             outs, res, res_tree = fwd(list(xs), perturbed)
             trees.append((len(outs), res_tree))
             return list(outs) + list(res)
-        got = _batched(flat, axis)(*primals)
+        got, dims = _vmap_keeping_dims(flat, primals, in_dims, axis)
         n_out, res_tree = trees[0]
-        return got[:n_out], got[n_out:], res_tree
+        outs = [batching.bdim_at_front(o, d, axis.size) for o, d in zip(got[:n_out], dims)]
+        return outs, got[n_out:], (res_tree, tuple(dims[n_out:]))
     return Rule(rule, fwd.name)
 
 
-def _batch_bwd_rule(bwd: Rule, axis: batching.AxisData, in_avals: list[ShapedArray]) -> Rule:
-    def rule(res_tree: Any, res: list, cts: list) -> list:
+def _batch_bwd_rule(bwd: Rule, axis: batching.AxisData, in_dims: list[int | None]) -> Rule:
+    def rule(tree_and_dims: Any, res: list, cts: list) -> list:
+        res_tree, res_dims = tree_and_dims
         n_res = len(res)
         cts = [ad.instantiate_zeros(c) for c in cts]
 
         def flat(*xs: Any) -> list[Any]:
             got = bwd(res_tree, list(xs[:n_res]), list(xs[n_res:]))
             return [ad.instantiate_zeros(c) for c in got]
-        return _batched(flat, axis)(*res, *cts)
+        got, dims = _vmap_keeping_dims(flat, [*res, *cts], [*res_dims, *[0] * len(cts)], axis)
+        # a mapped input gets its per-example cotangents; a shared one their sum
+        return [batching.bdim_at_front(c, d, axis.size) if want is not None
+                else (c if d is None else _ad.reduce_sum(c, (d,)))
+                for c, d, want in zip(got, dims, in_dims)]
     return Rule(rule, bwd.name)
 
 
@@ -264,9 +293,10 @@ def _batch_bwd_rule(bwd: Rule, axis: batching.AxisData, in_avals: list[ShapedArr
 def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any],
                            *, call_jaxpr: ClosedJaxpr, fwd: Rule, bwd: Rule, num_consts: int,
                            symbolic_zeros: bool, name: str) -> tuple[list, list]:
-    xs = _all_at_front(axis, args, dims)
+    xs, in_dims = _front(axis, args, dims)
+    arg_dims = in_dims[num_consts:]
     outs = custom_vjp_call_p.bind(
-        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis), fwd=_batch_fwd_rule(fwd, axis),
-        bwd=_batch_bwd_rule(bwd, axis, list(call_jaxpr.in_avals)), num_consts=num_consts,
-        symbolic_zeros=False, name=name)
+        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis, in_dims),
+        fwd=_batch_fwd_rule(fwd, axis, arg_dims), bwd=_batch_bwd_rule(bwd, axis, arg_dims),
+        num_consts=num_consts, symbolic_zeros=False, name=name)
     return outs, [0] * len(outs)

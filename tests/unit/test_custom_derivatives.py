@@ -345,6 +345,37 @@ def test_custom_vjp_vmap():
     np.testing.assert_allclose(ember.vmap(f)(xs), xs)
     np.testing.assert_allclose(ember.vmap(ember.grad(lambda v: 4. * f(v)))(xs),
                                [0.5, 0.5, 0.5])
+    np.testing.assert_allclose(ember.grad(lambda v: 4. * ember.vmap(f)(v).sum())(xs),
+                               [0.5, 0.5, 0.5])
+
+    # an input shared by every example (in_axes None) gets the sum of their cotangents
+    @ember.custom_vjp
+    def mul(x, w):
+        return x * w
+
+    mul.defvjp(lambda x, w: (x * w, (x, w)), lambda r, g: (r[1] * g, 2. * r[0] * g))
+    batched = ember.vmap(mul, in_axes=(0, None))
+    np.testing.assert_allclose(batched(xs, 3.), xs * 3.)
+    gx, gw = ember.grad(lambda x, w: batched(x, w).sum(), (0, 1))(xs, np.float32(3.))
+    np.testing.assert_allclose(gx, [3., 3., 3.])
+    np.testing.assert_allclose(gw, 2. * xs.sum(), rtol=1e-6)
+    gx, gw = ember.jit(ember.grad(lambda x, w: batched(x, w).sum(), (0, 1)))(xs, np.float32(3.))
+    np.testing.assert_allclose(gw, 2. * xs.sum(), rtol=1e-6)
+
+
+def test_custom_jvp_vmap_with_a_shared_operand():
+    @ember.custom_jvp
+    def f(x, w):
+        return jnp.sin(x) * w
+
+    f.defjvp(lambda p, t: (f(*p), 7. * t[0] * p[1] + 5. * t[1]))   # a rule we can recognize
+    xs = np.array([0.1, 0.2, 0.3], np.float32)
+    batched = ember.vmap(f, in_axes=(0, None))
+    np.testing.assert_allclose(batched(xs, 2.), np.sin(xs) * 2., rtol=1e-6)
+    gx, gw = ember.grad(lambda x, w: batched(x, w).sum(), (0, 1))(xs, np.float32(2.))
+    np.testing.assert_allclose(gx, [14., 14., 14.])
+    np.testing.assert_allclose(gw, 15.)
+    assert "custom_jvp_call" in str(ember.make_jaxpr(batched)(xs, 2.))
 
 
 # -- custom_gradient ----------------------------------------------------------------------------
