@@ -193,8 +193,9 @@ def _lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Rule, out_
 # under vmap with the same dims, and a cotangent bwd gives for an unmapped input is summed
 # over the batch (each example's contribution to the one shared value).
 
-def _front(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any]
-           ) -> tuple[list[Any], list[int | None]]:
+def mapped_at_front(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any]
+                    ) -> tuple[list[Any], list[int | None]]:
+    """Mapped operands moved to batch axis 0 (unmapped ones as they are), and their dims."""
     xs = [x if d is None else batching.bdim_at_front(x, d, axis.size)
           for x, d in zip(args, dims)]
     return xs, [None if d is None else 0 for d in dims]
@@ -208,7 +209,7 @@ def _batched(fn: Callable[..., Sequence[Any]], axis: batching.AxisData,
     return run
 
 
-def _batch_jaxpr(closed: ClosedJaxpr, axis: batching.AxisData,
+def batch_jaxpr(closed: ClosedJaxpr, axis: batching.AxisData,
                  in_dims: Sequence[int | None]) -> ClosedJaxpr:
     """`closed` on inputs with a leading batch axis where `in_dims` says 0."""
     avals = [a if d is None else ShapedArray((axis.size, *a.shape), a.dtype, a.weak_type)
@@ -236,9 +237,9 @@ def _batch_jvp_rule(jvp: Rule, axis: batching.AxisData, in_dims: list[int | None
 def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any],
                            *, call_jaxpr: ClosedJaxpr, jvp: Rule, num_consts: int,
                            symbolic_zeros: bool, name: str) -> tuple[list, list]:
-    xs, in_dims = _front(axis, args, dims)
+    xs, in_dims = mapped_at_front(axis, args, dims)
     outs = custom_jvp_call_p.bind(
-        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis, in_dims),
+        *xs, call_jaxpr=batch_jaxpr(call_jaxpr, axis, in_dims),
         jvp=_batch_jvp_rule(jvp, axis, in_dims[num_consts:]), num_consts=num_consts,
         symbolic_zeros=False, name=name)
     return outs, [0] * len(outs)
@@ -293,10 +294,10 @@ def _batch_bwd_rule(bwd: Rule, axis: batching.AxisData, in_dims: list[int | None
 def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any],
                            *, call_jaxpr: ClosedJaxpr, fwd: Rule, bwd: Rule, num_consts: int,
                            symbolic_zeros: bool, name: str) -> tuple[list, list]:
-    xs, in_dims = _front(axis, args, dims)
+    xs, in_dims = mapped_at_front(axis, args, dims)
     arg_dims = in_dims[num_consts:]
     outs = custom_vjp_call_p.bind(
-        *xs, call_jaxpr=_batch_jaxpr(call_jaxpr, axis, in_dims),
+        *xs, call_jaxpr=batch_jaxpr(call_jaxpr, axis, in_dims),
         fwd=_batch_fwd_rule(fwd, axis, arg_dims), bwd=_batch_bwd_rule(bwd, axis, arg_dims),
         num_consts=num_consts, symbolic_zeros=False, name=name)
     return outs, [0] * len(outs)

@@ -14,6 +14,7 @@ the same solver on that right-hand side (dA x is matvec's JVP with respect to it
 consts); that solve is linear in b, and its transpose solves with A^T (vecmat and
 transpose_solve swap in for matvec and solve). The aux outputs have zero tangents; the
 consts of solve and transpose_solve are never differentiated (the solver is assumed exact).
+vmap maps every vector along axis 0 and batches each jaxpr with its consts' dims.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ember.core import ad
+from ember.core import ad, batching
 from ember.core.aval import ShapedArray
 from ember.core.eval import eval_closed_numpy, eval_jaxpr
 from ember.core.jaxpr import ClosedJaxpr
 from ember.core.primitive import Primitive
 from ember.prims import _ad
+from ember.prims.custom_derivatives import batch_jaxpr, mapped_at_front
 
 linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
 
@@ -124,3 +126,23 @@ def _transpose(cts: Sequence[Any], *args: Any, const_lengths: SolveTuple, jaxprs
                               const_lengths=const_lengths.transpose(),
                               jaxprs=jaxprs.transpose())
     return [None] * sum(const_lengths) + list(got[:len(b)])
+
+
+@linear_solve_p.def_batch
+def _batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
+           const_lengths: SolveTuple, jaxprs: SolveTuple) -> tuple[list, list]:
+    # Every vector (b, x, the aux outputs) is mapped along axis 0; each jaxpr is batched
+    # with its consts' dims, so the batched matvec is still linear in its vector and the
+    # batched solvers still solve it: the JVP and transpose rules apply unchanged.
+    params, b = split_args(args, const_lengths)
+    params_dims, b_dims = split_args(dims, const_lengths)
+    consts, jaxprs_b = [], []
+    for group, gdims, jaxpr in zip(params, params_dims, jaxprs):
+        moved, in_dims = mapped_at_front(axis, group, gdims)
+        consts.append(moved)
+        jaxprs_b.append(None if jaxpr is None else
+                        batch_jaxpr(jaxpr, axis, in_dims + [0] * len(b)))
+    vecs = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(b, b_dims)]
+    outs = linear_solve_p.bind(*[c for group in consts for c in group], *vecs,
+                               const_lengths=const_lengths, jaxprs=SolveTuple(*jaxprs_b))
+    return outs, [0] * len(outs)

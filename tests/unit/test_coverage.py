@@ -79,8 +79,6 @@ BATCH_NOT_YET: frozenset[str] = frozenset({
     # custom_vjp's linear part only lives in a linearization's linear jaxpr, which vmap of
     # grad never batches (bwd runs on the batched cotangents instead); it can't run forward
     "custom_lin",
-    # its jaxprs (matvec, solvers) would each need batching with the same dims: not yet
-    "custom_linear_solve",
 })
 
 # A representative operand element type per `types` class, to probe the scalar emitters.

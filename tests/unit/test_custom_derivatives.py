@@ -553,3 +553,22 @@ def test_debug_print_under_grad_prints_the_primal_once(capsys):
               (1.5,), (1.,))
     assert capsys.readouterr().out.splitlines() == ["x=1.0", "x=2.0"]
     assert seen == [1.5]
+
+
+def _diag_solve(a, b):
+    return lax.custom_linear_solve(lambda x: a * x, b, lambda mv, r: r / a,
+                                   lambda vm, r: r / a)
+
+
+def test_custom_linear_solve_vmap():
+    rng = np.random.default_rng(1)
+    a = rng.uniform(1, 2, size=(4, 3)).astype(np.float32)
+    b = rng.normal(size=(4, 3)).astype(np.float32)
+    np.testing.assert_allclose(ember.vmap(_diag_solve)(a, b), b / a, rtol=1e-6)
+    np.testing.assert_allclose(ember.vmap(_diag_solve, in_axes=(None, 0))(a[0], b), b / a[0],
+                               rtol=1e-6)
+    ga, gb = ember.grad(lambda a, b: ember.vmap(_diag_solve)(a, b).sum(), (0, 1))(a, b)
+    np.testing.assert_allclose(ga, -b / a ** 2, rtol=1e-5)
+    np.testing.assert_allclose(gb, 1 / a, rtol=1e-6)
+    shared = ember.grad(lambda a0: ember.vmap(_diag_solve, in_axes=(None, 0))(a0, b).sum())
+    np.testing.assert_allclose(shared(a[0]), -b.sum(0) / a[0] ** 2, rtol=1e-5)
