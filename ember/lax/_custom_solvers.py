@@ -25,7 +25,7 @@ import numpy as np
 
 from ember.core.eval import eval_jaxpr
 from ember.core.trace import get_aval
-from ember.lax._cf_trace import Body, trace_body
+from ember.lax._cf_trace import Body, dce, trace_body
 from ember.prims.linear_solve import SolveTuple, linear_solve_p
 from ember.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_structure, tree_unflatten
 
@@ -89,7 +89,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable[[Callable, Any
 
             def vecmat(y: Any) -> Any:
                 return linear_transpose(matvec, b)(y)[0]
-            vm = trace_body(vecmat, in_tree, avals)
+            vm = _pruned(trace_body(vecmat, in_tree, avals))
         ts = trace_body(_shape_checked(functools.partial(transpose_solve, vecmat),
                                        "transpose_solve", b_flat, has_aux), in_tree, avals)
         _check_tree("transpose_solve", "b", ts.out_tree, tree, has_aux)
@@ -102,10 +102,20 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable[[Callable, Any
     return tree_unflatten(sv.out_tree, out)
 
 
+def _pruned(body: Body) -> Body:
+    """`body` without the equations and consts its outputs do not need (vecmat is traced
+    through a linearization whose forward part the transpose does not read)."""
+    n = len(body.consts)
+    closed, kept = dce(body.jaxpr, [False] * n + [True] * (len(body.jaxpr.in_avals) - n))
+    consts = [c for c, k in zip(body.consts, kept) if k]
+    return Body(closed, consts, body.out_tree, body.out_avals)
+
+
 # -- custom_root --------------------------------------------------------------------------------
 
-def _root_fn(const_lengths: tuple, jaxprs: tuple, *args: Any) -> list:
-    """The root: the solve jaxpr on its consts and the initial guess."""
+def _custom_root(const_lengths: tuple, jaxprs: tuple, *args: Any) -> list:
+    """The root: the solve jaxpr on its consts and the initial guess (the primal function
+    of the custom_jvp function `_ROOT[0]`, named as JAX names it)."""
     params, guess = _split_root(args, const_lengths)
     return eval_jaxpr(jaxprs[1].jaxpr, [], *params[1], *guess)
 
@@ -128,7 +138,7 @@ def _root_jvp(const_lengths: tuple, jaxprs: tuple, primals: tuple, tangents: tup
     f_jaxpr, _, ls_jaxpr = jaxprs
     params, _ = _split_root(primals, const_lengths)
     params_dot, _ = _split_root(tangents, const_lengths)
-    sol = _custom_root(const_lengths, jaxprs, *primals)
+    sol = _root(const_lengths, jaxprs, *primals)
     n = len(f_jaxpr.out_avals)
     solution, aux = list(sol[:n]), list(sol[n:])
     if params[0]:
@@ -143,17 +153,18 @@ def _root_jvp(const_lengths: tuple, jaxprs: tuple, primals: tuple, tangents: tup
 
 def _make_custom_root() -> Any:
     from ember.custom_derivatives import custom_jvp
-    root = custom_jvp(_root_fn, nondiff_argnums=(0, 1))
+    root = custom_jvp(_custom_root, nondiff_argnums=(0, 1))
     root.defjvp(_root_jvp)
     return root
 
 
-def _custom_root(const_lengths: tuple, jaxprs: tuple, *args: Any) -> Any:
+def _root(const_lengths: tuple, jaxprs: tuple, *args: Any) -> Any:
     return _ROOT[0](const_lengths, jaxprs, *args)
 
 
-_ROOT: list[Any] = []  # the custom_jvp function, made at first use (ember.custom_derivatives
-#                        imports ember.lax, so it cannot be imported while lax is)
+# The custom_jvp function, made at first use: ember.custom_derivatives (the API layer above
+# lax, whose rules call back into lax) is imported by functions here, never by the module.
+_ROOT: list[Any] = []
 
 
 def custom_root(f: Callable, initial_guess: Any, solve: Callable[[Callable, Any], Any],
@@ -181,6 +192,6 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable[[Callable, Any]
     bodies = (fb, sb, lb)
     const_lengths = tuple(len(body.consts) for body in bodies)
     jaxprs = tuple(body.jaxpr for body in bodies)
-    out = _custom_root(const_lengths, jaxprs,
+    out = _root(const_lengths, jaxprs,
                        *[c for body in bodies for c in body.consts], *guess_flat)
     return tree_unflatten(sb.out_tree, out)

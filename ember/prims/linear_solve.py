@@ -41,6 +41,10 @@ class SolveTuple(NamedTuple):
     solve: Any
     transpose_solve: Any
 
+    def __repr__(self) -> str:   # as JAX prints the params
+        return "_LinearSolveTuple(" + ", ".join(f"{k}={v}" for k, v in self._asdict().items()) \
+            + ")"
+
     def transpose(self) -> SolveTuple:
         """The entries of the transposed problem A^T y = c."""
         return SolveTuple(self.vecmat, self.matvec, self.transpose_solve, self.solve)

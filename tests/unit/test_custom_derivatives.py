@@ -572,3 +572,34 @@ def test_custom_linear_solve_vmap():
     np.testing.assert_allclose(gb, 1 / a, rtol=1e-6)
     shared = ember.grad(lambda a0: ember.vmap(_diag_solve, in_axes=(None, 0))(a0, b).sum())
     np.testing.assert_allclose(shared(a[0]), -b.sum(0) / a[0] ** 2, rtol=1e-5)
+
+
+def test_solver_jaxprs_print_as_jax_0_10_2():
+    def newton_sqrt(a):
+        f = lambda x: x * x - a  # noqa: E731
+        return lax.custom_root(f, 1.0, lambda f, x0: x0 - f(x0) / (2. * x0),
+                               lambda g, y: y / g(1.0))
+
+    assert str(ember.make_jaxpr(newton_sqrt)(2.)) == """{ lambda ; a:f32[]. let
+    b:f32[] = custom_jvp_call[
+      name=_custom_root
+      call_jaxpr={ lambda ; c:f32[] d:f32[] e:f32[] f:f32[]. let
+          g:f32[] = mul f f
+          h:f32[] = sub g d
+          i:f32[] = mul 2.0:f32[] f
+          j:f32[] = div h i
+          k:f32[] = sub f j
+        in (k,) }
+      jvp=_root_jvp
+      symbolic_zeros=False
+    ] a a a 1.0:f32[]
+  in (b,) }"""
+    mv = "{ lambda ; a:f32[2] b:f32[2]. let c:f32[2] = mul a b in (c,) }"
+    sv = "{ lambda ; a:f32[2] b:f32[2]. let c:f32[2] = div b a in (c,) }"
+    got = str(ember.make_jaxpr(_diag_solve)(jnp.ones(2), jnp.ones(2)))
+    assert got == f"""{{ lambda ; a:f32[2] b:f32[2]. let
+    c:f32[2] = custom_linear_solve[
+      const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=1, transpose_solve=1)
+      jaxprs=_LinearSolveTuple(matvec={mv}, vecmat={mv}, solve={sv}, transpose_solve={sv})
+    ] a a a a b
+  in (c,) }}"""
