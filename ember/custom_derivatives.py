@@ -124,13 +124,26 @@ def _merge(args_len: int, nondiff: tuple[int, ...], static: list, dyn: Sequence[
     return [next(s) if i in fixed else next(d) for i in range(args_len)]
 
 
-def _stop_gradient_leaves(x: Any) -> Any:
-    """Array leaves of a nondiff argument do not carry tangents (JAX stops them)."""
-    from ember.lax import stop_gradient
+class _Static:
+    """The nondiff arguments of a call. Their tracer leaves (values of enclosing
+    transformations) travel as leading operands of the primitive, so a rule sees them as
+    the values of its own level; `rebuild(values)` puts those values back in the
+    arguments. Their tangents are never read: nondiff arguments are constants of the
+    differentiation (JAX stops their gradients)."""
 
-    def stop(v: Any) -> Any:
-        return stop_gradient(v) if isinstance(v, Tracer) else v
-    return tree_map(stop, x)
+    def __init__(self, static: list):
+        self.parts = []
+        self.operands: list[Any] = []
+        for s in static:
+            leaves, tree = tree_flatten(s)
+            mask = [isinstance(leaf, Tracer) for leaf in leaves]
+            self.operands += [leaf for leaf, m in zip(leaves, mask) if m]
+            self.parts.append((tree, leaves, mask))
+
+    def rebuild(self, values: Sequence[Any]) -> list:
+        it = iter(values)
+        return [tree_unflatten(tree, [next(it) if m else leaf for leaf, m in zip(leaves, mask)])
+                for tree, leaves, mask in self.parts]
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -150,18 +163,21 @@ def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
     return ClosedJaxpr(jaxpr, keep_c), hoist_c
 
 
-def _trace_primal(fun: Callable, args_len: int, nondiff: tuple[int, ...], static: list,
+def _trace_primal(fun: Callable, args_len: int, nondiff: tuple[int, ...], static: _Static,
                   in_tree: PyTreeDef, flat: list) -> tuple[ClosedJaxpr, list, PyTreeDef]:
-    """The primal body as a jaxpr over the flat differentiable arguments."""
+    """The primal body as a jaxpr over the nondiff tracer leaves, then the flat
+    differentiable arguments."""
     out_trees: list[PyTreeDef] = []
+    n_static = len(static.operands)
 
     def body(*xs: Any) -> list[Any]:
-        out = fun(*_merge(args_len, nondiff, static, tree_unflatten(in_tree, list(xs))))
-        leaves, tree = tree_flatten(out)
+        args = _merge(args_len, nondiff, static.rebuild(xs[:n_static]),
+                      tree_unflatten(in_tree, list(xs[n_static:])))
+        leaves, tree = tree_flatten(fun(*args))
         out_trees.append(tree)
         return leaves
 
-    closed, _ = trace_to_jaxpr(body, [get_aval(x) for x in flat])
+    closed, _ = trace_to_jaxpr(body, [get_aval(x) for x in [*static.operands, *flat]])
     closed, consts = _hoist_tracer_consts(closed)
     return closed, consts, out_trees[0]
 
@@ -233,16 +249,17 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         flat, in_tree = tree_flatten(tuple(dyn))
         if not transforms_active():
             return self.fun(*args)
-        static = [_stop_gradient_leaves(s) for s in static]
+        fixed = _Static(static)
         n, nd = len(args), self.nondiff_argnums
-        closed, consts, out_tree = _trace_primal(self.fun, n, nd, static, in_tree, flat)
-        jvp_rule = self._flat_jvp(name, static, in_tree, out_tree, closed.out_avals)
-        outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=closed, jvp=jvp_rule,
+        closed, consts, out_tree = _trace_primal(self.fun, n, nd, fixed, in_tree, flat)
+        jvp_rule = self._flat_jvp(name, fixed, in_tree, out_tree, closed.out_avals)
+        outs = custom_jvp_call_p.bind(*consts, *fixed.operands, *flat, call_jaxpr=closed,
+                                      jvp=jvp_rule,
                                       num_consts=len(consts),
                                       symbolic_zeros=self.symbolic_zeros, name=name)
         return tree_unflatten(out_tree, outs)
 
-    def _flat_jvp(self, name: str, static: list, in_tree: PyTreeDef, out_tree: PyTreeDef,
+    def _flat_jvp(self, name: str, static: _Static, in_tree: PyTreeDef, out_tree: PyTreeDef,
                   out_avals: list[ShapedArray]) -> Rule:
         user = self.jvp
         assert user is not None
@@ -259,10 +276,13 @@ class custom_jvp:  # noqa: N801 (JAX's name)
                 return np.zeros(aval.shape, float0)
             return ad.instantiate_zeros(ad.Zero(aval.strip_weak_type()))
 
+        n_static = len(static.operands)
+
         def rule(primals: list, tangents: list) -> tuple[list, list]:
+            fixed = static.rebuild(primals[:n_static])
+            primals, tangents = primals[n_static:], tangents[n_static:]
             ts = [zero_tangent(t, p) for t, p in zip(tangents, primals)]
-            pair = user(*static, tree_unflatten(in_tree, primals),
-                        tree_unflatten(in_tree, ts))
+            pair = user(*fixed, tree_unflatten(in_tree, primals), tree_unflatten(in_tree, ts))
             return _check_jvp_out(pair, name, jvp_name, out_tree, out_avals)
 
         return Rule(rule, jvp_name)
@@ -384,7 +404,8 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         if not transforms_active():
             return self.fun(*args)
         n, nd = len(args), self.nondiff_argnums
-        closed, consts, out_tree = _trace_primal(self.fun, n, nd, static, in_tree, flat)
+        closed, consts, out_tree = _trace_primal(self.fun, n, nd, _Static(static), in_tree,
+                                                 flat)
         in_avals = [get_aval(x) for x in flat]
         fwd = self._flat_fwd(name, n, static, in_tree, out_tree, closed.out_avals)
         bwd = self._flat_bwd(static, in_tree, out_tree, in_avals, len(dyn))

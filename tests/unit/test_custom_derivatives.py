@@ -157,6 +157,19 @@ def test_nondiff_argnums_custom_jvp():
     with pytest.raises(TypeError, match="Can't use ``defjvps`` with ``nondiff_argnums``."):
         apply.defjvps(None, None)
 
+    # an array nondiff argument may be a tracer: it is a constant of the differentiation
+    @functools.partial(ember.custom_jvp, nondiff_argnums=(0,))
+    def scale(k, x):
+        return k * x
+
+    scale.defjvp(lambda k, p, t: (scale(k, p[0]), k * t[0] * 10.))
+    assert float(ember.grad(lambda k: scale(k, 2.))(3.)) == 0.
+    np.testing.assert_allclose(ember.grad(lambda k, x: scale(k, x), (0, 1))(3., 2.), (0., 30.))
+    assert float(ember.grad(lambda k: scale(k, k))(3.)) == 30.
+    assert float(ember.jit(lambda k, x: ember.grad(scale, 1)(k, x))(3., 2.)) == 30.
+    ks = np.float32([1., 2., 3.])
+    np.testing.assert_allclose(ember.vmap(ember.grad(scale, 1), (0, None))(ks, 2.), ks * 10.)
+
 
 def test_custom_jvp_keyword_arguments_and_integer_inputs():
     @ember.custom_jvp
