@@ -189,7 +189,8 @@ def _lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Rule, out_
 
 # -- vmap ---------------------------------------------------------------------------------------
 # A mapped operand is moved to batch axis 0 and an unmapped one stays as it is (its dim is
-# None); every result, residual and tangent comes out mapped along axis 0. The rules run
+# None); every result and tangent comes out mapped along axis 0 (residuals keep the dims
+# the batched fwd gives them, which reach bwd through the residual tree). The rules run
 # under vmap with the same dims, and a cotangent bwd gives for an unmapped input is summed
 # over the batch (each example's contribution to the one shared value).
 
