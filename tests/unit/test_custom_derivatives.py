@@ -616,3 +616,9 @@ def test_solver_jaxprs_print_as_jax_0_10_2():
       jaxprs=_LinearSolveTuple(matvec={mv}, vecmat={mv}, solve={sv}, transpose_solve={sv})
     ] a a a a b
   in (c,) }}"""
+
+
+def test_custom_linear_solve_check_grads(x64):
+    check_grads(_lsolve, [_A.astype(np.float64), _B.astype(np.float64)], order=1)
+    a = np.array([1.5, 2.0, 1.2])
+    check_grads(_diag_solve, [a, np.array([0.3, -1.0, 2.0])], order=2)
