@@ -563,7 +563,7 @@ def custom_gradient(fun: Callable) -> Callable:
     from ember.core.eval import eval_jaxpr
 
     @custom_vjp
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
+    def wrapped_fun(*args: Any, **kwargs: Any) -> Any:
         return fun(*args, **kwargs)[0]
 
     def fwd(*args: Any, **kwargs: Any) -> tuple[Any, _Residuals]:
@@ -588,6 +588,6 @@ def custom_gradient(fun: Callable) -> Callable:
         got = tree_unflatten(res.in_tree, eval_jaxpr(res.jaxpr, res.consts, *cts_flat))
         return (got,) if treedef_is_leaf(res.in_tree) else got
 
-    wrapped.defvjp(fwd, bwd)
-    functools.update_wrapper(wrapped, fun)
-    return wrapped
+    wrapped_fun.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped_fun, fun)
+    return wrapped_fun

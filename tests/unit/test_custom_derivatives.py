@@ -401,6 +401,15 @@ def test_custom_gradient():
     assert float(f(3.)) == 9.
     assert float(ember.grad(f)(3.)) == 3.
     assert float(ember.jit(ember.grad(f))(3.)) == 3.
+    assert str(ember.make_jaxpr(f)(1.)) == """{ lambda ; a:f32[]. let
+    b:f32[] = custom_vjp_call[
+      name=wrapped_fun
+      bwd=bwd
+      call_jaxpr={ lambda ; c:f32[]. let d:f32[] = integer_pow[y=2] c in (d,) }
+      fwd=fwd
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
 
     @ember.custom_gradient
     def h(x, y):
