@@ -352,6 +352,21 @@ def test_custom_vjp_bwd_errors():
         ember.grad(g)(1., 2.)
 
 
+def test_custom_vjp_closing_over_a_differentiated_value_is_an_error():
+    def outer(w):
+        @ember.custom_vjp
+        def f(x):
+            return jnp.sin(x) * w
+
+        f.defvjp(lambda x: (f(x), x), lambda r, g: (100. * g,))
+        return f(2.)
+
+    with pytest.raises(TypeError, match="Detected differentiation of a custom_vjp function "
+                       "with respect to a closed-over value."):
+        ember.grad(outer)(3.)
+    np.testing.assert_allclose(ember.jit(outer)(3.), np.sin(2.) * 3., rtol=1e-6)
+
+
 def test_custom_vjp_vmap():
     xs = np.array([2., -0.1, 0.3], np.float32)
     f = lambda v: clip_gradient(-0.5, 0.5, v)  # noqa: E731
