@@ -4,7 +4,7 @@
 `tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
 `pure_callback`, `debug` (debug.print, debug.callback) and autodiff (`jvp`, `linearize`, `vjp`,
 `grad`, `value_and_grad`, `jacfwd`, `jacrev`, `jacobian`, `hessian`, `linear_transpose`,
-`float0`).
+`float0`, `custom_jvp`, `custom_vjp`, `custom_gradient`).
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 This package top, above both the compile pipeline and ember.explain, subscribes explain's
 reports (compile log, dumps, cache-miss explanations) to the pipeline's events
@@ -34,6 +34,7 @@ from ember.array import Array, block_until_ready, device_put, devices
 from ember.backends.cpu.runtime import eager_math as _cpu_math
 from ember.callbacks import pure_callback
 from ember.config import config
+from ember.custom_derivatives import custom_gradient, custom_jvp, custom_vjp
 from ember.errors import ConcretizationTypeError
 from ember.explain import observers as _explain_observers
 from ember.hlo.evaluator import elementwise as _hlo_elementwise
@@ -75,4 +76,5 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
-           "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose"]
+           "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
+           "custom_vjp", "custom_gradient"]

@@ -84,6 +84,12 @@ def eval_main() -> MainTrace:
     return _state.stack[0]
 
 
+def transforms_active() -> bool:
+    """Whether a trace other than the eval trace is on this thread's stack (a jit being
+    traced, a jvp, a vmap...): only then must a custom-derivative function be staged."""
+    return len(_state.stack) > 1
+
+
 def _escaped(tracer: Tracer) -> UnexpectedTracerError:
     where = getattr(tracer, "source_info", None)
     line = f" It was created at {where}." if where is not None else ""

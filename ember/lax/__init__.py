@@ -4,12 +4,15 @@ No dtype promotion here (ember.numpy does that); weakly typed operands (Python s
 take the dtype of the others. One module per family: _ops (elementwise, shape,
 reductions), _slicing (slice, pad, concatenate, dynamic slices, gather, scatter),
 _linalg (dot_general), _sorting (sort, cumulative reductions), _control_flow (cond,
-switch), _loops (while_loop, fori_loop) and _scan (scan, map).
+switch), _loops (while_loop, fori_loop), _scan (scan, map) and _custom_solvers
+(custom_linear_solve, custom_root: solvers differentiated implicitly).
 """
 
 from ember.lax._base import convert_element_type
 from ember.lax._control_flow import *  # noqa: F403
 from ember.lax._control_flow import __all__ as _control_flow_all
+from ember.lax._custom_solvers import *  # noqa: F403
+from ember.lax._custom_solvers import __all__ as _custom_solvers_all
 from ember.lax._linalg import *  # noqa: F403
 from ember.lax._linalg import __all__ as _linalg_all
 from ember.lax._loops import *  # noqa: F403
@@ -25,4 +28,4 @@ from ember.lax._sorting import __all__ as _sorting_all
 from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
-           *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all]
+           *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all]

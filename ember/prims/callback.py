@@ -242,3 +242,25 @@ def _side_effect_lowering(name_of: Callable[[dict], str]) -> Callable[..., list]
 debug_callback_p.def_lowering(_side_effect_lowering(
     lambda p: _callback_name(p["callback"].callback)))
 debug_print_p.def_lowering(_side_effect_lowering(lambda p: f"debug_print({p['fmt']!r})"))
+
+
+# -- autodiff ------------------------------------------------------------------------------
+# A pure callback is opaque Python: it has no derivative unless the user gives one, by
+# wrapping it in a custom_jvp/custom_vjp function (JAX's error text). The debug primitives
+# have no outputs: differentiating through one prints (or calls back on) the primal values
+# only, once, and contributes no tangents (JAX's rule).
+
+@pure_callback_p.def_jvp
+def _pure_callback_jvp(primals: Any, tangents: Any, **params: Any) -> Any:
+    raise ValueError("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
+                     "callbacks while taking gradients.")
+
+
+def _debug_jvp(prim: Primitive) -> Callable[..., tuple[list, list]]:
+    def rule(primals: Any, tangents: Any, **params: Any) -> tuple[list, list]:
+        return prim.bind(*primals, **params), []
+    return rule
+
+
+debug_callback_p.def_jvp(_debug_jvp(debug_callback_p))
+debug_print_p.def_jvp(_debug_jvp(debug_print_p))

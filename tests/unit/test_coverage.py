@@ -64,10 +64,7 @@ LAX_NAME: dict[str, str] = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bi
 # raises "Differentiation rule for '<name>' not implemented". A rule added here makes the
 # test fail until its name is removed, so the set only shrinks. (Call primitives, jit, need
 # no rule: every trace but the staging one inlines their body, see core/trace.py.)
-JVP_NOT_YET: frozenset[str] = frozenset({
-    # callbacks: pure_callback needs custom_jvp/custom_vjp; debug output runs on primals
-    "pure_callback", "debug_callback", "debug_print",
-})
+JVP_NOT_YET: frozenset[str] = frozenset()
 
 # Primitives without a batching rule yet (issue 21's slices); vmap through one raises
 # "Batching rule for '<name>' not implemented". Like JVP_NOT_YET, it may only shrink.
@@ -79,6 +76,9 @@ BATCH_NOT_YET: frozenset[str] = frozenset({
     "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor", "reshape", "rev", "scan",
     "scatter", "scatter-add", "scatter-max", "scatter-min", "scatter-mul", "select_n",
     "slice", "sort", "squeeze", "stop_gradient", "top_k", "transpose", "while",
+    # custom_vjp's linear part only lives in a linearization's linear jaxpr, which vmap of
+    # grad never batches (bwd runs on the batched cotangents instead); it can't run forward
+    "custom_lin",
 })
 
 # A representative operand element type per `types` class, to probe the scalar emitters.
