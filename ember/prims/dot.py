@@ -24,10 +24,11 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator.core import dot_general
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -190,3 +191,34 @@ ad.defjvp(dot_general_p,
           lambda t, ans, x, y, **params: dot_general_p.bind(t, y, **params),
           lambda t, ans, x, y, **params: dot_general_p.bind(x, t, **params))
 dot_general_p.def_transpose(_dot_general_transpose)
+
+
+# -- batching rule -------------------------------------------------------------------------------
+# No transposes: with both operands mapped, their batch axes become one more pair of dot
+# batch dimensions, placed first, so the result's batch axis is 0 (the output lists batch
+# dims first). With one operand mapped, its batch axis is one more free dimension of that
+# operand, and the output (batch dims | lhs free | rhs free, each in operand order) has it
+# at the position of that free dimension among its operand's free dims.
+
+def _dot_general_batch(axis: AxisData, args: list, dims: list, *,
+                       dimension_numbers: DimensionNumbers, **params: Any) -> tuple[Any, int]:
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if ld is not not_mapped:
+        lc, lb = _batching.shift_axes(lc, ld), _batching.shift_axes(lb, ld)
+    if rd is not not_mapped:
+        rc, rb = _batching.shift_axes(rc, rd), _batching.shift_axes(rb, rd)
+    if ld is not not_mapped and rd is not not_mapped:
+        dn = ((lc, rc), ((ld, *lb), (rd, *rb)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
+    dn = ((lc, rc), (lb, rb))
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params)
+    if ld is not not_mapped:
+        lhs_free = _free_dims(get_aval(lhs).ndim, lc, lb)
+        return out, len(lb) + lhs_free.index(ld)
+    lhs_free = _free_dims(get_aval(lhs).ndim, lc, lb)
+    rhs_free = _free_dims(get_aval(rhs).ndim, rc, rb)
+    return out, len(lb) + len(lhs_free) + rhs_free.index(rd)
+
+
+dot_general_p.def_batch(_dot_general_batch)
