@@ -468,6 +468,8 @@ def _dynamic_slice_batch(axis: AxisData, args: list, dims: list, *,
     # example (the index vector names every operand dim; each window dim is an offset dim
     # of the output, after the one batch dim of the indices). A mapped operand's batch axis
     # is a batching dim of the gather, paired with the indices' batch dim.
+    if axis.size == 0:  # no example, no window (a gather's batching dim needs one row)
+        return _ad.zeros(get_aval(x).update(shape=(0, *slice_sizes))), 0
     gs = _gather_scatter_api()
     vectors = _index_vectors(indices, idims, axis.size)
     n = len(slice_sizes)
@@ -497,8 +499,10 @@ def _dynamic_update_slice_batch(axis: AxisData, args: list, dims: list) -> tuple
         return dynamic_update_slice_p.bind(x, update, *indices[:b], zero, *indices[b:]), b
     # Example i writes its update at its own starts: a scatter of one window per example,
     # the operand's and the updates' batch axes paired with the indices' batch dim.
-    gs = _gather_scatter_api()
     x = batching.bdim_at_front(x, b, axis.size)
+    if axis.size == 0:  # no example, nothing to write
+        return x, 0
+    gs = _gather_scatter_api()
     update = batching.bdim_at_front(update, ud, axis.size)
     vectors = _index_vectors(indices, idims, axis.size)
     n = get_aval(x).ndim - 1
