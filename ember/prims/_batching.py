@@ -6,7 +6,9 @@ batch, and the batch axis of the result.
 Invariants: an elementwise primitive broadcasts rank-0 operands and size-1 dimensions of
 equal-rank operands (Ember's broadcasting, as lax's), so `elementwise` lines every mapped
 operand up with its batch axis first and gives unmapped operands a size-1 batch axis (or
-leaves them rank 0): no operand is copied out to the batch size.
+leaves them rank 0): no operand is copied out to the batch size. The structural rules
+share the axis bookkeeping: a per-example axis a is axis a + (a >= b) of a value batched at
+b (`shift_axes`), and `common_bdim` puts operands that must agree in shape on one batch axis.
 """
 
 from __future__ import annotations

@@ -154,7 +154,9 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
     The cotangent's dimensions are [batch | lhs free | rhs free]. Contracting its `other`
     free block with `other`'s free dimensions (batching over the batch dims) gives
     [batch | operand free | operand contracting, in the order `other`'s contracting
-    dimensions sort], which a transpose returns to the operand's order.
+    dimensions sort], which a transpose returns to the operand's order; or, with the
+    product's operands swapped, [batch | operand contracting | operand free], taken when
+    that is the operand's order and the first is not (no transpose then).
     """
     (lc, rc), (lb, rb) = dims
     mine_c, other_c, mine_b, other_b = (lc, rc, lb, rb) if operand_is_lhs else (rc, lc, rb, lb)
@@ -166,13 +168,25 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
     # where the other operand's free dims sit in the cotangent
     start = nb + lhs_free if operand_is_lhs else nb
     ct_other = tuple(range(start, start + len(other_free)))
-    res = dot_general_p.bind(ct, other,
-                             dimension_numbers=((ct_other, tuple(other_free)),
-                                                (tuple(range(nb)), tuple(other_b))),
-                             precision=None, preferred_element_type=None, out_sharding=None)
     # the contracted dims come out ordered like the other operand's contracting dims, sorted
     mine_c_sorted = [mine_c[i] for i in np.argsort(other_c)]
-    layout = [*mine_b, *mine_free, *mine_c_sorted]
+    ct_first = [*mine_b, *mine_free, *mine_c_sorted]     # dot(ct, other)'s layout
+    other_first = [*mine_b, *mine_c_sorted, *mine_free]  # dot(other, ct)'s layout
+    batch = tuple(range(nb))
+    if other_first == sorted(other_first) and ct_first != sorted(ct_first):
+        # dot(other, ct) already lays the result out in the operand's order: no transpose
+        # (e.g. the weight of x @ W, whose cotangent is the outer product x ct)
+        res = dot_general_p.bind(other, ct,
+                                 dimension_numbers=((tuple(other_free), ct_other),
+                                                    (tuple(other_b), batch)),
+                                 precision=None, preferred_element_type=None, out_sharding=None)
+        layout = other_first
+    else:
+        res = dot_general_p.bind(ct, other,
+                                 dimension_numbers=((ct_other, tuple(other_free)),
+                                                    (batch, tuple(other_b))),
+                                 precision=None, preferred_element_type=None, out_sharding=None)
+        layout = ct_first
     out = _ad.transpose(res, tuple(int(i) for i in np.argsort(layout)))
     return _ad.convert(out, operand.dtype)
 

@@ -13,6 +13,8 @@ concatenate, dynamic-slice, dynamic-update-slice). Invariants, as XLA: dynamic s
 indices are clamped so the whole window stays in bounds, start = clip(i, 0, dim - size);
 negative pad edges crop; the result is weakly typed only when every array operand is
 (dynamic_update_slice: when the operand is), and indices never affect the weak type.
+Under vmap, start indices that differ per example turn dynamic_slice into a gather and
+dynamic_update_slice into a scatter (one window per example, CLIP mode: the same clamp).
 """
 
 from __future__ import annotations

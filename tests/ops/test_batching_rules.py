@@ -329,23 +329,55 @@ def test_vmap_of_jit_and_nested_vmap():
 # Whole programs: kernels of a vmapped layer, per-example gradients.
 # ---------------------------------------------------------------------------------------------
 
+def _kernel_kinds(fn: Callable[..., Any], *args: Any) -> list[str]:
+    return sorted(k.kind for k in ember.jit(fn).lower(*args).compile().kernels())
+
+
+def _transposes(fn: Callable[..., Any], *args: Any) -> int:
+    return [e.primitive.name for e in ember.make_jaxpr(fn)(*args).jaxpr.eqns].count("transpose")
+
+
 def test_vmapped_layer_compiles_to_the_hand_batched_kernels():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((16, 8)).astype(F)
     W = rng.standard_normal((8, 5)).astype(F)
     b = rng.standard_normal(5).astype(F)
-    layer = ember.vmap(lambda x: jnp.tanh(x @ W + b))
-    by_hand = ember.jit(lambda X: jnp.tanh(X @ W + b))
     want = np.tanh(X @ W + b)
-    for in_axes, arg in ((0, X), (1, X.T)):
-        vmapped = ember.jit(ember.vmap(lambda x: jnp.tanh(x @ W + b), in_axes=in_axes))
-        np.testing.assert_allclose(vmapped(arg), want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(layer(X), want, rtol=1e-5, atol=1e-6)
-    kinds = [[k.kind for k in ember.jit(fn).lower(X).compile().kernels()]
-             for fn in (layer, by_hand)]
-    assert kinds[0] == kinds[1], kinds
-    jaxpr = ember.make_jaxpr(layer)(X).jaxpr
-    assert [e.primitive.name for e in jaxpr.eqns].count("transpose") == 0
+    for in_axes, arg, by_hand in ((0, X, lambda X: jnp.tanh(X @ W + b)),
+                                  (1, X.T, lambda XT: jnp.tanh(XT.T @ W + b))):
+        layer = ember.vmap(lambda x: jnp.tanh(x @ W + b), in_axes=in_axes)
+        np.testing.assert_allclose(layer(arg), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ember.jit(layer)(arg), want, rtol=1e-5, atol=1e-6)
+        assert _kernel_kinds(layer, arg) == _kernel_kinds(by_hand, arg)
+        assert _transposes(layer, arg) == 0  # the mapped axis is a free dim of the dot
+
+
+def _mlp_loss(p, x):
+    h = jnp.tanh(x @ p[0] + p[1])
+    y = h @ p[2] + p[3]
+    return jnp.sum(y * y)
+
+
+def _mlp_grads_by_hand(p, X):
+    """Per-example gradients of _mlp_loss written batched: outer products per example."""
+    def outer(a, b):
+        return lax.dot_general(a, b, (((), ()), ((0,), (0,))))
+    H = jnp.tanh(X @ p[0] + p[1])
+    dY = 2 * (H @ p[2] + p[3])
+    dH = (dY @ p[2].T) * (1 - H * H)
+    return [outer(X, dH), dH, outer(H, dY), dY]
+
+
+def test_per_example_mlp_gradients_compile_to_the_hand_batched_kernels():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((64, 8)).astype(F)
+    p = [rng.standard_normal(s).astype(F) for s in ((8, 16), (16,), (16, 4), (4,))]
+    per_example = ember.vmap(ember.grad(_mlp_loss), in_axes=(None, 0))
+    got = ember.jit(per_example)(p, X)
+    for g, h in zip(got, _mlp_grads_by_hand(p, X)):
+        np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-4)
+    assert _kernel_kinds(per_example, p, X) == _kernel_kinds(_mlp_grads_by_hand, p, X)
+    assert _transposes(per_example, p, X) == 0
 
 
 def _loss(w, x):
