@@ -167,7 +167,24 @@ SORTING = [
     Rec("top_k_axis0", lambda x: lax.top_k(x, 2, axis=0), (f(3, 5),)),
     Rec("top_k_1d", lambda x: lax.top_k(x, 4), (f(6),)),
 ]
-TABLES = {"shapes": SHAPES, "conversions": CONVERSIONS, "reductions": REDUCTIONS,
+H = np.float16
+DTYPES = [  # the same rules on other element types (float16 sums within float16 rounding)
+    Rec("f16_pad_transpose", lambda x, v: lax.transpose(lax.pad(x, v, ((1, 0, 1), (0, 1, 0))),
+                                                        (1, 0)), (Spec(S, H), Spec((), H))),
+    Rec("f16_reduce_sum", lambda x: lax.reduce_sum(x, (0,)), (Spec(S, H),), 2e-3),
+    Rec("f16_cummax", lambda x: lax.cummax(x, 1), (Spec(S, H),)),
+    Rec("i8_sort", lambda x: lax.sort(x, dimension=0), (Spec((5, 2), np.int8, -99, 99),)),
+    Rec("u16_dynamic_slice", lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 2)),
+        (Spec((4, 2), np.uint16, 0, 999), idx(4))),
+    Rec("u32_select_n", lambda w, x, y: lax.select_n(w, x, y),
+        (Spec((), np.bool_), Spec((3,), np.uint32, 0, 9), Spec((3,), np.uint32, 0, 9))),
+    Rec("i16_dot", lambda x, y: x @ y, (Spec((2, 3), np.int16, -9, 9),
+                                        Spec((3, 2), np.int16, -9, 9))),
+    Rec("bool_concatenate_rev", lambda x, y: lax.rev(lax.concatenate([x, y], 0), (0,)),
+        (Spec((2, 3), np.bool_), Spec((1, 3), np.bool_))),
+    Rec("f16_to_i8_convert", lambda x: lax.convert_element_type(x, np.int8), (Spec(S, H),)),
+]
+TABLES = {"shapes": SHAPES, "dtypes": DTYPES, "conversions": CONVERSIONS, "reductions": REDUCTIONS,
           "dots": DOTS, "slicing": SLICING, "sorting": SORTING}
 
 # ---------------------------------------------------------------------------------------------
