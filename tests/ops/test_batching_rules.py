@@ -1,14 +1,16 @@
 """Every structural batching rule, checked as issue 21 asks: vmap(f) equals stacking f.
 
 One record per rule (and per interesting case of it): a per-example function and its
-operands' per-example specs. Each record runs under several drawn configurations (batch
+operands' per-example specs (shape, dtype, value range; one table repeats rules on float16,
+small integer and bool types). Each record runs under several drawn configurations (batch
 size 1, 2 or 5; every operand mapped along a random axis, negative ones included, or not
 mapped, at least one mapped; a random `out_axes`), and `vmap(f, in_axes, out_axes)(*xs)`
 must equal the NumPy stack, along `out_axes`, of the eager `f` of each example: eagerly,
-and under `ember.jit` (all of a test's configurations compiled as ONE program, so the file
-pays a few compiles, not one per case). The vmapped jaxprs of these loop-free functions hold
-no loop. Then the whole-program checks: a vmapped matmul layer compiles to the kernels of
-the hand-batched one, and per-example gradients (vmap of grad) equal a loop of grads.
+and under `ember.jit` (all of a table's configurations compiled as ONE program, so the file
+pays a few compiles, not one per case); a batch of 0 gives the right empty shapes. The
+vmapped jaxprs of these loop-free functions hold no loop. Then whole programs: a vmapped
+matmul layer and per-example MLP gradients compile to the kernels of the hand-batched
+programs, and per-example gradients (vmap of grad) and grad of vmap equal loops of grads.
 """
 
 from __future__ import annotations
