@@ -31,6 +31,7 @@ from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
 from ember.prims import _ad, _batching
 from ember.prims import _rules as R
+from ember.prims import gather_scatter as gs
 
 # ---------------------------------------------------------------------------------------------
 # slice: operand[start:limit:stride] per dimension, with static bounds.
@@ -453,11 +454,6 @@ def _index_vectors(indices: list, dims: list, size: int) -> Any:
     return cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=1)
 
 
-def _gather_scatter_api() -> Any:
-    from ember.prims import gather_scatter
-    return gather_scatter
-
-
 def _dynamic_slice_batch(axis: AxisData, args: list, dims: list, *,
                          slice_sizes: tuple[int, ...]) -> tuple[Any, int]:
     (x, *indices), (b, *idims) = args, dims
@@ -472,7 +468,6 @@ def _dynamic_slice_batch(axis: AxisData, args: list, dims: list, *,
     # is a batching dim of the gather, paired with the indices' batch dim.
     if axis.size == 0:  # no example, no window (a gather's batching dim needs one row)
         return _ad.zeros(get_aval(x).update(shape=(0, *slice_sizes))), 0
-    gs = _gather_scatter_api()
     vectors = _index_vectors(indices, idims, axis.size)
     n = len(slice_sizes)
     if b is not_mapped:
@@ -504,7 +499,6 @@ def _dynamic_update_slice_batch(axis: AxisData, args: list, dims: list) -> tuple
     x = batching.bdim_at_front(x, b, axis.size)
     if axis.size == 0:  # no example, nothing to write
         return x, 0
-    gs = _gather_scatter_api()
     update = batching.bdim_at_front(update, ud, axis.size)
     vectors = _index_vectors(indices, idims, axis.size)
     n = get_aval(x).ndim - 1
