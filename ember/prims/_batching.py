@@ -6,7 +6,9 @@ batch, and the batch axis of the result.
 Invariants: an elementwise primitive broadcasts rank-0 operands and size-1 dimensions of
 equal-rank operands (Ember's broadcasting, as lax's), so `elementwise` lines every mapped
 operand up with its batch axis first and gives unmapped operands a size-1 batch axis (or
-leaves them rank 0): no operand is copied out to the batch size.
+leaves them rank 0): no operand is copied out to the batch size. The structural rules
+share the axis bookkeeping: a per-example axis a is axis a + (a >= b) of a value batched at
+b (`shift_axes`), and `common_bdim` puts operands that must agree in shape on one batch axis.
 """
 
 from __future__ import annotations
@@ -53,3 +55,32 @@ def elementwise_rule(prim: Any) -> None:
         return prim.bind(*elementwise_operands(args, dims), **params), 0
 
     prim.def_batch(rule)
+
+
+# -- axis bookkeeping shared by the structural rules -------------------------------------------
+# A primitive's params name axes of the per-example value; with the batch axis at `bdim` of
+# the batched value, per-example axis a is batched axis a + (a >= bdim).
+
+def shift_axis(axis: int, bdim: int) -> int:
+    """Per-example axis `axis` in the coordinates of a value whose batch axis is `bdim`."""
+    return axis + (axis >= bdim)
+
+
+def shift_axes(axes: Sequence[int], bdim: int) -> tuple[int, ...]:
+    return tuple(shift_axis(a, bdim) for a in axes)
+
+
+def bdim_after_removing(bdim: int, removed: Sequence[int]) -> int:
+    """Where the batch axis `bdim` lands once the (batched-coordinate) axes `removed`, none
+    of them `bdim`, are dropped: one place down per removed axis before it."""
+    return bdim - sum(1 for a in removed if a < bdim)
+
+
+def common_bdim(args: Sequence[Any], dims: Sequence[int | None], size: int
+                ) -> tuple[list[Any], int]:
+    """Every operand with its batch axis at one position: the first mapped operand's (so
+    that operand moves nowhere); other mapped operands are moved there and unmapped ones
+    broadcast there. For primitives whose operands must share one shape (concatenate's
+    other dims, sort, select_n's cases)."""
+    dst = next(d for d in dims if d is not not_mapped)
+    return [batching.bdim_at(x, d, size, dst) for x, d in zip(args, dims)], dst

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, batching
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator import elementwise as ew
@@ -251,3 +252,70 @@ ad.defjvp(
 # stop_gradient is the identity with a zero derivative; a bitcast has no derivative.
 ad.defjvp_zero(stop_gradient_p)
 ad.defjvp_zero(bitcast_convert_type_p)
+
+
+# -- batching rules ------------------------------------------------------------------------------
+
+def _convert_batch(axis: AxisData, args: list, dims: list, *, new_dtype: np.dtype,
+                   weak_type: bool) -> tuple[Any, int]:
+    return convert_element_type_p.bind(args[0], new_dtype=new_dtype, weak_type=weak_type), dims[0]
+
+
+def _bitcast_batch(axis: AxisData, args: list, dims: list, *, new_dtype: np.dtype
+                   ) -> tuple[Any, int]:
+    # A narrowing bitcast appends a trailing dim and a widening one consumes the last dim:
+    # both leave every other dim in place, so the batch axis stays where it is unless it is
+    # the last dim of a widening bitcast's operand (the dim the bitcast consumes), where it
+    # moves to the front first.
+    (x,), (b,) = args, dims
+    aval = get_aval(x)
+    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and b == aval.ndim - 1:
+        x, b = batching.moveaxis(x, b, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), b
+
+
+def _per_example_shape(xs: list, dims: list) -> tuple[int, ...]:
+    """The per-example shape of operands that share one (the first tells)."""
+    shape = get_aval(xs[0]).shape
+    d = dims[0]
+    return shape if d is not_mapped else shape[:d] + shape[d + 1:]
+
+
+def _scalar_or_full(x: Any, d: int | None, shape: tuple[int, ...], size: int) -> Any:
+    """A scalar-or-full-shape operand (select_n's `which`, clamp's bounds) of an op whose
+    other operands are batched at axis 0 with per-example shape `shape`: an unmapped scalar
+    stays a scalar (it still broadcasts); a mapped scalar (one value per example) becomes a
+    full (size, *shape) array; a full-shape operand gets its batch axis first."""
+    rank = len(get_aval(x).shape) - (d is not not_mapped)
+    if rank == 0 and d is not_mapped:
+        return x
+    if rank == 0 and shape:
+        return _ad.broadcast_in_dim(x, (size, *shape), (0,))
+    return batching.bdim_at_front(x, d, size)
+
+
+def _select_n_batch(axis: AxisData, args: list, dims: list) -> tuple[Any, int]:
+    which, *cases = args
+    wd, *cds = dims
+    shape = _per_example_shape(cases, cds)
+    cases = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(cases, cds)]
+    return select_n_p.bind(_scalar_or_full(which, wd, shape, axis.size), *cases), 0
+
+
+def _clamp_batch(axis: AxisData, args: list, dims: list) -> tuple[Any, int]:
+    (lo, x, hi), (ld, xd, hd) = args, dims
+    shape = _per_example_shape([x], [xd])
+    x = batching.bdim_at_front(x, xd, axis.size)
+    return clamp_p.bind(_scalar_or_full(lo, ld, shape, axis.size), x,
+                        _scalar_or_full(hi, hd, shape, axis.size)), 0
+
+
+def _identity_batch(axis: AxisData, args: list, dims: list) -> tuple[Any, int]:
+    return stop_gradient_p.bind(args[0]), dims[0]
+
+
+convert_element_type_p.def_batch(_convert_batch)
+bitcast_convert_type_p.def_batch(_bitcast_batch)
+select_n_p.def_batch(_select_n_batch)
+clamp_p.def_batch(_clamp_batch)
+stop_gradient_p.def_batch(_identity_batch)

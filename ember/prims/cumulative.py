@@ -22,12 +22,13 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.accumulation import accumulation_dtype
 from ember.hlo.evaluator.reductions import extremum_accumulate
 from ember.hlo.shape import element_type_from_numpy
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _rules as R
 
 
@@ -225,6 +226,15 @@ def _logsumexp_combine(a: Any, ta: Any, b: Any, tb: Any) -> tuple[Any, Any]:
     return v, _ad.add(_ad.mul(ta, weight(a)), _ad.mul(tb, weight(b)))
 
 
+def _scan_batch(prim: Primitive) -> Callable[..., tuple[Any, int]]:
+    """vmap: each example scans along its own axis, shifted past the batch axis."""
+    def rule(axis_data: AxisData, args: list, dims: list, *, axis: int, reverse: bool
+             ) -> tuple[Any, int]:
+        (x,), (b,) = args, dims
+        return prim.bind(x, axis=_batching.shift_axis(axis, b), reverse=reverse), b
+    return rule
+
+
 def _register_rules() -> None:
     ad.deflinear(cumsum_p)
     cumsum_p.def_transpose(_cumsum_transpose)
@@ -233,6 +243,8 @@ def _register_rules() -> None:
     cummin_p.def_jvp(_scan_jvp(cummin_p, _extremum_combine("le"), _highest))
     cumlogsumexp_p.def_jvp(_scan_jvp(cumlogsumexp_p, _logsumexp_combine,
                                      lambda dt: -np.inf))
+    for prim in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+        prim.def_batch(_scan_batch(prim))
 
 
 _register_rules()

@@ -24,10 +24,11 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator.core import dot_general
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -153,7 +154,9 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
     The cotangent's dimensions are [batch | lhs free | rhs free]. Contracting its `other`
     free block with `other`'s free dimensions (batching over the batch dims) gives
     [batch | operand free | operand contracting, in the order `other`'s contracting
-    dimensions sort], which a transpose returns to the operand's order.
+    dimensions sort], which a transpose returns to the operand's order; or, with the
+    product's operands swapped, [batch | operand contracting | operand free], taken when
+    that is the operand's order and the first is not (no transpose then).
     """
     (lc, rc), (lb, rb) = dims
     mine_c, other_c, mine_b, other_b = (lc, rc, lb, rb) if operand_is_lhs else (rc, lc, rb, lb)
@@ -165,13 +168,25 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
     # where the other operand's free dims sit in the cotangent
     start = nb + lhs_free if operand_is_lhs else nb
     ct_other = tuple(range(start, start + len(other_free)))
-    res = dot_general_p.bind(ct, other,
-                             dimension_numbers=((ct_other, tuple(other_free)),
-                                                (tuple(range(nb)), tuple(other_b))),
-                             precision=None, preferred_element_type=None, out_sharding=None)
     # the contracted dims come out ordered like the other operand's contracting dims, sorted
     mine_c_sorted = [mine_c[i] for i in np.argsort(other_c)]
-    layout = [*mine_b, *mine_free, *mine_c_sorted]
+    ct_first = [*mine_b, *mine_free, *mine_c_sorted]     # dot(ct, other)'s layout
+    other_first = [*mine_b, *mine_c_sorted, *mine_free]  # dot(other, ct)'s layout
+    batch = tuple(range(nb))
+    if other_first == sorted(other_first) and ct_first != sorted(ct_first):
+        # dot(other, ct) already lays the result out in the operand's order: no transpose
+        # (e.g. the weight of x @ W, whose cotangent is the outer product x ct)
+        res = dot_general_p.bind(other, ct,
+                                 dimension_numbers=((tuple(other_free), ct_other),
+                                                    (tuple(other_b), batch)),
+                                 precision=None, preferred_element_type=None, out_sharding=None)
+        layout = other_first
+    else:
+        res = dot_general_p.bind(ct, other,
+                                 dimension_numbers=((ct_other, tuple(other_free)),
+                                                    (batch, tuple(other_b))),
+                                 precision=None, preferred_element_type=None, out_sharding=None)
+        layout = ct_first
     out = _ad.transpose(res, tuple(int(i) for i in np.argsort(layout)))
     return _ad.convert(out, operand.dtype)
 
@@ -190,3 +205,34 @@ ad.defjvp(dot_general_p,
           lambda t, ans, x, y, **params: dot_general_p.bind(t, y, **params),
           lambda t, ans, x, y, **params: dot_general_p.bind(x, t, **params))
 dot_general_p.def_transpose(_dot_general_transpose)
+
+
+# -- batching rule -------------------------------------------------------------------------------
+# No transposes: with both operands mapped, their batch axes become one more pair of dot
+# batch dimensions, placed first, so the result's batch axis is 0 (the output lists batch
+# dims first). With one operand mapped, its batch axis is one more free dimension of that
+# operand, and the output (batch dims | lhs free | rhs free, each in operand order) has it
+# at the position of that free dimension among its operand's free dims.
+
+def _dot_general_batch(axis: AxisData, args: list, dims: list, *,
+                       dimension_numbers: DimensionNumbers, **params: Any) -> tuple[Any, int]:
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if ld is not not_mapped:
+        lc, lb = _batching.shift_axes(lc, ld), _batching.shift_axes(lb, ld)
+    if rd is not not_mapped:
+        rc, rb = _batching.shift_axes(rc, rd), _batching.shift_axes(rb, rd)
+    if ld is not not_mapped and rd is not not_mapped:
+        dn = ((lc, rc), ((ld, *lb), (rd, *rb)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
+    dn = ((lc, rc), (lb, rb))
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params)
+    if ld is not not_mapped:
+        lhs_free = _free_dims(get_aval(lhs).ndim, lc, lb)
+        return out, len(lb) + lhs_free.index(ld)
+    lhs_free = _free_dims(get_aval(lhs).ndim, lc, lb)
+    rhs_free = _free_dims(get_aval(rhs).ndim, rc, rb)
+    return out, len(lb) + len(lhs_free) + rhs_free.index(rd)
+
+
+dot_general_p.def_batch(_dot_general_batch)

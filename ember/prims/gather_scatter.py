@@ -439,7 +439,7 @@ def _scatter_rule(name: str) -> Callable[..., np.ndarray]:
              dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
              unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any = None,
              update_consts: tuple = ()) -> np.ndarray:
-        out = np.array(operand, copy=True)
+        out = np.array(operand, copy=True, order="C")  # (written through a flat view)
         if out.size == 0 or updates.size == 0:
             return out
         flat, vals = _scatter_targets(operand.shape, indices, updates, dimension_numbers, mode)

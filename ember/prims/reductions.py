@@ -18,10 +18,11 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator.reductions import plain_reduce
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -258,3 +259,21 @@ def _reduce_prod_jvp(primals: list, tangents: list, *, axes: tuple[int, ...],
 
 
 reduce_prod_p.def_jvp(_reduce_prod_jvp)
+
+
+# -- batching rules ------------------------------------------------------------------------------
+# A reduction works on each example alone: reduce the per-example axes, shifted past the
+# batch axis, which stays (one place lower per reduced axis before it).
+
+def _reduce_batch(prim: Primitive) -> Callable[..., tuple[Any, int]]:
+    def rule(axis: AxisData, args: list, dims: list, *, axes: tuple[int, ...],
+             **params: Any) -> tuple[Any, int]:
+        (x,), (b,) = args, dims
+        shifted = _batching.shift_axes(axes, b)
+        return prim.bind(x, axes=shifted, **params), _batching.bdim_after_removing(b, shifted)
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           reduce_xor_p, argmax_p, argmin_p):
+    _p.def_batch(_reduce_batch(_p))

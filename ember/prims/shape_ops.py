@@ -14,11 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, batching
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
 from ember.hlo.shape import Shape
 from ember.prims import _ad
+from ember.prims import _batching as B
 from ember.prims import _lower as L
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
@@ -218,3 +220,62 @@ for _p, _t in ((broadcast_in_dim_p, _broadcast_in_dim_transpose),
     ad.deflinear(_p)
     _p.def_transpose(_t)
 ad.defjvp_zero(iota_p)  # (no operands: its value is a constant)
+
+
+# -- batching rules ------------------------------------------------------------------------------
+# Each rule keeps the batch axis where the operand has it when the primitive can carry it
+# there (no transpose), shifting the params' axes past it (_batching.shift_axes). iota has
+# no rule: with no operands it can never see a mapped one (core/batching.py runs a primitive
+# whose operands are all unmapped unbatched), so vmap never reaches one.
+
+def _broadcast_in_dim_batch(axis: AxisData, args: list, dims: list, *,
+                            shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...],
+                            sharding: Any = None) -> tuple[Any, int]:
+    # Operand dim i goes to output dim broadcast_dimensions[i]; the batch axis (operand dim
+    # b) goes just before where operand dim b goes (after the last one when b is last), so
+    # the dimension map stays increasing and the operand needs no transpose.
+    (x,), (b,) = args, dims
+    out_b = broadcast_dimensions[b] if b < len(broadcast_dimensions) else len(shape)
+    new_dims = (*broadcast_dimensions[:b], out_b,
+                *(d + 1 for d in broadcast_dimensions[b:]))
+    new_shape = (*shape[:out_b], axis.size, *shape[out_b:])
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_dims,
+                                   sharding=sharding), out_b
+
+
+def _reshape_batch(axis: AxisData, args: list, dims: list, *, new_sizes: tuple[int, ...],
+                   dimensions: None = None, sharding: Any = None) -> tuple[Any, int]:
+    # A reshape regroups the row-major order of each example's elements: with the batch
+    # axis first, each example is one contiguous block and the reshape keeps it one.
+    x = batching.moveaxis(args[0], dims[0], 0)
+    return reshape_p.bind(x, new_sizes=(axis.size, *new_sizes), dimensions=dimensions,
+                          sharding=sharding), 0
+
+
+def _squeeze_batch(axis: AxisData, args: list, dims: list, *, dimensions: tuple[int, ...]
+                   ) -> tuple[Any, int]:
+    (x,), (b,) = args, dims
+    squeezed = B.shift_axes(dimensions, b)
+    return squeeze_p.bind(x, dimensions=squeezed), B.bdim_after_removing(b, squeezed)
+
+
+def _transpose_batch(axis: AxisData, args: list, dims: list, *, permutation: tuple[int, ...]
+                     ) -> tuple[Any, int]:
+    # The batch axis stays at position b of the output: perm' = perm with every entry
+    # shifted past b and b itself inserted at position b.
+    (x,), (b,) = args, dims
+    perm = list(B.shift_axes(permutation, b))
+    perm.insert(b, b)
+    return _ad.transpose(x, tuple(perm)), b
+
+
+def _rev_batch(axis: AxisData, args: list, dims: list, *, dimensions: tuple[int, ...]
+               ) -> tuple[Any, int]:
+    (x,), (b,) = args, dims
+    return rev_p.bind(x, dimensions=B.shift_axes(dimensions, b)), b
+
+
+for _p, _r in ((broadcast_in_dim_p, _broadcast_in_dim_batch), (reshape_p, _reshape_batch),
+               (squeeze_p, _squeeze_batch), (transpose_p, _transpose_batch),
+               (rev_p, _rev_batch)):
+    _p.def_batch(_r)

@@ -13,6 +13,8 @@ concatenate, dynamic-slice, dynamic-update-slice). Invariants, as XLA: dynamic s
 indices are clamped so the whole window stays in bounds, start = clip(i, 0, dim - size);
 negative pad edges crop; the result is weakly typed only when every array operand is
 (dynamic_update_slice: when the operand is), and indices never affect the weak type.
+Under vmap, start indices that differ per example turn dynamic_slice into a gather and
+dynamic_update_slice into a scatter (one window per example, CLIP mode: the same clamp).
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, batching
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _rules as R
+from ember.prims import gather_scatter as gs
 
 # ---------------------------------------------------------------------------------------------
 # slice: operand[start:limit:stride] per dimension, with static bounds.
@@ -397,3 +401,119 @@ dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
 dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
 dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batching rules. A mapped operand keeps its batch axis where it is, taken whole (slice,
+# pad, concatenate, and the dynamic slices with unmapped indices: start 0, size B). Indices
+# that differ per example make the window's place differ per example: dynamic_slice becomes
+# a gather and dynamic_update_slice a scatter, one window per example, in CLIP mode (which
+# clamps a window into bounds exactly as the dynamic slices do).
+# ---------------------------------------------------------------------------------------------
+
+def _slice_batch(axis: AxisData, args: list, dims: list, *, start_indices: tuple[int, ...],
+                 limit_indices: tuple[int, ...], strides: tuple[int, ...] | None
+                 ) -> tuple[Any, int]:
+    (x,), (b,) = args, dims
+    start = (*start_indices[:b], 0, *start_indices[b:])
+    limit = (*limit_indices[:b], axis.size, *limit_indices[b:])
+    steps = None if strides is None else (*strides[:b], 1, *strides[b:])
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=steps), b
+
+
+def _pad_batch(axis: AxisData, args: list, dims: list, *,
+               padding_config: tuple[tuple[int, int, int], ...]) -> tuple[Any, int]:
+    (x, value), (b, vd) = args, dims
+    if vd is not_mapped:
+        config = (*padding_config[:b], (0, 0, 0), *padding_config[b:])
+        return pad_p.bind(x, value, padding_config=config), b
+    # One padding value per example: pad with any value, then select each example's value
+    # where a pad of False with True (the same config, per example) says padding went.
+    x = batching.bdim_at_front(x, b, axis.size)
+    config = ((0, 0, 0), *padding_config)
+    padded = pad_p.bind(x, _ad.const(0, x), padding_config=config)
+    shape = get_aval(padded).shape
+    inside = _ad.broadcast_in_dim(np.zeros((), np.bool_), get_aval(x).shape[1:], ())
+    where_pad = pad_p.bind(inside, np.ones((), np.bool_), padding_config=padding_config)
+    where_pad = _ad.broadcast_in_dim(where_pad, shape, tuple(range(1, len(shape))))
+    fill = _ad.broadcast_in_dim(value, shape, (0,))
+    return _ad.select(where_pad, fill, padded), 0
+
+
+def _concatenate_batch(axis: AxisData, args: list, dims: list, *, dimension: int
+                       ) -> tuple[Any, int]:
+    xs, b = _batching.common_bdim(args, dims, axis.size)
+    return concatenate_p.bind(*xs, dimension=_batching.shift_axis(dimension, b)), b
+
+
+def _index_vectors(indices: list, dims: list, size: int) -> Any:
+    """Per-example scalar start indices as one (size, n) array: example i's index vector
+    in row i (an unmapped index repeated for every example)."""
+    cols = [_ad.reshape(batching.bdim_at_front(i, d, size), (size, 1))
+            for i, d in zip(indices, dims)]
+    return cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=1)
+
+
+def _dynamic_slice_batch(axis: AxisData, args: list, dims: list, *,
+                         slice_sizes: tuple[int, ...]) -> tuple[Any, int]:
+    (x, *indices), (b, *idims) = args, dims
+    if all(d is not_mapped for d in idims):
+        zero = np.zeros((), get_aval(indices[0]).dtype if indices else np.int32)
+        starts = (*indices[:b], zero, *indices[b:])
+        sizes = (*slice_sizes[:b], axis.size, *slice_sizes[b:])
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), b
+    # Example i reads the window at its own starts: a gather with one index vector per
+    # example (the index vector names every operand dim; each window dim is an offset dim
+    # of the output, after the one batch dim of the indices). A mapped operand's batch axis
+    # is a batching dim of the gather, paired with the indices' batch dim.
+    if axis.size == 0:  # no example, no window (a gather's batching dim needs one row)
+        return _ad.zeros(get_aval(x).update(shape=(0, *slice_sizes))), 0
+    vectors = _index_vectors(indices, idims, axis.size)
+    n = len(slice_sizes)
+    if b is not_mapped:
+        dn = gs.GatherDimensionNumbers(offset_dims=tuple(range(1, n + 1)),
+                                       collapsed_slice_dims=(), start_index_map=tuple(range(n)))
+        sizes = slice_sizes
+    else:
+        x = batching.moveaxis(x, b, 0)
+        dn = gs.GatherDimensionNumbers(offset_dims=tuple(range(1, n + 1)),
+                                       collapsed_slice_dims=(),
+                                       start_index_map=tuple(range(1, n + 1)),
+                                       operand_batching_dims=(0,),
+                                       start_indices_batching_dims=(0,))
+        sizes = (1, *slice_sizes)
+    return gs.gather_p.bind(x, vectors, dimension_numbers=dn, slice_sizes=sizes,
+                            indices_are_sorted=False, unique_indices=False,
+                            mode=gs.GatherScatterMode.CLIP, fill_value=None), 0
+
+
+def _dynamic_update_slice_batch(axis: AxisData, args: list, dims: list) -> tuple[Any, int]:
+    (x, update, *indices), (b, ud, *idims) = args, dims
+    if all(d is not_mapped for d in idims):
+        # The batch axis is taken whole: both operands carry it at one place, start 0.
+        (x, update), b = _batching.common_bdim([x, update], [b, ud], axis.size)
+        zero = np.zeros((), get_aval(indices[0]).dtype if indices else np.int32)
+        return dynamic_update_slice_p.bind(x, update, *indices[:b], zero, *indices[b:]), b
+    # Example i writes its update at its own starts: a scatter of one window per example,
+    # the operand's and the updates' batch axes paired with the indices' batch dim.
+    x = batching.bdim_at_front(x, b, axis.size)
+    if axis.size == 0:  # no example, nothing to write
+        return x, 0
+    update = batching.bdim_at_front(update, ud, axis.size)
+    vectors = _index_vectors(indices, idims, axis.size)
+    n = get_aval(x).ndim - 1
+    dn = gs.ScatterDimensionNumbers(update_window_dims=tuple(range(1, n + 1)),
+                                    inserted_window_dims=(),
+                                    scatter_dims_to_operand_dims=tuple(range(1, n + 1)),
+                                    operand_batching_dims=(0,),
+                                    scatter_indices_batching_dims=(0,))
+    return gs.scatter_p.bind(x, vectors, update, dimension_numbers=dn,
+                             indices_are_sorted=True, unique_indices=True,
+                             mode=gs.GatherScatterMode.CLIP, update_jaxpr=None,
+                             update_consts=()), 0
+
+
+for _p, _r in ((slice_p, _slice_batch), (pad_p, _pad_batch),
+               (concatenate_p, _concatenate_batch), (dynamic_slice_p, _dynamic_slice_batch),
+               (dynamic_update_slice_p, _dynamic_update_slice_batch)):
+    _p.def_batch(_r)

@@ -24,9 +24,10 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
+from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
-from ember.prims import _ad
+from ember.prims import _ad, _batching
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -242,3 +243,26 @@ def _top_k_jvp(primals: list, tangents: list, *, k: int, axis: int) -> tuple[lis
 
 sort_p.def_jvp(_sort_jvp)
 top_k_p.def_jvp(_top_k_jvp)
+
+
+# -- batching rules ------------------------------------------------------------------------------
+# Each example sorts along its own dimension: the operands share one batch axis (the first
+# mapped operand's), and the sorted dimension shifts past it. top_k likewise (its `axis` is
+# any dimension, so the batch axis may sit anywhere else, last included).
+
+def _sort_batch(axis: AxisData, args: list, dims: list, *, dimension: int, is_stable: bool,
+                num_keys: int) -> tuple[list, list]:
+    operands, b = _batching.common_bdim(args, dims, axis.size)
+    outs = sort_p.bind(*operands, dimension=_batching.shift_axis(dimension, b),
+                       is_stable=is_stable, num_keys=num_keys)
+    return outs, [b] * len(outs)
+
+
+def _top_k_batch(axis_data: AxisData, args: list, dims: list, *, k: int, axis: int
+                 ) -> tuple[list, list]:
+    (x,), (b,) = args, dims
+    return top_k_p.bind(x, k=k, axis=_batching.shift_axis(axis, b)), [b, b]
+
+
+sort_p.def_batch(_sort_batch)
+top_k_p.def_batch(_top_k_batch)

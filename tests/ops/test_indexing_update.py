@@ -254,3 +254,14 @@ def test_take_along_axis_broadcast_and_fill():
                                                       mode="clip"), a[:, :, 4:])
     with pytest.raises(ValueError, match="same number of dimensions"):
         jnp.take_along_axis(a, np.zeros((4, 2), np.int32), axis=1)
+
+
+def test_eager_update_of_a_transposed_array_keeps_the_updates():
+    """The eager scatter rule writes through a flat view of its copy of the operand: the
+    copy must be C-ordered, or an operand that is not (x.T) loses every update."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = x.T.copy()
+    want[1] = 100.0
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x).T.at[1].set(100.0)), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(lambda a: a.T.at[1].set(100.0))(x)),
+                                  want)

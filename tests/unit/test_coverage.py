@@ -10,12 +10,16 @@ the recipe and forgetting two pieces names both. Opcodes the CPU backend does no
 yet are an explicit list (the "Control flow" issue must keep it empty). Primitives without
 a JVP rule are an explicit list too (`JVP_NOT_YET`, issue 19: it may only shrink), and every
 primitive marked linear must have a transpose rule; primitives without a batching rule are
-the list `BATCH_NOT_YET` (issue 21), which may only shrink as well.
+the list `BATCH_NOT_YET` (issue 21), which may only shrink as well; a primitive bound with
+no operands (iota) can never reach one, and must not have one.
 Invariant: each check reads the registry itself (a scalar emitter is probed by emitting
 it), so this file lists no opcode except the exceptions below, each with its reason.
 """
 
 from __future__ import annotations
+
+import inspect
+from typing import Any
 
 import llvmlite.ir as ir
 
@@ -69,17 +73,26 @@ JVP_NOT_YET: frozenset[str] = frozenset()
 # Primitives without a batching rule yet (issue 21's slices); vmap through one raises
 # "Batching rule for '<name>' not implemented". Like JVP_NOT_YET, it may only shrink.
 BATCH_NOT_YET: frozenset[str] = frozenset({
-    "argmax", "argmin", "bitcast_convert_type", "broadcast_in_dim", "clamp", "concatenate",
-    "cond", "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum",
-    "debug_callback", "debug_print", "dot_general", "dynamic_slice", "dynamic_update_slice",
-    "gather", "iota", "pad", "pure_callback", "reduce_and", "reduce_max", "reduce_min",
-    "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor", "reshape", "rev", "scan",
-    "scatter", "scatter-add", "scatter-max", "scatter-min", "scatter-mul", "select_n",
-    "slice", "sort", "squeeze", "stop_gradient", "top_k", "transpose", "while",
+    "cond", "debug_callback", "debug_print", "gather", "pure_callback", "scan", "scatter",
+    "scatter-add", "scatter-max", "scatter-min", "scatter-mul", "while",
     # custom_vjp's linear part only lives in a linearization's linear jaxpr, which vmap of
     # grad never batches (bwd runs on the batched cotangents instead); it can't run forward
     "custom_lin",
 })
+
+
+def _takes_no_operands(prim: Any) -> bool:
+    """Whether `prim` is bound with no operands (iota): vmap runs a primitive none of whose
+    operands is mapped at the level below (core/batching.py), so such a primitive never
+    reaches a batching rule, unless it is a collective naming the vmap's axis
+    (`axis_name_param`, e.g. axis_index), whose rule runs anyway. Read off its abstract-eval
+    rule: no positional parameter."""
+    if prim.axis_name_param is not None or prim._abstract_eval is None:
+        return False
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+             inspect.Parameter.VAR_POSITIONAL)
+    params = inspect.signature(prim._abstract_eval).parameters.values()
+    return not any(p.kind in kinds for p in params)
 
 # A representative operand element type per `types` class, to probe the scalar emitters.
 _PROBE_TYPE = {"any": "f32", "numeric": "f32", "float": "f32", "int": "s32", "bits": "s32"}
@@ -188,7 +201,14 @@ def _autodiff_gaps() -> list[str]:
         if prim.jvp_rule is not None and name in JVP_NOT_YET:
             out.append(f"primitive {name}: has a JVP rule now; remove it from JVP_NOT_YET "
                        "(tests/unit/test_coverage.py)")
-        if prim.batch_rule is None and name not in BATCH_NOT_YET:
+        if _takes_no_operands(prim):
+            if prim.batch_rule is not None:
+                out.append(f"primitive {name}: takes no operands, so its batching rule can "
+                           "never run; remove it")
+            if name in BATCH_NOT_YET:
+                out.append(f"primitive {name}: takes no operands and needs no batching rule; "
+                           "remove it from BATCH_NOT_YET (tests/unit/test_coverage.py)")
+        elif prim.batch_rule is None and name not in BATCH_NOT_YET:
             out.append(f"primitive {name}: batching rule (prim.def_batch, next to the "
                        "primitive in prims/; core/batching.py has the protocol)")
         if prim.batch_rule is not None and name in BATCH_NOT_YET:
