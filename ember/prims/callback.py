@@ -242,3 +242,5 @@ def _side_effect_lowering(name_of: Callable[[dict], str]) -> Callable[..., list]
 debug_callback_p.def_lowering(_side_effect_lowering(
     lambda p: _callback_name(p["callback"].callback)))
 debug_print_p.def_lowering(_side_effect_lowering(lambda p: f"debug_print({p['fmt']!r})"))
+
+from ember.prims import _callback_batching  # noqa: E402, F401  (vmap rules)

@@ -74,8 +74,8 @@ JVP_NOT_YET: frozenset[str] = frozenset({
 BATCH_NOT_YET: frozenset[str] = frozenset({
     "argmax", "argmin", "bitcast_convert_type", "broadcast_in_dim", "clamp", "concatenate",
     "cond", "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum",
-    "debug_callback", "debug_print", "dot_general", "dynamic_slice", "dynamic_update_slice",
-    "iota", "pad", "pure_callback", "reduce_and", "reduce_max", "reduce_min",
+    "dot_general", "dynamic_slice", "dynamic_update_slice",
+    "iota", "pad", "reduce_and", "reduce_max", "reduce_min",
     "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor", "reshape", "rev", "scan",
     "select_n",
     "slice", "sort", "squeeze", "stop_gradient", "top_k", "transpose", "while",
