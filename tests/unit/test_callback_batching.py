@@ -137,3 +137,17 @@ def test_debug_callback_once_per_example() -> None:
         out = wrap(ember.vmap(g, in_axes=(1, None)))(xs, 4)
         np.testing.assert_array_equal(out, xs.T * 2)
         assert calls == [([0.0, 2.0, 4.0], 4), ([1.0, 3.0, 5.0], 4)]
+
+
+def test_vectorized_is_no_longer_a_parameter() -> None:
+    # JAX 0.10.2 removed pure_callback's `vectorized`: it is one of the callback's kwargs,
+    # and under vmap the missing vmap_method is the error
+    def cb(x, vectorized):
+        return np.asarray(x * 2 if vectorized else x)
+
+    out = ember.pure_callback(cb, ember.ShapeDtypeStruct((2,), np.float32), X[0, :2],
+                              vectorized=True)
+    np.testing.assert_array_equal(out, X[0, :2] * 2)
+    with pytest.raises(NotImplementedError, match="Got vmap_method=None"):
+        ember.vmap(lambda x: ember.pure_callback(cb, ember.ShapeDtypeStruct((), np.float32), x,
+                                                 vectorized=True))(X[0])
