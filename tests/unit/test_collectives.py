@@ -254,3 +254,21 @@ def test_batched_jaxpr_is_one_reduction() -> None:
     assert "psum[axes=(0,) axis_index_groups=None] a" in text, text
     assert "div b 3.0:f32[]" in text, text
     assert [e.primitive.name for e in jaxpr.jaxpr.eqns].count("psum") == 1
+
+
+def test_jit_inside_the_vmap() -> None:
+    x = np.arange(3, dtype=np.float32)
+    c = np.float32(2)
+    # a jitted body holding a collective, called with no mapped (or no) arguments, is
+    # batched in place (JAX: [6 7 8] and [0 1 2])
+    out = ember.vmap(lambda v: v + ember.jit(lambda y: lax.psum(y, "i"))(c), axis_name="i")(x)
+    np.testing.assert_array_equal(out, [6, 7, 8])
+    for _ in range(3):  # (no fast path that would skip the vmap on later calls)
+        idx = ember.vmap(lambda v: ember.jit(lambda: lax.axis_index("i"))(), axis_name="i")(x)
+        np.testing.assert_array_equal(idx, [0, 1, 2])
+    # a trace depends on the axis sizes: pmean's divisor is the size it was traced at
+    mean = ember.jit(lambda y: lax.pmean(y, "i"))
+    for n in (3, 5, 3):
+        xs = np.arange(n, dtype=np.float32)
+        np.testing.assert_allclose(ember.vmap(mean, axis_name="i")(xs), np.full(n, xs.mean()))
+    assert mean.trace_count == 2
