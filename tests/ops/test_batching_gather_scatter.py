@@ -213,7 +213,37 @@ def _scatter_cases() -> list[Case]:
     return out
 
 
-CASES = _gather_cases() + _scatter_cases()
+def _dtype_cases() -> list[Case]:
+    """Other element types (bool, uint8, float16, int64 indices) on three operand mixes."""
+    def make(dtype: Any, idx: Any = np.int32) -> Callable[[], tuple[np.ndarray, ...]]:
+        def f() -> tuple[np.ndarray, ...]:
+            x = RNG.integers(0, 7, (5, 4)).astype(dtype)
+            return x, RNG.integers(0, 5, (3, 1)).astype(idx)
+        return f
+
+    def make_s(dtype: Any) -> Callable[[], tuple[np.ndarray, ...]]:
+        def f() -> tuple[np.ndarray, ...]:
+            return (RNG.integers(0, 9, (3, 3)).astype(dtype),
+                    RNG.integers(0, 3, (4, 1)).astype(np.int32),
+                    RNG.integers(0, 9, (4, 3)).astype(dtype))
+        return f
+
+    out = []
+    for axes in [(0, None), (None, 0), (0, 0)]:
+        for dtype in (np.bool_, np.uint8, np.float16):
+            out.append(Case(f"gather_rows_{np.dtype(dtype).name}_{axes}", g_rows, make(dtype),
+                            axes))
+        out.append(Case(f"gather_rows_int16_idx_{axes}", g_rows, make(np.float32, np.int16),
+                        axes))
+    for axes in [(0, None, 0), (None, 0, None), (0, 0, 0)]:
+        out.append(Case(f"scatter_max_uint8_{axes}", _scatter("scatter_max", ROWS),
+                        make_s(np.uint8), axes))
+        out.append(Case(f"scatter_bool_{axes}", _scatter("scatter", ROWS), make_s(np.bool_),
+                        axes))
+    return out
+
+
+CASES = _gather_cases() + _scatter_cases() + _dtype_cases()
 
 
 def _check(got: Any, want: np.ndarray, name: str) -> None:
