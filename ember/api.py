@@ -26,6 +26,7 @@ from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
+from ember.core.batching import bound_axis_names, named_axis_trace
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr
 from ember.core.source_info import locate_error
 from ember.core.staging import trace_to_jaxpr
@@ -391,7 +392,9 @@ class JitFunction:
     def _lookup(self, args: tuple, kwargs: dict) -> tuple[TraceResult, list]:
         """The cached trace for these arguments (tracing on a miss) and the flat leaves."""
         dyn_args, dyn_kwargs, in_tree, leaves, avals, static = self.flatten_call(args, kwargs)
-        key = (in_tree, avals, static, config.trace_context())
+        # (the named vmap axes being traced: a trace holding collectives depends on their
+        # sizes, e.g. pmean's divisor, as JAX keys its cache on the axis environment)
+        key = (in_tree, avals, static, config.trace_context(), _axis_env())
         hit = self._cache.get(key)
         if hit is not None:
             return hit, leaves
@@ -467,7 +470,7 @@ class JitFunction:
         result, leaves = self._lookup(args, kwargs)
         outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
         if (traces == self.trace_count and not kwargs and self._no_static
-                and not result.hoisted and current_dynamic().level == 0
+                and not result.hoisted and current_dynamic().level == 0 and not _axis_env()
                 and fastpath.eligible(args)):
             self._install_fast(result, args)
         return tree_unflatten(result.out_tree, outs)
@@ -644,6 +647,12 @@ class Compiled:
                             fun_name(self._fn.fun), self._result.params.get("donated_invars"),
                             self._result.params.get("backend"))
         return tree_unflatten(self._result.out_tree, outs)
+
+
+def _axis_env() -> tuple:
+    """(name, size) of each named vmap being traced, outermost first."""
+    return tuple((name, named_axis_trace((name,)).axis.size)  # type: ignore[union-attr]
+                 for name in bound_axis_names())
 
 
 def _check_placement(backend: str | None, device: Any, in_shardings: Any,

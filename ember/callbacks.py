@@ -187,9 +187,12 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
     from ember.prims.callback import FlatCallback, ResultAvals, pure_callback_p
     from ember.tree_util import tree_flatten, tree_unflatten
 
-    if vmap_method not in (None, "sequential", "sequential_unrolled", "expand_dims",
-                           "broadcast_all", "legacy_vectorized"):
-        raise ValueError(f"vmap_method must be one of the allowed values, got {vmap_method!r}")
+    allowed = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+               "legacy_vectorized", None]
+    if vmap_method not in allowed:
+        # JAX's text, its "on of" included
+        raise ValueError(f"vmap_method must be on of the allowed methods {allowed}, but got: "
+                         f"{vmap_method}")
     flat_args, in_tree = tree_flatten((args, kwargs))
     avals, out_tree = _result_avals(result_shape_dtypes)
     outs = pure_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),

@@ -388,13 +388,40 @@ def wrap_results(outs: list, avals: list[ShapedArray], args: list, vals: list) -
     return results
 
 
+def _collective_axis_names(value: Any, found: set) -> set:
+    """The axis names the collectives in a call's params (its jaxpr, and the jaxprs of its
+    equations' params: loop bodies, branches) name."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _collective_axis_names(v, found)
+        return found
+    jaxpr = getattr(value, "jaxpr", value)
+    for eqn in getattr(jaxpr, "eqns", ()):
+        param = eqn.primitive.axis_name_param
+        if param is not None:
+            names = eqn.params[param]
+            found.update(names if isinstance(names, (tuple, list)) else (names,))
+        for v in eqn.params.values():
+            _collective_axis_names(v, found)
+    return found
+
+
 def bind(prim: Any, args: tuple, params: dict) -> Any:
     trace = find_top_trace(args)
+    names: Any = None
     if prim.axis_name_param is not None:
         # a collective binds at least at the vmap that defines the axis it names, even when
         # none of its operands is mapped there (psum(1, 'i') is the size of axis i)
+        names = params[prim.axis_name_param]
+    elif prim.is_call:
+        # so does a jitted call whose body holds one: jit(lambda: axis_index('i'))() inside
+        # the vmap naming i is inlined there, as if its body were written in place
+        from ember.core.batching import bound_axis_names
+        if bound_axis_names():
+            names = tuple(_collective_axis_names(tuple(params.values()), set()))
+    if names:
         from ember.core.batching import named_axis_trace
-        named = named_axis_trace(params[prim.axis_name_param])
+        named = named_axis_trace(names)
         if named is not None and named.level > trace.level:
             trace = named
     tracers = [trace.full_raise(a) for a in args]

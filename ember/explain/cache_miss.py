@@ -1,9 +1,10 @@
 """Why a jitted function traced again: `config.update("jax_explain_cache_misses", True)`.
 
 Input: the JitFunction, the cache key of the call that missed and the keys already cached
-(`JitFunction._lookup`: key = (in_tree, avals, static, trace_context), where `static` holds
-`(position or keyword, _StaticKey)` pairs and `trace_context` the values of the config
-flags that affect tracing, in `config._tracing_names` order).
+(`JitFunction._lookup`: key = (in_tree, avals, static, trace_context, axis_env), where
+`static` holds `(position or keyword, _StaticKey)` pairs, `trace_context` the values of the
+config flags that affect tracing, in `config._tracing_names` order, and `axis_env` the
+(name, size) of each named vmap axis being traced).
 Output: `explain_cache_miss(...)` returns text in the spirit of JAX's report, naming the
 call site and the function's definition, then what differs from the closest cached key:
 
@@ -14,7 +15,8 @@ call site and the function's definition, then what differs from the closest cach
 A changed argument type (`x: now f32[4], before f32[3]`; weak types are marked `weak`), a
 static argument's new value (`static argument n: now 3, before 2`), a new pytree structure
 (`argument structure: now ..., before ...`, plus leaves that appeared or disappeared), a
-changed config value (`config jax_enable_x64: now True, before False`).
+changed config value (`config jax_enable_x64: now True, before False`), other named vmap
+axes (`named vmap axes (name, size): now (('i', 5),), before (('i', 3),)`).
 `report_cache_miss(...)` prints that text to stderr when the flag is on (ember/explain/
 observers.py calls it on every cache miss jit reports, importing this module only while
 the flag is on).
@@ -63,8 +65,10 @@ def _leaf_names(fn: Any, in_tree: Any, static: tuple) -> list[str]:
 def _differences(fn: Any, new: tuple, old: tuple) -> list[str]:
     from ember.config import config
 
-    (tree, avals, static, ctx), (otree, oavals, ostatic, octx) = new, old
+    (tree, avals, static, ctx, env), (otree, oavals, ostatic, octx, oenv) = new, old
     out: list[str] = []
+    if env != oenv:
+        out.append(f"named vmap axes (name, size): now {env}, before {oenv}")
     if tree != otree:
         out.append(f"argument structure: now {tree}, before {otree}")
     names = dict(zip(_leaf_names(fn, tree, static), avals))

@@ -4,8 +4,9 @@ No dtype promotion here (ember.numpy does that); weakly typed operands (Python s
 take the dtype of the others. One module per family: _ops (elementwise, shape,
 reductions), _slicing (slice, pad, concatenate, dynamic slices, gather, scatter),
 _linalg (dot_general), _sorting (sort, cumulative reductions), _control_flow (cond,
-switch), _loops (while_loop, fori_loop), _scan (scan, map) and _custom_solvers
-(custom_linear_solve, custom_root: solvers differentiated implicitly).
+switch), _loops (while_loop, fori_loop), _scan (scan, map), _custom_solvers
+(custom_linear_solve, custom_root: solvers differentiated implicitly) and _parallel (psum,
+pmean, pmax, pmin, all_gather, axis_index over vmap's named axes).
 """
 
 from ember.lax._base import convert_element_type
@@ -19,6 +20,8 @@ from ember.lax._loops import *  # noqa: F403
 from ember.lax._loops import __all__ as _loops_all
 from ember.lax._ops import *  # noqa: F403
 from ember.lax._ops import __all__ as _ops_all
+from ember.lax._parallel import *  # noqa: F403
+from ember.lax._parallel import __all__ as _parallel_all
 from ember.lax._scan import *  # noqa: F403
 from ember.lax._scan import __all__ as _scan_all
 from ember.lax._slicing import *  # noqa: F403
@@ -28,4 +31,5 @@ from ember.lax._sorting import __all__ as _sorting_all
 from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
-           *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all]
+           *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all,
+           *_parallel_all]

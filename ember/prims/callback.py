@@ -264,3 +264,5 @@ def _debug_jvp(prim: Primitive) -> Callable[..., tuple[list, list]]:
 
 debug_callback_p.def_jvp(_debug_jvp(debug_callback_p))
 debug_print_p.def_jvp(_debug_jvp(debug_print_p))
+
+from ember.prims import _callback_batching  # noqa: E402, F401  (vmap rules)

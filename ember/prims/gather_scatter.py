@@ -439,7 +439,8 @@ def _scatter_rule(name: str) -> Callable[..., np.ndarray]:
              dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
              unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any = None,
              update_consts: tuple = ()) -> np.ndarray:
-        out = np.array(operand, copy=True, order="C")  # (written through a flat view)
+        # C order: flat_out below must be a view of out (a transposed operand copies as F)
+        out = np.array(operand, copy=True, order="C")
         if out.size == 0 or updates.size == 0:
             return out
         flat, vals = _scatter_targets(operand.shape, indices, updates, dimension_numbers, mode)
@@ -523,6 +524,10 @@ def _gather_lowering(ctx: Any, operand: Instruction, indices: Instruction, *,
     dn = dimension_numbers
     op_aval, idx_aval = ctx.avals_in
     out_aval = ctx.aval_out
+    if out_aval.size == 0:
+        # Nothing to read (e.g. a batching dim of size 0, whose slice size is 0: HLO gather
+        # wants 1 on collapsed dims): an empty result of the right shape.
+        return ctx.b.broadcast(L.scalar_const(ctx, 0, op_aval.dtype), out_aval.shape)
     obatch = _tuple(dn.operand_batching_dims)
     full_idx, start_map = _with_batching_iotas(
         ctx, indices, idx_aval, _tuple(dn.start_index_map), obatch,
@@ -846,3 +851,5 @@ scatter_min_p.def_jvp(_scatter_extremum_jvp(scatter_min_p))
 scatter_max_p.def_jvp(_scatter_extremum_jvp(scatter_max_p))
 scatter_mul_p.def_jvp(_scatter_mul_jvp)
 scatter_mul_p.def_transpose(_scatter_mul_transpose)
+
+from ember.prims import _gather_scatter_batching  # noqa: E402, F401  (vmap rules)

@@ -233,9 +233,9 @@ def assert_no_retrace(jitted: Any, *args: Any) -> Any:
 
 # Primitives whose float results depend on the order of a sum or product the compiler picks
 # (XLA promises no order either): NumPy's pairwise sums in eager mode, vector accumulators
-# and BLAS blocking in compiled code.
+# and BLAS blocking in compiled code. (psum: vmap turns it into a positional sum.)
 FLOAT_REDUCTION_PRIMITIVES = frozenset(
-    {"reduce_sum", "reduce_prod", "dot_general", "cumsum", "cumprod", "cumlogsumexp"})
+    {"reduce_sum", "reduce_prod", "dot_general", "cumsum", "cumprod", "cumlogsumexp", "psum"})
 
 
 def _jaxprs_in(value: Any) -> list[Any]:

@@ -21,7 +21,7 @@ jf = ember.jit(f, static_argnums=1)
 def key(*args, **kwargs):
     """The key JitFunction._lookup builds for this call."""
     _, _, tree, _, avals, static = jf.flatten_call(args, kwargs)
-    return (tree, avals, static, config.trace_context())
+    return (tree, avals, static, config.trace_context(), ())
 
 
 def x32(n=3):
@@ -74,6 +74,14 @@ def test_changed_config_value(x64):
     assert "opts['scale']: now f64[] weak, before f32[] weak" in lines(text)
 
 
+def test_changed_vmap_axis_size():
+    # a trace inside a named vmap depends on the axis sizes (collectives read them)
+    new = key(x32(), 2, opts={"scale": 1.0})[:4] + ((("i", 5),),)
+    old = BASE[:4] + ((("i", 3),),)
+    text = explain_cache_miss(jf, new, [old])
+    assert "named vmap axes (name, size): now (('i', 5),), before (('i', 3),)" in lines(text)
+
+
 def test_first_trace_and_identical_key():
     assert "first trace of f: nothing cached yet" in explain_cache_miss(jf, BASE, [])
     assert "an identical key was cached before" in explain_cache_miss(jf, BASE, [BASE])
@@ -107,7 +115,7 @@ def test_positional_names_follow_static_argnums(argnums):
 
     def k(b):
         _, _, tree, _, avals, static = jg.flatten_call((a, b), {})
-        return (tree, avals, static, config.trace_context())
+        return (tree, avals, static, config.trace_context(), ())
 
     text = explain_cache_miss(jg, k(x32(2)), [k(x32())])
     assert "b: now f32[2], before f32[3]" in text
