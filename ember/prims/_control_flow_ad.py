@@ -20,9 +20,10 @@ Design:
   the linear jaxpr (recomputing its primals, as JAX does), so linearize works; reverse
   mode would need the per-iteration residuals of an unknown number of iterations, so
   transposing it raises JAX's error (grad, vjp).
-- scan (forward only here): tangents are carried and stacked like the primals; as for
-  while, linearize works and transposing raises NotImplementedError naming scan
-  (lax.fori_loop with static bounds is a scan, so its gradient raises the same error).
+- scan: in forward mode tangents are carried and stacked like the primals. Under
+  `linearize` (reverse mode) the rule hands over to `_scan_reverse.py`: a known scan that
+  stacks the residuals and a linear scan on them, which has a transpose rule (so grad
+  through lax.scan and static-bound lax.fori_loop works).
 Invariants: a tangent is `Zero` where no nonzero tangent can reach it; loop-carried
 tangents are nonzero from the start when any iteration can make them nonzero (the fixed
 point of the body's zero pattern), materialized at the loop's entry.
