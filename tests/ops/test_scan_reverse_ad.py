@@ -207,3 +207,29 @@ def test_fori_loop_grad_memory_is_the_stacked_residuals():
         pytest.skip("the interpreter backend holds no buffer plan")
     assert steps * x.nbytes <= stats.temp_size_in_bytes <= steps * x.nbytes + 8 * x.nbytes
     np.testing.assert_allclose(g(x), ember.grad(f)(x), rtol=1e-6)
+
+
+_COMPOSED = {
+    "xs_only": lambda np_, L, J: lambda x: np_.sum(
+        L.scan(lambda c, xi: (c * 0.5 + np_.sin(xi), c * xi), 1.0, x)[1]),
+    "unroll": lambda np_, L, J: lambda x: np_.sum(
+        L.scan(lambda c, xi: (c * np_.cos(xi), c * xi), x[0], x, unroll=2)[1]),
+    "cond_in_body": lambda np_, L, J: lambda x: np_.sum(L.scan(
+        lambda c, xi: (L.cond(xi > 0.5, lambda: np_.sin(c) * xi, lambda: c * c), c),
+        x[0], x)[1]),
+    "nested_scan": lambda np_, L, J: lambda x: np_.sum(L.scan(
+        lambda c, xi: (L.scan(lambda d, _: (np_.sin(d) * xi, d), c, None, length=3)[0], c),
+        x[0], x)[1]),
+    "checkpoint_around_scan": lambda np_, L, J: lambda x: np_.sum(J.checkpoint(
+        lambda x: L.scan(lambda c, xi: (np_.sin(c) * xi, c * c), x[0], x)[1])(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPOSED))
+def test_composed_against_jax(name, jx):
+    fe = _COMPOSED[name](jnp, lax, ember)
+    fj = _COMPOSED[name](jx.numpy, jx.lax, jx)
+    x = np.linspace(0.1, 0.9, 5)
+    want = jx.grad(fj)(x)
+    np.testing.assert_allclose(ember.grad(fe)(x), want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ember.jit(ember.grad(fe))(x), want, rtol=1e-12, atol=1e-14)
