@@ -26,24 +26,33 @@ from ember.tree_util import tree_flatten, tree_unflatten
 __all__ = ["checkpoint", "remat"]
 
 
-def _static_nums(static_argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    out = []
-    for n in nums:
-        k = n + nargs if n < 0 else n
-        if not 0 <= k < nargs:
-            raise ValueError(f"jax.checkpoint static_argnums={nums} out of range for a "
-                             f"function called with {nargs} positional arguments")
-        out.append(k)
-    return tuple(sorted(set(out)))
+def _static_nums(static_argnums: Any, nargs: int) -> tuple[int, ...]:
+    """The static positions (in [0, nargs)), with JAX's error texts."""
+    nums = (static_argnums,) if type(static_argnums) is int else static_argnums
+    if not (type(nums) is tuple and all(type(d) is int for d in nums)):
+        raise TypeError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` "
+                        "must be an int, tuple of ints or, bool, but got value "
+                        f"{static_argnums}")
+    if not all(-nargs <= d < nargs for d in nums):
+        raise ValueError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` "
+                         "can only take integer values greater than or equal to "
+                         "`-len(args)` and less than `len(args)`, but got "
+                         f"{nums}, while `len(args)` = {nargs}")
+    return tuple(sorted({d % nargs for d in nums}))
 
 
-def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+def checkpoint(fun: Callable, *, prevent_cse: bool | tuple[bool, ...] = True,
+               policy: Callable | None = None,
                static_argnums: int | tuple[int, ...] = ()) -> Callable:
     """`fun`, made to recompute its intermediate values in the backward pass instead of
     saving them (except those `policy` allows)."""
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
+    if isinstance(prevent_cse, Sequence):
+        prevent_cse = tuple(prevent_cse)
+    if not isinstance(prevent_cse, (tuple, bool)):
+        raise TypeError("prevent_cse must be a bool or tuple of bools, got "
+                        f"type(prevent_cse)={type(prevent_cse)}")
 
     @functools.wraps(fun)
     def remat_fun(*args: Any, **kwargs: Any) -> Any:

@@ -126,8 +126,14 @@ def test_pytrees_kwargs_and_static_argnums():
                                np.cos(np.sin(0.3)) * np.cos(0.3), rtol=1e-6)
     h_neg = ember.checkpoint(g, static_argnums=-1)
     np.testing.assert_allclose(h_neg(np.float32(0.3), 1), np.sin(np.float32(0.3)))
-    with pytest.raises(ValueError, match="static_argnums"):
+    with pytest.raises(ValueError, match=r"can only take integer values greater than or "
+                       r"equal to `-len\(args\)` and less than `len\(args\)`, but got "
+                       r"\(3,\), while `len\(args\)` = 2"):
         ember.checkpoint(g, static_argnums=3)(0.3, 1)
+    with pytest.raises(TypeError, match="must be an int, tuple of ints or, bool"):
+        ember.checkpoint(g, static_argnums=[1])(0.3, 1)
+    with pytest.raises(TypeError, match="prevent_cse must be a bool or tuple of bools"):
+        ember.checkpoint(g, prevent_cse=None)
     with pytest.raises(TypeError, match="Expected a callable value"):
         ember.checkpoint(3)
 
