@@ -44,14 +44,14 @@ from ember.prims._control_flow_ad import _trace
 from ember.prims.control_flow import scan_p
 
 
-def _dce(jaxpr: Jaxpr, outvars: Sequence[Any], invars: Sequence[Var] | None = None
-         ) -> Jaxpr:
-    """`jaxpr` returning `outvars`, without the equations none of them needs (equations
-    with effects are kept)."""
+def dce(jaxpr: Jaxpr, outvars: Sequence[Any], invars: Sequence[Var] | None = None, *,
+        keep_effects: bool = True) -> Jaxpr:
+    """`jaxpr` returning `outvars` (and taking `invars`, by default its own), without the
+    equations none of them needs; equations with effects are kept when `keep_effects`."""
     live = {v.id for v in outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if eqn_has_effects(eqn) or any(v.id in live for v in eqn.outvars):
+        if (keep_effects and eqn_has_effects(eqn)) or any(v.id in live for v in eqn.outvars):
             kept.append(eqn)
             live.update(v.id for v in eqn.invars if isinstance(v, Var))
     return Jaxpr([], list(jaxpr.invars if invars is None else invars), list(outvars),
@@ -129,11 +129,11 @@ def scan_linearize(primals: Sequence[Any], tangents: Sequence[Any], nz_c: list[b
 
     inv_vals: list[Any] = []
     if inv_out:
-        hoist = _dce(bj, inv_out, const_vars)
+        hoist = dce(bj, inv_out, const_vars, keep_effects=False)
         inv_vals = eval_jaxpr(hoist, [], *body_consts, *consts)
 
     # 3. The known scan: the primal loop, with the varying residuals as extra ys.
-    known_body = ClosedJaxpr(_dce(bj, bj.outvars[:nk + ny] + stack_out), [])
+    known_body = ClosedJaxpr(dce(bj, bj.outvars[:nk + ny] + stack_out), [])
     outs = scan_p.bind(*body_consts, *consts, *init, *xs, reverse=reverse, length=length,
                        jaxpr=known_body, num_consts=q + nc, num_carry=nk, unroll=unroll)
     carry_out, ys, stacked = outs[:nk], outs[nk:nk + ny], outs[nk + ny:]

@@ -44,6 +44,7 @@ from ember.core.staging import eqn_has_effects
 from ember.core.trace import get_aval
 from ember.core.transpose import backward_pass, is_linearized_tangent, linearize_flat
 from ember.prims._control_flow_ad import _jvp_jaxpr, _trace
+from ember.prims._scan_reverse import dce
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 
@@ -123,16 +124,6 @@ def _remat_plan(k: Jaxpr, residuals: Sequence[Any], policy: Policy | None
     return eqns, list(saved.values()), ins
 
 
-def _dce(jaxpr: Jaxpr, outvars: Sequence[Any]) -> Jaxpr:
-    live = {v.id for v in outvars if isinstance(v, Var)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn_has_effects(eqn) or any(v.id in live for v in eqn.outvars):
-            kept.append(eqn)
-            live.update(v.id for v in eqn.invars if isinstance(v, Var))
-    return Jaxpr([], jaxpr.invars, list(outvars), kept[::-1])
-
-
 def _checkpoint_linearize(args: Sequence[Any], tangents: Sequence[Any], *,
                           jaxpr: ClosedJaxpr, prevent_cse: bool, policy: Policy | None
                           ) -> tuple[list[Any], list[Any]]:
@@ -157,7 +148,7 @@ def _checkpoint_linearize(args: Sequence[Any], tangents: Sequence[Any], *,
 
     # Known side: the outputs and the saved values, in the enclosing trace.
     operands = [*k_consts, *args]
-    got = eval_jaxpr(_dce(kj, kj.outvars[:n_out] + saved), [], *operands)
+    got = eval_jaxpr(dce(kj, kj.outvars[:n_out] + saved), [], *operands)
     outs, saved_vals = got[:n_out], got[n_out:]
     out_zero = lin.out_zero
     if all(out_zero):

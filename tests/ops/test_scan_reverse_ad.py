@@ -233,3 +233,19 @@ def test_composed_against_jax(name, jx):
     want = jx.grad(fj)(x)
     np.testing.assert_allclose(ember.grad(fe)(x), want, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(ember.jit(ember.grad(fe))(x), want, rtol=1e-12, atol=1e-14)
+
+
+def test_effects_run_once_per_iteration_under_grad(capsys, x64):
+    # The hoisted loop-invariant residual (exp(w)) is computed before the loop without the
+    # body's print; the known scan prints once per step; the backward scan never.
+    def f(x, w):
+        def body(c, xi):
+            ember.debug.print("step {}", xi)
+            return jnp.sin(c) * jnp.exp(w) + xi, c
+        return jnp.sum(lax.scan(body, x, jnp.arange(3.0))[1])
+
+    for g in (ember.grad(f), ember.jit(ember.grad(f))):
+        np.testing.assert_allclose(g(0.5, 0.1), 1 + np.cos(0.5) * np.exp(0.1)
+                                   + np.cos(np.sin(0.5) * np.exp(0.1) + 0.0) * np.exp(0.1)
+                                   * np.cos(0.5) * np.exp(0.1), rtol=1e-12)
+        assert capsys.readouterr().out.count("step") == 3
