@@ -4,7 +4,8 @@
 `tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
 `pure_callback`, `debug` (debug.print, debug.callback) and autodiff (`jvp`, `linearize`, `vjp`,
 `grad`, `value_and_grad`, `jacfwd`, `jacrev`, `jacobian`, `hessian`, `linear_transpose`,
-`float0`, `custom_jvp`, `custom_vjp`, `custom_gradient`).
+`float0`, `custom_jvp`, `custom_vjp`, `custom_gradient`, `checkpoint`/`remat` with
+`checkpoint_policies`).
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 This package top, above both the compile pipeline and ember.explain, subscribes explain's
 reports (compile log, dumps, cache-miss explanations) to the pipeline's events
@@ -13,6 +14,7 @@ reports (compile log, dumps, cache-miss explanations) to the pipeline's events
 
 # Importing ember.numpy installs the operators and methods of Array and of tracers.
 from ember import (
+    checkpoint_policies,
     debug,
     errors,
     host_malloc,
@@ -33,6 +35,7 @@ from ember.api import ShapeDtypeStruct, disable_jit, eval_shape, jit, make_jaxpr
 from ember.array import Array, block_until_ready, device_put, devices
 from ember.backends.cpu.runtime import eager_math as _cpu_math
 from ember.callbacks import pure_callback
+from ember.checkpoint_api import checkpoint, remat
 from ember.config import config
 from ember.custom_derivatives import custom_gradient, custom_jvp, custom_vjp
 from ember.errors import ConcretizationTypeError
@@ -77,4 +80,4 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
-           "custom_vjp", "custom_gradient"]
+           "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies"]

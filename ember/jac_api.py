@@ -10,11 +10,8 @@ part is pushed along every standard basis vector: forward (`jacfwd`: one JVP per
 element, the Jacobian's columns) or backward (`jacrev`: one VJP per output element, its
 rows). Until Ember has vmap, the basis vectors go through `lax.map`: one `scan` equation
 whose body is the linear part, so the Jacobian is traced once under `jit` whatever its
-size. Exception: when the linear part closes over values of an enclosing differentiation
-in reverse mode (grad of jacfwd, jacrev of jacrev: the scan would have to be transposed,
-and the `scan` primitive has a JVP rule but no reverse mode yet), the basis vectors go
-through a Python loop instead (the jaxpr is unrolled, one copy per basis vector, and stays
-correct under `jit`); under forward mode only (jacfwd of jacrev) lax.map is used.
+size; scan has both modes, so jacobians nest (grad of jacfwd, jacrev of jacrev) in one
+scan each.
 Invariants: `holomorphic=True` raises (no complex numbers yet); integer inputs are refused
 as JAX does, except by `jacrev(allow_int=True)`, which gives float0 blocks for them.
 """
@@ -38,8 +35,6 @@ from ember.ad_api import (
 from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
-from ember.core.transpose import linearizing
-from ember.prims.control_flow import scan_p
 from ember.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
@@ -63,26 +58,13 @@ def _std_basis(avals: Sequence[ShapedArray]) -> list[np.ndarray]:
     return out
 
 
-def _needs_unrolled_map(closure: Sequence[Any]) -> bool:
-    """True when a scan over the basis would have to be differentiated (it closes over a
-    value of an enclosing JVP) in a way the scan primitive does not support: without a JVP
-    rule, or in reverse mode (a linearization in progress), which scan lacks."""
-    if not any(isinstance(c, ad.JVPTracer) for c in closure):
-        return False
-    # (Drop `linearizing()` here once scan has reverse mode.)
-    return scan_p.jvp_rule is None or linearizing()
-
-
-def _map_basis(body: Callable[[list], list], basis: list[np.ndarray], closure: Sequence[Any],
+def _map_basis(body: Callable[[list], list], basis: list[np.ndarray],
                row_avals: Sequence[ShapedArray]) -> list[Any]:
     """[stack([body(row)[k] for row in basis])] for each output k of body (whose rows have
-    `row_avals`), through lax.map or, where a scan could not be differentiated, a loop."""
+    `row_avals`), through lax.map (one scan, differentiable in both modes)."""
     n = basis[0].shape[0] if basis else 0
     if n == 0:
         return [np.zeros((0, *a.shape), a.dtype) for a in row_avals]
-    if _needs_unrolled_map(closure):
-        rows = [body([b[i] for b in basis]) for i in range(n)]
-        return [jnp.stack([r[k] for r in rows]) for k in range(len(row_avals))]
     return list(lax.map(lambda bs: list(body(list(bs))), list(basis)))
 
 
@@ -143,7 +125,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             ts = lin.jvp(tangents)[:n]
             return [t for t, d in zip(ts, diff) if d]
 
-        cols = iter(_map_basis(push, _std_basis(lin.in_avals), lin.jaxpr.consts,
+        cols = iter(_map_basis(push, _std_basis(lin.in_avals),
                                [a for a, d in zip(out_avals, diff) if d]))
         blocks = []
         for a, d in zip(out_avals, diff):
@@ -212,7 +194,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             cts = lin.vjp([*cotangents, *aux_zeros])
             return [ad.instantiate_zeros(c) for c, d in zip(cts, diff) if d]
 
-        rows_iter = iter(_map_basis(pull, _std_basis(out_avals), lin.jaxpr.consts,
+        rows_iter = iter(_map_basis(pull, _std_basis(out_avals),
                                     [a for a, d in zip(in_avals, diff) if d]))
         rows = [next(rows_iter) if d else None for d in diff]  # (outputs' size, *in.shape)
         blocks, offset = [], 0

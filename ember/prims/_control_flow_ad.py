@@ -20,9 +20,10 @@ Design:
   the linear jaxpr (recomputing its primals, as JAX does), so linearize works; reverse
   mode would need the per-iteration residuals of an unknown number of iterations, so
   transposing it raises JAX's error (grad, vjp).
-- scan (forward only here): tangents are carried and stacked like the primals; as for
-  while, linearize works and transposing raises NotImplementedError naming scan
-  (lax.fori_loop with static bounds is a scan, so its gradient raises the same error).
+- scan: in forward mode tangents are carried and stacked like the primals. Under
+  `linearize` (reverse mode) the rule hands over to `_scan_reverse.py`: a known scan that
+  stacks the residuals and a linear scan on them, which has a transpose rule (so grad
+  through lax.scan and static-bound lax.fori_loop works).
 Invariants: a tangent is `Zero` where no nonzero tangent can reach it; loop-carried
 tangents are nonzero from the start when any iteration can make them nonzero (the fixed
 point of the body's zero pattern), materialized at the loop's entry.
@@ -53,9 +54,6 @@ WHILE_REVERSE_ERROR = (
     "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
     "start/stop.")
 
-SCAN_REVERSE_ERROR = (
-    "Reverse-mode differentiation of lax.scan (and of lax.fori_loop with static bounds, "
-    "which is a scan) is not implemented in Ember yet; forward mode (jvp, jacfwd) works.")
 
 
 def _trace(fun: Callable[..., list], in_avals: Sequence[ShapedArray]
@@ -280,6 +278,11 @@ def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, reverse: bool,
         return _jvp_jaxpr(jaxpr, nz_k + nz_c + nz_x, [False] * (nk + ny))[2][:nk]
 
     nz_c = _loop_nonzero(carry_out_nz, nz[nc:nc + nk])
+    if any(is_linearized_tangent(t) for t in tangents):
+        # Reverse mode: a known scan stacking the residuals and a linear scan on them.
+        from ember.prims._scan_reverse import scan_linearize
+        return scan_linearize(primals, tangents, nz_c, reverse=reverse, length=length,
+                              jaxpr=jaxpr, num_consts=nc, num_carry=nk, unroll=unroll)
     body, consts, out_nz = _jvp_jaxpr(jaxpr, nz_k + nz_c + nz_x, nz_c + [False] * ny)
     nz_y = out_nz[nk:]
     # invars: (*consts, *k, *c, *x, *kt, *ct, *xt) -> (*consts, *k, *kt, *c, *ct, *x, *xt);
@@ -303,21 +306,11 @@ def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, reverse: bool,
     ys, yt_out = outs[nk + nct:nk + nct + ny], iter(outs[nk + nct + ny:])
     t_carry = [next(ct_out) if z else Zero(get_aval(p)) for p, z in zip(carry, nz_c)]
     t_ys = [next(yt_out) if z else Zero(get_aval(p)) for p, z in zip(ys, nz_y)]
-    primal_out = carry + ys
-    if any(is_linearized_tangent(t) for t in tangents):
-        # As for while: known primal outputs from the plain scan, the JVP scan staged
-        # whole into the linear jaxpr, whose transpose raises (`_scan_transpose`).
-        primal_out = scan_p.bind(*primals, reverse=reverse, length=length, jaxpr=jaxpr,
-                                 num_consts=nc, num_carry=nk, unroll=unroll)
-    return primal_out, t_carry + t_ys
+    return carry + ys, t_carry + t_ys
 
 
 def _while_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
     raise ValueError(WHILE_REVERSE_ERROR)
-
-
-def _scan_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
-    raise NotImplementedError(SCAN_REVERSE_ERROR)
 
 
 cond_p.def_jvp(_cond_jvp)
@@ -325,4 +318,6 @@ cond_p.def_transpose(_cond_transpose)
 while_p.def_jvp(_while_jvp)
 while_p.def_transpose(_while_transpose)
 scan_p.def_jvp(_scan_jvp)
-scan_p.def_transpose(_scan_transpose)
+
+# scan's reverse mode (its linearization and transpose rule) has its own module.
+from ember.prims import _scan_reverse  # noqa: E402, F401

@@ -1,5 +1,5 @@
 """Autodiff through control flow: cond/switch (forward and reverse), while_loop (forward;
-reverse raises JAX's error), scan and fori_loop (forward; reverse raises NotImplementedError).
+reverse raises JAX's error), scan and fori_loop (forward and reverse).
 
 Checked as JAX's check_grads does (tests/ops/ad_checks.py: JVPs against central finite
 differences in float64, VJPs against JVPs), eagerly and under jit.
@@ -212,16 +212,20 @@ def test_fori_loop_static_bounds_forward(use_jit, x64):
     check_jvp(f, [rng.standard_normal((3,))], rng, use_jit=use_jit)
 
 
-def test_scan_and_static_fori_reverse_mode_not_implemented(x64):
-    with pytest.raises(NotImplementedError, match="scan"):
-        ember.grad(lambda w: jnp.sum(_scan_fn(np.zeros(()), np.arange(3.0), w)[1]))(0.5)
-    with pytest.raises(NotImplementedError, match="scan"):
-        ember.grad(lambda x: lax.fori_loop(0, 3, lambda i, v: v * x, x))(1.5)
+def test_scan_and_static_fori_reverse_mode(x64):
+    # Reverse mode through scan (tests/ops/test_scan_reverse_ad.py has the rest).
+    g = ember.grad(lambda w: jnp.sum(_scan_fn(np.zeros(()), np.arange(3.0), w)[1]))(0.5)
+    eps = 1e-6
+    up = np.sum(_scan_fn(np.zeros(()), np.arange(3.0), 0.5 + eps)[1])
+    dn = np.sum(_scan_fn(np.zeros(()), np.arange(3.0), 0.5 - eps)[1])
+    np.testing.assert_allclose(g, (up - dn) / (2 * eps), rtol=1e-6)
+    np.testing.assert_allclose(
+        ember.grad(lambda x: lax.fori_loop(0, 3, lambda i, v: v * x, x))(1.5), 4 * 1.5 ** 3)
 
 
-def test_linearize_through_loops_works_only_transpose_fails(x64):
-    # As in JAX: linearize stages the JVP loop (primals recomputed) and its jvp is right;
-    # vjp fails when it transposes that loop.
+def test_linearize_through_loops_works_only_while_transpose_fails(x64):
+    # As in JAX: linearize stages the while's JVP loop (primals recomputed) and its jvp is
+    # right; vjp fails when it transposes that loop. A static fori_loop is a scan: both work.
     def w(x):
         return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, x))[1]
 
@@ -236,8 +240,7 @@ def test_linearize_through_loops_works_only_transpose_fails(x64):
                                    4 * 1.5 ** 3)
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
         ember.vjp(w, 1.5)[1](1.0)
-    with pytest.raises(NotImplementedError, match="scan"):
-        ember.vjp(s, 1.5)[1](1.0)
+    np.testing.assert_allclose(ember.vjp(s, 1.5)[1](1.0)[0], 4 * 1.5 ** 3)
 
 
 def test_nested_forward_mode_through_loops(x64):
@@ -263,10 +266,9 @@ def test_hessian_through_cond(x64):
     np.testing.assert_allclose(ember.jacfwd(ember.jacrev(f))(x), np.diag(6 * x))
 
 
-def test_jacobians_nest_now_that_scan_has_a_jvp_rule(x64):
+def test_jacobians_nest_through_the_basis_scan(x64):
     # jacfwd of jacrev differentiates the lax.map (a scan) of the inner jacobian in forward
-    # mode; reverse over a jacobian (jacrev of jacfwd/jacrev, grad of jacfwd) would have to
-    # transpose that scan, so jac_api unrolls the basis there instead.
+    # mode; reverse over a jacobian (jacrev of jacfwd/jacrev, grad of jacfwd) transposes it.
     def f(x):
         return jnp.sum(jnp.sin(x) * x[::-1])
 

@@ -145,7 +145,8 @@ def _start_loops_in_their_init(sched, live: _Liveness) -> bool:
     """A temporary that only initializes a loop's state (its last use is the loop's
     initial copy) becomes the state buffer itself: its producer writes straight into the
     state and the copy goes (a scan's zero-filled stacked outputs, a carry computed just
-    before the loop). Returns whether anything changed."""
+    before the loop, a loop's final state that only starts the next loop). Returns whether
+    anything changed."""
     rename: dict = {}
     shapes: dict = {}
     for slot in _all_slots(sched):  # a temporary seen through views of other shapes
@@ -160,7 +161,15 @@ def _start_loops_in_their_init(sched, live: _Liveness) -> bool:
                 rename[src] = dst
     if not rename:
         return False
-    _remap(sched, lambda s: rename.get(s, s))
+
+    def final(s):
+        # Chains resolve to their last loop: a loop whose state only starts the next loop
+        # (a scan's stacked residuals read by the backward scan) hands it the same memory.
+        while s in rename:
+            s = rename[s]
+        return s
+
+    _remap(sched, final)
     for plan in sched.control.values():
         if _is_while(plan):
             plan.init = [(a, b) for a, b in plan.init if a != b]
