@@ -575,6 +575,22 @@ class Lowered:
         from ember.hlo.printer import print_module
         return print_module(self._lowered.module, metadata=debug_info)
 
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The lowered program as an object, for debugging (as jax's Lowered.compiler_ir).
+
+        Ember's compiler takes HLO: `dialect=None` or `"hlo"` returns a copy of the HLO
+        module (`ember.hlo.ir.Module`; `str()` or `.as_hlo_text()` print it, as the
+        XlaComputation JAX returns for "hlo" does). JAX's default, `"stablehlo"`, is an
+        MLIR module that Ember never builds: it returns None, JAX's answer for a
+        representation that is unavailable. Any other dialect raises
+        `ValueError("unknown dialect: ...")`.
+        """
+        if dialect is None or dialect == "hlo":
+            return self._lowered.module.clone()
+        if dialect == "stablehlo":
+            return None
+        raise ValueError(f"unknown dialect: {dialect}")
+
     def compile(self) -> Compiled:
         return Compiled(self._fn, self._result)
 
