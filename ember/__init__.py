@@ -52,8 +52,12 @@ __version__ = "0.1.0"
 
 # Issue 22's small APIs (jax.tree, jax.ops, device_get, the tracing context managers).
 from ember import ops, tree  # noqa: E402
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
 from ember.array import device_get  # noqa: E402
 from ember.scoped import default_matmul_precision, ensure_compile_time_eval  # noqa: E402
+
+# A JAX name Ember lacks: AttributeError saying Ember does not implement it yet.
+__getattr__ = _module_getattr(__name__)
 
 tree_map = tree_util.tree_map
 tree_leaves = tree_util.tree_leaves

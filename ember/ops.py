@@ -179,3 +179,8 @@ def segment_min(data: Any, segment_ids: Any, num_segments: int | None = None,
     :func:`segment_sum`."""
     return _segment("segment_min", "min", data, segment_ids, num_segments,
                     indices_are_sorted, unique_indices, bucket_size, mode)
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

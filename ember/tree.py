@@ -47,3 +47,8 @@ def static(**kwargs: Any) -> Any:
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
            "map", "map_with_path", "reduce", "reduce_associative", "static", "structure",
            "transpose", "unflatten"]
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

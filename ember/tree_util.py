@@ -995,3 +995,8 @@ def tree_transpose(
     inner = [inner_treedef.flatten_up_to(x) for x in outer]
     columns = zip(*inner) if inner else [[] for _ in range(inner_treedef.num_leaves)]
     return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in columns])
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

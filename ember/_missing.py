@@ -1,0 +1,73 @@
+"""A JAX name that Ember lacks raises an AttributeError saying it is not implemented yet.
+
+Input: the name of an Ember module (`ember.numpy`) and an attribute looked up on it that it
+does not have. Output: `module_getattr(module_name)`, the module-level `__getattr__` each
+public module installs (Python calls it only for names the module does not define): for a
+name of the corresponding JAX module (`jax.numpy`, listed in ember/_jax_names.py, generated
+from JAX 0.10.2 by tools/jax_names.py) it raises
+
+    AttributeError: ember.numpy.foo is not implemented yet in Ember (it is part of JAX's
+    API: jax.numpy.foo in JAX 0.10.2) ...
+
+and for any other name the ordinary "module 'ember.numpy' has no attribute 'foo'".
+Invariants: the hook never makes a name exist (hasattr stays False, `from ember import x`
+of a submodule still imports it) and never fires for a name the module has, so modules
+that other work adds later are never reported missing. `coverage()` counts, per Ember
+module, JAX's names it has.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ember._jax_names import JAX_VERSION, NAMES
+
+
+def jax_module_of(module_name: str) -> str:
+    """`ember.numpy.linalg` -> `jax.numpy.linalg`."""
+    return "jax" + module_name[len("ember"):]
+
+
+def _names(module_name: str) -> frozenset[str]:
+    return frozenset(NAMES.get(jax_module_of(module_name), ()))
+
+
+def missing_error(module_name: str, name: str) -> AttributeError:
+    """The AttributeError for `module_name.name`, which the module does not have."""
+    if name in _names(module_name):
+        jax_name = f"{jax_module_of(module_name)}.{name}"
+        return AttributeError(
+            f"{module_name}.{name} is not implemented yet in Ember (it is part of JAX's API: "
+            f"{jax_name} in JAX {JAX_VERSION}). README.md lists what works; please open an "
+            "issue if your program needs it.", name=name, obj=sys.modules.get(module_name))
+    return AttributeError(f"module {module_name!r} has no attribute {name!r}", name=name,
+                          obj=sys.modules.get(module_name))
+
+
+def module_getattr(module_name: str) -> Callable[[str], Any]:
+    """The `__getattr__` for the module named `module_name` (install it as
+    `__getattr__ = module_getattr(__name__)`)."""
+
+    def __getattr__(name: str) -> Any:
+        raise missing_error(module_name, name)
+
+    __getattr__.__qualname__ = f"{module_name}.__getattr__"
+    return __getattr__
+
+
+def coverage() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """(Ember module, JAX's names, the ones it lacks) for each JAX module in the list whose
+    Ember counterpart can be imported."""
+    out = []
+    for jax_module, names in NAMES.items():
+        module_name = "ember" + jax_module[len("jax"):]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        have = set(dir(module))
+        out.append((module_name, names, tuple(n for n in names if n not in have)))
+    return out
