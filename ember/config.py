@@ -153,6 +153,27 @@ _define(Flag("jax_default_matmul_precision", "str | None", None,
              "refused by the product): recorded in the jaxpr as JAX does; the CPU computes "
              "in full precision whatever it says.", True, parse=_parse_matmul_precision,
              check=_check_matmul_precision))
+TRACEBACK_FILTERING = ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")
+
+
+def _check_traceback_filtering(value: Any) -> None:
+    if value not in TRACEBACK_FILTERING:
+        raise ValueError(f"new enum value must be in {list(TRACEBACK_FILTERING)}, got {value} "
+                         f"of type {type(value)}.")
+
+
+def _parse_traceback_filtering(text: str) -> str:
+    _check_traceback_filtering(text)
+    return text
+
+
+_define(Flag("jax_traceback_filtering", "str", "auto", "JAX_TRACEBACK_FILTERING", "How an "
+             "error raised under jit, make_jaxpr, eval_shape (...) hides Ember's frames "
+             "(ember/core/traceback_util.py): 'off' (all frames), 'quiet_remove_frames' (user "
+             "frames and a note naming this flag), 'remove_frames' (also the full traceback "
+             "as the cause), 'tracebackhide' (marks Ember's frames for IPython/pytest), "
+             "'auto' (tracebackhide under IPython, else quiet_remove_frames).",
+             parse=_parse_traceback_filtering, check=_check_traceback_filtering))
 _define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted functions "
              "eagerly, op by op.", True, parse=_parse_bool))
 
