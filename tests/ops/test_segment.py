@@ -84,6 +84,10 @@ def test_segment_ops_agree_with_jax_including_defaults() -> None:
         np.testing.assert_allclose(ours(data, np.sort(ids), 5, indices_are_sorted=True),
                                    theirs(data, np.sort(ids), 5, indices_are_sorted=True),
                                    rtol=1e-6)
+    far = np.array([0, 1, 7, -1, 2], np.int32)  # mode="clip" clamps instead of dropping
+    for mode in ("clip", "drop"):
+        np.testing.assert_array_equal(ops.segment_sum(data[:5], far, 3, mode=mode),
+                                      jax.ops.segment_sum(data[:5], far, 3, mode=mode))
     bools = np.array([True, False, True, False])
     bids = np.array([0, 0, 1, 3])
     for name in ("max", "min"):
@@ -110,3 +114,13 @@ def test_segment_errors() -> None:
         ops.segment_sum(np.ones(3), np.zeros(3, np.float32), 2)
     with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
         ops.segment_sum([1.0, 2.0], np.zeros(2, np.int32), 2)
+
+
+def test_segment_gradients_match_jax() -> None:
+    data = np.array([0.5, -1.0, 2.0, 3.0, -2.5], np.float32)
+    ids = np.array([0, 1, 1, 0, 2], np.int32)
+    for name in ("sum", "max", "min"):
+        ours_fn, theirs_fn = getattr(ops, f"segment_{name}"), getattr(jax.ops, f"segment_{name}")
+        ours = ember.grad(lambda d, fn=ours_fn: (fn(d, ids, 3) ** 2).sum())
+        theirs = jax.grad(lambda d, fn=theirs_fn: (fn(d, ids, 3) ** 2).sum())
+        np.testing.assert_allclose(ours(data), theirs(data), rtol=1e-6)
