@@ -31,8 +31,14 @@ def jax_module_of(module_name: str) -> str:
     return "jax" + module_name[len("ember"):]
 
 
+_NAME_SETS: dict[str, frozenset[str]] = {}
+
+
 def _names(module_name: str) -> frozenset[str]:
-    return frozenset(NAMES.get(jax_module_of(module_name), ()))
+    names = _NAME_SETS.get(module_name)
+    if names is None:  # (made on the first miss: lookups of absent names can be frequent)
+        names = _NAME_SETS[module_name] = frozenset(NAMES.get(jax_module_of(module_name), ()))
+    return names
 
 
 def missing_error(module_name: str, name: str) -> AttributeError:
