@@ -10,15 +10,17 @@ from JAX 0.10.2 by tools/jax_names.py) it raises
     API: jax.numpy.foo in JAX 0.10.2) ...
 
 and for any other name the ordinary "module 'ember.numpy' has no attribute 'foo'".
-Invariants: the hook never makes a name exist (hasattr stays False, `from ember import x`
-of a submodule still imports it) and never fires for a name the module has, so modules
-that other work adds later are never reported missing. `coverage()` counts, per Ember
-module, JAX's names it has.
+Invariants: the hook never fires for a name the module has, and a package's submodule
+that is not imported yet is imported and returned instead of reported (`ember.random`
+works after `import ember`, as `jax.random` does), so modules that other work adds are
+never reported missing; otherwise it never makes a name exist (hasattr stays False).
+`coverage()` counts, per Ember module, JAX's names it has.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +60,20 @@ def module_getattr(module_name: str) -> Callable[[str], Any]:
     `__getattr__ = module_getattr(__name__)`)."""
 
     def __getattr__(name: str) -> Any:
+        if name.startswith("__"):  # (the import system probes __path__ and the like)
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}",
+                                 name=name, obj=sys.modules.get(module_name))
+        module = sys.modules.get(module_name)
+        if module is not None and "__path__" in vars(module):
+            # a submodule not imported yet (`ember.random` before `import ember.random`):
+            # import it, as `jax.random` works after `import jax`
+            sub = f"{module_name}.{name}"
+            try:
+                found = importlib.util.find_spec(sub) is not None
+            except (ImportError, ValueError):
+                found = False
+            if found:
+                return importlib.import_module(sub)
         raise missing_error(module_name, name)
 
     __getattr__.__qualname__ = f"{module_name}.__getattr__"
@@ -74,6 +90,6 @@ def coverage() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        have = set(dir(module))
-        out.append((module_name, names, tuple(n for n in names if n not in have)))
+        # (hasattr, not dir(): a submodule not imported yet counts, it imports on access)
+        out.append((module_name, names, tuple(n for n in names if not hasattr(module, n))))
     return out
