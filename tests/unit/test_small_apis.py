@@ -89,11 +89,21 @@ def test_default_matmul_precision_is_recorded_as_jax_does(value) -> None:
 
 
 def test_default_matmul_precision_retraces_and_restores_after_errors() -> None:
-    f = ember.jit(lambda a, b: a @ b)
+    traces = []
+
+    def product(a, b):
+        traces.append(ember.config.jax_default_matmul_precision)
+        return a @ b
+
+    f = ember.jit(product)
     a = jnp.ones((3, 3))
-    f(a, a)
+    f(a, a), f(a, a), f(a, a)  # (the third call takes the fast path)
     with ember.default_matmul_precision("highest"):
         np.testing.assert_allclose(f(a, a), np.full((3, 3), 3.0))
+        f(a, a)
+    f(a, a)
+    assert traces == [None, "highest"]  # one trace per value; the first one reused after
+    with ember.default_matmul_precision("highest"):
         assert "Precision.HIGHEST" in str(ember.make_jaxpr(f)(a, a))
     assert "Precision" not in str(ember.make_jaxpr(f)(a, a))
     with pytest.raises(RuntimeError), ember.default_matmul_precision("high"):
