@@ -5,7 +5,8 @@
 `pure_callback`, `debug` (debug.print, debug.callback) and autodiff (`jvp`, `linearize`, `vjp`,
 `grad`, `value_and_grad`, `jacfwd`, `jacrev`, `jacobian`, `hessian`, `linear_transpose`,
 `float0`, `custom_jvp`, `custom_vjp`, `custom_gradient`, `checkpoint`/`remat` with
-`checkpoint_policies`).
+`checkpoint_policies`), `tree` and `ops` (as jax.tree and jax.ops), `device_get`,
+`ensure_compile_time_eval` and `default_matmul_precision`.
 Importing ember is cheap: it loads neither llvmlite nor scipy.
 This package top, above both the compile pipeline and ember.explain, subscribes explain's
 reports (compile log, dumps, cache-miss explanations) to the pipeline's events
@@ -53,6 +54,15 @@ host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting
 
 __version__ = "0.1.0"
 
+# Issue 22's small APIs (jax.tree, jax.ops, device_get, the tracing context managers).
+from ember import ops, tree  # noqa: E402
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+from ember.array import device_get  # noqa: E402
+from ember.scoped import default_matmul_precision, ensure_compile_time_eval  # noqa: E402
+
+# A JAX name Ember lacks: AttributeError saying Ember does not implement it yet.
+__getattr__ = _module_getattr(__name__)
+
 tree_map = tree_util.tree_map
 tree_leaves = tree_util.tree_leaves
 tree_structure = tree_util.tree_structure
@@ -80,4 +90,5 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
-           "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies"]
+           "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies",
+           "ops", "tree", "device_get", "default_matmul_precision", "ensure_compile_time_eval"]

@@ -24,7 +24,7 @@ from ember import backends as _backends
 from ember import compile_events, dispatch, fastpath
 from ember.compiler import record_trace
 from ember.config import config
-from ember.core import dtypes
+from ember.core import dtypes, traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.batching import bound_axis_names, named_axis_trace
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr
@@ -457,23 +457,30 @@ class JitFunction:
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fast = self._fast
-        if fast is not None and not kwargs:
-            out = fast(args)
-            if out is not fastpath.MISS:
-                return out
-        fastpath.STATS["slow_calls"] += 1
-        if config.jax_disable_jit or (self.inline and current_dynamic().level > 0):
-            # inline=True inside a staging trace: fun's operations join the caller's jaxpr.
-            return self.fun(*args, **kwargs)
-        traces = self.trace_count
-        result, leaves = self._lookup(args, kwargs)
-        outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
-        if (traces == self.trace_count and not kwargs and self._no_static
-                and not result.hoisted and current_dynamic().level == 0 and not _axis_env()
-                and fastpath.eligible(args)):
-            self._install_fast(result, args)
-        return tree_unflatten(result.out_tree, outs)
+        # A traceback boundary inline (no wrapper frame on the fast path; `try` is free):
+        # an error leaves with Ember's frames filtered out (core/traceback_util.py).
+        try:
+            fast = self._fast
+            if fast is not None and not kwargs:
+                out = fast(args)
+                if out is not fastpath.MISS:
+                    return out
+            fastpath.STATS["slow_calls"] += 1
+            if config.jax_disable_jit or (self.inline and current_dynamic().level > 0):
+                # inline=True inside a staging trace: fun's operations join the caller's
+                # jaxpr.
+                return self.fun(*args, **kwargs)
+            traces = self.trace_count
+            result, leaves = self._lookup(args, kwargs)
+            outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
+            if (traces == self.trace_count and not kwargs and self._no_static
+                    and not result.hoisted and current_dynamic().level == 0
+                    and not _axis_env() and fastpath.eligible(args)):
+                self._install_fast(result, args)
+            return tree_unflatten(result.out_tree, outs)
+        except Exception as e:
+            traceback_util.filter_exception(e)
+            raise
 
     def _install_fast(self, result: TraceResult, args: tuple) -> None:
         """After a cache hit run by the eval trace: make calls like this one take the fast
@@ -501,13 +508,16 @@ class JitFunction:
             return self
         return functools.partial(self, obj)
 
+    @traceback_util.api_boundary
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         result, _ = self._lookup(args, kwargs)
         return Traced(self, result)
 
+    @traceback_util.api_boundary
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self.trace(*args, **kwargs).lower()
 
+    @traceback_util.api_boundary
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         result, _ = self._lookup(args, kwargs)
         return tree_unflatten(result.out_tree, [
@@ -523,6 +533,9 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<ember.jit of {self._name} at {fun_location(self.fun)}>"
+
+
+traceback_util.register_boundary(JitFunction.__call__)
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -582,6 +595,22 @@ class Lowered:
         from ember.hlo.printer import print_module
         return print_module(self._lowered.module, metadata=debug_info)
 
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The lowered program as an object, for debugging (as jax's Lowered.compiler_ir).
+
+        Ember's compiler takes HLO: `dialect=None` or `"hlo"` returns a copy of the HLO
+        module (`ember.hlo.ir.Module`; `str()` or `.as_hlo_text()` print it, as the
+        XlaComputation JAX returns for "hlo" does). JAX's default, `"stablehlo"`, is an
+        MLIR module that Ember never builds: it returns None, JAX's answer for a
+        representation that is unavailable. Any other dialect raises
+        `ValueError("unknown dialect: ...")`.
+        """
+        if dialect is None or dialect == "hlo":
+            return self._lowered.module.clone()
+        if dialect == "stablehlo":
+            return None
+        raise ValueError(f"unknown dialect: {dialect}")
+
     def compile(self) -> Compiled:
         return Compiled(self._fn, self._result)
 
@@ -632,6 +661,7 @@ class Compiled:
         formats them)."""
         return self._compiled.kernels()
 
+    @traceback_util.api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _, _, in_tree, leaves, _, _ = self._fn.flatten_call(args, kwargs)
         if in_tree != self._result.in_tree:
@@ -788,6 +818,7 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
     jitted = JitFunction(fun, static_argnums, static_argnames)
 
     @functools.wraps(fun)
+    @traceback_util.api_boundary
     def make(*args: Any, **kwargs: Any) -> Any:
         dyn_args, dyn_kwargs, in_tree, _, avals, _ = jitted.flatten_call(args, kwargs)
         result = jitted._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals,
@@ -802,6 +833,7 @@ def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any =
     return make
 
 
+@traceback_util.api_boundary
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     """Compute the shapes and dtypes of ``fun(*args, **kwargs)`` without running it, as
     ``jax.eval_shape``.

@@ -252,6 +252,29 @@ def device_put(x: Any, device: Any = None) -> Any:
     return tree_map(lambda v: v if isinstance(v, ArrayImpl) else ArrayImpl._from_user(v), x)
 
 
+def device_get(x: Any) -> Any:
+    """Copy a pytree of Arrays to the host as NumPy arrays (as jax.device_get).
+
+    Args:
+      x: a pytree; leaves with ``__array__`` (ember.Arrays, NumPy arrays and scalars) become
+        ``numpy.ndarray``s, other leaves (Python numbers, strings) and tracers are returned
+        as they are.
+
+    Returns:
+      The pytree with the converted leaves. An Array's NumPy value is read-only, as in
+      JAX; ``numpy.array(...)`` of it gives a writable copy.
+    """
+    from ember.core.trace import Tracer
+    from ember.tree_util import tree_map
+
+    def get(leaf: Any) -> Any:
+        if isinstance(leaf, Tracer) or not hasattr(leaf, "__array__"):
+            return leaf
+        return leaf.__array__()
+
+    return tree_map(get, x)
+
+
 def devices(backend: str | None = None) -> list[CpuDevice]:
     """Return the devices Ember runs on (as jax.devices): one, this machine's CPU."""
     return [_CPU]

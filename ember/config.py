@@ -55,6 +55,7 @@ class Flag:
     affects_tracing: bool = False
     live: bool = False
     parse: Callable[[str], Any] = str
+    check: Callable[[Any], Any] | None = None  # raises ValueError for a value update refuses
 
 
 def _parse_bool(text: str) -> bool:
@@ -123,6 +124,56 @@ _define(Flag("ember_matmul_backend", "str", "auto", "EMBER_MATMUL_BACKEND", "Flo
              "runs it wherever it applies; 'blas' always calls the BLAS library. Part of the "
              "CPU backend's cache keys (and of jit's, as if it changed tracing: a jitted "
              "function compiles again after a change).", True))
+# JAX's names: the legacy precisions, then the dot algorithm presets (which Ember's dots
+# refuse when they apply, ember/lax/_linalg.py: there is no DotAlgorithmPreset here).
+MATMUL_PRECISIONS = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+
+
+def _check_matmul_precision(value: Any) -> None:
+    if value is not None and value not in MATMUL_PRECISIONS:
+        raise ValueError(f"new enum value must be None or in {list(MATMUL_PRECISIONS)}, got "
+                         f"{value} of type {type(value)}.")
+
+
+def _parse_matmul_precision(text: str) -> str | None:
+    value = text or None
+    _check_matmul_precision(value)
+    return value
+
+
+_define(Flag("jax_default_matmul_precision", "str | None", None,
+             "JAX_DEFAULT_MATMUL_PRECISION", "The precision of products and convolutions "
+             "whose `precision` is None ('default', 'high', 'highest', 'bfloat16', "
+             "'tensorfloat32', 'float32'; JAX's algorithm preset names are accepted here and "
+             "refused by the product): recorded in the jaxpr as JAX does; the CPU computes "
+             "in full precision whatever it says.", True, parse=_parse_matmul_precision,
+             check=_check_matmul_precision))
+TRACEBACK_FILTERING = ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")
+
+
+def _check_traceback_filtering(value: Any) -> None:
+    if value not in TRACEBACK_FILTERING:
+        raise ValueError(f"new enum value must be in {list(TRACEBACK_FILTERING)}, got {value} "
+                         f"of type {type(value)}.")
+
+
+def _parse_traceback_filtering(text: str) -> str:
+    _check_traceback_filtering(text)
+    return text
+
+
+_define(Flag("jax_traceback_filtering", "str", "auto", "JAX_TRACEBACK_FILTERING", "How an "
+             "error raised under jit, make_jaxpr, eval_shape (...) hides Ember's frames "
+             "(ember/core/traceback_util.py): 'off' (all frames), 'quiet_remove_frames' (user "
+             "frames and a note naming this flag), 'remove_frames' (also the full traceback "
+             "as the cause), 'tracebackhide' (marks Ember's frames for IPython/pytest), "
+             "'auto' (tracebackhide under IPython, else quiet_remove_frames).",
+             parse=_parse_traceback_filtering, check=_check_traceback_filtering))
 _define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted functions "
              "eagerly, op by op.", True, parse=_parse_bool))
 
@@ -234,6 +285,8 @@ class Config:
         if flag.live:
             raise ValueError(f"{name} is read from the environment at each use: set "
                              f"{flag.env} instead of calling config.update")
+        if flag.check is not None:
+            flag.check(value)
         with self._lock:
             self._values[name] = value
             object.__setattr__(self, name, value)

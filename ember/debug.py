@@ -59,3 +59,8 @@ def callback(callback: Callable[..., None], *args: Any, ordered: bool = False,
     debug_callback_p.bind(*flat, callback=DebugCallback(callback, in_tree),
                           effect=ORDERED_DEBUG if ordered else DEBUG,
                           partitioned=partitioned)
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

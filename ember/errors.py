@@ -22,3 +22,8 @@ __all__ = ["ConcretizationTypeError", "JAXIndexError", "JaxRuntimeError", "JAXTy
            "KeyReuseError", "NonConcreteBooleanIndexError", "TracerArrayConversionError",
            "TracerBoolConversionError", "TracerIntegerConversionError",
            "UnexpectedTracerError"]
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

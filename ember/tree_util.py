@@ -20,8 +20,10 @@ Invariants:
   have equal treedefs and the same leaf order.
 - ``None`` is a node with no children, never a leaf.
 - A :class:`PyTreeDef` is immutable and hashable; two treedefs are equal iff they have the
-  same node types, equal auxiliary data (dict keys, custom aux data) and the same shape.
-  Its hash is computed once and cached, since treedefs are part of the jit cache key.
+  same node types, equal auxiliary data (dict keys, custom aux data, compared with ``==``)
+  and the same shape. Its hash is computed once and cached, since treedefs are part of the
+  jit cache key; auxiliary data that cannot be hashed (e.g. a dict) is left out of the hash,
+  as JAX does, so such trees still work as jit arguments.
 - Only exact types are looked up in the registry: a subclass of ``dict`` or ``list`` that
   is not registered is a leaf (namedtuples, i.e. tuple subclasses with ``_fields``, are
   the exception).
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -44,20 +47,30 @@ __all__ = [
     "GetAttrKey",
     "KeyEntry",
     "KeyPath",
+    "Partial",
     "PyTreeDef",
     "SequenceKey",
     "all_leaves",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
     "keystr",
+    "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
     "register_pytree_with_keys",
+    "register_pytree_with_keys_class",
+    "register_static",
     "tree_all",
+    "tree_broadcast",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
     "tree_leaves_with_path",
     "tree_map",
     "tree_map_with_path",
+    "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
@@ -369,9 +382,10 @@ def _flatten_one_with_keys(x: Any) -> tuple[type, Any, list[tuple[KeyEntry, Any]
 
 
 def _flatten_with_path(
-    x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is_leaf: IsLeaf
+    x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is_leaf: Callable[..., bool] | None,
+    takes_path: bool = False,
 ) -> Any:
-    if is_leaf is not None and is_leaf(x):
+    if is_leaf is not None and (is_leaf(path, x) if takes_path else is_leaf(x)):
         out.append((path, x))
         return _LEAF
     one = _flatten_one_with_keys(x)
@@ -382,7 +396,8 @@ def _flatten_with_path(
     return (
         t,
         aux,
-        tuple([_flatten_with_path(c, (*path, k), out, is_leaf) for k, c in key_children]),
+        tuple([_flatten_with_path(c, (*path, k), out, is_leaf, takes_path)
+               for k, c in key_children]),
     )
 
 
@@ -457,7 +472,13 @@ class PyTreeDef:
     def __hash__(self) -> int:
         h = self._hash
         if h is None:
-            h = hash(self._node)
+            try:
+                h = hash(self._node)
+            except TypeError:
+                # Custom auxiliary data that cannot be hashed (a dict, a list): JAX accepts
+                # it and compares it with ==, so the hash leaves it out (equal trees still
+                # hash equal; unequal ones that differ only there share a bucket).
+                h = hash(_hashable_skeleton(self._node))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -550,6 +571,18 @@ class PyTreeDef:
             return f_node(tuple(go(c) for c in node[2]), (node[0], node[1]))
 
         return go(self._node)
+
+
+def _hashable_skeleton(node: Any) -> Any:
+    """``node`` with every unhashable auxiliary datum replaced by its type's name."""
+    if node is _LEAF:
+        return node
+    t, aux, children = node
+    try:
+        hash(aux)
+    except TypeError:
+        aux = ("<unhashable>", type(aux).__qualname__)
+    return (t, aux, tuple(_hashable_skeleton(c) for c in children))
 
 
 def _flatten_up_to(node: Any, x: Any, out: list[Any], path: KeyPath) -> None:
@@ -664,29 +697,260 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: IsLeaf = Non
 
 
 def tree_flatten_with_path(
-    tree: Any, is_leaf: IsLeaf = None
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
 ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-    """Like :func:`tree_flatten`, but each leaf comes as ``(key_path, leaf)``."""
+    """Like :func:`tree_flatten`, but each leaf comes as ``(key_path, leaf)``.
+
+    With ``is_leaf_takes_path=True``, ``is_leaf`` is called as ``is_leaf(key_path, x)``.
+    """
     out: list[tuple[KeyPath, Any]] = []
-    node = _flatten_with_path(tree, (), out, is_leaf)
+    node = _flatten_with_path(tree, (), out, is_leaf, is_leaf_takes_path)
     return out, PyTreeDef(node, len(out))
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: IsLeaf = None) -> list[tuple[KeyPath, Any]]:
-    """The ``(key_path, leaf)`` pairs of ``tree``."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
+) -> list[tuple[KeyPath, Any]]:
+    """The ``(key_path, leaf)`` pairs of ``tree`` (``is_leaf`` as in
+    :func:`tree_flatten_with_path`)."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
-def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: IsLeaf = None) -> Any:
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> Any:
     """Like :func:`tree_map`, but calls ``f(key_path, leaf, *leaves_of_rest)``."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = _flatten_rest(treedef, rest, "tree_map_with_path")
     return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
 
-def tree_all(tree: Any, is_leaf: IsLeaf = None) -> bool:
+def tree_all(tree: Any, *, is_leaf: IsLeaf = None) -> bool:
     """True iff every leaf of ``tree`` is truthy."""
     return all(tree_leaves(tree, is_leaf))
+
+
+class _Missing:
+    """The default of an optional argument whose every value, None included, is valid."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
+
+def tree_reduce(function: Callable[[Any, Any], Any], tree: Any,
+                initializer: Any = _MISSING, is_leaf: IsLeaf = None) -> Any:
+    """Fold ``function`` over the leaves left to right, as ``functools.reduce`` does.
+
+    Args:
+      function: ``function(accumulated, leaf) -> accumulated``.
+      tree: the pytree whose leaves are folded.
+      initializer: the starting value; without it the first leaf is, and an empty tree
+        raises ``TypeError`` (as ``functools.reduce``).
+      is_leaf: as in :func:`tree_flatten`.
+
+    Returns:
+      The accumulated value, e.g. ``tree_reduce(operator.add, [1, (2, 3)]) == 6``.
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _MISSING:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _MISSING, is_leaf: IsLeaf = None) -> Any:
+    """Reduce the leaves with an associative ``operation`` as a balanced binary tree.
+
+    The leaves are split in halves recursively (``len // 2`` on the left), so the depth of
+    ``operation`` calls is logarithmic in the number of leaves: for ``[a, b, c, d, e]``
+    the result is ``op(op(a, b), op(c, op(d, e)))``.
+
+    Args:
+      operation: an associative binary function.
+      tree: the pytree whose leaves are reduced.
+      identity: returned for a tree without leaves (required then: ``TypeError``
+        otherwise); never combined with leaves.
+      is_leaf: as in :func:`tree_flatten`.
+
+    Returns:
+      The reduced value.
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _MISSING:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def halve(lo: int, hi: int) -> Any:
+        if hi - lo == 1:
+            return leaves[lo]
+        mid = lo + (hi - lo) // 2
+        return operation(halve(lo, mid), halve(mid, hi))
+
+    return halve(0, len(leaves))
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: IsLeaf = None) -> Any:
+    """Repeat each leaf of ``prefix_tree`` over the subtree of ``full_tree`` it stands for.
+
+    Args:
+      prefix_tree: a pytree whose structure is a prefix of ``full_tree``'s.
+      full_tree: the pytree giving the result's structure.
+      is_leaf: as in :func:`tree_flatten`, applied to ``prefix_tree``.
+
+    Returns:
+      A pytree with ``full_tree``'s structure, e.g. ``tree_broadcast((1, 2), (0, [0, 0]))
+      == (1, [2, 2])``. Raises ``ValueError`` naming the key path where ``prefix_tree`` is
+      not a prefix.
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    try:
+        subtrees = prefix_def.flatten_up_to(full_tree)
+    except ValueError as e:
+        raise ValueError(f"tree_broadcast: prefix_tree is not a prefix of full_tree: {e}") from None
+    full_def = tree_structure(full_tree)
+    leaves: list[Any] = []
+    for value, sub in zip(prefix_leaves, subtrees):
+        leaves.extend([value] * tree_structure(sub).num_leaves)
+    return full_def.unflatten(leaves)
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """Take apart the root node only: ``(children, aux_data)``.
+
+    A namedtuple's aux data is its class; a leaf raises
+    ``ValueError("can't tree-flatten type: ...")``.
+    """
+    one = _flatten_one(tree)
+    if one is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    t, aux, children = one
+    if t not in _registry:  # a namedtuple
+        aux = t
+    return children, aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
+    """Like :func:`flatten_one_level`, with each child as a ``(key, child)`` pair."""
+    one = _flatten_one_with_keys(tree)
+    if one is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    t, aux, key_children = one
+    if t not in _registry:
+        aux = t
+    return key_children, aux
+
+
+def is_tree_node(typ: type) -> bool:
+    """True iff values of type ``typ`` are pytree nodes (registered types, namedtuples,
+    ``type(None)``), False if they are leaves."""
+    return typ in _registry or (isinstance(typ, type) and _is_namedtuple_type(typ))
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: register ``cls`` with its ``tree_flatten_with_keys`` method.
+
+    ``cls`` defines ``tree_flatten_with_keys(self) -> (((key, child), ...), aux_data)``,
+    the classmethod ``tree_unflatten(cls, aux_data, children)`` and optionally
+    ``tree_flatten(self)``. Returns ``cls`` unchanged.
+    """
+    flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              flatten)
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a node with no children: its instances are part of the treedef.
+
+    A static value is passed to ``jit`` as part of the cache key (like a ``static_argnums``
+    argument), so ``cls`` must be hashable and comparable. Usable as a decorator.
+    """
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x,
+                         lambda x: ((), x))
+    return cls
+
+
+def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] | None = None,
+                       drop_fields: Sequence[str] = ()) -> type:
+    """Register a dataclass-like type as a pytree node; usable as a class decorator.
+
+    Args:
+      nodetype: the class; its constructor takes every field as a keyword.
+      data_fields: the fields that are children (leaves or subtrees; traced under jit).
+      meta_fields: the fields that are auxiliary data (static under jit: hashable and
+        comparable with ``==``).
+      drop_fields: ``init=True`` dataclass fields that are neither (not rebuilt).
+
+    Both ``data_fields`` and ``meta_fields`` are given, or neither: then ``nodetype`` must
+    be a dataclass, and a field is meta data iff its metadata has ``static=True``
+    (``dataclasses.field(metadata={"static": True})`` or ``ember.tree.static()``).
+
+    Returns:
+      ``nodetype``. The treedef's aux data is the tuple of meta field values; the key
+      path of a child is ``GetAttrKey(name)``.
+    """
+    if (data_fields is None) != (meta_fields is None):
+        raise TypeError("register_dataclass: data_fields and meta_fields must both be specified"
+                        f" when either is specified. Got {data_fields=} {meta_fields=}.")
+    if data_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError("register_dataclass: data_fields and meta_fields are required when"
+                            f" nodetype is not a dataclass. Got {nodetype=}.")
+        fields = dataclasses.fields(nodetype)
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data = tuple(data_fields)
+    meta = tuple(meta_fields)  # type: ignore[arg-type]
+    if dataclasses.is_dataclass(nodetype):
+        init = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        given = {*data, *meta}
+        if given != init:
+            msg = ("data_fields and meta_fields must include all dataclass fields with"
+                   " ``init=True`` and only them.")
+            if init - given:
+                msg += (f" Missing fields: {init - given}. Add them to drop_fields to suppress"
+                        " this error.")
+            if given - init:
+                msg += f" Unexpected fields: {given - init}."
+            raise ValueError(msg)
+    if set(data) & set(meta):
+        raise ValueError("data_fields and meta_fields must not overlap. Overlapping fields: "
+                         f"{set(data) & set(meta)}.")
+
+    def flatten(x: Any) -> tuple[list[Any], tuple]:
+        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+    def flatten_with_keys(x: Any) -> tuple[list[tuple[KeyEntry, Any]], tuple]:
+        return ([(GetAttrKey(n), getattr(x, n)) for n in data],
+                tuple(getattr(x, n) for n in meta))
+
+    def unflatten(aux: tuple, children: Iterable[Any]) -> Any:
+        return nodetype(**dict(zip(meta, aux)), **dict(zip(data, children)))
+
+    register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    return nodetype
+
+
+class Partial(functools.partial):
+    """A ``functools.partial`` that is a pytree: the bound arguments are its children and
+    the function is its auxiliary data, so a ``Partial`` can be passed to and returned from
+    ``jit``-compiled functions (the function must be hashable).
+
+    ``Partial(f, *args, **kwargs)(*more) == f(*args, *more, **kwargs)``; the leaves are
+    those of ``args`` then of ``kwargs`` (by sorted key).
+    """
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]),
+)
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: IsLeaf = None) -> bool:
@@ -731,3 +995,8 @@ def tree_transpose(
     inner = [inner_treedef.flatten_up_to(x) for x in outer]
     columns = zip(*inner) if inner else [[] for _ in range(inner_treedef.num_leaves)]
     return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in columns])
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

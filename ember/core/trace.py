@@ -76,6 +76,20 @@ def new_main(trace_type: type, *, dynamic: bool = False, payload: Any = None
         main.alive = False
 
 
+@contextlib.contextmanager
+def eval_context() -> Iterator[None]:
+    """Within the block, operations on concrete values run eagerly (the eval trace is the
+    dynamic trace) even inside a jit being traced; operations on tracers still go to their
+    own traces. A jit traced inside the block makes itself dynamic as usual."""
+    state = _state
+    prev_dynamic = state.dynamic
+    state.dynamic = state.stack[0]
+    try:
+        yield
+    finally:
+        state.dynamic = prev_dynamic
+
+
 def current_dynamic() -> MainTrace:
     return _state.dynamic
 

@@ -427,6 +427,15 @@ class Module:
     def __repr__(self) -> str:
         return f"<Module {self.name}: {len(self.computations)} computations>"
 
+    def as_hlo_text(self) -> str:
+        """The module in XLA's HLO text syntax (what `str()` gives; the name of the method
+        of the XlaComputation that JAX's `compiler_ir("hlo")` returns)."""
+        from ember.hlo.printer import print_module
+        return print_module(self)
+
+    def __str__(self) -> str:
+        return self.as_hlo_text()
+
 
 def clone_computation(comp: Computation,
                       comp_map: dict[Computation, Computation]) -> Computation:

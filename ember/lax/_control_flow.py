@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ember.config import config
+from ember.core import traceback_util
 from ember.core.trace import Tracer, get_aval
 from ember.lax import _ops
 from ember.lax._base import convert_element_type
@@ -53,6 +54,7 @@ def _operands(operands: tuple, operand: Any) -> tuple:
     return (operand,)
 
 
+@traceback_util.api_boundary
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
          operand: Any = _NO_OPERAND) -> Any:
     """`true_fun(*operands)` if pred else `false_fun(*operands)`, with a traced pred."""
@@ -96,6 +98,7 @@ def _predicate(pred: Any) -> Any:
     raise TypeError(f"Pred type must be either boolean or number, got {dtype.name}.")
 
 
+@traceback_util.api_boundary
 def switch(index: Any, branches: Sequence[Callable], *operands: Any,
            operand: Any = _NO_OPERAND) -> Any:
     """`branches[clamp(index, 0, n - 1)](*operands)` with a traced index."""

@@ -12,6 +12,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
+from ember.config import config
 from ember.core import dtypes
 from ember.lax._base import aval_of, to_common_dtype
 from ember.prims.dot import dot_general_p
@@ -30,12 +31,26 @@ class Precision(enum.Enum):
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:  # (how a jaxpr prints the pair: `Precision.HIGHEST`, as JAX)
+        return f"Precision.{self.name}"
+
 
 def _canonical_precision(precision: Any) -> Any:
     """None, or a pair of Precision values (JAX's canonical form), from the accepted forms:
-    None, a Precision, a string name ('highest', 'float32', ...), or a pair of those."""
+    None, a Precision, a string name ('highest', 'float32', ...), or a pair of those.
+
+    None takes `jax_default_matmul_precision` (`ember.default_matmul_precision`) when it is
+    set, as in JAX; its algorithm preset names raise NotImplementedError (no
+    DotAlgorithmPreset in Ember)."""
     if precision is None:
-        return None
+        default = config.jax_default_matmul_precision
+        if default is None:
+            return None
+        if default not in _LEGACY_NAMES:
+            raise NotImplementedError(
+                f"jax_default_matmul_precision={default!r}: dot algorithm presets are not "
+                f"implemented in Ember; use one of {list(_LEGACY_NAMES)} or None.")
+        precision = default
     names = {"default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT,
              "high": Precision.HIGH, "tensorfloat32": Precision.HIGH,
              "highest": Precision.HIGHEST, "float32": Precision.HIGHEST}
@@ -55,6 +70,9 @@ def _canonical_precision(precision: Any) -> Any:
         return (one(precision[0]), one(precision[1]))
     p = one(precision)
     return (p, p)
+
+
+_LEGACY_NAMES = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 
 
 def _dims(ds: Sequence[int], ndim: int) -> tuple[int, ...]:

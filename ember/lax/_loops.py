@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ember.config import config
+from ember.core import traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
@@ -46,6 +47,7 @@ __all__ = ["while_loop", "fori_loop"]
 
 # -- while_loop ---------------------------------------------------------------------------------
 
+@traceback_util.api_boundary
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """Repeat `val = body_fun(val)` while `cond_fun(val)`; returns the last val."""
@@ -111,6 +113,7 @@ def _trace_while(cond_fun: Callable, body_fun: Callable, arg_tree: PyTreeDef,
 
 # -- fori_loop ----------------------------------------------------------------------------------
 
+@traceback_util.api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any,
               *, unroll: int | bool | None = None) -> Any:
     """`for i in range(lower, upper): val = body_fun(i, val)`; returns the last val."""

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ember.config import config
-from ember.core import dtypes
+from ember.core import dtypes, traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
@@ -55,6 +55,7 @@ def promote_weak(vals: list[Any], in_avals: list[ShapedArray],
 
 # -- scan ---------------------------------------------------------------------------------------
 
+@traceback_util.api_boundary
 def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False, unroll: int | bool = 1,
          _split_transpose: bool = False) -> tuple[Any, Any]:
@@ -189,6 +190,7 @@ def _scan_python(f: Callable, init: Any, xs: list[Any], xs_tree: PyTreeDef, leng
 
 # -- map ----------------------------------------------------------------------------------------
 
+@traceback_util.api_boundary
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
     """`stack([f(x) for x in xs])` over the leading axis of (pytree) xs, as one scan."""
     if batch_size is not None:

@@ -36,3 +36,8 @@ __array_api_version__ = "2024.12"
 from ember.numpy import _array_methods, _docs  # noqa: E402, F401
 
 _docs.install(globals())  # one-line docstrings for the callables written without one
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

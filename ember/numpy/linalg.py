@@ -193,3 +193,8 @@ def matrix_transpose(x: Any, /) -> Any:
     jax.numpy.linalg.matrix_transpose)."""
     from ember.numpy._manipulation import matrix_transpose as _mt
     return _mt(x)
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -15,9 +15,12 @@ import ember
 import ember.lax
 import ember.numpy
 import ember.numpy.linalg
+import ember.ops
+import ember.tree
 import ember.tree_util
 
-MODULES = [ember, ember.numpy, ember.numpy.linalg, ember.lax, ember.tree_util]
+MODULES = [ember, ember.numpy, ember.numpy.linalg, ember.lax, ember.tree_util, ember.tree,
+           ember.ops]
 
 
 def _owner(obj: object) -> str:

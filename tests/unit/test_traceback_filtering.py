@@ -1,0 +1,134 @@
+"""Traceback filtering (issue 22, item 5): a user error raised under jit, make_jaxpr,
+eval_shape or lax control flow leaves with the user's frames only by default, all frames
+with jax_traceback_filtering="off", and JAX's other modes."""
+
+from __future__ import annotations
+
+import traceback
+
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from ember.core import traceback_util
+
+EMBER_DIR = traceback_util._EMBER_DIR
+
+
+@pytest.fixture
+def filtering():
+    """Set the flag for one test and restore it."""
+    before = ember.config.jax_traceback_filtering
+
+    def set_mode(mode: str) -> None:
+        ember.config.update("jax_traceback_filtering", mode)
+
+    yield set_mode
+    ember.config.update("jax_traceback_filtering", before)
+
+
+def _shape_error(x):
+    return x + jnp.ones(4)  # (3,) + (4,): a TypeError raised deep inside Ember
+
+
+def _files(e: BaseException) -> list[str]:
+    return [f.filename for f in traceback.extract_tb(e.__traceback__)]
+
+
+def _catch(fn, *args):
+    with pytest.raises(Exception) as info:
+        fn(*args)
+    return info.value
+
+
+def test_default_is_auto_and_shows_user_frames_only(filtering) -> None:
+    assert ember.config.jax_traceback_filtering == "auto"
+    assert traceback_util.mode() == "quiet_remove_frames"  # (not under IPython)
+    e = _catch(ember.jit(_shape_error), jnp.ones(3))
+    assert isinstance(e, TypeError) and "incompatible shapes" in str(e)
+    files = _files(e)
+    assert files and not any(f.startswith(EMBER_DIR) for f in files), files
+    names = [f.name for f in traceback.extract_tb(e.__traceback__)]
+    assert names == ["_catch", "_shape_error"]
+    assert e.__notes__ == [traceback_util.NOTE]
+    assert "JAX_TRACEBACK_FILTERING=off" in traceback_util.NOTE
+    assert e.__cause__ is None  # no printed chain of the full traceback
+
+
+def test_off_keeps_every_frame(filtering) -> None:
+    filtering("off")
+    e = _catch(ember.jit(_shape_error), jnp.ones(3))
+    files = _files(e)
+    assert sum(f.startswith(EMBER_DIR) for f in files) >= 5
+    assert not getattr(e, "__notes__", None)
+
+
+def test_remove_frames_chains_the_full_traceback(filtering) -> None:
+    filtering("remove_frames")
+    e = _catch(ember.jit(_shape_error), jnp.ones(3))
+    assert not any(f.startswith(EMBER_DIR) for f in _files(e))
+    full = e.__cause__
+    assert isinstance(full, traceback_util.UnfilteredStackTrace)
+    assert "incompatible shapes" in str(full)
+    full_files = _files(full)
+    assert any(f.startswith(EMBER_DIR) for f in full_files)
+    assert full_files.count(__file__) >= 2  # the callers above the boundary too
+    assert not getattr(e, "__notes__", None)
+
+
+def test_tracebackhide_marks_embers_frames(filtering) -> None:
+    filtering("tracebackhide")
+    e = _catch(ember.jit(_shape_error), jnp.ones(3))
+    frames = [f for f, _ in traceback.walk_tb(e.__traceback__)]
+    internal = [f for f in frames if f.f_code.co_filename.startswith(EMBER_DIR)]
+    assert internal and all(f.f_locals.get("__tracebackhide__") for f in internal)
+    assert not any(f.f_locals.get("__tracebackhide__") for f in frames if f not in internal)
+
+
+def test_the_flag_takes_jaxs_values_only(filtering) -> None:
+    for mode in ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"):
+        filtering(mode)
+    with pytest.raises(ValueError, match="new enum value must be in"):
+        ember.config.update("jax_traceback_filtering", "bogus")
+
+
+def test_nested_jits_filter_once_and_keep_the_error(filtering) -> None:
+    inner = ember.jit(_shape_error)
+    outer = ember.jit(lambda x: inner(x) * 2)
+    e = _catch(outer, jnp.ones(3))
+    assert isinstance(e, TypeError)
+    assert e.__notes__ == [traceback_util.NOTE]
+    assert [f.name for f in traceback.extract_tb(e.__traceback__)] == [
+        "_catch", "<lambda>", "_shape_error"]
+
+
+def test_concretization_errors_keep_their_type(filtering) -> None:
+    def branchy(x):
+        if x > 0:
+            return x
+        return -x
+
+    e = _catch(ember.jit(branchy), 1.0)
+    assert isinstance(e, ember.errors.TracerBoolConversionError)
+    assert [f.name for f in traceback.extract_tb(e.__traceback__)] == ["_catch", "branchy"]
+
+
+@pytest.mark.parametrize("entry", ["make_jaxpr", "eval_shape", "lower", "cond", "scan",
+                                   "while_loop", "fori_loop"])
+def test_other_entry_points_filter_too(filtering, entry: str) -> None:
+    x = jnp.ones(3)
+    calls = {
+        "make_jaxpr": lambda: ember.make_jaxpr(_shape_error)(x),
+        "eval_shape": lambda: ember.eval_shape(_shape_error, x),
+        "lower": lambda: ember.jit(_shape_error).lower(x),
+        "cond": lambda: lax.cond(True, _shape_error, _shape_error, x),
+        "scan": lambda: lax.scan(lambda c, _: (_shape_error(c), None), x, None, length=2),
+        "while_loop": lambda: lax.while_loop(lambda c: False, _shape_error, x),
+        "fori_loop": lambda: lax.fori_loop(0, 2, lambda i, c: _shape_error(c), x),
+    }
+    e = _catch(calls[entry])
+    assert isinstance(e, TypeError), e
+    files = _files(e)
+    assert not any(f.startswith(EMBER_DIR) for f in files), files
+    assert e.__notes__ == [traceback_util.NOTE]
