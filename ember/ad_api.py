@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, traceback_util
 from ember.core.trace import get_aval
 from ember.core.transpose import Linearized, linearize_flat
 from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -241,6 +241,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     _check_holomorphic(holomorphic, "value_and_grad")
     nums = _argnums_tuple(argnums)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         if nums and max(nums) >= len(args):
@@ -284,6 +285,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     _check_holomorphic(holomorphic, "grad")
     vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         if has_aux:

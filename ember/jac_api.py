@@ -32,7 +32,7 @@ from ember.ad_api import (
     _linearize,
     float0_zeros,
 )
-from ember.core import ad
+from ember.core import ad, traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
 from ember.tree_util import tree_flatten, tree_unflatten
@@ -104,6 +104,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     _check_holomorphic(holomorphic, "jacfwd")
     nums = _argnums_tuple(argnums)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         _check_argnums(nums, argnums, args)
@@ -163,6 +164,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     _check_holomorphic(holomorphic, "jacrev")
     nums = _argnums_tuple(argnums)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         _check_argnums(nums, argnums, args)

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember.core import batching
+from ember.core import batching, traceback_util
 from ember.core.trace import get_aval
 from ember.tree_util import (
     PyTreeDef,
@@ -155,6 +155,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     _check_axes_spec(out_axes, "out_axes")
     del spmd_axis_name  # one device: no sharding of the batch axis
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):

@@ -132,3 +132,16 @@ def test_other_entry_points_filter_too(filtering, entry: str) -> None:
     files = _files(e)
     assert not any(f.startswith(EMBER_DIR) for f in files), files
     assert e.__notes__ == [traceback_util.NOTE]
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "vmap", "jacfwd", "jacrev"])
+def test_transformations_are_boundaries_too(filtering, transform) -> None:
+    """A user error under grad, vmap or a Jacobian (no jit) leaves with user frames only."""
+    def loss(x):
+        return jnp.sum(_shape_error(x))
+
+    fn = getattr(ember, transform)(_shape_error if transform == "vmap" else loss)
+    arg = jnp.ones((2, 3)) if transform == "vmap" else jnp.ones(3)
+    e = _catch(fn, arg)
+    assert "incompatible shapes" in str(e)
+    assert not any(f.startswith(EMBER_DIR) for f in _files(e)), _files(e)
