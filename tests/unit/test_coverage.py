@@ -73,12 +73,12 @@ JVP_NOT_YET: frozenset[str] = frozenset({
 # "Batching rule for '<name>' not implemented". Like JVP_NOT_YET, it may only shrink.
 BATCH_NOT_YET: frozenset[str] = frozenset({
     "argmax", "argmin", "bitcast_convert_type", "broadcast_in_dim", "clamp", "concatenate",
-    "cond", "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum",
+    "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum",
     "debug_callback", "debug_print", "dot_general", "dynamic_slice", "dynamic_update_slice",
     "gather", "iota", "pad", "pure_callback", "reduce_and", "reduce_max", "reduce_min",
-    "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor", "reshape", "rev", "scan",
+    "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor", "reshape", "rev",
     "scatter", "scatter-add", "scatter-max", "scatter-min", "scatter-mul", "select_n",
-    "slice", "sort", "squeeze", "stop_gradient", "top_k", "transpose", "while",
+    "slice", "sort", "squeeze", "stop_gradient", "top_k", "transpose",
 })
 
 # A representative operand element type per `types` class, to probe the scalar emitters.
