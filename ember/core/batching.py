@@ -34,10 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.core.aval import ShapedArray
-from ember.core.eval import eval_jaxpr
-from ember.core.jaxpr import ClosedJaxpr
-from ember.core.staging import DynamicJaxprTrace, JaxprBuilder
-from ember.core.trace import Trace, Tracer, get_aval, new_main
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, JaxprTracer
+from ember.core.trace import Trace, Tracer, current_dynamic, get_aval, new_main
 
 not_mapped = None  # the batch "axis" of a value shared by every example
 
@@ -193,6 +192,40 @@ def bound_axis_names() -> list[Any]:
             if m.trace_type is BatchTrace and m.payload.name is not None]
 
 
+def eval_body(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+    """Run `jaxpr`'s equations on `args` through `bind` (as core.eval.eval_jaxpr), reading
+    a weakly typed literal as a weak value: while a jaxpr is being staged, the literal
+    itself; eagerly, its Python scalar (when that has the literal's dtype). Its NumPy value
+    would be strongly typed, and `count + 1` on a weak int carry would come out strong in
+    the batched body (JAX keeps it weak)."""
+    staging = current_dynamic()
+    staged = staging.trace_type is DynamicJaxprTrace
+    env: dict[int, Any] = {}
+
+    def read(v: Any) -> Any:
+        if not isinstance(v, Literal):
+            return env[v.id]
+        if not v.aval.weak_type:
+            return v.val
+        if staged:
+            return JaxprTracer(staging.with_cur_sublevel(), v.aval, v)
+        # Eagerly, the Python scalar is the weak value when its type is the literal's.
+        scalar = v.val.item() if hasattr(v.val, "item") else v.val
+        scalar_aval = get_aval(scalar)
+        same = scalar_aval.dtype == v.aval.dtype and scalar_aval.weak_type
+        return scalar if same else v.val
+
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v.id] = c
+    for v, a in zip(jaxpr.invars, args):
+        env[v.id] = a
+    for eqn in jaxpr.eqns:
+        out = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+        for v, o in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]):
+            env[v.id] = o
+    return [read(v) for v in jaxpr.outvars]
+
+
 def batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
     """`aval` with a leading batch axis of `size` (the type of a value mapped at axis 0)."""
     return ShapedArray((size, *aval.shape), aval.dtype, aval.weak_type)
@@ -219,7 +252,7 @@ def batch_jaxpr(closed: ClosedJaxpr, axis: AxisData, in_batched: Sequence[bool],
             ins = [BatchTracer(trace, x, 0 if b else not_mapped)
                    for x, b in zip(args, in_batched)]
             outs = [trace.full_raise(o)
-                    for o in eval_jaxpr(closed.jaxpr, closed.consts, *ins)]
+                    for o in eval_body(closed.jaxpr, closed.consts, *ins)]
             vals = []
             for o, want in zip(outs, inst):
                 if o.batch_dim is not_mapped and not want:

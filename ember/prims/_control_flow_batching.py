@@ -33,8 +33,7 @@ import numpy as np
 
 from ember.core import batching
 from ember.core.aval import ShapedArray
-from ember.core.batching import AxisData, batch_jaxpr, not_mapped
-from ember.core.eval import eval_jaxpr
+from ember.core.batching import AxisData, batch_jaxpr, eval_body, not_mapped
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import get_aval
@@ -59,7 +58,7 @@ def _stage(fun: Callable[..., list], in_avals: Sequence[ShapedArray]
 
 
 def _run(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    return eval_body(closed.jaxpr, closed.consts, *args)
 
 
 def _fixed_point(out_batched: Callable[[list[bool]], list[bool]], carry: list[bool]

@@ -239,6 +239,22 @@ def test_while_predicate_mapped_through_a_cond_const() -> None:
           in_axes=(0, None))
 
 
+def test_weak_types_survive_batching() -> None:
+    # A Python-int counter stays weakly typed through the batched loop and branches, as
+    # in JAX (the batched bodies keep their weak literals weak).
+    def sel(x: Any) -> Any:
+        return lax.cond(x > 0.0, lambda: 1, lambda: 2)
+
+    def count(x: Any) -> Any:
+        return lax.scan(lambda c, _: (c + 1, c * 2), 0, None, length=3)[1] + 0 * sel(x)
+
+    xs = np.array([0.5, -1.0, 11.0], np.float32)
+    for f in (sel, count, lambda x: _collatz_like(x)[1]):
+        assert f(xs[0]).weak_type
+        assert ember.vmap(f)(xs).weak_type
+        assert ember.jit(ember.vmap(f))(xs).weak_type
+
+
 # -- scan -------------------------------------------------------------------------------------
 
 def _scan_fn(reverse: bool) -> Callable:
