@@ -381,6 +381,25 @@ def test_vmap_of_jvp_through_scan_and_while() -> None:
         check(tangent, np.array([0.25, 1.0, 3.0, -0.5], np.float32))
 
 
+def test_jvp_of_vmap_through_scan_and_a_per_example_while() -> None:
+    def s(c: Any) -> Any:
+        return lax.scan(lambda c, k: (c * k + jnp.sin(c), c), c,
+                        np.array([1.0, 2.0, 0.5], np.float32))
+
+    def w(x: Any, n: Any) -> Any:
+        return lax.fori_loop(0, n, lambda i, c: c * 1.5 + jnp.sin(c), x)
+
+    xs, ns = np.array([0.3, 1.0, -2.0, 0.5], np.float32), np.array([0, 3, 1, 5], np.int32)
+    ones = np.ones(4, np.float32)
+    got = ember.jvp(ember.vmap(s), (xs,), (ones,))[1]
+    want = _stacked(lambda x: ember.jvp(s, (x,), (np.float32(1.0),))[1], [xs], [0])
+    _assert_tree_close(got, want)
+    got = ember.jvp(lambda x: ember.vmap(w)(x, ns), (xs,), (ones,))[1]
+    want = _stacked(lambda x, n: ember.jvp(lambda y: w(y, n), (x,), (np.float32(1.0),))[1],
+                    [xs, ns], [0, 0])
+    _assert_tree_close(got, want)
+
+
 def test_vmap_of_grad_through_scan() -> None:
     def f(c: Any) -> Any:
         carry, _ = lax.scan(lambda c, x: (jnp.sin(c) * x + c, c * x), c,
