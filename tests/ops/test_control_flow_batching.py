@@ -177,6 +177,19 @@ def test_switch_over_three_branches(mapped_index: bool) -> None:
             check(f, np.int32(i), xs, ys[0], in_axes=(None, 0, None))
 
 
+def test_cond_and_while_on_int_and_bool_values() -> None:
+    def f(i: Any, b: Any) -> Any:
+        return lax.cond(b, lambda j, c: (j * 3 + 1, c), lambda j, c: (j - 2, c == False), i, b)  # noqa: E712
+
+    def g(i: Any) -> Any:
+        return lax.while_loop(lambda c: c[0] < 20, lambda c: (c[0] * 2 + 5, ~c[1]), (i, False))
+
+    ints = np.array([3, -4, 0, 7, 25], np.int32)
+    check(f, ints, np.array([True, False, False, True, True]))
+    check(f, ints, np.bool_(True), in_axes=(0, None))
+    check(g, ints)
+
+
 def test_cond_closing_over_a_mapped_value() -> None:
     def f(x: Any, y: Any) -> Any:
         return lax.cond(y > 0.0, lambda: x * y, lambda: x - y)
