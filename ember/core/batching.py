@@ -21,6 +21,10 @@ Invariants:
   (`set_axis_ops`), so core never imports prims.
 - vmap traces nest: each `vmap_flat` pushes its own MainTrace, and a value of an enclosing
   trace enters an inner one as `not_mapped` (`lift`).
+- `batch_jaxpr` batches a closed sub-jaxpr (a control-flow body) into a new jaxpr whose
+  mapped inputs and outputs all carry their batch axis at 0: it runs the body under a
+  BatchTrace above a fresh staging trace, so the rules of its primitives stage the batched
+  equations.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.core.aval import ShapedArray
-from ember.core.trace import Trace, Tracer, get_aval, new_main
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, JaxprTracer
+from ember.core.trace import Trace, Tracer, current_dynamic, get_aval, new_main
 
 not_mapped = None  # the batch "axis" of a value shared by every example
 
@@ -184,3 +190,77 @@ def bound_axis_names() -> list[Any]:
     from ember.core.trace import _state
     return [m.payload.name for m in _state.stack
             if m.trace_type is BatchTrace and m.payload.name is not None]
+
+
+def eval_body(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+    """Run `jaxpr`'s equations on `args` through `bind` (as core.eval.eval_jaxpr), reading
+    a weakly typed literal as a weak value: while a jaxpr is being staged, the literal
+    itself; eagerly, its Python scalar (when that has the literal's dtype). Its NumPy value
+    would be strongly typed, and `count + 1` on a weak int carry would come out strong in
+    the batched body (JAX keeps it weak)."""
+    staging = current_dynamic()
+    staged = staging.trace_type is DynamicJaxprTrace
+    env: dict[int, Any] = {}
+
+    def read(v: Any) -> Any:
+        if not isinstance(v, Literal):
+            return env[v.id]
+        if not v.aval.weak_type:
+            return v.val
+        if staged:
+            return JaxprTracer(staging.with_cur_sublevel(), v.aval, v)
+        # Eagerly, the Python scalar is the weak value when its type is the literal's.
+        scalar = v.val.item() if hasattr(v.val, "item") else v.val
+        scalar_aval = get_aval(scalar)
+        same = scalar_aval.dtype == v.aval.dtype and scalar_aval.weak_type
+        return scalar if same else v.val
+
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v.id] = c
+    for v, a in zip(jaxpr.invars, args):
+        env[v.id] = a
+    for eqn in jaxpr.eqns:
+        out = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+        for v, o in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]):
+            env[v.id] = o
+    return [read(v) for v in jaxpr.outvars]
+
+
+def batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
+    """`aval` with a leading batch axis of `size` (the type of a value mapped at axis 0)."""
+    return ShapedArray((size, *aval.shape), aval.dtype, aval.weak_type)
+
+
+def batch_jaxpr(closed: ClosedJaxpr, axis: AxisData, in_batched: Sequence[bool],
+                instantiate: bool | Sequence[bool]) -> tuple[ClosedJaxpr, list[bool]]:
+    """`closed` batched over `axis`: input i is mapped (batch axis 0) where `in_batched[i]`;
+    returns the batched jaxpr and which outputs are mapped (at axis 0). An output is mapped
+    when a mapped input reaches it or `instantiate` asks for it (an unmapped value is then
+    broadcast to the batch). The result's consts are constants the batching rules created
+    (the caller hoists them where a sub-jaxpr must not have any)."""
+    n_out = len(closed.out_avals)
+    inst = [instantiate] * n_out if isinstance(instantiate, bool) else list(instantiate)
+    in_avals = [batched_aval(a, axis.size) if b else a
+                for a, b in zip(closed.in_avals, in_batched)]
+    out_batched: list[bool] = []
+    builder = JaxprBuilder()
+    with new_main(DynamicJaxprTrace, dynamic=True, payload=builder) as staging_main:
+        staging = DynamicJaxprTrace(staging_main)
+        args = [staging.new_arg(a) for a in in_avals]
+        with new_main(BatchTrace, payload=axis) as main:
+            trace = BatchTrace(main)
+            ins = [BatchTracer(trace, x, 0 if b else not_mapped)
+                   for x, b in zip(args, in_batched)]
+            outs = [trace.full_raise(o)
+                    for o in eval_body(closed.jaxpr, closed.consts, *ins)]
+            vals = []
+            for o, want in zip(outs, inst):
+                if o.batch_dim is not_mapped and not want:
+                    vals.append(o.val)
+                    out_batched.append(False)
+                else:
+                    vals.append(bdim_at_front(o.val, o.batch_dim, axis.size))
+                    out_batched.append(True)
+        out_tracers = [staging.full_raise(v) for v in vals]
+        batched = builder.to_closed_jaxpr([t._var for t in out_tracers])
+    return batched, out_batched

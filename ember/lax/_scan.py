@@ -14,7 +14,9 @@ Semantics as JAX 0.10.2:
   is the input itself (not an output of the equation).
 - `reverse` runs from the last row (ys keep their positions); `unroll` (an int, or True
   for all of `length`) only shapes the generated loop.
-- map(f, xs) is scan with no carry. With `jax_disable_jit`, scan runs as a Python loop.
+- map(f, xs) is scan with no carry; map(f, xs, batch_size=k) scans `vmap(f)` over chunks
+  of k rows and maps the last length % k rows with one more `vmap(f)`, concatenated.
+  With `jax_disable_jit`, scan runs as a Python loop.
 """
 
 from __future__ import annotations
@@ -192,9 +194,49 @@ def _scan_python(f: Callable, init: Any, xs: list[Any], xs_tree: PyTreeDef, leng
 
 @traceback_util.api_boundary
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
-    """`stack([f(x) for x in xs])` over the leading axis of (pytree) xs, as one scan."""
+    """`stack([f(x) for x in xs])` over the leading axis of (pytree) xs, as one scan; with
+    `batch_size` k, a scan over chunks of k rows each mapped by `vmap(f)`, the remaining
+    rows (length % k) by one more `vmap(f)` (k = 0: one vmap over every row)."""
     if batch_size is not None:
-        raise NotImplementedError("lax.map(batch_size=...) needs vmap, which Ember does not "
-                                  "have yet; call lax.map without batch_size.")
+        return _map_batched(f, xs, batch_size)
     _, ys = scan(lambda _, x: ((), f(x)), (), xs)
     return ys
+
+
+def _map_batched(f: Callable[[Any], Any], xs: Any, batch_size: Any) -> Any:
+    """lax.map with `batch_size` (JAX's semantics: the length is the first leaf's)."""
+    from ember.vmap_api import vmap
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+            or batch_size < 0:
+        raise ValueError(f"lax.map batch_size must be a non-negative int, got {batch_size!r}.")
+    batch_size = int(batch_size)
+    leaves, tree = tree_flatten(xs)
+    if not leaves:
+        _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), xs)   # scan's error: nothing to scan
+        return ys
+    n = _scan_length(leaves[:1], None)   # the first leaf's length, or scan's error
+    chunks, rest = divmod(n, batch_size) if batch_size else (0, n)
+    head = chunks * batch_size
+
+    def chunked(leaf: Any) -> Any:
+        shape = get_aval(leaf).shape
+        if head != shape[0]:
+            leaf = _slicing.slice_in_dim(leaf, 0, head)
+        return _ops.reshape(leaf, (chunks, batch_size, *shape[1:]))
+
+    def flat(y: Any) -> Any:
+        return _ops.reshape(y, (head, *get_aval(y).shape[2:]))
+
+    def tail(leaf: Any) -> Any:
+        return leaf if head == 0 else _slicing.slice_in_dim(leaf, head, n)
+
+    # Every leaf's slices first, then the scan, then the remainder's vmap (JAX's order).
+    if not chunks:
+        return vmap(f)(tree_unflatten(tree, [tail(x) for x in leaves]))
+    scan_xs = tree_unflatten(tree, [chunked(x) for x in leaves])
+    rest_xs = tree_unflatten(tree, [tail(x) for x in leaves]) if rest else None
+    _, scan_ys = scan(lambda _, x: ((), vmap(f)(x)), (), scan_xs)
+    if rest_xs is None:
+        return tree_map(flat, scan_ys)
+    rest_ys = vmap(f)(rest_xs)
+    return tree_map(lambda a, b: _slicing.concatenate([flat(a), b], 0), scan_ys, rest_ys)

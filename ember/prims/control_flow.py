@@ -16,7 +16,8 @@ Operands and params, as JAX 0.10.2 binds and prints them:
 Invariants: sub-jaxprs are ClosedJaxprs without consts (closed-over values are operands);
 types match up to weak types (JAX's typematch). Eagerly each primitive runs its bodies
 through ember.core.eval with the NumPy rules, op by op, one iteration at a time; the HLO
-lowering is in `_control_flow_lower.py`.
+lowering is in `_control_flow_lower.py`, the autodiff rules in `_control_flow_ad.py`, the
+batching rules in `_control_flow_batching.py`.
 """
 
 from __future__ import annotations
@@ -144,5 +145,9 @@ while_p.def_lowering(lower.while_lowering)
 scan_p.def_lowering(lower.scan_lowering)
 
 
-# The autodiff rules (JVP, cond's transpose) trace sub-jaxprs with core's transforms.
-from ember.prims import _control_flow_ad  # noqa: E402, F401
+# The autodiff rules (JVP, cond's transpose) trace sub-jaxprs with core's transforms;
+# vmap's rules batch them with core's batching.batch_jaxpr.
+from ember.prims import (  # noqa: E402
+    _control_flow_ad,  # noqa: F401
+    _control_flow_batching,  # noqa: F401
+)
