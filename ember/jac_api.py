@@ -8,10 +8,10 @@ argument's tree for an int argnums, a tuple of them for a tuple), and each leaf 
 How: the function is linearized once at the point (core/transpose.py), then its linear
 part is pushed along every standard basis vector: forward (`jacfwd`: one JVP per input
 element, the Jacobian's columns) or backward (`jacrev`: one VJP per output element, its
-rows). Until Ember has vmap, the basis vectors go through `lax.map`: one `scan` equation
-whose body is the linear part, so the Jacobian is traced once under `jit` whatever its
-size; scan has both modes, so jacobians nest (grad of jacfwd, jacrev of jacrev) in one
-scan each.
+rows). As in JAX, the basis vectors go through `vmap`: the linear part runs once on the
+whole basis as a batched program (no loop; a product of the Jacobian with the identity is
+what the batching rules make of it), so the Jacobian is traced once under `jit` whatever
+its size, and Jacobians nest (grad of jacfwd, jacrev of jacrev, hessian).
 Invariants: `holomorphic=True` raises (no complex numbers yet); integer inputs are refused
 as JAX does, except by `jacrev(allow_int=True)`, which gives float0 blocks for them.
 """
@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from ember import lax
 from ember import numpy as jnp
 from ember.ad_api import (
     _argnums_tuple,
@@ -36,6 +35,7 @@ from ember.core import ad, traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
 from ember.tree_util import tree_flatten, tree_unflatten
+from ember.vmap_api import vmap
 
 __all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
 
@@ -61,11 +61,11 @@ def _std_basis(avals: Sequence[ShapedArray]) -> list[np.ndarray]:
 def _map_basis(body: Callable[[list], list], basis: list[np.ndarray],
                row_avals: Sequence[ShapedArray]) -> list[Any]:
     """[stack([body(row)[k] for row in basis])] for each output k of body (whose rows have
-    `row_avals`), through lax.map (one scan, differentiable in both modes)."""
+    `row_avals`), as one vmap of body over the basis rows."""
     n = basis[0].shape[0] if basis else 0
     if n == 0:
         return [np.zeros((0, *a.shape), a.dtype) for a in row_avals]
-    return list(lax.map(lambda bs: list(body(list(bs))), list(basis)))
+    return list(vmap(lambda *bs: list(body(list(bs))))(*basis))
 
 
 def _check_argnums(nums: tuple[int, ...], argnums: Any, args: tuple) -> None:
@@ -98,8 +98,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
     Returns a function of fun's arguments giving the Jacobian (and fun's aux output with
     `has_aux`): for each output leaf, a tree like the differentiated arguments whose leaves
-    have shape out.shape + in.shape. One JVP per input element, pushed through `lax.map`
-    (Ember has no vmap yet). `holomorphic=True` is not supported yet.
+    have shape out.shape + in.shape. One JVP per input element, pushed through one vmap
+    (as one vmap). `holomorphic=True` is not supported yet.
     """
     _check_holomorphic(holomorphic, "jacfwd")
     nums = _argnums_tuple(argnums)
@@ -157,8 +157,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
     Returns a function of fun's arguments giving the Jacobian (and fun's aux output with
     `has_aux`): for each output leaf, a tree like the differentiated arguments whose leaves
-    have shape out.shape + in.shape. One VJP per output element, pushed through `lax.map`
-    (Ember has no vmap yet). With `allow_int`, an integer or bool input's blocks are
+    have shape out.shape + in.shape. One VJP per output element, pushed through one vmap
+    (as one vmap). With `allow_int`, an integer or bool input's blocks are
     float0 arrays. `holomorphic=True` is not supported yet.
     """
     _check_holomorphic(holomorphic, "jacrev")

@@ -175,6 +175,8 @@ def _lin_forward(*args: Any, **params: Any) -> Any:
 custom_lin_p.def_impl(_lin_forward)
 custom_lin_p.def_lowering(_lin_forward)
 custom_lin_p.def_jvp(_lin_forward)
+# vmap of it is evaluating it forward too (jacfwd pushes a batch of tangents through it)
+custom_lin_p.def_batch(_lin_forward)
 
 
 @custom_lin_p.def_transpose

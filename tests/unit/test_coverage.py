@@ -73,9 +73,6 @@ JVP_NOT_YET: frozenset[str] = frozenset()
 # Primitives without a batching rule yet (issue 21's slices); vmap through one raises
 # "Batching rule for '<name>' not implemented". Like JVP_NOT_YET, it may only shrink.
 BATCH_NOT_YET: frozenset[str] = frozenset({
-    # custom_vjp's linear part only lives in a linearization's linear jaxpr, which vmap of
-    # grad never batches (bwd runs on the batched cotangents instead); it can't run forward
-    "custom_lin",
 })
 
 
