@@ -34,7 +34,9 @@ Invariants:
 - Expensive producers (the opcode table's flag: transcendentals, divide, power, ...) are
   never duplicated and never fused below a broadcast that would recompute them per output.
 - A producer with several users that (through elementwise ops) feeds a reduction is never
-  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit.
+  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit. A
+  broadcast of a scalar constant, or an iota, involves no arithmetic: it is duplicated into
+  every consumer and never a kernel of its own.
 - No cycles: a group's inputs are operands of its members, which precede the root, and an
   input that uses a member gets that member materialized on its own (duplication).
 - A group of one instruction stays unfused (the backend emits lone ops as kernels).
@@ -102,6 +104,15 @@ def _expands(inst: Instruction) -> bool:
     return inst.shape.size > inst.operand.shape.size
 
 
+def _is_constant_fill(inst: Instruction) -> bool:
+    """A broadcast of a scalar constant, or an iota: values made without arithmetic, so a
+    duplicate in each consumer is bit for bit the original."""
+    if inst.opcode == "iota":
+        return True
+    return (inst.opcode == "broadcast" and inst.operand.opcode == "constant"
+            and inst.operand.shape.size <= 1)
+
+
 def _feeds_reduction(inst: Instruction) -> bool:
     """Does `inst` reach a reduce through a chain of loop-fusible users?"""
     seen: set[Instruction] = set()
@@ -140,6 +151,10 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                                                                     // 2:]:
         if producer.shape.size > 1:
             return Decision(False, "reduce init value is not a scalar")
+    if _is_constant_fill(producer):
+        # no arithmetic: every copy holds the same bits, and a kernel of its own would only
+        # write memory its consumers then read
+        return Decision(True)
     expensive = OPCODES[op].expensive
     if expensive and (amplified or _expands(consumer)):
         return Decision(False, f"expensive {op} would be recomputed for each element of a "
