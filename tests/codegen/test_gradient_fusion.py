@@ -130,3 +130,33 @@ def test_softmax_xent_gradient_is_one_row_kernel(rows, cols):
     np.testing.assert_allclose(got, e, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(got, np.asarray(ember.grad(softmax_xent)(z, y)), rtol=1e-5,
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("k, m, n", [(256, 40, 300), (7, 3, 5), (33, 17, 20)])
+def test_swapped_weight_gradient_product_is_deterministic(k, m, n):
+    """transpose(dot(a, b)) runs as dot(b, a): the same bits run after run, and the same
+    values as the product transposed (bit for bit on the generated loops; BLAS may order
+    the sums of its other orientation differently, within rounding)."""
+    from ember.backends import cpu
+    from ember.backends.cpu.dot.plan import BLAS_MIN_MACS
+
+    text = f"""HloModule t
+ENTRY %t (a: f32[{k},{m}], b: f32[{k},{n}]) -> f32[{n},{m}] {{
+  %a = f32[{k},{m}] parameter(0)
+  %b = f32[{k},{n}] parameter(1)
+  %d = f32[{m},{n}] dot(%a, %b), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}
+  ROOT %r = f32[{n},{m}] transpose(%d), dimensions={{1,0}}
+}}"""
+    module = parse_module(text)
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((k, m)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    swapped = cpu.compile(module)
+    assert swapped.kernel_names == ["dot.0"], swapped.kernel_names  # no transpose kernel
+    plain = cpu.compile(module, run_passes=False)  # the dot, then the transpose
+    got = swapped(a, b)
+    np.testing.assert_array_equal(got, swapped(a, b))
+    if k * m * n < BLAS_MIN_MACS:  # (the generated loops: the same order of the same products)
+        np.testing.assert_array_equal(got, plain(a, b))
+    np.testing.assert_allclose(got, plain(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, evaluate(module, a, b), rtol=1e-5, atol=1e-5)
