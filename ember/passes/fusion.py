@@ -52,7 +52,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
-from ember.passes.grouping import grow_group
+from ember.passes.grouping import grow_group, is_constant_fill
 from ember.passes.row_fusion import form_row_groups
 from ember.records import FrozenRecord
 
@@ -104,15 +104,6 @@ def _expands(inst: Instruction) -> bool:
     return inst.shape.size > inst.operand.shape.size
 
 
-def _is_constant_fill(inst: Instruction) -> bool:
-    """A broadcast of a scalar constant, or an iota: values made without arithmetic, so a
-    duplicate in each consumer is bit for bit the original."""
-    if inst.opcode == "iota":
-        return True
-    return (inst.opcode == "broadcast" and inst.operand.opcode == "constant"
-            and inst.operand.shape.size <= 1)
-
-
 def _feeds_reduction(inst: Instruction) -> bool:
     """Does `inst` reach a reduce through a chain of loop-fusible users?"""
     seen: set[Instruction] = set()
@@ -151,7 +142,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                                                                     // 2:]:
         if producer.shape.size > 1:
             return Decision(False, "reduce init value is not a scalar")
-    if _is_constant_fill(producer):
+    if is_constant_fill(producer):
         # no arithmetic: every copy holds the same bits, and a kernel of its own would only
         # write memory its consumers then read
         return Decision(True)

@@ -160,3 +160,29 @@ ENTRY %t (a: f32[{k},{m}], b: f32[{k},{n}]) -> f32[{n},{m}] {{
         np.testing.assert_array_equal(got, plain(a, b))
     np.testing.assert_allclose(got, plain(a, b), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, evaluate(module, a, b), rtol=1e-5, atol=1e-5)
+
+
+def layernorm_loss(x, g):
+    m = jnp.mean(x, axis=-1, keepdims=True)
+    v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+    return jnp.sum(((x - m) / jnp.sqrt(v + 1e-5) * g) ** 2)
+
+
+def test_layernorm_gradient_row_kernels():
+    """The gradient in x is one row kernel; with g's too, the constants the row kernels share
+    with the other kernels (1/n, the 2 of the square) are copied into each, never a kernel
+    of their own."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((24, 19)).astype(np.float32)
+    g = rng.standard_normal(19).astype(np.float32)
+    dx = ember.jit(ember.grad(layernorm_loss))
+    assert [k.kind for k in _kernels(dx, x, g)] == ["row"]
+    both = ember.jit(ember.grad(layernorm_loss, argnums=(0, 1)))
+    kinds = [k.kind for k in _kernels(both, x, g)]
+    assert kinds.count("row") == 2, kinds
+    text = both.lower(x, g).compile().as_text()
+    assert "fusion()" not in text[text.index("ENTRY"):]
+    got = [np.asarray(v) for v in both(x, g)]
+    for a, e in zip(got, _evaluator_values(both, x, g)):
+        np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(got[0], np.asarray(dx(x, g)), rtol=1e-5, atol=1e-6)
