@@ -34,7 +34,9 @@ Invariants:
 - Expensive producers (the opcode table's flag: transcendentals, divide, power, ...) are
   never duplicated and never fused below a broadcast that would recompute them per output.
 - A producer with several users that (through elementwise ops) feeds a reduction is never
-  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit.
+  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit. A
+  broadcast of a scalar constant, or an iota, involves no arithmetic: it is duplicated into
+  every consumer and never a kernel of its own.
 - No cycles: a group's inputs are operands of its members, which precede the root, and an
   input that uses a member gets that member materialized on its own (duplication).
 - A group of one instruction stays unfused (the backend emits lone ops as kernels).
@@ -50,7 +52,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
-from ember.passes.grouping import grow_group
+from ember.passes.grouping import grow_group, is_constant_fill
 from ember.passes.row_fusion import form_row_groups
 from ember.records import FrozenRecord
 
@@ -140,6 +142,10 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                                                                     // 2:]:
         if producer.shape.size > 1:
             return Decision(False, "reduce init value is not a scalar")
+    if is_constant_fill(producer):
+        # no arithmetic: every copy holds the same bits, and a kernel of its own would only
+        # write memory its consumers then read
+        return Decision(True)
     expensive = OPCODES[op].expensive
     if expensive and (amplified or _expands(consumer)):
         return Decision(False, f"expensive {op} would be recomputed for each element of a "

@@ -4,6 +4,7 @@ and row fusion).
 Input: a root instruction, each instruction's post-order position, and an `accept` rule.
 Output: the group's members, root first. Invariant: a candidate is decided only after every
 consumer of it that could join has been decided (latest in post order first).
+`is_constant_fill` names the producers both fusions copy into every group that reads them.
 """
 
 from __future__ import annotations
@@ -38,3 +39,14 @@ def grow_group(root: Instruction, pos: dict[Instruction, int],
             members.append(p)
             push(p)
     return members
+
+
+def is_constant_fill(inst: Instruction) -> bool:
+    """A scalar constant, a broadcast of one, or an iota: values made without arithmetic,
+    so a copy in each group that reads it has the bits of the original (and a kernel of its
+    own would only write memory its readers then read back)."""
+    if inst.opcode == "iota":
+        return True
+    if inst.opcode == "broadcast":
+        inst = inst.operand
+    return inst.opcode == "constant" and inst.shape.size <= 1

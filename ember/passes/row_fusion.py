@@ -25,7 +25,8 @@ Group members, by level:
 Invariants: every row-level member is only ever read at the current (row, column) and every
 row-value member at the current row, which is what lets the kernel keep them in registers
 or a row-local scratch; a member's users are all in the group (nothing is duplicated, so the
-`x - max(x)` seen by a reduction is the one recombined with it); a row of every full-shape
+`x - max(x)` seen by a reduction is the one recombined with it; constant fills, which have no
+arithmetic, are copied into every group that reads them); a row of every full-shape
 input plus the expensive intermediates must fit in `ROW_CACHE_BYTES`.
 """
 
@@ -36,7 +37,7 @@ from collections.abc import Sequence
 
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
-from ember.passes.grouping import grow_group
+from ember.passes.grouping import grow_group, is_constant_fill
 
 ROW_CACHE_BYTES = 256 * 1024  # about half of this host's L2 per core
 
@@ -197,7 +198,7 @@ def _grow(root: Instruction, rs: _RowShape, pos: dict[Instruction, int],
 
     def accept(p: Instruction, group: set[Instruction]) -> bool:
         why = _member_reason(p, rs)
-        if not why and any(u not in group for u in p.users):
+        if not why and any(u not in group for u in p.users) and not is_constant_fill(p):
             why = "used outside the row fusion; not duplicated"
         if why and p.opcode not in ("parameter", "constant"):
             users = [u for u in p.users if u in group]
@@ -232,9 +233,10 @@ def form_row_groups(comp: Computation, decisions: list[tuple[str, str, str]]
         if inst in claimed:
             continue
         members = grow_row_group(inst, pos, decisions)
+        # (constant fills are copied into every group that reads them: never claimed)
         if members is None or claimed.intersection(members):
             continue
-        claimed.update(members)
+        claimed.update(m for m in members if not is_constant_fill(m))
         groups.append((inst, members))
     groups.reverse()
     return groups

@@ -4,6 +4,7 @@ random elementwise graphs compiled against the interpreter."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from codegen_util import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -97,6 +98,27 @@ def test_softmax_pattern_producer_is_not_duplicated():
     exe = close(m, np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32))
     assert any("x - max(x)" in d.reason for d in exe.module.fusion_decisions)
     assert exe.as_text().count(" multiply(") == 1
+
+
+@pytest.mark.parametrize("fill", ["constant", "iota"])
+def test_constant_fill_is_duplicated_into_every_consumer(fill):
+    # (the broadcast feeds two reductions: a computed value would stay in memory, the
+    # x - max(x) rule; a fill has no arithmetic, so every copy has the same bits)
+    b = Builder("fill")
+    s = Shape("f32", (8, 16))
+    x, y = b.parameter(s), b.parameter(s)
+    one = (b.broadcast(b.scalar(1.0, "f32"), (8, 16), ()) if fill == "constant"
+           else b.iota(s, 1))
+    add = Builder.scalar_computation("add", "f32")
+    r1 = b.reduce(b.subtract(one, x), b.scalar(0.0, "f32"), (0,), add)
+    r2 = b.reduce(b.add(one, y), b.scalar(0.0, "f32"), (0,), add)
+    m = b.build(b.tuple([r1, r2]))
+    rng = np.random.default_rng(2)
+    exe = close(m, *(rng.standard_normal((8, 16)).astype(np.float32) for _ in range(2)))
+    # (the iota's sums share it as an input: sibling fusion makes them one kernel)
+    assert len(exe.kernel_names) == (2 if fill == "constant" else 1), exe.kernel_names
+    entry = exe.as_text()[exe.as_text().index("ENTRY"):]
+    assert "fusion()" not in entry
 
 
 def test_expensive_producer_not_fused_below_broadcast():

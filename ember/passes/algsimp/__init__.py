@@ -9,14 +9,19 @@ frontend's `ember_unsafe_math` flag).
 Exact (always on):
   arithmetic.py     A * 1 => A;  A * 0 => 0 (integers);  A / 1 => A;  A + (-0.0) => A;
                     A + 0 => A (integers);  A - 0 => A;  -(-A) => A;  power(A, 2) => A * A;
-                    power(A, 1) => A
+                    power(A, 1) => A;  A + 0.0 => A (A a sum from +0.0: never -0.0);
+                    maximum(A, -inf) => A;  minimum(A, +inf) => A
   shapes.py         reshape(reshape(A)) => reshape(A);  reshape(A) => A (same shape);
                     transpose(A, identity) => A;  transpose(transpose(A)) => transpose(A);
                     broadcast(broadcast(A)) => broadcast(A);  broadcast(A) => A (no-op);
-                    slice(A, full) => A;  slice(slice(A)) => slice(A);  convert(A) => A (same type)
+                    slice(A, full) => A;  slice(slice(A)) => slice(A);  convert(A) => A (same type);
+                    transpose(dot(A, B)) => dot(B, A) (the transpose swaps the free dims)
   select_compare.py select(const P, A, B) => A or B;  select(P, A, A) => A;
                     compare(A, A) => const (integers/pred)
-  reductions.py     reduce(broadcast(s), init, max|min|and|or) => broadcast(op(init, s))
+  reductions.py     reduce(broadcast(s), init, max|min|and|or) => broadcast(op(init, s));
+                    reduce(A) over extent-1 dims => op(reshape(A), init);
+                    reduce(reduce(A, i), i) => reduce(A, i) over both dims (i an identity,
+                    or op idempotent);  reduce(transpose(A)) => reduce(A) (transposed back)
   control_flow.py   get-tuple-element(tuple(A0..An), i) => Ai;
                     get-tuple-element(while(init), k) => init element k (body passes k through);
                     tuple(gte(T, 0), ..., gte(T, n-1)) => T;

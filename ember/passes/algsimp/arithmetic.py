@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.passes.algsimp.rewrite import rewrite
 from ember.passes.algsimp.util import (
@@ -145,3 +148,32 @@ def reassociate_constants(inst: Instruction) -> Instruction | None:
         return None
     folded = add(inst, inst.opcode, [c1, c2])
     return add(inst, inst.opcode, [x, folded])
+
+
+def _never_negative_zero(inst: Instruction) -> bool:
+    """Can `inst` never hold -0.0? A float sum whose init is +0.0 (round to nearest: x + y
+    is -0.0 only when both are -0.0, and the +0.0 init takes part in every sum), or a
+    reshape/broadcast/transpose/slice of one."""
+    while inst.opcode in ("reshape", "broadcast", "transpose", "slice", "copy"):
+        inst = inst.operands[0]
+    if inst.opcode != "reduce" or len(inst.operands) != 2:
+        return False
+    return (plain_binary_opcode(inst.to_apply) == "add"
+            and is_value(inst.operands[1], 0, signed_zero=False))
+
+
+@rewrite("add")
+def add_zero_to_sum(inst: Instruction) -> Instruction | None:
+    """A + 0.0 => A when A is never -0.0 (a sum whose init is +0.0)"""
+    if not is_float_inst(inst):
+        return None
+    a = _other_if_identity(inst, 0, signed_zero=False)
+    return a if a is not None and _never_negative_zero(a) else None
+
+
+@rewrite("maximum", "minimum")
+def extremum_identity(inst: Instruction) -> Instruction | None:
+    """maximum(A, -inf) => A;  minimum(A, +inf) => A (floats: NaN propagates either way)"""
+    if not is_float_inst(inst):
+        return None
+    return _other_if_identity(inst, -np.inf if inst.opcode == "maximum" else np.inf)

@@ -8,7 +8,7 @@ from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.shape import Shape
 from ember.passes.algsimp.rewrite import rewrite
-from ember.passes.algsimp.util import add, is_float_inst
+from ember.passes.algsimp.util import add, is_float_inst, scalar_constant_value
 
 _IDEMPOTENT = {"maximum", "minimum", "and", "or"}
 
@@ -77,3 +77,66 @@ def reduce_of_transpose(inst: Instruction) -> Instruction | None:
         return red
     order = sorted(kept_in_a)
     return add(inst, "transpose", [red], {"dimensions": tuple(order.index(a) for a in kept_in_a)})
+
+
+def _plain_reduce(inst: Instruction) -> str | None:
+    """The combiner's opcode of a one-operand reduce with a plain commutative combiner."""
+    if len(inst.operands) != 2:
+        return None
+    op = plain_binary_opcode(inst.to_apply)
+    return None if op == "overwrite" else op
+
+
+@rewrite("reduce")
+def reduce_unit_dims(inst: Instruction) -> Instruction | None:
+    """reduce(A, init, op) over dimensions of extent 1 => op(reshape(A), init)"""
+    # Each output element combines exactly one element of A with init: the evaluator's
+    # init + x (sum([-0.0]) is +0.0, so the init stays: A + 0.0 is no A when A is -0.0).
+    # Autodiff writes these: the transpose of a broadcast that adds a unit dimension (a
+    # bias [n] broadcast to [1, n], softmax's keepdims max) sums over that dimension.
+    op = _plain_reduce(inst)
+    x, init = inst.operands[:2]
+    if op is None or any(x.shape.dimensions[d] != 1 for d in inst.attrs["dimensions"]):
+        return None
+    shape = inst.shape.without_layout()
+    r = add(inst, "reshape", [x], shape=shape)
+    if shape.rank:
+        init = add(inst, "broadcast", [init], {"dimensions": ()}, shape)
+    return add(inst, op, [r, init])
+
+
+def _is_identity(op: str, value: np.ndarray) -> bool:
+    """Is `value` an identity of the combiner `op` (either zero for add: the sign of a sum's
+    zero comes from its init, which the rewrites that use this keep)?"""
+    v = value.item()
+    if op in ("add", "xor", "or"):
+        return v == 0
+    if op in ("multiply", "and"):
+        return v == 1 if value.dtype != np.bool_ else bool(v)
+    return False
+
+
+@rewrite("reduce")
+def reduce_of_reduce(inst: Instruction) -> Instruction | None:
+    """reduce(reduce(A, i, op, d1), i, op, d2) => reduce(A, i, op, d1 + d2), the inner
+    reduce's only user, i the same (bitwise) and an identity of op unless op is idempotent"""
+    # A reduction promises no order among its elements, so one reduction over both sets of
+    # dimensions computes the same combination of A's elements; the init takes part once
+    # instead of once per inner output, which changes nothing when it is an identity (or
+    # when op(i, op(i, x)) = op(i, x): max, min, and, or).
+    op = _plain_reduce(inst)
+    y, init = inst.operands[:2]
+    if op is None or y.opcode != "reduce" or len(y.users) != 1 or _plain_reduce(y) != op:
+        return None
+    a, inner_init = y.operands
+    iv, ov = scalar_constant_value(init), scalar_constant_value(inner_init)
+    if iv is None or ov is None or iv.tobytes() != ov.tobytes():
+        return None
+    if op not in _IDEMPOTENT and not _is_identity(op, iv):
+        return None
+    d1 = set(y.attrs["dimensions"])
+    kept = [d for d in range(a.shape.rank) if d not in d1]  # y's dim j is A's dim kept[j]
+    dims = tuple(sorted(d1 | {kept[j] for j in inst.attrs["dimensions"]}))
+    return inst.parent.add_instruction(Instruction(
+        "reduce", inst.shape.without_layout(), [a, init], {"dimensions": dims},
+        [inst.to_apply], metadata=dict(inst.metadata)))

@@ -96,3 +96,33 @@ def convert_same_type(inst: Instruction) -> Instruction | None:
     """convert(A) => A when the element type does not change"""
     a = inst.operand
     return a if a.shape.element_type == inst.shape.element_type else None
+
+
+_DOT_DIMS = ("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
+             "rhs_contracting_dims")
+
+
+@rewrite("transpose")
+def transpose_of_dot(inst: Instruction) -> Instruction | None:
+    """transpose(dot(A, B)) => dot(B, A) when the transpose swaps A's free dimensions with
+    B's (batch dimensions first, each group in order) and the dot has no other user"""
+    # dot(A, B) is [batch..., A free..., B free...] and dot(B, A) is [batch..., B free...,
+    # A free...]: element for element the same sums of the same products (x*y = y*x
+    # exactly), so the transposed copy of the gradient dW = dz^T h (autodiff's transpose
+    # of x @ W) becomes a product that writes W's layout directly.
+    d = inst.operand
+    if d.opcode != "dot" or len(d.users) != 1:
+        return None
+    a = d.attrs
+    lhs, rhs = d.operands
+    nb = len(a["lhs_batch_dims"])
+    nl = lhs.shape.rank - nb - len(a["lhs_contracting_dims"])
+    nr = rhs.shape.rank - nb - len(a["rhs_contracting_dims"])
+    swap = (*range(nb), *range(nb + nl, nb + nl + nr), *range(nb, nb + nl))
+    if nl == 0 or nr == 0 or tuple(inst.attrs["dimensions"]) != swap:
+        return None  # (no free dims on a side: the transpose is the identity or not this)
+    attrs = dict(a)
+    attrs.update(lhs_batch_dims=a["rhs_batch_dims"], lhs_contracting_dims=a[
+        "rhs_contracting_dims"], rhs_batch_dims=a["lhs_batch_dims"],
+        rhs_contracting_dims=a["lhs_contracting_dims"])
+    return add(inst, "dot", [rhs, lhs], attrs, inst.shape.without_layout())
