@@ -1,8 +1,8 @@
 """The XLA route: Ember's optimized HLO handed to an XLA compiler through jaxlib's PJRT client.
 
 Not a backend itself (it is not in `backends.NAMES`): the shared half of the backends that
-end in an XLA compiler, `xla_cpu/` now and the TPU backend later, which differ only in the
-PJRT platform they name.
+end in an XLA compiler, `xla_cpu/` and `tpu/`, which differ in the PJRT platform they name
+(and the TPU backend's own kernels, custom calls in the module it hands over).
 
 Input: an optimized HLO Module (the backend's pipeline already ran) and a platform name
 ("cpu", "tpu"). Output: an `XlaExecutable`, callable on NumPy arrays (or device arrays from
@@ -152,7 +152,7 @@ class XlaExecutable:
 Structure = int | tuple[Any, ...]
 
 
-def _flatten_root(module: Module) -> Structure:
+def flatten_root(module: Module) -> Structure:
     """Make the entry's root a flat tuple of its leaves when it nests tuples (PJRT untuples
     one level: an inner tuple would come back as a tuple buffer); its nesting, to rebuild
     the results with. An array root: -1 (one output, not a tuple)."""
@@ -196,7 +196,7 @@ def compile_module(module: Module, platform_name: str, backend: str) -> XlaExecu
         raise Unsupported("a tuple parameter")
     legal = module.clone()
     legalize(legal)
-    structure = _flatten_root(legal)
+    structure = flatten_root(legal)
     text = xla_text(legal)
     plat = platform(platform_name, backend)
     return XlaExecutable(module, text, plat, plat.compile(text), structure)
