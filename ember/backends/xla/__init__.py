@@ -128,11 +128,17 @@ class XlaExecutable:
 
     def __call__(self, *args: Any, owned: Any = ()) -> Any:
         """Run on `args` (NumPy or device arrays); NumPy results (`owned` is ignored)."""
+        outs = [np.asarray(r) for r in self.run_on_device(*args)]
+        return _rebuild(self._structure, outs)
+
+    def run_on_device(self, *args: Any) -> list[Any]:
+        """Enqueue a run on `args` (NumPy or device arrays) and return its flat outputs as
+        device arrays without waiting (each has `block_until_ready()`): what a benchmark
+        queues to measure device time."""
         put = self._platform.put
         results = self._loaded.execute_sharded([put(a) for a in args])
         # (one device: each output is a list of one array; XLA untuples a tuple root)
-        outs = [np.asarray(r[0]) for r in results.disassemble_into_single_device_arrays()]
-        return _rebuild(self._structure, outs)
+        return [r[0] for r in results.disassemble_into_single_device_arrays()]
 
     def kernels(self, module: Module | None = None) -> list[Any]:
         """None of Ember's: XLA generates the code (`runtime_hlo()` shows its fusions)."""
