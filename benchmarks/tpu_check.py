@@ -108,6 +108,12 @@ def op_records(lax: Any) -> list[tuple[str, Callable[..., Any], str, tuple[float
            ("shift_right_logical", lax.shift_right_logical),
            ("shift_right_arithmetic", lax.shift_right_arithmetic)]
     out += [(name, (lambda x, y, op=op: op(x, y) + y), "int32", (0, 40)) for name, op in i32]
+    out += [(name, (lambda x, y, op=op: op(x) * y), "float32", (-0.9, 0.9))
+            for name, op in (("asin", lax.asin), ("acos", lax.acos), ("atan", lax.atan),
+                             ("atanh", lax.atanh), ("sinh", lax.sinh), ("cosh", lax.cosh))]
+    out += [(name, (lambda x, y, op=op: op(x) + y), "int32", (-40, 40))
+            for name, op in (("clz", lax.clz), ("population_count", lax.population_count),
+                             ("sign", lax.sign))]
     out.append(("select(x < y)", lambda x, y: lax.select(x < y, x, y) * 2, "float32",
                 (-2.0, 2.0)))
     out.append(("ne to float", lambda x, y: lax.convert_element_type(x != y, np.float32) + 1,

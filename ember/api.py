@@ -629,6 +629,29 @@ class Compiled:
         formats them)."""
         return self._compiled.kernels()
 
+    def mosaic(self, kernel: str | None = None) -> str:
+        """The Mosaic MLIR text of Ember's TPU kernel `kernel` (a name of the TPU
+        pipeline's fusions, e.g. "fusion"), or of all of them, each after a `// kernel
+        <name>` line. Compiled for the tpu backend: the kernels it runs; for another
+        backend, the kernels the tpu backend would generate for this program (with
+        EMBER_TPU_KERNELS's choice; no chip needed). ValueError if there is no such
+        kernel."""
+        kernels = getattr(self._compiled.executable, "mosaic_kernels", None)
+        if kernels is None:
+            from ember.backends import tpu
+            module = self._compiled.lowered.module
+            kernels = tpu.tpu_module(tpu.optimize(module)).kernels
+        if kernel is None:
+            if not kernels:
+                raise ValueError("this program has no Mosaic kernel (EMBER_TPU_KERNELS="
+                                 "'ember' also turns elementwise fusions into kernels)")
+            return "".join(f"// kernel {k.name}\n{k.text}" for k in kernels)
+        for k in kernels:
+            if k.name == kernel:
+                return k.text
+        names = ", ".join(k.name for k in kernels) or "none"
+        raise ValueError(f"no Mosaic kernel named {kernel!r}; the kernels are: {names}")
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _, _, in_tree, leaves, _, _ = self._fn.flatten_call(args, kwargs)
         if in_tree != self._result.in_tree:

@@ -3,7 +3,9 @@ and Ember's Mosaic kernels for the elementwise op tables (f32, bf16, int32) and 
 kinds (softmax, layernorm, logsumexp, variance), each parsed and verified with the Mosaic
 dialects of jaxlib's MLIR and run through Mosaic's serialization pass, with the kernel
 count of each program checked, and the module the TPU compiler would get read by XLA's own
-HLO parser and converted to StableHLO.
+HLO parser and converted to StableHLO. What the kernels compute is checked too: the NumPy
+evaluator of tests/backends/mosaic_eval.py runs them (grid, windows, partial blocks, SMEM
+scalars) against Ember's CPU backend, f32 within a few ulps, integers bit for bit.
 
 Mosaic's layout passes (infer-memref-layout, apply-vector-layout) are in libtpu, not in
 jaxlib: they cannot run here (ember/backends/tpu/verify.py). Running the kernels needs the
@@ -23,6 +25,8 @@ import pytest
 
 pytest.importorskip("jaxlib", reason="the tpu backend's checks need jaxlib's MLIR: "
                     "pip install 'ember[xla]' (or the test extra)")
+
+import mosaic_eval  # noqa: E402  (tests/backends, on sys.path)
 
 import ember  # noqa: E402
 import ember.numpy as jnp  # noqa: E402
@@ -331,3 +335,131 @@ def test_a_bad_kernel_is_caught_by_the_verifier() -> None:
     assert bad != text
     with pytest.raises(verify.MosaicError):
         verify.verify(bad)
+
+
+# -- inspection ----------------------------------------------------------------------------
+
+def test_compiled_mosaic_shows_the_kernels(monkeypatch) -> None:
+    x = arg((64, 512), np.float32)
+    compiled = ember.jit(_softmax).lower(x).compile()  # (the cpu backend: no chip here)
+    text = compiled.mosaic()
+    assert text.startswith("// kernel fusion\n") and text.count("func.func @fusion(") == 1
+    body = compiled.mosaic(kernel="fusion")
+    verify.verify(body)
+    assert text.endswith(body) and body.count("vector.multi_reduction") == 2
+    with pytest.raises(ValueError, match="no Mosaic kernel named 'fusion_7'; the kernels "
+                       "are: fusion"):
+        compiled.mosaic(kernel="fusion_7")
+    ew = ember.jit(lambda v: jnp.exp(v) * 2.0).lower(x).compile()
+    with pytest.raises(ValueError, match="has no Mosaic kernel"):
+        ew.mosaic()  # (auto leaves elementwise fusions to XLA)
+    monkeypatch.setenv("EMBER_TPU_KERNELS", "ember")
+    assert "math.exp" in ew.mosaic(kernel="fusion")
+
+
+# -- what the kernels compute (tests/backends/mosaic_eval.py runs them with NumPy) -------------
+
+def evaluate(tm: tpu.TpuModule, args: list[np.ndarray]) -> np.ndarray:
+    """Run a one-kernel module: the custom call's operands traced back to the entry's
+    parameters, reshaped to the kernel's windows; the result reshaped back."""
+    (kernel,) = tm.kernels
+    entry = tm.module.entry
+    root = entry.root
+    call = root.operands[0] if root.opcode == "reshape" else root
+    assert call.opcode == "custom-call"
+    operands = []
+    for x, win in zip(call.operands, kernel.windows[:-1], strict=True):
+        p = x.operands[0] if x.opcode == "reshape" else x
+        assert p.opcode == "parameter"
+        operands.append(np.asarray(args[p.attrs["parameter_number"]]).reshape(win.dims))
+    out = mosaic_eval.run(kernel.text, operands, kernel.result.dims,
+                          root.shape.dtype)
+    return out.reshape(root.shape.dimensions)
+
+
+def against_cpu(f: Callable[..., Any], *args: Any, kernels: str = "ember", rtol: float = 2e-6,
+                atol: float = 1e-7) -> str:
+    """`f`'s one kernel run by the evaluator against Ember's CPU backend; its text."""
+    tm = tpu_module(f, *args, kernels=kernels)
+    (text,) = checked(tm, 1)
+    want = np.asarray(ember.jit(f, backend="cpu")(*args))
+    got = evaluate(tm, list(args))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(got, want)
+    return text
+
+
+# float records with the domain where each is tested (inside it, with edges)
+DOMAINS = {"log": (0.01, 5), "log1p": (-0.9, 5), "sqrt": (0, 5), "rsqrt": (0.01, 5),
+           "tan": (-1.4, 1.4), "exp": (-20, 20), "exp2": (-20, 20)}
+EXPANDED: dict[str, tuple[Callable[[Any], Any], tuple[float, float]]] = {
+    "expm1": (lax.expm1, (-3, 3)), "atan": (lax.atan, (-10, 10)),
+    "asin": (lax.asin, (-1, 1)), "acos": (lax.acos, (-1, 1)),
+    "atanh": (lax.atanh, (-0.99, 0.99)), "sinh": (lax.sinh, (-10, 10)),
+    "cosh": (lax.cosh, (-10, 10)), "is_finite": (lambda x: lax.select(
+        lax.is_finite(x), x, x * 0.0), (-1, 1)),
+}
+
+
+def test_elementwise_kernels_compute_what_the_cpu_backend_does() -> None:
+    rng = np.random.default_rng(7)
+    shape = (16, 256)
+    y = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    for name, (op, _) in FLOAT_UNARY.items():
+        lo, hi = DOMAINS.get(name, (-4, 4))
+        x = rng.uniform(lo, hi, shape).astype(np.float32)
+        x[0, :4] = [lo, hi, 0.0 if lo <= 0 <= hi else lo, -0.0 if lo <= 0 <= hi else hi]
+        against_cpu(lambda a, b, op=op: op(a) * b, x, y, rtol=4e-6, atol=1e-6)
+    for name, (op, rng_) in EXPANDED.items():
+        x = rng.uniform(*rng_, shape).astype(np.float32)
+        x[0, :3] = [rng_[0], rng_[1], 0.0]
+        if name == "is_finite":
+            x[1, :3] = [np.inf, -np.inf, np.nan]
+        # (the expansions' few ulps, as ember/backends/xla/legalize.py's)
+        text = against_cpu(lambda a, b, op=op: op(a) * b, x, y, rtol=3e-5, atol=1e-6)
+        assert "math.exp" in text or "math.atan2" in text or "math.log1p" in text or \
+            name == "is_finite", name
+    x = rng.uniform(-3, 3, shape).astype(np.float32)
+    z = rng.uniform(0.5, 3, shape).astype(np.float32)
+    for name, (op, _) in FLOAT_BINARY.items():
+        against_cpu(lambda a, b, op=op: op(a, b) * a, z if name == "pow" else x, z,
+                    rtol=4e-6, atol=1e-6)
+    against_cpu(lambda a, b: lax.rem(a, b) * b, x, z)
+
+
+def test_integer_kernels_compute_what_the_cpu_backend_does() -> None:
+    rng = np.random.default_rng(8)
+    x = rng.integers(-2**31, 2**31 - 1, (8, 384), dtype=np.int64).astype(np.int32)
+    x[0, :4] = [0, -1, 2**31 - 1, -2**31]
+    y = rng.integers(-40, 40, (8, 384)).astype(np.int32)
+    for op, _ in INT_OPS.values():
+        against_cpu(lambda a, b, op=op: op(a, b) + b, x, y)
+    for op in (lax.clz, lax.population_count, lax.sign):
+        against_cpu(lambda a, b, op=op: op(a) + b, x, y)
+    u = x.view(np.uint32)
+    for op in (lax.max, lax.shift_right_logical, lambda a, b: lax.select(a < b, a, b)):
+        against_cpu(lambda a, b, op=op: op(a, b) + b, u, np.abs(y).astype(np.uint32))
+
+
+def test_row_kernels_compute_what_the_cpu_backend_does() -> None:
+    rng = np.random.default_rng(9)
+    for shape in [(64, 512), (3, 5, 200), (1001, 128)]:
+        x = (rng.standard_normal(shape) * 4).astype(np.float32)
+        g, b = rng.standard_normal(shape[-1:]).astype(np.float32), rng.standard_normal(
+            shape[-1:]).astype(np.float32)
+        against_cpu(_softmax, x, kernels="auto", rtol=2e-6)
+        against_cpu(_layernorm, x, g, b, kernels="auto", rtol=2e-5, atol=2e-5)
+        against_cpu(_logsumexp, x, kernels="auto", rtol=2e-6)
+        against_cpu(_variance, x, kernels="auto", rtol=2e-5, atol=1e-6)
+
+
+def test_partial_blocks_and_smem_scalars_compute_right() -> None:
+    # 1001 rows: no multiple of 8 divides them, so 512-row blocks and a partial last one
+    x = np.random.default_rng(3).standard_normal((1001, 128)).astype(np.float32)
+    text = against_cpu(lambda v, a, c: a * jnp.sin(v) + c, x, np.float32(2.5),
+                       np.float32(-1.0), atol=1e-6)  # (2.5 sin(v) - 1 cancels near 0)
+    assert "iteration_bounds = array<i64: 2>" in text and "memref<512x128xf32" in text
+    assert text.count("memref.load") == 2 and "#tpu.memory_space<smem>" in text

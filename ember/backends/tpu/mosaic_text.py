@@ -17,6 +17,12 @@ Semantics kept from HLO where arith differs:
   shift-left(x, s)            => s u< w ? x << s : 0           (w: the bit width)
   shift-right-logical(x, s)   => s u< w ? x >>u s : 0
   shift-right-arithmetic(x,s) => x >>s min_u(s, w-1)
+  sign(x) (integer)           => x > 0 ? 1 : (x < 0 ? -1 : 0)
+  is-finite(x)                => |x| < inf (ordered: false on NaN)
+and, for ops Mosaic has no math op for, the expansions of ember/backends/xla/legalize.py
+over the ones it has (atan, asin, acos, atanh, sinh, cosh), with
+  expm1(x)                    => u = e^x; u == 1 ? x : (u - 1) x / log(u)   (Kahan: the
+                                 rounding of u cancels; -1 and inf kept)
   sign(x) (float)             => x > 0 ? 1 : (x < 0 ? -1 : x)  (NaN and -0 kept)
   logistic(x)                 => 1 / (1 + exp(-x))
   compare NE (float)          => une (true on NaN), the others ordered (false on NaN)
@@ -32,9 +38,9 @@ from typing import Any
 import numpy as np
 
 # math-dialect ops Mosaic's TPU lowering handles (what Pallas itself lowers to)
-MATH_OPS = frozenset({"absf", "absi", "atan2", "ceil", "cos", "erf", "exp", "exp2", "floor",
-                      "log", "log1p", "powf", "round", "roundeven", "rsqrt", "sin", "sqrt",
-                      "tan", "tanh"})
+MATH_OPS = frozenset({"absf", "absi", "atan2", "ceil", "cos", "ctlz", "ctpop", "erf", "exp",
+                      "exp2", "floor", "log", "log1p", "powf", "round", "roundeven", "rsqrt",
+                      "sin", "sqrt", "tan", "tanh"})
 
 # HLO element type -> (element type in memory, compute type, signed)
 ELEMENT_TYPES: dict[str, tuple[str, str, bool]] = {
@@ -144,7 +150,8 @@ class Writer:
 
 _FLOAT_BINARY = {"add": "arith.addf", "subtract": "arith.subf", "multiply": "arith.mulf",
                  "divide": "arith.divf", "maximum": "arith.maximumf",
-                 "minimum": "arith.minimumf", "power": "math.powf", "atan2": "math.atan2"}
+                 "minimum": "arith.minimumf", "power": "math.powf", "atan2": "math.atan2",
+                 "remainder": "arith.remf"}
 _FLOAT_UNARY = {"negate": "arith.negf", "abs": "math.absf", "exponential": "math.exp",
                 "exp2": "math.exp2", "log": "math.log", "log-plus-one": "math.log1p",
                 "sqrt": "math.sqrt", "rsqrt": "math.rsqrt", "tanh": "math.tanh",
@@ -210,7 +217,80 @@ def _float(w: Writer, opcode: str, args: list[Vec]) -> Vec | None:
     if opcode == "clamp":  # clamp(lo, x, hi) = min(max(x, lo), hi)
         lo, x, hi = args
         return w.binary("arith.minimumf", w.binary("arith.maximumf", x, lo), hi)
+    if opcode in _FLOAT_EXPANSIONS:
+        return _FLOAT_EXPANSIONS[opcode](_F(w, a.shape), a)
+    if opcode == "is-finite":  # |x| < inf, ordered: false for NaN and +-inf
+        inf = w.splat(float("inf"), "f32", a.shape)
+        return w.cmp("cmpf", "olt", w.unary("math.absf", a), inf)
     return None
+
+
+class _F:
+    """f32 helpers on one block shape, for the expansions below."""
+
+    def __init__(self, w: Writer, shape: tuple[int, ...]) -> None:
+        self.w, self.shape = w, shape
+
+    def c(self, value: float) -> Vec:
+        return self.w.splat(value, "f32", self.shape)
+
+    def __call__(self, op: str, *xs: Vec) -> Vec:
+        return self.w.binary(op, *xs) if len(xs) == 2 else self.w.unary(op, xs[0])
+
+    def lt(self, a: Vec, b: Vec) -> Vec:
+        return self.w.cmp("cmpf", "olt", a, b)
+
+
+def _one_minus_x_sq_root(f: _F, x: Vec) -> Vec:
+    """sqrt((1-x)(1+x)): no cancellation near |x| = 1."""
+    one = f.c(1.0)
+    return f("math.sqrt", f("arith.mulf", f("arith.subf", one, x), f("arith.addf", one, x)))
+
+
+def _expm1(f: _F, x: Vec) -> Vec:
+    # u = e^x; (u - 1) * x / log(u) cancels the rounding of u (exact where u == 1: x;
+    # u - 1 == -1: -1; u == inf: inf)
+    u = f("math.exp", x)
+    one = f.c(1.0)
+    um1 = f("arith.subf", u, one)
+    ratio = f("arith.divf", f("arith.mulf", um1, x), f("math.log", u))
+    w = f.w
+    out = w.select(w.cmp("cmpf", "oeq", u, one), x, ratio)
+    out = w.select(w.cmp("cmpf", "oeq", um1, f.c(-1.0)), f.c(-1.0), out)
+    return w.select(w.cmp("cmpf", "oeq", u, f.c(float("inf"))), u, out)
+
+
+def _half_exp(f: _F, x: Vec) -> Vec:
+    """exp(|x|/2): its square is e^|x| without overflowing first."""
+    return f("math.exp", f("arith.mulf", f("math.absf", x), f.c(0.5)))
+
+
+def _cosh(f: _F, x: Vec) -> Vec:
+    h, half = _half_exp(f, x), f.c(0.5)
+    big = f("arith.mulf", f("arith.mulf", half, h), h)
+    return f("arith.addf", big, f("arith.divf", half, f("arith.mulf", h, h)))
+
+
+def _sinh(f: _F, x: Vec) -> Vec:
+    half, e = f.c(0.5), _expm1(f, x)
+    small = f("arith.mulf", half, f("arith.addf", e, f("arith.divf", e, f("arith.addf", e,
+                                                                         f.c(1.0)))))
+    h = _half_exp(f, x)
+    big = f("arith.subf", f("arith.mulf", f("arith.mulf", half, h), h),
+            f("arith.divf", half, f("arith.mulf", h, h)))
+    big = f.w.select(f.lt(x, f.c(0.0)), f("arith.negf", big), big)
+    return f.w.select(f.lt(f("math.absf", x), f.c(1.0)), small, big)
+
+
+_FLOAT_EXPANSIONS = {
+    "atan": lambda f, x: f("math.atan2", x, f.c(1.0)),
+    "asin": lambda f, x: f("math.atan2", x, _one_minus_x_sq_root(f, x)),
+    "acos": lambda f, x: f("math.atan2", _one_minus_x_sq_root(f, x), x),
+    # atanh(x) = log1p(2x / (1 - x)) / 2
+    "atanh": lambda f, x: f("arith.mulf", f.c(0.5), f("math.log1p", f(
+        "arith.divf", f("arith.addf", x, x), f("arith.subf", f.c(1.0), x)))),
+    "exponential-minus-one": _expm1, "cosh": _cosh, "sinh": _sinh,
+}
 
 
 def _int(w: Writer, opcode: str, args: list[Vec]) -> Vec | None:
@@ -225,6 +305,17 @@ def _int(w: Writer, opcode: str, args: list[Vec]) -> Vec | None:
         return w.binary("arith.xori", a, w.splat(-1, "i32", a.shape, a.signed))
     if opcode == "abs" and a.signed:
         return w.unary("math.absi", a)
+    if opcode == "clz":
+        return w.unary("math.ctlz", a)
+    if opcode == "popcnt":
+        return w.unary("math.ctpop", a)
+    if opcode == "sign":  # x > 0 ? 1 : (x < 0 ? -1 : 0); unsigned: x != 0
+        zero = w.splat(0, "i32", a.shape, a.signed)
+        one = w.splat(1, "i32", a.shape, a.signed)
+        pos = w.select(w.cmp("cmpi", "ne", a, zero), one, zero)
+        if not a.signed:
+            return pos
+        return w.select(w.cmp("cmpi", "slt", a, zero), w.splat(-1, "i32", a.shape), pos)
     if opcode == "copy":
         return a
     if opcode in ("shift-left", "shift-right-logical"):
