@@ -310,6 +310,15 @@ def test_kernel_counts_of_fusion_programs() -> None:
     (text,) = checked(tpu_module(two_rows, x, kernels="auto"), 1)
     assert text.count("vector.multi_reduction") == 4
 
+    def row_max(x):  # one reduction, nothing after: auto leaves it to XLA, ember takes it
+        return jnp.max(x * 2.0, axis=-1)
+
+    tm = tpu_module(row_max, x, kernels="auto")
+    checked(tm, 0)
+    assert "auto: one reduction" in tm.module.tpu_refusals[0][1]
+    (text,) = checked(tpu_module(row_max, x, kernels="ember"), 1)
+    assert "memref<128x1xf32" in text
+
 
 def test_block_shapes_follow_the_tiling_and_scoped_vmem() -> None:
     # issue 20: 128-row blocks of 8192x4096 f32 ran, 512 rows did not compile
@@ -335,6 +344,27 @@ def test_a_bad_kernel_is_caught_by_the_verifier() -> None:
     assert bad != text
     with pytest.raises(verify.MosaicError):
         verify.verify(bad)
+
+
+# -- the compile path, on the CPU's XLA (the TPU's compiler is out of reach here) ----------
+
+def test_compile_runs_the_route_on_a_stand_in_platform(monkeypatch) -> None:
+    """tpu.compile's wiring (pipeline, kernels, legalize, XLA) with jaxlib's CPU client as
+    the platform: without Ember kernels the module runs (fusions as calls); with them XLA's
+    CPU compiler rejects the TPU custom call, as it must (Unsupported)."""
+    from ember.backends import Unsupported
+    from ember.backends.xla import platform
+
+    monkeypatch.setattr(tpu, "_platform", lambda: platform("cpu", "xla-cpu"))
+    x = arg((64, 256), np.float32)
+    module = ember.jit(_softmax).lower(x)._lowered.module
+    monkeypatch.setenv("EMBER_TPU_KERNELS", "xla")
+    exe = tpu.compile(module)
+    assert exe.mosaic_kernels == [] and "call(" in exe.text
+    np.testing.assert_allclose(exe(x), np.asarray(ember.jit(_softmax)(x)), rtol=1e-6)
+    monkeypatch.setenv("EMBER_TPU_KERNELS", "auto")
+    with pytest.raises(Unsupported, match="tpu_custom_call"):
+        tpu.compile(module)
 
 
 # -- inspection ----------------------------------------------------------------------------

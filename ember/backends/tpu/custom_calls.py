@@ -19,9 +19,11 @@ The rewrite of one fusion (shape D, 2-D view R x C):
 with the rest of the module.
 
 `auto` uses Ember's kernel where issue 20's measurements on the v5e found it faster than
-XLA's fusions: row kernels (a row softmax: 0.43 ms against 0.79 ms, XLA reads the input
-about three times). Elementwise kernels only matched XLA's time there, so `auto` leaves
-kLoop fusions to XLA; `ember` takes every kernel Ember can generate, `xla` none.
+XLA's fusions: row kernels that reduce a row more than once or broadcast a row value back
+over the row (softmax, layernorm, logsumexp, variance: a row softmax took 0.43 ms against
+XLA's 0.79 ms, which reads the input about three times). A single reduction with nothing
+after it and elementwise kernels only match XLA's time (measured for `a*sin(x)+b`), so
+`auto` leaves them to XLA; `ember` takes every kernel Ember can generate, `xla` none.
 """
 
 from __future__ import annotations
@@ -51,11 +53,18 @@ def kernel_text(config: str) -> str:
 
 
 def wanted(kind: str, choice: str) -> bool:
-    """Whether `choice` (ember_tpu_kernels) puts fusions of `kind` on Ember's kernels."""
+    """Whether `choice` (ember_tpu_kernels) may put fusions of `kind` on Ember's kernels
+    (`auto` then asks `worth_it` of the kernel)."""
     if choice not in CHOICES:
         raise ValueError(f"ember_tpu_kernels must be one of {', '.join(CHOICES)}, "
                          f"got {choice!r}")
     return choice == "ember" or (choice == "auto" and kind in AUTO_KINDS)
+
+
+def worth_it(kernel: Kernel) -> bool:
+    """`auto`'s test of a row kernel: it saves XLA's extra passes over the rows (two
+    reductions or more, or a row value broadcast back into a full-shape result)."""
+    return kernel.reductions >= 2 or kernel.result.level == "full"
 
 
 def replace_fusions(module: Module, choice: str = "auto") -> list[Kernel]:
@@ -75,6 +84,10 @@ def replace_fusions(module: Module, choice: str = "auto") -> list[Kernel]:
                 kernel = generate(inst, name)
             except NoKernel as e:
                 refusals.append((inst.name or "fusion", str(e)))
+                continue
+            if choice == "auto" and not worth_it(kernel):
+                refusals.append((inst.name or "fusion", "auto: one reduction, XLA's is as "
+                                 "fast"))
                 continue
             _replace(comp, inst, kernel)
             kernels.append(kernel)

@@ -69,6 +69,7 @@ class Kernel:
     view: blk.View
     blocks: blk.Blocks
     windows: list[Window] = field(default_factory=list)  # operands, then the result
+    reductions: int = 0            # the row reductions in it
 
     @property
     def result(self) -> Window:
@@ -148,7 +149,8 @@ class _Generator:
             w.block = {"full": (blocks.rows, blocks.cols), "row": (blocks.rows, 1),
                        "column": (1, blocks.cols), "scalar": (1, 1)}[w.level]
         self.windows = windows
-        return Kernel(self.name, self.kind, self._text(), view, blocks, windows)
+        return Kernel(self.name, self.kind, self._text(), view, blocks, windows,
+                      len(reduces))
 
     def _level(self, inst: Instruction) -> str:
         shape = inst.shape
