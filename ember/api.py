@@ -756,8 +756,10 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         raises ``ValueError``. (JAX deprecates this argument in favour of placing the
         inputs with ``device_put``.)
       backend: the Ember backend that compiles this function: ``"cpu"`` (native code for
-        this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy) or
-        ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib).
+        this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy),
+        ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib) or
+        ``"tpu"`` (the TPU's compiler with Ember's Mosaic kernels; needs jaxlib and a TPU:
+        without one, a ``RuntimeError`` names what was asked for and what was found).
         ``None`` takes ``EMBER_BACKEND``'s (default ``"cpu"``). Another platform raises
         JAX's ``RuntimeError`` ("Unknown backend ...").
       inline: when ``True``, a call from inside another trace (an enclosing ``jit`` or

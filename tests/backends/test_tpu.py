@@ -52,6 +52,7 @@ def checked(tm: tpu.TpuModule, count: int) -> list[str]:
         verify.verify(k.text)
         assert verify.serialize(k.text)
     assert tm.text.count('custom_call_target="tpu_custom_call"') == count
+    assert tm.text.count("operand_layout_constraints={") == count  # (row-major, pinned)
     lib = jaxlib("tpu")
     hlo = lib.hlo.hlo_module_from_text(tm.text)
     assert lib.jax.mlir.hlo_to_stablehlo(hlo.as_serialized_hlo_module_proto())
@@ -246,6 +247,10 @@ def test_row_kernels_verify(shape: tuple[int, ...]) -> None:
     (text,) = checked(tpu_module(_layernorm, x, g, b, kernels="auto"), 1)
     assert text.count("vector.multi_reduction") == 2 and "math.rsqrt" in text
     assert f"window_bounds = array<i64: 1, {shape[-1]}>" in text  # g and b: columns
+    tm = tpu_module(_layernorm, x, g, b, kernels="auto")
+    n = shape[-1]
+    assert (f"f32[{rows},{n}]{{1,0}} custom-call(" in tm.text and "operand_layout_constraints"
+            f"={{f32[{rows},{n}]{{1,0}}, f32[1,{n}]{{1,0}}, f32[1,{n}]{{1,0}}}}" in tm.text)
     (text,) = checked(tpu_module(_logsumexp, x, kernels="auto"), 1)
     assert "math.log" in text and "x1xf32, #tpu.memory_space<vmem>>" in text  # per row
     (text,) = checked(tpu_module(_variance, x, kernels="auto"), 1)

@@ -78,7 +78,7 @@ def tpu_module(module: Module, kernels: str | None = None) -> TpuModule:
     """`module` (optimized, unchanged) as the TPU compiler gets it; `kernels`: the
     ember_tpu_kernels choice (None: the flag's value). Needs no chip and no jaxlib."""
     from ember import config
-    from ember.backends.tpu.custom_calls import TARGET, replace_fusions
+    from ember.backends.tpu.custom_calls import TARGET, pin_layouts, replace_fusions
     from ember.backends.xla import flatten_root
     from ember.backends.xla.legalize import legalize, xla_text
 
@@ -87,7 +87,7 @@ def tpu_module(module: Module, kernels: str | None = None) -> TpuModule:
     found = replace_fusions(m, choice)
     legalize(m, custom_call_targets=frozenset({TARGET}))
     structure = flatten_root(m)
-    return TpuModule(m, found, xla_text(m), structure)
+    return TpuModule(m, found, pin_layouts(xla_text(m), found), structure)
 
 
 def _platform() -> Any:

@@ -14,7 +14,10 @@ The rewrite of one fusion (shape D, 2-D view R x C):
           backend_config={"custom_call_config": {"body": <base64 of the kernel text>,
                                                  "needs_layout_passes": true}}
   %y  = D reshape(%k)
-(reshapes that change nothing are left out.) The TPU compiler runs Mosaic on the body
+(reshapes that change nothing are left out.) In the text XLA is given (`pin_layouts`) the
+call's operands and result are pinned to row-major layouts (`operand_layout_constraints`,
+`{1,0}` on the result), as the kernel indexes its blocks row-major: XLA would otherwise be
+free to choose a layout for them. The TPU compiler runs Mosaic on the body
 (`needs_layout_passes`: Mosaic infers the vector layouts itself) and schedules the call
 with the rest of the module.
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 from ember.backends.tpu.kernels import Kernel, NoKernel, generate, kind_of
 from ember.hlo.builder import Builder
@@ -121,3 +125,24 @@ def _replace(comp, fusion: Instruction, kernel: Kernel) -> None:
     new = call if out.dims == fusion.shape.dimensions else b.reshape(
         call, fusion.shape.dimensions)
     comp.replace_instruction(fusion, new)
+
+
+_CALL = re.compile(r'= (\w+)\[(\d+),(\d+)\] custom-call\((.*?)custom_call_target="' + TARGET
+                   + r'", backend_config="((?:[^"\\]|\\.)*)"')
+
+
+def pin_layouts(text: str, kernels: list[Kernel]) -> str:
+    """HLO text with each kernel call's operands and result pinned row-major."""
+    by_text = {k.text: k for k in kernels}
+
+    def pin(m: re.Match[str]) -> str:
+        config = json.loads('"' + m.group(5) + '"')
+        kernel = by_text[kernel_text(config)]
+        operands = ", ".join(f"{w.element_type}[{w.dims[0]},{w.dims[1]}]{{1,0}}"
+                             for w in kernel.windows[:-1])
+        return (f"= {m.group(1)}[{m.group(2)},{m.group(3)}]{{1,0}} custom-call("
+                f'{m.group(4)}custom_call_target="{TARGET}", '
+                f"operand_layout_constraints={{{operands}}}, "
+                f'backend_config="{m.group(5)}"')
+
+    return _CALL.sub(pin, text)
