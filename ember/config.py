@@ -168,7 +168,9 @@ _define(Flag("ember_enable_checks", "bool", False, "EMBER_ENABLE_CHECKS", "'1': 
              "text: off.", live=True, parse=lambda text: text == "1"))
 _define(Flag("ember_cache_dir", "str | None", None, "EMBER_CACHE_DIR", "Directory of the "
              "compiled-code disk cache; None: $XDG_CACHE_HOME/ember or ~/.cache/ember; 'off', "
-             "'0' or empty: no disk cache (ember/backends/cpu/jit/disk_cache.py).", live=True))
+             "'0' or empty: no disk cache (ember/backends/cpu/jit/disk_cache.py; the XLA "
+             "backends' executables in its xla/ folder: ember/backends/xla/disk_cache.py).",
+             live=True))
 _define(Flag("ember_num_threads", "int | None", None, "EMBER_NUM_THREADS", "Threads large "
              "kernels use, read when the CPU backend loads (then set_num_threads); None: the "
              "CPUs this process may run on.", live=True, parse=_parse_count))

@@ -498,3 +498,32 @@ def test_partial_blocks_and_smem_scalars_compute_right() -> None:
                        np.float32(-1.0), atol=1e-6)  # (2.5 sin(v) - 1 cancels near 0)
     assert "iteration_bounds = array<i64: 2>" in text and "memref<512x128xf32" in text
     assert text.count("memref.load") == 2 and "#tpu.memory_space<smem>" in text
+
+
+def test_the_disk_cache_skips_xla_compiles(monkeypatch, tmp_path) -> None:
+    """(On jaxlib's CPU client, which serializes executables as the TPU's does.)"""
+    from ember.backends.xla import disk_cache, platform
+
+    monkeypatch.setattr(tpu, "_platform", lambda: platform("cpu", "xla-cpu"))
+    monkeypatch.setenv("EMBER_TPU_KERNELS", "xla")
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    x = arg((16, 128), np.float32)
+    module = ember.jit(_softmax).lower(x)._lowered.module
+    plat = platform("cpu", "xla-cpu")
+    calls = []
+    real = type(plat)._compile
+    monkeypatch.setattr(type(plat), "_compile", lambda self, t: calls.append(t) or real(self, t))
+    before = dict(disk_cache.STATS)
+    first = tpu.compile(module)(x)
+    second = tpu.compile(module)(x)  # (a fresh process reads the same file)
+    assert len(calls) == 1 and disk_cache.STATS["hits"] == before["hits"] + 1
+    np.testing.assert_array_equal(first, second)
+    (entry,) = (tmp_path / "xla").iterdir()
+    entry.write_bytes(entry.read_bytes()[:-1] + b"?")  # corrupt: ignored, compiled again
+    tpu.compile(module)
+    assert len(calls) == 2 and disk_cache.STATS["rejected"] == before["rejected"] + 1
+    tpu.compile(module, use_cache=False)
+    assert len(calls) == 3
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")
+    tpu.compile(module)
+    assert len(calls) == 4

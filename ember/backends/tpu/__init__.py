@@ -105,14 +105,16 @@ def _platform() -> Any:
 def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = False,
             use_cache: bool = True, donated: tuple[int, ...] = ()) -> Any:
     """Optimize a copy of `module`, put Ember's kernels in, compile it with the TPU
-    compiler. Raises NoTpu first where there is no TPU. `use_cache` and `donated` are
+    compiler, or read the executable from the disk cache (ember/backends/xla/disk_cache.py;
+    `use_cache=False`: compile). Raises NoTpu first where there is no TPU. `donated` is
     ignored (the executable copies its arguments to device buffers)."""
     from ember.backends.xla import XlaExecutable
 
     plat = _platform()
     optimized = optimize(module, unsafe_math=unsafe_math, run_passes=run_passes)
     tm = tpu_module(optimized)
-    exe = XlaExecutable(optimized, tm.text, plat, plat.compile(tm.text), tm.structure)
+    exe = XlaExecutable(optimized, tm.text, plat, plat.compile(tm.text, use_cache),
+                        tm.structure)
     exe.mosaic_kernels = tm.kernels  # type: ignore[attr-defined]
     return exe
 
