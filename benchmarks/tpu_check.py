@@ -8,7 +8,8 @@ and, to check the script itself without a chip (Ember's `xla-cpu` backend agains
 
 Prints, in order:
 1. The op table: elementwise lax ops (f32, int32, bool) through Ember's backend for the
-   platform (`tpu`, or `xla-cpu` with `--platform cpu`) against Ember's CPU backend, each a
+   platform (`tpu`, or `xla-cpu` with `--platform cpu`) against Ember's CPU backend (its
+   xla-cpu backend where llvmlite is not installed), each a
    line `ok`/`FAIL` with its largest error and the tolerance (f32: `F32_RTOL` relative,
    `F32_ATOL` absolute, as the TPU's transcendentals are a few ulps from the host's;
    integers and bools bit for bit). Each op is followed by a multiply, so it is a fusion:
@@ -128,6 +129,14 @@ def op_inputs(dtype: str, lo: float, hi: float, shape: tuple[int, ...]) -> list[
     return [rng.uniform(lo, hi, shape).astype(np.float32) for _ in range(2)]
 
 
+def reference_backend() -> str:
+    """Ember's cpu backend where llvmlite is installed, else its xla-cpu backend (the TPU
+    machine may lack llvmlite; jaxlib's CPU client is there)."""
+    import importlib.util
+
+    return "cpu" if importlib.util.find_spec("llvmlite") else "xla-cpu"
+
+
 def run_op_table(backend: str, kernels: str, quick: bool,
                  names: Sequence[str] | None = None) -> tuple[int, int]:
     """Print the op table (the records named in `names`, default all); (passed, failed)."""
@@ -136,13 +145,14 @@ def run_op_table(backend: str, kernels: str, quick: bool,
 
     shape = (64, 256) if quick else (512, 1024)
     passed = failed = 0
-    print(f"op table: Ember's {backend} backend against Ember's cpu backend, {shape} "
+    ref = reference_backend()
+    print(f"op table: Ember's {backend} backend against Ember's {ref} backend, {shape} "
           f"(EMBER_TPU_KERNELS={kernels})")
     for name, f, dtype, (lo, hi) in op_records(lax):
         if names is not None and name not in names:
             continue
         x, y = op_inputs(dtype, lo, hi, shape)
-        want = np.asarray(ember.jit(f, backend="cpu")(x, y))
+        want = np.asarray(ember.jit(f, backend=ref)(x, y))
         try:
             with kernels_flag(kernels):
                 got = np.asarray(ember.jit(f, backend=backend)(x, y))
