@@ -527,3 +527,17 @@ def test_the_disk_cache_skips_xla_compiles(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("EMBER_CACHE_DIR", "off")
     tpu.compile(module)
     assert len(calls) == 4
+
+
+def test_loop_kernels_with_row_and_column_operands_compute_right() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((24, 256)).astype(np.float32)
+    col, row = rng.standard_normal(256).astype(np.float32), rng.standard_normal(24).astype(
+        np.float32)
+    text = against_cpu(lambda a, c, r: jnp.tanh(a + c) * 0.5 - r[:, None], x, col, row,
+                       atol=1e-6)
+    assert "window_bounds = array<i64: 1, 256>" in text  # the column operand
+    assert "window_bounds = array<i64: 24, 1>" in text   # the row operand
+    # a 3-D shape: the rows are the outer dims, a column broadcast along both of them
+    x3 = rng.standard_normal((2, 8, 128)).astype(np.float32)
+    against_cpu(lambda a, c: jnp.exp(a) * c, x3, col[:128], rtol=4e-6)

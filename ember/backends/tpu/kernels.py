@@ -243,7 +243,7 @@ class _Generator:
         out = inst.shape.dimensions
         if out == self.dims:
             return "full"
-        if src in ("scalar", "row") and self.kind == "row" and self._is_level(out, "row") \
+        if src in ("scalar", "row") and self._keeps_last() and self._is_level(out, "row") \
                 and (src == "row" or out[-1] != self.view.cols):
             return "row"
         if src in ("scalar", "column") and self._keeps_last() and out[-1] == self.view.cols \
