@@ -16,6 +16,7 @@ Skipped, with the reason, where jaxlib is not installed.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,13 @@ def checked(tm: tpu.TpuModule, count: int) -> list[str]:
              if i.opcode == "custom-call"]
     assert [custom_calls.kernel_text(c.attrs["backend_config"]) for c in calls] == \
         [k.text for k in tm.kernels]
+    for c in calls:
+        config = json.loads(c.attrs["backend_config"])["custom_call_config"]
+        assert config["needs_layout_passes"] is True
+        cost = config["cost_estimate"]
+        assert cost["bytes_accessed"] >= sum(o.shape.size for o in c.operands)  # (>= 1 B)
+        assert set(cost) == {"flops", "transcendentals", "bytes_accessed",
+                             "remote_bytes_transferred"}
     return [k.text for k in tm.kernels]
 
 

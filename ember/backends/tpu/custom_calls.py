@@ -12,6 +12,7 @@ The rewrite of one fusion (shape D, 2-D view R x C):
   %a2 = [R,C] reshape(%a)   %s2 = [1,1] reshape(%s)     (operands seen as their windows)
   %k  = [R,C] custom-call(%a2, %s2), custom_call_target="tpu_custom_call",
           backend_config={"custom_call_config": {"body": <base64 of the kernel text>,
+                                                 "cost_estimate": {...},
                                                  "needs_layout_passes": true}}
   %y  = D reshape(%k)
 (reshapes that change nothing are left out.) In the text XLA is given (`pin_layouts`) the
@@ -45,10 +46,20 @@ CHOICES = ("auto", "ember", "xla")
 AUTO_KINDS = frozenset({"row"})
 
 
-def backend_config(kernel_text: str) -> str:
-    """The custom call's backend_config: the kernel's text in base64, layout passes on."""
+def backend_config(kernel_text: str, cost: dict[str, float] | None = None) -> str:
+    """The custom call's backend_config: the kernel's text in base64, layout passes on,
+    and the fusion's cost (XLA's cost model schedules the call by it, as it would the
+    fusion: flops, transcendentals, bytes accessed)."""
     body = base64.b64encode(kernel_text.encode()).decode("ascii")
-    return json.dumps({"custom_call_config": {"body": body, "needs_layout_passes": True}})
+    config: dict[str, object] = {"body": body}
+    if cost is not None:
+        config["cost_estimate"] = {
+            "flops": int(cost.get("flops", 0)),
+            "transcendentals": int(cost.get("transcendentals", 0)),
+            "bytes_accessed": int(cost.get("bytes accessed", 0)),
+            "remote_bytes_transferred": 0}
+    config["needs_layout_passes"] = True
+    return json.dumps({"custom_call_config": config})
 
 
 def kernel_text(config: str) -> str:
@@ -112,6 +123,9 @@ def _unique(name: str, names: set[str]) -> str:
 
 
 def _replace(comp, fusion: Instruction, kernel: Kernel) -> None:
+    from ember.hlo.cost_analysis import instruction_cost
+
+    cost = instruction_cost(fusion)
     b = Builder(comp.name)
     b.computation = comp  # (add to `comp` itself)
     b.set_metadata(**fusion.metadata)
@@ -121,7 +135,7 @@ def _replace(comp, fusion: Instruction, kernel: Kernel) -> None:
         operands.append(x if x.shape.dimensions == win.dims else b.reshape(x, win.dims))
     out = kernel.result
     call = b.custom_call(TARGET, operands, Shape(fusion.shape.element_type, out.dims),
-                         backend_config(kernel.text))
+                         backend_config(kernel.text, cost))
     new = call if out.dims == fusion.shape.dimensions else b.reshape(
         call, fusion.shape.dimensions)
     comp.replace_instruction(fusion, new)
