@@ -264,6 +264,36 @@ def test_row_kernels_verify(shape: tuple[int, ...]) -> None:
     (text,) = checked(tpu_module(_variance, x, kernels="auto"), 1)
 
 
+def test_bf16_kernels_compute_within_bf16_rounding() -> None:
+    """bf16 kernels (f32 inside) against Ember's HLO evaluator, which rounds every bf16 op:
+    within two bf16 ulps (the evaluator rounds twice, the kernel once)."""
+    import ml_dtypes
+
+    from ember.hlo.evaluator.core import evaluate as evaluate_hlo
+
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0.2, 2.0, (32, 256)).astype(bf16)
+    y = rng.uniform(0.2, 2.0, (32, 256)).astype(bf16)
+    for op in BF16_OPS:
+        binary = BF16_OPS[op] in ("arith.addf", "arith.divf", "arith.maximumf", "math.powf")
+        value = f"{op}(%x, %y)" if binary else f"{op}(%x)"
+        module = parse_module(f"""HloModule m
+ENTRY %main (x: bf16[32,256], y: bf16[32,256]) -> bf16[32,256] {{
+  %x = bf16[32,256] parameter(0)
+  %y = bf16[32,256] parameter(1)
+  %v = bf16[32,256] {value}
+  ROOT %r = bf16[32,256] multiply(%v, %y)
+}}
+""")
+        want = np.asarray(evaluate_hlo(module, x, y))
+        tm = tpu.tpu_module(tpu.optimize(module), "ember")
+        got = evaluate(tm, [x, y])
+        assert got.dtype == bf16
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                                   rtol=2 ** -6, atol=1e-3, err_msg=op)
+
+
 def test_bf16_softmax_rounds_at_the_store() -> None:
     module = parse_module("""HloModule m
 %max (a: f32[], b: f32[]) -> f32[] {
