@@ -629,6 +629,17 @@ class Compiled:
         formats them)."""
         return self._compiled.kernels()
 
+    def runtime_hlo(self) -> str:
+        """What XLA's compiler made of the module (its optimized HLO, with its own
+        fusions), for the backends that end in XLA (`xla-cpu`, `tpu`); ValueError on
+        the others, whose code Ember generates itself (`llvm_ir()`, `asm()`)."""
+        runtime = getattr(self._compiled.executable, "runtime_hlo", None)
+        if runtime is None:
+            raise ValueError("runtime_hlo() shows XLA's compilation: this function ran on "
+                             "Ember's own code generator (jit(..., backend='xla-cpu' or "
+                             "'tpu') hands it to XLA)")
+        return runtime()
+
     def mosaic(self, kernel: str | None = None) -> str:
         """The Mosaic MLIR text of Ember's TPU kernel `kernel` (a name of the TPU
         pipeline's fusions, e.g. "fusion"), or of all of them, each after a `// kernel

@@ -579,3 +579,11 @@ def test_loop_kernels_with_row_and_column_operands_compute_right() -> None:
     # a 3-D shape: the rows are the outer dims, a column broadcast along both of them
     x3 = rng.standard_normal((2, 8, 128)).astype(np.float32)
     against_cpu(lambda a, c: jnp.exp(a) * c, x3, col[:128], rtol=4e-6)
+
+
+def test_compiled_runtime_hlo_is_xlas() -> None:
+    x = arg((64, 256), np.float32)
+    text = ember.jit(_softmax, backend="xla-cpu").lower(x).compile().runtime_hlo()
+    assert "ENTRY" in text and "fusion" in text  # (XLA's own fusions)
+    with pytest.raises(ValueError, match="Ember's own code generator"):
+        ember.jit(_softmax, backend="cpu").lower(x).compile().runtime_hlo()
