@@ -587,3 +587,14 @@ def test_compiled_runtime_hlo_is_xlas() -> None:
     assert "ENTRY" in text and "fusion" in text  # (XLA's own fusions)
     with pytest.raises(ValueError, match="Ember's own code generator"):
         ember.jit(_softmax, backend="cpu").lower(x).compile().runtime_hlo()
+
+
+def test_row_reductions_mosaic_lacks_stay_hlo() -> None:
+    x = arg((16, 256), np.float32)
+    for f in (lambda v: v / jnp.prod(v, axis=-1, keepdims=True),       # no <mul> kind
+              lambda v: jnp.where(jnp.all(v > 0, axis=-1, keepdims=True), v, 0.0)):
+        tm = tpu_module(f, x, kernels="ember")
+        assert not [k for k in tm.kernels if k.kind == "row"]
+        assert any("reduction" in r[1] or "reduce" in r[1] for r in tm.module.tpu_refusals)
+    xi = arg((16, 256), np.int32)
+    against_cpu(lambda v: v - jnp.max(v, axis=-1, keepdims=True), xi, kernels="auto")

@@ -38,10 +38,9 @@ from ember.backends.tpu import blocks as blk
 from ember.backends.tpu.mosaic_text import ELEMENT_TYPES, Vec, Writer, lower, vector_type
 from ember.hlo.ir import Computation, Instruction
 
+# the combining kinds Mosaic's reductions implement (no products, no bool and/or)
 _REDUCE_KINDS = {("add", "f32"): "add", ("add", "i32"): "add",
-                 ("multiply", "f32"): "mul", ("multiply", "i32"): "mul",
-                 ("maximum", "f32"): "maximumf", ("minimum", "f32"): "minimumf",
-                 ("and", "i1"): "and", ("or", "i1"): "or"}
+                 ("maximum", "f32"): "maximumf", ("minimum", "f32"): "minimumf"}
 _INT_REDUCE = {("maximum", True): "maxsi", ("maximum", False): "maxui",
                ("minimum", True): "minsi", ("minimum", False): "minui"}
 
