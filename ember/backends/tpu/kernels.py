@@ -135,7 +135,9 @@ class _Generator:
         per_elem = 0.0
         for w in windows:
             nbytes = _itemsize(w.element_type)
-            share = {"full": 1.0, "row": 1.0 / view.cols, "column": 1.0 / max(view.rows, 1),
+            # (VMEM holds (8, 128) tiles: a (br, 1) block takes br x 128 elements, a
+            # (1, bc) block 8 x bc)
+            share = {"full": 1.0, "row": blk.LANES / view.cols, "column": 8 / view.rows,
                      "scalar": 0.0}[w.level]
             per_elem += nbytes * share
         itemsizes = [_itemsize(w.element_type) for w in windows if w.level != "scalar"]
