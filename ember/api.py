@@ -661,6 +661,40 @@ class Compiled:
         formats them)."""
         return self._compiled.kernels()
 
+    def runtime_hlo(self) -> str:
+        """What XLA's compiler made of the module (its optimized HLO, with its own
+        fusions), for the backends that end in XLA (`xla-cpu`, `tpu`); ValueError on
+        the others, whose code Ember generates itself (`llvm_ir()`, `asm()`)."""
+        runtime = getattr(self._compiled.executable, "runtime_hlo", None)
+        if runtime is None:
+            raise ValueError("runtime_hlo() shows XLA's compilation: this function ran on "
+                             "Ember's own code generator (jit(..., backend='xla-cpu' or "
+                             "'tpu') hands it to XLA)")
+        return runtime()
+
+    def mosaic(self, kernel: str | None = None) -> str:
+        """The Mosaic MLIR text of Ember's TPU kernel `kernel` (a name of the TPU
+        pipeline's fusions, e.g. "fusion"), or of all of them, each after a `// kernel
+        <name>` line. Compiled for the tpu backend: the kernels it runs; for another
+        backend, the kernels the tpu backend would generate for this program (with
+        EMBER_TPU_KERNELS's choice; no chip needed). ValueError if there is no such
+        kernel."""
+        kernels = getattr(self._compiled.executable, "mosaic_kernels", None)
+        if kernels is None:
+            from ember.backends import tpu
+            module = self._compiled.lowered.module
+            kernels = tpu.tpu_module(tpu.optimize(module)).kernels
+        if kernel is None:
+            if not kernels:
+                raise ValueError("this program has no Mosaic kernel (EMBER_TPU_KERNELS="
+                                 "'ember' also turns elementwise fusions into kernels)")
+            return "".join(f"// kernel {k.name}\n{k.text}" for k in kernels)
+        for k in kernels:
+            if k.name == kernel:
+                return k.text
+        names = ", ".join(k.name for k in kernels) or "none"
+        raise ValueError(f"no Mosaic kernel named {kernel!r}; the kernels are: {names}")
+
     @traceback_util.api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _, _, in_tree, leaves, _, _ = self._fn.flatten_call(args, kwargs)
@@ -772,8 +806,10 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         raises ``ValueError``. (JAX deprecates this argument in favour of placing the
         inputs with ``device_put``.)
       backend: the Ember backend that compiles this function: ``"cpu"`` (native code for
-        this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy) or
-        ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib).
+        this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy),
+        ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib) or
+        ``"tpu"`` (the TPU's compiler with Ember's Mosaic kernels; needs jaxlib and a TPU:
+        without one, a ``RuntimeError`` names what was asked for and what was found).
         ``None`` takes ``EMBER_BACKEND``'s (default ``"cpu"``). Another platform raises
         JAX's ``RuntimeError`` ("Unknown backend ...").
       inline: when ``True``, a call from inside another trace (an enclosing ``jit`` or

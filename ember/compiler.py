@@ -162,11 +162,12 @@ def checks_enabled() -> bool:
 
 
 def backend_name() -> str:
-    """`EMBER_BACKEND=cpu|interpreter|xla-cpu`, default cpu: jitted code compiled through
-    LLVM for the host; xla-cpu hands the optimized HLO to XLA (ember/backends/xla_cpu/,
-    needs jaxlib). The interpreter (the NumPy evaluator of the optimized HLO) stays selectable;
-    both give the same bits, except float sums and dots, whose order differs (XLA promises
-    none either). Modules with opcodes the CPU backend does not compile yet run on the
+    """`EMBER_BACKEND=cpu|interpreter|xla-cpu|tpu`, default cpu: jitted code compiled
+    through LLVM for the host; xla-cpu hands the optimized HLO to XLA (ember/backends/xla_cpu/,
+    needs jaxlib), tpu to the TPU's compiler with Ember's Mosaic kernels
+    (ember/backends/tpu/). The interpreter (the NumPy evaluator of the optimized HLO) stays
+    selectable; both give the same bits, except float sums and dots, whose order differs
+    (XLA promises none either). Modules with opcodes the CPU backend does not compile yet run on the
     interpreter either way (`compile_jaxpr`)."""
     return config.ember_backend  # (raises ValueError for any other name)
 

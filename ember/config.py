@@ -70,13 +70,24 @@ def _parse_level(text: str) -> int:
         return 0
 
 
-_BACKENDS = ("cpu", "interpreter", "xla-cpu")  # (ember.backends.NAMES; config imports no backend)
+# (ember.backends.NAMES; config imports no backend)
+_BACKENDS = ("cpu", "interpreter", "xla-cpu", "tpu")
 
 
 def _parse_backend(text: str) -> str:
     if text not in _BACKENDS:
         raise ValueError(f"EMBER_BACKEND must be one of {', '.join(map(repr, _BACKENDS))}, "
                          f"got {text!r}")
+    return text
+
+
+_TPU_KERNELS = ("auto", "ember", "xla")
+
+
+def _parse_tpu_kernels(text: str) -> str:
+    if text not in _TPU_KERNELS:
+        raise ValueError(f"EMBER_TPU_KERNELS must be one of "
+                         f"{', '.join(map(repr, _TPU_KERNELS))}, got {text!r}")
     return text
 
 
@@ -181,10 +192,17 @@ _define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted fu
 
 _define(Flag("ember_backend", "str", "cpu", "EMBER_BACKEND", "jit's backend: 'cpu' (LLVM "
              "code for this machine), 'interpreter' (the optimized HLO run with NumPy: the "
-             "same bits except the summation order of float sums and dots) or 'xla-cpu' (the "
+             "same bits except the summation order of float sums and dots), 'xla-cpu' (the "
              "optimized HLO compiled by XLA through jaxlib: pip install 'ember[xla]'; "
-             "ember/backends/xla_cpu/); anything else "
+             "ember/backends/xla_cpu/) or 'tpu' (the TPU compiler and Ember's Mosaic "
+             "kernels, through jaxlib and libtpu; ember/backends/tpu/); anything else "
              "raises ValueError at the next compilation.", live=True, parse=_parse_backend))
+_define(Flag("ember_tpu_kernels", "str", "auto", "EMBER_TPU_KERNELS", "Which fusions the tpu "
+             "backend runs as Ember's own Mosaic kernels: 'auto' (where Ember's kernel was "
+             "measured faster than XLA's fusions: row reductions such as softmax and "
+             "layernorm), 'ember' (every fusion Ember has a kernel for) or 'xla' (none: the "
+             "whole module to the TPU compiler); anything else raises ValueError at the "
+             "next TPU compilation.", live=True, parse=_parse_tpu_kernels))
 _define(Flag("ember_debug", "int", 0, "EMBER_DEBUG", "Compile log level on stderr, 0-4 "
              "(ember/explain/compile_log.py); 0 when not a number.", live=True,
              parse=_parse_level))
@@ -201,7 +219,9 @@ _define(Flag("ember_enable_checks", "bool", False, "EMBER_ENABLE_CHECKS", "'1': 
              "text: off.", live=True, parse=lambda text: text == "1"))
 _define(Flag("ember_cache_dir", "str | None", None, "EMBER_CACHE_DIR", "Directory of the "
              "compiled-code disk cache; None: $XDG_CACHE_HOME/ember or ~/.cache/ember; 'off', "
-             "'0' or empty: no disk cache (ember/backends/cpu/jit/disk_cache.py).", live=True))
+             "'0' or empty: no disk cache (ember/backends/cpu/jit/disk_cache.py; the XLA "
+             "backends' executables in its xla/ folder: ember/backends/xla/disk_cache.py).",
+             live=True))
 _define(Flag("ember_num_threads", "int | None", None, "EMBER_NUM_THREADS", "Threads large "
              "kernels use, read when the CPU backend loads (then set_num_threads); None: the "
              "CPUs this process may run on.", live=True, parse=_parse_count))

@@ -6,7 +6,8 @@ it; nothing else of a backend is imported by the layers above):
 
   NAME                                  "cpu", "interpreter", "xla-cpu" (package
                                         `xla_cpu`: a public name's "-" is a "_"),
-                                        ("tpu": backends/tpu/)
+                                        "tpu" (backends/tpu/: the TPU compiler
+                                        and Ember's Mosaic kernels, through jaxlib)
   pipeline(unsafe_math=False)           its pass pipeline: the hardware-independent
                                         passes, then its own (fusion with its FusionPolicy)
   optimize(module, *, unsafe_math=False, run_passes=True) -> Module
@@ -44,7 +45,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-NAMES: tuple[str, ...] = ("cpu", "interpreter", "xla-cpu")
+NAMES: tuple[str, ...] = ("cpu", "interpreter", "xla-cpu", "tpu")
 
 
 class Unsupported(NotImplementedError):

@@ -70,7 +70,7 @@ def is_integral(element_type: str) -> bool:
 def bit_width(element_type: str) -> int:
     if element_type == "pred":
         return 8
-    return int(element_type[1:])
+    return int(element_type.lstrip("bfsu"))  # (bf16: 16, not the "f16" after its "b")
 
 
 @dataclass(frozen=True)

@@ -89,3 +89,11 @@ def test_verifier_catches_foreign_operand_and_bad_subcomputation():
     add.root.shape = Shape("f32", (2,))
     with pytest.raises(VerificationError):
         verify(m)
+
+
+def test_bit_width_of_every_element_type() -> None:
+    from ember.hlo.shape import bit_width
+
+    widths = {"pred": 8, "s8": 8, "u16": 16, "s32": 32, "u64": 64, "f16": 16, "bf16": 16,
+              "f32": 32, "f64": 64}
+    assert {t: bit_width(t) for t in widths} == widths

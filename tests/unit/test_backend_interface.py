@@ -28,10 +28,24 @@ ENTRY %main (x: f32[7], y: f32[7]) -> f32[7] {
 
 
 def _needs(name: str) -> None:
-    """Skip (with the reason) a backend whose optional runtime is not installed."""
-    if name.startswith("xla"):
+    """Skip (with the reason) a backend whose optional runtime or chip is not here."""
+    if name.startswith("xla") or name == "tpu":
         pytest.importorskip("jaxlib", reason=f"the {name} backend needs jaxlib: "
                             "pip install 'ember[xla]'")
+    if name == "tpu" and not _has_tpu():
+        pytest.skip("the tpu backend needs a TPU; jaxlib found none here "
+                    "(tests/backends/test_tpu.py checks what runs without one)")
+
+
+def _has_tpu() -> bool:
+    if importlib.util.find_spec("jaxlib") is None:
+        return False
+    tpu = backends.get("tpu")
+    try:
+        tpu._platform()
+    except tpu.NoTpu:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("name", backends.NAMES)
@@ -92,6 +106,8 @@ def test_jit_runs_on_the_chosen_backend(monkeypatch):
     for name in backends.NAMES:
         if name.startswith("xla") and importlib.util.find_spec("jaxlib") is None:
             continue  # (test_backend_implements_the_interface reports the skip)
+        if name == "tpu" and not _has_tpu():
+            continue  # (likewise)
         monkeypatch.setenv("EMBER_BACKEND", name)
         compiled = ember.jit(lambda v: jnp.sin(v) * 2 + 1).lower(x).compile()
         assert compiled._compiled.backend == name

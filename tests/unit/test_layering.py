@@ -212,7 +212,7 @@ def _third_party_imports(path: pathlib.Path) -> list[tuple[str, int]]:
 def test_only_the_xla_backends_import_jax():
     """jax/jaxlib (the optional XLA runtime) is imported by `ember/backends/xla*` alone, so
     `import ember` and the CPU path run without it (pip install 'ember[xla]' adds it)."""
-    allowed = ("ember.backends.xla", "ember.backends.xla_cpu")
+    allowed = ("ember.backends.xla", "ember.backends.xla_cpu", "ember.backends.tpu")
     bad = [f"{name}:{line} imports {pkg}" for name, path in MODULES.items()
            if not any(_under(name, a) for a in allowed)
            for pkg, line in _third_party_imports(path) if pkg in ("jax", "jaxlib")]

@@ -1,8 +1,8 @@
 """The XLA route: Ember's optimized HLO handed to an XLA compiler through jaxlib's PJRT client.
 
 Not a backend itself (it is not in `backends.NAMES`): the shared half of the backends that
-end in an XLA compiler, `xla_cpu/` now and the TPU backend later, which differ only in the
-PJRT platform they name.
+end in an XLA compiler, `xla_cpu/` and `tpu/`, which differ in the PJRT platform they name
+(and the TPU backend's own kernels, custom calls in the module it hands over).
 
 Input: an optimized HLO Module (the backend's pipeline already ran) and a platform name
 ("cpu", "tpu"). Output: an `XlaExecutable`, callable on NumPy arrays (or device arrays from
@@ -18,6 +18,7 @@ that names jaxlib, so a newer jaxlib that moves one needs a change there alone):
   Client.compile_and_load the platform's PJRT client (`jax.extend.backend.get_backend`)
                       compiles it for one device
   batched_device_put, LoadedExecutable.execute_sharded   arguments in, results out
+  Client.serialize_executable / deserialize_executable   the disk cache (disk_cache.py)
 
 Invariants: jaxlib is imported on the first compile or transfer, never when this package
 is imported (`import ember` and the CPU path never load it: tests/unit/test_layering.py
@@ -64,6 +65,9 @@ class _Jaxlib:
         self.hlo = jax_hlo
         self.CompileOptions = xla_client.CompileOptions
         self.SingleDeviceSharding = SingleDeviceSharding
+        import jaxlib
+
+        self.version = str(getattr(jaxlib, "__version__", JAX_VERSION))
 
 
 @functools.cache
@@ -92,8 +96,30 @@ class Platform:
         return self.lib.jax.batched_device_put(aval, self.sharding, [a], [self.device],
                                                True, False, enable_x64=True)
 
-    def compile(self, text: str) -> Any:
-        """HLO text -> XLA's HloModule -> StableHLO -> a loaded executable."""
+    def compile(self, text: str, use_cache: bool = True) -> Any:
+        """HLO text -> XLA's HloModule -> StableHLO -> a loaded executable; from the disk
+        cache (disk_cache.py) when an earlier process compiled the same text here."""
+        from ember.backends.xla import disk_cache
+
+        k = None
+        if use_cache and disk_cache.folder() is not None:
+            k = disk_cache.key(text, self.client, self.device, self.lib.version)
+            body = disk_cache.load(k)
+            if body is not None:
+                try:
+                    return self.client.deserialize_executable(body, [self.device],
+                                                              self.lib.CompileOptions())
+                except Exception:  # (a runtime that cannot read it back: compile again)
+                    disk_cache.STATS["rejected"] += 1
+        loaded = self._compile(text)
+        if k is not None:
+            try:
+                disk_cache.store(k, self.client.serialize_executable(loaded))
+            except Exception:  # (a runtime that cannot serialize: no entry)
+                pass
+        return loaded
+
+    def _compile(self, text: str) -> Any:
         lib = self.lib
         try:
             hlo_module = lib.hlo.hlo_module_from_text(text)
@@ -128,11 +154,17 @@ class XlaExecutable:
 
     def __call__(self, *args: Any, owned: Any = ()) -> Any:
         """Run on `args` (NumPy or device arrays); NumPy results (`owned` is ignored)."""
+        outs = [np.asarray(r) for r in self.run_on_device(*args)]
+        return _rebuild(self._structure, outs)
+
+    def run_on_device(self, *args: Any) -> list[Any]:
+        """Enqueue a run on `args` (NumPy or device arrays) and return its flat outputs as
+        device arrays without waiting (each has `block_until_ready()`): what a benchmark
+        queues to measure device time."""
         put = self._platform.put
         results = self._loaded.execute_sharded([put(a) for a in args])
         # (one device: each output is a list of one array; XLA untuples a tuple root)
-        outs = [np.asarray(r[0]) for r in results.disassemble_into_single_device_arrays()]
-        return _rebuild(self._structure, outs)
+        return [r[0] for r in results.disassemble_into_single_device_arrays()]
 
     def kernels(self, module: Module | None = None) -> list[Any]:
         """None of Ember's: XLA generates the code (`runtime_hlo()` shows its fusions)."""
@@ -152,7 +184,7 @@ class XlaExecutable:
 Structure = int | tuple[Any, ...]
 
 
-def _flatten_root(module: Module) -> Structure:
+def flatten_root(module: Module) -> Structure:
     """Make the entry's root a flat tuple of its leaves when it nests tuples (PJRT untuples
     one level: an inner tuple would come back as a tuple buffer); its nesting, to rebuild
     the results with. An array root: -1 (one output, not a tuple)."""
@@ -188,15 +220,17 @@ def _rebuild(structure: Structure, outs: list[np.ndarray]) -> Any:
     return tuple(_rebuild(s, outs) for s in structure)
 
 
-def compile_module(module: Module, platform_name: str, backend: str) -> XlaExecutable:
-    """`module` (optimized, not modified) compiled by XLA for `platform_name`."""
+def compile_module(module: Module, platform_name: str, backend: str,
+                   use_cache: bool = True) -> XlaExecutable:
+    """`module` (optimized, not modified) compiled by XLA for `platform_name` (or read from
+    the disk cache, unless `use_cache` is False)."""
     from ember.backends.xla.legalize import legalize, xla_text
 
     if any(p.shape.is_tuple for p in module.entry.parameters):
         raise Unsupported("a tuple parameter")
     legal = module.clone()
     legalize(legal)
-    structure = _flatten_root(legal)
+    structure = flatten_root(legal)
     text = xla_text(legal)
     plat = platform(platform_name, backend)
-    return XlaExecutable(module, text, plat, plat.compile(text), structure)
+    return XlaExecutable(module, text, plat, plat.compile(text, use_cache), structure)

@@ -193,12 +193,17 @@ def _fusion_to_call(comp: Computation, inst: Instruction) -> None:
     comp.replace_instruction(inst, call)
 
 
-def legalize(module: Module) -> bool:
+def legalize(module: Module, custom_call_targets: frozenset[str] = frozenset()) -> bool:
     """Replace every Ember-only opcode of `module` (in place) by its expansion; raises
-    `Unsupported` for one without. True if anything changed."""
+    `Unsupported` for one without. Custom calls whose target is in `custom_call_targets`
+    (the TPU backend's `tpu_custom_call` kernels) are XLA's own: kept. True if anything
+    changed."""
     changed = False
     for comp in module.computations:
         for inst in list(comp.post_order()):
+            if (inst.opcode == "custom-call"
+                    and inst.attrs.get("custom_call_target") in custom_call_targets):
+                continue
             if inst.opcode in _UNSUPPORTED:
                 raise Unsupported(f"{inst.opcode}: {_UNSUPPORTED[inst.opcode]}")
             if inst.opcode == "fusion":

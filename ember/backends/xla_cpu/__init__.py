@@ -47,13 +47,13 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
 
 def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = False,
             use_cache: bool = True, donated: tuple[int, ...] = ()) -> Any:
-    """Optimize a copy of `module` and compile it with XLA's CPU compiler. Nothing is
-    cached here beyond jit's own cache (`use_cache` is ignored); `donated` is ignored (the
-    executable copies its arguments to XLA's buffers)."""
+    """Optimize a copy of `module` and compile it with XLA's CPU compiler (or read it from
+    the disk cache of ember/backends/xla/disk_cache.py; `use_cache=False`: compile);
+    `donated` is ignored (the executable copies its arguments to XLA's buffers)."""
     from ember.backends.xla import compile_module
 
     return compile_module(optimize(module, unsafe_math=unsafe_math, run_passes=run_passes),
-                          PLATFORM, NAME)
+                          PLATFORM, NAME, use_cache)
 
 
 def to_device(array: Any) -> Any:
