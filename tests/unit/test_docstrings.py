@@ -41,7 +41,8 @@ def _undocumented(module: types.ModuleType) -> list[str]:
 # issue 23's surfaces (imported here, apart from the list above, which other work edits)
 MODULES += [importlib.import_module(m) for m in (
     "ember.nn", "ember.scipy", "ember.scipy.special", "ember.scipy.stats",
-    "ember.scipy.stats.norm", "ember.scipy.stats.uniform", "ember.scipy.stats.bernoulli")]
+    "ember.scipy.stats.norm", "ember.scipy.stats.uniform", "ember.scipy.stats.bernoulli",
+    "ember.scipy.stats.gamma", "ember.scipy.stats.beta", "ember.scipy.stats.poisson")]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

@@ -214,8 +214,8 @@ def test_errors() -> None:
         special.entr(np.array([1j]))
     with pytest.raises(AttributeError, match="ember.scipy.special.gammainc is not implemented"):
         special.gammainc  # noqa: B018
-    with pytest.raises(AttributeError, match="ember.scipy.stats.poisson is not implemented"):
-        stats.poisson  # noqa: B018
+    with pytest.raises(AttributeError, match="ember.scipy.stats.cauchy is not implemented"):
+        stats.cauchy  # noqa: B018
 
 
 def test_log_ndtr_series_order() -> None:
@@ -311,3 +311,32 @@ def test_custom_jvp_fills_in_defaults_of_nondiff_arguments() -> None:
     assert float(ember.grad(f)(2.0)) == 3.0 and float(ember.grad(h)(2.0)) == 4.0
     assert seen == [3, 4]
     assert float(ember.grad(special.log_ndtr)(-30.0)) == pytest.approx(30.0325775, rel=1e-6)
+
+
+def test_gamma_beta_poisson_densities(x64) -> None:
+    x = np.array([-1., 0.1, 0.5, 2., 7., 30.])
+    np.testing.assert_allclose(stats.gamma.logpdf(x, 2.5, 0.1, 1.5),
+                               st.gamma.logpdf(x, 2.5, 0.1, 1.5), rtol=1e-13)
+    np.testing.assert_allclose(stats.gamma.pdf(x, np.array([[0.7], [4.0]])),
+                               st.gamma.pdf(x, np.array([[0.7], [4.0]])), rtol=1e-13)
+    y = np.array([-0.1, 0.001, 0.3, 0.9, 1.2])
+    np.testing.assert_allclose(stats.beta.logpdf(y, 2., 3.), st.beta.logpdf(y, 2., 3.),
+                               rtol=1e-13)
+    np.testing.assert_allclose(stats.beta.pdf(y, 0.5, 30., -0.2, 2.),
+                               st.beta.pdf(y, 0.5, 30., -0.2, 2.), rtol=1e-12)
+    assert np.isnan(np.asarray(stats.beta.logpdf(0.5, -1., 2.)))
+    k = np.array([-1., 0., 1., 2.5, 3., 40., 500.])
+    np.testing.assert_allclose(stats.poisson.logpmf(k, 3.2), st.poisson.logpmf(k, 3.2),
+                               rtol=1e-13)
+    np.testing.assert_allclose(stats.poisson.pmf(k + 2, 7.5, 2), st.poisson.pmf(k + 2, 7.5, 2),
+                               rtol=1e-12, atol=1e-300)
+    assert float(stats.poisson.logpmf(0., 0.)) == pytest.approx(0.0, abs=1e-15)
+    # d/dmu logpmf(k, mu) = k / mu - 1; d/da gamma.logpdf(x, a) = log x - digamma(a)
+    g = ember.grad(stats.poisson.logpmf, 1)(3.0, 2.0)
+    assert float(g) == pytest.approx(0.5, rel=1e-14)
+    g = ember.grad(stats.gamma.logpdf, 1)(2.0, 3.0)
+    assert float(g) == pytest.approx(np.log(2.0) - sp.digamma(3.0), rel=1e-13)
+    np.testing.assert_allclose(ember.jit(stats.beta.logpdf)(y, 2., 3.),
+                               st.beta.logpdf(y, 2., 3.), rtol=1e-13)
+    with pytest.raises(AttributeError, match="has no attribute 'cdf'"):
+        stats.gamma.cdf  # noqa: B018
