@@ -1,5 +1,6 @@
-"""lax.lgamma and lax.digamma (primitives of prims/special_gamma.py) and
-scipy.special's gammaln/digamma/betaln, against SciPy and JAX 0.10.2.
+"""lax.lgamma and lax.digamma (primitives of prims/special_gamma.py) and scipy.special's
+functions built on them (gammaln, digamma, betaln, gammasgn, gamma, beta, factorial, poch,
+multigammaln) and rel_entr/kl_div, against SciPy and JAX 0.10.2.
 
 Values over poles, +-inf, nan, tiny and huge arguments, the reflection side and random
 points, float16/float32/float64, eagerly and under jit (which must agree: one recipe);
@@ -135,3 +136,51 @@ def test_betaln_float32() -> None:
     a = np.array([0.5, 3., 10., 1e3], np.float32)
     b = np.array([2., 9., 1e4, 1e5], np.float32)
     np.testing.assert_allclose(special.betaln(a, b), sp.betaln(a, b), rtol=2e-6)
+
+
+def test_gamma_family(x64) -> None:
+    x = np.array([-2.5, -1.5, -0.5, -0., 0., 0.5, 3., 5.5, -3., np.nan, 171.5, 1e-300])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(special.gammasgn(x), sp.gammasgn(x))
+        np.testing.assert_allclose(special.gamma(x), sp.gamma(x), rtol=2e-13)
+        np.testing.assert_allclose(ember.jit(special.gamma)(x), sp.gamma(x), rtol=2e-13)
+    a, b = np.array([0.5, -1.5, 3., 40.]), np.array([2., 0.7, 4., 1e3])
+    # (exp(betaln) turns betaln's 1e-16 x |betaln| = 170 into 1e-12 relative)
+    np.testing.assert_allclose(special.beta(a, b), sp.beta(a, b), rtol=1e-11)
+    n = np.array([-1., 0., 5., 20., 3.5])
+    np.testing.assert_allclose(special.factorial(n), sp.factorial(n), rtol=1e-13)
+    with pytest.raises(NotImplementedError, match="factorial with exact=True"):
+        special.factorial(3, exact=True)
+    np.testing.assert_allclose(special.poch(np.array([2., 3.5, 1.]), np.array([0., 2.5, 4.])),
+                               sp.poch([2., 3.5, 1.], [0., 2.5, 4.]), rtol=1e-13)
+    v = np.array([[3., 7.5], [2.2, 10.]])
+    np.testing.assert_allclose(special.multigammaln(v, 3), sp.multigammaln(v, 3), rtol=1e-13)
+    # d gamma = gamma * digamma
+    g = ember.vmap(ember.grad(special.gamma))(np.array([-2.5, 0.5, 3.0, 5.5]))
+    xs = np.array([-2.5, 0.5, 3.0, 5.5])
+    np.testing.assert_allclose(g, sp.gamma(xs) * sp.digamma(xs), rtol=1e-13)
+    with pytest.raises(NotImplementedError, match="gamma of complex arguments"):
+        special.gamma(np.array([1j]))
+
+
+# JAX 0.10.2's gradients of rel_entr (float32) in p and in q at
+# (0, 0), (0, 2), (0.3, 0.6), (1, 0.5), (0.5, 1).
+REL_ENTR_P = np.array([0., 0., 0.3, 1., 0.5], np.float32)
+REL_ENTR_Q = np.array([0., 2., 0.6, 0.5, 1.], np.float32)
+REL_ENTR_GRAD_P = [0.0, 0.0, 0.3068527579307556, 1.6931471824645996, 0.3068528175354004]
+REL_ENTR_GRAD_Q = [0.0, 0.0, -0.5, -2.0, -0.5]
+
+
+def test_rel_entr_kl_div() -> None:
+    p = np.array([0., 0., 0.3, 1., -1., 0.5], np.float32)
+    q = np.array([0., 2., 0.6, 0., 1., -1.], np.float32)
+    assert float(special.rel_entr(np.nan, 1.0)) == np.inf  # JAX's (SciPy says nan)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(special.rel_entr(p, q), sp.rel_entr(p, q), rtol=1e-6)
+        np.testing.assert_allclose(special.kl_div(p, q), sp.kl_div(p, q), rtol=1e-6)
+        np.testing.assert_allclose(ember.jit(special.kl_div)(p, q), sp.kl_div(p, q),
+                                   rtol=1e-6)
+    gp = ember.vmap(ember.grad(special.rel_entr, 0))(REL_ENTR_P, REL_ENTR_Q)
+    gq = ember.vmap(ember.grad(special.rel_entr, 1))(REL_ENTR_P, REL_ENTR_Q)
+    np.testing.assert_allclose(gp, REL_ENTR_GRAD_P, rtol=2e-6)
+    np.testing.assert_allclose(gq, REL_ENTR_GRAD_Q, rtol=2e-6)

@@ -1,6 +1,6 @@
 """Elementary special functions of `jax.scipy.special`: erf, erfc, erfinv, expit, logit,
-xlogy, xlog1py, entr; and SciPy's softmax / log_softmax (axis keyword-only, default all
-axes), which are ember.nn's.
+xlogy, xlog1py, entr, rel_entr, kl_div; and SciPy's softmax / log_softmax (axis
+keyword-only, default all axes), which are ember.nn's.
 
 Input: array-likes (promoted to an inexact dtype, as JAX's `promote_args_inexact`).
 Output: an elementwise result of the broadcast shape. Invariants: each is the lax
@@ -22,8 +22,8 @@ from ember.custom_derivatives import custom_jvp
 from ember.nn import _softmax as nn_softmax
 from ember.numpy._promote import promote_args_inexact
 
-__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "entr", "softmax",
-           "log_softmax"]
+__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "entr", "rel_entr",
+           "kl_div", "softmax", "log_softmax"]
 
 
 def _const(x: Any, value: float) -> Any:
@@ -111,6 +111,30 @@ def entr(x: Any) -> Any:
         raise ValueError("entr does not support complex-valued inputs.")
     return lax.select(lax.lt(x, _const(x, 0)), lax.full_like(x, -np.inf),
                       lax.neg(_xlogx(x)))
+
+
+def rel_entr(p: Any, q: Any) -> Any:
+    """p log(p / q) for p, q > 0; 0 for p = 0, q >= 0; inf otherwise (as
+    jax.scipy.special.rel_entr)."""
+    p, q = promote_args_inexact("rel_entr", p, q)
+    if dtypes.issubdtype(p.dtype, np.complexfloating):
+        raise ValueError("rel_entr does not support complex-valued inputs.")
+    zero = _const(p, 0.0)
+    both_positive = lax.gt(p, zero) & lax.gt(q, zero)
+    p_zero = lax.eq(p, zero) & lax.ge(q, zero)
+    # the logs see 1 outside their domain, so the unused branches stay finite (gradients)
+    safe_p = jnp.where(both_positive, p, 1)
+    safe_q = jnp.where(both_positive, q, 1)
+    value = lax.sub(_xlogx(safe_p), xlogy(safe_p, safe_q))
+    return jnp.where(both_positive, value, jnp.where(p_zero, zero, np.inf))
+
+
+def kl_div(p: Any, q: Any) -> Any:
+    """rel_entr(p, q) - p + q (as jax.scipy.special.kl_div)."""
+    p, q = promote_args_inexact("kl_div", p, q)
+    if dtypes.issubdtype(p.dtype, np.complexfloating):
+        raise ValueError("kl_div does not support complex-valued inputs.")
+    return rel_entr(p, q) - p + q
 
 
 def softmax(x: Any, /, *, axis: Any = None) -> Any:

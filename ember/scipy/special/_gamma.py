@@ -1,4 +1,5 @@
-"""The log-gamma family of jax.scipy.special: gammaln, digamma, betaln.
+"""The gamma family of jax.scipy.special: gammaln, digamma, betaln, gammasgn, gamma, beta,
+factorial, poch, multigammaln.
 
 Input: array-likes, promoted to one inexact dtype. Output: an elementwise array.
 Invariants: gammaln and digamma are lax.lgamma / lax.digamma (primitives with derivative
@@ -9,17 +10,28 @@ difference of two huge lgammas loses (as JAX's, after cdflib's algdiv):
 
     log(Gamma(b) / Gamma(a + b)) = D(b) - D(a + b) - (a + b - 1/2) log1p(a / b) - a (log b - 1),
     D(x) = lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2) ~ sum_k B_2k / (2k (2k-1) x^(2k-1)).
+
+gamma = gammasgn * exp(lgamma) (real arguments only: complex gamma is not here yet), with
+gammasgn -1 on the negative intervals (-2k-1, -2k) and at -0, nan at the poles; beta =
+signs * exp(betaln); factorial(n) = exp(lgamma(n + 1)), 0 for n < 0; poch(z, m) =
+gamma(z + m) / gamma(z), 1 at m = 0; multigammaln(a, d) = d(d-1)/4 log pi +
+sum_j lgamma(a - j/2), j < d.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+import numpy as np
 
 import ember.numpy as jnp
 from ember import lax
+from ember.core import dtypes
 from ember.numpy._promote import promote_args_inexact
 
-__all__ = ["gammaln", "digamma", "betaln"]
+__all__ = ["gammaln", "digamma", "betaln", "gammasgn", "gamma", "beta", "factorial", "poch",
+           "multigammaln"]
 
 
 def gammaln(x: Any) -> Any:
@@ -65,3 +77,66 @@ def betaln(a: Any, b: Any) -> Any:
     big = jnp.maximum(b, 8.0)
     large_b = lax.lgamma(a) + _log_gamma_ratio(a, big)
     return jnp.where(b < 8, small_b, large_b)
+
+
+def _real_only(name: str, x: Any) -> None:
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        raise NotImplementedError(f"{name} of complex arguments is not implemented in Ember "
+                                  "yet")
+
+
+def gammasgn(x: Any) -> Any:
+    """The sign of Gamma(x) (as jax.scipy.special.gammasgn)."""
+    x, = promote_args_inexact("gammasgn", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError("gammasgn does not support complex-valued inputs.")
+    dt = x.dtype.type
+    floor_x = lax.floor(x)
+    negative = x < 0
+    pole = (negative & (x == floor_x)) | jnp.isnan(x)
+    # Gamma < 0 on (-1, 0), (-3, -2), ...: where floor(x) is odd; and Gamma(-0) = -inf
+    minus = (negative & (floor_x % 2 != 0)) | ((x == 0) & jnp.signbit(x))
+    return jnp.select([pole, minus], [dt(np.nan), dt(-1.0)], dt(1.0))
+
+
+def gamma(x: Any) -> Any:
+    """The gamma function (as jax.scipy.special.gamma, real arguments)."""
+    x, = promote_args_inexact("gamma", x)
+    _real_only("gamma", x)
+    return gammasgn(x) * lax.exp(lax.lgamma(x))
+
+
+def beta(a: Any, b: Any) -> Any:
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b) (as jax.scipy.special.beta)."""
+    a, b = promote_args_inexact("beta", a, b)
+    if dtypes.issubdtype(a.dtype, np.complexfloating):
+        raise ValueError("beta does not support complex-valued inputs.")
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * lax.exp(betaln(a, b))
+
+
+def factorial(n: Any, exact: bool = False) -> Any:
+    """n! = Gamma(n + 1) as a float, 0 for n < 0 (as jax.scipy.special.factorial)."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    n, = promote_args_inexact("factorial", n)
+    return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
+
+
+def poch(z: Any, m: Any) -> Any:
+    """The rising factorial Gamma(z + m) / Gamma(z) (as jax.scipy.special.poch)."""
+    z, m = promote_args_inexact("poch", z, m)
+    if dtypes.issubdtype(z.dtype, np.complexfloating):
+        raise ValueError("jnp.poch does not support complex-valued inputs.")
+    return jnp.where(m == 0., jnp.array(1, dtype=z.dtype), gamma(z + m) / gamma(z))
+
+
+def multigammaln(a: Any, d: int) -> Any:
+    """log of the multivariate gamma function of dimension d (as
+    jax.scipy.special.multigammaln)."""
+    d = operator.index(d)
+    a, d_arr = promote_args_inexact("multigammaln", a, d)
+    constant = 0.25 * d_arr * (d_arr - 1) * jnp.log(jnp.asarray(np.pi, a.dtype))
+    halves = jnp.arange(d, dtype=d_arr.dtype) / 2
+    terms = lax.lgamma(jnp.expand_dims(a, -1) - halves)
+    return jnp.sum(terms, axis=-1) + constant
