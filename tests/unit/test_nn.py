@@ -510,3 +510,37 @@ def test_missing_names_say_not_implemented() -> None:
         nn.initializers  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'surely_not'"):
         nn.surely_not  # noqa: B018
+
+
+def test_a_jax_style_training_step_matches_jax() -> None:
+    # The same model code on both libraries: an MLP with gelu/relu, layer standardization,
+    # softmax cross-entropy on one_hot labels, jit(value_and_grad) and per-example grads
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(7)
+    params = {"w1": rng.normal(0, 0.5, (6, 8)).astype(np.float32),
+              "b1": np.zeros(8, np.float32),
+              "w2": rng.normal(0, 0.5, (8, 3)).astype(np.float32)}
+    x = rng.normal(size=(5, 6)).astype(np.float32)
+    y = np.array([0, 2, 1, 1, 0], np.int32)
+
+    def make(lib_nn, lib_np, lib):
+        def loss(p, xb, yb):
+            h = lib_nn.gelu(xb @ p["w1"] + p["b1"])
+            h = lib_nn.relu(lib_nn.standardize(h, axis=-1)) + lib_nn.silu(h)
+            logits = h @ p["w2"]
+            labels = lib_nn.one_hot(yb, 3)
+            return -lib_np.mean(lib_np.sum(labels * lib_nn.log_softmax(logits), axis=-1))
+
+        step = lib.jit(lib.value_and_grad(loss))
+        per_example = lib.jit(lib.vmap(lib.grad(loss), in_axes=(None, 0, 0)))
+        return step, per_example
+
+    e_step, e_per = make(nn, jnp, ember)
+    j_step, j_per = make(jax.nn, jax.numpy, jax)
+    (ev, eg), (jv, jg) = e_step(params, x, y), j_step(params, x, y)
+    np.testing.assert_allclose(ev, np.asarray(jv), rtol=1e-5)
+    for k in params:
+        np.testing.assert_allclose(eg[k], np.asarray(jg[k]), rtol=1e-4, atol=1e-6)
+    ep, jp = e_per(params, x[:, None], y[:, None]), j_per(params, x[:, None], y[:, None])
+    for k in params:
+        np.testing.assert_allclose(ep[k], np.asarray(jp[k]), rtol=1e-4, atol=1e-6)
