@@ -32,6 +32,7 @@ __all__ = ["softmax", "log_softmax", "logmeanexp", "standardize", "glu", "one_ho
 
 def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """exp(x) / sum(exp(x)) along `axis` (as jax.nn.softmax); masked-out entries are 0."""
+    check_arraylike("max", x)  # (JAX's error names the max it fails in)
     x = jnp.asarray(x)
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
     x_safe = x if where is None else jnp.where(where, x, -np.inf)

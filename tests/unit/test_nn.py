@@ -112,8 +112,10 @@ def test_integer_inputs_keep_jax_dtypes() -> None:
     np.testing.assert_array_equal(nn.relu(x), [0, 0, 2, 9])
     assert nn.gelu(x).dtype == np.float32
     assert nn.one_hot(x, 3).dtype == np.float32
-    with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
+    with pytest.raises(TypeError, match="silu requires ndarray or scalar arguments"):
         nn.silu([1.0, 2.0])
+    with pytest.raises(TypeError, match="max requires ndarray or scalar arguments"):
+        nn.softmax([1.0, 2.0])
 
 
 def test_log1mexp() -> None:

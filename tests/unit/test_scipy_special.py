@@ -204,6 +204,10 @@ def test_errors() -> None:
         special.ndtr(np.array([1, 2], np.int32))
     with pytest.raises(TypeError, match="x.dtype=int32 is not supported"):
         special.ndtri(np.array([1], np.int32))
+    with pytest.raises(TypeError, match=r"Cannot determine dtype of \[0.5\]"):
+        special.ndtri([0.5])
+    with pytest.raises(TypeError, match="erf requires ndarray or scalar arguments"):
+        special.erf([0.5])
     with pytest.raises(TypeError, match="series_order must be a Python integer."):
         special.log_ndtr(1.0, 2.5)
     with pytest.raises(ValueError, match="series_order must be non-negative."):

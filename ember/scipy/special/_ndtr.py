@@ -88,6 +88,8 @@ def _horner(coeffs: tuple[float, ...], t: Any) -> Any:
 
 def ndtri(p: Any) -> Any:
     """The inverse of ndtr: x with ndtr(x) = p (as jax.scipy.special.ndtri)."""
+    if isinstance(p, (list, tuple)):  # (JAX reads the dtype first, which lists lack)
+        raise TypeError(f"Cannot determine dtype of {p}")
     p = _float_input(p)
     dt = p.dtype.type
     e2 = dt(np.exp(-2.))
