@@ -440,6 +440,12 @@ def test_dot_product_attention() -> None:
         out, lse = nn.dot_product_attention(q, k, v, return_residual=True, **kwargs)
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(lse, want_lse, rtol=1e-5, atol=1e-5)
+    # float16 operands: logits and softmax in float32, output float16
+    half = nn.dot_product_attention(q.astype(np.float16), k.astype(np.float16),
+                                    v.astype(np.float16), is_causal=True)
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half.astype(np.float32), _np_attention(q, k, v, causal=True)[0],
+                               rtol=2e-2, atol=5e-3)
     # jit, and rank-3 (TNH) inputs
     f = ember.jit(lambda a, c, d: nn.dot_product_attention(a, c, d, is_causal=True,
                                                            implementation="xla"))
