@@ -91,10 +91,21 @@ def _long_type(aval: ShapedArray) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-@functools.lru_cache(maxsize=256)
 def _positional_count(fun: Callable) -> int:
     """How many positional parameters `fun` has (0 for a partial, whose signature JAX
     treats as opaque, or one inspect cannot read)."""
+    try:
+        return _positional_count_cached(fun)
+    except TypeError:  # an unhashable callable object
+        return _count_positional(fun)
+
+
+@functools.lru_cache(maxsize=256)
+def _positional_count_cached(fun: Callable) -> int:
+    return _count_positional(fun)
+
+
+def _count_positional(fun: Callable) -> int:
     if isinstance(fun, functools.partial):
         return 0
     try:
