@@ -21,7 +21,8 @@ import numpy as np
 import ember.numpy as jnp
 from ember import lax
 from ember.core import dtypes
-from ember.core.trace import get_aval
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer, get_aval
 from ember.nn._activations import sigmoid
 from ember.nn._logsumexp import logsumexp
 from ember.numpy._promote import check_arraylike
@@ -115,6 +116,11 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: Any = -1) -> A
     """One-hot encoding of the integer array `x` (as jax.nn.one_hot): a new axis of size
     `num_classes` at `axis` (or, for a vmap axis name, the position along that axis);
     indices outside [0, num_classes) encode as all zeros."""
+    if isinstance(num_classes, Tracer):
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: traced "
+            f"array with shape {num_classes.aval.str_short()}\nThe error arose in "
+            "jax.nn.one_hot argument `num_classes`.")
     num_classes = operator.index(num_classes)
     x = jnp.asarray(x)
     if not dtypes.issubdtype(x.dtype, np.integer):

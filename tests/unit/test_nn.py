@@ -339,6 +339,9 @@ def test_one_hot() -> None:
     np.testing.assert_array_equal(nn.one_hot(2, 4), [0, 0, 1, 0])
     with pytest.raises(ValueError, match="axis 3 is out of bounds for array of dimension 3"):
         nn.one_hot(x, 3, axis=3)
+    with pytest.raises(ember.errors.ConcretizationTypeError,
+                       match="The error arose in jax.nn.one_hot argument `num_classes`."):
+        ember.jit(lambda n: nn.one_hot(x, n))(3)
     with pytest.warns(DeprecationWarning, match="should be integer-typed"):
         nn.one_hot(np.array([1.0]), 2)
     # a vmap axis name: each example's class is its position along the axis
