@@ -91,10 +91,38 @@ def _long_type(aval: ShapedArray) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
+def _positional_count(fun: Callable) -> int:
+    """How many positional parameters `fun` has (0 for a partial, whose signature JAX
+    treats as opaque, or one inspect cannot read)."""
+    try:
+        return _positional_count_cached(fun)
+    except TypeError:  # an unhashable callable object
+        return _count_positional(fun)
+
+
+@functools.lru_cache(maxsize=256)
+def _positional_count_cached(fun: Callable) -> int:
+    return _count_positional(fun)
+
+
+def _count_positional(fun: Callable) -> int:
+    if isinstance(fun, functools.partial):
+        return 0
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 0
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
 def _resolve_kwargs(fun: Callable, args: tuple, kwargs: dict, kind: str, name: str
                     ) -> tuple:
-    """Keyword arguments bound to their positions (a custom function's rules are positional)."""
-    if not kwargs:
+    """Keyword arguments bound to their positions, and omitted arguments' defaults filled
+    in, as JAX does (a custom function's rules are positional: `f(x)` of `def f(x, n=3)`
+    with `nondiff_argnums=(1,)` hands the rule n = 3)."""
+    if not kwargs and len(args) >= _positional_count(fun):
         return args
     try:
         ba = inspect.signature(fun).bind(*args, **kwargs)

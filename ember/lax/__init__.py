@@ -28,11 +28,13 @@ from ember.lax._slicing import *  # noqa: F403
 from ember.lax._slicing import __all__ as _slicing_all
 from ember.lax._sorting import *  # noqa: F403
 from ember.lax._sorting import __all__ as _sorting_all
+from ember.lax._special import *  # noqa: F403
+from ember.lax._special import __all__ as _special_all
 from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
            *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all,
-           *_parallel_all]
+           *_parallel_all, *_special_all]
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
