@@ -17,7 +17,7 @@ from ember.random.prng import canonical_shape
 def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
     """JAX's ValueError unless broadcasting the parameters' shapes with `shape` is `shape`."""
     if param_shapes:
-        out = np.broadcast_shapes(shape, *param_shapes)
+        out = broadcast_shapes(shape, *param_shapes)
         if out != shape:
             raise ValueError(f"{name} parameter shapes must be broadcast-compatible with "
                              "shape argument, and the result of broadcasting the shapes must "
@@ -25,11 +25,20 @@ def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...
                              f"argument {shape}.")
 
 
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's broadcast of shapes, with JAX's error text."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError("Incompatible shapes for broadcasting: shapes="
+                         f"{[tuple(s) for s in shapes]}") from None
+
+
 def broadcast_shape(name: str, shape: Any, *args: Any) -> tuple[int, ...]:
     """`shape` checked against the parameters, or their broadcast shape when None."""
     arg_shapes = [np.shape(a) for a in args]
     if shape is None:
-        return tuple(np.broadcast_shapes(*arg_shapes)) if arg_shapes else ()
+        return broadcast_shapes(*arg_shapes) if arg_shapes else ()
     shape = canonical_shape(shape)
     check_shape(name, shape, *arg_shapes)
     return shape
