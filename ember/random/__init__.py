@@ -5,12 +5,22 @@ and sampler arguments as JAX's. Output: arrays equal to JAX's for the same key (
 where JAX's path has no transcendental function, within a few ulp otherwise).
 Layout: `threefry.py` (the cipher as elementwise uint32 ops), `keys.py` (the key-array
 type and key checks), `prng.py` (seeding, split, fold_in, bits), `uniform.py`,
-`normal.py`, `univariate.py` (exponential, gumbel, laplace, logistic...), `discrete.py`
-(categorical, permutation, choice). Every sampler is a `jit` of ordinary `lax` ops, so
-the cipher fuses into the kernel that consumes its bits.
+`normal.py`, `univariate.py` (exponential, gumbel, laplace, logistic), `discrete.py`
+(categorical, permutation, choice), `gamma.py` (gamma, beta, dirichlet, ball...). Every
+sampler is a `jit` of ordinary `lax` ops, so the cipher fuses into the kernel that
+consumes its bits.
 """
 
 from ember.random.discrete import categorical, choice, permutation
+from ember.random.gamma import (
+    ball,
+    beta,
+    dirichlet,
+    gamma,
+    generalized_normal,
+    loggamma,
+    rademacher,
+)
 from ember.random.keys import KeyArray
 from ember.random.normal import normal, truncated_normal
 from ember.random.prng import (
@@ -29,4 +39,5 @@ from ember.random.univariate import exponential, gumbel, laplace, logistic
 __all__ = ["KeyArray", "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split",
            "fold_in", "bits", "uniform", "randint", "bernoulli", "normal", "truncated_normal",
            "exponential", "gumbel", "laplace", "logistic", "categorical", "permutation",
-           "choice"]
+           "choice", "gamma", "loggamma", "beta", "dirichlet", "rademacher",
+           "generalized_normal", "ball"]

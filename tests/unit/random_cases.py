@@ -14,6 +14,8 @@ import numpy as np
 _X = np.arange(12, dtype=np.float32).reshape(3, 4)
 _LOGITS = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32))
 _P = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+GAMMA_N = 4000
+DIRICHLET_ALPHA = np.array([0.5, 1.0, 2.0], np.float32)
 
 
 def _cases_32() -> list[tuple]:
@@ -110,7 +112,27 @@ def _cases_64() -> list[tuple]:
     return c
 
 
+def _cases_gamma() -> list[tuple]:
+    c: list[tuple] = []
+
+    def add(name, kind, seed, call, check="close"):
+        c.append((name, kind, seed, call, check))
+
+    # (sample sizes the KS tests of test_random_gamma.py use too: one compile serves both;
+    # the golden file keeps the first values of large draws)
+    add("gamma_small_a", "raw", 3, lambda r, k: r.gamma(k, np.float32(0.3), (GAMMA_N,)))
+    add("gamma_large_a", "raw", 4, lambda r, k: r.gamma(k, np.float32(4.5), (GAMMA_N,)))
+    add("loggamma", "typed", 4, lambda r, k: r.loggamma(k, np.float32(0.2), (7,)))
+    add("beta", "raw", 3,
+        lambda r, k: r.beta(k, np.float32(0.5), np.float32(2.0), (GAMMA_N,)))
+    add("dirichlet", "raw", 3, lambda r, k: r.dirichlet(k, DIRICHLET_ALPHA, (GAMMA_N // 4,)))
+    add("rademacher", "raw", 3, lambda r, k: r.rademacher(k, (GAMMA_N,)), "exact")
+    add("ball", "raw", 3, lambda r, k: r.ball(k, 3, shape=(GAMMA_N // 4,)))
+    return c
+
+
 CASES_32 = _cases_32()
+GAMMA_CASES = _cases_gamma()
 X64_CASES = _cases_64()
 
 

@@ -19,13 +19,14 @@ import ember.random as er
 _BITS = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}
 
 
-def _expected(name: str) -> np.ndarray:
+def _expected(name: str) -> tuple[np.ndarray, tuple[int, ...]]:
+    """JAX's values (the first 64 of a larger draw) and the draw's shape."""
     dtype, shape, values = GOLDEN[name]
     if dtype in _BITS:
-        return np.array(values, _BITS[dtype]).view(dtype).reshape(shape)
+        return np.array(values, _BITS[dtype]).view(dtype), shape
     if dtype == "bool":
-        return np.array(values, np.uint8).astype(bool).reshape(shape)
-    return np.array(values, dtype).reshape(shape)
+        return np.array(values, np.uint8).astype(bool), shape
+    return np.array(values, dtype), shape
 
 
 def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -39,9 +40,10 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _check(name: str, check: str, got) -> None:
-    want = _expected(name)
+    want, shape = _expected(name)
     got = np.asarray(got)
-    assert got.dtype == want.dtype and got.shape == want.shape, (name, got.dtype, got.shape)
+    assert got.dtype == want.dtype and got.shape == shape, (name, got.dtype, got.shape)
+    got = got.ravel()[:want.size]
     if check == "exact":
         np.testing.assert_array_equal(got, want, err_msg=name)
         return

@@ -1,0 +1,60 @@
+"""ember.random's gamma family (gamma, loggamma, beta, dirichlet, rademacher, ball) against
+JAX 0.10.2's values (random_golden.py) and their distributions (KS tests) with fixed keys.
+Separate from test_random.py: their rejection loops take seconds to compile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.stats
+from random_cases import DIRICHLET_ALPHA, GAMMA_CASES, GAMMA_N, make_key
+from test_random import _check
+
+import ember
+import ember.random as er
+
+
+@pytest.mark.parametrize("case", GAMMA_CASES, ids=[c[0] for c in GAMMA_CASES])
+def test_values_match_jax(case):
+    name, kind, seed, call, check = case
+    _check(name, check, call(er, make_key(er, kind, seed)))
+
+
+def _case(name: str):
+    (case,) = [c for c in GAMMA_CASES if c[0] == name]
+    _, kind, seed, call, _ = case
+    return np.asarray(call(er, make_key(er, kind, seed)))
+
+
+def test_loggamma_under_jit():
+    (name, kind, seed, call, check), = [c for c in GAMMA_CASES if c[0] == "loggamma"]
+    _check(name, check, ember.jit(lambda k: call(er, k))(make_key(er, kind, seed)))
+
+
+@pytest.mark.parametrize("name,a", [("gamma_small_a", 0.3), ("gamma_large_a", 4.5)])
+def test_gamma_distribution(name, a):
+    x = _case(name).astype(np.float64)
+    assert np.all(x >= 0)
+    assert abs(x.mean() - a) < 5 * np.sqrt(a / GAMMA_N)
+    assert scipy.stats.kstest(x, scipy.stats.gamma(a).cdf).pvalue > 1e-3
+
+
+def test_beta_and_dirichlet_distributions():
+    b = _case("beta").astype(np.float64)
+    assert scipy.stats.kstest(b, scipy.stats.beta(0.5, 2.0).cdf).pvalue > 1e-3
+    d = _case("dirichlet").astype(np.float64)
+    np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
+    np.testing.assert_allclose(d.mean(0), DIRICHLET_ALPHA / DIRICHLET_ALPHA.sum(), atol=0.03)
+    # each marginal is Beta(alpha_i, sum - alpha_i)
+    total = DIRICHLET_ALPHA.sum()
+    assert scipy.stats.kstest(d[:, 0], scipy.stats.beta(0.5, total - 0.5).cdf).pvalue > 1e-3
+
+
+def test_ball_points_are_uniform_in_the_ball():
+    pts = _case("ball").astype(np.float64)
+    r = np.linalg.norm(pts, axis=-1)
+    assert np.all(r <= 1)
+    # uniform in the 3-ball: r^3 ~ U(0, 1)
+    assert scipy.stats.kstest(r ** 3, "uniform").pvalue > 1e-3
+    rad = _case("rademacher")
+    assert set(np.unique(rad)) == {-1, 1} and abs(rad.mean()) < 5 / np.sqrt(GAMMA_N)
