@@ -6,9 +6,9 @@ where JAX's path has no transcendental function, within a few ulp otherwise).
 Layout: `threefry.py` (the cipher as elementwise uint32 ops), `keys.py` (the key-array
 type and key checks), `prng.py` (seeding, split, fold_in, bits), `uniform.py`,
 `normal.py`, `univariate.py` (exponential, gumbel, laplace, logistic), `discrete.py`
-(categorical, permutation, choice), `gamma.py` (gamma, beta, dirichlet, ball...). Every
-sampler is a `jit` of ordinary `lax` ops, so the cipher fuses into the kernel that
-consumes its bits.
+(categorical, permutation, choice), `gamma.py` (gamma, beta, dirichlet, ball...),
+`poisson.py`. Every sampler is a `jit` of ordinary `lax` ops, so the cipher fuses into
+the kernel that consumes its bits.
 """
 
 from ember.random.discrete import categorical, choice, permutation
@@ -23,6 +23,7 @@ from ember.random.gamma import (
 )
 from ember.random.keys import KeyArray
 from ember.random.normal import normal, truncated_normal
+from ember.random.poisson import poisson
 from ember.random.prng import (
     PRNGKey,
     bits,
@@ -40,4 +41,4 @@ __all__ = ["KeyArray", "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl"
            "fold_in", "bits", "uniform", "randint", "bernoulli", "normal", "truncated_normal",
            "exponential", "gumbel", "laplace", "logistic", "categorical", "permutation",
            "choice", "gamma", "loggamma", "beta", "dirichlet", "rademacher",
-           "generalized_normal", "ball"]
+           "generalized_normal", "ball", "poisson"]

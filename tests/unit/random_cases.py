@@ -128,6 +128,11 @@ def _cases_gamma() -> list[tuple]:
     add("dirichlet", "raw", 3, lambda r, k: r.dirichlet(k, DIRICHLET_ALPHA, (GAMMA_N // 4,)))
     add("rademacher", "raw", 3, lambda r, k: r.rademacher(k, (GAMMA_N,)), "exact")
     add("ball", "raw", 3, lambda r, k: r.ball(k, 3, shape=(GAMMA_N // 4,)))
+    add("poisson_small", "raw", 3, lambda r, k: r.poisson(k, 3.0, (GAMMA_N,)), "exact")
+    add("poisson_large", "typed", 4, lambda r, k: r.poisson(k, 60.0, (GAMMA_N,)), "exact")
+    add("poisson_mixed", "raw", 5,
+        lambda r, k: r.poisson(k, np.array([0.0, 1.0, 9.9, 10.0, 50.0], np.float32), (3, 5)),
+        "exact")
     return c
 
 

@@ -58,3 +58,20 @@ def test_ball_points_are_uniform_in_the_ball():
     assert scipy.stats.kstest(r ** 3, "uniform").pvalue > 1e-3
     rad = _case("rademacher")
     assert set(np.unique(rad)) == {-1, 1} and abs(rad.mean()) < 5 / np.sqrt(GAMMA_N)
+
+
+@pytest.mark.parametrize("name,lam", [("poisson_small", 3.0), ("poisson_large", 60.0)])
+def test_poisson_distribution(name, lam):
+    x = _case(name)
+    assert x.dtype == np.int32 and x.min() >= 0
+    assert abs(x.mean() - lam) < 5 * np.sqrt(lam / GAMMA_N)
+    assert abs(x.var() / lam - 1) < 0.1
+    # chi-square over the bins holding most of the mass
+    lo, hi = int(max(0, lam - 3 * np.sqrt(lam))), int(lam + 3 * np.sqrt(lam))
+    counts = np.array([np.sum(x < lo)] + [np.sum(x == v) for v in range(lo, hi)]
+                      + [np.sum(x >= hi)])
+    probs = np.array([scipy.stats.poisson.cdf(lo - 1, lam)]
+                     + [scipy.stats.poisson.pmf(v, lam) for v in range(lo, hi)]
+                     + [scipy.stats.poisson.sf(hi - 1, lam)])
+    counts, probs = counts[probs > 0], probs[probs > 0]
+    assert scipy.stats.chisquare(counts, probs / probs.sum() * GAMMA_N).pvalue > 1e-3
