@@ -7,7 +7,8 @@ Layout: `threefry.py` (the cipher as elementwise uint32 ops), `keys.py` (the key
 type and key checks), `prng.py` (seeding, split, fold_in, bits), `uniform.py`,
 `normal.py`, `univariate.py` (exponential, gumbel, laplace, logistic), `discrete.py`
 (categorical, permutation, choice), `gamma.py` (gamma, beta, dirichlet, ball...),
-`poisson.py`. Every sampler is a `jit` of ordinary `lax` ops, so the cipher fuses into
+`poisson.py`, `multivariate.py` (multivariate_normal, orthogonal, on `_linalg.py`'s
+Cholesky and Gram-Schmidt). Every sampler is a `jit` of ordinary `lax` ops, so the cipher fuses into
 the kernel that consumes its bits.
 """
 
@@ -22,6 +23,7 @@ from ember.random.gamma import (
     rademacher,
 )
 from ember.random.keys import KeyArray
+from ember.random.multivariate import multivariate_normal, orthogonal
 from ember.random.normal import normal, truncated_normal
 from ember.random.poisson import poisson
 from ember.random.prng import (
@@ -41,4 +43,4 @@ __all__ = ["KeyArray", "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl"
            "fold_in", "bits", "uniform", "randint", "bernoulli", "normal", "truncated_normal",
            "exponential", "gumbel", "laplace", "logistic", "categorical", "permutation",
            "choice", "gamma", "loggamma", "beta", "dirichlet", "rademacher",
-           "generalized_normal", "ball", "poisson"]
+           "generalized_normal", "ball", "poisson", "multivariate_normal", "orthogonal"]

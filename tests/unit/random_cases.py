@@ -16,6 +16,8 @@ _LOGITS = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32))
 _P = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
 GAMMA_N = 4000
 DIRICHLET_ALPHA = np.array([0.5, 1.0, 2.0], np.float32)
+MVN_MEAN = np.array([1.0, -2.0, 0.5], np.float32)
+MVN_COV = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]], np.float32)
 
 
 def _cases_32() -> list[tuple]:
@@ -128,6 +130,15 @@ def _cases_gamma() -> list[tuple]:
     add("dirichlet", "raw", 3, lambda r, k: r.dirichlet(k, DIRICHLET_ALPHA, (GAMMA_N // 4,)))
     add("rademacher", "raw", 3, lambda r, k: r.rademacher(k, (GAMMA_N,)), "exact")
     add("ball", "raw", 3, lambda r, k: r.ball(k, 3, shape=(GAMMA_N // 4,)))
+    add("multivariate_normal", "raw", 3,
+        lambda r, k: r.multivariate_normal(k, MVN_MEAN, MVN_COV, (GAMMA_N,)), "factorization")
+    add("multivariate_normal_batched_cov", "typed", 3,
+        lambda r, k: r.multivariate_normal(k, MVN_MEAN, np.stack([MVN_COV, 2 * MVN_COV])),
+        "factorization")
+    add("orthogonal", "raw", 3, lambda r, k: r.orthogonal(k, 4, (GAMMA_N // 16,)),
+        "factorization")
+    add("orthogonal_wide", "raw", 4, lambda r, k: r.orthogonal(k, 3, (2,), m=5),
+        "factorization")
     add("poisson_small", "raw", 3, lambda r, k: r.poisson(k, 3.0, (GAMMA_N,)), "exact")
     add("poisson_large", "typed", 4, lambda r, k: r.poisson(k, 60.0, (GAMMA_N,)), "exact")
     add("poisson_mixed", "raw", 5,

@@ -1,13 +1,14 @@
-"""ember.random's gamma family (gamma, loggamma, beta, dirichlet, rademacher, ball) against
-JAX 0.10.2's values (random_golden.py) and their distributions (KS tests) with fixed keys.
-Separate from test_random.py: their rejection loops take seconds to compile."""
+"""ember.random's gamma family (gamma, loggamma, beta, dirichlet, rademacher, ball), poisson,
+multivariate_normal and orthogonal against JAX 0.10.2's values (random_golden.py) and their
+distributions (KS, chi-square, moments) with fixed keys, on the same draws. Separate from
+test_random.py: their rejection loops and factorizations take seconds to compile."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.stats
-from random_cases import DIRICHLET_ALPHA, GAMMA_CASES, GAMMA_N, make_key
+from random_cases import DIRICHLET_ALPHA, GAMMA_CASES, GAMMA_N, MVN_COV, MVN_MEAN, make_key
 from test_random import _check
 
 import ember
@@ -75,3 +76,32 @@ def test_poisson_distribution(name, lam):
                      + [scipy.stats.poisson.sf(hi - 1, lam)])
     counts, probs = counts[probs > 0], probs[probs > 0]
     assert scipy.stats.chisquare(counts, probs / probs.sum() * GAMMA_N).pvalue > 1e-3
+
+
+def test_multivariate_normal_moments():
+    x = _case("multivariate_normal").astype(np.float64)
+    assert x.shape == (GAMMA_N, 3)
+    np.testing.assert_allclose(x.mean(0), MVN_MEAN, atol=0.1)
+    np.testing.assert_allclose(np.cov(x.T), MVN_COV, atol=0.12)
+
+
+def test_orthogonal_matrices_are_orthogonal_and_haar():
+    q = _case("orthogonal").astype(np.float64)
+    assert q.shape == (GAMMA_N // 16, 4, 4)
+    np.testing.assert_allclose(np.einsum("bji,bjk->bik", q, q), np.broadcast_to(np.eye(4),
+                               q.shape), atol=1e-5)
+    # Haar: each entry of a uniformly random 4x4 orthogonal matrix has mean 0, variance 1/4
+    assert abs(q.mean()) < 0.02 and abs(q.var() - 0.25) < 0.02
+    w = _case("orthogonal_wide")
+    np.testing.assert_allclose(w @ np.swapaxes(w, -1, -2), np.broadcast_to(np.eye(3),
+                               (2, 3, 3)), atol=1e-5)
+
+
+def test_multivariate_normal_errors():
+    k = er.PRNGKey(0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        er.multivariate_normal(k, MVN_MEAN, MVN_COV, method="lu")
+    with pytest.raises(ValueError, match="requires cov.shape == \\(..., n, n\\) for n=3"):
+        er.multivariate_normal(k, MVN_MEAN, np.eye(2, dtype=np.float32))
+    with pytest.raises(ValueError, match="requires mean.ndim >= 1"):
+        er.multivariate_normal(k, np.float32(0), MVN_COV)
