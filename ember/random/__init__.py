@@ -7,11 +7,27 @@ Layout: `threefry.py` (the cipher as elementwise uint32 ops), `keys.py` (the key
 type and key checks), `prng.py` (seeding, split, fold_in, bits), `uniform.py`,
 `normal.py`, `univariate.py` (exponential, gumbel, laplace, logistic), `discrete.py`
 (categorical, permutation, choice), `gamma.py` (gamma, beta, dirichlet, ball...),
-`poisson.py`, `multivariate.py` (multivariate_normal, orthogonal, on `_linalg.py`'s
+`poisson.py`, `derived.py` (cauchy, pareto, lognormal, t, chisquare, f...),
+`multivariate.py` (multivariate_normal, orthogonal, on `_linalg.py`'s
 Cholesky and Gram-Schmidt). Every sampler is a `jit` of ordinary `lax` ops, so the cipher fuses into
 the kernel that consumes its bits.
 """
 
+from ember.random.derived import (
+    cauchy,
+    chisquare,
+    double_sided_maxwell,
+    f,
+    geometric,
+    lognormal,
+    maxwell,
+    pareto,
+    rayleigh,
+    t,
+    triangular,
+    wald,
+    weibull_min,
+)
 from ember.random.discrete import categorical, choice, permutation
 from ember.random.gamma import (
     ball,
@@ -43,4 +59,6 @@ __all__ = ["KeyArray", "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl"
            "fold_in", "bits", "uniform", "randint", "bernoulli", "normal", "truncated_normal",
            "exponential", "gumbel", "laplace", "logistic", "categorical", "permutation",
            "choice", "gamma", "loggamma", "beta", "dirichlet", "rademacher",
-           "generalized_normal", "ball", "poisson", "multivariate_normal", "orthogonal"]
+           "generalized_normal", "ball", "poisson", "multivariate_normal", "orthogonal",
+           "cauchy", "pareto", "lognormal", "rayleigh", "weibull_min", "maxwell",
+           "double_sided_maxwell", "geometric", "triangular", "wald", "t", "chisquare", "f"]

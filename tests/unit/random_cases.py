@@ -15,6 +15,7 @@ _X = np.arange(12, dtype=np.float32).reshape(3, 4)
 _LOGITS = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32))
 _P = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
 GAMMA_N = 4000
+DERIVED_N = 2000
 DIRICHLET_ALPHA = np.array([0.5, 1.0, 2.0], np.float32)
 MVN_MEAN = np.array([1.0, -2.0, 0.5], np.float32)
 MVN_COV = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]], np.float32)
@@ -71,6 +72,17 @@ def _cases_32() -> list[tuple]:
                 "close")
     add("gumbel_high", "raw", 3, lambda r, k: r.gumbel(k, (20,), mode="high"), "close")
     add("gumbel_highest", "raw", 3, lambda r, k: r.gumbel(k, (20,), mode="highest"), "close")
+    add("cauchy", "raw", 3, lambda r, k: r.cauchy(k, (DERIVED_N,)), "close")
+    add("pareto", "raw", 3, lambda r, k: r.pareto(k, 2.0, (DERIVED_N,)), "close")
+    add("lognormal", "typed", 3, lambda r, k: r.lognormal(k, 0.5, (DERIVED_N,)), "close")
+    add("rayleigh", "raw", 3, lambda r, k: r.rayleigh(k, 2.0, (DERIVED_N,)), "close")
+    add("weibull_min", "raw", 3, lambda r, k: r.weibull_min(k, 2.0, 1.5, (DERIVED_N,)), "close")
+    add("maxwell", "raw", 3, lambda r, k: r.maxwell(k, (DERIVED_N,)), "close")
+    add("double_sided_maxwell", "raw", 3,
+        lambda r, k: r.double_sided_maxwell(k, 1.0, 2.0, (DERIVED_N,)), "close")
+    add("geometric", "raw", 3, lambda r, k: r.geometric(k, 0.3, (DERIVED_N,)))
+    add("triangular", "raw", 3, lambda r, k: r.triangular(k, 0.0, 0.3, 2.0, (DERIVED_N,)))
+    add("wald", "raw", 3, lambda r, k: r.wald(k, 1.5, (DERIVED_N,)), "close")
     add("categorical", "raw", 3, lambda r, k: r.categorical(k, _LOGITS))
     add("categorical_shape", "raw", 3, lambda r, k: r.categorical(k, _LOGITS, shape=(4, 2)))
     add("categorical_axis0", "typed", 3,
@@ -139,6 +151,9 @@ def _cases_gamma() -> list[tuple]:
         "factorization")
     add("orthogonal_wide", "raw", 4, lambda r, k: r.orthogonal(k, 3, (2,), m=5),
         "factorization")
+    add("t", "raw", 3, lambda r, k: r.t(k, 3.0, (GAMMA_N,)))
+    add("chisquare", "raw", 3, lambda r, k: r.chisquare(k, 3.0, (GAMMA_N,)))
+    add("f", "typed", 3, lambda r, k: r.f(k, 3.0, 5.0, (GAMMA_N,)))
     add("poisson_small", "raw", 3, lambda r, k: r.poisson(k, 3.0, (GAMMA_N,)), "exact")
     add("poisson_large", "typed", 4, lambda r, k: r.poisson(k, 60.0, (GAMMA_N,)), "exact")
     add("poisson_mixed", "raw", 5,

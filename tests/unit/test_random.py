@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.special
 import scipy.stats
-from random_cases import CASES_32, X64_CASES, make_key
+from random_cases import CASES_32, DERIVED_N, X64_CASES, make_key
 from random_golden import GOLDEN
 
 import ember
@@ -224,6 +224,34 @@ def test_continuous_distributions(name, draw, cdf, mean, var):
     assert abs(x.mean() - mean) < 5 * se, (name, x.mean())
     assert abs(x.var() / var - 1) < 0.1, (name, x.var())
     _ks(x, cdf)
+
+
+def _case(name: str) -> np.ndarray:
+    (case,) = [c for c in CASES_32 if c[0] == name]
+    _, kind, seed, call, _ = case
+    return np.asarray(call(er, make_key(er, kind, seed)), np.float64)
+
+
+@pytest.mark.parametrize("name,dist", [
+    ("cauchy", scipy.stats.cauchy()), ("pareto", scipy.stats.pareto(2.0)),
+    ("lognormal", scipy.stats.lognorm(0.5)), ("rayleigh", scipy.stats.rayleigh(scale=2.0)),
+    ("weibull_min", scipy.stats.weibull_min(1.5, scale=2.0)), ("maxwell", scipy.stats.maxwell()),
+    ("double_sided_maxwell", scipy.stats.maxwell()),
+    ("geometric", scipy.stats.geom(0.3)), ("triangular", scipy.stats.triang(0.15, 0.0, 2.0)),
+    ("wald", scipy.stats.invgauss(1.5)),
+])
+def test_derived_distributions(name, dist):
+    """The same draws as the value tests (DERIVED_N of each): KS against scipy's law
+    (for the discrete geometric, the mean and variance)."""
+    x = _case(name)
+    assert x.shape == (DERIVED_N,)
+    if name == "geometric":
+        assert abs(x.mean() - dist.mean()) < 5 * dist.std() / np.sqrt(DERIVED_N)
+        assert abs(x.var() / dist.var() - 1) < 0.15
+        return
+    if name == "double_sided_maxwell":  # |x - loc| / scale is Maxwell, the sign +-1 evenly
+        x = np.abs(x - 1.0) / 2.0
+    assert scipy.stats.kstest(x, dist.cdf).pvalue > 1e-3
 
 
 def test_discrete_distributions():

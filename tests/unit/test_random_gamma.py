@@ -105,3 +105,10 @@ def test_multivariate_normal_errors():
         er.multivariate_normal(k, MVN_MEAN, np.eye(2, dtype=np.float32))
     with pytest.raises(ValueError, match="requires mean.ndim >= 1"):
         er.multivariate_normal(k, np.float32(0), MVN_COV)
+
+
+@pytest.mark.parametrize("name,dist", [("t", scipy.stats.t(3.0)),
+                                       ("chisquare", scipy.stats.chi2(3.0)),
+                                       ("f", scipy.stats.f(3.0, 5.0))])
+def test_gamma_derived_distributions(name, dist):
+    assert scipy.stats.kstest(_case(name).astype(np.float64), dist.cdf).pvalue > 1e-3
