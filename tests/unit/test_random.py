@@ -304,3 +304,20 @@ def test_threefry_fuses_into_its_consumer(draw):
     """One kernel: the cipher's rounds run inside the loop that writes the values."""
     compiled = ember.jit(draw).lower(er.PRNGKey(0)).compile()
     assert len(compiled.kernels()) == 1
+
+
+def test_internal_key_functions_take_any_batch_of_keys():
+    """split/fold_in/bits on key data (..., 2) equal the per-key results stacked (what vmap
+    of the public functions computes)."""
+    from ember.random.prng import bits_data, fold_in_data, split_data
+
+    keys = np.asarray(er.key_data(er.split(er.key(4), (2, 3))))
+    got_split = np.asarray(split_data(jnp.asarray(keys), (4,)))
+    got_bits = np.asarray(bits_data(jnp.asarray(keys), 32, (5,)))
+    got_fold = np.asarray(fold_in_data(jnp.asarray(keys), jnp.uint32(9)))
+    assert got_split.shape == (2, 3, 4, 2) and got_bits.shape == (2, 3, 5)
+    for i in range(2):
+        for j in range(3):
+            np.testing.assert_array_equal(got_split[i, j], er.split(keys[i, j], 4))
+            np.testing.assert_array_equal(got_bits[i, j], er.bits(keys[i, j], (5,)))
+            np.testing.assert_array_equal(got_fold[i, j], er.fold_in(keys[i, j], 9))
