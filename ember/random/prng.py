@@ -20,6 +20,7 @@ import numpy as np
 
 from ember import lax
 from ember import numpy as jnp
+from ember.api import jit
 from ember.core import dtypes as core_dtypes
 from ember.random.keys import KeyArray, check_key_data, check_prng_key, returned
 from ember.random.threefry import iota_2x32, threefry2x32
@@ -88,18 +89,25 @@ def bits_data(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
     return x if bit_width == 32 else lax.convert_element_type(x, dtype)
 
 
+# Eager calls of the key functions run as one compiled kernel each (cached per shape), not
+# as a hundred eager ops; under an outer trace they inline as nested jit calls.
+_split_jit = jit(split_data, static_argnums=(1,))
+_fold_in_jit = jit(fold_in_data)
+_bits_jit = jit(bits_data, static_argnums=(1, 2))
+
+
 def random_bits(key: KeyArray, bit_width: int, shape: Sequence[int]) -> Any:
     """Bits of a typed key (for the samplers)."""
     if bit_width == 64 and not core_dtypes.x64_enabled():
         # (uint64 does not exist without x64: a sampler never asks for it then)
         raise TypeError("64-bit random bits need jax_enable_x64")
-    return bits_data(key._data, bit_width, tuple(shape))
+    return _bits_jit(key._data, bit_width, tuple(shape))
 
 
 def split_key(key: KeyArray, num: int | Sequence[int] = 2) -> KeyArray:
     """`split` for a typed key of shape () (for the samplers)."""
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
-    return KeyArray(split_data(key._data, canonical_shape(shape)))
+    return KeyArray(_split_jit(key._data, canonical_shape(shape)))
 
 
 def _seed_data(ctor: str, seed: Any) -> Any:
@@ -114,6 +122,10 @@ def _seed_data(ctor: str, seed: Any) -> Any:
         seed, bool) else jnp.asarray(seed)
     if not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {arr!r}")
+    return _seed_jit(arr)
+
+
+def _seed_words(arr: Any) -> Any:
     # key = (seed >> 32, seed & 0xFFFFFFFF) of the seed's bits; seeds of 32 bits or fewer
     # have a zero high word (their sign extension is in the low word's conversion).
     lo = lax.convert_element_type(arr, np.uint32)
@@ -124,6 +136,9 @@ def _seed_data(ctor: str, seed: Any) -> Any:
     else:
         hi = jnp.zeros((), np.uint32)
     return jnp.stack([hi, lo])
+
+
+_seed_jit = jit(_seed_words)
 
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
@@ -187,7 +202,7 @@ def fold_in(key: Any, data: Any) -> Any:
         raise TypeError("fold_in accepts a scalar, but was given an array of"
                         f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
     msg = jnp.asarray(data, dtype=np.uint32)
-    return returned(wrapped, KeyArray(fold_in_data(typed._data, msg)))
+    return returned(wrapped, KeyArray(_fold_in_jit(typed._data, msg)))
 
 
 def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
