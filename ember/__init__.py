@@ -1,7 +1,7 @@
 """Ember: a JAX-style tracing JIT compiler for NumPy programs, built on LLVM.
 
 `import ember as jax` gives `jit`, `make_jaxpr`, `eval_shape`, `Array`, `numpy`, `lax`,
-`tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
+`random`, `tree_util`, `config`, `device_put`, `devices`, `block_until_ready`, `ShapeDtypeStruct`,
 `pure_callback`, `debug` (debug.print, debug.callback) and autodiff (`jvp`, `linearize`, `vjp`,
 `grad`, `value_and_grad`, `jacfwd`, `jacrev`, `jacobian`, `hessian`, `linear_transpose`,
 `float0`, `custom_jvp`, `custom_vjp`, `custom_gradient`, `checkpoint`/`remat` with
@@ -21,6 +21,7 @@ from ember import (
     host_malloc,
     lax,
     numpy,
+    random,
     tree_util,
 )
 from ember.ad_api import (
@@ -86,7 +87,8 @@ def default_backend() -> str:
 
 
 __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",
-           "devices", "block_until_ready", "config", "numpy", "lax", "tree_util", "errors",
+           "devices", "block_until_ready", "config", "numpy", "lax", "random", "tree_util",
+           "errors",
            "ConcretizationTypeError", "disable_jit", "stop_gradient", "tree_map",
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",

@@ -134,10 +134,44 @@ class ElementGenerator:
         key = (id(inst), id(idx))
         v = self._cache.get(key)
         if v is None:
+            self._generate_operands_first(inst, idx)
             v = self._generate(inst, idx)
             self._cache[key] = v
             self._keep.append(idx)
         return v
+
+    def _same_index_operands(self, inst: Instruction) -> list[Instruction]:
+        """The operands a plain elementwise `inst` reads at its own index (none for any
+        other instruction: its handler picks its operands' indices)."""
+        op = inst.opcode
+        if inst in self.inputs or op == "constant" or not OPCODES[op].elementwise or hasattr(
+                self, "_" + op.replace("-", "_")):
+            return []
+        return [o for o in inst.operands if not (o.shape.rank == 0 and inst.shape.rank != 0)]
+
+    def _generate_operands_first(self, inst: Instruction, idx: Index) -> None:
+        """Generate the elementwise operand graph under `inst` bottom-up with an explicit
+        stack (a depth-first post-order), so a chain thousands of ops deep (a hash's rounds,
+        a loop body of several hashes) never recurses more than a level or two: each value
+        finds its operands already in the cache."""
+        if not self._same_index_operands(inst):
+            return
+        done = {id(inst)}
+        stack: list[tuple[Instruction, bool]] = [
+            (o, False) for o in self._same_index_operands(inst)]
+        while stack:
+            node, expanded = stack.pop()
+            key = (id(node), id(idx))
+            if id(node) in done or key in self._cache:
+                continue
+            if expanded:  # every operand is generated: generate the node
+                done.add(id(node))
+                self._cache[key] = self._generate(node, idx)
+                self._keep.append(idx)
+                continue
+            stack.append((node, True))
+            stack.extend((o, False) for o in self._same_index_operands(node)
+                         if id(o) not in done and (id(o), id(idx)) not in self._cache)
 
     # -- dispatch ------------------------------------------------------------------------------
 
