@@ -321,3 +321,22 @@ def test_internal_key_functions_take_any_batch_of_keys():
             np.testing.assert_array_equal(got_split[i, j], er.split(keys[i, j], 4))
             np.testing.assert_array_equal(got_bits[i, j], er.bits(keys[i, j], (5,)))
             np.testing.assert_array_equal(got_fold[i, j], er.fold_in(keys[i, j], 9))
+
+
+@pytest.mark.parametrize("make", [er.key, er.PRNGKey], ids=["typed", "raw"])
+def test_vmap_over_keys_equals_one_draw_per_key(make):
+    """vmap of a sampler over a batch of keys (typed or raw) gives each key's own draw, as
+    jax.vmap does (JAX's values are these per-key draws, which the golden tests pin)."""
+    keys = er.split(make(7), 5)
+
+    def draw(k):
+        return er.normal(k, (3,)), er.uniform(k, (2,), minval=-1.0), er.randint(k, (4,), 0, 9)
+
+    got = ember.vmap(draw)(keys)
+    for i in range(5):
+        want = draw(keys[i])
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g)[i], np.asarray(w))
+    jitted = ember.jit(ember.vmap(draw))(keys)
+    for g, j in zip(got, jitted):
+        np.testing.assert_allclose(np.asarray(j), np.asarray(g), rtol=2e-7)
