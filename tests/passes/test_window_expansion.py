@@ -2,6 +2,7 @@
 pads, slices, concatenates, dots and elementwise ops with the evaluator's values; modules
 without either are left alone; with the pass disabled the CPU refuses (the interpreter
 runs the program)."""
+# ruff: noqa: E501  (HLO lines as XLA prints them)
 
 from __future__ import annotations
 
