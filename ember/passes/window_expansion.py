@@ -115,6 +115,8 @@ def _expand_convolution(comp: Computation, inst: Instruction) -> Instruction:
     npos = prod(out_sp)
     nb = n // bg
     canon = (nb, *out_sp, o)
+    if fg == 1 and bg == 1 and 0 not in out_dims and taps and ci:
+        return _plain_convolution(e, inst, d, window, et, out_sp)
     if 0 in out_dims or taps == 0 or ci == 0:
         res = e.broadcast(e.scalar(0, et), canon)
     else:
@@ -143,17 +145,45 @@ def _expand_convolution(comp: Computation, inst: Instruction) -> Instruction:
                                               "lhs_contracting_dims": (2,),
                                               "rhs_contracting_dims": (2,)},
                          hint=Shape(et, ()))  # [B, Nb*P, Ob]
-            if bg == 1:
-                res = e.reshape(prodt, canon)
-            else:
-                res = e.reshape(prodt, (bg, nb, *out_sp, o // bg))
-                res = e.transpose(res, (*range(1, nsp + 2), 0, nsp + 2))
-                res = e.reshape(res, canon)
+            res = e.reshape(prodt, (bg, nb, *out_sp, o // bg))
+            res = e.transpose(res, (*range(1, nsp + 2), 0, nsp + 2))
+            res = e.reshape(res, canon)
     perm = [0] * (nsp + 2)
     perm[d.out_batch] = 0
     for i, s in enumerate(d.out_spatial):
         perm[s] = 1 + i
     perm[d.out_feature] = nsp + 1
+    return e.transpose(res, tuple(perm))
+
+
+def _plain_convolution(e: _Emit, inst: Instruction, d: Any, window: tuple[WindowDim, ...],
+                       et: str, out_sp: list[int]) -> Instruction:
+    """No groups: channels-first patches [T, C, N, out...] (taps outermost, so building
+    them reads each tap's slice in order) and kernel [O, T, C]; one dot gives
+    [O, N, out...], transposed to the output's labels."""
+    lhs, rhs = inst.operands
+    nsp = len(window)
+    x = e.transpose(e.convert(lhs, et), (d.lhs_feature, d.lhs_batch, *d.lhs_spatial))
+    k = e.transpose(e.convert(rhs, et), (d.rhs_out, *d.rhs_spatial, d.rhs_in))
+    o, ci = k.shape.dimensions[0], k.shape.dimensions[-1]
+    taps = prod(w.size for w in window)
+    xp = e.op("pad", [x, e.scalar(0, et)], {"padding": _pad_config(window, 2, nsp + 2)})
+    # (a leading unit dimension as a broadcast: its element generator only drops an index,
+    # where a reshape's would linearize and divide)
+    views = [e.op("broadcast", [v], {"dimensions": tuple(range(1, nsp + 3))},
+                  hint=Shape(et, (1, *v.shape.dimensions)))
+             for v in e.taps(xp, window, 2, out_sp)]
+    pat = views[0] if len(views) == 1 else e.op("concatenate", views, {"dimension": 0})
+    kern = e.reshape(k, (o, taps, ci))
+    res = e.op("dot", [kern, pat], {"lhs_batch_dims": (), "rhs_batch_dims": (),
+                                    "lhs_contracting_dims": (1, 2),
+                                    "rhs_contracting_dims": (0, 1)},
+               hint=Shape(et, ()))  # [O, N, out...]
+    perm = [0] * (nsp + 2)
+    perm[d.out_feature] = 0
+    perm[d.out_batch] = 1
+    for i, s in enumerate(d.out_spatial):
+        perm[s] = 2 + i
     return e.transpose(res, tuple(perm))
 
 

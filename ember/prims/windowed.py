@@ -153,7 +153,8 @@ def window_patches(x: Any, fill: Any, p: dict) -> Any:
             limits.append(start + (n - 1) * wd.stride + 1 if n else 0)
         piece = slice_p.bind(xp, start_indices=tuple(starts), limit_indices=tuple(limits),
                              strides=tuple(wd.stride for wd in w))
-        taps.append(_ad.reshape(piece, out + (1,)))
+        # (a trailing unit axis as a broadcast: cheaper to generate than a reshape's)
+        taps.append(_ad.broadcast_in_dim(piece, out + (1,), tuple(range(len(out)))))
     if len(taps) == 1:
         return taps[0]
     return concatenate_p.bind(*taps, dimension=len(out))
