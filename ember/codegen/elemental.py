@@ -339,9 +339,13 @@ class ElementGenerator:
         for o in pieces:
             offsets.append(total)
             total += o.shape.dimensions[dim]
-        which = i64(0)
-        for off in offsets[1:]:  # the number of operand starts at or below i
-            which = b.add(which, b.zext(b.icmp_signed(">=", i, i64(off)), I64))
+        sizes = {o.shape.dimensions[dim] for o in pieces}
+        if len(sizes) == 1:  # equal pieces (im2col): one division
+            which = b.sdiv(i, i64(sizes.pop()))
+        else:
+            which = i64(0)
+            for off in offsets[1:]:  # the number of operand starts at or below i
+                which = b.add(which, b.zext(b.icmp_signed(">=", i, i64(off)), I64))
         merge = b.append_basic_block("concat.merge")
         blocks = [b.append_basic_block(f"concat.{k}") for k in range(len(pieces))]
         sw = b.switch(which, blocks[-1])

@@ -163,6 +163,8 @@ def _plain_convolution(e: _Emit, inst: Instruction, d: Any, window: tuple[Window
     [O, N, out...], transposed to the output's labels."""
     lhs, rhs = inst.operands
     nsp = len(window)
+    if prod(out_sp) < prod(w.size for w in window):
+        return _position_major_convolution(e, inst, d, window, et, out_sp)
     x = e.transpose(e.convert(lhs, et), (d.lhs_feature, d.lhs_batch, *d.lhs_spatial))
     k = e.transpose(e.convert(rhs, et), (d.rhs_out, *d.rhs_spatial, d.rhs_in))
     o, ci = k.shape.dimensions[0], k.shape.dimensions[-1]
@@ -184,6 +186,43 @@ def _plain_convolution(e: _Emit, inst: Instruction, d: Any, window: tuple[Window
     perm[d.out_batch] = 1
     for i, s in enumerate(d.out_spatial):
         perm[s] = 2 + i
+    return e.transpose(res, tuple(perm))
+
+
+def _position_major_convolution(e: _Emit, inst: Instruction, d: Any,
+                                window: tuple[WindowDim, ...], et: str,
+                                out_sp: list[int]) -> Instruction:
+    """No groups, fewer output positions than taps (a kernel's gradient: the "kernel" is
+    a whole cotangent image): one slice per output position holding its whole window,
+    patches [P, N, C, taps...], kernel [O, C, taps...]; one dot gives [O, P, N]."""
+    lhs, rhs = inst.operands
+    nsp = len(window)
+    x = e.transpose(e.convert(lhs, et), (d.lhs_batch, d.lhs_feature, *d.lhs_spatial))
+    k = e.transpose(e.convert(rhs, et), (d.rhs_out, d.rhs_in, *d.rhs_spatial))
+    o = k.shape.dimensions[0]
+    xp = e.op("pad", [x, e.scalar(0, et)], {"padding": _pad_config(window, 2, nsp + 2)})
+    dims = xp.shape.dimensions
+    views = []
+    for pos in itertools.product(*(range(n) for n in out_sp)):
+        spec = [(0, dims[0], 1), (0, dims[1], 1)]
+        for p, w in zip(pos, window):
+            start = p * w.stride
+            spec.append((start, start + (w.size - 1) * w.rhs_dilate + 1, w.rhs_dilate))
+        v = e.op("slice", [xp], {"slice": tuple(spec)})  # [N, C, taps...]
+        views.append(e.op("broadcast", [v], {"dimensions": tuple(range(1, nsp + 3))},
+                          hint=Shape(et, (1, *v.shape.dimensions))))
+    pat = views[0] if len(views) == 1 else e.op("concatenate", views, {"dimension": 0})
+    contract = tuple(range(1, nsp + 2))
+    res = e.op("dot", [k, pat], {"lhs_batch_dims": (), "rhs_batch_dims": (),
+                                 "lhs_contracting_dims": contract,
+                                 "rhs_contracting_dims": tuple(c + 1 for c in contract)},
+               hint=Shape(et, ()))  # [O, P, N]
+    res = e.reshape(res, (o, *out_sp, x.shape.dimensions[0]))
+    perm = [0] * (nsp + 2)
+    perm[d.out_feature] = 0
+    perm[d.out_batch] = nsp + 1
+    for i, s in enumerate(d.out_spatial):
+        perm[s] = 1 + i
     return e.transpose(res, tuple(perm))
 
 

@@ -30,6 +30,16 @@ ENTRY %main (x: f32[4,3,5], w: f32[4,3,2]) -> f32[2,4,8] {
 }
 """
 
+# more taps (4x5) than output positions (2x2): one slice per position, windows whole
+BIG_KERNEL = """HloModule conv
+
+ENTRY %main (x: f32[3,2,6,7], w: f32[4,2,4,5]) -> f32[3,4,2,2] {
+  %x = f32[3,2,6,7]{3,2,1,0} parameter(0)
+  %w = f32[4,2,4,5]{3,2,1,0} parameter(1)
+  ROOT %c = f32[3,4,2,2]{3,2,1,0} convolution(%x, %w), window={size=4x5 stride=2x2 pad=1_0x0_0 rhs_dilate=1x1}, dim_labels=bf01_oi01->bf01
+}
+"""
+
 POOL = """HloModule pool
 
 %max (a: f32[], b: f32[]) -> f32[] {
@@ -75,6 +85,8 @@ def test_convolution_becomes_im2col_and_a_dot():
     assert ops.count("slice") == 6  # one per tap
     ops = _expand_and_compare(BATCH_GROUPS, (4, 3, 5), (4, 3, 2))
     assert "convolution" not in ops and ops.count("dot") == 1
+    ops = _expand_and_compare(BIG_KERNEL, (3, 2, 6, 7), (4, 2, 4, 5))
+    assert "convolution" not in ops and ops.count("slice") == 4  # one per position
 
 
 def test_reduce_window_becomes_slices():
