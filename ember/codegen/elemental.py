@@ -4,7 +4,8 @@ Input: a graph (a fused computation, or one entry instruction whose operands are
 a map from boundary instructions to buffers, an Index. Output: the element's value in
 registers. Generators compose: an operand's value is requested at the index this opcode
 maps to (broadcast drops dims, transpose permutes, slice scales and shifts, pad/concatenate
-select between clamped reads, gather and dynamic-slice add clamped start indices read from
+select between clamped reads (a concatenate of many operands branches to the one it
+reads), gather and dynamic-slice add clamped start indices read from
 their index operands), so a whole fusion becomes one loop body with no temporaries.
 Invariants: every read is in bounds (indices are clamped before a select picks the real
 value); values are cached per (instruction, index object), so a diamond computes once.

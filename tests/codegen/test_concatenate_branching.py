@@ -32,3 +32,19 @@ def test_many_operands_equal_and_unequal_pieces():
             np.stack(ys) * t)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6)
+
+
+def test_many_operands_inside_reductions_and_rows():
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal((6, 7)).astype(np.float32) for _ in range(BRANCHING_CONCAT + 1)]
+
+    def f(xs):
+        c = jnp.concatenate([x * 2.0 for x in xs], axis=1)
+        e = jnp.exp(c - jnp.max(c, axis=1, keepdims=True))
+        return jnp.sum(c, axis=0), jnp.sum(c, axis=1), e / jnp.sum(e, axis=1, keepdims=True)
+
+    c = np.concatenate([x * 2.0 for x in xs], axis=1)
+    e = np.exp(c - c.max(axis=1, keepdims=True))
+    want = (c.sum(axis=0), c.sum(axis=1), e / e.sum(axis=1, keepdims=True))
+    for g, w in zip(ember.jit(f)(xs), want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-5)
