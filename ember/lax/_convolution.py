@@ -145,7 +145,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         rhs_dilation=tuple(int(d) for d in rhs_dilation), dimension_numbers=dn,
         feature_group_count=int(feature_group_count),
         batch_group_count=int(batch_group_count), precision=_canonical_precision(precision),
-        preferred_element_type=pet)
+        preferred_element_type=pet, out_sharding=None)
 
 
 def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: str,

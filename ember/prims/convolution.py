@@ -3,7 +3,8 @@
     conv_general_dilated[window_strides=(1, 1) padding=((0, 0), (0, 0))
         lhs_dilation=(1, 1) rhs_dilation=(1, 1)
         dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=..., out_spec=...)
-        feature_group_count=1 batch_group_count=1 precision=None preferred_element_type=None]
+        feature_group_count=1 batch_group_count=1 precision=None preferred_element_type=None
+        out_sharding=None]
 
 Input: lhs (batch, feature, spatial...) and rhs (out feature, in feature, spatial...) in the
 layouts the specs name: `lhs_spec = (batch dim, feature dim, spatial dims...)`, `rhs_spec =

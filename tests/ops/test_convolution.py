@@ -292,3 +292,19 @@ def test_grads_against_jax():
                          jax.lax.ConvDimensionNumbers))(args)
     for g, v in zip(jax.tree_util.tree_leaves(want), ember.tree_util.tree_leaves(got)):
         np.testing.assert_allclose(np.asarray(v), np.asarray(g), rtol=2e-4, atol=2e-4)
+
+
+def test_jaxprs_print_as_jax_does():
+    jax = pytest.importorskip("jax")
+    x, w = np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 2, 2), np.float32)
+    cases = [
+        (lambda m: (lambda a, b: m.lax.conv_general_dilated(
+            a, b, (1, 2), "SAME", rhs_dilation=(2, 1), dimension_numbers=(
+                "NCHW", "OIHW", "NHWC"))), (x, w)),
+        (lambda m: (lambda a: m.lax.reduce_window(a, -np.inf, m.lax.max, (1, 1, 2, 2),
+                                                  (1, 1, 2, 2), "SAME")), (x,)),
+        (lambda m: (lambda a: m.lax.reduce_window(a, 0.0, m.lax.add, (1, 1, 3, 1),
+                                                  (1, 1, 1, 1), "VALID")), (x,)),
+    ]
+    for make, args in cases:
+        assert str(ember.make_jaxpr(make(ember))(*args)) == str(jax.make_jaxpr(make(jax))(*args))
