@@ -165,6 +165,11 @@ def _plain_convolution(e: _Emit, inst: Instruction, d: Any, window: tuple[Window
     nsp = len(window)
     if prod(out_sp) < prod(w.size for w in window):
         return _position_major_convolution(e, inst, d, window, et, out_sp)
+    c, o = lhs.shape.dimensions[d.lhs_feature], rhs.shape.dimensions[d.rhs_out]
+    m_in = lhs.shape.size // max(c, 1)
+    m_out = inst.shape.size // max(o, 1)
+    if o * (m_in + m_out) < c * m_out:  # (fewer output than input features: a gradient)
+        return _tap_sum_convolution(e, inst, d, window, et)
     x = e.transpose(e.convert(lhs, et), (d.lhs_feature, d.lhs_batch, *d.lhs_spatial))
     k = e.transpose(e.convert(rhs, et), (d.rhs_out, *d.rhs_spatial, d.rhs_in))
     o, ci = k.shape.dimensions[0], k.shape.dimensions[-1]
@@ -187,6 +192,46 @@ def _plain_convolution(e: _Emit, inst: Instruction, d: Any, window: tuple[Window
     for i, s in enumerate(d.out_spatial):
         perm[s] = 2 + i
     return e.transpose(res, tuple(perm))
+
+
+def _tap_sum_convolution(e: _Emit, inst: Instruction, d: Any,
+                         window: tuple[WindowDim, ...], et: str) -> Instruction:
+    """No groups, more input than output features (an input gradient): one dot first,
+    Y = x [N, sp..., C] . W [C, T*O], then out = sum over taps t of tap t's slice of the
+    padded, dilated Y[..., t*O:(t+1)*O] (each input pixel's contribution to every output
+    position its taps reach): the fused loop reads T*O values per output position where
+    im2col's would write T*C."""
+    lhs, rhs = inst.operands
+    nsp = len(window)
+    x = e.transpose(e.convert(lhs, et), (d.lhs_batch, *d.lhs_spatial, d.lhs_feature))
+    k = e.transpose(e.convert(rhs, et), (d.rhs_in, *d.rhs_spatial, d.rhs_out))
+    ci, o = k.shape.dimensions[0], k.shape.dimensions[-1]
+    taps = prod(w.size for w in window)
+    y = e.op("dot", [x, e.reshape(k, (ci, taps * o))],
+             {"lhs_batch_dims": (), "rhs_batch_dims": (),
+              "lhs_contracting_dims": (nsp + 1,), "rhs_contracting_dims": (0,)},
+             hint=Shape(et, ()))  # [N, sp..., T*O]
+    zero = e.scalar(0, et)
+    out_sp = [window_output_size(n, w) for n, w in zip(x.shape.dimensions[1:-1], window)]
+    acc = None
+    for t, tap in enumerate(itertools.product(*(range(w.size) for w in window))):
+        dims = y.shape.dimensions
+        part = e.op("slice", [y], {"slice": tuple([(0, n, 1) for n in dims[:-1]]
+                                                  + [(t * o, (t + 1) * o, 1)])})
+        yp = e.op("pad", [part, zero], {"padding": _pad_config(window, 1, nsp + 2)})
+        spec = [(0, n, 1) for n in yp.shape.dimensions]
+        for k_, (tt, w, n) in enumerate(zip(tap, window, out_sp)):
+            start = tt * w.rhs_dilate
+            spec[1 + k_] = (start, start + (n - 1) * w.stride + 1, w.stride)
+        v = e.op("slice", [yp], {"slice": tuple(spec)})  # [N, out..., O]
+        acc = v if acc is None else e.op("add", [acc, v])
+    assert acc is not None
+    perm = [0] * (nsp + 2)
+    perm[d.out_batch] = 0
+    for i, s_ in enumerate(d.out_spatial):
+        perm[s_] = 1 + i
+    perm[d.out_feature] = nsp + 1
+    return e.transpose(acc, tuple(perm))
 
 
 def _position_major_convolution(e: _Emit, inst: Instruction, d: Any,

@@ -40,6 +40,16 @@ ENTRY %main (x: f32[3,2,6,7], w: f32[4,2,4,5]) -> f32[3,4,2,2] {
 }
 """
 
+# more input than output features (an input gradient): one dot, then a sum over the taps
+FEW_OUTPUTS = """HloModule conv
+
+ENTRY %main (x: f32[2,5,6,8], w: f32[3,3,8,2]) -> f32[2,9,6,2] {
+  %x = f32[2,5,6,8]{3,2,1,0} parameter(0)
+  %w = f32[3,3,8,2]{3,2,1,0} parameter(1)
+  ROOT %c = f32[2,9,6,2]{3,2,1,0} convolution(%x, %w), window={size=3x3 stride=1x2 pad=2_2x1_2 lhs_dilate=2x1 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f
+}
+"""
+
 POOL = """HloModule pool
 
 %max (a: f32[], b: f32[]) -> f32[] {
@@ -87,6 +97,8 @@ def test_convolution_becomes_im2col_and_a_dot():
     assert "convolution" not in ops and ops.count("dot") == 1
     ops = _expand_and_compare(BIG_KERNEL, (3, 2, 6, 7), (4, 2, 4, 5))
     assert "convolution" not in ops and ops.count("slice") == 4  # one per position
+    ops = _expand_and_compare(FEW_OUTPUTS, (2, 5, 6, 8), (3, 3, 8, 2))
+    assert "convolution" not in ops and ops.count("dot") == 1 and ops.count("add") == 8
 
 
 def test_reduce_window_becomes_slices():
