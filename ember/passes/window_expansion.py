@@ -4,12 +4,21 @@ concatenates, dots and elementwise ops, for backends (the CPU) that compile thos
 Input: a Module. Output: the same values with no convolution or reduce-window left.
 Rewrites (per spatial dimension: dilate by lhs_dilate and pad, both one `pad`; tap t of the
 window is the strided slice starting at t * rhs_dilate, one element per output position):
-  convolution(lhs, rhs) => im2col: lhs to [N, spatial..., C]; the taps' slices
-      concatenated along the features ([N, out..., T*C], tap-major) or, with G feature
-      groups, as [M, G, T*Cg]; the kernel to [O, T*C] (or [G, Og, T*Cg]); one dot (batched
-      over the groups; over the B batch groups with batch_group_count B: lhs rows split
-      [B, Nb*P]); then a transpose to the output's dim_labels. Operands are converted to
-      the result type first (preferred_element_type).
+  convolution(lhs, rhs) => one dot over window "patches", in the form that touches the
+      fewest values (no groups):
+      - im2col, taps outermost: patches [T, C, N, out...] (one strided slice of the padded
+        lhs per tap, stacked along a leading axis, so building them reads each tap's
+        slice in order), kernel [O, T, C], dot -> [O, N, out...];
+      - position-major, when there are fewer output positions than taps (a kernel's
+        gradient): one slice per output position holding its whole window, patches
+        [P, N, C, taps...], kernel [O, C, taps...], dot -> [O, P, N];
+      - tap sum, when O * (input + output positions) < C * output positions (an input's
+        gradient): Y = lhs [N, sp..., C] . kernel [C, T*O] first, then the sum over taps
+        of tap t's slice of the padded, dilated Y[..., t*O:(t+1)*O];
+      with G feature groups: patches [M, G, T*Cg] and a dot batched over the groups; with
+      B batch groups: lhs rows split [B, Nb*P], a dot batched over them. Then a transpose
+      to the output's dim_labels. Operands are converted to the result type first
+      (preferred_element_type).
   reduce-window(x, init) with a plain add/multiply/maximum/minimum/and/or/xor combiner
       => init (op) tap_0 (op) tap_1 ... over the pad(x, init)'s slices (init dropped when it
       is maximum's/minimum's identity); with any other combiner => the taps stacked on a
