@@ -64,15 +64,16 @@ def ref_conv(lhs, rhs, strides, padding, lhs_dil, rhs_dil, dn, fg=1, bg=1):
     return np.transpose(out, np.argsort(out_spec))
 
 
-def _random_case(rng, nsp):
-    """(lhs, rhs, kwargs) with random layouts, strides, paddings, dilations and groups."""
+def _random_case(rng, nsp, batch_groups=False):
+    """(lhs, rhs, kwargs) with random layouts, strides, paddings, dilations and groups
+    (batch groups when asked)."""
     nd = nsp + 2
     specs = [tuple(int(i) for i in rng.permutation(nd)) for _ in range(3)]
     fg = bg = 1
-    if rng.random() < 0.35:
-        fg = int(rng.integers(2, 4))
-    elif rng.random() < 0.3:
+    if batch_groups:
         bg = int(rng.integers(2, 4))
+    elif rng.random() < 0.35:
+        fg = int(rng.integers(2, 4))
     n = bg * int(rng.integers(1, 3))
     cg = int(rng.integers(1, 4))
     o = fg * bg * int(rng.integers(1, 3))
@@ -102,6 +103,8 @@ def _ref(lhs, rhs, kw):
 
 
 CASES = [_random_case(RNG, nsp) for nsp in (1, 1, 2, 2, 2, 2, 2, 2, 3, 2, 1, 2)]
+CASES += [_random_case(RNG, 1, batch_groups=True), _random_case(RNG, 2, batch_groups=True)]
+BATCH_GROUPED = [len(CASES) - 2, len(CASES) - 1]
 
 
 def test_random_cases_eager_and_one_jit():
@@ -196,7 +199,7 @@ def test_errors():
         lax.conv_general_dilated(x, np.ones((2, 4, 3, 3), np.int32), (1, 1), "SAME")
 
 
-@pytest.mark.parametrize("index", [0, 2, 3, 8, 9])
+@pytest.mark.parametrize("index", [0, 2, 3, 8, 9, *BATCH_GROUPED])
 def test_grads(index, x64):
     lhs, rhs, kw = CASES[index]
     check_grads(lambda a, b: lax.conv_general_dilated(a, b, **kw), [lhs, rhs], order=1,
@@ -204,7 +207,7 @@ def test_grads(index, x64):
 
 
 def test_vmap_each_operand_and_both():
-    for lhs, rhs, kw in CASES[:8]:
+    for lhs, rhs, kw in CASES[:8] + [CASES[i] for i in BATCH_GROUPED]:
         xb = RNG.standard_normal((3, *lhs.shape)).astype(np.float32)
         wb = RNG.standard_normal((3, *rhs.shape)).astype(np.float32)
 
@@ -275,7 +278,7 @@ def test_conv_transpose_against_jax():
 
 def test_grads_against_jax():
     jax = pytest.importorskip("jax")
-    cases = CASES[:6]
+    cases = CASES[:6] + [CASES[i] for i in BATCH_GROUPED]
     args = [(lhs, rhs) for lhs, rhs, _ in cases]
 
     def grads(conv, grad, dn_type):
