@@ -7,9 +7,10 @@ pairs; dimension numbers as None, a ConvDimensionNumbers, or three strings such 
 ('NHWC', 'HWIO', 'NHWC')). Output: arrays, through the primitives of prims/convolution.py
 and prims/windowed.py. Invariants: JAX's defaults, padding arithmetic and error texts;
 reduce_window picks the sum/max/min primitive when the computation is lax.add/max/min with
-its identity as the init value (JAX's monoid detection), and otherwise folds the
-computation over the window's taps (strided slices of the padded operand), which any
-transformation then sees as ordinary primitives.
+its identity as the init value (JAX's monoid detection), and otherwise (any computation,
+a pytree of several operands) folds the computation over the window's taps (strided
+slices of the padded operands), which any transformation then sees as ordinary
+primitives.
 """
 
 from __future__ import annotations
@@ -261,18 +262,21 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
     """Reduce each (padded, dilated) window of `operand` with `computation`, starting
     from `init_value` (XLA's ReduceWindow)."""
     from ember import lax
-    from ember.tree_util import tree_flatten
+    from ember.tree_util import tree_flatten, tree_unflatten
 
     flat, tree = tree_flatten(operand)
     flat_init, init_tree = tree_flatten(init_value)
     if tree != init_tree:
         raise ValueError("Operands must have the same tree structure as init_values: "
                          f"{tree} vs. {init_tree}")
-    if len(flat) != 1:
-        raise NotImplementedError("reduce_window over several operands (a pytree) is not "
-                                  "supported yet")
-    x, init = to_common_dtype(flat[0], flat_init[0])
-    aval = aval_of(x)
+    if len(flat) != len(flat_init):
+        raise ValueError("Must have same total number of operands as init_values:  "
+                         f"{len(flat)} vs. {len(flat_init)}")
+    if not flat:
+        raise ValueError("reduce_window must have at least one operand.")
+    pairs = [to_common_dtype(x, i) for x, i in zip(flat, flat_init)]
+    xs, inits = [p[0] for p in pairs], [p[1] for p in pairs]
+    aval = aval_of(xs[0])
     n = len(window_dimensions)
     if isinstance(padding, str):
         dil = window_dilation or (1,) * n
@@ -283,20 +287,25 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
                   padding=tuple((int(lo), int(hi)) for lo, hi in padding),
                   base_dilation=tuple(int(d) for d in (base_dilation or (1,) * n)),
                   window_dilation=tuple(int(d) for d in (window_dilation or (1,) * n)))
-    prim = _monoid(computation, init, aval.dtype)
+    prim = _monoid(computation, inits[0], aval.dtype) if len(xs) == 1 else None
     if prim is not None:
-        return prim.bind(x, **params)
-    # A general computation: fold it over the taps, starting from the init value.
-    init = lax.convert_element_type(init, aval.dtype)
+        return tree_unflatten(tree, [prim.bind(xs[0], **params)])
+    # A general computation: fold it over the taps, starting from the init values.
+    inits = [lax.convert_element_type(i, aval_of(x).dtype) for x, i in zip(xs, inits)]
     out_shape = reduce_window_sum_p.abstract_eval(aval, **params).shape
-    acc = lax.broadcast_in_dim(init, out_shape, ())
-    if not all(params["window_dimensions"]):
-        return acc
-    patches = window_patches(x, init, params)
-    for t in range(aval_of(patches).shape[-1]):
-        acc = computation(acc, lax.index_in_dim(patches, t, axis=len(out_shape),
-                                                keepdims=False))
-    return acc
+    acc = [lax.broadcast_in_dim(i, out_shape, ()) for i in inits]
+    if all(params["window_dimensions"]):
+        patches = [window_patches(x, i, params) for x, i in zip(xs, inits)]
+        for t in range(aval_of(patches[0]).shape[-1]):
+            taps = [lax.index_in_dim(p, t, axis=len(out_shape), keepdims=False)
+                    for p in patches]
+            out = computation(tree_unflatten(tree, acc), tree_unflatten(tree, taps))
+            flat_out, out_tree = tree_flatten(out)
+            if out_tree != tree:
+                raise ValueError("reduce_window output must have the same tree structure "
+                                 f"as the operands {tree} vs. {out_tree}")
+            acc = flat_out
+    return tree_unflatten(tree, acc)
 
 
 __all__ = ["conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",

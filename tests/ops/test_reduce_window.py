@@ -178,3 +178,35 @@ def test_max_pool_grads_against_jax():
     got = ember.jit(loss(lax, ember.grad))(x)
     want = jax.jit(loss(jax.lax, jax.grad))(x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+def test_several_operands():
+    """A pytree of operands folds with the computation over (value, index) pairs: each
+    window's maximum and the flat index where it first occurs."""
+    x = RNG.standard_normal((5, 6)).astype(np.float32)
+    idx = np.arange(30, dtype=np.int32).reshape(5, 6)
+
+    def pick(a, b):
+        take_b = b[0] > a[0]
+        return lax.select(take_b, b[0], a[0]), lax.select(take_b, b[1], a[1])
+
+    def f(x, idx):
+        return lax.reduce_window((x, idx), (-np.inf, np.int32(-1)), pick, (2, 3), (1, 2),
+                                 "SAME")
+
+    pads = lax.padtype_to_pads(x.shape, (2, 3), (1, 2), "SAME")
+    xp = np.pad(x, pads, constant_values=-np.inf)
+    ip = np.pad(idx, pads, constant_values=-1)
+    want_v = np.empty((5, 3), np.float32)
+    want_i = np.empty((5, 3), np.int32)
+    for r in range(5):
+        for c in range(3):
+            win_v = xp[r:r + 2, 2 * c:2 * c + 3].reshape(-1)
+            win_i = ip[r:r + 2, 2 * c:2 * c + 3].reshape(-1)
+            want_v[r, c], want_i[r, c] = win_v.max(), win_i[np.argmax(win_v)]
+    for fn in (f, ember.jit(f)):
+        v, i = fn(x, idx)
+        np.testing.assert_array_equal(np.asarray(v), want_v)
+        np.testing.assert_array_equal(np.asarray(i), want_i)
+    with pytest.raises(ValueError, match="same tree structure"):
+        lax.reduce_window((x, idx), (0.0,), pick, (2, 2))
