@@ -4,7 +4,8 @@ Input: a graph (a fused computation, or one entry instruction whose operands are
 a map from boundary instructions to buffers, an Index. Output: the element's value in
 registers. Generators compose: an operand's value is requested at the index this opcode
 maps to (broadcast drops dims, transpose permutes, slice scales and shifts, pad/concatenate
-select between clamped reads, gather and dynamic-slice add clamped start indices read from
+select between clamped reads (a concatenate of many operands branches to the one it
+reads), gather and dynamic-slice add clamped start indices read from
 their index operands), so a whole fusion becomes one loop body with no temporaries.
 Invariants: every read is in bounds (indices are clamped before a select picks the real
 value); values are cached per (instruction, index object), so a diamond computes once.
@@ -101,6 +102,10 @@ def index_to_i64(b: ir.IRBuilder, v: ir.Value, et: str) -> ir.Value:
     if et.startswith("u") or et == "pred":
         return b.zext(v, I64)
     return b.sext(v, I64)
+
+
+# Concatenates of this many operands or more branch to the one operand an element reads.
+BRANCHING_CONCAT = 8
 
 
 def _clamp_index(b: ir.IRBuilder, i: ir.Value, lo: int, hi: int) -> ir.Value:
@@ -339,6 +344,8 @@ class ElementGenerator:
         dim = inst.attrs["dimension"]
         i = idx.multi[dim]
         pieces = [o for o in inst.operands if o.shape.dimensions[dim] > 0]
+        if len(pieces) >= BRANCHING_CONCAT:
+            return self._concatenate_branching(pieces, dim, idx)
         offset = 0
         result: ir.Value | None = None
         for o in pieces:
@@ -354,6 +361,47 @@ class ElementGenerator:
             offset += n
         assert result is not None
         return result
+
+    def _concatenate_branching(self, pieces: list[Instruction], dim: int, idx: Index
+                               ) -> ir.Value:
+        """Many operands (im2col's taps): a switch on the operand that holds element i
+        computes that one operand only (a select chain would compute every operand for
+        every element). Values cached inside a case stay there (they do not dominate the
+        merge block), so each case's cache entries are dropped after it."""
+        b = self.b
+        i = idx.multi[dim]
+        offsets, total = [], 0
+        for o in pieces:
+            offsets.append(total)
+            total += o.shape.dimensions[dim]
+        sizes = {o.shape.dimensions[dim] for o in pieces}
+        if len(sizes) == 1:  # equal pieces (im2col): one division
+            which = b.sdiv(i, i64(sizes.pop()))
+        else:
+            which = i64(0)
+            for off in offsets[1:]:  # the number of operand starts at or below i
+                which = b.add(which, b.zext(b.icmp_signed(">=", i, i64(off)), I64))
+        merge = b.append_basic_block("concat.merge")
+        blocks = [b.append_basic_block(f"concat.{k}") for k in range(len(pieces))]
+        sw = b.switch(which, blocks[-1])
+        incoming = []
+        for k, (o, off, blk) in enumerate(zip(pieces, offsets, blocks)):
+            if k < len(pieces) - 1:
+                sw.add_case(i64(k), blk)
+            b.position_at_end(blk)
+            before = set(self._cache)
+            multi = list(idx.multi)
+            multi[dim] = b.sub(i, i64(off))
+            v = self.value(o, Index(b, o.shape.dimensions, multi=multi))
+            for key in set(self._cache) - before:
+                del self._cache[key]
+            incoming.append((v, b.block))
+            b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(incoming[0][0].type)
+        for v, blk in incoming:
+            phi.add_incoming(v, blk)
+        return phi
 
     def clamped_starts(self, inst: Instruction, first: int, limits: list[int]
                        ) -> list[ir.Value]:

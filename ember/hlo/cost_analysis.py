@@ -171,10 +171,22 @@ class CostAnalysis:
             lhs = inst.operands[0].shape
             k = math.prod(lhs.dimensions[d] for d in inst.attrs["lhs_contracting_dims"])
             return {FLOPS: 2.0 * inst.shape.size * k}
+        if op == "convolution":  # (2 flops per tap and input feature of a group)
+            rhs = inst.operands[1].shape
+            per_out = rhs.size // max(rhs.dimensions[_rhs_out_dim(inst)], 1)
+            return {FLOPS: 2.0 * inst.shape.size * per_out}
+        if op == "reduce-window":
+            taps = math.prod(w.size for w in inst.attrs["window"])
+            return self._per_application(inst.to_apply, inst.shape.size * taps)
         if row.elementwise:
             n = float(inst.shape.size)
             return {FLOPS: n * row.flops, TRANSCENDENTALS: n * row.transcendentals}
         return {}
+
+
+def _rhs_out_dim(inst: Instruction) -> int:
+    from ember.hlo.window import parse_dim_labels
+    return parse_dim_labels(inst.attrs["dim_labels"]).rhs_out
 
 
 def _default_bytes(inst: Instruction) -> Properties:

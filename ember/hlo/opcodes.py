@@ -43,6 +43,9 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
   custom-call: custom_call_target, custom_call_has_side_effect (optional),
                backend_config (optional)
   reduce-precision: exponent_bits, mantissa_bits
+  convolution: window (tuple of hlo/window.py WindowDim), dim_labels ("b01f_01io->b01f"),
+               feature_group_count, batch_group_count (ints, printed unless 1)
+  reduce-window: window (operand, init value; to_apply the scalar combiner)
 """
 
 from __future__ import annotations
@@ -143,6 +146,10 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("dot", 2, expensive=True, flops=2.0,
                        attrs=("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
                               "rhs_contracting_dims")))
+    rows.append(OpInfo("convolution", 2, expensive=True, flops=2.0,
+                       attrs=("window", "dim_labels", "feature_group_count",
+                              "batch_group_count")))
+    rows.append(OpInfo("reduce-window", 2, flops=1.0, attrs=("window",), called=("to_apply",)))
     rows.append(OpInfo("tuple", None))
     rows.append(OpInfo("get-tuple-element", 1, attrs=("index",)))
     rows.append(OpInfo("while", 1, expensive=True, called=("condition", "body")))

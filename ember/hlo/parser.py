@@ -18,6 +18,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.literal_text import parse_literal
 from ember.hlo.printer import BARE_ATTRS, BOOL_ATTRS, DIMS_ATTRS, INT_ATTRS, STRING_ATTRS
 from ember.hlo.shape import Shape
+from ember.hlo.window import parse_window
 
 
 class HloParseError(ValueError):
@@ -246,6 +247,8 @@ class _Parser:
                 attrs[key] = _parse_slice(v)
             elif key == "padding":
                 attrs[key] = _parse_padding(v)
+            elif key == "window":
+                attrs[key] = parse_window(v)
             elif key in ("to_apply", "calls"):
                 called = [self.comp(v)]
             elif key == "condition":
@@ -271,6 +274,9 @@ class _Parser:
                 raise HloParseError("conditional needs both true_computation= and "
                                     "false_computation=")
             called = [true_comp, false_comp]
+        if opcode == "convolution":
+            attrs.setdefault("feature_group_count", 1)
+            attrs.setdefault("batch_group_count", 1)
         if opcode in ("dot",):
             attrs.setdefault("lhs_batch_dims", ())
             attrs.setdefault("rhs_batch_dims", ())

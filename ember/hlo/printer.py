@@ -34,16 +34,19 @@ from typing import Any
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.literal_text import format_literal
 from ember.hlo.opcodes import OPCODES
+from ember.hlo.window import format_window
 
 # attr name -> how its value prints
 DIMS_ATTRS = {"dimensions", "offset_dims", "collapsed_slice_dims", "start_index_map",
               "slice_sizes", "dynamic_slice_sizes", "lhs_batch_dims", "lhs_contracting_dims",
               "rhs_batch_dims", "rhs_contracting_dims", "update_window_dims",
               "inserted_window_dims", "scatter_dims_to_operand_dims"}
-INT_ATTRS = {"index", "iota_dimension", "index_vector_dim", "exponent_bits", "mantissa_bits"}
+INT_ATTRS = {"index", "iota_dimension", "index_vector_dim", "exponent_bits", "mantissa_bits",
+             "feature_group_count", "batch_group_count"}
 BOOL_ATTRS = {"is_stable", "indices_are_sorted", "unique_indices",
               "custom_call_has_side_effect"}
-BARE_ATTRS = {"direction", "kind"}
+BARE_ATTRS = {"direction", "kind", "dim_labels"}
+OMIT_WHEN_ONE = {"feature_group_count", "batch_group_count"}  # (as XLA prints them)
 STRING_ATTRS = {"custom_call_target", "backend_config"}
 OMIT_WHEN_EMPTY = {"lhs_batch_dims", "rhs_batch_dims"}
 METADATA_KEYS = ("op_name", "source_file", "source_line")
@@ -75,6 +78,8 @@ def _format_attrs(inst: Instruction, cname: dict[Computation, str]) -> list[str]
         elif key == "dimension":
             out.append(f"dimensions={{{int(v)}}}")
         elif key in INT_ATTRS:
+            if key in OMIT_WHEN_ONE and int(v) == 1:
+                continue
             out.append(f"{key}={int(v)}")
         elif key in BOOL_ATTRS:
             if v:
@@ -87,6 +92,8 @@ def _format_attrs(inst: Instruction, cname: dict[Computation, str]) -> list[str]
             out.append("slice={" + ", ".join(f"[{a}:{b}:{c}]" for a, b, c in v) + "}")
         elif key == "padding":
             out.append(f"padding={format_padding(v)}")
+        elif key == "window":
+            out.append(f"window={format_window(v)}")
         else:  # pragma: no cover - table and printer out of sync
             raise ValueError(f"printer does not know attribute {key}")
     comps = inst.called_computations

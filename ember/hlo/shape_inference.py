@@ -467,6 +467,66 @@ def _dot(opcode, shapes, attrs, called, hint):
     return Shape(et, tuple(dims))
 
 
+@_rule("convolution")
+def _convolution(opcode, shapes, attrs, called, hint):
+    from ember.hlo.window import parse_dim_labels, window_output_size
+
+    lhs, rhs = shapes
+    if lhs.element_type != rhs.element_type:
+        raise _fail(opcode, "operands must have one element type", shapes)
+    try:
+        d = parse_dim_labels(attrs.get("dim_labels", ""))
+    except ValueError as e:
+        raise _fail(opcode, str(e), shapes) from None
+    window = tuple(attrs.get("window", ()))
+    nsp = len(d.lhs_spatial)
+    if lhs.rank != nsp + 2 or rhs.rank != nsp + 2 or len(window) != nsp:
+        raise _fail(opcode, f"dim_labels {attrs['dim_labels']} and a window of {len(window)} "
+                    "dimensions do not fit the operands' ranks", shapes)
+    fg = attrs.get("feature_group_count", 1)
+    bg = attrs.get("batch_group_count", 1)
+    lb, lf = lhs.dimensions[d.lhs_batch], lhs.dimensions[d.lhs_feature]
+    ki, ko = rhs.dimensions[d.rhs_in], rhs.dimensions[d.rhs_out]
+    if fg < 1 or bg < 1 or (fg > 1 and bg > 1):
+        raise _fail(opcode, f"bad group counts {fg}, {bg}", shapes)
+    if lf % fg or lf // fg != ki or ko % fg:
+        raise _fail(opcode, f"input features {lf} / feature_group_count {fg} must equal the "
+                    f"kernel's input features {ki}, and {fg} divide its output features", shapes)
+    if lb % bg or ko % bg:
+        raise _fail(opcode, f"batch_group_count {bg} must divide the batch {lb} and the "
+                    f"kernel's output features {ko}", shapes)
+    for w, k in zip(window, d.rhs_spatial):
+        if w.size != rhs.dimensions[k] or w.stride < 1 or w.lhs_dilate < 1 or w.rhs_dilate < 1:
+            raise _fail(opcode, f"window {w} does not fit the kernel", shapes)
+    out = [0] * (nsp + 2)
+    out[d.out_batch] = lb // bg
+    out[d.out_feature] = ko
+    for w, li, oi in zip(window, d.lhs_spatial, d.out_spatial):
+        out[oi] = window_output_size(lhs.dimensions[li], w)
+    et = hint.element_type if hint is not None else lhs.element_type
+    return Shape(et, tuple(out))
+
+
+@_rule("reduce-window")
+def _reduce_window(opcode, shapes, attrs, called, hint):
+    from ember.hlo.window import window_output_size
+
+    x, init = shapes
+    if init.dimensions or init.element_type != x.element_type:
+        raise _fail(opcode, "init value must be a scalar of the operand's type", shapes)
+    window = tuple(attrs.get("window", ()))
+    if len(window) != x.rank:
+        raise _fail(opcode, "window needs one dimension per operand dimension", shapes)
+    if any(w.stride < 1 or w.lhs_dilate < 1 or w.rhs_dilate < 1 or w.size < 0
+           for w in window):
+        raise _fail(opcode, "window strides and dilations must be positive", shapes)
+    (comp,) = called
+    s = Shape(x.element_type, ())
+    _check_params(opcode, comp, [s, s], shapes)
+    return Shape(x.element_type, tuple(window_output_size(n, w)
+                                       for n, w in zip(x.dimensions, window)))
+
+
 @_rule("tuple")
 def _tuple(opcode, shapes, attrs, called, hint):
     return Shape.tuple_of([s.without_layout() for s in shapes])

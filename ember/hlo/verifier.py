@@ -16,7 +16,7 @@ from ember.hlo.shape_inference import ShapeError, infer_shape
 
 # Opcodes whose result shape is (partly) chosen by the producer, not the operands.
 _HINTED = {"parameter", "custom-call", "broadcast", "reshape", "convert", "bitcast-convert",
-           "iota", "dot"}
+           "iota", "dot", "convolution"}
 
 
 class VerificationError(ValueError):

@@ -12,6 +12,8 @@ pmean, pmax, pmin, all_gather, axis_index over vmap's named axes).
 from ember.lax._base import convert_element_type
 from ember.lax._control_flow import *  # noqa: F403
 from ember.lax._control_flow import __all__ as _control_flow_all
+from ember.lax._convolution import *  # noqa: F403
+from ember.lax._convolution import __all__ as _convolution_all
 from ember.lax._custom_solvers import *  # noqa: F403
 from ember.lax._custom_solvers import __all__ as _custom_solvers_all
 from ember.lax._linalg import *  # noqa: F403
@@ -34,7 +36,8 @@ from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
            *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all,
-           *_parallel_all, *_special_all]
+           *_parallel_all, *_special_all,
+           *_convolution_all]
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402

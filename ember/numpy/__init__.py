@@ -11,6 +11,7 @@ import numpy as _np
 from ember.array import Array as ndarray  # noqa: F401
 from ember.numpy import linalg  # noqa: F401
 from ember.numpy._array_api import *  # noqa: F403
+from ember.numpy._convolve import *  # noqa: F403
 from ember.numpy._creation import *  # noqa: F403
 from ember.numpy._dtypes import *  # noqa: F403
 from ember.numpy._index_update import *  # noqa: F403

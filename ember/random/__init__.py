@@ -62,3 +62,8 @@ __all__ = ["KeyArray", "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl"
            "generalized_normal", "ball", "poisson", "multivariate_normal", "orthogonal",
            "cauchy", "pareto", "lognormal", "rayleigh", "weibull_min", "maxwell",
            "double_sided_maxwell", "geometric", "triangular", "wald", "t", "chisquare", "f"]
+
+# A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

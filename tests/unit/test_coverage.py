@@ -47,6 +47,9 @@ CPU_KERNEL_KINDS: frozenset[str] = frozenset({
     "custom-call",  # its host-callback target: backends/cpu/emit/callbacks.py
     "scatter", "sort",  # their own kernels: backends/cpu/emit/scatter.py, sort.py
     "while", "conditional",  # native blocks of the entry: emit/loops_native.py
+    # rewritten into pads, slices and dots before code generation (im2col: the CPU pipeline's
+    # passes/window_expansion.py), so no kernel of their own
+    "convolution", "reduce-window",
 })
 # Elementwise opcodes no primitive binds: passes and other lowerings create them (round_p
 # picks round-nearest-* by a parameter, select_n lowers to select, jnp.log2 and log10 divide

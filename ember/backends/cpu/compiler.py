@@ -40,6 +40,8 @@ STATS: dict[str, int] = {"compiles": 0, "cache_hits": 0, "evictions": 0}
 _CACHE: OrderedDict[str, Executable] = OrderedDict()
 _LOCK = threading.Lock()
 ENTRY = "ember_entry"  # one engine per executable: fixed symbol names never collide
+# Opcodes the CPU compiles only as the window-expansion pass rewrites them.
+_WINDOWED = frozenset({"convolution", "reduce-window"})
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
@@ -57,6 +59,9 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         # (the CPU backend has no call kernels; the pass loads with the first call)
         OnOpcodes("call-inlining", "ember.passes.call_inlining:CallInlining",
                   frozenset({"call"})),
+        # convolutions as im2col + dot, reduce-windows as slices (no kernels of their own)
+        OnOpcodes("window-expansion", "ember.passes.window_expansion:WindowExpansion",
+                  _WINDOWED),
         hardware_independent_pipeline(unsafe_math),
         OnOpcodes("transpose-folding", "ember.passes.transpose_folding:TransposeFolding",
                   frozenset({"dot"})),
@@ -133,6 +138,13 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
         CallInlining().run(m)
     if any(i.opcode == "call" for i in m.entry.instructions):  # call-inlining disabled
         raise UnsupportedOnCpu({"call"}, "the CPU backend needs the call-inlining pass")
+    windowed = {i.opcode for c in m.computations for i in c.instructions} & _WINDOWED
+    if windowed and not run_passes:  # (the other rewrite the code generator needs)
+        from ember.passes.window_expansion import WindowExpansion
+
+        WindowExpansion().run(m)
+    elif windowed:  # window-expansion disabled
+        raise UnsupportedOnCpu(windowed, "the CPU backend needs the window-expansion pass")
     return m
 
 

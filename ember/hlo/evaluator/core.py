@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.hlo.accumulation import accumulation_dtype
-from ember.hlo.evaluator import indexing
+from ember.hlo.evaluator import indexing, windows
 from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
 from ember.hlo.evaluator.elementwise import (
     ELEMENTWISE,
@@ -33,6 +33,7 @@ from ember.hlo.evaluator.reductions import REDUCE_UFUNCS, plain_reduce
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
+from ember.hlo.window import parse_dim_labels
 
 Value = np.ndarray | tuple
 Handler = Callable[[Instruction, list[Value]], Value]
@@ -434,6 +435,28 @@ def _dot(inst, vals):
     return dot_general(lhs, rhs, list(a["lhs_contracting_dims"]),
                        list(a["rhs_contracting_dims"]), list(a["lhs_batch_dims"]),
                        list(a["rhs_batch_dims"]), inst.shape.dtype)
+
+
+@_handles("convolution")
+def _convolution(inst, vals):
+    a = inst.attrs
+    return windows.convolution(np.asarray(vals[0]), np.asarray(vals[1]), a["window"],
+                               parse_dim_labels(a["dim_labels"]),
+                               a.get("feature_group_count", 1), a.get("batch_group_count", 1),
+                               inst.shape.dtype)
+
+
+@_handles("reduce-window")
+def _reduce_window(inst, vals):
+    comp = inst.to_apply
+    op = plain_binary_opcode(comp)
+    if op in ELEMENTWISE:  # (maximum/minimum keep IEEE's NaN and signed-zero rules)
+        fn = ELEMENTWISE[op]
+    else:
+        def fn(acc: np.ndarray, x: np.ndarray) -> np.ndarray:
+            return np.asarray(apply_pointwise(comp, [acc, np.ascontiguousarray(x)]))
+    return windows.reduce_window(np.asarray(vals[0]), np.asarray(vals[1]),
+                                 inst.attrs["window"], fn)
 
 
 # ---------------------------------------------------------------------------------------

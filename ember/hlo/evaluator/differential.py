@@ -70,7 +70,7 @@ def _calls_inexact(comp: Computation, memo: dict[Computation, bool]) -> bool:
 
 
 def _is_inexact_source(inst: Instruction, memo: dict[Computation, bool]) -> bool:
-    if inst.opcode in ("reduce", "dot"):
+    if inst.opcode in ("reduce", "dot", "convolution", "reduce-window"):
         shapes = inst.shape.tuple_shapes if inst.shape.is_tuple else (inst.shape,)
         return any(is_float(s.element_type) for s in shapes)
     return any(_calls_inexact(c, memo) for c in inst.called_computations)
@@ -78,7 +78,7 @@ def _is_inexact_source(inst: Instruction, memo: dict[Computation, bool]) -> bool
 
 def inexact_leaves(module: Module) -> list[bool]:
     """For each leaf of the entry root (one entry for an array root): whether its value may
-    depend on the summation order of a float reduce or dot."""
+    depend on the summation order of a float reduce, dot, convolution or reduce-window."""
     memo: dict[Computation, bool] = {}
     tainted: dict[Instruction, bool] = {}
     for inst in module.entry.post_order():

@@ -1,0 +1,71 @@
+"""jnp.convolve and jnp.correlate: 1-D discrete convolution and cross-correlation.
+
+Input: two non-empty 1-D arrays, `mode` ('full', 'same', 'valid'), precision and
+preferred_element_type. Output: a 1-D array of the promoted inexact dtype (or the promoted
+dtype with preferred_element_type): 'full' has len(a) + len(v) - 1 elements, 'same'
+max(len(a), len(v)), 'valid' max - min + 1.
+Semantics (NumPy's, computed as JAX does with one `conv_general_dilated`): convolve
+slides the flipped shorter array over the longer one; correlate slides v (conjugated)
+over a, and when v is the longer one the operands swap and the result reverses, so
+correlate(a, v) keeps NumPy's orientation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import lax
+from ember.numpy._promote import ensure_array, promote_dtypes, promote_dtypes_inexact
+
+__all__ = ["convolve", "correlate"]
+
+
+def _conv(x: Any, y: Any, mode: str, op: str, precision: Any,
+          preferred_element_type: Any) -> Any:
+    x, y = ensure_array(x), ensure_array(y)
+    if x.ndim != 1 or y.ndim != 1:
+        raise ValueError(f"{op}() only support 1-dimensional inputs.")
+    if preferred_element_type is None:
+        x, y = promote_dtypes_inexact(x, y)
+    else:
+        x, y = promote_dtypes(x, y)
+    if x.shape[0] == 0 or y.shape[0] == 0:
+        raise ValueError(f"{op}: inputs cannot be empty, got shapes {x.shape} and {y.shape}.")
+    reverse = False
+    if op == "correlate":
+        if y.dtype.kind == "c":
+            from ember.numpy._ufuncs import conjugate
+            y = conjugate(y)
+        if x.shape[0] < y.shape[0]:
+            x, y, reverse = y, x, True
+    else:
+        if x.shape[0] < y.shape[0]:
+            x, y = y, x
+        y = lax.rev(y, (0,))
+    k = y.shape[0]
+    if mode == "valid":
+        padding = [(0, 0)]
+    elif mode == "same":
+        padding = [(k // 2, k - k // 2 - 1)]
+    elif mode == "full":
+        padding = [(k - 1, k - 1)]
+    else:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    out = lax.conv_general_dilated(lax.reshape(x, (1, 1, x.shape[0])),
+                                   lax.reshape(y, (1, 1, k)), (1,), padding,
+                                   precision=precision,
+                                   preferred_element_type=preferred_element_type)
+    out = lax.reshape(out, (out.shape[-1],))
+    return lax.rev(out, (0,)) if reverse else out
+
+
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
+             preferred_element_type: Any = None) -> Any:
+    """Discrete linear convolution of two 1-D arrays."""
+    return _conv(a, v, mode, "convolve", precision, preferred_element_type)
+
+
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """Cross-correlation of two 1-D arrays."""
+    return _conv(a, v, mode, "correlate", precision, preferred_element_type)
