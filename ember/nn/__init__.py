@@ -1,16 +1,17 @@
 """`ember.nn`: neural-network functions, as `jax.nn` (activations, softmax and friends,
-one_hot, standardize, dot_product_attention).
+one_hot, standardize, dot_product_attention) and `initializers`.
 
 Input/output: arrays in, arrays out, with JAX's signatures, defaults and dtypes. Modules:
 `_activations.py` (elementwise activations, JAX's custom JVPs for relu/relu6/log1mexp),
 `_logsumexp.py` (shared with ember.scipy.special), `_softmax.py` (reductions over axes,
 one_hot), `_attention.py`. Invariant: every function is written on ember.numpy/ember.lax,
-so it traces, jits, differentiates and vmaps as they do. `ember.nn.initializers` is not
-here yet (it needs ember.random); asking for it, or any other jax.nn name Ember lacks,
-raises the "not implemented yet" AttributeError.
+so it traces, jits, differentiates and vmaps as they do. `initializers.py` is
+`jax.nn.initializers` on ember.random. Any other jax.nn name Ember lacks raises the "not
+implemented yet" AttributeError.
 """
 
 from ember._missing import module_getattr
+from ember.nn import initializers
 from ember.nn._activations import *  # noqa: F403
 from ember.nn._activations import __all__ as _activations_all
 from ember.nn._attention import dot_product_attention
@@ -18,6 +19,7 @@ from ember.nn._logsumexp import logsumexp
 from ember.nn._softmax import *  # noqa: F403
 from ember.nn._softmax import __all__ as _softmax_all
 
-__all__ = [*_activations_all, *_softmax_all, "logsumexp", "dot_product_attention"]
+__all__ = [*_activations_all, *_softmax_all, "logsumexp", "dot_product_attention",
+           "initializers"]
 
 __getattr__ = module_getattr(__name__)

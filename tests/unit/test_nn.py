@@ -517,8 +517,8 @@ def test_vmap_softmax_and_no_host_callbacks() -> None:
 
 
 def test_missing_names_say_not_implemented() -> None:
-    with pytest.raises(AttributeError, match="ember.nn.initializers is not implemented yet"):
-        nn.initializers  # noqa: B018
+    with pytest.raises(AttributeError, match="ember.nn.scaled_matmul is not implemented yet"):
+        nn.scaled_matmul  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'surely_not'"):
         nn.surely_not  # noqa: B018
 
