@@ -84,7 +84,8 @@ def _custom_rules() -> None:
 
 def _vmap() -> None:
     _close(jax.vmap(jnp.dot, (0, None))(jnp.ones((3, 6)), X), np.full(3, X.sum()), atol=1e-6)
-    _close(jax.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(X), X / X.sum())
+    y = X + 2
+    _close(jax.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(y), y / y.sum())
 
 
 def _random() -> None:
