@@ -36,6 +36,8 @@ from ember.numpy._convolution import *  # noqa: E402, F403
 from ember.numpy._histograms import *  # noqa: E402, F403
 from ember.numpy._index_tricks import *  # noqa: E402, F403
 from ember.numpy._polynomial import *  # noqa: E402, F403
+from ember.numpy._setops import *  # noqa: E402, F403
+from ember.numpy._statistics import *  # noqa: E402, F403
 
 __array_api_version__ = "2024.12"
 
