@@ -33,6 +33,7 @@ newaxis = None
 # Added functions (issue 25 item 5): one module per concern, written on the names above.
 from ember.numpy._calculus import *  # noqa: E402, F403
 from ember.numpy._convolution import *  # noqa: E402, F403
+from ember.numpy._editing import *  # noqa: E402, F403
 from ember.numpy._histograms import *  # noqa: E402, F403
 from ember.numpy._index_tricks import *  # noqa: E402, F403
 from ember.numpy._polynomial import *  # noqa: E402, F403
