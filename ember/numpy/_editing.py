@@ -1,5 +1,5 @@
 """Building and editing arrays for ember.numpy: block, insert, delete, compress, extract,
-choose, partition, argpartition, resize, rollaxis, put_along_axis.
+choose, partition, argpartition, resize, rollaxis, put_along_axis, place, put.
 
 Input: array-likes; axes, `kth`, `size` and new shapes are static. Output: new ember
 arrays (JAX arrays are immutable: the in-place forms ask for inplace=False). Invariants
@@ -27,7 +27,7 @@ from ember.numpy._promote import check_arraylike
 from ember.numpy._reductions import normalize_axes
 
 __all__ = ["block", "insert", "delete", "compress", "extract", "choose", "partition",
-           "argpartition", "resize", "rollaxis", "put_along_axis"]
+           "argpartition", "resize", "rollaxis", "put_along_axis", "place", "put"]
 
 
 def _axis(axis: Any, ndim: int) -> int:
@@ -322,3 +322,54 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None,
             full_idx.append(jnp.arange(idx.shape[d]).reshape(shp))
     out = a.at[tuple(full_idx)].set(v, mode=mode)
     return out.reshape(shape)
+
+
+def _cycle_to(v: Any, n: int) -> Any:
+    """v (1-D, non-empty) repeated cyclically to length n."""
+    return jnp.tile(v, -(-n // v.shape[0]))[:n]
+
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
+    """A copy of arr whose entries where mask is true take vals in order (cycled)."""
+    check_arraylike("place", arr, mask, vals)
+    data, m, v = jnp.asarray(arr), jnp.asarray(mask), jnp.ravel(jnp.asarray(vals))
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated "
+                         "array.")
+    if data.size != m.size:
+        raise ValueError("place: arr and mask must be the same size")
+    if not v.size:
+        raise ValueError("Cannot place values from an empty array")
+    if not data.size:
+        return data
+    # The k-th true position gets vals[k mod len(vals)]; the padding indices fall off.
+    where_true = jnp.nonzero(jnp.ravel(m), size=m.size, fill_value=m.size)[0]
+    flat = jnp.ravel(data).at[where_true].set(_cycle_to(v, m.size).astype(data.dtype),
+                                              mode="drop")
+    return flat.reshape(data.shape)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
+    """A copy of a with the flat positions ind set to v (cycled); out-of-range indices are
+    dropped (mode None), clipped ('clip') or wrapped ('wrap')."""
+    if inplace:
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
+    check_arraylike("put", a, ind, v)
+    arr, idx, vals = jnp.asarray(a), jnp.ravel(jnp.asarray(ind)), jnp.ravel(jnp.asarray(v))
+    if not arr.size or not idx.size or not vals.size:
+        return arr
+    vals = _cycle_to(vals, idx.shape[0])
+    if mode is None:
+        scatter_mode = "drop"
+    elif mode == "clip":
+        idx, scatter_mode = jnp.clip(idx, 0, arr.size - 1), "promise_in_bounds"
+    elif mode == "wrap":
+        idx, scatter_mode = idx % arr.size, "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    else:
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    return arr.at[jnp.unravel_index(idx, arr.shape)].set(vals.astype(arr.dtype),
+                                                         mode=scatter_mode)

@@ -1,5 +1,7 @@
 """Functions that map a user function over an array for ember.numpy: vectorize (built on
-vmap, with `excluded` and a gufunc `signature`), apply_along_axis, apply_over_axes.
+vmap, with `excluded` and a gufunc `signature`), apply_along_axis, apply_over_axes,
+fromfunction, and matvec / vecmat (matmul vectorized over '(n,m),(m)->(n)' and
+'(n),(n,m)->(m)').
 
 Input: a Python function traced by Ember (so it must be written with ember.numpy / lax
 operations) and array-likes. Output: what the mapped function returns, stacked.
@@ -24,7 +26,8 @@ import ember.numpy as jnp
 from ember.numpy._promote import check_arraylike
 from ember.numpy._reductions import normalize_axes
 
-__all__ = ["vectorize", "apply_along_axis", "apply_over_axes"]
+__all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "fromfunction", "matvec",
+           "vecmat"]
 
 _NAME = r"\w+"
 _DIMS = rf"(?:{_NAME}(?:,{_NAME})*)?"
@@ -189,3 +192,28 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Sequence[int]
         else:
             raise ValueError("function is not returning an array of the correct shape")
     return arr
+
+
+def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float,
+                 **kwargs: Any) -> Any:
+    """function(i0, i1, ...) over the index grid of `shape` (vmapped, one index per axis)."""
+    from ember.vmap_api import vmap
+    dims = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    fn = function
+    for i in range(len(dims)):
+        # The vmap added last is outermost: it maps the first axis.
+        fn = vmap(fn, in_axes=tuple(0 if j == len(dims) - 1 - i else None
+                                    for j in range(len(dims))))
+    return fn(*(jnp.arange(s, dtype=dtype) for s in dims), **kwargs)
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix-vector products over broadcast leading dimensions."""
+    check_arraylike("matvec", x1, x2)
+    return vectorize(jnp.matmul, signature="(n,m),(m)->(n)")(x1, x2)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Vector-matrix products (conj(x1) @ x2) over broadcast leading dimensions."""
+    check_arraylike("matvec", x1, x2)
+    return vectorize(jnp.matmul, signature="(n),(n,m)->(m)")(jnp.conj(x1), x2)

@@ -146,7 +146,7 @@ ADDED = ("histogram histogram2d histogramdd histogram_bin_edges bincount digitiz
          "spacing i0 packbits unpackbits bitwise_count apply_along_axis apply_over_axes "
          "vectorize hanning hamming blackman bartlett kaiser iscomplex isreal isscalar "
          "iscomplexobj isrealobj iterable convolve correlate trim_zeros ediff1d resize "
-         "rollaxis put_along_axis").split()
+         "rollaxis put_along_axis place put fromfunction matvec vecmat").split()
 
 
 def test_the_added_names_are_jax_names_and_exist():
@@ -154,3 +154,43 @@ def test_the_added_names_are_jax_names_and_exist():
     assert set(ADDED) <= set(NAMES["jax.numpy"])
     assert set(ADDED) <= set(dir(jnp))
     assert {"associative_scan", "reduce"} <= set(dir(ember.lax))
+
+
+def test_place_put_fromfunction_matvec():
+    import jax.numpy as jjnp
+    b = NumpyBatch()
+    a = np.arange(12, dtype=F32).reshape(3, 4)
+    mask = a % 3 == 0
+
+    def np_place(a, m, v):
+        a = a.copy()
+        np.place(a, m, v)
+        return a
+
+    b.check(lambda a, m, v: jnp.place(a, m, v, inplace=False), np_place, a, mask,
+            np.array([-1.0, -2.0], F32))
+    ind = np.array([0, 5, -1, 20, -30], np.int32)
+    vals = np.array([9.0, 8.0], F32)
+    for mode in (None, "clip", "wrap"):
+        want = np.asarray(jjnp.put(a, ind, vals, mode=mode, inplace=False))
+        b.check(lambda a, i, v: jnp.put(a, i, v, mode=mode, inplace=False),
+                lambda a, i, v: want, a, ind, vals)
+    m = np.random.default_rng(4).standard_normal((2, 3, 4)).astype(F32)
+    v = np.random.default_rng(5).standard_normal((4,)).astype(F32)
+    w = np.random.default_rng(6).standard_normal((3,)).astype(F32)
+    b.check(jnp.matvec, np.matvec, m, v, rtol=1e-5)
+    b.check(jnp.vecmat, np.vecmat, w, m, rtol=1e-5)
+    b.check(lambda x: jnp.fromfunction(lambda i, j: i * 10 + j + x, (3, 4), dtype=np.int32),
+            lambda x: np.fromfunction(lambda i, j: i * 10 + j + x, (3, 4), dtype=np.int32),
+            np.int32(1))
+    b.check(lambda x: jnp.fromfunction(lambda i: i * x, 5), lambda x: np.fromfunction(
+        lambda i: i * x, (5,)).astype(F32), np.float32(0.5))
+    b.run()
+    with pytest.raises(ValueError, match="cannot modify arrays in-place"):
+        jnp.put(a, ind, vals)
+    with pytest.raises(ValueError, match="cannot modify arrays in-place"):
+        jnp.place(a, mask, vals)
+    with pytest.raises(ValueError, match="Cannot place values from an empty array"):
+        jnp.place(a, mask, np.zeros(0, F32), inplace=False)
+    with pytest.raises(NotImplementedError, match="'raise' mode"):
+        jnp.put(a, ind, vals, mode="raise", inplace=False)
