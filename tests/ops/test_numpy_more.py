@@ -96,6 +96,15 @@ def test_histograms():
             np.array([1, 2, 2, 3, 7], np.int32), rtol=1e-6)
     b.check(lambda a: jnp.histogram(a, 3, (0, 1)), lambda a: np.histogram(a, 3, (0, 1)),
             np.zeros(0, F32))
+    # values on and one float either side of every edge: an int `bins` bins by arithmetic,
+    # which must agree with the binary search over the same edges
+    edges = np.asarray(jnp.histogram_bin_edges(np.zeros(1, F32), 6, (-1.0, 2.0)))
+    near = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf),
+                           [np.nan, -np.inf, np.inf]]).astype(F32)
+    b.check(lambda a: jnp.histogram(a, 6, (-1.0, 2.0)), lambda a: np.histogram(
+        a[np.isfinite(a)], edges), near)
+    b.check(lambda a: jnp.histogramdd(a[:, None], 6, [(-1.0, 2.0)])[0],
+            lambda a: np.histogram(a[np.isfinite(a)], edges)[0], near)
     b.run()
     with pytest.raises(NotImplementedError, match="string values for `bins`"):
         jnp.histogram(np.ones(3), "auto")
