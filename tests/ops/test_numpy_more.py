@@ -691,11 +691,13 @@ def test_windows_and_predicates():
     b = NumpyBatch()
     for name in ("hanning", "hamming", "blackman", "bartlett"):
         for M in (0, 1, 2, 7, 16):
-            b.check(lambda x: getattr(jnp, name)(M) + x, lambda x: getattr(np, name)(M) + x,
-                    np.float32(0.0), atol=2e-7)
+            (b.check if M == 7 else b.check_eager)(
+                lambda x: getattr(jnp, name)(M) + x, lambda x: getattr(np, name)(M) + x,
+                np.float32(0.0), atol=2e-7)
     for M, beta in ((1, 3.0), (8, 0.0), (9, 5.0), (12, 14.0)):
-        b.check(lambda beta: jnp.kaiser(M, beta), lambda beta: np.kaiser(M, beta),
-                np.float32(beta), rtol=1e-5, atol=1e-7)
+        (b.check if M == 9 else b.check_eager)(
+            lambda beta: jnp.kaiser(M, beta), lambda beta: np.kaiser(M, beta),
+            np.float32(beta), rtol=1e-5, atol=1e-7)
     b.check(lambda x: (jnp.iscomplex(x), jnp.isreal(x)), lambda x: (np.iscomplex(x),
                                                                     np.isreal(x)),
             rand((3, 2), F32))
