@@ -13,6 +13,7 @@ clips to [-1, 1]. Written with sorts, gathers and sums, so grad and vmap go thro
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -179,7 +180,10 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
     keep = [i for i in builtins.range(nd) if i not in axes]
     kept_shape = tuple(a.shape[i] for i in keep)
     # The reduced axes, flattened, become the last one: (kept..., n).
-    a = jnp.transpose(a, (*keep, *axes)).reshape((*kept_shape, -1))
+    n = math.prod(orig[i] for i in axes)
+    a = jnp.transpose(a, (*keep, *axes)).reshape((*kept_shape, n))
+    if n == 0:  # nothing to pick from: NaN, as for an all-NaN slice
+        a = jnp.full((*kept_shape, 1), np.nan, a.dtype)
     s = jnp.sort(a, axis=-1)  # NaNs last
     count = jnp.sum(~jnp.isnan(s), axis=-1).astype(a.dtype)  # (kept...)
     qf = q.astype(a.dtype).reshape(q.shape + (1,) * len(kept_shape))

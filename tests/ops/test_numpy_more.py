@@ -468,6 +468,10 @@ def test_nan_statistics():
                 a, 35.0, **kw), a, rtol=1e-5, atol=1e-6)
     b.check(jnp.nanmedian, np.nanmedian, np.array([3, 1, 2, 8], np.int32))
     b.check(jnp.nanvar, np.nanvar, np.array([1.0, np.nan], F32))
+    empty = np.zeros((0, 3), F32)  # an empty slice gives NaN, as NumPy (JAX raises)
+    for axis in (0, 1, None):
+        b.check(lambda a: jnp.nanmedian(a, axis=axis, keepdims=True),
+                lambda a: np.nanmedian(a, axis=axis, keepdims=True), empty)
     b.run()
     with pytest.raises(ValueError, match="q must be have rank <= 1"):
         jnp.nanquantile(a, np.ones((2, 2)) / 2)
