@@ -716,3 +716,21 @@ def test_windows_and_predicates():
     assert jnp.iscomplexobj(1j) and jnp.iscomplexobj(np.ones(2, np.complex64))
     assert not jnp.iscomplexobj(jnp.ones(2)) and jnp.isrealobj(3.0)
     assert jnp.iterable([1]) and jnp.iterable(jnp.ones(2)) and not jnp.iterable(3)
+
+
+def test_float64_under_x64(x64):
+    b = NumpyBatch()
+    special = np.array([0.0, 1e-310, -3.5, 6.0, 1e300, np.inf, np.nan, 0.1, -2.0**-1074])
+    b.check(jnp.frexp, np.frexp, special)
+    b.check(jnp.spacing, np.spacing, special)
+    b.check(jnp.i0, np.i0, np.array([0.0, 0.5, -3.0, 10.0, 19.9, 20.1, 50.0, -80.0, 700.0]),
+            rtol=4e-15)
+    x = np.linspace(0, 1, 30)
+    b.check(lambda x, y: jnp.polyfit(x, y, 6), lambda x, y: np.polyfit(x, y, 6), x,
+            np.cos(3 * x), rtol=1e-9, atol=1e-11)
+    a = np.random.default_rng(0).random(1000)
+    b.check(lambda a: jnp.histogram(a, 17), lambda a: np.histogram(a, 17), a, rtol=1e-13)
+    b.check(lambda a: jnp.nanquantile(a, 0.3), lambda a: np.nanquantile(a, 0.3), a)
+    b.check(lambda v: jnp.bincount(v, length=4), lambda v: np.bincount(v, minlength=4),
+            np.array([1, 2, 2, 0]), check_dtype=np.int64)
+    b.run()
