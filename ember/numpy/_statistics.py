@@ -4,8 +4,10 @@ nanquantile, nanpercentile, nanmedian.
 Input: array-likes; axes, ddof, keepdims, method are static. Output: inexact ember arrays.
 Invariants (JAX's): the nan-functions treat NaN as missing (a slice with nothing left, or
 with count - ddof <= 0, gives NaN); nanquantile sorts each slice (NaNs last) and
-interpolates between the floor and ceil of q (count - 1); nanmedian is its 'midpoint' at
-q = 1/2. cov centers with the (weighted) mean and divides X X^T by the weights' sum minus
+interpolates between the floor and ceil of q (count - 1), or with method='inverted_cdf'
+(the only one taking `weights`) picks the first value whose cumulative weight reaches q
+times the total; nanmedian is its 'midpoint' at q = 1/2. cov centers with the (weighted)
+mean and divides X X^T by the weights' sum minus
 the ddof correction; corrcoef divides by the outer product of the standard deviations and
 clips to [-1, 1]. Written with sorts, gathers and sums, so grad and vmap go through.
 """
@@ -151,7 +153,7 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
                            mean=mean))
 
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
@@ -163,12 +165,12 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
     if overwrite_input or out is not None:
         raise ValueError("jax.numpy.nanquantile does not support overwrite_input=True or "
                          "out != None")
-    if weights is not None:
-        raise NotImplementedError("nanquantile with weights (method='inverted_cdf') is not "
-                                  "supported by Ember yet")
     if method not in _METHODS:
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
                          "'nearest' or 'inverted_cdf'")
+    if weights is not None and method != "inverted_cdf":
+        raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                  "'inverted_cdf' supports weights.")
     (a,) = promote_dtypes_inexact(jnp.asarray(a))
     q = jnp.asarray(q)
     if q.ndim > 1:
@@ -182,35 +184,85 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
     # The reduced axes, flattened, become the last one: (kept..., n).
     n = math.prod(orig[i] for i in axes)
     a = jnp.transpose(a, (*keep, *axes)).reshape((*kept_shape, n))
+    w = None
+    if weights is not None:
+        w = _weights_like(jnp.asarray(weights), a.dtype, orig, axes, axis, keep, kept_shape, n)
     if n == 0:  # nothing to pick from: NaN, as for an all-NaN slice
         a = jnp.full((*kept_shape, 1), np.nan, a.dtype)
+        w = None if w is None else jnp.ones((*kept_shape, 1), a.dtype)
+    qf = q.astype(a.dtype).reshape(q.shape + (1,) * len(kept_shape))
+    if method == "inverted_cdf":
+        res = _inverted_cdf(a, qf, w)
+    else:
+        res = _interpolated(a, qf, q.shape, method)
+    if keepdims:
+        res = res.reshape(q.shape + tuple(1 if i in axes else d for i, d in enumerate(orig)))
+    return res
+
+
+def _interpolated(a: Any, qf: Any, q_shape: tuple[int, ...], method: str) -> Any:
+    """The quantiles of each row of a (..., n) between the sorted non-NaN values at
+    floor and ceil of q (count - 1)."""
     s = jnp.sort(a, axis=-1)  # NaNs last
     count = jnp.sum(~jnp.isnan(s), axis=-1).astype(a.dtype)  # (kept...)
-    qf = q.astype(a.dtype).reshape(q.shape + (1,) * len(kept_shape))
     pos = qf * (count - 1)
     lo_f, hi_f = jnp.floor(pos), jnp.ceil(pos)
     hi_w = pos - lo_f
     top = jnp.maximum(count - 1, 0)
     lo = jnp.clip(lo_f, 0, top).astype(np.int32)
     hi = jnp.clip(hi_f, 0, top).astype(np.int32)
-    sb = jnp.broadcast_to(s, q.shape + s.shape)
+    sb = jnp.broadcast_to(s, q_shape + s.shape)
 
     def pick(i: Any) -> Any:
         return jnp.take_along_axis(sb, i[..., None], axis=-1)[..., 0]
 
     if method == "lower":
-        res = pick(lo)
-    elif method == "higher":
-        res = pick(hi)
-    elif method == "nearest":
-        res = jnp.where(hi_w <= 0.5, pick(lo), pick(hi))
-    elif method == "midpoint":
-        res = (pick(lo) + pick(hi)) * 0.5
-    else:
-        res = pick(lo) * (1 - hi_w) + pick(hi) * hi_w
-    if keepdims:
-        res = res.reshape(q.shape + tuple(1 if i in axes else d for i, d in enumerate(orig)))
-    return res
+        return pick(lo)
+    if method == "higher":
+        return pick(hi)
+    if method == "nearest":
+        return jnp.where(hi_w <= 0.5, pick(lo), pick(hi))
+    if method == "midpoint":
+        return (pick(lo) + pick(hi)) * 0.5
+    return pick(lo) * (1 - hi_w) + pick(hi) * hi_w
+
+
+def _weights_like(w: Any, dtype: np.dtype, orig: tuple[int, ...], axes: tuple[int, ...],
+                  axis: Any, keep: list[int], kept_shape: tuple[int, ...], n: int) -> Any:
+    """weights (shaped like a, or like a's reduced axes) laid out as a's rows (..., n)."""
+    w = w.astype(dtype)
+    if w.shape != orig:
+        if axis is None:
+            raise ValueError("Weights shape must match 'a' shape when axis is None.")
+        want = tuple(orig[ax] for ax in axes)
+        if w.shape != want:
+            raise ValueError(f"Weights shape {w.shape} must match reduction axes {want}")
+        w = jnp.broadcast_to(w.reshape((1,) * len(keep) + want),
+                             kept_shape + want).reshape((*kept_shape, n))
+        return w
+    return jnp.transpose(w, (*keep, *axes)).reshape((*kept_shape, n))
+
+
+def _inverted_cdf(a: Any, qf: Any, w: Any) -> Any:
+    """The first sorted value whose cumulative weight (NaN data and bad weights count 0)
+    reaches q times the total; NaN where a weight is negative or NaN, or no data is left."""
+    if w is None:
+        w = jnp.ones_like(a)
+    order = jnp.argsort(a, axis=-1, stable=True)  # NaNs last
+    s = jnp.take_along_axis(a, order, axis=-1)
+    ws = jnp.take_along_axis(w, order, axis=-1)
+    bad = (ws < 0) | jnp.isnan(ws)
+    missing = jnp.isnan(s)
+    clean = jnp.where(bad | missing, 0, ws)
+    cum = jnp.cumsum(clean, axis=-1)
+    target = qf * cum[..., -1]
+    idx = jnp.sum(cum < target[..., None], axis=-1)
+    valid = jnp.sum(~missing, axis=-1)
+    idx = jnp.clip(idx, 0, jnp.maximum(valid - 1, 0))
+    sb = jnp.broadcast_to(s, idx.shape + s.shape[-1:])
+    res = jnp.take_along_axis(sb, idx[..., None].astype(np.int32), axis=-1)[..., 0]
+    nan = jnp.any(bad, axis=-1) | (valid == 0)
+    return jnp.where(nan, np.nan, res)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,

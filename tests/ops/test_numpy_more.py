@@ -468,6 +468,23 @@ def test_nan_statistics():
                 a, 35.0, **kw), a, rtol=1e-5, atol=1e-6)
     b.check(jnp.nanmedian, np.nanmedian, np.array([3, 1, 2, 8], np.int32))
     b.check(jnp.nanvar, np.nanvar, np.array([1.0, np.nan], F32))
+    # inverted_cdf, with and without weights (shaped like a, or like the reduced axes)
+    w = np.random.default_rng(3).uniform(0, 2, a.shape).astype(F32)
+    w_bad = w.copy()
+    w_bad[2, 0, 0] = -1.0  # a negative weight makes its slice NaN
+    q = np.array([0.0, 0.2, 0.5, 0.99, 1.0], F32)
+    for axis in (None, 1, (0, 2)):
+        b.check(lambda a, q: jnp.nanquantile(a, q, axis, method="inverted_cdf"),
+                lambda a, q: np.nanquantile(a, q, axis, method="inverted_cdf"), a, q)
+        for weights in (w, w_bad):
+            b.check(lambda a, q, w: jnp.nanquantile(a, q, axis, method="inverted_cdf",
+                                                    weights=w),
+                    lambda a, q, w: _np_weighted_quantile(a, q, axis, w), a, q, weights)
+    b.check(lambda a, w: jnp.nanquantile(a, 0.4, 1, method="inverted_cdf", weights=w,
+                                         keepdims=True),
+            lambda a, w: np.nanquantile(a, 0.4, 1, method="inverted_cdf", keepdims=True,
+                                        weights=np.broadcast_to(w[None, :, None], a.shape)),
+            a, w[0, :, 0].copy())
     empty = np.zeros((0, 3), F32)  # an empty slice gives NaN, as NumPy (JAX raises)
     for axis in (0, 1, None):
         b.check(lambda a: jnp.nanmedian(a, axis=axis, keepdims=True),
@@ -479,6 +496,18 @@ def test_nan_statistics():
         jnp.nanquantile(a, 0.5, method="bad")
     with pytest.raises(ValueError, match="does not support overwrite_input=True"):
         jnp.nanmedian(a, overwrite_input=True)
+    with pytest.raises(NotImplementedError, match="Only method 'inverted_cdf' supports"):
+        jnp.nanquantile(a, 0.5, weights=w)
+    with pytest.raises(ValueError, match="must match reduction axes"):
+        jnp.nanquantile(a, 0.5, 1, method="inverted_cdf", weights=np.ones(3, F32))
+
+
+def _np_weighted_quantile(a, q, axis, w):
+    """NumPy's weighted inverted_cdf, with JAX's NaN for a slice holding a negative
+    weight (NumPy raises)."""
+    bad = np.any(w < 0, axis=axis)
+    out = np.nanquantile(a, q, axis, method="inverted_cdf", weights=np.maximum(w, 0))
+    return np.where(bad, np.nan, out)
 
 
 # -- building and editing ----------------------------------------------------------------------
