@@ -7,9 +7,9 @@ with count - ddof <= 0, gives NaN); nanquantile sorts each slice (NaNs last) and
 interpolates between the floor and ceil of q (count - 1), or with method='inverted_cdf'
 (the only one taking `weights`) picks the first value whose cumulative weight reaches q
 times the total; nanmedian is its 'midpoint' at q = 1/2. cov centers with the (weighted)
-mean and divides X X^T by the weights' sum minus
-the ddof correction; corrcoef divides by the outer product of the standard deviations and
-clips to [-1, 1]. Written with sorts, gathers and sums, so grad and vmap go through.
+mean and divides X X^T by the weights' sum minus the ddof correction; corrcoef divides by
+the outer product of the standard deviations and clips to [-1, 1]. Written with sorts,
+gathers and sums, so grad and vmap go through.
 """
 
 from __future__ import annotations
