@@ -193,6 +193,7 @@ def test_triangle_diag_indices_and_fill():
         jnp.fill_diagonal(np.zeros(2), 1.0, inplace=False)
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # NumPy's r_["r"]: a matrix
 def test_ix_r_c_s_index_exp():
     rows, cols = np.array([0, 2], np.int32), np.array([1, 3, 4], np.int32)
     a = rand((3, 5), F32)
