@@ -37,6 +37,7 @@ from ember.numpy._convolution import *  # noqa: E402, F403
 from ember.numpy._editing import *  # noqa: E402, F403
 from ember.numpy._functional import *  # noqa: E402, F403
 from ember.numpy._histograms import *  # noqa: E402, F403
+from ember.numpy._host_io import *  # noqa: E402, F403
 from ember.numpy._index_tricks import *  # noqa: E402, F403
 from ember.numpy._polynomial import *  # noqa: E402, F403
 from ember.numpy._setops import *  # noqa: E402, F403

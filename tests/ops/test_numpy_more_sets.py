@@ -149,7 +149,9 @@ ADDED = ("histogram histogram2d histogramdd histogram_bin_edges bincount digitiz
          "spacing i0 packbits unpackbits bitwise_count apply_along_axis apply_over_axes "
          "vectorize hanning hamming blackman bartlett kaiser iscomplex isreal isscalar "
          "iscomplexobj isrealobj iterable convolve correlate trim_zeros ediff1d resize "
-         "rollaxis put_along_axis place put fromfunction matvec vecmat").split()
+         "rollaxis put_along_axis place put fromfunction matvec vecmat ComplexWarning "
+         "array_repr array_str get_printoptions printoptions set_printoptions save savez "
+         "load fromstring fromfile").split()
 
 
 def test_the_added_names_are_jax_names_and_exist():
@@ -197,3 +199,24 @@ def test_place_put_fromfunction_matvec():
         jnp.place(a, mask, np.zeros(0, F32), inplace=False)
     with pytest.raises(NotImplementedError, match="'raise' mode"):
         jnp.put(a, ind, vals, mode="raise", inplace=False)
+
+
+def test_host_io(tmp_path):
+    x = jnp.arange(3.0)
+    assert jnp.array_repr(x) == "ArrayImpl([0., 1., 2.], dtype=float32)"  # as JAX's
+    assert jnp.array_str(x) == "[0. 1. 2.]"
+    before = jnp.get_printoptions()["precision"]
+    with jnp.printoptions(precision=2):
+        assert jnp.get_printoptions()["precision"] == 2
+    assert jnp.get_printoptions()["precision"] == before
+    path = tmp_path / "a.npy"
+    jnp.save(path, x)
+    y = jnp.load(path)
+    assert isinstance(y, ember.Array) and np.array_equal(y, [0.0, 1.0, 2.0])
+    jnp.savez(tmp_path / "b.npz", a=np.arange(2))
+    assert np.array_equal(jnp.load(tmp_path / "b.npz")["a"], [0, 1])
+    z = jnp.fromstring("1 2 3", dtype=np.int32, sep=" ")
+    assert isinstance(z, ember.Array) and z.dtype == np.int32 and z.tolist() == [1, 2, 3]
+    assert issubclass(jnp.ComplexWarning, Warning)
+    with pytest.raises(NotImplementedError, match="may be non-pure"):
+        jnp.fromfile(str(path))
