@@ -3,7 +3,8 @@ polyfit, poly, roots, polyadd, polysub, polymul, polydiv, polyder, polyint, and 
 
 Input: 1-D coefficient array-likes (polyval also takes p of shape (n, ...) for several
 polynomials at once); orders (`deg`, `m`) are static ints. Output: ember arrays.
-Invariants: polyval is Horner's rule in a scan (y <- y x + p[i]); polyfit solves the
+Invariants: polyval is Horner's rule (y <- y x + p[i]) in a scan, written out when `unroll`
+covers p's length; polyfit solves the
 column-scaled Vandermonde least-squares problem with a Householder QR written here
 (numerically as good as the SVD for full-rank problems); roots and a matrix input to poly
 need eigenvalues of a non-symmetric matrix, which are complex and not available yet: they
@@ -44,8 +45,14 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     check_arraylike("polyval", p, x)
     p, x = promote_dtypes(jnp.asarray(p), jnp.asarray(x))
     shape = jnp.broadcast_shapes(p.shape[1:], x.shape)
-    y0 = jnp.zeros(shape, x.dtype)
-    y, _ = lax.scan(lambda y, c: (y * x + c, None), y0, p, unroll=unroll)
+    y = jnp.zeros(shape, x.dtype)
+    if p.shape[0] <= unroll:
+        # A scan unrolled at least its length is straight-line code: written out directly
+        # (the same operations in the same order, and it maps under vmap without a loop).
+        for i in builtins.range(p.shape[0]):
+            y = y * x + p[i]
+        return y
+    y, _ = lax.scan(lambda y, c: (y * x + c, None), y, p, unroll=unroll)
     return y
 
 

@@ -264,6 +264,9 @@ def test_polynomials():
     b.check(jnp.polyval, np.polyval, np.array([3, 0, -2], np.int32),
             np.arange(-3, 4, dtype=np.int32))
     b.check(jnp.polyval, np.polyval, np.zeros(0, F32), x)
+    long_p = (_data(40, 3) * 0.1).astype(F32)  # longer than `unroll`: the scan
+    b.check(jnp.polyval, np.polyval, long_p, x / 2, rtol=1e-5, atol=1e-6)
+    b.check(lambda p, x: jnp.polyval(p, x, unroll=1), np.polyval, p, x, rtol=1e-5)
     for f in ("polyadd", "polysub", "polymul"):
         b.check(getattr(jnp, f), getattr(np, f), p, q, rtol=1e-6)
         b.check(getattr(jnp, f), getattr(np, f), q, p, rtol=1e-6)
