@@ -128,7 +128,7 @@ def _affine(np_):
     return lambda p, q: (p[0] * q[0], p[1] * q[0] + q[1])
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 5, 8, 13])
+@pytest.mark.parametrize("n", [0, 1, 5, 8])
 def test_associative_scan_matches_jax(n):
     a = RNG.uniform(0.5, 1.5, (n, 3)).astype(F32)
     c = RNG.standard_normal((n, 3)).astype(F32)
