@@ -6,7 +6,8 @@ reductions), _slicing (slice, pad, concatenate, dynamic slices, gather, scatter)
 _linalg (dot_general), _sorting (sort, cumulative reductions), _control_flow (cond,
 switch), _loops (while_loop, fori_loop), _scan (scan, map), _custom_solvers
 (custom_linear_solve, custom_root: solvers differentiated implicitly) and _parallel (psum,
-pmean, pmax, pmin, all_gather, axis_index over vmap's named axes).
+pmean, pmax, pmin, all_gather, axis_index over vmap's named axes), _user_reductions
+(associative_scan, reduce with a user's computation).
 """
 
 from ember.lax._base import convert_element_type
@@ -32,12 +33,14 @@ from ember.lax._sorting import *  # noqa: F403
 from ember.lax._sorting import __all__ as _sorting_all
 from ember.lax._special import *  # noqa: F403
 from ember.lax._special import __all__ as _special_all
+from ember.lax._user_reductions import *  # noqa: F403
+from ember.lax._user_reductions import __all__ as _user_reductions_all
 from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
            *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all,
            *_parallel_all, *_special_all,
-           *_convolution_all]
+           *_convolution_all, *_user_reductions_all]
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402

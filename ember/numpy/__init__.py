@@ -31,6 +31,20 @@ nan = _np.nan
 euler_gamma = _np.euler_gamma
 newaxis = None
 
+# Added functions (issue 25 item 5): one module per concern, written on the names above.
+from ember.numpy._bits_math import *  # noqa: E402, F403
+from ember.numpy._calculus import *  # noqa: E402, F403
+from ember.numpy._editing import *  # noqa: E402, F403
+from ember.numpy._functional import *  # noqa: E402, F403
+from ember.numpy._histograms import *  # noqa: E402, F403
+from ember.numpy._host_io import *  # noqa: E402, F403
+from ember.numpy._index_tricks import *  # noqa: E402, F403
+from ember.numpy._polynomial import *  # noqa: E402, F403
+from ember.numpy._setops import *  # noqa: E402, F403
+from ember.numpy._statistics import *  # noqa: E402, F403
+from ember.numpy._type_predicates import *  # noqa: E402, F403
+from ember.numpy._windows import *  # noqa: E402, F403
+
 __array_api_version__ = "2024.12"
 
 # _array_methods installs the Array/Tracer methods; _docs documents the callables.

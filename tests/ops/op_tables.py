@@ -235,7 +235,9 @@ def assert_no_retrace(jitted: Any, *args: Any) -> Any:
 # (XLA promises no order either): NumPy's pairwise sums in eager mode, vector accumulators
 # and BLAS blocking in compiled code. (psum: vmap turns it into a positional sum.)
 FLOAT_REDUCTION_PRIMITIVES = frozenset(
-    {"reduce_sum", "reduce_prod", "dot_general", "cumsum", "cumprod", "cumlogsumexp", "psum"})
+    {"reduce_sum", "reduce_prod", "dot_general", "cumsum", "cumprod", "cumlogsumexp", "psum",
+     # sums over windows: the CPU computes them as im2col + a product (its own order)
+     "conv_general_dilated", "reduce_window_sum"})
 
 
 def _jaxprs_in(value: Any) -> list[Any]:

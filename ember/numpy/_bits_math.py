@@ -1,0 +1,196 @@
+"""Elementwise number functions for ember.numpy: frexp, gcd, lcm, spacing, i0,
+bitwise_count, packbits, unpackbits.
+
+Input: array-likes (broadcast together where there are two). Output: ember arrays.
+Invariants: frexp reads the exponent field of the float's bits (subnormals scaled up
+first), so x == m * 2**e exactly with 0.5 <= |m| < 1 (m = x, e = 0 for 0, inf, NaN);
+gcd runs Euclid's algorithm in a while loop until every remainder is 0; spacing is
+nextafter(x, +-inf) - x (the smallest subnormal at 0, NaN at inf, as JAX); i0 is the power
+series sum ((x/2)^k / k!)^2 for |x| <= 20 and the asymptotic expansion
+e^x / sqrt(2 pi x) sum_k ((2k-1)!!)^2 / (k! (8x)^k) above, each evaluated only on its own
+range (so gradients stay finite); packbits/unpackbits pack 8 flags per uint8, 'big' bit
+order by default.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import numpy as np
+
+import ember.numpy as jnp
+from ember import lax
+from ember.numpy._promote import check_arraylike, promote_args_numeric, promote_dtypes_inexact
+
+__all__ = ["frexp", "gcd", "lcm", "spacing", "i0", "bitwise_count", "packbits",
+           "unpackbits"]
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def frexp(x: Any, /) -> tuple[Any, Any]:
+    """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1."""
+    check_arraylike("frexp", x)
+    (x,) = promote_dtypes_inexact(jnp.asarray(x))
+    info = jnp.finfo(x.dtype)
+    nbits = info.bits
+    nmant = info.nmant
+    bias = info.maxexp - 1  # the exponent field of 1.0
+    udt = _UINT[nbits // 8]
+    # Subnormals have no implicit leading bit: scale them into the normal range first.
+    sub = (jnp.abs(x) < info.tiny) & (x != 0)
+    shift = nmant + 1
+    xs = jnp.where(sub, x * (2.0 ** shift), x)
+    bits = lax.bitcast_convert_type(xs, udt)
+    field = (bits >> np.array(nmant, udt)) & np.array((1 << (nbits - 1 - nmant)) - 1, udt)
+    exp = field.astype(np.int32) - (bias - 1) - jnp.where(sub, shift, 0).astype(np.int32)
+    # Keep sign and fraction, set the exponent field to that of 0.5.
+    keep = np.array(~(((1 << (nbits - 1 - nmant)) - 1) << nmant) & ((1 << nbits) - 1), udt)
+    half = np.array((bias - 1) << nmant, udt)
+    mant = lax.bitcast_convert_type((bits & keep) | half, x.dtype)
+    special = (x == 0) | jnp.isinf(x) | jnp.isnan(x)
+    return jnp.where(special, x, mant), jnp.where(special, 0, exp).astype(np.int32)
+
+
+def gcd(x1: Any, x2: Any, /) -> Any:
+    """The greatest common divisor of |x1| and |x2| (integers), by Euclid's algorithm."""
+    check_arraylike("gcd", x1, x2)
+    a, b = promote_args_numeric("gcd", x1, x2)
+    if not jnp.issubdtype(a.dtype, np.integer):
+        raise ValueError("Arguments to jax.numpy.gcd must be integers.")
+    a, b = jnp.broadcast_arrays(jnp.abs(a), jnp.abs(b))
+
+    def cond(ab: Any) -> Any:
+        return jnp.any(ab[1] != 0)
+
+    def body(ab: Any) -> Any:
+        a, b = ab
+        nz = b != 0
+        safe = jnp.where(nz, b, 1)
+        return jnp.where(nz, b, a), jnp.where(nz, a % safe, 0)
+
+    return lax.while_loop(cond, body, (a, b))[0]
+
+
+def lcm(x1: Any, x2: Any, /) -> Any:
+    """The least common multiple of |x1| and |x2| (0 if either is 0)."""
+    check_arraylike("lcm", x1, x2)
+    a, b = promote_args_numeric("lcm", x1, x2)
+    if not jnp.issubdtype(a.dtype, np.integer):
+        raise ValueError("Arguments to jax.numpy.lcm must be integers.")
+    d = gcd(a, b)
+    return jnp.where(d == 0, 0, jnp.abs(a // jnp.where(d == 0, 1, d) * b))
+
+
+def spacing(x: Any, /) -> Any:
+    """The distance from x to the next float away from zero (signed like x)."""
+    check_arraylike("spacing", x)
+    (x,) = promote_dtypes_inexact(jnp.asarray(x))
+    inf = jnp.asarray(np.inf, x.dtype)
+    if x.dtype == np.float16:
+        return jnp.nextafter(x, inf) - x
+    out = jnp.nextafter(x, jnp.copysign(inf, x)) - x
+    tiny = jnp.asarray(jnp.finfo(x.dtype).smallest_subnormal, x.dtype)
+    return jnp.where(out == 0, jnp.copysign(tiny, x), out)
+
+
+_SERIES_TERMS = 40  # (x/2)^(2k) / (k!)^2 at x = 20, k = 40: < 1e-19 of the sum
+_ASYMP_TERMS = 26   # k! (2x)^-k ... shrinks to ~1e-16 by k = 26 at x = 20
+_SWITCH = 20.0
+
+
+def i0(x: Any) -> Any:
+    """The modified Bessel function of the first kind, order 0."""
+    check_arraylike("i0", x)
+    (x,) = promote_dtypes_inexact(jnp.asarray(x))
+    if not jnp.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
+    ax = jnp.abs(x)
+    small = ax <= _SWITCH
+    # Power series on [0, 20]: term_k = term_{k-1} * (x/2)^2 / k^2.
+    xs = jnp.where(small, ax, 0)
+    q = (xs * 0.5) ** 2
+    term = jnp.ones_like(xs)
+    total = term
+    for k in builtins.range(1, _SERIES_TERMS):
+        term = term * q / (k * k)
+        total = total + term
+    # Asymptotic expansion above 20: term_k = term_{k-1} * (2k - 1)^2 / (8 k x).
+    xl = jnp.where(small, _SWITCH + 1, ax)
+    term_l = jnp.ones_like(xl)
+    total_l = term_l
+    for k in builtins.range(1, _ASYMP_TERMS):
+        term_l = term_l * ((2 * k - 1) ** 2) / (8.0 * k * xl)
+        total_l = total_l + term_l
+    # e^x split as e^(x/2) twice, so that the product overflows only where i0 does.
+    half = jnp.exp(xl * 0.5)
+    large = half * (total_l / jnp.sqrt(2 * math.pi * xl)) * half
+    return jnp.where(small, total, large)
+
+
+def bitwise_count(x: Any, /) -> Any:
+    """The number of 1 bits in |x|, as uint8."""
+    check_arraylike("bitwise_count", x)
+    (x,) = promote_args_numeric("bitwise_count", x)
+    if not (jnp.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):
+        raise TypeError(f"bitwise_count requires integer or bool input; got {x.dtype}")
+    if x.dtype == np.bool_:
+        return x.astype(np.uint8)
+    width = np.dtype(x.dtype).itemsize * 8
+    u = lax.bitcast_convert_type(jnp.abs(x), _UINT.get(width // 8, np.uint8))
+    one = np.array(1, u.dtype)
+    count = jnp.zeros(u.shape, np.uint8)
+    for i in builtins.range(width):
+        count = count + ((u >> np.array(i, u.dtype)) & one).astype(np.uint8)
+    return count
+
+
+def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
+    """Eight truth values per uint8 along axis (flattened when None), zero-padded."""
+    check_arraylike("packbits", a)
+    arr = jnp.asarray(a)
+    if not (jnp.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
+        raise TypeError("Expected an input array of integer or boolean data type")
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    arr = (arr != 0).astype(np.uint8)
+    shifts = jnp.arange(8, dtype=np.uint8)
+    if bitorder == "big":
+        shifts = shifts[::-1]
+    if axis is None:
+        arr, axis = jnp.ravel(arr), 0
+    arr = jnp.swapaxes(arr, axis, -1)
+    rem = arr.shape[-1] % 8
+    if rem:
+        arr = jnp.pad(arr, [(0, 0)] * (arr.ndim - 1) + [(0, 8 - rem)])
+    arr = arr.reshape(arr.shape[:-1] + (arr.shape[-1] // 8, 8))
+    packed = jnp.sum(arr << shifts, axis=-1, dtype=np.uint8)
+    return jnp.swapaxes(packed, axis, -1)
+
+
+def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
+               bitorder: str = "big") -> Any:
+    """The bits of a uint8 array as 0/1 uint8 values along axis; `count` keeps (or
+    zero-pads to) that many."""
+    check_arraylike("unpackbits", a)
+    arr = jnp.asarray(a)
+    if arr.dtype != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    masks = jnp.left_shift(jnp.ones((), np.uint8), jnp.arange(8, dtype=np.uint8))
+    if bitorder == "big":
+        masks = masks[::-1]
+    if axis is None:
+        arr, axis = jnp.ravel(arr), 0
+    arr = jnp.swapaxes(arr, axis, -1)
+    bits = ((arr[..., None] & masks) > 0).astype(np.uint8)
+    bits = bits.reshape(bits.shape[:-2] + (-1,))
+    if count is not None:
+        if count > bits.shape[-1]:
+            bits = jnp.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, count - bits.shape[-1])])
+        else:
+            bits = bits[..., :count]
+    return jnp.swapaxes(bits, axis, -1)

@@ -1,0 +1,216 @@
+"""Differences, integrals and interpolation for ember.numpy: trapezoid, gradient, interp,
+unwrap, vander, ediff1d.
+
+Input: array-likes (real); axes and `N` are static. Output: inexact ember arrays (vander
+and ediff1d keep the input dtype). Invariants (JAX's): gradient uses second-order central
+differences inside and first-order one-sided ones at the edges (edge_order is not
+supported); interp's slope is 0 where two xp are within eps of each other (no NaN
+gradients); left/right='extrapolate' continue the end segments. All are elementwise ops,
+slices, gathers and sums, so they differentiate and map under vmap.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ember.numpy as jnp
+from ember import lax
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer
+from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
+
+__all__ = ["trapezoid", "gradient", "interp", "unwrap", "vander", "ediff1d"]
+
+
+def _slice(a: Any, start: Any, stop: Any, axis: int) -> Any:
+    idx = [builtins.slice(None)] * a.ndim
+    idx[axis] = builtins.slice(start, stop)
+    return a[tuple(idx)]
+
+
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
+    """The integral of y along `axis` by the trapezoidal rule, at sample points x (or a
+    constant spacing dx): sum_i (x[i+1] - x[i]) (y[i+1] + y[i]) / 2."""
+    if x is None:
+        check_arraylike("trapezoid", y)
+        (ya,) = promote_dtypes_inexact(jnp.asarray(y))
+        d = jnp.asarray(dx)
+        if d.ndim > 0:
+            d = jnp.moveaxis(jnp.expand_dims(d, tuple(builtins.range(ya.ndim - d.ndim))),
+                             axis, -1)
+    else:
+        check_arraylike("trapezoid", y, x)
+        ya, xa = promote_dtypes_inexact(jnp.asarray(y), jnp.asarray(x))
+        d = jnp.diff(xa) if xa.ndim == 1 else jnp.moveaxis(jnp.diff(xa, axis=axis), axis, -1)
+    ya = jnp.moveaxis(ya, axis, -1)
+    if d.ndim == 0 or d.shape[-1] == 1:
+        # One spacing: dx (sum y - (y[0] + y[-1]) / 2), which an empty axis makes 0.
+        step = d if d.ndim == 0 else d[..., 0]
+        if ya.shape[-1] == 0:
+            return jnp.zeros(jnp.broadcast_shapes(ya.shape[:-1], np.shape(step)), ya.dtype)
+        return step * (ya.sum(-1) - 0.5 * (ya[..., 0] + ya[..., -1]))
+    return 0.5 * (d * (ya[..., 1:] + ya[..., :-1])).sum(-1)
+
+
+def _gradient_1(a: Any, h: Any, axis: int) -> Any:
+    lo_edge = _slice(a, 1, 2, axis) - _slice(a, 0, 1, axis)
+    hi_edge = _slice(a, -1, None, axis) - _slice(a, -2, -1, axis)
+    if np.ndim(h) == 0:
+        inner = (_slice(a, 2, None, axis) - _slice(a, None, -2, axis)) * 0.5 / h
+        return jnp.concatenate((lo_edge / h, inner, hi_edge / h), axis=axis)
+    if np.ndim(h) != 1:
+        raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+    if h.shape[0] != a.shape[axis]:
+        raise ValueError("Spacing arrays must have the same length as the "
+                         "dimension along which the gradient is calculated.")
+    shape = [1] * a.ndim
+    shape[axis] = h.shape[0]
+    h = h.reshape(shape)
+    lo_edge = lo_edge / (_slice(h, 1, 2, axis) - _slice(h, 0, 1, axis))
+    hi_edge = hi_edge / (_slice(h, -1, None, axis) - _slice(h, -2, -1, axis))
+    # Non-uniform second-order central difference with steps d1 (left) and d2 (right):
+    # f'(x) ~ -d2/(d1(d1+d2)) f[-1] + (d2-d1)/(d1 d2) f[0] + d1/(d2(d1+d2)) f[+1].
+    d1 = _slice(h, 1, -1, axis) - _slice(h, 0, -2, axis)
+    d2 = _slice(h, 2, None, axis) - _slice(h, 1, -1, axis)
+    inner = (-d2 / (d1 * (d1 + d2)) * _slice(a, 0, -2, axis)
+             + (d2 - d1) / (d1 * d2) * _slice(a, 1, -1, axis)
+             + d1 / (d2 * (d1 + d2)) * _slice(a, 2, None, axis))
+    return jnp.concatenate((lo_edge, inner, hi_edge), axis=axis)
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
+    """Numerical derivative of f along each axis (a list for several axes); varargs: one
+    spacing for all axes or one per axis, each a scalar or the sample coordinates."""
+    if edge_order is not None:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    check_arraylike("gradient", f, *varargs)
+    a, *spacing = promote_dtypes_inexact(*[jnp.asarray(v) for v in (f, *varargs)])
+    if axis is None:
+        axes = tuple(builtins.range(a.ndim))
+    else:
+        raw = axis if isinstance(axis, (tuple, list)) else (axis,)
+        axes = []
+        for ax in raw:
+            ax = operator.index(ax)
+            if not -a.ndim <= ax < a.ndim:
+                raise ValueError(f"axis {ax} is out of bounds for array of dimension {a.ndim}")
+            axes.append(ax % a.ndim)
+        axes = tuple(axes)
+    if len(axes) == 0:
+        return []
+    if builtins.min(s for i, s in enumerate(a.shape) if i in axes) < 2:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                         "at least 2 elements are required.")
+    if len(spacing) == 0:
+        steps: Sequence[Any] = [1.0] * len(axes)
+    elif len(spacing) == 1:
+        steps = spacing * len(axes)
+    elif len(spacing) == len(axes):
+        steps = spacing
+    else:
+        raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for axis={axis}")
+    out = [_gradient_1(a, h, ax) for ax, h in builtins.zip(axes, steps)]
+    return out[0] if len(axes) == 1 else out
+
+
+def _extrapolate_flag(v: Any, name: str) -> bool:
+    if isinstance(v, str):
+        if v != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is "
+                             f"'extrapolate', but got: {v!r}")
+        return True
+    return False
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    """Piecewise-linear interpolation of (xp, fp) (xp increasing) at x; left / right
+    (default fp[0], fp[-1]) outside, or a periodic xp with `period`."""
+    check_arraylike("interp", x, xp, fp)
+    x, xp, fp = jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp)
+    if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    x, xp = promote_dtypes_inexact(x, xp)
+    (fp,) = promote_dtypes_inexact(fp)
+    ext_left = _extrapolate_flag(left, "left")
+    ext_right = _extrapolate_flag(right, "right")
+    if period is not None:
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
+        period = jnp.abs(period)
+        x, xp = x % period, xp % period
+        xp, fp = lax.sort_key_val(xp, fp)
+        xp = jnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = jnp.concatenate([fp[-1:], fp, fp[:1]])
+    i = jnp.clip(jnp.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    tiny = np.spacing(np.finfo(xp.dtype).eps)
+    flat = jnp.abs(dx) <= tiny  # a zero-width segment: take its left value, finite grads
+    out = jnp.where(flat, fp[i - 1], fp[i - 1] + (delta / jnp.where(flat, 1, dx)) * df)
+    if period is None:
+        if not ext_left:
+            out = jnp.where(x < xp[0], fp[0] if left is None else left, out)
+        if not ext_right:
+            out = jnp.where(x > xp[-1], fp[-1] if right is None else right, out)
+    return out
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
+    """p with each jump of more than `discont` (default period / 2) along axis replaced by
+    its equivalent modulo `period`."""
+    check_arraylike("unwrap", p)
+    p, period = promote_dtypes(jnp.asarray(p), period)
+    if p.shape[axis] == 0:
+        return p
+    if discont is None:
+        discont = period / 2
+    half = period // 2 if jnp.issubdtype(p.dtype, np.integer) else period / 2
+    dd = jnp.diff(p, axis=axis)
+    ddmod = jnp.mod(dd + half, period) - half
+    ddmod = jnp.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correct = jnp.where(jnp.abs(dd) < discont, 0, ddmod - dd)
+    rest = _slice(p, 1, None, axis) + jnp.cumsum(correct, axis=axis)
+    return jnp.concatenate((_slice(p, 0, 1, axis), rest.astype(p.dtype)), axis=axis)
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """Columns x^(N-1), ..., x^0 (x^0 ... x^(N-1) when increasing)."""
+    check_arraylike("vander", x)
+    x = jnp.asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array")
+    if N is None:
+        N = x.shape[0]
+    elif isinstance(N, Tracer):
+        raise ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected\n"
+            "The error occurred because of the 'N' argument of jnp.vander().")
+    else:
+        N = operator.index(N)
+    if N < 0:
+        raise ValueError("N must be nonnegative")
+    powers = jnp.arange(N, dtype=x.dtype)
+    if not increasing:
+        powers = (N - 1) - powers
+    return jnp.power(x[:, None], powers[None, :])
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """The differences of the flattened array, with to_begin / to_end attached."""
+    check_arraylike("ediff1d", ary)
+    a = jnp.ravel(jnp.asarray(ary))
+    out = a[1:] - a[:-1]
+    if to_begin is not None:
+        check_arraylike("ediff1d", to_begin)
+        out = jnp.concatenate((jnp.ravel(jnp.asarray(to_begin).astype(a.dtype)), out))
+    if to_end is not None:
+        check_arraylike("ediff1d", to_end)
+        out = jnp.concatenate((out, jnp.ravel(jnp.asarray(to_end).astype(a.dtype))))
+    return out

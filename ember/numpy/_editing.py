@@ -1,0 +1,375 @@
+"""Building and editing arrays for ember.numpy: block, insert, delete, compress, extract,
+choose, partition, argpartition, resize, rollaxis, put_along_axis, place, put.
+
+Input: array-likes; axes, `kth`, `size` and new shapes are static. Output: new ember
+arrays (JAX arrays are immutable: the in-place forms ask for inplace=False). Invariants
+(JAX's): delete with an array of indices needs them concrete, unless
+assume_unique_indices=True (then it is a gather); compress/extract without `size` need a
+concrete condition (under jit pass `size=`, with `fill_value` padding); choose's
+mode='raise' needs concrete indices; partition puts the kth+1 smallest values first in
+ascending order and the rest after them in descending order (what JAX's top_k gives),
+argpartition their indices (the rest in index order, as JAX's).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+import ember.numpy as jnp
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer
+from ember.numpy._promote import check_arraylike
+from ember.numpy._reductions import normalize_axes
+
+__all__ = ["block", "insert", "delete", "compress", "extract", "choose", "partition",
+           "argpartition", "resize", "rollaxis", "put_along_axis", "place", "put"]
+
+
+def _axis(axis: Any, ndim: int) -> int:
+    return normalize_axes(operator.index(axis), ndim)[0]
+
+
+def _concrete(x: Any, msg: str) -> np.ndarray:
+    if isinstance(x, Tracer):
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected\n{msg}")
+    return np.asarray(x)
+
+
+def _block(xs: Any) -> tuple[Any, int]:
+    """(the assembled array, the nesting depth of xs)."""
+    if isinstance(xs, tuple):
+        raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+    if not isinstance(xs, list):
+        return jnp.asarray(xs), 1
+    if len(xs) == 0:
+        raise ValueError("jax.numpy.block does not allow empty list arguments")
+    parts, depths = builtins.zip(*[_block(x) for x in xs])
+    if builtins.any(d != depths[0] for d in depths[1:]):
+        raise ValueError("Mismatched list depths in jax.numpy.block")
+    rank = builtins.max(depths[0], builtins.max(p.ndim for p in parts))
+    parts = [p.reshape((1,) * (rank - p.ndim) + p.shape) for p in parts]
+    # The innermost lists join along the last axis, each level out one axis further left.
+    return jnp.concatenate(parts, axis=-depths[0]), depths[0] + 1
+
+
+def block(arrays: Any) -> Any:
+    """An array assembled from nested lists of blocks (innermost lists along the last axis)."""
+    return _block(arrays)[0]
+
+
+def delete(arr: Any, obj: Any, axis: int | None = None, *,
+           assume_unique_indices: bool = False) -> Any:
+    """arr without the entries obj (an int, slice, index array or boolean mask) along
+    axis (of the flattened arr when None)."""
+    check_arraylike("delete", arr)
+    a = jnp.asarray(arr)
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    lead = (builtins.slice(None),) * axis
+    n = a.shape[axis]
+    try:
+        i = operator.index(obj)
+    except TypeError:
+        pass
+    else:
+        if not -n <= i < n:
+            raise ValueError(f"axis {i} is out of bounds for array of dimension {n}")
+        i %= n
+        return jnp.concatenate([a[lead + (builtins.slice(0, i),)],
+                                a[lead + (builtins.slice(i + 1, None),)]], axis=axis)
+    if isinstance(obj, builtins.slice):
+        obj = np.arange(n)[obj]
+        assume_unique_indices = True
+    check_arraylike("delete", a, obj)
+    o = jnp.asarray(obj) if isinstance(obj, Tracer) else obj
+    if jnp.issubdtype(jnp.asarray(o).dtype, np.integer) and assume_unique_indices:
+        # Sorted distinct deleted positions d_0 < d_1 < ...; kept output slot i reads input
+        # i + #{j : d_j - j <= i} (each earlier deletion shifts it one place right).
+        d = jnp.ravel(jnp.asarray(o))
+        d = jnp.sort(jnp.clip(jnp.where(d < 0, d + n, d), 0, n))
+        d = d - jnp.arange(d.shape[0], dtype=d.dtype)
+        keep = jnp.arange(n - d.shape[0], dtype=d.dtype)
+        keep = keep + jnp.sum(keep[None, :] >= d[:, None], axis=0, dtype=d.dtype)
+        return a[lead + (keep,)]
+    host = _concrete(o, "'obj' array argument of jnp.delete()")
+    if jnp.issubdtype(host.dtype, np.integer):
+        mask = np.ones(n, dtype=bool)
+        mask[host] = False
+    elif host.dtype == bool:
+        if host.shape != (n,):
+            raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
+                             "one-dimensional with length matching specified axis.")
+        mask = ~host
+    else:
+        raise ValueError(f"np.delete(arr, obj): got obj.dtype={host.dtype}; must be "
+                         "integer or bool.")
+    return a[lead + (jnp.asarray(np.nonzero(mask)[0]),)]
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
+    """arr with `values` inserted before the positions obj (an int, slice or index array)
+    along axis (of the flattened arr when None)."""
+    check_arraylike("insert", arr, 0 if isinstance(obj, builtins.slice) else obj, values)
+    a = jnp.asarray(arr)
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(obj, builtins.slice):
+        idx = jnp.arange(*obj.indices(n))
+    else:
+        idx = jnp.asarray(obj)
+    if idx.ndim > 1:
+        raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a "
+                         f"scalar; got {obj}")
+    if not jnp.issubdtype(idx.dtype, np.integer):
+        if idx.size == 0 and not isinstance(obj, jnp.ndarray):
+            idx = idx.astype(int)
+        else:
+            raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    vals = jnp.array(values, ndmin=a.ndim, dtype=a.dtype, copy=False)
+    if idx.size == 1:
+        at = jnp.ravel(idx)[0]
+        if idx.ndim == 0:  # a scalar position: values' first axis runs along `axis`
+            vals = jnp.moveaxis(vals, 0, axis)
+        idx = jnp.full(vals.shape[axis], at)
+    n_ins = jnp.broadcast_shapes(idx.shape, (vals.shape[axis],))[0]
+    shape = list(a.shape)
+    shape[axis] += n_ins
+    idx = jnp.clip(jnp.where(idx < 0, idx + n, idx), 0, n)
+    # Inserted value k lands at its position plus the number of values inserted before it
+    # (in stable sorted order); the input fills the remaining slots in order.
+    order = jnp.argsort(idx, stable=True)
+    where_vals = idx.at[order].add(jnp.arange(n_ins, dtype=idx.dtype))
+    is_input = jnp.ones(n + n_ins, dtype=bool).at[where_vals].set(False)
+    where_input = jnp.nonzero(is_input, size=n)[0]
+    lead = (builtins.slice(None),) * axis
+    out = jnp.zeros(tuple(shape), a.dtype)
+    out = out.at[lead + (where_vals,)].set(vals)
+    return out.at[lead + (where_input,)].set(a)
+
+
+def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
+             fill_value: Any = 0, out: None = None) -> Any:
+    """The slices of a along axis (the flattened a when None) where condition is true;
+    with `size`: the first `size` of them, padded with fill_value."""
+    check_arraylike("compress", condition, a, fill_value)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    cond = jnp.asarray(condition).astype(bool)
+    arr = jnp.asarray(a)
+    if cond.ndim != 1:
+        raise ValueError("condition must be a 1D array")
+    if axis is None:
+        axis, arr = 0, jnp.ravel(arr)
+    else:
+        arr = jnp.moveaxis(arr, axis, 0)
+    cond, extra = cond[:arr.shape[0]], cond[arr.shape[0]:]
+    arr = arr[:cond.shape[0]]
+    if size is None:
+        host = _concrete(cond, "The error occurred in jnp.compress(): pass a static size= "
+                               "to use it under jit.")
+        if np.any(_concrete(extra, "")):
+            raise ValueError("condition contains entries that are out of bounds")
+        result = arr[jnp.asarray(np.nonzero(host)[0])]
+    elif not 0 <= size <= arr.shape[0]:
+        raise ValueError("size must be positive and not greater than the size of the array "
+                         f"axis; got size={size} for a.shape[axis]={arr.shape[0]}")
+    else:
+        mask = cond.reshape(cond.shape + (1,) * (arr.ndim - 1))
+        arr = jnp.where(mask, arr, jnp.asarray(fill_value, dtype=arr.dtype))
+        result = arr[jnp.argsort(cond, stable=True, descending=True)][:size]
+    return jnp.moveaxis(result, 0, axis)
+
+
+def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
+    """compress(ravel(condition), ravel(arr))."""
+    check_arraylike("extreact", condition, arr, fill_value)
+    return compress(jnp.ravel(jnp.asarray(condition)), jnp.ravel(jnp.asarray(arr)),
+                    size=size, fill_value=fill_value)
+
+
+def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
+    """out[i...] = choices[a[i...]][i...], all broadcast together; mode 'wrap' / 'clip'
+    for out-of-range a ('raise' checks concrete a)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    check_arraylike("choose", a, *choices)
+    idx = jnp.asarray(a)
+    opts = [jnp.asarray(c) for c in choices]
+    if not jnp.issubdtype(idx.dtype, np.integer):
+        raise ValueError("`a` array must be integer typed")
+    n = len(opts)
+    if mode == "raise":
+        host = _concrete(idx, "The error occurred because jnp.choose was jit-compiled with "
+                              "mode='raise'. Use mode='wrap' or mode='clip' instead.")
+        if np.any((host < 0) | (host >= n)):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = jnp.clip(idx, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    idx, *opts = jnp.broadcast_arrays(idx, *opts)
+    stacked = jnp.stack(opts)
+    return jnp.take_along_axis(stacked, idx[None], axis=0)[0]
+
+
+def _kth(kth: Any, n: int) -> int:
+    k = operator.index(kth)
+    if not -n <= k < n:
+        raise ValueError(f"axis {k} is out of bounds for array of dimension {n}")
+    return k % n
+
+
+def partition(a: Any, kth: int, axis: int = -1) -> Any:
+    """a along axis with the kth+1 smallest values first (ascending, the kth in place) and
+    the others after them (descending)."""
+    check_arraylike("partition", a)
+    arr = jnp.asarray(a)
+    ax = _axis(axis, arr.ndim)
+    k = _kth(kth, arr.shape[ax])
+    s = jnp.sort(jnp.moveaxis(arr, ax, -1), axis=-1)
+    out = jnp.concatenate([s[..., :k + 1], s[..., k + 1:][..., ::-1]], axis=-1)
+    return jnp.moveaxis(out, -1, ax)
+
+
+def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
+    """The indices that partition(a, kth, axis) takes from a."""
+    check_arraylike("partition", a)
+    arr = jnp.asarray(a)
+    ax = _axis(axis, arr.ndim)
+    k = _kth(kth, arr.shape[ax])
+    i = jnp.argsort(jnp.moveaxis(arr, ax, -1), axis=-1, stable=True)
+    # The rest keep their index order (JAX's: top_k over a mask of equal values).
+    in_bottom = jnp.argsort(i, axis=-1, stable=True) <= k
+    rest = jnp.argsort(in_bottom, axis=-1, stable=True)[..., :arr.shape[ax] - k - 1]
+    out = jnp.concatenate([i[..., :k + 1], rest.astype(i.dtype)], axis=-1)
+    return jnp.moveaxis(out, -1, ax)
+
+
+def resize(a: Any, new_shape: Any) -> Any:
+    """a's flattened values repeated (cyclically) to fill new_shape; zeros if a is empty."""
+    check_arraylike("resize", a)
+    shape = (operator.index(new_shape),) if np.ndim(new_shape) == 0 else \
+        tuple(operator.index(d) for d in new_shape)
+    if builtins.any(d < 0 for d in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    flat = jnp.ravel(jnp.asarray(a))
+    size = math.prod(shape)
+    if flat.shape[0] == 0 or size == 0:
+        return jnp.zeros(shape, flat.dtype)
+    reps = -(-size // flat.shape[0])
+    return jnp.tile(flat, reps)[:size].reshape(shape)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """a with `axis` moved to just before position `start`."""
+    check_arraylike("rollaxis", a)
+    arr = jnp.asarray(a)
+    nd = arr.ndim
+    ax = _axis(axis, nd)
+    start = operator.index(start)
+    if not -nd <= start <= nd:
+        raise ValueError(f"start={start} must satisfy {-nd}<=start<={nd}")
+    if start < 0:
+        start += nd
+    if start > ax:
+        start -= 1
+    return jnp.moveaxis(arr, ax, start)
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None,
+                   inplace: bool = True, *, mode: str | None = None) -> Any:
+    """A copy of arr with values written at take_along_axis's positions (inplace=False)."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because "
+                         "JAX arraysare immutable. Pass inplace=False to instead return an "
+                         "updated array.")
+    check_arraylike("put_along_axis", arr, indices, values)
+    a, idx, v = jnp.asarray(arr), jnp.asarray(indices), jnp.asarray(values)
+    shape = a.shape
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    if a.ndim != idx.ndim:
+        raise ValueError("put_along_axis arguments 'arr' and 'indices' must have same ndim. "
+                         f"Got arr.ndim={a.ndim} and indices.ndim={idx.ndim}.")
+    try:
+        v = jnp.broadcast_to(v, idx.shape)
+    except ValueError as err:
+        raise ValueError("put_along_axis argument 'values' must be broadcastable to "
+                         f"'indices'. Got values.shape={v.shape} and "
+                         f"indices.shape={idx.shape}.") from err
+    ax = _axis(axis, a.ndim)
+    # Along `axis` the given indices; along the others each position's own coordinate
+    # (broadcast against idx's shape, where a size-1 idx axis means all of a's).
+    full_idx = []
+    for d in builtins.range(a.ndim):
+        if d == ax:
+            i = idx
+            full_idx.append(jnp.where(i < 0, i + a.shape[ax], i))
+        else:
+            shp = [1] * a.ndim
+            shp[d] = idx.shape[d]
+            full_idx.append(jnp.arange(idx.shape[d]).reshape(shp))
+    out = a.at[tuple(full_idx)].set(v, mode=mode)
+    return out.reshape(shape)
+
+
+def _cycle_to(v: Any, n: int) -> Any:
+    """v (1-D, non-empty) repeated cyclically to length n."""
+    return jnp.tile(v, -(-n // v.shape[0]))[:n]
+
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
+    """A copy of arr whose entries where mask is true take vals in order (cycled)."""
+    check_arraylike("place", arr, mask, vals)
+    data, m, v = jnp.asarray(arr), jnp.asarray(mask), jnp.ravel(jnp.asarray(vals))
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated "
+                         "array.")
+    if data.size != m.size:
+        raise ValueError("place: arr and mask must be the same size")
+    if not v.size:
+        raise ValueError("Cannot place values from an empty array")
+    if not data.size:
+        return data
+    # The k-th true position gets vals[k mod len(vals)]; the padding indices fall off.
+    where_true = jnp.nonzero(jnp.ravel(m), size=m.size, fill_value=m.size)[0]
+    flat = jnp.ravel(data).at[where_true].set(_cycle_to(v, m.size).astype(data.dtype),
+                                              mode="drop")
+    return flat.reshape(data.shape)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
+    """A copy of a with the flat positions ind set to v (cycled); out-of-range indices are
+    dropped (mode None), clipped ('clip') or wrapped ('wrap')."""
+    if inplace:
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
+    check_arraylike("put", a, ind, v)
+    arr, idx, vals = jnp.asarray(a), jnp.ravel(jnp.asarray(ind)), jnp.ravel(jnp.asarray(v))
+    if not arr.size or not idx.size or not vals.size:
+        return arr
+    vals = _cycle_to(vals, idx.shape[0])
+    if mode is None:
+        scatter_mode = "drop"
+    elif mode == "clip":
+        idx, scatter_mode = jnp.clip(idx, 0, arr.size - 1), "promise_in_bounds"
+    elif mode == "wrap":
+        idx, scatter_mode = idx % arr.size, "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    else:
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    return arr.at[jnp.unravel_index(idx, arr.shape)].set(vals.astype(arr.dtype),
+                                                         mode=scatter_mode)

@@ -1,0 +1,219 @@
+"""Counting into bins for ember.numpy: bincount, digitize, histogram_bin_edges, histogram,
+histogram2d, histogramdd.
+
+Input: array-likes; bin counts (`bins` as an int, `length`, `minlength`) are static Python
+ints, bin edges may be traced arrays. Output: ember arrays. Invariants (JAX's): bincount
+clips negative values to bin 0 and drops values >= `length`; without `length` the output
+size comes from the concrete data (a ConcretizationTypeError under jit). A histogram's
+last bin is closed ([e[-2], e[-1]]), the others half open; values outside the edges are
+not counted. Everything is one scatter-add, so it differentiates in the weights and maps
+under vmap.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ember.numpy as jnp
+from ember.core import dtypes
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer, get_aval
+from ember.numpy._promote import _to_inexact, check_arraylike, promote_dtypes_inexact
+
+__all__ = ["bincount", "digitize", "histogram_bin_edges", "histogram", "histogram2d",
+           "histogramdd"]
+
+
+def _static_int(value: Any, what: str) -> int:
+    if isinstance(value, Tracer):
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {value}\n"
+            f"The error occurred because of argument {what}.")
+    return operator.index(value)
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
+             length: int | None = None) -> Any:
+    """counts[i] = sum of weights (1 when None) where x == i; negative x count in bin 0,
+    x >= length are dropped. Without `length` the size is max(minlength, max(x) + 1)."""
+    check_arraylike("bincount", x)
+    x = jnp.asarray(x)
+    if x.dtype == np.bool_:
+        x = x.astype(np.int32)
+    if not jnp.issubdtype(x.dtype, np.integer):
+        raise TypeError(f"x argument to bincount must have an integer type; got {x.dtype}")
+    if x.ndim != 1:
+        raise ValueError("only 1-dimensional input supported.")
+    minlength = _static_int(minlength, "'minlength' of jnp.bincount")
+    if length is None:
+        if isinstance(x, Tracer):
+            raise ConcretizationTypeError(
+                "Abstract tracer value encountered where concrete value is expected\n"
+                "The error occurred because of argument 'x' of jnp.bincount. "
+                "To avoid this error, pass a static `length` argument.")
+        xa = np.asarray(x)
+        length = builtins.max(minlength, xa.size and int(builtins.max(0, xa.max())) + 1)
+    else:
+        length = _static_int(length, "'length' of jnp.bincount")
+    if weights is None:
+        w: Any = jnp.array(1, dtype=dtypes.default_int())
+        out_dtype = w.dtype
+    else:
+        w = jnp.asarray(weights)
+        if w.shape != x.shape:
+            raise ValueError(
+                "type of weights must match type of x. Got"
+                f" typeof(x)={get_aval(x).str_short()} and"
+                f" typeof(weights)={get_aval(w).str_short()}")
+        out_dtype = w.dtype
+    return jnp.zeros(length, out_dtype).at[jnp.clip(x, 0)].add(w, mode="drop")
+
+
+def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
+    """Index of the bin of each x: bins[i-1] <= x < bins[i] for increasing bins (the
+    other inequality when `right`), mirrored for decreasing bins."""
+    check_arraylike("digitize", x, bins)
+    x, b = jnp.asarray(x), jnp.asarray(bins)
+    if isinstance(right, Tracer):
+        raise ConcretizationTypeError("right argument of jnp.digitize() must be static")
+    if b.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    if b.shape[0] == 0:
+        return jnp.zeros_like(x, dtype=np.int32)
+    side = "left" if right else "right"
+    kw = {} if method is None else {"method": method}
+    up = jnp.searchsorted(b, x, side=side, **kw)
+    down = b.shape[0] - jnp.searchsorted(b[::-1], x, side=side, **kw)
+    return jnp.where(b[-1] >= b[0], up, down)
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,
+                        weights: Any = None) -> Any:
+    """The edges: `bins` itself when 1-D, else bins + 1 evenly spaced points over `range`
+    (default [min a, max a]; an empty range widens to [lo - 0.5, hi + 0.5])."""
+    if isinstance(bins, str):
+        raise NotImplementedError("string values for `bins` not implemented.")
+    check_arraylike("histogram_bin_edges", a, bins)
+    arr = jnp.asarray(a)
+    dtype = _to_inexact(arr.dtype)
+    if np.ndim(bins) == 1:
+        return jnp.asarray(bins, dtype=dtype)
+    n = _static_int(bins, "bins of histogram_bin_edges")
+    if range is None:
+        rng = jnp.stack([arr.min(), arr.max()]).astype(dtype)
+    else:
+        rng = jnp.asarray(range, dtype=dtype)
+    if rng.shape != (2,):
+        raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
+    flat = rng[1] == rng[0]
+    lo = jnp.where(flat, rng[0] - 0.5, rng[0])
+    hi = jnp.where(flat, rng[1] + 0.5, rng[1])
+    return jnp.linspace(lo, hi, n + 1, dtype=dtype)
+
+
+def _bin_index(values: Any, edges: Any, uniform: bool = False) -> Any:
+    """1 + the bin of each value (0: below the first edge, len(edges): above the last or
+    NaN); a value on the last edge belongs to the last bin. `uniform` edges (from an int
+    `bins`) skip the binary search: the bin is floor((v - e0) n / (e_n - e0)), then moved
+    by one where rounding put it past an edge (v < e[k] or v >= e[k+1]), as NumPy does, so
+    the result equals the search's."""
+    if not uniform:
+        idx = jnp.searchsorted(edges, values, side="right")
+        return jnp.where(values == edges[-1], edges.shape[0] - 1, idx)
+    n = edges.shape[0] - 1
+    lo, hi = edges[0], edges[-1]
+    k = jnp.floor((values - lo) * (n / (hi - lo)))
+    k = jnp.clip(jnp.where(jnp.isnan(k), 0, k), 0, n - 1).astype(np.int32)
+    k = k - (values < edges[k]).astype(np.int32)
+    k = k + ((values >= edges[k + 1]) & (k != n - 1)).astype(np.int32)
+    inside = (values >= lo) & (values <= hi)
+    return jnp.where(inside, k + 1, jnp.where(values < lo, 0, n + 1))
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
+              density: bool | None = None) -> tuple[Any, Any]:
+    """(counts, edges) of a's values (flattened); `density` divides by the total and the
+    bin widths."""
+    if weights is None:
+        check_arraylike("histogram", a, bins)
+        (a,) = promote_dtypes_inexact(jnp.asarray(a))
+        w = jnp.ones_like(a)
+    else:
+        check_arraylike("histogram", a, bins, weights)
+        if np.shape(a) != np.shape(weights):
+            raise ValueError("weights should have the same shape as a.")
+        a, w = promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(weights))
+    edges = histogram_bin_edges(a, bins, range, w)
+    idx = _bin_index(jnp.ravel(a), edges, np.ndim(bins) == 0)
+    counts = jnp.zeros(edges.shape[0], w.dtype).at[idx].add(jnp.ravel(w))[1:]
+    if density:
+        counts = counts / jnp.diff(edges) / counts.sum()
+    return counts, edges
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any = None,
+                density: bool | None = None) -> tuple[Any, Any, Any]:
+    """histogramdd of the points (x[i], y[i]): (counts, x edges, y edges)."""
+    check_arraylike("histogram2d", x, y)
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):  # one array of edges shared by both coordinates
+        bins = [jnp.asarray(bins), jnp.asarray(bins)]
+    sample = jnp.transpose(jnp.asarray([x, y]))
+    hist, edges = histogramdd(sample, bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, weights: Any = None,
+                density: bool | None = None) -> tuple[Any, list[Any]]:
+    """(counts of shape (bins_0, ..., bins_D-1), [edges per dimension]) of N points in D
+    dimensions (sample of shape (N, D)): one bincount over the raveled bin indices."""
+    if weights is None:
+        check_arraylike("histogramdd", sample)
+        (sample,) = promote_dtypes_inexact(jnp.asarray(sample))
+    else:
+        check_arraylike("histogramdd", sample, weights)
+        if np.shape(weights) != np.shape(sample)[:1]:
+            raise ValueError("should have one weight for each sample.")
+        sample, weights = promote_dtypes_inexact(jnp.asarray(sample), jnp.asarray(weights))
+    N, D = np.shape(sample)
+    if range is not None and (len(range) != D or builtins.any(
+            r is not None and np.shape(r)[0] != 2 for r in range)):
+        raise ValueError(f"For sample.shape={(N, D)}, range must be a sequence "
+                         f"of {D} pairs or Nones; got range={range}")
+    try:
+        per_dim: Sequence[Any] = list(bins)
+    except TypeError:
+        per_dim = D * [bins]
+    else:
+        if len(per_dim) != D:
+            raise ValueError("should be a bin for each dimension.")
+    idx, edges = [], []
+    for i in builtins.range(D):
+        e = histogram_bin_edges(sample[:, i], per_dim[i], None if range is None else range[i],
+                                weights)
+        idx.append(_bin_index(sample[:, i], e, np.ndim(per_dim[i]) == 0))
+        edges.append(e)
+    # Bin index 0 and len(e) are the outliers below and above: D-dim table of len(e) + 1
+    # per axis, flattened in C order, then the outlier rows cut off.
+    nbins = tuple(int(e.shape[0]) + 1 for e in edges)
+    flat = jnp.ravel_multi_index(tuple(idx), nbins, mode="clip") if N else \
+        jnp.zeros((0,), np.int32)
+    size = int(np.prod(nbins))
+    w = jnp.ones((N,), sample.dtype) if weights is None else weights
+    hist = jnp.zeros(size, w.dtype).at[flat].add(w).reshape(nbins)
+    hist = hist[tuple(builtins.slice(1, -1) for _ in builtins.range(D))]
+    if density:
+        hist = hist / hist.sum()
+        for i in builtins.range(D):
+            shape = [1] * D
+            shape[i] = nbins[i] - 2
+            hist = hist / jnp.diff(edges[i]).reshape(shape)
+    return hist, edges

@@ -1,0 +1,173 @@
+"""Set operations on flattened arrays for ember.numpy: isin, intersect1d, union1d,
+setdiff1d, setxor1d.
+
+Input: array-likes (flattened; promoted to one dtype). Output: sorted 1-D ember arrays of
+distinct values (isin: a bool array shaped like `element`). Invariants: the result length
+depends on the data, so in eager mode it comes from the concrete input and under jit a
+static `size=` is required (results are cut to `size` or padded with `fill_value`, JAX's
+defaults: setdiff1d 0, intersect1d and setxor1d the smallest result (0 when none), union1d
+unique's); NaNs count as one value, as NumPy's unique. Each operation is one sort of the
+candidates, a mask of the wanted entries and one stable compaction of that mask.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+import ember.numpy as jnp
+from ember import lax
+from ember.core.errors import ConcretizationTypeError
+from ember.core.trace import Tracer
+from ember.numpy._promote import check_arraylike, promote_dtypes
+from ember.numpy._sorting import _compact, _fill_tail, _static_size
+
+__all__ = ["isin", "intersect1d", "union1d", "setdiff1d", "setxor1d"]
+
+
+def _in1d(a: Any, b: Any, invert: bool, method: str) -> Any:
+    """For each entry of flat a: is it in flat b (not in, when invert)."""
+    if a.shape[0] == 0 or b.shape[0] == 0:
+        return (jnp.ones if invert else jnp.zeros)(a.shape, dtype=bool)
+    if method in ("auto", "compare_all"):
+        hit = (a[:, None] == b[None, :]).any(-1)
+    elif method in ("binary_search", "sort"):
+        sb = jnp.sort(b)
+        pos = jnp.clip(jnp.searchsorted(sb, a), 0, sb.shape[0] - 1)
+        hit = a == sb[pos]
+    else:
+        raise ValueError(f"method={method!r} is not implemented; options are "
+                         "'compare_all', 'binary_search', 'sort', and 'auto'")
+    return ~hit if invert else hit
+
+
+def isin(element: Any, test_elements: Any, assume_unique: bool = False,
+         invert: bool = False, *, method: str = "auto") -> Any:
+    """element's entries that occur in test_elements (that do not, when invert)."""
+    check_arraylike("isin", element, test_elements)
+    a, b = promote_dtypes(jnp.asarray(element), jnp.asarray(test_elements))
+    return _in1d(jnp.ravel(a), jnp.ravel(b), invert, method).reshape(np.shape(a))
+
+
+def _flat_pair(fname: str, ar1: Any, ar2: Any) -> tuple[Any, Any]:
+    check_arraylike(fname, ar1, ar2)
+    a, b = promote_dtypes(jnp.asarray(ar1), jnp.asarray(ar2))
+    return jnp.ravel(a), jnp.ravel(b)
+
+
+def _first_of_runs(s: Any) -> Any:
+    """For sorted s: True at the first entry of each run of equal values (NaNs equal)."""
+    if s.shape[0] == 0:
+        return jnp.zeros((0,), bool)
+    differs = s[1:] != s[:-1]
+    if jnp.issubdtype(s.dtype, np.floating):
+        differs = differs & ~(jnp.isnan(s[1:]) & jnp.isnan(s[:-1]))
+    return jnp.concatenate([jnp.ones((1,), bool), differs])
+
+
+def _check_size(fname: str, size: Any) -> Any:
+    if isinstance(size, Tracer):
+        raise ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected\n"
+            f"The error arose in {fname}()")
+    return None if size is None else operator.index(size)
+
+
+def _select(fname: str, vals: Any, mask: Any, size: Any, fill_value: Any,
+            smallest_default: bool) -> Any:
+    """vals[mask] in order, cut or padded to `size` (the concrete count when None)."""
+    count = jnp.sum(mask, dtype=jnp.int32)
+    n = _static_size(fname, mask, size, lambda: count)
+    if vals.shape[0] == 0:
+        fill = 0 if fill_value is None else fill_value
+        return jnp.full((n,), fill, vals.dtype)
+    (packed,) = _compact(mask, [vals])
+    if fill_value is None and smallest_default:
+        # The smallest result (the first: they are sorted), 0 when there is none.
+        fill_value = jnp.where(count > 0, packed[0], jnp.zeros((), vals.dtype))
+    return _fill_tail(packed, lax.convert_element_type(count, jnp.int32), n,
+                      jnp.zeros((), vals.dtype) if fill_value is None else
+                      jnp.asarray(fill_value).astype(vals.dtype))
+
+
+def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """The sorted distinct values found in either array."""
+    check_arraylike("union1d", ar1, ar2)
+    size = _check_size("union1d", size)
+    both = jnp.concatenate((jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))))
+    return jnp.unique(both, size=size, fill_value=fill_value)
+
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
+              fill_value: Any = None) -> Any:
+    """The sorted distinct values of ar1 that are not in ar2."""
+    a, b = _flat_pair("setdiff1d", ar1, ar2)
+    size = _check_size("setdiff1d", size)
+    s = jnp.sort(a)
+    mask = _first_of_runs(s) & _in1d(s, b, True, "auto")
+    return _select("setdiff1d", s, mask, size, 0 if fill_value is None else fill_value,
+                   False)
+
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
+             fill_value: Any = None) -> Any:
+    """The sorted distinct values found in exactly one of the arrays."""
+    a, b = _flat_pair("setxor1d", ar1, ar2)
+    size = _check_size("setxor1d", size)
+    s = jnp.sort(jnp.concatenate((a, b)))
+    # A value is in the xor when it is in exactly one input. NaN equals nothing, so each
+    # input holding a NaN contributes one (unique collapses NaNs), as in NumPy and JAX.
+    in_a = _member_sorted(s, jnp.sort(a))
+    in_b = _member_sorted(s, jnp.sort(b))
+    mask = _first_of_runs(s) & (in_a != in_b)
+    if jnp.issubdtype(s.dtype, np.floating):
+        nan = jnp.isnan(s)
+        n_nan = jnp.any(jnp.isnan(a)).astype(jnp.int32) + jnp.any(jnp.isnan(b)).astype(
+            jnp.int32)
+        mask = jnp.where(nan, jnp.cumsum(nan.astype(jnp.int32)) <= n_nan, mask)
+    return _select("setxor1d", s, mask, size, fill_value, True)
+
+
+def _member_sorted(x: Any, sorted_ref: Any) -> Any:
+    """For each x: does it occur in the sorted reference (NaN matches NaN)?"""
+    if sorted_ref.shape[0] == 0 or x.shape[0] == 0:
+        return jnp.zeros(x.shape, bool)
+    pos = jnp.clip(jnp.searchsorted(sorted_ref, x), 0, sorted_ref.shape[0] - 1)
+    found = sorted_ref[pos]
+    hit = found == x
+    if jnp.issubdtype(x.dtype, np.floating):
+        hit = hit | (jnp.isnan(found) & jnp.isnan(x))
+    return hit
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
+                return_indices: bool = False, *, size: int | None = None,
+                fill_value: Any = None) -> Any:
+    """The sorted distinct values found in both arrays; with return_indices also the index
+    of each value's first occurrence in ar1 and in ar2 (padding: the arrays' lengths)."""
+    a, b = _flat_pair("intersect1d", ar1, ar2)
+    size = _check_size("intersect1d", size)
+    # Stable argsorts: the first of a run of equal values has the smallest original index.
+    perm_a = jnp.argsort(a, stable=True)
+    s = a[perm_a]
+    sb_perm = jnp.argsort(b, stable=True)
+    sb = b[sb_perm]
+    mask = _first_of_runs(s) & _member_sorted(s, sb)
+    if jnp.issubdtype(s.dtype, np.floating):
+        mask = mask & ~jnp.isnan(s)  # NaN equals nothing: never in the intersection
+    vals = _select("intersect1d", s, mask, size, fill_value, True)
+    if not return_indices:
+        return vals
+    n = vals.shape[0]
+    count = jnp.sum(mask, dtype=jnp.int32)
+    valid = jnp.arange(n) < count
+    if a.shape[0] == 0 or b.shape[0] == 0:
+        return (vals, jnp.full((n,), a.shape[0], perm_a.dtype),
+                jnp.full((n,), b.shape[0], sb_perm.dtype))
+    (ia,) = _compact(mask, [perm_a])
+    ia = _fill_tail(ia, count, n, jnp.asarray(a.shape[0], ia.dtype))
+    pos_b = jnp.clip(jnp.searchsorted(sb, vals), 0, b.shape[0] - 1)
+    ib = jnp.where(valid, sb_perm[pos_b], b.shape[0])
+    return vals, ia, ib
