@@ -43,6 +43,8 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
   custom-call: custom_call_target, custom_call_has_side_effect (optional),
                backend_config (optional)
   reduce-precision: exponent_bits, mantissa_bits
+  cholesky: lower (bool); triangular-solve: left_side, lower, unit_diagonal (bools),
+            transpose_a ("NO_TRANSPOSE"|"TRANSPOSE"|"ADJOINT")
 """
 
 from __future__ import annotations
@@ -152,6 +154,10 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("custom-call", None, expensive=True,
                        attrs=("custom_call_target", "custom_call_has_side_effect",
                               "backend_config")))
+    # dense linear algebra (the LAPACK-backed rest is custom calls: hlo/evaluator/linalg.py)
+    rows.append(OpInfo("cholesky", 1, expensive=True, attrs=("lower",)))
+    rows.append(OpInfo("triangular-solve", 2, expensive=True,
+                       attrs=("left_side", "lower", "unit_diagonal", "transpose_a")))
     return rows
 
 

@@ -42,8 +42,8 @@ DIMS_ATTRS = {"dimensions", "offset_dims", "collapsed_slice_dims", "start_index_
               "inserted_window_dims", "scatter_dims_to_operand_dims"}
 INT_ATTRS = {"index", "iota_dimension", "index_vector_dim", "exponent_bits", "mantissa_bits"}
 BOOL_ATTRS = {"is_stable", "indices_are_sorted", "unique_indices",
-              "custom_call_has_side_effect"}
-BARE_ATTRS = {"direction", "kind"}
+              "custom_call_has_side_effect", "left_side", "lower", "unit_diagonal"}
+BARE_ATTRS = {"direction", "kind", "transpose_a"}
 STRING_ATTRS = {"custom_call_target", "backend_config"}
 OMIT_WHEN_EMPTY = {"lhs_batch_dims", "rhs_batch_dims"}
 METADATA_KEYS = ("op_name", "source_file", "source_line")

@@ -9,6 +9,7 @@ switch), _loops (while_loop, fori_loop), _scan (scan, map), _custom_solvers
 pmean, pmax, pmin, all_gather, axis_index over vmap's named axes).
 """
 
+from ember.lax import linalg as linalg  # jax.lax.linalg, a submodule
 from ember.lax._base import convert_element_type
 from ember.lax._control_flow import *  # noqa: F403
 from ember.lax._control_flow import __all__ as _control_flow_all

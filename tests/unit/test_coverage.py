@@ -39,7 +39,7 @@ from ember.hlo.shape_inference import RULES as SHAPE_RULES
 
 # Opcodes the CPU backend does not compile (while and conditional are native loops and
 # branches now: backends/cpu/emit/loops_native.py).
-CPU_EXCEPTIONS: set[str] = set()
+CPU_EXCEPTIONS: set[str] = {"cholesky", "triangular-solve"}  # interpreter until LAPACK calls
 # Non-elementwise opcodes the CPU compiles as a kernel of their own, or as part of the entry
 # function, rather than through an element generator (backends/cpu/emit/, dot/).
 CPU_KERNEL_KINDS: frozenset[str] = frozenset({

@@ -14,7 +14,9 @@ from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.hlo.ir import Module
 from ember.hlo.shape import Shape
 
-UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
+# while/conditional are native (loops_native.py); the linear algebra opcodes run on the
+# interpreter until the CPU calls LAPACK for them (as it does not for the LAPACK custom calls)
+UNSUPPORTED_OPCODES: frozenset[str] = frozenset({"cholesky", "triangular-solve"})
 # custom-call targets with a CPU kernel (host callbacks: callbacks.py); others are unsupported
 SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"})
 # bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
