@@ -39,13 +39,14 @@ from ember.hlo.shape_inference import RULES as SHAPE_RULES
 
 # Opcodes the CPU backend does not compile (while and conditional are native loops and
 # branches now: backends/cpu/emit/loops_native.py).
-CPU_EXCEPTIONS: set[str] = {"cholesky", "triangular-solve"}  # interpreter until LAPACK calls
+CPU_EXCEPTIONS: set[str] = set()
 # Non-elementwise opcodes the CPU compiles as a kernel of their own, or as part of the entry
 # function, rather than through an element generator (backends/cpu/emit/, dot/).
 CPU_KERNEL_KINDS: frozenset[str] = frozenset({
     "reduce", "dot", "fusion", "tuple", "get-tuple-element", "parameter", "constant", "call",
     "custom-call",  # its host-callback target: backends/cpu/emit/callbacks.py
     "scatter", "sort",  # their own kernels: backends/cpu/emit/scatter.py, sort.py
+    "cholesky", "triangular-solve",  # LAPACK and BLAS calls: backends/cpu/lapack/
     "while", "conditional",  # native blocks of the entry: emit/loops_native.py
 })
 # Elementwise opcodes no primitive binds: passes and other lowerings create them (round_p
