@@ -60,7 +60,8 @@ def main() -> None:
           + (f"{'jax ms':>10}{'vs jax':>8}" if have_jax else ""))
     for label, name, operands, goal in cases(rng):
         fns: dict[str, Callable[[], object]] = {}
-        fns["numpy"] = lambda f=getattr(np.linalg, name), o=operands: f(*o)
+        nf = getattr(np.linalg, name)
+        fns["numpy"] = lambda f=nf, o=operands: f(*o)
         ef = ember.jit(getattr(ejnp.linalg, name))
         eo = [ember.device_put(o) for o in operands]
         fns["ember"] = lambda f=ef, o=eo: block(f(*o))
