@@ -129,20 +129,28 @@ def orgqr(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 
 def syevd(a: np.ndarray, lower: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # LAPACK on the column-major view of the row-major matrix (its transpose, the same
+    # symmetric matrix with the other triangle), as the CPU kernel calls it, so eager mode
+    # and compiled code pick the same eigenvector signs
     a = np.asarray(a)
     n = a.shape[-1]
+    v = np.zeros_like(a)
+    w = np.zeros(a.shape[:-1], a.dtype)
     info = np.zeros(a.shape[:-2], np.int32)
     if n == 0:
-        return np.zeros_like(a), np.zeros(a.shape[:-1], a.dtype), info
-    try:
-        w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
-    except np.linalg.LinAlgError:
-        w, v = np.full(a.shape[:-1], np.nan, a.dtype), np.full_like(a, np.nan)
-        info[...] = 1
-    return v.astype(a.dtype), w.astype(a.dtype), info
+        return v, w, info
+    fn = _lapack("syevd", a.dtype)
+    for idx in _matrices(a):
+        w[idx], vecs, info[idx] = fn(a[idx].T, compute_v=1, lower=0 if lower else 1)
+        v[idx] = vecs
+        if info[idx]:
+            v[idx], w[idx] = np.nan, np.nan
+    return v, w, info
 
 
 def gesdd(a: np.ndarray, mode: str = "A") -> tuple[np.ndarray, ...]:
+    # The SVD of the transpose (the column-major view, as the CPU kernel takes it):
+    # a^T = U' S V'^T gives a = V' S U'^T
     a = np.asarray(a)
     m, n = a.shape[-2:]
     k = min(m, n)
@@ -151,22 +159,22 @@ def gesdd(a: np.ndarray, mode: str = "A") -> tuple[np.ndarray, ...]:
     full = mode == "A"
     ushape = batch + ((m, m) if full else (m, k))
     vshape = batch + ((n, n) if full else (k, n))
+    s = np.zeros(batch + (k,), a.dtype)
+    u = np.zeros(ushape, a.dtype)
+    vt = np.zeros(vshape, a.dtype)
     if a.size == 0:
-        s = np.zeros(batch + (k,), a.dtype)
-        eye_u = np.broadcast_to(np.eye(*ushape[-2:], dtype=a.dtype), ushape).copy()
-        eye_v = np.broadcast_to(np.eye(*vshape[-2:], dtype=a.dtype), vshape).copy()
-        return (s, info) if mode == "N" else (s, eye_u, eye_v, info)
-    try:
-        if mode == "N":
-            return np.linalg.svd(a, compute_uv=False).astype(a.dtype), info
-        u, s, vt = np.linalg.svd(a, full_matrices=full)
-    except np.linalg.LinAlgError:
-        info[...] = 1
-        s = np.full(batch + (k,), np.nan, a.dtype)
-        if mode == "N":
-            return s, info
-        u, vt = np.full(ushape, np.nan, a.dtype), np.full(vshape, np.nan, a.dtype)
-    return s.astype(a.dtype), u.astype(a.dtype), vt.astype(a.dtype), info
+        u[...] = np.eye(*ushape[-2:], dtype=a.dtype)
+        vt[...] = np.eye(*vshape[-2:], dtype=a.dtype)
+        return (s, info) if mode == "N" else (s, u, vt, info)
+    fn = _lapack("gesdd", a.dtype)
+    for idx in _matrices(a):
+        ut, s[idx], vtt, info[idx] = fn(a[idx].T, compute_uv=int(mode != "N"),
+                                        full_matrices=int(full))
+        if mode != "N":
+            u[idx], vt[idx] = vtt.T, ut.T
+        if info[idx]:
+            s[idx], u[idx], vt[idx] = np.nan, np.nan, np.nan
+    return (s, info) if mode == "N" else (s, u, vt, info)
 
 
 def _config(backend_config: str | None) -> dict[str, str]:
