@@ -5,7 +5,9 @@ dimensions with leading batch dimensions. Output: ember arrays, as jax.scipy.lin
 them: solve_triangular, lu (p, l, u), lu_factor (lu, piv), lu_solve, cho_factor
 ((c, lower)), cho_solve, cholesky, eigh, qr (modes 'full', 'economic', 'r'), svd, inv,
 det, solve (assume_a 'gen', 'sym', 'pos'), expm (scaling and squaring with the degree-13
-Padé approximant). `overwrite_*` and `check_finite` are accepted and ignored, as in JAX.
+Padé approximant), polar (from the SVD), and the structured matrices toeplitz, hankel,
+circulant (batched over leading dimensions), block_diag and hilbert. `overwrite_*` and
+`check_finite` are accepted and ignored, as in JAX.
 Generalized problems (eigh with b) and `schur` are not supported (NotImplementedError).
 """
 
@@ -22,8 +24,9 @@ from ember.numpy import _linalg_lapack as _np_linalg
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu",
-           "lu_factor", "lu_solve", "qr", "schur", "solve", "solve_triangular", "svd"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "det", "eigh",
+           "expm", "hankel", "hilbert", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr",
+           "schur", "solve", "solve_triangular", "svd", "toeplitz"]
 
 
 def _jnp() -> Any:
@@ -253,6 +256,108 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
         return jnp.where((i < steps)[..., None, None], squared, r)
 
     return lax.fori_loop(0, int(max_squarings), square, r)
+
+
+# -- structured matrices and polar ---------------------------------------------------------------
+
+def _gathered(vals: Any, idx: np.ndarray) -> Any:
+    """vals[..., idx]: the last axis read at a static index matrix."""
+    return _jnp().take(vals, idx, axis=-1)
+
+
+def _vector_pair(name: str, c: Any, r: Any) -> tuple[Any, Any]:
+    jnp = _jnp()
+    check_arraylike(name, c, *([] if r is None else [r]))
+    c = jnp.atleast_1d(jnp.asarray(c))
+    r = c if r is None else jnp.atleast_1d(jnp.asarray(r))
+    dtype = jnp.promote_types(c.dtype, r.dtype)
+    batch = tuple(np.broadcast_shapes(c.shape[:-1], r.shape[:-1]))
+    c = jnp.broadcast_to(c.astype(dtype), batch + c.shape[-1:])
+    r = jnp.broadcast_to(r.astype(dtype), batch + r.shape[-1:])
+    return c, r
+
+
+def toeplitz(c: Any, r: Any = None) -> Any:
+    """T[..., i, j] = c[..., i - j] for i >= j, r[..., j - i] above (r defaults to c)."""
+    jnp = _jnp()
+    c, r = _vector_pair("toeplitz", c, r)
+    m, n = c.shape[-1], r.shape[-1]
+    vals = jnp.concatenate([c, r[..., 1:]], axis=-1)
+    i, j = np.arange(m)[:, None], np.arange(n)[None, :]
+    return _gathered(vals, np.where(i >= j, i - j, m - 1 + j - i))
+
+
+def hankel(c: Any, r: Any = None) -> Any:
+    """H[..., i, j] = c[..., i + j] while i + j < len(c), then r[..., i + j - len(c) + 1]
+    (r defaults to zeros)."""
+    jnp = _jnp()
+    if r is None:
+        check_arraylike("hankel", c)
+        r = jnp.zeros_like(jnp.atleast_1d(jnp.asarray(c)))
+    c, r = _vector_pair("hankel", c, r)
+    m, n = c.shape[-1], r.shape[-1]
+    vals = jnp.concatenate([c, r[..., 1:]], axis=-1)
+    return _gathered(vals, np.arange(m)[:, None] + np.arange(n)[None, :])
+
+
+def circulant(c: Any) -> Any:
+    """C[..., i, j] = c[..., (i - j) mod n]."""
+    jnp = _jnp()
+    check_arraylike("circulant", c)
+    c = jnp.atleast_1d(jnp.asarray(c))
+    n = c.shape[-1]
+    return _gathered(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % n)
+
+
+def block_diag(*arrs: Any) -> Any:
+    """The block diagonal matrix of the arrays (scalars and vectors as 1-row matrices)."""
+    jnp = _jnp()
+    if not arrs:
+        return jnp.zeros((1, 0))
+    check_arraylike("block_diag", *arrs)
+    blocks = [jnp.atleast_2d(jnp.asarray(a)) for a in arrs]
+    for k, b in enumerate(blocks):
+        if b.ndim > 2:
+            raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 "
+                             f"dimensions, got {b.shape} at argument {k}.")
+    dtype = jnp.result_type(*blocks)
+    rows = sum(b.shape[0] for b in blocks)
+    cols = sum(b.shape[1] for b in blocks)
+    out = jnp.zeros((rows, cols), dtype)
+    r0 = c0 = 0
+    for b in blocks:
+        out = out.at[r0:r0 + b.shape[0], c0:c0 + b.shape[1]].set(b.astype(dtype))
+        r0, c0 = r0 + b.shape[0], c0 + b.shape[1]
+    return out
+
+
+def hilbert(n: int) -> Any:
+    """H[i, j] = 1 / (i + j + 1)."""
+    jnp = _jnp()
+    i = jnp.arange(n, dtype=jnp.result_type(float))
+    return 1.0 / (i[:, None] + i[None, :] + 1)
+
+
+def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None) -> tuple[Any, Any]:
+    """(u, p) with a = u p (side 'right') or a = p u ('left'), u with orthonormal columns
+    (or rows) and p symmetric positive semidefinite; computed from the SVD whatever the
+    method named (both give the same factors)."""
+    jnp = _jnp()
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side} was invalid.")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"method={method} is unsupported.")
+    (a,) = _inexact("polar", a)
+    if get_aval(a).ndim != 2:
+        raise ValueError("The input `a` must be a 2-D array.")
+    u, s, vh = lax_linalg.svd(a, full_matrices=False)
+    unitary = jnp.matmul(u, vh)
+    if side == "right":
+        p = jnp.matmul(_T(vh) * s[None, :], vh)
+    else:
+        p = jnp.matmul(u * s[None, :], _T(u))
+    return unitary, p
 
 
 def schur(a: Any, output: str = "real") -> tuple[Any, Any]:

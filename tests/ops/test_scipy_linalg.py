@@ -110,3 +110,27 @@ def test_errors_and_unsupported(x64):
         el.solve_triangular(np.eye(2), np.ones(2), trans=7)
     with pytest.raises(AttributeError, match="not implement"):
         el.hessenberg  # noqa: B018
+
+
+def test_structured_matrices(dtype):
+    c = RNG.standard_normal(4).astype(dtype)
+    r = RNG.standard_normal(3).astype(dtype)
+    _check(el.toeplitz, sl.toeplitz(c, r), (c, r), dtype, scale=1)
+    _check(el.toeplitz, sl.toeplitz(c), (c,), dtype, scale=1)
+    _check(el.hankel, sl.hankel(c, r), (c, r), dtype, scale=1)
+    _check(el.hankel, sl.hankel(c), (c,), dtype, scale=1)
+    _check(el.circulant, sl.circulant(c), (c,), dtype, scale=1)
+    batch = np.stack([c, 2 * c])
+    got = np.asarray(ember.jit(el.toeplitz)(batch))
+    np.testing.assert_array_equal(got, np.stack([sl.toeplitz(c), sl.toeplitz(2 * c)]))
+    m = RNG.standard_normal((2, 3)).astype(dtype)
+    _check(lambda x, y: el.block_diag(x, 3.0, y), sl.block_diag(m, 3.0, r), (m, r), dtype, 1)
+    np.testing.assert_allclose(np.asarray(el.hilbert(5)), sl.hilbert(5), rtol=1e-6)
+    with pytest.raises(ValueError, match="at most 2 dimensions"):
+        el.block_diag(np.ones((2, 2, 2)))
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_polar(side, dtype):
+    a = RNG.standard_normal((4, 3)).astype(dtype)
+    _check(lambda x: el.polar(x, side), sl.polar(a, side), (a,), dtype)
