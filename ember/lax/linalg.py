@@ -34,9 +34,12 @@ __all__ = ["cholesky", "cholesky_p", "eig", "eigh", "eigh_p", "lu", "lu_p",
            "svd_p", "triangular_solve", "triangular_solve_p"]
 
 
-def _sym(x: Any) -> Any:
+def _sym(x: Any, name: str) -> Any:
     """(x + x^T) / 2 over the last two dimensions."""
     nd = aval_of(x).ndim
+    if nd < 2:
+        raise TypeError(f"Input 0 to {name} must have rank at least 2, but got "
+                        f"shape={aval_of(x).shape}")
     xt = L.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
     return L.mul(L.add(x, xt), L.full_like(x, 0.5))
 
@@ -44,7 +47,7 @@ def _sym(x: Any) -> Any:
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
     """The lower Cholesky factor of symmetric positive definite matrices (NaN if not)."""
     if symmetrize_input:
-        x = _sym(x)
+        x = _sym(x, "cholesky")
     return cholesky_p.bind(x)
 
 
@@ -88,7 +91,7 @@ def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
     if subset_by_index is not None:
         raise NotImplementedError("Ember's eigh does not support subset_by_index yet")
     if symmetrize_input:
-        x = _sym(x)
+        x = _sym(x, "eigh")
     v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
     return v, w
 

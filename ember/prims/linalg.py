@@ -52,19 +52,25 @@ svd_p = Primitive("svd", multiple_results=True)
 
 # -- shape checks ---------------------------------------------------------------------------------
 
-def _check_float(name: str, a: ShapedArray) -> None:
+def _check_float(name: str, a: ShapedArray, position: int = 0) -> None:
     if np.dtype(a.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"{name} requires a float32 or float64 operand, got {a.dtype} "
+        kinds = "floating, complexfloating"
+        raise TypeError(f"{name} does not accept dtype {a.dtype} at position {position}. "
+                        f"Accepted dtypes at position {position} are subtypes of {kinds}."
+                        if np.dtype(a.dtype).kind not in "fc" else
+                        f"{name} requires a float32 or float64 operand, got {a.dtype} "
                         "(Ember's linear algebra is real only)")
 
 
 def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:
     _check_float(name, a)
     if a.ndim < 2:
-        raise ValueError(f"Argument to {name} must have shape [..., m, n], got {a.shape}.")
+        raise TypeError(f"Input 0 to {name} must have rank at least 2, but got "
+                        f"shape={a.shape}")
     if square and a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"Argument to {name} must be a batch of square matrices, got "
-                         f"{a.shape}.")
+        what = {"eigh": "symmetric eigendecomposition"}.get(name, name)
+        raise ValueError(f"Argument to {what} must have shape [..., n, n], got shape "
+                         f"{a.shape}")
 
 
 # -- cholesky ------------------------------------------------------------------------------------
@@ -111,24 +117,22 @@ def _cholesky_lowering(ctx: Any, a: Any) -> Any:
 def _triangular_solve_abstract(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bool,
                                transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
                                ) -> ShapedArray:
-    _check_matrix("triangular_solve", a, square=True)
-    _check_float("triangular_solve", b)
+    _check_float("triangular_solve", a)
+    _check_float("triangular_solve", b, 1)
+    for k, x in enumerate((a, b)):
+        if x.ndim < 2:
+            raise TypeError(f"Input {k} to triangular_solve must have rank at least 2, but "
+                            f"got shape={x.shape}")
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError("The first input to triangular_solve must be a square matrix. Got "
+                         f"shape {a.shape}.")
     if a.dtype != b.dtype:
         raise TypeError("triangular_solve requires both arguments to have the same dtype, "
                         f"got {a.dtype} and {b.dtype}.")
-    if b.ndim != a.ndim:
-        raise TypeError("triangular_solve requires both arguments to have the same number "
-                        f"of dimensions and equal batch dimensions, got {a.shape} and "
-                        f"{b.shape}.")
-    if a.shape[:-2] != b.shape[:-2]:
-        raise TypeError("triangular_solve requires both arguments to have the same number "
-                        f"of dimensions and equal batch dimensions, got {a.shape} and "
-                        f"{b.shape}.")
     common = b.shape[-2] if left_side else b.shape[-1]
-    if common != a.shape[-1]:
-        raise TypeError("triangular_solve requires the shapes of a and b to be compatible: "
-                        f"a.shape[-1] == b.shape[{-2 if left_side else -1}], got "
-                        f"{a.shape} and {b.shape}.")
+    if common != a.shape[-1] or b.ndim != a.ndim or a.shape[:-2] != b.shape[:-2]:
+        raise ValueError("Incompatible shapes for arguments to triangular_solve: "
+                         f"{a.shape} and {b.shape}.")
     return ShapedArray(b.shape, b.dtype)
 
 

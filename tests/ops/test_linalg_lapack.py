@@ -246,8 +246,20 @@ def test_errors():
         jnp.linalg.eig(np.eye(2))
     with pytest.raises(NotImplementedError, match="complex"):
         jnp.linalg.eigvals(np.eye(2))
-    with pytest.raises(TypeError, match="float32 or float64"):
-        lax.linalg.cholesky(np.eye(2, dtype=np.int32))
+    with pytest.raises(TypeError, match="cholesky does not accept dtype int32 at position 0"):
+        lax.linalg.cholesky(np.eye(2, dtype=np.int32), symmetrize_input=False)
+    for fn in (lax.linalg.lu, lax.linalg.qr, lax.linalg.svd, lax.linalg.cholesky,
+               lax.linalg.eigh):
+        with pytest.raises(TypeError, match=r"Input 0 to \w+ must have rank at least 2, but "
+                                            r"got shape=\(3,\)"):
+            fn(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="symmetric eigendecomposition must have shape"):
+        lax.linalg.eigh(np.ones((2, 3), np.float32), symmetrize_input=False)
+    with pytest.raises(ValueError, match="Incompatible shapes for arguments to "
+                                         "triangular_solve"):
+        lax.linalg.triangular_solve(np.ones((3, 3)), np.ones((2, 3)), left_side=True)
+    with pytest.raises(ValueError, match="first input to triangular_solve must be a square"):
+        lax.linalg.triangular_solve(np.ones((2, 3)), np.ones((3, 3)))
 
 
 def test_hlo_names_are_xlas(x64):
