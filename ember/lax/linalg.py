@@ -9,6 +9,7 @@ Output: the primitives' results (prims/linalg.py):
   qr(x, full_matrices=True) -> (q, r)
   eigh(x, lower=True, symmetrize_input=True, sort_eigenvalues=True) -> (v, w)
   svd(x, full_matrices=True, compute_uv=True) -> (u, s, vh), or s
+  tridiagonal_solve(dl, d, du, b) -> x
 Complex inputs, `eig`, `pivoting=True` QR and `subset_by_index` are not supported: they
 raise NotImplementedError (complex: TypeError from the primitive).
 """
@@ -27,11 +28,13 @@ from ember.prims.linalg import (
     qr_p,
     svd_p,
     triangular_solve_p,
+    tridiagonal_solve_p,
 )
 
 __all__ = ["cholesky", "cholesky_p", "eig", "eigh", "eigh_p", "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
-           "svd_p", "triangular_solve", "triangular_solve_p"]
+           "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
+           "tridiagonal_solve_p"]
 
 
 def _sym(x: Any, name: str) -> Any:
@@ -106,6 +109,13 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
         return outs[0]
     s, u, vt = outs
     return u, s, vt
+
+
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """x with A x = b for the tridiagonal A of sub-diagonal dl, diagonal d and
+    super-diagonal du (each (..., m); dl[..., 0] and du[..., m-1] are not read); NaN where A
+    is singular."""
+    return tridiagonal_solve_p.bind(dl, d, du, b)
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,

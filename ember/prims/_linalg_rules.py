@@ -12,6 +12,8 @@ written with bind-level operations on batches of matrices (leading dimensions ba
              dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R
   eigh:      with V^T dA V = G: dw = diag(G), dV = V (F o G), F_ij = 1 / (w_j - w_i), F_ii = 0
   svd:       the reduced SVD's derivative (full matrices only for square inputs)
+  tridiagonal_solve: linear in b (transpose: the solve with A^T); in the diagonals,
+             dx = -A^-1 (dA x)
 Every primitive batches over leading dimensions, so its batching rule moves the batch axis
 to the front (broadcasting an unmapped operand of triangular_solve).
 """
@@ -34,6 +36,7 @@ from ember.prims.linalg import (
     qr_p,
     svd_p,
     triangular_solve_p,
+    tridiagonal_solve_p,
 )
 
 # -- matrix helpers (bind level) -----------------------------------------------------------------
@@ -312,6 +315,74 @@ def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: 
 svd_p.def_jvp(_svd_jvp)
 
 
+# -- tridiagonal_solve ---------------------------------------------------------------------------
+# x = A^-1 b is linear in b; in the diagonals, dx = -A^-1 (dA x) with
+# (dA x)_i = ddl_i x_{i-1} + dd_i x_i + ddu_i x_{i+1} (ddl_0 and ddu_{m-1} outside A).
+# The transpose in b solves with A^T, whose sub-diagonal is A's super-diagonal shifted
+# down one place (dl'_i = du_{i-1}) and whose super-diagonal is A's sub-diagonal shifted up.
+
+def _shift(v: Any, down: bool) -> Any:
+    """v moved one place along its last axis (down: v'_i = v_{i-1}), zero filled."""
+    aval = get_aval(v)
+    m = aval.shape[-1]
+    nd = aval.ndim
+    from ember.prims.slicing import pad_p, slice_p
+    kept = slice_p.bind(v, start_indices=(0,) * (nd - 1) + ((0,) if down else (1,)),
+                        limit_indices=aval.shape[:-1] + ((m - 1,) if down else (m,)),
+                        strides=None)
+    cfg = ((0, 0, 0),) * (nd - 1) + (((1, 0, 0),) if down else ((0, 1, 0),))
+    return pad_p.bind(kept, np.zeros((), aval.dtype), padding_config=cfg)
+
+
+def _band_times(ddl: Any, dd: Any, ddu: Any, x: Any) -> Any:
+    """(dA x) for the tridiagonal dA of (ddl, dd, ddu), x (..., m, n)."""
+    aval = get_aval(x)
+    nd = aval.ndim
+
+    def col(v: Any) -> Any:  # (..., m) -> (..., m, n)
+        return _ad.broadcast_in_dim(v, aval.shape, tuple(range(nd - 1)))
+
+    xt = _T(x)  # (..., n, m): shift rows through the last axis
+    x_prev = _T(_shift(xt, down=True))  # x_{i-1}
+    x_next = _T(_shift(xt, down=False))  # x_{i+1}
+    m = aval.shape[-2]
+    lo = _ad.mul(ddl, _ad.convert(_ad.compare("gt", _iota(get_aval(ddl).shape, nd - 2),
+                                              _ad.full_like(_iota(get_aval(ddl).shape, nd - 2),
+                                                            0)), get_aval(ddl).dtype))
+    up = _ad.mul(ddu, _ad.convert(_ad.compare("lt", _iota(get_aval(ddu).shape, nd - 2),
+                                              _ad.full_like(_iota(get_aval(ddu).shape, nd - 2),
+                                                            m - 1)), get_aval(ddu).dtype))
+    return _ad.add(_ad.add(_ad.mul(col(lo), x_prev), _ad.mul(col(dd), x)),
+                   _ad.mul(col(up), x_next))
+
+
+def _tridiagonal_solve_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
+    dl, d, du, b = primals
+    tdl, td, tdu, tb = tangents
+    x = tridiagonal_solve_p.bind(dl, d, du, b)
+    rhs: Any = None if isinstance(tb, ad.Zero) else tb
+    if not all(isinstance(t, ad.Zero) for t in (tdl, td, tdu)):
+        z = [ad.instantiate_zeros(t) for t in (tdl, td, tdu)]
+        band = _band_times(*z, x)
+        rhs = _ad.neg(band) if rhs is None else _ad.sub(rhs, band)
+    if rhs is None:
+        return x, ad.Zero(get_aval(x))
+    return x, tridiagonal_solve_p.bind(dl, d, du, rhs)
+
+
+def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any) -> list:
+    if any(ad.is_undefined_primal(v) for v in (dl, d, du)):
+        raise ValueError("tridiagonal_solve is linear in b only")
+    if isinstance(ct, ad.Zero):
+        return [None, None, None, ad.Zero(b.aval)]
+    return [None, None, None, tridiagonal_solve_p.bind(_shift(du, down=True), d,
+                                                       _shift(dl, down=False), ct)]
+
+
+tridiagonal_solve_p.def_jvp(_tridiagonal_solve_jvp)
+tridiagonal_solve_p.def_transpose(_tridiagonal_solve_transpose)
+
+
 # -- batching: every primitive maps over leading dimensions ------------------------------------
 
 def _front_rule(prim: Any) -> Any:
@@ -323,5 +394,5 @@ def _front_rule(prim: Any) -> Any:
 
 
 for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p,
-           svd_p):
+           svd_p, tridiagonal_solve_p):
     _p.def_batch(_front_rule(_p))

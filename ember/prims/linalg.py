@@ -18,10 +18,13 @@ Output (per matrix; the NumPy rules are the evaluator's, hlo/evaluator/linalg.py
                               (or upper) triangle: eigenvalues ascending, eigenvectors in v's
                               columns
   svd(a; full_matrices, compute_uv) -> (s, u, vt) or (s,)   singular values descending
+  tridiagonal_solve(dl, d, du, b) -> x   the tridiagonal system (sub-, main and
+                              super-diagonal, each (..., m); dl[0], du[m-1] unread) solved
+                              for b (..., m, n); NaN where singular
 HLO: cholesky and triangular-solve are XLA opcodes; the rest are custom calls named as
 XLA's CPU LAPACK calls are (lapack_dgetrf_ffi, lapack_sgeqrf_ffi + lapack_sorgqr_ffi,
-lapack_dsyevd_ffi, lapack_dgesdd_ffi), with XLA's info codes turned into NaNs here, as
-JAX's lowering does. The JVP and batching rules are in `_linalg_rules.py`.
+lapack_dsyevd_ffi, lapack_dgesdd_ffi, lapack_dgtsv_ffi), with XLA's info codes turned
+into NaNs here, as JAX's lowering does. The JVP and batching rules are in `_linalg_rules.py`.
 Complex dtypes are not supported (a TypeError names the dtype).
 """
 
@@ -48,6 +51,7 @@ lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation")
 qr_p = Primitive("qr", multiple_results=True)
 eigh_p = Primitive("eigh", multiple_results=True)
 svd_p = Primitive("svd", multiple_results=True)
+tridiagonal_solve_p = Primitive("tridiagonal_solve")
 
 
 # -- shape checks ---------------------------------------------------------------------------------
@@ -398,8 +402,49 @@ def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool) ->
     return [_nan_unless_ok(ctx, x, info) for x in outs]
 
 
+# -- tridiagonal_solve ---------------------------------------------------------------------
+
+@tridiagonal_solve_p.def_abstract_eval
+def _tridiagonal_solve_abstract(dl: ShapedArray, d: ShapedArray, du: ShapedArray,
+                                b: ShapedArray) -> ShapedArray:
+    for k, x in enumerate((dl, d, du)):
+        _check_float("tridiagonal_solve", x, k)
+        if x.ndim < 1:
+            raise TypeError(f"Input {k} to tridiagonal_solve must have rank at least 1, but "
+                            f"got shape={x.shape}")
+    _check_float("tridiagonal_solve", b, 3)
+    if b.ndim < 2:
+        raise TypeError("Input 3 to tridiagonal_solve must have rank at least 2, but got "
+                        f"shape={b.shape}")
+    if not dl.shape == d.shape == du.shape:
+        raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same "
+                        "shape.")
+    if dl.shape != b.shape[:-1]:
+        raise TypeError("tridiagonal_solve requires that the leading ndim-1 dimensions of b "
+                        "equal the dimensions of the diagonal arguments.")
+    if len({np.dtype(x.dtype) for x in (dl, d, du, b)}) != 1:
+        raise TypeError("tridiagonal_solve requires all arguments to have the same dtype.")
+    return ShapedArray(b.shape, b.dtype)
+
+
+@tridiagonal_solve_p.def_impl
+def _tridiagonal_solve_impl(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray
+                            ) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return npl.gtsv(dl, d, du, b)[0]
+
+
+@tridiagonal_solve_p.def_lowering
+def _tridiagonal_solve_lowering(ctx: Any, dl: Any, d: Any, du: Any, b: Any) -> Any:
+    x_aval = ctx.avals_out[0]
+    info_aval = ShapedArray(x_aval.shape[:-2], np.dtype(np.int32))
+    x, info = _custom(ctx, "gtsv", [dl, d, du, b], [x_aval, info_aval])
+    return _nan_unless_ok(ctx, x, info)
+
+
 # the JVP and batching rules
 from ember.prims import _linalg_rules  # noqa: E402, F401
 
 __all__ = ["cholesky_p", "eigh_p", "lu_p", "lu_pivots_to_permutation_p", "qr_p", "svd_p",
-           "triangular_solve_p"]
+           "triangular_solve_p", "tridiagonal_solve_p"]

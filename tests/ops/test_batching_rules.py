@@ -182,6 +182,8 @@ LINALG = [  # LAPACK per matrix: float results within rounding, eigenvector sign
         1e-4),
     Rec("svd", lambda x: (lambda u, s, vt: (u * u, s, vt * vt))(
         *lax.linalg.svd(x, full_matrices=False)), (f(3, 4),), 1e-4),
+    Rec("tridiagonal_solve", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 9, du, b),
+        (f(4), f(4), f(4), f(4, 2)), 1e-4),
 ]
 H = np.float16
 DTYPES = [  # the same rules on other element types (float16 sums within float16 rounding)

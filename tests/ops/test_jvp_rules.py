@@ -181,6 +181,8 @@ LINALG = [  # well-conditioned points: SPD, diagonally dominant, distinct eigenv
                                         full_matrices=False), ((3, 4),), -0.5, 0.5),
     Rec("det", jnp.linalg.det, ((3, 3),)),
     Rec("solve", lambda a, b: jnp.linalg.solve(a + 6 * np.eye(3), b), ((3, 3), (3, 2))),
+    Rec("tridiagonal_solve", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 5, du, b),
+        ((4,), (4,), (4,), (4, 2))),
 ]
 STRUCTURAL += INDEXED + SORTING + LINALG
 RECORDS = UNARY + BINARY + STRUCTURAL

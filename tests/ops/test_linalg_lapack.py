@@ -346,3 +346,44 @@ def test_cpu_calls_lapack_from_compiled_code(x64):
         assert f"ember_lapack_d{routine}" in ir_text, routine
     kinds = {k.name: k.kind for k in compiled.kernels()}
     assert any(name.startswith("cholesky") for name in kinds)
+
+
+def _tridiagonal(dl, d, du):
+    m = d.shape[-1]
+    out = np.zeros(d.shape + (m,), d.dtype)
+    for idx in np.ndindex(*d.shape[:-1]):
+        out[idx] = np.diag(d[idx]) + np.diag(dl[idx][1:], -1) + np.diag(du[idx][:-1], 1)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (2, 4, 2), (3, 1, 1)])
+def test_tridiagonal_solve(shape, dtype):
+    m = shape[-2]
+    diag = shape[:-1]
+    dl, du = _rand(diag, dtype), _rand(diag, dtype)
+    d = (_rand(diag, dtype) + 4).astype(dtype)
+    b = _rand(shape, dtype)
+    dl[..., 0] = 7  # outside the matrix: never read
+    du[..., m - 1] = 7
+    want = np.linalg.solve(_tridiagonal(dl, d, du).astype(np.float64), b)
+    for (x,) in _both(lax.linalg.tridiagonal_solve, dl, d, du, b):
+        _close(x, want, dtype, scale=10)
+    zero = np.zeros_like(d)  # singular: NaN as JAX
+    for (x,) in _both(lax.linalg.tridiagonal_solve, dl, zero, zero, b):
+        assert np.all(np.isnan(x))
+
+
+def test_tridiagonal_solve_grads_and_vmap(x64):
+    m = 4
+    dl, du, b = _rand((m,), np.float64), _rand((m,), np.float64), _rand((m, 2), np.float64)
+    d = _rand((m,), np.float64) + 5
+    check_grads(lax.linalg.tridiagonal_solve, [dl, d, du, b], 2)
+    check_grads(lax.linalg.tridiagonal_solve, [dl, d, du, b], 1, use_jit=True)
+    bs = _rand((3, m, 2), np.float64)
+    got = ember.vmap(lambda y: lax.linalg.tridiagonal_solve(dl, d, du, y))(bs)
+    want = np.stack([np.asarray(lax.linalg.tridiagonal_solve(dl, d, du, y)) for y in bs])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="all diagonal arguments have the same shape"):
+        lax.linalg.tridiagonal_solve(dl[:3], d, du, b)
+    with pytest.raises(TypeError, match="Input 3 to tridiagonal_solve must have rank at least"):
+        lax.linalg.tridiagonal_solve(dl, d, du, b[:, 0])

@@ -18,7 +18,8 @@ UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_na
 # custom-call targets with a CPU kernel (host callbacks: callbacks.py; XLA's LAPACK names:
 # lapack/); others are unsupported
 SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | frozenset(
-    f"lapack_{p}{r}_ffi" for p in "sd" for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd"))
+    f"lapack_{p}{r}_ffi" for p in "sd"
+    for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv"))
 _LAPACK_OPCODES = ("cholesky", "triangular-solve", "custom-call")
 # bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
 UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16"})

@@ -21,6 +21,8 @@ Semantics (what each opcode / custom-call target computes, per matrix):
   lapack_?syevd_ffi(a) -> (v, w, info): eigenvalues ascending (w) and eigenvectors (the
       columns of v) of the symmetric matrix read from its lower triangle (backend_config
       "uplo=U": the upper); no convergence gives NaNs.
+  lapack_?gtsv_ffi(dl, d, du, b) -> (x, info): the tridiagonal solve (dl[0] and du[m-1]
+      unread), NaN where the matrix is singular (info > 0).
   lapack_?gesdd_ffi(a) -> (s, u, vt, info) (backend_config "mode=A": full u and vt,
       "mode=S": reduced, "mode=N": (s, info) only): singular values descending.
 """
@@ -177,6 +179,26 @@ def gesdd(a: np.ndarray, mode: str = "A") -> tuple[np.ndarray, ...]:
     return (s, info) if mode == "N" else (s, u, vt, info)
 
 
+def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray]:
+    # dl[..., 0] and du[..., m-1] lie outside the matrix and are not read
+    b = np.asarray(b)
+    x = np.array(b, copy=True)
+    info = np.zeros(b.shape[:-2], np.int32)
+    if b.size == 0:
+        return x, info
+    fn = _lapack("gtsv", b.dtype)
+    for idx in np.ndindex(*b.shape[:-2]):
+        if b.shape[-2] == 1:  # (SciPy's wrapper rejects the empty off-diagonals)
+            info[idx] = d[idx][0] == 0
+            x[idx] = b[idx] / d[idx][0] if not info[idx] else np.nan
+            continue
+        *_, x[idx], info[idx] = fn(dl[idx][1:], d[idx], du[idx][:-1], b[idx])
+        if info[idx]:
+            x[idx] = np.nan
+    return x, info
+
+
 def _config(backend_config: str | None) -> dict[str, str]:
     """'uplo=L,mode=S' -> {'uplo': 'L', 'mode': 'S'}."""
     if not backend_config:
@@ -198,11 +220,12 @@ def _register() -> None:
         register_custom_call(f"lapack_{p}orgqr_ffi", quiet(lambda a, tau: orgqr(a, tau)))
         register_custom_call(f"lapack_{p}syevd_ffi",
                              quiet(lambda a, uplo="L": syevd(a, uplo == "L")))
+        register_custom_call(f"lapack_{p}gtsv_ffi", quiet(lambda *ops: gtsv(*ops)))
         register_custom_call(f"lapack_{p}gesdd_ffi",
                              quiet(lambda a, mode="A": gesdd(a, mode)))
 
 
 _register()
 
-__all__ = ["LAPACK_PREFIX", "cholesky", "geqrf", "gesdd", "getrf", "lapack_target", "orgqr",
+__all__ = ["LAPACK_PREFIX", "cholesky", "geqrf", "gesdd", "getrf", "gtsv", "lapack_target", "orgqr",
            "syevd", "triangular_solve"]

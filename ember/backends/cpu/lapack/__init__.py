@@ -1,7 +1,7 @@
 """Dense linear algebra on the CPU: LAPACK (and BLAS trsm) called from compiled code.
 
 Input: an entry `cholesky` or `triangular-solve` instruction, or a custom call whose target
-is one of XLA's LAPACK names (lapack_?getrf_ffi, ?geqrf, ?orgqr, ?syevd, ?gesdd).
+is one of XLA's LAPACK names (lapack_?getrf_ffi, ?geqrf, ?orgqr, ?syevd, ?gesdd, ?gtsv).
 Output: `plan.py` says which instructions these are and the scratch each needs (workspace
 sizes asked of LAPACK once, at compile time); `emit.py` is their kernel kind (a loop over
 the batch calling the routine, with the row-major <-> column-major copies each needs);

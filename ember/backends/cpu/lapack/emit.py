@@ -16,7 +16,9 @@ where it can and copies where it cannot:
           come back column-major and are transposed in place
   gesdd   the SVD of A^T = U' S V'^T is A = V' S U'^T, and a column-major V'^T (ldvt = its
           rows) is a row-major V', so u and vt are written in place with the roles swapped
-Info codes go to the info outputs (getrf, syevd, gesdd); the lowering makes NaNs of them.
+  gtsv    copies of the diagonals (overwritten) and a column-major copy of b, solved and
+          transposed back
+Info codes go to the info outputs (getrf, syevd, gesdd, gtsv); the lowering makes NaNs of them.
 Invariants: never split among threads (LAPACK threads itself); every buffer row-major.
 """
 
@@ -300,8 +302,29 @@ def _gesdd(k: _Kernel) -> None:
     k.batch(_matrices(inst.operands[0].shape.dimensions), one)
 
 
+def _gtsv(k: _Kernel) -> None:
+    ctx, inst = k.ctx, k.inst
+    dl, d, du, rhs = (ctx.inputs[o].ptr for o in inst.operands)
+    x, info = (o.ptr for o in ctx.outputs)
+    wdl, wd, wdu, wb = (w.ptr for w in ctx.work_buffers)
+    dims = inst.operands[3].shape.dimensions
+    m, n = dims[-2:]
+    mm, nn = k.int_ref(m), k.int_ref(n)
+
+    def one(i: ir.Value) -> None:
+        k.memcpy(wdl, k.at(dl, i, m), m)
+        k.memcpy(wd, k.at(d, i, m), m)
+        k.memcpy(wdu, k.at(du, i, m), m)
+        k.transpose_copy(wb, k.at(rhs, i, m * n), m, n)
+        # LAPACK's sub-diagonal starts at A[1, 0]: dl[1:]; the super-diagonal is du[:m-1]
+        k.call("gtsv", [mm, nn, k.at(wdl, i64(1), 1), wd, wdu, wb, mm,
+                        k.at(info, i, 1, I32)])
+        k.transpose_copy(k.at(x, i, m * n), wb, n, m)
+    k.batch(_matrices(dims), one)
+
+
 _EMITTERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf,
-             "orgqr": _orgqr, "syevd": _syevd, "gesdd": _gesdd}
+             "orgqr": _orgqr, "syevd": _syevd, "gesdd": _gesdd, "gtsv": _gtsv}
 
 
 class LapackKind:

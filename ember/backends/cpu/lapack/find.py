@@ -1,7 +1,7 @@
 """LAPACK for generated code: SciPy's `cython_lapack` / `cython_blas` capsules by symbol.
 
 Input: the routines Ember's kernels call (`ROUTINES`: potrf, getrf, geqrf, orgqr, syevd,
-gesdd in s/d, and BLAS's s/dtrsm). Output: `register_symbols(llvm)` binds each
+gesdd, gtsv in s/d, and BLAS's s/dtrsm). Output: `register_symbols(llvm)` binds each
 `ember_lapack_<routine>` symbol to the capsule's function address (once per process; the
 JIT linker calls it before loading object code that names the prefix: jit/llvm_target.py's
 SYMBOL_PROVIDERS); `address(routine)` for compile-time workspace queries (`query`).
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 SYMBOL_PREFIX = "ember_lapack_"
-LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd")
+LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv")
 BLAS = ("trsm",)
 ROUTINES = tuple(p + r for r in LAPACK + BLAS for p in "sd")
 

@@ -1,7 +1,7 @@
 """Which instructions the CPU serves through LAPACK, and the scratch each kernel needs.
 
 Input: an HLO instruction. Output: `routine(inst)` ("potrf", "trsm", "getrf", "geqrf",
-"orgqr", "syevd", "gesdd") or None; `work_shapes(inst)`: the work buffers its kernel takes,
+"orgqr", "syevd", "gesdd", "gtsv") or None; `work_shapes(inst)`: the work buffers its kernel takes,
 in order (a column-major copy of the matrix where the routine needs one, LAPACK's optimal
 workspace, asked once per shape at compile time, and its integer workspace);
 `compilable(inst)`: False for matrices with a zero dimension, which the interpreter runs.
@@ -17,7 +17,7 @@ from ember.hlo.ir import Instruction
 from ember.hlo.shape import Shape, numpy_dtype
 
 _CUSTOM = {f"lapack_{p}{r}_ffi": r for p in "sd"
-           for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd")}
+           for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv")}
 CUSTOM_CALL_TARGETS: frozenset[str] = frozenset(_CUSTOM)
 
 
@@ -57,6 +57,9 @@ def _workspace(name: str, dtype: str, dims: tuple[int, ...]) -> tuple[int, int]:
 def work_shapes(inst: Instruction) -> list[Shape]:
     r = routine(inst)
     et = inst.operands[0].shape.element_type
+    if r == "gtsv":  # copies of the three diagonals (gtsv overwrites them) and of b,
+        m, n = inst.operands[3].shape.dimensions[-2:]  # column-major
+        return [Shape(et, (m,))] * 3 + [Shape(et, (m * n,))]
     m, n = matrix_dims(inst)
     if r == "getrf":
         return [Shape(et, (m * n,))]
