@@ -6,8 +6,9 @@ them: solve_triangular, lu (p, l, u), lu_factor (lu, piv), lu_solve, cho_factor
 ((c, lower)), cho_solve, cholesky, eigh, qr (modes 'full', 'economic', 'r'), svd, inv,
 det, solve (assume_a 'gen', 'sym', 'pos'), expm (scaling and squaring with the degree-13
 Padé approximant), polar (from the SVD), and the structured matrices toeplitz, hankel,
-circulant (batched over leading dimensions), block_diag and hilbert. `overwrite_*` and
-`check_finite` are accepted and ignored, as in JAX.
+circulant (batched over leading dimensions), block_diag, hilbert, companion, leslie,
+hadamard, helmert; expm_frechet (expm's JVP) and eigh_tridiagonal (through the dense
+eigh). `overwrite_*` and `check_finite` are accepted and ignored, as in JAX.
 Generalized problems (eigh with b) and `schur` are not supported (NotImplementedError).
 """
 
@@ -24,8 +25,9 @@ from ember.numpy import _linalg_lapack as _np_linalg
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "det", "eigh",
-           "expm", "hankel", "hilbert", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr",
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
+           "det", "eigh", "eigh_tridiagonal", "expm", "expm_frechet", "hadamard", "hankel",
+           "helmert", "hilbert", "inv", "leslie", "lu", "lu_factor", "lu_solve", "polar", "qr",
            "schur", "solve", "solve_triangular", "svd", "toeplitz"]
 
 
@@ -358,6 +360,99 @@ def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | Non
     else:
         p = jnp.matmul(u * s[None, :], _T(u))
     return unitary, p
+
+
+def companion(a: Any) -> Any:
+    """The companion matrix of the polynomial with coefficients a (highest first): first
+    row -a[1:] / a[0], ones below the diagonal."""
+    jnp = _jnp()
+    check_arraylike("companion", a)
+    a = jnp.asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"Incorrect shape for companion: expected 1D array, got {a.ndim}D")
+    n = a.shape[0]
+    if n < 2:
+        raise ValueError("The length of `a` must be at least 2.")
+    first = -a[1:] / a[0]
+    below = jnp.eye(n - 2, n - 1, dtype=first.dtype)
+    return jnp.concatenate([first[None, :], below], axis=0)
+
+
+def leslie(f: Any, s: Any) -> Any:
+    """The Leslie matrix: fecundities f in the first row, survival rates s below the
+    diagonal."""
+    jnp = _jnp()
+    check_arraylike("leslie", f, s)
+    f, s = jnp.asarray(f), jnp.asarray(s)
+    if f.ndim != 1 or s.ndim != 1 or f.shape[0] != s.shape[0] + 1:
+        raise ValueError("Incorrect lengths for leslie: len(f) must equal len(s) + 1, got "
+                         f"f.shape={f.shape}, s.shape={s.shape}")
+    dtype = jnp.result_type(f, s)
+    n = f.shape[0]
+    below = jnp.zeros((n - 1, n), dtype).at[jnp.arange(n - 1), jnp.arange(n - 1)].set(s)
+    return jnp.concatenate([f.astype(dtype)[None, :], below], axis=0)
+
+
+def hadamard(n: int, dtype: Any = int) -> Any:
+    """The n x n Hadamard matrix (Sylvester's construction; n a power of 2)."""
+    jnp = _jnp()
+    if n < 1 or n & (n - 1):
+        raise ValueError("n must be a positive power of 2.")
+    h = np.ones((1, 1), np.int64)
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return jnp.asarray(h, dtype=dtype)
+
+
+def helmert(n: int, full: bool = False) -> Any:
+    """The (n-1) x n Helmert matrix (n x n with its first row 1/sqrt(n) when full): row k
+    holds k entries 1/sqrt(k (k + 1)), then -k/sqrt(k (k + 1))."""
+    jnp = _jnp()
+    h = np.zeros((n, n))
+    h[0] = 1 / np.sqrt(n) if n else 0
+    for k in range(1, n):
+        h[k, :k] = 1 / np.sqrt(k * (k + 1))
+        h[k, k] = -k / np.sqrt(k * (k + 1))
+    return jnp.asarray(h if full else h[1:], dtype=jnp.result_type(float))
+
+
+def expm_frechet(A: Any, E: Any, *, method: str | None = None, compute_expm: bool = True
+                 ) -> Any:
+    """The Frechet derivative of expm at A in the direction E (the JVP of expm), with
+    expm(A) first when compute_expm."""
+    from ember.ad_api import jvp
+    A, E = _inexact("expm_frechet", A, E)
+    if get_aval(A).shape != get_aval(E).shape:
+        raise ValueError("expected A and E to be the same shape, got "
+                         f"{get_aval(A).shape} and {get_aval(E).shape}")
+    value, derivative = jvp(expm, (A,), (E,))
+    return (value, derivative) if compute_expm else derivative
+
+
+def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None, tol: float | None = None,
+                     key: Any = None) -> Any:
+    """Eigenvalues (ascending; and eigenvectors unless eigvals_only) of the symmetric
+    tridiagonal matrix with diagonal d and off-diagonal e, from the dense eigh; select
+    'a' (all) or 'i' (the indices select_range[0]..select_range[1], inclusive)."""
+    jnp = _jnp()
+    d, e = _inexact("eigh_tridiagonal", d, e)
+    n = get_aval(d).shape[-1]
+    if get_aval(e).shape[-1] != n - 1:
+        raise ValueError("e must have one element fewer than d")
+    t = jnp.zeros(get_aval(d).shape + (n,), get_aval(d).dtype)
+    idx = jnp.arange(n)
+    t = t.at[..., idx, idx].set(d)
+    t = t.at[..., idx[1:], idx[:-1]].set(e).at[..., idx[:-1], idx[1:]].set(e)
+    v, w = lax_linalg.eigh(t, symmetrize_input=False)
+    if select == "i":
+        if select_range is None:
+            raise ValueError("select='i' needs select_range=(lo, hi)")
+        lo, hi = (int(x) for x in select_range)
+        w, v = w[..., lo:hi + 1], v[..., :, lo:hi + 1]
+    elif select != "a":
+        raise NotImplementedError(f"eigh_tridiagonal select={select!r} is not implemented")
+    return w if eigvals_only else (w, v)
 
 
 def schur(a: Any, output: str = "real") -> tuple[Any, Any]:

@@ -134,3 +134,31 @@ def test_structured_matrices(dtype):
 def test_polar(side, dtype):
     a = RNG.standard_normal((4, 3)).astype(dtype)
     _check(lambda x: el.polar(x, side), sl.polar(a, side), (a,), dtype)
+
+
+def test_more_constructors_frechet_and_tridiagonal_eigh(x64):
+    a = np.array([2.0, -3.0, 1.0, 5.0])
+    np.testing.assert_allclose(np.asarray(el.companion(a)), sl.companion(a))
+    f, s = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.6])
+    np.testing.assert_allclose(np.asarray(ember.jit(el.leslie)(f, s)), sl.leslie(f, s))
+    np.testing.assert_array_equal(np.asarray(el.hadamard(8)), sl.hadamard(8))
+    for full in (False, True):
+        np.testing.assert_allclose(np.asarray(el.helmert(5, full)), sl.helmert(5, full),
+                                   rtol=1e-12)
+    with pytest.raises(ValueError, match="power of 2"):
+        el.hadamard(6)
+    m = RNG.standard_normal((3, 3))
+    e = RNG.standard_normal((3, 3))
+    want_value, want_deriv = sl.expm_frechet(m, e)
+    got_value, got_deriv = ember.jit(el.expm_frechet)(m, e)
+    np.testing.assert_allclose(np.asarray(got_value), want_value, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(got_deriv), want_deriv, rtol=1e-8, atol=1e-10)
+    d, off = RNG.standard_normal(5), RNG.standard_normal(4)
+    want = sl.eigh_tridiagonal(d, off, eigvals_only=True)
+    np.testing.assert_allclose(np.asarray(el.eigh_tridiagonal(d, off, eigvals_only=True)),
+                               want, rtol=1e-10, atol=1e-12)
+    w, v = ember.jit(el.eigh_tridiagonal)(d, off)
+    t = np.diag(d) + np.diag(off, 1) + np.diag(off, -1)
+    np.testing.assert_allclose(t @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-10)
+    sub = el.eigh_tridiagonal(d, off, eigvals_only=True, select="i", select_range=(1, 3))
+    np.testing.assert_allclose(np.asarray(sub), want[1:4], rtol=1e-10, atol=1e-12)
