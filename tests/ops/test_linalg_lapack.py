@@ -387,3 +387,23 @@ def test_tridiagonal_solve_grads_and_vmap(x64):
         lax.linalg.tridiagonal_solve(dl[:3], d, du, b)
     with pytest.raises(TypeError, match="Input 3 to tridiagonal_solve must have rank at least"):
         lax.linalg.tridiagonal_solve(dl, d, du, b[:, 0])
+
+
+@pytest.mark.parametrize("shape", [(70, 45), (45, 70), (64, 64), (2, 33, 40)])
+def test_larger_than_a_transpose_tile(shape, x64):
+    """The CPU kernels' tiled row/column-major copies: whole tiles and both strips."""
+    a = _rand(shape, np.float64)
+    m, n = shape[-2:]
+    k = min(m, n)
+    lu, _, perm = ember.jit(lax.linalg.lu)(a)
+    lu, perm = np.asarray(lu), np.asarray(perm)
+    low = np.tril(lu[..., :, :k], -1) + np.eye(m, k)
+    pa = np.take_along_axis(a, perm[..., :, None].astype(np.int64), axis=-2)
+    np.testing.assert_allclose(low @ np.triu(lu[..., :k, :]), pa, atol=1e-10)
+    q, r = ember.jit(lambda x: lax.linalg.qr(x, full_matrices=False))(a)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, atol=1e-10)
+    b = _rand(shape, np.float64)
+    d = _rand(shape[:-1], np.float64) + 6
+    x = ember.jit(lax.linalg.tridiagonal_solve)(d * 0.1, d, d * 0.2, b)
+    np.testing.assert_allclose(np.asarray(x), np.asarray(lax.linalg.tridiagonal_solve(
+        d * 0.1, d, d * 0.2, b)), atol=1e-12)
