@@ -206,13 +206,52 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     return SlogdetResult(sign, logdet)
 
 
-def det(a: Any) -> Any:
-    """Determinant of square matrices: the product of U's diagonal times the pivots' sign."""
+def _det_lu(a: Any) -> Any:
+    lu, pivots, _ = lax_linalg.lu(a)
+    return _parity_sign(pivots, get_aval(a).dtype) * _jnp().prod(_diag(lu), axis=-1)
+
+
+def _adjugate(a: Any) -> Any:
+    """adj(a) (= det(a) a^-1 where a is invertible), finite for singular a too: from the
+    SVD a = U S V^T, adj(a) = det(U) det(V^T) V diag(p) U^T with p_i the product of the
+    singular values but s_i (prefix times suffix products: no division)."""
     jnp = _jnp()
+    u, s, vt = lax_linalg.svd(a, full_matrices=False)
+    ones = jnp.ones_like(s[..., :1])
+    before = jnp.cumprod(jnp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = jnp.flip(jnp.cumprod(jnp.concatenate([ones, jnp.flip(s, -1)[..., :-1]], axis=-1),
+                                 axis=-1), -1)
+    sign = _det_lu(u) * _det_lu(vt)
+    return sign[..., None, None] * jnp.matmul(_T(vt) * (before * after)[..., None, :], _T(u))
+
+
+def _make_det() -> Any:
+    from ember.custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def det_(a: Any) -> Any:
+        return _det_lu(a)
+
+    @det_.defjvp
+    def det_jvp(primals: Any, tangents: Any) -> Any:
+        (a,), (da,) = primals, tangents
+        # d det(a) = trace(adj(a) da): defined (and finite) at singular a as well
+        return _det_lu(a), _jnp().sum(_T(_adjugate(a)) * da, axis=(-2, -1))
+
+    return det_
+
+
+_DET: list[Any] = []
+
+
+def det(a: Any) -> Any:
+    """Determinant of square matrices: the product of U's diagonal times the pivots' sign;
+    its derivative trace(adj(a) da), finite at singular matrices too (as JAX's)."""
     (a,) = _inexact("det", a)
     _square("_det()", a, "")
-    lu, pivots, _ = lax_linalg.lu(a)
-    return _parity_sign(pivots, get_aval(a).dtype) * jnp.prod(_diag(lu), axis=-1)
+    if not _DET:
+        _DET.append(_make_det())
+    return _DET[0](a)
 
 
 def matrix_power(a: Any, n: int) -> Any:

@@ -304,6 +304,12 @@ def test_grads(x64):
     check_grads(lambda x: jnp.linalg.slogdet(x)[1], [a], 1)
     check_grads(jnp.linalg.solve, [a, b], 1)
     check_grads(jnp.linalg.inv, [a], 1, use_jit=True)
+    # det's derivative is the adjugate's transpose, finite at singular matrices (as JAX)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for g in (ember.grad(jnp.linalg.det)(singular),
+              ember.jit(ember.grad(jnp.linalg.det))(singular)):
+        np.testing.assert_allclose(np.asarray(g), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(ember.grad(jnp.linalg.det)(np.zeros((2, 2)))), 0)
     with pytest.raises(NotImplementedError, match="QR decomposition derivative"):
         ember.jvp(lambda x: jnp.linalg.qr(x, mode="complete"), (tall,), (tall,))
 
