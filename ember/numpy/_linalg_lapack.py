@@ -186,15 +186,8 @@ def _parity_sign(pivots: Any, dtype: Any) -> Any:
     return jnp.where(swaps % 2 == 1, -1, 1).astype(dtype)
 
 
-def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
-    """sign and log|det| of square matrices, from LU."""
+def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     jnp = _jnp()
-    (a,) = _inexact("slogdet", a)
-    _square("slogdet()", a, "")
-    if method not in (None, "lu"):
-        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
-                         "(`None`), and 'qr'." if method != "qr" else
-                         "slogdet method 'qr' is not supported by Ember yet")
     dtype = get_aval(a).dtype
     lu, pivots, _ = lax_linalg.lu(a)
     d = _diag(lu)
@@ -203,7 +196,43 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     logdet = jnp.sum(jnp.log(jnp.abs(d)), axis=-1)
     sign = jnp.where(zero, jnp.zeros((), dtype), sign)
     logdet = jnp.where(zero, jnp.array(-np.inf, dtype), logdet)
+    return sign, logdet
+
+
+def _make_slogdet() -> Any:
+    from ember.custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def slogdet_(a: Any) -> tuple[Any, Any]:
+        return _slogdet_lu(a)
+
+    @slogdet_.defjvp
+    def slogdet_jvp(primals: Any, tangents: Any) -> Any:
+        (a,), (da,) = primals, tangents
+        jnp = _jnp()
+        sign, logdet = _slogdet_lu(a)
+        # d log|det a| = trace(a^-1 da); the sign is piecewise constant
+        dlog = jnp.trace(solve(a, da), axis1=-2, axis2=-1)
+        return (sign, logdet), (jnp.zeros_like(sign), dlog)
+
+    return slogdet_
+
+
+def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
+    """sign and log|det| of square matrices, from LU; d log|det| = trace(a^-1 da)."""
+    (a,) = _inexact("slogdet", a)
+    _square("slogdet()", a, "")
+    if method not in (None, "lu"):
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
+                         "(`None`), and 'qr'." if method != "qr" else
+                         "slogdet method 'qr' is not supported by Ember yet")
+    if not _SLOGDET:
+        _SLOGDET.append(_make_slogdet())
+    sign, logdet = _SLOGDET[0](a)
     return SlogdetResult(sign, logdet)
+
+
+_SLOGDET: list[Any] = []
 
 
 def _det_lu(a: Any) -> Any:
