@@ -46,6 +46,8 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
   convolution: window (tuple of hlo/window.py WindowDim), dim_labels ("b01f_01io->b01f"),
                feature_group_count, batch_group_count (ints, printed unless 1)
   reduce-window: window (operand, init value; to_apply the scalar combiner)
+  cholesky: lower (bool); triangular-solve: left_side, lower, unit_diagonal (bools),
+            transpose_a ("NO_TRANSPOSE"|"TRANSPOSE"|"ADJOINT")
 """
 
 from __future__ import annotations
@@ -159,6 +161,10 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("custom-call", None, expensive=True,
                        attrs=("custom_call_target", "custom_call_has_side_effect",
                               "backend_config")))
+    # dense linear algebra (the LAPACK-backed rest is custom calls: hlo/evaluator/linalg.py)
+    rows.append(OpInfo("cholesky", 1, expensive=True, attrs=("lower",)))
+    rows.append(OpInfo("triangular-solve", 2, expensive=True,
+                       attrs=("left_side", "lower", "unit_diagonal", "transpose_a")))
     return rows
 
 

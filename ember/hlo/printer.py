@@ -44,8 +44,8 @@ DIMS_ATTRS = {"dimensions", "offset_dims", "collapsed_slice_dims", "start_index_
 INT_ATTRS = {"index", "iota_dimension", "index_vector_dim", "exponent_bits", "mantissa_bits",
              "feature_group_count", "batch_group_count"}
 BOOL_ATTRS = {"is_stable", "indices_are_sorted", "unique_indices",
-              "custom_call_has_side_effect"}
-BARE_ATTRS = {"direction", "kind", "dim_labels"}
+              "custom_call_has_side_effect", "left_side", "lower", "unit_diagonal"}
+BARE_ATTRS = {"direction", "kind", "dim_labels", "transpose_a"}
 OMIT_WHEN_ONE = {"feature_group_count", "batch_group_count"}  # (as XLA prints them)
 STRING_ATTRS = {"custom_call_target", "backend_config"}
 OMIT_WHEN_EMPTY = {"lhs_batch_dims", "rhs_batch_dims"}

@@ -594,3 +594,36 @@ def infer_shape(opcode: str, operand_shapes: Sequence[Shape], attrs: dict[str, A
 
 def element_count(shape: Shape) -> int:
     return prod(shape.dimensions)
+
+
+def _square_matrices(opcode: str, a: Shape, shapes: list[Shape]) -> None:
+    _array(opcode, a, shapes)
+    if a.element_type not in ("f32", "f64"):
+        raise _fail(opcode, f"needs an f32 or f64 operand, got {a.element_type}", shapes)
+    if a.rank < 2 or a.dimensions[-1] != a.dimensions[-2]:
+        raise _fail(opcode, "needs square matrices in the last two dimensions", shapes)
+
+
+@_rule("cholesky")
+def _cholesky(opcode, shapes, attrs, called, hint):
+    (a,) = shapes
+    _square_matrices(opcode, a, shapes)
+    return a.without_layout()
+
+
+@_rule("triangular-solve")
+def _triangular_solve(opcode, shapes, attrs, called, hint):
+    a, b = shapes
+    _square_matrices(opcode, a, shapes)
+    _array(opcode, b, shapes)
+    if b.element_type != a.element_type or b.rank != a.rank:
+        raise _fail(opcode, "operands must have one element type and rank", shapes)
+    if b.dimensions[:-2] != a.dimensions[:-2]:
+        raise _fail(opcode, "operands must have equal batch dimensions", shapes)
+    m = a.dimensions[-1]
+    side = b.dimensions[-2] if attrs.get("left_side") else b.dimensions[-1]
+    if side != m:
+        raise _fail(opcode, "b's solved dimension must match a's", shapes)
+    if attrs.get("transpose_a", "NO_TRANSPOSE") not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
+        raise _fail(opcode, f"bad transpose_a {attrs.get('transpose_a')}", shapes)
+    return b.without_layout()

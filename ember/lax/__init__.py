@@ -10,6 +10,7 @@ pmean, pmax, pmin, all_gather, axis_index over vmap's named axes), _user_reducti
 (associative_scan, reduce with a user's computation).
 """
 
+from ember.lax import linalg as linalg  # jax.lax.linalg, a submodule
 from ember.lax._base import convert_element_type
 from ember.lax._control_flow import *  # noqa: F403
 from ember.lax._control_flow import __all__ as _control_flow_all

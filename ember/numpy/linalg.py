@@ -1,13 +1,15 @@
-"""ember.numpy.linalg: norms (norm, vector_norm, matrix_norm) and the Array API's linalg
-aliases of products (matmul, vecdot, outer, tensordot, trace, diagonal, matrix_transpose).
+"""ember.numpy.linalg: norms (norm, vector_norm, matrix_norm), the Array API's linalg
+aliases of products (matmul, vecdot, outer, tensordot, trace, diagonal, matrix_transpose),
+and the decompositions and solvers of `_linalg_lapack.py` (solve, inv, cholesky, qr, eigh,
+eigvalsh, svd, svdvals, det, slogdet, lstsq, pinv, matrix_rank, matrix_power, cond,
+multi_dot, tensorsolve, tensorinv, cross; real float32/float64 only).
 
 Input: array-likes; integer inputs are promoted to the default float, as jnp does.
 Output: ember arrays/tracers. Vector norms: ord None/2 -> sqrt(sum(x*x)), 1 -> sum|x|,
 inf -> max|x|, -inf -> min|x|, 0 -> count of non-zeros, other p -> (sum|x|^p)^(1/p).
 Matrix norms over two axes: 'fro' (and None) -> sqrt(sum(x*x)), 1/-1 -> max/min column sum
-of |x|, inf/-inf -> max/min row sum, 2/-2/'nuc' -> from singular values, which need an SVD
-that Ember does not have as a primitive: they are computed eagerly from a concrete input and
-raise a ConcretizationTypeError under jit.
+of |x|, inf/-inf -> max/min row sum, 2/-2/'nuc' -> the largest, smallest and summed singular values
+(the svd primitive, so under jit too).
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ from typing import Any
 import numpy as np
 
 from ember import lax
-from ember.core.errors import ConcretizationTypeError
-from ember.core.trace import Tracer, get_aval
+from ember.core.trace import get_aval
 from ember.numpy import _linalg, _manipulation
+from ember.numpy import _linalg_lapack as _lapack
+from ember.numpy._linalg_lapack import *  # noqa: F403
+from ember.numpy._linalg_lapack import __all__ as _lapack_all
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_dtypes_inexact
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
-           "trace", "diagonal", "matrix_transpose"]
+           "trace", "diagonal", "matrix_transpose", *_lapack_all]
 
 
 def _reductions() -> Any:
@@ -70,18 +74,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
         out = pick(sums, axis=reduced_axis, keepdims=True)
         return out if keepdims else lax.squeeze(out, sorted(axes))
     if ord in (2, -2, "nuc"):
-        if isinstance(x, Tracer):
-            raise ConcretizationTypeError(
-                f"norm(ord={ord!r}) needs singular values, which Ember computes only from a "
-                f"concrete array (outside jit); got a traced {get_aval(x).str_short()}.")
-        value = np.asarray(x)
-        moved = np.moveaxis(value, axes, (-2, -1))
-        sv = np.linalg.svd(moved.astype(np.float64), compute_uv=False)
-        res = {2: sv.max(-1, initial=0.0), -2: sv.min(-1) if sv.shape[-1] else sv.sum(-1),
-               "nuc": sv.sum(-1)}[ord]
-        if keepdims:
-            res = np.expand_dims(res, sorted(axes))
-        return lax.convert_element_type(np.asarray(res), get_aval(x).dtype)
+        return _lapack.singular_value_norm(x, ord, axes, keepdims)
     raise ValueError(f"Invalid norm order {ord!r} for matrices.")
 
 

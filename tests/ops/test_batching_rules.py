@@ -169,6 +169,22 @@ SORTING = [
     Rec("top_k_axis0", lambda x: lax.top_k(x, 2, axis=0), (f(3, 5),)),
     Rec("top_k_1d", lambda x: lax.top_k(x, 4), (f(6),)),
 ]
+_EYE3 = np.eye(3, dtype=F) * 6
+LINALG = [  # LAPACK per matrix: float results within rounding, eigenvector signs left out
+    Rec("cholesky", lambda x: lax.linalg.cholesky(x @ x.T + _EYE3), (f(3, 3),), 1e-4),
+    Rec("triangular_solve", lambda a, b: lax.linalg.triangular_solve(
+        a + _EYE3, b, left_side=True, lower=True), (f(3, 3), f(3, 2)), 1e-4),
+    Rec("triangular_solve_right_t", lambda a, b: lax.linalg.triangular_solve(
+        a + _EYE3, b, transpose_a=True, unit_diagonal=True), (f(3, 3), f(2, 3)), 1e-4),
+    Rec("lu", lambda x: lax.linalg.lu(x), (f(3, 4),), 1e-4),
+    Rec("qr", lambda x: lax.linalg.qr(x, full_matrices=False), (f(4, 3),), 1e-4),
+    Rec("eigh", lambda x: (lambda v, w: (v * v, w))(*lax.linalg.eigh(x + x.T)), (f(3, 3),),
+        1e-4),
+    Rec("svd", lambda x: (lambda u, s, vt: (u * u, s, vt * vt))(
+        *lax.linalg.svd(x, full_matrices=False)), (f(3, 4),), 1e-4),
+    Rec("tridiagonal_solve", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 9, du, b),
+        (f(4), f(4), f(4), f(4, 2)), 1e-4),
+]
 H = np.float16
 DTYPES = [  # the same rules on other element types (float16 sums within float16 rounding)
     Rec("f16_pad_transpose", lambda x, v: lax.transpose(lax.pad(x, v, ((1, 0, 1), (0, 1, 0))),
@@ -187,7 +203,7 @@ DTYPES = [  # the same rules on other element types (float16 sums within float16
     Rec("f16_to_i8_convert", lambda x: lax.convert_element_type(x, np.int8), (Spec(S, H),)),
 ]
 TABLES = {"shapes": SHAPES, "dtypes": DTYPES, "conversions": CONVERSIONS, "reductions": REDUCTIONS,
-          "dots": DOTS, "slicing": SLICING, "sorting": SORTING}
+          "dots": DOTS, "slicing": SLICING, "sorting": SORTING, "linalg": LINALG}
 
 # ---------------------------------------------------------------------------------------------
 # Drawing configurations and the reference.

@@ -165,7 +165,26 @@ SORTING = [
     Rec("top_k", lambda x: lax.top_k(x, 3)[0], ((3, 5),)),
     Rec("top_k_axis0", lambda x: lax.top_k(x, 2, axis=0)[0], ((3, 5),)),
 ]
-STRUCTURAL += INDEXED + SORTING
+_EYE4 = 8 * np.eye(4)
+LINALG = [  # well-conditioned points: SPD, diagonally dominant, distinct eigenvalues
+    Rec("cholesky", lambda x: lax.linalg.cholesky(x @ x.T + _EYE4), ((4, 4),)),
+    Rec("triangular_solve_a_b", lambda a, b: lax.linalg.triangular_solve(
+        a + _EYE4, b, left_side=True, lower=True), ((4, 4), (4, 2))),
+    Rec("triangular_solve_right_t_unit", lambda a, b: lax.linalg.triangular_solve(
+        a + _EYE4, b, transpose_a=True, unit_diagonal=True), ((4, 4), (2, 4))),
+    Rec("lu", lambda x: lax.linalg.lu(x + _EYE4)[0], ((4, 4),)),
+    Rec("lu_wide", lambda x: lax.linalg.lu(x)[0], ((3, 5),)),
+    Rec("qr", lambda x: lax.linalg.qr(x, full_matrices=False), ((5, 3),)),
+    Rec("eigh", lambda x: lax.linalg.eigh(x + x.T + np.diag([0.0, 3.0, 6.0, 9.0])), ((4, 4),),
+        -0.5, 0.5),
+    Rec("svd", lambda x: lax.linalg.svd(x + np.diag([1.0, 3.0, 5.0]) @ np.eye(3, 4),
+                                        full_matrices=False), ((3, 4),), -0.5, 0.5),
+    Rec("det", jnp.linalg.det, ((3, 3),)),
+    Rec("solve", lambda a, b: jnp.linalg.solve(a + 6 * np.eye(3), b), ((3, 3), (3, 2))),
+    Rec("tridiagonal_solve", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 5, du, b),
+        ((4,), (4,), (4,), (4, 2))),
+]
+STRUCTURAL += INDEXED + SORTING + LINALG
 RECORDS = UNARY + BINARY + STRUCTURAL
 
 

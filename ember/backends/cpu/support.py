@@ -15,8 +15,12 @@ from ember.hlo.ir import Module
 from ember.hlo.shape import Shape
 
 UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
-# custom-call targets with a CPU kernel (host callbacks: callbacks.py); others are unsupported
-SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"})
+# custom-call targets with a CPU kernel (host callbacks: callbacks.py; XLA's LAPACK names:
+# lapack/); others are unsupported
+SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | frozenset(
+    f"lapack_{p}{r}_ffi" for p in "sd"
+    for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv"))
+_LAPACK_OPCODES = ("cholesky", "triangular-solve", "custom-call")
 # bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
 UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16"})
 
@@ -25,6 +29,14 @@ def _leaf_types(shape: Shape) -> list[str]:
     if shape.is_tuple:
         return [t for s in shape.tuple_shapes for t in _leaf_types(s)]
     return [shape.element_type]
+
+
+def _lapack_compilable(inst) -> bool:
+    """LAPACK kernels take non-empty matrices (the interpreter runs empty ones)."""
+    if inst.opcode == "custom-call" and not str(
+            inst.attrs.get("custom_call_target", "")).startswith("lapack_"):
+        return True
+    return all(o.shape.size > 0 for o in inst.operands)
 
 
 def check_supported(module: Module) -> None:
@@ -37,6 +49,8 @@ def check_supported(module: Module) -> None:
             elif (inst.opcode == "custom-call"
                   and inst.attrs.get("custom_call_target") not in SUPPORTED_CUSTOM_CALLS):
                 bad.add(f"custom-call {inst.attrs.get('custom_call_target')}")
+            if inst.opcode in _LAPACK_OPCODES and not _lapack_compilable(inst):
+                bad.add(f"{inst.opcode} on an empty matrix")
             types.update(t for t in _leaf_types(inst.shape) if t in UNSUPPORTED_ELEMENT_TYPES)
     if bad or types:
         detail = f"element types {sorted(types)}" if types else ""

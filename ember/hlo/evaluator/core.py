@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.hlo.accumulation import accumulation_dtype
-from ember.hlo.evaluator import indexing, windows
+from ember.hlo.evaluator import indexing, linalg, windows
 from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
 from ember.hlo.evaluator.elementwise import (
     ELEMENTWISE,
@@ -529,6 +529,20 @@ def _conditional(inst, vals):
 @_handles("call", "fusion")
 def _call(inst, vals):
     return evaluate_computation(inst.called_computations[0], vals)
+
+
+@_handles("cholesky")
+def _cholesky(inst, vals):
+    return linalg.cholesky(vals[0], bool(inst.attrs.get("lower", False)))
+
+
+@_handles("triangular-solve")
+def _triangular_solve(inst, vals):
+    return linalg.triangular_solve(
+        vals[0], vals[1], left_side=bool(inst.attrs.get("left_side", False)),
+        lower=bool(inst.attrs.get("lower", False)),
+        transpose_a=inst.attrs.get("transpose_a", "NO_TRANSPOSE") != "NO_TRANSPOSE",
+        unit_diagonal=bool(inst.attrs.get("unit_diagonal", False)))
 
 
 @_handles("custom-call")

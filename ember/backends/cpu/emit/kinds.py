@@ -216,6 +216,15 @@ def graph_root(inst: Instruction) -> Instruction:
 Test = Callable[[Instruction, Instruction, Schedule], bool]  # (inst, root, schedule)
 
 
+def _is_lapack(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
+    """cholesky, triangular-solve or a LAPACK custom call (backends/cpu/lapack/)."""
+    if inst.opcode not in ("cholesky", "triangular-solve", "custom-call"):
+        return False
+    from ember.backends.cpu.lapack.plan import routine
+
+    return routine(inst) is not None
+
+
 def _is_callback(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
     if inst.opcode != "custom-call":
         return False
@@ -273,6 +282,7 @@ class KindEntry(FrozenRecord):
 
 _EMIT = "ember.backends.cpu.emit"
 KINDS: tuple[KindEntry, ...] = (
+    KindEntry("lapack", _is_lapack, "ember.backends.cpu.lapack.emit:KIND"),
     KindEntry("callback", _is_callback, f"{_EMIT}.callbacks:KIND"),
     KindEntry("row", _is_row, f"{_EMIT}.rows:KIND"),
     KindEntry("reduce", _is_reduce, f"{_EMIT}.kernels:REDUCE"),

@@ -133,7 +133,7 @@ def schedule_computation(sched, module: Module, comp: Computation, params: list
             if inst.shape.size > 0 or inst.shape.is_tuple:
                 steps.append(inst)
             # the same work buffers build_schedule gives entry kernels
-            if op == "sort" or s.has_dot(inst):
+            if op == "sort" or s.has_dot(inst) or s.has_lapack(inst):
                 s.add_work(sched, inst)
     return steps
 

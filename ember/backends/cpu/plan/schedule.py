@@ -262,7 +262,7 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
                 sched.kernels.append(inst)
             elif inst.shape.size > 0 or inst.shape.is_tuple:
                 sched.kernels.append(inst)
-            if op == "sort":
+            if op == "sort" or has_lapack(inst):
                 add_work(sched, inst)
             elif has_dot(inst):  # packed operands, the dot under an epilogue
                 add_work(sched, inst)
@@ -285,11 +285,23 @@ def has_dot(inst: Instruction) -> bool:
     return find_dot(inst) is not None
 
 
+def has_lapack(inst: Instruction) -> bool:
+    """`inst` runs through LAPACK (backends/cpu/lapack/): cholesky, triangular-solve, or a
+    custom call named lapack_*."""
+    return inst.opcode in ("cholesky", "triangular-solve") or (
+        inst.opcode == "custom-call"
+        and str(inst.attrs.get("custom_call_target", "")).startswith("lapack_"))
+
+
 def add_work(sched: Schedule, inst: Instruction) -> None:
     """Scratch `inst` needs while it runs: a sort's merge buffers (one per operand); a dot's
-    packed operands and the product under an epilogue (dot_plan.py)."""
+    packed operands and the product under an epilogue (dot_plan.py); a LAPACK routine's
+    column-major copy and workspace (lapack/plan.py)."""
     if inst.opcode == "sort":
         shapes = [o.shape for o in inst.operands]
+    elif has_lapack(inst):
+        from ember.backends.cpu.lapack.plan import work_shapes
+        shapes = work_shapes(inst)
     else:
         from ember.backends.cpu.dot.plan import plan as plan_dot
         shapes = [s for _, s in plan_dot(inst).work_shapes()]

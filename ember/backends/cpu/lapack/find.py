@@ -1,0 +1,98 @@
+"""LAPACK for generated code: SciPy's `cython_lapack` / `cython_blas` capsules by symbol.
+
+Input: the routines Ember's kernels call (`ROUTINES`: potrf, getrf, geqrf, orgqr, syevd,
+gesdd, gtsv in s/d, and BLAS's s/dtrsm). Output: `register_symbols(llvm)` binds each
+`ember_lapack_<routine>` symbol to the capsule's function address (once per process; the
+JIT linker calls it before loading object code that names the prefix: jit/llvm_target.py's
+SYMBOL_PROVIDERS); `address(routine)` for compile-time workspace queries (`query`).
+ABI: SciPy's C wrappers of the Fortran routines: column-major, every argument by pointer,
+32-bit integers, CHARACTER arguments as `char *` (no hidden lengths).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+import numpy as np
+
+SYMBOL_PREFIX = "ember_lapack_"
+LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv")
+BLAS = ("trsm",)
+ROUTINES = tuple(p + r for r in LAPACK + BLAS for p in "sd")
+
+_LOCK = threading.Lock()
+_ADDRESSES: dict[str, int] = {}
+_registered = False
+
+
+def _capsule_pointer(capsule: object) -> int:
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule)) or 0
+
+
+def address(routine: str) -> int:
+    """The function address of `routine` ('dgetrf', 'strsm'), looked up once."""
+    with _LOCK:
+        if not _ADDRESSES:
+            from scipy.linalg import cython_blas, cython_lapack
+            for r in ROUTINES:
+                capi = (cython_blas if r[1:] in BLAS else cython_lapack).__pyx_capi__
+                _ADDRESSES[r] = _capsule_pointer(capi[r])
+        return _ADDRESSES[routine]
+
+
+def register_symbols(llvm: Any) -> None:
+    """Bind every `ember_lapack_<routine>` for the JIT linker (once per process)."""
+    global _registered
+    if not _registered:
+        for r in ROUTINES:
+            llvm.add_symbol(SYMBOL_PREFIX + r, address(r))
+        _registered = True
+
+
+def query(routine: str, *args: Any) -> None:
+    """Call `routine` from Python with `args` (ctypes objects passed by pointer): for the
+    workspace queries (lwork = -1), which touch no matrix."""
+    fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(args)))(address(routine))
+    fn(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) if not isinstance(a, ctypes.Array)
+         else ctypes.cast(a, ctypes.c_void_p) for a in args])
+
+
+def workspace(routine: str, dtype: Any, *dims: int) -> tuple[int, int]:
+    """(lwork, liwork) LAPACK asks for: geqrf (m, n), orgqr (m, n, k), syevd (n),
+    gesdd (m, n, jobz as 0 'N' / 1 'S' / 2 'A'); liwork 0 where the routine has none."""
+    i32, c = ctypes.c_int32, ctypes.c_char
+    real = ctypes.c_float if np.dtype(dtype) == np.float32 else ctypes.c_double
+    name = ("s" if np.dtype(dtype) == np.float32 else "d") + routine
+    work = (real * 2)()
+    iwork = (i32 * 2)()
+    dummy = (real * 4)()
+    info = i32(0)
+    minus1 = i32(-1)
+    if routine == "geqrf":
+        m, n = dims
+        query(name, i32(m), i32(n), dummy, i32(max(m, 1)), dummy, work, minus1, info)
+    elif routine == "orgqr":
+        m, n, k = dims
+        query(name, i32(m), i32(n), i32(k), dummy, i32(max(m, 1)), dummy, work, minus1, info)
+    elif routine == "syevd":
+        (n,) = dims
+        query(name, c(b"V"), c(b"L"), i32(n), dummy, i32(max(n, 1)), dummy, work, minus1,
+              iwork, minus1, info)
+        return max(int(work[0]), 1), max(int(iwork[0]), 1)
+    elif routine == "gesdd":
+        m, n, job = dims
+        jobz = b"NSA"[job:job + 1]
+        query(name, c(jobz), i32(m), i32(n), dummy, i32(max(m, 1)), dummy, dummy,
+              i32(max(m, 1)), dummy, i32(max(n, 1)), work, minus1, iwork, info)
+    else:  # pragma: no cover - caller's bug
+        raise ValueError(f"no workspace query for {routine}")
+    if info.value != 0:
+        raise RuntimeError(f"LAPACK {name} workspace query failed (info={info.value})")
+    return max(int(work[0]), 1), 0

@@ -1,0 +1,132 @@
+"""ember.lax.linalg: dense linear algebra as `jax.lax.linalg` (real float32/float64 only).
+
+Input: arrays whose last two dimensions are matrices (leading dimensions batch).
+Output: the primitives' results (prims/linalg.py):
+  cholesky(x, symmetrize_input=True) -> lower factor (NaN when not positive definite)
+  triangular_solve(a, b, left_side=False, lower=False, transpose_a=False,
+                   conjugate_a=False, unit_diagonal=False) -> x
+  lu(x) -> (lu, pivots, permutation); lu_pivots_to_permutation(pivots, permutation_size)
+  qr(x, full_matrices=True) -> (q, r)
+  eigh(x, lower=True, symmetrize_input=True, sort_eigenvalues=True) -> (v, w)
+  svd(x, full_matrices=True, compute_uv=True) -> (u, s, vh), or s
+  tridiagonal_solve(dl, d, du, b) -> x
+Complex inputs, `eig`, `pivoting=True` QR and `subset_by_index` are not supported: they
+raise NotImplementedError (complex: TypeError from the primitive).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.lax import _ops as L
+from ember.lax._base import aval_of
+from ember.prims.linalg import (
+    cholesky_p,
+    eigh_p,
+    lu_p,
+    lu_pivots_to_permutation_p,
+    qr_p,
+    svd_p,
+    triangular_solve_p,
+    tridiagonal_solve_p,
+)
+
+__all__ = ["cholesky", "cholesky_p", "eig", "eigh", "eigh_p", "lu", "lu_p",
+           "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
+           "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
+           "tridiagonal_solve_p"]
+
+
+def _sym(x: Any, name: str) -> Any:
+    """(x + x^T) / 2 over the last two dimensions."""
+    nd = aval_of(x).ndim
+    if nd < 2:
+        raise TypeError(f"Input 0 to {name} must have rank at least 2, but got "
+                        f"shape={aval_of(x).shape}")
+    xt = L.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    return L.mul(L.add(x, xt), L.full_like(x, 0.5))
+
+
+def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
+    """The lower Cholesky factor of symmetric positive definite matrices (NaN if not)."""
+    if symmetrize_input:
+        x = _sym(x, "cholesky")
+    return cholesky_p.bind(x)
+
+
+def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False) -> Any:
+    """x with op(a) x = b (left_side) or x op(a) = b, reading a's `lower` (else upper)
+    triangle; op transposes a when transpose_a (conjugate_a is moot for real a)."""
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a),
+                                   conjugate_a=bool(conjugate_a),
+                                   unit_diagonal=bool(unit_diagonal))
+
+
+def lu(x: Any) -> tuple[Any, Any, Any]:
+    """LU decomposition with partial pivoting: (lu, pivots, permutation), where
+    x[..., permutation, :] = L U, L unit lower (below lu's diagonal), U upper."""
+    out = lu_p.bind(x)
+    return out[0], out[1], out[2]
+
+
+def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
+    """The permutation of range(permutation_size) made by LU's row swaps `pivots`."""
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(permutation_size))
+
+
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Any, Any]:
+    """QR decomposition: (q, r), q with orthonormal columns, r upper triangular."""
+    if pivoting:
+        raise NotImplementedError("Ember's qr does not support pivoting=True yet")
+    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
+    return q, r
+
+
+def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None
+         ) -> tuple[Any, Any]:
+    """Eigendecomposition of symmetric matrices: (v, w), eigenvectors in v's columns,
+    eigenvalues w ascending."""
+    if subset_by_index is not None:
+        raise NotImplementedError("Ember's eigh does not support subset_by_index yet")
+    if symmetrize_input:
+        x = _sym(x, "eigh")
+    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
+    return v, w
+
+
+def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Any:
+    """Singular value decomposition: (u, s, vh) with s descending, or s alone."""
+    if subset_by_index is not None:
+        raise NotImplementedError("Ember's svd does not support subset_by_index yet")
+    outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return outs[0]
+    s, u, vt = outs
+    return u, s, vt
+
+
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """x with A x = b for the tridiagonal A of sub-diagonal dl, diagonal d and
+    super-diagonal du (each (..., m); dl[..., 0] and du[..., m-1] are not read); NaN where A
+    is singular."""
+    return tridiagonal_solve_p.bind(dl, d, du, b)
+
+
+def eig(x: Any, *, compute_left_eigenvectors: bool = True,
+        compute_right_eigenvectors: bool = True, use_magma: bool | None = None) -> Any:
+    """Not supported: the eigenvalues of a general matrix are complex, and Ember has no
+    complex numbers in compiled code yet."""
+    raise NotImplementedError("eig (non-symmetric eigendecomposition) needs complex numbers, "
+                              "which Ember does not support yet; use eigh for symmetric "
+                              "matrices")
+
+
+from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

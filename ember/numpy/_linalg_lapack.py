@@ -1,0 +1,539 @@
+"""ember.numpy.linalg's decompositions and what is built on them (real float32/float64).
+
+Input: array-likes (integers promote to the default float, as jnp does), matrices in the
+last two dimensions with any leading batch. Output: ember arrays, with JAX's result
+namedtuples (EighResult, QRResult, SVDResult, SlogdetResult) and error texts.
+Built on ember.lax.linalg (prims/linalg.py): solve/inv/det/slogdet on LU, lstsq/pinv/
+matrix_rank/cond/norm(2, -2, 'nuc') on the SVD. Singular or non-positive-definite input
+gives NaNs/infinities as in JAX, never an exception. eig/eigvals need complex results and
+raise NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ember.core.trace import get_aval
+from ember.lax import linalg as lax_linalg
+from ember.numpy._promote import check_arraylike
+from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+def _jnp() -> Any:
+    import ember.numpy as jnp
+    return jnp
+
+
+def _inexact(name: str, *xs: Any) -> list[Any]:
+    check_arraylike(name, *xs)
+    return list(_promote_inexact(*xs))
+
+
+def _square(name: str, a: Any, suffix: str = ".") -> None:
+    shape = get_aval(a).shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"Argument to {name} must have shape [..., n, n], got {shape}{suffix}")
+
+
+def _T(x: Any) -> Any:
+    return _jnp().swapaxes(x, -1, -2)
+
+
+def _diag(x: Any) -> Any:
+    return _jnp().diagonal(x, 0, -2, -1)
+
+
+# -- factorizations ------------------------------------------------------------------------------
+
+def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
+    """Cholesky factor of symmetric positive definite matrices (lower, or upper = L^T);
+    NaN where the matrix is not positive definite."""
+    (a,) = _inexact("cholesky", a)
+    low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
+    return _T(low) if upper else low
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """QR decomposition: mode 'reduced' (default), 'complete' or 'r'."""
+    (a,) = _inexact("qr", a)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices."""
+    (a,) = _inexact("eigh", a)
+    if UPLO is None or UPLO == "L":
+        lower = True
+    elif UPLO == "U":
+        lower = False
+    else:
+        raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index: tuple[int, int] | None = None) -> Any:
+    """Singular value decomposition: SVDResult(U, S, Vh), or S alone."""
+    (a,) = _inexact("svd", a)
+    out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                         subset_by_index=subset_by_index)
+    return SVDResult(*out) if compute_uv else out
+
+
+def svdvals(x: Any, /) -> Any:
+    """Singular values, descending."""
+    return svd(x, compute_uv=False)
+
+
+def eig(a: Any) -> Any:
+    """Not supported: a general matrix's eigenvalues are complex."""
+    raise NotImplementedError("jnp.linalg.eig needs complex numbers, which Ember does not "
+                              "support yet; use eigh for symmetric matrices")
+
+
+def eigvals(a: Any) -> Any:
+    """Not supported: a general matrix's eigenvalues are complex."""
+    raise NotImplementedError("jnp.linalg.eigvals needs complex numbers, which Ember does not "
+                              "support yet; use eigvalsh for symmetric matrices")
+
+
+# -- LU-based ------------------------------------------------------------------------------------
+
+def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
+    """Solve with a's LU factors for matrices b [..., n, k] (batch shapes equal)."""
+    jnp = _jnp()
+    pb = jnp.take_along_axis(b, perm[..., :, None], axis=-2)
+    y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
+    return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """x with a x = b: b a vector (1-D) or a batch of matrices [..., n, k]."""
+    jnp = _jnp()
+    a, b = _inexact("solve", a, b)
+    _square("solve", a)
+    ash, bsh = get_aval(a).shape, get_aval(b).shape
+    n = ash[-1]
+    if len(bsh) == 1:
+        if bsh[0] != n:
+            raise ValueError(f"solve: a has shape {ash} and b has shape {bsh}; b's size must "
+                             f"match a's last dimension {n}")
+        bm = jnp.broadcast_to(b[:, None], ash[:-2] + (n, 1))
+        return solve(a, bm)[..., 0]
+    if len(bsh) == len(ash) - 1:
+        raise ValueError(f"Invalid shapes for solve: {ash}, {bsh}. Prior to JAX v0.5.0, this "
+                         "would have been treated as a batched 1-dimensional solve. To recover "
+                         "this behavior, use solve(a, b[..., None]).squeeze(-1).")
+    if bsh[-2] != n:
+        raise ValueError(f"solve: a has shape {ash} and b has shape {bsh}; b's "
+                         f"second-to-last dimension must be {n}")
+    batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
+    a = jnp.broadcast_to(a, batch + ash[-2:])
+    b = jnp.broadcast_to(b, batch + bsh[-2:])
+    lu, _, perm = lax_linalg.lu(a)
+    return _lu_solve(lu, perm, b)
+
+
+def inv(a: Any) -> Any:
+    """The inverse of square matrices (infinities/NaNs when singular)."""
+    jnp = _jnp()
+    (a,) = _inexact("inv", a)
+    _square("inv", a)
+    shape = get_aval(a).shape
+    eye = jnp.broadcast_to(jnp.eye(shape[-1], dtype=get_aval(a).dtype), shape)
+    return solve(a, eye)
+
+
+def _parity_sign(pivots: Any, dtype: Any) -> Any:
+    """(-1)^(number of actual row swaps) of LU's pivots."""
+    jnp = _jnp()
+    k = get_aval(pivots).shape[-1]
+    swaps = jnp.sum(pivots != jnp.arange(k, dtype=pivots.dtype), axis=-1)
+    return jnp.where(swaps % 2 == 1, -1, 1).astype(dtype)
+
+
+def _slogdet_lu(a: Any) -> tuple[Any, Any]:
+    jnp = _jnp()
+    dtype = get_aval(a).dtype
+    lu, pivots, _ = lax_linalg.lu(a)
+    d = _diag(lu)
+    zero = jnp.any(d == 0, axis=-1)
+    sign = _parity_sign(pivots, dtype) * jnp.prod(jnp.sign(d), axis=-1)
+    logdet = jnp.sum(jnp.log(jnp.abs(d)), axis=-1)
+    sign = jnp.where(zero, jnp.zeros((), dtype), sign)
+    logdet = jnp.where(zero, jnp.array(-np.inf, dtype), logdet)
+    return sign, logdet
+
+
+def _make_slogdet() -> Any:
+    from ember.custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def slogdet_(a: Any) -> tuple[Any, Any]:
+        return _slogdet_lu(a)
+
+    @slogdet_.defjvp
+    def slogdet_jvp(primals: Any, tangents: Any) -> Any:
+        (a,), (da,) = primals, tangents
+        jnp = _jnp()
+        sign, logdet = _slogdet_lu(a)
+        # d log|det a| = trace(a^-1 da); the sign is piecewise constant
+        dlog = jnp.trace(solve(a, da), axis1=-2, axis2=-1)
+        return (sign, logdet), (jnp.zeros_like(sign), dlog)
+
+    return slogdet_
+
+
+def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
+    """sign and log|det| of square matrices, from LU; d log|det| = trace(a^-1 da)."""
+    (a,) = _inexact("slogdet", a)
+    _square("slogdet()", a, "")
+    if method not in (None, "lu"):
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
+                         "(`None`), and 'qr'." if method != "qr" else
+                         "slogdet method 'qr' is not supported by Ember yet")
+    if not _SLOGDET:
+        _SLOGDET.append(_make_slogdet())
+    sign, logdet = _SLOGDET[0](a)
+    return SlogdetResult(sign, logdet)
+
+
+_SLOGDET: list[Any] = []
+
+
+def _det_lu(a: Any) -> Any:
+    lu, pivots, _ = lax_linalg.lu(a)
+    return _parity_sign(pivots, get_aval(a).dtype) * _jnp().prod(_diag(lu), axis=-1)
+
+
+def _adjugate(a: Any) -> Any:
+    """adj(a) (= det(a) a^-1 where a is invertible), finite for singular a too: from the
+    SVD a = U S V^T, adj(a) = det(U) det(V^T) V diag(p) U^T with p_i the product of the
+    singular values but s_i (prefix times suffix products: no division)."""
+    jnp = _jnp()
+    u, s, vt = lax_linalg.svd(a, full_matrices=False)
+    ones = jnp.ones_like(s[..., :1])
+    before = jnp.cumprod(jnp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = jnp.flip(jnp.cumprod(jnp.concatenate([ones, jnp.flip(s, -1)[..., :-1]], axis=-1),
+                                 axis=-1), -1)
+    sign = _det_lu(u) * _det_lu(vt)
+    return sign[..., None, None] * jnp.matmul(_T(vt) * (before * after)[..., None, :], _T(u))
+
+
+def _make_det() -> Any:
+    from ember.custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def det_(a: Any) -> Any:
+        return _det_lu(a)
+
+    @det_.defjvp
+    def det_jvp(primals: Any, tangents: Any) -> Any:
+        (a,), (da,) = primals, tangents
+        # d det(a) = trace(adj(a) da): defined (and finite) at singular a as well
+        return _det_lu(a), _jnp().sum(_T(_adjugate(a)) * da, axis=(-2, -1))
+
+    return det_
+
+
+_DET: list[Any] = []
+
+
+def det(a: Any) -> Any:
+    """Determinant of square matrices: the product of U's diagonal times the pivots' sign;
+    its derivative trace(adj(a) da), finite at singular matrices too (as JAX's)."""
+    (a,) = _inexact("det", a)
+    _square("_det()", a, "")
+    if not _DET:
+        _DET.append(_make_det())
+    return _DET[0](a)
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """a multiplied by itself n times (n < 0: of its inverse; n == 0: the identity)."""
+    jnp = _jnp()
+    check_arraylike("matrix_power", a)
+    a = jnp.asarray(a)
+    shape = get_aval(a).shape
+    if len(shape) < 2:
+        raise TypeError(f"{len(shape)}-dimensional array given. Array must be at least "
+                        "two-dimensional")
+    if shape[-1] != shape[-2]:
+        raise TypeError("Last 2 dimensions of the array must be square")
+    try:
+        n = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"exponent must be an integer, got {n}") from err
+    if n == 0:
+        return jnp.broadcast_to(jnp.eye(shape[-1], dtype=get_aval(a).dtype), shape)
+    if n < 0:
+        a = inv(a)
+        n = -n
+    result = None
+    z = a
+    while n:  # binary powering: z = a^(2^i), multiplied in where n's bit i is set
+        if n & 1:
+            result = z if result is None else jnp.matmul(result, z)
+        n >>= 1
+        if n:
+            z = jnp.matmul(z, z)
+    return result
+
+
+# -- SVD-based -----------------------------------------------------------------------------------
+
+def _default_rtol(shape: tuple[int, ...], dtype: Any) -> float:
+    return float(max(shape[-2:], default=0) * np.finfo(dtype).eps)
+
+
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
+    """Moore-Penrose pseudo-inverse: singular values at most rtol * max(s) are dropped."""
+    jnp = _jnp()
+    (a,) = _inexact("pinv", a)
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")
+        rtol = rcond
+    aval = get_aval(a)
+    m, n = aval.shape[-2:]
+    if m == 0 or n == 0:
+        return jnp.zeros(aval.shape[:-2] + (n, m), aval.dtype)
+    if rtol is None:
+        rtol = _default_rtol(aval.shape, aval.dtype)
+    u, s, vh = svd(a, full_matrices=False)
+    cutoff = jnp.asarray(rtol, aval.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True)
+    s_inv = jnp.where(s > cutoff, 1 / jnp.where(s > cutoff, s, 1), 0).astype(aval.dtype)
+    return jnp.matmul(_T(vh) * s_inv[..., None, :], _T(u))
+
+
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
+    """The number of singular values above tol (default rtol * max(s))."""
+    jnp = _jnp()
+    (M,) = _inexact("matrix_rank", M)
+    aval = get_aval(M)
+    if aval.ndim < 2:
+        return jnp.any(M != 0).astype(jnp.int32)
+    s = svdvals(M)
+    if tol is None:
+        if rtol is None:
+            rtol = _default_rtol(aval.shape, aval.dtype)
+        tol = jnp.asarray(rtol, aval.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True,
+                                                                 initial=0)
+    else:
+        tol = jnp.asarray(tol, aval.dtype)[..., None]
+    return jnp.sum(s > tol, axis=-1)
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False
+          ) -> tuple[Any, Any, Any, Any]:
+    """Least squares: (x, residuals, rank, s) as numpy.linalg.lstsq, for 2-D a."""
+    jnp = _jnp()
+    a, b = _inexact("lstsq", a, b)
+    ash, bsh = get_aval(a).shape, get_aval(b).shape
+    if len(ash) != 2:
+        raise TypeError(f"{len(ash)}-dimensional array given. Array must be two-dimensional")
+    if len(bsh) not in (1, 2):
+        raise TypeError(f"{len(bsh)}-dimensional array given. Array must be one or "
+                        "two-dimensional")
+    m, n = ash
+    if bsh[0] != m:
+        raise TypeError(f"Incompatible dimensions: a has {m} rows and b has {bsh[0]}")
+    dtype = get_aval(a).dtype
+    if rcond is None:
+        rcond = float(np.finfo(dtype).eps * max(n, m))
+    elif rcond < 0:
+        rcond = float(np.finfo(dtype).eps)
+    u, s, vt = svd(a, full_matrices=False)
+    mask = s >= jnp.array(rcond, dtype) * (s[0] if s.shape[0] else 0)
+    rank = jnp.sum(mask, dtype=jnp.int32)
+    safe_s = jnp.where(mask, s, 1).astype(dtype)
+    s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
+    uTb = jnp.matmul(u.T, b[:, None] if len(bsh) == 1 else b)
+    x = jnp.matmul(vt.T, s_inv * uTb)
+    if len(bsh) == 1:
+        x = x[:, 0]
+    b_est = jnp.matmul(a, x)
+    resid = jnp.sum((b - b_est) ** 2, axis=0)
+    if numpy_resid:
+        full = (rank == n) & (m > n)
+        resid = jnp.where(full, resid, jnp.zeros_like(resid))
+    return x, resid, rank, s
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """Condition number in norm p (None/2: the ratio of extreme singular values)."""
+    jnp = _jnp()
+    (x,) = _inexact("cond", x)
+    aval = get_aval(x)
+    if aval.ndim < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got {aval.shape}")
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        from ember.numpy.linalg import norm
+        _square("cond", x)
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    # a singular matrix (NaN from the inverse) has an infinite condition number
+    return jnp.where(jnp.isnan(r) & ~jnp.isnan(x).any(axis=(-2, -1)), jnp.inf, r)
+
+
+def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
+    """norm(ord=2 | -2 | 'nuc') over `axes`: the largest, smallest or summed singular
+    values."""
+    jnp = _jnp()
+    moved = jnp.moveaxis(x, axes, (-2, -1))
+    s = svdvals(moved)
+    if ord == 2:
+        out = jnp.max(s, axis=-1, initial=0)
+    elif ord == -2:
+        out = jnp.min(s, axis=-1) if get_aval(s).shape[-1] else jnp.sum(s, axis=-1)
+    else:
+        out = jnp.sum(s, axis=-1)
+    return jnp.expand_dims(out, sorted(axes)) if keepdims else out
+
+
+# -- products and tensor solves ------------------------------------------------------------------
+
+def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
+    """The product of a chain of matrices (first may be 1-D, last may be 1-D), multiplied
+    in the cheapest order."""
+    jnp = _jnp()
+    arrs = [jnp.asarray(x) for x in arrays]
+    if len(arrs) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")
+    first_1d, last_1d = arrs[0].ndim == 1, arrs[-1].ndim == 1
+    if first_1d:
+        arrs[0] = arrs[0][None, :]
+    if last_1d:
+        arrs[-1] = arrs[-1][:, None]
+    for x in arrs:
+        if x.ndim != 2:
+            raise ValueError("multi_dot: arrays must be 2-D, except the first and last, "
+                             f"which may be 1-D; got shape {x.shape}")
+    # the classic chain-order dynamic program on the dimensions
+    dims = [arrs[0].shape[0]] + [x.shape[1] for x in arrs]
+    k = len(arrs)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = -1
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    def product(i: int, j: int) -> Any:
+        if i == j:
+            return arrs[i]
+        s = split[i][j]
+        return jnp.matmul(product(i, s), product(s + 1, j), precision=precision)
+
+    out = product(0, k - 1)
+    if first_1d:
+        out = out[0]
+    if last_1d:
+        out = out[..., 0]
+    return out
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """The inverse of a as a tensor with respect to tensordot over its first `ind` axes."""
+    jnp = _jnp()
+    (a,) = _inexact("tensorinv", a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got {ind=}")
+    shape = get_aval(a).shape
+    first, rest = shape[:ind], shape[ind:]
+    size = int(np.prod(first))
+    if size != int(np.prod(rest)):
+        raise ValueError("tensorinv is only possible when the product of the first `ind` "
+                         "dimensions equals that of the remaining dimensions. got "
+                         f"arr.shape={shape} with ind={ind}.")
+    return jnp.reshape(inv(jnp.reshape(a, (size, -1))), rest + first)
+
+
+def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
+    """x with tensordot(a, x, x.ndim) = b."""
+    jnp = _jnp()
+    a, b = _inexact("tensorsolve", a, b)
+    bsh = get_aval(b).shape
+    if axes is not None:
+        ndim = get_aval(a).ndim
+        axes = tuple(ax % ndim for ax in axes)
+        a = jnp.moveaxis(a, axes, tuple(range(ndim - len(axes), ndim)))
+    ash = get_aval(a).shape
+    out_shape = ash[len(bsh):]
+    size = int(np.prod(bsh))
+    if int(np.prod(out_shape)) != size:
+        raise ValueError("tensorsolve: the product of a's trailing dimensions "
+                         f"{out_shape} must equal b's size {size}")
+    x = solve(jnp.reshape(a, (size, size)), jnp.ravel(b))
+    return jnp.reshape(x, out_shape)
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """The cross product of 3-vectors along `axis` (the Array API's linalg.cross)."""
+    jnp = _jnp()
+    check_arraylike("cross", x1, x2)
+    s1, s2 = get_aval(jnp.asarray(x1)).shape, get_aval(jnp.asarray(x2)).shape
+    if not s1 or not s2 or s1[axis] != 3 or s2[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they are {s1} and {s2} dimensional instead")
+    a, b = jnp.broadcast_arrays(*_promote_inexact_or_int(x1, x2))
+    a, b = jnp.moveaxis(a, axis, -1), jnp.moveaxis(b, axis, -1)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return jnp.moveaxis(out, -1, axis)
+
+
+def _promote_inexact_or_int(*xs: Any) -> list[Any]:
+    from ember.numpy._promote import promote_dtypes
+    return list(promote_dtypes(*xs))
+
+
+__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+           "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
+           "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve",
+           "svd", "svdvals", "tensorinv", "tensorsolve"]
