@@ -43,7 +43,8 @@ __all__ = [
     "fabs", "sign", "floor", "ceil", "trunc", "fix", "rint", "round", "around", "square",
     "reciprocal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
     "nan_to_num", "sinc", "deg2rad", "rad2deg", "degrees", "radians", "real", "imag", "conj",
-    "conjugate", "modf", "clip", "isclose", "allclose", "array_equal", "array_equiv",
+    "conjugate", "angle", "iscomplexobj", "isrealobj", "modf", "clip", "isclose", "allclose",
+    "array_equal", "array_equiv",
 ]
 
 
@@ -823,27 +824,62 @@ radians = deg2rad
 
 
 def real(val: Any, /) -> Any:
-    """The real part: the value itself for real dtypes (Ember has no complex arrays)."""
+    """The real part: lax.real for complex values, the value itself for real dtypes."""
     check_arraylike("real", val)
-    return ensure_array(val)
+    x = ensure_array(val)
+    return lax.real(x) if _kind(x) == "c" else x
 
 
 def imag(val: Any, /) -> Any:
-    """The imaginary part: zeros of the value's dtype for real dtypes."""
+    """The imaginary part: lax.imag for complex values, zeros of the value's dtype for
+    real dtypes."""
     check_arraylike("imag", val)
     x = ensure_array(val)
+    if _kind(x) == "c":
+        return lax.imag(x)
     aval = get_aval(x)
     return lax.broadcast_in_dim(lax.convert_element_type(0, aval.dtype, aval.weak_type),
                                 aval.shape, ())
 
 
 def conjugate(x: Any, /) -> Any:
-    """The complex conjugate: the value itself for real dtypes."""
+    """The complex conjugate: lax.conj for complex values, the value itself for real
+    dtypes."""
     check_arraylike("conjugate", x)
-    return ensure_array(x)
+    x = ensure_array(x)
+    return lax.conj(x) if _kind(x) == "c" else x
 
 
 conj = conjugate
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of z: atan2(imag z, real z) in the inexact type of z's parts (radians,
+    degrees with `deg`)."""
+    check_arraylike("angle", z)
+    x = ensure_array(z)
+    if _kind(x) == "c":
+        re, im = lax.real(x), lax.imag(x)
+    else:
+        (re,) = promote_args_inexact("angle", x)
+        im = lax.full_like(re, 0)
+    out = lax.atan2(im, re)
+    return out * np.array(180 / np.pi, get_aval(out).dtype) if deg else out
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether x has a complex dtype (its value is not looked at)."""
+    if x is None:
+        return False
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.asarray(x).dtype if not isinstance(x, complex) else np.dtype(np.complex128)
+    return np.dtype(dt).kind == "c"
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether x has a real (non-complex) dtype."""
+    return not iscomplexobj(x)
 
 
 # ---------------------------------------------------------------------------------------------

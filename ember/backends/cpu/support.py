@@ -17,8 +17,9 @@ from ember.hlo.shape import Shape
 UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
 # custom-call targets with a CPU kernel (host callbacks: callbacks.py); others are unsupported
 SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"})
-# bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
-UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16"})
+# bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet. Complex
+# values (c64, c128) have no LLVM codegen yet: their modules run on the interpreter.
+UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16", "c64", "c128"})
 
 
 def _leaf_types(shape: Shape) -> list[str]:
