@@ -2,10 +2,11 @@
 
 Input: a NumPy array (printing) or the text between `constant(` and `)` (parsing).
 Output: XLA-style text (`1`, `{1, 2, 3}`, `{{1, 2}, {3, 4}}`, `true`, `nan`, `-inf`, `-0`)
-or the array back; a complex element prints as XLA does, `(re, im)`. Invariant: parse(format(x)) is bit-identical to x. Floats print the
-shortest digit string that round-trips in their own type (at most 9 significant digits for
-f32 and 17 for f64); NaNs other than the default quiet NaN print as `nan(0x<payload>)`,
-with a leading `-` when the sign bit is set.
+or the array back; a complex element prints as XLA does, `(re, im)`. Invariant:
+parse(format(x)) is bit-identical to x. Floats print the shortest digit string that
+round-trips in their own type (at most 9 significant digits for f32 and 17 for f64); NaNs
+other than the default quiet NaN print as `nan(0x<payload>)`, with a leading `-` when the
+sign bit is set.
 """
 
 from __future__ import annotations
