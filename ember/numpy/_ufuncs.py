@@ -202,6 +202,22 @@ def _binary(lax_fn: Callable[[Any, Any], Any], name: str,
     return fn
 
 
+def _ordering(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+    """An order comparison with NumPy's lexicographic order on complex values: the real
+    parts decide, the imaginary parts where the real parts are equal (lax's comparison
+    refuses complex operands, as JAX's)."""
+    def fn(x: Any, y: Any, /) -> Any:
+        x, y = promote_args(name, x, y)
+        if _kind(x) != "c":
+            return lax_fn(x, y)
+        xr, yr = lax.real(x), lax.real(y)
+        return lax.select(lax.eq(xr, yr), lax_fn(lax.imag(x), lax.imag(y)), lax_fn(xr, yr))
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
+    return fn
+
+
 # ---------------------------------------------------------------------------------------------
 # Transcendental functions
 # ---------------------------------------------------------------------------------------------
@@ -611,10 +627,10 @@ nextafter = ufunc(_nextafter, "nextafter", 2)
 heaviside = ufunc(_heaviside, "heaviside", 2)
 equal = ufunc(_binary(lax.eq, "equal"), "equal", 2)
 not_equal = ufunc(_binary(lax.ne, "not_equal"), "not_equal", 2)
-less = ufunc(_binary(lax.lt, "less"), "less", 2)
-less_equal = ufunc(_binary(lax.le, "less_equal"), "less_equal", 2)
-greater = ufunc(_binary(lax.gt, "greater"), "greater", 2)
-greater_equal = ufunc(_binary(lax.ge, "greater_equal"), "greater_equal", 2)
+less = ufunc(_ordering(lax.lt, "less"), "less", 2)
+less_equal = ufunc(_ordering(lax.le, "less_equal"), "less_equal", 2)
+greater = ufunc(_ordering(lax.gt, "greater"), "greater", 2)
+greater_equal = ufunc(_ordering(lax.ge, "greater_equal"), "greater_equal", 2)
 logical_and = ufunc(_logical(lax.bitwise_and, "logical_and"), "logical_and", 2,
                     identity=True, reducer=_reducer("all"))
 logical_or = ufunc(_logical(lax.bitwise_or, "logical_or"), "logical_or", 2, identity=False,
@@ -750,15 +766,24 @@ def _all_false(x: Any) -> Any:
                                 ())
 
 
+def _either_part(test: Callable[[Any], Any], x: Any) -> Any:
+    """test(real x) | test(imag x): a complex value is NaN (infinite) when a part is."""
+    return lax.bitwise_or(test(lax.real(x)), test(lax.imag(x)))
+
+
 def isnan(x: Any, /) -> Any:
     check_arraylike("isnan", x)
     x = ensure_array(x)
+    if _kind(x) == "c":
+        return _either_part(isnan, x)
     return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
 
 
 def isinf(x: Any, /) -> Any:
     check_arraylike("isinf", x)
     x = ensure_array(x)
+    if _kind(x) == "c":
+        return _either_part(isinf, x)
     if _kind(x) != "f":
         return _all_false(x)
     return lax.eq(lax.abs(x), _scalar(x, np.inf))
@@ -767,18 +792,27 @@ def isinf(x: Any, /) -> Any:
 def isfinite(x: Any, /) -> Any:
     check_arraylike("isfinite", x)
     x = ensure_array(x)
+    if _kind(x) == "c":  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     if _kind(x) != "f":
         return lax.bitwise_not(_all_false(x))
     return lax.is_finite(x)
 
 
+def _no_complex_infinity(x: Any) -> None:
+    if _kind(x) == "c":
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+
+
 def isposinf(x: Any, /, out: None = None) -> Any:
     x = ensure_array(x)
+    _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
 def isneginf(x: Any, /, out: None = None) -> Any:
     x = ensure_array(x)
+    _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
@@ -789,6 +823,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     check_arraylike("nan_to_num", x)
     x = ensure_array(x)
     dt = get_aval(x).dtype
+    if dt.kind == "c":  # each part on its own
+        return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
     if dt.kind != "f":
         return x
     info = np.finfo(dt)
