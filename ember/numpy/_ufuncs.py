@@ -417,6 +417,9 @@ def _hypot(x: Any, y: Any, /) -> Any:
     """sqrt(x^2 + y^2) without overflow: with a = max(|x|, |y|), b = min(|x|, |y|),
     a sqrt(1 + (b / a)^2); 0 when a = 0; +inf when either is inf (even with a NaN)."""
     x, y = promote_args_inexact("hypot", x, y)
+    if _kind(x) == "c":
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                         "convert to real values first, such as by using abs(x)")
     x, y = lax.abs(x), lax.abs(y)
     inf = _scalar(x, np.inf)
     any_inf = lax.bitwise_or(lax.eq(x, inf), lax.eq(y, inf))
@@ -458,6 +461,8 @@ def signbit(x: Any, /) -> Any:
     NaNs with the sign set are True)."""
     (x,) = promote_args("signbit", x)
     dt = get_aval(x).dtype
+    if dt.kind == "c":
+        raise ValueError(f"jax.numpy.signbit is not well defined for {dt.name}")
     if dt.kind in "iu":
         return lax.lt(x, _scalar(x, 0))
     if dt.kind == "b":
@@ -517,6 +522,9 @@ def ldexp(x: Any, e: Any, /) -> Any:
         raise ValueError(f"ldexp not supported for input types {get_aval(x).dtype}, "
                          f"{get_aval(e).dtype}")
     (x,) = promote_args_inexact("ldexp", x)
+    if _kind(x) == "c":
+        raise ValueError(f"ldexp not supported for input types ({get_aval(x).dtype!r}, "
+                         f"{get_aval(e).dtype!r})")
     ef = lax.convert_element_type(ensure_array(e), get_aval(x).dtype)
     out = _multiply(x, lax.exp2(ef))
     keep = lax.bitwise_or(isinf(x), lax.eq(x, _scalar(x, 0)))
@@ -670,8 +678,11 @@ abs = absolute  # noqa: A001
 
 
 def fabs(x: Any, /) -> Any:
-    """|x| in the promoted float type."""
-    return lax.abs(*promote_args_inexact("fabs", x))
+    """|x| in the promoted float type (complex values are refused, as NumPy's ufunc)."""
+    (x,) = promote_args_inexact("fabs", x)
+    if _kind(x) == "c":
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(x)
 
 
 def sign(x: Any, /) -> Any:
@@ -684,18 +695,18 @@ def sign(x: Any, /) -> Any:
 
 def floor(x: Any, /) -> Any:
     (x,) = promote_args("floor", x)
-    return lax.floor(x) if _kind(x) == "f" else x
+    return lax.floor(x) if _kind(x) in "fc" else x  # (lax refuses complex, as JAX)
 
 
 def ceil(x: Any, /) -> Any:
     (x,) = promote_args("ceil", x)
-    return lax.ceil(x) if _kind(x) == "f" else x
+    return lax.ceil(x) if _kind(x) in "fc" else x
 
 
 def trunc(x: Any, /) -> Any:
     """Round toward zero: ceil for negatives, floor otherwise."""
     (x,) = promote_args("trunc", x)
-    if _kind(x) != "f":
+    if _kind(x) not in "fc":  # (complex: lax.lt refuses it, as JAX's trunc does)
         return x
     return lax.select(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
 
@@ -707,6 +718,8 @@ def fix(x: Any, out: None = None) -> Any:
 def rint(x: Any, /) -> Any:
     """Round to the nearest integer, half to even (integers promote to float, as JAX)."""
     (x,) = promote_args_inexact("rint", x)
+    if _kind(x) == "c":  # each part on its own
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -720,6 +733,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     decimals = int(decimals)
     (a,) = promote_args("round", a)
     dt = get_aval(a).dtype
+    if dt.kind == "c":  # each part on its own
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if dt.kind in "iub":
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
@@ -945,6 +960,12 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
     if arr is None:
         raise TypeError("clip() missing the array argument")
     check_arraylike("clip", arr)
+    if any(b is not None and np.dtype(get_aval(ensure_array(b)).dtype).kind == "c"
+           for b in (arr, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the real "
+                         "or imaginary components via jax.numpy.real/imag respectively.")
     if min is not None:
         arr = maximum(min, arr)
     if max is not None:
@@ -957,11 +978,12 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     """|a - b| <= atol + rtol |b| for floats (infinities close only to themselves; NaN close
     to nothing unless equal_nan); exact equality for integers and bools, as JAX."""
     a, b = promote_args("isclose", a, b)
-    if _kind(a) != "f":
+    if _kind(a) not in "fc":
         return lax.eq(a, b)
-    rt = _scalar(a, rtol)
-    at = _scalar(a, atol)
-    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, lax.abs(b))))
+    abs_b = lax.abs(b)  # (real for complex values: the tolerances take its dtype)
+    rt = _scalar(abs_b, rtol)
+    at = _scalar(abs_b, atol)
+    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, abs_b)))
     a_inf, b_inf = isinf(a), isinf(b)
     out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_inf, b_inf)))
     out = lax.bitwise_or(out, lax.bitwise_and(lax.bitwise_and(a_inf, b_inf), lax.eq(a, b)))

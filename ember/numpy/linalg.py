@@ -39,6 +39,8 @@ def _abs(x: Any) -> Any:
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     r = _reductions()
+    if get_aval(x).dtype.kind == "c":  # every vector norm is the norm of the moduli
+        x = _abs(x)
     if ord is None or ord == 2:
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
     if ord == np.inf:
@@ -60,6 +62,8 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r = _reductions()
     row, col = axes
+    if get_aval(x).dtype.kind == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
+        x = _abs(x)  # these are norms of the moduli; 2, -2, nuc take the complex SVD
     if ord is None or ord == "fro":
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
     if ord in (1, -1, np.inf, -np.inf):
@@ -76,12 +80,14 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
                 f"concrete array (outside jit); got a traced {get_aval(x).str_short()}.")
         value = np.asarray(x)
         moved = np.moveaxis(value, axes, (-2, -1))
-        sv = np.linalg.svd(moved.astype(np.float64), compute_uv=False)
+        wide = np.complex128 if moved.dtype.kind == "c" else np.float64
+        sv = np.linalg.svd(moved.astype(wide), compute_uv=False)
         res = {2: sv.max(-1, initial=0.0), -2: sv.min(-1) if sv.shape[-1] else sv.sum(-1),
                "nuc": sv.sum(-1)}[ord]
         if keepdims:
             res = np.expand_dims(res, sorted(axes))
-        return lax.convert_element_type(np.asarray(res), get_aval(x).dtype)
+        real = np.empty((), get_aval(x).dtype).real.dtype  # |.| of complex is real
+        return lax.convert_element_type(np.asarray(res), real)
     raise ValueError(f"Invalid norm order {ord!r} for matrices.")
 
 

@@ -363,3 +363,57 @@ def test_hlo_text_of_complex_values_round_trips():
     val = again.entry.root.operands[0].operands[1].attrs["value"]
     assert val.dtype == np.complex128
     np.testing.assert_array_equal(val.view(np.uint64), k.attrs["value"].view(np.uint64))
+
+
+def test_numpy_functions_on_complex_values(cdtype):
+    z = np.array([1 + 2j, -3.5 + 0.25j, 0.5 - 4j, 2.25 - 1.75j], cdtype)
+    m = z.reshape(2, 2)
+    edge = np.array([complex(inf, 0), complex(0, -inf), complex(nan, 1), complex(1, nan),
+                     1 + 1j], cdtype)
+    part = np.empty((), cdtype).real.dtype
+
+    def f(z, m, edge):
+        return [jnp.var(z), jnp.std(z), jnp.var(m, axis=0, ddof=1), jnp.linalg.norm(z),
+                jnp.linalg.norm(z, 1), jnp.linalg.norm(z, np.inf), jnp.linalg.norm(m),
+                jnp.linalg.norm(m, 1), jnp.isclose(z, z * (1 + 1e-7)), jnp.isclose(z, z + 1),
+                jnp.isnan(edge), jnp.isinf(edge), jnp.isfinite(edge),
+                jnp.nan_to_num(edge), jnp.round(z * 1.37, 1), jnp.rint(z * 1.37)]
+
+    want = [np.var(z), np.std(z), np.var(m, axis=0, ddof=1), np.linalg.norm(z),
+            np.linalg.norm(z, 1), np.linalg.norm(z, np.inf), np.linalg.norm(m),
+            np.linalg.norm(m, 1), np.ones(4, bool), np.zeros(4, bool), np.isnan(edge),
+            np.isinf(edge), np.isfinite(edge), np.nan_to_num(edge),
+            np.round(z * np.array(1.37, part), 1), np.rint(z * np.array(1.37, part))]
+    for got in (f(z, m, edge), ember.jit(f)(z, m, edge)):
+        for i, (g, w) in enumerate(zip(got, want)):
+            g, w = np.asarray(g), np.asarray(w)
+            assert g.dtype == (w.dtype if w.dtype.kind in "bc" else part), (i, g.dtype)
+            np.testing.assert_allclose(g, w, rtol=10 * _rtol(cdtype), err_msg=str(i))
+    # the SVD norms take the complex matrix, not its real part
+    np.testing.assert_allclose(np.asarray(jnp.linalg.norm(jnp.asarray(m), 2)),
+                               np.linalg.norm(m, 2), rtol=10 * _rtol(cdtype))
+
+
+def test_functions_without_a_complex_meaning_raise_jaxs_errors():
+    z = jnp.array([1 + 2j, -1j], jnp.complex64)
+    cases = [
+        (jnp.floor, TypeError, "floor does not accept dtype complex64. Accepted dtypes are "
+         "subtypes of floating."),
+        (jnp.ceil, TypeError, "ceil does not accept dtype complex64."),
+        (jnp.trunc, TypeError, "lt does not accept dtype complex64 at position 0."),
+        (jnp.fabs, TypeError, "ufunc 'fabs' does not support complex dtypes"),
+        (jnp.argmax, TypeError, "gt does not accept dtype complex64 at position 0."),
+        (jnp.argmin, TypeError, "lt does not accept dtype complex64 at position 0."),
+        (lambda z: jnp.hypot(z, z), ValueError, "jnp.hypot is not well defined for "
+         "complex-valued inputs."),
+        (jnp.signbit, ValueError, "jax.numpy.signbit is not well defined for complex64"),
+        (lambda z: jnp.clip(z, 0, 1), ValueError, "Clip received a complex value"),
+        (lambda z: jnp.ldexp(z, 2), ValueError, "ldexp not supported for input types "
+         "(dtype('complex64'), dtype('int32'))"),
+        (jnp.isposinf, ValueError, "isposinf/isneginf are not well defined for complex types"),
+    ]
+    for fn, kind, text in cases:
+        for g in (fn, ember.jit(fn)):
+            with pytest.raises(kind) as e:
+                g(z)
+            assert str(e.value).startswith(text), str(e.value)
