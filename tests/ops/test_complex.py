@@ -417,3 +417,53 @@ def test_functions_without_a_complex_meaning_raise_jaxs_errors():
             with pytest.raises(kind) as e:
                 g(z)
             assert str(e.value).startswith(text), str(e.value)
+
+
+def test_holomorphic_grads_match_finite_differences(x64):
+    z0, h = np.complex128(0.3 + 0.4j), 1e-6
+    names = ["sqrt", "tan", "tanh", "log1p", "expm1", "arcsin", "arccos", "arctan", "arcsinh",
+             "arccosh", "arctanh", "sinh", "cosh", "reciprocal", "exp2", "log2", "log10",
+             "sin", "cos", "exp", "log", "square"]
+    fns = [getattr(jnp, n) for n in names] + [lax.rsqrt, lambda z: z ** (2 + 1j)]
+    grads = ember.jit(lambda z: [ember.grad(f, holomorphic=True)(z) for f in fns])(z0)
+    for f, g in zip(fns, grads):
+        num = (np.asarray(f(z0 + h)) - np.asarray(f(z0 - h))) / (2 * h)
+        assert abs(np.asarray(g) - num) < 1e-6 * abs(num), (f, g, num)
+        assert np.asarray(ember.grad(f, holomorphic=True)(z0)) == pytest.approx(
+            complex(np.asarray(g)), rel=1e-12)
+
+
+def test_control_flow_carries_indexing_and_sort():
+    x, y = np.linspace(-2, 1, 7), np.linspace(-1.5, 1.5, 5)
+    c = (x[None, :] + 1j * y[:, None]).astype(np.complex64)
+
+    def mandel(c):
+        def body(i, s):
+            z, n = s
+            z = z * z + c
+            return z, n + (jnp.abs(z) <= 2).astype(jnp.int32)
+        init = (jnp.zeros_like(c), jnp.zeros(c.shape, jnp.int32))
+        return lax.fori_loop(0, 20, body, init)[1]
+
+    z, n = np.zeros_like(c), np.zeros(c.shape, np.int32)
+    with np.errstate(all="ignore"):
+        for _ in range(20):
+            z = z * z + c
+            n += np.abs(z) <= 2
+    np.testing.assert_array_equal(np.asarray(ember.jit(mandel)(c)), n)
+    zz = c.ravel()
+
+    def f(z, p):
+        carry, ys = lax.scan(lambda a, v: (a * v, a), jnp.complex64(1), z[:5])
+        grown = lax.while_loop(lambda s: jnp.abs(s) < 100, lambda s: s * (1 + 1j),
+                               jnp.complex64(1))
+        branch = lax.cond(p, lambda z: z * 1j, jnp.conj, z[:2])
+        return [carry, ys, grown, branch, z[jnp.array([3, 1, 0])],
+                z[:4].at[jnp.array([0, 0, 2])].add(1j), jnp.sort(z)]
+
+    want = [np.prod(zz[:5]), np.cumprod(np.r_[1, zz[:4]]), -128j, zz[:2] * 1j, zz[[3, 1, 0]],
+            zz[:4] + np.array([2j, 0, 1j, 0]), np.sort(zz)]
+    for got in (f(jnp.asarray(zz), True), ember.jit(f)(zz, True)):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5)
+            assert np.asarray(g).dtype == np.complex64
