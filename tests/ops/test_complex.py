@@ -467,3 +467,25 @@ def test_control_flow_carries_indexing_and_sort():
         for g, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5)
             assert np.asarray(g).dtype == np.complex64
+
+
+def test_conversions_from_complex():
+    z = np.array([1 + 2j, 0 + 1j, -2.7 - 1j, 0j], np.complex64)
+    # astype(bool) is z != 0 (both parts); a real type takes the real part, with JAX's
+    # warnings (DeprecationWarning from astype, ComplexWarning from lax)
+    for f in (lambda z: jnp.asarray(z).astype(bool), ember.jit(lambda z: z.astype(bool))):
+        np.testing.assert_array_equal(np.asarray(f(z)), [True, True, True, False])
+    with pytest.warns(DeprecationWarning, match="Casting from complex to real dtypes"):
+        out = jnp.asarray(z).astype(jnp.float32)
+    np.testing.assert_array_equal(np.asarray(out), z.real)
+    with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+        out = ember.jit(lambda z: lax.convert_element_type(z, jnp.int32))(z)
+    np.testing.assert_array_equal(np.asarray(out), [1, 0, -2, 0])
+    with pytest.warns(np.exceptions.ComplexWarning):
+        text = ember.jit(lambda z: lax.convert_element_type(z, jnp.float32)).lower(z).as_text()
+    assert "f32[4] real(" in text and "convert" not in text
+    # real to complex: a zero imaginary part
+    x = np.array([1.5, -0.0], np.float32)
+    for f in (lambda x: jnp.asarray(x).astype(jnp.complex64),
+              ember.jit(lambda x: x.astype(jnp.complex64))):
+        np.testing.assert_array_equal(np.asarray(f(x)), x.astype(np.complex64))

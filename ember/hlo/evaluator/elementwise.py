@@ -463,10 +463,13 @@ def copy(x: np.ndarray) -> np.ndarray:
 
 
 def convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
-    """XLA convert: float -> int saturates (NaN -> 0), anything -> bool is x != 0,
+    """XLA convert: float -> int saturates (NaN -> 0), anything -> bool is x != 0 (of the
+    real part for complex x, which every real type takes),
     int -> int wraps, everything else rounds to nearest."""
     x = np.asarray(x)
     dt = np.dtype(dtype)
+    if x.dtype.kind == "c" and dt.kind != "c":
+        x = x.real  # XLA: complex to a real type converts the real part
     with np.errstate(all="ignore"):
         if dt == np.bool_:
             return np.asarray(x != 0)
