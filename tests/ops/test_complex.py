@@ -489,3 +489,12 @@ def test_conversions_from_complex():
     for f in (lambda x: jnp.asarray(x).astype(jnp.complex64),
               ember.jit(lambda x: x.astype(jnp.complex64))):
         np.testing.assert_array_equal(np.asarray(f(x)), x.astype(np.complex64))
+
+
+def test_compiled_complex_programs_run_on_the_interpreter_and_say_why():
+    z = jnp.array([1 + 2j], jnp.complex64)
+    compiled = ember.jit(lambda z: z * z).lower(z).compile()
+    assert compiled._compiled.backend == "interpreter"
+    with pytest.raises(ValueError, match="complex values have no native code yet"):
+        compiled._compiled.cpu_executable()
+    np.testing.assert_allclose(np.asarray(compiled(z)), [-3 + 4j])

@@ -41,4 +41,6 @@ def check_supported(module: Module) -> None:
             types.update(t for t in _leaf_types(inst.shape) if t in UNSUPPORTED_ELEMENT_TYPES)
     if bad or types:
         detail = f"element types {sorted(types)}" if types else ""
+        if types & {"c64", "c128"}:
+            detail += ": complex values have no native code yet, the interpreter runs them"
         raise UnsupportedOnCpu(bad or {"(element type)"}, detail)
