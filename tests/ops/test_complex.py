@@ -499,3 +499,11 @@ def test_compiled_complex_programs_run_on_the_interpreter_and_say_why(monkeypatc
     with pytest.raises(ValueError, match="complex values have no native code yet"):
         compiled._compiled.cpu_executable()
     np.testing.assert_allclose(np.asarray(compiled(z)), [-3 + 4j])
+
+
+def test_sort_is_numpys_lexicographic_order_with_nans_last():
+    z = np.array([complex(nan, 0), 1 + 2j, complex(1, nan), 1 - 1j, -0.0 + 0j, 0j,
+                  complex(inf, 1), 1 + 2j], np.complex64)
+    for sort, argsort in ((jnp.sort, jnp.argsort), (ember.jit(jnp.sort), ember.jit(jnp.argsort))):
+        np.testing.assert_array_equal(np.asarray(sort(z)), np.sort(z))
+        np.testing.assert_array_equal(np.asarray(argsort(z)), np.argsort(z, kind="stable"))
