@@ -24,6 +24,7 @@ import numpy as np
 from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.core.trace import get_aval
 from ember.hlo.evaluator import elementwise as ew
 from ember.prims import _ad, _batching
 from ember.prims import _lower as L
@@ -107,8 +108,8 @@ def _conj_impl(x: np.ndarray, *, input_dtype: Any) -> np.ndarray:
     x = np.asarray(x)
     out = np.empty(x.shape, complex_dtype_of(x.dtype))
     out.real = x.real
-    # a real input's imaginary part is -0, as complex(x, -0) (the lowering) gives
-    out.imag = -x.imag if x.dtype.kind == "c" else -np.zeros_like(x)
+    # a real input gets a +0 imaginary part (JAX's complex(x, 0), not a negated zero)
+    out.imag = -x.imag if x.dtype.kind == "c" else 0
     return out
 
 
@@ -117,7 +118,7 @@ def _conj_lowering(ctx: Any, x: Any, *, input_dtype: Any) -> Any:
     aval = ctx.avals_in[0]
     if aval.dtype.kind != "c":
         re = x
-        im = ctx.b.negate(L.full_like(ctx, 0, aval))
+        im = L.full_like(ctx, 0, aval)
     else:
         re = ctx.b.op("real", (x,))
         im = ctx.b.negate(ctx.b.op("imag", (x,)))
@@ -139,7 +140,6 @@ def make_complex(x: Any, y: Any) -> Any:
 
 
 def conj(x: Any) -> Any:
-    from ember.core.trace import get_aval
     return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 
@@ -148,7 +148,6 @@ for _p in (real_p, imag_p, complex_p, conj_p):
 
 
 def _zeros_like(ct: Any) -> Any:
-    from ember.core.trace import get_aval
     return _ad.zeros(get_aval(ct))
 
 

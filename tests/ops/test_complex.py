@@ -507,3 +507,12 @@ def test_sort_is_numpys_lexicographic_order_with_nans_last():
     for sort, argsort in ((jnp.sort, jnp.argsort), (ember.jit(jnp.sort), ember.jit(jnp.argsort))):
         np.testing.assert_array_equal(np.asarray(sort(z)), np.sort(z))
         np.testing.assert_array_equal(np.asarray(argsort(z)), np.argsort(z, kind="stable"))
+
+
+def test_lax_conj_of_a_real_value_has_a_positive_zero_imaginary_part():
+    x = np.array([1.5, -2.0], np.float32)
+    for f in (lax.conj, ember.jit(lax.conj)):
+        out = np.asarray(f(x))
+        assert out.dtype == np.complex64
+        np.testing.assert_array_equal(out.real, x)
+        assert not np.signbit(out.imag).any()
