@@ -13,7 +13,9 @@ float0 tangent for an integer primal and gives float0 tangents for integer outpu
 gives float0 cotangents for integer inputs; `grad(..., allow_int=True)` gives a float0
 gradient (a NumPy array of the input's shape) for an integer input. A float0 value is a
 NumPy array, never an Ember array: it is not yet a valid output of a `jit`ted function.
-Not here yet: `holomorphic=True` (no complex numbers yet), `reduce_axes`.
+`holomorphic=True` differentiates complex-to-complex functions: the cotangent seeded is 1
+(complex), and since Ember's transposes do not conjugate, `grad` returns f'(z). Not here
+yet: `reduce_axes`.
 """
 
 from __future__ import annotations
@@ -53,10 +55,11 @@ def _tangent_value(t: Any, aval: Any) -> Any:
     return ad.instantiate_zeros(t)
 
 
-def _check_holomorphic(holomorphic: bool, name: str) -> None:
-    if holomorphic:
-        raise NotImplementedError(f"{name}(holomorphic=True) needs complex numbers, which "
-                                  "Ember does not have yet; pass holomorphic=False.")
+def check_holomorphic(name: str, dtype: np.dtype, side: str) -> None:
+    """JAX's error for a real input or output (`side`) of a holomorphic derivative."""
+    if np.dtype(dtype).kind != "c":
+        raise TypeError(f"{name} with holomorphic=True requires {side} with complex dtype, "
+                        f"but got {np.dtype(dtype).name}.")
 
 
 def _flat_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool, store: list
@@ -207,7 +210,7 @@ def _check_input_dtype(x: Any) -> None:
                         "integer-valued inputs, use vjp or set allow_int to True.")
 
 
-def _check_scalar_output(x: Any) -> None:
+def _check_scalar_output(x: Any, holomorphic: bool = False) -> None:
     try:
         aval = get_aval(x)
     except TypeError:
@@ -216,7 +219,9 @@ def _check_scalar_output(x: Any) -> None:
     if aval.shape != ():
         raise TypeError("Gradient only defined for scalar-output functions. Output had shape: "
                         f"{aval.shape}.")
-    if aval.dtype.kind != "f":
+    if holomorphic:
+        check_holomorphic("grad", aval.dtype, "outputs")
+    elif aval.dtype.kind != "f":
         raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
                         f"of np.floating), but got {aval.dtype.name}. For holomorphic "
                         "differentiation, pass holomorphic=True. For differentiation of "
@@ -236,9 +241,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     `argnums`), or ((value, aux), gradient) with has_aux.
 
     With `allow_int`, integer and bool arguments may be differentiated: their gradient is
-    a float0 array of their shape. `holomorphic=True` is not supported yet.
+    a float0 array of their shape. With `holomorphic`, inputs and output must be complex
+    and the gradient is the complex derivative f'(z).
     """
-    _check_holomorphic(holomorphic, "value_and_grad")
     nums = _argnums_tuple(argnums)
 
     @traceback_util.api_boundary
@@ -249,8 +254,10 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                             f"least {max(nums) + 1} positional arguments to be passed by the "
                             f"caller, but got only {len(args)} positional arguments.")
         picked = [args[i] for i in nums]
-        if not allow_int:
-            for leaf in tree_flatten(picked)[0]:
+        for leaf in tree_flatten(picked)[0]:
+            if holomorphic:
+                check_holomorphic("grad", get_aval(leaf).dtype, "inputs")
+            if not allow_int:
                 _check_input_dtype(leaf)
 
         def partial_fun(*diff_args: Any) -> Any:
@@ -261,7 +268,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
         outs, lin, (out_tree, aux_tree, n), in_tree = _linearize(partial_fun, picked, has_aux)
         value = tree_unflatten(out_tree, outs[:n])
-        _check_scalar_output(value)
+        _check_scalar_output(value, holomorphic)
         ct = np.ones((), get_aval(value).dtype)
         f_vjp = _vjp_function(lin, in_tree, out_tree, n)
         grads = f_vjp(ct)
@@ -279,11 +286,10 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     pytree like that argument, or a tuple of them for a tuple argnums).
 
     With `allow_int`, integer and bool arguments may be differentiated: their gradient is
-    a float0 array of their shape (`ember.float0`). `holomorphic=True` is not supported
-    yet.
+    a float0 array of their shape (`ember.float0`). With `holomorphic`, inputs and output
+    must be complex and the gradient is the complex derivative f'(z).
     """
-    _check_holomorphic(holomorphic, "grad")
-    vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic=holomorphic, allow_int=allow_int)
 
     @traceback_util.api_boundary
     @functools.wraps(fun)

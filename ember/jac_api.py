@@ -12,7 +12,8 @@ rows). As in JAX, the basis vectors go through `vmap`: the linear part runs once
 whole basis as a batched program (no loop; a product of the Jacobian with the identity is
 what the batching rules make of it), so the Jacobian is traced once under `jit` whatever
 its size, and Jacobians nest (grad of jacfwd, jacrev of jacrev, hessian).
-Invariants: `holomorphic=True` raises (no complex numbers yet); integer inputs are refused
+Invariants: `holomorphic=True` needs complex inputs and outputs (JAX's errors otherwise);
+integer inputs are refused
 as JAX does, except by `jacrev(allow_int=True)`, which gives float0 blocks for them.
 """
 
@@ -27,8 +28,8 @@ import numpy as np
 from ember import numpy as jnp
 from ember.ad_api import (
     _argnums_tuple,
-    _check_holomorphic,
     _linearize,
+    check_holomorphic,
     float0_zeros,
 )
 from ember.core import ad, traceback_util
@@ -99,9 +100,9 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     Returns a function of fun's arguments giving the Jacobian (and fun's aux output with
     `has_aux`): for each output leaf, a tree like the differentiated arguments whose leaves
     have shape out.shape + in.shape. One JVP per input element, pushed through one vmap
-    (as one vmap). `holomorphic=True` is not supported yet.
+    (as one vmap). With `holomorphic`, inputs and outputs must be complex: the result is
+    the complex derivative.
     """
-    _check_holomorphic(holomorphic, "jacfwd")
     nums = _argnums_tuple(argnums)
 
     @traceback_util.api_boundary
@@ -111,7 +112,9 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         picked = [args[i] for i in nums]
         for leaf in tree_flatten(picked)[0]:
             dtype = get_aval(leaf).dtype
-            if dtype.kind != "f":
+            if holomorphic:
+                check_holomorphic("jacfwd", dtype, "inputs")
+            elif dtype.kind != "f":
                 raise TypeError("jacfwd requires real-valued inputs (input dtype that is a "
                                 f"sub-dtype of np.floating), but got {dtype.name}. For "
                                 "holomorphic differentiation, pass holomorphic=True. For "
@@ -120,6 +123,9 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         outs, lin, (out_tree, aux_tree, n), _ = _linearize(
             _partial(fun, args, kwargs, nums), picked, has_aux)
         out_avals = lin.out_avals[:n]
+        if holomorphic:
+            for a in out_avals:
+                check_holomorphic("jacfwd", a.dtype, "outputs")
         diff = [ad.is_differentiable(a) for a in out_avals]
 
         def push(tangents: list) -> list:
@@ -159,9 +165,9 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     `has_aux`): for each output leaf, a tree like the differentiated arguments whose leaves
     have shape out.shape + in.shape. One VJP per output element, pushed through one vmap
     (as one vmap). With `allow_int`, an integer or bool input's blocks are
-    float0 arrays. `holomorphic=True` is not supported yet.
+    float0 arrays. With `holomorphic`, inputs and outputs must be complex: the result is
+    the complex derivative.
     """
-    _check_holomorphic(holomorphic, "jacrev")
     nums = _argnums_tuple(argnums)
 
     @traceback_util.api_boundary
@@ -169,9 +175,11 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         _check_argnums(nums, argnums, args)
         picked = [args[i] for i in nums]
-        if not allow_int:
-            for leaf in tree_flatten(picked)[0]:
-                dtype = get_aval(leaf).dtype
+        for leaf in tree_flatten(picked)[0]:
+            dtype = get_aval(leaf).dtype
+            if holomorphic:
+                check_holomorphic("jacrev", dtype, "inputs")
+            if not allow_int:
                 if dtype.kind not in "fc":
                     raise TypeError("jacrev requires real-valued inputs (input dtype that is "
                                     f"a sub-dtype of np.inexact), but got {dtype.name}. If you "
@@ -181,7 +189,9 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             _partial(fun, args, kwargs, nums), picked, has_aux)
         out_avals = lin.out_avals[:n]
         for a in out_avals:
-            if a.dtype.kind != "f":
+            if holomorphic:
+                check_holomorphic("jacrev", a.dtype, "outputs")
+            elif a.dtype.kind != "f":
                 raise TypeError("jacrev requires real-valued outputs (output dtype that is a "
                                 f"sub-dtype of np.floating), but got {a.dtype.name}. For "
                                 "holomorphic differentiation, pass holomorphic=True. For "

@@ -2,10 +2,11 @@
 
 Input: a NumPy array (printing) or the text between `constant(` and `)` (parsing).
 Output: XLA-style text (`1`, `{1, 2, 3}`, `{{1, 2}, {3, 4}}`, `true`, `nan`, `-inf`, `-0`)
-or the array back. Invariant: parse(format(x)) is bit-identical to x. Floats print the
-shortest digit string that round-trips in their own type (at most 9 significant digits for
-f32 and 17 for f64); NaNs other than the default quiet NaN print as `nan(0x<payload>)`,
-with a leading `-` when the sign bit is set.
+or the array back; a complex element prints as XLA does, `(re, im)`. Invariant:
+parse(format(x)) is bit-identical to x. Floats print the shortest digit string that
+round-trips in their own type (at most 9 significant digits for f32 and 17 for f64); NaNs
+other than the default quiet NaN print as `nan(0x<payload>)`, with a leading `-` when the
+sign bit is set.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def format_scalar(v: np.generic) -> str:
         return "true" if v else "false"
     if isinstance(v, np.floating):
         return format_float(v)
+    if isinstance(v, np.complexfloating):
+        return f"({format_float(v.real)}, {format_float(v.imag)})"
     return str(int(v))
 
 
@@ -64,6 +67,8 @@ def format_literal(value: np.ndarray, elide: bool = False) -> str:
     return rec(value)
 
 
+_PART = r"\s*(-?[^,()\s]+(?:\(0x[0-9a-fA-F]+\))?)\s*"
+_COMPLEX_PAIR = re.compile(r"\(" + _PART + "," + _PART + r"\)")
 _NAN = re.compile(r"^(-?)nan(?:\(0x([0-9a-fA-F]+)\))?$")
 
 
@@ -91,6 +96,13 @@ def parse_literal(text: str, dt: np.dtype, dims: tuple[int, ...]) -> np.ndarray:
         arr = np.array(vals, dtype=dt)
     elif dt.kind == "f":
         arr = np.array([parse_float(t, dt) for t in tokens], dtype=dt)
+    elif dt.kind == "c":
+        # (re, im) pairs; a part may be nan(0x<payload>), whose parentheses stay
+        part = np.empty((), dt).real.dtype
+        pairs = _COMPLEX_PAIR.findall(text)
+        flat = np.array([parse_float(t, part) for pair in pairs for t in pair], dtype=part)
+        arr = np.empty(len(pairs), dt)
+        arr.real, arr.imag = flat[0::2], flat[1::2]
     else:
         arr = np.array([int(t) for t in tokens], dtype=dt)
     count = int(np.prod(dims, dtype=np.int64))

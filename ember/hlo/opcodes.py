@@ -70,8 +70,12 @@ class OpInfo:
 
 
 # Operand element-type classes of the `types` column (the shape rule checks the operands'
-# common element type): "numeric" excludes pred, "bits" is pred or integer.
-TYPE_CLASSES: tuple[str, ...] = ("any", "numeric", "float", "int", "bits")
+# common element type): "numeric" excludes pred, "bits" is pred or integer, "inexact" is
+# float or complex (XLA's exp, log, sqrt, the trig functions), "complex" is c64/c128.
+TYPE_CLASSES: tuple[str, ...] = ("any", "numeric", "float", "int", "bits", "inexact",
+                                 "complex")
+# Real-only math: XLA has no complex erf, cbrt or atan2.
+_REAL_ONLY_MATH = frozenset({"cbrt", "erf", "erfc", "erf-inv"})
 
 
 def _rows() -> list[OpInfo]:
@@ -105,11 +109,16 @@ def _rows() -> list[OpInfo]:
                  "cosine", "tan", "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "erf",
                  "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
                  "erf-inv", "exp2", "log2", "log10"):
+        types = "float" if name in _REAL_ONLY_MATH else "inexact"
         if name in ("sqrt", "rsqrt"):
             # transcendentals to cost analysis (as XLA counts them), but correctly rounded
-            ew(name, 1, "float", flops=0.0, trans=1.0, expensive=True)
+            ew(name, 1, types, flops=0.0, trans=1.0, expensive=True)
         else:
-            ew_math(name, 1)
+            ew_math(name, 1, types)
+    # complex parts: real/imag take c64/c128 and give f32/f64; complex pairs two floats
+    ew("real", 1, "complex")
+    ew("imag", 1, "complex")
+    ew("complex", 2, "float")
     rows.append(OpInfo("compare", 2, True, False, 1.0, attrs=("direction",)))
     rows.append(OpInfo("select", 3, True, False, 1.0))
     rows.append(OpInfo("clamp", 3, True, False, 1.0))

@@ -1,6 +1,7 @@
 """HLO shapes: an element type, dimensions, an optional layout; or a tuple of shapes.
 
-Input: XLA element type names (pred, s8..s64, u8..u64, f16, bf16, f32, f64) and sizes.
+Input: XLA element type names (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128) and
+sizes (c64 is a pair of f32: real part, imaginary part; c128 a pair of f64).
 Output: immutable, hashable `Shape` values that print as XLA does (`f32[8,3]`, `pred[]`,
 `(f32[3], s32[])`, `f32[8,3]{1,0}` once a layout is set).
 Invariants: dimensions are non-negative ints; a layout, when set, is a permutation of
@@ -16,12 +17,14 @@ import numpy as np
 
 ELEMENT_TYPES: tuple[str, ...] = (
     "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
+    "c64", "c128",
 )
 
 _TO_NUMPY: dict[str, str] = {
     "pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
     "f16": "float16", "f32": "float32", "f64": "float64",
+    "c64": "complex64", "c128": "complex128",
 }
 _FROM_NUMPY: dict[str, str] = {v: k for k, v in _TO_NUMPY.items()}
 
@@ -53,6 +56,15 @@ def element_type_from_numpy(dtype: np.dtype | type | str) -> str:
 
 def is_float(element_type: str) -> bool:
     return element_type in ("f16", "bf16", "f32", "f64")
+
+
+def is_complex(element_type: str) -> bool:
+    return element_type in ("c64", "c128")
+
+
+def complex_component(element_type: str) -> str:
+    """The element type of a complex type's real and imaginary parts (c64 -> f32)."""
+    return {"c64": "f32", "c128": "f64"}[element_type]
 
 
 def is_signed_int(element_type: str) -> bool:

@@ -17,7 +17,14 @@ from math import prod
 from typing import TYPE_CHECKING, Any
 
 from ember.hlo.opcodes import COMPARISON_DIRECTIONS, OPCODES, info
-from ember.hlo.shape import Shape, bit_width, is_float, is_integral
+from ember.hlo.shape import (
+    Shape,
+    bit_width,
+    complex_component,
+    is_complex,
+    is_float,
+    is_integral,
+)
 
 if TYPE_CHECKING:
     from ember.hlo.ir import Computation
@@ -65,6 +72,11 @@ def _check_type(opcode: str, et: str, shapes: list[Shape]) -> None:
         raise _fail(opcode, f"needs pred or integer operands, got {et}", shapes)
     if types == "float" and not is_float(et):
         raise _fail(opcode, f"needs a floating-point element type, got {et}", shapes)
+    if types == "inexact" and not (is_float(et) or is_complex(et)):
+        raise _fail(opcode, f"needs a floating-point or complex element type, got {et}",
+                    shapes)
+    if types == "complex" and not is_complex(et):
+        raise _fail(opcode, f"needs a complex element type, got {et}", shapes)
     if types == "numeric" and et == "pred":
         raise _fail(opcode, "is not defined on pred", shapes)
 
@@ -81,7 +93,8 @@ def _same_arrays(opcode: str, shapes: list[Shape]) -> Shape:
 
 
 @_rule(*[n for n, r in OPCODES.items() if r.elementwise and n not in (
-    "compare", "select", "clamp", "convert", "bitcast-convert", "is-finite")])
+    "compare", "select", "clamp", "convert", "bitcast-convert", "is-finite", "abs", "real",
+    "imag", "complex")])
 def _elementwise(opcode, shapes, attrs, called, hint):
     row = info(opcode)
     if len(shapes) != row.arity:
@@ -95,6 +108,24 @@ def _elementwise(opcode, shapes, attrs, called, hint):
 def _is_finite(opcode, shapes, attrs, called, hint):
     s = _elementwise(opcode, shapes, attrs, called, hint)
     return s.with_element_type("pred")
+
+
+@_rule("abs", "real", "imag")
+def _complex_to_real(opcode, shapes, attrs, called, hint):
+    """abs, real, imag: a complex operand gives its component type (|c64| is f32)."""
+    s = _elementwise(opcode, shapes, attrs, called, hint)
+    et = s.element_type
+    return s.with_element_type(complex_component(et)) if is_complex(et) else s
+
+
+@_rule("complex")
+def _complex(opcode, shapes, attrs, called, hint):
+    """complex(f32, f32) -> c64, complex(f64, f64) -> c128."""
+    s = _elementwise(opcode, shapes, attrs, called, hint)
+    pairs = {"f32": "c64", "f64": "c128"}
+    if s.element_type not in pairs:
+        raise _fail(opcode, f"needs f32 or f64 operands, got {s.element_type}", shapes)
+    return s.with_element_type(pairs[s.element_type])
 
 
 @_rule("compare")

@@ -8,6 +8,7 @@ operands, as in JAX.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,9 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     aval = get_aval(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
+    if aval.dtype.kind == "c" and new_dtype.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=2)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ember.core import dtypes
 from ember.lax._base import aval_of, convert_element_type, to_common_dtype
+from ember.prims import complex_parts as Cx
 from ember.prims import conversion as C
 from ember.prims import elementwise as E
 from ember.prims import reductions as Rd
@@ -62,6 +63,16 @@ sign = _unary(E.sign_p)
 floor = _unary(E.floor_p)
 ceil = _unary(E.ceil_p)
 is_finite = _unary(E.is_finite_p)
+real = _unary(Cx.real_p)
+imag = _unary(Cx.imag_p)
+complex = _binary(Cx.complex_p)  # noqa: A001
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate; a real x gives a complex value (JAX's lax.conj)."""
+    (x,) = to_common_dtype(x)
+    return Cx.conj_p.bind(x, input_dtype=aval_of(x).dtype)
+
 exp = _unary(E.exp_p)
 exp2 = _unary(E.exp2_p)
 log = _unary(E.log_p)
@@ -309,4 +320,4 @@ def zeros_like_array(x: Any) -> Any:
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "Any", "Sequence", "np", "annotations", "dtypes", "aval_of", "C", "E", "Rd", "S")]
+    "Any", "Sequence", "np", "annotations", "dtypes", "aval_of", "C", "Cx", "E", "Rd", "S")]

@@ -129,8 +129,10 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """The dot product of the flattened operands (no conjugation: real dtypes only)."""
+    """The dot product of the flattened operands, the first conjugated (sum conj(a) b)."""
     a, b = _promote("vdot", a, b)
+    if get_aval(a).dtype.kind == "c":
+        a = lax.conj(a)
     a = lax.reshape(a, (get_aval(a).size,))
     b = lax.reshape(b, (get_aval(b).size,))
     return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
@@ -189,8 +191,10 @@ def _axis(axis: Any, ndim: int) -> int:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """sum(x1 * x2, axis) over broadcast operands, as one batched dot_general."""
+    """sum(conj(x1) * x2, axis) over broadcast operands, as one batched dot_general."""
     x1, x2 = _promote("vecdot", x1, x2)
+    if get_aval(x1).dtype.kind == "c":
+        x1 = lax.conj(x1)
     from ember.numpy._manipulation import broadcast_arrays
     s1, s2 = get_aval(x1).shape, get_aval(x2).shape
     nd = max(len(s1), len(s2))

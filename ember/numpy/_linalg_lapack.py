@@ -420,7 +420,16 @@ def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool)
     values."""
     jnp = _jnp()
     moved = jnp.moveaxis(x, axes, (-2, -1))
-    s = svdvals(moved)
+    if get_aval(moved).dtype.kind == "c":
+        # LAPACK here is real only. A = X + iY has the singular values of the real matrix
+        # [[X, -Y], [Y, X]], each twice (it is A acting on C^n as R^2n), so every other one
+        # of that matrix's sorted singular values is A's.
+        re, im = jnp.real(moved), jnp.imag(moved)
+        embedded = jnp.concatenate([jnp.concatenate([re, -im], axis=-1),
+                                    jnp.concatenate([im, re], axis=-1)], axis=-2)
+        s = svdvals(embedded)[..., ::2]
+    else:
+        s = svdvals(moved)
     if ord == 2:
         out = jnp.max(s, axis=-1, initial=0)
     elif ord == -2:

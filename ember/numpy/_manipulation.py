@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,9 +72,18 @@ def size(a: Any, axis: int | None = None) -> int:
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
-    """x converted to dtype (strongly typed), with XLA's conversion semantics."""
+    """x converted to dtype (strongly typed), with XLA's conversion semantics. A complex x
+    becomes bool as x != 0, and a real type from its real part (with JAX's warning)."""
     x = ensure_array(x)
-    return lax.convert_element_type(x, dtypes.canonicalize_requested(dtype, "astype"), False)
+    new = dtypes.canonicalize_requested(dtype, "astype")
+    if get_aval(x).dtype.kind == "c" and np.dtype(new).kind != "c":
+        if np.dtype(new).kind == "b":
+            return lax.ne(x, lax.full_like(x, 0))
+        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
+                      "Please first use jnp.real or jnp.imag to take the real/imaginary "
+                      "component of your input.", DeprecationWarning, stacklevel=2)
+        x = lax.real(x)
+    return lax.convert_element_type(x, new, False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -218,7 +218,14 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
     centered = lax.sub(a, mean(a, axis, keepdims=True, where=where))
-    sq = lax.square(centered)
+    if comp.kind == "c":
+        # |a - mean|^2 = re^2 + im^2: a real variance, in the parts' dtype (as NumPy, JAX)
+        sq = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
+        comp = get_aval(sq).dtype
+        if res.kind == "c":
+            res = comp
+    else:
+        sq = lax.square(centered)
     total = sum(sq, axis, keepdims=keepdims, where=where)
     if where is None:
         n: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
@@ -241,6 +248,10 @@ def _arg_reduce(a: Any, axis: Any, keepdims: bool, lax_fn: Callable[..., Any],
                 name: str) -> Any:
     check_arraylike(name, a)
     aval = get_aval(a)
+    if aval.dtype.kind == "c":  # JAX's argmax/argmin compare with gt/lt, which refuse complex
+        op = "gt" if name == "argmax" else "lt"
+        raise TypeError(f"{op} does not accept dtype {aval.dtype.name} at position 0. Accepted "
+                        "dtypes at position 0 are subtypes of integer, floating, bool.")
     if axis is None:
         from ember.numpy._manipulation import ravel
         a = ravel(a)

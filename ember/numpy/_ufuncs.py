@@ -43,7 +43,8 @@ __all__ = [
     "fabs", "sign", "floor", "ceil", "trunc", "fix", "rint", "round", "around", "square",
     "reciprocal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
     "nan_to_num", "sinc", "deg2rad", "rad2deg", "degrees", "radians", "real", "imag", "conj",
-    "conjugate", "modf", "clip", "isclose", "allclose", "array_equal", "array_equiv",
+    "conjugate", "angle", "iscomplexobj", "isrealobj", "modf", "clip", "isclose", "allclose",
+    "array_equal", "array_equiv",
 ]
 
 
@@ -195,6 +196,22 @@ def _binary(lax_fn: Callable[[Any, Any], Any], name: str,
             promote: Callable[..., list] = promote_args) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any, /) -> Any:
         return lax_fn(*promote(name, x, y))
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
+    return fn
+
+
+def _ordering(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+    """An order comparison with NumPy's lexicographic order on complex values: the real
+    parts decide, the imaginary parts where the real parts are equal (lax's comparison
+    refuses complex operands, as JAX's)."""
+    def fn(x: Any, y: Any, /) -> Any:
+        x, y = promote_args(name, x, y)
+        if _kind(x) != "c":
+            return lax_fn(x, y)
+        xr, yr = lax.real(x), lax.real(y)
+        return lax.select(lax.eq(xr, yr), lax_fn(lax.imag(x), lax.imag(y)), lax_fn(xr, yr))
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
@@ -400,6 +417,9 @@ def _hypot(x: Any, y: Any, /) -> Any:
     """sqrt(x^2 + y^2) without overflow: with a = max(|x|, |y|), b = min(|x|, |y|),
     a sqrt(1 + (b / a)^2); 0 when a = 0; +inf when either is inf (even with a NaN)."""
     x, y = promote_args_inexact("hypot", x, y)
+    if _kind(x) == "c":
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                         "convert to real values first, such as by using abs(x)")
     x, y = lax.abs(x), lax.abs(y)
     inf = _scalar(x, np.inf)
     any_inf = lax.bitwise_or(lax.eq(x, inf), lax.eq(y, inf))
@@ -441,6 +461,8 @@ def signbit(x: Any, /) -> Any:
     NaNs with the sign set are True)."""
     (x,) = promote_args("signbit", x)
     dt = get_aval(x).dtype
+    if dt.kind == "c":
+        raise ValueError(f"jax.numpy.signbit is not well defined for {dt.name}")
     if dt.kind in "iu":
         return lax.lt(x, _scalar(x, 0))
     if dt.kind == "b":
@@ -500,6 +522,9 @@ def ldexp(x: Any, e: Any, /) -> Any:
         raise ValueError(f"ldexp not supported for input types {get_aval(x).dtype}, "
                          f"{get_aval(e).dtype}")
     (x,) = promote_args_inexact("ldexp", x)
+    if _kind(x) == "c":
+        raise ValueError(f"ldexp not supported for input types ({get_aval(x).dtype!r}, "
+                         f"{get_aval(e).dtype!r})")
     ef = lax.convert_element_type(ensure_array(e), get_aval(x).dtype)
     out = _multiply(x, lax.exp2(ef))
     keep = lax.bitwise_or(isinf(x), lax.eq(x, _scalar(x, 0)))
@@ -610,10 +635,10 @@ nextafter = ufunc(_nextafter, "nextafter", 2)
 heaviside = ufunc(_heaviside, "heaviside", 2)
 equal = ufunc(_binary(lax.eq, "equal"), "equal", 2)
 not_equal = ufunc(_binary(lax.ne, "not_equal"), "not_equal", 2)
-less = ufunc(_binary(lax.lt, "less"), "less", 2)
-less_equal = ufunc(_binary(lax.le, "less_equal"), "less_equal", 2)
-greater = ufunc(_binary(lax.gt, "greater"), "greater", 2)
-greater_equal = ufunc(_binary(lax.ge, "greater_equal"), "greater_equal", 2)
+less = ufunc(_ordering(lax.lt, "less"), "less", 2)
+less_equal = ufunc(_ordering(lax.le, "less_equal"), "less_equal", 2)
+greater = ufunc(_ordering(lax.gt, "greater"), "greater", 2)
+greater_equal = ufunc(_ordering(lax.ge, "greater_equal"), "greater_equal", 2)
 logical_and = ufunc(_logical(lax.bitwise_and, "logical_and"), "logical_and", 2,
                     identity=True, reducer=_reducer("all"))
 logical_or = ufunc(_logical(lax.bitwise_or, "logical_or"), "logical_or", 2, identity=False,
@@ -653,8 +678,11 @@ abs = absolute  # noqa: A001
 
 
 def fabs(x: Any, /) -> Any:
-    """|x| in the promoted float type."""
-    return lax.abs(*promote_args_inexact("fabs", x))
+    """|x| in the promoted float type (complex values are refused, as NumPy's ufunc)."""
+    (x,) = promote_args_inexact("fabs", x)
+    if _kind(x) == "c":
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(x)
 
 
 def sign(x: Any, /) -> Any:
@@ -667,18 +695,18 @@ def sign(x: Any, /) -> Any:
 
 def floor(x: Any, /) -> Any:
     (x,) = promote_args("floor", x)
-    return lax.floor(x) if _kind(x) == "f" else x
+    return lax.floor(x) if _kind(x) in "fc" else x  # (lax refuses complex, as JAX)
 
 
 def ceil(x: Any, /) -> Any:
     (x,) = promote_args("ceil", x)
-    return lax.ceil(x) if _kind(x) == "f" else x
+    return lax.ceil(x) if _kind(x) in "fc" else x
 
 
 def trunc(x: Any, /) -> Any:
     """Round toward zero: ceil for negatives, floor otherwise."""
     (x,) = promote_args("trunc", x)
-    if _kind(x) != "f":
+    if _kind(x) not in "fc":  # (complex: lax.lt refuses it, as JAX's trunc does)
         return x
     return lax.select(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
 
@@ -690,6 +718,8 @@ def fix(x: Any, out: None = None) -> Any:
 def rint(x: Any, /) -> Any:
     """Round to the nearest integer, half to even (integers promote to float, as JAX)."""
     (x,) = promote_args_inexact("rint", x)
+    if _kind(x) == "c":  # each part on its own
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -703,6 +733,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     decimals = int(decimals)
     (a,) = promote_args("round", a)
     dt = get_aval(a).dtype
+    if dt.kind == "c":  # each part on its own
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if dt.kind in "iub":
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
@@ -749,15 +781,24 @@ def _all_false(x: Any) -> Any:
                                 ())
 
 
+def _either_part(test: Callable[[Any], Any], x: Any) -> Any:
+    """test(real x) | test(imag x): a complex value is NaN (infinite) when a part is."""
+    return lax.bitwise_or(test(lax.real(x)), test(lax.imag(x)))
+
+
 def isnan(x: Any, /) -> Any:
     check_arraylike("isnan", x)
     x = ensure_array(x)
+    if _kind(x) == "c":
+        return _either_part(isnan, x)
     return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
 
 
 def isinf(x: Any, /) -> Any:
     check_arraylike("isinf", x)
     x = ensure_array(x)
+    if _kind(x) == "c":
+        return _either_part(isinf, x)
     if _kind(x) != "f":
         return _all_false(x)
     return lax.eq(lax.abs(x), _scalar(x, np.inf))
@@ -766,18 +807,27 @@ def isinf(x: Any, /) -> Any:
 def isfinite(x: Any, /) -> Any:
     check_arraylike("isfinite", x)
     x = ensure_array(x)
+    if _kind(x) == "c":  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     if _kind(x) != "f":
         return lax.bitwise_not(_all_false(x))
     return lax.is_finite(x)
 
 
+def _no_complex_infinity(x: Any) -> None:
+    if _kind(x) == "c":
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+
+
 def isposinf(x: Any, /, out: None = None) -> Any:
     x = ensure_array(x)
+    _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
 def isneginf(x: Any, /, out: None = None) -> Any:
     x = ensure_array(x)
+    _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
@@ -788,6 +838,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     check_arraylike("nan_to_num", x)
     x = ensure_array(x)
     dt = get_aval(x).dtype
+    if dt.kind == "c":  # each part on its own
+        return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
     if dt.kind != "f":
         return x
     info = np.finfo(dt)
@@ -823,27 +876,62 @@ radians = deg2rad
 
 
 def real(val: Any, /) -> Any:
-    """The real part: the value itself for real dtypes (Ember has no complex arrays)."""
+    """The real part: lax.real for complex values, the value itself for real dtypes."""
     check_arraylike("real", val)
-    return ensure_array(val)
+    x = ensure_array(val)
+    return lax.real(x) if _kind(x) == "c" else x
 
 
 def imag(val: Any, /) -> Any:
-    """The imaginary part: zeros of the value's dtype for real dtypes."""
+    """The imaginary part: lax.imag for complex values, zeros of the value's dtype for
+    real dtypes."""
     check_arraylike("imag", val)
     x = ensure_array(val)
+    if _kind(x) == "c":
+        return lax.imag(x)
     aval = get_aval(x)
     return lax.broadcast_in_dim(lax.convert_element_type(0, aval.dtype, aval.weak_type),
                                 aval.shape, ())
 
 
 def conjugate(x: Any, /) -> Any:
-    """The complex conjugate: the value itself for real dtypes."""
+    """The complex conjugate: lax.conj for complex values, the value itself for real
+    dtypes."""
     check_arraylike("conjugate", x)
-    return ensure_array(x)
+    x = ensure_array(x)
+    return lax.conj(x) if _kind(x) == "c" else x
 
 
 conj = conjugate
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of z: atan2(imag z, real z) in the inexact type of z's parts (radians,
+    degrees with `deg`)."""
+    check_arraylike("angle", z)
+    x = ensure_array(z)
+    if _kind(x) == "c":
+        re, im = lax.real(x), lax.imag(x)
+    else:
+        (re,) = promote_args_inexact("angle", x)
+        im = lax.full_like(re, 0)
+    out = lax.atan2(im, re)
+    return out * np.array(180 / np.pi, get_aval(out).dtype) if deg else out
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether x has a complex dtype (its value is not looked at)."""
+    if x is None:
+        return False
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.asarray(x).dtype if not isinstance(x, complex) else np.dtype(np.complex128)
+    return np.dtype(dt).kind == "c"
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether x has a real (non-complex) dtype."""
+    return not iscomplexobj(x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -872,6 +960,12 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
     if arr is None:
         raise TypeError("clip() missing the array argument")
     check_arraylike("clip", arr)
+    if any(b is not None and np.dtype(get_aval(ensure_array(b)).dtype).kind == "c"
+           for b in (arr, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the real "
+                         "or imaginary components via jax.numpy.real/imag respectively.")
     if min is not None:
         arr = maximum(min, arr)
     if max is not None:
@@ -884,11 +978,12 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     """|a - b| <= atol + rtol |b| for floats (infinities close only to themselves; NaN close
     to nothing unless equal_nan); exact equality for integers and bools, as JAX."""
     a, b = promote_args("isclose", a, b)
-    if _kind(a) != "f":
+    if _kind(a) not in "fc":
         return lax.eq(a, b)
-    rt = _scalar(a, rtol)
-    at = _scalar(a, atol)
-    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, lax.abs(b))))
+    abs_b = lax.abs(b)  # (real for complex values: the tolerances take its dtype)
+    rt = _scalar(abs_b, rtol)
+    at = _scalar(abs_b, atol)
+    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, abs_b)))
     a_inf, b_inf = isinf(a), isinf(b)
     out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_inf, b_inf)))
     out = lax.bitwise_or(out, lax.bitwise_and(lax.bitwise_and(a_inf, b_inf), lax.eq(a, b)))

@@ -43,6 +43,8 @@ def _abs(x: Any) -> Any:
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     r = _reductions()
+    if get_aval(x).dtype.kind == "c":  # every vector norm is the norm of the moduli
+        x = _abs(x)
     if ord is None or ord == 2:
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
     if ord == np.inf:
@@ -64,6 +66,8 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r = _reductions()
     row, col = axes
+    if get_aval(x).dtype.kind == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
+        x = _abs(x)  # these are norms of the moduli; 2, -2, nuc take the complex SVD
     if ord is None or ord == "fro":
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
     if ord in (1, -1, np.inf, -np.inf):

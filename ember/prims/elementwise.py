@@ -49,6 +49,7 @@ def _stretch(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = False,
+            out_real: bool = False,
             rule: Callable[..., np.ndarray] | None = None,
             lowering: Callable[..., Any] | None = None) -> Primitive:
     prim = Primitive(name)
@@ -65,6 +66,8 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
             raise TypeError(f"{name} takes {nargs} operands, got {len(avals)}")
         dtype = R.check_nary(name, avals, kinds)
         shape = R.broadcasting_shape(name, *avals)
+        if out_real and dtype.kind == "c":  # abs: |c64| is f32
+            dtype = np.empty((), dtype).real.dtype
         return ShapedArray(shape, dtypes.bool_ if out_bool else dtype, R.all_weak(*avals))
 
     if fn is not None:
@@ -96,7 +99,8 @@ min_p = _binary("min", "minimum", R.ANY)
 atan2_p = _binary("atan2", "atan2", R.FLOAT)  # JAX: real floats only
 
 neg_p = _unary("neg", "negate", R.NUMBER)
-abs_p = _unary("abs", "abs", R.SIGNED_NUMBER)  # JAX rejects unsigned: jnp.abs skips it
+# JAX rejects unsigned (jnp.abs skips it); a complex operand gives its real modulus
+abs_p = _define("abs", "abs", 1, R.SIGNED_NUMBER, out_real=True)
 sign_p = _unary("sign", "sign", R.NUMBER)
 floor_p = _unary("floor", "floor", R.FLOAT)
 ceil_p = _unary("ceil", "ceil", R.FLOAT)
@@ -385,8 +389,18 @@ def _one_minus_sq(x: Any) -> Any:
     return _ad.mul(_ad.sub(_c(1, x), x), _ad.add(_c(1, x), x))
 
 
+def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
+    """d|x| = sign(x) t; for complex z, d|z| = Re(conj(z) t) / |z| = Re(conj(sign z) t)
+    (sign(0) = 0: a zero tangent at z = 0, as JAX)."""
+    if get_aval(x).dtype.kind != "c":
+        return _ad.mul(t, _ad.unary("sign", x))
+    from ember.prims import complex_parts as C
+    return C.real(_ad.mul(C.conj(_ad.unary("sign", x)), t))
+
+
+_jvp(abs_p, _abs_jvp)
+
 _UNARY_DERIVATIVES: dict[Primitive, Callable[[Any, Any], Any]] = {
-    abs_p: lambda x, ans: _ad.unary("sign", x),
     exp_p: lambda x, ans: ans,                                         # e^x
     exp2_p: lambda x, ans: _ad.mul(ans, _c(_LN2, ans)),                 # 2^x ln 2
     log_p: lambda x, ans: _ad.div(_c(1, x), x),                         # 1/x

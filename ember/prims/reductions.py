@@ -92,6 +92,8 @@ def _min(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 
 def _lowest(dtype: np.dtype) -> object:
+    if dtype.kind == "c":  # the least in the lexicographic order max and min use
+        return complex(-np.inf, -np.inf)
     if dtype.kind == "f":
         return -np.inf
     if dtype.kind == "b":
@@ -100,6 +102,8 @@ def _lowest(dtype: np.dtype) -> object:
 
 
 def _highest(dtype: np.dtype) -> object:
+    if dtype.kind == "c":
+        return complex(np.inf, np.inf)
     if dtype.kind == "f":
         return np.inf
     if dtype.kind == "b":

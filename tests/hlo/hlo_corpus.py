@@ -19,7 +19,7 @@ Entry = tuple[str, Module, Callable[[np.random.Generator], list[np.ndarray]]]
 
 FLOAT_UNARY = [n for n, r in OPCODES.items() if r.elementwise and r.arity == 1 and n not in (
     "convert", "bitcast-convert", "reduce-precision", "not", "popcnt", "clz", "copy",
-    "is-finite")]
+    "is-finite", "real", "imag")]  # (real, imag: complex operands only)
 FLOAT_BINARY = ["add", "subtract", "multiply", "divide", "remainder", "power", "maximum",
                 "minimum", "atan2"]
 INT_BINARY = ["add", "subtract", "multiply", "divide", "remainder", "power", "maximum",

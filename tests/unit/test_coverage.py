@@ -94,7 +94,12 @@ def _takes_no_operands(prim: Any) -> bool:
     return not any(p.kind in kinds for p in params)
 
 # A representative operand element type per `types` class, to probe the scalar emitters.
-_PROBE_TYPE = {"any": "f32", "numeric": "f32", "float": "f32", "int": "s32", "bits": "s32"}
+_PROBE_TYPE = {"any": "f32", "numeric": "f32", "float": "f32", "int": "s32", "bits": "s32",
+               "inexact": "f32", "complex": "c64"}
+# Opcodes that only exist with a complex operand or result: the CPU backend refuses complex
+# element types (backends/cpu/support.py UNSUPPORTED_ELEMENT_TYPES), so their modules run on
+# the interpreter and no scalar emitter is asked for.
+COMPLEX_ONLY: frozenset[str] = frozenset({"real", "imag", "complex"})
 _ATTRS = {"direction": "LT", "exponent_bits": 5, "mantissa_bits": 10}
 
 
@@ -136,6 +141,8 @@ def _opcode_gaps() -> list[str]:
         if row.math and op not in eager_math.OPCODES:
             out.append(f"{op}: eager math kernel (backends/cpu/runtime/eager_math.py)")
         if op in UNSUPPORTED_OPCODES:
+            continue
+        if op in COMPLEX_ONLY:
             continue
         if row.elementwise and op != "map":
             et = _PROBE_TYPE[row.types]

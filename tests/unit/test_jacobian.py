@@ -111,10 +111,18 @@ def test_integer_inputs_and_outputs(x64):
     assert j[1].dtype == ember.float0 and j[1].shape == (4, 4)
 
 
-@pytest.mark.parametrize("fn", [ember.jacfwd, ember.jacrev, ember.hessian])
-def test_holomorphic_is_refused(fn):
-    with pytest.raises(NotImplementedError, match="holomorphic=True"):
-        fn(jnp.sin, holomorphic=True)
+@pytest.mark.parametrize("fn, d", [(ember.jacfwd, np.cos), (ember.jacrev, np.cos),
+                                   (ember.hessian, lambda z: -np.sin(z))])
+def test_holomorphic_derivatives_need_complex_values(fn, d):
+    z = np.array([0.5 + 1j, -1 - 0.25j], np.complex64)
+    got = fn(lambda z: jnp.sin(z), holomorphic=True)(z)
+    want = np.diag(d(z)) if fn is not ember.hessian else np.zeros((2, 2, 2), z.dtype)
+    if fn is ember.hessian:
+        want[[0, 1], [0, 1], [0, 1]] = d(z)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    name = "jacrev" if fn is ember.jacrev else "jacfwd"  # (hessian is jacfwd of jacrev)
+    with pytest.raises(TypeError, match=f"{name} with holomorphic=True requires inputs"):
+        fn(jnp.sin, holomorphic=True)(np.ones(2, np.float32))
 
 
 def test_zero_size_input(x64):

@@ -51,6 +51,9 @@ def _numpy() -> None:
     _close(jnp.sort(a.at[1, 2].set(-1.0), axis=1)[1], [-1.0, 4.0, 5.0, 7.0])
     _close(jnp.einsum("ij,kj->ik", a, a), np.arange(12.0).reshape(3, 4) @ np.arange(
         12.0).reshape(3, 4).T)
+    _close(jnp.union1d(jnp.array([3, 1]), jnp.array([2, 1])), [1, 2, 3])
+    _close(jnp.histogram(jnp.array([0.1, 0.4, 0.6]), bins=2, range=(0, 1))[0], [2, 1])
+    _close(jnp.polyval(jnp.array([1.0, 0.0, -1.0]), 3.0), 8.0)
 
 
 def _lax() -> None:
@@ -120,12 +123,17 @@ def _dtypes() -> None:
 
 def _complex_jit() -> None:
     z = np.array([1 + 2j, 3 - 1j], np.complex64)
-    _close(jax.jit(lambda v: v * v)(z), z * z)
+    _close(jax.jit(lambda v: v * jnp.conj(v) + v.imag)(z), z * np.conj(z) + z.imag)
+    _close(jax.grad(lambda v: v * v, holomorphic=True)(np.complex64(1 + 1j)), 2 + 2j)
 
 
 def _linalg() -> None:
     a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
     _close(jax.jit(jnp.linalg.cholesky)(a), np.linalg.cholesky(a))
+    _close(jax.jit(jnp.linalg.solve)(a, np.ones(2, np.float32)), np.linalg.solve(a, np.ones(2)))
+    _close(jnp.linalg.eigh(a)[0], np.linalg.eigh(a)[0])
+    from ember.scipy import linalg
+    _close(linalg.expm(np.zeros((2, 2), np.float32)), np.eye(2))
 
 
 def _fft() -> None:
@@ -140,7 +148,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "`jit` (static, donated arguments), `make_jaxpr`, `eval_shape`, "
     "`trace`/`lower`/`compile`": _jit_stages,
     "`jax.numpy`: creation, elementwise math, reductions, indexing and `.at[]`, sorting, "
-    "manipulation, products": _numpy,
+    "manipulation, products, set ops, histograms, polynomials": _numpy,
     "`jax.lax`: elementwise, reductions, slicing, `cond`/`switch`/`while_loop`/`fori_loop`"
     "/`scan`/`map`, convolutions, `reduce_window`": _lax,
     "`grad`, `value_and_grad`, `jvp`, `vjp`, `linearize`, `jacfwd`/`jacrev`/`hessian`":
@@ -152,8 +160,10 @@ CHECKS: dict[str, Callable[[], None]] = {
     "pytrees (`tree_util`, `jax.tree`), `jax.ops` segment sums, `pure_callback`, "
     "`debug.print`": _pytrees,
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
-    "complex numbers under `jit`": _complex_jit,
-    "`jax.numpy.linalg` decompositions (`cholesky`, `qr`, `eigh`, `svd`, `solve`)": _linalg,
+    "complex64/complex128, eager and under `jit` (compiled programs with complex values run "
+    "on the interpreter: no native code yet), `grad(holomorphic=True)`": _complex_jit,
+    "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "
+    "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
     "`jax.numpy.fft`": _fft,
     "GPUs; several devices, sharding, `shard_map`, `pmap`": _devices,
 }

@@ -21,8 +21,9 @@ SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | 
     f"lapack_{p}{r}_ffi" for p in "sd"
     for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv"))
 _LAPACK_OPCODES = ("cholesky", "triangular-solve", "custom-call")
-# bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
-UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16"})
+# bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet. Complex
+# values (c64, c128) have no LLVM codegen yet: their modules run on the interpreter.
+UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16", "c64", "c128"})
 
 
 def _leaf_types(shape: Shape) -> list[str]:
@@ -54,4 +55,6 @@ def check_supported(module: Module) -> None:
             types.update(t for t in _leaf_types(inst.shape) if t in UNSUPPORTED_ELEMENT_TYPES)
     if bad or types:
         detail = f"element types {sorted(types)}" if types else ""
+        if types & {"c64", "c128"}:
+            detail += ": complex values have no native code yet, the interpreter runs them"
         raise UnsupportedOnCpu(bad or {"(element type)"}, detail)

@@ -182,6 +182,9 @@ _EXPANSIONS: dict[str, Callable[[_At, Instruction], Instruction | None]] = {
     "asinh": _asinh, "acosh": _acosh,
 }
 
+# expansions that hold for complex operands too (the others compare, take abs or atan2)
+_COMPLEX_SAFE_EXPANSIONS = frozenset({"abs", "sign", "exp2", "log2", "log10"})
+
 
 def _fusion_to_call(comp: Computation, inst: Instruction) -> None:
     """A fusion becomes a call of its fused computation: XLA's importer rejects `fusion`
@@ -213,6 +216,10 @@ def legalize(module: Module, custom_call_targets: frozenset[str] = frozenset()) 
             rule = _EXPANSIONS.get(inst.opcode)
             if rule is None:
                 continue
+            if (inst.shape.element_type in ("c64", "c128")
+                    and inst.opcode not in _COMPLEX_SAFE_EXPANSIONS):
+                raise Unsupported(f"{inst.opcode} of complex values: its expansion here is "
+                                  "for real operands only")
             new = rule(_At(comp, inst), inst.operands[0])
             if new is None:  # (the rule keeps this one: e.g. abs of a signed type)
                 continue

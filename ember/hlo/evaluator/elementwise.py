@@ -290,7 +290,27 @@ def negate(x: np.ndarray) -> np.ndarray:
 
 @_quiet
 def abs_(x: np.ndarray) -> np.ndarray:
-    return _cast(np.abs(x), x.dtype)
+    # complex: the modulus, a real of the component type (NumPy's is hypot(re, im): no
+    # overflow when re^2 + im^2 would)
+    return _cast(np.abs(x), x.real.dtype)
+
+
+def real(x: np.ndarray) -> np.ndarray:
+    """The real part of a complex array (a fresh real array of the component type)."""
+    return np.array(x.real, copy=True)
+
+
+def imag(x: np.ndarray) -> np.ndarray:
+    """The imaginary part of a complex array."""
+    return np.array(x.imag, copy=True)
+
+
+def complex_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x + i y built part by part (x + 1j * y would turn an infinite y into NaNs)."""
+    out = np.empty(np.broadcast(x, y).shape, np.result_type(x.dtype, np.complex64))
+    out.real = x
+    out.imag = y
+    return out
 
 
 @_quiet
@@ -443,10 +463,13 @@ def copy(x: np.ndarray) -> np.ndarray:
 
 
 def convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
-    """XLA convert: float -> int saturates (NaN -> 0), anything -> bool is x != 0,
+    """XLA convert: float -> int saturates (NaN -> 0), anything -> bool is x != 0 (of the
+    real part for complex x, which every real type takes),
     int -> int wraps, everything else rounds to nearest."""
     x = np.asarray(x)
     dt = np.dtype(dtype)
+    if x.dtype.kind == "c" and dt.kind != "c":
+        x = x.real  # XLA: complex to a real type converts the real part
     with np.errstate(all="ignore"):
         if dt == np.bool_:
             return np.asarray(x != 0)
@@ -521,6 +544,9 @@ _NUMPY_RULES: dict[str, Fn] = {
     "shift-right-arithmetic": shift_right_arithmetic,
     "negate": negate,
     "abs": abs_,
+    "real": real,
+    "imag": imag,
+    "complex": complex_,
     "sign": sign,
     "floor": floor,
     "ceil": ceil,
