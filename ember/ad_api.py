@@ -12,7 +12,8 @@ Integer and bool values have `float0` tangents and cotangents, as in JAX: `jvp` 
 float0 tangent for an integer primal and gives float0 tangents for integer outputs; `vjp`
 gives float0 cotangents for integer inputs; `grad(..., allow_int=True)` gives a float0
 gradient (a NumPy array of the input's shape) for an integer input. A float0 value is a
-NumPy array, never an Ember array: it is not yet a valid output of a `jit`ted function.
+NumPy array, never an Ember array; a `jit`ted function returns it as JAX does (it rides in
+the output tree, not through the compiled program: `float0_outputs_as_nodes`).
 `holomorphic=True` differentiates complex-to-complex functions: the cotangent seeded is 1
 (complex), and since Ember's transposes do not conjugate, `grad` returns f'(z). Not here
 yet: `reduce_axes`.
@@ -29,7 +30,13 @@ import numpy as np
 from ember.core import ad, traceback_util
 from ember.core.trace import get_aval
 from ember.core.transpose import Linearized, linearize_flat
-from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from ember.tree_util import (
+    PyTreeDef,
+    register_pytree_node,
+    tree_flatten,
+    tree_map,
+    tree_unflatten,
+)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "float0", "linear_transpose"]
 
@@ -45,6 +52,26 @@ def float0_zeros(shape: Sequence[int]) -> np.ndarray:
 
 def _is_float0(x: Any) -> bool:
     return getattr(x, "dtype", None) == float0
+
+
+class _Float0Output:
+    """A float0 output of a jitted function (an integer input's gradient): it holds no
+    data, only a shape, so it is not an output of the compiled program but a pytree node
+    without children in the output tree, which unflattens to float0 zeros of its shape."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple[int, ...]):
+        self.shape = shape
+
+
+register_pytree_node(_Float0Output, lambda z: ((), z.shape),
+                     lambda shape, _: float0_zeros(shape))
+
+
+def float0_outputs_as_nodes(out: Any) -> Any:
+    """`out` with its float0 leaves made childless pytree nodes (see _Float0Output)."""
+    return tree_map(lambda x: _Float0Output(np.shape(x)) if _is_float0(x) else x, out)
 
 
 def _tangent_value(t: Any, aval: Any) -> Any:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ember import backends as _backends
 from ember import compile_events, dispatch, fastpath
+from ember.ad_api import float0_outputs_as_nodes
 from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes, traceback_util
@@ -434,7 +435,7 @@ class JitFunction:
         def flat_fun(*tracers: Any) -> list:
             t_args, t_kwargs = tree_unflatten(in_tree, tracers)
             full_args, full_kwargs = self._rebuild_call(args, kwargs, t_args, t_kwargs)
-            out = self.fun(*full_args, **full_kwargs)
+            out = float0_outputs_as_nodes(self.fun(*full_args, **full_kwargs))
             out_leaves, out_tree = tree_flatten(out)
             self._check_outputs(out, out_leaves, traced_for)
             out_tree_box.append(out_tree)

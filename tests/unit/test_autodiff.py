@@ -165,6 +165,17 @@ def test_allow_int_gives_float0_gradients(x64):
         ember.grad(jnp.sin, holomorphic=True)(1.0)
 
 
+def test_jit_returns_float0_gradients(x64):
+    """A jitted gradient with respect to an integer input returns float0 zeros, as JAX's
+    jit does: in the output tree, not through the compiled program (cached calls too)."""
+    g = ember.jit(ember.grad(lambda x, n: jnp.sum(x * n), argnums=(0, 1), allow_int=True))
+    for _ in range(3):
+        gx, gn = g(np.array([1.0, 2.0]), np.arange(2, 4))
+        np.testing.assert_allclose(gx, [2.0, 3.0])
+        assert gn.dtype == ember.float0 and gn.shape == (2,)
+    assert g.trace_count == 1
+
+
 def test_stop_gradient_blocks_the_gradient(x64):
     g = ember.grad(lambda x: jnp.sum(x * lax.stop_gradient(x)))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(g, [1.0, 2.0])
