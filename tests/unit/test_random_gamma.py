@@ -97,6 +97,21 @@ def test_orthogonal_matrices_are_orthogonal_and_haar():
                                (2, 3, 3)), atol=1e-5)
 
 
+@pytest.mark.parametrize("method", ["svd", "eigh"])
+def test_multivariate_normal_factor_methods(method):
+    """method='svd'/'eigh' factor the covariance through LAPACK as JAX does: the draws have
+    its moments, and equal JAX's draws for the same key (to the factorizations' rounding)."""
+    x = np.asarray(er.multivariate_normal(er.PRNGKey(5), MVN_MEAN, MVN_COV, (4000,),
+                                          method=method), np.float64)
+    np.testing.assert_allclose(x.mean(0), MVN_MEAN, atol=0.1)
+    np.testing.assert_allclose(np.cov(x.T), MVN_COV, atol=0.15)
+    jax = pytest.importorskip("jax")
+    want = jax.random.multivariate_normal(jax.random.PRNGKey(5), MVN_MEAN, MVN_COV, (8,),
+                                          method=method)
+    got = er.multivariate_normal(er.PRNGKey(5), MVN_MEAN, MVN_COV, (8,), method=method)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+
+
 def test_multivariate_normal_errors():
     k = er.PRNGKey(0)
     with pytest.raises(ValueError, match="method must be one of"):
