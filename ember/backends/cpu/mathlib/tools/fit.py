@@ -47,6 +47,10 @@ the f32 evaluation, analysed in each function's docstring, dominates). Weights:
       target 2^-12 (one Newton step squares it, a corrected step finishes)
   tan_P(z)   = (tan(sqrt z)/sqrt z - 1)/z   on [0, (0.7854 * 1.001)^2]   u z/tan(u) <= 0.49
   tanh_P(z)  = (tanh(sqrt z)/sqrt z - 1)/z  on [0, 0.625^2]   u z/tanh(u) <= 0.44
+  erf_P(z)   = erf(sqrt z)/sqrt z - 1       on [0, 1]        erf x = x + x P; weight
+      x/erf(x) <= 1.19 (the error of x P relative to the result)
+  erfcx_R(v) = e^(a^2) erfc(a), a = v + 5/2, on a in [1, 3.92]   erf a = 1 - e^(-a^2) R;
+      weight e^(-a^2)/erf(a) (an absolute error of erfc relative to erf(a) >= 0.84)
 """
 
 from __future__ import annotations
@@ -172,6 +176,13 @@ def _w_asin(z):  # the largest of u z / asin(u) and 2 s w / (pi/2 - 2 asin(s))
     return max(z * s / mp.asin(s), 2 * z * s / (mp.pi / 2 - 2 * mp.asin(s)))
 
 
+ERFCX_SHIFT = mp.mpf("2.5")  # erfcx_R is a polynomial in a - 2.5 (exact in float)
+
+
+def _erfcx(a):
+    return mp.erfc(a) * mp.exp(a * a)
+
+
 FITS32 = {
     # name: (function, interval, error weight (a function of the variable), target)
     "exp2_Q": (_ratio(lambda t: mp.power(2, t), 1), (-mp.mpf(1) / 2, mp.mpf(1) / 2),
@@ -188,6 +199,11 @@ FITS32 = {
               lambda z: z * mp.sqrt(z) / mp.tan(mp.sqrt(z)) if z > 0 else 0, 2.0 ** -27),
     "tanh_P": (_odd_ratio(mp.tanh), (0, mp.mpf("0.625") ** 2),
                lambda z: z * mp.sqrt(z) / mp.tanh(mp.sqrt(z)) if z > 0 else 0, 2.0 ** -27),
+    "erf_P": (_erf_p, (0, 1),
+              lambda z: mp.sqrt(z) / mp.erf(mp.sqrt(z)) if z > 0 else mp.sqrt(mp.pi) / 2,
+              2.0 ** -27),
+    "erfcx_R": (lambda v: _erfcx(v + ERFCX_SHIFT), (1 - ERFCX_SHIFT, mp.mpf("3.92") - ERFCX_SHIFT),
+                lambda v: mp.exp(-(v + ERFCX_SHIFT) ** 2) / mp.erf(v + ERFCX_SHIFT), 2.0 ** -27),
 }
 
 
