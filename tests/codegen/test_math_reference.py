@@ -174,3 +174,18 @@ def test_erf_f32_range_edges():
     _check("erf", "f32", got, want, x)
     assert np.all(np.diff(got) >= 0)
     assert np.all(got[x >= np.float32(3.92)] == 1) and np.all(got[x <= np.float32(-3.92)] == -1)
+
+
+def test_erf_inv_f32_range_edges():
+    """The native f32 erf-inv switches from its polynomial in w = -log(1 - x^2) to the one in
+    sqrt(w) at w = 6.25 (x ~ 0.998068), and meets w ~ 16 at the last float below 1: every
+    float near the switch and the top 4096 floats below 1, both signs, within the budget
+    against mpmath and monotone."""
+    edge = float(np.sqrt(-np.expm1(-6.25)))
+    top = 1 - np.arange(1, 4097, dtype=np.float64) * 2.0 ** -24
+    pos = np.concatenate([_neighbours(edge, np.float32, 256), top.astype(np.float32),
+                          np.linspace(0.99, 0.999, 801, dtype=np.float32)])
+    x = np.unique(np.concatenate([pos, -pos]))
+    got = compile_op("erf-inv", "f32", len(x))(x)
+    _check("erf-inv", "f32", got, _reference(_erfinv, np.float32, x), x)
+    assert np.all(np.diff(got) > 0)

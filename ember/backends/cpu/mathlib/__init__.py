@@ -10,10 +10,10 @@ LLVM module as an alwaysinline function named `ember.<name>.f32|f64`:
     log1p (lean_log), sinh, cosh, asinh, acosh, atanh (lean_hyper), the last two groups
     on parts' log and exp in pieces;
   native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32/trig.py), cbrt (f32/powers.py),
-    tanh (lean_hyper), erf (f32/special.py); f32 pow (f32/powers.py) computes in f64 lanes
-    and rounds once; their f64 bodies: tan, atrig, powers, special;
-  double-precision bodies, f32 widened and rounded once (define.define_math): erfc,
-    erf-inv (special; `_WIDENED`), and f64 erf.
+    tanh (lean_hyper), erf, erf-inv (f32/special.py); f32 pow (f32/powers.py) computes in
+    f64 lanes and rounds once; their f64 bodies: tan, atrig, powers, special;
+  double-precision bodies, f32 widened and rounded once (define.define_math): erfc
+    (special; `_WIDENED`), and f64 erf and erf-inv.
 f16 computes in f32 and rounds once, except `_WIDENED`, which computes in f64.
 Shared pieces: core (exp and log with double-double tails, for pow and erf), parts (log
 and exp in pieces, lighter), coeffs and coeffs32 (fitted polynomials; fit.py derives them).
@@ -73,10 +73,10 @@ _F32: dict[str, str] = {
     "atan": "f32.trig:atan_fn", "atan2": "f32.trig:atan2_fn", "asin": "f32.trig:asin_fn",
     "acos": "f32.trig:acos_fn", "cbrt": "f32.powers:cbrt_fn", "power": "f32.powers:pow_fn",
     "tanh": "lean_hyper:tanh32_fn",  # (module, ty) like the two-width bodies
-    "erf": "f32.special:erf_fn",
+    "erf": "f32.special:erf_fn", "erf-inv": "f32.special:erfinv_fn",
 }
 
-_WIDENED = frozenset({"erfc", "erf-inv"})  # f32 and f16 compute these in f64
+_WIDENED = frozenset({"erfc"})  # f32 and f16 compute these in f64
 VECTORIZED: dict[str, str] = {**{k: v[0] for k, v in _FNS.items()},
                               **{k: v[0] for k, v in _REDUCED.items()}}
 SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY))

@@ -1,7 +1,8 @@
-"""erf in native f32 arithmetic (straight-line IR: both ranges computed, a select picks).
+"""erf and erf-inv in native f32 arithmetic (straight-line IR: both ranges computed, a
+select picks; 16 lanes per AVX-512 register where the widened double bodies had 8).
 
-Input: a float x. Output: erf(x) within 3 ulp of the correctly rounded value (the widened
-body in `special.py` still serves f64 and f16, and erfc and erf-inv).
+Input: a float x. Output: erf(x), erfinv(x) within 3 ulp of the correctly rounded value
+(f16 rounds these once more; the double bodies in `special.py` serve f64, and erfc).
 
 a = |x| < 1: erf x = x + x P(z), z = x^2, P the float32 fit of erf(sqrt z)/sqrt z - 1 on
   [0, 1] (coeffs32.ERF_P, error weighted by x/erf(x) under 2^-27). |x P| <= 0.16 |x|, so
@@ -21,6 +22,15 @@ a = |x| < 1: erf x = x + x P(z), z = x^2, P the float32 fit of erf(sqrt z)/sqrt 
   float, exact).
   1 - e^(-a^2) R: erfc <= 0.158, so its few ulp of float rounding are below 2^-26, and
   the subtraction rounds once. The sign comes back with copysign.
+erf-inv(x), a = |x| < 1: w = -log((1 - a)(1 + a)) with the f32 log body (1 - a exact for
+  a >= 1/2; the product's rounding moves w by 2^-24 absolute, which moves A below by
+  A'(w)/A 2^-24 <= 2^-26 relative). w <= 6.25: y = a (A0 + w A1(w)); beyond: y = a (B0 +
+  v B1(v)), v = sqrt(w) - 13/4 (exact: sqrt(w) in [2.5, 4] for float a < 1, Sterbenz);
+  A1, B1 the float32 fits of (A - A0)/w and (B - B0)/v (coeffs32.ERFINV_A1/B1, 2^-27
+  relative to y), A0 = sqrt(pi)/2 and B0 as float pairs hi + lo: a (hi + (lo + v C)) is
+  one fma on a small product, so the large constant is not rounded to float on its own
+  (that alone would cost 2^-25). The log's and sqrt's half-ulp errors reach y scaled by
+  d log y / d log w <= 1/2. erfinv(+-1) = +-inf, |x| > 1 or NaN -> NaN, erfinv(+-0) = +-0.
 Method: ordinary range splitting with a polynomial for the small range and the scaled
 complementary function for the large one (as in any libm's erf); the coefficients are our
 own near-minimax fits from tools/fit.py (`fit32`).
@@ -33,7 +43,7 @@ import math
 import llvmlite.ir as ir
 
 from ember.backends.cpu.mathlib.define import define
-from ember.backends.cpu.mathlib.exp_log import LN2, LOG2E
+from ember.backends.cpu.mathlib.exp_log import LN2, LOG2E, log_fn
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.tables import coeffs32
 
@@ -41,6 +51,11 @@ F32 = ir.FloatType()
 ERF_ONE = 3.92  # erf(a) rounds to 1 in float beyond ~3.86; the ERFCX_R fit ends here
 ERFCX_SHIFT = 2.5  # ERFCX_R is a polynomial in a - 2.5
 EXP_TERMS = 8  # e^r through r^7/7!
+# erfinv_A(0) = sqrt(pi)/2 and erfinv_B(0) (at s = 3.25) as float hi + lo pairs
+ERFINV_A0 = (0.8862269520759583, -2.662320023830404e-08)
+ERFINV_B0 = (3.083885669708252, -5.921603127681002e-08)
+ERFINV_SPLIT = 6.25  # w beyond: the polynomial in sqrt(w)
+ERFINV_SHIFT = 3.25  # ERFINV_B1 is a polynomial in sqrt(w) - 3.25
 
 
 def exp_neg(fp: Fp, s: ir.Value) -> ir.Value:
@@ -66,6 +81,35 @@ def _erf_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     return fp.sel(fp.isnan(x), x, res)
 
 
+def _scaled(fp: Fp, a: ir.Value, v: ir.Value, c0: tuple[float, float],
+            coeffs: list[float]) -> ir.Value:
+    """a (c0 + v C(v)) with c0 = hi + lo: a hi + a (lo + v C), rounded by the last fma."""
+    inner = fp.fma(v, fp.poly(v, coeffs), fp.c(c0[1]))
+    return fp.fma(a, fp.c(c0[0]), fp.mul(a, inner))
+
+
+def _erfinv_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+    (x,) = args
+    a = fp.fabs(x)
+    one = fp.c(1.0)
+    ok = fp.lt(a, one)
+    prod = fp.sel(ok, fp.mul(fp.sub(one, a), fp.add(one, a)), one)
+    w = fp.neg(fp.b.call(log_fn(fp.b.module, F32), [prod]))
+    ya = _scaled(fp, a, w, ERFINV_A0, coeffs32.ERFINV_A1)
+    v = fp.sub(fp.sqrt(w), fp.c(ERFINV_SHIFT))
+    yb = _scaled(fp, a, v, ERFINV_B0, coeffs32.ERFINV_B1)
+    y = fp.sel(fp.le(w, fp.c(ERFINV_SPLIT)), ya, yb)
+    res = fp.copysign(y, x)
+    res = fp.sel(fp.eq(a, one), fp.copysign(fp.c(math.inf), x), res)
+    res = fp.sel(fp.eq(x, fp.c(0.0)), x, res)
+    bad = fp.b.or_(fp.gt(a, one), fp.isnan(x))
+    return fp.sel(bad, fp.c(math.nan), res)
+
+
 def erf_fn(module: ir.Module) -> ir.Function:
     return define(module, "ember.erf.f32", F32, 1, _erf_body)
 
+
+
+def erfinv_fn(module: ir.Module) -> ir.Function:
+    return define(module, "ember.erfinv.f32", F32, 1, _erfinv_body)
