@@ -189,3 +189,22 @@ def test_erf_inv_f32_range_edges():
     got = compile_op("erf-inv", "f32", len(x))(x)
     _check("erf-inv", "f32", got, _reference(_erfinv, np.float32, x), x)
     assert np.all(np.diff(got) > 0)
+
+
+def test_erfc_f32_range_edges():
+    """The native f32 erfc switches from (1 - x) - x P(x^2) to e^(-x^2) F(x) at |x| = 1
+    (2 - erfc(-x) below -1), its result goes subnormal from x ~ 9.19 and the argument is
+    clamped to 10.1 (0 from there on): floats near each edge, both signs, within the budget
+    against mpmath (subnormal results counted in their own ulp) and monotone."""
+    pos = np.concatenate([_neighbours(1.0, np.float32, 64), _neighbours(10.1, np.float32, 64),
+                          np.linspace(0.9, 1.1, 801, dtype=np.float32),
+                          np.linspace(9.0, 10.2, 1201, dtype=np.float32),
+                          np.float32([12.0, 1e10, np.inf])])
+    x = np.unique(np.concatenate([pos, -pos]))
+    got = compile_op("erfc", "f32", len(x))(x)
+    fin = np.isfinite(x)
+    want = np.where(x > 0, 0.0, 2.0).astype(np.float32)
+    want[fin] = _reference(_erfc, np.float32, x[fin])
+    _check("erfc", "f32", got, want, x)
+    assert np.all(np.diff(got) <= 0)
+    assert np.all(got[x >= np.float32(10.1)] == 0) and np.all(got[x <= np.float32(-10.1)] == 2)

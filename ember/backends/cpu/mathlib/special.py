@@ -1,5 +1,6 @@
-"""erf, erfc, erf-inv in f64, and erfc in f32 (straight-line IR on doubles; f32 widens;
-f32 erf and erf-inv have native bodies in f32/special.py).
+"""erf, erfc, erf-inv in f64 (straight-line IR on doubles). The dispatcher sends f32 (and
+f16) to the native bodies in f32/special.py; these bodies still take a `prec` ("f32":
+polynomials sized for a widened float, coeffs.*_F32) as `define_math` asks.
 
 erf(x), a = |x| < 1: x + x P(x^2), P the fitted erf(sqrt z)/sqrt z - 1 on [0, 1]
   (coeffs.ERF_P_*; the -1 keeps the large constant 2/sqrt(pi) - 1 = 0.128 small, so its
@@ -64,8 +65,6 @@ def erfc_pos(fp: Fp, a: ir.Value, prec: str, far: bool = True,
     the caller has it already."""
     a = fp.sel(fp.lt(a, fp.c(28.0)), a, fp.c(28.0))
     a = fp.sel(fp.gt(a, fp.c(0.5)), a, fp.c(0.5))
-    if prec != "f64":
-        return _erfc_pos32(fp, a, far)
     if kq is None:
         p, pe = fp.two_prod(a, a)
         kq = exp_core(fp, fp.neg(p), fp.neg(pe), prec)
@@ -98,32 +97,6 @@ def erfc_pos(fp: Fp, a: ir.Value, prec: str, far: bool = True,
     fh = fp.sel(near, f1h, f2h)
     fl = fp.sel(near, f1l, f2l)
     return fp.ldexp(fp.add(fh, fp.fma(fh, q, fl)), k)
-
-
-def recip32(fp: Fp, d: ir.Value) -> ir.Value:
-    """1/d in double to ~2^-47 relative, for d in float's normal range: float division
-    (twice the lanes per instruction of double division, and cheaper per instruction), then
-    one Newton step r = r0 + r0 (1 - d r0), which squares the relative error 2^-24."""
-    f32 = ir.FloatType()
-    r0 = fp.b.fpext(fp.b.fdiv(ir.Constant(f32, 1.0), fp.b.fptrunc(d, f32)), fp.ty)
-    return fp.fma(r0, fp.fma(fp.neg(d), r0, fp.c(1.0)), r0)
-
-
-def _erfc_pos32(fp: Fp, a: ir.Value, far: bool) -> ir.Value:
-    """erfc(a), a in [1/2, 28], to ~2^-30 relative for the f32 bodies: the same pieces
-    as `erfc_pos` without double-double tails (the float result needs none): a is a widened
-    float, so p = a^2 is exact in double (48 significant bits) and e^(-p) = 2^k (1 + q)
-    needs no tail; t = 2/(2 + a) and 1/a come from `recip32` (2^-47)."""
-    k, q = exp_core(fp, fp.neg(fp.mul(a, a)), None, "f32")
-    t = recip32(fp, fp.fma(a, fp.c(0.5), fp.c(1.0)))
-    qc = _c("ERFC_Q", "f32")
-    f = fp.mul(t, fp.poly(fp.sub(t, fp.c(0.25)), qc[:-1]))
-    if far:
-        ra = recip32(fp, a)
-        gc = _c("ERFC_G", "f32")
-        g = fp.mul(fp.mul(ra, fp.c(float(INV_SQRTPI[0]))), fp.poly(fp.mul(ra, ra), gc[:-1]))
-        f = fp.sel(fp.le(a, fp.c(ERFC_SPLIT)), f, g)
-    return fp.ldexp(fp.fma(f, q, f), k)
 
 
 def _erf_body(fp: Fp, args: list[ir.Value], prec: str) -> ir.Value:

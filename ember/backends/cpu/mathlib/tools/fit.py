@@ -51,6 +51,9 @@ the f32 evaluation, analysed in each function's docstring, dominates). Weights:
       x/erf(x) <= 1.19 (the error of x P relative to the result)
   erfcx_R(v) = e^(a^2) erfc(a), a = v + 5/2, on a in [1, 3.92]   erf a = 1 - e^(-a^2) R;
       weight e^(-a^2)/erf(a) (an absolute error of erfc relative to erf(a) >= 0.84)
+  erfc_Q1(v) = (Q(v) - Q(0))/v, Q(v) = erfc_Q(v + 1/4) (above), on t = v + 1/4 in
+      [2/12.1, 0.8] (0.5 <= x <= 10.1, where float erfc underflows); weight |v|/Q(v);
+      erfc x = e^(-x^2) t (Q0 + v Q1) with Q0 = Q(0) a float pair (ERFC_Q0)
   erfinv_A1(w) = (A(w) - A(0))/w, A(w) = erfinv(x)/x, w = -log(1 - x^2), on [0, 6.25];
       weight w/A(w); erfinv x = x (A0 + w A1) with A0 = sqrt(pi)/2 a float pair
   erfinv_B1(v) = (B(v) - B(0))/v, B(v) = A((v + 13/4)^2), on sqrt(w) in [2.5, 4.01]
@@ -195,6 +198,10 @@ def _erfinv_s(v):
     return _erfinv_w((v + ERFINV_SHIFT) ** 2)
 
 
+def _erfc_qv(v):
+    return _erfc_q(v + mp.mpf("0.25"))
+
+
 def _less_c0(g, v):
     """(g(v) - g(0)) / v, by the derivative at v = 0."""
     if v == 0:
@@ -223,6 +230,9 @@ FITS32 = {
               2.0 ** -27),
     "erfcx_R": (lambda v: _erfcx(v + ERFCX_SHIFT), (1 - ERFCX_SHIFT, mp.mpf("3.92") - ERFCX_SHIFT),
                 lambda v: mp.exp(-(v + ERFCX_SHIFT) ** 2) / mp.erf(v + ERFCX_SHIFT), 2.0 ** -27),
+    "erfc_Q1": (lambda v: _less_c0(_erfc_qv, v), (2 / mp.mpf("12.1") - mp.mpf("0.25"),
+                                                   mp.mpf("0.55")),
+                lambda v: abs(v) / _erfc_qv(v), 2.0 ** -27),
     "erfinv_A1": (lambda w: _less_c0(_erfinv_w, w), (0, mp.mpf("6.25")),
                   lambda w: w / _erfinv_w(w), 2.0 ** -27),
     "erfinv_B1": (lambda v: _less_c0(_erfinv_s, v), (mp.mpf("2.5") - ERFINV_SHIFT,
@@ -289,9 +299,11 @@ def print_entry(name: str, coeffs: list[float], comment: str) -> None:
 def main32() -> None:
     print('"""Native f32 polynomial coefficients (c0 first, float32 values) printed by '
           '`fit.py f32`;\nsee its docstring."""\n')
-    for name, c0 in (("ERFINV_A0", _erfinv_w(0)), ("ERFINV_B0", _erfinv_s(0))):
+    for name, c0 in (("ERFC_Q0", _erfc_qv(0)), ("ERFINV_A0", _erfinv_w(0)),
+                     ("ERFINV_B0", _erfinv_s(0))):
         hi = _f32(c0)
         print(f"{name} = ({hi!r}, {float(c0 - mp.mpf(hi))!r})  # float hi + lo")
+    print()
     for name in FITS32:
         coeffs, err = fit32(name)
         print_entry(name.upper(), coeffs,
