@@ -9,7 +9,7 @@ shared polynomial evaluator.
 - atan2 and pow over random pairs, 3 ulp (test_math_reference's f32 budget); pow where
   t = y log2|x| nears the overflow and subnormal thresholds, 1 ulp;
 - f16 through the f32 bodies, 1 f16 ulp;
-- the f32 bodies compute in f32 (no double in their IR; the erf family and pow excepted);
+- the f32 bodies compute in f32 (no double in their IR; pow excepted);
 - `Fp.poly` (Estrin's scheme inside long polynomials) against exact rational evaluation.
 """
 
@@ -134,12 +134,12 @@ def test_f16_through_f32_bodies(op):
 
 
 # pow computes in f64 lanes on purpose (f32_powers: fewer operations than f32 pairs)
-WIDE_F32 = mathlib._WIDENED | {"power"}
+WIDE_F32 = {"power"}
 
 
 @pytest.mark.parametrize("op", sorted(set(mathlib.VECTORIZED) - WIDE_F32))
 def test_f32_bodies_do_not_widen(op):
-    """Every f32 body except the erf family's and pow's is f32 arithmetic: 16 lanes per
+    """Every f32 body except pow's is f32 arithmetic: 16 lanes per
     AVX-512 register, not 8."""
     mod = ir.Module()
     fn = ir.Function(mod, ir.FunctionType(ir.FloatType(), [ir.FloatType()] * 2), name="f")

@@ -146,3 +146,65 @@ def test_binary_against_mpmath(op, et):
         a, b = a[keep], b[keep]
     got = compile_op(op, et, len(a), arity=2)(a, b)
     _check(op, et, got, _reference(fn, dt, a, b), a, b)
+
+
+def _neighbours(v: float, dt, k: int) -> np.ndarray:
+    """v and its k float neighbours on either side (in dtype dt)."""
+    up, down = [dt(v)], [dt(v)]
+    for _ in range(k):
+        up.append(np.nextafter(up[-1], dt(np.inf)))
+        down.append(np.nextafter(down[-1], dt(-np.inf)))
+    return np.array(down[::-1] + up[1:], dt)
+
+
+def test_erf_f32_range_edges():
+    """The native f32 erf (f32/special.py) switches from x + x P(x^2) to
+    1 - e^(-x^2) R(x) at |x| = 1 and clamps |x| to 3.92 (erf rounds to 1 there): every float
+    near those edges, both signs, within the budget against mpmath, the result monotone
+    across them and exactly +-1 from 3.92 on (inf included)."""
+    pos = np.concatenate([_neighbours(1.0, np.float32, 64), _neighbours(3.92, np.float32, 64),
+                          np.linspace(0.9, 1.1, 801, dtype=np.float32),
+                          np.linspace(3.7, 4.1, 801, dtype=np.float32),
+                          np.float32([5.0, 1e10, np.inf])])
+    x = np.unique(np.concatenate([pos, -pos]))
+    got = compile_op("erf", "f32", len(x))(x)
+    fin = np.isfinite(x)
+    want = np.sign(x).astype(np.float32)
+    want[fin] = _reference(_erf, np.float32, x[fin])
+    _check("erf", "f32", got, want, x)
+    assert np.all(np.diff(got) >= 0)
+    assert np.all(got[x >= np.float32(3.92)] == 1) and np.all(got[x <= np.float32(-3.92)] == -1)
+
+
+def test_erf_inv_f32_range_edges():
+    """The native f32 erf-inv switches from its polynomial in w = -log(1 - x^2) to the one in
+    sqrt(w) at w = 6.25 (x ~ 0.998068), and meets w ~ 16 at the last float below 1: every
+    float near the switch and the top 4096 floats below 1, both signs, within the budget
+    against mpmath and monotone."""
+    edge = float(np.sqrt(-np.expm1(-6.25)))
+    top = 1 - np.arange(1, 4097, dtype=np.float64) * 2.0 ** -24
+    pos = np.concatenate([_neighbours(edge, np.float32, 256), top.astype(np.float32),
+                          np.linspace(0.99, 0.999, 801, dtype=np.float32)])
+    x = np.unique(np.concatenate([pos, -pos]))
+    got = compile_op("erf-inv", "f32", len(x))(x)
+    _check("erf-inv", "f32", got, _reference(_erfinv, np.float32, x), x)
+    assert np.all(np.diff(got) > 0)
+
+
+def test_erfc_f32_range_edges():
+    """The native f32 erfc switches from (1 - x) - x P(x^2) to e^(-x^2) F(x) at |x| = 1
+    (2 - erfc(-x) below -1), its result goes subnormal from x ~ 9.19 and the argument is
+    clamped to 10.1 (0 from there on): floats near each edge, both signs, within the budget
+    against mpmath (subnormal results counted in their own ulp) and monotone."""
+    pos = np.concatenate([_neighbours(1.0, np.float32, 64), _neighbours(10.1, np.float32, 64),
+                          np.linspace(0.9, 1.1, 801, dtype=np.float32),
+                          np.linspace(9.0, 10.2, 1201, dtype=np.float32),
+                          np.float32([12.0, 1e10, np.inf])])
+    x = np.unique(np.concatenate([pos, -pos]))
+    got = compile_op("erfc", "f32", len(x))(x)
+    fin = np.isfinite(x)
+    want = np.where(x > 0, 0.0, 2.0).astype(np.float32)
+    want[fin] = _reference(_erfc, np.float32, x[fin])
+    _check("erfc", "f32", got, want, x)
+    assert np.all(np.diff(got) <= 0)
+    assert np.all(got[x >= np.float32(10.1)] == 0) and np.all(got[x <= np.float32(-10.1)] == 2)

@@ -10,11 +10,9 @@ LLVM module as an alwaysinline function named `ember.<name>.f32|f64`:
     log1p (lean_log), sinh, cosh, asinh, acosh, atanh (lean_hyper), the last two groups
     on parts' log and exp in pieces;
   native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32/trig.py), cbrt (f32/powers.py),
-    tanh (lean_hyper); f32 pow (f32/powers.py) computes in f64 lanes and rounds once;
-    their f64 bodies: tan, atrig, powers;
-  double-precision bodies, f32 widened and rounded once (define.define_math): erf, erfc,
-    erf-inv (special; `_WIDENED`).
-f16 computes in f32 and rounds once, except `_WIDENED`, which computes in f64.
+    tanh (lean_hyper), erf, erfc, erf-inv (f32/special.py); f32 pow (f32/powers.py)
+    computes in f64 lanes and rounds once; their f64 bodies: tan, atrig, powers, special.
+f16 computes in f32 and rounds once.
 Shared pieces: core (exp and log with double-double tails, for pow and erf), parts (log
 and exp in pieces, lighter), coeffs and coeffs32 (fitted polynomials; fit.py derives them).
 The C library is left only on the huge-argument slow path of sin/cos/tan (libm).
@@ -73,9 +71,10 @@ _F32: dict[str, str] = {
     "atan": "f32.trig:atan_fn", "atan2": "f32.trig:atan2_fn", "asin": "f32.trig:asin_fn",
     "acos": "f32.trig:acos_fn", "cbrt": "f32.powers:cbrt_fn", "power": "f32.powers:pow_fn",
     "tanh": "lean_hyper:tanh32_fn",  # (module, ty) like the two-width bodies
+    "erf": "f32.special:erf_fn", "erf-inv": "f32.special:erfinv_fn",
+    "erfc": "f32.special:erfc_fn",
 }
 
-_WIDENED = frozenset({"erf", "erfc", "erf-inv"})  # f32 and f16 compute these in f64
 VECTORIZED: dict[str, str] = {**{k: v[0] for k, v in _FNS.items()},
                               **{k: v[0] for k, v in _REDUCED.items()}}
 SCALAR_LIBM: list[str] = sorted(list(LIBM_UNARY) + list(LIBM_BINARY))
@@ -108,15 +107,6 @@ def emit_math(b: ir.IRBuilder, opcode: str, args: list[ir.Value], precise: bool
               ) -> tuple[ir.Value, ir.Value | None]:
     """`opcode` applied to float `args`; returns (value, huge-argument flag or None)."""
     ty = args[0].type
-    if str(ty) == "half" and opcode in _WIDENED:
-        # the double-precision bodies: compute in f64 and round once with convert's f64->f16
-        # (a plain fptrunc chain double->float->half may be folded by LLVM into a
-        # __truncdfhf2 libcall, which the JIT does not resolve)
-        from ember.codegen.convert import convert
-
-        dbl = ir.DoubleType()
-        v, flag = emit_math(b, opcode, [b.fpext(a, dbl) for a in args], precise)
-        return convert(b, "f64", "f16", v), flag
     if str(ty) == "half":  # compute in f32, round once
         f32 = ir.FloatType()
         v, flag = emit_math(b, opcode, [b.fpext(a, f32) for a in args], precise)

@@ -1,4 +1,6 @@
-"""erf, erfc, erf-inv in f32 and f64 (straight-line IR on doubles; f32 widens).
+"""erf, erfc, erf-inv in f64 (straight-line IR on doubles). The dispatcher sends f32 (and
+f16) to the native bodies in f32/special.py; these bodies still take a `prec` ("f32":
+polynomials sized for a widened float, coeffs.*_F32) as `define_math` asks.
 
 erf(x), a = |x| < 1: x + x P(x^2), P the fitted erf(sqrt z)/sqrt z - 1 on [0, 1]
   (coeffs.ERF_P_*; the -1 keeps the large constant 2/sqrt(pi) - 1 = 0.128 small, so its
@@ -19,7 +21,7 @@ erfc_pos(a), a >= 1/2 (clamped to 28: erfc(27.3) underflows to 0):
 erf-inv(x), a = |x| < 1: w = -log((1 - a)(1 + a)) (1 - a is exact for a >= 1/2; the log is
   parts' lighter one: y0 needs w to ~2^-30 only), y0 = a A(w) for w <= 6.25 and a B(sqrt w)
   beyond (coeffs.ERFINV_A/B: erfinv(x)/x fitted to 2^-27 relative, w up to 37 = x as close
-  to 1 as a double gets). f32 rounds y0.
+  to 1 as a double gets). (prec "f32" would round y0; float has its own body.)
   f64 takes one Halley step on f(y) = erf(y) - a, f' = 2/sqrt(pi) e^(-y^2), f''/f' = -2y:
   d = f / f', y1 = y0 - d / (1 + y0 d); error 2^-27 -> ~2^-80 (cubic). The residual is
   formed without cancellation: for y < 1, erf(y) = y + y P as a two-sum minus a (exact

@@ -47,6 +47,18 @@ the f32 evaluation, analysed in each function's docstring, dominates). Weights:
       target 2^-12 (one Newton step squares it, a corrected step finishes)
   tan_P(z)   = (tan(sqrt z)/sqrt z - 1)/z   on [0, (0.7854 * 1.001)^2]   u z/tan(u) <= 0.49
   tanh_P(z)  = (tanh(sqrt z)/sqrt z - 1)/z  on [0, 0.625^2]   u z/tanh(u) <= 0.44
+  erf_P(z)   = erf(sqrt z)/sqrt z - 1       on [0, 1]        erf x = x + x P; weight
+      x/erf(x) <= 1.19 (the error of x P relative to the result)
+  erfcx_R(v) = e^(a^2) erfc(a), a = v + 5/2, on a in [1, 3.92]   erf a = 1 - e^(-a^2) R;
+      weight e^(-a^2)/erf(a) (an absolute error of erfc relative to erf(a) >= 0.84)
+  erfc_Q1(v) = (Q(v) - Q(0))/v, Q(v) = erfc_Q(v + 1/4) (above), on t = v + 1/4 in
+      [2/12.1, 0.8] (0.5 <= x <= 10.1, where float erfc underflows); weight |v|/Q(v);
+      erfc x = e^(-x^2) t (Q0 + v Q1) with Q0 = Q(0) a float pair (ERFC_Q0)
+  erfinv_A1(w) = (A(w) - A(0))/w, A(w) = erfinv(x)/x, w = -log(1 - x^2), on [0, 6.25];
+      weight w/A(w); erfinv x = x (A0 + w A1) with A0 = sqrt(pi)/2 a float pair
+  erfinv_B1(v) = (B(v) - B(0))/v, B(v) = A((v + 13/4)^2), on sqrt(w) in [2.5, 4.01]
+      (w <= 16 for float x < 1); weight |v|/B(v); B0 = B(0) a float pair (ERFINV_B0).
+      Taking c0 out as an exact pair matters: rounding it to float alone costs 2^-25.
 """
 
 from __future__ import annotations
@@ -172,6 +184,31 @@ def _w_asin(z):  # the largest of u z / asin(u) and 2 s w / (pi/2 - 2 asin(s))
     return max(z * s / mp.asin(s), 2 * z * s / (mp.pi / 2 - 2 * mp.asin(s)))
 
 
+ERFCX_SHIFT = mp.mpf("2.5")  # erfcx_R is a polynomial in a - 2.5 (exact in float)
+
+
+def _erfcx(a):
+    return mp.erfc(a) * mp.exp(a * a)
+
+
+ERFINV_SHIFT = mp.mpf("3.25")  # erfinv_B1 is a polynomial in sqrt(w) - 3.25
+
+
+def _erfinv_s(v):
+    return _erfinv_w((v + ERFINV_SHIFT) ** 2)
+
+
+def _erfc_qv(v):
+    return _erfc_q(v + mp.mpf("0.25"))
+
+
+def _less_c0(g, v):
+    """(g(v) - g(0)) / v, by the derivative at v = 0."""
+    if v == 0:
+        return mp.diff(g, 0, direction=1)  # one-sided: A is defined for w >= 0 only
+    return (g(v) - g(0)) / v
+
+
 FITS32 = {
     # name: (function, interval, error weight (a function of the variable), target)
     "exp2_Q": (_ratio(lambda t: mp.power(2, t), 1), (-mp.mpf(1) / 2, mp.mpf(1) / 2),
@@ -188,6 +225,19 @@ FITS32 = {
               lambda z: z * mp.sqrt(z) / mp.tan(mp.sqrt(z)) if z > 0 else 0, 2.0 ** -27),
     "tanh_P": (_odd_ratio(mp.tanh), (0, mp.mpf("0.625") ** 2),
                lambda z: z * mp.sqrt(z) / mp.tanh(mp.sqrt(z)) if z > 0 else 0, 2.0 ** -27),
+    "erf_P": (_erf_p, (0, 1),
+              lambda z: mp.sqrt(z) / mp.erf(mp.sqrt(z)) if z > 0 else mp.sqrt(mp.pi) / 2,
+              2.0 ** -27),
+    "erfcx_R": (lambda v: _erfcx(v + ERFCX_SHIFT), (1 - ERFCX_SHIFT, mp.mpf("3.92") - ERFCX_SHIFT),
+                lambda v: mp.exp(-(v + ERFCX_SHIFT) ** 2) / mp.erf(v + ERFCX_SHIFT), 2.0 ** -27),
+    "erfc_Q1": (lambda v: _less_c0(_erfc_qv, v), (2 / mp.mpf("12.1") - mp.mpf("0.25"),
+                                                   mp.mpf("0.55")),
+                lambda v: abs(v) / _erfc_qv(v), 2.0 ** -27),
+    "erfinv_A1": (lambda w: _less_c0(_erfinv_w, w), (0, mp.mpf("6.25")),
+                  lambda w: w / _erfinv_w(w), 2.0 ** -27),
+    "erfinv_B1": (lambda v: _less_c0(_erfinv_s, v), (mp.mpf("2.5") - ERFINV_SHIFT,
+                                                     mp.mpf("4.01") - ERFINV_SHIFT),
+                  lambda v: abs(v) / _erfinv_s(v), 2.0 ** -27),
 }
 
 
@@ -249,6 +299,11 @@ def print_entry(name: str, coeffs: list[float], comment: str) -> None:
 def main32() -> None:
     print('"""Native f32 polynomial coefficients (c0 first, float32 values) printed by '
           '`fit.py f32`;\nsee its docstring."""\n')
+    for name, c0 in (("ERFC_Q0", _erfc_qv(0)), ("ERFINV_A0", _erfinv_w(0)),
+                     ("ERFINV_B0", _erfinv_s(0))):
+        hi = _f32(c0)
+        print(f"{name} = ({hi!r}, {float(c0 - mp.mpf(hi))!r})  # float hi + lo")
+    print()
     for name in FITS32:
         coeffs, err = fit32(name)
         print_entry(name.upper(), coeffs,
