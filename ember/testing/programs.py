@@ -356,6 +356,27 @@ class Gen:
         self.new(f"{x.name}.at[{idx}].{op}({v})", x.shape, x.dtype,
                  twin=f"_h.at({x.name}, np.s_[{idx}], '{op}', {render(v, 'n')})")
 
+    def op_gather(self) -> None:
+        """`x[iv % n]` with an integer array of indices (a gather), or `.at[iv % n].add`
+        (a scatter whose duplicate indices accumulate)."""
+        x = self.pick(lambda v: len(v.shape) >= 1 and v.shape[0] > 0)
+        iv = self.pick(lambda v: kind(v.dtype) == "i" and 0 < len(v.shape) <= 2)
+        if x is None or iv is None:
+            return
+        n, idx = x.shape[0], f"{iv.name} % {x.shape[0]}"
+        shape = iv.shape + x.shape[1:]
+        if int(np.prod(shape)) > MAX_SIZE:
+            return
+        if self.rng.random() < 0.5 or x.dtype == "bool":
+            self.new(f"{x.name}[{idx}]", shape, x.dtype)
+            return
+        if kind(x.dtype) == "f":
+            self.exact = False
+        v = lit(x.dtype, self.rng)
+        del n
+        self.new(f"{x.name}.at[{idx}].add({v})", x.shape, x.dtype,
+                 twin=f"_h.scatter_add({x.name}, {idx}, {v})")
+
     def op_dyn_update(self) -> None:
         x = self.pick(lambda v: len(v.shape) >= 1)
         if x is None:
@@ -488,12 +509,11 @@ def _bcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
         return None
 
 
-OPS = ["op_unary"] * 4 + ["op_binary"] * 5 + ["op_cast", "op_where", "op_reduce",
-                                              "op_reduce", "op_reshape", "op_transpose",
-                                              "op_slice", "op_dyn_index", "op_at", "op_at",
-                                              "op_dyn_update", "op_concat", "op_pad",
-                                              "op_dot", "op_cumsum", "op_sort",
-                                              "op_control", "op_control"]
+OPS = (["op_unary"] * 4 + ["op_binary"] * 5
+       + ["op_cast", "op_where", "op_reduce", "op_reduce", "op_reshape", "op_transpose",
+          "op_slice", "op_dyn_index", "op_at", "op_at", "op_gather", "op_dyn_update",
+          "op_concat", "op_pad", "op_dot", "op_cumsum", "op_sort", "op_control",
+          "op_control"])
 
 
 def random_inputs(rng: np.random.Generator, x64: bool) -> list[tuple[tuple[int, ...], str]]:

@@ -62,6 +62,13 @@ def at(x: Any, idx: Any, op: str, v: Any) -> np.ndarray:
     return out
 
 
+def scatter_add(x: Any, idx: Any, v: Any) -> np.ndarray:
+    """`x.at[idx].add(v)` with an integer array `idx` (duplicates accumulate)."""
+    out = np.array(x, copy=True)
+    np.add.at(out, idx, np.asarray(v).astype(out.dtype))
+    return out
+
+
 def dynamic_slice_in_dim(x: Any, start: Any, size: int, axis: int = 0) -> np.ndarray:
     """`lax.dynamic_slice_in_dim` with an in-bounds start."""
     x = np.asarray(x)
