@@ -28,6 +28,7 @@ class LoopGen:
         self.ncarry = int(rng.integers(2, 4))
         self.depth_left = int(rng.integers(1, 4))
         self.count = 0
+        self.row: str | None = None  # a scan's current row of a0, while its body is written
 
     def ri(self, lo: int, hi: int) -> int:
         """A random int in [lo, hi)."""
@@ -68,17 +69,19 @@ class LoopGen:
         """A value of the updated part's shape read from a carry, transformed."""
         src = f"{self.rng.choice(['p', 'x'])}{self.ri(0, self.ncarry)}"
         read = f"{src}[{self.same_kind(i, kind)}]"
+        if self.row is not None and kind == "row" and self.rng.random() < 0.6:
+            read = f"({read} + {self.row})"
         if self.dtype == "float32":
             return str(self.rng.choice([f"M.tanh({read})", f"({read} * 0.5 + 1.0)",
                                         f"-{read}", f"({read} - 0.25)"]))
         return str(self.rng.choice([f"({read} * 3 + 1)", f"({read} ^ 5)", f"-{read}",
                                     f"({read} + {i})"]))
 
-    def body(self, name: str, i: str, indent: int) -> None:
-        """`def name(i, carry)` returning the updated carry tuple."""
+    def body(self, name: str, i: str, indent: int, row: str | None = None) -> None:
+        """`def name(i, carry)` (or `(i, carry, row)`) returning the updated carries."""
         names = [f"x{j}" for j in range(self.ncarry)]
         prev = [f"p{j}" for j in range(self.ncarry)]
-        self.emit(f"def {name}({i}, carry):", None, indent)
+        self.emit(f"def {name}({i}, carry{', ' + row if row else ''}):", None, indent)
         self.emit(f"{', '.join(prev)}, = carry", None, indent + 1)
         self.emit(f"{', '.join(names)}, = carry", None, indent + 1)
         if self.depth_left > 0 and self.rng.random() < 0.7:
@@ -102,15 +105,25 @@ class LoopGen:
         k = self.count
         kind = str(self.rng.choice(["fori", "while", "scan"]))
         i = f"i{k}"
-        self.body(f"body{k}", i, indent)
+        over_rows = kind == "scan" and self.rng.random() < 0.5
+        saved, self.row = self.row, (f"r{k}" if over_rows else self.row)
+        self.body(f"body{k}", i, indent, f"r{k}" if over_rows else None)
+        self.row = saved
         t = self.ri(0 if kind != "scan" else 1, 5)
         if kind == "fori":
-            return f"L.fori_loop(0, {t}, body{k}, {init})"
+            # at the top, sometimes a trip count known only at run time (k is traced)
+            trips = "k % 4" if outer is None and self.rng.random() < 0.3 else t
+            return f"L.fori_loop(0, {trips}, body{k}, {init})"
         if kind == "while":
             self.emit(f"def step{k}(s):", None, indent)
             self.emit(f"return (s[0] + 1,) + tuple(body{k}(s[0], s[1:]))", None, indent + 1)
             bound = f"{outer} % 3 + {t}" if outer is not None and self.rng.random() < 0.5 else t
             return f"L.while_loop(lambda s: s[0] < {bound}, step{k}, (0,) + {init})[1:]"
+        if over_rows:  # xs: (index, row of a0) pairs; the body reads the row
+            self.emit(f"def step{k}(c, xs):", None, indent)
+            self.emit(f"c = body{k}(xs[0], c, xs[1])", None, indent + 1)
+            self.emit("return c, c[0][0]", None, indent + 1)
+            return (f"L.scan(step{k}, {init}, (M.arange({self.n}, dtype=M.int32), a0))[0]")
         self.emit(f"def step{k}(c, j):", None, indent)
         self.emit(f"c = body{k}(j, c)", None, indent + 1)
         self.emit("return c, c[0][0]", None, indent + 1)

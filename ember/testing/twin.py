@@ -115,14 +115,15 @@ def while_loop(cond_fn: Callable, body: Callable, init: Any) -> Any:
 
 
 def scan(fn: Callable, init: Any, xs: Any) -> tuple[Any, Any]:
-    """`lax.scan` over the leading axis of one array, with one array carry and one array
-    output per step of the carry's shape and dtype (what the generators produce)."""
-    xs = np.asarray(xs)
+    """`lax.scan` over the leading axis of an array (or a tuple of arrays: tuples of their
+    rows), with one array output per step shaped as `init` (or, when `init` is a tuple,
+    as its first element: what the generators produce)."""
+    rows = list(zip(*xs)) if isinstance(xs, tuple) else list(np.asarray(xs))
     carry, ys = init, []
-    for r in xs:
+    for r in rows:
         carry, y = fn(carry, r)
         ys.append(np.asarray(y))
     if not ys:
-        c = np.asarray(init)
+        c = np.asarray(init[0] if isinstance(init, tuple) else init)
         return carry, np.zeros((0,) + c.shape, c.dtype)
     return carry, np.stack(ys)
