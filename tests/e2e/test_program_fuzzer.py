@@ -7,6 +7,9 @@ answer and a crashing child (so the seeded runs cannot pass vacuously).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 
 from ember.testing.fuzz import batch
@@ -48,3 +51,12 @@ def test_the_harness_reports_wrong_answers_and_crashes():
     text = report(programs, results)
     assert "os.abort()" in text and "jnp.sin(a0) * 2" in text
     assert np.all([r.index == i for i, r in enumerate(results)])
+
+
+def test_the_command_line_prints_its_counts_last():
+    out = subprocess.run([sys.executable, "-m", "ember.testing.fuzz", "--minutes", "0.001",
+                          "--seed", "3", "--batch", "4"], capture_output=True, text=True,
+                         timeout=600)
+    last = out.stdout.strip().splitlines()[-1]
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert last.startswith("fuzz: 4 programs run, 0 mismatches, 0 errors, 0 crashes"), last
