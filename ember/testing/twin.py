@@ -17,6 +17,12 @@ from typing import Any
 import numpy as np
 
 
+def sign(x: Any) -> np.ndarray:
+    """`jnp.sign`: as NumPy's, except that a zero keeps its sign (sign(-0.0) is -0.0)."""
+    x = np.asarray(x)
+    return np.where(x == 0, x, np.sign(x))
+
+
 def _acc(x: np.ndarray, dtype: str) -> np.ndarray:
     """`x` in the type the reduction accumulates in: float64 for floats, else `dtype`."""
     return np.asarray(x, np.float64 if np.dtype(dtype).kind == "f" else dtype)
