@@ -30,3 +30,14 @@ if "EMBER_CACHE_DIR" not in os.environ:
     import tempfile
 
     os.environ["EMBER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ember-test-cache-")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the lines tests recorded as their `summary` property (the Array API suite's
+    pass count), after the run's own summary; they travel from xdist workers in the
+    reports' user properties."""
+    for key in ("passed", "failed"):
+        for rep in terminalreporter.stats.get(key, []):
+            for name, value in getattr(rep, "user_properties", ()):
+                if name == "summary":
+                    terminalreporter.write_line(str(value))

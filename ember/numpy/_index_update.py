@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ember import lax
+from ember.core.dtypes import canonicalize
 from ember.core.trace import get_aval
 from ember.numpy._index_entries import _as_array, _parse
 from ember.numpy._indexer import _Indexer
@@ -33,7 +36,7 @@ def _scatter_update(x: Any, idx: Any, values: Any, scatter: Callable[..., Any], 
     ix = _Indexer(get_aval(operand).shape, entries)
     if isinstance(values, (list, tuple)):
         values = _as_array(values)
-    if type(values) is int:
+    if type(values) is int and not _fits_unsigned_default(values, aval.dtype):
         get_aval(values)  # a weakly typed int must fit the default int (JAX's OverflowError)
     # NumPy values and Python scalars convert right away (no equation is staged for them).
     values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
@@ -43,6 +46,15 @@ def _scatter_update(x: Any, idx: Any, values: Any, scatter: Callable[..., Any], 
                   indices_are_sorted=bool(indices_are_sorted or ix.sorted),
                   unique_indices=bool(unique_indices or ix.unique), mode=mode)
     return lax.reshape(out, aval.shape) if unit_axes else out
+
+
+def _fits_unsigned_default(value: int, dtype: Any) -> bool:
+    """Whether `value` fits `dtype` when that is the unsigned type as wide as the default
+    int (uint32, or uint64 under x64): JAX takes such values into such an array
+    (`x.at[0].set(2**32 - 1)` for uint32 x) though they do not fit the default int."""
+    dt = np.dtype(dtype)
+    default = np.dtype(canonicalize(np.int64))
+    return dt.kind == "u" and dt.itemsize == default.itemsize and 0 <= value <= np.iinfo(dt).max
 
 
 class _IndexUpdateHelper:

@@ -172,6 +172,19 @@ def test_weak_fill_and_index_update():
     np.testing.assert_array_equal(x.at[0].set(-2 ** 31), [-2 ** 31, 1])
 
 
+def test_index_update_of_uint32_takes_uint32_python_ints():
+    # Found by the fuzzer (ember.testing): JAX takes a Python int that fits the array's
+    # uint32 (but not the default int32) into it; only ints outside both raise.
+    u = jnp.array([1, 2], jnp.uint32)
+    for f in (lambda u: u.at[0].set(2 ** 32 - 1), ember.jit(lambda u: u.at[0].set(2 ** 32 - 1))):
+        np.testing.assert_array_equal(f(u), np.array([2 ** 32 - 1, 2], np.uint32))
+    np.testing.assert_array_equal(u.at[1].add(2 ** 31), np.array([1, 2 ** 31 + 2], np.uint32))
+    with pytest.raises(OverflowError, match=_too_large(2 ** 40)):
+        u.at[0].set(2 ** 40)
+    with pytest.raises(OverflowError, match=_too_large(2 ** 32 - 1)):
+        jnp.array([1], jnp.uint8).at[0].set(2 ** 32 - 1)
+
+
 def test_lax_convert_keeps_xla_semantics():
     # lax.convert_element_type of a Python int converts to the type named, as in JAX
     # (2**40 to f32 is exact; to an int type it wraps, XLA's conversion).
