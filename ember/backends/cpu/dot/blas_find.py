@@ -152,7 +152,8 @@ def _from_loaded_libraries() -> BlasFunctions | None:
 # -- SciPy's cython_blas capsules ------------------------------------------------------------
 
 
-def _capsule_pointer(capsule: object) -> int:
+def capsule_pointer(capsule: object) -> int:
+    """The C function pointer a Cython `__pyx_capi__` capsule holds (0 if none)."""
     api = ctypes.pythonapi
     api.PyCapsule_GetName.restype = ctypes.c_char_p
     api.PyCapsule_GetName.argtypes = [ctypes.py_object]
@@ -180,7 +181,7 @@ def _from_scipy() -> BlasFunctions | None:
     except ImportError:
         return None
     capi = cython_blas.__pyx_capi__
-    routines = {r: _capsule_pointer(capi[r]) for r in _ROUTINES}
+    routines = {r: capsule_pointer(capi[r]) for r in _ROUTINES}
     if not all(routines.values()):
         return None
     get = put = 0

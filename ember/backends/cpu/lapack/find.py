@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ember.backends.cpu.dot.blas_find import capsule_pointer
+
 SYMBOL_PREFIX = "ember_lapack_"
 LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv")
 BLAS = ("trsm",)
@@ -27,15 +29,6 @@ _ADDRESSES: dict[str, int] = {}
 _registered = False
 
 
-def _capsule_pointer(capsule: object) -> int:
-    api = ctypes.pythonapi
-    api.PyCapsule_GetName.restype = ctypes.c_char_p
-    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule)) or 0
-
-
 def address(routine: str) -> int:
     """The function address of `routine` ('dgetrf', 'strsm'), looked up once."""
     with _LOCK:
@@ -43,7 +36,7 @@ def address(routine: str) -> int:
             from scipy.linalg import cython_blas, cython_lapack
             for r in ROUTINES:
                 capi = (cython_blas if r[1:] in BLAS else cython_lapack).__pyx_capi__
-                _ADDRESSES[r] = _capsule_pointer(capi[r])
+                _ADDRESSES[r] = capsule_pointer(capi[r])
         return _ADDRESSES[routine]
 
 
