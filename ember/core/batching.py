@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.core.aval import ShapedArray
+from ember.core.eval import eval_jaxpr
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, JaxprTracer
 from ember.core.trace import Trace, Tracer, current_dynamic, get_aval, new_main
@@ -200,11 +201,8 @@ def eval_body(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     the batched body (JAX keeps it weak)."""
     staging = current_dynamic()
     staged = staging.trace_type is DynamicJaxprTrace
-    env: dict[int, Any] = {}
 
-    def read(v: Any) -> Any:
-        if not isinstance(v, Literal):
-            return env[v.id]
+    def weak_literal(v: Literal) -> Any:
         if not v.aval.weak_type:
             return v.val
         if staged:
@@ -215,15 +213,7 @@ def eval_body(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         same = scalar_aval.dtype == v.aval.dtype and scalar_aval.weak_type
         return scalar if same else v.val
 
-    for v, c in zip(jaxpr.constvars, consts):
-        env[v.id] = c
-    for v, a in zip(jaxpr.invars, args):
-        env[v.id] = a
-    for eqn in jaxpr.eqns:
-        out = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
-        for v, o in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]):
-            env[v.id] = o
-    return [read(v) for v in jaxpr.outvars]
+    return eval_jaxpr(jaxpr, list(consts), *args, literal=weak_literal)
 
 
 def batched_aval(aval: ShapedArray, size: int) -> ShapedArray:

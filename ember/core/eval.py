@@ -11,6 +11,7 @@ cast to each outvar's dtype).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,16 @@ import numpy as np
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: list[Any], *args: Any) -> list[Any]:
+def eval_jaxpr(jaxpr: Jaxpr, consts: list[Any], *args: Any,
+               literal: Callable[[Literal], Any] | None = None) -> list[Any]:
+    """Bind `jaxpr`'s equations on `args` at the trace on top. `literal` turns a Literal
+    into the value an equation reads (default: its NumPy value)."""
     env: dict[int, Any] = {}
 
     def read(v: Any) -> Any:
-        return v.val if isinstance(v, Literal) else env[v.id]
+        if isinstance(v, Literal):
+            return v.val if literal is None else literal(v)
+        return env[v.id]
 
     for v, c in zip(jaxpr.constvars, consts):
         env[v.id] = c
