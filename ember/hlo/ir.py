@@ -373,9 +373,12 @@ class Module:
             order.append(self.entry)
         return order
 
-    def add_computation(self, comp: Computation) -> Computation:
-        names = {c.name for c in self.computations}
-        if comp.name in names:
+    def add_computation(self, comp: Computation, fresh_name: bool = False) -> Computation:
+        """Add `comp` to the module, renaming it (and its instructions) where names clash.
+        `fresh_name`: the caller named it with `self.uniquer.fresh`, so no computation holds
+        the name and the walk over every computation that checks it is skipped (a pass that
+        adds one computation per group would otherwise be quadratic)."""
+        if not fresh_name and comp.name in {c.name for c in self.computations}:
             comp.name = self.uniquer.fresh(comp.name)
         self.uniquer.register(comp.name)
         for inst in comp.post_order():

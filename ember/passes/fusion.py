@@ -277,8 +277,9 @@ class Fusion(HloPass):
         row_decisions: list[tuple[str, str, str]] = []
         row_groups = (form_row_groups(entry, row_decisions) if self.policy.row_fusion
                       else [])
+        pos = {inst: k for k, inst in enumerate(entry.post_order())} if row_groups else {}
         for root, members in row_groups:
-            _build_fusion(module, entry, [root], members)
+            _build_fusion(module, entry, [root], members, pos)
         if row_groups:
             entry.remove_dead()
         groups = self._form_groups(entry, decisions)
@@ -294,9 +295,10 @@ class Fusion(HloPass):
                 unique.append(d)
         module.fusion_decisions = unique  # type: ignore[attr-defined]
         changed = bool(row_groups)
+        pos = {inst: k for k, inst in enumerate(entry.post_order())}
         for roots, members in groups:
             if len(members) > 1:
-                _build_fusion(module, entry, roots, members)
+                _build_fusion(module, entry, roots, members, pos)
                 changed = True
         if changed:
             entry.remove_dead()
@@ -453,9 +455,11 @@ def _control_flow_computations(module: Module) -> list[Computation]:
 
 
 def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
-                  members: list[Instruction]) -> Instruction:
+                  members: list[Instruction], pos: dict[Instruction, int]) -> Instruction:
     """Replace the group by a fusion instruction (several roots: a tuple-shaped multi-output
-    fusion whose users read get-tuple-element); returns it."""
+    fusion whose users read get-tuple-element); returns it. `pos`: the post order of `comp`
+    before any group was replaced (still an order of the members: replacing a group only
+    cuts edges into its root; one walk for all groups, not one per group)."""
     member_set = set(members)
     fused = Computation("fused_computation", module.uniquer)
     fused.name = module.uniquer.fresh("fused_computation")
@@ -463,7 +467,7 @@ def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
     inputs: list[Instruction] = []
     mapping: dict[Instruction, Instruction] = {}
     # Members in post order restricted to the group: operands before users.
-    order = [i for i in comp.post_order() if i in member_set]
+    order = sorted(member_set, key=pos.__getitem__)
     for inst in order:
         new_ops = []
         for o in inst.operands:
@@ -489,7 +493,7 @@ def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
         shape = Shape.tuple_of([r.shape for r in roots])
         fused.root = fused.add_instruction(Instruction(
             "tuple", shape, [mapping[r] for r in roots], {}, name="tuple"))
-    module.add_computation(fused)
+    module.add_computation(fused, fresh_name=True)
     kind = ("kOutput" if any(m.opcode == "dot" for m in members) else
             "kInput" if any(m.opcode == "reduce" for m in members) else "kLoop")
     fusion = Instruction("fusion", shape, inputs, {"kind": kind}, [fused],
