@@ -233,8 +233,12 @@ class Computation:
         """Remove instructions that cannot reach the root (parameters stay)."""
         live = set(self._reachable())
         dead = [i for i in self._instructions if i not in live and i.opcode != "parameter"]
-        # Remove users before operands: reverse of a post order over the dead set.
-        order = [i for i in self.post_order() if i in set(dead)]
+        if not dead:
+            return False
+        # Remove users before operands: reverse of a post order over the dead set (one set,
+        # not one per instruction: a pass that kills many would be quadratic).
+        dead_set = set(dead)
+        order = [i for i in self.post_order() if i in dead_set]
         for inst in reversed(order):
             inst.drop_operands()
         for inst in reversed(order):
