@@ -134,3 +134,38 @@ def test_duplication_limit_counts_distinct_indices(limit, kernels):
 def test_duplication_limit_must_be_positive():
     with pytest.raises(ValueError, match="duplication_limit must be at least 1"):
         FusionPolicy(duplication_limit=0)
+
+
+def test_fusion_pass_walks_the_graph_a_fixed_number_of_times(monkeypatch):
+    """The pass is linear in the program: graph-wide walks (post orders, the module's
+    computation list, row fusion's walk down to a reduce) do not repeat per fused group."""
+    from ember.hlo.ir import Computation, Module
+    from ember.passes import row_fusion
+
+    calls = {"post_order": 0, "computations": 0, "row_walk": 0}
+    post_order, computations = Computation.post_order, Module.computations.fget
+    walk = row_fusion._reduced_row_shape
+
+    def counting(key, fn):
+        def wrapped(*args):
+            # (walks of a new fused computation cost its own size: not counted)
+            if not getattr(args[0], "is_fusion_computation", False):
+                calls[key] += 1
+            return fn(*args)
+        return wrapped
+
+    monkeypatch.setattr(Computation, "post_order", counting("post_order", post_order))
+    monkeypatch.setattr(Module, "computations", property(counting("computations",
+                                                                  computations)))
+    monkeypatch.setattr(row_fusion, "_reduced_row_shape", counting("row_walk", walk))
+    x = np.ones(100, np.float32)
+    seen = []
+    for steps in (10, 40):
+        m = lower_jaxpr(ember.make_jaxpr(unrolled(steps))(x)).module
+        for k in calls:
+            calls[k] = 0
+        Fusion().run(m)
+        groups = sum(1 for i in m.entry.instructions if i.opcode == "fusion")
+        assert groups >= 2 * steps
+        seen.append(dict(calls))
+    assert seen[0] == seen[1], seen
