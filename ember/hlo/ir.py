@@ -233,8 +233,12 @@ class Computation:
         """Remove instructions that cannot reach the root (parameters stay)."""
         live = set(self._reachable())
         dead = [i for i in self._instructions if i not in live and i.opcode != "parameter"]
-        # Remove users before operands: reverse of a post order over the dead set.
-        order = [i for i in self.post_order() if i in set(dead)]
+        if not dead:
+            return False
+        # Remove users before operands: reverse of a post order over the dead set (one set,
+        # not one per instruction: a pass that kills many would be quadratic).
+        dead_set = set(dead)
+        order = [i for i in self.post_order() if i in dead_set]
         for inst in reversed(order):
             inst.drop_operands()
         for inst in reversed(order):
@@ -373,9 +377,12 @@ class Module:
             order.append(self.entry)
         return order
 
-    def add_computation(self, comp: Computation) -> Computation:
-        names = {c.name for c in self.computations}
-        if comp.name in names:
+    def add_computation(self, comp: Computation, fresh_name: bool = False) -> Computation:
+        """Add `comp` to the module, renaming it (and its instructions) where names clash.
+        `fresh_name`: the caller named it with `self.uniquer.fresh`, so no computation holds
+        the name and the walk over every computation that checks it is skipped (a pass that
+        adds one computation per group would otherwise be quadratic)."""
+        if not fresh_name and comp.name in {c.name for c in self.computations}:
             comp.name = self.uniquer.fresh(comp.name)
         self.uniquer.register(comp.name)
         for inst in comp.post_order():

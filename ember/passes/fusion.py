@@ -40,6 +40,14 @@ Invariants:
 - No cycles: a group's inputs are operands of its members, which precede the root, and an
   input that uses a member gets that member materialized on its own (duplication).
 - A group of one instruction stays unfused (the backend emits lone ops as kernels).
+- Bounded code duplication (the rule XLA applies, see `emissions`): the element generator
+  emits a member once per distinct index it is read at, and index-remapping users (slice,
+  concatenate, pad, reverse, reshape, ...) each ask for a new index, so a chain of stencil
+  steps (each reading the previous one through shifted slices) would emit the first step
+  k^steps times. A producer that would be emitted more than the policy's
+  `duplication_limit` times is refused ("would be emitted N times...") and becomes the
+  root of a kernel of its own: the code of every kernel stays linear in the program.
+  Broadcasts and constant fills are exempt (their operands are still counted).
 - kOutput: at most one dot per group; it joins only if every group member between it and
   the root is elementwise on the dot's dims with all its users in the group (so the
   epilogue reads the dot's value at the index it writes, and the dot is never computed
@@ -161,6 +169,34 @@ def should_fuse(consumer: Instruction, producer: Instruction,
     return Decision(True)
 
 
+def passes_index(consumer: Instruction, producer: Instruction) -> bool:
+    """Does the element generator read `producer` at `consumer`'s own index (the same Index
+    object, so a diamond of such users emits it once)? True for elementwise consumers of
+    the same dimensions; every other consumer computes a new index from its own."""
+    return (OPCODES[consumer.opcode].elementwise
+            and producer.shape.dimensions == consumer.shape.dimensions)
+
+
+def emissions(producer: Instruction, consumers: list[Instruction],
+              sources: dict[Instruction, frozenset[Instruction]],
+              counts: dict[Instruction, int]) -> tuple[frozenset[Instruction], int]:
+    """How many times the element generator would emit `producer` inside a fusion whose
+    members `consumers` read it, as (index sources, count).
+
+    An index source is the member that made an index (the root's index, or a consumer that
+    remaps its index for its operand); a member is emitted once per index it is read at:
+        sources(p) = U_c (sources(c) if c passes its index to p else {c})
+        count(p)   = sum_{s in sources(p)} count(s),   count(root) = 1
+    A set, not a sum over paths, so a diamond of elementwise users reading p at one index
+    counts once; a stencil step read through 8 slices counts 8 times its consumers' count.
+    """
+    srcs: set[Instruction] = set()
+    for c in consumers:
+        srcs |= sources[c] if passes_index(c, producer) else {c}
+    out = frozenset(srcs)
+    return out, sum(counts[s] for s in out)
+
+
 def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction) -> Decision:
     """May `dot` join `group` (grown from `root`) as a kOutput fusion's product? Every member
     from the dot up to the root must be elementwise on the dot's dims (the epilogue reads
@@ -197,16 +233,23 @@ class FusionPolicy(FrozenRecord):
     row_fusion      reductions over the last dimension of a row shape and their elementwise
                     surroundings become one row fusion (softmax, layernorm: row_fusion.py)
     sibling_fusion  reductions of one input over the same dimensions share one pass
+    duplication_limit
+                    the most times one producer may be emitted inside a fusion (once per
+                    distinct index it is read at; see `emissions`); past it the producer
+                    is a kernel of its own. XLA allows 15 (compile time against re-reads).
     """
 
-    FIELDS = ("output_fusion", "row_fusion", "sibling_fusion")
+    FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
+    duplication_limit: int
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
-                 sibling_fusion: bool = True) -> None:
-        self._freeze(output_fusion, row_fusion, sibling_fusion)
+                 sibling_fusion: bool = True, duplication_limit: int = 15) -> None:
+        if duplication_limit < 1:
+            raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
+        self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit)
 
 
 class Fusion(HloPass):
@@ -234,8 +277,9 @@ class Fusion(HloPass):
         row_decisions: list[tuple[str, str, str]] = []
         row_groups = (form_row_groups(entry, row_decisions) if self.policy.row_fusion
                       else [])
+        pos = {inst: k for k, inst in enumerate(entry.post_order())} if row_groups else {}
         for root, members in row_groups:
-            _build_fusion(module, entry, [root], members)
+            _build_fusion(module, entry, [root], members, pos)
         if row_groups:
             entry.remove_dead()
         groups = self._form_groups(entry, decisions)
@@ -251,9 +295,10 @@ class Fusion(HloPass):
                 unique.append(d)
         module.fusion_decisions = unique  # type: ignore[attr-defined]
         changed = bool(row_groups)
+        pos = {inst: k for k, inst in enumerate(entry.post_order())}
         for roots, members in groups:
             if len(members) > 1:
-                _build_fusion(module, entry, roots, members)
+                _build_fusion(module, entry, roots, members, pos)
                 changed = True
         if changed:
             entry.remove_dead()
@@ -283,6 +328,10 @@ class Fusion(HloPass):
         """The group of `root`: producers visited latest-in-post-order first."""
         amplified: dict[Instruction, bool] = {root: False}
         output_fusion = self.policy.output_fusion
+        limit = self.policy.duplication_limit
+        # the element generator's index sources and emission counts of each member
+        sources: dict[Instruction, frozenset[Instruction]] = {root: frozenset({root})}
+        counts: dict[Instruction, int] = {root: 1}
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             consumers = [u for u in p.users if u in group]
@@ -299,6 +348,7 @@ class Fusion(HloPass):
                     decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
                     return False
                 amplified[p] = False
+                sources[p], counts[p] = frozenset({p}), 1
                 return True
             for c in consumers:
                 d = should_fuse(c, p, group, amplified[c] or _expands(c))
@@ -306,6 +356,17 @@ class Fusion(HloPass):
                     if p.opcode != "parameter":
                         decisions.append(FusionDecision(p.name, c.name, d.reason))
                     return False
+            srcs, n = emissions(p, consumers, sources, counts)
+            if n > limit and p.opcode != "broadcast" and not is_constant_fill(p):
+                # a broadcast is exempt (materializing it costs more than re-reading its
+                # operand); its operand is counted and refused in its place
+                worst = max(consumers, key=lambda c: counts[c])
+                decisions.append(FusionDecision(p.name, worst.name, (
+                    f"would be emitted {n} times in the fusion (once per index it is read "
+                    f"at, above the limit of {limit}); computed once in a kernel of its "
+                    f"own so the code does not grow exponentially")))
+                return False
+            sources[p], counts[p] = srcs, n
             amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
             return True
 
@@ -394,9 +455,11 @@ def _control_flow_computations(module: Module) -> list[Computation]:
 
 
 def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
-                  members: list[Instruction]) -> Instruction:
+                  members: list[Instruction], pos: dict[Instruction, int]) -> Instruction:
     """Replace the group by a fusion instruction (several roots: a tuple-shaped multi-output
-    fusion whose users read get-tuple-element); returns it."""
+    fusion whose users read get-tuple-element); returns it. `pos`: the post order of `comp`
+    before any group was replaced (still an order of the members: replacing a group only
+    cuts edges into its root; one walk for all groups, not one per group)."""
     member_set = set(members)
     fused = Computation("fused_computation", module.uniquer)
     fused.name = module.uniquer.fresh("fused_computation")
@@ -404,7 +467,7 @@ def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
     inputs: list[Instruction] = []
     mapping: dict[Instruction, Instruction] = {}
     # Members in post order restricted to the group: operands before users.
-    order = [i for i in comp.post_order() if i in member_set]
+    order = sorted(member_set, key=pos.__getitem__)
     for inst in order:
         new_ops = []
         for o in inst.operands:
@@ -430,7 +493,7 @@ def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
         shape = Shape.tuple_of([r.shape for r in roots])
         fused.root = fused.add_instruction(Instruction(
             "tuple", shape, [mapping[r] for r in roots], {}, name="tuple"))
-    module.add_computation(fused)
+    module.add_computation(fused, fresh_name=True)
     kind = ("kOutput" if any(m.opcode == "dot" for m in members) else
             "kInput" if any(m.opcode == "reduce" for m in members) else "kLoop")
     fusion = Instruction("fusion", shape, inputs, {"kind": kind}, [fused],

@@ -136,11 +136,14 @@ def _member_reason(inst: Instruction, rs: _RowShape) -> str:
 
 
 def grow_row_group(root: Instruction, pos: dict[Instruction, int],
-                   decisions: list[tuple[str, str, str]]) -> list[Instruction] | None:
+                   decisions: list[tuple[str, str, str]],
+                   row_counts: set[int] | None = None) -> list[Instruction] | None:
     """The row group rooted at `root`, or None when it holds no reduction (or does not fit).
     A root of the full row shape (softmax, layernorm) groups any reduction; a root with one
     value per row (a row variance, logsumexp, a cross-entropy) only dependent ones: a
-    reduction of values that need another reduction (else one reduce fusion is one pass)."""
+    reduction of values that need another reduction (else one reduce fusion is one pass).
+    `row_counts` (when given) holds the row count of every last-dimension reduce in the
+    computation: a root of another size has no reduce to group, found without a walk."""
     if root.shape.is_tuple or root.shape.rank == 0:
         return None
     full: list[tuple[str, str, str]] = []  # (the refusals of the attempt that is kept)
@@ -149,6 +152,9 @@ def grow_row_group(root: Instruction, pos: dict[Instruction, int],
         if members is not None:
             decisions += full
             return members
+    if row_counts is not None and root.shape.size not in row_counts:
+        decisions += full
+        return None
     dims = _reduced_row_shape(root)
     per_row: list[tuple[str, str, str]] = []
     members = None if dims is None else _grow(root, _RowShape(dims), pos, per_row)
@@ -157,6 +163,18 @@ def grow_row_group(root: Instruction, pos: dict[Instruction, int],
         return None
     decisions += per_row
     return members
+
+
+def _row_reduce_operand(inst: Instruction) -> tuple[int, ...] | None:
+    """The operand dims of `inst` if it is a reduce over the last dimension of a rank >= 2
+    operand with rows of at least 2 (the reductions a row group can hold)."""
+    if inst.opcode != "reduce" or len(inst.operands) != 2:
+        return None
+    x = inst.operands[0]
+    if (x.shape.rank >= 2 and x.shape.dimensions[-1] >= 2
+            and tuple(inst.attrs["dimensions"]) == (x.shape.rank - 1,)):
+        return x.shape.dimensions
+    return None
 
 
 def _reduced_row_shape(root: Instruction) -> tuple[int, ...] | None:
@@ -169,11 +187,9 @@ def _reduced_row_shape(root: Instruction) -> tuple[int, ...] | None:
             continue
         seen.add(inst)
         if inst.opcode == "reduce":
-            x = inst.operands[0]
-            if (len(inst.operands) == 2 and x.shape.rank >= 2 and x.shape.dimensions[-1] >= 2
-                    and tuple(inst.attrs["dimensions"]) == (x.shape.rank - 1,)
-                    and _RowShape(x.shape.dimensions).is_row_value(root.shape.dimensions)):
-                return x.shape.dimensions
+            xdims = _row_reduce_operand(inst)
+            if xdims is not None and _RowShape(xdims).is_row_value(root.shape.dimensions):
+                return xdims
             continue
         if inst.shape.size == root.shape.size:  # (row values: elementwise ops, reshapes)
             stack.extend(inst.operands)
@@ -227,12 +243,15 @@ def form_row_groups(comp: Computation, decisions: list[tuple[str, str, str]]
     """Row groups of `comp`, latest roots first claiming their producers."""
     order = comp.post_order()
     pos = {inst: k for k, inst in enumerate(order)}
+    # (rows each candidate reduce makes: roots of other sizes skip the walk down to one,
+    # which would make the pass quadratic in a long chain of row-less code)
+    row_counts = {math.prod(d[:-1]) for d in map(_row_reduce_operand, order) if d}
     claimed: set[Instruction] = set()
     groups = []
     for inst in reversed(order):
         if inst in claimed:
             continue
-        members = grow_row_group(inst, pos, decisions)
+        members = grow_row_group(inst, pos, decisions, row_counts)
         # (constant fills are copied into every group that reads them: never claimed)
         if members is None or claimed.intersection(members):
             continue
