@@ -145,14 +145,22 @@ class ElementGenerator:
             self._keep.append(idx)
         return v
 
+    def provides(self, inst: Instruction) -> bool:
+        """Whether `value()` answers `inst` without generating it (a subclass's own values,
+        e.g. a row kernel's registers and scratch rows): the bottom-up pass below must not
+        generate anything under such a value."""
+        return False
+
     def _same_index_operands(self, inst: Instruction) -> list[Instruction]:
         """The operands a plain elementwise `inst` reads at its own index (none for any
-        other instruction: its handler picks its operands' indices)."""
+        other instruction: its handler picks its operands' indices), less those a subclass
+        provides."""
         op = inst.opcode
         if inst in self.inputs or op == "constant" or not OPCODES[op].elementwise or hasattr(
                 self, "_" + op.replace("-", "_")):
             return []
-        return [o for o in inst.operands if not (o.shape.rank == 0 and inst.shape.rank != 0)]
+        return [o for o in inst.operands
+                if not (o.shape.rank == 0 and inst.shape.rank != 0) and not self.provides(o)]
 
     def _generate_operands_first(self, inst: Instruction, idx: Index) -> None:
         """Generate the elementwise operand graph under `inst` bottom-up with an explicit

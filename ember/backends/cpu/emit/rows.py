@@ -168,6 +168,9 @@ class _RowGen(LoopElements):
         self.ready: dict[Instruction, Buf] = {}  # filled scratch rows
         self.col: ir.Value = i64(0)
 
+    def provides(self, inst: Instruction) -> bool:
+        return inst in self.row_vals or inst in self.ready
+
     def value(self, inst: Instruction, idx: Index) -> ir.Value:
         v = self.row_vals.get(inst)
         if v is not None:
