@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ember.config import child_environment
+
 RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-9}
 
 
@@ -175,8 +177,8 @@ def _run_batch(programs: list, idx: list[int], x64: bool, timeout: float) -> lis
         path = os.path.join(tmp, "cases.json")
         with open(path, "w") as fh:
             json.dump([programs[i] for i in idx], fh)
-        env = dict(os.environ, EMBER_ENABLE_CHECKS="0", EMBER_CACHE_DIR="off",
-                   JAX_ENABLE_X64="1" if x64 else "0")
+        env = child_environment(EMBER_ENABLE_CHECKS="0", EMBER_CACHE_DIR="off",
+                                JAX_ENABLE_X64="1" if x64 else "0")
         try:
             out = subprocess.run([sys.executable, "-m", "ember.testing.runner", path],
                                  env=env, capture_output=True, text=True, timeout=timeout)
