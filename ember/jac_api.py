@@ -99,9 +99,9 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
     Returns a function of fun's arguments giving the Jacobian (and fun's aux output with
     `has_aux`): for each output leaf, a tree like the differentiated arguments whose leaves
-    have shape out.shape + in.shape. One JVP per input element, pushed through one vmap
-    (as one vmap). With `holomorphic`, inputs and outputs must be complex: the result is
-    the complex derivative.
+    have shape out.shape + in.shape. One JVP per input element, pushed through one vmap.
+    With `holomorphic`, inputs and outputs must be complex: the result is the complex
+    derivative.
     """
     nums = _argnums_tuple(argnums)
 
@@ -163,10 +163,10 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
     Returns a function of fun's arguments giving the Jacobian (and fun's aux output with
     `has_aux`): for each output leaf, a tree like the differentiated arguments whose leaves
-    have shape out.shape + in.shape. One VJP per output element, pushed through one vmap
-    (as one vmap). With `allow_int`, an integer or bool input's blocks are
-    float0 arrays. With `holomorphic`, inputs and outputs must be complex: the result is
-    the complex derivative.
+    have shape out.shape + in.shape. One VJP per output element, pushed through one vmap.
+    With `allow_int`, an integer or bool input's blocks are float0 arrays. With
+    `holomorphic`, inputs and outputs must be complex: the result is the complex
+    derivative.
     """
     nums = _argnums_tuple(argnums)
 

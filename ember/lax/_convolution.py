@@ -262,16 +262,10 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
     """Reduce each (padded, dilated) window of `operand` with `computation`, starting
     from `init_value` (XLA's ReduceWindow)."""
     from ember import lax
+    from ember.lax._user_reductions import flatten_operands_and_inits
     from ember.tree_util import tree_flatten, tree_unflatten
 
-    flat, tree = tree_flatten(operand)
-    flat_init, init_tree = tree_flatten(init_value)
-    if tree != init_tree:
-        raise ValueError("Operands must have the same tree structure as init_values: "
-                         f"{tree} vs. {init_tree}")
-    if len(flat) != len(flat_init):
-        raise ValueError("Must have same total number of operands as init_values:  "
-                         f"{len(flat)} vs. {len(flat_init)}")
+    flat, flat_init, tree = flatten_operands_and_inits(operand, init_value)
     if not flat:
         raise ValueError("reduce_window must have at least one operand.")
     pairs = [to_common_dtype(x, i) for x, i in zip(flat, flat_init)]

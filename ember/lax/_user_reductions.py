@@ -153,11 +153,9 @@ def _all_ones(v: np.ndarray) -> bool:
         np.dtype(v.dtype.str.replace("i", "u"))).max
 
 
-@traceback_util.api_boundary
-def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
-           dimensions: Sequence[int]) -> Any:
-    """operands reduced over `dimensions` with computation(acc, x) on pytrees of scalars,
-    starting from init_values (same structure)."""
+def flatten_operands_and_inits(operands: Any, init_values: Any) -> tuple[list, list, Any]:
+    """(operand leaves, init leaves, tree) of a reduction over pytrees (lax.reduce,
+    lax.reduce_window), with JAX's errors when the two trees differ."""
     flat, tree = tree_flatten(operands)
     inits, init_tree = tree_flatten(init_values)
     if tree != init_tree:
@@ -166,6 +164,15 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
     if len(flat) != len(inits):
         raise ValueError("Must have same total number of operands as init_values: "
                          f" {len(flat)} vs. {len(inits)}")
+    return flat, inits, tree
+
+
+@traceback_util.api_boundary
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
+           dimensions: Sequence[int]) -> Any:
+    """operands reduced over `dimensions` with computation(acc, x) on pytrees of scalars,
+    starting from init_values (same structure)."""
+    flat, inits, tree = flatten_operands_and_inits(operands, init_values)
     dims = tuple(int(d) for d in dimensions)
     flat = [_as_array(x) for x in flat]
     monoid = _monoid(computation, inits)
