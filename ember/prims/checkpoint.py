@@ -45,6 +45,7 @@ from ember.core.trace import get_aval
 from ember.core.transpose import backward_pass, is_linearized_tangent, linearize_flat
 from ember.prims._control_flow_ad import _jvp_jaxpr, _trace
 from ember.prims._scan_reverse import dce
+from ember.prims.control_flow import check_inputs
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 
@@ -54,12 +55,7 @@ Policy = Callable[..., bool]
 @checkpoint_p.def_abstract_eval
 def _checkpoint_abstract(*args: ShapedArray, jaxpr: ClosedJaxpr, prevent_cse: bool,
                          differentiated: bool, policy: Policy | None) -> list[ShapedArray]:
-    want = jaxpr.in_avals
-    if len(want) != len(args) or any(a.shape != b.shape or a.dtype != b.dtype
-                                     for a, b in zip(want, args)):
-        got = ", ".join(a.str_short() for a in args)
-        exp = ", ".join(a.str_short() for a in want)
-        raise TypeError(f"checkpoint jaxpr takes ({exp}) but is given ({got})")
+    check_inputs("checkpoint jaxpr", jaxpr, list(args))
     return list(jaxpr.out_avals)
 
 

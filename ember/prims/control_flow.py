@@ -40,7 +40,10 @@ def typematch(a: ShapedArray, b: ShapedArray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
 
 
-def _check_inputs(what: str, jaxpr: ClosedJaxpr, avals: list[ShapedArray]) -> None:
+def check_inputs(what: str, jaxpr: ClosedJaxpr, avals: list[ShapedArray]) -> None:
+    """TypeError unless `avals` match `jaxpr`'s inputs (up to weak types): the abstract
+    eval check of every primitive that carries a body (control flow, checkpoint, custom
+    derivatives)."""
     want = jaxpr.in_avals
     if len(want) != len(avals) or not all(map(typematch, want, avals)):
         got = ", ".join(a.str_short() for a in avals)
@@ -59,7 +62,7 @@ def _cond_abstract(index: ShapedArray, *args: ShapedArray,
         raise TypeError("cond needs at least one branch")
     out = branches[0].out_avals
     for i, br in enumerate(branches):
-        _check_inputs(f"cond branch {i}", br, list(args))
+        check_inputs(f"cond branch {i}", br, list(args))
         if len(br.out_avals) != len(out) or not all(map(typematch, br.out_avals, out)):
             raise TypeError(f"cond branch {i} returns different types than branch 0")
     return list(out)
@@ -80,8 +83,8 @@ def _while_abstract(*args: ShapedArray, cond_nconsts: int, cond_jaxpr: ClosedJax
                     body_nconsts: int, body_jaxpr: ClosedJaxpr) -> list[ShapedArray]:
     cconsts, bconsts = list(args[:cond_nconsts]), list(args[cond_nconsts:][:body_nconsts])
     carry = list(args[cond_nconsts + body_nconsts:])
-    _check_inputs("while cond_jaxpr", cond_jaxpr, cconsts + carry)
-    _check_inputs("while body_jaxpr", body_jaxpr, bconsts + carry)
+    check_inputs("while cond_jaxpr", cond_jaxpr, cconsts + carry)
+    check_inputs("while body_jaxpr", body_jaxpr, bconsts + carry)
     pred = cond_jaxpr.out_avals
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != np.bool_:
         raise TypeError("while cond_jaxpr must return one bool[]")
@@ -117,7 +120,7 @@ def _scan_abstract(*args: ShapedArray, reverse: bool, length: int, jaxpr: Closed
             raise TypeError(f"scan xs of type {x.str_short()} does not have a leading axis "
                             f"of length {length}")
     x_avals = [ShapedArray(x.shape[1:], x.dtype, x.weak_type) for x in xs]
-    _check_inputs("scan jaxpr", jaxpr, consts + carry + x_avals)
+    check_inputs("scan jaxpr", jaxpr, consts + carry + x_avals)
     outs = jaxpr.out_avals
     if len(outs) < num_carry or not all(map(typematch, outs[:num_carry], carry)):
         raise TypeError("scan jaxpr must return the carry's types first")

@@ -40,6 +40,7 @@ from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import get_aval, new_main
 from ember.core.transpose import is_linearized_tangent
 from ember.prims import _ad
+from ember.prims.control_flow import check_inputs
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -93,12 +94,7 @@ def _inline_lowering(ctx: Any, *ins: Any, call_jaxpr: ClosedJaxpr, **params: Any
 
 def _call_abstract(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, **params: Any
                    ) -> list[ShapedArray]:
-    want = call_jaxpr.in_avals
-    if len(want) != len(avals) or any(a.shape != b.shape or a.dtype != b.dtype
-                                       for a, b in zip(want, avals)):
-        got = ", ".join(a.str_short() for a in avals)
-        exp = ", ".join(a.str_short() for a in want)
-        raise TypeError(f"custom derivative call_jaxpr takes ({exp}) but is given ({got})")
+    check_inputs("custom derivative call_jaxpr", call_jaxpr, list(avals))
     return list(call_jaxpr.out_avals)
 
 
