@@ -14,6 +14,7 @@ import numpy as np
 from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
+from ember.prims import _batching
 from ember.prims import _lower as L
 
 copy_p = Primitive("copy")
@@ -31,3 +32,4 @@ def _copy_impl(x: np.ndarray) -> np.ndarray:
 
 ad.deflinear(copy_p)
 copy_p.def_transpose(lambda ct, x: [ct])
+_batching.elementwise_rule(copy_p)  # (an elementwise identity)

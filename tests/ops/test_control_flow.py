@@ -328,6 +328,10 @@ def test_piecewise(dtype):
     assert_eager_jit_numpy(
         lambda x: jnp.piecewise(x, [x < 0], [lambda v, k: v * k], 3),
         lambda x: np.piecewise(x, [x < 0], [lambda v, k: v * k], 3), x)
+    # under vmap (its constant entries go through the copy primitive): row by row
+    rows = x[:18].reshape(3, 6)
+    got = ember.jit(ember.vmap(fn))(rows)
+    np.testing.assert_array_equal(np.asarray(got), np.stack([ref(r) for r in rows]))
 
 
 def test_piecewise_scalar_conditions_and_errors():

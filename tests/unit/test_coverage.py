@@ -18,12 +18,15 @@ it), so this file lists no opcode except the exceptions below, each with its rea
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 import llvmlite.ir as ir
 
-import ember  # noqa: F401  (registers every primitive and the eager math hook)
+import ember  # noqa: F401  (registers the primitives and the eager math hook)
+import ember.prims
 from ember import lax
 from ember.backends.cpu import mathlib
 from ember.backends.cpu.runtime import eager_math
@@ -36,6 +39,11 @@ from ember.hlo.evaluator import core as evaluator
 from ember.hlo.evaluator import elementwise as ew
 from ember.hlo.opcodes import MATH_OPCODES, OPCODES, TYPE_CLASSES
 from ember.hlo.shape_inference import RULES as SHAPE_RULES
+
+# Some primitive modules are imported on first use (prims/copy.py by jnp.piecewise): import
+# every one, so the checks below see each primitive whatever ran before in this process.
+for _module in pkgutil.iter_modules(ember.prims.__path__):
+    importlib.import_module(f"ember.prims.{_module.name}")
 
 # Opcodes the CPU backend does not compile (while and conditional are native loops and
 # branches now: backends/cpu/emit/loops_native.py).
