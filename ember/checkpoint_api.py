@@ -21,9 +21,10 @@ from ember.core.jaxpr import ClosedJaxpr, Jaxpr
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import get_aval
 from ember.prims.checkpoint import checkpoint_p
-from ember.tree_util import tree_flatten, tree_unflatten
+from ember.prims.name import name_p
+from ember.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["checkpoint", "remat"]
+__all__ = ["checkpoint", "remat", "checkpoint_name"]
 
 
 def _static_nums(static_argnums: Any, nargs: int) -> tuple[int, ...]:
@@ -81,3 +82,10 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | tuple[bool, ...] = True,
 
 
 remat = checkpoint
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """Tag every array of the pytree `x` with `name`, so that a checkpoint policy such as
+    `checkpoint_policies.save_only_these_names(name)` can choose to save it; the values
+    are unchanged."""
+    return tree_map(lambda leaf: name_p.bind(leaf, name=name), x)

@@ -151,3 +151,54 @@ def test_staged_as_one_equation_and_vmap():
     np.testing.assert_allclose(
         ember.grad(lambda x: jnp.sum(ember.vmap(f, in_axes=(0, None))(x, w)))(x),
         np.cos(x) * w, rtol=1e-6)
+
+
+def _named_body(v, w):
+    """Two named intermediates ("h" from the product, "a" after it) and unnamed rest."""
+    from ember.ad_checkpoint import checkpoint_name
+    h = checkpoint_name(jnp.tanh(jnp.dot(w, v)), "h")
+    a = checkpoint_name(jnp.sin(h) * v, "a")
+    b = jnp.cos(a) * h
+    return jnp.exp(-b * b) * 0.5 + v * 0.5
+
+
+def test_checkpoint_name_policies(x64):
+    def loop(x, policy):
+        body = ember.checkpoint(_named_body, policy=policy)
+        return jnp.sum(lax.fori_loop(0, 6, lambda i, v: body(v, _W), x))
+
+    def stacked(policy):
+        return sorted(_stacked(lambda x: ember.grad(loop)(x, policy), _X))
+
+    carry = [(6, 5)]
+    assert stacked(cp.nothing_saveable) == carry
+    assert stacked(cp.save_only_these_names("h")) == [(6, 5), (6, 5)]
+    assert stacked(cp.save_only_these_names("h", "a")) == [(6, 5)] * 3
+    assert stacked(cp.save_any_names_but_these("a")) == [(6, 5), (6, 5)]
+    assert stacked(cp.save_any_names_but_these()) == [(6, 5)] * 3
+    assert stacked(cp.save_only_these_names("nope")) == carry
+    both = cp.save_from_both_policies(cp.save_only_these_names("h"),
+                                      cp.save_only_these_names("a"))
+    assert stacked(both) == [(6, 5)] * 3
+    # The values and gradients do not depend on the policy, nor on the names.
+    plain = ember.grad(lambda x: jnp.sum(lax.fori_loop(0, 6, lambda i, v: _body(v, _W), x)))(_X)
+    for policy in (cp.save_only_these_names("h"), both, None):
+        np.testing.assert_allclose(ember.grad(loop)(_X, policy), plain, rtol=1e-12)
+        np.testing.assert_allclose(ember.jit(ember.grad(loop), static_argnums=1)(_X, policy),
+                                   plain, rtol=1e-12)
+
+
+def test_checkpoint_name_is_the_identity_everywhere():
+    from ember.ad_checkpoint import checkpoint_name
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    tree = checkpoint_name({"a": x, "b": (x + 1,)}, "t")
+    np.testing.assert_array_equal(tree["b"][0], x + 1)
+    text = str(ember.make_jaxpr(lambda v: checkpoint_name(v * 2, "twice"))(x))
+    assert "name[name=twice]" in text
+    f = lambda v: jnp.sum(checkpoint_name(jnp.sin(v), "s") ** 2)  # noqa: E731
+    np.testing.assert_allclose(ember.jit(f)(x), np.sum(np.sin(x) ** 2), rtol=1e-6)
+    np.testing.assert_allclose(ember.grad(f)(x), 2 * np.sin(x) * np.cos(x), rtol=1e-5)
+    np.testing.assert_allclose(ember.vmap(ember.grad(f))(x), 2 * np.sin(x) * np.cos(x),
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="should be a boolean"):
+        cp.save_from_both_policies(lambda *a, **k: 1, cp.nothing_saveable)(None)
