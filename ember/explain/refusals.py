@@ -27,7 +27,7 @@ from ember.hlo.cost_analysis import shape_bytes
 from ember.hlo.ir import Instruction
 from ember.passes.fusion import LOOP_FUSIBLE, ROOT_FUSIBLE
 
-NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element"})
+NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "opt-barrier"})
 UNKNOWN = "no recorded reason (the fusion pass did not log a refusal for this edge)"
 
 

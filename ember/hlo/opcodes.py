@@ -163,6 +163,8 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("reduce-window", 2, flops=1.0, attrs=("window",), called=("to_apply",)))
     rows.append(OpInfo("tuple", None))
     rows.append(OpInfo("get-tuple-element", 1, attrs=("index",)))
+    # a tuple passed through unchanged, which no pass may look through (prims/barrier.py)
+    rows.append(OpInfo("opt-barrier", 1))
     rows.append(OpInfo("while", 1, expensive=True, called=("condition", "body")))
     rows.append(OpInfo("conditional", None, expensive=True, called=("branch_computations",)))
     rows.append(OpInfo("call", None, expensive=True, called=("to_apply",)))

@@ -563,6 +563,12 @@ def _tuple(opcode, shapes, attrs, called, hint):
     return Shape.tuple_of([s.without_layout() for s in shapes])
 
 
+@_rule("opt-barrier")
+def _opt_barrier(opcode, shapes, attrs, called, hint):
+    (t,) = shapes
+    return t.without_layout()
+
+
 @_rule("get-tuple-element")
 def _gte(opcode, shapes, attrs, called, hint):
     (t,) = shapes

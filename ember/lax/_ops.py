@@ -155,6 +155,16 @@ def stop_gradient(x: Any) -> Any:
     return tree_map(lambda v: C.stop_gradient_p.bind(v), x)
 
 
+def optimization_barrier(operand: Any) -> Any:
+    """Return `operand` (a pytree of arrays) unchanged, as values the compiler's
+    simplifications may not look through (as lax.optimization_barrier): computations on
+    the results are not merged with equal computations on the inputs."""
+    from ember.prims.barrier import optimization_barrier_p
+    from ember.tree_util import tree_flatten, tree_unflatten
+    leaves, tree = tree_flatten(operand)
+    return tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
+
+
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int],
                      sharding: Any = None) -> Any:
     """Broadcast `x` to `shape`, operand dimension i becoming result dimension

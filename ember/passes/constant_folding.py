@@ -20,7 +20,8 @@ from ember.passes.base import HloPass
 
 MAX_FOLD_ELEMENTS = 1024  # results larger than this stay as the instruction that makes them
 
-_NEVER = {"parameter", "constant", "custom-call", "while", "conditional", "call", "tuple"}
+_NEVER = {"parameter", "constant", "custom-call", "while", "conditional", "call", "tuple",
+          "opt-barrier"}
 
 
 def foldable(inst: Instruction) -> bool:

@@ -155,6 +155,8 @@ def _leaf_layouts(inst: Instruction) -> Shape:
     element's, everything else (loops, sort, multi-output ops) is row-major."""
     if inst.opcode == "tuple":
         return Shape.tuple_of([o.shape for o in inst.operands])
+    if inst.opcode == "opt-barrier":
+        return _leaf_layouts(inst.operand)
     if inst.opcode == "get-tuple-element":
         return inst.operand.shape.tuple_shapes[inst.attrs["index"]]
     return inst.shape.with_row_major_layout()

@@ -45,6 +45,7 @@ from ember.core.trace import get_aval
 from ember.core.transpose import backward_pass, is_linearized_tangent, linearize_flat
 from ember.prims._control_flow_ad import _jvp_jaxpr, _trace
 from ember.prims._scan_reverse import dce
+from ember.prims.barrier import _barrier_lowering
 from ember.prims.control_flow import check_inputs
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
@@ -69,7 +70,18 @@ def _checkpoint_lowering(ctx: Any, *args: Any, jaxpr: ClosedJaxpr, prevent_cse: 
                          differentiated: bool, policy: Policy | None) -> list[Any]:
     # The body inlined into the enclosing computation (its ops keep the checkpoint's path
     # in their op_name). What is recomputed was decided by the linearization, not here.
-    return ctx.lower_sub(ctx.b, jaxpr, list(args), "checkpoint")
+    # A recomputation (differentiated) reads its inputs through a barrier when prevent_cse
+    # asks, so CSE cannot merge it back into the forward pass's values.
+    ins = list(args)
+    flags = (prevent_cse,) if isinstance(prevent_cse, bool) else tuple(prevent_cse)
+    fence = ([bool(p) for p in flags] if len(flags) == len(ins)
+             else [any(flags)] * len(ins))  # (one flag, or flags not per operand)
+    if differentiated and any(fence):
+        at = [i for i, f in enumerate(fence) if f]
+        fenced = _barrier_lowering(ctx, *[ins[i] for i in at])
+        for i, v in zip(at, fenced):
+            ins[i] = v
+    return ctx.lower_sub(ctx.b, jaxpr, ins, "checkpoint")
 
 
 checkpoint_p.def_lowering(_checkpoint_lowering)
@@ -195,13 +207,32 @@ def _checkpoint_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr,
                           prevent_cse: bool, differentiated: bool, policy: Policy | None
                           ) -> list[Any]:
     """Transpose a checkpoint linear in its `UndefinedPrimal` operands: the backward pass
-    of its body, which first recomputes (forward) what does not depend on them."""
+    of its body, which first recomputes (forward) what does not depend on them, staged as
+    a checkpoint of its own (differentiated, so that prevent_cse fences its inputs and
+    the recomputation stays apart from the forward pass's values)."""
     lin = [isinstance(a, UndefinedPrimal) for a in args]
     j = jaxpr.jaxpr
     split = Jaxpr([v for v, m in zip(j.invars, lin) if not m],
                   [v for v, m in zip(j.invars, lin) if m], j.outvars, j.eqns)
     known_vals = [a for a, m in zip(args, lin) if not m]
-    got = iter(backward_pass(split, known_vals, list(cts)))
+    live = [i for i, c in enumerate(cts) if not isinstance(c, Zero)]
+    lin_avals = [a.aval for a, m in zip(args, lin) if m]
+    zero_out: list[bool] = []
+
+    def backward(*a: Any) -> list[Any]:
+        full: list[Any] = list(cts)
+        for i, c in zip(live, a[len(known_vals):]):
+            full[i] = c
+        got = backward_pass(split, list(a[:len(known_vals)]), full)
+        zero_out[:] = [isinstance(g, Zero) for g in got]
+        return [g for g in got if not isinstance(g, Zero)]
+
+    body, consts = _trace(backward, [*(get_aval(v) for v in known_vals),
+                                     *(get_aval(cts[i]) for i in live)])
+    outs = iter(checkpoint_p.bind(*consts, *known_vals, *[cts[i] for i in live],
+                                  jaxpr=body, prevent_cse=prevent_cse, differentiated=True,
+                                  policy=policy) if not all(zero_out) else [])
+    got = iter([Zero(a) if z else next(outs) for a, z in zip(lin_avals, zero_out)])
     return [next(got) if m else None for m in lin]
 
 

@@ -59,6 +59,8 @@ CPU_KERNEL_KINDS: frozenset[str] = frozenset({
     # rewritten into pads, slices and dots before code generation (im2col: the CPU pipeline's
     # passes/window_expansion.py), so no kernel of their own
     "convolution", "reduce-window",
+    # removed by the CPU pipeline once CSE has run (passes/barrier_removal.py)
+    "opt-barrier",
 })
 # Elementwise opcodes no primitive binds: passes and other lowerings create them (round_p
 # picks round-nearest-* by a parameter, select_n lowers to select, jnp.log2 and log10 divide

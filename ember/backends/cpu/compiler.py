@@ -45,7 +45,8 @@ _WINDOWED = frozenset({"convolution", "reduce-window"})
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
-    """Inlining of calls, hardware-independent simplification, transpose folding (into
+    """Inlining of calls, hardware-independent simplification, the optimization barriers'
+    removal, transpose folding (into
     dots), float normalization (float16/bfloat16 sums and dots accumulate in float32),
     reduction splitting (large few-output reductions in two, for threads), layout
     assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
@@ -63,6 +64,9 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         OnOpcodes("window-expansion", "ember.passes.window_expansion:WindowExpansion",
                   _WINDOWED),
         hardware_independent_pipeline(unsafe_math),
+        # (after the simplification whose CSE the barriers fence: prevent_cse)
+        OnOpcodes("barrier-removal", "ember.passes.barrier_removal:OptimizationBarrierRemoval",
+                  frozenset({"opt-barrier"})),
         OnOpcodes("transpose-folding", "ember.passes.transpose_folding:TransposeFolding",
                   frozenset({"dot"})),
         # float16/bfloat16 sums and dots accumulate in float32 (before fusion: the converts

@@ -469,6 +469,11 @@ def _tuple(inst, vals):
     return tuple(vals)
 
 
+@_handles("opt-barrier")
+def _opt_barrier(inst, vals):
+    return vals[0]
+
+
 @_handles("get-tuple-element")
 def _gte(inst, vals):
     return vals[0][inst.attrs["index"]]

@@ -16,9 +16,10 @@ exactly one kernel; a row-major reshape is a view of its operand's buffer (`is_v
 kernel; a root leaf that is not a kernel result written straight into its
 output (a parameter, a constant, a repeated leaf) is copied into the output after the
 native call (`copy_outs`); tuples and get-tuple-element are views of buffers, not kernels;
-size-0 kernels are dropped. A while or conditional is one step of `kernels` whose plan
-(`control`, loops_native.py) holds the kernels of the computations it runs, scheduled in
-the same buffers, table and scratch block.
+size-0 kernels are dropped; an opt-barrier is no kernel either (its buffers are its
+operand's), it only orders what reads it after what it reads. A while or conditional is
+one step of `kernels` whose plan (`control`, loops_native.py) holds the kernels of the
+computations it runs, scheduled in the same buffers, table and scratch block.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
 from ember.records import FrozenRecord, Record
 
-NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element"})
+# (an opt-barrier passes its operand tuple through: it only orders the schedule)
+NO_KERNEL = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "opt-barrier"})
 
 
 class Slot(FrozenRecord):
@@ -241,6 +243,8 @@ def build_schedule(module: Module, donated: tuple[int, ...] = ()) -> Schedule:
             sched.buffers[inst] = tuple(sched.buffers[o] for o in inst.operands)
         elif op == "get-tuple-element":
             sched.buffers[inst] = sched.buffers[inst.operand][inst.attrs["index"]]
+        elif op == "opt-barrier":
+            sched.buffers[inst] = sched.buffers[inst.operand]
         elif is_view(inst) and inst.operands[0] not in sched.inlined:
             sched.buffers[inst] = view_of(sched.buffers[inst.operands[0]], inst.shape)
         elif _is_inline_broadcast(inst, root_leaves):
