@@ -213,9 +213,16 @@ def _promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """`jnp.promote_types`: the join of two (strong) dtypes."""
-    dtype, _ = promote((np.dtype(a), False), (np.dtype(b), False))
-    return dtype
+    """`jnp.promote_types`: the join of two (strong) dtypes in the lattice, not narrowed to
+    32 bits (as JAX: `promote_types(int32, int64)` is int64 with x64 off too; the values
+    an operation makes are narrowed where they are made)."""
+    da, db = np.dtype(a), np.dtype(b)
+    node = _join(da, db)
+    if isinstance(node, str):  # (u)int64 with uint64: Python's float, as JAX names it
+        return {_WEAK_INT: int64, _WEAK_FLOAT: float64}.get(node, complex128)
+    if node == int64 and not config.jax_enable_x64 and int64 not in (da, db):
+        return int32  # (JAX's 32-bit lattice: uint32 with a signed int meets at int32)
+    return node
 
 
 def python_scalar_dtype(value: Any) -> np.dtype:

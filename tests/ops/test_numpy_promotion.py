@@ -113,3 +113,35 @@ def test_result_type_of_python_types_and_dtypes():
     assert jnp.result_type(bool, jnp.int16) == np.int16
     assert jnp.result_type("float16", jnp.int32) == np.float16
     assert jnp.result_type(jnp.float32, jnp.int64) == np.float32
+
+
+_ALL_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+              "float16", "float32", "float64", "complex64", "complex128"]
+# jnp.promote_types is the lattice's join, not narrowed to 32 bits (JAX 0.10.2's answers;
+# with x64 off JAX's lattice meets uint32 and a signed int at int32). Rows: a; columns: b.
+_JOIN_ROWS = {
+    "int8":   "i8 i8 i16 i32 i64 i16 i32 X f64 f16 f32 f64 c64 c128",
+    "uint32": "u32 X X X i64 u32 u32 u32 u64 f16 f32 f64 c64 c128",
+    "uint64": "u64 f64 f64 f64 f64 u64 u64 u64 u64 f16 f32 f64 c64 c128",
+    "int64":  "i64 i64 i64 i64 i64 i64 i64 i64 f64 f16 f32 f64 c64 c128",
+    "float64": "f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 c128 c128",
+}
+_SHORT = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+          "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "float16",
+          "f32": "float32", "f64": "float64", "c64": "complex64", "c128": "complex128"}
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_promote_types_is_the_unnarrowed_join(x64):
+    prev = ember.config.jax_enable_x64
+    ember.config.update("jax_enable_x64", x64)
+    try:
+        for a, row in _JOIN_ROWS.items():
+            for b, want in zip(_ALL_NAMES, row.split()):
+                if want == "X":  # uint32 with int8/16/32: int64 in the x64 lattice only
+                    want = "i64" if x64 else "i32"
+                got = jnp.promote_types(a, b)
+                assert got == np.dtype(_SHORT[want]), (a, b, got, want)
+                assert jnp.promote_types(b, a) == got
+    finally:
+        ember.config.update("jax_enable_x64", prev)
