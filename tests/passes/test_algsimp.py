@@ -78,6 +78,16 @@ CASES = [
      "transpose(p)"),
     ("transpose_transpose", "%p = f32[2,3] parameter(0)\n%r = f32[3,2] transpose(%p), "
      "dimensions={1,0}", False, None),
+    # vmap's per-row broadcast: [8,256] from a row value, transposed to [256,8]
+    ("transpose_of_broadcast", "%p = f32[256] parameter(0)\n%b = f32[8,256] broadcast(%p), "
+     "dimensions={1}\n%r = f32[256,8] transpose(%b), dimensions={1,0}", False,
+     "broadcast(p)"),
+    ("transpose_of_broadcast", "%p = f32[2,3] parameter(0)\n%b = f32[2,3,4] broadcast(%p), "
+     "dimensions={0,1}\n%r = f32[4,2,3] transpose(%b), dimensions={2,0,1}", False,
+     "broadcast(p)"),
+    # A's dims would come out swapped: kept
+    ("transpose_of_broadcast", "%p = f32[2,3] parameter(0)\n%b = f32[2,3,4] broadcast(%p), "
+     "dimensions={0,1}\n%r = f32[3,2,4] transpose(%b), dimensions={1,0,2}", False, None),
     ("broadcast_broadcast", "%p = f32[] parameter(0)\n%a = f32[3] broadcast(%p), "
      "dimensions={}\n%r = f32[2,3] broadcast(%a), dimensions={1}", False, "broadcast(p)"),
     ("broadcast_noop", F + "%r = f32[4] broadcast(%p), dimensions={0}", False, "parameter()"),

@@ -13,6 +13,7 @@ Exact (always on):
                     maximum(A, -inf) => A;  minimum(A, +inf) => A
   shapes.py         reshape(reshape(A)) => reshape(A);  reshape(A) => A (same shape);
                     transpose(A, identity) => A;  transpose(transpose(A)) => transpose(A);
+                    transpose(broadcast(A)) => broadcast(A) (A's dims kept in order);
                     broadcast(broadcast(A)) => broadcast(A);  broadcast(A) => A (no-op);
                     slice(A, full) => A;  slice(slice(A)) => slice(A);  convert(A) => A (same type);
                     transpose(dot(A, B)) => dot(B, A) (the transpose swaps the free dims)
