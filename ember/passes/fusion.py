@@ -48,6 +48,12 @@ Invariants:
   `duplication_limit` times is refused ("would be emitted N times...") and becomes the
   root of a kernel of its own: the code of every kernel stays linear in the program.
   Broadcasts and constant fills are exempt (their operands are still counted).
+- Bounded recomputation (`fusion_reuse.py`): a member read through a many-to-one index
+  (a broadcast, overlapping slices, a pad, which reads its operand at every output) is
+  evaluated several times per element; when the work so repeated exceeds the policy's
+  `recompute_limit` operations per element of the kernel, the costliest such member is
+  cut ("reused operand elements: ...") and computed once in a kernel of its own, e.g. a
+  col2im tap sum under a max-pool backward, or a stencil step read by the next step.
 - kOutput: at most one dot per group; it joins only if every group member between it and
   the root is elementwise on the dot's dims with all its users in the group (so the
   epilogue reads the dot's value at the index it writes, and the dot is never computed
