@@ -95,6 +95,10 @@ CASES = [
     ("slice_full", F + "%r = f32[3] slice(%p), slice={[1:4:1]}", False, None),
     ("slice_slice", "%p = f32[20] parameter(0)\n%a = f32[9] slice(%p), slice={[2:19:2]}\n"
      "%r = f32[3] slice(%a), slice={[1:8:3]}", False, "slice(p)"),
+    ("pad_noop", "%p = f32[2,3] parameter(0)\n%z = f32[] constant(0)\n"
+     "%r = f32[2,3] pad(%p, %z), padding=0_0_0x0_0_0", False, "parameter()"),
+    ("pad_noop", "%p = f32[2,3] parameter(0)\n%z = f32[] constant(0)\n"
+     "%r = f32[2,5] pad(%p, %z), padding=0_0_0x0_0_1", False, None),
     ("convert_same_type", F + "%r = f32[4] convert(%p)", False, "parameter()"),
     ("convert_same_type", F + "%r = s32[4] convert(%p)", False, None),
     ("select_constant_pred", F + bcast("t", "pred", "true") + "%r = f32[4] select(%t, %p, %q)",

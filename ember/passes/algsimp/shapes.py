@@ -108,6 +108,17 @@ def slice_slice(inst: Instruction) -> Instruction | None:
     return add(inst, "slice", [a.operand], {"slice": tuple(spec)})
 
 
+@rewrite("pad")
+def pad_noop(inst: Instruction) -> Instruction | None:
+    """pad(A, v) => A when no edge or interior padding is added"""
+    # (the transpose of a slice that keeps everything: each element would otherwise pass a
+    # bounds test and a select in every fusion that reads it)
+    a = inst.operands[0]
+    if all(tuple(p) == (0, 0, 0) for p in inst.attrs["padding"]):
+        return a
+    return None
+
+
 @rewrite("convert")
 def convert_same_type(inst: Instruction) -> Instruction | None:
     """convert(A) => A when the element type does not change"""
