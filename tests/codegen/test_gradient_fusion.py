@@ -103,6 +103,30 @@ def test_mlp_gradient_kernels():
     assert " transpose(" not in entry
 
 
+def test_mlp_gradient_products_read_their_operands_in_place():
+    # every backward product (dW = h^T dz, dx = dz W^T) reads its transposed operand as a
+    # BLAS view with a transpose flag: no operand is copied into a packed buffer
+    from ember.backends.cpu.dot import plan as dot_plan
+
+    rng = np.random.default_rng(4)
+    batch, sizes = 80, (96, 64, 48, 10)  # (every product large enough for BLAS)
+    params = [(rng.standard_normal((a, b)).astype(np.float32) / np.float32(np.sqrt(a)),
+               np.zeros(b, np.float32)) for a, b in zip(sizes[:-1], sizes[1:])]
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y = np.eye(sizes[-1], dtype=np.float32)[rng.integers(0, sizes[-1], batch)]
+    grad = ember.jit(ember.grad(mlp_loss))
+    entry = grad.lower(params, x, y).compile()._compiled.optimized.entry
+    products = [i for i in entry.instructions if i.opcode == "dot" or (
+        i.opcode == "fusion" and i.attrs.get("kind") == "kOutput")]
+    assert len(products) == 8, [i.name for i in products]  # 3 forward, 5 backward
+    plans = [dot_plan.plan(i) for i in products]
+    assert all(p.route == "blas" for p in plans), plans
+    assert not any(p.lhs.packed or p.rhs.packed for p in plans), plans
+    # the weight gradients contract over the batch: A is read transposed (trans = 1)
+    wgrads = [p for p in plans if p.k == batch]
+    assert len(wgrads) == 3 and all(p.lhs.blas(p.m, p.k)[0] == 1 for p in wgrads), wgrads
+
+
 def test_mlp_gradient_values():
     params, x, y = _mlp_data(1)
     grad = ember.jit(ember.grad(mlp_loss))
