@@ -48,6 +48,12 @@ Invariants:
   `duplication_limit` times is refused ("would be emitted N times...") and becomes the
   root of a kernel of its own: the code of every kernel stays linear in the program.
   Broadcasts and constant fills are exempt (their operands are still counted).
+- Bounded recomputation (`fusion_reuse.py`): a member read through a many-to-one index
+  (a broadcast, overlapping slices, a pad, which reads its operand at every output) is
+  evaluated several times per element; when the work so repeated exceeds the policy's
+  `recompute_limit` operations per element of the kernel, the costliest such member is
+  cut ("reused operand elements: ...") and computed once in a kernel of its own, e.g. a
+  col2im tap sum under a max-pool backward, or a stencil step read by the next step.
 - kOutput: at most one dot per group; it joins only if every group member between it and
   the root is elementwise on the dot's dims with all its users in the group (so the
   epilogue reads the dot's value at the index it writes, and the dot is never computed
@@ -60,6 +66,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
+from ember.passes.fusion_reuse import worst_recomputation
 from ember.passes.grouping import grow_group, is_constant_fill
 from ember.passes.row_fusion import form_row_groups
 from ember.records import FrozenRecord
@@ -237,19 +244,34 @@ class FusionPolicy(FrozenRecord):
                     the most times one producer may be emitted inside a fusion (once per
                     distinct index it is read at; see `emissions`); past it the producer
                     is a kernel of its own. XLA allows 15 (compile time against re-reads).
+
+    recompute_limit
+                    the most operations a fusion may repeat per element of its iteration
+                    space by evaluating a member more than once per element (a member read
+                    through a many-to-one index: broadcast, overlapping slices, interior
+                    padding); past it the costliest such member is a kernel of its own
+                    (see `fusion_reuse.py`). XLA refuses any expensive producer under a
+                    reusing consumer; this counts the work instead, so a long chain of
+                    cheap taps counts too and a cheap op under a broadcast does not.
     """
 
-    FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit")
+    FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit",
+              "recompute_limit")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
     duplication_limit: int
+    recompute_limit: float
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
-                 sibling_fusion: bool = True, duplication_limit: int = 15) -> None:
+                 sibling_fusion: bool = True, duplication_limit: int = 15,
+                 recompute_limit: float = 32.0) -> None:
         if duplication_limit < 1:
             raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
-        self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit)
+        if not recompute_limit >= 0:
+            raise ValueError(f"recompute_limit must be at least 0, got {recompute_limit}")
+        self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit,
+                     float(recompute_limit))
 
 
 class Fusion(HloPass):
@@ -325,7 +347,27 @@ class Fusion(HloPass):
 
     def _grow(self, root: Instruction, pos: dict[Instruction, int],
               decisions: list[FusionDecision]) -> list[Instruction]:
-        """The group of `root`: producers visited latest-in-post-order first."""
+        """The group of `root`: producers visited latest-in-post-order first; then, while
+        some member would repeat more work than the policy's `recompute_limit` (see
+        `fusion_reuse.py`), the costliest one is cut (a kernel of its own) and the group
+        regrown without it."""
+        cut: set[Instruction] = set()
+        cuts: list[FusionDecision] = []
+        while True:
+            tried: list[FusionDecision] = []
+            members = self._grow_once(root, pos, tried, cut)
+            worst = worst_recomputation(root, members)
+            if worst is None or worst.per_element <= self.policy.recompute_limit:
+                decisions += cuts + tried
+                return members
+            cut.add(worst.member)
+            cuts.append(FusionDecision(worst.member.name, worst.consumer.name,
+                                       worst.reason(self.policy.recompute_limit)))
+
+    def _grow_once(self, root: Instruction, pos: dict[Instruction, int],
+                   decisions: list[FusionDecision], cut: set[Instruction]
+                   ) -> list[Instruction]:
+        """One growth of `root`'s group that refuses the members in `cut`."""
         amplified: dict[Instruction, bool] = {root: False}
         output_fusion = self.policy.output_fusion
         limit = self.policy.duplication_limit
@@ -334,6 +376,8 @@ class Fusion(HloPass):
         counts: dict[Instruction, int] = {root: 1}
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
+            if p in cut:
+                return False
             consumers = [u for u in p.users if u in group]
             dots = [c for c in consumers if c.opcode == "dot"]
             if dots:  # BLAS reads a dot's operands from memory

@@ -103,6 +103,30 @@ def test_mlp_gradient_kernels():
     assert " transpose(" not in entry
 
 
+def test_mlp_gradient_products_read_their_operands_in_place():
+    # every backward product (dW = h^T dz, dx = dz W^T) reads its transposed operand as a
+    # BLAS view with a transpose flag: no operand is copied into a packed buffer
+    from ember.backends.cpu.dot import plan as dot_plan
+
+    rng = np.random.default_rng(4)
+    batch, sizes = 80, (96, 64, 48, 10)  # (every product large enough for BLAS)
+    params = [(rng.standard_normal((a, b)).astype(np.float32) / np.float32(np.sqrt(a)),
+               np.zeros(b, np.float32)) for a, b in zip(sizes[:-1], sizes[1:])]
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y = np.eye(sizes[-1], dtype=np.float32)[rng.integers(0, sizes[-1], batch)]
+    grad = ember.jit(ember.grad(mlp_loss))
+    entry = grad.lower(params, x, y).compile()._compiled.optimized.entry
+    products = [i for i in entry.instructions if i.opcode == "dot" or (
+        i.opcode == "fusion" and i.attrs.get("kind") == "kOutput")]
+    assert len(products) == 8, [i.name for i in products]  # 3 forward, 5 backward
+    plans = [dot_plan.plan(i) for i in products]
+    assert all(p.route == "blas" for p in plans), plans
+    assert not any(p.lhs.packed or p.rhs.packed for p in plans), plans
+    # the weight gradients contract over the batch: A is read transposed (trans = 1)
+    wgrads = [p for p in plans if p.k == batch]
+    assert len(wgrads) == 3 and all(p.lhs.blas(p.m, p.k)[0] == 1 for p in wgrads), wgrads
+
+
 def test_mlp_gradient_values():
     params, x, y = _mlp_data(1)
     grad = ember.jit(ember.grad(mlp_loss))
@@ -186,3 +210,54 @@ def test_layernorm_gradient_row_kernels():
     for a, e in zip(got, _evaluator_values(both, x, g)):
         np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-5)
     np.testing.assert_allclose(got[0], np.asarray(dx(x, g)), rtol=1e-5, atol=1e-6)
+
+
+def example_loss(params, x, y):
+    """One example's loss (x: [d], y: [classes]), for per-example gradients under vmap."""
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = h @ w + b
+        if i < len(params) - 1:
+            h = jnp.tanh(h)
+    shifted = h - jnp.max(h)
+    return -jnp.sum(y * (shifted - jnp.log(jnp.sum(jnp.exp(shifted)))))
+
+
+def hand_batched_grads(params, x, y):
+    """Every example's gradient of `example_loss` at once, written batched by hand."""
+    hs, h = [x], x
+    for i, (w, b) in enumerate(params):
+        h = h @ w + b
+        if i < len(params) - 1:
+            h = jnp.tanh(h)
+        hs.append(h)
+    p = jnp.exp(h - jnp.max(h, axis=1, keepdims=True))
+    p = p / jnp.sum(p, axis=1, keepdims=True)
+    dz = p * jnp.sum(y, axis=1, keepdims=True) - y
+    out = []
+    for i in range(len(params) - 1, -1, -1):
+        w, _ = params[i]
+        out.append((jnp.einsum("bi,bj->bij", hs[i], dz), dz))
+        if i > 0:
+            dz = (dz @ w.T) * (1 - hs[i] * hs[i])
+    return out[::-1]
+
+
+def test_per_example_gradients_compile_to_the_hand_batched_kernels():
+    # vmap writes each example's max and sums broadcast back as broadcast-then-transpose;
+    # folded into one broadcast (algsimp), the softmax rows join one row kernel as the
+    # hand-batched program's do (issue 21: 20 kernels against 9 before)
+    params, x, y = _mlp_data(2)
+    per_example = ember.jit(ember.vmap(ember.grad(example_loss), (None, 0, 0)))
+    by_hand = ember.jit(hand_batched_grads)
+    ks, kh = _kernels(per_example, params, x, y), _kernels(by_hand, params, x, y)
+    assert len(ks) == len(kh) == 9, ([(k.name, k.kind) for k in ks], [k.kind for k in kh])
+    assert sorted(k.kind for k in ks) == sorted(k.kind for k in kh)
+    assert [k.kind for k in ks].count("row") == 1
+    got = tree_leaves(per_example(params, x, y))
+    for g, h in zip(got, tree_leaves(by_hand(params, x, y))):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(h), rtol=1e-5, atol=1e-6)
+    for i in (0, BATCH - 1):  # (mlp_loss of one example is its loss)
+        want = tree_leaves(_mlp_grad_numpy(params, x[i:i + 1], y[i:i + 1]))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g)[i], w, rtol=2e-4, atol=2e-6)

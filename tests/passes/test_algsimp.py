@@ -78,6 +78,16 @@ CASES = [
      "transpose(p)"),
     ("transpose_transpose", "%p = f32[2,3] parameter(0)\n%r = f32[3,2] transpose(%p), "
      "dimensions={1,0}", False, None),
+    # vmap's per-row broadcast: [8,256] from a row value, transposed to [256,8]
+    ("transpose_of_broadcast", "%p = f32[256] parameter(0)\n%b = f32[8,256] broadcast(%p), "
+     "dimensions={1}\n%r = f32[256,8] transpose(%b), dimensions={1,0}", False,
+     "broadcast(p)"),
+    ("transpose_of_broadcast", "%p = f32[2,3] parameter(0)\n%b = f32[2,3,4] broadcast(%p), "
+     "dimensions={0,1}\n%r = f32[4,2,3] transpose(%b), dimensions={2,0,1}", False,
+     "broadcast(p)"),
+    # A's dims would come out swapped: kept
+    ("transpose_of_broadcast", "%p = f32[2,3] parameter(0)\n%b = f32[2,3,4] broadcast(%p), "
+     "dimensions={0,1}\n%r = f32[3,2,4] transpose(%b), dimensions={1,0,2}", False, None),
     ("broadcast_broadcast", "%p = f32[] parameter(0)\n%a = f32[3] broadcast(%p), "
      "dimensions={}\n%r = f32[2,3] broadcast(%a), dimensions={1}", False, "broadcast(p)"),
     ("broadcast_noop", F + "%r = f32[4] broadcast(%p), dimensions={0}", False, "parameter()"),
@@ -85,6 +95,10 @@ CASES = [
     ("slice_full", F + "%r = f32[3] slice(%p), slice={[1:4:1]}", False, None),
     ("slice_slice", "%p = f32[20] parameter(0)\n%a = f32[9] slice(%p), slice={[2:19:2]}\n"
      "%r = f32[3] slice(%a), slice={[1:8:3]}", False, "slice(p)"),
+    ("pad_noop", "%p = f32[2,3] parameter(0)\n%z = f32[] constant(0)\n"
+     "%r = f32[2,3] pad(%p, %z), padding=0_0_0x0_0_0", False, "parameter()"),
+    ("pad_noop", "%p = f32[2,3] parameter(0)\n%z = f32[] constant(0)\n"
+     "%r = f32[2,5] pad(%p, %z), padding=0_0_0x0_0_1", False, None),
     ("convert_same_type", F + "%r = f32[4] convert(%p)", False, "parameter()"),
     ("convert_same_type", F + "%r = s32[4] convert(%p)", False, None),
     ("select_constant_pred", F + bcast("t", "pred", "true") + "%r = f32[4] select(%t, %p, %q)",

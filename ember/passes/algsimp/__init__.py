@@ -13,8 +13,10 @@ Exact (always on):
                     maximum(A, -inf) => A;  minimum(A, +inf) => A
   shapes.py         reshape(reshape(A)) => reshape(A);  reshape(A) => A (same shape);
                     transpose(A, identity) => A;  transpose(transpose(A)) => transpose(A);
+                    transpose(broadcast(A)) => broadcast(A) (A's dims kept in order);
                     broadcast(broadcast(A)) => broadcast(A);  broadcast(A) => A (no-op);
                     slice(A, full) => A;  slice(slice(A)) => slice(A);  convert(A) => A (same type);
+                    pad(A, nothing) => A;
                     transpose(dot(A, B)) => dot(B, A) (the transpose swaps the free dims)
   select_compare.py select(const P, A, B) => A or B;  select(P, A, A) => A;
                     compare(A, A) => const (integers/pred)

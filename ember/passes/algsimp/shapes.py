@@ -41,6 +41,23 @@ def transpose_transpose(inst: Instruction) -> Instruction | None:
     return add(inst, "transpose", [a.operand], {"dimensions": tuple(p[i] for i in q)})
 
 
+@rewrite("transpose")
+def transpose_of_broadcast(inst: Instruction) -> Instruction | None:
+    """transpose(broadcast(A, d), q) => broadcast(A, d') when A's dims stay in order"""
+    # vmap writes a per-row value's broadcast as broadcast-then-transpose (the batch axis
+    # moved to the front after the fact); as one broadcast a row fusion reads it per row
+    a = inst.operand
+    if a.opcode != "broadcast":
+        return None
+    q = tuple(inst.attrs["dimensions"])
+    # result dim i is broadcast dim q[i]; A dim j sits at broadcast dim d[j], so at
+    # result dim q.index(d[j])
+    dims = tuple(q.index(d) for d in a.attrs["dimensions"])
+    if any(x >= y for x, y in zip(dims, dims[1:])):
+        return None  # (A itself would need a transpose)
+    return add(inst, "broadcast", [a.operand], {"dimensions": dims}, inst.shape)
+
+
 @rewrite("broadcast")
 def broadcast_broadcast(inst: Instruction) -> Instruction | None:
     """broadcast(broadcast(A, d1), d2) => broadcast(A, d2 o d1)"""
@@ -89,6 +106,17 @@ def slice_slice(inst: Instruction) -> Instruction | None:
         limit = start + (n - 1) * stride + 1 if n else start
         spec.append((start, limit, stride))
     return add(inst, "slice", [a.operand], {"slice": tuple(spec)})
+
+
+@rewrite("pad")
+def pad_noop(inst: Instruction) -> Instruction | None:
+    """pad(A, v) => A when no edge or interior padding is added"""
+    # (the transpose of a slice that keeps everything: each element would otherwise pass a
+    # bounds test and a select in every fusion that reads it)
+    a = inst.operands[0]
+    if all(tuple(p) == (0, 0, 0) for p in inst.attrs["padding"]):
+        return a
+    return None
 
 
 @rewrite("convert")

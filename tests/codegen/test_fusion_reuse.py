@@ -1,0 +1,184 @@
+"""Fusion refuses to recompute a costly producer through a many-to-one index
+(FusionPolicy.recompute_limit, passes/fusion_reuse.py): a pool backward reading a tap sum
+through interior-padded slices computes the tap sum once in a kernel of its own, the
+refusal is reported, cheap producers under a broadcast stay fused, and values match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from ember.backends import cpu
+from ember.codegen.elemental import BRANCHING_CONCAT
+from ember.explain.analysis import analyze
+from ember.explain.refusals import crossing_edges
+from ember.hlo.evaluator import evaluate
+from ember.hlo.parser import parse_module
+from ember.passes import fusion_reuse
+from ember.passes.fusion import Fusion, FusionPolicy
+from ember.passes.fusion_reuse import evaluations, worst_recomputation
+
+# A 3x3 tap sum (col2im of a convolution's input gradient) at the pooled 4x4 resolution,
+# scattered back to 8x8 by a 2x2 max-pool backward: four interior-padded copies of a
+# masked broadcast, summed. Each pad reads its operand at all 64 outputs (a clamped read
+# and a select), so fused, every tap sum element would be computed 16 times.
+POOL_BACKWARD = """HloModule pool_backward
+ENTRY %main (g: f32[6,6], m: f32[4,4,4]) -> f32[8,8] {
+  %g = f32[6,6] parameter(0)
+  %m = f32[4,4,4] parameter(1)
+  %t00 = f32[4,4] slice(%g), slice={[0:4], [0:4]}
+  %t01 = f32[4,4] slice(%g), slice={[0:4], [1:5]}
+  %t02 = f32[4,4] slice(%g), slice={[0:4], [2:6]}
+  %t10 = f32[4,4] slice(%g), slice={[1:5], [0:4]}
+  %t11 = f32[4,4] slice(%g), slice={[1:5], [1:5]}
+  %t12 = f32[4,4] slice(%g), slice={[1:5], [2:6]}
+  %t20 = f32[4,4] slice(%g), slice={[2:6], [0:4]}
+  %t21 = f32[4,4] slice(%g), slice={[2:6], [1:5]}
+  %t22 = f32[4,4] slice(%g), slice={[2:6], [2:6]}
+  %a1 = f32[4,4] add(%t00, %t01)
+  %a2 = f32[4,4] add(%a1, %t02)
+  %a3 = f32[4,4] add(%a2, %t10)
+  %a4 = f32[4,4] add(%a3, %t11)
+  %a5 = f32[4,4] add(%a4, %t12)
+  %a6 = f32[4,4] add(%a5, %t20)
+  %a7 = f32[4,4] add(%a6, %t21)
+  %taps = f32[4,4] add(%a7, %t22)
+  %b = f32[4,4,4] broadcast(%taps), dimensions={0,1}
+  %masked = f32[4,4,4] multiply(%b, %m)
+  %zero = f32[] constant(0)
+  %s0 = f32[4,4,1] slice(%masked), slice={[0:4], [0:4], [0:1]}
+  %r0 = f32[4,4] reshape(%s0)
+  %p0 = f32[8,8] pad(%r0, %zero), padding=0_1_1x0_1_1
+  %s1 = f32[4,4,1] slice(%masked), slice={[0:4], [0:4], [1:2]}
+  %r1 = f32[4,4] reshape(%s1)
+  %p1 = f32[8,8] pad(%r1, %zero), padding=0_1_1x1_0_1
+  %s2 = f32[4,4,1] slice(%masked), slice={[0:4], [0:4], [2:3]}
+  %r2 = f32[4,4] reshape(%s2)
+  %p2 = f32[8,8] pad(%r2, %zero), padding=1_0_1x0_1_1
+  %s3 = f32[4,4,1] slice(%masked), slice={[0:4], [0:4], [3:4]}
+  %r3 = f32[4,4] reshape(%s3)
+  %p3 = f32[8,8] pad(%r3, %zero), padding=1_0_1x1_0_1
+  %q1 = f32[8,8] add(%p0, %p1)
+  %q2 = f32[8,8] add(%q1, %p2)
+  ROOT %q3 = f32[8,8] add(%q2, %p3)
+}
+"""
+
+
+def _fuse(text: str, policy: FusionPolicy):
+    m = parse_module(text)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(p.shape.dimensions).astype(np.float32)
+            for p in m.entry.parameters]
+    want = evaluate(m, *args)
+    Fusion(policy).run(m)
+    np.testing.assert_allclose(evaluate(m, *args), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(cpu.compile(m)(*args), want, rtol=1e-5, atol=1e-5)
+    fusions = [i for i in m.entry.instructions if i.opcode == "fusion"]
+    return m, fusions
+
+
+def test_pool_backward_computes_the_tap_sum_once():
+    m, fusions = _fuse(POOL_BACKWARD, FusionPolicy())
+    assert len(fusions) == 2
+    taps = [f for f in fusions if f.shape.dimensions == (4, 4)]
+    assert len(taps) == 1  # the tap sum is a kernel of its own, read by the pool backward
+    assert taps[0] in next(f for f in fusions if f is not taps[0]).operands
+    refused = [d for d in m.fusion_decisions if "reused operand elements" in d.reason]
+    assert [d.producer for d in refused] == ["taps"]
+    assert "computed 16 times" in refused[0].reason
+    assert "limit of 32" in refused[0].reason
+
+
+def test_without_the_limit_the_tap_sum_is_recomputed_in_one_kernel():
+    # what the rule prevents: one kernel that evaluates the 9-tap sum at all 4x64 reads
+    m, fusions = _fuse(POOL_BACKWARD, FusionPolicy(recompute_limit=float("inf")))
+    assert len(fusions) == 1
+    assert not any("reused operand elements" in d.reason for d in m.fusion_decisions)
+
+
+def test_evaluation_counts_follow_the_element_generator():
+    m = parse_module(POOL_BACKWARD)
+    comp = m.entry
+    members = [i for i in reversed(comp.post_order()) if i.opcode != "parameter"]
+    by = {i.name: i for i in comp.instructions}
+    ev = evaluations(comp.root, members)
+    assert ev[by["q3"]] == 64
+    assert ev[by["p0"]] == 64  # elementwise diamond: one index
+    assert ev[by["r0"]] == 64  # a pad reads its operand at every output element
+    assert ev[by["masked"]] == 4 * 64
+    assert ev[by["taps"]] == 4 * 64  # 16 per element of the 4x4 tap sum
+    worst = worst_recomputation(comp.root, members)
+    assert worst is not None and worst.member is by["taps"]
+    assert worst.reuse == 16
+    assert worst.cost == 9 + 8  # nine loads, eight adds
+    assert worst.per_element == pytest.approx((256 - 16) * 17 / 64)
+
+
+# a cheap scale of a bias under a broadcast: read 64 times per element, one multiply each,
+# so at most one repeated operation per output element: stays fused
+BIAS = """HloModule bias
+ENTRY %main (x: f32[64,32], b: f32[32]) -> f32[64,32] {
+  %x = f32[64,32] parameter(0)
+  %b = f32[32] parameter(1)
+  %two = f32[] constant(2)
+  %t = f32[32] broadcast(%two), dimensions={}
+  %s = f32[32] multiply(%b, %t)
+  %bb = f32[64,32] broadcast(%s), dimensions={1}
+  ROOT %y = f32[64,32] add(%x, %bb)
+}
+"""
+
+
+def test_cheap_producer_under_a_broadcast_stays_fused():
+    m, fusions = _fuse(BIAS, FusionPolicy())
+    assert len(fusions) == 1
+    assert not m.fusion_decisions
+
+
+def test_recompute_limit_is_a_policy_knob():
+    _, fusions = _fuse(POOL_BACKWARD, FusionPolicy(recompute_limit=100.0))
+    assert len(fusions) == 1  # (240 * 17 / 64 = 63.75 repeated operations per element)
+    with pytest.raises(ValueError, match="recompute_limit must be at least 0"):
+        FusionPolicy(recompute_limit=-1.0)
+
+
+def test_branching_concatenate_threshold_matches_codegen():
+    assert fusion_reuse.BRANCHING_CONCAT == BRANCHING_CONCAT
+
+
+def _pool(h):
+    return lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+
+def _conv_after_pool(h, w, c):
+    y = lax.conv_general_dilated(_pool(h), w, (1, 1), "VALID",
+                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jnp.sum(y * c)
+
+
+def test_cnn_pool_backward_under_jit_matches_jax_and_reports_the_cut():
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(3)
+    h = rng.standard_normal((2, 16, 16, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 5, 3, 4)).astype(np.float32)
+    c = rng.standard_normal((2, 4, 4, 4)).astype(np.float32)
+    f = ember.grad(_conv_after_pool)
+    got = ember.jit(f)(h, w, c)
+    want = jax.grad(_jax_conv_after_pool)(h, w, c)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+    edges = crossing_edges(analyze(f, h, w, c))
+    assert any("reused operand elements" in e.reason for e in edges), edges
+
+
+def _jax_conv_after_pool(h, w, c):
+    import jax
+    import jax.numpy as jjnp
+    p = jax.lax.reduce_window(h, -jjnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1),
+                              "VALID")
+    y = jax.lax.conv_general_dilated(p, w, (1, 1), "VALID",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jjnp.sum(y * c)
