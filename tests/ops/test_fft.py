@@ -134,7 +134,7 @@ def test_transforms_match_numpy_and_jax(x64_on, request):
         for k, (name, shape, kw) in enumerate(ONE_AXIS + MANY_AXES):
             dtypes = ((np.float32, np.float64, np.int32) if name in _REAL_IN
                       else (np.complex64, np.complex128, np.float32))
-            for dtype in dtypes:
+            for j, dtype in enumerate(dtypes):
                 norm = NORMS[k % len(NORMS)] if dtype != np.float32 else NORMS[(k + 1) % 4]
                 args = dict(kw, norm=norm)
                 x = _data(shape, dtype)
@@ -144,7 +144,10 @@ def test_transforms_match_numpy_and_jax(x64_on, request):
                 if "s" in kw and "axes" not in kw:  # (NumPy 2 wants them spelled out)
                     np_args["axes"] = tuple(range(len(shape) - len(kw["s"]), len(shape)))
                 want = getattr(np.fft, name)(x, **np_args)
-                jax_value = np.asarray(getattr(jax.numpy.fft, name)(x, **args))
+                # JAX's value for one dtype per case and mode (its compiles are slow);
+                # the dtype rule `out` is JAX's for every dtype (checked when written)
+                jax_value = (np.asarray(getattr(jax.numpy.fft, name)(x, **args))
+                             if j == int(x64_on) else None)
                 cases.add(lambda v, fn=fn, args=args: fn(v, **args), (x,), out, want,
                           f"{name}{shape} {np.dtype(dtype).name} {args}", jax_value)
     cases.run_jit()
