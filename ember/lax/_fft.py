@@ -50,7 +50,25 @@ def _complex(dtype: np.dtype) -> np.dtype:
 
 
 def fft(x: Any, fft_type: FftType | str, fft_lengths: Sequence[int]) -> Any:
-    """The FFT of x over its last len(fft_lengths) dimensions (see the module docstring)."""
+    """The FFT of x over its last len(fft_lengths) dimensions (see the module docstring).
+    Under a trace it stages as `jit[name=fft]`, as JAX's jitted lax.fft does."""
+    lengths = tuple(int(n) for n in fft_lengths)
+    return _staged()(x, fft_type=fft_type, fft_lengths=lengths)
+
+
+_STAGED: list[Any] = []
+
+
+def _staged() -> Any:
+    """`_fft` wrapped to trace as JAX's `jit[name=fft]` (made on first use: the wrapper
+    lives in ember.numpy, which imports this module)."""
+    if not _STAGED:
+        from ember.numpy._jit_wrap import jit_like_jax
+        _STAGED.append(jit_like_jax("fft", static_argnames=("fft_type", "fft_lengths"))(_fft))
+    return _STAGED[0]
+
+
+def _fft(x: Any, fft_type: FftType | str, fft_lengths: tuple[int, ...]) -> Any:
     kind = _fft_type(fft_type)
     dtype = aval_of(x).dtype
     if kind == FftType.RFFT:
@@ -59,7 +77,6 @@ def fft(x: Any, fft_type: FftType | str, fft_lengths: Sequence[int]) -> Any:
         x = convert_element_type(x, _inexact(dtype))
     else:
         x = convert_element_type(x, _complex(dtype))
-    lengths = tuple(int(n) for n in fft_lengths)
-    if not lengths:
+    if not fft_lengths:
         return x
-    return fft_p.bind(x, fft_type=kind, fft_lengths=lengths)
+    return fft_p.bind(x, fft_type=kind, fft_lengths=fft_lengths)

@@ -296,6 +296,17 @@ def test_jaxpr_and_hlo_text():
     x = np.zeros((3, 8), np.float32)
     text = str(ember.make_jaxpr(lambda v: lax.fft(v, "rfft", (8,)))(x))
     assert "c64[3,5] = fft[fft_lengths=(8,) fft_type=2] a" in text
+    # JAX 0.10.2's text for jnp.fft.fft of a real vector (lax.fft is a jit there)
+    assert str(ember.make_jaxpr(jnp.fft.fft)(np.zeros(8, np.float32))) == """\
+{ lambda ; a:f32[8]. let
+    b:c64[8] = jit[
+      name=fft
+      jaxpr={ lambda ; a:f32[8]. let
+          c:c64[8] = convert_element_type[new_dtype=complex64 weak_type=False] a
+          b:c64[8] = fft[fft_lengths=(8,) fft_type=0] c
+        in (b,) }
+    ] a
+  in (b,) }"""
     hlo = ember.jit(lambda v: jnp.fft.irfft(jnp.fft.rfft(v))).lower(x).as_text()
     assert "c64[3,5] fft(%Arg_0), fft_type=RFFT, fft_length={8}" in hlo
     assert "f32[3,8] fft(%fft.0), fft_type=IRFFT, fft_length={8}" in hlo
@@ -319,6 +330,15 @@ def test_hlo_shape_rule():
                            (c, {"fft_type": "DCT", "fft_length": (8,)})):
         with pytest.raises(ShapeError):
             infer_shape("fft", [operand], attrs)
+
+
+def test_xla_cpu_backend_compiles_the_opcode():
+    pytest.importorskip("jaxlib")
+    x = _data((4, 8), np.float32)
+    f = ember.jit(lambda v: jnp.fft.irfft(jnp.fft.rfft(v) * 2, n=8), backend="xla-cpu")
+    _close(f(x), 2 * x, "xla-cpu irfft(rfft)")
+    g = ember.jit(lambda v: jnp.fft.fft2(v), backend="xla-cpu")
+    _close(g(x), np.fft.fft2(x), "xla-cpu fft2")
 
 
 def test_evaluator_runs_the_opcode():
