@@ -127,3 +127,13 @@ def test_modules_with_fft_are_guarded_like_callbacks():
     text = _module("  ROOT %r = c64[4] fft(%p), fft_type=FFT, fft_length={4}\n", "c64[4]",
                    "c64[4]")
     assert callbacks.uses_callbacks(parser.parse_module(text))
+
+
+def test_fft_of_a_transposed_operand_reads_row_major():
+    # layout assignment gives the fft a row-major operand (a copy of the transpose)
+    body = ("  %t = f32[8,4] transpose(%p), dimensions={1,0}\n"
+            "  ROOT %r = c64[8,3] fft(%t), fft_type=RFFT, fft_length={4}\n")
+    module = parser.parse_module(_module(body, "f32[4,8]", "c64[8,3]"))
+    x = _arg("f32", (4, 8))
+    np.testing.assert_array_equal(cpu.compile(module, use_cache=False)(x),
+                                  evaluate(module, x))
