@@ -90,8 +90,10 @@ def has_pending_error() -> bool:
 
 
 def uses_callbacks(module: Any) -> bool:
-    return any(i.opcode == "custom-call" and i.attrs.get("custom_call_target") == TARGET
-               for c in module.computations for i in c.instructions)
+    """Whether `module` calls Python: a host callback, or an `fft` (whose CPU kernel calls
+    NumPy's FFT through a trampoline that records its errors here: emit/fft.py)."""
+    return any((i.opcode == "custom-call" and i.attrs.get("custom_call_target") == TARGET)
+               or i.opcode == "fft" for c in module.computations for i in c.instructions)
 
 
 class CallbackExecutable:

@@ -48,6 +48,8 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
   reduce-window: window (operand, init value; to_apply the scalar combiner)
   cholesky: lower (bool); triangular-solve: left_side, lower, unit_diagonal (bools),
             transpose_a ("NO_TRANSPOSE"|"TRANSPOSE"|"ADJOINT")
+  fft: fft_type ("FFT"|"IFFT"|"RFFT"|"IRFFT"), fft_length (the 1-3 transform lengths,
+       printed fft_length={8,4})
 """
 
 from __future__ import annotations
@@ -176,6 +178,8 @@ def _rows() -> list[OpInfo]:
     rows.append(OpInfo("cholesky", 1, expensive=True, attrs=("lower",)))
     rows.append(OpInfo("triangular-solve", 2, expensive=True,
                        attrs=("left_side", "lower", "unit_diagonal", "transpose_a")))
+    # the discrete Fourier transform over the minor 1-3 dimensions (hlo/evaluator/fft.py)
+    rows.append(OpInfo("fft", 1, expensive=True, attrs=("fft_type", "fft_length")))
     return rows
 
 

@@ -40,12 +40,12 @@ from ember.hlo.window import format_window
 DIMS_ATTRS = {"dimensions", "offset_dims", "collapsed_slice_dims", "start_index_map",
               "slice_sizes", "dynamic_slice_sizes", "lhs_batch_dims", "lhs_contracting_dims",
               "rhs_batch_dims", "rhs_contracting_dims", "update_window_dims",
-              "inserted_window_dims", "scatter_dims_to_operand_dims"}
+              "inserted_window_dims", "scatter_dims_to_operand_dims", "fft_length"}
 INT_ATTRS = {"index", "iota_dimension", "index_vector_dim", "exponent_bits", "mantissa_bits",
              "feature_group_count", "batch_group_count"}
 BOOL_ATTRS = {"is_stable", "indices_are_sorted", "unique_indices",
               "custom_call_has_side_effect", "left_side", "lower", "unit_diagonal"}
-BARE_ATTRS = {"direction", "kind", "dim_labels", "transpose_a"}
+BARE_ATTRS = {"direction", "kind", "dim_labels", "transpose_a", "fft_type"}
 OMIT_WHEN_ONE = {"feature_group_count", "batch_group_count"}  # (as XLA prints them)
 STRING_ATTRS = {"custom_call_target", "backend_config"}
 OMIT_WHEN_EMPTY = {"lhs_batch_dims", "rhs_batch_dims"}

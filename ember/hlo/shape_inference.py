@@ -664,3 +664,41 @@ def _triangular_solve(opcode, shapes, attrs, called, hint):
     if attrs.get("transpose_a", "NO_TRANSPOSE") not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
         raise _fail(opcode, f"bad transpose_a {attrs.get('transpose_a')}", shapes)
     return b.without_layout()
+
+
+# fft: the transform over the operand's minor len(fft_length) dimensions (1 to 3, as XLA)
+_FFT_INPUT = {"FFT": ("c64", "c128"), "IFFT": ("c64", "c128"), "RFFT": ("f32", "f64"),
+              "IRFFT": ("c64", "c128")}
+_FFT_RESULT = {"f32": "c64", "f64": "c128", "c64": "f32", "c128": "f64"}
+
+
+@_rule("fft")
+def _fft(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    kind = attrs.get("fft_type")
+    if kind not in _FFT_INPUT:
+        raise _fail(opcode, f"bad fft_type {kind}", shapes)
+    lengths = tuple(int(n) for n in attrs.get("fft_length", ()))
+    k = len(lengths)
+    if not 1 <= k <= 3 or k > x.rank:
+        raise _fail(opcode, f"fft_length {lengths} must name 1 to 3 of the operand's "
+                    "dimensions", shapes)
+    if x.element_type not in _FFT_INPUT[kind]:
+        raise _fail(opcode, f"{kind} does not take {x.element_type}", shapes)
+    dims = tuple(x.dimensions)
+    minor = dims[-k:]
+    if kind == "IRFFT":
+        want = lengths[:-1] + (lengths[-1] // 2 + 1,)
+        out = Shape(_FFT_RESULT[x.element_type], dims[:-k] + lengths)
+    elif kind == "RFFT":
+        want = lengths
+        out = Shape(_FFT_RESULT[x.element_type], dims[:-k] + lengths[:-1]
+                    + (lengths[-1] // 2 + 1,))
+    else:
+        want = lengths
+        out = Shape(x.element_type, dims)
+    if minor != want:
+        raise _fail(opcode, f"minor dimensions {minor} do not fit {kind} of fft_length "
+                    f"{lengths} (expected {want})", shapes)
+    return out

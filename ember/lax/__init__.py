@@ -7,7 +7,7 @@ _linalg (dot_general), _sorting (sort, cumulative reductions), _control_flow (co
 switch), _loops (while_loop, fori_loop), _scan (scan, map), _custom_solvers
 (custom_linear_solve, custom_root: solvers differentiated implicitly) and _parallel (psum,
 pmean, pmax, pmin, all_gather, axis_index over vmap's named axes), _user_reductions
-(associative_scan, reduce with a user's computation).
+(associative_scan, reduce with a user's computation), _fft (fft, FftType).
 """
 
 from ember.lax import linalg as linalg  # jax.lax.linalg, a submodule
@@ -18,6 +18,8 @@ from ember.lax._convolution import *  # noqa: F403
 from ember.lax._convolution import __all__ as _convolution_all
 from ember.lax._custom_solvers import *  # noqa: F403
 from ember.lax._custom_solvers import __all__ as _custom_solvers_all
+from ember.lax._fft import *  # noqa: F403
+from ember.lax._fft import __all__ as _fft_all
 from ember.lax._linalg import *  # noqa: F403
 from ember.lax._linalg import __all__ as _linalg_all
 from ember.lax._loops import *  # noqa: F403
@@ -41,7 +43,7 @@ from ember.prims.elementwise import RoundingMethod
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
            *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all,
            *_parallel_all, *_special_all,
-           *_convolution_all, *_user_reductions_all]
+           *_convolution_all, *_user_reductions_all, *_fft_all]
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402

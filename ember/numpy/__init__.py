@@ -9,7 +9,7 @@ public names in `__all__`, and this file re-exports them.
 import numpy as _np
 
 from ember.array import Array as ndarray  # noqa: F401
-from ember.numpy import linalg  # noqa: F401
+from ember.numpy import fft, linalg  # noqa: F401
 from ember.numpy._array_api import *  # noqa: F403
 from ember.numpy._convolve import *  # noqa: F403
 from ember.numpy._creation import *  # noqa: F403

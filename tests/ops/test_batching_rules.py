@@ -185,6 +185,14 @@ LINALG = [  # LAPACK per matrix: float results within rounding, eigenvector sign
     Rec("tridiagonal_solve", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 9, du, b),
         (f(4), f(4), f(4), f(4, 2)), 1e-4),
 ]
+C = np.complex64
+FFT = [  # the transform acts on the minor dimensions: the batch axis goes in front
+    Rec("fft", lambda z: lax.fft(z, "fft", (5,)), (Spec((3, 5), C),), 1e-5),
+    Rec("ifft_2d", lambda z: lax.fft(z, "ifft", (3, 4)), (Spec((3, 4), C),), 1e-5),
+    Rec("rfft", lambda x: lax.fft(x, "rfft", (6,)), (f(2, 6),), 1e-5),
+    Rec("irfft_2d", lambda z: lax.fft(z, "irfft", (2, 5)), (Spec((2, 3), C),), 1e-5),
+    Rec("jnp_fftn_axes", lambda x: jnp.fft.fftn(x, axes=(0,)), (f(4, 3),), 1e-5),
+]
 H = np.float16
 DTYPES = [  # the same rules on other element types (float16 sums within float16 rounding)
     Rec("f16_pad_transpose", lambda x, v: lax.transpose(lax.pad(x, v, ((1, 0, 1), (0, 1, 0))),
@@ -203,7 +211,7 @@ DTYPES = [  # the same rules on other element types (float16 sums within float16
     Rec("f16_to_i8_convert", lambda x: lax.convert_element_type(x, np.int8), (Spec(S, H),)),
 ]
 TABLES = {"shapes": SHAPES, "dtypes": DTYPES, "conversions": CONVERSIONS, "reductions": REDUCTIONS,
-          "dots": DOTS, "slicing": SLICING, "sorting": SORTING, "linalg": LINALG}
+          "dots": DOTS, "slicing": SLICING, "sorting": SORTING, "linalg": LINALG, "fft": FFT}
 
 # ---------------------------------------------------------------------------------------------
 # Drawing configurations and the reference.

@@ -184,7 +184,17 @@ LINALG = [  # well-conditioned points: SPD, diagonally dominant, distinct eigenv
     Rec("tridiagonal_solve", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 5, du, b),
         ((4,), (4,), (4,), (4, 2))),
 ]
-STRUCTURAL += INDEXED + SORTING + LINALG
+FFT = [  # linear: the transposes of RFFT and IRFFT carry the Hermitian weights
+    Rec("fft", lambda x: lax.real(lax.fft(lax.complex(x, x * x), "fft", (5,))) * 2
+        + lax.imag(lax.fft(lax.complex(x, x), "fft", (5,))), ((3, 5),)),
+    Rec("ifft_2d", lambda x: lax.imag(lax.fft(lax.complex(x, -x), "ifft", (3, 4))), ((3, 4),)),
+    Rec("rfft_even", lambda x: lax.real(lax.fft(x, "rfft", (6,))) - lax.imag(
+        lax.fft(x, "rfft", (6,))), ((2, 6),)),
+    Rec("rfft_odd_2d", lambda x: lax.imag(lax.fft(x, "rfft", (3, 5))), ((3, 5),)),
+    Rec("irfft_even", lambda x, y: lax.fft(lax.complex(x, y), "irfft", (6,)), ((2, 4), (2, 4))),
+    Rec("irfft_odd_2d", lambda x: lax.fft(lax.complex(x, x * x), "irfft", (2, 5)), ((2, 3),)),
+]
+STRUCTURAL += INDEXED + SORTING + LINALG + FFT
 RECORDS = UNARY + BINARY + STRUCTURAL
 
 

@@ -55,6 +55,7 @@ CPU_KERNEL_KINDS: frozenset[str] = frozenset({
     "custom-call",  # its host-callback target: backends/cpu/emit/callbacks.py
     "scatter", "sort",  # their own kernels: backends/cpu/emit/scatter.py, sort.py
     "cholesky", "triangular-solve",  # LAPACK and BLAS calls: backends/cpu/lapack/
+    "fft",  # a host call into NumPy's pocketfft: backends/cpu/emit/fft.py
     "while", "conditional",  # native blocks of the entry: emit/loops_native.py
     # rewritten into pads, slices and dots before code generation (im2col: the CPU pipeline's
     # passes/window_expansion.py), so no kernel of their own

@@ -138,6 +138,8 @@ def _linalg() -> None:
 
 def _fft() -> None:
     _close(jnp.fft.fft(X), np.fft.fft(X))
+    _close(jax.jit(lambda v: jnp.fft.irfft(jnp.fft.rfft(v), n=6))(X), X)
+    _close(lax.fft(X.astype(np.complex64), "ifft", (6,)), np.fft.ifft(X))
 
 
 def _devices() -> None:
@@ -164,7 +166,8 @@ CHECKS: dict[str, Callable[[], None]] = {
     "on the interpreter: no native code yet), `grad(holomorphic=True)`": _complex_jit,
     "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "
     "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
-    "`jax.numpy.fft`": _fft,
+    "`jax.numpy.fft` (all transforms, `fftfreq`, `fftshift`) and `lax.fft`, through NumPy's "
+    "pocketfft": _fft,
     "GPUs; several devices, sharding, `shard_map`, `pmap`": _devices,
 }
 

@@ -10,6 +10,8 @@ propagating max/min, ...). Modules:
                   transcendental opcodes
   reductions.py   reduce / reduce-window / scatter combiners as NumPy ufuncs
   indexing.py     gather, scatter, dynamic slices
+  fft.py          the fft opcode through NumPy's pocketfft (also the primitive's eager rule
+                  and the CPU fft kernel's host call)
   differential.py `Reference`: a module's values on random inputs, compared before and
                   after a pass (the checker EMBER_ENABLE_CHECKS runs around every pass)
 Invariant: nothing here imports a backend, a primitive or the tracing core; primitives'

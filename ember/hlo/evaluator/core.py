@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.hlo.accumulation import accumulation_dtype
-from ember.hlo.evaluator import indexing, linalg, windows
+from ember.hlo.evaluator import fft, indexing, linalg, windows
 from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
 from ember.hlo.evaluator.elementwise import (
     ELEMENTWISE,
@@ -548,6 +548,11 @@ def _triangular_solve(inst, vals):
         lower=bool(inst.attrs.get("lower", False)),
         transpose_a=inst.attrs.get("transpose_a", "NO_TRANSPOSE") != "NO_TRANSPOSE",
         unit_diagonal=bool(inst.attrs.get("unit_diagonal", False)))
+
+
+@_handles("fft")
+def _fft(inst, vals):
+    return fft.fft(vals[0], inst.attrs["fft_type"], tuple(inst.attrs["fft_length"]))
 
 
 @_handles("custom-call")

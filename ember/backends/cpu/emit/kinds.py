@@ -284,6 +284,7 @@ _EMIT = "ember.backends.cpu.emit"
 KINDS: tuple[KindEntry, ...] = (
     KindEntry("lapack", _is_lapack, "ember.backends.cpu.lapack.emit:KIND"),
     KindEntry("callback", _is_callback, f"{_EMIT}.callbacks:KIND"),
+    KindEntry("fft", _opcode("fft"), f"{_EMIT}.fft:KIND"),
     KindEntry("row", _is_row, f"{_EMIT}.rows:KIND"),
     KindEntry("reduce", _is_reduce, f"{_EMIT}.kernels:REDUCE"),
     KindEntry("dot", _is_dot, "ember.backends.cpu.dot.emit:KIND"),

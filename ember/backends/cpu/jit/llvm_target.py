@@ -195,6 +195,7 @@ SYMBOL_PROVIDERS: dict[bytes, str] = {
     b"ember_blas_": "ember.backends.cpu.dot.blas:register_symbols",
     b"ember_lapack_": "ember.backends.cpu.lapack.find:register_symbols",
     b"ember_python_callback": "ember.backends.cpu.emit.callbacks:register_symbols",
+    b"ember_fft": "ember.backends.cpu.emit.fft:register_symbols",
     b"ember_gemm_": "ember.backends.cpu.dot.gemm:register_symbols",
     b"ember_precise_resolve": "ember.backends.cpu.jit.llvm_target:register_precise_symbol",
 }
