@@ -145,6 +145,11 @@ MATMUL_PRECISIONS = (
     "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
 
 
+def _check_positive(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"expected a positive number of seconds, got {value!r}")
+
+
 def _check_matmul_precision(value: Any) -> None:
     if value is not None and value not in MATMUL_PRECISIONS:
         raise ValueError(f"new enum value must be None or in {list(MATMUL_PRECISIONS)}, got "
@@ -187,6 +192,11 @@ _define(Flag("jax_traceback_filtering", "str", "auto", "JAX_TRACEBACK_FILTERING"
              parse=_parse_traceback_filtering, check=_check_traceback_filtering))
 _define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted functions "
              "eagerly, op by op.", True, parse=_parse_bool))
+_define(Flag("ember_collective_timeout_s", "float", 300.0, "EMBER_COLLECTIVE_TIMEOUT_S",
+             "Seconds a collective between processes (ember.distributed, over MPI) may wait "
+             "for the others before it raises CollectiveTimeoutError naming the processes that "
+             "did not arrive (ember/distributed/deadline.py).", parse=float,
+             check=_check_positive))
 
 # -- live flags: read from the environment at each read ---------------------------------------
 
