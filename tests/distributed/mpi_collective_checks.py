@@ -9,11 +9,13 @@ Started by tests/distributed/test_mpi_collectives.py (one mpiexec for all the ch
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 
 import numpy as np
 
 import ember
+from ember.config import config
 from ember.distributed import MpiCommunicator, topology
 
 try:
@@ -127,6 +129,23 @@ def check_nan_placement(comm: MpiCommunicator) -> None:
         same(np.isnan(got), np.array([True, True, False, True]), f"NaN placement {op}")
 
 
+def check_late_arrivals(comm: MpiCommunicator) -> None:
+    """A member that comes after the others started announcing (grace 0.1 s of a 1 s
+    limit), but within the limit: no error, and later collectives are unaffected by the
+    notes."""
+    config.update("ember_collective_timeout_s", 1.0)
+    try:
+        for late in range(comm.size):
+            if comm.rank == late:
+                time.sleep(0.4)
+            got = comm.all_reduce(np.full(3, comm.rank + 1.0), "sum")
+            same(got, np.full(3, comm.size * (comm.size + 1) / 2), f"late process {late}")
+            same(comm.all_gather(np.int32(comm.rank)), np.arange(comm.size, dtype=np.int32),
+                 f"after late process {late}")
+    finally:
+        config.update("ember_collective_timeout_s", 300.0)
+
+
 def main() -> None:
     global passed
     import mpi4py.MPI as MPI
@@ -143,6 +162,7 @@ def main() -> None:
     assert isinstance(comm, MpiCommunicator) and ember.distributed.is_initialized()
     check_communicator(comm, "world")
     check_nan_placement(comm)
+    check_late_arrivals(comm)
     # subgroups: all name the same group, reversed (rank i is ranks[i]); a partition
     reverse = comm.subgroup(tuple(range(size))[::-1])
     same(np.array([reverse.rank, reverse.size]), np.array([size - 1 - rank, size]),

@@ -140,6 +140,26 @@ def _fft() -> None:
     _close(jnp.fft.fft(X), np.fft.fft(X))
 
 
+_DISTRIBUTED = """
+import numpy as np, ember as jax
+jax.distributed.initialize()
+t = jax.distributed.topology.current()
+total = t.communicator.all_reduce(np.array([t.process_index + 1.0]), "sum")
+print("process", t.process_index, "of", t.process_count, "total", total[0])
+jax.distributed.shutdown()
+"""
+
+
+def _distributed() -> None:
+    # two processes started as a JAX user would (the test extra installs MPI's mpiexec)
+    import subprocess
+    import sys
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    out = subprocess.run([str(mpiexec), "-n", "2", sys.executable, "-c", _DISTRIBUTED],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert sorted(out.splitlines()) == [f"process {i} of 2 total 3.0" for i in (0, 1)], out
+
+
 def _devices() -> None:
     jax.jit(jnp.sin, backend="gpu")(X)
 
@@ -160,6 +180,8 @@ CHECKS: dict[str, Callable[[], None]] = {
     "pytrees (`tree_util`, `jax.tree`), `jax.ops` segment sums, `pure_callback`, "
     "`debug.print`": _pytrees,
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
+    "`jax.distributed.initialize()`/`shutdown()` under `mpiexec` (MPI, the `mpi` extra)":
+        _distributed,
     "complex64/complex128, eager and under `jit` (compiled programs with complex values run "
     "on the interpreter: no native code yet), `grad(holomorphic=True)`": _complex_jit,
     "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "

@@ -1,0 +1,52 @@
+"""A process that dies or hangs before a collective: the others end within a time limit.
+
+Each case is one `mpiexec -n 2` run of mpi_dead_peer.py with a 1 s collective limit
+(EMBER_COLLECTIVE_TIMEOUT_S), about 3-4 s each:
+- MPICH's default: process 1 exits with status 1, and mpiexec ends the whole job at once
+  (process 0 never returns from its collective; the job's status is nonzero);
+- `-disable-auto-cleanup` (mpiexec keeps the survivors running), process 1 exits: process
+  0's collective raises CollectiveTimeoutError naming process 1 after about 1 s;
+- process 1 alive but never calling the collective: the same error (all_reduce, and permute,
+  which waits only for its source), then Ember's exit hook aborts the job, so the hung
+  process does not keep it running for its 120 s.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from mpi_harness import run_mpi
+
+LIMIT = "1"
+
+
+def _run(*args: str, flags: tuple[str, ...] = ()):
+    done, seconds = run_mpi("mpi_dead_peer.py", *args, flags=flags, timeout=60,
+                            EMBER_COLLECTIVE_TIMEOUT_S=LIMIT)
+    assert seconds < 30, f"took {seconds:.1f} s\n{done.stdout[-4000:]}"
+    return done
+
+
+def test_dead_process_ends_the_job_under_mpich_defaults():
+    done = _run("exit", "all_reduce")
+    assert done.returncode != 0, done.stdout[-4000:]
+    assert "RETURNED" not in done.stdout
+
+
+@pytest.mark.parametrize("how,collective,flags", [
+    ("exit", "barrier", ("-disable-auto-cleanup",)),
+    ("hang", "all_reduce", ()),
+    ("hang", "permute", ()),
+])
+def test_survivor_raises_naming_the_missing_process(how, collective, flags):
+    done = _run(how, collective, flags=flags)
+    out = done.stdout
+    found = re.search(r"RAISED CollectiveTimeoutError: (.*) after ([\d.]+)", out)
+    assert found, out[-4000:]
+    message, seconds = found.group(1), float(found.group(2))
+    assert message.startswith(f"{collective} between processes [0, 1]"), message
+    assert "process(es) [1] did not arrive" in message and "within 1 s" in message, message
+    assert 1.0 <= seconds < 5, seconds
+    assert "AGAIN CollectiveError: barrier: this communicator is unusable" in out
+    assert done.returncode != 0  # (the exit hook aborted the job)
