@@ -12,7 +12,9 @@ included; reductions follow `mpi_reduce.plan` (16-bit floats in float32, NaN-pro
 max/min). Every wait is `deadline.Waiter.wait`: a dead or absent member makes the others
 raise `CollectiveTimeoutError` after `ember_collective_timeout_s` instead of hanging.
 Invariants: `rank`/`size` are MPI's; `members[rank]` is this process's index in the job
-(the world rank); results are C-contiguous and never alias the input.
+(the world rank); results are C-contiguous, never alias the input, and are never written
+again once returned (large ones come from buffers.py's recycler, which reuses a buffer
+only after the caller dropped it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ember.distributed import mpi_reduce
+from ember.distributed.buffers import Recycler
 from ember.distributed.deadline import Waiter, install_abort_hook
 from ember.distributed.mpi_import import load_mpi
 
@@ -52,6 +55,7 @@ class MpiCommunicator:
             members = tuple(range(self.size))
         self.members = members
         self._waiter = Waiter(self._mpi, comm, members)
+        self._buffers = Recycler()  # (results of 1 MB and more: buffers.py)
 
     def __repr__(self) -> str:
         return f"MpiCommunicator(rank={self.rank}, size={self.size}, members={self.members})"
@@ -67,7 +71,7 @@ class MpiCommunicator:
         if p.wire is None:
             return mpi_reduce.numpy_reduce(self.all_gather(send), op)
         wire = send.astype(p.wire) if p.wire != send.dtype else send
-        out = np.empty_like(wire)
+        out = self._buffers.empty(wire.shape, wire.dtype)
         self._wait([self.comm.Iallreduce([wire, p.datatype], [out, p.datatype], p.mpi_op)],
                    "all_reduce")
         if p.nan_pass:
@@ -98,7 +102,7 @@ class MpiCommunicator:
     def all_gather(self, send: np.ndarray) -> np.ndarray:
         """Every member's `send` stacked on a new leading axis, in rank order."""
         send = self._start("all_gather", send)
-        out = np.empty((self.size,) + send.shape, send.dtype)
+        out = self._buffers.empty((self.size,) + send.shape, send.dtype)
         self._wait([self.comm.Iallgather(_bytes(send), _bytes(out))], "all_gather")
         return out
 
@@ -113,7 +117,7 @@ class MpiCommunicator:
             whole = self.all_reduce(send, op)
             return whole[self.rank * shape[0]:(self.rank + 1) * shape[0]].copy()
         wire = send.astype(p.wire) if p.wire != send.dtype else send
-        out = np.empty(shape, p.wire)
+        out = self._buffers.empty(shape, p.wire)
         self._wait([self.comm.Ireduce_scatter_block([wire, p.datatype], [out, p.datatype],
                                                     p.mpi_op)], "reduce_scatter")
         if p.nan_pass:
@@ -125,7 +129,7 @@ class MpiCommunicator:
         the blocks received, block i from member i."""
         send = self._start("all_to_all", send)
         _blocks(send, self.size, "all_to_all")
-        out = np.empty_like(send)
+        out = self._buffers.empty(send.shape, send.dtype)
         self._wait([self.comm.Ialltoall(_bytes(send), _bytes(out))], "all_to_all")
         return out
 
@@ -141,7 +145,9 @@ class MpiCommunicator:
         if any(not 0 <= r < self.size for r in sources + dests):
             raise ValueError(f"permute pairs name processes outside 0..{self.size - 1}: "
                              f"{pairs}")
-        out = np.zeros_like(send)
+        out = self._buffers.empty(send.shape, send.dtype)
+        if self.rank not in dests:
+            out.fill(0)
         requests = []
         came_from = ()
         for s, d in pairs:

@@ -26,6 +26,7 @@ Invariant: every plan reduces without Python code per element.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -59,6 +60,7 @@ def is_half_float(dtype: np.dtype) -> bool:
     return dtype == np.float16 or dtype.name == "bfloat16"
 
 
+@lru_cache(maxsize=256)  # (a few microseconds of lookups per call otherwise)
 def plan(mpi: ModuleType, dtype: np.dtype, op: str) -> ReducePlan:
     """The plan for reducing buffers of `dtype` with `op` (see the module docstring)."""
     if op not in REDUCTIONS:

@@ -146,6 +146,21 @@ def check_late_arrivals(comm: MpiCommunicator) -> None:
         config.update("ember_collective_timeout_s", 300.0)
 
 
+def check_large_results_stay(comm: MpiCommunicator) -> None:
+    """Results of 1 MB and more come from recycled buffers: one the caller holds (or a
+    view of it) is never written by a later collective; dropped ones are reused."""
+    n = 1 << 19  # (2 MB of float32)
+    first = comm.all_reduce(np.full(n, comm.rank + 1.0, np.float32), "sum")
+    view = comm.all_gather(np.full(n // 2, comm.rank, np.float32))[1, ::2]
+    for k in range(3):
+        comm.all_reduce(np.full(n, float(k), np.float32), "max")
+        comm.all_to_all(np.full(n, float(k), np.float32))
+        comm.permute(np.full(n, float(k), np.float32), ((0, 0),))
+    total = comm.size * (comm.size + 1) / 2
+    same(first, np.full(n, total, np.float32), "a held large result is not overwritten")
+    same(view, np.full(n // 4, 1, np.float32), "a view of a large result is not overwritten")
+
+
 def main() -> None:
     global passed
     import mpi4py.MPI as MPI
@@ -163,6 +178,7 @@ def main() -> None:
     check_communicator(comm, "world")
     check_nan_placement(comm)
     check_late_arrivals(comm)
+    check_large_results_stay(comm)
     # subgroups: all name the same group, reversed (rank i is ranks[i]); a partition
     reverse = comm.subgroup(tuple(range(size))[::-1])
     same(np.array([reverse.rank, reverse.size]), np.array([size - 1 - rank, size]),

@@ -67,3 +67,27 @@ def test_reduce_plans():
         mpi_reduce.plan(mpi, np.dtype(np.float32), "mean")
     with pytest.raises(TypeError, match="cannot reduce"):
         mpi_reduce.plan(mpi, np.dtype("U3"), "sum")
+
+
+def test_recycler_reuses_only_dropped_buffers():
+    from ember.distributed.buffers import MIN_BYTES, Recycler
+
+    def address(a: np.ndarray) -> int:
+        return a.__array_interface__["data"][0]
+
+    r = Recycler(keep=2)
+    big = (MIN_BYTES // 4,)
+    a = r.empty(big, np.float32)
+    b = r.empty(big, np.float32)
+    seen = {address(a), address(b)}
+    assert len(seen) == 2
+    del a
+    c = r.empty(big, np.int32)  # (same bytes, another dtype: the dropped buffer again)
+    assert address(c) in seen and c.dtype == np.int32 and c.shape == big
+    view = c[::3]
+    del c
+    d = r.empty(big, np.float32)  # (c's buffer is still seen through `view`)
+    assert address(d) not in seen and address(view) in seen
+    small = r.empty((3, 5), np.float64)  # (below MIN_BYTES: plain np.empty)
+    assert small.shape == (3, 5) and small.dtype == np.float64
+    assert r.empty((0,), np.float32).shape == (0,)
