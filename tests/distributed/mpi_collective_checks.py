@@ -161,6 +161,26 @@ def check_large_results_stay(comm: MpiCommunicator) -> None:
     same(view, np.full(n // 4, 1, np.float32), "a view of a large result is not overwritten")
 
 
+def check_plans() -> None:
+    """The reduction plans mpi_reduce.py documents."""
+    global passed
+    import mpi4py.MPI as MPI
+
+    from ember.distributed import mpi_reduce
+    f16, f32 = np.dtype(np.float16), np.dtype(np.float32)
+    facts = {
+        "float16 sums travel as float32": mpi_reduce.plan(MPI, f16, "sum").wire == f32,
+        "float max has the NaN pass": mpi_reduce.plan(MPI, f32, "max").nan_pass,
+        "int max has none": not mpi_reduce.plan(MPI, np.dtype(np.int32), "max").nan_pass,
+        "complex min gathers": mpi_reduce.plan(MPI, np.dtype(np.complex64), "min").wire is None,
+        "bool prod is and": mpi_reduce.plan(MPI, np.dtype(np.bool_), "prod").mpi_op == MPI.LAND,
+    }
+    failures.extend(f"plan: {k}" for k, ok in facts.items() if not ok)
+    passed += sum(facts.values())
+    raises(ValueError, lambda: mpi_reduce.plan(MPI, f32, "mean"), "plan of an unknown op")
+    raises(TypeError, lambda: mpi_reduce.plan(MPI, np.dtype("U3"), "sum"), "plan of text")
+
+
 def main() -> None:
     global passed
     import mpi4py.MPI as MPI
@@ -177,6 +197,7 @@ def main() -> None:
     assert isinstance(comm, MpiCommunicator) and ember.distributed.is_initialized()
     check_communicator(comm, "world")
     check_nan_placement(comm)
+    check_plans()
     check_late_arrivals(comm)
     check_large_results_stay(comm)
     # subgroups: all name the same group, reversed (rank i is ranks[i]); a partition
@@ -195,8 +216,10 @@ def main() -> None:
     same(np.array([ember.distributed.is_initialized(), topology.current().process_count]),
          np.array([False, 1]), "shutdown")
     ember.distributed.shutdown()  # (does nothing when not initialized)
-    ember.distributed.initialize(num_processes=size, process_id=rank)
-    same(np.array([topology.current().process_index]), np.array([rank]), "initialize again")
+    ember.distributed.initialize(num_processes=size, process_id=rank, local_device_ids=0)
+    again = topology.current()
+    same(np.array([again.process_index, *again.local_device_counts]),
+         np.array([rank] + [1] * size), "initialize again")
     raises(ValueError, lambda: ember.distributed.process_group._check_given(
         "num_processes", size + 1, size, "positive"), "num_processes that MPI disagrees with")
     ember.distributed.shutdown()

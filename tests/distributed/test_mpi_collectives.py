@@ -5,7 +5,9 @@ min), all_gather, reduce_scatter, all_to_all, permute, subgroup and barrier over
 (bool, ints, float16, bfloat16, float32/64, complex) and shapes (), (0,), (7,), (4, 3),
 (2, 3, 5), on the world communicator, a reversed subgroup and singleton subgroups;
 initialize()'s topology, its errors, shutdown and initializing again. In-process tests
-check the parts that need no second process (the missing-MPI error, the timeout flag).
+check the parts that need no second process and no MPI in the test process (the
+missing-MPI error, argument errors raised before MPI starts, the timeout flag, the buffer
+recycler, that importing ember.distributed loads no MPI).
 """
 
 from __future__ import annotations
@@ -53,22 +55,6 @@ def test_collective_timeout_flag_must_be_positive(bad):
     assert config.ember_collective_timeout_s == 300.0
 
 
-def test_reduce_plans():
-    pytest.importorskip("mpi4py")
-    from ember.distributed import mpi_reduce
-    from ember.distributed.mpi_import import load_mpi
-    mpi = load_mpi()
-    assert mpi_reduce.plan(mpi, np.dtype(np.float16), "sum").wire == np.float32
-    assert mpi_reduce.plan(mpi, np.dtype(np.float32), "max").nan_pass
-    assert not mpi_reduce.plan(mpi, np.dtype(np.int32), "max").nan_pass
-    assert mpi_reduce.plan(mpi, np.dtype(np.complex64), "min").wire is None
-    assert mpi_reduce.plan(mpi, np.dtype(np.bool_), "prod").mpi_op == mpi.LAND
-    with pytest.raises(ValueError, match="reduction must be one of"):
-        mpi_reduce.plan(mpi, np.dtype(np.float32), "mean")
-    with pytest.raises(TypeError, match="cannot reduce"):
-        mpi_reduce.plan(mpi, np.dtype("U3"), "sum")
-
-
 def test_recycler_reuses_only_dropped_buffers():
     from ember.distributed.buffers import MIN_BYTES, Recycler
 
@@ -91,3 +77,25 @@ def test_recycler_reuses_only_dropped_buffers():
     small = r.empty((3, 5), np.float64)  # (below MIN_BYTES: plain np.empty)
     assert small.shape == (3, 5) and small.dtype == np.float64
     assert r.empty((0,), np.float32).shape == (0,)
+
+
+def test_import_does_not_load_mpi():
+    import subprocess
+    code = ("import sys, ember, ember.distributed; "
+            "print('mpi4py' in sys.modules, ember.distributed.is_initialized())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.split() == ["False", "False"], out
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(local_device_ids=[1]), r"local_device_ids must be distinct ids of this process's "
+                                 r"1 CPU device\(s\) \(0..0\), got \[1\]"),
+    (dict(local_device_ids=[0, 0]), "local_device_ids must be distinct"),
+    (dict(cluster_detection_method="slurm"), "Ember joins processes through MPI only"),
+])
+def test_initialize_argument_errors(kwargs, match):
+    # (checked before MPI starts: nothing is joined)
+    with pytest.raises(ValueError, match=match):
+        ember.distributed.initialize(**kwargs)
+    assert not ember.distributed.is_initialized()
