@@ -73,7 +73,9 @@ class Waiter:
 
     def __init__(self, mpi: ModuleType, comm: Any, members: tuple[int, ...]) -> None:
         self._mpi = mpi
-        self._notes = comm.Dup()  # (its own context: a note never matches user traffic)
+        # (its own context: a note never matches other traffic; made by the nonblocking
+        # Idup, finished within the first wait, so a missing member cannot hang it)
+        self._notes, self._notes_pending = comm.Idup()
         self._rank = comm.Get_rank()
         self.members = members  # process index of each rank of `comm`
         self._heard = [-1] * len(members)  # the latest collective each rank said it is in
@@ -100,6 +102,8 @@ class Waiter:
         `waiting_on`: the ranks whose arrival completes them (default: every member)."""
         self.count += 1
         limit = float(config.ember_collective_timeout_s if timeout is None else timeout)
+        if self._notes_pending is not None:
+            requests = [*requests, self._notes_pending]
         test = requests[0].Test if len(requests) == 1 else (
             lambda: self._mpi.Request.Testall(requests))
         try:
@@ -122,10 +126,18 @@ class Waiter:
                     announced = True
                 if elapsed >= limit + grace:
                     raise self._timed_out(name, limit, waiting_on)
+            self._notes_pending = None
         except self._mpi.Exception as e:
             raise self.fail(f"{name}: MPI error: {e.Get_error_string()}") from e
 
+    def _notes_ready(self) -> bool:
+        if self._notes_pending is not None and self._notes_pending.Test():
+            self._notes_pending = None
+        return self._notes_pending is None
+
     def _announce(self) -> None:
+        if not self._notes_ready():
+            return  # (the first collective: nobody can be named, see _timed_out)
         self._sent = [(r, b) for r, b in self._sent if not r.Test()]
         for peer in range(len(self.members)):
             if peer != self._rank:
@@ -133,6 +145,8 @@ class Waiter:
                 self._sent.append((self._notes.Isend(buf, dest=peer, tag=_NOTE_TAG), buf))
 
     def _drain(self) -> None:
+        if not self._notes_ready():
+            return
         status = self._mpi.Status()
         buf = np.empty(1, np.int64)
         while self._notes.Iprobe(source=self._mpi.ANY_SOURCE, tag=_NOTE_TAG, status=status):
@@ -146,8 +160,12 @@ class Waiter:
         ranks = range(len(self.members)) if waiting_on is None else waiting_on
         missing = [self.members[r] for r in ranks
                    if r != self._rank and self._heard[r] < self.count]
-        who = (f"process(es) {missing} did not arrive" if missing else
-               "every process arrived but the exchange did not finish")
+        if not self._notes_ready():  # (some member never came to this communicator at all)
+            missing = [m for i, m in enumerate(self.members) if i != self._rank]
+            who = f"some of process(es) {missing} never joined this communicator"
+        else:
+            who = (f"process(es) {missing} did not arrive" if missing else
+                   "every process arrived but the exchange did not finish")
         return self.fail(
             f"{name} between processes {list(self.members)} (collective #{self.count}, called "
             f"by process {self.members[self._rank]}) did not complete within {limit:g} s "

@@ -130,14 +130,14 @@ def check_nan_placement(comm: MpiCommunicator) -> None:
 
 
 def check_late_arrivals(comm: MpiCommunicator) -> None:
-    """A member that comes after the others started announcing (grace 0.1 s of a 1 s
+    """A member that comes after the others started announcing (grace 0.3 s of a 3 s
     limit), but within the limit: no error, and later collectives are unaffected by the
     notes."""
-    config.update("ember_collective_timeout_s", 1.0)
+    config.update("ember_collective_timeout_s", 3.0)
     try:
         for late in range(comm.size):
             if comm.rank == late:
-                time.sleep(0.4)
+                time.sleep(0.5)
             got = comm.all_reduce(np.full(3, comm.rank + 1.0), "sum")
             same(got, np.full(3, comm.size * (comm.size + 1) / 2), f"late process {late}")
             same(comm.all_gather(np.int32(comm.rank)), np.arange(comm.size, dtype=np.int32),
