@@ -1,8 +1,9 @@
 """`MpiCommunicator`: the `topology.Communicator` protocol on an MPI communicator.
 
-Input: an mpi4py communicator (`MPI.COMM_WORLD` from `ember.distributed.initialize()`, or a
-sub-communicator of one) and, per call, a NumPy buffer of the same shape and dtype on every
-member. Output: the result of the matching MPI collective, a new NumPy array.
+Input: an mpi4py communicator (a duplicate of `MPI.COMM_WORLD`, from
+`ember.distributed.initialize()`, or a sub-communicator of one) and, per call, a NumPy buffer
+of the same shape and dtype on every member. Output: the result of the matching MPI
+collective, a new NumPy array.
 
 Each method is one of MPI's buffer-based nonblocking collectives (`Iallreduce`,
 `Iallgather`, `Ireduce_scatter_block`, `Ialltoall`, `Ibarrier`; `permute` is `Isend` and

@@ -5,7 +5,8 @@ a job of one), and `initialize`'s arguments, which JAX's signature has. Output: 
 topology `topology.current()` returns from then on: this process's index (MPI's rank), the
 number of processes (MPI's size), each process's local device count (gathered from all:
 the `jax_num_cpu_devices` flag where Ember has it, else 1, or `len(local_device_ids)`),
-and an `MpiCommunicator` on `MPI.COMM_WORLD`.
+and an `MpiCommunicator` on a private duplicate of `MPI.COMM_WORLD` (so Ember's messages
+never match the program's own MPI traffic).
 
 Differences from JAX, which starts its own coordinator service: MPI already knows who is
 who, so no argument is needed; `num_processes` and `process_id`, when given, must agree
@@ -96,11 +97,16 @@ def initialize(coordinator_address: str | None = None,
     world = mpi.COMM_WORLD
     _check_given("num_processes", num_processes, world.Get_size(), "positive")
     _check_given("process_id", process_id, world.Get_rank(), "nonnegative")
-    communicator = MpiCommunicator(world)
+    # Ember's collectives run on a private duplicate of the world communicator, so they
+    # never match the program's own MPI messages; made (and the device counts gathered)
+    # within initialization_timeout
+    joining = MpiCommunicator(world)
+    private, made = world.Idup()
     local = np.array([count], np.int64)
-    gathered = np.empty(communicator.size, np.int64)
-    communicator._wait([world.Iallgather(local, gathered)], "initialize",
-                       timeout=float(initialization_timeout))
+    gathered = np.empty(joining.size, np.int64)
+    joining._wait([world.Iallgather(local, gathered), made], "initialize",
+                  timeout=float(initialization_timeout))
+    communicator = MpiCommunicator(private)
     topology.set_current(topology.ProcessTopology(
         process_index=communicator.rank, process_count=communicator.size,
         local_device_counts=tuple(int(c) for c in gathered), communicator=communicator))
