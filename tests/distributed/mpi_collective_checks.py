@@ -2,7 +2,8 @@
 
 Input: the MPI job (2 processes; any size works). Each process builds every process's
 buffers from seeded generators, so it knows the exact expected result of each collective.
-Output: one line per process, `rank R: N checks passed`, or the failures and exit status 1.
+Output: process 0 prints `checks passed per process: N0 N1`; a process with failures
+prints them and exits with status 1.
 Started by tests/distributed/test_mpi_collectives.py (one mpiexec for all the checks).
 """
 
@@ -230,10 +231,14 @@ if __name__ == "__main__":
         main()
     except Exception:  # noqa: BLE001
         failures.append(traceback.format_exc())
-    rank = topology.current().process_index
     import mpi4py.MPI as MPI
-    if failures:
-        print(f"rank {MPI.COMM_WORLD.Get_rank()}: {len(failures)} FAILED\n" +
-              "\n".join(failures[:40]), flush=True)
+    world = MPI.COMM_WORLD
+    if failures:  # (each process its own: the checks may have left the others behind)
+        print(f"rank {world.Get_rank()}: {len(failures)} FAILED\n" + "\n".join(failures[:40]),
+              flush=True)
         sys.exit(1)
-    print(f"rank {MPI.COMM_WORLD.Get_rank()}: {passed} checks passed", flush=True)
+    # one line, printed by process 0: mpiexec interleaves the processes' output in chunks
+    counts = np.empty(world.Get_size(), np.int64)
+    world.Allgather(np.array([passed], np.int64), counts)
+    if world.Get_rank() == 0:
+        print(f"checks passed per process: {' '.join(map(str, counts))}", flush=True)

@@ -2,7 +2,7 @@
 
 Input: a script in this folder, its arguments, the number of processes, extra mpiexec
 flags and environment variables. Output: `run_mpi(...)`, the finished
-`subprocess.CompletedProcess` (stdout and stderr together, as text) and its wall time.
+`subprocess.CompletedProcess` (stdout and stderr apart, as text) and its wall time.
 Invariant: where mpi4py or mpiexec is missing the calling test is skipped with the reason
 (the `mpi` extra), except when the CI variable is set: CI installs the test extra, which
 includes MPI, so there a missing MPI fails the test instead of hiding it.
@@ -47,6 +47,7 @@ def run_mpi(script: str, *args: str, n: int = 2, flags: tuple[str, ...] = (),
     """Run `mpiexec [flags] -n n python script args` (killed after `timeout` seconds)."""
     command = [mpiexec(), *flags, "-n", str(n), sys.executable, str(HERE / script), *args]
     start = time.monotonic()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=timeout, env=child_environment(**env))
+    # (stderr apart: MPI's own messages would otherwise land inside the scripts' lines)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env=child_environment(**env))
     return done, time.monotonic() - start

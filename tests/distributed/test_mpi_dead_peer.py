@@ -21,16 +21,20 @@ from mpi_harness import run_mpi
 LIMIT = "1"
 
 
+def _text(done) -> str:
+    return f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-2000:]}"
+
+
 def _run(*args: str, flags: tuple[str, ...] = ()):
     done, seconds = run_mpi("mpi_dead_peer.py", *args, flags=flags, timeout=60,
                             EMBER_COLLECTIVE_TIMEOUT_S=LIMIT)
-    assert seconds < 30, f"took {seconds:.1f} s\n{done.stdout[-4000:]}"
+    assert seconds < 30, f"took {seconds:.1f} s\n{_text(done)}"
     return done
 
 
 def test_dead_process_ends_the_job_under_mpich_defaults():
     done = _run("exit", "all_reduce")
-    assert done.returncode != 0, done.stdout[-4000:]
+    assert done.returncode != 0, _text(done)
     assert "RETURNED" not in done.stdout
 
 
@@ -43,7 +47,7 @@ def test_survivor_raises_naming_the_missing_process(how, collective, flags):
     done = _run(how, collective, flags=flags)
     out = done.stdout
     found = re.search(r"RAISED CollectiveTimeoutError: (.*) after ([\d.]+)", out)
-    assert found, out[-4000:]
+    assert found, _text(done)
     message, seconds = found.group(1), float(found.group(2))
     assert message.startswith(f"{collective} between processes [0, 1]"), message
     assert "process(es) [1] did not arrive" in message and "within 1 s" in message, message
