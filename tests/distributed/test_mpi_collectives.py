@@ -13,6 +13,7 @@ recycler, that importing ember.distributed loads no MPI).
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -20,7 +21,7 @@ import pytest
 from mpi_harness import run_mpi
 
 import ember
-from ember.config import config
+from ember.config import child_environment, config
 
 
 def test_collectives_across_two_processes():
@@ -55,6 +56,16 @@ def test_collective_timeout_flag_must_be_positive(bad):
     assert config.ember_collective_timeout_s == 300.0
 
 
+@pytest.mark.parametrize("text", ["abc", "0"])
+def test_collective_timeout_variable_must_be_positive(text):
+    done = subprocess.run([sys.executable, "-c", "import ember"], capture_output=True,
+                          text=True, timeout=60,
+                          env=child_environment(EMBER_COLLECTIVE_TIMEOUT_S=text))
+    assert done.returncode != 0
+    assert f"EMBER_COLLECTIVE_TIMEOUT_S must be a positive number of seconds, got {text!r}" \
+        in done.stderr
+
+
 def test_recycler_reuses_only_dropped_buffers():
     from ember.distributed.buffers import MIN_BYTES, Recycler
 
@@ -80,7 +91,6 @@ def test_recycler_reuses_only_dropped_buffers():
 
 
 def test_import_does_not_load_mpi():
-    import subprocess
     code = ("import sys, ember, ember.distributed; "
             "print('mpi4py' in sys.modules, ember.distributed.is_initialized())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
