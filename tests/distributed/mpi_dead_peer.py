@@ -1,12 +1,13 @@
-"""Run under `mpiexec -n 2`: process 1 dies or hangs before a collective; process 0 must not
-wait forever.
+"""Run under `mpiexec -n 2` (or more): process 1 dies or hangs before a collective; the
+others must not wait forever.
 
 Input: argv[1], how process 1 leaves: `exit` (os._exit(1)), or `hang` (sleeps 120 s and
-never calls the collective); argv[2], the collective process 0 calls (`all_reduce`,
-`all_gather`, `barrier`, `permute`, ...). Output: process 0 prints `RAISED <type>: <message>
-after <seconds>` when the collective raises, or `RETURNED` if it (wrongly) completes; then
-it exits, and Ember's exit hook aborts the job (so the hung process 1 ends too).
-Started by tests/distributed/test_mpi_dead_peer.py with EMBER_COLLECTIVE_TIMEOUT_S set.
+never calls the collective); argv[2], the collective every other process calls
+(`all_reduce`, `all_gather`, `barrier`, `permute`, ...). Output: process 0 prints
+`RAISED <type>: <message> after <seconds>` when the collective raises, or `RETURNED` if it
+(wrongly) completes (the others print nothing); then each exits, and Ember's exit hook
+aborts the job (so the hung process 1 ends too). Started by
+tests/distributed/test_mpi_dead_peer.py with EMBER_COLLECTIVE_TIMEOUT_S set.
 """
 
 from __future__ import annotations
@@ -36,23 +37,24 @@ def main() -> None:
     ember.distributed.initialize()
     comm = topology.current().communicator
     x = np.arange(1 << 16, dtype=np.float32)
-    comm.all_reduce(x, "sum")  # (both alive and joined up to here)
+    comm.all_reduce(x, "sum")  # (all alive and joined up to here)
     if comm.rank == 1:
         if how == "exit":
             os._exit(1)
         time.sleep(120)
         os._exit(0)
-    start = time.monotonic()
+    say = print if comm.rank == 0 else (lambda *a, **k: None)  # (one printer: mpiexec
+    start = time.monotonic()                                    # interleaves outputs)
     try:
         CALLS[name](comm, x)
-        print("RETURNED", flush=True)
+        say("RETURNED", flush=True)
     except Exception as e:  # noqa: BLE001
-        print(f"RAISED {type(e).__name__}: {e} after {time.monotonic() - start:.2f}",
-              flush=True)
+        say(f"RAISED {type(e).__name__}: {e} after {time.monotonic() - start:.2f}",
+            flush=True)
         try:  # the communicator stays broken
             comm.barrier()
         except Exception as again:  # noqa: BLE001
-            print(f"AGAIN {type(again).__name__}: {again}", flush=True)
+            say(f"AGAIN {type(again).__name__}: {again}", flush=True)
         sys.exit(3)
 
 

@@ -7,8 +7,9 @@ Each case is one `mpiexec -n 2` run of mpi_dead_peer.py with a 1 s collective li
 - `-disable-auto-cleanup` (mpiexec keeps the survivors running), process 1 exits: process
   0's collective raises CollectiveTimeoutError naming process 1 after about 1 s;
 - process 1 alive but never calling the collective: the same error (all_reduce, and permute,
-  which waits only for its source), then Ember's exit hook aborts the job, so the hung
-  process does not keep it running for its 120 s.
+  which waits only for its source; with 3 processes only process 1 is named, not process 2,
+  which arrived), then Ember's exit hook aborts the job, so the hung process does not keep
+  it running for its 120 s.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def _text(done) -> str:
     return f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-2000:]}"
 
 
-def _run(*args: str, flags: tuple[str, ...] = ()):
-    done, seconds = run_mpi("mpi_dead_peer.py", *args, flags=flags, timeout=60,
+def _run(*args: str, flags: tuple[str, ...] = (), n: int = 2):
+    done, seconds = run_mpi("mpi_dead_peer.py", *args, n=n, flags=flags, timeout=60,
                             EMBER_COLLECTIVE_TIMEOUT_S=LIMIT)
     assert seconds < 30, f"took {seconds:.1f} s\n{_text(done)}"
     return done
@@ -38,18 +39,20 @@ def test_dead_process_ends_the_job_under_mpich_defaults():
     assert "RETURNED" not in done.stdout
 
 
-@pytest.mark.parametrize("how,collective,flags", [
-    ("exit", "barrier", ("-disable-auto-cleanup",)),
-    ("hang", "all_reduce", ()),
-    ("hang", "permute", ()),
+@pytest.mark.parametrize("how,collective,flags,n", [
+    ("exit", "barrier", ("-disable-auto-cleanup",), 2),
+    ("hang", "all_reduce", (), 2),
+    ("hang", "permute", (), 2),
+    ("hang", "all_gather", (), 3),  # (process 2 arrived: only process 1 is named)
 ])
-def test_survivor_raises_naming_the_missing_process(how, collective, flags):
-    done = _run(how, collective, flags=flags)
+def test_survivor_raises_naming_the_missing_process(how, collective, flags, n):
+    done = _run(how, collective, flags=flags, n=n)
     out = done.stdout
-    found = re.search(r"RAISED CollectiveTimeoutError: (.*) after ([\d.]+)", out)
+    found = re.search(r"RAISED CollectiveTimeoutError: (.*called by process 0.*) after "
+                      r"([\d.]+)", out)
     assert found, _text(done)
     message, seconds = found.group(1), float(found.group(2))
-    assert message.startswith(f"{collective} between processes [0, 1]"), message
+    assert message.startswith(f"{collective} between processes {list(range(n))}"), message
     assert "process(es) [1] did not arrive" in message and "within 1 s" in message, message
     assert 1.0 <= seconds < 5, seconds
     assert "AGAIN CollectiveError: barrier: this communicator is unusable" in out
