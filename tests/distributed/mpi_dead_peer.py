@@ -55,6 +55,8 @@ def main() -> None:
             comm.barrier()
         except Exception as again:  # noqa: BLE001
             say(f"AGAIN {type(again).__name__}: {again}", flush=True)
+        if comm.rank != 0:  # (the first survivor to exit aborts the job: let 0 report)
+            time.sleep(3)
         sys.exit(3)
 
 
