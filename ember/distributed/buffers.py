@@ -17,6 +17,7 @@ handed out twice.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -34,7 +35,7 @@ class Recycler:
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         """An uninitialized array of `shape` and `dtype`."""
         dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        nbytes = math.prod(shape) * dtype.itemsize  # (np.prod: microseconds)
         if nbytes < MIN_BYTES:
             return np.empty(shape, dtype)
         pool = self._pool
