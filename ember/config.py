@@ -100,6 +100,22 @@ def _parse_count(text: str) -> int | None:
     return int(text) if text else None
 
 
+def _check_positive(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"expected a positive number of seconds, got {value!r}")
+
+
+def _parse_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ValueError(f"EMBER_COLLECTIVE_TIMEOUT_S must be a positive number of seconds, "
+                         f"got {text!r}")
+    return value
+
+
 _FLAGS: dict[str, Flag] = {}
 
 
@@ -129,6 +145,11 @@ _define(Flag("jax_explain_cache_misses", "bool", False, "JAX_EXPLAIN_CACHE_MISSE
              parse=_parse_bool))
 _define(Flag("jax_debug_nans", "bool", False, "JAX_DEBUG_NANS", "Raise at the first "
              "operation that produced a NaN.", True, parse=_parse_bool))
+_define(Flag("ember_collective_timeout_s", "float", 300.0, "EMBER_COLLECTIVE_TIMEOUT_S",
+             "Seconds a collective between processes (ember.distributed, over MPI) may wait "
+             "for the others before it raises CollectiveTimeoutError naming the processes that "
+             "did not arrive (ember/distributed/deadline.py).", parse=_parse_seconds,
+             check=_check_positive))
 _define(Flag("ember_matmul_backend", "str", "auto", "EMBER_MATMUL_BACKEND", "Float matrix "
              "products: 'auto' runs Ember's own packed GEMM (ember/backends/cpu/dot/gemm.py) where "
              "it measured at least as fast as BLAS (large plain products), else BLAS; 'ember' "

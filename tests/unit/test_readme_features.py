@@ -142,6 +142,28 @@ def _fft() -> None:
     _close(lax.fft(X.astype(np.complex64), "ifft", (6,)), np.fft.ifft(X))
 
 
+_DISTRIBUTED = """
+import numpy as np, ember as jax
+jax.distributed.initialize()
+t = jax.distributed.topology.current()
+total = t.communicator.all_reduce(np.array([t.process_index + 1.0]), "sum")
+seen = t.communicator.all_gather(np.array([t.process_index, t.process_count, total[0]]))
+if t.process_index == 0:  # (one printer: mpiexec interleaves the processes' output)
+    print(seen.tolist())
+jax.distributed.shutdown()
+"""
+
+
+def _distributed() -> None:
+    # two processes started as a JAX user would (the test extra installs MPI's mpiexec)
+    import subprocess
+    import sys
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    out = subprocess.run([str(mpiexec), "-n", "2", sys.executable, "-c", _DISTRIBUTED],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.strip() == "[[0.0, 2.0, 3.0], [1.0, 2.0, 3.0]]", out
+
+
 def _devices() -> None:
     jax.jit(jnp.sin, backend="gpu")(X)
 
@@ -162,6 +184,8 @@ CHECKS: dict[str, Callable[[], None]] = {
     "pytrees (`tree_util`, `jax.tree`), `jax.ops` segment sums, `pure_callback`, "
     "`debug.print`": _pytrees,
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
+    "`jax.distributed.initialize()`/`shutdown()` under `mpiexec` (MPI, the `mpi` extra)":
+        _distributed,
     "complex64/complex128, eager and under `jit` (compiled programs with complex values run "
     "on the interpreter: no native code yet), `grad(holomorphic=True)`": _complex_jit,
     "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "

@@ -1,0 +1,91 @@
+"""All-reduce across 2 processes: Ember's MpiCommunicator vs mpi4py's own `Allreduce` of the
+same buffer, in the same run: issue 27's goal (32 MB of float32 within 1.2x of mpi4py).
+
+Each round runs both on every size, each call after a barrier; a call's time is the
+slowest process's (the times are gathered), and the table shows the median over rounds.
+Smaller sizes show the fixed cost per call (Python, the NaN-free polling path).
+The lead adds `shard_map(psum)` to this table once shard_map runs across processes.
+
+Run (it starts mpiexec itself when not started by it):
+    python benchmarks/allreduce.py [--repeat 21] [-n 2]
+    .venv/bin/mpiexec -n 2 .venv/bin/python benchmarks/allreduce.py
+
+Informative only: shared hosts are noisy; compare ratios from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SIZES_BYTES = (4 << 10, 1 << 20, 32 << 20)
+GOAL = 1.2  # (at 32 MB)
+
+
+def _under_mpiexec() -> bool:
+    return any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK"))
+
+
+def _timed(comm, fn) -> float:
+    """One call's time in ms, as the slowest process saw it."""
+    comm.Barrier()
+    t0 = time.perf_counter()
+    fn()
+    mine = np.array([time.perf_counter() - t0])
+    everyone = np.empty(comm.Get_size())
+    comm.Allgather(mine, everyone)
+    return float(everyone.max() * 1e3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("-n", type=int, default=2, help="processes (when starting mpiexec)")
+    args = parser.parse_args()
+    if not _under_mpiexec():
+        mpiexec = Path(sys.executable).parent / "mpiexec"
+        sys.exit(subprocess.call([str(mpiexec), "-n", str(args.n), sys.executable, __file__,
+                                  "--repeat", str(args.repeat)]))
+    import ember
+    from ember.distributed import topology
+    ember.distributed.initialize()
+    comm = topology.current().communicator
+    from mpi4py import MPI
+    world = MPI.COMM_WORLD
+    rows = []
+    for size in SIZES_BYTES:
+        x = np.random.default_rng(world.Get_rank()).random(size // 4, dtype=np.float32)
+        out = np.empty_like(x)
+        fns = {"ember": lambda x=x: comm.all_reduce(x, "sum"),
+               "mpi4py": lambda x=x, out=out: world.Allreduce(x, out, op=MPI.SUM)}
+        got = comm.all_reduce(x, "sum")
+        world.Allreduce(x, out, op=MPI.SUM)
+        assert np.array_equal(got, out)  # (same algorithm and order: the same bits)
+        times: dict[str, list[float]] = {k: [] for k in fns}
+        for fn in fns.values():  # warm-up
+            fn()
+        for _ in range(args.repeat):
+            for k, fn in fns.items():
+                times[k].append(_timed(world, fn))
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        rows.append((size, med["ember"], med["mpi4py"]))
+    if world.Get_rank() == 0:
+        print(f"all-reduce (sum, float32) across {world.Get_size()} processes, median of "
+              f"{args.repeat} rounds; {MPI.Get_library_version().splitlines()[0].strip()}")
+        print(f"{'bytes':>10} {'ember ms':>10} {'mpi4py ms':>10} {'ratio':>7}")
+        for size, e, m in rows:
+            print(f"{size:>10} {e:>10.3f} {m:>10.3f} {e / m:>7.2f}")
+        ratio = rows[-1][1] / rows[-1][2]
+        print(f"goal: 32 MB within {GOAL}x of mpi4py's Allreduce: {ratio:.2f}x, "
+              f"{'met' if ratio <= GOAL else 'NOT met'}")
+    ember.distributed.shutdown()
+
+
+if __name__ == "__main__":
+    main()
