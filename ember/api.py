@@ -715,9 +715,15 @@ class Compiled:
 
 
 def _axis_env() -> tuple:
-    """(name, size) of each named vmap being traced, outermost first."""
-    return tuple((name, named_axis_trace((name,)).axis.size)  # type: ignore[union-attr]
-                 for name in bound_axis_names())
+    """(name, size) of each named vmap being traced, outermost first (a shard_map body's
+    mesh axes first: they are bound with their sizes, not by a vmap)."""
+    from ember.core.batching import spmd_axes
+    spmd = spmd_axes()
+    out = []
+    for name in bound_axis_names():
+        trace = named_axis_trace((name,))
+        out.append((name, trace.axis.size if trace is not None else spmd[name]))
+    return tuple(out)
 
 
 def _check_placement(backend: str | None, device: Any, in_shardings: Any,

@@ -40,7 +40,13 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
-from ember.core.batching import AxisData, bound_axis_names, named_axis_trace, not_mapped
+from ember.core.batching import (
+    AxisData,
+    bound_axis_names,
+    named_axis_trace,
+    not_mapped,
+    spmd_axes,
+)
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
@@ -62,9 +68,13 @@ def unbound_error(name: Any, what: str) -> NameError:
 
 
 def axis_size(name: Any) -> int:
-    """The size of the innermost enclosing vmap named `name`; NameError (JAX's text) if none."""
+    """The size of the innermost enclosing vmap named `name` (or of the mesh axis `name` of
+    the shard_map body being traced); NameError (JAX's text) if none."""
     trace = named_axis_trace((name,))
     if trace is None:
+        spmd = spmd_axes()
+        if name in spmd:
+            return spmd[name]
         raise NameError(f"unbound axis name: {name}")
     return trace.axis.size
 
