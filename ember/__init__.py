@@ -56,13 +56,9 @@ host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting
 
 __version__ = "0.1.0"
 
-# Issue 22's small APIs (jax.tree, jax.ops, device_get, the tracing context managers).
-# Issue 27: devices, meshes and arrays split over them.
-from ember import (  # noqa: E402
-    ops,
-    sharding,  # noqa: E402
-    tree,
-)
+# Issue 22's small APIs (jax.tree, jax.ops, device_get, the tracing context managers) and
+# issue 27's devices, meshes, arrays split over them and shard_map.
+from ember import ops, sharding, tree  # noqa: E402
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
 from ember.array import device_get  # noqa: E402
 from ember.scoped import default_matmul_precision, ensure_compile_time_eval  # noqa: E402
@@ -72,6 +68,7 @@ from ember.sharding._array import (  # noqa: E402
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
+from ember.spmd import shard_map  # noqa: E402
 
 # A JAX name Ember lacks: AttributeError saying Ember does not implement it yet.
 __getattr__ = _module_getattr(__name__)
@@ -127,7 +124,7 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
            "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies",
            "ops", "tree", "device_get", "local_devices", "device_count", "local_device_count",
-           "process_index", "process_count", "sharding", "make_mesh",
+           "process_index", "process_count", "sharding", "make_mesh", "shard_map",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "default_matmul_precision",
            "ensure_compile_time_eval"]

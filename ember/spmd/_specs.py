@@ -1,0 +1,83 @@
+"""shard_map's bookkeeping of partition specs: per-device shapes, a global array cut into
+device blocks, and device blocks put back together.
+
+Input: a `Mesh`, one `PartitionSpec` per array, global shapes or values. Output: the
+per-device (block) shape of each array, the blocks each device gets (`cut`), the global
+array made of the devices' outputs (`assemble`). Invariants: a dimension split over mesh
+axes (a, b) has size(a) * size(b) blocks, a major (NamedSharding's layout); devices that
+differ only along mesh axes the spec leaves out hold the same block, and `assemble` takes
+the first of them (coordinate 0 on those axes). Errors use JAX's texts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ember.sharding._mesh import Mesh, PartitionSpec
+from ember.sharding._shardings import NamedSharding
+
+
+def parts(spec: PartitionSpec, ndim: int) -> tuple[tuple[str, ...], ...]:
+    """The mesh axes splitting each of `ndim` dimensions."""
+    return spec._normalized(ndim)
+
+
+def check_spec(mesh: Mesh, spec: Any, ndim: int, what: str) -> PartitionSpec:
+    """`spec` as a PartitionSpec, checked against the mesh and the array's rank."""
+    if spec is None:
+        spec = PartitionSpec()
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"shard_map {what} must be PartitionSpecs (or a pytree prefix of "
+                        f"them), got {spec!r}")
+    if len(spec) > ndim:
+        raise ValueError(f"shard_map applied to the function with {what} {spec!r} which has "
+                         f"length {len(spec)}, but it was applied to a value of rank {ndim}")
+    NamedSharding(mesh, spec)  # (unknown or repeated axis names: JAX's errors)
+    return spec
+
+
+def block_shape(mesh: Mesh, spec: PartitionSpec, shape: tuple[int, ...], what: str
+                ) -> tuple[int, ...]:
+    """The per-device shape of an array of `shape` split as `spec` says."""
+    sizes = mesh.shape
+    out = []
+    for d, (n, axes) in enumerate(zip(shape, parts(spec, len(shape)))):
+        k = math.prod(sizes[a] for a in axes)
+        if n % k:
+            names = ", ".join(f"'{a}'" for a in axes)
+            raise ValueError(
+                f"shard_map applied to the function with {what} {spec!r}: array axis {d} "
+                f"of size {n} is split over mesh axes ({names}) of total size {k}, which "
+                f"does not evenly divide it")
+        out.append(n // k)
+    return tuple(out)
+
+
+def cut(value: np.ndarray, mesh: Mesh, spec: PartitionSpec, devices: list) -> list[np.ndarray]:
+    """The block of `value` each of `devices` gets."""
+    index = NamedSharding(mesh, spec).devices_indices_map(value.shape)
+    return [np.ascontiguousarray(value[index[d]]) for d in devices]
+
+
+def assemble(blocks: dict[Any, np.ndarray], mesh: Mesh, spec: PartitionSpec,
+             shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The global array of the devices' blocks (the first device of each block wins)."""
+    out = np.empty(shape, dtype)
+    done: set = set()
+    for dev, idx in NamedSharding(mesh, spec).devices_indices_map(shape).items():
+        key = tuple((s.start, s.stop) for s in idx)
+        if key in done or dev not in blocks:
+            continue
+        done.add(key)
+        out[idx] = blocks[dev]
+    return out
+
+
+def global_shape(mesh: Mesh, spec: PartitionSpec, block: tuple[int, ...]) -> tuple[int, ...]:
+    """The global shape whose blocks under `spec` have shape `block`."""
+    sizes = mesh.shape
+    return tuple(n * math.prod(sizes[a] for a in axes)
+                 for n, axes in zip(block, parts(spec, len(block))))
