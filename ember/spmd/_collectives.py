@@ -82,8 +82,8 @@ def combine(name: str, params: dict, vals: Sequence[np.ndarray]) -> list[np.ndar
         total = _reduce("sum", vals)
         sd = params["scatter_dimension"]
         if params["tiled"]:
-            return [np.ascontiguousarray(b) for b in np.split(total, n, axis=sd)]
-        return [np.ascontiguousarray(np.take(total, i, axis=sd)) for i in range(n)]
+            return [np.array(b, order="C") for b in np.split(total, n, axis=sd)]
+        return [np.array(np.take(total, i, axis=sd), order="C") for i in range(n)]
     if name == "ppermute":
         src = {t: s for s, t in params["perm"]}
         return [np.array(vals[src[t]], copy=True) if t in src else np.zeros_like(vals[t])
@@ -139,7 +139,7 @@ def run_collective(mesh: Mesh, name: str, params: dict, local: dict[Any, np.ndar
         sub = subs[key]
         if name in REDUCE_OPS:
             partial = _reduce(REDUCE_OPS[name], [local[d] for d in mine])
-            total = sub.all_reduce(np.ascontiguousarray(partial), REDUCE_OPS[name])
+            total = sub.all_reduce(np.array(partial, order="C"), REDUCE_OPS[name])
             for d in mine:
                 out[d] = total
             continue
@@ -151,7 +151,7 @@ def run_collective(mesh: Mesh, name: str, params: dict, local: dict[Any, np.ndar
         if len(set(counts.values())) != 1:
             raise NotImplementedError(f"{name} over a group whose processes hold different "
                                       "numbers of its devices")
-        stacked = sub.all_gather(np.ascontiguousarray(np.stack([local[d] for d in mine])))
+        stacked = sub.all_gather(np.stack([local[d] for d in mine]))
         taken = {p: 0 for p in procs}
         full = []
         for d in members:  # member d is the next of its process's stacked buffers

@@ -42,7 +42,7 @@ def _flatten(jaxpr: Jaxpr, consts: list[Any]) -> tuple[list, dict[int, Any]] | N
     renamed by substitution), and the consts by var id; None if a collective sits inside
     a loop, a branch or a custom-derivative call."""
     out: list = []
-    const_env = {v.id: c for v, c in zip(jaxpr.constvars, consts)}
+    const_env = {v.id: np.asarray(c) for v, c in zip(jaxpr.constvars, consts)}
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in COLLECTIVES or not any(
                 _holds_collective(p) for p in eqn.params.values()):

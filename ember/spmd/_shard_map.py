@@ -161,7 +161,7 @@ def _run(closed: Any, mesh: Mesh, specs: list, o_specs: list, leaves: list,
     results = []
     for j, (s, aval) in enumerate(zip(o_specs, out_avals)):
         shape = global_shape(mesh, s, aval.shape)
-        by_dev = {d: np.ascontiguousarray(outs[k][j], dtype=aval.dtype)
+        by_dev = {d: np.array(outs[k][j], dtype=aval.dtype, order="C")
                   for k, d in enumerate(devices)}
         for b in by_dev.values():
             b.setflags(write=False)

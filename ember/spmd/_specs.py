@@ -59,7 +59,7 @@ def block_shape(mesh: Mesh, spec: PartitionSpec, shape: tuple[int, ...], what: s
 def cut(value: np.ndarray, mesh: Mesh, spec: PartitionSpec, devices: list) -> list[np.ndarray]:
     """The block of `value` each of `devices` gets."""
     index = NamedSharding(mesh, spec).devices_indices_map(value.shape)
-    return [np.ascontiguousarray(value[index[d]]) for d in devices]
+    return [np.array(value[index[d]], order="C") for d in devices]
 
 
 def assemble(blocks: dict[Any, np.ndarray], mesh: Mesh, spec: PartitionSpec,

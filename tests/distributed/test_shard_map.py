@@ -51,6 +51,11 @@ CASES = [
      "lambda a, b: {'s': L.psum(a @ b, 'x'), 'g': a + b[0]}", [[4, 3], [3, 3]], 0),
     ("jit_inside", M4, "P('i')", "P('i')",
      "lambda a: jax.jit(lambda u: L.psum(u, 'i') - u)(a) * 3", [[8, 2]], 0),
+    ("scalar", M4, "P()", "P()", "lambda a: L.psum(a, 'i') * L.pmax(a, 'i')", [[]], 0),
+    ("empty", M4, "P('i')", "P('i')", "lambda a: L.psum(a, 'i') + a", [[0, 3]], 0),
+    ("int32", M22, "P('x', 'y')", "(P(None, 'y'), P('x', 'y'))",
+     "lambda a: (L.psum(a.astype('int32'), 'x'), L.all_to_all(a.astype('int32'), 'y', 0, 1, "
+     "tiled=True))", [[4, 6]], 0),
     ("loop_ring", M4, "P('i')", "P('i')",
      "lambda a: L.fori_loop(0, 3, lambda k, c: L.ppermute(c, 'i', "
      "[(0, 1), (1, 2), (2, 3), (3, 0)]) + c, a)", [[4, 2]], 0),
