@@ -7,16 +7,17 @@ arguments; by default each argument's own NamedSharding spec, else replicated),
 `out_specs` (a pytree prefix of the outputs), `check_vma`/`check_rep`, `axis_names`.
 Output: a function of the global arrays returning global arrays (`ShardedArray`s laid out
 as `out_specs` says when run eagerly).
-How it runs: called on concrete arrays, the body is traced once for the per-device shapes
-(mesh axis names bound, `core.batching.spmd_axis_env`) and the runtime runs that jaxpr on
+How it runs: the body is traced once, for the per-device shapes (mesh axis names bound,
+`core.batching.spmd_axis_env`). Called on concrete arrays, the runtime runs that jaxpr on
 every device, doing the collectives itself (`_runtime.py`); called on traced values (inside
-`jit`, `grad`, `vmap`) it becomes one program over all the blocks, the mesh axes as named
-vmaps (`_emulate.py`), which the enclosing transformation handles like any other; so
-`jit(shard_map(...))` runs on one device for now (the partitioner is a later slice).
+`jit`, `grad`, `vmap`) the jaxpr becomes one program over all the blocks, the mesh axes as
+named vmaps (`_emulate.py`), which the enclosing transformation handles like any other;
+so `jit(shard_map(...))` runs on one device for now (the partitioner is a later slice).
 Invariants: both ways give the per-device program's values; a body with a collective in a
-loop or branch also runs the second way eagerly. `check_vma` is accepted but the
-replication of outputs over mesh axes their out spec leaves out is not verified: such an
-output is read from the devices at coordinate 0 of those axes.
+loop or branch also runs the second way eagerly. `check_vma` (default True) raises JAX's
+error for an output that may vary along a mesh axis its out spec leaves out
+(`_replication.py`); with it off, such an output is read from the devices at coordinate 0
+of those axes.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from ember.api import fun_name
 from ember.array import ArrayImpl
 from ember.core.aval import ShapedArray
-from ember.core.batching import spmd_axis_env
+from ember.core.batching import eval_body, spmd_axis_env
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import Tracer, get_aval
 from ember.core.traceback_util import api_boundary
@@ -38,6 +40,7 @@ from ember.sharding._mesh import Mesh, PartitionSpec, current_mesh
 from ember.sharding._shardings import NamedSharding
 from ember.spmd import _runtime
 from ember.spmd._emulate import emulate
+from ember.spmd._replication import check_replication
 from ember.spmd._specs import assemble, block_shape, check_spec, cut, global_shape
 from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
 
@@ -90,7 +93,7 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         if m is None:
             raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
                              "enter into a mesh context or pass a mesh to shard_map")
-        return _call(f, m, in_specs, out_specs, args)
+        return _call(f, m, in_specs, out_specs, args, check_vma)
 
     return wrapped
 
@@ -102,7 +105,8 @@ def _infer_spec(x: Any, mesh: Mesh) -> PartitionSpec:
     return PartitionSpec()
 
 
-def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple) -> Any:
+def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
+          check_vma: bool) -> Any:
     leaves, in_tree = tree_flatten(args)
     if in_specs is Infer:
         specs = [_infer_spec(x, mesh) for x in leaves]
@@ -121,25 +125,19 @@ def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple) -
         out_tree_box.append((out_tree, outs))
         return [x if isinstance(x, (Tracer, ArrayImpl)) else np.asarray(x) for x in out_leaves]
 
-    def out_spec_list(n: int) -> list[PartitionSpec]:
-        out_tree, outs = out_tree_box[-1]
-        got = _broadcast_prefix(out_specs, outs, "out_specs")
-        return [check_spec(mesh, s, get_aval(o).ndim if not isinstance(o, Tracer)
-                           else o.aval.ndim, "out_specs")
-                for s, o in zip(got, tree_flatten(outs)[0])]
-
-    if any(isinstance(x, Tracer) for x in leaves):
-        outs = emulate(flat_body, mesh, specs, out_spec_list, leaves)
-        return tree_unflatten(out_tree_box[-1][0], outs)
-
+    # the body is traced once, for the blocks, whatever runs it after
     with spmd_axis_env(dict(mesh.shape)):
         closed, out_avals = trace_to_jaxpr(flat_body, blocks)
     out_tree, outs_traced = out_tree_box[-1]
     o_specs = _broadcast_prefix(out_specs, outs_traced, "out_specs")
     o_specs = [check_spec(mesh, s, a.ndim, "out_specs") for s, a in zip(o_specs, out_avals)]
-    if not _runtime.runnable(closed):
-        outs = emulate(flat_body, mesh, specs, lambda n: o_specs, leaves)
-        return tree_unflatten(out_tree_box[-1][0], outs)
+    if check_vma:
+        check_replication(closed.jaxpr, mesh, specs, o_specs, fun_name(f))
+    if any(isinstance(x, Tracer) for x in leaves) or not _runtime.runnable(closed):
+        def per_device(*xs: Any) -> list[Any]:
+            return eval_body(closed.jaxpr, closed.consts, *xs)
+        outs = emulate(per_device, mesh, specs, lambda n: o_specs, leaves)
+        return tree_unflatten(out_tree, outs)
     return tree_unflatten(out_tree, _run(closed, mesh, specs, o_specs, leaves, out_avals))
 
 

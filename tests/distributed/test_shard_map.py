@@ -60,6 +60,19 @@ CASES = [
      "lambda a: L.fori_loop(0, 3, lambda k, c: L.ppermute(c, 'i', "
      "[(0, 1), (1, 2), (2, 3), (3, 0)]) + c, a)", [[4, 2]], 0),
 ]
+# check_vma: (body, out_specs) over a mesh of 4 along "i", argument split by P("i")
+CHECKS = [
+    ("lambda a: L.psum(a, 'i')", "P()"),
+    ("lambda a: L.pmax(a * 2, 'i') + 1", "P()"),
+    ("lambda a: a", "P()"),
+    ("lambda a: a * 0", "P()"),
+    ("lambda a: L.all_gather(a, 'i')", "P()"),
+    ("lambda a: (L.psum(a, 'i'), a)", "(P(), P('i'))"),
+    ("lambda a: (L.psum(a, 'i'), a)", "P()"),
+    ("lambda a: jax.jit(lambda u: L.psum(u, 'i'))(a)", "P()"),
+    ("lambda a: L.axis_index('i') + 0 * a", "P(None)"),
+    ("lambda a: L.ppermute(L.psum(a, 'i'), 'i', [(0, 1), (1, 0)])", "P()"),
+]
 GRAD_CASES = ["psum", "pmean", "all_gather_tiled", "psum_scatter_tiled", "ppermute_ring",
               "all_to_all_tiled"]
 
@@ -71,6 +84,7 @@ jax.config.update("jax_num_cpu_devices", 4)
 from jax import lax as L
 from jax.sharding import PartitionSpec as P
 cases, grads, out = json.loads(sys.argv[1]), set(json.loads(sys.argv[2])), sys.argv[3]
+CHECKS = json.loads(sys.argv[4])
 res = {}
 for name, (mshape, names), ins, outs, body, shapes, _ in cases:
     mesh = jax.make_mesh(tuple(mshape), tuple(names),
@@ -85,6 +99,14 @@ for name, (mshape, names), ins, outs, body, shapes, _ in cases:
                               for v in jax.tree.leaves(f(*a)))
         for k, g in enumerate(jax.grad(loss, argnums=tuple(range(len(args))))(*args)):
             res[f"{name}/grad{k}"] = np.asarray(g)
+for k, (body, outs) in enumerate(CHECKS):
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    f = jax.shard_map(eval(body), mesh=mesh, in_specs=P("i"), out_specs=eval(outs))
+    try:
+        f(np.ones((4, 2), np.float32))
+        res[f"check{k}"] = np.array(0)
+    except ValueError as e:
+        res[f"check{k}"] = np.array(1 if "can't be statically inferred" in str(e) else 2)
 np.savez(out, **res)
 """
 
@@ -93,7 +115,7 @@ np.savez(out, **res)
 def jax_results(tmp_path_factory):
     path = tmp_path_factory.mktemp("jax") / "results.npz"
     proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(CASES),
-                           json.dumps(GRAD_CASES), str(path)],
+                           json.dumps(GRAD_CASES), str(path), json.dumps(CHECKS)],
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dict(np.load(path))
@@ -104,7 +126,7 @@ def _make(case):
     mesh = ember.make_mesh(tuple(mshape), tuple(names))
     scope = {"L": lax, "P": P, "jax": ember}
     f = ember.shard_map(eval(body, scope), mesh=mesh, in_specs=eval(ins, scope),
-                        out_specs=eval(outs, scope))
+                        out_specs=eval(outs, scope), check_vma=False)
     args = [(np.arange(int(np.prod(s))).reshape(s) % 7 - 3).astype(np.float32)
             for s in shapes]
     return f, args, mesh
@@ -189,3 +211,26 @@ def test_errors(devices4):
     with pytest.raises(ValueError, match="pytree prefix"):
         ember.shard_map(lambda a, b: a, mesh=mesh, in_specs=(P(), P(), P()),
                         out_specs=P())(np.ones(4), np.ones(4))
+
+
+@pytest.mark.parametrize("k", range(len(CHECKS)))
+def test_check_vma_agrees_with_jax(devices4, jax_results, k):
+    body, outs = CHECKS[k]
+    mesh = ember.make_mesh((4,), ("i",))
+    scope = {"L": lax, "P": P, "jax": ember}
+    f = ember.shard_map(eval(body, scope), mesh=mesh, in_specs=P("i"),
+                        out_specs=eval(outs, scope))
+    x = np.ones((4, 2), np.float32)
+    if int(jax_results[f"check{k}"]) == 0:
+        f(x)
+        ember.jit(f)(x)
+        return
+    assert int(jax_results[f"check{k}"]) == 1
+    for run in (f, ember.jit(f)):
+        with pytest.raises(ValueError, match="which require replication which can't be "
+                                             "statically inferred given the mesh"):
+            run(x)
+    # check_vma=False: the output is read from the devices at coordinate 0
+    g = ember.shard_map(eval(body, scope), mesh=mesh, in_specs=P("i"),
+                        out_specs=eval(outs, scope), check_vma=False)
+    g(x)
