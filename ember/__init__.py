@@ -62,7 +62,7 @@ from ember import ops, sharding, tree  # noqa: E402
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
 from ember.array import device_get  # noqa: E402
 from ember.scoped import default_matmul_precision, ensure_compile_time_eval  # noqa: E402
-from ember.sharding import make_mesh  # noqa: E402
+from ember.sharding import make_mesh, set_mesh  # noqa: E402
 from ember.sharding._array import (  # noqa: E402
     make_array_from_callback,
     make_array_from_process_local_data,
@@ -124,7 +124,7 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
            "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies",
            "ops", "tree", "device_get", "local_devices", "device_count", "local_device_count",
-           "process_index", "process_count", "sharding", "make_mesh", "shard_map",
+           "process_index", "process_count", "sharding", "make_mesh", "set_mesh", "shard_map",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "default_matmul_precision",
            "ensure_compile_time_eval"]

@@ -154,6 +154,10 @@ class ArrayImpl(Array):
         idx = tuple(slice(None) for _ in self.shape)
         return [Shard(default_device(), idx, self)]
 
+    def addressable_data(self, index: int) -> ArrayImpl:
+        """The data of the `index`-th addressable shard: the array itself."""
+        return self.addressable_shards[index].data
+
     @property
     def global_shards(self) -> list:
         return self.addressable_shards

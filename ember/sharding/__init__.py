@@ -8,12 +8,12 @@ array constructors. Invariants: see `_mesh.py` (layout), `_shardings.py` (indice
 """
 
 from ember._missing import module_getattr as _module_getattr
-from ember.sharding._mesh import Mesh, PartitionSpec, make_mesh
+from ember.sharding._mesh import AxisType, Mesh, PartitionSpec, get_mesh, make_mesh, set_mesh
 from ember.sharding._shardings import NamedSharding, Sharding, SingleDeviceSharding
 
 P = PartitionSpec
 
-__all__ = ["Mesh", "PartitionSpec", "P", "Sharding", "NamedSharding", "SingleDeviceSharding",
-           "make_mesh"]
+__all__ = ["AxisType", "Mesh", "PartitionSpec", "P", "Sharding", "NamedSharding", "SingleDeviceSharding",
+           "make_mesh", "set_mesh", "get_mesh"]
 
 __getattr__ = _module_getattr(__name__)

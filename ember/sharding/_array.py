@@ -103,6 +103,10 @@ class ShardedArray(ArrayImpl):
             buf.shape, self.dtype, self.weak_type), buf), replicas[dev])
             for dev, buf in self._shards.items()]
 
+    def addressable_data(self, index: int) -> ArrayImpl:
+        """The data of the `index`-th addressable shard."""
+        return self.addressable_shards[index].data
+
     @property
     def global_shards(self) -> list[Shard]:
         if not self.is_fully_addressable:

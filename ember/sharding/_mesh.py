@@ -12,6 +12,7 @@ the current mesh is per thread.
 from __future__ import annotations
 
 import collections
+import enum
 import math
 import threading
 from collections.abc import Sequence
@@ -75,6 +76,18 @@ class PartitionSpec:
         return tuple(out)
 
 
+class AxisType(enum.Enum):
+    """How a mesh axis is used (JAX's `AxisType`): Ember records it; partitioning by the
+    compiler ("Auto"/"Explicit") is a later slice, and shard_map bodies are "Manual"."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 class _Unconstrained:
     def __repr__(self) -> str:
         return "UNCONSTRAINED"
@@ -106,6 +119,9 @@ class Mesh:
             axis_types = ("Auto",) * len(names)
         elif not isinstance(axis_types, tuple):
             axis_types = (axis_types,) * len(names)
+        if len(axis_types) != len(names):
+            raise ValueError(f"Number of axis names should match the number of axis_types. "
+                             f"Got axis_names={names} and axis_types={axis_types}")
         self.axis_types = tuple(str(getattr(t, "name", t)) for t in axis_types)
         self._ids = tuple(int(d.id) for d in devs.flat)
 
@@ -159,13 +175,17 @@ class Mesh:
     def __hash__(self) -> int:
         return hash((self._ids, self.axis_names, self._devices.shape))
 
+    def _types(self) -> str:
+        inner = ", ".join(self.axis_types)
+        return f"({inner},)" if len(self.axis_types) == 1 else f"({inner})"
+
     def _short(self) -> str:
         body = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
-        return f"Mesh({body}, axis_types=({', '.join(self.axis_types)}))"
+        return f"Mesh({body}, axis_types={self._types()})"
 
     def __repr__(self) -> str:
         return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
-                f"axis_types=({', '.join(self.axis_types)}))")
+                f"axis_types={self._types()})")
 
     def __enter__(self) -> Mesh:
         _stack.meshes.append(self)
@@ -184,8 +204,35 @@ _stack = _MeshStack()
 
 
 def current_mesh() -> Mesh | None:
-    """The mesh of the innermost `with mesh:` of this thread, or None."""
+    """The mesh of the innermost `with mesh:` (or `set_mesh`) of this thread, or None."""
     return _stack.meshes[-1] if _stack.meshes else None
+
+
+class set_mesh:  # noqa: N801 (JAX's name for a class used as a function)
+    """Make `mesh` this thread's current mesh (as jax.set_mesh): a global setter when
+    called, and restored to the previous one at the end of a `with set_mesh(mesh):`."""
+
+    __slots__ = ("prev",)
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+        from ember.core.trace import transforms_active
+        if transforms_active():
+            raise ValueError("`set_mesh` can only be used outside of `jax.jit`.")
+        self.prev = list(_stack.meshes)
+        _stack.meshes[:] = [] if mesh is None else [*self.prev, mesh]
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        _stack.meshes[:] = self.prev
+
+
+def get_mesh() -> Mesh | None:
+    """The current mesh (`set_mesh` or `with mesh:`), or None."""
+    return current_mesh()
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,

@@ -113,12 +113,29 @@ def test_mesh_and_spec_api(devices8):
         s.shard_shape((7, 3))
     with pytest.raises(ValueError, match="Number of devices 8 must equal the product"):
         ember.make_mesh((3, 2), ("x", "y"))
+    typed = ember.make_mesh((8,), ("d",), axis_types=(ember.sharding.AxisType.Auto,))
+    assert typed.axis_types == ("Auto",) and repr(typed) == (
+        "Mesh(axis_sizes=(8,), axis_names=('d',), axis_types=(Auto,))")
+    with pytest.raises(ValueError, match="Number of axis names should match"):
+        Mesh(np.array(ember.devices()), ("d",), axis_types=(ember.sharding.AxisType.Auto,) * 2)
     one = SingleDeviceSharding(ember.devices()[2])
     assert repr(one) == "SingleDeviceSharding(device=CpuDevice(id=2), memory_kind=device)"
     assert one.is_fully_replicated and one.shard_shape((3, 4)) == (3, 4)
     with mesh:
         assert ember.device_put(np.ones((4, 2)), P("x")).sharding == NamedSharding(mesh,
                                                                                  P("x"))
+    assert ember.sharding.get_mesh() is None
+    with ember.set_mesh(mesh):
+        assert ember.sharding.get_mesh() is mesh
+        assert ember.device_put(np.ones(4), P("y")).sharding == NamedSharding(mesh, P("y"))
+    assert ember.sharding.get_mesh() is None
+    ember.set_mesh(mesh)  # a global setter too
+    try:
+        assert ember.sharding.get_mesh() is mesh
+    finally:
+        ember.set_mesh(None)
+    with pytest.raises(ValueError, match="can only be used outside of `jax.jit`"):
+        ember.jit(lambda v: ember.set_mesh(mesh) and v)(1.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
@@ -133,8 +150,9 @@ def test_device_put_shards(devices8, dtype):
         np.testing.assert_array_equal(np.asarray(a), x)
         shards = a.addressable_shards
         assert [sh.device for sh in shards] == ember.devices()
-        for sh in shards:
+        for k, sh in enumerate(shards):
             np.testing.assert_array_equal(np.asarray(sh.data), x[sh.index])
+            np.testing.assert_array_equal(np.asarray(a.addressable_data(k)), x[sh.index])
             assert sh.data.shape == s.shard_shape(shape)
         # replicas: devices along the mesh axes the spec leaves out hold copies
         assert sorted({sh.replica_id for sh in shards}) == list(
