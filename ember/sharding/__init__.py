@@ -13,7 +13,7 @@ from ember.sharding._shardings import NamedSharding, Sharding, SingleDeviceShard
 
 P = PartitionSpec
 
-__all__ = ["AxisType", "Mesh", "PartitionSpec", "P", "Sharding", "NamedSharding", "SingleDeviceSharding",
-           "make_mesh", "set_mesh", "get_mesh"]
+__all__ = ["AxisType", "Mesh", "PartitionSpec", "P", "Sharding", "NamedSharding",
+           "SingleDeviceSharding", "make_mesh", "set_mesh", "get_mesh"]
 
 __getattr__ = _module_getattr(__name__)
