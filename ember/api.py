@@ -746,8 +746,8 @@ def _check_placement(backend: str | None, device: Any, in_shardings: Any,
         raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember's backends: "
                            f"{', '.join(_backends.NAMES)}; None takes EMBER_BACKEND's).")
     if device is not None and device not in devices():
-        raise ValueError(f"jit(device={device!r}): Ember has one device, {devices()[0]!r} "
-                         "(ember.devices()[0]); pass it or None.")
+        raise ValueError(f"jit(device={device!r}): not one of Ember's devices "
+                         f"({devices()!r}: ember.devices()); pass one of them or None.")
     from ember.jit_placement import check
     for what, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
         check(value, what)
@@ -810,9 +810,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
       keep_unused: in JAX, ``False`` lets XLA drop arguments the function does not use.
         Ember always keeps them (an unused argument costs one pointer per call), so both
         values give the same program.
-      device: ``None`` or Ember's one device (``ember.devices()[0]``); any other value
-        raises ``ValueError``. (JAX deprecates this argument in favour of placing the
-        inputs with ``device_put``.)
+      device: ``None`` or one of ``ember.devices()`` (the computation runs on this
+        process's CPU either way); any other value raises ``ValueError``. (JAX deprecates
+        this argument in favour of placing the inputs with ``device_put``.)
       backend: the Ember backend that compiles this function: ``"cpu"`` (native code for
         this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy),
         ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib) or

@@ -234,3 +234,17 @@ def test_check_vma_agrees_with_jax(devices4, jax_results, k):
     g = ember.shard_map(eval(body, scope), mesh=mesh, in_specs=P("i"),
                         out_specs=eval(outs, scope), check_vma=False)
     g(x)
+
+
+def test_under_vmap_and_grad_of_jit(devices4):
+    mesh = ember.make_mesh((2, 2), ("x", "y"))
+    f = ember.shard_map(lambda a: lax.psum(a * lax.axis_index("y"), ("x", "y")), mesh=mesh,
+                        in_specs=P("x", "y"), out_specs=P())
+    xs = np.arange(3 * 4 * 4, dtype=np.float32).reshape(3, 4, 4) % 7
+    want = np.stack([f(x) for x in xs])
+    np.testing.assert_array_equal(np.asarray(ember.vmap(f)(xs)), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(ember.vmap(f))(xs)), want)
+    # d/dx of sum(psum(x * y_index)): each element is summed once, weighted by its
+    # device's y index (the replicated output is not counted once per device)
+    g = ember.jit(ember.grad(lambda x: f(x).sum()))(xs[0])
+    np.testing.assert_array_equal(np.asarray(g), np.repeat([[0.0, 1.0]], 4, 0).repeat(2, 1))
