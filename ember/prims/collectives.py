@@ -21,8 +21,8 @@ Semantics under vmap (the batching rules, with B the axis size and x's batch axi
 Under shard_map: the body is traced with the mesh axis names bound (their sizes from the
 mesh), so the equations stay in the per-device jaxpr, and ember/spmd's runtime does them on
 the devices' buffers (or the one-program form turns the mesh axes into named vmaps).
-Invariants: a name no enclosing vmap or shard_map defines is an error, with JAX's texts: "unbound axis
-name: i" (ember.lax, before binding: concrete operands and all_gather), and "Found an unbound
+Invariants: a name no enclosing vmap or shard_map defines is an error, with JAX's texts:
+"unbound axis name: i" (ember.lax, before binding: concrete operands and all_gather), and "Found an unbound
 axis name: i. To fix this, please call psum under `jax.shard_map`." from the abstract eval
 (staging) and the NumPy rule (eager). A named axis never reaches the NumPy rule or the
 lowering otherwise (the vmap that defines it removes it), so those raise the same error;
