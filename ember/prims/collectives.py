@@ -24,8 +24,9 @@ the devices' buffers (or the one-program form turns the mesh axes into named vma
 Invariants: a name no enclosing vmap or shard_map defines is an error, with JAX's texts:
 "unbound axis name: i" (ember.lax, before binding: concrete operands and all_gather), and
 "Found an unbound axis name: i. To fix this, please call psum under `jax.shard_map`." from
-the abstract eval (staging) and the NumPy rule (eager). A named axis never reaches the NumPy rule or the
-lowering otherwise (the vmap that defines it removes it), so those raise the same error;
+the abstract eval (staging) and the NumPy rule (eager). A named axis never reaches the
+NumPy rule or the lowering otherwise (the vmap that defines it removes it), so those raise
+the same error;
 only positional reductions run there (as reduce_sum / reduce_max / reduce_min).
 `axis_index_groups` is unsupported under vmap, as in JAX.
 Autodiff: psum and all_gather are linear. psum's transpose is psum over the named axes
