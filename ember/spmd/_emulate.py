@@ -79,19 +79,14 @@ def _from_front(y: Any, mesh: Mesh, spec: PartitionSpec) -> Any:
 
 
 def emulate(fun: Callable[..., Sequence[Any]], mesh: Mesh, in_specs: Sequence[PartitionSpec],
-            out_specs: Callable[[int], Sequence[PartitionSpec]], args: Sequence[Any]
-            ) -> list[Any]:
-    """`fun` (flat per-device args -> flat per-device outputs) run as shard_map runs it;
-    `out_specs(n)` gives the specs of its n outputs."""
+            out_specs: Sequence[PartitionSpec], args: Sequence[Any]) -> list[Any]:
+    """`fun` (flat per-device args -> flat per-device outputs, one per out spec) run as
+    shard_map runs it."""
     fronts = [_to_front(x, mesh, s) for x, s in zip(args, in_specs)]
-    n_out: list[int] = []
-
     def level(i: int) -> Callable[..., Any]:
         if i == len(mesh.axis_names):
             def body(*xs: Any) -> tuple:
-                outs = list(fun(*xs))
-                n_out.append(len(outs))
-                return tuple(outs)
+                return tuple(fun(*xs))
             return body
         name = mesh.axis_names[i]
         in_axes = tuple(0 if name in present else None for _, present in fronts)
@@ -100,5 +95,4 @@ def emulate(fun: Callable[..., Sequence[Any]], mesh: Mesh, in_specs: Sequence[Pa
                     axis_size=mesh.shape[name])
 
     outs = level(0)(*[y for y, _ in fronts])
-    specs = out_specs(len(outs))
-    return [_from_front(o, mesh, s) for o, s in zip(outs, specs)]
+    return [_from_front(o, mesh, s) for o, s in zip(outs, out_specs)]

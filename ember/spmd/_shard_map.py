@@ -136,7 +136,7 @@ def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
     if any(isinstance(x, Tracer) for x in leaves) or not _runtime.runnable(closed):
         def per_device(*xs: Any) -> list[Any]:
             return eval_body(closed.jaxpr, closed.consts, *xs)
-        outs = emulate(per_device, mesh, specs, lambda n: o_specs, leaves)
+        outs = emulate(per_device, mesh, specs, o_specs, leaves)
         return tree_unflatten(out_tree, outs)
     return tree_unflatten(out_tree, _run(closed, mesh, specs, o_specs, leaves, out_avals))
 
