@@ -9,7 +9,8 @@ the shard's shape) and `replica_id`. Invariants: a shard's buffer is its own (C-
 read-only), so a process holds only its shards; an array whose devices are all in this
 process is also assembled once into the global value, which eager operations and jit's
 calls read (their results are single-device arrays, as the sharding partitioner is not
-built yet); reading the value of an array some of whose shards live in other processes
+built yet); so is an array whose blocks all have a copy in this process (a replicated
+one); reading the value of an array some of whose blocks live only in other processes
 raises JAX's error.
 """
 
@@ -65,7 +66,7 @@ class ShardedArray(ArrayImpl):
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray],
                  value: np.ndarray | None = None) -> None:
-        if value is None and sharding.is_fully_addressable:
+        if value is None and _covers(aval, sharding, shards):
             value = _assemble(aval, sharding, shards)
         super().__init__(value, aval)  # type: ignore[arg-type]
         self._sharding = sharding
@@ -137,11 +138,27 @@ class ShardedArray(ArrayImpl):
         raise TypeError("a sharded ember.Array cannot be pickled; device_get it first")
 
 
+def _key(idx: Index) -> tuple:
+    return tuple((s.start, s.stop) for s in idx)
+
+
+def _covers(aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray]) -> bool:
+    """Whether this process's shards hold every block (always, when every device is
+    local; also for a replicated array, or one split only across this process's devices)."""
+    if sharding.is_fully_addressable:
+        return True
+    index = sharding.devices_indices_map(aval.shape)
+    return {_key(i) for i in index.values()} == {_key(index[d]) for d in shards}
+
+
 def _assemble(aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray]
               ) -> np.ndarray:
     out = np.empty(aval.shape, aval.dtype)
+    done = set()
     for dev, idx in sharding.devices_indices_map(aval.shape).items():
-        out[idx] = shards[dev]
+        if dev in shards and _key(idx) not in done:
+            done.add(_key(idx))
+            out[idx] = shards[dev]
     out.setflags(write=False)
     return out
 

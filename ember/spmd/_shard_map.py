@@ -41,7 +41,7 @@ from ember.sharding._shardings import NamedSharding
 from ember.spmd import _runtime
 from ember.spmd._emulate import emulate
 from ember.spmd._replication import check_replication
-from ember.spmd._specs import assemble, block_shape, check_spec, cut, global_shape
+from ember.spmd._specs import block_shape, check_spec, cut, global_shape
 from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 
@@ -163,11 +163,7 @@ def _run(closed: Any, mesh: Mesh, specs: list, o_specs: list, leaves: list,
                   for k, d in enumerate(devices)}
         for b in by_dev.values():
             b.setflags(write=False)
-        sharding = NamedSharding(mesh, s)
-        value = (assemble(by_dev, mesh, s, shape, aval.dtype)
-                 if sharding.is_fully_addressable else None)
-        if value is not None:
-            value.setflags(write=False)
-        results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type), sharding,
-                                    by_dev, value))
+        # (the value is assembled from the shards when this process holds every block)
+        results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type),
+                                    NamedSharding(mesh, s), by_dev))
     return results

@@ -1,12 +1,12 @@
 """shard_map's bookkeeping of partition specs: per-device shapes, a global array cut into
-device blocks, and device blocks put back together.
+device blocks, and the global shape of the blocks the devices return.
 
 Input: a `Mesh`, one `PartitionSpec` per array, global shapes or values. Output: the
 per-device (block) shape of each array, the blocks each device gets (`cut`), the global
-array made of the devices' outputs (`assemble`). Invariants: a dimension split over mesh
+shape of the devices' outputs (`global_shape`). Invariants: a dimension split over mesh
 axes (a, b) has size(a) * size(b) blocks, a major (NamedSharding's layout); devices that
-differ only along mesh axes the spec leaves out hold the same block, and `assemble` takes
-the first of them (coordinate 0 on those axes). Errors use JAX's texts.
+differ only along mesh axes the spec leaves out hold the same block (a ShardedArray's value
+takes the first of them: coordinate 0 on those axes). Errors use JAX's texts.
 """
 
 from __future__ import annotations
@@ -60,20 +60,6 @@ def cut(value: np.ndarray, mesh: Mesh, spec: PartitionSpec, devices: list) -> li
     """The block of `value` each of `devices` gets."""
     index = NamedSharding(mesh, spec).devices_indices_map(value.shape)
     return [np.array(value[index[d]], order="C") for d in devices]
-
-
-def assemble(blocks: dict[Any, np.ndarray], mesh: Mesh, spec: PartitionSpec,
-             shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """The global array of the devices' blocks (the first device of each block wins)."""
-    out = np.empty(shape, dtype)
-    done: set = set()
-    for dev, idx in NamedSharding(mesh, spec).devices_indices_map(shape).items():
-        key = tuple((s.start, s.stop) for s in idx)
-        if key in done or dev not in blocks:
-            continue
-        done.add(key)
-        out[idx] = blocks[dev]
-    return out
 
 
 def global_shape(mesh: Mesh, spec: PartitionSpec, block: tuple[int, ...]) -> tuple[int, ...]:

@@ -210,6 +210,11 @@ def test_not_fully_addressable_value_raises(devices8):
         np.asarray(a)
     with pytest.raises(RuntimeError, match="spans non-addressable"):
         jnp.add(a, 1)
+    # replicated over every device: this process's copy is the value
+    r = _RemoteHalf(ember.make_mesh((8,), ("d",)), P())
+    b = ShardedArray(ShapedArray((2,), np.dtype(np.float32)), r,
+                     {d: np.array([1.0, 2.0], np.float32) for d in ember.devices()[:4]})
+    np.testing.assert_array_equal(np.asarray(b), [1.0, 2.0])
 
 
 def test_visualize(devices8, capsys):
