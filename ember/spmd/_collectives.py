@@ -60,11 +60,18 @@ def groups(mesh: Mesh, names: Sequence[str]) -> list[list[Any]]:
 
 
 def _reduce(op: str, vals: Sequence[np.ndarray]) -> np.ndarray:
+    """The elementwise reduction of the buffers, left to right (buffers are never written:
+    one buffer is its own reduction, no copy)."""
     fn = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}[op]
-    acc = np.array(vals[0], copy=True)
+    acc = np.asarray(vals[0])
     for v in vals[1:]:
         acc = fn(acc, v).astype(acc.dtype, copy=False)
     return acc
+
+
+def _contiguous(x: np.ndarray) -> np.ndarray:
+    """x as a C-contiguous buffer, copied only if it is not one (rank 0 stays rank 0)."""
+    return np.require(x, requirements="C")
 
 
 def combine(name: str, params: dict, vals: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -139,7 +146,7 @@ def run_collective(mesh: Mesh, name: str, params: dict, local: dict[Any, np.ndar
         sub = subs[key]
         if name in REDUCE_OPS:
             partial = _reduce(REDUCE_OPS[name], [local[d] for d in mine])
-            total = sub.all_reduce(np.array(partial, order="C"), REDUCE_OPS[name])
+            total = sub.all_reduce(_contiguous(partial), REDUCE_OPS[name])
             for d in mine:
                 out[d] = total
             continue

@@ -159,10 +159,12 @@ def _run(closed: Any, mesh: Mesh, specs: list, o_specs: list, leaves: list,
     results = []
     for j, (s, aval) in enumerate(zip(o_specs, out_avals)):
         shape = global_shape(mesh, s, aval.shape)
-        by_dev = {d: np.array(outs[k][j], dtype=aval.dtype, order="C")
-                  for k, d in enumerate(devices)}
-        for b in by_dev.values():
-            b.setflags(write=False)
+        by_dev = {}
+        for k, d in enumerate(devices):
+            buf = np.require(outs[k][j], dtype=aval.dtype, requirements="C")
+            if buf.flags.writeable:  # (a fresh result: nobody else holds it)
+                buf.setflags(write=False)
+            by_dev[d] = buf
         # (the value is assembled from the shards when this process holds every block)
         results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type),
                                     NamedSharding(mesh, s), by_dev))
