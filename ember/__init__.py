@@ -24,6 +24,7 @@ from ember import (
     random,
     tree_util,
 )
+from ember import device_state as _device_state
 from ember.ad_api import (
     float0,
     grad,
@@ -55,11 +56,19 @@ host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting
 
 __version__ = "0.1.0"
 
-# Issue 22's small APIs (jax.tree, jax.ops, device_get, the tracing context managers).
-from ember import ops, tree  # noqa: E402
+# Issue 22's small APIs (jax.tree, jax.ops, device_get, the tracing context managers) and
+# issue 27's devices, meshes, arrays split over them and shard_map.
+from ember import ops, sharding, tree  # noqa: E402
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
 from ember.array import device_get  # noqa: E402
 from ember.scoped import default_matmul_precision, ensure_compile_time_eval  # noqa: E402
+from ember.sharding import make_mesh, set_mesh  # noqa: E402
+from ember.sharding._array import (  # noqa: E402
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+)
+from ember.spmd import shard_map  # noqa: E402
 
 # A JAX name Ember lacks: AttributeError saying Ember does not implement it yet.
 __getattr__ = _module_getattr(__name__)
@@ -71,14 +80,35 @@ tree_flatten = tree_util.tree_flatten
 tree_unflatten = tree_util.tree_unflatten
 
 
-def local_devices() -> list:
-    """Return the devices of this process (as jax.local_devices): this machine's CPU."""
-    return devices()
+def local_devices(process_index: int | None = None, backend: str | None = None,
+                  host_id: int | None = None) -> list:
+    """Return the devices of one process (as jax.local_devices): this one's by default."""
+    from ember.array import _check_backend
+    from ember.device_state import global_devices
+    _check_backend(backend)
+    p = process_index if process_index is not None else host_id
+    p = _device_state.process_index() if p is None else p
+    return [d for d in global_devices() if d.process_index == p]
 
 
-def device_count() -> int:
-    """Return the number of devices (as jax.device_count): 1, the CPU."""
-    return 1
+def device_count(backend: str | None = None) -> int:
+    """Return the number of devices of every process (as jax.device_count)."""
+    return len(devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """Return the number of this process's devices (as jax.local_device_count)."""
+    return len(local_devices(backend=backend))
+
+
+def process_index(backend: str | None = None) -> int:
+    """Return this process's index among the joined processes (as jax.process_index)."""
+    return _device_state.process_index()
+
+
+def process_count(backend: str | None = None) -> int:
+    """Return the number of joined processes (as jax.process_count)."""
+    return _device_state.process_count()
 
 
 def default_backend() -> str:
@@ -93,4 +123,8 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "pure_callback", "debug", "jvp", "linearize", "vjp", "grad", "value_and_grad",
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
            "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies",
-           "ops", "tree", "device_get", "default_matmul_precision", "ensure_compile_time_eval"]
+           "ops", "tree", "device_get", "local_devices", "device_count", "local_device_count",
+           "process_index", "process_count", "sharding", "make_mesh", "set_mesh", "shard_map",
+           "make_array_from_callback", "make_array_from_process_local_data",
+           "make_array_from_single_device_arrays", "default_matmul_precision",
+           "ensure_compile_time_eval"]

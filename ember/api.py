@@ -715,9 +715,15 @@ class Compiled:
 
 
 def _axis_env() -> tuple:
-    """(name, size) of each named vmap being traced, outermost first."""
-    return tuple((name, named_axis_trace((name,)).axis.size)  # type: ignore[union-attr]
-                 for name in bound_axis_names())
+    """(name, size) of each named vmap being traced, outermost first (a shard_map body's
+    mesh axes first: they are bound with their sizes, not by a vmap)."""
+    from ember.core.batching import spmd_axes
+    spmd = spmd_axes()
+    out = []
+    for name in bound_axis_names():
+        trace = named_axis_trace((name,))
+        out.append((name, trace.axis.size if trace is not None else spmd[name]))
+    return tuple(out)
 
 
 def _check_placement(backend: str | None, device: Any, in_shardings: Any,
@@ -740,14 +746,11 @@ def _check_placement(backend: str | None, device: Any, in_shardings: Any,
         raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember's backends: "
                            f"{', '.join(_backends.NAMES)}; None takes EMBER_BACKEND's).")
     if device is not None and device not in devices():
-        raise ValueError(f"jit(device={device!r}): Ember has one device, {devices()[0]!r} "
-                         "(ember.devices()[0]); pass it or None.")
+        raise ValueError(f"jit(device={device!r}): not one of Ember's devices "
+                         f"({devices()!r}: ember.devices()); pass one of them or None.")
+    from ember.jit_placement import check
     for what, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
-        # None (or a pytree of Nones) lets the compiler choose: on one device, that device.
-        if tree_flatten(value)[0]:
-            raise NotImplementedError(
-                f"jit({what}=...): Ember runs on one CPU device and does not implement "
-                f"shardings; leave {what} unset (None). Got {value!r}.")
+        check(value, what)
     if abstracted_axes is not None:
         raise NotImplementedError(
             "jit(abstracted_axes=...): Ember traces with static shapes only (JAX needs "
@@ -780,8 +783,12 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
       fun: the function to compile. Its arguments and results are arrays, scalars, or
         pytrees of them (tuples, lists, dicts, registered classes); arguments marked static
         may be any hashable Python value.
-      in_shardings, out_shardings: accepted only as ``None`` (a pytree of ``None`` too):
-        Ember runs on one device. Any sharding raises ``NotImplementedError``.
+      in_shardings, out_shardings: ``None`` or pytree prefixes of the positional
+        arguments / of the results whose leaves are shardings (``NamedSharding``,
+        ``SingleDeviceSharding``, a device, a ``PartitionSpec`` under ``with mesh:``) or
+        None. Each argument is checked against its sharding, and each result comes back
+        laid out by its out-sharding; the computation itself runs on one device (the
+        partitioner is a later slice), see ember/jit_placement.py.
       static_argnums: an int or a sequence of ints: the positional arguments that are
         static. A static argument is a compile-time constant: its value (it must be
         hashable, compared with ``==`` and by type) is part of the cache key, so each new
@@ -803,9 +810,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
       keep_unused: in JAX, ``False`` lets XLA drop arguments the function does not use.
         Ember always keeps them (an unused argument costs one pointer per call), so both
         values give the same program.
-      device: ``None`` or Ember's one device (``ember.devices()[0]``); any other value
-        raises ``ValueError``. (JAX deprecates this argument in favour of placing the
-        inputs with ``device_put``.)
+      device: ``None`` or one of ``ember.devices()`` (the computation runs on this
+        process's CPU either way); any other value raises ``ValueError``. (JAX deprecates
+        this argument in favour of placing the inputs with ``device_put``.)
       backend: the Ember backend that compiles this function: ``"cpu"`` (native code for
         this machine through LLVM), ``"interpreter"`` (the optimized HLO run with NumPy),
         ``"xla-cpu"`` (the optimized HLO handed to XLA's CPU compiler; needs jaxlib) or
@@ -842,7 +849,13 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
-                                 inline=inline, backend=backend, device=device)
+                                 inline=inline, backend=backend, device=device,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
+    from ember.jit_placement import PlacedJitFunction, has_placement
+    if has_placement(in_shardings) or has_placement(out_shardings):
+        return PlacedJitFunction(fun, in_shardings, out_shardings, static_argnums,
+                                 static_argnames, donate_argnums, donate_argnames, keep_unused,
+                                 inline, backend)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
                        keep_unused, inline, backend)
 

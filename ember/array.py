@@ -19,6 +19,7 @@ import numpy as np
 
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
+from ember.device_state import CpuDevice, default_device
 
 
 class _ArrayMeta(type):
@@ -33,18 +34,6 @@ class Array(metaclass=_ArrayMeta):
     """The public array type (an annotation and isinstance target); see ArrayImpl."""
 
     __slots__ = ()
-
-
-class CpuDevice:
-    platform = "cpu"
-    device_kind = "cpu"
-    id = 0
-
-    def __repr__(self) -> str:
-        return "CpuDevice(id=0)"
-
-
-_CPU = CpuDevice()
 
 
 class ArrayImpl(Array):
@@ -147,10 +136,39 @@ class ArrayImpl(Array):
 
     @property
     def device(self) -> CpuDevice:
-        return _CPU
+        return default_device()
 
     def devices(self) -> set[CpuDevice]:
-        return {_CPU}
+        return {default_device()}
+
+    @property
+    def sharding(self) -> Any:
+        """Where the value lives: one device (`SingleDeviceSharding`)."""
+        from ember.sharding._shardings import SingleDeviceSharding
+        return SingleDeviceSharding(default_device())
+
+    @property
+    def addressable_shards(self) -> list:
+        """The shards this process holds: the whole value, on its device."""
+        from ember.sharding._array import Shard
+        idx = tuple(slice(None) for _ in self.shape)
+        return [Shard(default_device(), idx, self)]
+
+    def addressable_data(self, index: int) -> ArrayImpl:
+        """The data of the `index`-th addressable shard: the array itself."""
+        return self.addressable_shards[index].data
+
+    @property
+    def global_shards(self) -> list:
+        return self.addressable_shards
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
 
     def block_until_ready(self) -> ArrayImpl:
         # dispatch is synchronous: the value is ready; only a deleted Array is an error
@@ -246,10 +264,32 @@ def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:
     return ArrayImpl._from_user(value, weak_type=weak_type)
 
 
-def device_put(x: Any, device: Any = None) -> Any:
-    """Copy NumPy values (a pytree of them) into ember.Arrays; Arrays pass through."""
+def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = False,
+               may_alias: Any = None) -> Any:
+    """Copy NumPy values (a pytree of them) into ember.Arrays placed as `device` says (as
+    jax.device_put): None or the default device keeps one buffer (Arrays pass through); a
+    device, a `Sharding`, or a `PartitionSpec` under `with mesh:` lays each leaf out over
+    its devices (`ember.sharding`); `device` may also be a pytree prefix of `x` of those."""
     from ember.tree_util import tree_map
-    return tree_map(lambda v: v if isinstance(v, ArrayImpl) else ArrayImpl._from_user(v), x)
+    if device is None:
+        return tree_map(lambda v: v if isinstance(v, ArrayImpl) else
+                        ArrayImpl._from_user(v), x)
+    from ember.sharding._array import device_put_sharded_leaf
+    from ember.sharding._shardings import as_sharding
+
+    def put(s: Any, sub: Any) -> Any:
+        if s is None:
+            return device_put(sub)
+        sharding = as_sharding(s, "device_put")
+        return tree_map(lambda v: device_put_sharded_leaf(v, sharding), sub)
+
+    from ember.sharding._mesh import PartitionSpec
+    from ember.sharding._shardings import Sharding
+    if isinstance(device, (Sharding, CpuDevice, PartitionSpec)):
+        return put(device, x)
+    # a pytree of placements, a prefix of x's
+    return tree_map(put, device, x, is_leaf=lambda v: v is None or isinstance(
+        v, (Sharding, CpuDevice, PartitionSpec)))
 
 
 def device_get(x: Any) -> Any:
@@ -276,8 +316,22 @@ def device_get(x: Any) -> Any:
 
 
 def devices(backend: str | None = None) -> list[CpuDevice]:
-    """Return the devices Ember runs on (as jax.devices): one, this machine's CPU."""
-    return [_CPU]
+    """Return every device of every process (as jax.devices): this process's CPU devices
+    (`config.jax_num_cpu_devices`, one by default) and, once `ember.distributed` joined
+    processes, theirs, ordered by id."""
+    _check_backend(backend)
+    from ember.device_state import global_devices
+    return list(global_devices())
+
+
+def _check_backend(backend: Any) -> None:
+    if backend is None or backend == "cpu":
+        return
+    if backend in ("gpu", "cuda", "rocm", "tpu"):
+        raise RuntimeError(f"Unknown backend: '{backend}' requested, but no platforms that "
+                           f"are instances of {backend} are present. Platforms present "
+                           "are: cpu")
+    raise RuntimeError(f"Unknown backend {backend}. Platforms present are: cpu")
 
 
 def block_until_ready(x: Any) -> Any:

@@ -129,8 +129,36 @@ def _define(flag: Flag) -> None:
 
 # -- options: read at import, changed by config.update ----------------------------------------
 
+def _parse_int(text: str) -> int:
+    return int(text)
+
+
+# Whether the device list has been built (ember/device_state.py installs the probe: config
+# imports nothing of Ember's); the number of CPU devices may change only before that.
+_devices_started: list[Callable[[], bool]] = [lambda: False]
+
+
+def set_devices_started_probe(probe: Callable[[], bool]) -> None:
+    """Install the function that says whether the devices have been created."""
+    _devices_started[0] = probe
+
+
+def _check_num_cpu_devices(value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"jax_num_cpu_devices must be an int, got {value!r}")
+    if _devices_started[0]() and value != config.jax_num_cpu_devices:
+        raise RuntimeError(
+            "jax_num_cpu_devices config should be updated before backends are initialized "
+            "i.e. before any JAX operation is executed. You should initialize this config "
+            "immediately after `import jax`.")
+
+
 _define(Flag("jax_enable_x64", "bool", False, "JAX_ENABLE_X64", "64-bit types (int64, "
              "uint64, float64) instead of 32-bit defaults.", True, parse=_parse_bool))
+_define(Flag("jax_num_cpu_devices", "int", -1, "JAX_NUM_CPU_DEVICES", "Number of CPU "
+             "devices in this process (-1: one). Set it before the devices are first used "
+             "(ember.devices(), a mesh, a sharding): afterwards a different value raises.",
+             parse=_parse_int, check=_check_num_cpu_devices))
 _define(Flag("ember_unsafe_math", "bool", False, "EMBER_UNSAFE_MATH", "Allow rewrites that "
              "are not exact under IEEE-754 (reassociation, x*0 => 0 for floats, x**0.5 => "
              "sqrt(x)).", True, parse=_parse_bool))

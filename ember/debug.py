@@ -13,6 +13,7 @@ unordered prints of a condition; tests/unit/test_debug_loops.py).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from ember.prims.callback import (
 )
 from ember.tree_util import tree_flatten
 
-__all__ = ["print", "callback"]
+__all__ = ["print", "callback", "visualize_array_sharding", "visualize_sharding"]
 
 def _printoptions() -> tuple:
     """NumPy's current print options as JAX records them: sorted pairs, JAX's key order."""
@@ -62,5 +63,18 @@ def callback(callback: Callable[..., None], *args: Any, ordered: bool = False,
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
+
+
+def visualize_sharding(shape: Any, sharding: Any, **kwargs: Any) -> None:
+    """Print a plain-text table of how an array of `shape` (rank 1 or 2) is laid out by
+    `sharding`: one box per shard, labelled with the devices that hold it."""
+    from ember.sharding._visualize import sharding_text
+    builtins.print(sharding_text(tuple(shape), sharding))
+
+
+def visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
+    """Print the layout of the Array `arr` over its devices (see `visualize_sharding`)."""
+    visualize_sharding(arr.shape, arr.sharding, **kwargs)
+
 
 __getattr__ = _module_getattr(__name__)

@@ -29,7 +29,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,10 +189,38 @@ def named_axis_trace(names: Any) -> Trace | None:
 
 
 def bound_axis_names() -> list[Any]:
-    """The axis names of the vmaps being traced, outermost first."""
+    """The axis names of the vmaps being traced, outermost first, after the mesh axes of
+    the shard_map bodies being traced (`spmd_axes`)."""
     from ember.core.trace import _state
-    return [m.payload.name for m in _state.stack
-            if m.trace_type is BatchTrace and m.payload.name is not None]
+    return [*spmd_axes()] + [m.payload.name for m in _state.stack
+                             if m.trace_type is BatchTrace and m.payload.name is not None]
+
+
+class _SpmdAxes(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[dict[Any, int]] = []
+
+
+_spmd = _SpmdAxes()
+
+
+def spmd_axes() -> dict[Any, int]:
+    """The mesh axes (name -> size) of the shard_map bodies this thread is tracing: names a
+    collective may use there, which no vmap removes (the body stays per device)."""
+    out: dict[Any, int] = {}
+    for frame in _spmd.stack:
+        out.update(frame)
+    return out
+
+
+@contextmanager
+def spmd_axis_env(sizes: dict[Any, int]) -> Iterator[None]:
+    """Bind mesh axis names (name -> size) while a shard_map body is traced."""
+    _spmd.stack.append(dict(sizes))
+    try:
+        yield
+    finally:
+        _spmd.stack.pop()
 
 
 def eval_body(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:

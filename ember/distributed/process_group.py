@@ -111,6 +111,8 @@ def initialize(coordinator_address: str | None = None,
         process_index=communicator.rank, process_count=communicator.size,
         local_device_counts=tuple(int(c) for c in gathered), communicator=communicator))
     _state["communicator"] = communicator
+    from ember import device_state
+    device_state.reset()  # (the device list now spans every process's devices)
     _state["shutdown_timeout"] = float(shutdown_timeout_seconds)
 
 
@@ -134,3 +136,5 @@ def shutdown() -> None:
     finally:
         _state.clear()
         topology.set_current(topology.ProcessTopology())
+        from ember import device_state
+        device_state.reset()

@@ -50,7 +50,10 @@ class Communicator(Protocol):
         ...
 
     def subgroup(self, ranks: tuple[int, ...]) -> Communicator:
-        """The communicator of the members `ranks` (collective over all members)."""
+        """The communicator of the members `ranks`, whose rank i is `ranks[i]`. Collective
+        over all members: every member calls it, with the same `ranks` or with the group
+        that holds it (groups that partition the members); a member not in its `ranks`
+        takes part, then gets a ValueError."""
         ...
 
     def barrier(self) -> None:

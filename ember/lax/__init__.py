@@ -30,6 +30,8 @@ from ember.lax._parallel import *  # noqa: F403
 from ember.lax._parallel import __all__ as _parallel_all
 from ember.lax._scan import *  # noqa: F403
 from ember.lax._scan import __all__ as _scan_all
+from ember.lax._sharding import *  # noqa: F403
+from ember.lax._sharding import __all__ as _sharding_all
 from ember.lax._slicing import *  # noqa: F403
 from ember.lax._slicing import __all__ as _slicing_all
 from ember.lax._sorting import *  # noqa: F403
@@ -42,7 +44,7 @@ from ember.prims.elementwise import RoundingMethod
 
 __all__ = ["convert_element_type", "RoundingMethod", *_ops_all, *_slicing_all, *_linalg_all,
            *_sorting_all, *_control_flow_all, *_loops_all, *_scan_all, *_custom_solvers_all,
-           *_parallel_all, *_special_all,
+           *_parallel_all, *_special_all, *_sharding_all,
            *_convolution_all, *_user_reductions_all, *_fft_all]
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.

@@ -1,5 +1,7 @@
-"""Collectives over vmap's named axes, as `jax.lax`: psum, pmean, pmax, pmin, all_gather,
-axis_index, axis_size (primitives in ember/prims/collectives.py).
+"""Collectives over named axes (vmap's `axis_name`, shard_map's mesh axes), as `jax.lax`:
+psum, pmean, pmax, pmin, all_gather, axis_index, axis_size (primitives in
+ember/prims/collectives.py), psum_scatter, ppermute, pshuffle, all_to_all
+(ember/prims/collectives_scatter.py).
 
 Input: a pytree `x` (each leaf reduced or gathered on its own) and an axis name or a
 tuple of names, each the `axis_name` of an enclosing `ember.vmap`. Output: the pytree of
@@ -20,11 +22,13 @@ import numpy as np
 from ember.core import dtypes
 from ember.core.trace import Tracer
 from ember.lax._base import aval_of, convert_element_type
-from ember.lax._ops import add, div, mul
+from ember.lax._ops import add, div, expand_dims, mul, squeeze
 from ember.prims import collectives as P
+from ember.prims import collectives_scatter as S
 from ember.tree_util import tree_map
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
+           "psum_scatter", "ppermute", "pshuffle", "all_to_all"]
 
 
 def _leaf_bool_to_int(leaf: Any) -> Any:
@@ -37,8 +41,7 @@ def _reduce(prim: Any, x: Any, axis_name: Any, axis_index_groups: Any,
     if not axes:
         return x
     if axis_index_groups is not None:
-        raise NotImplementedError("axis_index_groups is not supported (Ember has no "
-                                  "multi-device collectives)")
+        raise NotImplementedError("axis_index_groups is not supported yet")
 
     def one(leaf: Any) -> Any:
         if concrete is not None and not isinstance(leaf, Tracer):
@@ -92,8 +95,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     if not names:
         return x
     if axis_index_groups is not None:
-        raise NotImplementedError("axis_index_groups is not supported (Ember has no "
-                                  "multi-device collectives)")
+        raise NotImplementedError("axis_index_groups is not supported yet")
     size = math.prod(P.axis_size(a) for a in names)
 
     def one(leaf: Any) -> Any:
@@ -123,3 +125,88 @@ def axis_index(axis_name: Any) -> Any:
 def axis_size(axis_name: Any) -> int:
     """The size of the vmap axis `axis_name` (the product, for a tuple of names)."""
     return math.prod(P.axis_size(a) for a in P.as_axes(axis_name))
+
+
+def _names(axis_name: Any) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
+                 axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Sum x over the members of `axis_name` and give member i block i of the sum along
+    `scatter_dimension` (tiled: n equal blocks of the dimension; untiled: the dimension has
+    size n and is dropped)."""
+    names = _names(axis_name)
+    if not names:
+        return x
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups is not supported yet")
+    size = math.prod(P.axis_size(a) for a in names)
+
+    def one(leaf: Any) -> Any:
+        return S.reduce_scatter_p.bind(leaf, axis_name=names,
+                                       scatter_dimension=scatter_dimension,
+                                       axis_index_groups=None, axis_size=size,
+                                       tiled=bool(tiled))
+    return tree_map(one, x)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member t of `axis_name` gets member s's x for each pair (s, t) of `perm`, and zeros
+    when no pair sends to it."""
+    names = _names(axis_name)
+    perm = tuple((int(s), int(t)) for s, t in perm)
+    size = math.prod(P.axis_size(a) for a in names)
+    srcs, dsts = [s for s, _ in perm], [t for _, t in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError("ppermute sources and destinations must be unique, got "
+                         f"{list(perm)}.")
+    for i in srcs + dsts:
+        if not 0 <= i < size:
+            raise ValueError(f"ppermute perm indices must be in [0, {size}), got {list(perm)}")
+    return tree_map(lambda leaf: S.ppermute_p.bind(leaf, axis_name=names, perm=perm), x)
+
+
+def pshuffle(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member i gets member perm[i]'s x (a ppermute whose pairs are (perm[i], i))."""
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Member i gets block i (along `split_axis`) of every member's x, concatenated along
+    `concat_axis` in member order; untiled, `split_axis` has size n and is removed and the
+    members' blocks form a new axis at `concat_axis`."""
+    names = _names(axis_name)
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups is not supported yet")
+    size = math.prod(P.axis_size(a) for a in names)
+
+    def one(leaf: Any, split: int = split_axis, concat: int = concat_axis) -> Any:
+        shape = aval_of(leaf).shape
+        if tiled:
+            if shape[split] % size:
+                raise ValueError(f"The size of all_to_all split_axis ({shape[split]}) has "
+                                 "to be divisible by the size of the named axis "
+                                 f"{axis_name} ({size})")
+        else:
+            if shape[split] != size:
+                raise ValueError("all_to_all requires the size of the mapped axis axis_name "
+                                 "to equal x.shape[split_axis], but they are "
+                                 f"{size} and {shape[split]} respectively.")
+            if split < concat:
+                concat += 1  # (a position after the split axis is removed)
+                leaf = expand_dims(leaf, (concat,))
+            elif concat < split:
+                leaf = expand_dims(leaf, (concat,))
+                split += 1
+        out = S.all_to_all_p.bind(leaf, axis_name=names, split_axis=split,
+                                  concat_axis=concat, axis_index_groups=None,
+                                  tiled=bool(tiled))
+        if not tiled and split != concat:
+            out = squeeze(out, (split,))
+        return out
+    return tree_map(one, x)

@@ -18,11 +18,15 @@ Semantics under vmap (the batching rules, with B the axis size and x's batch axi
 - axis_index: iota(B), mapped along 0.
 - A collective naming another vmap's axis is batched along its own batch axis and left
   to that vmap (core/trace.py's bind finds it).
-Invariants: a name no enclosing vmap defines is an error, with JAX's texts: "unbound axis
-name: i" (ember.lax, before binding: concrete operands and all_gather), and "Found an unbound
-axis name: i. To fix this, please call psum under `jax.shard_map`." from the abstract eval
-(staging) and the NumPy rule (eager). A named axis never reaches the NumPy rule or the
-lowering otherwise (the vmap that defines it removes it), so those raise the same error;
+Under shard_map: the body is traced with the mesh axis names bound (their sizes from the
+mesh), so the equations stay in the per-device jaxpr, and ember/spmd's runtime does them on
+the devices' buffers (or the one-program form turns the mesh axes into named vmaps).
+Invariants: a name no enclosing vmap or shard_map defines is an error, with JAX's texts:
+"unbound axis name: i" (ember.lax, before binding: concrete operands and all_gather), and
+"Found an unbound axis name: i. To fix this, please call psum under `jax.shard_map`." from
+the abstract eval (staging) and the NumPy rule (eager). A named axis never reaches the
+NumPy rule or the lowering otherwise (the vmap that defines it removes it), so those raise
+the same error;
 only positional reductions run there (as reduce_sum / reduce_max / reduce_min).
 `axis_index_groups` is unsupported under vmap, as in JAX.
 Autodiff: psum and all_gather are linear. psum's transpose is psum over the named axes
@@ -40,7 +44,13 @@ import numpy as np
 
 from ember.core import ad
 from ember.core.aval import ShapedArray
-from ember.core.batching import AxisData, bound_axis_names, named_axis_trace, not_mapped
+from ember.core.batching import (
+    AxisData,
+    bound_axis_names,
+    named_axis_trace,
+    not_mapped,
+    spmd_axes,
+)
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
@@ -62,9 +72,13 @@ def unbound_error(name: Any, what: str) -> NameError:
 
 
 def axis_size(name: Any) -> int:
-    """The size of the innermost enclosing vmap named `name`; NameError (JAX's text) if none."""
+    """The size of the innermost enclosing vmap named `name` (or of the mesh axis `name` of
+    the shard_map body being traced); NameError (JAX's text) if none."""
     trace = named_axis_trace((name,))
     if trace is None:
+        spmd = spmd_axes()
+        if name in spmd:
+            return spmd[name]
         raise NameError(f"unbound axis name: {name}")
     return trace.axis.size
 

@@ -111,6 +111,7 @@ def test_placement_keywords_accept_what_ember_does_and_name_the_rest():
     for kw in ({"backend": None}, {"backend": "cpu"}, {"device": None},
                {"device": ember.devices()[0]}, {"in_shardings": None},
                {"out_shardings": (None, None)}, {"abstracted_axes": None},
+               {"out_shardings": ember.sharding.SingleDeviceSharding(ember.devices()[0])},
                {"compiler_options": {}}, {"compiler_options": None}):
         f = ember.jit(lambda a: a * 2, **kw)
         np.testing.assert_array_equal(np.asarray(f(x)), x * 2)
@@ -127,12 +128,14 @@ def test_placement_keywords_accept_what_ember_does_and_name_the_rest():
         ember.jit(lambda a: a, device="cuda:0")
     with pytest.raises(ValueError, match="can't specify both a device and a backend"):
         ember.jit(lambda a: a, device=ember.devices()[0], backend="cpu")
-    for kw in ("in_shardings", "out_shardings", "abstracted_axes"):
-        with pytest.raises(NotImplementedError, match=rf"jit\({kw}=\.\.\.\)"):
+    for kw in ("in_shardings", "out_shardings"):  # (shardings: tests/distributed/)
+        with pytest.raises(TypeError, match=rf"jit {kw} leaves must be Shardings"):
             ember.jit(lambda a: a, **{kw: object()})
+    with pytest.raises(NotImplementedError, match=r"jit\(abstracted_axes=\.\.\.\)"):
+        ember.jit(lambda a: a, abstracted_axes=object())
     with pytest.raises(NotImplementedError, match=r"compiler_options.*xla_cpu_enable_fast_math"):
         ember.jit(lambda a: a, compiler_options={"xla_cpu_enable_fast_math": True})
-    with pytest.raises(NotImplementedError, match="in_shardings"):
+    with pytest.raises(TypeError, match="in_shardings"):
         ember.jit(in_shardings=object())    # checked in the decorator form too
 
 

@@ -168,6 +168,19 @@ def _devices() -> None:
     jax.jit(jnp.sin, backend="gpu")(X)
 
 
+def _sharding() -> None:
+    from ember.sharding import NamedSharding, P
+    n = jax.device_count()  # (whatever jax_num_cpu_devices this process has)
+    mesh = jax.make_mesh((n,), ("i",))
+    x = np.arange(4.0 * n, dtype=np.float32)
+    a = jax.device_put(x, NamedSharding(mesh, P("i")))
+    assert len(a.addressable_shards) == n
+    f = jax.shard_map(lambda v: lax.psum(v, "i"), mesh=mesh, in_specs=P("i"), out_specs=P())
+    _close(f(a), x.reshape(n, 4).sum(0))
+    _close(jax.jit(f)(x), x.reshape(n, 4).sum(0))
+    _close(lax.with_sharding_constraint(x, NamedSharding(mesh, P())), x)
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "`jit` (static, donated arguments), `make_jaxpr`, `eval_shape`, "
     "`trace`/`lower`/`compile`": _jit_stages,
@@ -192,7 +205,10 @@ CHECKS: dict[str, Callable[[], None]] = {
     "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
     "`jax.numpy.fft` (all transforms, `fftfreq`, `fftshift`) and `lax.fft`, through NumPy's "
     "pocketfft": _fft,
-    "GPUs; several devices, sharding, `shard_map`, `pmap`": _devices,
+    "several CPU devices (`jax_num_cpu_devices`), `jax.sharding` (`Mesh`, `NamedSharding`, "
+    "`device_put`, `addressable_shards`), `shard_map` with `psum`/`all_gather`/"
+    "`psum_scatter`/`ppermute`/`all_to_all`, `with_sharding_constraint`": _sharding,
+    "GPUs; `pmap`; `jit` partitioned over several devices (it runs on one)": _devices,
 }
 
 

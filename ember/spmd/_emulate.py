@@ -1,0 +1,98 @@
+"""shard_map as one program on one device: every device's block side by side, the mesh
+axes as nested vmaps whose `axis_name`s are the mesh axis names.
+
+Input: the user's function on flat per-device arguments, the mesh, the flat in/out specs,
+the flat global arguments (arrays or tracers of any trace). Output: the flat global
+outputs. Used wherever shard_map's arguments are traced (under jit, grad, vmap): there the
+collectives' batching rules (ember/prims/collectives*.py) give them their meaning, and the
+result equals the per-device program's (the runtime's, ember/spmd/_runtime.py).
+Layout: an argument split over mesh axes gets one leading axis per such axis, in mesh
+order (a dimension split over (a, b) is reshaped to (size(a), size(b), block) first); the
+vmap of mesh axis a maps the arguments that have its axis and broadcasts the others. An
+output comes back with every mesh axis in front; the axes its spec names are merged into
+their dimensions, the others are read at coordinate 0 (the replicas agree).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ember.lax import _ops
+from ember.lax._base import aval_of
+from ember.lax._slicing import index_in_dim
+from ember.sharding._mesh import Mesh, PartitionSpec
+from ember.spmd._specs import parts
+from ember.vmap_api import vmap
+
+
+def _to_front(x: Any, mesh: Mesh, spec: PartitionSpec) -> tuple[Any, set[str]]:
+    """x with one leading axis per mesh axis splitting it (mesh order); those axes."""
+    shape = aval_of(x).shape
+    sizes = mesh.shape
+    new_shape: list[int] = []
+    owner: list[str | None] = []  # the mesh axis of each axis of the reshaped value
+    for n, axes in zip(shape, parts(spec, len(shape))):
+        k = math.prod(sizes[a] for a in axes)
+        for a in axes:
+            new_shape.append(sizes[a])
+            owner.append(a)
+        new_shape.append(n // k)
+        owner.append(None)
+    y = _ops.reshape(x, tuple(new_shape)) if tuple(new_shape) != shape else x
+    present = [a for a in mesh.axis_names if a in owner]
+    order = [owner.index(a) for a in present] + [i for i, o in enumerate(owner) if o is None]
+    if order != list(range(len(order))):
+        y = _ops.transpose(y, tuple(order))
+    return y, set(present)
+
+
+def _from_front(y: Any, mesh: Mesh, spec: PartitionSpec) -> Any:
+    """The global output from y = (every mesh axis in mesh order, *block)."""
+    names = list(mesh.axis_names)
+    m = len(names)
+    shape = aval_of(y).shape
+    block = shape[m:]
+    dims = parts(spec, len(block))
+    used = {a for axes in dims for a in axes}
+    # replicas along the axes the spec does not name: coordinate 0
+    for i in reversed(range(m)):
+        if names[i] not in used:
+            y = index_in_dim(y, 0, i, keepdims=False)
+            names.pop(i)
+    # bring each dimension's mesh axes (spec order) just before it, then merge
+    order: list[int] = []
+    new_shape: list[int] = []
+    k = len(names)
+    sizes = mesh.shape
+    for d, axes in enumerate(dims):
+        for a in axes:
+            order.append(names.index(a))
+        order.append(k + d)
+        new_shape.append(block[d] * math.prod(sizes[a] for a in axes))
+    if order != list(range(len(order))):
+        y = _ops.transpose(y, tuple(order))
+    if tuple(new_shape) != aval_of(y).shape:
+        y = _ops.reshape(y, tuple(new_shape))
+    return y
+
+
+def emulate(fun: Callable[..., Sequence[Any]], mesh: Mesh, in_specs: Sequence[PartitionSpec],
+            out_specs: Sequence[PartitionSpec], args: Sequence[Any]) -> list[Any]:
+    """`fun` (flat per-device args -> flat per-device outputs, one per out spec) run as
+    shard_map runs it."""
+    fronts = [_to_front(x, mesh, s) for x, s in zip(args, in_specs)]
+    def level(i: int) -> Callable[..., Any]:
+        if i == len(mesh.axis_names):
+            def body(*xs: Any) -> tuple:
+                return tuple(fun(*xs))
+            return body
+        name = mesh.axis_names[i]
+        in_axes = tuple(0 if name in present else None for _, present in fronts)
+        # (an argument's mapped axes are consumed outermost first: mesh order)
+        return vmap(level(i + 1), in_axes=in_axes, out_axes=0, axis_name=name,
+                    axis_size=mesh.shape[name])
+
+    outs = level(0)(*[y for y, _ in fronts])
+    return [_from_front(o, mesh, s) for o, s in zip(outs, out_specs)]

@@ -1,0 +1,171 @@
+"""`ember.shard_map` (and `ember.experimental.shard_map.shard_map`): a function written for
+one device's block of each array, run on every device of a mesh, with collectives over
+the mesh axis names.
+
+Input: `f`, `mesh` (or the current `with mesh:`), `in_specs` (a pytree prefix of the
+arguments; by default each argument's own NamedSharding spec, else replicated),
+`out_specs` (a pytree prefix of the outputs), `check_vma`/`check_rep`, `axis_names`.
+Output: a function of the global arrays returning global arrays (`ShardedArray`s laid out
+as `out_specs` says when run eagerly).
+How it runs: the body is traced once, for the per-device shapes (mesh axis names bound,
+`core.batching.spmd_axis_env`). Called on concrete arrays, the runtime runs that jaxpr on
+every device, doing the collectives itself (`_runtime.py`); called on traced values (inside
+`jit`, `grad`, `vmap`) the jaxpr becomes one program over all the blocks, the mesh axes as
+named vmaps (`_emulate.py`), which the enclosing transformation handles like any other;
+so `jit(shard_map(...))` runs on one device for now (the partitioner is a later slice).
+Invariants: both ways give the per-device program's values; a body with a collective in a
+loop or branch also runs the second way eagerly. `check_vma` (default True) raises JAX's
+error for an output that may vary along a mesh axis its out spec leaves out
+(`_replication.py`); with it off, such an output is read from the devices at coordinate 0
+of those axes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ember.api import fun_name
+from ember.array import ArrayImpl
+from ember.core.aval import ShapedArray
+from ember.core.batching import eval_body, spmd_axis_env
+from ember.core.staging import trace_to_jaxpr
+from ember.core.trace import Tracer, get_aval
+from ember.core.traceback_util import api_boundary
+from ember.sharding._array import ShardedArray
+from ember.sharding._mesh import Mesh, PartitionSpec, current_mesh
+from ember.sharding._shardings import NamedSharding
+from ember.spmd import _runtime
+from ember.spmd._emulate import emulate
+from ember.spmd._replication import check_replication
+from ember.spmd._specs import block_shape, check_spec, cut, global_shape
+from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
+
+
+class _Infer:
+    def __repr__(self) -> str:
+        return "Infer"
+
+
+Infer = _Infer()
+
+
+def _is_spec(x: Any) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
+    """One spec per leaf of `tree`: `prefix` is a pytree prefix of it whose leaves are
+    PartitionSpecs (or None), each applying to every leaf of the subtree it covers."""
+    prefix_def = tree_structure(prefix, is_leaf=_is_spec)
+    spec_leaves = tree_flatten(prefix, is_leaf=_is_spec)[0]
+    try:
+        subtrees = prefix_def.flatten_up_to(tree)
+    except ValueError as e:
+        raise ValueError(f"shard_map {what} must be a pytree prefix of the corresponding "
+                         f"value, got {what} {prefix!r} for a value of structure "
+                         f"{tree_structure(tree)}.") from e
+    out: list[Any] = []
+    for spec, sub in zip(spec_leaves, subtrees):
+        out.extend([spec] * len(tree_flatten(sub)[0]))
+    return out
+
+
+def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = Infer,
+              mesh: Mesh | None = None, axis_names: Any = frozenset(),
+              check_vma: bool = True) -> Any:
+    """Map `f` over the blocks of its arguments on the devices of `mesh` (as
+    jax.shard_map); see the module docstring."""
+    if f is None:
+        return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs,
+                                 mesh=mesh, axis_names=axis_names, check_vma=check_vma)
+    if not callable(f):
+        raise TypeError("shard_map requires a callable for its first argument, but got "
+                        f"{f} of type {type(f)}.")
+
+    @functools.wraps(f)
+    @api_boundary
+    def wrapped(*args: Any) -> Any:
+        m = mesh if mesh is not None else current_mesh()
+        if m is None:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                             "enter into a mesh context or pass a mesh to shard_map")
+        return _call(f, m, in_specs, out_specs, args, check_vma)
+
+    return wrapped
+
+
+def _infer_spec(x: Any, mesh: Mesh) -> PartitionSpec:
+    s = getattr(x, "sharding", None) if isinstance(x, ShardedArray) else None
+    if isinstance(s, NamedSharding) and s.mesh == mesh:
+        return s.spec
+    return PartitionSpec()
+
+
+def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
+          check_vma: bool) -> Any:
+    leaves, in_tree = tree_flatten(args)
+    if in_specs is Infer:
+        specs = [_infer_spec(x, mesh) for x in leaves]
+    else:
+        prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+        specs = _broadcast_prefix(prefix, args, "in_specs")
+    avals = [get_aval(x) for x in leaves]
+    specs = [check_spec(mesh, s, a.ndim, "in_specs") for s, a in zip(specs, avals)]
+    blocks = [ShapedArray(block_shape(mesh, s, a.shape, "in_specs"), a.dtype, a.weak_type)
+              for s, a in zip(specs, avals)]
+    out_tree_box: list[Any] = []
+
+    def flat_body(*xs: Any) -> list[Any]:
+        outs = f(*tree_unflatten(in_tree, list(xs)))
+        out_leaves, out_tree = tree_flatten(outs)
+        out_tree_box.append((out_tree, outs))
+        return [x if isinstance(x, (Tracer, ArrayImpl)) else np.asarray(x) for x in out_leaves]
+
+    # the body is traced once, for the blocks, whatever runs it after
+    with spmd_axis_env(dict(mesh.shape)):
+        closed, out_avals = trace_to_jaxpr(flat_body, blocks)
+    out_tree, outs_traced = out_tree_box[-1]
+    o_specs = _broadcast_prefix(out_specs, outs_traced, "out_specs")
+    o_specs = [check_spec(mesh, s, a.ndim, "out_specs") for s, a in zip(o_specs, out_avals)]
+    if check_vma:
+        check_replication(closed.jaxpr, mesh, specs, o_specs, fun_name(f))
+    if any(isinstance(x, Tracer) for x in leaves) or not _runtime.runnable(closed):
+        def per_device(*xs: Any) -> list[Any]:
+            return eval_body(closed.jaxpr, closed.consts, *xs)
+        outs = emulate(per_device, mesh, specs, o_specs, leaves)
+        return tree_unflatten(out_tree, outs)
+    return tree_unflatten(out_tree, _run(closed, mesh, specs, o_specs, leaves, out_avals))
+
+
+def _run(closed: Any, mesh: Mesh, specs: list, o_specs: list, leaves: list,
+         out_avals: list) -> list[Any]:
+    from ember.distributed import topology
+    topo = topology.current()
+    devices = [d for d in mesh.devices.flat if d.process_index == topo.process_index]
+    per_arg = []
+    for x, s in zip(leaves, specs):
+        if isinstance(x, ShardedArray) and x.sharding == NamedSharding(mesh, s):
+            by_dev = {sh.device: np.asarray(sh.data) for sh in x.addressable_shards}
+            per_arg.append([by_dev[d] for d in devices])
+        else:
+            per_arg.append(cut(np.asarray(x), mesh, s, devices))
+    blocks = [[arg[k] for arg in per_arg] for k in range(len(devices))]
+    outs = _runtime.run(closed, mesh, devices, blocks, topo.process_index,
+                        topo.communicator)
+    results = []
+    for j, (s, aval) in enumerate(zip(o_specs, out_avals)):
+        shape = global_shape(mesh, s, aval.shape)
+        by_dev = {}
+        for k, d in enumerate(devices):
+            buf = np.require(outs[k][j], dtype=aval.dtype, requirements="C")
+            if buf.flags.writeable:  # (a fresh result: nobody else holds it)
+                buf.setflags(write=False)
+            by_dev[d] = buf
+        # (the value is assembled from the shards when this process holds every block)
+        results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type),
+                                    NamedSharding(mesh, s), by_dev))
+    return results
