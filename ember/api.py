@@ -880,9 +880,10 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
 
     Args:
       fun: the function to evaluate abstractly.
-      *args, **kwargs: arrays, scalars, ``ember.ShapeDtypeStruct`` values (anything with
-        ``shape`` and ``dtype``), or pytrees of them. Every argument is dynamic; bind
-        non-array arguments with ``functools.partial`` first.
+      *args: arrays, scalars, ``ember.ShapeDtypeStruct`` values (anything with ``shape``
+        and ``dtype``), or pytrees of them. Every argument is dynamic; bind non-array
+        arguments with ``functools.partial`` first.
+      **kwargs: keyword arguments of the same kinds.
 
     Returns:
       A pytree of ``ember.ShapeDtypeStruct`` with the structure of ``fun``'s result.

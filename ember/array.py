@@ -257,7 +257,7 @@ def device_get(x: Any) -> Any:
 
     Args:
       x: a pytree; leaves with ``__array__`` (ember.Arrays, NumPy arrays and scalars) become
-        ``numpy.ndarray``s, other leaves (Python numbers, strings) and tracers are returned
+        ``numpy.ndarray`` objects, other leaves (Python numbers, strings) and tracers are returned
         as they are.
 
     Returns:

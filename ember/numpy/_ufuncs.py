@@ -414,8 +414,21 @@ def _arctan2(x: Any, y: Any, /) -> Any:
 
 
 def _hypot(x: Any, y: Any, /) -> Any:
-    """sqrt(x^2 + y^2) without overflow: with a = max(|x|, |y|), b = min(|x|, |y|),
-    a sqrt(1 + (b / a)^2); 0 when a = 0; +inf when either is inf (even with a NaN)."""
+    """Return the hypotenuse ``sqrt(x**2 + y**2)`` element-wise, without overflow.
+
+    Args:
+        x, y: real arrays or scalars, broadcast together; integers promote to the default
+            float type. Complex values raise a ``ValueError``.
+
+    Returns:
+        The hypotenuse of the right triangle with legs ``x`` and ``y``: 0 where both are 0,
+        ``inf`` where either is infinite (even when the other is NaN).
+
+    Example:
+        >>> jnp.hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
+        Array([ 5., 13.], dtype=float32)
+    """
+    # with a = max(abs(x), abs(y)), b = min(abs(x), abs(y)): a * sqrt(1 + (b / a)^2)
     x, y = promote_args_inexact("hypot", x, y)
     if _kind(x) == "c":
         raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
@@ -434,8 +447,17 @@ def _hypot(x: Any, y: Any, /) -> Any:
 
 
 def _logaddexp(x: Any, y: Any, /) -> Any:
-    """log(exp(x) + exp(y)) = max(x, y) + log1p(exp(-|x - y|)); where x - y is NaN (a NaN,
-    or infinities of one sign) the result is x + y."""
+    """Return ``log(exp(x) + exp(y))`` element-wise, without overflow or underflow.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        The logarithm of the sum of the exponentials: ``logaddexp(-inf, y)`` is ``y``,
+        ``logaddexp(inf, inf)`` is ``inf``.
+    """
+    # = max(x, y) + log1p(exp(-abs(x - y))); where x - y is NaN (a NaN, or infinities of
+    # one sign) the result is x + y
     x, y = promote_args_inexact("logaddexp", x, y)
     amax = lax.max(x, y)
     delta = lax.sub(x, y)
@@ -444,7 +466,15 @@ def _logaddexp(x: Any, y: Any, /) -> Any:
 
 
 def _logaddexp2(x: Any, y: Any, /) -> Any:
-    """log2(2^x + 2^y) = max(x, y) + log1p(2^-|x - y|) / ln 2."""
+    """Return ``log2(2**x + 2**y)`` element-wise, without overflow or underflow.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        The base-2 logarithm of the sum of the powers of two.
+    """
+    # = max(x, y) + log1p(2^-abs(x - y)) / ln 2
     x, y = promote_args_inexact("logaddexp2", x, y)
     amax = lax.max(x, y)
     delta = lax.sub(x, y)
@@ -474,7 +504,15 @@ def signbit(x: Any, /) -> Any:
 
 
 def _copysign(x: Any, y: Any, /) -> Any:
-    """|x| with the sign bit of y."""
+    """Return ``x``'s magnitude with ``y``'s sign, element-wise.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        ``abs(x)`` where ``y``'s sign bit is clear, ``-abs(x)`` where it is set (so
+        ``copysign(1.0, -0.0)`` is ``-1.0``).
+    """
     x, y = promote_args_inexact("copysign", x, y)
     ax = lax.abs(x)
     s = signbit(y)
@@ -484,9 +522,17 @@ def _copysign(x: Any, y: Any, /) -> Any:
 
 
 def _nextafter(x: Any, y: Any, /) -> Any:
-    """The next float after x toward y, on the bit patterns: for x != 0 the integer view of
-    |x| steps by one (up when moving away from zero); from 0 it is the smallest subnormal
-    with y's sign; NaN if either is NaN; y if x == y."""
+    """Return the next floating-point value after ``x`` toward ``y``, element-wise.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        The representable value adjacent to ``x`` in the direction of ``y``: ``y`` where
+        ``x == y``, NaN where either is NaN, the smallest subnormal of ``y``'s sign after 0.
+    """
+    # on the bit patterns: for x != 0 the integer view of abs(x) steps by one (up when
+    # moving away from zero)
     x, y = promote_args_inexact("nextafter", x, y)
     shape = _common_shape(x, y)
     x, y = _bcast(x, shape), _bcast(y, shape)
@@ -669,7 +715,19 @@ def positive(x: Any, /) -> Any:
 
 
 def absolute(x: Any, /) -> Any:
-    """|x|; bool and unsigned values are returned as they are."""
+    """Return the absolute value element-wise (``jnp.abs`` is the same function).
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        ``abs(x)``, of ``x``'s dtype (a complex ``x`` gives its real magnitude); bool and
+        unsigned values are returned as they are.
+
+    Example:
+        >>> jnp.absolute(jnp.array([-1.5, 0.0, 2.0]))
+        Array([1.5, 0. , 2. ], dtype=float32)
+    """
     (x,) = promote_args("absolute", x)
     return x if _kind(x) in "ub" else lax.abs(x)
 
@@ -678,7 +736,15 @@ abs = absolute  # noqa: A001
 
 
 def fabs(x: Any, /) -> Any:
-    """|x| in the promoted float type (complex values are refused, as NumPy's ufunc)."""
+    """Return the absolute value element-wise, as a float.
+
+    Args:
+        x: a real array or scalar; integers promote to the default float type. Complex
+            values raise a ``TypeError``, as NumPy's ``fabs`` does.
+
+    Returns:
+        ``abs(x)`` in the promoted float type.
+    """
     (x,) = promote_args_inexact("fabs", x)
     if _kind(x) == "c":
         raise TypeError("ufunc 'fabs' does not support complex dtypes")
@@ -975,8 +1041,19 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
             equal_nan: bool = False) -> Any:
-    """|a - b| <= atol + rtol |b| for floats (infinities close only to themselves; NaN close
-    to nothing unless equal_nan); exact equality for integers and bools, as JAX."""
+    """Return where two arrays are equal within a tolerance, element-wise.
+
+    Args:
+        a, b: arrays or scalars, broadcast together.
+        rtol: the relative tolerance, scaled by ``abs(b)``.
+        atol: the absolute tolerance.
+        equal_nan: whether a NaN in ``a`` is close to a NaN in ``b``.
+
+    Returns:
+        A bool array: ``abs(a - b) <= atol + rtol * abs(b)`` for floats (an infinity is
+        close only to the same infinity); exact equality for integers and bools, as in
+        JAX.
+    """
     a, b = promote_args("isclose", a, b)
     if _kind(a) not in "fc":
         return lax.eq(a, b)
