@@ -94,3 +94,7 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "float0", "jacfwd", "jacrev", "jacobian", "hessian", "linear_transpose", "custom_jvp",
            "custom_vjp", "custom_gradient", "checkpoint", "remat", "checkpoint_policies",
            "ops", "tree", "device_get", "default_matmul_precision", "ensure_compile_time_eval"]
+
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember import lax
-from ember.core import dtypes
+from ember.core import dtypes, traceback_util
 from ember.core.trace import Tracer, get_aval
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import (
@@ -181,6 +181,10 @@ class ufunc:
         for item in items[1:]:
             outs.append(self._func(outs[-1], item))
         return concatenate([expand_dims(o, ax) for o in outs], ax)
+
+
+# jnp.add(x, y), jnp.add.reduce(x) are the user's calls: errors show the user's frames
+traceback_util.wrap_methods(ufunc, ["__call__"])
 
 
 def _math(lax_fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
