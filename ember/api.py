@@ -849,7 +849,24 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
 
 def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
                return_shape: bool = False) -> Callable[..., Any]:
-    """`make_jaxpr(f)(*args)`: the ClosedJaxpr of f at these arguments, printed as JAX does."""
+    """Make a function that traces ``fun`` and returns its jaxpr, printed as JAX prints it.
+
+    Args:
+        fun: the function to trace, of arrays or pytrees of arrays.
+        static_argnums: positions of arguments that are Python values baked into the jaxpr
+            (hashable), as in ``jit``.
+        static_argnames: names of such keyword arguments.
+        return_shape: whether to also return the output's shapes and dtypes.
+
+    Returns:
+        A function with ``fun``'s arguments that returns the ``ClosedJaxpr`` of ``fun`` at
+        their shapes and dtypes (with ``return_shape``, ``(jaxpr, shapes)``, ``shapes`` a
+        pytree of ``ShapeDtypeStruct`` like ``fun``'s output). Nothing is compiled.
+
+    Example:
+        >>> print(ember.make_jaxpr(jnp.sin)(1.0))
+        { lambda ; a:f32[]. let b:f32[] = sin a in (b,) }
+    """
     # Always a fresh wrapper: a `fun` that is itself jitted then shows as one `jit`
     # equation, as JAX prints `make_jaxpr(jit(f))`.
     jitted = JitFunction(fun, static_argnums, static_argnames)

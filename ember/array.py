@@ -247,7 +247,16 @@ def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:
 
 
 def device_put(x: Any, device: Any = None) -> Any:
-    """Copy NumPy values (a pytree of them) into ember.Arrays; Arrays pass through."""
+    """Transfer values to the device as Arrays (the CPU: Ember has one device).
+
+    Args:
+        x: an array, scalar, or pytree of them.
+        device: accepted for JAX's signature; Ember's one device is the only placement.
+
+    Returns:
+        ``x`` with every NumPy array or scalar leaf copied into an ``ember.Array`` (Arrays
+        are returned as they are).
+    """
     from ember.tree_util import tree_map
     return tree_map(lambda v: v if isinstance(v, ArrayImpl) else ArrayImpl._from_user(v), x)
 

@@ -1011,10 +1011,27 @@ def isrealobj(x: Any) -> bool:
 _UNSET: Any = object()
 
 
+@jit_like_jax("clip")
 def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
          a: Any = _UNSET, a_min: Any = _UNSET, a_max: Any = _UNSET) -> Any:
-    """arr limited to [min, max]: maximum(min, arr) then minimum(max, arr), as JAX (so a NaN
-    bound gives NaN, and min > max gives max). The older a/a_min/a_max keywords work too."""
+    """Clip array values to the range ``[min, max]``.
+
+    Args:
+        arr: the array to clip.
+        min: the lower bound (an array or scalar broadcast against ``arr``), or None for
+            none.
+        max: the upper bound, or None for none.
+        a, a_min, a_max: NumPy's older names for ``arr``, ``min`` and ``max``.
+
+    Returns:
+        ``minimum(max, maximum(min, arr))``, as in JAX: a NaN bound gives NaN, and where
+        ``min > max`` the result is ``max``. Complex values raise a ``ValueError``. Under a
+        trace it is one ``jit[name=clip]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.clip(jnp.array([-2.0, 0.5, 3.0]), 0, 1)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     if a is not _UNSET:
         if arr is not None:
             raise ValueError("clip: pass the array positionally or as a=, not both")

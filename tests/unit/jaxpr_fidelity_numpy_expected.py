@@ -720,3 +720,101 @@ EXPECTED['jnp_round0'] = """\
         in (b,) }
     ] a
   in (b,) }"""
+
+EXPECTED['jnp_where'] = """\
+{ lambda ; a:f32[5]. let
+    b:bool[5] = gt a 0.0:f32[]
+    c:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[5] a:f32[5] d:f32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          f:f32[5] = broadcast_in_dim e
+          c:f32[5] = select_n b f a
+        in (c,) }
+    ] b a 0.0:f32[]
+  in (c,) }"""
+
+EXPECTED['jnp_where_bcast'] = """\
+{ lambda ; a:f32[4] b:f32[3,4]. let
+    c:bool[4] = gt a 0.0:f32[]
+    d:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[4] a:f32[4] b:f32[3,4]. let
+          e:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+          f:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+          d:f32[3,4] = select_n e b f
+        in (d,) }
+    ] c a b
+  in (d,) }"""
+
+EXPECTED['jnp_where_int'] = """\
+{ lambda ; a:i32[5]. let
+    b:bool[5] = gt a 2:i32[]
+    c:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[5] a:i32[5] d:f32[]. let
+          e:f32[5] = convert_element_type[new_dtype=float32 weak_type=True] a
+          f:f32[5] = broadcast_in_dim d
+          c:f32[5] = select_n b f e
+        in (c,) }
+    ] b a 1.5:f32[]
+  in (c,) }"""
+
+EXPECTED['jnp_where_scalar_cond'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = neg a
+    c:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] a:f32[5] b:f32[5]. let
+          c:f32[5] = select_n d b a
+        in (c,) }
+    ] True:bool[] a b
+  in (c,) }"""
+
+EXPECTED['jnp_clip'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[5] c:i32[] d:i32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[5] = max e a
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          b:f32[5] = min g f
+        in (b,) }
+    ] a 0:i32[] 1:i32[]
+  in (b,) }"""
+
+EXPECTED['jnp_clip_min'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[5] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[5] = max d a
+        in (b,) }
+    ] a 0.5:f32[]
+  in (b,) }"""
+
+EXPECTED['jnp_clip_max_array'] = """\
+{ lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,4] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[3,4] b:f32[4]. let
+          d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          c:f32[3,4] = min d a
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_clip_int'] = """\
+{ lambda ; a:i32[5]. let
+    b:i32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; a:i32[5] c:i32[] d:i32[]. let
+          e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          f:i32[5] = max e a
+          g:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d
+          b:i32[5] = min g f
+        in (b,) }
+    ] a 1:i32[] 3:i32[]
+  in (b,) }"""
