@@ -266,13 +266,34 @@ def log10(x: Any, /) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def _add(x: Any, y: Any, /) -> Any:
-    """x + y (bool: logical or)."""
+    """Add two arrays element-wise: ``x + y`` (the ``+`` operator of Arrays).
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The sum, of the promoted dtype and the broadcast shape; for bools, the logical OR.
+
+    Example:
+        >>> jnp.add(jnp.arange(3), 10)
+        Array([10, 11, 12], dtype=int32)
+    """
     x, y = promote_args("add", x, y)
     return lax.bitwise_or(x, y) if _kind(x) == "b" else lax.add(x, y)
 
 
 def _multiply(x: Any, y: Any, /) -> Any:
-    """x * y (bool: logical and)."""
+    """Multiply two arrays element-wise: ``x * y`` (the ``*`` operator of Arrays).
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The product, of the promoted dtype and the broadcast shape; for bools, the logical
+        AND.
+    """
     x, y = promote_args("multiply", x, y)
     return lax.bitwise_and(x, y) if _kind(x) == "b" else lax.mul(x, y)
 
@@ -385,11 +406,30 @@ def float_power(x: Any, y: Any, /) -> Any:
 
 
 def _maximum(x: Any, y: Any, /) -> Any:
-    """Elementwise max; NaN propagates."""
+    """Return the element-wise maximum of two arrays.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The larger of ``x`` and ``y`` at each position; NaN where either is NaN (see
+        ``fmax`` to ignore NaNs).
+    """
     return lax.max(*promote_args("maximum", x, y))
 
 
 def _minimum(x: Any, y: Any, /) -> Any:
+    """Return the element-wise minimum of two arrays.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The smaller of ``x`` and ``y`` at each position; NaN where either is NaN (see
+        ``fmin`` to ignore NaNs).
+    """
     return lax.min(*promote_args("minimum", x, y))
 
 
