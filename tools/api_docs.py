@@ -33,11 +33,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "docs" / "api"
 BUILD_DIR = ROOT / "docs" / "_build"
 
-# Modules that have a page beyond the JAX list's counterparts: the distributions of
-# ember.scipy.stats (JAX's are submodules of jax.scipy.stats too).
-EXTRA_MODULES = ("ember.scipy.stats.norm", "ember.scipy.stats.uniform",
-                 "ember.scipy.stats.bernoulli", "ember.scipy.stats.gamma",
-                 "ember.scipy.stats.beta", "ember.scipy.stats.poisson")
+# Modules that have a page beyond the JAX list's counterparts: `jax.lax.linalg`,
+# `jax.checkpoint_policies` and the distributions of ember.scipy.stats (JAX's are
+# submodules of jax.scipy.stats too).
+EXTRA_MODULES = ("ember.lax.linalg", "ember.checkpoint_policies", "ember.scipy.stats.norm",
+                 "ember.scipy.stats.uniform", "ember.scipy.stats.bernoulli",
+                 "ember.scipy.stats.gamma", "ember.scipy.stats.beta",
+                 "ember.scipy.stats.poisson")
 
 # The classes `ember.jit` and its stages return (JAX keeps them in jax.stages).
 STAGE_CLASSES = ("JitFunction", "Traced", "Lowered", "Compiled")
@@ -270,7 +272,8 @@ def problems(modules: list[str] | None = None) -> list[str]:
     """What keeps the reference from being complete, one line each (empty when nothing
     does): a public name of a module that its page does not document, a JAX name a module
     lacks that its page does not list as not implemented yet, and a function or class of
-    Ember's that the page documents without a docstring."""
+    Ember's that the page documents without a docstring, or a public method or property of
+    such a class (or of a stage class) without one."""
     names = module_names() if modules is None else modules
     out = []
     seen: set[int] = set()
@@ -286,10 +289,34 @@ def problems(modules: list[str] | None = None) -> list[str]:
                 out.append(f"{name}.{attr}: not on its page")
             if not (inspect.getdoc(getattr(doc.module, attr)) or "").strip():
                 out.append(f"{name}.{attr}: no docstring")
+        for attr in doc.classes:
+            out += [f"{name}.{attr}.{m}: no docstring"
+                    for m in undocumented_members(getattr(doc.module, attr))]
         missing = text.partition("Not implemented yet\n")[2]
         for attr in doc.missing:
             if f"``{attr}``" not in missing:
                 out.append(f"{name}.{attr}: not listed as not implemented yet")
+    if modules is None:
+        stages = importlib.import_module(STAGES_MODULE)
+        for cls in STAGE_CLASSES:
+            out += [f"{STAGES_MODULE}.{cls}.{m}: no docstring"
+                    for m in undocumented_members(getattr(stages, cls))]
+    return out
+
+
+def undocumented_members(cls: type) -> list[str]:
+    """The public methods and properties `cls` itself defines that have no docstring (the
+    members autodoc's `:members:` lists)."""
+    out = []
+    for attr, value in vars(cls).items():
+        if attr.startswith("_"):
+            continue
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if not (isinstance(value, property) or inspect.isfunction(value)):
+            continue
+        if not (inspect.getdoc(value) or "").strip():
+            out.append(attr)
     return out
 
 

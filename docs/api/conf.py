@@ -21,7 +21,6 @@ napoleon_use_rtype = False
 # references to Ember's classes would be unresolvable names).
 autodoc_typehints = "signature"
 autodoc_member_order = "alphabetical"
-autodoc_default_options = {"undoc-members": False}
 autoclass_content = "class"
 add_module_names = False
 

@@ -117,6 +117,22 @@ class ufunc:
 
     def reduce(self, a: Any, axis: Any = 0, dtype: Any = None, out: None = None,
                keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+        """Reduce ``a`` along ``axis`` by applying this binary ufunc repeatedly.
+
+        Args:
+            a: the array.
+            axis: an int, a tuple of ints, or None for all axes.
+            dtype: the result's dtype.
+            out: unsupported; must be None.
+            keepdims: whether to keep the reduced axes with size 1.
+            initial: the starting value of the reduction.
+            where: a bool mask of the elements to include (for the ufuncs with a matching
+                reduction: add, multiply, maximum, minimum, logical_and, logical_or).
+
+        Returns:
+            The reduction: ``jnp.add.reduce`` is ``jnp.sum``, ``jnp.multiply.reduce`` is
+            ``jnp.prod``, and so on; other ufuncs fold their operation over the axis.
+        """
         if self.nin != 2:
             raise ValueError("reduce only supported for binary ufuncs")
         if out is not None:
