@@ -80,20 +80,24 @@ def test_problems_finds_an_undocumented_method(monkeypatch: pytest.MonkeyPatch) 
                                         "ember.ShapeDtypeStruct.ndim: no docstring"}
 
 
+def _in_subprocess(call: str, *args: pathlib.Path) -> subprocess.CompletedProcess:
+    """Run `api_docs.<call>` with `args` in a child Python (Sphinx's global state, its
+    logging and the autodoc imports stay out of the test process)."""
+    code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1]); import api_docs; "
+            f"sys.exit(api_docs.{call}(*map(pathlib.Path, sys.argv[2:]), 'dummy'))")
+    return subprocess.run([sys.executable, "-c", code, str(ROOT / "tools"), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
 def test_the_build_fails_on_a_warning(tmp_path: pathlib.Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "index.rst").write_text("Title\n=====\n\nthe norm |x| of x\n")
-    assert api_docs.run_sphinx(tmp_path / "src", tmp_path / "out", "dummy") != 0
+    out = _in_subprocess("run_sphinx", tmp_path / "src", tmp_path / "out")
+    assert out.returncode != 0 and "Undefined substitution" in out.stderr, out.stderr
 
 
 def test_the_reference_builds_without_a_warning(tmp_path: pathlib.Path) -> None:
-    # (a subprocess: Sphinx's logging and the autodoc imports stay out of the test process)
-    code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1]); import api_docs; "
-            "sys.exit(api_docs.build(pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3]), "
-            "'dummy'))")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "tools"),
-                          str(tmp_path / "src"), str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=300)
+    out = _in_subprocess("build", tmp_path / "src", tmp_path / "out")
     assert out.returncode == 0, out.stdout + out.stderr
     assert (tmp_path / "src" / "ember.numpy.rst").exists()
 
