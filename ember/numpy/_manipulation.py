@@ -433,6 +433,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return concatenate(arrs, 1)
 
 
+@jit_like_jax("append", static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)

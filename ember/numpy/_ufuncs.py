@@ -829,12 +829,14 @@ def ceil(x: Any, /) -> Any:
     return lax.ceil(x) if _kind(x) in "fc" else x
 
 
+@jit_like_jax("trunc")
 def trunc(x: Any, /) -> Any:
     """Round toward zero: ceil for negatives, floor otherwise."""
+    from ember.numpy._manipulation import _where
     (x,) = promote_args("trunc", x)
     if _kind(x) not in "fc":  # (complex: lax.lt refuses it, as JAX's trunc does)
         return x
-    return lax.select(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
+    return _where(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
 
 
 def fix(x: Any, out: None = None) -> Any:
@@ -957,6 +959,7 @@ def isneginf(x: Any, /, out: None = None) -> Any:
     return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
+@jit_like_jax("nan_to_num")
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
     """NaN -> nan, +inf -> posinf (default the largest finite value), -inf -> neginf
@@ -1031,6 +1034,7 @@ def conjugate(x: Any, /) -> Any:
 conj = conjugate
 
 
+@jit_like_jax("angle", static_argnames=("deg",))
 def angle(z: Any, deg: bool = False) -> Any:
     """The argument of z: atan2(imag z, real z) in the inexact type of z's parts (radians,
     degrees with `deg`)."""

@@ -20,6 +20,9 @@ X7 = np.linspace(-2, 2, 7).astype(np.float32)
 M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 
 
+_TIMES = ember.jit(lambda a, b: a * b)
+
+
 def _pw(x, conds, funcs, *a, **k):
     return jnp.piecewise(x, conds, funcs, *a, **k)
 
@@ -65,6 +68,15 @@ PROGRAMS = {
     "jnp_clip_min": (lambda x: jnp.clip(x, 0.5), (X5,)),
     "jnp_clip_max_array": (lambda x, m: jnp.clip(x, max=m), (M34, M34[0])),
     "jnp_clip_int": (lambda x: jnp.clip(x, 1, 3), (np.arange(5, dtype=np.int32),)),
+    "jnp_nan_to_num": (lambda x: jnp.nan_to_num(x), (X7,)),
+    "jnp_diff": (lambda x: jnp.diff(x), (X7,)),
+    "jnp_diff_2": (lambda m: jnp.diff(m, n=2, axis=0), (M34,)),
+    "jnp_angle": (lambda x: jnp.angle(x, deg=True), (X7,)),
+    "jnp_append": (lambda x: jnp.append(x, x), (X7,)),
+    "jnp_append_axis": (lambda m: jnp.append(m, m, axis=1), (M34,)),
+    "jnp_trunc": (lambda x: jnp.trunc(x), (X7,)),
+    # an outer variable passed twice to a nested jit: the second binder gets a new name
+    "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
 
 
