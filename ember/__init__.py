@@ -128,3 +128,7 @@ __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "default_matmul_precision",
            "ensure_compile_time_eval"]
+
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only

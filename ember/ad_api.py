@@ -147,7 +147,27 @@ def _dtype_name(dtype: np.dtype) -> str:
 
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> Any:
-    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    """Evaluate ``fun`` and its Jacobian-vector product (forward-mode autodiff).
+
+    Args:
+        fun: the function to differentiate; its arguments and results are arrays or
+            pytrees of arrays.
+        primals: a tuple or list of the arguments at which to evaluate ``fun``.
+        tangents: a tuple or list like ``primals``, of the same structure, shapes and
+            dtypes: the direction of the derivative.
+        has_aux: whether ``fun`` returns a pair ``(output, aux)`` whose ``aux`` is not
+            differentiated.
+
+    Returns:
+        ``(primals_out, tangents_out)``: ``fun(*primals)`` and the derivative of ``fun``
+        at ``primals`` along ``tangents``; with ``has_aux``, ``(primals_out, tangents_out,
+        aux)``.
+
+    Example:
+        >>> y, dy = ember.jvp(jnp.sin, (0.0,), (2.0,))
+        >>> float(y), float(dy)
+        (0.0, 2.0)
+    """
     p_leaves, t_leaves, in_tree = _check_jvp_args(primals, tangents)
     store: list = []
     flat = _flat_fun(fun, in_tree, has_aux, store)
@@ -174,8 +194,21 @@ def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool
 
 
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
-    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the JVP at primals, evaluated
-    without re-running fun (its linear part was staged once)."""
+    """Evaluate ``fun`` and return its linear approximation at ``primals``.
+
+    ``fun``'s linear part is staged once, so ``f_jvp`` evaluates Jacobian-vector products
+    at ``primals`` without re-running ``fun``'s nonlinear parts.
+
+    Args:
+        fun: the function to linearize, of arrays or pytrees of arrays.
+        *primals: the arguments at which to linearize ``fun``.
+        has_aux: whether ``fun`` returns a pair ``(output, aux)``.
+
+    Returns:
+        ``(primals_out, f_jvp)``, where ``f_jvp(*tangents)`` is the derivative of ``fun``
+        at ``primals`` along ``tangents`` (of ``primals``' structure); with ``has_aux``,
+        ``(primals_out, f_jvp, aux)``.
+    """
     outs, lin, (out_tree, aux_tree, n), in_tree = _linearize(fun, primals, has_aux)
 
     def f_jvp(*tangents: Any) -> Any:
@@ -220,7 +253,23 @@ def _vjp_function(lin: Linearized, in_tree: PyTreeDef, out_tree: PyTreeDef, n: i
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
-    """(fun(*primals), f_vjp) where f_vjp(cotangent) is the tuple of cotangents of primals."""
+    """Evaluate ``fun`` and return its vector-Jacobian product function (reverse mode).
+
+    Args:
+        fun: the function to differentiate, of arrays or pytrees of arrays.
+        *primals: the arguments at which to evaluate ``fun``.
+        has_aux: whether ``fun`` returns a pair ``(output, aux)``.
+
+    Returns:
+        ``(primals_out, f_vjp)``, where ``f_vjp(cotangent)`` takes a cotangent of
+        ``primals_out``'s structure, shapes and dtypes and returns a tuple with one
+        cotangent per primal; with ``has_aux``, ``(primals_out, f_vjp, aux)``.
+
+    Example:
+        >>> y, f_vjp = ember.vjp(jnp.sin, 0.0)
+        >>> f_vjp(1.0)
+        (Array(1., dtype=float32),)
+    """
     outs, lin, (out_tree, aux_tree, n), in_tree = _linearize(fun, primals, has_aux)
     f_vjp = _vjp_function(lin, in_tree, out_tree, n)
     primal_out = tree_unflatten(out_tree, outs[:n])
@@ -264,12 +313,29 @@ def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False, allow_int: bool = False) -> Callable:
-    """A function returning (fun(*args), the gradient of fun with respect to the arguments
-    `argnums`), or ((value, aux), gradient) with has_aux.
+    """Make a function that evaluates ``fun`` and its gradient together.
 
-    With `allow_int`, integer and bool arguments may be differentiated: their gradient is
-    a float0 array of their shape. With `holomorphic`, inputs and output must be complex
-    and the gradient is the complex derivative f'(z).
+    Args:
+        fun: the function to differentiate; it returns a scalar (or ``(scalar, aux)``
+            with ``has_aux``).
+        argnums: the position (int) or positions (sequence of ints) of the arguments to
+            differentiate with respect to.
+        has_aux: whether ``fun`` returns a pair ``(output, aux)`` whose ``aux`` is
+            returned as it is.
+        holomorphic: whether ``fun`` is holomorphic: its inputs and output must then be
+            complex, and the gradient is the complex derivative.
+        allow_int: whether integer and bool arguments may be differentiated (their
+            gradient is a ``float0`` array of their shape).
+
+    Returns:
+        A function with ``fun``'s arguments that returns ``(value, gradient)`` (or
+        ``((value, aux), gradient)`` with ``has_aux``); the gradient has the structure of
+        the argument ``argnums`` names, or is a tuple of them for a sequence ``argnums``.
+
+    Example:
+        >>> value, g = ember.value_and_grad(lambda x: x ** 2)(3.0)
+        >>> float(value), float(g)
+        (9.0, 6.0)
     """
     nums = _argnums_tuple(argnums)
 
@@ -309,12 +375,27 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False) -> Callable:
-    """The gradient of the scalar-valued fun with respect to the arguments `argnums` (a
-    pytree like that argument, or a tuple of them for a tuple argnums).
+    """Make a function that evaluates the gradient of the scalar-valued ``fun``.
 
-    With `allow_int`, integer and bool arguments may be differentiated: their gradient is
-    a float0 array of their shape (`ember.float0`). With `holomorphic`, inputs and output
-    must be complex and the gradient is the complex derivative f'(z).
+    Args:
+        fun: the function to differentiate; it returns a scalar (or ``(scalar, aux)``
+            with ``has_aux``).
+        argnums: the position (int) or positions (sequence of ints) of the arguments to
+            differentiate with respect to.
+        has_aux: whether ``fun`` returns a pair ``(output, aux)``; the gradient function
+            then returns ``(gradient, aux)``.
+        holomorphic: whether ``fun`` is holomorphic: its inputs and output must then be
+            complex, and the gradient is the complex derivative.
+        allow_int: whether integer and bool arguments may be differentiated (their
+            gradient is a ``float0`` array of their shape).
+
+    Returns:
+        A function with ``fun``'s arguments that returns the gradient: a pytree like the
+        argument ``argnums`` names, or a tuple of them for a sequence ``argnums``.
+
+    Example:
+        >>> float(ember.grad(jnp.sin)(0.0))
+        1.0
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic=holomorphic, allow_int=allow_int)
 

@@ -55,10 +55,12 @@ class ShapeDtypeStruct:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions: ``len(shape)``."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements: the product of ``shape``."""
         return int(np.prod(self.shape))
 
     @property
@@ -511,20 +513,38 @@ class JitFunction:
 
     @traceback_util.api_boundary
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """Trace the function at these arguments' shapes and dtypes (nothing is compiled).
+
+        Returns:
+            A ``Traced``, whose ``jaxpr`` is the traced program and whose ``lower()``
+            continues to the next stage.
+        """
         result, _ = self._lookup(args, kwargs)
         return Traced(self, result)
 
     @traceback_util.api_boundary
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Trace and lower the function at these arguments: ``trace(*args).lower()``.
+
+        Returns:
+            A ``Lowered``: the HLO before optimization, whose ``compile()`` compiles it.
+        """
         return self.trace(*args, **kwargs).lower()
 
     @traceback_util.api_boundary
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The shapes and dtypes of the result at these arguments, without running it.
+
+        Returns:
+            A pytree of ``ShapeDtypeStruct`` like the function's output.
+        """
         result, _ = self._lookup(args, kwargs)
         return tree_unflatten(result.out_tree, [
             ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in result.closed_jaxpr.out_avals])
 
     def clear_cache(self) -> None:
+        """Forget this function's traced and compiled specializations (the next call
+        traces and compiles again)."""
         self._cache.clear()
         self._fast = None
         self._fast_paths.clear()
@@ -566,14 +586,17 @@ class Traced:
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
+        """The traced program (a ``ClosedJaxpr``; ``str()`` prints it as JAX does)."""
         return self._result.closed_jaxpr
 
     @property
     def out_info(self) -> Any:
+        """The output's shapes and dtypes: a pytree of ``ShapeDtypeStruct``."""
         return tree_unflatten(self._result.out_tree, [
             ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.jaxpr.out_avals])
 
     def lower(self) -> Lowered:
+        """Lower the traced program to HLO: a ``Lowered``."""
         return Lowered(self._fn, self._result)
 
 
@@ -588,6 +611,7 @@ class Lowered:
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
+        """The traced program the HLO was lowered from."""
         return self._result.closed_jaxpr
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
@@ -613,6 +637,8 @@ class Lowered:
         raise ValueError(f"unknown dialect: {dialect}")
 
     def compile(self) -> Compiled:
+        """Optimize and compile the HLO for the backend: a ``Compiled``, callable on
+        arguments of the lowered types."""
         return Compiled(self._fn, self._result)
 
 
@@ -862,7 +888,24 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
 
 def make_jaxpr(fun: Callable, static_argnums: Any = None, static_argnames: Any = None,
                return_shape: bool = False) -> Callable[..., Any]:
-    """`make_jaxpr(f)(*args)`: the ClosedJaxpr of f at these arguments, printed as JAX does."""
+    """Make a function that traces ``fun`` and returns its jaxpr, printed as JAX prints it.
+
+    Args:
+        fun: the function to trace, of arrays or pytrees of arrays.
+        static_argnums: positions of arguments that are Python values baked into the jaxpr
+            (hashable), as in ``jit``.
+        static_argnames: names of such keyword arguments.
+        return_shape: whether to also return the output's shapes and dtypes.
+
+    Returns:
+        A function with ``fun``'s arguments that returns the ``ClosedJaxpr`` of ``fun`` at
+        their shapes and dtypes (with ``return_shape``, ``(jaxpr, shapes)``, ``shapes`` a
+        pytree of ``ShapeDtypeStruct`` like ``fun``'s output). Nothing is compiled.
+
+    Example:
+        >>> print(ember.make_jaxpr(jnp.sin)(1.0))
+        { lambda ; a:f32[]. let b:f32[] = sin a in (b,) }
+    """
     # Always a fresh wrapper: a `fun` that is itself jitted then shows as one `jit`
     # equation, as JAX prints `make_jaxpr(jit(f))`.
     jitted = JitFunction(fun, static_argnums, static_argnames)
@@ -893,9 +936,10 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
 
     Args:
       fun: the function to evaluate abstractly.
-      *args, **kwargs: arrays, scalars, ``ember.ShapeDtypeStruct`` values (anything with
-        ``shape`` and ``dtype``), or pytrees of them. Every argument is dynamic; bind
-        non-array arguments with ``functools.partial`` first.
+      *args: arrays, scalars, ``ember.ShapeDtypeStruct`` values (anything with ``shape``
+        and ``dtype``), or pytrees of them. Every argument is dynamic; bind non-array
+        arguments with ``functools.partial`` first.
+      **kwargs: keyword arguments of the same kinds.
 
     Returns:
       A pytree of ``ember.ShapeDtypeStruct`` with the structure of ``fun``'s result.

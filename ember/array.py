@@ -266,10 +266,18 @@ def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:
 
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = False,
                may_alias: Any = None) -> Any:
-    """Copy NumPy values (a pytree of them) into ember.Arrays placed as `device` says (as
-    jax.device_put): None or the default device keeps one buffer (Arrays pass through); a
-    device, a `Sharding`, or a `PartitionSpec` under `with mesh:` lays each leaf out over
-    its devices (`ember.sharding`); `device` may also be a pytree prefix of `x` of those."""
+    """Transfer values to devices as Arrays (as jax.device_put).
+
+    Args:
+        x: an array, scalar, or pytree of them.
+        device: None or the default device keeps one buffer (Arrays pass through); a
+            device, a ``Sharding``, or a ``PartitionSpec`` under ``with mesh:`` lays each leaf
+            out over its devices (``ember.sharding``); or a pytree prefix of ``x`` of those.
+        src, donate, may_alias: accepted for JAX's signature.
+
+    Returns:
+        ``x`` with every leaf an ``ember.Array`` placed as ``device`` says.
+    """
     from ember.tree_util import tree_map
     if device is None:
         return tree_map(lambda v: v if isinstance(v, ArrayImpl) else
@@ -297,7 +305,7 @@ def device_get(x: Any) -> Any:
 
     Args:
       x: a pytree; leaves with ``__array__`` (ember.Arrays, NumPy arrays and scalars) become
-        ``numpy.ndarray``s, other leaves (Python numbers, strings) and tracers are returned
+        ``numpy.ndarray`` objects, other leaves (Python numbers, strings) and tracers are returned
         as they are.
 
     Returns:

@@ -45,8 +45,22 @@ def _static_nums(static_argnums: Any, nargs: int) -> tuple[int, ...]:
 def checkpoint(fun: Callable, *, prevent_cse: bool | tuple[bool, ...] = True,
                policy: Callable | None = None,
                static_argnums: int | tuple[int, ...] = ()) -> Callable:
-    """`fun`, made to recompute its intermediate values in the backward pass instead of
-    saving them (except those `policy` allows)."""
+    """Make ``fun`` recompute its intermediate values in the backward pass (rematerialize).
+
+    Reverse-mode differentiation normally saves ``fun``'s intermediate values for the
+    backward pass; a checkpointed ``fun`` saves only its inputs (and what ``policy``
+    allows) and recomputes the rest, trading compute for memory.
+
+    Args:
+        fun: the function to checkpoint, of arrays or pytrees of arrays.
+        prevent_cse: accepted as in JAX (a bool, or a tuple of them).
+        policy: ``policy(prim, *avals, **params) -> bool`` says which intermediate values
+            to save (see ``ember.checkpoint_policies``); None saves none.
+        static_argnums: positions of arguments that are Python values, not traced.
+
+    Returns:
+        A function with ``fun``'s signature and values.
+    """
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
     if isinstance(prevent_cse, Sequence):

@@ -43,7 +43,7 @@ def dots_saveable(prim: Any, *avals: Any, **params: Any) -> bool:
 
 
 def dots_with_no_batch_dims_saveable(prim: Any, *avals: Any, **params: Any) -> bool:
-    """Save the results of `dot_general`s that have no batch dimensions."""
+    """Save the results of the ``dot_general`` equations that have no batch dimensions."""
     if getattr(prim, "name", None) != "dot_general":
         return False
     (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]

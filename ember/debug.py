@@ -63,6 +63,7 @@ def callback(callback: Callable[..., None], *args: Any, ordered: bool = False,
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
+from ember.core import traceback_util as _traceback_util  # noqa: E402
 
 
 def visualize_sharding(shape: Any, sharding: Any, **kwargs: Any) -> None:
@@ -77,4 +78,5 @@ def visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
     visualize_sharding(arr.shape, arr.sharding, **kwargs)
 
 
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

@@ -182,5 +182,7 @@ def segment_min(data: Any, segment_ids: Any, num_segments: int | None = None,
 
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
+from ember.core import traceback_util as _traceback_util  # noqa: E402
 
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

@@ -645,19 +645,50 @@ def _short_repr(x: Any, limit: int = 80) -> str:
 
 
 def tree_flatten(tree: Any, is_leaf: IsLeaf = None) -> tuple[list[Any], PyTreeDef]:
-    """Flatten ``tree`` into ``(leaves, treedef)``."""
+    """Flatten a pytree into its leaves and its structure.
+
+    Args:
+        tree: a pytree: nested tuples, lists, dicts (keys in sorted order), None and
+            registered nodes, with anything else as leaves.
+        is_leaf: an optional predicate; a subtree for which it is true is a leaf.
+
+    Returns:
+        ``(leaves, treedef)``: the leaves in flatten order, and a ``PyTreeDef`` that
+        ``tree_unflatten`` turns back into a tree.
+
+    Example:
+        >>> leaves, treedef = ember.tree_util.tree_flatten({"b": (1, 2), "a": 3})
+        >>> leaves
+        [3, 1, 2]
+    """
     leaves: list[Any] = []
     node = _flatten(tree, leaves, is_leaf)
     return leaves, PyTreeDef(node, len(leaves))
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Inverse of :func:`tree_flatten`."""
+    """Rebuild a pytree from its structure and leaves (the inverse of ``tree_flatten``).
+
+    Args:
+        treedef: the structure, a ``PyTreeDef``.
+        leaves: as many leaves as ``treedef`` has, in flatten order.
+
+    Returns:
+        The pytree of structure ``treedef`` holding ``leaves``.
+    """
     return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree: Any, is_leaf: IsLeaf = None) -> list[Any]:
-    """The leaves of ``tree``, in flatten order."""
+    """Return the leaves of a pytree.
+
+    Args:
+        tree: a pytree.
+        is_leaf: an optional predicate; a subtree for which it is true is a leaf.
+
+    Returns:
+        The list of leaves, in flatten order (``tree_flatten(tree)[0]``).
+    """
     leaves: list[Any] = []
     _flatten(tree, leaves, is_leaf)
     return leaves

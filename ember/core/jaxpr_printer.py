@@ -119,8 +119,12 @@ def _alias_call_vars(eqn: JaxprEqn, ctx: PpContext) -> None:
     jaxpr = _as_jaxpr(inner)
     if id(jaxpr) in ctx.shared:
         return
+    passed: set[int] = set()
     for inner_var, outer in zip(jaxpr.invars, eqn.invars):
-        if isinstance(outer, Var):
+        # (an outer variable passed twice names only the first binder, as JAX prints
+        # `jit[... { lambda ; a:f32[6] c:f32[6]. ...} ] a a`)
+        if isinstance(outer, Var) and outer.id not in passed:
+            passed.add(outer.id)
             ctx.alias(inner_var, ctx.name(outer))
     bound = {v.id for v in jaxpr.invars} | {v.id for v in jaxpr.constvars}
     for inner_var, outer in zip(jaxpr.outvars, eqn.outvars):

@@ -18,6 +18,13 @@ Input: an exception caught at an API boundary (`jit(f)(...)`, `make_jaxpr(f)(...
 Output: the same exception object, re-raised by the boundary with `raise` (its type,
 message and attributes are untouched; only `__traceback__`, `__notes__` and, for
 "remove_frames", `__cause__` change).
+Public functions called directly (eager `jnp.add`, `lax.reshape`, `x[idx]`, `x + y`) are
+boundaries too: `public_entry` wraps one, and `wrap_public(namespace)` every plain public
+function a package defines (ember, ember.numpy, ember.lax, ember.nn, ember.random,
+ember.scipy...), so an eager error shows the user's frames as a jitted one does. Such an
+entry filters only when its caller is the user's code: called from inside Ember it leaves
+the exception to the boundary the user called (an exception Ember catches and handles is
+never touched).
 Invariants: only the outermost boundary on the stack filters (a boundary checks the frames
 above it for another one), so nested jits filter once. Frames above the boundary (the
 caller's) are added by Python as the exception propagates, as for any exception; a
@@ -34,7 +41,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from ember.config import config
@@ -141,6 +148,68 @@ def filter_exception(e: BaseException) -> None:
     full.__suppress_context__ = e.__suppress_context__
     e.__cause__ = full
     e.__context__ = None
+
+
+_PUBLIC: dict[Callable[..., Any], Callable[..., Any]] = {}  # function -> its entry
+
+
+def public_entry(fun: F) -> F:
+    """`fun` as a public entry point: a boundary (see the module docstring) that filters
+    only an exception leaving it into a caller outside Ember. One wrapper per function, so
+    aliases stay the same object (`jnp.abs is jnp.absolute`); `unwrap` gives `fun` back."""
+    entry = _PUBLIC.get(fun)
+    if entry is not None:
+        return entry  # type: ignore[return-value]
+
+    @functools.wraps(fun)
+    def public(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fun(*args, **kwargs)
+        except Exception as e:
+            if not is_internal(sys._getframe(1).f_code.co_filename):  # the caller's file
+                filter_exception(e)
+            raise
+
+    _BOUNDARIES.add(public.__code__)
+    _PUBLIC[fun] = _PUBLIC[public] = public
+    return public  # type: ignore[return-value]
+
+
+def unwrap(fun: Any) -> Any:
+    """The function a public entry wraps (any other object as it is): for the identity
+    tests that pick a primitive from a user's computation (`computation is lax.add`)."""
+    try:
+        entry = _PUBLIC.get(fun)
+    except TypeError:  # (an unhashable object)
+        return fun
+    return fun.__wrapped__ if entry is fun else fun
+
+
+def wrap_public(namespace: dict[str, Any]) -> None:
+    """Replace each public plain function of a module's namespace that Ember defines by its
+    `public_entry` (call it at the end of a public package's __init__, after any docstring
+    is installed: the wrapper copies it). Other callables (ufuncs, jitted functions,
+    classes) and functions that are boundaries already are left as they are."""
+    for name, obj in list(namespace.items()):
+        if (not name.startswith("_") and isinstance(obj, types.FunctionType)
+                and obj.__code__ not in _BOUNDARIES
+                and is_internal(obj.__code__.co_filename)):
+            namespace[name] = public_entry(obj)
+
+
+def wrap_methods(cls: type, names: Iterable[str] = ()) -> None:
+    """Make the public methods (and properties) `cls` defines, and those in `names`
+    (operators: `__add__`, `__getitem__`...), public entries, as `wrap_public` does for a
+    module's functions: `x + y`, `x.reshape(...)`, `x.at[i].set(v)` are the user's calls."""
+    extra = set(names)
+    for name, value in list(vars(cls).items()):
+        if name.startswith("_") and name not in extra:
+            continue
+        if isinstance(value, types.FunctionType) and value.__code__ not in _BOUNDARIES:
+            setattr(cls, name, public_entry(value))
+        elif isinstance(value, property) and isinstance(value.fget, types.FunctionType):
+            setattr(cls, name, property(public_entry(value.fget), value.fset, value.fdel,
+                                        value.__doc__))
 
 
 def api_boundary(fun: F) -> F:

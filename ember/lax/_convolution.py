@@ -234,13 +234,15 @@ def _monoid(computation: Callable, init: Any, dtype: np.dtype) -> Any:
     identity (a concrete scalar init value), else None."""
     from ember import lax
     from ember.core.trace import get_aval
+    from ember.core.traceback_util import unwrap
+    computation = unwrap(computation)  # (a public entry's function: lax.add's is _ops.add)
     try:
         value = np.asarray(init)
     except Exception:  # a tracer: not a known constant
         return None
     if get_aval(init).shape != ():
         return None
-    if computation is lax.add and value == 0:
+    if computation is unwrap(lax.add) and value == 0:
         return reduce_window_sum_p
     if dtype.kind == "f":
         lowest, highest = -np.inf, np.inf
@@ -248,9 +250,9 @@ def _monoid(computation: Callable, init: Any, dtype: np.dtype) -> Any:
         lowest, highest = False, True
     else:
         lowest, highest = np.iinfo(dtype).min, np.iinfo(dtype).max
-    if computation is lax.max and value == lowest:
+    if computation is unwrap(lax.max) and value == lowest:
         return reduce_window_max_p
-    if computation is lax.min and value == highest:
+    if computation is unwrap(lax.min) and value == highest:
         return reduce_window_min_p
     return None
 

@@ -7,6 +7,7 @@ integer_pow, expand_dims via broadcast_in_dim, ...) are written here as plain fu
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,12 +20,96 @@ from ember.prims import reductions as Rd
 from ember.prims import shape_ops as S
 from ember.prims.elementwise import RoundingMethod
 
+# What each elementwise function computes, and (where it is not x's dtype) what it returns.
+_SUMMARY = {
+    "add": "Add element-wise: ``x + y``.",
+    "sub": "Subtract element-wise: ``x - y``.",
+    "mul": "Multiply element-wise: ``x * y``.",
+    "div": "Divide element-wise: ``x / y`` (integer division rounds toward zero).",
+    "rem": "Remainder element-wise: ``x - y * trunc(x / y)``, with the sign of ``x`` (C's "
+           "``fmod``).",
+    "max": "Maximum element-wise (a NaN in either operand gives NaN).",
+    "min": "Minimum element-wise (a NaN in either operand gives NaN).",
+    "atan2": "Arctangent of ``x / y`` element-wise, in the quadrant of the point ``(y, x)``.",
+    "eq": "Compare element-wise: ``x == y``.",
+    "ne": "Compare element-wise: ``x != y``.",
+    "lt": "Compare element-wise: ``x < y``.",
+    "le": "Compare element-wise: ``x <= y``.",
+    "gt": "Compare element-wise: ``x > y``.",
+    "ge": "Compare element-wise: ``x >= y``.",
+    "and": "Bitwise AND element-wise (logical AND for bools).",
+    "or": "Bitwise OR element-wise (logical OR for bools).",
+    "xor": "Bitwise XOR element-wise (logical XOR for bools).",
+    "not": "Bitwise NOT element-wise (logical NOT for bools).",
+    "shift_left": "Shift the bits of ``x`` left by ``y`` places (integers).",
+    "shift_right_logical": "Shift the bits of ``x`` right by ``y`` places, filling with "
+                           "zeros (integers).",
+    "shift_right_arithmetic": "Shift the bits of ``x`` right by ``y`` places, filling with "
+                              "the sign bit (integers).",
+    "neg": "Negate element-wise: ``-x``.",
+    "abs": "Absolute value element-wise (the magnitude for complex ``x``).",
+    "sign": "Sign element-wise: -1, 0 or 1 (NaN for NaN; ``x / abs(x)`` for complex ``x``).",
+    "floor": "Round down to an integral value element-wise (floats).",
+    "ceil": "Round up to an integral value element-wise (floats).",
+    "is_finite": "Test element-wise whether ``x`` is finite (neither infinite nor NaN).",
+    "real": "The real part of a complex array, element-wise.",
+    "imag": "The imaginary part of a complex array, element-wise.",
+    "complex": "Make a complex array ``x + 1j * y`` from its real and imaginary parts.",
+    "exp": "Exponential element-wise: ``e ** x``.",
+    "exp2": "Base-2 exponential element-wise: ``2 ** x``.",
+    "log": "Natural logarithm element-wise.",
+    "log1p": "``log(1 + x)`` element-wise, accurate for ``x`` near 0.",
+    "expm1": "``exp(x) - 1`` element-wise, accurate for ``x`` near 0.",
+    "sqrt": "Square root element-wise.",
+    "rsqrt": "Reciprocal square root element-wise: ``1 / sqrt(x)``.",
+    "cbrt": "Cube root element-wise (real, also for negative ``x``).",
+    "sin": "Sine element-wise (radians).",
+    "cos": "Cosine element-wise (radians).",
+    "tan": "Tangent element-wise (radians).",
+    "asin": "Arcsine element-wise.",
+    "acos": "Arccosine element-wise.",
+    "atan": "Arctangent element-wise.",
+    "sinh": "Hyperbolic sine element-wise.",
+    "cosh": "Hyperbolic cosine element-wise.",
+    "tanh": "Hyperbolic tangent element-wise.",
+    "asinh": "Inverse hyperbolic sine element-wise.",
+    "acosh": "Inverse hyperbolic cosine element-wise.",
+    "atanh": "Inverse hyperbolic tangent element-wise.",
+    "logistic": "Logistic sigmoid element-wise: ``1 / (1 + exp(-x))``.",
+    "erf": "Error function element-wise.",
+    "erfc": "Complementary error function element-wise: ``1 - erf(x)``, accurate for large "
+            "``x``.",
+    "erf_inv": "Inverse error function element-wise (on (-1, 1)).",
+    "population_count": "Count the 1 bits of each element (integers).",
+    "clz": "Count the leading zero bits of each element (integers).",
+    "square": "Square element-wise: ``x * x``.",
+}
+_RETURNS = {
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "is_finite"), "A bool array"),
+    **dict.fromkeys(("real", "imag"), "A real array of the matching precision"),
+    "complex": "A complex array (complex64 for float32 parts, complex128 for float64)",
+    "abs": "An array of x's dtype (the matching real dtype for complex x)",
+}
+_ARGS_UNARY = "x: an array or scalar."
+_ARGS_BINARY = ("x, y: arrays or scalars of one dtype and one shape (a scalar broadcasts).\n"
+                "        lax does not promote, except that a Python scalar or other weakly\n"
+                "        typed value takes the other operand's dtype.")
+
+
+def _doc(prim: Any, args: str) -> str:
+    """The docstring of the lax function binding the elementwise `prim`."""
+    name = prim.name
+    returns = _RETURNS.get(name, "An array of the operands' dtype")
+    ret = textwrap.fill(f"{returns}, shaped like the operands (one ``{name}`` equation when "
+                        "traced).", 88, initial_indent="    ", subsequent_indent="    ")
+    return f"{_SUMMARY[name]}\n\nArgs:\n    {args}\n\nReturns:\n{ret}\n"
+
 
 def _unary(prim: Any) -> Any:
     def fn(x: Any) -> Any:
         return prim.bind(*to_common_dtype(x))
     fn.__name__ = prim.name
-    fn.__doc__ = f"Elementwise `{prim.name}` (the `{prim.name}` primitive)."
+    fn.__doc__ = _doc(prim, _ARGS_UNARY)
     return fn
 
 
@@ -32,7 +117,7 @@ def _binary(prim: Any) -> Any:
     def fn(x: Any, y: Any) -> Any:
         return prim.bind(*to_common_dtype(x, y))
     fn.__name__ = prim.name
-    fn.__doc__ = f"Elementwise `{prim.name}` (the `{prim.name}` primitive)."
+    fn.__doc__ = _doc(prim, _ARGS_BINARY)
     return fn
 
 
@@ -149,8 +234,19 @@ def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
 
 
 def stop_gradient(x: Any) -> Any:
-    """Return `x` (a pytree of arrays) unchanged, marked as a constant for differentiation
-    (as lax.stop_gradient)."""
+    """Stop gradients: return ``x`` unchanged, as a constant for differentiation.
+
+    Args:
+        x: an array or a pytree of arrays.
+
+    Returns:
+        ``x``'s values; ``grad``, ``jvp`` and ``vjp`` see them as constants (their
+        derivative is zero).
+
+    Example:
+        >>> float(ember.grad(lambda x: x * lax.stop_gradient(x))(3.0))
+        3.0
+    """
     from ember.tree_util import tree_map
     return tree_map(lambda v: C.stop_gradient_p.bind(v), x)
 

@@ -113,6 +113,7 @@ def _monoid(computation: Callable, inits: list[Any]) -> Callable | None:
     if init.shape != ():
         return None
     kind = init.dtype.kind
+    computation = traceback_util.unwrap(computation)  # (ember.lax.add is _ops.add's entry)
     if computation is _ops.add and init == 0:
         return _ops.reduce_sum
     if computation is _ops.mul and init == 1:

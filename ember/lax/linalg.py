@@ -128,5 +128,7 @@ def eig(x: Any, *, compute_left_eigenvectors: bool = True,
 
 
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
+from ember.core import traceback_util as _traceback_util  # noqa: E402
 
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

@@ -22,4 +22,7 @@ from ember.nn._softmax import __all__ as _softmax_all
 __all__ = [*_activations_all, *_softmax_all, "logsumexp", "dot_product_attention",
            "initializers"]
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = module_getattr(__name__)

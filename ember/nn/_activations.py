@@ -79,7 +79,14 @@ def sparse_plus(x: Any) -> Any:
 
 
 def soft_sign(x: Any) -> Any:
-    """x / (|x| + 1) (as jax.nn.soft_sign)."""
+    """Soft-sign activation: ``x / (abs(x) + 1)``, element-wise.
+
+    Args:
+        x: an array.
+
+    Returns:
+        An array of ``x``'s shape and dtype, with values in (-1, 1).
+    """
     x = _arraylike("soft_sign", x)
     return x / (jnp.abs(x) + 1)
 

@@ -193,3 +193,8 @@ def delta_orthogonal(scale: float = 1.0, column_axis: int = -1, dtype: Any = Non
         centre = tuple((k - 1) // 2 for k in shape[:-2])
         return jnp.zeros(shape, dtype=dt).at[centre].set(matrix)
     return init
+
+
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only

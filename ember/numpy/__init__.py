@@ -52,6 +52,10 @@ from ember.numpy import _array_methods, _docs  # noqa: E402, F401
 
 _docs.install(globals())  # one-line docstrings for the callables written without one
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
+
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
 

@@ -19,6 +19,7 @@ import numpy as np
 from ember.array import devices as _devices
 from ember.core import dtypes
 from ember.core.trace import get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import ensure_array
 
 __all__ = ["__array_namespace_info__", "from_dlpack", "diff"]
@@ -71,6 +72,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     return array(np.from_dlpack(x))
 
 
+@jit_like_jax("diff", static_argnames=("n", "axis"))
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """The n-th discrete difference along axis: out[i] = a[i + 1] - a[i], n times (bool:
     a[i + 1] != a[i]). prepend/append values are joined to a first (scalars broadcast)."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from ember import numpy as jnp
 from ember.array import ArrayImpl
+from ember.core import traceback_util
 from ember.core.trace import Tracer
 
 __all__: list[str] = []
@@ -145,7 +146,9 @@ def _setitem(self: Any, idx: Any, value: Any) -> None:
 
 
 def install(cls: type) -> None:
-    """Install operators, methods and properties on an array class (Array or Tracer)."""
+    """Install operators, methods and properties on an array class (Array or Tracer), each
+    a public entry (an error in `x + y` or `x[i]` shows the user's frames only)."""
+    before = dict(vars(cls))
     for name, fn in _BINARY.items():
         setattr(cls, f"__{name}__", _defer(fn))
         setattr(cls, f"__r{name}__", _defer(fn, swap=True))
@@ -181,6 +184,8 @@ def install(cls: type) -> None:
     # Arrays are immutable, so a copy may share the buffer.
     cls.copy = lambda self, order=None: self
     cls.__copy__ = lambda self: self
+    traceback_util.wrap_methods(cls, [name for name, value in vars(cls).items()
+                                      if before.get(name) is not value])
 
 
 install(Tracer)

@@ -31,7 +31,16 @@ _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def frexp(x: Any, /) -> tuple[Any, Any]:
-    """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1."""
+    """Split ``x`` into mantissa and exponent, element-wise.
+
+    Args:
+        x: a real array or scalar; integers promote to the default float type.
+
+    Returns:
+        ``(mantissa, exponent)`` with ``x == mantissa * 2**exponent``, ``0.5 <=
+        abs(mantissa) < 1`` and an int32 ``exponent``; for 0, inf and NaN the mantissa is
+        ``x`` and the exponent 0.
+    """
     check_arraylike("frexp", x)
     (x,) = promote_dtypes_inexact(jnp.asarray(x))
     info = jnp.finfo(x.dtype)
@@ -55,7 +64,14 @@ def frexp(x: Any, /) -> tuple[Any, Any]:
 
 
 def gcd(x1: Any, x2: Any, /) -> Any:
-    """The greatest common divisor of |x1| and |x2| (integers), by Euclid's algorithm."""
+    """Return the greatest common divisor of ``abs(x1)`` and ``abs(x2)``, element-wise.
+
+    Args:
+        x1, x2: integer arrays or scalars, broadcast together.
+
+    Returns:
+        The greatest common divisor (0 where both are 0), in the promoted integer type.
+    """
     check_arraylike("gcd", x1, x2)
     a, b = promote_args_numeric("gcd", x1, x2)
     if not jnp.issubdtype(a.dtype, np.integer):
@@ -75,7 +91,14 @@ def gcd(x1: Any, x2: Any, /) -> Any:
 
 
 def lcm(x1: Any, x2: Any, /) -> Any:
-    """The least common multiple of |x1| and |x2| (0 if either is 0)."""
+    """Return the least common multiple of ``abs(x1)`` and ``abs(x2)``, element-wise.
+
+    Args:
+        x1, x2: integer arrays or scalars, broadcast together.
+
+    Returns:
+        The least common multiple (0 where either is 0), in the promoted integer type.
+    """
     check_arraylike("lcm", x1, x2)
     a, b = promote_args_numeric("lcm", x1, x2)
     if not jnp.issubdtype(a.dtype, np.integer):
@@ -131,7 +154,14 @@ def i0(x: Any) -> Any:
 
 
 def bitwise_count(x: Any, /) -> Any:
-    """The number of 1 bits in |x|, as uint8."""
+    """Return the number of 1 bits in ``abs(x)``, element-wise.
+
+    Args:
+        x: an integer or bool array or scalar.
+
+    Returns:
+        The population count of ``x``'s absolute value, as uint8.
+    """
     check_arraylike("bitwise_count", x)
     (x,) = promote_args_numeric("bitwise_count", x)
     if not (jnp.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember import lax
+from ember.core import traceback_util
 from ember.core.dtypes import canonicalize
 from ember.core.trace import get_aval
 from ember.numpy._index_entries import _as_array, _parse
@@ -159,3 +160,9 @@ class _IndexUpdateRef:
         return _scatter_update(x, self.index, lax.full((), 0, get_aval(x).dtype), scatter,
                                indices_are_sorted=indices_are_sorted,
                                unique_indices=unique_indices, mode=mode)
+
+
+# `x.at[idx].set(v)` is the user's call: an error in it shows the user's frames only
+traceback_util.wrap_methods(_IndexUpdateRef)
+
+

@@ -25,6 +25,7 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes
 
 __all__ = [
@@ -255,8 +256,27 @@ def _to_bool(x: Any) -> Any:
 
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
           fill_value: Any = None) -> Any:
-    """where(c, x, y): x where c else y, all three broadcast together (x and y promoted).
-    One-argument where is nonzero (it needs a static `size` under jit)."""
+    """Select elements from ``x`` or ``y`` by ``condition``, element-wise.
+
+    With one argument, ``where(condition)`` is ``nonzero(condition, size=size,
+    fill_value=fill_value)``, which needs a static ``size`` under ``jit``.
+
+    Args:
+        condition: a bool array (other dtypes are compared with zero).
+        x: the values where ``condition`` is true.
+        y: the values where ``condition`` is false.
+        size: with one argument only: the static number of indices to return.
+        fill_value: with one argument only: the index that pads the result to ``size``.
+
+    Returns:
+        ``x`` where ``condition`` is true and ``y`` elsewhere, the three broadcast together
+        and ``x`` and ``y`` promoted to a common dtype. Under a trace it is one
+        ``jit[name=_where]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.where(jnp.array([True, False, True]), jnp.arange(3), -1)
+        Array([ 0, -1,  2], dtype=int32)
+    """
     if x is None and y is None:
         from ember import numpy as jnp
         return jnp.nonzero(condition, size=size, fill_value=fill_value)
@@ -264,10 +284,21 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jax.numpy.where")
     check_arraylike("where", condition, x, y)
+    return _where(condition, x, y)
+
+
+@jit_like_jax("_where")
+def _where(condition: Any, x: Any, y: Any) -> Any:
+    """Three-argument `where`: staged as JAX's jitted `_where` (see _jit_wrap.py)."""
     x, y = promote_dtypes(x, y)
     cond = _to_bool(condition)
     shp = broadcast_shapes(get_aval(cond).shape, get_aval(x).shape, get_aval(y).shape)
-    cond, x, y = (broadcast_to(v, shp) for v in (cond, x, y))
+    # select_n takes a scalar predicate as it is (as JAX's _where leaves it unbroadcast)
+    operands = (x, y) if get_aval(cond).ndim == 0 else (cond, x, y)
+    broadcast = [broadcast_to(v, shp) for v in operands]
+    if len(broadcast) == 2:
+        broadcast.insert(0, cond)
+    cond, x, y = broadcast
     return lax.select(cond, x, y)
 
 
@@ -402,6 +433,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return concatenate(arrs, 1)
 
 
+@jit_like_jax("append", static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)

@@ -237,7 +237,21 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
-    """sqrt(var(...))."""
+    """Compute the standard deviation along the given axes.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        dtype: the result's dtype (by default the promoted inexact dtype of ``a``).
+        out: unsupported (JAX arrays are immutable); must be None.
+        ddof: delta degrees of freedom: the divisor is ``N - ddof``.
+        keepdims: whether to keep the reduced axes with size 1.
+        where: a bool mask of the elements to include.
+        correction: the Array API's name for ``ddof``.
+
+    Returns:
+        ``sqrt(var(a, ...))``.
+    """
     v = var(a, axis, None, None, ddof, keepdims, where=where, correction=correction)
     if dtype is not None:
         v = lax.convert_element_type(v, dtypes.canonicalize(np.dtype(dtype)))
@@ -296,7 +310,17 @@ def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
 
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
-    """Peak to peak: max - min along axis."""
+    """Return the range (maximum minus minimum) of the values along the given axes.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        out: unsupported; must be None.
+        keepdims: whether to keep the reduced axes with size 1.
+
+    Returns:
+        ``max(a, axis) - min(a, axis)``.
+    """
     from ember.numpy._ufuncs import subtract
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
@@ -346,13 +370,39 @@ def _nan_fill(a: Any, value: Any) -> Any:
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
            keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
-    """sum treating NaN as 0."""
+    """Sum the elements along the given axes, ignoring NaNs (counted as 0).
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        dtype: the accumulation and result dtype.
+        out: unsupported; must be None.
+        keepdims: whether to keep the reduced axes with size 1.
+        initial: a starting value added to the sum.
+        where: a bool mask of the elements to include.
+
+    Returns:
+        The sum of the non-NaN elements (0 where all are NaN).
+    """
     return sum(_nan_fill(a, 0), axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
-    """prod treating NaN as 1."""
+    """Multiply the elements along the given axes, ignoring NaNs (counted as 1).
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        dtype: the accumulation and result dtype.
+        out: unsupported; must be None.
+        keepdims: whether to keep the reduced axes with size 1.
+        initial: a starting value multiplied into the product.
+        where: a bool mask of the elements to include.
+
+    Returns:
+        The product of the non-NaN elements (1 where all are NaN).
+    """
     return prod(_nan_fill(a, 1), axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
@@ -499,7 +549,22 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None,
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
                overwrite_input: bool = False, method: str = "linear",
                keepdims: bool = False) -> Any:
-    """quantile(a, q / 100)."""
+    """Compute the ``q``-th percentiles of the values along the given axes.
+
+    Args:
+        a: the array.
+        q: a percentile or array of percentiles, in [0, 100].
+        axis: an int, a tuple of ints, or None for the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: accepted for NumPy's signature; ignored.
+        method: how to interpolate between values: "linear", "lower", "higher",
+            "midpoint" or "nearest", as ``quantile``.
+        keepdims: whether to keep the reduced axes with size 1.
+
+    Returns:
+        ``quantile(a, q / 100, ...)``: one result per percentile, the percentiles' axes
+        first.
+    """
     (qf,) = promote_dtypes_inexact(ensure_array(q))
     return quantile(a, lax.div(qf, lax.convert_element_type(100, get_aval(qf).dtype)), axis,
                     method=method, keepdims=keepdims)
@@ -507,5 +572,17 @@ def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
 
 def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Any:
-    """quantile(a, 0.5)."""
+    """Compute the median of the values along the given axes.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for the flattened array.
+        out: unsupported; must be None.
+        overwrite_input: accepted for NumPy's signature; ignored.
+        keepdims: whether to keep the reduced axes with size 1.
+
+    Returns:
+        ``quantile(a, 0.5, axis)``: the middle value, or the mean of the two middle values
+        for an even count.
+    """
     return quantile(a, 0.5, axis, keepdims=keepdims)

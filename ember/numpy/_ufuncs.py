@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember import lax
-from ember.core import dtypes
+from ember.core import dtypes, traceback_util
 from ember.core.trace import Tracer, get_aval
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import (
@@ -117,6 +117,22 @@ class ufunc:
 
     def reduce(self, a: Any, axis: Any = 0, dtype: Any = None, out: None = None,
                keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+        """Reduce ``a`` along ``axis`` by applying this binary ufunc repeatedly.
+
+        Args:
+            a: the array.
+            axis: an int, a tuple of ints, or None for all axes.
+            dtype: the result's dtype.
+            out: unsupported; must be None.
+            keepdims: whether to keep the reduced axes with size 1.
+            initial: the starting value of the reduction.
+            where: a bool mask of the elements to include (for the ufuncs with a matching
+                reduction: add, multiply, maximum, minimum, logical_and, logical_or).
+
+        Returns:
+            The reduction: ``jnp.add.reduce`` is ``jnp.sum``, ``jnp.multiply.reduce`` is
+            ``jnp.prod``, and so on; other ufuncs fold their operation over the axis.
+        """
         if self.nin != 2:
             raise ValueError("reduce only supported for binary ufuncs")
         if out is not None:
@@ -181,6 +197,10 @@ class ufunc:
         for item in items[1:]:
             outs.append(self._func(outs[-1], item))
         return concatenate([expand_dims(o, ax) for o in outs], ax)
+
+
+# jnp.add(x, y), jnp.add.reduce(x) are the user's calls: errors show the user's frames
+traceback_util.wrap_methods(ufunc, ["__call__"])
 
 
 def _math(lax_fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
@@ -262,13 +282,34 @@ def log10(x: Any, /) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def _add(x: Any, y: Any, /) -> Any:
-    """x + y (bool: logical or)."""
+    """Add two arrays element-wise: ``x + y`` (the ``+`` operator of Arrays).
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The sum, of the promoted dtype and the broadcast shape; for bools, the logical OR.
+
+    Example:
+        >>> jnp.add(jnp.arange(3), 10)
+        Array([10, 11, 12], dtype=int32)
+    """
     x, y = promote_args("add", x, y)
     return lax.bitwise_or(x, y) if _kind(x) == "b" else lax.add(x, y)
 
 
 def _multiply(x: Any, y: Any, /) -> Any:
-    """x * y (bool: logical and)."""
+    """Multiply two arrays element-wise: ``x * y`` (the ``*`` operator of Arrays).
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The product, of the promoted dtype and the broadcast shape; for bools, the logical
+        AND.
+    """
     x, y = promote_args("multiply", x, y)
     return lax.bitwise_and(x, y) if _kind(x) == "b" else lax.mul(x, y)
 
@@ -381,11 +422,30 @@ def float_power(x: Any, y: Any, /) -> Any:
 
 
 def _maximum(x: Any, y: Any, /) -> Any:
-    """Elementwise max; NaN propagates."""
+    """Return the element-wise maximum of two arrays.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The larger of ``x`` and ``y`` at each position; NaN where either is NaN (see
+        ``fmax`` to ignore NaNs).
+    """
     return lax.max(*promote_args("maximum", x, y))
 
 
 def _minimum(x: Any, y: Any, /) -> Any:
+    """Return the element-wise minimum of two arrays.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted to a common dtype with
+            JAX's rules (a Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        The smaller of ``x`` and ``y`` at each position; NaN where either is NaN (see
+        ``fmin`` to ignore NaNs).
+    """
     return lax.min(*promote_args("minimum", x, y))
 
 
@@ -414,8 +474,21 @@ def _arctan2(x: Any, y: Any, /) -> Any:
 
 
 def _hypot(x: Any, y: Any, /) -> Any:
-    """sqrt(x^2 + y^2) without overflow: with a = max(|x|, |y|), b = min(|x|, |y|),
-    a sqrt(1 + (b / a)^2); 0 when a = 0; +inf when either is inf (even with a NaN)."""
+    """Return the hypotenuse ``sqrt(x**2 + y**2)`` element-wise, without overflow.
+
+    Args:
+        x, y: real arrays or scalars, broadcast together; integers promote to the default
+            float type. Complex values raise a ``ValueError``.
+
+    Returns:
+        The hypotenuse of the right triangle with legs ``x`` and ``y``: 0 where both are 0,
+        ``inf`` where either is infinite (even when the other is NaN).
+
+    Example:
+        >>> jnp.hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
+        Array([ 5., 13.], dtype=float32)
+    """
+    # with a = max(abs(x), abs(y)), b = min(abs(x), abs(y)): a * sqrt(1 + (b / a)^2)
     x, y = promote_args_inexact("hypot", x, y)
     if _kind(x) == "c":
         raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
@@ -434,8 +507,17 @@ def _hypot(x: Any, y: Any, /) -> Any:
 
 
 def _logaddexp(x: Any, y: Any, /) -> Any:
-    """log(exp(x) + exp(y)) = max(x, y) + log1p(exp(-|x - y|)); where x - y is NaN (a NaN,
-    or infinities of one sign) the result is x + y."""
+    """Return ``log(exp(x) + exp(y))`` element-wise, without overflow or underflow.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        The logarithm of the sum of the exponentials: ``logaddexp(-inf, y)`` is ``y``,
+        ``logaddexp(inf, inf)`` is ``inf``.
+    """
+    # = max(x, y) + log1p(exp(-abs(x - y))); where x - y is NaN (a NaN, or infinities of
+    # one sign) the result is x + y
     x, y = promote_args_inexact("logaddexp", x, y)
     amax = lax.max(x, y)
     delta = lax.sub(x, y)
@@ -444,7 +526,15 @@ def _logaddexp(x: Any, y: Any, /) -> Any:
 
 
 def _logaddexp2(x: Any, y: Any, /) -> Any:
-    """log2(2^x + 2^y) = max(x, y) + log1p(2^-|x - y|) / ln 2."""
+    """Return ``log2(2**x + 2**y)`` element-wise, without overflow or underflow.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        The base-2 logarithm of the sum of the powers of two.
+    """
+    # = max(x, y) + log1p(2^-abs(x - y)) / ln 2
     x, y = promote_args_inexact("logaddexp2", x, y)
     amax = lax.max(x, y)
     delta = lax.sub(x, y)
@@ -474,7 +564,15 @@ def signbit(x: Any, /) -> Any:
 
 
 def _copysign(x: Any, y: Any, /) -> Any:
-    """|x| with the sign bit of y."""
+    """Return ``x``'s magnitude with ``y``'s sign, element-wise.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        ``abs(x)`` where ``y``'s sign bit is clear, ``-abs(x)`` where it is set (so
+        ``copysign(1.0, -0.0)`` is ``-1.0``).
+    """
     x, y = promote_args_inexact("copysign", x, y)
     ax = lax.abs(x)
     s = signbit(y)
@@ -484,9 +582,17 @@ def _copysign(x: Any, y: Any, /) -> Any:
 
 
 def _nextafter(x: Any, y: Any, /) -> Any:
-    """The next float after x toward y, on the bit patterns: for x != 0 the integer view of
-    |x| steps by one (up when moving away from zero); from 0 it is the smallest subnormal
-    with y's sign; NaN if either is NaN; y if x == y."""
+    """Return the next floating-point value after ``x`` toward ``y``, element-wise.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; integers promote to the default float.
+
+    Returns:
+        The representable value adjacent to ``x`` in the direction of ``y``: ``y`` where
+        ``x == y``, NaN where either is NaN, the smallest subnormal of ``y``'s sign after 0.
+    """
+    # on the bit patterns: for x != 0 the integer view of abs(x) steps by one (up when
+    # moving away from zero)
     x, y = promote_args_inexact("nextafter", x, y)
     shape = _common_shape(x, y)
     x, y = _bcast(x, shape), _bcast(y, shape)
@@ -669,7 +775,19 @@ def positive(x: Any, /) -> Any:
 
 
 def absolute(x: Any, /) -> Any:
-    """|x|; bool and unsigned values are returned as they are."""
+    """Return the absolute value element-wise (``jnp.abs`` is the same function).
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        ``abs(x)``, of ``x``'s dtype (a complex ``x`` gives its real magnitude); bool and
+        unsigned values are returned as they are.
+
+    Example:
+        >>> jnp.absolute(jnp.array([-1.5, 0.0, 2.0]))
+        Array([1.5, 0. , 2. ], dtype=float32)
+    """
     (x,) = promote_args("absolute", x)
     return x if _kind(x) in "ub" else lax.abs(x)
 
@@ -678,7 +796,15 @@ abs = absolute  # noqa: A001
 
 
 def fabs(x: Any, /) -> Any:
-    """|x| in the promoted float type (complex values are refused, as NumPy's ufunc)."""
+    """Return the absolute value element-wise, as a float.
+
+    Args:
+        x: a real array or scalar; integers promote to the default float type. Complex
+            values raise a ``TypeError``, as NumPy's ``fabs`` does.
+
+    Returns:
+        ``abs(x)`` in the promoted float type.
+    """
     (x,) = promote_args_inexact("fabs", x)
     if _kind(x) == "c":
         raise TypeError("ufunc 'fabs' does not support complex dtypes")
@@ -703,12 +829,14 @@ def ceil(x: Any, /) -> Any:
     return lax.ceil(x) if _kind(x) in "fc" else x
 
 
+@jit_like_jax("trunc")
 def trunc(x: Any, /) -> Any:
     """Round toward zero: ceil for negatives, floor otherwise."""
+    from ember.numpy._manipulation import _where
     (x,) = promote_args("trunc", x)
     if _kind(x) not in "fc":  # (complex: lax.lt refuses it, as JAX's trunc does)
         return x
-    return lax.select(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
+    return _where(lax.lt(x, _scalar(x, 0)), lax.ceil(x), lax.floor(x))
 
 
 def fix(x: Any, out: None = None) -> Any:
@@ -831,6 +959,7 @@ def isneginf(x: Any, /, out: None = None) -> Any:
     return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
+@jit_like_jax("nan_to_num")
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
     """NaN -> nan, +inf -> posinf (default the largest finite value), -inf -> neginf
@@ -905,6 +1034,7 @@ def conjugate(x: Any, /) -> Any:
 conj = conjugate
 
 
+@jit_like_jax("angle", static_argnames=("deg",))
 def angle(z: Any, deg: bool = False) -> Any:
     """The argument of z: atan2(imag z, real z) in the inexact type of z's parts (radians,
     degrees with `deg`)."""
@@ -941,10 +1071,27 @@ def isrealobj(x: Any) -> bool:
 _UNSET: Any = object()
 
 
+@jit_like_jax("clip")
 def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
          a: Any = _UNSET, a_min: Any = _UNSET, a_max: Any = _UNSET) -> Any:
-    """arr limited to [min, max]: maximum(min, arr) then minimum(max, arr), as JAX (so a NaN
-    bound gives NaN, and min > max gives max). The older a/a_min/a_max keywords work too."""
+    """Clip array values to the range ``[min, max]``.
+
+    Args:
+        arr: the array to clip.
+        min: the lower bound (an array or scalar broadcast against ``arr``), or None for
+            none.
+        max: the upper bound, or None for none.
+        a, a_min, a_max: NumPy's older names for ``arr``, ``min`` and ``max``.
+
+    Returns:
+        ``minimum(max, maximum(min, arr))``, as in JAX: a NaN bound gives NaN, and where
+        ``min > max`` the result is ``max``. Complex values raise a ``ValueError``. Under a
+        trace it is one ``jit[name=clip]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.clip(jnp.array([-2.0, 0.5, 3.0]), 0, 1)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     if a is not _UNSET:
         if arr is not None:
             raise ValueError("clip: pass the array positionally or as a=, not both")
@@ -975,8 +1122,19 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
             equal_nan: bool = False) -> Any:
-    """|a - b| <= atol + rtol |b| for floats (infinities close only to themselves; NaN close
-    to nothing unless equal_nan); exact equality for integers and bools, as JAX."""
+    """Return where two arrays are equal within a tolerance, element-wise.
+
+    Args:
+        a, b: arrays or scalars, broadcast together.
+        rtol: the relative tolerance, scaled by ``abs(b)``.
+        atol: the absolute tolerance.
+        equal_nan: whether a NaN in ``a`` is close to a NaN in ``b``.
+
+    Returns:
+        A bool array: ``abs(a - b) <= atol + rtol * abs(b)`` for floats (an infinity is
+        close only to the same infinity); exact equality for integers and bools, as in
+        JAX.
+    """
     a, b = promote_args("isclose", a, b)
     if _kind(a) not in "fc":
         return lax.eq(a, b)

@@ -203,7 +203,17 @@ def _generalized_normal(data: Any, p: float, shape: tuple[int, ...], dtype: np.d
 
 
 def generalized_normal(key: Any, p: float, shape: Any = (), dtype: Any = None) -> Any:
-    """Values with density proportional to exp(-|x|^p)."""
+    """Sample generalized normal random values: density proportional to ``exp(-abs(x)**p)``.
+
+    Args:
+        key: a PRNG key.
+        p: the shape parameter (2 gives a normal of variance 1/2, 1 a Laplace).
+        shape: the output's shape.
+        dtype: a float dtype (the default float type when None).
+
+    Returns:
+        An array of ``shape`` and ``dtype``.
+    """
     shape = canonical_shape(shape)
     typed, _ = check_prng_key("generalized_normal", key)
     dtype = float_dtype("generalized_normal", dtype)

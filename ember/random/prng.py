@@ -148,7 +148,22 @@ def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
 
 
 def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> KeyArray:
-    """A typed key of shape () and dtype `key<fry>` from an integer seed."""
+    """Create a typed PRNG key from an integer seed.
+
+    Args:
+        seed: a Python int or integer scalar.
+        impl: the PRNG implementation: None or "threefry2x32" (the only one Ember has).
+        dtype: a key dtype, instead of ``impl``.
+
+    Returns:
+        A key array of shape ``()`` and dtype ``key<fry>``, giving JAX's random values for
+        the same seed.
+
+    Example:
+        >>> k = ember.random.key(0)
+        >>> ember.random.normal(k, (2,)).shape
+        (2,)
+    """
     if dtype is not None and impl is not None:
         raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.key")
     _check_impl(impl if dtype is None else dtype)
@@ -190,13 +205,32 @@ def key_impl(keys: Any) -> str:
 
 
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
-    """`num` new keys (or a `num`-shaped array of keys) derived from `key`."""
+    """Split a PRNG key into new, independent keys.
+
+    Args:
+        key: a typed key (from ``key``) or a raw uint32[2] key (from ``PRNGKey``), of
+            shape ``()``.
+        num: the number of keys, or a shape for an array of keys.
+
+    Returns:
+        ``num`` new keys (an array of shape ``(num,)`` or ``num``), of ``key``'s kind;
+        ``key`` itself should not be used again.
+    """
     typed, wrapped = check_prng_key("split", key)
     return returned(wrapped, split_key(typed, num))
 
 
 def fold_in(key: Any, data: Any) -> Any:
-    """A new key: `key` hashed with the 32-bit integer `data`."""
+    """Derive a new PRNG key from ``key`` and an integer.
+
+    Args:
+        key: a typed or raw key of shape ``()``.
+        data: a 32-bit integer scalar (a step number, a device index...).
+
+    Returns:
+        A key of ``key``'s kind: ``key`` hashed with ``data``, so different ``data`` give
+        independent keys.
+    """
     typed, wrapped = check_prng_key("fold_in", key)
     if np.ndim(data):
         raise TypeError("fold_in accepts a scalar, but was given an array of"

@@ -720,3 +720,224 @@ EXPECTED['jnp_round0'] = """\
         in (b,) }
     ] a
   in (b,) }"""
+
+EXPECTED['jnp_where'] = """\
+{ lambda ; a:f32[5]. let
+    b:bool[5] = gt a 0.0:f32[]
+    c:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[5] a:f32[5] d:f32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          f:f32[5] = broadcast_in_dim e
+          c:f32[5] = select_n b f a
+        in (c,) }
+    ] b a 0.0:f32[]
+  in (c,) }"""
+
+EXPECTED['jnp_where_bcast'] = """\
+{ lambda ; a:f32[4] b:f32[3,4]. let
+    c:bool[4] = gt a 0.0:f32[]
+    d:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[4] a:f32[4] b:f32[3,4]. let
+          e:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+          f:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+          d:f32[3,4] = select_n e b f
+        in (d,) }
+    ] c a b
+  in (d,) }"""
+
+EXPECTED['jnp_where_int'] = """\
+{ lambda ; a:i32[5]. let
+    b:bool[5] = gt a 2:i32[]
+    c:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[5] a:i32[5] d:f32[]. let
+          e:f32[5] = convert_element_type[new_dtype=float32 weak_type=True] a
+          f:f32[5] = broadcast_in_dim d
+          c:f32[5] = select_n b f e
+        in (c,) }
+    ] b a 1.5:f32[]
+  in (c,) }"""
+
+EXPECTED['jnp_where_scalar_cond'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = neg a
+    c:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] a:f32[5] b:f32[5]. let
+          c:f32[5] = select_n d b a
+        in (c,) }
+    ] True:bool[] a b
+  in (c,) }"""
+
+EXPECTED['jnp_clip'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[5] c:i32[] d:i32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[5] = max e a
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          b:f32[5] = min g f
+        in (b,) }
+    ] a 0:i32[] 1:i32[]
+  in (b,) }"""
+
+EXPECTED['jnp_clip_min'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[5] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[5] = max d a
+        in (b,) }
+    ] a 0.5:f32[]
+  in (b,) }"""
+
+EXPECTED['jnp_clip_max_array'] = """\
+{ lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,4] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[3,4] b:f32[4]. let
+          d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          c:f32[3,4] = min d a
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_clip_int'] = """\
+{ lambda ; a:i32[5]. let
+    b:i32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; a:i32[5] c:i32[] d:i32[]. let
+          e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          f:i32[5] = max e a
+          g:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d
+          b:i32[5] = min g f
+        in (b,) }
+    ] a 1:i32[] 3:i32[]
+  in (b,) }"""
+
+EXPECTED['jnp_nan_to_num'] = """\
+let _where = { lambda ; a:bool[7] b:f32[] c:f32[7]. let
+    d:f32[7] = broadcast_in_dim b
+    e:f32[7] = select_n a c d
+  in (e,) } in
+{ lambda ; f:f32[7]. let
+    g:f32[7] = jit[
+      name=nan_to_num
+      jaxpr={ lambda ; f:f32[7]. let
+          h:bool[7] = ne f f
+          i:f32[7] = jit[name=_where jaxpr=_where] h 0.0:f32[] f
+          j:bool[7] = eq i inf:f32[]
+          k:f32[7] = jit[name=_where jaxpr=_where] j 3.4028234663852886e+38:f32[]
+            i
+          l:bool[7] = eq k -inf:f32[]
+          g:f32[7] = jit[name=_where jaxpr=_where] l -3.4028234663852886e+38:f32[]
+            k
+        in (g,) }
+    ] f
+  in (g,) }"""
+
+EXPECTED['jnp_diff'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[6] = jit[
+      name=diff
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] a
+          d:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] a
+          b:f32[6] = sub c d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_diff_2'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,4] = jit[
+      name=diff
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[2,4] = slice[
+            limit_indices=(3, 4)
+            start_indices=(1, 0)
+            strides=None
+          ] a
+          d:f32[2,4] = slice[
+            limit_indices=(2, 4)
+            start_indices=(0, 0)
+            strides=None
+          ] a
+          e:f32[2,4] = sub c d
+          f:f32[1,4] = slice[
+            limit_indices=(2, 4)
+            start_indices=(1, 0)
+            strides=None
+          ] e
+          g:f32[1,4] = slice[
+            limit_indices=(1, 4)
+            start_indices=(0, 0)
+            strides=None
+          ] e
+          b:f32[1,4] = sub f g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_angle'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=angle
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = broadcast_in_dim 0.0:f32[]
+          d:f32[7] = atan2 c a
+          b:f32[7] = mul d 57.295780181884766:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_append'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[14] = jit[
+      name=append
+      jaxpr={ lambda ; a:f32[7] c:f32[7]. let
+          b:f32[14] = concatenate[dimension=0] a c
+        in (b,) }
+    ] a a
+  in (b,) }"""
+
+EXPECTED['jnp_append_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,8] = jit[
+      name=append
+      jaxpr={ lambda ; a:f32[3,4] c:f32[3,4]. let
+          b:f32[3,8] = concatenate[dimension=1] a c
+        in (b,) }
+    ] a a
+  in (b,) }"""
+
+EXPECTED['jit_same_arg_twice'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[7] c:f32[7]. let b:f32[7] = mul a c in (b,) }
+    ] a a
+    d:f32[7] = add b 1.0:f32[]
+  in (d,) }"""
+
+EXPECTED['jnp_trunc'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=trunc
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = lt a 0.0:f32[]
+          d:f32[7] = ceil a
+          e:f32[7] = floor a
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] d:f32[7] e:f32[7]. let
+                b:f32[7] = select_n c e d
+              in (b,) }
+          ] c d e
+        in (b,) }
+    ] a
+  in (b,) }"""

@@ -1,5 +1,6 @@
 """jnp functions whose jaxprs print as JAX 0.10.2 prints them (jnp.piecewise, and the jnp
-functions JAX wraps in `jit`), plus jnp.piecewise's values against NumPy.
+functions JAX wraps in `jit`: cumsum, sort, round, where, clip...), plus jnp.piecewise's
+values against NumPy, and where's and clip's eagerly and under jit.
 
 The expected texts are JAX's own output (jaxpr_fidelity_numpy_expected.py), generated once
 from the venv's JAX 0.10.2 with the same programs; these tests never import JAX.
@@ -17,6 +18,9 @@ import ember.numpy as jnp
 X5 = np.linspace(-2, 2, 5).astype(np.float32)
 X7 = np.linspace(-2, 2, 7).astype(np.float32)
 M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+_TIMES = ember.jit(lambda a, b: a * b)
 
 
 def _pw(x, conds, funcs, *a, **k):
@@ -55,6 +59,24 @@ PROGRAMS = {
     "jnp_argsort": (lambda a: jnp.argsort(a), (X7,)),
     "jnp_round": (lambda a: jnp.round(a, 1), (X7,)),
     "jnp_round0": (lambda a: jnp.round(a), (X7,)),
+    # where and clip: JAX jits them (`jit[name=_where]`, `jit[name=clip]`)
+    "jnp_where": (lambda x: jnp.where(x > 0, x, 0.0), (X5,)),
+    "jnp_where_bcast": (lambda x, m: jnp.where(x > 0, x, m), (X5[:4], M34)),
+    "jnp_where_int": (lambda x: jnp.where(x > 2, x, 1.5), (np.arange(5, dtype=np.int32),)),
+    "jnp_where_scalar_cond": (lambda x: jnp.where(True, x, -x), (X5,)),
+    "jnp_clip": (lambda x: jnp.clip(x, 0, 1), (X5,)),
+    "jnp_clip_min": (lambda x: jnp.clip(x, 0.5), (X5,)),
+    "jnp_clip_max_array": (lambda x, m: jnp.clip(x, max=m), (M34, M34[0])),
+    "jnp_clip_int": (lambda x: jnp.clip(x, 1, 3), (np.arange(5, dtype=np.int32),)),
+    "jnp_nan_to_num": (lambda x: jnp.nan_to_num(x), (X7,)),
+    "jnp_diff": (lambda x: jnp.diff(x), (X7,)),
+    "jnp_diff_2": (lambda m: jnp.diff(m, n=2, axis=0), (M34,)),
+    "jnp_angle": (lambda x: jnp.angle(x, deg=True), (X7,)),
+    "jnp_append": (lambda x: jnp.append(x, x), (X7,)),
+    "jnp_append_axis": (lambda m: jnp.append(m, m, axis=1), (M34,)),
+    "jnp_trunc": (lambda x: jnp.trunc(x), (X7,)),
+    # an outer variable passed twice to a nested jit: the second binder gets a new name
+    "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
 
 
@@ -187,3 +209,49 @@ def test_wrapped_functions_eager_and_jit_values(fname):
     want = getattr(np, fname)(x)
     np.testing.assert_array_equal(np.asarray(f(x)), want)
     np.testing.assert_array_equal(np.asarray(ember.jit(f)(x)), want)
+
+
+# ---------------------------------------------------------------------------------------------
+# where and clip (staged as a nested jit under a trace, run op by op eagerly): values.
+# ---------------------------------------------------------------------------------------------
+
+WHERE_SHAPES = [((), (), ()), ((5,), (5,), ()), ((), (2, 3), (3,)), ((4,), (3, 4), (1,)),
+                ((0,), (0,), ()), ((2, 1), (1, 3), (2, 3))]
+
+
+@pytest.mark.parametrize("shapes", WHERE_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_where_values_eager_and_jit(shapes, dtype):
+    rng = np.random.default_rng(1)
+    c_shape, x_shape, y_shape = shapes
+    c = rng.standard_normal(c_shape) > 0
+    x = (rng.standard_normal(x_shape) * 5).astype(dtype)
+    y = (rng.standard_normal(y_shape) * 5).astype(dtype)
+    want = np.where(c, x, y)
+    for fn in (jnp.where, ember.jit(jnp.where)):
+        got = fn(c, x, y)
+        assert got.shape == want.shape and np.asarray(got).dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 5)])
+def test_clip_values_eager_and_jit(shape, dtype):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(shape) * 5).astype(dtype)
+    lo, hi = dtype(-1), dtype(2)
+    want = np.clip(x, lo, hi)
+    for fn in (jnp.clip, ember.jit(jnp.clip)):
+        got = fn(x, lo, hi)
+        assert np.asarray(got).dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(lambda v: jnp.clip(v, max=0))(x)),
+                                  np.minimum(x, 0))
+
+
+def test_where_and_clip_grad_through_the_nested_jit():
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    g = ember.grad(lambda v: jnp.sum(jnp.where(v > 0, v * v, -v) + jnp.clip(v, 0, 1)))(x)
+    np.testing.assert_allclose(np.asarray(g), [-1.0 + 0.0, 1.0 + 1.0, 4.0 + 0.0])
+    batched = ember.vmap(lambda v: jnp.clip(jnp.where(v > 0, v, 0.0), 0, 1))(np.stack([x, -x]))
+    np.testing.assert_array_equal(np.asarray(batched), [[0, 0.5, 1], [1, 0, 0]])

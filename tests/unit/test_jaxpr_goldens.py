@@ -81,6 +81,14 @@ def test_structural_golden(case):
         assert t in case["jaxpr"]
 
 
+@pytest.mark.parametrize("name", ["clip_inner_jit", "where"])
+def test_inner_jit_goldens_print_exactly(name):
+    """The jnp functions JAX wraps in a jit print JAX's nested `jit[name=...]` text too."""
+    case = next(c for c in CASES if c["name"] == name)
+    f, args = _build(case)
+    assert str(ember.make_jaxpr(f)(*args)) == case["jaxpr"]
+
+
 def test_golden_file_has_24_cases():
     assert len(CASES) == 24
 

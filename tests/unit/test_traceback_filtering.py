@@ -145,3 +145,78 @@ def test_transformations_are_boundaries_too(filtering, transform) -> None:
     e = _catch(fn, arg)
     assert "incompatible shapes" in str(e)
     assert not any(f.startswith(EMBER_DIR) for f in _files(e)), _files(e)
+
+
+# Eager errors: every public function and Array method is an entry point (issue 22's
+# eager-error frames): a bad call outside any transformation shows the user's frames only.
+EAGER_ERRORS = {
+    "jnp.add": (lambda: jnp.add(jnp.ones(3), jnp.ones(4)), TypeError, "incompatible shapes"),
+    "operator +": (lambda: jnp.ones(3) + jnp.ones(4), TypeError, "incompatible shapes"),
+    "x.reshape": (lambda: jnp.ones(3).reshape(4), TypeError, "cannot reshape"),
+    "jnp.reshape": (lambda: jnp.reshape(jnp.ones(3), (4,)), TypeError, "cannot reshape"),
+    "x[i, j]": (lambda: jnp.ones(3)[5, 1], IndexError, "Too many indices"),
+    "x.at[].set": (lambda: jnp.ones(3).at[0, 0].set(1.0), IndexError, "Too many indices"),
+    "x[i] = v": (lambda: jnp.ones(3).__setitem__(0, 1.0), TypeError, "at\\[idx\\].set"),
+    "lax.add": (lambda: lax.add(jnp.ones(3), jnp.ones(4)), TypeError, "add got incompatible"),
+    "jnp.add.reduce": (lambda: jnp.add.reduce(jnp.ones(3), axis=2), ValueError, "axis 2"),
+    "jnp.linalg.solve": (lambda: jnp.linalg.solve(jnp.ones((2, 3)), jnp.ones(2)), ValueError,
+                         "must have shape"),
+    "ember.nn.softmax": (lambda: ember.nn.softmax(jnp.ones(3), axis=4), ValueError,
+                         "out of bounds"),
+    "ember.random.normal": (lambda: ember.random.normal(ember.random.key(0), (2,), jnp.int32),
+                            ValueError, "must be a float"),
+}
+
+
+@pytest.mark.parametrize("case", list(EAGER_ERRORS))
+def test_eager_errors_show_user_frames_only(filtering, case: str) -> None:
+    call, kind, text = EAGER_ERRORS[case]
+    with pytest.raises(kind, match=text) as info:
+        call()
+    e = info.value
+    assert not any(f.startswith(EMBER_DIR) for f in _files(e)), _files(e)
+    assert [f.name for f in traceback.extract_tb(e.__traceback__)][-1] == "<lambda>"
+    assert e.__notes__ == [traceback_util.NOTE]
+    # with filtering off, the same error keeps Ember's frames
+    filtering("off")
+    with pytest.raises(kind, match=text) as info:
+        call()
+    assert any(f.startswith(EMBER_DIR) for f in _files(info.value))
+    assert not getattr(info.value, "__notes__", None)
+
+
+def test_an_error_ember_handles_inside_is_left_alone(monkeypatch) -> None:
+    """A public function called from inside Ember does not filter (the exception may be
+    caught there): only the entry the user called does, once."""
+    seen = []
+    real = traceback_util.filter_exception
+    monkeypatch.setattr(traceback_util, "filter_exception",
+                        lambda e: (seen.append(type(e)), real(e)))
+    # `x + object()`: jnp.add's TypeError is caught by the operator, which returns
+    # NotImplemented; Python then raises its own error, which no boundary filters
+    with pytest.raises(TypeError, match="unsupported operand"):
+        jnp.ones(3) + object()
+    assert seen == []
+    # `x + y` with bad shapes: the operator, ufunc and lax.add entries are all on the
+    # stack; only the operator (the user's call) filters
+    with pytest.raises(TypeError, match="incompatible shapes"):
+        jnp.ones(3) + jnp.ones(4)
+    assert seen == [TypeError]
+
+
+def test_public_entries_keep_identity_signature_and_docs() -> None:
+    import inspect
+
+    from ember.lax import _ops
+    from ember.numpy import _manipulation
+    assert jnp.abs is jnp.absolute
+    assert ember.remat is ember.checkpoint
+    assert jnp.reshape.__wrapped__ is _manipulation.reshape
+    assert jnp.reshape.__doc__ == _manipulation.reshape.__doc__
+    assert inspect.signature(jnp.reshape) == inspect.signature(_manipulation.reshape)
+    assert traceback_util.unwrap(lax.add) is _ops.add
+    assert traceback_util.unwrap(_ops.add) is _ops.add
+    assert traceback_util.unwrap([]) == []
+    # lax.reduce still recognizes lax.add as the sum monoid through its entry
+    jaxpr = str(ember.make_jaxpr(lambda x: lax.reduce(x, 0.0, lax.add, (0,)))(jnp.ones(3)))
+    assert "reduce_sum" in jaxpr

@@ -20,4 +20,7 @@ from ember.scipy.special._ndtr import log_ndtr, ndtr, ndtri
 
 __all__ = [*_basic_all, *_gamma_all, "ndtr", "ndtri", "log_ndtr", "logsumexp"]
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = module_getattr(__name__)

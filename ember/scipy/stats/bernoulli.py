@@ -55,4 +55,7 @@ def ppf(q: Any, p: Any) -> Any:
     return jnp.where(bad, jnp.nan, jnp.where(lax.le(q, one - p), zero, one))
 
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

@@ -39,4 +39,7 @@ def pdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return lax.exp(logpdf(x, a, loc, scale))
 
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

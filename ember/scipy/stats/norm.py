@@ -74,4 +74,7 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return ppf(lax.sub(jnp.asarray(1, q.dtype), q), loc, scale)
 
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

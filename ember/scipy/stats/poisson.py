@@ -36,4 +36,7 @@ def pmf(k: Any, mu: Any, loc: Any = 0) -> Any:
     return jnp.exp(logpmf(k, mu, loc))
 
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)

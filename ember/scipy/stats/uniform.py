@@ -47,4 +47,7 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, lax.add(loc, lax.mul(scale, q)))
 
 
+from ember.core import traceback_util as _traceback_util  # noqa: E402
+
+_traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 __getattr__ = _module_getattr(__name__)
