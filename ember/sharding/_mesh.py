@@ -127,39 +127,48 @@ class Mesh:
 
     @property
     def devices(self) -> np.ndarray:
+        """The mesh's devices, an array of the mesh's shape."""
         return self._devices
 
     @property
     def shape(self) -> collections.OrderedDict:
+        """Axis name -> size, in the mesh's axis order."""
         return collections.OrderedDict(zip(self.axis_names, self._devices.shape))
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
+        """The size of each axis, in order."""
         return tuple(self._devices.shape)
 
     @property
     def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        """(axis name, size) pairs, in order."""
         return tuple(zip(self.axis_names, self._devices.shape))
 
     @property
     def size(self) -> int:
+        """The number of devices in the mesh."""
         return math.prod(self._devices.shape)
 
     @property
     def empty(self) -> bool:
+        """Whether the mesh has no devices."""
         return self._devices.size == 0
 
     @property
     def device_ids(self) -> np.ndarray:
+        """The ids of the mesh's devices, an int array of the mesh's shape."""
         return np.vectorize(lambda d: d.id, otypes=[int])(self._devices)
 
     @property
     def local_devices(self) -> list:
+        """The mesh's devices that belong to this process."""
         me = device_state.process_index()
         return [d for d in self._devices.flat if d.process_index == me]
 
     @property
     def is_multi_process(self) -> bool:
+        """Whether the mesh's devices belong to more than one process."""
         return len({d.process_index for d in self._devices.flat}) > 1
 
     def coords(self, device: Any) -> tuple[int, ...]:

@@ -28,33 +28,43 @@ class Sharding:
 
     @property
     def device_set(self) -> set:
+        """The set of devices that hold a part of an array with this sharding."""
         raise NotImplementedError
 
     def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Any, Index]:
+        """Device -> the index (a tuple of slices) of the block of an array of `global_shape`
+        that the device holds."""
         raise NotImplementedError
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of one device's block of an array of `global_shape`."""
         raise NotImplementedError
 
     @property
     def num_devices(self) -> int:
+        """The number of devices in `device_set`."""
         return len(self.device_set)
 
     @property
     def addressable_devices(self) -> set:
+        """The devices of `device_set` that belong to this process."""
         me = device_state.process_index()
         return {d for d in self.device_set if d.process_index == me}
 
     @property
     def is_fully_addressable(self) -> bool:
+        """Whether every device of the sharding belongs to this process."""
         return len(self.addressable_devices) == len(self.device_set)
 
     def addressable_devices_indices_map(self, global_shape: tuple[int, ...]
                                         ) -> dict[Any, Index]:
+        """`devices_indices_map` restricted to this process's devices."""
         mine = self.addressable_devices
         return {d: i for d, i in self.devices_indices_map(global_shape).items() if d in mine}
 
     def is_equivalent_to(self, other: Any, ndim: int) -> bool:
+        """Whether the two shardings place the blocks of an array of rank `ndim` on the same
+        devices."""
         shape = (0,) * ndim
         try:
             return (self.device_set == other.device_set and
@@ -64,6 +74,7 @@ class Sharding:
             return False
 
     def with_memory_kind(self, kind: str) -> Sharding:
+        """This sharding in the memory kind `kind` (the CPU has only "device")."""
         if kind != "device":
             raise ValueError(f"Could not find memory addressable by device cpu. Device cpu "
                              f"can address the following memory kinds: device. Got "
@@ -83,16 +94,21 @@ class SingleDeviceSharding(Sharding):
 
     @property
     def device_set(self) -> set:
+        """The set of devices that hold a part of an array with this sharding."""
         return {self._device}
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
         return True
 
     def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Any, Index]:
+        """Device -> the index (a tuple of slices) of the block of an array of `global_shape`
+        that the device holds."""
         return {self._device: tuple(slice(None) for _ in global_shape)}
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of one device's block of an array of `global_shape`."""
         return tuple(global_shape)
 
     def __eq__(self, other: Any) -> bool:
@@ -122,6 +138,7 @@ class NamedSharding(Sharding):
 
     @property
     def device_set(self) -> set:
+        """The set of devices that hold a part of an array with this sharding."""
         return set(self.mesh.devices.flat)
 
     @property
@@ -130,6 +147,7 @@ class NamedSharding(Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
         return all(self.mesh.shape[a] == 1 for part in self.spec._normalized(len(self.spec))
                    for a in part)
 
@@ -139,6 +157,7 @@ class NamedSharding(Sharding):
                      for part in self.spec._normalized(ndim))
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of one device's block of an array of `global_shape`."""
         global_shape = tuple(global_shape)
         if len(self.spec) > len(global_shape):
             raise ValueError(f"Sharding {self!r} is only valid for values of rank at least "
@@ -155,6 +174,8 @@ class NamedSharding(Sharding):
         return tuple(n // k for n, k in zip(global_shape, splits))
 
     def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Any, Index]:
+        """Device -> the index (a tuple of slices) of the block of an array of `global_shape`
+        that the device holds."""
         block = self.shard_shape(global_shape)
         parts = self.spec._normalized(len(global_shape))
         names = self.mesh.axis_names
