@@ -1,0 +1,2 @@
+"""Complex math placeholder."""
+OPCODES = frozenset()
