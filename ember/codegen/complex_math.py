@@ -1,2 +1,190 @@
-"""Complex math placeholder."""
-OPCODES = frozenset()
+"""Complex exp, log and sqrt as scalar IR on the backend's real math.
+
+Input: an IRBuilder, the opcode, operand element types (c64/c128), complex register values
+(`{re, im}` structs) and the backend's MathEmitter (its real exp, log, sin, cos, atan2,
+log1p). Output: (value, rerun flag or None): the flags of the real sin/cos are or-ed.
+Semantics: C99 Annex G's special values, which NumPy's loops (the evaluator, eager mode)
+give; the finite formulas:
+- exp(a + ib) = e^a (cos b + i sin b); b == 0 gives (e^a, b) (so exp(inf + 0i) = inf + 0i
+  and the sign of a zero b is kept); for a above the component's exp overflow threshold
+  e^a is applied as e^(a/2) twice, so e^a cos b stays finite when e^a alone is not;
+  a = -inf with b inf/NaN gives 0 + 0i, a = +inf with b inf/NaN gives inf + NaN i.
+- log(z) = log|z| + i atan2(b, a), with log|z| = log m + log1p((n/m)^2) / 2 for
+  m = max(|a|, |b|), n = min (XLA's formula: no overflow of the squares), except for m
+  near 1, where that cancels: there log1p(m^2 - 1 + n^2) / 2 with the squares split
+  exactly by FMAs (close to glibc's clog, which NumPy runs);
+  log(0) = -inf + i atan2(b, a); an infinite part gives +inf as the real part, even
+  beside a NaN.
+- sqrt(z): Kahan's t = sqrt((|a| + |z|) / 2); a >= 0: (t, b / 2t), else (|b| / 2t,
+  copysign(t, b)); parts above a quarter of the largest float are scaled by 1/4 first
+  (exactly) so |a| + |z| cannot overflow; sqrt(+-0 + ib) for b = +-0 is (+0, b);
+  b = +-inf gives (+inf, b) even with a NaN; a = -inf: (0 or NaN, +-inf), a = +inf:
+  (+inf, +-0 or NaN), as C99 lists them; subnormal parts are scaled up by 2^2k first.
+Invariants: selects only (no branches), so a loop of these vectorizes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import llvmlite.ir as ir
+
+from ember.codegen.complex_ops import fabs, hypot, isinf, isnan, make, parts
+
+Result = tuple[ir.Value, ir.Value | None]
+
+
+class _Math:
+    """The backend's real math on one builder, collecting the rerun flags."""
+
+    def __init__(self, b: ir.IRBuilder, math: Any, precise: bool) -> None:
+        if math is None:
+            raise NotImplementedError("complex math needs the backend's real math")
+        self.b, self.math, self.precise = b, math, precise
+        self.flags: list[ir.Value] = []
+
+    def __call__(self, opcode: str, *args: ir.Value) -> ir.Value:
+        v, flag = self.math.emit(self.b, opcode, list(args), self.precise)
+        if flag is not None:
+            self.flags.append(flag)
+        return v
+
+    def flag(self) -> ir.Value | None:
+        if not self.flags:
+            return None
+        out = self.flags[0]
+        for f in self.flags[1:]:
+            out = self.b.or_(out, f)
+        return out
+
+
+def _c(x: ir.Value, v: float) -> ir.Constant:
+    return ir.Constant(x.type, v)
+
+
+def _copysign(b: ir.IRBuilder, x: ir.Value, s: ir.Value) -> ir.Value:
+    name = f"llvm.copysign.{'f32' if str(x.type) == 'float' else 'f64'}"
+    fn = b.module.globals.get(name) or ir.Function(
+        b.module, ir.FunctionType(x.type, [x.type, x.type]), name=name)
+    return b.call(fn, [x, s])
+
+
+def exp(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    a, y = parts(b, z)
+    big = 709.0 if str(a.type) == "double" else 88.0
+    inf = _c(a, float("inf"))
+    over = b.fcmp_ordered(">", a, _c(a, big))
+    half = m("exponential", b.fmul(a, _c(a, 0.5)))
+    e = m("exponential", a)
+    cos, sin = m("cosine", y), m("sine", y)
+    re = b.select(over, b.fmul(b.fmul(half, cos), half), b.fmul(e, cos))
+    im = b.select(over, b.fmul(b.fmul(half, sin), half), b.fmul(e, sin))
+    y_zero = b.fcmp_ordered("==", y, _c(y, 0.0))
+    re = b.select(y_zero, e, re)
+    im = b.select(y_zero, y, im)
+    y_bad = b.or_(isinf(b, y), isnan(b, y))
+    minus_inf = b.and_(b.fcmp_ordered("==", a, b.fneg(inf)), y_bad)
+    plus_inf = b.and_(b.fcmp_ordered("==", a, inf), y_bad)
+    nan = _c(a, float("nan"))
+    re = b.select(minus_inf, _c(a, 0.0), b.select(plus_inf, inf, re))
+    im = b.select(minus_inf, _c(a, 0.0), b.select(plus_inf, nan, im))
+    return make(b, re, im)
+
+
+def log(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    a, y = parts(b, z)
+    aa, ay = fabs(b, a), fabs(b, y)
+    hi = b.select(b.fcmp_ordered(">", aa, ay), aa, ay)
+    lo = b.select(b.fcmp_ordered(">", aa, ay), ay, aa)
+    r = b.fdiv(lo, hi)
+    far = b.fadd(m("log", hi), b.fmul(_c(a, 0.5), m("log-plus-one", b.fmul(r, r))))
+    # near |z| = 1 the two terms above cancel: log1p(hi^2 - 1 + lo^2) / 2 instead, the
+    # squares split exactly into a rounded product and its error (FMAs) and hi^2 - 1 into
+    # its rounded value and error (Fast2Sum, |1| >= hi^2 here): one rounding in the sum
+    hi2, lo2 = b.fmul(hi, hi), b.fmul(lo, lo)
+    d = b.fsub(hi2, _c(a, 1.0))
+    d_err = b.fsub(hi2, b.fadd(d, _c(a, 1.0)))
+    errs = b.fadd(b.fadd(_fma(b, hi, hi, b.fneg(hi2)), _fma(b, lo, lo, b.fneg(lo2))), d_err)
+    s = b.fadd(b.fadd(d, lo2), errs)
+    near_one = b.and_(b.fcmp_ordered(">=", hi, _c(a, 0.5)),
+                      b.fcmp_ordered("<", hi, _c(a, 1.0)))
+    re = b.select(near_one, b.fmul(_c(a, 0.5), m("log-plus-one", s)), far)
+    zero = b.and_(b.fcmp_ordered("==", aa, _c(a, 0.0)),  # log 0 = -inf (0/0 above is NaN)
+                  b.fcmp_ordered("==", ay, _c(a, 0.0)))
+    re = b.select(zero, _c(a, float("-inf")), re)
+    # hi = inf: inf/inf is NaN above; an infinite part (NaN or not beside it) gives +inf
+    re = b.select(b.or_(isinf(b, a), isinf(b, y)), _c(a, float("inf")), re)
+    return make(b, re, m("atan2", y, a))
+
+
+def sqrt(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    a, y = parts(b, z)
+    ty = a.type
+    fmax = 3.4028234663852886e38 if str(ty) == "float" else 1.7976931348623157e308
+    aa, ay = fabs(b, a), fabs(b, y)
+    big = b.select(b.fcmp_ordered(">", aa, ay), aa, ay)
+    huge = b.fcmp_ordered(">", big, _c(a, fmax / 4))
+    # subnormal parts lose bits in |a| + |z|: scale them up by 2^2k, the result down by 2^k
+    k = 54 if str(ty) == "double" else 24
+    tiny = b.fcmp_ordered("<", big, _c(a, 2.0 ** (-1000 if k == 54 else -100)))
+    scale_in = b.select(huge, _c(a, 0.25), b.select(tiny, _c(a, 2.0 ** (2 * k)), _c(a, 1.0)))
+    # sqrt(1/4) = 1/2, undone by 2; sqrt(2^2k) = 2^k, undone by 2^-k
+    scale_out = b.select(huge, _c(a, 2.0), b.select(tiny, _c(a, 2.0 ** -k), _c(a, 1.0)))
+    sa, sy = b.fmul(a, scale_in), b.fmul(y, scale_in)
+    sqrt_fn = _sqrt_fn(b, ty)
+    t = b.call(sqrt_fn, [b.fmul(b.fadd(fabs(b, sa), hypot(b, sa, sy)), _c(a, 0.5))])
+    two_t = b.fmul(t, _c(a, 2.0))
+    pos = b.fcmp_ordered(">=", a, _c(a, 0.0))
+    re = b.select(pos, b.fmul(t, scale_out), b.fmul(b.fdiv(fabs(b, sy), two_t), scale_out))
+    im = b.select(pos, b.fmul(b.fdiv(sy, two_t), scale_out),
+                  b.fmul(_copysign(b, t, y), scale_out))
+    inf, nan = _c(a, float("inf")), _c(a, float("nan"))
+    zero = b.and_(b.fcmp_ordered("==", a, _c(a, 0.0)), b.fcmp_ordered("==", y, _c(a, 0.0)))
+    re = b.select(zero, _c(a, 0.0), re)
+    im = b.select(zero, y, im)
+    # a = +-inf (b finite or NaN): C99's table
+    a_minf = b.fcmp_ordered("==", a, b.fneg(inf))
+    a_pinf = b.fcmp_ordered("==", a, inf)
+    y_nan = isnan(b, y)
+    re = b.select(a_minf, b.select(y_nan, nan, _c(a, 0.0)), re)
+    im = b.select(a_minf, _copysign(b, inf, y), im)
+    re = b.select(a_pinf, inf, re)
+    im = b.select(a_pinf, b.select(y_nan, y, _copysign(b, _c(a, 0.0), y)), im)
+    # b = +-inf wins over everything, NaN real parts included
+    y_inf = isinf(b, y)
+    re = b.select(y_inf, inf, re)
+    im = b.select(y_inf, y, im)
+    return make(b, re, im)
+
+
+def _fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
+    name = f"llvm.fma.{'f32' if str(x.type) == 'float' else 'f64'}"
+    fn = b.module.globals.get(name) or ir.Function(
+        b.module, ir.FunctionType(x.type, [x.type] * 3), name=name)
+    return b.call(fn, [x, y, z])
+
+
+def _sqrt_fn(b: ir.IRBuilder, ty: ir.Type) -> ir.Function:
+    name = f"llvm.sqrt.{'f32' if str(ty) == 'float' else 'f64'}"
+    return b.module.globals.get(name) or ir.Function(
+        b.module, ir.FunctionType(ty, [ty]), name=name)
+
+
+_FNS = {"exponential": exp, "log": log, "sqrt": sqrt}
+# the complex math opcodes compiled natively (the others' modules run on the interpreter)
+OPCODES: frozenset[str] = frozenset(_FNS)
+
+
+def emit(b: ir.IRBuilder, opcode: str, in_types: list[str], args: list[ir.Value],
+         precise: bool, math: Any) -> Result:
+    """A complex math opcode (see the module docstring); raises NotImplementedError for an
+    opcode outside OPCODES (support.py never lets one reach code generation)."""
+    fn = _FNS.get(opcode)
+    if fn is None:
+        raise NotImplementedError(f"no complex emitter for {opcode} on {in_types[0]}")
+    m = _Math(b, math, precise)
+    v = fn(b, args[0], m)
+    return v, m.flag()
+
+
+__all__ = ["OPCODES", "emit", "exp", "log", "sqrt"]

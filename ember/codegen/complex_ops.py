@@ -88,10 +88,13 @@ def subtract(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
 
 
 def multiply(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    # (a + ib)(c + id) = (ac - bd) + i(ad + bc); no contraction into FMAs (the products
-    # round separately, as NumPy's loop rounds them)
+    # (a + ib)(c + id) = (ac - bd) + i(ad + bc), contracted as NumPy's compiled loop is:
+    # re = fma(a, c, -(b d)), im = fma(a, d, b c) (bit for bit the evaluator's values,
+    # including (1e300 + inf i)(1e300 + i) = -inf + inf i where the plain form gives NaN)
     (a, bi), (c, d) = parts(b, x), parts(b, y)
-    return make(b, b.fsub(b.fmul(a, c), b.fmul(bi, d)), b.fadd(b.fmul(a, d), b.fmul(bi, c)))
+    re = _fintr(b, "fma", a, c, b.fneg(b.fmul(bi, d)))
+    im = _fintr(b, "fma", a, d, b.fmul(bi, c))
+    return make(b, re, im)
 
 
 def divide(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -136,10 +139,12 @@ def hypot(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     2^500 the parts are scaled by 2^-600 first, below 2^-500 by 2^600 (exact: powers of
     two), so the squares neither overflow nor lose bits to underflow."""
     ty = x.type
+    inf = ir.Constant(ty, float("inf"))
+    either_inf = b.or_(isinf(b, x), isinf(b, y))
     if str(ty) == "float":
         dx, dy = b.fpext(x, ir.DoubleType()), b.fpext(y, ir.DoubleType())
         h = _fintr(b, "sqrt", b.fadd(b.fmul(dx, dx), b.fmul(dy, dy)))
-        return b.fptrunc(h, ty)
+        return b.select(either_inf, inf, b.fptrunc(h, ty))
     ax, ay = fabs(b, x), fabs(b, y)
     m = b.select(b.fcmp_ordered(">", ax, ay), ax, ay)
     big = b.fcmp_ordered(">", m, ir.Constant(ty, 2.0 ** 500))
@@ -150,8 +155,7 @@ def hypot(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
                        b.select(small, ir.Constant(ty, 2.0 ** -600), ir.Constant(ty, 1.0)))
     sx, sy = b.fmul(ax, scale), b.fmul(ay, scale)
     h = b.fmul(_fintr(b, "sqrt", b.fadd(b.fmul(sx, sx), b.fmul(sy, sy))), unscale)
-    inf = ir.Constant(ty, float("inf"))
-    return b.select(b.or_(isinf(b, x), isinf(b, y)), inf, h)
+    return b.select(either_inf, inf, h)
 
 
 def abs_(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -160,13 +164,25 @@ def abs_(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def sign(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """NaN (in either part) and zero stay as they are; else z / |z| (NumPy 2's sign)."""
+    """The evaluator's sign: NaN (in either part) and zero stay as they are; else NumPy 2's
+    z / |z|, where one infinite part gives (copysign(1 or 0, re), copysign(1 or 0, im))
+    (the unit vector along the infinite axis) and two give NaN + NaN i. (JAX computes
+    z / |z| everywhere, NaN for any infinity; we follow the evaluator, which eager mode
+    runs, so eager and compiled code agree.)"""
     re, im = parts(b, x)
-    zero = ir.Constant(re.type, 0.0)
+    ty = re.type
+    zero, one = ir.Constant(ty, 0.0), ir.Constant(ty, 1.0)
     keep = b.or_(b.or_(isnan(b, re), isnan(b, im)),
                  b.and_(b.fcmp_ordered("==", re, zero), b.fcmp_ordered("==", im, zero)))
     h = hypot(b, re, im)
-    return select(b, keep, x, make(b, b.fdiv(re, h), b.fdiv(im, h)))
+    out = make(b, b.fdiv(re, h), b.fdiv(im, h))
+    re_inf, im_inf = isinf(b, re), isinf(b, im)
+    nan = ir.Constant(ty, float("nan"))
+    axis = make(b, _fintr(b, "copysign", b.select(re_inf, one, zero), re),
+                _fintr(b, "copysign", b.select(im_inf, one, zero), im))
+    out = select(b, b.or_(re_inf, im_inf), axis, out)
+    out = select(b, b.and_(re_inf, im_inf), make(b, nan, nan), out)
+    return select(b, keep, x, out)
 
 
 def compare(b: ir.IRBuilder, direction: str, x: ir.Value, y: ir.Value) -> ir.Value:
