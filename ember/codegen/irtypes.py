@@ -107,5 +107,5 @@ def type_suffix(ty: ir.Type) -> str:
 
 
 __all__ = ["I1", "I8", "I32", "I64", "PTR", "VOID", "const", "fconst", "i64", "int_type_like",
-           "intrinsic", "is_complex", "is_float", "is_signed_int", "is_unsigned_int", "mem_type", "reg_type",
-           "type_suffix"]
+           "intrinsic", "is_complex", "is_float", "is_signed_int", "is_unsigned_int", "mem_type",
+           "reg_type", "type_suffix"]

@@ -15,9 +15,10 @@ That is worth it only when the output would not stay in cache for its next reade
 outputs of at least NT_MIN_BYTES (the last-level cache of a desktop CPU). The values stored
 are the body's, bit for bit: only how they reach memory changes.
 Invariants: x86-64 only (`enabled()`); not for pred or complex outputs (their elements are
-not one LLVM scalar a vector of the tile can hold); every non-temporal store is 64-byte aligned (the head
-is computed from the runtime address; an element not aligned to its own size, never the
-case for Ember's or NumPy's buffers, makes the whole range take ordinary stores).
+not one LLVM scalar a vector of the tile can hold); every non-temporal store is 64-byte
+aligned (the head is computed from the runtime address; an element not aligned to its own
+size, never the case for Ember's or NumPy's buffers, makes the whole range take ordinary
+stores).
 """
 
 from __future__ import annotations
