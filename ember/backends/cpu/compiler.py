@@ -73,8 +73,10 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
                   frozenset({"reduce"})),
         LayoutAssignment(),
         # the CPU code generator runs every kind: dot epilogues on cache-sized blocks of
-        # the product, row kernels, multi-output reductions
-        Fusion(FusionPolicy(output_fusion=True, row_fusion=True, sibling_fusion=True))])
+        # the product, row kernels, multi-output reductions and loop kernels (a loop
+        # body's carry and the values read from it in one pass)
+        Fusion(FusionPolicy(output_fusion=True, row_fusion=True, sibling_fusion=True,
+                            carry_fusion=True))])
 
 
 def clear_cache() -> None:
