@@ -5,8 +5,8 @@ infinities, NaN, huge, subnormal, ordinary) and random odd-sized arrays. Output:
 that the compiled module (never the interpreter: `cpu.compile` raises on a refusal) gives
 the evaluator's (NumPy's) values, bit for bit for the exact operations and within a few
 ulps for the math; that jit agrees with eager mode and NumPy for size 0, rank 0 and odd
-sizes; that complex chains fuse into one kernel and the Mandelbrot loop body compiles to
-elementwise kernels; and that what has no native code (a complex dot, sort or power) still
+sizes; that complex chains fuse into one kernel and a Mandelbrot iteration is one kernel
+(carry fusion, which the pass keeps to while bodies and the CPU's policy); and that what has no native code (a complex dot, sort or power) still
 runs on the interpreter with the right values.
 """
 
@@ -194,11 +194,13 @@ def test_mandelbrot_loop_compiles_natively_and_matches_numpy(x64):
     assert compiled._compiled.backend == "cpu"
     text = compiled.as_text()
     body = text[text.index("%scan_body"):].split("\n}")[0]
-    # an iteration is elementwise kernels only (z*z + c; the count; the counter), each
-    # kind=kLoop: nothing of the complex work is left unfused or refused
+    # one kernel per iteration does the array work (z*z + c and the count, writing both
+    # carries: fusion.py's carry fusion), beside the scalar kernel of the loop counter
     fusions = [line for line in body.splitlines() if " fusion(" in line]
-    assert 1 <= len(fusions) <= 3 and all("kind=kLoop" in f for f in fusions), body
-    assert any(f.lstrip().startswith("%fusion") and "c128[41,61]" in f for f in fusions), body
+    arrays = [f for f in fusions if "[41,61]" in f.split("fusion(")[0]]
+    assert len(arrays) == 1 and "kind=kLoop" in arrays[0], body
+    assert "(s32[41,61], c128[41,61])" in arrays[0] or "(c128[41,61], s32[41,61])" in arrays[0]
+    assert len(fusions) <= 2, body
     z, n = np.zeros_like(c), np.zeros(c.shape, np.int32)
     with np.errstate(all="ignore"):
         for _ in range(50):
@@ -233,3 +235,23 @@ def test_complex_sums_compile_and_match_numpy(x64):
     want = (z.sum(axis=0), z.sum(axis=1), np.prod(z[:5, :5], axis=1), (z * np.conj(z)).sum())
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+
+
+def test_carry_fusion_is_the_policys_choice(x64):
+    """Without carry fusion the iteration is two array kernels (the carry, then its reader);
+    the values are the same either way."""
+    from ember.hlo import parse_module
+    from ember.passes.fusion import Fusion, FusionPolicy
+
+    c = np.linspace(-2, 1, 9) + 0.5j
+    text = ember.jit(_mandelbrot).lower(c).as_text()
+    kinds = {}
+    for carry in (False, True):
+        m = parse_module(text)
+        Fusion(FusionPolicy(carry_fusion=carry)).run(m)
+        body = next(comp for comp in m.computations if comp.name.startswith("scan_body"))
+        kinds[carry] = [i.shape.is_tuple for i in body.instructions
+                        if i.opcode == "fusion" and i.shape.is_tuple or
+                        (i.opcode == "fusion" and i.shape.rank == 1)]
+    assert kinds[False] == [False, False], kinds
+    assert kinds[True] == [True], kinds
