@@ -1,13 +1,13 @@
 """Native complex code in the CPU backend (codegen/complex_ops.py, complex_math.py).
 
-Input: complex64/complex128 arrays of every pairing of edge parts (zeros of both signs,
-infinities, NaN, huge, subnormal, ordinary) and random odd-sized arrays. Output: assertions
-that the compiled module (never the interpreter: `cpu.compile` raises on a refusal) gives
-the evaluator's (NumPy's) values, bit for bit for the exact operations and within a few
-ulps for the math; that jit agrees with eager mode and NumPy for size 0, rank 0 and odd
-sizes; that complex chains fuse into one kernel and a Mandelbrot iteration is one kernel
-(carry fusion, which the pass keeps to while bodies and the CPU's policy); and that what has no native code (a complex dot, sort or power) still
-runs on the interpreter with the right values.
+Input: complex64/complex128 arrays of every pairing of edge parts (zeros of both signs, infinities,
+NaN, huge, subnormal, ordinary) and random odd-sized arrays. Output: assertions that the
+compiled module (never the interpreter: `cpu.compile` raises on a refusal) gives the
+evaluator's (NumPy's) values, bit for bit for the exact operations and within a few ulps for
+the math; that jit agrees with eager mode and NumPy for size 0, rank 0 and odd sizes; that
+complex chains fuse into one kernel and a Mandelbrot iteration is one kernel (carry fusion,
+which the pass keeps to while bodies and the CPU's policy); and that what has no native code
+(a complex dot, sort or power) still runs on the interpreter with the right values.
 """
 
 from __future__ import annotations

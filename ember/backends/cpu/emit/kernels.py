@@ -4,8 +4,9 @@ Input: an LLVM function whose arguments are the kernel's buffers, the graph root
 fused computation's root, or a lone entry instruction), a map from boundary instructions
 to input buffers, and output buffers. Output: the function body.
 - loop kernels store root(i) for every output element (each root's, for a multi-output
-  loop fusion), walking the output in its memory order (its layout); when every op is elementwise on the output's shape and every buffer
-  shares the layout, the nest collapses to one flat loop over the elements.
+  loop fusion), walking the output in its memory order (its layout); when every op is
+  elementwise on the output's shape and every buffer shares the layout, the nest collapses
+  to one flat loop over the elements.
 - reduce kernels (minor and memory order taken from the input's layout, so a column sum
   of a transposed-by-layout array still reads with stride 1):
   when the minor input dimension is reduced ("row"), accumulators live in
