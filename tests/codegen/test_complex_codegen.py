@@ -7,7 +7,7 @@ evaluator's (NumPy's) values, bit for bit for the exact operations and within a 
 the math; that jit agrees with eager mode and NumPy for size 0, rank 0 and odd sizes; that
 complex chains fuse into one kernel and a Mandelbrot iteration is one kernel (carry fusion,
 which the pass keeps to while bodies and the CPU's policy); and that what has no native code
-(a complex dot, sort or power) still runs on the interpreter with the right values.
+(a complex sort or power) still runs on the interpreter with the right values.
 """
 
 from __future__ import annotations
@@ -213,8 +213,7 @@ def test_ops_without_native_code_fall_back_per_opcode(x64):
     rng = np.random.default_rng(1)
     a = (rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))).astype(np.complex64)
     v = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
-    for f, want in ((lambda a, v: a @ v, a @ v), (lambda a, v: a ** v, a ** v),
-                    (lambda a, v: jnp.sin(a) + v, np.sin(a) + v)):
+    for f, want in ((lambda a, v: a ** v, a ** v), (lambda a, v: jnp.sin(a) + v, np.sin(a) + v)):
         compiled = ember.jit(f).lower(a, v).compile()
         assert compiled._compiled.backend == "interpreter"
         np.testing.assert_allclose(np.asarray(compiled(a, v)), want, rtol=1e-5)
@@ -222,6 +221,44 @@ def test_ops_without_native_code_fall_back_per_opcode(x64):
     x = b.parameter(Shape("c64", (3,)))
     with pytest.raises(UnsupportedOnCpu, match="sort on complex values"):
         cpu.compile(b.build(b.sort(x, 0, b.comparator("c64"))))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_products_are_real_dots_and_match_numpy(dtype, x64):
+    """dot/matmul/einsum on complex values compile as four real dots (BLAS), batched,
+    against a real operand, with empty dimensions."""
+    rng = np.random.default_rng(4)
+
+    def c(*shape):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+    a, b, x, y = c(5, 7), c(7, 3), c(2, 3, 4), c(2, 4, 5)
+    r = rng.standard_normal((7, 3)).astype(dtype().real.dtype)
+    e0, e1 = c(0, 3), c(3, 0)
+    f = ember.jit(lambda a, b, x, y, r, e0, e1: (
+        a @ b, jnp.matmul(x, y), jnp.einsum("ij,jk->ik", a, jnp.conj(b)), a @ r,
+        jnp.vdot(a[0], a[1]), e0 @ b[:3], e1 @ e0, a[:, :3] @ e1))
+    args = (a, b, x, y, r, e0, e1)
+    compiled = f.lower(*args).compile()
+    assert compiled._compiled.backend == "cpu"
+    dots = [line for line in compiled.as_text().splitlines() if " dot(" in line]
+    assert dots and not any(f"= {t}[" in line for line in dots for t in ("c64", "c128")), dots
+    want = (a @ b, x @ y, a @ b.conj(), a @ r, np.vdot(a[0], a[1]), e0 @ b[:3], e1 @ e0,
+            a[:, :3] @ e1)
+    rtol = 1e-5 if dtype == np.complex64 else 1e-13
+    for g, w in zip(compiled(*args), want):
+        assert np.asarray(g).dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), w, rtol=rtol, atol=rtol)
+
+
+def test_complex_dot_needs_its_expansion_pass(monkeypatch):
+    """With complex-dot-expansion disabled the CPU refuses the module (the interpreter runs
+    it) instead of handing a complex dot to the real GEMM."""
+    monkeypatch.setenv("EMBER_DISABLE_PASSES", "complex-dot-expansion")
+    b = Builder("cdot")
+    x, y = b.parameter(Shape("c64", (2, 3))), b.parameter(Shape("c64", (3, 2)))
+    with pytest.raises(UnsupportedOnCpu, match="complex-dot-expansion"):
+        cpu.compile(b.build(b.dot(x, y, [1], [0])), use_cache=False)
 
 
 def test_complex_sums_compile_and_match_numpy(x64):
