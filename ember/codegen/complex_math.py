@@ -1,4 +1,5 @@
-"""Complex exp, log and sqrt as scalar IR on the backend's real math.
+"""Complex exp, log, sqrt, the trig and hyperbolic functions, expm1 and log1p as scalar IR
+on the backend's real math.
 
 Input: an IRBuilder, the opcode, operand element types (c64/c128), complex register values
 (`{re, im}` structs) and the backend's MathEmitter (its real exp, log, sin, cos, atan2,
@@ -20,6 +21,11 @@ give; the finite formulas:
   (exactly) so |a| + |z| cannot overflow; sqrt(+-0 + ib) for b = +-0 is (+0, b);
   b = +-inf gives (+inf, b) even with a NaN; a = -inf: (0 or NaN, +-inf), a = +inf:
   (+inf, +-0 or NaN), as C99 lists them; subnormal parts are scaled up by 2^2k first.
+- sinh, cosh: sinh x cos y + i cosh x sin y and cosh x cos y + i sinh x sin y (past the
+  exp threshold through e^(|x|/2) twice), tanh by Kahan's formula; sin z = -i sinh(iz),
+  cos z = cosh(iz), tan z = -i tanh(iz); C99's special values (each function's docstring
+  lists them; where C99 leaves a sign open, glibc's, which NumPy runs).
+- expm1, log1p: NumPy's own formulas, as the evaluator runs them.
 Invariants: selects only (no branches), so a loop of these vectorizes.
 """
 
@@ -157,6 +163,145 @@ def sqrt(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
     return make(b, re, im)
 
 
+def _sinh_cosh(b: ir.IRBuilder, x: ir.Value, m: _Math, cos: ir.Value, sin: ir.Value
+               ) -> tuple[ir.Value, ir.Value]:
+    """(sinh x * cos, cosh x * sin) without overflow where the products are finite: past
+    the exp threshold both are sign * e^(|x|/2) * (f/2) * e^(|x|/2)."""
+    big = 709.0 if str(x.type) == "double" else 88.0
+    ax = fabs(b, x)
+    over = b.fcmp_ordered(">", ax, _c(x, big))
+    e = m("exponential", b.fmul(ax, _c(x, 0.5)))
+    half_cos, half_sin = b.fmul(cos, _c(x, 0.5)), b.fmul(sin, _c(x, 0.5))
+    big_s = b.fmul(_copysign(b, _c(x, 1.0), x), b.fmul(b.fmul(e, half_cos), e))
+    big_c = b.fmul(b.fmul(e, half_sin), e)
+    s = b.fmul(m("sinh", x), cos)
+    c = b.fmul(m("cosh", x), sin)
+    return b.select(over, big_s, s), b.select(over, big_c, c)
+
+
+def sinh(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """sinh x cos y + i cosh x sin y, with C99's special values: y = 0 gives (sinh x, y);
+    x = 0 with y inf/NaN gives (x, NaN); x = +-inf with y inf/NaN gives (+inf, NaN)."""
+    x, y = parts(b, z)
+    re, im = _sinh_cosh(b, x, m, m("cosine", y), m("sine", y))
+    y_zero = b.fcmp_ordered("==", y, _c(y, 0.0))
+    re = b.select(y_zero, m("sinh", x), re)
+    im = b.select(y_zero, y, im)
+    y_bad = b.or_(isinf(b, y), isnan(b, y))
+    keep_x = b.and_(y_bad, b.or_(b.fcmp_ordered("==", x, _c(x, 0.0)), isinf(b, x)))
+    nan = _c(x, float("nan"))
+    # (C99 leaves the sign of the infinite real part open; glibc's, which NumPy runs, is +)
+    return make(b, b.select(keep_x, b.select(isinf(b, x), fabs(b, x), x), re),
+                b.select(keep_x, nan, im))
+
+
+def cosh(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """cosh x cos y + i sinh x sin y, with C99's special values: y = 0 gives
+    (cosh x, y copysign(1, x)); x = 0 with y inf/NaN gives (NaN, 0); x = +-inf with y
+    inf/NaN gives (+inf, NaN)."""
+    x, y = parts(b, z)
+    cos, sin = m("cosine", y), m("sine", y)
+    im, re = _sinh_cosh(b, x, m, sin, cos)  # sinh x sin y, cosh x cos y
+    y_zero = b.fcmp_ordered("==", y, _c(y, 0.0))
+    re = b.select(y_zero, m("cosh", x), re)
+    im = b.select(y_zero, b.fmul(y, _copysign(b, _c(x, 1.0), x)), im)
+    y_bad = b.or_(isinf(b, y), isnan(b, y))
+    nan, inf = _c(x, float("nan")), _c(x, float("inf"))
+    x_zero = b.and_(y_bad, b.fcmp_ordered("==", x, _c(x, 0.0)))
+    re = b.select(x_zero, nan, re)
+    im = b.select(x_zero, _c(x, 0.0), im)
+    x_inf = b.and_(y_bad, isinf(b, x))
+    return make(b, b.select(x_inf, inf, re), b.select(x_inf, nan, im))
+
+
+def tanh(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """Kahan's formula: t = tan y, s = sinh x, beta = 1 + t^2, rho = sqrt(1 + s^2),
+    d = 1 + beta s^2: (beta rho s / d, t / d); past |x| = 22 (f64; 9 for f32) tanh x is
+    +-1 to the last bit and the imaginary part is 4 sin y cos y e^(-2|x|). Special
+    values (C99): x = +-inf gives (+-1, copysign(0, sin 2y)) for finite y and (+-1, +-0)
+    for y inf/NaN; finite x with y inf/NaN gives NaN + NaN i, except x = 0: (x, NaN)
+    (C11); y = 0 gives (tanh x, y)."""
+    x, y = parts(b, z)
+    ty = x.type
+    limit = 22.0 if str(ty) == "double" else 9.0
+    t = m("tan", y)
+    s = m("sinh", x)
+    beta = b.fadd(_c(x, 1.0), b.fmul(t, t))
+    rho = b.call(_sqrt_fn(b, ty), [b.fadd(_c(x, 1.0), b.fmul(s, s))])
+    d = b.fadd(_c(x, 1.0), b.fmul(beta, b.fmul(s, s)))
+    re = b.fdiv(b.fmul(b.fmul(beta, rho), s), d)
+    im = b.fdiv(t, d)
+    ax = fabs(b, x)
+    far = b.fcmp_ordered(">", ax, _c(x, limit))
+    sin, cos = m("sine", y), m("cosine", y)
+    far_im = b.fmul(b.fmul(b.fmul(_c(x, 4.0), sin), cos),
+                    m("exponential", b.fmul(_c(x, -2.0), ax)))
+    one = _copysign(b, _c(x, 1.0), x)
+    re = b.select(far, one, re)
+    im = b.select(far, far_im, im)
+    y_zero = b.fcmp_ordered("==", y, _c(y, 0.0))
+    re = b.select(y_zero, m("tanh", x), re)
+    im = b.select(y_zero, y, im)
+    y_bad = b.or_(isinf(b, y), isnan(b, y))
+    x_inf = isinf(b, x)
+    # x = +-inf: the imaginary part is a zero with the sign of sin 2y (of y for y inf/NaN)
+    zero_im = _copysign(b, _c(x, 0.0), b.select(y_bad, y, b.fmul(sin, cos)))
+    re = b.select(x_inf, one, re)
+    im = b.select(x_inf, zero_im, im)
+    nan = _c(x, float("nan"))
+    bad = b.and_(y_bad, b.not_(x_inf))
+    x_zero = b.fcmp_ordered("==", x, _c(x, 0.0))
+    re = b.select(bad, b.select(x_zero, x, nan), re)
+    im = b.select(bad, nan, im)
+    return make(b, re, im)
+
+
+def _rotated(fn):
+    """f(z) = -i g(iz) for g = sinh/tanh (sin, tan): iz = (-y, x), g(iz) = (A, B) gives
+    (B, -A)."""
+    def rotated(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+        x, y = parts(b, z)
+        re, im = parts(b, fn(b, make(b, b.fneg(y), x), m))
+        return make(b, im, b.fneg(re))
+
+    return rotated
+
+
+def sin(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """sin z = -i sinh(iz); for y = +-inf beside an infinite or NaN x, C99 leaves the sign
+    of the infinite imaginary part open and glibc's (NumPy's) is +."""
+    x, y = parts(b, z)
+    re, im = parts(b, _rotated(sinh)(b, z, m))
+    plus = b.and_(isinf(b, y), b.or_(isinf(b, x), isnan(b, x)))
+    return make(b, re, b.select(plus, _c(x, float("inf")), im))
+
+
+def cos(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """cos z = cosh(iz), iz = (-y, x)."""
+    x, y = parts(b, z)
+    return cosh(b, make(b, b.fneg(y), x), m)
+
+
+def expm1(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """NumPy's formula (its loop is the evaluator's): with h = sin(y/2),
+    (expm1(x) cos y - 2 h^2, e^x sin y). (JAX's is more careful for tiny |z| in the
+    imaginary part; we keep eager mode's values so compiled code agrees with it.)"""
+    x, y = parts(b, z)
+    h = m("sine", b.fmul(y, _c(y, 0.5)))
+    re = b.fsub(b.fmul(m("exponential-minus-one", x), m("cosine", y)),
+                b.fmul(_c(x, 2.0), b.fmul(h, h)))
+    return make(b, re, b.fmul(m("exponential", x), m("sine", y)))
+
+
+def log1p(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """NumPy's formula (the evaluator's): (log |x + 1 + iy|, atan2(y, x + 1)). (JAX's
+    keeps the real part accurate for tiny |z|, where this rounds x + 1 first; we keep
+    eager mode's values so compiled code agrees with it.)"""
+    x, y = parts(b, z)
+    x1 = b.fadd(x, _c(x, 1.0))
+    return make(b, m("log", hypot(b, x1, y)), m("atan2", y, x1))
+
+
 def _fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
     name = f"llvm.fma.{'f32' if str(x.type) == 'float' else 'f64'}"
     fn = b.module.globals.get(name) or ir.Function(
@@ -170,7 +315,9 @@ def _sqrt_fn(b: ir.IRBuilder, ty: ir.Type) -> ir.Function:
         b.module, ir.FunctionType(ty, [ty]), name=name)
 
 
-_FNS = {"exponential": exp, "log": log, "sqrt": sqrt}
+_FNS = {"exponential": exp, "log": log, "sqrt": sqrt, "sinh": sinh, "cosh": cosh,
+        "tanh": tanh, "sine": sin, "cosine": cos, "tan": _rotated(tanh),
+        "exponential-minus-one": expm1, "log-plus-one": log1p}
 # the complex math opcodes compiled natively (the others' modules run on the interpreter)
 OPCODES: frozenset[str] = frozenset(_FNS)
 

@@ -137,7 +137,8 @@ def hypot(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
 
     f32 parts: computed in double and rounded once. f64: with m = max(|x|, |y|) above
     2^500 the parts are scaled by 2^-600 first, below 2^-500 by 2^600 (exact: powers of
-    two), so the squares neither overflow nor lose bits to underflow."""
+    two), so the squares neither overflow nor lose bits to underflow; the sum of squares
+    is carried exactly (FMAs) into a corrected square root."""
     ty = x.type
     inf = ir.Constant(ty, float("inf"))
     either_inf = b.or_(isinf(b, x), isinf(b, y))
@@ -153,8 +154,25 @@ def hypot(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
                      b.select(small, ir.Constant(ty, 2.0 ** 600), ir.Constant(ty, 1.0)))
     unscale = b.select(big, ir.Constant(ty, 2.0 ** 600),
                        b.select(small, ir.Constant(ty, 2.0 ** -600), ir.Constant(ty, 1.0)))
-    sx, sy = b.fmul(ax, scale), b.fmul(ay, scale)
-    h = b.fmul(_fintr(b, "sqrt", b.fadd(b.fmul(sx, sx), b.fmul(sy, sy))), unscale)
+    # hi >= lo (NaN lands in lo: every step below stays NaN)
+    big_first = b.fcmp_ordered(">=", ax, ay)
+    hi = b.fmul(b.select(big_first, ax, ay), scale)
+    lo = b.fmul(b.select(big_first, ay, ax), scale)
+    # hi^2 + lo^2 as s + e: each square split exactly by an FMA, their sum by Fast2Sum
+    # (hi^2 >= lo^2); then one Newton step from r0 = sqrt(s) on the exact residual
+    # s + e - r0^2, so the root is within about half an ulp (glibc's hypot, NumPy's, is
+    # correctly rounded: log |z| near |z| = 1 needs that last bit)
+    p, q = b.fmul(hi, hi), b.fmul(lo, lo)
+    ep = _fintr(b, "fma", hi, hi, b.fneg(p))
+    eq = _fintr(b, "fma", lo, lo, b.fneg(q))
+    s_ = b.fadd(p, q)
+    es = b.fsub(q, b.fsub(s_, p))
+    e = b.fadd(es, b.fadd(ep, eq))
+    r0 = _fintr(b, "sqrt", s_)
+    resid = b.fadd(b.fneg(_fintr(b, "fma", r0, r0, b.fneg(s_))), e)
+    r = b.fadd(r0, b.fdiv(resid, b.fmul(r0, ir.Constant(ty, 2.0))))
+    r = b.select(b.fcmp_ordered("==", r0, ir.Constant(ty, 0.0)), r0, r)  # (0/0)
+    h = b.fmul(r, unscale)
     return b.select(either_inf, inf, h)
 
 

@@ -33,7 +33,11 @@ EXACT_BINARY = ("add", "subtract", "multiply", "divide")
 EXACT_UNARY = ("negate", "real", "imag")
 # ulps of the larger of the expected part and the smallest normal, per op (NumPy's own
 # loops are within an ulp or two of the true value)
-MATH_ULPS = {"abs": 2, "sign": 3, "exponential": 4, "log": 4, "sqrt": 3}
+MATH_ULPS = {"abs": 2, "sign": 3, "exponential": 4, "log": 4, "sqrt": 3, "sine": 4,
+             "cosine": 4, "tan": 6, "sinh": 4, "cosh": 4, "tanh": 6}
+# NumPy's expm1/log1p formulas cancel in a part whose value is small beside the other: ulps
+# of the result's modulus there (NumPy's own error is of that size)
+MODULUS_ULPS = {"exponential-minus-one": 4, "log-plus-one": 4}
 
 
 def _grid(dtype) -> np.ndarray:
@@ -42,10 +46,12 @@ def _grid(dtype) -> np.ndarray:
             dtype)
 
 
-def _same_parts(got: np.ndarray, want: np.ndarray, ulps: int, label: str) -> None:
+def _same_parts(got: np.ndarray, want: np.ndarray, ulps: int, label: str,
+                modulus: bool = False) -> None:
     """Part by part: NaN where NaN, equal infinities, finite parts within `ulps` (0:
-    equal bits, the sign of zero included)."""
+    equal bits, the sign of zero included) of the part (`modulus`: of |want|)."""
     got, want = np.asarray(got), np.asarray(want)
+    scale = np.abs(want) if modulus else None
     assert got.dtype == want.dtype, label
     if want.dtype.kind != "c":
         got, want = got[..., None], want[..., None]
@@ -58,7 +64,9 @@ def _same_parts(got: np.ndarray, want: np.ndarray, ulps: int, label: str) -> Non
             ok = both_nan | ((g == w) & (np.signbit(g) == np.signbit(w)))
         else:
             tiny = np.finfo(w.dtype).tiny
-            tol = ulps * np.finfo(w.dtype).eps * np.maximum(np.abs(w), tiny)
+            ref = np.abs(w) if scale is None else np.where(np.isfinite(scale), scale,
+                                                            np.abs(w))
+            tol = ulps * np.finfo(w.dtype).eps * np.maximum(ref, tiny)
             with np.errstate(invalid="ignore"):
                 ok = both_nan | (g == w) | (np.abs(g - w) <= tol)
         bad = np.flatnonzero(~ok.reshape(-1))
@@ -80,7 +88,7 @@ def test_every_native_op_matches_the_evaluator_on_edge_values(dtype):
     for op in EXACT_BINARY:
         names.append(op)
         outs.append(b.binary(op, x, y))
-    for op in (*EXACT_UNARY, *MATH_ULPS):
+    for op in (*EXACT_UNARY, *MATH_ULPS, *MODULUS_ULPS):
         names.append(op)
         outs.append(b.unary(op, x))
     for d in ("EQ", "NE"):
@@ -96,11 +104,14 @@ def test_every_native_op_matches_the_evaluator_on_edge_values(dtype):
     got = cpu.compile(m)(*args)  # raises UnsupportedOnCpu on a refusal: all native here
     want = evaluate(m, *args)
     for name, g, wv in zip(names, got, want):
-        _same_parts(g, wv, MATH_ULPS.get(name, 0), f"{et} {name}")
+        ulps = MATH_ULPS.get(name, MODULUS_ULPS.get(name, 0))
+        _same_parts(g, wv, ulps, f"{et} {name}", modulus=name in MODULUS_ULPS)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_math_on_random_values_near_and_far_from_the_unit_circle(dtype):
+    """log, sqrt, abs and division near and far from |z| = 1; the exponential and trig
+    family on |z| < 20 (their useful range), in every direction."""
     rng = np.random.default_rng(3)
     n = 1001
     r = np.concatenate([1 + rng.standard_normal(n // 2) * 1e-6,
@@ -110,11 +121,19 @@ def test_math_on_random_values_near_and_far_from_the_unit_circle(dtype):
     et = ET[dtype]
     b = Builder("complex_math")
     x, s = b.parameter(Shape(et, (n,))), b.parameter(Shape(et, (n,)))
-    m = b.build(b.tuple([b.unary("log", x), b.unary("sqrt", x), b.unary("exponential", s),
-                         b.binary("divide", x, b.unary("sqrt", s))]))
+    names = ["log", "sqrt", "abs"]
+    outs = [b.unary(op, x) for op in names]
+    outs.append(b.binary("divide", x, b.unary("sqrt", s)))
+    names.append("divide")
+    for op in ("exponential", "sine", "cosine", "tan", "sinh", "cosh", "tanh",
+               "exponential-minus-one", "log-plus-one"):
+        outs.append(b.unary(op, s))
+        names.append(op)
+    m = b.build(b.tuple(outs))
     got, want = cpu.compile(m)(z, small), evaluate(m, z, small)
-    for name, g, w in zip(("log", "sqrt", "exp", "divide"), got, want):
-        _same_parts(g, w, 4, f"{et} {name}")
+    for name, g, w in zip(names, got, want):
+        ulps = MATH_ULPS.get(name, MODULUS_ULPS.get(name, 4))
+        _same_parts(g, w, ulps, f"{et} {name}", modulus=name in MODULUS_ULPS)
 
 
 def test_huge_components_do_not_overflow():
@@ -146,7 +165,8 @@ def test_jit_agrees_with_eager_and_numpy(dtype, shape, x64):
         return (w / (c + 2), jnp.abs(w), jnp.exp(z) - jnp.log(c), jnp.sqrt(w), jnp.conj(w),
                 w.real, w.imag, w == c, w != w, jnp.sum(w), jnp.prod(c),
                 lax.complex(z.real, c.imag), jnp.where(z.real > 0, w, c),
-                w.astype(jnp.complex64), jnp.sign(z))
+                w.astype(jnp.complex64), jnp.sign(z), jnp.sin(z), jnp.cosh(c), jnp.tanh(z),
+                jnp.tan(c))
 
     jitted = ember.jit(f)
     got = jitted(z, c)
@@ -156,7 +176,7 @@ def test_jit_agrees_with_eager_and_numpy(dtype, shape, x64):
         want = (w / (c + 2), np.abs(w), np.exp(z) - np.log(c), np.sqrt(w), np.conj(w),
                 w.real, w.imag, w == c, w != w, np.sum(w), np.prod(c),
                 z.real + 1j * c.imag, np.where(z.real > 0, w, c), w.astype(np.complex64),
-                np.sign(z))
+                np.sign(z), np.sin(z), np.cosh(c), np.tanh(z), np.tan(c))
     rtol = 2e-5 if dtype == "complex64" else 1e-12
     for g, e, wv in zip(got, eager, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=rtol, atol=0)
@@ -213,7 +233,8 @@ def test_ops_without_native_code_fall_back_per_opcode(x64):
     rng = np.random.default_rng(1)
     a = (rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))).astype(np.complex64)
     v = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
-    for f, want in ((lambda a, v: a ** v, a ** v), (lambda a, v: jnp.sin(a) + v, np.sin(a) + v)):
+    for f, want in ((lambda a, v: a ** v, a ** v),
+                    (lambda a, v: jnp.arcsin(a) + v, np.arcsin(a) + v)):
         compiled = ember.jit(f).lower(a, v).compile()
         assert compiled._compiled.backend == "interpreter"
         np.testing.assert_allclose(np.asarray(compiled(a, v)), want, rtol=1e-5)

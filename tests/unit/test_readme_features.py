@@ -124,9 +124,9 @@ def _dtypes() -> None:
 def _complex_jit() -> None:
     z = np.array([1 + 2j, 3 - 1j], np.complex64)
     _close(jax.jit(lambda v: v * jnp.conj(v) + v.imag)(z), z * np.conj(z) + z.imag)
-    f = jax.jit(lambda v: jnp.sqrt(jnp.exp(v) / v) + jnp.abs(v))
+    f = jax.jit(lambda v: jnp.sqrt(jnp.exp(v) / v) + jnp.abs(v) * jnp.tanh(v) + v @ v)
     assert f.lower(z).compile()._compiled.backend in ("cpu", "xla-cpu", "tpu")
-    _close(f(z), np.sqrt(np.exp(z) / z) + np.abs(z))
+    _close(f(z), np.sqrt(np.exp(z) / z) + np.abs(z) * np.tanh(z) + z @ z)
     _close(jax.grad(lambda v: v * v, holomorphic=True)(np.complex64(1 + 1j)), 2 + 2j)
 
 
@@ -164,8 +164,9 @@ CHECKS: dict[str, Callable[[], None]] = {
     "`debug.print`": _pytrees,
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
     "complex64/complex128, eager and under `jit` (native fused CPU code for arithmetic, "
-    "`abs`, `exp`, `log`, `sqrt`, comparisons, sums; the rest of complex math on the "
-    "interpreter), `grad(holomorphic=True)`": _complex_jit,
+    "`abs`, `exp`, `log`, `sqrt`, trig and hyperbolic functions, comparisons, sums, "
+    "products; power, sort and the inverse trig functions on the interpreter), "
+    "`grad(holomorphic=True)`": _complex_jit,
     "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "
     "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
     "`jax.numpy.fft`": _fft,
