@@ -97,6 +97,13 @@ def multiply(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return make(b, re, im)
 
 
+def multiply_plain(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """(ac - bd) + i(ad + bc) with every product rounded (no FMA): NumPy's scalar complex
+    product, which its complex power loop uses (the multiply ufunc's loop contracts)."""
+    (a, bi), (c, d) = parts(b, x), parts(b, y)
+    return make(b, b.fsub(b.fmul(a, c), b.fmul(bi, d)), b.fadd(b.fmul(a, d), b.fmul(bi, c)))
+
+
 def divide(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     """Smith's algorithm, NumPy's branches as selects:
     |c| >= |d|, both zero: (a / |c|, b / |c|);
@@ -266,4 +273,4 @@ def emit(b: ir.IRBuilder, opcode: str, in_types: list[str], out_type: str,
 
 
 __all__ = ["OPCODES", "abs_", "add", "compare", "convert", "divide", "emit", "hypot", "make",
-           "multiply", "negate", "parts", "select", "sign", "subtract"]
+           "multiply", "multiply_plain", "negate", "parts", "select", "sign", "subtract"]

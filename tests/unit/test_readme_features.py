@@ -165,7 +165,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
     "complex64/complex128, eager and under `jit` (native fused CPU code for arithmetic, "
     "`abs`, `exp`, `log`, `sqrt`, trig and hyperbolic functions, comparisons, sums, "
-    "products; power, sort and the inverse trig functions on the interpreter), "
+    "products, powers; sort and the inverse trig functions on the interpreter), "
     "`grad(holomorphic=True)`": _complex_jit,
     "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "
     "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
