@@ -25,7 +25,8 @@ give; the finite formulas:
   exp threshold through e^(|x|/2) twice), tanh by Kahan's formula; sin z = -i sinh(iz),
   cos z = cosh(iz), tan z = -i tanh(iz); C99's special values (each function's docstring
   lists them; where C99 leaves a sign open, glibc's, which NumPy runs).
-- expm1, log1p: NumPy's own formulas, as the evaluator runs them.
+- expm1, log1p, exp2, log2, log10: NumPy's own formulas, as the evaluator runs them;
+  rsqrt is 1 / sqrt z (Smith's division), as the evaluator computes it.
 Invariants: selects only (no branches), so a loop of these vectorizes.
 """
 
@@ -409,6 +410,31 @@ def _int_pow_loop(b: ir.IRBuilder, x: ir.Value, n: ir.Value) -> ir.Value:
     return acc
 
 
+def exp2(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """2^z = exp(z ln 2), both parts scaled (NumPy's exp2 loop)."""
+    x, y = parts(b, z)
+    ln2 = _c(x, 0.6931471805599453)
+    return exp(b, make(b, b.fmul(x, ln2), b.fmul(y, ln2)), m)
+
+
+def _scaled_log(factor: float):
+    """log2 / log10: log z with both parts times log2(e) or log10(e) (NumPy's loops)."""
+    def fn(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+        re, im = parts(b, log(b, z, m))
+        return make(b, b.fmul(re, _c(re, factor)), b.fmul(im, _c(re, factor)))
+
+    return fn
+
+
+def rsqrt(b: ir.IRBuilder, z: ir.Value, m: _Math) -> ir.Value:
+    """1 / sqrt z by Smith's division (the evaluator's `1 / np.sqrt(x)`)."""
+    from ember.codegen.complex_ops import divide
+
+    s = sqrt(b, z, m)
+    re, _ = parts(b, s)
+    return divide(b, make(b, _c(re, 1.0), _c(re, 0.0)), s)
+
+
 def _fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
     name = f"llvm.fma.{'f32' if str(x.type) == 'float' else 'f64'}"
     fn = b.module.globals.get(name) or ir.Function(
@@ -424,7 +450,9 @@ def _sqrt_fn(b: ir.IRBuilder, ty: ir.Type) -> ir.Function:
 
 _FNS = {"exponential": exp, "log": log, "sqrt": sqrt, "sinh": sinh, "cosh": cosh,
         "tanh": tanh, "sine": sin, "cosine": cos, "tan": _rotated(tanh),
-        "exponential-minus-one": expm1, "log-plus-one": log1p}
+        "exponential-minus-one": expm1, "log-plus-one": log1p, "exp2": exp2,
+        "log2": _scaled_log(1.4426950408889634), "log10": _scaled_log(0.4342944819032518),
+        "rsqrt": rsqrt}
 # the complex math opcodes compiled natively (the others' modules run on the interpreter)
 OPCODES: frozenset[str] = frozenset({*_FNS, "power"})
 
