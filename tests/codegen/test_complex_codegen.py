@@ -344,3 +344,29 @@ def test_carry_fusion_is_the_policys_choice(x64):
                         (i.opcode == "fusion" and i.shape.rank == 1)]
     assert kinds[False] == [False, False], kinds
     assert kinds[True] == [True], kinds
+
+
+def test_data_movement_and_control_flow_carry_complex_values(x64):
+    """Slices, pads, concatenation, reversal, transposes, gathers, dynamic updates and a
+    cond on complex128 values: the structural ops move (re, im) pairs intact."""
+    rng = np.random.default_rng(5)
+    z = rng.standard_normal((6, 5)) + 1j * rng.standard_normal((6, 5))
+    idx = np.array([4, 0, 2, 5])
+
+    def f(z, idx, k):
+        up = lax.dynamic_update_slice(z, jnp.conj(z[:2, :2]), (k, 1))
+        branch = lax.cond(k > 1, lambda v: v * 1j, lambda v: -v, z[0])
+        return (z[1:5:2, ::-1].T, jnp.pad(z, ((1, 0), (0, 2)), constant_values=1 - 2j),
+                jnp.concatenate([z, z[:1] * 2], axis=0), z[idx], up, branch,
+                lax.dynamic_slice(z, (k, k), (2, 3)))
+
+    compiled = ember.jit(f).lower(z, idx, 3).compile()
+    assert compiled._compiled.backend == "cpu"
+    got = compiled(z, idx, 3)
+    up = z.copy()
+    up[3:5, 1:3] = np.conj(z[:2, :2])
+    # (the dynamic slice's start 3 clamps to 2 in the columns: 2 + 3 = 5)
+    want = (z[1:5:2, ::-1].T, np.pad(z, ((1, 0), (0, 2)), constant_values=1 - 2j),
+            np.concatenate([z, z[:1] * 2], axis=0), z[idx], up, z[0] * 1j, z[3:5, 2:5])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
