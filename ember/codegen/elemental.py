@@ -20,7 +20,7 @@ import numpy as np
 
 from ember.codegen import convert as conv
 from ember.codegen.index import Index
-from ember.codegen.irtypes import I64, const, i64, mem_type, reg_type
+from ember.codegen.irtypes import I64, const, i64, is_complex, mem_type, reg_type
 from ember.codegen.scalar_ops import MathEmitter, emit_elementwise
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
@@ -55,6 +55,12 @@ def _load_raw(b: ir.IRBuilder, buf: Buf, offset: ir.Value) -> ir.Value:
     et = buf.shape.element_type
     mty = mem_type(et)
     p = b.gep(buf.ptr, [offset], inbounds=True, source_etype=mty)
+    if is_complex(et):  # part by part: plain float loads, which vectorize as strided ones
+        part = mty.elements[0]
+        re = b.load(_part_ptr(b, p, mty, 0), typ=part)
+        im = b.load(_part_ptr(b, p, mty, 1), typ=part)
+        z = b.insert_value(ir.Constant(mty, ir.Undefined), re, 0)
+        return b.insert_value(z, im, 1)
     v = b.load(p, typ=mty)
     if et == "pred":
         return b.icmp_unsigned("!=", v, ir.Constant(mty, 0))
@@ -67,7 +73,17 @@ def _store_raw(b: ir.IRBuilder, buf: Buf, offset: ir.Value, value: ir.Value) -> 
     if et == "pred":
         value = b.zext(value, mty)
     p = b.gep(buf.ptr, [offset], inbounds=True, source_etype=mty)
+    if is_complex(et):
+        b.store(b.extract_value(value, 0), _part_ptr(b, p, mty, 0))
+        b.store(b.extract_value(value, 1), _part_ptr(b, p, mty, 1))
+        return
     b.store(value, p)
+
+
+def _part_ptr(b: ir.IRBuilder, p: ir.Value, mty: ir.Type, k: int) -> ir.Value:
+    """The address of part k (0: real, 1: imaginary) of the complex element at `p`."""
+    return b.gep(p, [ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), k)],
+                 inbounds=True, source_etype=mty)
 
 
 def load(b: ir.IRBuilder, buf: Buf, linear: ir.Value) -> ir.Value:

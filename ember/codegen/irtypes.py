@@ -4,7 +4,9 @@ Input: XLA element type names. Output: llvmlite.ir types for values in registers
 i1) and in memory (`pred` is one byte, 0 or 1, as NumPy stores bool), plus helpers to build
 constants. Invariants: signedness lives in the HLO element type, never in the LLVM type
 (s32 and u32 are both i32); f16 is LLVM `half` (arithmetic rounds after every op, like
-NumPy's float16 loops).
+NumPy's float16 loops); c64/c128 are the literal struct `{float, float}`/`{double, double}`
+(real part, imaginary part) in registers and in memory, NumPy's and XLA's interleaved
+layout (codegen/complex_ops.py computes with them).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import llvmlite.ir as ir
 
-from ember.hlo.shape import bit_width, is_float, is_signed_int, is_unsigned_int
+from ember.hlo.shape import bit_width, is_complex, is_float, is_signed_int, is_unsigned_int
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -25,6 +27,9 @@ VOID = ir.VoidType()
 
 _FLOATS: dict[str, ir.Type] = {"f16": ir.HalfType(), "f32": ir.FloatType(),
                                "f64": ir.DoubleType()}
+_COMPLEX: dict[str, ir.Type] = {
+    "c64": ir.LiteralStructType([ir.FloatType(), ir.FloatType()]),
+    "c128": ir.LiteralStructType([ir.DoubleType(), ir.DoubleType()])}
 
 
 def reg_type(et: str) -> ir.Type:
@@ -33,6 +38,8 @@ def reg_type(et: str) -> ir.Type:
         return I1
     if et in _FLOATS:
         return _FLOATS[et]
+    if et in _COMPLEX:
+        return _COMPLEX[et]
     return ir.IntType(bit_width(et))
 
 
@@ -51,6 +58,12 @@ def const(et: str, value: Any) -> ir.Constant:
     ty = reg_type(et)
     if et == "pred":
         return ir.Constant(I1, int(bool(value)))
+    if is_complex(et):
+        import numpy as np
+
+        z = complex(np.asarray(value).astype(np.complex128))
+        part = ty.elements[0]
+        return ir.Constant(ty, [fconst(part, z.real), fconst(part, z.imag)])
     if is_float(et):
         import numpy as np
 
@@ -94,5 +107,5 @@ def type_suffix(ty: ir.Type) -> str:
 
 
 __all__ = ["I1", "I8", "I32", "I64", "PTR", "VOID", "const", "fconst", "i64", "int_type_like",
-           "intrinsic", "is_float", "is_signed_int", "is_unsigned_int", "mem_type", "reg_type",
-           "type_suffix"]
+           "intrinsic", "is_complex", "is_float", "is_signed_int", "is_unsigned_int", "mem_type",
+           "reg_type", "type_suffix"]

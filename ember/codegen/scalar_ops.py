@@ -6,6 +6,7 @@ a backend's fast sin/cos produce one, e.g. the CPU's mathlib.trig).
 The transcendental opcodes (exp, log, sin, pow, erf, ...) are the backend's choice: it passes
 a `MathEmitter` (the CPU its vector math library, ember/backends/cpu/mathlib); without one
 they raise NotImplementedError.
+Complex operands or results go to complex_ops.py.
 Semantics (elementwise.py is the specification): integer x / 0 = -1 (all ones), x % 0 = x,
 INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0, guarded with selects so no lane traps; shift
 counts outside [0, bits) give 0 (sign fill for arithmetic right shifts); float
@@ -25,6 +26,7 @@ from ember.codegen.irtypes import (
     const,
     int_type_like,
     intrinsic,
+    is_complex,
     is_float,
     is_signed_int,
     reg_type,
@@ -50,6 +52,10 @@ def emit_elementwise(b: ir.IRBuilder, opcode: str, in_types: list[str], out_type
                      args: list[ir.Value], attrs: dict[str, Any], precise: bool,
                      math: MathEmitter | None = None) -> Result:
     et = in_types[0]
+    if is_complex(out_type) or any(is_complex(t) for t in in_types):
+        from ember.codegen import complex_ops  # (complex programs only pay for importing it)
+
+        return complex_ops.emit(b, opcode, in_types, out_type, args, attrs, precise, math)
     if opcode == "compare":
         return compare(b, et, attrs["direction"], args[0], args[1]), None
     if opcode == "select":

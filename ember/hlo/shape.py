@@ -82,7 +82,8 @@ def is_integral(element_type: str) -> bool:
 def bit_width(element_type: str) -> int:
     if element_type == "pred":
         return 8
-    return int(element_type.lstrip("bfsu"))  # (bf16: 16, not the "f16" after its "b")
+    # (bf16: 16, not the "f16" after its "b"; c64/c128: both parts, 64/128)
+    return int(element_type.lstrip("bfsuc"))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,11 @@ Rewrites:
   reduce(x), reduce(g(x)) => gte(fusion(x){tuple(reduce, reduce)}, k)   (siblings: one pass
                                                    over x; same input shape and dimensions,
                                                    neither depends on the other)
+  in a while body: f(x) a carry, g(f(x)) => gte(fusion(x){tuple(g(f), f)}, k)   (loop
+                                                   carries: f's group and the group reading
+                                                   f at its own index become one kLoop pass
+                                                   writing both, so an iteration such as
+                                                   z = z*z + c; n += |z| <= 2 is one kernel)
 
 Target choices: what a backend's code generator can run reaches the pass as a
 `FusionPolicy` the backend gives (`Fusion(policy)`), never as a test of which backend runs:
@@ -240,6 +245,9 @@ class FusionPolicy(FrozenRecord):
     row_fusion      reductions over the last dimension of a row shape and their elementwise
                     surroundings become one row fusion (softmax, layernorm: row_fusion.py)
     sibling_fusion  reductions of one input over the same dimensions share one pass
+    carry_fusion    in a while body, a loop group whose root is a carry merges with the loop
+                    group that reads that root elementwise (one multi-output kLoop kernel
+                    writes both: the backend's loop kernels store several roots)
     duplication_limit
                     the most times one producer may be emitted inside a fusion (once per
                     distinct index it is read at; see `emissions`); past it the producer
@@ -256,22 +264,23 @@ class FusionPolicy(FrozenRecord):
     """
 
     FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit",
-              "recompute_limit")
+              "recompute_limit", "carry_fusion")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
     duplication_limit: int
     recompute_limit: float
+    carry_fusion: bool
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
                  sibling_fusion: bool = True, duplication_limit: int = 15,
-                 recompute_limit: float = 32.0) -> None:
+                 recompute_limit: float = 32.0, carry_fusion: bool = False) -> None:
         if duplication_limit < 1:
             raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
         if not recompute_limit >= 0:
             raise ValueError(f"recompute_limit must be at least 0, got {recompute_limit}")
         self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit,
-                     float(recompute_limit))
+                     float(recompute_limit), carry_fusion)
 
 
 class Fusion(HloPass):
@@ -288,13 +297,15 @@ class Fusion(HloPass):
         # native loops whose kernels are fused like any other code); fused computations and
         # reducers are left alone
         changed, found = False, []
+        bodies = {inst.called_computations[1] for c in module.computations
+                  for inst in c.instructions if inst.opcode == "while"}
         for comp in _control_flow_computations(module):
-            changed |= self._run_on(module, comp)
+            changed |= self._run_on(module, comp, comp in bodies)
             found += module.fusion_decisions  # type: ignore[attr-defined]
         module.fusion_decisions = found  # type: ignore[attr-defined]
         return changed
 
-    def _run_on(self, module: Module, entry: Computation) -> bool:
+    def _run_on(self, module: Module, entry: Computation, loop_body: bool = False) -> bool:
         decisions: list[FusionDecision] = []
         row_decisions: list[tuple[str, str, str]] = []
         row_groups = (form_row_groups(entry, row_decisions) if self.policy.row_fusion
@@ -307,6 +318,8 @@ class Fusion(HloPass):
         groups = self._form_groups(entry, decisions)
         groups = (_merge_siblings(entry, groups, decisions) if self.policy.sibling_fusion
                   else [([r], m) for r, m in groups])
+        if loop_body and self.policy.carry_fusion:
+            groups = _merge_carries(entry, groups)
         decisions += [FusionDecision(*d) for d in row_decisions]
         seen: set[tuple[str, str, str]] = set()
         unique = []
@@ -479,6 +492,49 @@ def _merge_siblings(comp: Computation, groups: list[tuple[Instruction, list[Inst
         out[k] = (o_roots + [red], merged)
         out[j] = ([], [])
         by_key[key] = k
+    return [(r, m) for r, m in out if r]
+
+
+def _loop_group(roots: list[Instruction], members: list[Instruction]) -> bool:
+    """One array root, every member a loop-fusible op (no reduce, dot or row)."""
+    return (len(roots) == 1 and not roots[0].shape.is_tuple
+            and all(m.opcode in LOOP_FUSIBLE for m in members))
+
+
+def _same_layout(a: Shape, b: Shape) -> bool:
+    return a.dimensions == b.dimensions and (a.layout or ()) == (b.layout or ())
+
+
+def _merge_carries(comp: Computation, groups: list[tuple[list[Instruction], list[Instruction]]]
+                   ) -> list[tuple[list[Instruction], list[Instruction]]]:
+    """In a while body: a loop group P whose root p is a carry (the body's root tuple holds
+    it) joins a loop group C that reads p only through elementwise members of p's shape
+    and layout (so C reads p at its own index), when none of C's other inputs depends on
+    p: the merged group has roots (C's root, p) and writes both in one pass."""
+    out = [(list(r), list(m)) for r, m in groups]
+    root_tuple = comp.root
+    for i, (p_roots, p_members) in enumerate(out):
+        if not p_roots or not _loop_group(p_roots, p_members):
+            continue
+        p = p_roots[0]
+        if root_tuple is None or root_tuple.opcode != "tuple" or p not in root_tuple.operands:
+            continue
+        for j, (c_roots, c_members) in enumerate(out):
+            if j == i or not c_roots or not _loop_group(c_roots, c_members):
+                continue
+            c = c_roots[0]
+            readers = [m for m in c_members if p in m.operands]
+            if not readers or not _same_layout(c.shape, p.shape) or not all(
+                    m.is_elementwise() and _same_layout(m.shape, p.shape) for m in readers):
+                continue
+            inputs = {o for m in c_members for o in m.operands
+                      if o not in c_members and o is not p}
+            if any(_depends_on(x, {p}) for x in inputs):
+                continue
+            merged = c_members + [m for m in p_members if m not in c_members]
+            out[j] = (c_roots + [p], merged)
+            out[i] = ([], [])
+            break
     return [(r, m) for r, m in out if r]
 
 

@@ -107,10 +107,9 @@ def _takes_no_operands(prim: Any) -> bool:
 # A representative operand element type per `types` class, to probe the scalar emitters.
 _PROBE_TYPE = {"any": "f32", "numeric": "f32", "float": "f32", "int": "s32", "bits": "s32",
                "inexact": "f32", "complex": "c64"}
-# Opcodes that only exist with a complex operand or result: the CPU backend refuses complex
-# element types (backends/cpu/support.py UNSUPPORTED_ELEMENT_TYPES), so their modules run on
-# the interpreter and no scalar emitter is asked for.
-COMPLEX_ONLY: frozenset[str] = frozenset({"real", "imag", "complex"})
+# Opcodes whose result type is not their operands': complex parts give the component
+# type, complex pairs two floats into c64 (codegen/complex_ops.py emits all three).
+_PROBE_RESULT = {"real": "f32", "imag": "f32", "complex": "c64"}
 _ATTRS = {"direction": "LT", "exponent_bits": 5, "mantissa_bits": 10}
 
 
@@ -118,7 +117,7 @@ def _scalar_emitter_missing(opcode: str, et: str) -> bool:
     """Whether codegen's scalar op table lacks `opcode` on `et` (without a math library)."""
     arity = OPCODES[opcode].arity or 1
     in_types = ["pred", et, et] if opcode == "select" else [et] * arity
-    out_type = "pred" if opcode in ("compare", "is-finite") else et
+    out_type = "pred" if opcode in ("compare", "is-finite") else _PROBE_RESULT.get(opcode, et)
     fn = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(),
                                                   [reg_type(t) for t in in_types]), "probe")
     b = ir.IRBuilder(fn.append_basic_block())
@@ -152,8 +151,6 @@ def _opcode_gaps() -> list[str]:
         if row.math and op not in eager_math.OPCODES:
             out.append(f"{op}: eager math kernel (backends/cpu/runtime/eager_math.py)")
         if op in UNSUPPORTED_OPCODES:
-            continue
-        if op in COMPLEX_ONLY:
             continue
         if row.elementwise and op != "map":
             et = _PROBE_TYPE[row.types]

@@ -124,6 +124,9 @@ def _dtypes() -> None:
 def _complex_jit() -> None:
     z = np.array([1 + 2j, 3 - 1j], np.complex64)
     _close(jax.jit(lambda v: v * jnp.conj(v) + v.imag)(z), z * np.conj(z) + z.imag)
+    f = jax.jit(lambda v: jnp.sqrt(jnp.exp(v) / v) + jnp.abs(v) * jnp.tanh(v) + v @ v)
+    assert f.lower(z).compile()._compiled.backend in ("cpu", "xla-cpu", "tpu")
+    _close(f(z), np.sqrt(np.exp(z) / z) + np.abs(z) * np.tanh(z) + z @ z)
     _close(jax.grad(lambda v: v * v, holomorphic=True)(np.complex64(1 + 1j)), 2 + 2j)
 
 
@@ -199,8 +202,10 @@ CHECKS: dict[str, Callable[[], None]] = {
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
     "`jax.distributed.initialize()`/`shutdown()` under `mpiexec` (MPI, the `mpi` extra)":
         _distributed,
-    "complex64/complex128, eager and under `jit` (compiled programs with complex values run "
-    "on the interpreter: no native code yet), `grad(holomorphic=True)`": _complex_jit,
+    "complex64/complex128, eager and under `jit` (native fused CPU code for arithmetic, "
+    "`abs`, `exp`, `log`, `sqrt`, trig and hyperbolic functions, comparisons, sums, "
+    "products, powers; sort and the inverse trig functions on the interpreter), "
+    "`grad(holomorphic=True)`": _complex_jit,
     "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "
     "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
     "`jax.numpy.fft` (all transforms, `fftfreq`, `fftshift`) and `lax.fft`, through NumPy's "

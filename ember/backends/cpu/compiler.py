@@ -45,10 +45,10 @@ _WINDOWED = frozenset({"convolution", "reduce-window"})
 
 
 def pipeline(unsafe_math: bool = False) -> PassPipeline:
-    """Inlining of calls, hardware-independent simplification, the optimization barriers'
-    removal, transpose folding (into
-    dots), float normalization (float16/bfloat16 sums and dots accumulate in float32),
-    reduction splitting (large few-output reductions in two, for threads), layout
+    """Inlining of calls, window expansion, complex dots as real ones,
+    hardware-independent simplification, the optimization barriers' removal, transpose
+    folding (into dots), float normalization (float16/bfloat16 sums and dots accumulate in
+    float32), reduction splitting (large few-output reductions in two, for threads), layout
     assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
@@ -63,6 +63,9 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         # convolutions as im2col + dot, reduce-windows as slices (no kernels of their own)
         OnOpcodes("window-expansion", "ember.passes.window_expansion:WindowExpansion",
                   _WINDOWED),
+        # complex products as four real ones (BLAS sgemm/dgemm; no complex GEMM kernel)
+        OnOpcodes("complex-dot-expansion",
+                  "ember.passes.complex_dot_expansion:ComplexDotExpansion", frozenset({"dot"})),
         hardware_independent_pipeline(unsafe_math),
         # (after the simplification whose CSE the barriers fence: prevent_cse)
         OnOpcodes("barrier-removal", "ember.passes.barrier_removal:OptimizationBarrierRemoval",
@@ -77,8 +80,10 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
                   frozenset({"reduce"})),
         LayoutAssignment(),
         # the CPU code generator runs every kind: dot epilogues on cache-sized blocks of
-        # the product, row kernels, multi-output reductions
-        Fusion(FusionPolicy(output_fusion=True, row_fusion=True, sibling_fusion=True))])
+        # the product, row kernels, multi-output reductions and loop kernels (a loop
+        # body's carry and the values read from it in one pass)
+        Fusion(FusionPolicy(output_fusion=True, row_fusion=True, sibling_fusion=True,
+                            carry_fusion=True))])
 
 
 def clear_cache() -> None:
@@ -149,6 +154,14 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
         WindowExpansion().run(m)
     elif windowed:  # window-expansion disabled
         raise UnsupportedOnCpu(windowed, "the CPU backend needs the window-expansion pass")
+    if any(i.opcode == "dot" and i.shape.element_type in ("c64", "c128")
+           for c in m.computations for i in c.instructions):
+        if run_passes:  # complex-dot-expansion disabled
+            raise UnsupportedOnCpu({"dot on complex values"},
+                                   "the CPU backend needs the complex-dot-expansion pass")
+        from ember.passes.complex_dot_expansion import ComplexDotExpansion
+
+        ComplexDotExpansion().run(m)
     return m
 
 

@@ -1,9 +1,14 @@
 """Which HLO opcodes and element types the CPU backend compiles: the one place to look.
 
 Input: a Module. Output: `check_supported(module)` raises `UnsupportedOnCpu` listing every
-opcode in `UNSUPPORTED_OPCODES` (and unsupported element types) the module uses, and every
+opcode in `UNSUPPORTED_OPCODES` (and unsupported element types) the module uses, every
 custom-call whose target is not in `SUPPORTED_CUSTOM_CALLS` (only host callbacks,
-`ember.python_callback`, have a CPU kernel: callbacks.py).
+`ember.python_callback`, have a CPU kernel: callbacks.py), and every instruction on complex
+values (c64, c128: an operand or result) that has no complex code: the refusal is per
+opcode (`complex_compiles`), so a module whose complex work is elementwise arithmetic and
+math, data movement, loops, sums and products (dots, as four real ones:
+passes/complex_dot_expansion.py) compiles natively, while e.g. a complex sort sends its
+module to the interpreter.
 `UNSUPPORTED_OPCODES` is owned by the "Control flow" issue, which must empty it; a coverage
 test asserts every other opcode of the table has an emitter.
 """
@@ -12,7 +17,7 @@ from __future__ import annotations
 
 from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.hlo.ir import Module
-from ember.hlo.shape import Shape
+from ember.hlo.shape import Shape, is_complex
 
 UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
 # custom-call targets with a CPU kernel (host callbacks: callbacks.py; XLA's LAPACK names:
@@ -21,9 +26,17 @@ SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | 
     f"lapack_{p}{r}_ffi" for p in "sd"
     for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv"))
 _LAPACK_OPCODES = ("cholesky", "triangular-solve", "custom-call")
-# bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet. Complex
-# values (c64, c128) have no LLVM codegen yet: their modules run on the interpreter.
-UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16", "c64", "c128"})
+# bf16 needs the optional ml_dtypes package on the NumPy side; not compiled yet.
+UNSUPPORTED_ELEMENT_TYPES: frozenset[str] = frozenset({"bf16"})
+_COMPLEX = ("c64", "c128")
+# Opcodes that move, pick or carry complex values without computing with them: the element
+# generators, the loop plans and the buffer copies treat an element as its bytes' struct.
+COMPLEX_STRUCTURAL: frozenset[str] = frozenset({
+    "parameter", "constant", "tuple", "get-tuple-element", "broadcast", "reshape",
+    "transpose", "slice", "pad", "concatenate", "reverse", "dynamic-slice",
+    "dynamic-update-slice", "gather", "copy", "while", "conditional", "call", "fusion"})
+# Reductions whose combiner is one of these (sums and products) compile on complex values.
+COMPLEX_REDUCTIONS: frozenset[str] = frozenset({"add", "multiply"})
 
 
 def _leaf_types(shape: Shape) -> list[str]:
@@ -40,11 +53,37 @@ def _lapack_compilable(inst) -> bool:
     return all(o.shape.size > 0 for o in inst.operands)
 
 
+def _touches_complex(inst) -> bool:
+    return any(t in _COMPLEX for t in _leaf_types(inst.shape)) or any(
+        t in _COMPLEX for o in inst.operands for t in _leaf_types(o.shape))
+
+
+def complex_compiles(inst) -> bool:
+    """Whether the CPU backend has code for `inst` on the complex values it touches."""
+    from ember.codegen.complex_math import OPCODES as MATH
+    from ember.codegen.complex_ops import OPCODES as ARITHMETIC
+    from ember.hlo.evaluator.core import plain_binary_opcode
+
+    op = inst.opcode
+    if op in COMPLEX_STRUCTURAL:
+        return True
+    if op == "compare":
+        return inst.attrs.get("direction") in ("EQ", "NE")
+    if op == "dot":  # as four real dots (passes/complex_dot_expansion.py)
+        return is_complex(inst.shape.element_type)
+    if op == "reduce":
+        return (len(inst.operands) == 2
+                and plain_binary_opcode(inst.to_apply) in COMPLEX_REDUCTIONS)
+    return op in ARITHMETIC or op in MATH
+
+
 def check_supported(module: Module) -> None:
     bad: set[str] = set()
     types: set[str] = set()
     for comp in module.computations:
         for inst in comp.instructions:
+            if _touches_complex(inst) and not complex_compiles(inst):
+                bad.add(f"{inst.opcode} on complex values")
             if inst.opcode in UNSUPPORTED_OPCODES:
                 bad.add(inst.opcode)
             elif (inst.opcode == "custom-call"
@@ -55,6 +94,4 @@ def check_supported(module: Module) -> None:
             types.update(t for t in _leaf_types(inst.shape) if t in UNSUPPORTED_ELEMENT_TYPES)
     if bad or types:
         detail = f"element types {sorted(types)}" if types else ""
-        if types & {"c64", "c128"}:
-            detail += ": complex values have no native code yet, the interpreter runs them"
         raise UnsupportedOnCpu(bad or {"(element type)"}, detail)

@@ -3,9 +3,10 @@
 Input: an LLVM function whose arguments are the kernel's buffers, the graph root (the
 fused computation's root, or a lone entry instruction), a map from boundary instructions
 to input buffers, and output buffers. Output: the function body.
-- loop kernels store root(i) for every output element, walking the output in its memory
-  order (its layout); when every op is elementwise on the output's shape and every buffer
-  shares the layout, the nest collapses to one flat loop over the elements.
+- loop kernels store root(i) for every output element (each root's, for a multi-output
+  loop fusion), walking the output in its memory order (its layout); when every op is
+  elementwise on the output's shape and every buffer shares the layout, the nest collapses
+  to one flat loop over the elements.
 - reduce kernels (minor and memory order taken from the input's layout, so a column sum
   of a transposed-by-layout array still reads with stride 1):
   when the minor input dimension is reduced ("row"), accumulators live in
@@ -281,29 +282,42 @@ def loop_split_extent(root: Instruction, inputs: Inputs) -> int:
     return root.shape.size if flat else dims[order[0]]
 
 
+def loop_roots(root: Instruction) -> list[Instruction]:
+    """The values a loop kernel stores: the root, or a multi-output fusion's tuple operands
+    (one shape and layout: fusion.py's carry fusion)."""
+    return list(root.operands) if root.opcode == "tuple" else [root]
+
+
 def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf,
-                     span: Span = None) -> None:
-    """`span`: only flat elements (or outermost indices, in memory order) in [begin, end)."""
+                     span: Span = None, more: Sequence[tuple[Instruction, Buf]] = ()
+                     ) -> None:
+    """`span`: only flat elements (or outermost indices, in memory order) in [begin, end).
+    `more`: further (root, output) pairs of the root's shape and layout, stored at the same
+    index in the same loop (a multi-output fusion)."""
     dims = root.shape.dimensions
     flat, order = _loop_order(root, inputs)
+    flat = flat and all(_is_flat(r, inputs) for r, _ in more)
+    stores = [(root, out), *more]
     if flat and not out.shape.is_row_major:
         # every buffer shares one layout and the ops are elementwise: element k of memory
         # pairs with element k of memory, so index all of them as if row-major
         inputs = {i: Buf(buf.ptr, buf.shape.without_layout()) for i, buf in inputs.items()}
-        out = Buf(out.ptr, out.shape.without_layout())
+        stores = [(r, Buf(o.ptr, o.shape.without_layout())) for r, o in stores]
+        out = stores[0][1]
     if span is not None and not dims:
         span = None
 
     def body(gen: ElementGenerator) -> None:
         def element(idx: Index, linear: ir.Value) -> None:
-            store_at(b, out, idx, gen.value(root, idx))
+            for r, o in stores:
+                store_at(b, o, idx, gen.value(r, idx))
             gen.flush()  # type: ignore[attr-defined]
 
         if flat or not dims:
             n = root.shape.size
             if not dims:
                 element(Index.scalar(b), const("s64", 0))
-            elif streaming.enabled(out.shape):
+            elif streaming.enabled(out.shape) and not more:
                 def put_element(i: ir.Value, put: streaming.Put) -> None:
                     put(gen.value(root, Index(b, dims, linear=i)))
                     gen.flush()  # type: ignore[attr-defined]
@@ -700,10 +714,12 @@ class _LoopKind:
     """Loop fusions and lone elementwise, shape and indexing instructions."""
 
     def split_extent(self, ctx: KernelContext) -> int:
-        return ctx.if_worth_splitting(loop_split_extent(ctx.root, ctx.bound))
+        return ctx.if_worth_splitting(loop_split_extent(loop_roots(ctx.root)[0], ctx.bound))
 
     def emit(self, ctx: KernelContext) -> None:
-        emit_loop_kernel(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0], ctx.span)
+        roots = loop_roots(ctx.root)
+        emit_loop_kernel(ctx.builder, roots[0], ctx.inputs, ctx.outputs[0], ctx.span,
+                         list(zip(roots[1:], ctx.outputs[1:])))
 
 
 class _ReduceKind:

@@ -14,9 +14,11 @@ arrays through the memory bus; a non-temporal store writes the line without read
 That is worth it only when the output would not stay in cache for its next reader anyway:
 outputs of at least NT_MIN_BYTES (the last-level cache of a desktop CPU). The values stored
 are the body's, bit for bit: only how they reach memory changes.
-Invariants: x86-64 only (`enabled()`); every non-temporal store is 64-byte aligned (the head
-is computed from the runtime address; an element not aligned to its own size, never the
-case for Ember's or NumPy's buffers, makes the whole range take ordinary stores).
+Invariants: x86-64 only (`enabled()`); not for pred or complex outputs (their elements are
+not one LLVM scalar a vector of the tile can hold); every non-temporal store is 64-byte
+aligned (the head is computed from the runtime address; an element not aligned to its own
+size, never the case for Ember's or NumPy's buffers, makes the whole range take ordinary
+stores).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def enabled(out: Shape) -> bool:
     what `for_streaming` writes)."""
     et = out.element_type
     return (out.is_row_major and out.size * (bit_width(et) // 8) >= NT_MIN_BYTES
-            and et != "pred" and LINE % max(1, bit_width(et) // 8) == 0
+            and et not in ("pred", "c64", "c128") and LINE % max(1, bit_width(et) // 8) == 0
             and platform.machine().lower() in ("x86_64", "amd64"))
 
 
