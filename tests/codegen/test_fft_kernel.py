@@ -1,14 +1,13 @@
 """The CPU backend's `fft` kernel kind (backends/cpu/emit/fft.py): compiled HLO `fft`
 against the evaluator.
 
-The CPU backend refuses complex element types today (support.py: the interpreter runs
-those modules), and every fft has a complex operand or result, so these tests compile with
-that refusal lifted (`check_supported` patched to accept the module): the kernel kind is
-ready for when complex values compile natively. Input: HLO modules of every fft_type over
-1-3 minor dimensions with batches, some with native f32 producers and consumers around
-the transform. Output: results equal to the evaluator's bit for bit (both run NumPy's
-pocketfft), the descriptor round trip, and the trampoline's error path (NaN out, the
-error recorded for the executable to raise).
+Every fft has a complex operand or result; the CPU compiles them natively (support.py's
+complex_compiles lists fft), and `test_jnp_fft_under_jit_is_the_native_kernel` checks that
+jnp.fft under jit reaches this kernel rather than the interpreter. Input: HLO modules of
+every fft_type over 1-3 minor dimensions with batches, some with native f32 producers and
+consumers around the transform. Output: results equal to the evaluator's bit for bit (both
+run NumPy's pocketfft), the descriptor round trip, and the trampoline's error path (NaN out,
+the error recorded for the executable to raise).
 """
 
 from __future__ import annotations
@@ -18,18 +17,12 @@ import pytest
 
 from ember import callbacks
 from ember.backends import cpu
-from ember.backends.cpu import compiler
 from ember.backends.cpu.emit import fft as fft_kernel
 from ember.hlo import parser
 from ember.hlo.evaluator import evaluate
 
 RNG = np.random.default_rng(3)
 _NP = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
-
-
-@pytest.fixture(autouse=True)
-def _complex_compiles(monkeypatch):
-    monkeypatch.setattr(compiler, "check_supported", lambda module: None)
 
 
 def _arg(et: str, dims: tuple[int, ...]) -> np.ndarray:
@@ -137,3 +130,15 @@ def test_fft_of_a_transposed_operand_reads_row_major():
     x = _arg("f32", (4, 8))
     np.testing.assert_array_equal(cpu.compile(module, use_cache=False)(x),
                                   evaluate(module, x))
+
+
+def test_jnp_fft_under_jit_is_the_native_kernel():
+    import ember
+    import ember.numpy as jnp
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    f = ember.jit(lambda v: jnp.abs(jnp.fft.rfft(v * 2.0)) + 1.0)
+    compiled = f.lower(x).compile()
+    assert compiled._compiled.backend == "cpu"  # (not the interpreter)
+    assert " fft(" in compiled.as_text()
+    np.testing.assert_allclose(compiled(x), np.abs(np.fft.rfft(x * 2.0)) + 1.0, rtol=2e-5,
+                               atol=1e-5)

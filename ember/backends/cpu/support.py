@@ -65,7 +65,7 @@ def complex_compiles(inst) -> bool:
     from ember.hlo.evaluator.core import plain_binary_opcode
 
     op = inst.opcode
-    if op in COMPLEX_STRUCTURAL:
+    if op in COMPLEX_STRUCTURAL or op == "fft":  # (fft: its own kernel kind, emit/fft.py)
         return True
     if op == "compare":
         return inst.attrs.get("direction") in ("EQ", "NE")
