@@ -1,0 +1,254 @@
+"""The regularized incomplete gamma family: `igamma` P(a, x), `igammac` Q(a, x) = 1 - P,
+`igamma_grad_a` dP/da and `random_gamma_grad` (the derivative of a Gamma(a, 1) sample x
+with respect to a at fixed quantile: dx/da = -(dP/da) / (dP/dx)), as JAX's primitives.
+
+Input: two float operands of one dtype (a, x), elementwise broadcasting. Output: their
+broadcast shape and dtype.
+How (each a recipe in elementwise primitives, see _special_recipe.py): with
+ax = x^a e^-x / Gamma(a) (computed in logs),
+
+    P(a, x) = ax / a * S,   S = sum_n x^n / ((a+1)...(a+n))           (x < 1 or x <= a)
+    Q(a, x) = ax * F,       F = 1/(x+1-a - 1(1-a)/(x+3-a - 2(2-a)/(x+5-a - ...)))  (else)
+
+S is summed term by term (c_n = c_(n-1) x / (a+n)) and F by Wallis' three-term recurrence
+(A_n = b_n A_(n-1) + a_n A_(n-2), likewise B_n, rescaled when large), each in a loop that
+runs while some lane has not converged (terms below eps of the sum, at most 2000 rounds),
+as XLA's expansion does. dS/da and dF/da are carried alongside (the recurrences
+differentiated in a), so
+
+    dP/da = ax / a * (S (log x - psi(a+1)) + dS/da)  or  -ax (F (log x - psi(a)) + dF/da),
+    random_gamma_grad = -x / a * (S (log x - psi(a+1)) + dS/da)  or  x (F (...) + dF/da),
+
+the sample derivative never forming ax (it cancels), so it holds where ax underflows.
+Edges: nan for a nan operand, x < 0, a < 0, or a = x = 0 (igamma_grad_a and
+random_gamma_grad: a <= 0); P(a, 0) = 0, P(a, inf) = 1, P(0, x > 0) = 1 (SciPy's limit;
+JAX's own recipe gives nan below x = 1 there), P(inf, finite x) = 0; Q = 1 - P on them.
+Derivatives (JAX's): dP/dx = x^(a-1) e^-x / Gamma(a), dP/da = igamma_grad_a; igammac the
+negatives; igamma_grad_a and random_gamma_grad differentiate in x in closed form
+(d/dx dP/da = dP/dx (log x - psi(a))), and in a raise (JAX defines no second a-derivative).
+Batching: elementwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.core import ad
+from ember.prims import _ad
+from ember.prims._special_recipe import Ops, define, while_lanes, widened
+from ember.prims.special_gamma import digamma_p, lgamma_p
+
+_MAX_ITERATIONS = 2000
+
+
+def _series(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any, Any]:
+    """(S, dS/da) on the enabled lanes (S = 1, dS/da = 0 elsewhere)."""
+    add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
+    eps = o.c(o.eps())
+
+    def body(x: Any, r: Any, c: Any, s: Any, dc: Any, ds: Any) -> tuple[Any, list[Any]]:
+        r = add(r, o.c(1.0))
+        q = div(x, r)
+        dc = sub(mul(dc, q), div(mul(c, q), r))  # d/da c_(n-1) x/(a+n)
+        c = mul(c, q)
+        s = add(s, c)
+        ds = add(ds, dc)
+        going = _ad.compare("gt", c, mul(eps, s))
+        if derivative:
+            going = o.any_of(going, _ad.compare("gt", o.u("abs", dc),
+                                                mul(eps, o.u("abs", ds))))
+        return going, [r, c, s, dc, ds]
+
+    one, zero = o.full(1.0), o.full(0.0)
+    _, _, s, _, ds = while_lanes(body, enabled, [a, one, one, zero, zero], [x],
+                                 _MAX_ITERATIONS)
+    return s, ds
+
+
+def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any, Any]:
+    """(F, dF/da) on the enabled lanes, Legendre's continued fraction for Q(a, x) / ax."""
+    add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
+    eps = o.c(o.eps())
+    big = o.c(1.0 / o.eps())
+
+    def body(a: Any, x: Any, k: Any, a1: Any, a2: Any, b1: Any, b2: Any, da1: Any, da2: Any,
+             db1: Any, db2: Any, f: Any, df: Any) -> tuple[Any, list[Any]]:
+        # step n = k + 1: a_n = k (a - k), b_n = x + 2k + 1 - a; (a1, b1) the convergent n-1
+        # numerator/denominator, (a2, b2) n-2, d* their derivatives in a
+        k = add(k, o.c(1.0))
+        an = mul(k, sub(a, k))
+        bn = sub(add(x, add(mul(o.c(2.0), k), o.c(1.0))), a)
+        na = add(mul(bn, a1), mul(an, a2))
+        nb = add(mul(bn, b1), mul(an, b2))
+        # d a_n/da = k, d b_n/da = -1
+        nda = add(sub(mul(bn, da1), a1), add(mul(an, da2), mul(k, a2)))
+        ndb = add(sub(mul(bn, db1), b1), add(mul(an, db2), mul(k, b2)))
+        nonzero = _ad.compare("ne", nb, o.c(0.0))
+        safe_b = _ad.select(nonzero, nb, o.full(1.0))
+        f_new = _ad.select(nonzero, div(na, safe_b), f)
+        df_new = _ad.select(nonzero, div(sub(nda, mul(f_new, ndb)), safe_b), df)
+        going = _ad.compare("gt", o.u("abs", sub(f_new, f)), mul(eps, o.u("abs", f_new)))
+        if derivative:
+            going = o.any_of(going, _ad.compare("gt", o.u("abs", sub(df_new, df)),
+                                                mul(eps, o.u("abs", df_new))))
+        # the convergents grow without bound: scale all of them down together
+        rescale = o.any_of(_ad.compare("gt", o.u("abs", na), big),
+                           _ad.compare("gt", o.u("abs", nb), big))
+        scaled = [_ad.select(rescale, mul(v, eps), v)
+                  for v in (na, a1, nb, b1, nda, da1, ndb, db1)]
+        return going, [k, *scaled, f_new, df_new]
+
+    zero, one = o.full(0.0), o.full(1.0)
+    b_first = sub(add(x, o.c(1.0)), a)  # convergent 1: 1 / (x + 1 - a)
+    safe = _ad.select(_ad.compare("eq", b_first, o.c(0.0)), one, b_first)
+    f0 = div(one, safe)
+    df0 = div(f0, safe)  # d/da 1/(x+1-a) = 1/(x+1-a)^2
+    state = [zero, one, zero, b_first, one, zero, zero, o.full(-1.0), zero, f0, df0]
+    out = while_lanes(body, enabled, state, [a, x], _MAX_ITERATIONS)
+    return out[-2], out[-1]
+
+
+def _setup(a: Any, x: Any) -> tuple[Ops, Any, Any]:
+    """(ops, log ax, uses the continued fraction)."""
+    o = Ops(a)
+    log_ax = _ad.sub(_ad.sub(_ad.mul(a, o.log(x)), x), lgamma_p.bind(a))
+    use_fraction = o.all_of(_ad.compare("ge", x, o.c(1.0)), _ad.compare("gt", x, a))
+    return o, log_ax, use_fraction
+
+
+def _p_or_q(a: Any, x: Any, upper: bool) -> Any:
+    o, log_ax, use_fraction = _setup(a, x)
+    nan = o.any_of(o.isnan(a), o.isnan(x), o.lt(x, o.c(0.0)), o.lt(a, o.c(0.0)),
+                   o.all_of(o.eq(a, 0.0), o.eq(x, 0.0)))
+    x_inf, a_inf = o.eq(x, np.inf), o.eq(a, np.inf)
+    # where ax underflows (or a lane is an edge) the sums are not needed
+    underflow = o.lt(log_ax, o.c(float(np.log(np.finfo(o.dtype).tiny))))
+    skip = o.any_of(nan, underflow, x_inf, a_inf, o.eq(x, 0.0), o.eq(a, 0.0))
+    run = o.not_(skip)
+    ax = o.u("exp", log_ax)
+    s, _ = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), False)
+    f, _ = _fraction(o, a, x, o.all_of(run, use_fraction), False)
+    lower_series = _ad.div(_ad.mul(ax, s), a)
+    upper_fraction = _ad.mul(ax, f)
+    one = o.c(1.0)
+    if upper:
+        out = _ad.select(use_fraction, upper_fraction, _ad.sub(one, lower_series))
+        limit_zero, limit_one = o.any_of(x_inf, o.eq(a, 0.0)), o.any_of(o.eq(x, 0.0), a_inf)
+    else:
+        out = _ad.select(use_fraction, _ad.sub(one, upper_fraction), lower_series)
+        limit_zero, limit_one = o.any_of(o.eq(x, 0.0), a_inf), o.any_of(x_inf, o.eq(a, 0.0))
+    out = _ad.select(limit_zero, o.full(0.0), out)
+    out = _ad.select(limit_one, o.full(1.0), out)
+    out = _ad.select(o.all_of(x_inf, a_inf), o.full(np.nan), out)
+    return _ad.select(nan, o.full(np.nan), out)
+
+
+def _igamma_recipe(a: Any, x: Any) -> Any:
+    return _p_or_q(a, x, upper=False)
+
+
+def _igammac_recipe(a: Any, x: Any) -> Any:
+    return _p_or_q(a, x, upper=True)
+
+
+def _a_derivative(a: Any, x: Any, sample: bool) -> Any:
+    """dP/da (sample=False) or the sample derivative -(dP/da)/(dP/dx) (sample=True)."""
+    o, log_ax, use_fraction = _setup(a, x)
+    add, mul, div = _ad.add, _ad.mul, _ad.div
+    nan = o.any_of(o.isnan(a), o.isnan(x), o.lt(x, o.c(0.0)), _ad.compare("le", a, o.c(0.0)))
+    x_zero, x_inf = o.eq(x, 0.0), o.eq(x, np.inf)
+    skip = o.any_of(nan, x_zero, x_inf)
+    if not sample:  # dP/da carries ax: where it underflows so does the derivative
+        skip = o.any_of(skip, o.lt(log_ax, o.c(float(np.log(np.finfo(o.dtype).tiny)))))
+    run = o.not_(skip)
+    s, ds = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), True)
+    f, df = _fraction(o, a, x, o.all_of(run, use_fraction), True)
+    log_x = o.log(x)
+    lower = add(mul(s, _ad.sub(log_x, digamma_p.bind(add(a, o.c(1.0))))), ds)
+    upper = add(mul(f, _ad.sub(log_x, digamma_p.bind(a))), df)
+    if sample:
+        out = _ad.select(use_fraction, mul(x, upper), _ad.neg(div(mul(x, lower), a)))
+        edge = o.full(np.nan)  # the sample derivative grows without bound as x -> inf
+    else:
+        ax = o.u("exp", log_ax)
+        out = _ad.select(use_fraction, _ad.neg(mul(ax, upper)), div(mul(ax, lower), a))
+        edge = o.full(0.0)  # P(a, inf) = 1 for every a
+    out = _ad.select(x_zero, o.full(0.0), out)
+    out = _ad.select(x_inf, edge, out)
+    return _ad.select(nan, o.full(np.nan), out)
+
+
+def _igamma_grad_a_recipe(a: Any, x: Any) -> Any:
+    return _a_derivative(a, x, sample=False)
+
+
+def _random_gamma_grad_recipe(a: Any, x: Any) -> Any:
+    return _a_derivative(a, x, sample=True)
+
+
+igamma_p = define("igamma", _igamma_recipe, 2)
+igammac_p = define("igammac", _igammac_recipe, 2)
+igamma_grad_a_p = define("igamma_grad_a", _igamma_grad_a_recipe, 2)
+random_gamma_grad_p = define("random_gamma_grad", _random_gamma_grad_recipe, 2)
+
+
+def _log_density(a: Any, x: Any) -> Any:
+    """log dP/dx = (a - 1) log x - x - lgamma(a)."""
+    o = Ops(a)
+    return _ad.sub(_ad.sub(_ad.mul(_ad.sub(a, o.c(1.0)), o.log(x)), x), lgamma_p.bind(a))
+
+
+def _density(a: Any, x: Any) -> Any:
+    return widened(lambda a_, x_: _ad.unary("exp", _log_density(a_, x_)), a, x)
+
+
+def _stretch(t: Any, a: Any, x: Any) -> tuple[Any, Any, Any]:
+    """t, a, x brought to one shape (the operands may broadcast)."""
+    from ember.prims._special_recipe import _broadcast_operands
+    return tuple(_broadcast_operands([t, a, x]))  # type: ignore[return-value]
+
+
+def _dx_igamma(t: Any, ans: Any, a: Any, x: Any) -> Any:
+    t, a, x = _stretch(t, a, x)
+    return _ad.mul(t, _density(a, x))
+
+
+def _da_igamma(t: Any, ans: Any, a: Any, x: Any) -> Any:
+    t, a, x = _stretch(t, a, x)
+    return _ad.mul(t, igamma_grad_a_p.bind(a, x))
+
+
+def _no_second_a_derivative(name: str) -> Any:
+    def term(t: Any, ans: Any, a: Any, x: Any) -> Any:
+        raise ValueError(f"{name} gradient with respect to a is not supported.")
+    return term
+
+
+def _psi_gap(a: Any, x: Any) -> Any:
+    """log x - psi(a), the a-derivative of log dP/dx."""
+    return widened(lambda a_, x_: _ad.sub(_ad.unary("log", x_), digamma_p.bind(a_)), a, x)
+
+
+def _dx_igamma_grad_a(t: Any, ans: Any, a: Any, x: Any) -> Any:
+    t, a, x = _stretch(t, a, x)
+    return _ad.mul(t, _ad.mul(_density(a, x), _psi_gap(a, x)))
+
+
+def _dx_random_gamma_grad(t: Any, ans: Any, a: Any, x: Any) -> Any:
+    # g = -(dP/da) / (dP/dx): dg/dx = -(log x - psi(a)) - g ((a - 1) / x - 1)
+    t, a, x = _stretch(t, a, x)
+    o = Ops(a)
+    g = ans
+    slope = _ad.sub(_ad.div(_ad.sub(a, o.c(1.0)), x), o.c(1.0))
+    return _ad.mul(t, _ad.neg(_ad.add(_psi_gap(a, x), _ad.mul(g, slope))))
+
+
+ad.defjvp(igamma_p, _da_igamma, _dx_igamma, broadcast=_ad.broadcast_to)
+ad.defjvp(igammac_p, lambda t, ans, a, x: _ad.neg(_da_igamma(t, ans, a, x)),
+          lambda t, ans, a, x: _ad.neg(_dx_igamma(t, ans, a, x)), broadcast=_ad.broadcast_to)
+ad.defjvp(igamma_grad_a_p, _no_second_a_derivative("igamma_grad_a"), _dx_igamma_grad_a,
+          broadcast=_ad.broadcast_to)
+ad.defjvp(random_gamma_grad_p, _no_second_a_derivative("random_gamma_grad"),
+          _dx_random_gamma_grad, broadcast=_ad.broadcast_to)
