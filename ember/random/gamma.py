@@ -11,6 +11,9 @@ multiplies by u^(1/alpha) (in log space adds log(u)/alpha). The per-element loop
 loop over all elements in which finished elements keep their values (what vmap of JAX's
 per-element while_loop computes), so the values are JAX's up to the transcendental
 functions' last bits (and, rarely, an accept decision those bits flip).
+Derivatives (JAX's): a sample x is differentiable in its shape parameter a by implicit
+differentiation at fixed quantile, dx/da = lax.random_gamma_grad(a, x) (a custom JVP on the
+per-lane sampler, so beta and dirichlet, built on it, differentiate too).
 """
 
 from __future__ import annotations
