@@ -330,3 +330,22 @@ def test_random_gamma_gradient_is_the_implicit_derivative(x64) -> None:
     xs = np.asarray(ember.random.gamma(key, a, (5, 4)))
     np.testing.assert_allclose(g2, np.asarray(lax.random_gamma_grad(np.broadcast_to(a, xs.shape),
                                                                     xs)).sum(0), rtol=1e-12)
+
+
+def test_check_grads_and_vmap(x64) -> None:
+    from tests.ops.ad_checks import check_grads
+    x = np.array([0.4, 1.3, 2.2, 6.5])
+    check_grads(lax.bessel_i0e, (x - 2.0,), order=2)
+    check_grads(lax.bessel_i1e, (x - 2.0,), order=2, use_jit=True)
+    check_grads(lambda v: lax.igamma(np.full(4, 2.5), v), (x,), order=2)
+    check_grads(lambda a: lax.igammac(a, x), (x + 0.5,), order=1)
+    check_grads(lambda q: lax.zeta(np.full(4, 3.0), q), (x,), order=2)
+    check_grads(lambda v: lax.polygamma(np.full(4, 2.0), v), (x,), order=2)
+    check_grads(lambda v: lax.betainc(np.full(4, 2.0), np.full(4, 3.5), v), (x / 8,), order=2)
+    # vmap with an unbatched operand, batch axes in any position
+    a = np.array([[0.5, 2.0, 3.0], [1.5, 7.0, 0.2]])
+    b = np.array([1.0, 4.0, 0.6])
+    got = ember.vmap(lax.betainc, in_axes=(1, 0, None), out_axes=1)(a, b, 0.3)
+    np.testing.assert_allclose(got, sp.betainc(a, b, 0.3), rtol=1e-13)
+    got = ember.vmap(lambda s: lax.zeta(s, b))(a + 1.5)
+    np.testing.assert_allclose(got, sp.zeta(a + 1.5, b), rtol=1e-13)
