@@ -92,9 +92,10 @@ def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[A
         f_new = _ad.select(nonzero, div(na, safe_b), f)
         df_new = _ad.select(nonzero, div(sub(nda, mul(f_new, ndb)), safe_b), df)
         going = _ad.compare("gt", o.u("abs", sub(f_new, f)), mul(eps, o.u("abs", f_new)))
-        if derivative:
+        if derivative:  # (dF/da may pass through 0: relative to |F| + |dF/da|)
+            size = add(o.u("abs", df_new), o.u("abs", f_new))
             going = o.any_of(going, _ad.compare("gt", o.u("abs", sub(df_new, df)),
-                                                mul(eps, o.u("abs", df_new))))
+                                                mul(eps, size)))
         # the convergents grow without bound: scale all of them down together
         rescale = o.any_of(_ad.compare("gt", o.u("abs", na), big),
                            _ad.compare("gt", o.u("abs", nb), big))
