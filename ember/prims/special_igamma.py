@@ -20,6 +20,10 @@ differentiated in a), so
     random_gamma_grad = -x / a * (S (log x - psi(a+1)) + dS/da)  or  x (F (...) + dF/da),
 
 the sample derivative never forming ax (it cancels), so it holds where ax underflows.
+log ax is formed around x = a for a >= 10 (a log1pmx series and Stirling's series), so its
+error is eps |log ax|, not eps |a log x|. Q for x < 1 (where P may be all but 1) is
+-expm1(L) - e^L a U, L = a log x - lgamma(1 + a), U = sum_(n>=1) (-x)^n / (n! (a+n)),
+not 1 - P.
 Edges: nan for a nan operand, x < 0, a < 0, or a = x = 0 (igamma_grad_a and
 random_gamma_grad: a <= 0); P(a, 0) = 0, P(a, inf) = 1, P(0, x > 0) = 1 (SciPy's limit;
 JAX's own recipe gives nan below x = 1 there), P(inf, finite x) = 0; Q = 1 - P on them.
@@ -46,7 +50,8 @@ _MAX_ITERATIONS = 2000
 
 
 def _series(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any, Any]:
-    """(S, dS/da) on the enabled lanes (S = 1, dS/da = 0 elsewhere)."""
+    """(S - 1, dS/da) on the enabled lanes (0 elsewhere): the sum without its first term,
+    so that log S = log1p(S - 1) keeps the digits of a tiny tail."""
     add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
     eps = o.c(o.eps())
 
@@ -64,9 +69,9 @@ def _series(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any
         return going, [r, c, s, dc, ds]
 
     one, zero = o.full(1.0), o.full(0.0)
-    _, _, s, _, ds = while_lanes(body, enabled, [a, one, one, zero, zero], [x],
-                                 _MAX_ITERATIONS)
-    return s, ds
+    _, _, tail, _, ds = while_lanes(body, enabled, [a, one, zero, zero, zero], [x],
+                                    _MAX_ITERATIONS)
+    return tail, ds
 
 
 def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any, Any]:
@@ -162,6 +167,54 @@ def _log_prefactor(o: Ops, a: Any, x: Any) -> Any:
     return _ad.select(large, around, plain)
 
 
+def _zeta_integer(k: int) -> float:
+    """zeta(k) for an integer k >= 2 (Euler-Maclaurin after 20 terms)."""
+    n = 20
+    head = sum(float(j) ** -k for j in range(1, n))
+    tail = n ** (1.0 - k) / (k - 1) + 0.5 * n ** -k
+    rising = float(k) / n ** (k + 1)  # k (k+1) ... (k+2j-2) / n^(k+2j-1)
+    for j, coefficient in enumerate(_EM_COEFFICIENTS, start=1):
+        tail += coefficient * rising
+        rising *= (k + 2 * j - 1) * (k + 2 * j) / (n * n)
+    return head + tail
+
+
+_EULER_GAMMA = 0.57721566490153286
+_EM_COEFFICIENTS = [float(b / math.factorial(2 * j))
+                    for j, b in enumerate(_bernoulli_even(12), start=1)]
+# lgamma(1 + a) = -gamma a + sum_(k>=2) (-1)^k zeta(k) a^k / k, for a < 1/5 (26 terms:
+# below 1e-17 of the sum)
+_LGAMMA1P = [-_EULER_GAMMA] + [(-1) ** k * _zeta_integer(k) / k for k in range(2, 27)]
+_LGAMMA1P_BELOW = 0.2
+
+
+_SMALL_X_TERMS = 20  # x^n / (n! n) below 1e-19 for x < 1
+
+
+def _upper_small_x(o: Ops, a: Any, x: Any) -> Any:
+    """Q(a, x) for x < 1 without 1 - P's cancellation (P is near 1 there for small a): from
+    P = x^a / Gamma(1 + a) (1 + a U), U = sum_(n>=1) (-x)^n / (n! (a + n)),
+
+        Q = -expm1(L) - e^L a U,   L = a log x - lgamma(1 + a),
+
+    with lgamma(1 + a) from its Taylor series below a = 1/5 (1 + a would round a away)."""
+    add, mul, div = _ad.add, _ad.mul, _ad.div
+    small = o.lt(a, o.c(_LGAMMA1P_BELOW))
+    s_a = _ad.select(small, a, o.full(0.0))
+    acc = o.full(_LGAMMA1P[-1])
+    for coefficient in reversed(_LGAMMA1P[:-1]):
+        acc = add(o.c(coefficient), mul(s_a, acc))
+    lgamma1p = _ad.select(small, mul(s_a, acc), lgamma_p.bind(add(a, o.c(1.0))))
+    xs = _ad.select(o.lt(x, o.c(1.0)), x, o.full(0.5))
+    big_l = _ad.sub(mul(a, o.log(xs)), lgamma1p)
+    u = o.full(0.0)
+    power = o.full(1.0)  # (-x)^n / n!
+    for n in range(1, _SMALL_X_TERMS + 1):
+        power = mul(power, div(_ad.neg(xs), o.c(float(n))))
+        u = add(u, div(power, add(a, o.c(float(n)))))
+    return _ad.sub(_ad.neg(o.u("expm1", big_l)), mul(o.u("exp", big_l), mul(a, u)))
+
+
 def _setup(a: Any, x: Any) -> tuple[Ops, Any, Any]:
     """(ops, log ax, uses the continued fraction)."""
     o = Ops(a)
@@ -180,13 +233,15 @@ def _p_or_q(a: Any, x: Any, upper: bool) -> Any:
     skip = o.any_of(nan, underflow, x_inf, a_inf, o.eq(x, 0.0), o.eq(a, 0.0))
     run = o.not_(skip)
     ax = o.u("exp", log_ax)
-    s, _ = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), False)
+    tail, _ = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), False)
     f, _ = _fraction(o, a, x, o.all_of(run, use_fraction), False)
-    lower_series = _ad.div(_ad.mul(ax, s), a)
-    upper_fraction = _ad.mul(ax, f)
     one = o.c(1.0)
+    lower_series = _ad.div(_ad.mul(ax, _ad.add(one, tail)), a)
+    upper_fraction = _ad.mul(ax, f)
     if upper:
-        out = _ad.select(use_fraction, upper_fraction, _ad.sub(one, lower_series))
+        complement = _ad.select(o.lt(x, one), _upper_small_x(o, a, x),
+                                _ad.sub(one, lower_series))
+        out = _ad.select(use_fraction, upper_fraction, complement)
         limit_zero, limit_one = o.any_of(x_inf, o.eq(a, 0.0)), o.any_of(o.eq(x, 0.0), a_inf)
     else:
         out = _ad.select(use_fraction, _ad.sub(one, upper_fraction), lower_series)
@@ -215,7 +270,8 @@ def _a_derivative(a: Any, x: Any, sample: bool) -> Any:
     if not sample:  # dP/da carries ax: where it underflows so does the derivative
         skip = o.any_of(skip, o.lt(log_ax, o.c(float(np.log(np.finfo(o.dtype).tiny)))))
     run = o.not_(skip)
-    s, ds = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), True)
+    tail, ds = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), True)
+    s = add(o.c(1.0), tail)
     f, df = _fraction(o, a, x, o.all_of(run, use_fraction), True)
     log_x = o.log(x)
     lower = add(mul(s, _ad.sub(log_x, digamma_p.bind(add(a, o.c(1.0))))), ds)
