@@ -91,8 +91,9 @@ def widened(recipe: Callable[..., Any], *xs: Any) -> Any:
     return _ad.convert(recipe(*wide), dtype)
 
 
-def _broadcast_operands(xs: Sequence[Any]) -> list[Any]:
-    """The operands stretched to their common (elementwise-broadcast) shape."""
+def broadcast_operands(xs: Sequence[Any]) -> list[Any]:
+    """The operands stretched to their common (elementwise-broadcast) shape (the recipes
+    and the JVP rules work on one shape)."""
     shape = R.broadcasting_shape("special", *[get_aval(x) for x in xs])
     out = []
     for x in xs:
@@ -105,7 +106,7 @@ def _broadcast_operands(xs: Sequence[Any]) -> list[Any]:
 def traced(recipe: Callable[..., Any], avals: tuple[ShapedArray, ...]) -> ClosedJaxpr:
     """The recipe (operands broadcast, 16-bit widened) traced for these operand types."""
     closed, _ = trace_to_jaxpr(
-        lambda *v: [widened(recipe, *_broadcast_operands(v))], list(avals))
+        lambda *v: [widened(recipe, *broadcast_operands(v))], list(avals))
     return closed
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ember.core import ad
 from ember.prims import _ad
-from ember.prims._special_recipe import Ops, define, while_lanes, widened
+from ember.prims._special_recipe import Ops, broadcast_operands, define, while_lanes, widened
 from ember.prims.special_gamma import lgamma_p
 
 
@@ -88,7 +88,6 @@ regularized_incomplete_beta_p = define("regularized_incomplete_beta", _betainc_r
 
 
 def _dx(t: Any, ans: Any, a: Any, b: Any, x: Any) -> Any:
-    from ember.prims._special_recipe import _broadcast_operands
 
     def slope(a: Any, b: Any, x: Any) -> Any:
         o = Ops(a)
@@ -99,7 +98,7 @@ def _dx(t: Any, ans: Any, a: Any, b: Any, x: Any) -> Any:
                                           _ad.mul(_ad.sub(b, one), o.u("log1p", _ad.neg(x)))),
                                   log_beta))
 
-    t, a, b, x = _broadcast_operands([t, a, b, x])
+    t, a, b, x = broadcast_operands([t, a, b, x])
     return _ad.mul(t, widened(slope, a, b, x))
 
 

@@ -42,7 +42,13 @@ import numpy as np
 
 from ember.core import ad
 from ember.prims import _ad
-from ember.prims._special_recipe import Ops, define, while_lanes, widened
+from ember.prims._special_recipe import (
+    Ops,
+    broadcast_operands,
+    define,
+    while_lanes,
+    widened,
+)
 from ember.prims.special_gamma import digamma_p, lgamma_p
 from ember.prims.special_zeta import _bernoulli_even
 
@@ -314,8 +320,7 @@ def _density(a: Any, x: Any) -> Any:
 
 def _stretch(t: Any, a: Any, x: Any) -> tuple[Any, Any, Any]:
     """t, a, x brought to one shape (the operands may broadcast)."""
-    from ember.prims._special_recipe import _broadcast_operands
-    return tuple(_broadcast_operands([t, a, x]))  # type: ignore[return-value]
+    return tuple(broadcast_operands([t, a, x]))  # type: ignore[return-value]
 
 
 def _dx_igamma(t: Any, ans: Any, a: Any, x: Any) -> Any:

@@ -30,7 +30,7 @@ import numpy as np
 
 from ember.core import ad
 from ember.prims import _ad
-from ember.prims._special_recipe import Ops, define, while_lanes
+from ember.prims._special_recipe import Ops, broadcast_operands, define, while_lanes
 from ember.prims.elementwise import pow_p
 from ember.prims.special_gamma import digamma_p, lgamma_p
 
@@ -114,14 +114,12 @@ polygamma_p = define("polygamma", _polygamma_recipe, 2)
 
 
 def _zeta_dq(t: Any, ans: Any, s: Any, q: Any) -> Any:
-    from ember.prims._special_recipe import _broadcast_operands
-    t, s, q = _broadcast_operands([t, s, q])
+    t, s, q = broadcast_operands([t, s, q])
     return _ad.mul(t, _ad.neg(_ad.mul(s, zeta_p.bind(_ad.add(s, _ad.const(1.0, s)), q))))
 
 
 def _polygamma_dx(t: Any, ans: Any, m: Any, x: Any) -> Any:
-    from ember.prims._special_recipe import _broadcast_operands
-    t, m, x = _broadcast_operands([t, m, x])
+    t, m, x = broadcast_operands([t, m, x])
     return _ad.mul(t, polygamma_p.bind(_ad.add(m, _ad.const(1.0, m)), x))
 
 
