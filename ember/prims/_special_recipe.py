@@ -143,12 +143,14 @@ def define(name: str, recipe: Callable[..., Any], nargs: int) -> Primitive:
 
 
 def while_lanes(body: Callable[..., tuple[Any, list[Any]]], active: Any,
-                state: Sequence[Any], consts: Sequence[Any], max_iterations: int) -> list[Any]:
+                state: Sequence[Any], consts: Sequence[Any], max_iterations: int
+                ) -> tuple[list[Any], Any]:
     """Repeat `active, state = body(*consts, *state)` on the lanes still active.
 
     `body` returns the new state of every lane and which lanes stay active; lanes that were
     not active keep their old state. The loop stops when no lane is active or after
-    `max_iterations` rounds. Returns the final state.
+    `max_iterations` rounds. Returns the final state and the lanes still active then (those
+    that did not converge within the cap).
     """
     from ember.prims.control_flow import while_p
     from ember.prims.reductions import reduce_or_p
@@ -181,4 +183,4 @@ def while_lanes(body: Callable[..., tuple[Any, list[Any]]], active: Any,
     outs = while_p.bind(*consts, counter, active, *state, cond_nconsts=0,
                         cond_jaxpr=cond_jaxpr, body_nconsts=len(consts),
                         body_jaxpr=body_jaxpr)
-    return list(outs[2:])
+    return list(outs[2:]), outs[1]

@@ -70,7 +70,7 @@ def _betainc_recipe(a: Any, b: Any, x: Any) -> Any:
 
     rounds = 200 if o.dtype.itemsize == 4 else 600
     state = [o.full(0.0), o.full(1.0), o.full(0.0), o.full(1.0)]
-    _, _, _, f = while_lanes(body, run, state, [p, q, y], rounds)
+    (_, _, _, f), _ = while_lanes(body, run, state, [p, q, y], rounds)
     # prefactor y^p (1-y)^q / (p B(p, q)); p B(p, q) = Gamma(p+1) Gamma(q) / Gamma(p+q)
     log_prefactor = sub(add(mul(p, o.log(y)), mul(q, o.u("log1p", _ad.neg(y)))),
                         sub(add(lgamma_p.bind(add(p, one)), lgamma_p.bind(q)),

@@ -12,8 +12,9 @@ ax = x^a e^-x / Gamma(a) (computed in logs),
 
 S is summed term by term (c_n = c_(n-1) x / (a+n)) and F by Wallis' three-term recurrence
 (A_n = b_n A_(n-1) + a_n A_(n-2), likewise B_n, rescaled when large), each in a loop that
-runs while some lane has not converged (terms below eps of the sum, at most 2000 rounds),
-as XLA's expansion does. dS/da and dF/da are carried alongside (the recurrences
+runs while some lane has not converged (terms below eps of the sum), as XLA's expansion
+does; a lane still unconverged at the loop's cap (10^5 series terms: a up to about 1e8)
+gives nan. dS/da and dF/da are carried alongside (the recurrences
 differentiated in a), so
 
     dP/da = ax / a * (S (log x - psi(a+1)) + dS/da)  or  -ax (F (log x - psi(a)) + dF/da),
@@ -52,12 +53,17 @@ from ember.prims._special_recipe import (
 from ember.prims.special_gamma import digamma_p, lgamma_p
 from ember.prims.special_zeta import _bernoulli_even
 
-_MAX_ITERATIONS = 2000
+# Loop caps. The series needs about 6 sqrt(a) terms near x = a in float32, 9 sqrt(a) in
+# float64 (a up to 1e8 within the cap); the continued fraction far fewer. A lane that has
+# not converged within its cap gives nan, never a truncated sum.
+_MAX_SERIES_TERMS = 100_000
+_MAX_FRACTION_TERMS = 20_000
 
 
-def _series(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any, Any]:
-    """(S - 1, dS/da) on the enabled lanes (0 elsewhere): the sum without its first term,
-    so that log S = log1p(S - 1) keeps the digits of a tiny tail."""
+def _series(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool
+            ) -> tuple[Any, Any, Any]:
+    """(S - 1, dS/da, unconverged) on the enabled lanes (0 elsewhere): the sum without its
+    first term, so that log S = log1p(S - 1) keeps the digits of a tiny tail."""
     add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
     eps = o.c(o.eps())
 
@@ -75,13 +81,15 @@ def _series(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any
         return going, [r, c, s, dc, ds]
 
     one, zero = o.full(1.0), o.full(0.0)
-    _, _, tail, _, ds = while_lanes(body, enabled, [a, one, zero, zero, zero], [x],
-                                    _MAX_ITERATIONS)
-    return tail, ds
+    (_, _, tail, _, ds), unconverged = while_lanes(
+        body, enabled, [a, one, zero, zero, zero], [x], _MAX_SERIES_TERMS)
+    return tail, ds, unconverged
 
 
-def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[Any, Any]:
-    """(F, dF/da) on the enabled lanes, Legendre's continued fraction for Q(a, x) / ax."""
+def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool
+              ) -> tuple[Any, Any, Any]:
+    """(F, dF/da, unconverged) on the enabled lanes, Legendre's continued fraction for
+    Q(a, x) / ax."""
     add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
     eps = o.c(o.eps())
     big = o.c(1.0 / o.eps())
@@ -120,8 +128,8 @@ def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool) -> tuple[A
     f0 = div(one, safe)
     df0 = div(f0, safe)  # d/da 1/(x+1-a) = 1/(x+1-a)^2
     state = [zero, one, zero, b_first, one, zero, zero, o.full(-1.0), zero, f0, df0]
-    out = while_lanes(body, enabled, state, [a, x], _MAX_ITERATIONS)
-    return out[-2], out[-1]
+    out, unconverged = while_lanes(body, enabled, state, [a, x], _MAX_FRACTION_TERMS)
+    return out[-2], out[-1], unconverged
 
 
 # Stirling's series of lgamma(a) - ((a - 1/2) log a - a + log(2 pi)/2) = sum_k
@@ -239,8 +247,9 @@ def _p_or_q(a: Any, x: Any, upper: bool) -> Any:
     skip = o.any_of(nan, underflow, x_inf, a_inf, o.eq(x, 0.0), o.eq(a, 0.0))
     run = o.not_(skip)
     ax = o.u("exp", log_ax)
-    tail, _ = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), False)
-    f, _ = _fraction(o, a, x, o.all_of(run, use_fraction), False)
+    tail, _, slow_s = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), False)
+    f, _, slow_f = _fraction(o, a, x, o.all_of(run, use_fraction), False)
+    nan = o.any_of(nan, slow_s, slow_f)
     one = o.c(1.0)
     lower_series = _ad.div(_ad.mul(ax, _ad.add(one, tail)), a)
     upper_fraction = _ad.mul(ax, f)
@@ -276,9 +285,10 @@ def _a_derivative(a: Any, x: Any, sample: bool) -> Any:
     if not sample:  # dP/da carries ax: where it underflows so does the derivative
         skip = o.any_of(skip, o.lt(log_ax, o.c(float(np.log(np.finfo(o.dtype).tiny)))))
     run = o.not_(skip)
-    tail, ds = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), True)
+    tail, ds, slow_s = _series(o, a, x, o.all_of(run, o.not_(use_fraction)), True)
     s = add(o.c(1.0), tail)
-    f, df = _fraction(o, a, x, o.all_of(run, use_fraction), True)
+    f, df, slow_f = _fraction(o, a, x, o.all_of(run, use_fraction), True)
+    nan = o.any_of(nan, slow_s, slow_f)
     log_x = o.log(x)
     lower = add(mul(s, _ad.sub(log_x, digamma_p.bind(add(a, o.c(1.0))))), ds)
     upper = add(mul(f, _ad.sub(log_x, digamma_p.bind(a))), df)

@@ -72,7 +72,7 @@ def _zeta_recipe(s: Any, q: Any) -> Any:
         v = add(v, o.c(1.0))
         return o.lt(v, o.c(0.0)), [acc, v]
 
-    head, q0 = while_lanes(shift, shifting, [o.full(0.0), q], [s], _MAX_SHIFT)
+    (head, q0), _ = while_lanes(shift, shifting, [o.full(0.0), q], [s], _MAX_SHIFT)
     # the direct terms and the tail see q0 > 0 on every lane (poles and nans are set below)
     q0 = _ad.select(_ad.compare("gt", q0, o.c(0.0)), q0, o.full(1.0))
     total = head

@@ -93,6 +93,16 @@ def test_igammac_small_a_keeps_its_digits(x64) -> None:
                                rtol=3e-6)
 
 
+def test_igamma_large_a(x64) -> None:
+    # near x = a the series needs about 9 sqrt(a) terms: right up to a = 1e8 (achieved
+    # 3e-13 there, from exp(log ax)), and nan, not a truncated sum, beyond its cap
+    a = np.full(4, 1e8)
+    x = a + np.array([-3., -0.5, 0.5, 3.]) * 1e4
+    f = ember.jit(lax.igamma)
+    np.testing.assert_allclose(f(a, x), sp.gammainc(a, x), rtol=1e-12)
+    assert np.isnan(np.asarray(f(np.array([1e12]), np.array([1e12 - 1e6])))).all()
+
+
 def _fd(f: object, a: np.ndarray, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
     """Central differences of f(a, x) in a, with a relative step."""
     step = h * np.maximum(a, 1e-3)
