@@ -30,7 +30,9 @@ random_gamma_grad: a <= 0); P(a, 0) = 0, P(a, inf) = 1, P(0, x > 0) = 1 (SciPy's
 JAX's own recipe gives nan below x = 1 there), P(inf, finite x) = 0; Q = 1 - P on them.
 Derivatives (JAX's): dP/dx = x^(a-1) e^-x / Gamma(a), dP/da = igamma_grad_a; igammac the
 negatives; igamma_grad_a and random_gamma_grad differentiate in x in closed form
-(d/dx dP/da = dP/dx (log x - psi(a))), and in a raise (JAX defines no second a-derivative).
+(d/dx dP/da = dP/dx (log x - psi(a))) and in a through d2P/da2, the series and the
+fraction differentiated twice (JAX's igamma_grad_a has no rule; its random_gamma_grad
+differentiates through its loops), so random.gamma has second derivatives in a.
 Batching: elementwise.
 """
 
@@ -50,7 +52,7 @@ from ember.prims._special_recipe import (
     while_lanes,
     widened,
 )
-from ember.prims.special_gamma import digamma_p, lgamma_p
+from ember.prims.special_gamma import digamma_p, lgamma_p, trigamma
 from ember.prims.special_zeta import _bernoulli_even
 
 # Loop caps. The series needs about 6 sqrt(a) terms near x = a in float32, 9 sqrt(a) in
@@ -130,6 +132,83 @@ def _fraction(o: Ops, a: Any, x: Any, enabled: Any, derivative: bool
     state = [zero, one, zero, b_first, one, zero, zero, o.full(-1.0), zero, f0, df0]
     out, unconverged = while_lanes(body, enabled, state, [a, x], _MAX_FRACTION_TERMS)
     return out[-2], out[-1], unconverged
+
+
+def _series2(o: Ops, a: Any, x: Any, enabled: Any) -> tuple[Any, Any, Any, Any]:
+    """(S - 1, dS/da, d2S/da2, unconverged): the series with its second a-derivative,
+    d2c_n = d2c_(n-1) q - 2 dc_(n-1) q / r + 2 c_(n-1) q / r^2 (q = x / r, r = a + n)."""
+    add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
+    eps = o.c(o.eps())
+
+    def body(x: Any, r: Any, c: Any, s: Any, dc: Any, ds: Any, d2c: Any, d2s: Any
+             ) -> tuple[Any, list[Any]]:
+        r = add(r, o.c(1.0))
+        q = div(x, r)
+        qr = div(q, r)
+        d2c = add(sub(mul(d2c, q), mul(o.c(2.0), mul(dc, qr))),
+                  mul(o.c(2.0), div(mul(c, qr), r)))
+        dc = sub(mul(dc, q), mul(c, qr))
+        c = mul(c, q)
+        s, ds, d2s = add(s, c), add(ds, dc), add(d2s, d2c)
+        going = o.any_of(_ad.compare("gt", c, mul(eps, s)),
+                         _ad.compare("gt", o.u("abs", dc), mul(eps, o.u("abs", ds))),
+                         _ad.compare("gt", o.u("abs", d2c), mul(eps, o.u("abs", d2s))))
+        return going, [r, c, s, dc, ds, d2c, d2s]
+
+    one, zero = o.full(1.0), o.full(0.0)
+    (_, _, tail, _, ds, _, d2s), unconverged = while_lanes(
+        body, enabled, [a, one, zero, zero, zero, zero, zero], [x], _MAX_SERIES_TERMS)
+    return tail, ds, d2s, unconverged
+
+
+def _fraction2(o: Ops, a: Any, x: Any, enabled: Any) -> tuple[Any, Any, Any, Any]:
+    """(F, dF/da, d2F/da2, unconverged): the continued fraction with its second
+    a-derivative, the recurrences differentiated twice (d2 b_n = d2 a_n = 0):
+    A''_n = b_n A''_(n-1) - 2 A'_(n-1) + a_n A''_(n-2) + 2k A'_(n-2), likewise B''."""
+    add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
+    eps = o.c(o.eps())
+    big = o.c(1.0 / o.eps())
+    two = o.c(2.0)
+
+    def body(a: Any, x: Any, k: Any, a1: Any, a2: Any, b1: Any, b2: Any, da1: Any, da2: Any,
+             db1: Any, db2: Any, ea1: Any, ea2: Any, eb1: Any, eb2: Any, f: Any, df: Any,
+             d2f: Any) -> tuple[Any, list[Any]]:
+        k = add(k, o.c(1.0))
+        an = mul(k, sub(a, k))
+        bn = sub(add(x, add(mul(two, k), o.c(1.0))), a)
+        na = add(mul(bn, a1), mul(an, a2))
+        nb = add(mul(bn, b1), mul(an, b2))
+        nda = add(sub(mul(bn, da1), a1), add(mul(an, da2), mul(k, a2)))
+        ndb = add(sub(mul(bn, db1), b1), add(mul(an, db2), mul(k, b2)))
+        nea = add(sub(mul(bn, ea1), mul(two, da1)), add(mul(an, ea2), mul(two, mul(k, da2))))
+        neb = add(sub(mul(bn, eb1), mul(two, db1)), add(mul(an, eb2), mul(two, mul(k, db2))))
+        nonzero = _ad.compare("ne", nb, o.c(0.0))
+        safe_b = _ad.select(nonzero, nb, o.full(1.0))
+        f_new = _ad.select(nonzero, div(na, safe_b), f)
+        df_new = _ad.select(nonzero, div(sub(nda, mul(f_new, ndb)), safe_b), df)
+        d2f_new = _ad.select(nonzero, div(sub(sub(nea, mul(two, mul(df_new, ndb))),
+                                              mul(f_new, neb)), safe_b), d2f)
+        size = add(add(o.u("abs", f_new), o.u("abs", df_new)), o.u("abs", d2f_new))
+        going = o.any_of(
+            _ad.compare("gt", o.u("abs", sub(f_new, f)), mul(eps, o.u("abs", f_new))),
+            _ad.compare("gt", o.u("abs", sub(df_new, df)), mul(eps, size)),
+            _ad.compare("gt", o.u("abs", sub(d2f_new, d2f)), mul(eps, size)))
+        rescale = o.any_of(_ad.compare("gt", o.u("abs", na), big),
+                           _ad.compare("gt", o.u("abs", nb), big))
+        scaled = [_ad.select(rescale, mul(v, eps), v)
+                  for v in (na, a1, nb, b1, nda, da1, ndb, db1, nea, ea1, neb, eb1)]
+        return going, [k, *scaled, f_new, df_new, d2f_new]
+
+    zero, one = o.full(0.0), o.full(1.0)
+    b_first = sub(add(x, o.c(1.0)), a)
+    safe = _ad.select(_ad.compare("eq", b_first, o.c(0.0)), one, b_first)
+    f0 = div(one, safe)
+    df0 = div(f0, safe)
+    d2f0 = div(mul(two, df0), safe)  # d2/da2 1/(x+1-a) = 2/(x+1-a)^3
+    state = [zero, one, zero, b_first, one, zero, zero, o.full(-1.0), zero,
+             zero, zero, zero, zero, f0, df0, d2f0]
+    out, unconverged = while_lanes(body, enabled, state, [a, x], _MAX_FRACTION_TERMS)
+    return out[-3], out[-2], out[-1], unconverged
 
 
 # Stirling's series of lgamma(a) - ((a - 1/2) log a - a + log(2 pi)/2) = sum_k
@@ -312,6 +391,46 @@ def _random_gamma_grad_recipe(a: Any, x: Any) -> Any:
     return _a_derivative(a, x, sample=True)
 
 
+def _second_a_derivative(a: Any, x: Any, sample: bool) -> Any:
+    """d2P/da2 (sample=False) or d2P/da2 / (dP/dx) (sample=True, without ax): with
+    P = e^l S (l = a log x - x - lgamma(a+1)) or 1 - e^m F (m = l + log a),
+
+        d2P/da2 = e^l ((l'' + l'^2) S + 2 l' S' + S'')  or  -e^m ((m'' + m'^2) F + 2 m' F' + F''),
+
+    l' = log x - psi(a+1), l'' = -psi1(a+1), m' = log x - psi(a), m'' = -psi1(a); dP/dx =
+    e^m / x."""
+    o, log_ax, use_fraction = _setup(a, x)
+    add, mul, div = _ad.add, _ad.mul, _ad.div
+    nan = o.any_of(o.isnan(a), o.isnan(x), o.lt(x, o.c(0.0)), _ad.compare("le", a, o.c(0.0)))
+    x_zero, x_inf = o.eq(x, 0.0), o.eq(x, np.inf)
+    skip = o.any_of(nan, x_zero, x_inf)
+    if not sample:
+        skip = o.any_of(skip, o.lt(log_ax, o.c(float(np.log(np.finfo(o.dtype).tiny)))))
+    run = o.not_(skip)
+    tail, ds, d2s, slow_s = _series2(o, a, x, o.all_of(run, o.not_(use_fraction)))
+    f, df, d2f, slow_f = _fraction2(o, a, x, o.all_of(run, use_fraction))
+    nan = o.any_of(nan, slow_s, slow_f)
+    s = add(o.c(1.0), tail)
+    log_x = o.log(x)
+    a1 = add(a, o.c(1.0))
+    lp = _ad.sub(log_x, digamma_p.bind(a1))
+    lpp = _ad.neg(trigamma(a1))
+    mp = _ad.sub(log_x, digamma_p.bind(a))
+    mpp = _ad.neg(trigamma(a))
+    lower = add(add(mul(add(lpp, mul(lp, lp)), s), mul(o.c(2.0), mul(lp, ds))), d2s)
+    upper = add(add(mul(add(mpp, mul(mp, mp)), f), mul(o.c(2.0), mul(mp, df))), d2f)
+    if sample:  # e^l / (dP/dx) = x / a, e^m / (dP/dx) = x
+        out = _ad.select(use_fraction, _ad.neg(mul(x, upper)), div(mul(x, lower), a))
+        edge = o.full(np.nan)
+    else:
+        ax = o.u("exp", log_ax)
+        out = _ad.select(use_fraction, _ad.neg(mul(ax, upper)), div(mul(ax, lower), a))
+        edge = o.full(0.0)
+    out = _ad.select(x_zero, o.full(0.0), out)
+    out = _ad.select(x_inf, edge, out)
+    return _ad.select(nan, o.full(np.nan), out)
+
+
 igamma_p = define("igamma", _igamma_recipe, 2)
 igammac_p = define("igammac", _igammac_recipe, 2)
 igamma_grad_a_p = define("igamma_grad_a", _igamma_grad_a_recipe, 2)
@@ -343,10 +462,16 @@ def _da_igamma(t: Any, ans: Any, a: Any, x: Any) -> Any:
     return _ad.mul(t, igamma_grad_a_p.bind(a, x))
 
 
-def _no_second_a_derivative(name: str) -> Any:
-    def term(t: Any, ans: Any, a: Any, x: Any) -> Any:
-        raise ValueError(f"{name} gradient with respect to a is not supported.")
-    return term
+def _da_igamma_grad_a(t: Any, ans: Any, a: Any, x: Any) -> Any:
+    t, a, x = _stretch(t, a, x)
+    return _ad.mul(t, widened(lambda a_, x_: _second_a_derivative(a_, x_, False), a, x))
+
+
+def _da_random_gamma_grad(t: Any, ans: Any, a: Any, x: Any) -> Any:
+    # g = -(dP/da) / (dP/dx): dg/da = -(d2P/da2) / (dP/dx) - g (log x - psi(a))
+    t, a, x = _stretch(t, a, x)
+    ratio = widened(lambda a_, x_: _second_a_derivative(a_, x_, True), a, x)
+    return _ad.mul(t, _ad.neg(_ad.add(ratio, _ad.mul(ans, _psi_gap(a, x)))))
 
 
 def _psi_gap(a: Any, x: Any) -> Any:
@@ -371,7 +496,6 @@ def _dx_random_gamma_grad(t: Any, ans: Any, a: Any, x: Any) -> Any:
 ad.defjvp(igamma_p, _da_igamma, _dx_igamma, broadcast=_ad.broadcast_to)
 ad.defjvp(igammac_p, lambda t, ans, a, x: _ad.neg(_da_igamma(t, ans, a, x)),
           lambda t, ans, a, x: _ad.neg(_dx_igamma(t, ans, a, x)), broadcast=_ad.broadcast_to)
-ad.defjvp(igamma_grad_a_p, _no_second_a_derivative("igamma_grad_a"), _dx_igamma_grad_a,
+ad.defjvp(igamma_grad_a_p, _da_igamma_grad_a, _dx_igamma_grad_a, broadcast=_ad.broadcast_to)
+ad.defjvp(random_gamma_grad_p, _da_random_gamma_grad, _dx_random_gamma_grad,
           broadcast=_ad.broadcast_to)
-ad.defjvp(random_gamma_grad_p, _no_second_a_derivative("random_gamma_grad"),
-          _dx_random_gamma_grad, broadcast=_ad.broadcast_to)
