@@ -13,6 +13,7 @@ coefficients for arguments >= 1/2, the reflection formulas below 1/2,
     pi / tan(pi x)   (x < 1/2; sin and tan of pi times x's distance to an integer),
 
 with log t as log(g + 1/2) + log1p(z / (g + 1/2)). The recipe traced once per operand type
+(_special_recipe.py's machinery, shared with the other special functions)
 is both the lowering (inlined: fused and compiled natively like any elementwise code, no
 callback) and, run by the NumPy evaluator, the eager rule, so eager and compiled results
 share every edge case: lgamma is +inf at the poles (non-positive integers) and at +-inf,
@@ -25,22 +26,14 @@ elementwise.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ember.core import ad
-from ember.core.aval import ShapedArray
-from ember.core.eval import eval_closed_numpy
-from ember.core.jaxpr import ClosedJaxpr
-from ember.core.primitive import Primitive
-from ember.core.staging import trace_to_jaxpr
-from ember.core.trace import get_aval
-from ember.prims import _ad, _batching
-from ember.prims import _rules as R
+from ember.prims import _ad
+from ember.prims._special_recipe import Ops, define, widened
 from ember.prims.elementwise import and_p, min_p
 
 # Lanczos' coefficients for g = 7, n = 9 (Numerical Recipes / Godfrey), as XLA uses them.
@@ -50,29 +43,7 @@ _P = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.323428777
       1.5056327351493116e-7)
 
 
-class _Ops:
-    """Elementwise arithmetic on bound primitives, constants typed like `x`."""
-
-    def __init__(self, x: Any):
-        self.x = x
-
-    def c(self, value: float) -> np.ndarray:
-        return _ad.const(value, self.x)
-
-    def full(self, value: float) -> Any:
-        return _ad.full_like(self.x, value)
-
-    def lt(self, a: Any, b: Any) -> Any:
-        return _ad.compare("lt", a, b)
-
-    def log(self, a: Any) -> Any:
-        return _ad.unary("log", a)
-
-    def u(self, name: str, a: Any) -> Any:
-        return _ad.unary(name, a)
-
-
-def _lanczos(o: _Ops, y: Any, with_derivative: bool) -> tuple[Any, Any, Any, Any]:
+def _lanczos(o: Ops, y: Any, with_derivative: bool) -> tuple[Any, Any, Any, Any]:
     """(z, t, log t, A(z)) and A'(z) for y >= 1/2."""
     add, div = _ad.add, _ad.div
     z = _ad.sub(y, o.c(1.0))
@@ -89,14 +60,14 @@ def _lanczos(o: _Ops, y: Any, with_derivative: bool) -> tuple[Any, Any, Any, Any
     return z, t, log_t, (a, da)
 
 
-def _reflected(o: _Ops, x: Any) -> tuple[Any, Any]:
+def _reflected(o: Ops, x: Any) -> tuple[Any, Any]:
     """(x < 1/2, the argument the Lanczos sum sees: x, or 1 - x there)."""
     reflect = o.lt(x, o.c(0.5))
     return reflect, _ad.select(reflect, _ad.sub(o.c(1.0), x), x)
 
 
 def _lgamma_recipe(x: Any) -> Any:
-    o = _Ops(x)
+    o = Ops(x)
     add, sub, mul = _ad.add, _ad.sub, _ad.mul
     reflect, y = _reflected(o, x)
     z, t, log_t, (a, _) = _lanczos(o, y, with_derivative=False)
@@ -112,12 +83,12 @@ def _lgamma_recipe(x: Any) -> Any:
     return _ad.select(is_inf, o.full(np.inf), out)
 
 
-def _nearest_integer_offset(o: _Ops, x: Any) -> Any:
+def _nearest_integer_offset(o: Ops, x: Any) -> Any:
     """x - round(x), in [-1/2, 1/2]: tan(pi x) and sin^2(pi x) are periodic in it."""
     return _ad.sub(x, o.u("floor", _ad.add(x, o.c(0.5))))
 
 
-def _is_pole(o: _Ops, x: Any) -> Any:
+def _is_pole(o: Ops, x: Any) -> Any:
     """x a non-positive integer (or -inf)."""
     non_positive = _ad.compare("le", x, o.c(0.0))
     integral = _ad.compare("eq", x, o.u("floor", x))
@@ -125,7 +96,7 @@ def _is_pole(o: _Ops, x: Any) -> Any:
 
 
 def _digamma_recipe(x: Any) -> Any:
-    o = _Ops(x)
+    o = Ops(x)
     add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
     reflect, y = _reflected(o, x)
     _, t, log_t, (a, da) = _lanczos(o, y, with_derivative=True)
@@ -144,7 +115,7 @@ _TRIGAMMA_SHIFT = 10  # recurrence steps before the series (w >= 10.5: error < 1
 
 def trigamma(x: Any) -> Any:
     """psi'(x), the derivative of digamma, in bound primitives (differentiable)."""
-    o = _Ops(x)
+    o = Ops(x)
     add, sub, mul, div = _ad.add, _ad.sub, _ad.mul, _ad.div
     reflect, y = _reflected(o, x)
     acc = o.full(0.0)
@@ -167,52 +138,10 @@ def trigamma(x: Any) -> Any:
     return _ad.select(reflect, refl, direct)
 
 
-def _widened(recipe: Callable[[Any], Any], x: Any) -> Any:
-    """The recipe in float32 for 16-bit floats (as XLA's expansions: the Lanczos sum needs
-    more than 11 bits), rounded back."""
-    dtype = get_aval(x).dtype
-    if dtype.itemsize >= 4:
-        return recipe(x)
-    return _ad.convert(recipe(_ad.convert(x, np.dtype(np.float32))), dtype)
-
-
-@functools.lru_cache(maxsize=128)
-def _traced(recipe: Callable[[Any], Any], aval: ShapedArray) -> ClosedJaxpr:
-    closed, _ = trace_to_jaxpr(lambda v: [_widened(recipe, v)], [aval])
-    return closed
-
-
-def _define(name: str, recipe: Callable[[Any], Any]) -> Primitive:
-    prim = Primitive(name)
-
-    @prim.def_abstract_eval
-    def _abstract(*avals: ShapedArray) -> ShapedArray:
-        if len(avals) != 1:
-            raise TypeError(f"{name} takes 1 operand, got {len(avals)}")
-        dtype = R.check_nary(name, avals, R.FLOAT)
-        return ShapedArray(avals[0].shape, dtype, avals[0].weak_type)
-
-    @prim.def_impl
-    def _impl(x: np.ndarray) -> np.ndarray:
-        aval = ShapedArray(np.shape(x), np.asarray(x).dtype, False)
-        return eval_closed_numpy(_traced(recipe, aval), [x])[0]
-
-    def _lowering(ctx: Any, x: Any, **params: Any) -> Any:
-        if ctx.lowerer is None:
-            raise NotImplementedError("this lowering context cannot lower sub-jaxprs")
-        aval = ctx.avals_in[0]
-        closed = _traced(recipe, ShapedArray(aval.shape, aval.dtype, False))
-        return ctx.lowerer.lower_jaxpr(closed.jaxpr, closed.consts, [x], ctx.name_stack)[0]
-
-    prim.def_lowering(_lowering)
-    _batching.elementwise_rule(prim)
-    return prim
-
-
-lgamma_p = _define("lgamma", _lgamma_recipe)
-digamma_p = _define("digamma", _digamma_recipe)
+lgamma_p = define("lgamma", _lgamma_recipe, 1)
+digamma_p = define("digamma", _digamma_recipe, 1)
 
 ad.defjvp(lgamma_p, lambda t, ans, x: _ad.mul(t, digamma_p.bind(x)),
           broadcast=_ad.broadcast_to)
-ad.defjvp(digamma_p, lambda t, ans, x: _ad.mul(t, _widened(trigamma, x)),
+ad.defjvp(digamma_p, lambda t, ans, x: _ad.mul(t, widened(trigamma, x)),
           broadcast=_ad.broadcast_to)

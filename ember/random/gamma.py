@@ -11,6 +11,9 @@ multiplies by u^(1/alpha) (in log space adds log(u)/alpha). The per-element loop
 loop over all elements in which finished elements keep their values (what vmap of JAX's
 per-element while_loop computes), so the values are JAX's up to the transcendental
 functions' last bits (and, rarely, an accept decision those bits flip).
+Derivatives (JAX's): a sample x is differentiable in its shape parameter a by implicit
+differentiation at fixed quantile, dx/da = lax.random_gamma_grad(a, x) (a custom JVP on the
+per-lane sampler, so beta and dirichlet, built on it, differentiate too).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.custom_derivatives import custom_jvp
 from ember.random._common import broadcast_shape, check_shape, float_dtype, int_dtype
 from ember.random._fma import fma
 from ember.random.keys import check_prng_key
@@ -39,7 +43,7 @@ def _split_lanes(keys: Any, num: int) -> list[Any]:
     return [new[:, i] for i in range(num)]
 
 
-def _gamma_lanes(keys: Any, alpha: Any, log_space: bool) -> Any:
+def _gamma_lanes_sample(keys: Any, alpha: Any, log_space: bool) -> Any:
     """One gamma (or log-gamma) sample per lane: keys (N, 2), alpha (N,)."""
     dtype = alpha.dtype
     one = np.array(1.0, dtype)
@@ -92,6 +96,34 @@ def _gamma_lanes(keys: Any, alpha: Any, log_space: bool) -> Any:
     samples = one - uniform_data(subkey, 0.0, 1.0, (), dtype)
     boost = jnp.where(boost_mask, one, jnp.power(samples, one / alpha_orig))
     return (d * v3) * boost
+
+
+def _gamma_lanes(keys: Any, alpha: Any, log_space: bool) -> Any:
+    """One gamma (or log-gamma) sample per lane, differentiable in alpha (below)."""
+    return _gamma_lanes_diff(log_space, keys, alpha)
+
+
+@partial(custom_jvp, nondiff_argnums=(0,))
+def _gamma_lanes_diff(log_space: bool, keys: Any, alpha: Any) -> Any:
+    return _gamma_lanes_sample(keys, alpha, log_space)
+
+
+@_gamma_lanes_diff.defjvp
+def _gamma_lanes_jvp(log_space: bool, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    # Implicit differentiation at the sample's fixed quantile u = P(alpha, x) (as JAX):
+    # dx/dalpha = -(dP/dalpha) / (dP/dx) = lax.random_gamma_grad(alpha, x); in log space
+    # d log x = dx / x, with x = exp(log x) kept at least the smallest normal float.
+    keys, alpha = primals
+    # (the rule may see the primal as the caller's NumPy array: canonicalize its dtype)
+    alpha = jnp.asarray(alpha)
+    out = _gamma_lanes_sample(keys, alpha, log_space)
+    if log_space:
+        x = jnp.exp(out)
+        x = jnp.where(x == 0, np.array(np.finfo(x.dtype).tiny, x.dtype), x)
+        slope = lax.random_gamma_grad(alpha, x) / x
+    else:
+        slope = lax.random_gamma_grad(alpha, out)
+    return out, tangents[1] * slope
 
 
 @partial(jit, static_argnums=(2, 3, 4))

@@ -1,9 +1,9 @@
-"""The Poisson distribution with mean `mu` (as jax.scipy.stats.poisson): logpmf, pmf.
+"""The Poisson distribution with mean `mu` (as jax.scipy.stats.poisson): logpmf, pmf, cdf.
 
 Input: array-likes `k`, `mu`, `loc` (default 0), promoted to one inexact dtype. Output: an
 elementwise array. Invariants: logpmf = xlogy(k - loc, mu) - gammaln(k - loc + 1) - mu,
 -inf for k - loc < 0 or a non-integral k (so mu = 0 gives log 1 = 0 at k = 0, with
-xlogy's gradient). The CDF needs the incomplete gamma function, which Ember lacks yet.
+xlogy's gradient). cdf = gammaincc(floor(k - loc) + 1, mu), 0 below loc.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from ember._missing import module_getattr as _module_getattr
 from ember.numpy._promote import promote_args_inexact as _promote
 from ember.scipy.special._basic import xlogy as _xlogy
 from ember.scipy.special._gamma import gammaln as _gammaln
+from ember.scipy.special._incomplete import gammaincc as _gammaincc
 
-__all__ = ["logpmf", "pmf"]
+__all__ = ["logpmf", "pmf", "cdf"]
 
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
@@ -34,6 +35,16 @@ def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
 def pmf(k: Any, mu: Any, loc: Any = 0) -> Any:
     """P(K = k) (as jax.scipy.stats.poisson.pmf)."""
     return jnp.exp(logpmf(k, mu, loc))
+
+
+
+def cdf(k: Any, mu: Any, loc: Any = 0) -> Any:
+    """P(K <= k) = Q(floor(k - loc) + 1, mu) (as jax.scipy.stats.poisson.cdf)."""
+    k, mu, loc = _promote("poisson.cdf", k, mu, loc)
+    x = lax.sub(k, loc)
+    zero = jnp.asarray(0, x.dtype)
+    p = _gammaincc(lax.add(lax.floor(x), jnp.asarray(1, x.dtype)), mu)
+    return jnp.where(lax.lt(x, zero), zero, p)
 
 
 from ember.core import traceback_util as _traceback_util  # noqa: E402
