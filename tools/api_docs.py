@@ -34,12 +34,13 @@ CONF_DIR = ROOT / "docs" / "api"
 BUILD_DIR = ROOT / "docs" / "_build"
 
 # Modules that have a page beyond the JAX list's counterparts: `jax.lax.linalg`,
-# `jax.checkpoint_policies` and the distributions of ember.scipy.stats (JAX's are
-# submodules of jax.scipy.stats too).
+# `jax.checkpoint_policies`, the distributions of ember.scipy.stats (JAX's are
+# submodules of jax.scipy.stats too), `jax.ad_checkpoint` and `jax.distributed`.
 EXTRA_MODULES = ("ember.lax.linalg", "ember.checkpoint_policies", "ember.scipy.stats.norm",
                  "ember.scipy.stats.uniform", "ember.scipy.stats.bernoulli",
                  "ember.scipy.stats.gamma", "ember.scipy.stats.beta",
-                 "ember.scipy.stats.poisson")
+                 "ember.scipy.stats.poisson", "ember.scipy.stats.chi2",
+                 "ember.ad_checkpoint", "ember.distributed")
 
 # The classes `ember.jit` and its stages return (JAX keeps them in jax.stages).
 STAGE_CLASSES = ("JitFunction", "Traced", "Lowered", "Compiled")
