@@ -37,7 +37,9 @@ def kernel_key(ctx: KernelContext, kind: str) -> tuple | None:
         return None
     inst = ctx.inst
     slots = ctx.arg_slots
-    arg_of = {s: slots.index(s) for s in slots}  # (equal slots: the first argument)
+    arg_of: dict = {}
+    for k, s in enumerate(slots):
+        arg_of.setdefault(s, k)  # (equal slots: the first argument)
     bound = ctx.bound
     cname: dict[Computation, str] = {}
     called: list[str] = []
