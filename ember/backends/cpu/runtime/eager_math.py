@@ -74,6 +74,17 @@ def covers(opcode: str, dtype: np.dtype) -> bool:
 def apply(opcode: str, *args: np.ndarray) -> np.ndarray:
     """`opcode` elementwise on `args` (one float dtype; shapes broadcast), as jit computes
     it. The result has the first argument's dtype (byte order included)."""
+    if len(args) == 1:  # the common eager case, with no broadcasting to do
+        a = args[0]
+        et = _ELEMENT_TYPES.get(a.dtype) if type(a) is np.ndarray else None
+        if et is not None and a.flags.c_contiguous and opcode in OPCODES:
+            out = np.empty(a.shape, a.dtype)  # (a native dtype: _ELEMENT_TYPES' keys are)
+            n = out.size
+            if n:
+                kernel(opcode, et).fn(a.__array_interface__["data"][0],
+                                      out.__array_interface__["data"][0], n, NUM_THREADS.value)
+                STATS["calls"] += 1
+            return out
     arrays = [np.asarray(a) for a in args]
     dtype = arrays[0].dtype
     et = element_type(dtype)
