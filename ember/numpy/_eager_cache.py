@@ -20,7 +20,9 @@ warns, holds a primitive with effects or without a NumPy rule, or returns a cons
 remembered as not cacheable and always runs `fun` itself, which raises or warns as before.
 Invariants: only calls outside any staging trace, without jax_debug_nans (which checks
 every primitive's result) and whose positional arguments are Arrays or plain values take
-the cache; a NumPy array or a tracer argument never does. The cache holds at most
+the cache; a NumPy array or a tracer argument never does. A key is traced on its second
+call, not its first: a loop whose Python scalar changes every step (`x * t`) makes a new
+key each time and must not pay for a trace per call. The cache holds at most
 `MAX_ENTRIES` keys (cleared when full). `STATS` counts hits, traces and fallbacks.
 """
 
@@ -44,6 +46,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_ENTRIES = 2048
 STATS = {"hits": 0, "traces": 0, "uncacheable": 0}
 _PLANS: dict[tuple, Any] = {}
+_SEEN: dict[tuple, None] = {}  # keys called once, not traced yet
 _UNCACHEABLE = object()
 _ARRAY = object()  # marks a dynamic (Array) argument in a key
 _LEAF = tree_structure(0)
@@ -114,6 +117,11 @@ def eager_cached(fun: F) -> F:
             return fun(*args, **kwargs)
         plan = _PLANS.get(key)
         if plan is None:
+            if key not in _SEEN:  # a first sighting runs uncached (see the module doc)
+                if len(_SEEN) >= 4 * MAX_ENTRIES:
+                    _SEEN.clear()
+                _SEEN[key] = None
+                return fun(*args, **kwargs)
             plan = _build(fun, args, kwargs)
             if len(_PLANS) >= MAX_ENTRIES:
                 _PLANS.clear()
@@ -253,6 +261,7 @@ def clear() -> None:
     """Forget every cached plan (tests; a plan never goes stale by itself: its key holds
     everything it depends on)."""
     _PLANS.clear()
+    _SEEN.clear()
 
 
 __all__: list[str] = []
