@@ -182,10 +182,13 @@ def _build(fun: Callable, args: tuple, kwargs: dict) -> Any:
         return leaves
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # (a warning is the slow path's to give)
+        # (recorded, not raised: a warning turned into an error could take another branch)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
             closed, _ = trace_to_jaxpr(flat, [args[k]._ember_aval for k in dyn])
-    except Exception:  # value-dependent, bad input, a warning: `fun` itself answers
+    except Exception:  # value-dependent or bad input: `fun` itself answers (and raises)
+        return _UNCACHEABLE
+    if warned:  # a warning is the uncached call's to give, every time
         return _UNCACHEABLE
     try:
         return _flatten(closed, tree[0])
