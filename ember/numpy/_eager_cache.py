@@ -13,7 +13,9 @@ the tracing flags). On a miss, `fun` is traced with the Arrays as abstract input
 other arguments as the constants they are (so a function that branches on a Python
 scalar, `power(x, 2)`, takes the same branch as eagerly); the jaxpr, with the `jit`
 equations of functions wrapped like JAX's (`_jit_wrap.py`, eagerly they run inline)
-inlined, becomes a flat list of (impl, params, input slots, output slots). A call then
+inlined, becomes a flat list of (impl, params, input slots, output slots); an equation
+whose inputs are all constants (a scalar broadcast to the operands' shape) is computed
+once, by its rule, when the plan is made. A call then
 reads each Array's NumPy value, runs the list, and wraps the outputs in Arrays with the
 traced avals. A function whose trace fails (a value-dependent function, bad input),
 warns, holds a primitive with effects or without a NumPy rule, or returns a constant is
@@ -29,6 +31,7 @@ key each time and must not pay for a trace per call. The cache holds at most
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -44,6 +47,7 @@ from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_ENTRIES = 2048
+FOLD_MAX_ELEMENTS = 1 << 16  # (larger constants are not kept in a plan: memory)
 STATS = {"hits": 0, "traces": 0, "uncacheable": 0}
 _PLANS: dict[tuple, Any] = {}
 _SEEN: dict[tuple, None] = {}  # keys called once, not traced yet
@@ -186,14 +190,12 @@ def _build(fun: Callable, args: tuple, kwargs: dict) -> Any:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
             closed, _ = trace_to_jaxpr(flat, [args[k]._ember_aval for k in dyn])
-    except Exception:  # value-dependent or bad input: `fun` itself answers (and raises)
-        return _UNCACHEABLE
+            plan = _flatten(closed, tree[0])
+    except Exception:  # value-dependent, bad input, a jaxpr `_flatten` does not replay:
+        return _UNCACHEABLE  # `fun` itself answers (and raises)
     if warned:  # a warning is the uncached call's to give, every time
         return _UNCACHEABLE
-    try:
-        return _flatten(closed, tree[0])
-    except _NotPlain:
-        return _UNCACHEABLE
+    return plan
 
 
 class _NotPlain(Exception):
@@ -237,6 +239,18 @@ def _flatten(closed: ClosedJaxpr, tree: Any) -> _Plan:
             outs = [new_slot() for _ in eqn.outvars]
             for v, k in zip(eqn.outvars, outs):
                 env[v.id] = k
+            if all(base[k] is not None for k in ins) and all(
+                    math.prod(v.aval.shape) <= FOLD_MAX_ELEMENTS for v in eqn.outvars):
+                # constants only (a scalar broadcast to the operands' shape, a converted
+                # literal): computed once, by the same rule, as every call would compute it
+                vals = prim._impl(*[base[k] for k in ins], **eqn.params)
+                if not prim.multiple_results:
+                    vals = [vals]
+                for k, val, v in zip(outs, vals, eqn.outvars):
+                    base[k] = _as_result(val, v.aval)
+                    if base[k].flags.writeable:
+                        base[k].setflags(write=False)
+                continue
             if prim.multiple_results:
                 steps.append((prim._impl, dict(eqn.params), ins, outs,
                               [v.aval for v in eqn.outvars]))

@@ -163,3 +163,15 @@ def test_numpy_and_tracer_arguments_take_the_normal_path():
     assert cache.STATS["hits"] + cache.STATS["traces"] == before + 2  # (the Array calls)
     g = ember.grad(lambda v: jnp.sum(jnp.sin(v)))(jnp.asarray(xn))
     np.testing.assert_allclose(np.asarray(g), np.cos(xn), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [5, cache.FOLD_MAX_ELEMENTS + 3])
+def test_constant_operands_folded_or_not(n):
+    # where's 0.0 is broadcast to x's shape: once, when the plan is made, for small
+    # shapes; every call for large ones (a plan keeps no large constant)
+    x = jnp.asarray(np.random.default_rng(n).standard_normal(n).astype(np.float32))
+    want = _uncached(jnp.where)(x > 0, x, 0.0)
+    for _ in range(3):
+        _same(jnp.where(x > 0, x, 0.0), want)
+        _same(x * 2.0 + 1.0, _uncached(jnp.add)(_uncached(jnp.multiply)(x, 2.0), 1.0))
+    assert not np.asarray(want).flags.writeable
