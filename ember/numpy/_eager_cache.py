@@ -43,6 +43,7 @@ from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import _plain_key, current_dynamic, to_numpy
+from ember.prims import elementwise
 from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -88,6 +89,14 @@ class _Plan:
         if self.tree is None:  # (one Array, the common case)
             return results[0]
         return tree_unflatten(self.tree, results)
+
+
+def _broadcasts_operands(prim: Any) -> bool:
+    """Whether `prim`'s rule is prims/elementwise.py's, which stretches its operands to
+    their common shape (`_broadcast_all`) before the NumPy rule runs."""
+    impl = prim._impl
+    return (getattr(impl, "__module__", None) == elementwise.__name__
+            and getattr(impl, "__qualname__", "") == "_define.<locals>._impl")
 
 
 def _as_result(out: Any, aval: Any) -> np.ndarray:
@@ -251,6 +260,14 @@ def _flatten(closed: ClosedJaxpr, tree: Any) -> _Plan:
                     if base[k].flags.writeable:
                         base[k].setflags(write=False)
                 continue
+            if _broadcasts_operands(prim):
+                # a constant operand of another shape is stretched to the result's shape
+                # once, here, as the rule's own broadcast would stretch it on every call
+                # (the same read-only view: elementwise._broadcast_all then passes it on)
+                shape = eqn.outvars[0].aval.shape
+                ins = [new_slot(elementwise._stretch(base[k], shape))
+                       if base[k] is not None and np.shape(base[k]) != shape else k
+                       for k in ins]
             if prim.multiple_results:
                 steps.append((prim._impl, dict(eqn.params), ins, outs,
                               [v.aval for v in eqn.outvars]))
