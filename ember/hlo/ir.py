@@ -90,9 +90,12 @@ class Instruction:
     # -- operand / user bookkeeping -----------------------------------------------------
 
     def _add_operand(self, op: Instruction) -> None:
-        self.operands.append(op)
-        if self not in op.users:
+        # self is in op.users exactly when op is already one of its operands: the short
+        # operand list is searched, not op's users (a constant with thousands of users
+        # made building a long program quadratic)
+        if op not in self.operands:
             op.users.append(self)
+        self.operands.append(op)
 
     def replace_operand(self, index: int, new: Instruction) -> None:
         """Make operand `index` be `new`, keeping both use lists right."""
@@ -296,10 +299,13 @@ class Computation:
         return order
 
     def called_computations(self) -> list[Computation]:
+        """The computations this one's instructions call, each once, in first-call order."""
         out: list[Computation] = []
+        seen: set[int] = set()  # (a set: a 1,200-fusion entry made every walk quadratic)
         for inst in self._instructions:
             for c in inst.called_computations:
-                if c not in out:
+                if id(c) not in seen:
+                    seen.add(id(c))
                     out.append(c)
         return out
 

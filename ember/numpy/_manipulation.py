@@ -25,6 +25,7 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._eager_cache import eager_cached
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes
 
@@ -254,6 +255,7 @@ def _to_bool(x: Any) -> Any:
     return lax.ne(x, lax.convert_element_type(0, get_aval(x).dtype))
 
 
+@eager_cached
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
           fill_value: Any = None) -> Any:
     """Select elements from ``x`` or ``y`` by ``condition``, element-wise.

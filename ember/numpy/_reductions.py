@@ -21,6 +21,7 @@ import numpy as np
 from ember import lax
 from ember.core import dtypes
 from ember.core.trace import get_aval
+from ember.numpy._eager_cache import eager_cached
 from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes_inexact
 
 __all__ = [
@@ -113,24 +114,28 @@ def _highest(dtype: np.dtype) -> Any:
     return True if dtype.kind == "b" else np.iinfo(dtype).max
 
 
+@eager_cached
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     return _reduction(a, "sum", lax.reduce_sum, lambda d: 0, axis, dtype, keepdims, initial,
                       where, upcast=promote_integers, upcast_f16=True)
 
 
+@eager_cached
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     return _reduction(a, "prod", lax.reduce_prod, lambda d: 1, axis, dtype, keepdims, initial,
                       where, upcast=promote_integers, upcast_f16=True)
 
 
+@eager_cached
 def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     _check_nonempty("max", a, axis, initial, where)
     return _reduction(a, "max", lax.reduce_max, _lowest, axis, None, keepdims, initial, where)
 
 
+@eager_cached
 def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     _check_nonempty("min", a, axis, initial, where)
@@ -152,12 +157,14 @@ def _check_nonempty(name: str, a: Any, axis: Any, initial: Any, where: Any) -> N
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
 
 
+@eager_cached
 def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
     return _reduction(a, "all", lax.reduce_and, lambda d: True, axis, None, keepdims, None,
                       where, bool_op=True)
 
 
+@eager_cached
 def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
     return _reduction(a, "any", lax.reduce_or, lambda d: False, axis, None, keepdims, None,
@@ -190,6 +197,7 @@ def _count_where(where: Any, shape: tuple[int, ...], axis: Any, dtype: np.dtype,
     return sum(broadcast_to(where, shape), axis, dtype=dtype, keepdims=keepdims)
 
 
+@eager_cached
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          *, where: Any = None) -> Any:
     """sum / count, in the promoted float type (count of True entries of `where` if given)."""

@@ -20,6 +20,7 @@ import numpy as np
 from ember import lax
 from ember.core import dtypes, traceback_util
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._eager_cache import eager_cached
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import (
     check_arraylike,
@@ -83,6 +84,7 @@ class ufunc:
                  identity: Any = None, reducer: Callable[..., Any] | None = None,
                  accumulator: str | None = None):
         self._func = func
+        self._eager = eager_cached(func)  # (the call's eager dispatch cache)
         self.__name__ = name
         self.__qualname__ = name
         self.__doc__ = func.__doc__
@@ -104,7 +106,7 @@ class ufunc:
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes {self.nin} positional arguments but "
                             f"{len(args)} were given")
-        return self._func(*args)
+        return self._eager(*args)
 
     def outer(self, A: Any, B: Any, /) -> Any:
         """f(A[..., None, ...], B): every pair of elements, result shape A.shape + B.shape."""
@@ -209,7 +211,7 @@ def _math(lax_fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} (floats; integers promote to the default float)."
-    return fn
+    return eager_cached(fn)
 
 
 def _binary(lax_fn: Callable[[Any, Any], Any], name: str,

@@ -201,10 +201,12 @@ def _compile_uncached(module: Module, unsafe_math: bool, run_passes: bool,
     precise = _lazy_precise(engine, names, lambda: m, donated) if names else None
     exe = Executable(spec, engine, address, emitter.kernel_names,
                      *_texts(optimized, text, precise), module=m,
-                     parallel_kernels=emitter.parallel_kernels, precise=precise)
+                     parallel_kernels=emitter.parallel_kernels, precise=precise,
+                     shared_kernels=emitter.shared_kernels)
     meta, consts = spec.to_bytes()
     meta.update(entry=emitter.entry_name, kernel_names=emitter.kernel_names,
-                parallel_kernels=emitter.parallel_kernels, precise=names)
+                parallel_kernels=emitter.parallel_kernels, precise=names,
+                shared_kernels=emitter.shared_kernels)
     return exe, meta, consts, obj, {"llvm_ir": optimized, "unoptimized_ir": text}
 
 
@@ -243,6 +245,7 @@ def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool,
         spec = RuntimeSpec.from_bytes(meta, found.consts)
         kernel_names, parallel = list(meta["kernel_names"]), list(meta["parallel_kernels"])
         names = [str(n) for n in meta.get("precise", [])]
+        shared = {str(k): str(v) for k, v in meta.get("shared_kernels", {}).items()}
         engine, address = llvm_target.load_object(found.obj, meta["entry"])
     except (ValueError, KeyError, TypeError, RuntimeError, llvm_target.CpuCompileError):
         disk_cache.STATS["disk_rejected"] += 1
@@ -255,4 +258,4 @@ def _from_disk(key: str, module: Module, unsafe_math: bool, run_passes: bool,
     return Executable(spec, engine, address, kernel_names, *ir_texts,
                       parallel_kernels=parallel,
                       module=optimized,
-                      from_disk=True, precise=precise)
+                      from_disk=True, precise=precise, shared_kernels=shared)

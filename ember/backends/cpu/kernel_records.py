@@ -208,7 +208,7 @@ def kernels(exe: Any, module: Any = None) -> list[KernelInfo]:
     asm = _AsmOnce(exe)
     out = []
     for name, inst in zip(exe.kernel_names, insts):
-        sym = kernel_symbol(name)
+        sym = kernel_symbol(exe.shared_kernels.get(name, name))  # (a shared body's function)
         ir_text = "\n\n".join(t for s, t in funcs.items() if s in kernel_functions(sym))
         out.append(KernelInfo(inst.name or name, kernel_kind(inst), inst,
                               instruction_cost(inst), name in exe.parallel_kernels, ir_text,

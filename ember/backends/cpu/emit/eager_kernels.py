@@ -3,7 +3,8 @@
 Input: an opcode of `mathlib.VECTORIZED` (named `nm = VECTORIZED[op]` in symbols), an
 element type (f16, f32, f64) and whether the thread pool runs here. Output: LLVM IR text of
   void @ember_eager_<nm>_<et>(ptr x, [ptr y,] ptr out, i64 n, i32 nthreads)
-which stores op(x[i][, y[i]]) into out[i] for i in [0, n); buffers are contiguous and do
+(and `<that>.table(ptr table)`, the same with its arguments in a table, for the fast-call
+trampoline) which stores op(x[i][, y[i]]) into out[i] for i in [0, n); buffers are contiguous and do
 not overlap (`noalias`). The element math is emitted by the very code a jit loop kernel
 uses (`scalar_ops.emit_elementwise` -> `mathlib.emit_math`), and the loop body goes
 through the jit kernels' precise-rerun wrapper (`kernels.with_precise_rerun`): the fast
@@ -59,7 +60,8 @@ def emit_module(opcode: str, et: str, pooled: bool) -> str:
     mod = ir.Module(name=entry_name(opcode, et))
     span = _emit_span(mod, opcode, et)
     worker = _emit_chunk(mod, span, arity(opcode)) if pooled else None
-    _emit_entry(mod, opcode, et, span, worker)
+    entry = _emit_entry(mod, opcode, et, span, worker)
+    _emit_table_entry(mod, opcode, et, entry)
     return str(mod)
 
 
@@ -114,8 +116,33 @@ def _emit_chunk(mod: ir.Module, span: ir.Function, nargs: int) -> ir.Function:
     return w
 
 
+def table_name(opcode: str, et: str) -> str:
+    """The kernel's entry for the fast-call trampoline (runtime/fastcall.py)."""
+    return f"{entry_name(opcode, et)}.table"
+
+
+def _emit_table_entry(mod: ir.Module, opcode: str, et: str, entry: ir.Function) -> None:
+    """`void <entry>.table(ptr table)`, table = [x, (y,) out, n, &nthreads]: the entry
+    with its arguments read from a table, the calling convention of the fast-call
+    trampoline (which fills the table from the call's arrays and a descriptor holding n
+    and the thread count's address), so an eager call is one builtin call."""
+    nargs = arity(opcode)
+    fn = ir.Function(mod, ir.FunctionType(VOID, [PTR]), name=table_name(opcode, et))
+    fn.attributes.add("nounwind")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def slot(k: int, typ: ir.Type) -> ir.Value:
+        return b.load(b.gep(fn.args[0], [i64(k)], inbounds=True, source_etype=PTR), typ=typ)
+
+    ptrs = [slot(k, PTR) for k in range(nargs + 1)]
+    n = slot(nargs + 1, I64)
+    nthreads = b.load(slot(nargs + 2, PTR), typ=I32)
+    b.call(entry, [*ptrs, n, nthreads])
+    b.ret_void()
+
+
 def _emit_entry(mod: ir.Module, opcode: str, et: str, span: ir.Function,
-                worker: ir.Function | None) -> None:
+                worker: ir.Function | None) -> ir.Function:
     nargs = arity(opcode)
     fnty = ir.FunctionType(VOID, [PTR] * (nargs + 1) + [I64, I32])
     fn = ir.Function(mod, fnty, name=entry_name(opcode, et))
@@ -126,7 +153,7 @@ def _emit_entry(mod: ir.Module, opcode: str, et: str, span: ir.Function,
     if worker is None:
         b.call(span, [*ptrs, i64(0), n])
         b.ret_void()
-        return
+        return fn
     big = b.icmp_signed(">=", n, i64(PARALLEL_MIN_ELEMENTS))
     many = b.icmp_signed(">", nthreads, ir.Constant(I32, 1))
     with b.if_else(b.and_(big, many)) as (par, seq):
@@ -138,3 +165,4 @@ def _emit_entry(mod: ir.Module, opcode: str, et: str, span: ir.Function,
         with seq:
             b.call(span, [*ptrs, i64(0), n])
     b.ret_void()
+    return fn

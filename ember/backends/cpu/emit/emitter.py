@@ -5,7 +5,11 @@ with `void @<prefix>entry(ptr %table)`, which loads every buffer pointer from th
 (temporaries: scratch base + offset) and calls the kernels in schedule order, so a call of
 the executable is one foreign call. Kernels are `noinline` functions `<prefix><kernel name>`
 whose buffer arguments are all `noalias` (outputs never alias inputs), which lets the
-vectorizer skip runtime alias checks.
+vectorizer skip runtime alias checks. Kernels with the same body (kernel_key.py: the same
+canonical graph, shapes, layouts and argument pattern; an unrolled loop's steps) are
+emitted once: the entry calls the first one's function with each one's own buffers, so
+LLVM optimizes and compiles each distinct body once (`shared_kernels` maps a kernel to
+the kernel whose function it runs).
 Each kernel is emitted by its kind (kinds.py: one table from the instruction to a
 `KernelKind` with one signature, `split_extent(ctx)` and `emit(ctx)`; loop and reduce
 kernels in kernels.py, row fusions rows.py, scatter.py, sort.py, update_slice.py for a
@@ -31,6 +35,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit import control_steps, kinds
+from ember.backends.cpu.emit.kernel_key import kernel_key
 from ember.backends.cpu.emit.kinds import KernelContext, graph_root
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.jit.compile_effort import instruction_work
@@ -43,11 +48,14 @@ from ember.hlo.ir import Instruction, Module
 class ModuleEmitter:
     """Emits one executable's LLVM module (`emit`). Public to the kernel kinds: `ir` (the
     module), `sched`, `prefix`, `parallel`, `add_call` and `chunk_function`; to the
-    compiler: `kernel_names`, `parallel_kernels`, `entry_name`, `precise_names`."""
+    compiler: `kernel_names`, `parallel_kernels`, `shared_kernels`, `entry_name`,
+    `precise_names`."""
 
     def __init__(self, module: Module, sched: Schedule, prefix: str,
-                 parallel: bool = False, precise: str | None = None) -> None:
-        """`precise`: None keeps kernels' unoptimized precise copies in the module, called
+                 parallel: bool = False, precise: str | None = None,
+                 share: bool = True) -> None:
+        """`share`: kernels with the same body (kernel_key.py) call one function.
+        `precise`: None keeps kernels' unoptimized precise copies in the module, called
         directly; "lazy" leaves them out and calls them through slots filled on first use,
         "full" keeps them too, for that first use (lazy_precise.py)."""
         self.hlo = module
@@ -67,6 +75,11 @@ class ModuleEmitter:
         self._own_calls = self._calls  # profiling.py swaps `_calls` to emit one call alone
         self._call_range: dict[Instruction, tuple[int, int]] = {}  # kernel -> its calls
         self._in_loops: set[Instruction] = set()  # kernels of loop bodies and branches
+        # kernels with one body share one function (kernel_key.py): key -> (the first
+        # kernel's name, the function the entry calls)
+        self.share = share
+        self._bodies: dict[tuple, tuple[str, ir.Function]] = {}
+        self.shared_kernels: dict[str, str] = {}  # kernel -> the kernel whose function it runs
 
     def emit(self) -> str:
         # nested kernels of loops and branches (loops_native.py) are kernels like any other
@@ -92,16 +105,27 @@ class ModuleEmitter:
     def _emit_kernel(self, inst: Instruction) -> None:
         """Emit `inst`'s kernel with the kernel kind that claims it (kinds.KINDS)."""
         root = graph_root(inst)
-        kind = kinds.load(kinds.kind_of(inst, root, self.sched))
+        entry = kinds.kind_of(inst, root, self.sched)
+        kind = kinds.load(entry)
         ctx = KernelContext(self, inst, root, inlinable=(
             inst in self._in_loops and instruction_work(inst) <= 1))
         if self.parallel:
             ctx.extent = kind.split_extent(ctx)
+        key = kernel_key(ctx, entry.name) if self.share else None
+        twin = self._bodies.get(key) if key is not None else None
+        self.kernel_names.append(inst.name)
+        if twin is not None:  # the same body: call its function with this kernel's buffers
+            first, fn = twin
+            self.shared_kernels[inst.name] = first
+            if ctx.split:
+                self.parallel_kernels.append(inst.name)
+            self.add_call(fn, ctx.arg_slots, ctx.split)
+            return
+        calls = len(self._calls)
         try:
             kind.emit(ctx)
         except NotImplementedError as e:
             raise CpuCompileError(f"cannot emit {inst.name}: {e}") from e
-        self.kernel_names.append(inst.name)
         if not ctx.opened:  # (a kind that made its function itself added its call)
             return
         ctx.builder.ret_void()
@@ -109,6 +133,8 @@ class ModuleEmitter:
         if ctx.split:
             fn = self.chunk_function(fn, len(ctx.arg_slots), ctx.extent)
             self.parallel_kernels.append(inst.name)
+        if key is not None and len(self._calls) == calls:  # (one function, no extra calls)
+            self._bodies[key] = (inst.name, fn)
         self.add_call(fn, ctx.arg_slots, ctx.split)
 
     def add_call(self, fn: ir.Function, slots: list[Slot], split: bool = False) -> None:

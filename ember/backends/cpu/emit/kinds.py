@@ -105,8 +105,10 @@ class KernelContext:
         """The kernel function's buffer arguments: outputs, each distinct input slot once
         (distinct slots never overlap: every argument is `noalias`), then the work."""
         slots: list[Slot] = list(self.outs)
+        seen = set(slots)  # (a set: comparing records pairwise cost ms per kernel)
         for s in self.bound.values():
-            if s not in slots:
+            if s not in seen:
+                seen.add(s)
                 slots.append(s)
         return slots + self.work
 

@@ -134,11 +134,13 @@ def _build_chains(buffers: list[LogicalBuffer]) -> list[Chain]:
     return chains
 
 
-def _place(chain: Chain, placed: list[Chain]) -> int:
-    busy = sorted((c.offset, c.offset + _align(c.size)) for c in placed
-                  if c.overlaps_in_time(chain))
+def _place(start: int, end: int, need: int, placed: list[tuple[int, int, int, int]]) -> int:
+    """The lowest offset where `need` bytes live over kernels [start, end] overlap none of
+    the `placed` chains (start, end, offset, offset + aligned size) live at the same time.
+    (Each chain's live range and size are computed once, by the caller: recomputing them
+    per pair made placing a 1,200-kernel program's buffers take seconds.)"""
+    busy = sorted((lo, hi) for s, e, lo, hi in placed if s <= end and start <= e)
     offset = 0
-    need = _align(chain.size)
     for lo, hi in busy:
         if offset + need <= lo:
             break
@@ -155,10 +157,11 @@ def assign_buffers(buffers: list[LogicalBuffer]) -> BufferAssignment:
             raise ValueError(f"buffer {b.name} ends (kernel {b.end}) before it starts "
                              f"(kernel {b.start})")
     chains = _build_chains(buffers)
-    placed: list[Chain] = []
+    placed: list[tuple[int, int, int, int]] = []
     for c in sorted(chains, key=lambda c: (-c.size, c.start, c.members[0].name)):
-        c.offset = _place(c, placed)
-        placed.append(c)
+        start, end, need = c.start, c.end, _align(c.size)
+        c.offset = _place(start, end, need, placed)
+        placed.append((start, end, c.offset, c.offset + need))
     offsets = {b.name: c.offset for c in chains for b in c.members}
     total = max((c.offset + _align(c.size) for c in chains), default=0)
     return BufferAssignment(offsets, chains, total)

@@ -137,7 +137,9 @@ class _ProfilingEmitter(ModuleEmitter):
         counts.initializer = ir.Constant(counts_ty, None)
         for j, (key, call) in enumerate(chosen):
             kfn, slots, split = self._calls[call]
-            w = ir.Function(self.ir, kfn.function_type, name=f"{kfn.name}.counted")
+            # (unique: kernels with one body share `kfn`, kernel_key.py)
+            w = ir.Function(self.ir, kfn.function_type,
+                            name=self.ir.get_unique_name(f"{kfn.name}.counted"))
             w.attributes.add("nounwind")
             b = ir.IRBuilder(w.append_basic_block("entry"))
             slot = b.bitcast(b.gep(counts, [i64(0), i64(j)], inbounds=True,
@@ -314,7 +316,8 @@ def compile_profiled(module: Module, *, unsafe_math: bool = False) -> ProfiledEx
     counts = _global_array(engine, COUNTS, len(emitter.counters)) if emitter.counters else None
     spec = RuntimeSpec.from_schedule(sched, m.entry.root.shape)
     exe = Executable(spec, engine, address, emitter.kernel_names, optimized, text, module=m,
-                     parallel_kernels=emitter.parallel_kernels)
+                     parallel_kernels=emitter.parallel_kernels,
+                     shared_kernels=emitter.shared_kernels)
     return ProfiledExecutable(exe, stamps, counts, list(emitter.counters), sched)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.backends.cpu.runtime.threads import NUM_THREADS
+from ember.backends.cpu.runtime.threads import NUM_THREADS, NUM_THREADS_ADDRESS
 from ember.hlo.opcodes import MATH_OPCODES
 
 _ELEMENT_TYPES = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
@@ -38,7 +38,8 @@ _ELEMENT_TYPES = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
 OPCODES: frozenset[str] = MATH_OPCODES
 STATS: dict[str, float] = {"kernels_compiled": 0, "kernels_from_disk": 0, "compile_s": 0.0,
                            "load_s": 0.0, "calls": 0}
-_CACHE_TAG = "ember-eager-math-v1"  # the disk entry's "HLO text" part of the key
+# the disk entry's "HLO text" part of the key (v2: the modules hold a table entry too)
+_CACHE_TAG = "ember-eager-math-v2"
 
 _UNARY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                           ctypes.c_int32)
@@ -47,11 +48,29 @@ _BINARY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void
 
 
 class _Kernel:
-    """One (opcode, dtype) kernel: the engine that owns its code and the callable entry."""
+    """One (opcode, dtype) kernel: the engine that owns its code, the callable entry, and
+    the fast-call trampoline (runtime/fastcall.py; None where it cannot be made) with the
+    kernel's table entry, reached through one descriptor per length (`descriptor`)."""
 
-    def __init__(self, engine: Any, fn: Callable[..., None]) -> None:
+    def __init__(self, engine: Any, fn: Callable[..., None], table: int = 0,
+                 tramp: Any = None) -> None:
         self.engine = engine  # keeps the code alive as long as the process
         self.fn = fn
+        self.table = table
+        self.tramp = tramp if table else None
+        self._descs: dict[int, np.ndarray] = {}
+
+    def descriptor(self, n: int) -> np.ndarray:
+        """The trampoline's descriptor of a call on `n` elements: [table entry, 2, 0, 0,
+        n, &thread count] (no result made read-only: the caller wraps it)."""
+        desc = self._descs.get(n)
+        if desc is None:
+            from ember.backends.cpu.runtime import fastcall
+
+            if len(self._descs) >= 256:  # (lengths seen: bounded)
+                self._descs.clear()
+            desc = self._descs[n] = fastcall.descriptor(self.table, [n, NUM_THREADS_ADDRESS])
+        return desc
 
 
 _KERNELS: dict[tuple[str, str], _Kernel] = {}
@@ -74,6 +93,21 @@ def covers(opcode: str, dtype: np.dtype) -> bool:
 def apply(opcode: str, *args: np.ndarray) -> np.ndarray:
     """`opcode` elementwise on `args` (one float dtype; shapes broadcast), as jit computes
     it. The result has the first argument's dtype (byte order included)."""
+    if len(args) == 1:  # the common eager case, with no broadcasting to do
+        a = args[0]
+        et = _ELEMENT_TYPES.get(a.dtype) if type(a) is np.ndarray else None
+        if et is not None and a.flags.c_contiguous and opcode in OPCODES:
+            out = np.empty(a.shape, a.dtype)  # (a native dtype: _ELEMENT_TYPES' keys are)
+            n = out.size
+            if n:
+                k = kernel(opcode, et)
+                if k.tramp is not None:  # one builtin call: pointers read natively
+                    k.tramp((k.descriptor(n), a, out))
+                else:
+                    k.fn(a.__array_interface__["data"][0], out.__array_interface__["data"][0],
+                         n, NUM_THREADS.value)
+                STATS["calls"] += 1
+            return out
     arrays = [np.asarray(a) for a in args]
     dtype = arrays[0].dtype
     et = element_type(dtype)
@@ -117,7 +151,7 @@ def kernel(opcode: str, et: str) -> _Kernel:
 
 
 def _load_or_compile(opcode: str, et: str) -> _Kernel:
-    from ember.backends.cpu.emit.eager_kernels import arity, entry_name
+    from ember.backends.cpu.emit.eager_kernels import arity, entry_name, table_name
     from ember.backends.cpu.jit import disk_cache, llvm_target
 
     target = llvm_target.target()
@@ -136,7 +170,10 @@ def _load_or_compile(opcode: str, et: str) -> _Kernel:
         key, name, {"opcode": opcode, "element_type": et}, build)
     STATS["kernels_from_disk" if from_disk else "kernels_compiled"] += 1
     STATS["load_s" if from_disk else "compile_s"] += time.perf_counter() - t0
-    return _Kernel(engine, (_BINARY if arity(opcode) == 2 else _UNARY)(addr))
+    from ember.backends.cpu.runtime import fastcall
+
+    return _Kernel(engine, (_BINARY if arity(opcode) == 2 else _UNARY)(addr),
+                   engine.get_function_address(table_name(opcode, et)), fastcall.trampoline())
 
 
 def warm(opcodes: Sequence[str] = tuple(sorted(OPCODES)),

@@ -50,20 +50,24 @@ def _ptr(a: np.ndarray) -> int:
 class Executable:
     """A compiled module. Attributes: `module` (optimized HLO; recomputed on first access
     for executables loaded from the disk cache), `kernel_names`, `parallel_kernels`,
-    `llvm_ir` (optimized IR text), `unoptimized_ir`, `math_functions` (ember.* math helpers
+    `shared_kernels` (kernel -> the kernel whose LLVM function it runs, for kernels with
+    one body: emitter.py), `llvm_ir` (optimized IR text), `unoptimized_ir`,
+    `math_functions` (ember.* math helpers
     used; they are inlined away in `llvm_ir`), `libm_calls` (C library functions still
     called per element), `from_disk`."""
 
     def __init__(self, spec: RuntimeSpec, engine: Any, address: int, kernel_names: list[str],
                  llvm_ir: str | Callable[[], str], unoptimized_ir: str | Callable[[], str] = "",
                  *, module: Module | Callable[[], Module], parallel_kernels: list[str] = (),
-                 from_disk: bool = False, precise: Any = None) -> None:
+                 from_disk: bool = False, precise: Any = None,
+                 shared_kernels: dict[str, str] | None = None) -> None:
         self._module = module
         # kernels' precise copies, compiled on first use (lazy_precise.LazyPrecise): held
         # here, as the engine is, for as long as the code may call them
         self._precise = precise
         self.kernel_names = list(kernel_names)
         self.parallel_kernels = list(parallel_kernels)
+        self.shared_kernels = dict(shared_kernels or {})
         self._llvm_ir = llvm_ir
         self._unoptimized_ir = unoptimized_ir
         self.from_disk = from_disk
