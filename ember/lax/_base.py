@@ -76,7 +76,7 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     aval = get_aval(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
-    if aval.dtype.kind == "c" and new_dtype.kind != "c":
+    if dtypes.kind(aval.dtype) == "c" and dtypes.kind(new_dtype) != "c":
         warnings.warn("Casting complex values to real discards the imaginary part",
                       np.exceptions.ComplexWarning, stacklevel=2)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))

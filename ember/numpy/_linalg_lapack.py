@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
 from ember.numpy._promote import check_arraylike
@@ -420,7 +421,7 @@ def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool)
     values."""
     jnp = _jnp()
     moved = jnp.moveaxis(x, axes, (-2, -1))
-    if get_aval(moved).dtype.kind == "c":
+    if dtypes.kind(get_aval(moved).dtype) == "c":
         # LAPACK here is real only. A = X + iY has the singular values of the real matrix
         # [[X, -Y], [Y, X]], each twice (it is A acting on C^n as R^2n), so every other one
         # of that matrix's sorted singular values is A's.
