@@ -470,6 +470,10 @@ def convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
     dt = np.dtype(dtype)
     if x.dtype.kind == "c" and dt.kind != "c":
         x = x.real  # XLA: complex to a real type converts the real part
+    if x.dtype.name == "bfloat16" and dt.kind in "iub":
+        x = x.astype(np.float32)  # (exact; NumPy's kind 'V' for bf16 hides it from the float rules)
+    elif dt.name == "bfloat16" and x.dtype.itemsize == 8:
+        x = x.astype(np.float32)  # XLA rounds an f64 or a 64-bit int to f32 first, then to bf16
     with np.errstate(all="ignore"):
         if dt == np.bool_:
             return np.asarray(x != 0)
