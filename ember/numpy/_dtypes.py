@@ -161,10 +161,11 @@ def iinfo(dt: Any) -> np.iinfo:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> Any:
-    """NumPy's issubdtype, accepting ember's scalar types (`jnp.float32`) on either side."""
+    """NumPy's issubdtype, accepting ember's scalar types (`jnp.float32`) on either side;
+    bfloat16 is a floating type (as JAX's, where NumPy knows nothing of it)."""
     a = arg1.dtype if isinstance(arg1, _ScalarMeta) else arg1
     b = arg2.dtype.type if isinstance(arg2, _ScalarMeta) else arg2
-    return np.issubdtype(a, b)
+    return dtypes.issubdtype(a, b)
 
 
 _KINDS = {
