@@ -318,7 +318,7 @@ def matrix_power(a: Any, n: int) -> Any:
 # -- SVD-based -----------------------------------------------------------------------------------
 
 def _default_rtol(shape: tuple[int, ...], dtype: Any) -> float:
-    return float(max(shape[-2:], default=0) * np.finfo(dtype).eps)
+    return float(max(shape[-2:], default=0) * dtypes.finfo(dtype).eps)
 
 
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
@@ -375,9 +375,9 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
         raise TypeError(f"Incompatible dimensions: a has {m} rows and b has {bsh[0]}")
     dtype = get_aval(a).dtype
     if rcond is None:
-        rcond = float(np.finfo(dtype).eps * max(n, m))
+        rcond = float(dtypes.finfo(dtype).eps * max(n, m))
     elif rcond < 0:
-        rcond = float(np.finfo(dtype).eps)
+        rcond = float(dtypes.finfo(dtype).eps)
     u, s, vt = svd(a, full_matrices=False)
     mask = s >= jnp.array(rcond, dtype) * (s[0] if s.shape[0] else 0)
     rank = jnp.sum(mask, dtype=jnp.int32)

@@ -843,7 +843,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                            nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
     if dtypes.kind(dt) != "f":
         return x
-    info = np.finfo(dt)
+    info = dtypes.finfo(dt)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf
     out = where_(isnan(x), _scalar(x, nan), x)

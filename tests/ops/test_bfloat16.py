@@ -380,3 +380,50 @@ def test_grad_jvp_and_vmap_keep_the_low_precision_type(dtype):
     assert batched.dtype == dtype and batched.shape == (2, 5)
     want = [np.asarray(jnp.sum(r * 2) / r) for r in (jnp.asarray(x), jnp.asarray(x) + 1)]
     np.testing.assert_array_equal(np.asarray(batched), np.stack(want))
+
+
+# -- around the edges: signed zeros, samplers, cached executables ---------------------------
+
+def test_max_min_clip_take_ieee_zeros_and_nans_eager_and_jit():
+    a = np.array([-0.0, 0.0, np.nan, 1.0, -0.0], BF16)
+    b = np.array([0.0, -0.0, 1.0, np.nan, -0.0], BF16)
+
+    def f(x, y):
+        return (jnp.maximum(x, y), jnp.minimum(x, y), jnp.max(x[:2]), jnp.min(y[:2]),
+                jnp.clip(x, -1, 1), ember.lax.cummax(x))
+
+    nan = np.nan  # (JAX's answers: -0.0 < +0.0, NaN wins)
+    wants = [[0.0, 0.0, nan, nan, -0.0], [-0.0, -0.0, nan, nan, -0.0], 0.0, -0.0,
+             [-0.0, 0.0, nan, 1.0, -0.0], [-0.0, 0.0, nan, nan, nan]]
+    for outs in (f(jnp.asarray(a), jnp.asarray(b)), _cpu_compiled(f, a, b)(a, b)):
+        for got, want in zip(outs, wants):
+            _same_bits(got, np.asarray(want).astype(BF16))
+
+
+@pytest.mark.parametrize("name", ["normal", "uniform", "truncated_normal", "exponential"])
+def test_samplers_draw_jaxs_bf16_bits(name):
+    pytest.importorskip("jax")
+    import jax
+
+    args = (-1.0, 1.0) if name == "truncated_normal" else ()
+    got = getattr(ember.random, name)(ember.random.PRNGKey(3), *args, shape=(500,),
+                                      dtype=jnp.bfloat16)
+    want = getattr(jax.random, name)(jax.random.PRNGKey(3), *args, shape=(500,),
+                                     dtype=ml_dtypes.bfloat16)
+    _same_bits(got, np.asarray(want))
+
+
+def test_convolution_accumulates_in_f32():
+    x, k = _data((50,)), _data((4,), seed=1)
+    want = np.convolve(x.astype(np.float32), k.astype(np.float32)).astype(BF16)
+    _within_ulps(jnp.convolve(jnp.asarray(x), jnp.asarray(k)), want)
+
+
+def test_bf16_constants_survive_the_disk_cache_format():
+    from ember.backends.cpu.plan.runtime_spec import RuntimeSpec
+
+    const = np.array([1.5, -np.inf, 0.1], BF16)
+    spec = RuntimeSpec([], [], [const, np.arange(3, dtype=np.int32)], 0, [], None, "", 0, [])
+    back = RuntimeSpec.from_bytes(*spec.to_bytes())
+    _same_bits(back.constants[0], const)
+    np.testing.assert_array_equal(back.constants[1], np.arange(3))

@@ -178,16 +178,21 @@ def _ieee_extremum(x: np.ndarray, y: np.ndarray, pick_max: bool) -> np.ndarray:
     return np.where(np.isnan(x), x, np.where(np.isnan(y), y, r))
 
 
+def is_real_float(dtype: np.dtype) -> bool:
+    """A real float dtype, bfloat16 included (NumPy gives ml_dtypes' bfloat16 kind 'V')."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
 @_quiet
 def maximum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
+    if is_real_float(x.dtype):
         return _cast(_ieee_extremum(x, y, True), x.dtype)
     return _cast(np.maximum(x, y), x.dtype)
 
 
 @_quiet
 def minimum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
+    if is_real_float(x.dtype):
         return _cast(_ieee_extremum(x, y, False), x.dtype)
     return _cast(np.minimum(x, y), x.dtype)
 
@@ -446,7 +451,7 @@ def select(pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.nd
 def clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """min(max(x, lo), hi), XLA's operand order (min, operand, max), with the IEEE
     maximum/minimum above: NaN propagates, -0.0 < +0.0."""
-    if x.dtype.kind == "f":
+    if is_real_float(x.dtype):
         lo, hi = lo.astype(x.dtype, copy=False), hi.astype(x.dtype, copy=False)
         return _cast(_ieee_extremum(_ieee_extremum(x, lo, True), hi, False), x.dtype)
     return _cast(np.minimum(np.maximum(x, lo), hi), x.dtype)
