@@ -61,6 +61,11 @@ def _upcast_small_int(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def _is_half(dtype: np.dtype) -> bool:
+    """float16 or bfloat16: the types JAX sums and averages in float32."""
+    return dtype == dtypes.float16 or dtypes.is_bfloat16(dtype)
+
+
 def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], Any],
                identity: Callable[[np.dtype], Any], axis: Any, dtype: Any, keepdims: bool,
                initial: Any, where: Any, upcast: bool = False, bool_op: bool = False,
@@ -68,10 +73,11 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
     check_arraylike(name, a)
     a = ensure_array(a)
     aval = get_aval(a)
-    # A float16 sum or product computes in float32 and rounds once at the end (as JAX's
-    # jaxpr does: the staged program says so, so eager, jit and every backend agree);
-    # accumulating in float16 loses a digit every few hundred terms.
-    result_f16 = upcast_f16 and dtype is None and aval.dtype == dtypes.float16
+    # A float16 or bfloat16 sum or product computes in float32 and rounds once at the end
+    # (as JAX's jaxpr does: the staged program says so, so eager, jit and every backend
+    # agree); accumulating in float16 loses a digit every few hundred terms.
+    low = aval.dtype
+    result_f16 = upcast_f16 and dtype is None and _is_half(low)
     if result_f16:
         a = lax.convert_element_type(a, dtypes.float32)
     if bool_op:
@@ -95,7 +101,7 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         combine = {"max": maximum, "min": minimum}.get(name, lax.add if name == "sum" else lax.mul)
         out = combine(out, lax.convert_element_type(initial, get_aval(out).dtype))
     if result_f16:
-        out = lax.convert_element_type(out, dtypes.float16)
+        out = lax.convert_element_type(out, low)
     if keepdims:
         out = _keepdims(out, aval.shape, axes)
     return out
@@ -179,7 +185,7 @@ def _inexact_computation(a: Any, dtype: Any) -> tuple[Any, np.dtype, np.dtype]:
     out = dtypes.canonicalize(np.dtype(dtype)) if dtype is not None else (
         src if dtypes.kind(src) in "fc" else dtypes.default_float())
     comp = out if dtypes.kind(out) in "fc" else dtypes.default_float()
-    if comp == np.float16:
+    if _is_half(comp):
         comp = np.dtype(np.float32)
     return lax.convert_element_type(a, comp, get_aval(a).weak_type), comp, out
 

@@ -131,6 +131,12 @@ def test_printing_and_jaxpr_text_as_jax():
         assert str(x) == str(jx)
     text = str(ember.make_jaxpr(lambda x: x * 2)(jnp.ones(3, jnp.bfloat16)))
     assert "a:bf16[3]" in text and "mul a 2.0:bf16[]" in text
+    import jax
+
+    for name in ("sum", "mean", "prod", "max"):  # (sums say they accumulate in f32)
+        got = ember.make_jaxpr(getattr(jnp, name))(jnp.ones((2, 3), jnp.bfloat16))
+        want = jax.make_jaxpr(getattr(jjnp, name))(jjnp.ones((2, 3), jjnp.bfloat16))
+        assert str(got) == str(want)
 
 
 # -- math: eager and jit ----------------------------------------------------------------
