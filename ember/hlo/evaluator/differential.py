@@ -52,7 +52,7 @@ def random_value(rng: np.random.Generator, shape: Shape) -> Value:
     dims = shape.dimensions
     if dt == np.bool_:
         return rng.random(dims) < 0.5
-    if dt.kind == "f":
+    if dt.kind == "f" or dt.name == "bfloat16":
         return rng.standard_normal(dims).astype(dt)
     lo, hi = (-5, 5) if dt.kind == "i" else (0, 10)
     return rng.integers(lo, hi, size=dims, endpoint=True).astype(dt)

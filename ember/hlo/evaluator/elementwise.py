@@ -647,9 +647,33 @@ def _through_math_kernels(opcode: str, numpy_fn: Fn) -> Fn:
 # The NumPy/SciPy rules of every opcode, math included: the reference native math kernels
 # are tested against (tests/codegen/test_math_special.py), and what complex inputs run.
 NUMPY_ELEMENTWISE: dict[str, Fn] = dict(_NUMPY_RULES)
-# What the evaluator and eager mode call: the NumPy rules, math through the hook.
+
+
+def _bf16_in_f32(fn: Fn) -> Fn:
+    """`fn`, with bfloat16 operands computed in float32 and a float32 result rounded once
+    to bfloat16: what the CPU backend compiles (passes/bf16_expansion.py), so eager, the
+    interpreter and compiled code agree bit for bit (math through the f32 kernels too)."""
+    @functools.wraps(fn)
+    def wrapped(*args: np.ndarray) -> np.ndarray:
+        for a in args:  # (a plain loop, kind 'V' first: this runs for every eager op)
+            dt = getattr(a, "dtype", None)
+            if dt is not None and dt.kind == "V" and dt.name == "bfloat16":
+                break
+        else:
+            return fn(*args)
+        out = fn(*(a.astype(_F32) if getattr(a, "dtype", None) == dt else a for a in args))
+        return out.astype(dt) if out.dtype == _F32 else out
+
+    return wrapped
+
+
+_F32 = np.dtype(np.float32)
+_MOVES = frozenset({"select", "copy"})  # (they move bf16 bits: no arithmetic)
+
+# What the evaluator and eager mode call: the NumPy rules, math through the hook, bf16 in f32.
 ELEMENTWISE: dict[str, Fn] = {
-    op: _through_math_kernels(op, fn) if op in MATH_OPCODES else fn
+    op: fn if op in _MOVES else _bf16_in_f32(
+        _through_math_kernels(op, fn) if op in MATH_OPCODES else fn)
     for op, fn in _NUMPY_RULES.items()}
 
 
@@ -662,6 +686,8 @@ def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> n
     flush to +-0 (the reduced format has no subnormals). NaN stays NaN.
     """
     x = np.asarray(x)
+    if x.dtype.name == "bfloat16":  # (in f32: its result fits bf16, being no wider)
+        return reduce_precision(x.astype(_F32), exponent_bits, mantissa_bits).astype(x.dtype)
     nbits = 8 * x.dtype.itemsize
     mbits = {2: 10, 4: 23, 8: 52}[x.dtype.itemsize]
     ebits = nbits - 1 - mbits
