@@ -288,6 +288,16 @@ def test_f32_to_bf16_rounds_to_nearest_even_eager_and_jit():
         np.testing.assert_array_equal(_bits(got), _bits(want))  # NaNs included
 
 
+def test_complex_casts_take_and_give_the_real_part():
+    z = np.array([1.5 + 1j, -2.25 - 3j, 0.1 + 0j], np.complex64)
+    want = z.real.astype(BF16)
+    to_bf16 = lambda a: a.astype(jnp.bfloat16)  # noqa: E731
+    _same_bits(to_bf16(jnp.asarray(z)), want)
+    _same_bits(ember.jit(to_bf16)(z), want)
+    back = ember.jit(lambda a: a.astype(jnp.complex64) * 1j)(want)
+    np.testing.assert_array_equal(np.asarray(back), want.astype(np.complex64) * 1j)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.int16, np.int32,
                                    np.uint8, np.uint32, np.bool_])
 def test_every_bf16_to_and_from_other_types_as_jax(dtype):
