@@ -232,8 +232,8 @@ def _promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
 
 
 def _dtype_of(node: Any) -> np.dtype:
-    """The dtype of a strong lattice node."""
-    return bfloat16() if node == _BF16 else node
+    """The dtype of a strong lattice node (bfloat16's is the one string among them)."""
+    return bfloat16() if isinstance(node, str) else node
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
