@@ -465,3 +465,16 @@ def test_bf16_constants_survive_the_disk_cache_format():
     back = RuntimeSpec.from_bytes(*spec.to_bytes())
     _same_bits(back.constants[0], const)
     np.testing.assert_array_equal(back.constants[1], np.arange(3))
+
+
+def test_differential_checks_treat_bf16_as_a_float():
+    from ember.hlo.evaluator import differential
+    from ember.hlo.shape import Shape
+
+    x = differential.random_value(np.random.default_rng(0), Shape("bf16", (50,)))
+    assert x.dtype == BF16 and x.astype(np.float32).min() < 0 < x.astype(np.float32).max()
+    assert x.astype(np.float32).round().tolist() != x.astype(np.float32).tolist()  # not ints
+    a = np.array([1.0, 2.0], BF16)
+    b = np.array([1.0078125, 2.0], BF16)  # (one ulp: a reordered sum may round so)
+    assert differential._mismatch(a, b, inexact=True) is None
+    assert "became" in differential._mismatch(a, b, inexact=False)

@@ -112,7 +112,7 @@ def _mismatch(want: np.ndarray, got: np.ndarray, inexact: bool) -> str | None:
         return f"{got.dtype}{list(got.shape)} instead of {want.dtype}{list(want.shape)}"
     if want.tobytes() == got.tobytes():
         return None
-    if inexact and want.dtype.kind == "f":
+    if inexact and (want.dtype.kind == "f" or want.dtype.name == "bfloat16"):
         rtol = _RTOL[element_type_from_numpy(want.dtype)]
         w, g = want.astype(np.float64), got.astype(np.float64)
         finite = np.isfinite(w)
