@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad, traceback_util
+from ember.core import ad, dtypes, traceback_util
 from ember.core.trace import get_aval
 from ember.core.transpose import Linearized, linearize_flat
 from ember.tree_util import (
@@ -84,7 +84,7 @@ def _tangent_value(t: Any, aval: Any) -> Any:
 
 def check_holomorphic(name: str, dtype: np.dtype, side: str) -> None:
     """JAX's error for a real input or output (`side`) of a holomorphic derivative."""
-    if np.dtype(dtype).kind != "c":
+    if dtypes.kind(np.dtype(dtype)) != "c":
         raise TypeError(f"{name} with holomorphic=True requires {side} with complex dtype, "
                         f"but got {np.dtype(dtype).name}.")
 
@@ -280,7 +280,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
 
 def _check_input_dtype(x: Any) -> None:
     dtype = get_aval(x).dtype
-    if dtype.kind not in "fc":
+    if dtypes.kind(dtype) not in "fc":
         raise TypeError("grad requires real-valued inputs (input dtype that is a sub-dtype of "
                         f"np.inexact), but got {dtype.name}. If you want to use Boolean- or "
                         "integer-valued inputs, use vjp or set allow_int to True.")
@@ -297,7 +297,7 @@ def _check_scalar_output(x: Any, holomorphic: bool = False) -> None:
                         f"{aval.shape}.")
     if holomorphic:
         check_holomorphic("grad", aval.dtype, "outputs")
-    elif aval.dtype.kind != "f":
+    elif dtypes.kind(aval.dtype) != "f":
         raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
                         f"of np.floating), but got {aval.dtype.name}. For holomorphic "
                         "differentiation, pass holomorphic=True. For differentiation of "
@@ -421,7 +421,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: tuple = ()) -> C
     leaves, in_tree = tree_flatten(tuple(primals))
     shapes = [(tuple(np.shape(x) if not hasattr(x, "shape") else x.shape),
                np.dtype(x.dtype) if hasattr(x, "dtype") else get_aval(x).dtype) for x in leaves]
-    if not all(dtype.kind in "fc" for _, dtype in shapes):
+    if not all(dtypes.kind(dtype) in "fc" for _, dtype in shapes):
         raise TypeError("linear_transpose only supports [float or complex] -> "
                         "[float or complex] functions, but got "
                         f"{[d.name for _, d in shapes]}.")

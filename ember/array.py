@@ -218,7 +218,7 @@ class ArrayImpl(Array):
 
     def __index__(self) -> int:
         value = self._ember_value()
-        if value.dtype.kind not in "iub" or value.ndim:
+        if dtypes.kind(value.dtype) not in "iub" or value.ndim:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(value)
 

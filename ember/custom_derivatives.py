@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ember.ad_api import float0
-from ember.core import ad
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.errors import UnexpectedTracerError
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr
@@ -549,7 +549,7 @@ def _check_bwd_out(got: Any, in_tree: PyTreeDef, in_avals: list[ShapedArray], n_
             continue
         ct = _as_value(ct, want)
         have = get_aval(ct)
-        float_mix = have.dtype.kind in "fc" and want.dtype.kind in "fc"
+        float_mix = dtypes.kind(have.dtype) in "fc" and dtypes.kind(want.dtype) in "fc"
         if have.shape != want.shape or (have.dtype != want.dtype and not float_mix):
             why = []
             if have.dtype != want.dtype:

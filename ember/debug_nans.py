@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ember.core.source_info import SourceInfo
 
@@ -27,7 +28,7 @@ from ember.core.source_info import SourceInfo
 def has_nan(values: Any) -> bool:
     for v in values:
         a = np.asarray(v)
-        if a.dtype.kind in "fc" and a.size and np.isnan(a).any():
+        if dtypes.kind(a.dtype) in "fc" and a.size and np.isnan(a).any():
             return True
     return False
 

@@ -32,7 +32,7 @@ from ember.ad_api import (
     check_holomorphic,
     float0_zeros,
 )
-from ember.core import ad, traceback_util
+from ember.core import ad, dtypes, traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
 from ember.tree_util import tree_flatten, tree_unflatten
@@ -114,7 +114,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             dtype = get_aval(leaf).dtype
             if holomorphic:
                 check_holomorphic("jacfwd", dtype, "inputs")
-            elif dtype.kind != "f":
+            elif dtypes.kind(dtype) != "f":
                 raise TypeError("jacfwd requires real-valued inputs (input dtype that is a "
                                 f"sub-dtype of np.floating), but got {dtype.name}. For "
                                 "holomorphic differentiation, pass holomorphic=True. For "
@@ -180,7 +180,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             if holomorphic:
                 check_holomorphic("jacrev", dtype, "inputs")
             if not allow_int:
-                if dtype.kind not in "fc":
+                if dtypes.kind(dtype) not in "fc":
                     raise TypeError("jacrev requires real-valued inputs (input dtype that is "
                                     f"a sub-dtype of np.inexact), but got {dtype.name}. If you "
                                     "want to use Boolean- or integer-valued inputs, use vjp "
@@ -191,7 +191,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         for a in out_avals:
             if holomorphic:
                 check_holomorphic("jacrev", a.dtype, "outputs")
-            elif a.dtype.kind != "f":
+            elif dtypes.kind(a.dtype) != "f":
                 raise TypeError("jacrev requires real-valued outputs (output dtype that is a "
                                 f"sub-dtype of np.floating), but got {a.dtype.name}. For "
                                 "holomorphic differentiation, pass holomorphic=True. For "

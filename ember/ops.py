@@ -30,6 +30,7 @@ import numpy as np
 
 from ember import lax
 from ember import numpy as jnp
+from ember.core import dtypes
 from ember.core.trace import Tracer
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
@@ -43,7 +44,7 @@ def _identity(op: str, dtype: np.dtype) -> Any:
         return 1
     if dtype == np.bool_:
         return op == "min"
-    if np.issubdtype(dtype, np.integer):
+    if dtypes.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return int(info.max if op == "min" else info.min)
     return float("inf") if op == "min" else float("-inf")
@@ -81,7 +82,7 @@ def _segment(name: str, op: str, data: Any, segment_ids: Any, num_segments: Any,
                             f"at position {0 if what == 'data' else 1}.")
     data = jnp.asarray(data)
     ids = jnp.asarray(segment_ids)
-    if not np.issubdtype(ids.dtype, np.integer):
+    if not dtypes.issubdtype(ids.dtype, np.integer):
         raise TypeError(f"{name}: segment_ids must be integers, got {ids.dtype}")
     dtype = data.dtype
     n = _num_segments(name, num_segments, segment_ids)

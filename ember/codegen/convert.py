@@ -6,7 +6,11 @@ to 0 with compares and selects around a plain fptosi/fptoui of a value already i
 int -> int wraps or extends by the source's signedness; the rest round to nearest.
 bitcast-convert reinterprets bits through an integer of the element's width (to_bits /
 from_bits; pred is its byte, nonzero reads as true; width changes are the element
-generator's). reduce-precision rounds the mantissa to nearest even with integer
+generator's). bf16 values are their 16 bits (an i16 in registers and memory): to any type
+through f32 (the bits in the top half of an i32, read as a float: exact), from any type
+through f32 (as XLA's CPU backend converts: an f64 rounds to f32 first) and then to nearest
+even on the bits, a NaN kept a quiet NaN of the same sign (ml_dtypes' and XLA's rounding).
+reduce-precision rounds the mantissa to nearest even with integer
 arithmetic on the bits and flushes/overflows the exponent like the interpreter.
 """
 
@@ -21,6 +25,10 @@ from ember.hlo.shape import bit_width
 def convert(b: ir.IRBuilder, src: str, dst: str, x: ir.Value) -> ir.Value:
     if src == dst:
         return x
+    if src == "bf16":
+        return convert(b, "f32", dst, bf16_to_f32(b, x))
+    if dst == "bf16":
+        return f32_to_bf16(b, convert(b, src, "f32", x))
     dty = reg_type(dst)
     if dst == "pred":
         if is_float(src):
@@ -43,6 +51,27 @@ def convert(b: ir.IRBuilder, src: str, dst: str, x: ir.Value) -> ir.Value:
             return x
         return b.sext(x, dty) if is_signed_int(src) else b.zext(x, dty)
     return _float_to_int(b, src, dst, x)
+
+
+def bf16_to_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """The float32 of bf16 bits `x` (i16): the bits are float32's top half (exact)."""
+    i32 = ir.IntType(32)
+    return b.bitcast(b.shl(b.zext(x, i32), ir.Constant(i32, 16)), ir.FloatType())
+
+
+def f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """float32 `x` rounded to the nearest bf16, ties to even (i16 bits):
+    bits + 0x7fff + (bit 16 of bits), then the top half (a carry out of the mantissa steps
+    the exponent: the largest finite values round up to inf as they should). A NaN becomes
+    the quiet NaN of its sign (0x7fc0 or 0xffc0, as XLA and ml_dtypes)."""
+    i32, i16 = ir.IntType(32), ir.IntType(16)
+    bits = b.bitcast(x, i32)
+    odd = b.and_(b.lshr(bits, ir.Constant(i32, 16)), ir.Constant(i32, 1))
+    rounded = b.lshr(b.add(b.add(bits, ir.Constant(i32, 0x7FFF)), odd), ir.Constant(i32, 16))
+    sign = b.and_(b.lshr(bits, ir.Constant(i32, 16)), ir.Constant(i32, 0x8000))
+    quiet = b.or_(sign, ir.Constant(i32, 0x7FC0))
+    nan = b.fcmp_unordered("uno", x, x)
+    return b.trunc(b.select(nan, quiet, rounded), i16)
 
 
 def _f64_to_f16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -95,7 +124,7 @@ def to_bits(b: ir.IRBuilder, et: str, x: ir.Value) -> ir.Value:
     its byte in memory)."""
     if et == "pred":
         return b.zext(x, ir.IntType(8))
-    return b.bitcast(x, int_type_like(et)) if is_float(et) else x
+    return b.bitcast(x, int_type_like(et)) if is_float(et) and et != "bf16" else x
 
 
 def from_bits(b: ir.IRBuilder, et: str, bits: ir.Value) -> ir.Value:
@@ -103,7 +132,7 @@ def from_bits(b: ir.IRBuilder, et: str, bits: ir.Value) -> ir.Value:
     pred true, stored back as 1 (the interpreter's bitcast to bool is `x != 0` too)."""
     if et == "pred":
         return b.icmp_unsigned("!=", bits, ir.Constant(bits.type, 0))
-    return b.bitcast(bits, reg_type(et)) if is_float(et) else bits
+    return b.bitcast(bits, reg_type(et)) if is_float(et) and et != "bf16" else bits
 
 
 def bitcast(b: ir.IRBuilder, src: str, dst: str, x: ir.Value) -> ir.Value:
@@ -144,4 +173,5 @@ def reduce_precision(b: ir.IRBuilder, et: str, x: ir.Value, exponent_bits: int,
     return b.select(b.fcmp_unordered("uno", x, x), x, out)
 
 
-__all__ = ["I1", "bitcast", "convert", "from_bits", "reduce_precision", "to_bits"]
+__all__ = ["I1", "bf16_to_f32", "bitcast", "convert", "f32_to_bf16", "from_bits",
+           "reduce_precision", "to_bits"]

@@ -4,9 +4,11 @@ Input: XLA element type names. Output: llvmlite.ir types for values in registers
 i1) and in memory (`pred` is one byte, 0 or 1, as NumPy stores bool), plus helpers to build
 constants. Invariants: signedness lives in the HLO element type, never in the LLVM type
 (s32 and u32 are both i32); f16 is LLVM `half` (arithmetic rounds after every op, like
-NumPy's float16 loops); c64/c128 are the literal struct `{float, float}`/`{double, double}`
-(real part, imaginary part) in registers and in memory, NumPy's and XLA's interleaved
-layout (codegen/complex_ops.py computes with them).
+NumPy's float16 loops); bf16 is its 16 bits, an i16 (the CPU backend computes on bf16 only
+in f32, passes/bf16_expansion.py; codegen/convert.py converts the bits); c64/c128 are the
+literal struct `{float, float}`/`{double, double}` (real part, imaginary part) in registers
+and in memory, NumPy's and XLA's interleaved layout (codegen/complex_ops.py computes with
+them).
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ def const(et: str, value: Any) -> ir.Constant:
         z = complex(np.asarray(value).astype(np.complex128))
         part = ty.elements[0]
         return ir.Constant(ty, [fconst(part, z.real), fconst(part, z.imag)])
+    if et == "bf16":  # (its bits, rounded to nearest even by ml_dtypes)
+        from ember.hlo.shape import numpy_dtype
+
+        return ir.Constant(ty, int(_bf16_bits(value, numpy_dtype(et))))
     if is_float(et):
         import numpy as np
 
@@ -72,6 +78,14 @@ def const(et: str, value: Any) -> ir.Constant:
     if is_unsigned_int(et) and v >= 2 ** (bit_width(et) - 1):
         v -= 2 ** bit_width(et)  # llvmlite wants the signed value of the bit pattern
     return ir.Constant(ty, v)
+
+
+def _bf16_bits(value: Any, bf16: Any) -> int:
+    """The bits of `value` as bf16, as the signed int llvmlite wants for an i16."""
+    import numpy as np
+
+    bits = int(np.asarray(value).astype(bf16).reshape(()).view(np.int16))
+    return bits
 
 
 def fconst(ty: ir.Type, value: float) -> ir.Constant:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember.core import dtypes
 from ember.core.aval import ShapedArray
 from ember.core.trace import Trace, Tracer, get_aval, new_main
 
@@ -55,7 +56,7 @@ def is_undefined_primal(x: Any) -> bool:
 
 def is_differentiable(aval: ShapedArray) -> bool:
     """Floating (and complex) values have tangents; integers and bools have only zeros."""
-    return aval.dtype.kind in "fc"
+    return dtypes.kind(aval.dtype) in "fc"
 
 
 # The tangent operations core needs, installed by prims/_ad.py (core imports no prims).

@@ -6,6 +6,9 @@ Invariants: promotion is JAX's lattice (not NumPy's value-based rules): a Python
 (weak type) never widens a typed array (`f32 * 2.0 -> f32`, `u8 + 1 -> u8`), mixing signed
 and unsigned integers climbs to the next signed width, and i64/u64 with a float gives the
 weak-float default. Every dtype an Ember value carries has gone through `canonicalize`.
+bfloat16 (ml_dtypes' type) is in the lattice beside float16 (their join is float32); it is
+recognized by name, so that ml_dtypes, slow to import, loads only where a program uses it
+(`bfloat16()` imports it).
 """
 
 from __future__ import annotations
@@ -35,8 +38,21 @@ _SHORT_NAMES = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
+def bfloat16() -> np.dtype:
+    """ml_dtypes' bfloat16 (imported on first use: it takes a while to load)."""
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bfloat16(dtype: Any) -> bool:
+    """Whether `dtype` is bfloat16 (without importing ml_dtypes)."""
+    return getattr(dtype, "name", None) == "bfloat16"
+
+
 def short_name(dtype: np.dtype) -> str:
     """`f32`, `i32`, `bool`: the dtype spelling of jaxpr types."""
+    if is_bfloat16(dtype):
+        return "bf16"
     return _SHORT_NAMES.get(dtype, dtype.name)
 
 
@@ -75,7 +91,7 @@ def _canonicalize(dtype: Any) -> np.dtype:
         # A big-endian `>f4` is the same number type as `float32`; values are converted to
         # native byte order when read (trace.to_numpy).
         dt = dt.newbyteorder("=")
-    if dt not in SUPPORTED and dt.kind not in "c":
+    if dt not in SUPPORTED and dt.kind not in "c" and not is_bfloat16(dt):
         raise TypeError(f"Ember does not support the dtype {dt}")
     if not config.jax_enable_x64:
         return _TO_32.get(dt, dt)
@@ -128,6 +144,8 @@ def default_float() -> np.dtype:
 # the join of two nodes is their least upper bound in the lattice.
 # ---------------------------------------------------------------------------------------------
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
+_WEAK = frozenset((_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX))
+_BF16 = "bf16"  # bfloat16's node (its dtype object needs ml_dtypes: `_dtype_of`)
 
 _LATTICE: dict[Any, list[Any]] = {
     bool_: [_WEAK_INT],
@@ -140,8 +158,9 @@ _LATTICE: dict[Any, list[Any]] = {
     int16: [int32],
     int32: [int64],
     int64: [_WEAK_FLOAT],
-    _WEAK_FLOAT: [float16, _WEAK_COMPLEX],
+    _WEAK_FLOAT: [float16, _BF16, _WEAK_COMPLEX],
     float16: [float32],
+    _BF16: [float32],
     float32: [float64, complex64],
     float64: [complex128],
     _WEAK_COMPLEX: [complex64],
@@ -176,13 +195,13 @@ def _join(a: Any, b: Any) -> Any:
 
 def _node(dtype: np.dtype, weak: bool) -> Any:
     if not weak:
-        return dtype
-    kind = dtype.kind
-    if kind == "b":
+        return _BF16 if is_bfloat16(dtype) else dtype
+    k = kind(dtype)
+    if k == "b":
         return bool_
-    if kind in "iu":
+    if k in "iu":
         return _WEAK_INT
-    if kind == "f":
+    if k == "f":
         return _WEAK_FLOAT
     return _WEAK_COMPLEX
 
@@ -207,9 +226,14 @@ def _promote(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
         node = n if node is None else _join(node, n)
     if node is None:
         raise TypeError("promote needs at least one type")
-    if isinstance(node, str):
+    if node in _WEAK:
         return _weak_default(node), True
-    return canonicalize(node), False
+    return canonicalize(_dtype_of(node)), False
+
+
+def _dtype_of(node: Any) -> np.dtype:
+    """The dtype of a strong lattice node (bfloat16's is the one string among them)."""
+    return bfloat16() if isinstance(node, str) else node
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
@@ -217,12 +241,12 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     32 bits (as JAX: `promote_types(int32, int64)` is int64 with x64 off too; the values
     an operation makes are narrowed where they are made)."""
     da, db = np.dtype(a), np.dtype(b)
-    node = _join(da, db)
-    if isinstance(node, str):  # (u)int64 with uint64: Python's float, as JAX names it
+    node = _join(_node(da, False), _node(db, False))
+    if node in _WEAK:  # (u)int64 with uint64: Python's float, as JAX names it
         return {_WEAK_INT: int64, _WEAK_FLOAT: float64}.get(node, complex128)
     if node == int64 and not config.jax_enable_x64 and int64 not in (da, db):
         return int32  # (JAX's 32-bit lattice: uint32 with a signed int meets at int32)
-    return node
+    return _dtype_of(node)
 
 
 def python_scalar_dtype(value: Any) -> np.dtype:
@@ -246,12 +270,37 @@ def is_python_scalar(value: Any) -> bool:
     return type(value) in PYTHON_SCALAR_TYPES
 
 
+def kind(dtype: Any) -> str:
+    """NumPy's kind letter of `dtype` ('b', 'i', 'u', 'f', 'c'), with bfloat16 as 'f': ml_dtypes
+    gives it kind 'V', which every `kind in "fc"` test would take for a non-number."""
+    k = dtype.kind
+    return "f" if k == "V" and is_bfloat16(dtype) else k
+
+
+# the abstract NumPy types bfloat16 belongs to (JAX places it under np.floating)
+_BF16_PARENTS = (np.floating, np.inexact, np.number, np.generic)
+
+
 def issubdtype(a: Any, b: Any) -> bool:
-    return np.issubdtype(a, b)
+    """np.issubdtype, with bfloat16 a subtype of np.floating (as jax.dtypes.issubdtype)."""
+    if _names_bfloat16(a):
+        return _names_bfloat16(b) or any(b is t for t in _BF16_PARENTS)
+    if _names_bfloat16(b):
+        return False
+    return bool(np.issubdtype(a, b))
+
+
+def _names_bfloat16(x: Any) -> bool:
+    """Whether `x` (a dtype, a scalar type, a name) is bfloat16."""
+    if isinstance(x, str):
+        return x == "bfloat16"
+    if isinstance(x, type):
+        return x.__name__ == "bfloat16"
+    return is_bfloat16(x)
 
 
 def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
+    return kind(dtype) == "f"
 
 
 def is_int(dtype: np.dtype) -> bool:
@@ -262,7 +311,10 @@ def iinfo(dtype: Any) -> np.iinfo:
     return np.iinfo(dtype)
 
 
-def finfo(dtype: Any) -> np.finfo:
+def finfo(dtype: Any) -> Any:
+    if is_bfloat16(np.dtype(dtype)):
+        import ml_dtypes
+        return ml_dtypes.finfo(dtype)
     return np.finfo(dtype)
 
 

@@ -19,7 +19,14 @@ ELIDE_OVER = 8  # display mode prints arrays with more elements than this as {..
 
 
 def _mantissa_bits(dt: np.dtype) -> int:
+    if _is_bf16(dt):
+        return 7
     return {2: 10, 4: 23, 8: 52}[dt.itemsize]
+
+
+def _is_bf16(dt: np.dtype) -> bool:
+    """bfloat16 (ml_dtypes'), known by name: NumPy gives it kind 'V', not 'f'."""
+    return dt.name == "bfloat16"
 
 
 def format_float(v: np.floating) -> str:
@@ -33,6 +40,8 @@ def format_float(v: np.floating) -> str:
         return f"{sign}nan" if payload == 1 << (m - 1) else f"{sign}nan(0x{payload:x})"
     if np.isinf(v):
         return "inf" if v > 0 else "-inf"
+    if _is_bf16(dt):  # (NumPy formats no bf16: its f32 value, exact, prints the same number)
+        v = np.float32(v)
     s = np.format_float_positional(v, unique=True, trim="-")
     if len(s) > 16:
         s = np.format_float_scientific(v, unique=True, trim="-")
@@ -42,7 +51,7 @@ def format_float(v: np.floating) -> str:
 def format_scalar(v: np.generic) -> str:
     if isinstance(v, np.bool_):
         return "true" if v else "false"
-    if isinstance(v, np.floating):
+    if isinstance(v, np.floating) or _is_bf16(v.dtype):
         return format_float(v)
     if isinstance(v, np.complexfloating):
         return f"({format_float(v.real)}, {format_float(v.imag)})"
@@ -94,7 +103,7 @@ def parse_literal(text: str, dt: np.dtype, dims: tuple[int, ...]) -> np.ndarray:
     if dt == np.bool_:
         vals = [t == "true" for t in tokens]
         arr = np.array(vals, dtype=dt)
-    elif dt.kind == "f":
+    elif dt.kind == "f" or _is_bf16(dt):
         arr = np.array([parse_float(t, dt) for t in tokens], dtype=dt)
     elif dt.kind == "c":
         # (re, im) pairs; a part may be nan(0x<payload>), whose parentheses stay

@@ -27,10 +27,10 @@ def is_concrete_constant(x: Any) -> bool:
 
 # the largest finite value of each float dtype: a Python float within it converts without
 # overflow (np.array(x, dtype) rounds once, as XLA's convert does)
-_FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
+_FLOAT_MAX = {np.dtype(t): float(dtypes.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
 # the Python ints each type holds exactly (floats: up to 2^(mantissa bits + 1)), which
 # np.array(x, dtype) converts without rounding, wrapping or an error
-_EXACT_INTS = {np.dtype(t): (-(2 ** (np.finfo(t).nmant + 1)), 2 ** (np.finfo(t).nmant + 1))
+_EXACT_INTS = {np.dtype(t): (-(2 ** (dtypes.finfo(t).nmant + 1)), 2 ** (dtypes.finfo(t).nmant + 1))
                for t in (np.float16, np.float32, np.float64)}
 _EXACT_INTS.update({np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
                     for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
@@ -76,7 +76,7 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     aval = get_aval(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
-    if aval.dtype.kind == "c" and new_dtype.kind != "c":
+    if dtypes.kind(aval.dtype) == "c" and dtypes.kind(new_dtype) != "c":
         warnings.warn("Casting complex values to real discards the imaginary part",
                       np.exceptions.ComplexWarning, stacklevel=2)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ember.config import config
-from ember.core import traceback_util
+from ember.core import dtypes, traceback_util
 from ember.core.trace import Tracer, get_aval
 from ember.lax import _ops
 from ember.lax._base import convert_element_type
@@ -91,9 +91,9 @@ def _predicate(pred: Any) -> Any:
         dtype = get_aval(pred).dtype
     except TypeError:
         raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from None
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         return pred
-    if dtype.kind in "iuf":
+    if dtypes.kind(dtype) in "iuf":
         return pred != 0
     raise TypeError(f"Pred type must be either boolean or number, got {dtype.name}.")
 
@@ -112,7 +112,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
         dtype = get_aval(index).dtype
     except TypeError:
         raise TypeError(f"Index type must be an integer, got {index}.") from None
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise TypeError(f"Index type must be an integer, got {index} as {dtype.name}")
     branches = tuple(branches)
     if not branches:

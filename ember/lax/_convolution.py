@@ -244,9 +244,9 @@ def _monoid(computation: Callable, init: Any, dtype: np.dtype) -> Any:
         return None
     if computation is unwrap(lax.add) and value == 0:
         return reduce_window_sum_p
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         lowest, highest = -np.inf, np.inf
-    elif dtype.kind == "b":
+    elif dtypes.kind(dtype) == "b":
         lowest, highest = False, True
     else:
         lowest, highest = np.iinfo(dtype).min, np.iinfo(dtype).max

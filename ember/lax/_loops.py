@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ember.config import config
-from ember.core import traceback_util
+from ember.core import dtypes, traceback_util
 from ember.core.aval import ShapedArray
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
@@ -121,7 +121,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     la, ua = get_aval(lower), get_aval(upper)
     dtype = la.dtype if la.dtype == ua.dtype else None
-    if dtype is None and la.dtype.kind == "i" and ua.dtype.kind == "i":
+    if dtype is None and dtypes.kind(la.dtype) == "i" and dtypes.kind(ua.dtype) == "i":
         if la.weak_type and not ua.weak_type:
             dtype = ua.dtype
         elif ua.weak_type and not la.weak_type:

@@ -197,7 +197,7 @@ bitwise_not.__name__ = "not"
 def pow(x: Any, y: Any) -> Any:  # noqa: A001
     """x ** y for float x and float or integer y."""
     xa, ya = aval_of(x), aval_of(y)
-    if ya.dtype.kind in "iu" and xa.dtype.kind == "f":
+    if dtypes.kind(ya.dtype) in "iu" and dtypes.kind(xa.dtype) == "f":
         return E.pow_p.bind(*to_common_dtype(x), y)
     return E.pow_p.bind(*to_common_dtype(x, y))
 

@@ -71,7 +71,7 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     n = psum(1, axis_name, axis_index_groups=axis_index_groups)
 
     def mean(leaf: Any) -> Any:
-        if aval_of(leaf).dtype.kind not in "fc":
+        if dtypes.kind(aval_of(leaf).dtype) not in "fc":
             leaf = convert_element_type(leaf, dtypes.default_float())
         return div(leaf, float(n))
     return tree_map(mean, total)

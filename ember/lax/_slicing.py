@@ -139,10 +139,10 @@ def _dynamic_slice_indices(operand_shape: tuple[int, ...], start_indices: Any,
             out.append(int(i) + d if neg and i < 0 else int(i))
             continue
         aval = get_aval(i)
-        if aval.shape != () or aval.dtype.kind not in "iu":
+        if aval.shape != () or dtypes.kind(aval.dtype) not in "iu":
             raise TypeError(f"dynamic slice indices must be integer scalars, got "
                             f"{aval.str_short()}")
-        if neg and aval.dtype.kind == "i":
+        if neg and dtypes.kind(aval.dtype) == "i":
             # JAX's wrap: select(i < 0, i + d, i), staged as lt, add, select_n.
             is_neg = lt(i, 0)
             i = select_n(is_neg, i, add(i, d))

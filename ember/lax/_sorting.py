@@ -91,7 +91,7 @@ def total_order_key(x: Any) -> Any:
     float order: -inf < ... < -0 == +0 < ... < +inf < NaN. Other dtypes are their own key.
     """
     aval = aval_of(x)
-    if aval.dtype.kind != "f":
+    if dtypes.kind(aval.dtype) != "f":
         return x
     ity = {2: np.int16, 4: np.int32, 8: np.int64}[aval.dtype.itemsize]
     canon = L.select(L.ne(x, x), L.full_like(x, np.nan), L.add(x, L.full_like(x, 0)))
@@ -124,7 +124,7 @@ def masked_pick(x: Any, mask: Any, axes: Sequence[int]) -> Any:
     would not (XLA's sum starts from +0.0, and +0.0 + -0.0 = +0.0).
     """
     aval = aval_of(x)
-    if aval.dtype.kind == "f":
+    if dtypes.kind(aval.dtype) == "f":
         ity = {2: np.int16, 4: np.int32, 8: np.int64}[aval.dtype.itemsize]
         bits = L.bitcast_convert_type(x, ity)
         picked = L.reduce_or(L.select(mask, bits, L.full_like(bits, 0)), tuple(axes))

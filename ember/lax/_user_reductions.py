@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import traceback_util
+from ember.core import dtypes, traceback_util
 from ember.core.trace import Tracer, get_aval
 from ember.lax import _ops, _slicing
 from ember.lax._base import convert_element_type, is_concrete_constant
@@ -112,7 +112,7 @@ def _monoid(computation: Callable, inits: list[Any]) -> Callable | None:
     init = np.asarray(inits[0])
     if init.shape != ():
         return None
-    kind = init.dtype.kind
+    kind = dtypes.kind(init.dtype)
     computation = traceback_util.unwrap(computation)  # (ember.lax.add is _ops.add's entry)
     if computation is _ops.add and init == 0:
         return _ops.reduce_sum
@@ -132,23 +132,23 @@ def _monoid(computation: Callable, inits: list[Any]) -> Callable | None:
 
 
 def _is_lowest(v: np.ndarray) -> bool:
-    if v.dtype.kind == "f":
+    if dtypes.kind(v.dtype) == "f":
         return bool(v == -np.inf)
-    if v.dtype.kind == "b":
+    if dtypes.kind(v.dtype) == "b":
         return not bool(v)
-    return v.dtype.kind in "iu" and int(v) == np.iinfo(v.dtype).min
+    return dtypes.kind(v.dtype) in "iu" and int(v) == np.iinfo(v.dtype).min
 
 
 def _is_highest(v: np.ndarray) -> bool:
-    if v.dtype.kind == "f":
+    if dtypes.kind(v.dtype) == "f":
         return bool(v == np.inf)
-    if v.dtype.kind == "b":
+    if dtypes.kind(v.dtype) == "b":
         return bool(v)
-    return v.dtype.kind in "iu" and int(v) == np.iinfo(v.dtype).max
+    return dtypes.kind(v.dtype) in "iu" and int(v) == np.iinfo(v.dtype).max
 
 
 def _all_ones(v: np.ndarray) -> bool:
-    if v.dtype.kind == "b":
+    if dtypes.kind(v.dtype) == "b":
         return bool(v)
     return int(v.astype(v.dtype.str.replace("i", "u"))) == np.iinfo(
         np.dtype(v.dtype.str.replace("i", "u"))).max

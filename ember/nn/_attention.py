@@ -21,6 +21,7 @@ import numpy as np
 
 import ember.numpy as jnp
 from ember import lax
+from ember.core import dtypes
 from ember.nn._logsumexp import logsumexp
 from ember.nn._softmax import softmax
 
@@ -60,7 +61,7 @@ def _grouped(t: Any, k: int, g: int) -> Any:
 def _large_negative(dtype: np.dtype) -> Any:
     # Capped at float32's range: the softmax runs in float32, where a float64 -0.7 * max
     # would become -inf (and an all-masked row nan).
-    top = min(float(np.finfo(dtype).max), float(np.finfo(np.float32).max))
+    top = min(float(dtypes.finfo(dtype).max), float(dtypes.finfo(np.float32).max))
     return jnp.asarray(-0.7 * top, dtype=dtype)
 
 

@@ -59,4 +59,11 @@ _traceback_util.wrap_public(globals())  # eager errors show the user's frames on
 # A JAX name this module lacks: AttributeError saying Ember does not implement it yet.
 from ember._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr(__name__)
+_missing_getattr = _module_getattr(__name__)
+
+
+def __getattr__(name: str) -> object:
+    if name == "bfloat16":  # (made on first use: ml_dtypes is slow to import)
+        from ember.numpy._dtypes import bfloat16_type
+        return bfloat16_type()
+    return _missing_getattr(name)

@@ -106,6 +106,6 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
             break
         hi = _slice_axis(a, ax, 1, length)
         lo = _slice_axis(a, ax, 0, length - 1)
-        a = not_equal(hi, lo) if get_aval(a).dtype.kind == "b" else subtract(hi, lo)
+        a = not_equal(hi, lo) if dtypes.kind(get_aval(a).dtype) == "b" else subtract(hi, lo)
     return a
 

@@ -20,6 +20,7 @@ import numpy as np
 
 import ember.numpy as jnp
 from ember import lax
+from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
 from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
@@ -151,7 +152,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     df = fp[i] - fp[i - 1]
     dx = xp[i] - xp[i - 1]
     delta = x - xp[i - 1]
-    tiny = np.spacing(np.finfo(xp.dtype).eps)
+    tiny = np.spacing(dtypes.finfo(xp.dtype).eps)
     flat = jnp.abs(dx) <= tiny  # a zero-width segment: take its left value, finite grads
     out = jnp.where(flat, fp[i - 1], fp[i - 1] + (delta / jnp.where(flat, 1, dx)) * df)
     if period is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import lax
+from ember.core import dtypes
 from ember.numpy._promote import ensure_array, promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["convolve", "correlate"]
@@ -33,7 +34,7 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any,
         raise ValueError(f"{op}: inputs cannot be empty, got shapes {x.shape} and {y.shape}.")
     reverse = False
     if op == "correlate":
-        if y.dtype.kind == "c":
+        if dtypes.kind(y.dtype) == "c":
             from ember.numpy._ufuncs import conjugate
             y = conjugate(y)
         if x.shape[0] < y.shape[0]:

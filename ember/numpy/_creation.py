@@ -118,7 +118,7 @@ def _array(object: Any, dt: np.dtype | None, ndmin: int = 0) -> Any:
             out = lax.convert_element_type(object, dt, False)
     else:
         value = np.asarray(object)
-        if value.dtype == _OBJECT or value.dtype.kind in "USVM":
+        if value.dtype == _OBJECT or dtypes.kind(value.dtype) in "USVM":
             raise TypeError(f"ember.numpy.array: cannot convert {object!r} to an array "
                             f"(dtype {value.dtype})")
         if isinstance(object, (list, tuple)):
@@ -137,7 +137,7 @@ def _check_list_ints(value: np.ndarray, target: np.dtype) -> None:
     """The Python ints of a list (read by NumPy as int64/uint64) must fit the integer type
     they become: NumPy's error, as JAX gives it, where astype would wrap silently."""
     bounds = dtypes.INT_BOUNDS.get(target)
-    if bounds is None or value.dtype.kind not in "iu" or not value.size:
+    if bounds is None or dtypes.kind(value.dtype) not in "iu" or not value.size:
         return
     lo, hi = int(value.min()), int(value.max())
     if lo < bounds[0] or hi > bounds[1]:
@@ -174,11 +174,11 @@ def _list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:
     hold NumPy scalars or arrays take their joined dtype."""
     leaves = list(_leaves(obj))
     if leaves and all(dtypes.is_python_scalar(v) for v in leaves):
-        if np_dtype.kind == "f":
+        if dtypes.kind(np_dtype) == "f":
             return dtypes.default_float()
-        if np_dtype.kind in "iu":
+        if dtypes.kind(np_dtype) in "iu":
             return dtypes.default_int()
-        if np_dtype.kind == "c":
+        if dtypes.kind(np_dtype) == "c":
             return dtypes.canonicalize(np.complex128)
         return dtypes.canonicalize(np_dtype)
     typed = [(get_aval(v).dtype, get_aval(v).weak_type) for v in leaves]
@@ -342,10 +342,10 @@ def _inexact_dtype(*vals: Any, dtype: Any, fname: str) -> tuple[np.dtype, np.dty
     default float for integers), and dtype if given; integers compute in the default float."""
     typed = [(get_aval(v).dtype, get_aval(v).weak_type) for v in vals]
     computed = dtypes.promote(*typed, (dtypes.default_float(), True))[0]
-    if computed.kind not in "fc":
+    if dtypes.kind(computed) not in "fc":
         computed = dtypes.default_float()
     out = computed if dtype is None else _dtype(dtype, fname)
-    if out.kind in "fc" and out.itemsize > computed.itemsize:
+    if dtypes.kind(out) in "fc" and out.itemsize > computed.itemsize:
         computed = out
     return out, computed
 
@@ -390,7 +390,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         out = lo
         nan = lax.convert_element_type(np.nan, comp)
         delta = lax.broadcast_in_dim(nan, bshape, ())
-    if out_dtype.kind in "iu":
+    if dtypes.kind(out_dtype) in "iu":
         out = lax.floor(out)
     out = lax.convert_element_type(out, out_dtype)
     out = moveaxis(out, 0, ax)
@@ -409,7 +409,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     if get_aval(base).ndim:
         base = _expand_for_axis(base, axis, get_aval(lin).ndim)
     out = power(base, lin)
-    if out_dtype.kind in "iu":
+    if dtypes.kind(out_dtype) in "iu":
         out = lax.floor(out)
     return lax.convert_element_type(out, out_dtype)
 
@@ -619,7 +619,7 @@ class _IndexGrid:
         if not axes:
             return zeros((0,), dtypes.default_int())
         # Integer ranges keep the default int unless a float range is present.
-        if any(get_aval(a).dtype.kind == "f" for a in axes):
+        if any(dtypes.kind(get_aval(a).dtype) == "f" for a in axes):
             axes = [lax.convert_element_type(a, dtypes.default_float()) for a in axes]
         grids = meshgrid(*axes, indexing="ij", sparse=self.sparse)
         if self.sparse:

@@ -50,6 +50,18 @@ class _ScalarMeta(type):
         return f"<class 'ember.numpy.{cls.__name__}'>"
 
 
+def bfloat16_type() -> type:
+    """`jnp.bfloat16`, made on first use (ember.numpy's `__getattr__`): it needs ml_dtypes,
+    which is slow to import, so a program without bfloat16 never loads it."""
+    global _BFLOAT16
+    if _BFLOAT16 is None:
+        _BFLOAT16 = _scalar_type(dtypes.bfloat16().type)
+    return _BFLOAT16
+
+
+_BFLOAT16: type | None = None
+
+
 def _scalar_type(np_type: type) -> type:
     name = np.dtype(np_type).name
     return _ScalarMeta(name, (), {"dtype": np.dtype(np_type), "_numpy_type": np_type})
@@ -99,7 +111,7 @@ def _as_dtype(x: Any) -> np.dtype:
     if isinstance(x, type) and issubclass(x, (np.generic, int, float, complex)):
         return np.dtype(x)
     if isinstance(x, str):
-        return np.dtype(x)
+        return dtypes.bfloat16() if x == "bfloat16" else np.dtype(x)
     return get_aval(x).dtype
 
 
@@ -137,9 +149,10 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> Any:
     return np.can_cast(_as_dtype(from_), _as_dtype(to), casting=casting)
 
 
-def finfo(dt: Any) -> np.finfo:
-    """Machine limits of a float dtype (of the dtype named, as JAX: not canonicalized)."""
-    return np.finfo(_as_dtype(dt))
+def finfo(dt: Any) -> Any:
+    """Machine limits of a float dtype (of the dtype named, as JAX: not canonicalized;
+    bfloat16's from ml_dtypes)."""
+    return dtypes.finfo(_as_dtype(dt))
 
 
 def iinfo(dt: Any) -> np.iinfo:
@@ -148,20 +161,21 @@ def iinfo(dt: Any) -> np.iinfo:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> Any:
-    """NumPy's issubdtype, accepting ember's scalar types (`jnp.float32`) on either side."""
+    """NumPy's issubdtype, accepting ember's scalar types (`jnp.float32`) on either side;
+    bfloat16 is a floating type (as JAX's, where NumPy knows nothing of it)."""
     a = arg1.dtype if isinstance(arg1, _ScalarMeta) else arg1
     b = arg2.dtype.type if isinstance(arg2, _ScalarMeta) else arg2
-    return np.issubdtype(a, b)
+    return dtypes.issubdtype(a, b)
 
 
 _KINDS = {
-    "bool": lambda d: d.kind == "b",
-    "signed integer": lambda d: d.kind == "i",
-    "unsigned integer": lambda d: d.kind == "u",
-    "integral": lambda d: d.kind in "iu",
-    "real floating": lambda d: d.kind == "f",
-    "complex floating": lambda d: d.kind == "c",
-    "numeric": lambda d: d.kind in "iufc",
+    "bool": lambda d: dtypes.kind(d) == "b",
+    "signed integer": lambda d: dtypes.kind(d) == "i",
+    "unsigned integer": lambda d: dtypes.kind(d) == "u",
+    "integral": lambda d: dtypes.kind(d) in "iu",
+    "real floating": lambda d: dtypes.kind(d) == "f",
+    "complex floating": lambda d: dtypes.kind(d) == "c",
+    "numeric": lambda d: dtypes.kind(d) in "iufc",
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ember import lax
 from ember.array import ArrayImpl
+from ember.core import dtypes
 from ember.core.errors import NonConcreteBooleanIndexError
 from ember.core.trace import Tracer, get_aval
 
@@ -118,13 +119,13 @@ def _classify(item: Any) -> Any:
         if isinstance(item, np.ndarray) and item.dtype == object:
             raise TypeError(f"Indexer must be an integer or boolean array, or a sequence of "
                             f"them; got a sequence that is not a rectangular array: {item!r}")
-        if isinstance(item, np.ndarray) and item.size == 0 and item.dtype.kind == "f":
+        if isinstance(item, np.ndarray) and item.size == 0 and dtypes.kind(item.dtype) == "f":
             item = item.astype(np.int64)  # `[]` is an empty integer index, as in NumPy
     if isinstance(item, (np.ndarray, np.generic)) or _is_dynamic(item):
         dtype = item.dtype if isinstance(item, (np.ndarray, np.generic)) else get_aval(item).dtype
-        if dtype.kind == "b":
+        if dtypes.kind(dtype) == "b":
             return ("mask", _mask_value(item))
-        if dtype.kind not in "iu":
+        if dtypes.kind(dtype) not in "iu":
             raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
                             f"{dtype.name}.")
         if isinstance(item, (np.ndarray, np.generic)):

@@ -148,7 +148,7 @@ def _wrap_negative(value: Any, size: int) -> Any:
     if isinstance(value, np.ndarray):
         return np.where(value < 0, value + size, value)
     aval = get_aval(value)
-    if aval.dtype.kind != "i":
+    if dtypes.kind(aval.dtype) != "i":
         return value
     if aval.dtype.itemsize < 4:
         # Widen first so i + size cannot overflow a narrow index dtype.

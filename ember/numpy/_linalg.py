@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import lax
+from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.numpy._manipulation import diagonal
 from ember.numpy._promote import check_arraylike, promote_dtypes
@@ -131,7 +132,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """The dot product of the flattened operands, the first conjugated (sum conj(a) b)."""
     a, b = _promote("vdot", a, b)
-    if get_aval(a).dtype.kind == "c":
+    if dtypes.kind(get_aval(a).dtype) == "c":
         a = lax.conj(a)
     a = lax.reshape(a, (get_aval(a).size,))
     b = lax.reshape(b, (get_aval(b).size,))
@@ -193,7 +194,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
     """sum(conj(x1) * x2, axis) over broadcast operands, as one batched dot_general."""
     x1, x2 = _promote("vecdot", x1, x2)
-    if get_aval(x1).dtype.kind == "c":
+    if dtypes.kind(get_aval(x1).dtype) == "c":
         x1 = lax.conj(x1)
     from ember.numpy._manipulation import broadcast_arrays
     s1, s2 = get_aval(x1).shape, get_aval(x2).shape

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
 from ember.numpy._promote import check_arraylike
@@ -317,7 +318,7 @@ def matrix_power(a: Any, n: int) -> Any:
 # -- SVD-based -----------------------------------------------------------------------------------
 
 def _default_rtol(shape: tuple[int, ...], dtype: Any) -> float:
-    return float(max(shape[-2:], default=0) * np.finfo(dtype).eps)
+    return float(max(shape[-2:], default=0) * dtypes.finfo(dtype).eps)
 
 
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
@@ -374,9 +375,9 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
         raise TypeError(f"Incompatible dimensions: a has {m} rows and b has {bsh[0]}")
     dtype = get_aval(a).dtype
     if rcond is None:
-        rcond = float(np.finfo(dtype).eps * max(n, m))
+        rcond = float(dtypes.finfo(dtype).eps * max(n, m))
     elif rcond < 0:
-        rcond = float(np.finfo(dtype).eps)
+        rcond = float(dtypes.finfo(dtype).eps)
     u, s, vt = svd(a, full_matrices=False)
     mask = s >= jnp.array(rcond, dtype) * (s[0] if s.shape[0] else 0)
     rank = jnp.sum(mask, dtype=jnp.int32)
@@ -420,7 +421,7 @@ def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool)
     values."""
     jnp = _jnp()
     moved = jnp.moveaxis(x, axes, (-2, -1))
-    if get_aval(moved).dtype.kind == "c":
+    if dtypes.kind(get_aval(moved).dtype) == "c":
         # LAPACK here is real only. A = X + iY has the singular values of the real matrix
         # [[X, -Y], [Y, X]], each twice (it is A acting on C^n as R^2n), so every other one
         # of that matrix's sorted singular values is A's.

@@ -78,8 +78,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     becomes bool as x != 0, and a real type from its real part (with JAX's warning)."""
     x = ensure_array(x)
     new = dtypes.canonicalize_requested(dtype, "astype")
-    if get_aval(x).dtype.kind == "c" and np.dtype(new).kind != "c":
-        if np.dtype(new).kind == "b":
+    if dtypes.kind(get_aval(x).dtype) == "c" and dtypes.kind(np.dtype(new)) != "c":
+        if dtypes.kind(np.dtype(new)) == "b":
             return lax.ne(x, lax.full_like(x, 0))
         warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
                       "Please first use jnp.real or jnp.imag to take the real/imaginary "
@@ -250,7 +250,7 @@ def broadcast_arrays(*args: Any) -> list[Any]:
 
 def _to_bool(x: Any) -> Any:
     x = ensure_array(x)
-    if get_aval(x).dtype.kind == "b":
+    if dtypes.kind(get_aval(x).dtype) == "b":
         return x
     return lax.ne(x, lax.convert_element_type(0, get_aval(x).dtype))
 
@@ -313,7 +313,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         raise ValueError("condlist must be non-empty")
     out = default
     for c, v in reversed(list(zip(condlist, choicelist))):
-        if get_aval(c).dtype.kind != "b":
+        if dtypes.kind(get_aval(c).dtype) != "b":
             raise TypeError("condlist must be boolean arrays")
         out = where(c, v, out)
     return out
@@ -844,7 +844,7 @@ def _axis_stat(x: Any, ax: int, mode: str) -> Any:
         return R.min(x, axis=ax, keepdims=True)
     m = R.mean(x, axis=ax, keepdims=True)
     dt = get_aval(x).dtype
-    if dt.kind in "iub":
+    if dtypes.kind(dt) in "iub":
         # NumPy rounds the mean to the nearest integer (half to even) for integer arrays.
         m = lax.round(m, lax.RoundingMethod.TO_NEAREST_EVEN)
     return lax.convert_element_type(m, dt)

@@ -21,6 +21,7 @@ import numpy as np
 
 import ember.numpy as jnp
 from ember import lax
+from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
 from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
@@ -233,7 +234,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
             raise ConcretizationTypeError(
                 "Abstract tracer value encountered where concrete value is expected\n"
                 "Error arose in the `filt` argument of trim_zeros_tol()")
-        tol = float(np.sqrt(np.finfo(u.dtype).eps))
+        tol = float(np.sqrt(dtypes.finfo(u.dtype).eps))
         ua = np.asarray(u)
         nz = np.nonzero(np.abs(ua) >= tol)[0]
         u = u[nz[0]:] if nz.size else u[:0]

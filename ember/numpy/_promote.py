@@ -57,7 +57,7 @@ def promote_dtypes(*args: Any) -> list[Any]:
 
 
 def _to_inexact(dtype: np.dtype) -> np.dtype:
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return dtype
     return dtypes.default_float()
 
@@ -70,7 +70,7 @@ def promote_dtypes_inexact(*args: Any) -> list[Any]:
 
 def promote_dtypes_numeric(*args: Any) -> list[Any]:
     dtype, weak = result_type_of(*args)
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         dtype = dtypes.default_int()
     return [lax.convert_element_type(a, dtype, weak) for a in args]
 

@@ -62,6 +62,11 @@ def _upcast_small_int(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def _is_half(dtype: np.dtype) -> bool:
+    """float16 or bfloat16: the types JAX sums and averages in float32."""
+    return dtype == dtypes.float16 or dtypes.is_bfloat16(dtype)
+
+
 def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], Any],
                identity: Callable[[np.dtype], Any], axis: Any, dtype: Any, keepdims: bool,
                initial: Any, where: Any, upcast: bool = False, bool_op: bool = False,
@@ -69,14 +74,15 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
     check_arraylike(name, a)
     a = ensure_array(a)
     aval = get_aval(a)
-    # A float16 sum or product computes in float32 and rounds once at the end (as JAX's
-    # jaxpr does: the staged program says so, so eager, jit and every backend agree);
-    # accumulating in float16 loses a digit every few hundred terms.
-    result_f16 = upcast_f16 and dtype is None and aval.dtype == dtypes.float16
+    # A float16 or bfloat16 sum or product computes in float32 and rounds once at the end
+    # (as JAX's jaxpr does: the staged program says so, so eager, jit and every backend
+    # agree); accumulating in float16 loses a digit every few hundred terms.
+    low = aval.dtype
+    result_f16 = upcast_f16 and dtype is None and _is_half(low)
     if result_f16:
         a = lax.convert_element_type(a, dtypes.float32)
     if bool_op:
-        if aval.dtype.kind != "b":
+        if dtypes.kind(aval.dtype) != "b":
             a = lax.ne(a, lax.full_like(a, 0))
     elif dtype is not None:
         a = lax.convert_element_type(a, dtypes.canonicalize(np.dtype(dtype)))
@@ -96,22 +102,22 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         combine = {"max": maximum, "min": minimum}.get(name, lax.add if name == "sum" else lax.mul)
         out = combine(out, lax.convert_element_type(initial, get_aval(out).dtype))
     if result_f16:
-        out = lax.convert_element_type(out, dtypes.float16)
+        out = lax.convert_element_type(out, low)
     if keepdims:
         out = _keepdims(out, aval.shape, axes)
     return out
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return -np.inf
-    return False if dtype.kind == "b" else np.iinfo(dtype).min
+    return False if dtypes.kind(dtype) == "b" else np.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype) -> Any:
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return np.inf
-    return True if dtype.kind == "b" else np.iinfo(dtype).max
+    return True if dtypes.kind(dtype) == "b" else np.iinfo(dtype).max
 
 
 @eager_cached
@@ -184,9 +190,9 @@ def _inexact_computation(a: Any, dtype: Any) -> tuple[Any, np.dtype, np.dtype]:
     a = ensure_array(a)
     src = get_aval(a).dtype
     out = dtypes.canonicalize(np.dtype(dtype)) if dtype is not None else (
-        src if src.kind in "fc" else dtypes.default_float())
-    comp = out if out.kind in "fc" else dtypes.default_float()
-    if comp == np.float16:
+        src if dtypes.kind(src) in "fc" else dtypes.default_float())
+    comp = out if dtypes.kind(out) in "fc" else dtypes.default_float()
+    if _is_half(comp):
         comp = np.dtype(np.float32)
     return lax.convert_element_type(a, comp, get_aval(a).weak_type), comp, out
 
@@ -226,11 +232,11 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
     centered = lax.sub(a, mean(a, axis, keepdims=True, where=where))
-    if comp.kind == "c":
+    if dtypes.kind(comp) == "c":
         # |a - mean|^2 = re^2 + im^2: a real variance, in the parts' dtype (as NumPy, JAX)
         sq = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
         comp = get_aval(sq).dtype
-        if res.kind == "c":
+        if dtypes.kind(res) == "c":
             res = comp
     else:
         sq = lax.square(centered)
@@ -302,7 +308,7 @@ def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
     """argmax ignoring NaN (NaN entries count as -inf)."""
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return argmax(a, axis, keepdims=keepdims)
     from ember.numpy._manipulation import where as _where
     return argmax(_where(isnan(a), -np.inf, a), axis, keepdims=keepdims)
@@ -311,7 +317,7 @@ def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
 def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return argmin(a, axis, keepdims=keepdims)
     from ember.numpy._manipulation import where as _where
     return argmin(_where(isnan(a), np.inf, a), axis, keepdims=keepdims)
@@ -371,7 +377,7 @@ def _nan_fill(a: Any, value: Any) -> Any:
     from ember.numpy._manipulation import where as _where
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return a
     return _where(isnan(a), lax.convert_element_type(value, get_aval(a).dtype), a)
 
@@ -420,7 +426,7 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
     out = fn(_nan_fill(a, fill), axis, keepdims=keepdims, initial=initial, where=where)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return out
     # All-NaN slices give NaN, as NumPy (which also warns).
     nan_mask = isnan(a) if where is None else lax.bitwise_and(*_bcast_bool(isnan(a), where))
@@ -433,10 +439,10 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
 def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
     from ember.numpy._manipulation import broadcast_arrays
     x = ensure_array(x)
-    if get_aval(x).dtype.kind != "b":
+    if dtypes.kind(get_aval(x).dtype) != "b":
         x = lax.ne(x, lax.convert_element_type(0, get_aval(x).dtype))
     o = ensure_array(other)
-    if get_aval(o).dtype.kind != "b":
+    if dtypes.kind(get_aval(o).dtype) != "b":
         o = lax.ne(o, lax.convert_element_type(0, get_aval(o).dtype))
     bx, bo = broadcast_arrays(x, o)
     return bx, bo
@@ -459,7 +465,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     """mean over the non-NaN entries (NaN where there are none)."""
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
     mask = lax.bitwise_not(isnan(a))
     if where is not None:

@@ -205,7 +205,7 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
     if aval.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d "
                          "(scalar) instead.")
-    mask = lax.ne(a, lax.full_like(a, 0)) if aval.dtype.kind != "b" else a
+    mask = lax.ne(a, lax.full_like(a, 0)) if dtypes.kind(aval.dtype) != "b" else a
     flat_mask = _flatten(mask)
     idx_t = dtypes.default_int()
     count = lax.reduce_sum(lax.convert_element_type(flat_mask, idx_t), (0,))
@@ -261,7 +261,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """The number of non-zero entries along `axis` (all when None), in the default int."""
     from ember.numpy._reductions import sum as _sum
     a = _array("count_nonzero", a)
-    mask = lax.ne(a, lax.full_like(a, 0)) if get_aval(a).dtype.kind != "b" else a
+    mask = lax.ne(a, lax.full_like(a, 0)) if dtypes.kind(get_aval(a).dtype) != "b" else a
     return _sum(mask, axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
 
 
@@ -282,7 +282,7 @@ def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inv
     key = total_order_key(svals)
     if n:
         first = lax.ne(key, _shift_right(key))
-        if get_aval(svals).dtype.kind == "f" and not equal_nan:
+        if dtypes.kind(get_aval(svals).dtype) == "f" and not equal_nan:
             first = lax.bitwise_or(first, lax.ne(svals, svals))
         first = lax.bitwise_or(first, lax.eq(iota, lax.full((n,), 0, idx_t)))
     else:
@@ -419,12 +419,12 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
     if aval.ndim == 0:
         a, aval = lax.reshape(a, (1,)), get_aval(lax.reshape(a, (1,)))
     ax = _norm_axis(axis, aval.ndim)
-    if nan_fill is not None and aval.dtype.kind == "f":
+    if nan_fill is not None and dtypes.kind(aval.dtype) == "f":
         a = lax.select(lax.ne(a, a), lax.full_like(a, nan_fill), a)
     target = dtypes.canonicalize(dtype) if dtype is not None else _upcast_small_int(aval.dtype)
-    if target.kind == "b":
+    if dtypes.kind(target) == "b":
         # A bool result: x != 0, accumulated in int, then != 0 again (as JAX does).
-        if aval.dtype.kind != "b":
+        if dtypes.kind(aval.dtype) != "b":
             a = lax.ne(a, lax.full_like(a, 0))
         out = scan(lax.convert_element_type(a, dtypes.default_int()), ax)
         return lax.convert_element_type(out, np.bool_)

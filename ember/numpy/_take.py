@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import lax
+from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax._slicing import GatherScatterMode
 from ember.numpy._index_entries import _Array, _as_array, _Slice
@@ -29,11 +30,11 @@ def _index_operand(indices: Any, fname: str) -> Any:
         indices = np.asarray(indices)
     if isinstance(indices, (np.ndarray, np.generic, int)) and not isinstance(indices, bool):
         value = np.asarray(indices)
-        if value.dtype.kind not in "iu":
+        if dtypes.kind(value.dtype) not in "iu":
             raise TypeError(f"{fname} indices must be integers, got {value.dtype.name}")
         return value.astype(np.int64)
     dt = get_aval(indices).dtype
-    if dt.kind not in "iu":
+    if dtypes.kind(dt) not in "iu":
         raise TypeError(f"{fname} indices must be integers, got {dt.name}")
     return indices
 
@@ -58,7 +59,7 @@ def _mod_index(value: Any, size: int) -> Any:
     if isinstance(value, np.ndarray):
         return np.mod(value, size)
     r = lax.rem(value, lax.convert_element_type(size, get_aval(value).dtype))
-    if get_aval(value).dtype.kind == "u":
+    if dtypes.kind(get_aval(value).dtype) == "u":
         return r
     return lax.select_n(lax.lt(r, 0), r, lax.add(r, size))
 

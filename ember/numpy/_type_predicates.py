@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import ember.numpy as jnp
+from ember.core import dtypes
 from ember.numpy._promote import check_arraylike
 
 __all__ = ["iscomplex", "isreal", "iscomplexobj", "isrealobj", "isscalar", "iterable"]
@@ -40,7 +41,7 @@ def iscomplexobj(x: Any) -> bool:
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = np.asarray(x).dtype
-    return bool(np.issubdtype(dtype, np.complexfloating))
+    return bool(dtypes.issubdtype(dtype, np.complexfloating))
 
 
 def isrealobj(x: Any) -> bool:

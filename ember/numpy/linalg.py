@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import lax
+from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.numpy import _linalg, _manipulation
 from ember.numpy import _linalg_lapack as _lapack
@@ -43,7 +44,7 @@ def _abs(x: Any) -> Any:
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     r = _reductions()
-    if get_aval(x).dtype.kind == "c":  # every vector norm is the norm of the moduli
+    if dtypes.kind(get_aval(x).dtype) == "c":  # every vector norm is the norm of the moduli
         x = _abs(x)
     if ord is None or ord == 2:
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
@@ -66,7 +67,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r = _reductions()
     row, col = axes
-    if get_aval(x).dtype.kind == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
+    if dtypes.kind(get_aval(x).dtype) == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
         x = _abs(x)  # these are norms of the moduli; 2, -2, nuc take the complex SVD
     if ord is None or ord == "fro":
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))

@@ -29,9 +29,10 @@ from ember.hlo.shape import Shape, numpy_dtype
 from ember.passes.base import HloPass
 
 
-def _convert(comp: Computation, x: Instruction, element_type: str,
+def convert_to(comp: Computation, x: Instruction, element_type: str,
              metadata: dict) -> Instruction:
-    """x in `element_type`: a constant converted here, else a (shared) convert of x."""
+    """x in `element_type`: a constant converted here, else a (shared) convert of x (also
+    bf16_expansion's)."""
     shape = Shape(element_type, x.shape.dimensions, x.shape.layout)
     if x.opcode == "constant":
         value = np.asarray(x.value).astype(numpy_dtype(element_type))
@@ -63,7 +64,7 @@ def _widen_reduce(module: Module, comp: Computation, red: Instruction) -> bool:
     md = red.metadata
     wide = comp.add_instruction(Instruction(
         "reduce", Shape(acc, red.shape.dimensions, red.shape.layout),
-        [_convert(comp, x, acc, md), _convert(comp, init, acc, md)], dict(red.attrs),
+        [convert_to(comp, x, acc, md), convert_to(comp, init, acc, md)], dict(red.attrs),
         [_widened_combiner(module, op, acc)], metadata=dict(md)))
     comp.replace_instruction(red, Instruction(
         "convert", red.shape, [wide], metadata=dict(md)))
@@ -78,7 +79,7 @@ def _widen_dot(comp: Computation, dot: Instruction) -> bool:
         return False
     out = dot.shape.element_type
     md = dot.metadata
-    xs, ys = _convert(comp, x, acc, md), _convert(comp, y, acc, md)
+    xs, ys = convert_to(comp, x, acc, md), convert_to(comp, y, acc, md)
     if out == acc:  # (the product already asks for the wide type: widen its operands)
         dot.replace_operand(0, xs)
         dot.replace_operand(1, ys)

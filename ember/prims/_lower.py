@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.hlo.builder import Builder
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.shape import Shape, element_type_from_numpy
@@ -75,7 +76,7 @@ def arg_reducer(direction: str) -> Rule:
         axis = axes[0]
         vt, it = et(aval.dtype), et(index_dtype)
         idx = ctx.b.iota(Shape(it, aval.shape), axis)
-        comp = _arg_combiner(vt, it, direction, aval.dtype.kind == "f")
+        comp = _arg_combiner(vt, it, direction, dtypes.kind(aval.dtype) == "f")
         init_v = scalar_const(ctx, _worst(aval.dtype, direction), aval.dtype)
         init_i = scalar_const(ctx, 0, index_dtype)
         both = ctx.b.reduce([x, idx], [init_v, init_i], axes, comp)
@@ -84,9 +85,9 @@ def arg_reducer(direction: str) -> Rule:
 
 
 def _worst(dtype: np.dtype, direction: str) -> Any:
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return -np.inf if direction == "GT" else np.inf
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         return direction != "GT"
     info = np.iinfo(dtype)
     return info.min if direction == "GT" else info.max

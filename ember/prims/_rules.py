@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.core.aval import ShapedArray
 
 # JAX's dtype sets (lax.py's _float, _int, _num, ...) as kind letters.
@@ -103,7 +104,7 @@ def check_dtype_kinds(name: str, aval: ShapedArray, kinds: str,
 
     `position` is given for n-ary primitives, whose message names the operand position.
     """
-    if aval.dtype.kind in kinds:
+    if dtypes.kind(aval.dtype) in kinds:
         return
     accepted = type_names(kinds)
     if position is None:

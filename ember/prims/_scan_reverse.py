@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.core import dtypes
 from ember.core.ad import (
     UndefinedPrimal,
     Zero,
@@ -199,7 +200,7 @@ def scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
     lk_avals = [v.aval.strip_weak_type() for v, m in zip(k_vars, k_lin) if m]
     c_avals = [v.aval.strip_weak_type() for v in c_vars]
     for a in c_avals:
-        if a.dtype.kind not in "fc":
+        if dtypes.kind(a.dtype) not in "fc":
             raise NotImplementedError(
                 f"transposing a scan with a non-float carry ({a.str_short()}): a linear "
                 "scan's carries must all be linear")

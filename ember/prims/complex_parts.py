@@ -37,7 +37,7 @@ def complex_dtype_of(dtype: np.dtype) -> np.dtype:
     """The complex dtype whose parts are `dtype` (f32 -> c64); complex dtypes map to
     themselves, other real dtypes to the default complex type."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "c":
+    if dtypes.kind(dtype) == "c":
         return dtype
     return _COMPLEX_OF.get(dtype, dtypes.complex128 if dtypes.x64_enabled()
                            else dtypes.complex64)
@@ -109,14 +109,14 @@ def _conj_impl(x: np.ndarray, *, input_dtype: Any) -> np.ndarray:
     out = np.empty(x.shape, complex_dtype_of(x.dtype))
     out.real = x.real
     # a real input gets a +0 imaginary part (JAX's complex(x, 0), not a negated zero)
-    out.imag = -x.imag if x.dtype.kind == "c" else 0
+    out.imag = -x.imag if dtypes.kind(x.dtype) == "c" else 0
     return out
 
 
 @conj_p.def_lowering
 def _conj_lowering(ctx: Any, x: Any, *, input_dtype: Any) -> Any:
     aval = ctx.avals_in[0]
-    if aval.dtype.kind != "c":
+    if dtypes.kind(aval.dtype) != "c":
         re = x
         im = L.full_like(ctx, 0, aval)
     else:
@@ -166,7 +166,7 @@ complex_p.def_transpose(_complex_transpose)
 
 
 def _conj_transpose(ct: Any, x: Any, *, input_dtype: Any) -> list:
-    if np.dtype(input_dtype).kind == "c":
+    if dtypes.kind(np.dtype(input_dtype)) == "c":
         return [conj(ct)]
     return [real(ct)]
 

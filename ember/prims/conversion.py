@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad, batching
+from ember.core import ad, batching, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
@@ -44,7 +44,7 @@ def _convert_lowering(ctx: Any, x: Any, *, new_dtype: np.dtype, weak_type: bool,
                       sharding: Any = None) -> Any:
     if ctx.avals_in[0].dtype == np.dtype(new_dtype):
         return x
-    if ctx.avals_in[0].dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+    if dtypes.kind(ctx.avals_in[0].dtype) == "c" and dtypes.kind(np.dtype(new_dtype)) != "c":
         x = ctx.b.op("real", (x,))  # (XLA converts complex only to complex: real part first)
         if L.et(new_dtype) == x.shape.element_type:
             return x
@@ -62,7 +62,7 @@ def _bitcast_abstract(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
     # defined bit layout in XLA, so it only "bitcasts" to itself. Never weakly typed.
     old, new = x.dtype, np.dtype(new_dtype)
     for dt in (old, new):
-        if dt.kind == "b" and old != new:
+        if dtypes.kind(dt) == "b" and old != new:
             raise TypeError(f"`bitcast_convert_type` for operand type ({dt.name}) cannot be "
                             "performed.")
     old_bits, new_bits = 8 * old.itemsize, 8 * new.itemsize
@@ -112,10 +112,10 @@ def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
         raise TypeError("select `which` must be scalar or have the same shape as cases, got "
                         f"`which` shape {which.shape} but case shape {cases[0].shape}.")
     R.check_same_dtypes("select_n", *cases)
-    if which.dtype.kind not in "biu":
+    if dtypes.kind(which.dtype) not in "biu":
         raise TypeError(f"select `which` must be boolean or integer type, got "
                         f"{which.dtype.name}.")
-    if which.dtype.kind == "b" and len(cases) > 2:
+    if dtypes.kind(which.dtype) == "b" and len(cases) > 2:
         raise TypeError("select with boolean `which` cannot have > 2 cases.")
     return ShapedArray(cases[0].shape, cases[0].dtype, R.all_weak(*cases))
 
@@ -141,7 +141,7 @@ def _select_n_lowering(ctx: Any, which: Any, *cases: Any) -> Any:
     if len(cases) == 1:
         return cases[0]
     wav = ctx.avals_in[0]
-    if wav.dtype.kind == "b":
+    if dtypes.kind(wav.dtype) == "b":
         return ctx.b.select(which, cases[1], cases[0])
     out = cases[-1]
     for k in range(len(cases) - 2, -1, -1):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
@@ -124,18 +124,18 @@ def _logaddexp(b: Any, x: Any, y: Any) -> Any:
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else
+    return -np.inf if dtypes.kind(dtype) == "f" else (False if dtypes.kind(dtype) == "b" else
                                               np.iinfo(dtype).min)
 
 
 def _highest(dtype: np.dtype) -> Any:
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else
+    return np.inf if dtypes.kind(dtype) == "f" else (True if dtypes.kind(dtype) == "b" else
                                              np.iinfo(dtype).max)
 
 
 # -0.0 is the float identity of + (-0.0 + x == x for every x, -0.0 included; +0.0 is not).
 cumsum_p = _define("cumsum", R.NUMBER, _cumsum, lambda b, x, y: b.add(x, y),
-                   lambda dt: -0.0 if dt.kind == "f" else 0, widen=True)
+                   lambda dt: -0.0 if dtypes.kind(dt) == "f" else 0, widen=True)
 cumprod_p = _define("cumprod", R.NUMBER, _cumprod, lambda b, x, y: b.multiply(x, y),
                     lambda dt: 1, widen=True)
 cummax_p = _define("cummax", R.ANY, _cummax, lambda b, x, y: b.maximum(x, y), _lowest)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
@@ -97,7 +97,7 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
     out = np.dtype(preferred_element_type)
     # XLA accumulates in the preferred type: it may widen within a kind (int8 -> int32,
     # float16 -> float32) or turn ints into floats, but never narrow floats into ints.
-    if lhs.dtype.kind == "f" and out.kind != "f":
+    if dtypes.kind(lhs.dtype) == "f" and dtypes.kind(out) != "f":
         raise TypeError("dot_general: preferred_element_type must be a floating type for "
                         f"floating inputs, got {out.name} for {lhs.dtype.name} inputs.")
     return ShapedArray(shape, out, False)

@@ -66,7 +66,7 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
             raise TypeError(f"{name} takes {nargs} operands, got {len(avals)}")
         dtype = R.check_nary(name, avals, kinds)
         shape = R.broadcasting_shape(name, *avals)
-        if out_real and dtype.kind == "c":  # abs: |c64| is f32
+        if out_real and dtypes.kind(dtype) == "c":  # abs: |c64| is f32
             dtype = np.empty((), dtype).real.dtype
         return ShapedArray(shape, dtypes.bool_ if out_bool else dtype, R.all_weak(*avals))
 
@@ -191,7 +191,7 @@ def _pow_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     # y is converted to x's dtype by the lowering (and by the NumPy rule below).
     R.check_dtype_kinds("pow", x, R.FLOAT_OR_COMPLEX, 0)
     R.check_dtype_kinds("pow", y, R.NUMBER, 1)
-    if y.dtype.kind not in "iu" and y.dtype != x.dtype:
+    if dtypes.kind(y.dtype) not in "iu" and y.dtype != x.dtype:
         raise TypeError("the first argument to pow must have an inexact dtype (float or "
                         "complex), and the second argument must have an inexact or integer "
                         "dtype, and two inexact dtypes must match, but got "
@@ -221,7 +221,7 @@ integer_pow_p = Primitive("integer_pow")
 @integer_pow_p.def_abstract_eval
 def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
     R.check_dtype_kinds("integer_pow", x, R.NUMBER)
-    if x.dtype.kind in "iu" and y < 0:
+    if dtypes.kind(x.dtype) in "iu" and y < 0:
         raise TypeError(f"Integers cannot be raised to negative powers, got "
                         f"integer_pow({x.str_short()}, {y})")
     return x
@@ -392,7 +392,7 @@ def _one_minus_sq(x: Any) -> Any:
 def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
     """d|x| = sign(x) t; for complex z, d|z| = Re(conj(z) t) / |z| = Re(conj(sign z) t)
     (sign(0) = 0: a zero tangent at z = 0, as JAX)."""
-    if get_aval(x).dtype.kind != "c":
+    if dtypes.kind(get_aval(x).dtype) != "c":
         return _ad.mul(t, _ad.unary("sign", x))
     from ember.prims import complex_parts as C
     return C.real(_ad.mul(C.conj(_ad.unary("sign", x)), t))

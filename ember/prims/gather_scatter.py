@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
@@ -104,7 +104,7 @@ def _sorted_unique(name: str, what: str, dims: tuple[int, ...], bound: int) -> N
 
 
 def _check_index_dtype(name: str, indices: ShapedArray) -> None:
-    if indices.dtype.kind not in "iu":
+    if dtypes.kind(indices.dtype) not in "iu":
         raise TypeError(f"{name} indices must have an integer type, got {indices.dtype.name}")
     if indices.ndim == 0:
         raise TypeError(f"{name} indices must have at least one dimension (the index vector "
@@ -244,13 +244,13 @@ def _gather_abstract(operand: ShapedArray, indices: ShapedArray, *,
 def default_fill_value(dtype: np.dtype) -> Any:
     """JAX's default for FILL_OR_DROP gathers: NaN for inexact, the most negative signed
     integer, the largest unsigned integer, True for bool."""
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return np.nan
-    if dtype.kind == "i":
+    if dtypes.kind(dtype) == "i":
         return int(np.iinfo(dtype).min)
-    if dtype.kind == "u":
+    if dtypes.kind(dtype) == "u":
         return int(np.iinfo(dtype).max)
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         return True
     raise ValueError(f"Unsupported dtype for gather fill_value {dtype}")
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
 from ember.hlo.builder import Builder
@@ -61,7 +62,7 @@ def _check_float(name: str, a: ShapedArray, position: int = 0) -> None:
         kinds = "floating, complexfloating"
         raise TypeError(f"{name} does not accept dtype {a.dtype} at position {position}. "
                         f"Accepted dtypes at position {position} are subtypes of {kinds}."
-                        if np.dtype(a.dtype).kind not in "fc" else
+                        if dtypes.kind(np.dtype(a.dtype)) not in "fc" else
                         f"{name} requires a float32 or float64 operand, got {a.dtype} "
                         "(Ember's linear algebra is real only)")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
@@ -39,7 +39,7 @@ def _reduced_shape(name: str, x: ShapedArray, axes: tuple[int, ...]) -> tuple[in
 def _check_dtype(name: str, x: ShapedArray, kinds: str) -> None:
     """JAX's reduction dtype rules: sum and prod take numbers, the logical reductions
     bool or integers, max and min anything."""
-    if x.dtype.kind in kinds:
+    if dtypes.kind(x.dtype) in kinds:
         return
     if kinds == R.INT_OR_BOOL:
         raise TypeError(f"logical reduction requires operand dtype bool or int, got "
@@ -80,33 +80,33 @@ def _prod(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 
 def _max(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    if x.dtype.kind == "c":  # (no HLO init for complex: NumPy's lexicographic order)
+    if dtypes.kind(x.dtype) == "c":  # (no HLO init for complex: NumPy's lexicographic order)
         return np.max(x, axis=axes)
     return plain_reduce("maximum", x, axes, _lowest(x.dtype))
 
 
 def _min(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    if x.dtype.kind == "c":
+    if dtypes.kind(x.dtype) == "c":
         return np.min(x, axis=axes)
     return plain_reduce("minimum", x, axes, _highest(x.dtype))
 
 
 def _lowest(dtype: np.dtype) -> object:
-    if dtype.kind == "c":  # the least in the lexicographic order max and min use
+    if dtypes.kind(dtype) == "c":  # the least in the lexicographic order max and min use
         return complex(-np.inf, -np.inf)
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return -np.inf
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         return False
     return np.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype) -> object:
-    if dtype.kind == "c":
+    if dtypes.kind(dtype) == "c":
         return complex(np.inf, np.inf)
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return np.inf
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         return True
     return np.iinfo(dtype).max
 
@@ -160,7 +160,7 @@ def _arg_define(name: str, pick: Callable[[np.ndarray, int], np.ndarray]) -> Pri
         if x.shape[axis] < 1:
             raise ValueError("argmin and argmax require non-empty reduced dimension. "
                              f"operand.shape={x.shape} axis={axis}")
-        if np.dtype(index_dtype).kind not in "iu":
+        if dtypes.kind(np.dtype(index_dtype)) not in "iu":
             raise TypeError(f"index_dtype must be an integer type, but got "
                             f"{np.dtype(index_dtype).name}")
         return ShapedArray(_reduced_shape(name, x, axes), index_dtype, False)

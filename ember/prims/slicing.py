@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad, batching
+from ember.core import ad, batching, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
@@ -194,7 +194,7 @@ def _check_start_indices(name: str, operand: ShapedArray, indices: tuple[ShapedA
         raise TypeError(f"{name} start indices must be scalars, got shapes "
                         f"{tuple(i.shape for i in indices)}.")
     dts = {i.dtype for i in indices}
-    if any(dt.kind not in "iu" for dt in dts) or len(dts) > 1:
+    if any(dtypes.kind(dt) not in "iu" for dt in dts) or len(dts) > 1:
         raise TypeError(f"index arguments to {name} must be integers of the same type, got: "
                         f"{tuple(i.dtype.name for i in indices)}")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad
+from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
@@ -41,7 +41,7 @@ def sort_key(x: np.ndarray) -> np.ndarray:
     NumPy's sorts already place NaN last and treat -0.0 == +0.0; canonicalizing makes every
     NaN payload and sign compare equal, so multi-key sorts tie-break them on later keys.
     """
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return x
     return np.where(np.isnan(x), np.array(np.nan, x.dtype), x + np.array(0, x.dtype))
 
@@ -89,13 +89,13 @@ def _canonical(b: Any, x: Any) -> Any:
     zero = b.constant(np.zeros((), x.shape.dtype))
     if x.shape.dimensions:  # comparators are scalar: a rank-0 broadcast would only keep
         zero = b.broadcast(zero, x.shape.dimensions, ())  # the evaluator off its fast path
-    return b.add(x, zero) if x.shape.dtype.kind == "f" else x
+    return b.add(x, zero) if dtypes.kind(x.shape.dtype) == "f" else x
 
 
 def _less(b: Any, x: Any, y: Any, descending: bool = False) -> Any:
     """Total order on canonical keys: ascending puts NaN last; descending puts NaN first."""
     lt = b.compare(x, y, "GT" if descending else "LT")
-    if x.shape.dtype.kind != "f":
+    if dtypes.kind(x.shape.dtype) != "f":
         return lt
     x_nan, y_nan = b.compare(x, x, "NE"), b.compare(y, y, "NE")
     nan_wins = b.and_(x_nan, b.not_(y_nan)) if descending else b.and_(y_nan, b.not_(x_nan))
@@ -104,7 +104,7 @@ def _less(b: Any, x: Any, y: Any, descending: bool = False) -> Any:
 
 def _equal(b: Any, x: Any, y: Any) -> Any:
     eq = b.compare(x, y, "EQ")
-    if x.shape.dtype.kind != "f":
+    if dtypes.kind(x.shape.dtype) != "f":
         return eq
     return b.or_(eq, b.and_(b.compare(x, x, "NE"), b.compare(y, y, "NE")))
 
@@ -162,12 +162,12 @@ def _descending_key(x: np.ndarray) -> np.ndarray:
     integers are widened to int64 first so ~v cannot overflow; bool becomes 0/1.
     """
     x = sort_key(x)
-    if x.dtype.kind == "f":
+    if dtypes.kind(x.dtype) == "f":
         ity = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
         bits = x.view(ity)
         ordered = np.where(bits < 0, bits ^ np.iinfo(ity).max, bits)
         return ~ordered.astype(np.int64)
-    if x.dtype.kind == "u" and x.dtype.itemsize == 8:
+    if dtypes.kind(x.dtype) == "u" and x.dtype.itemsize == 8:
         return np.iinfo(np.uint64).max - x
     return ~x.astype(np.int64)
 

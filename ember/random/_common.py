@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.core import dtypes as core_dtypes
 from ember.random.prng import canonical_shape
 
@@ -48,7 +49,7 @@ def float_dtype(name: str, dtype: Any, *, allow_complex: bool = False) -> np.dty
     """The requested float dtype (the default float when None), JAX's error otherwise."""
     dt = core_dtypes.default_float() if dtype is None else (
         core_dtypes.canonicalize_requested(dtype, name))
-    ok = np.issubdtype(dt, np.inexact) if allow_complex else np.issubdtype(dt, np.floating)
+    ok = dtypes.issubdtype(dt, np.inexact) if allow_complex else dtypes.issubdtype(dt, np.floating)
     if not ok:
         kind = "a float or complex dtype" if allow_complex else "a float dtype"
         raise ValueError(f"dtype argument to `{name}` must be {kind}, got {dt}")

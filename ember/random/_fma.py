@@ -37,7 +37,7 @@ def _split(a: Any, splitter: Any) -> tuple[Any, Any]:
 def fma(a: Any, b: Any, c: Any) -> Any:
     """fl(a * b + c) in the operands' (common) float dtype."""
     dtype = np.dtype(a.dtype)
-    if dtype == np.float16:  # (XLA's CPU does not fuse float16: each op rounds)
+    if dtype.itemsize == 2:  # (XLA's CPU does not fuse float16 or bfloat16: each op rounds)
         return a * b + c
     splitter = np.array(_SPLITTER[dtype], dtype)
     p = a * b

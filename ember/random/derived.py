@@ -32,6 +32,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.random._common import broadcast_shape, float_dtype, int_dtype
 from ember.random.gamma import _gamma, _rademacher
 from ember.random.keys import check_prng_key
@@ -51,7 +52,7 @@ def _exponential_data(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any
 
 @partial(jit, static_argnums=(1, 2))
 def _cauchy(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    u = uniform_data(data, np.array(np.finfo(dtype).eps, dtype), np.array(1.0, dtype),
+    u = uniform_data(data, np.array(dtypes.finfo(dtype).eps, dtype), np.array(1.0, dtype),
                      shape, dtype)
     return lax.tan(lax.mul(np.array(np.pi, dtype), lax.sub(u, np.array(0.5, dtype))))
 
@@ -153,7 +154,7 @@ def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Any = (),
 @partial(jit, static_argnums=(2, 3))
 def _geometric(data: Any, p: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     p = jnp.asarray(p)
-    if not np.issubdtype(p.dtype, np.inexact):
+    if not dtypes.issubdtype(p.dtype, np.inexact):
         p = p.astype(jnp.asarray(1.0).dtype)
     u = uniform_data(data, 0.0, 1.0, shape, p.dtype)
     u = jnp.where(u == 0, np.array(1, p.dtype), u)
@@ -165,7 +166,7 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Trials until the first success, success probability p (integers >= 1)."""
     typed, _ = check_prng_key("geometric", key)
     dtype = int_dtype(dtype, "geometric")
-    if not np.issubdtype(dtype, np.integer):
+    if not dtypes.issubdtype(dtype, np.integer):
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
     return _geometric(typed._data, p, broadcast_shape("geometric", shape, p), dtype)
 

@@ -23,6 +23,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.random._common import check_shape
 from ember.random.keys import KeyArray, check_prng_key
 from ember.random.prng import bits_data, canonical_shape, split_data
@@ -90,7 +91,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
                         "at position 0.")
     axis = _canonical_axis(axis, np.ndim(x) or 1)
     if not np.ndim(x):
-        if not np.issubdtype(jnp.asarray(x).dtype, np.integer):
+        if not dtypes.issubdtype(jnp.asarray(x).dtype, np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = operator.index(x) if isinstance(x, (int, np.integer)) else int(x)
         return _shuffle(typed._data, jnp.arange(n), axis)
@@ -135,7 +136,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
             result = permutation(typed, n_inputs if arr.ndim == 0 else arr, axis)[slices]
     else:
         p_arr = jnp.asarray(p)
-        if not np.issubdtype(p_arr.dtype, np.inexact):
+        if not dtypes.issubdtype(p_arr.dtype, np.inexact):
             p_arr = p_arr.astype(jnp.result_type(float))
         if p_arr.shape != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as "

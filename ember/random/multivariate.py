@@ -20,6 +20,7 @@ import numpy as np
 
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.core import dtypes as core_dtypes
 from ember.random._common import broadcast_shapes, check_shape, float_dtype
 from ember.random.keys import check_prng_key
@@ -62,7 +63,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     typed, _ = check_prng_key("multivariate_normal", key)
     mean, cov = jnp.asarray(mean), jnp.asarray(cov)
     common = jnp.result_type(mean, cov)
-    if not np.issubdtype(common, np.inexact):
+    if not dtypes.issubdtype(common, np.inexact):
         common = core_dtypes.default_float()
     mean, cov = mean.astype(common), cov.astype(common)
     if method not in {"svd", "eigh", "cholesky"}:

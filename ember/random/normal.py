@@ -18,6 +18,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.random._common import broadcast_shape, float_dtype
 from ember.random.keys import check_prng_key
 from ember.random.prng import canonical_shape
@@ -44,7 +45,7 @@ def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     typed, _ = check_prng_key("normal", key)
     shape = canonical_shape(shape)
     dtype = float_dtype("normal", dtype, allow_complex=True)
-    if np.issubdtype(dtype, np.complexfloating):
+    if dtypes.issubdtype(dtype, np.complexfloating):
         # (JAX's complex normal is (re + i im) / sqrt(2) from two split keys; Ember's
         # compiled code has no complex element type yet)
         raise TypeError(f"Ember does not support the dtype {dtype} in random.normal")

@@ -21,6 +21,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.core import dtypes as core_dtypes
 from ember.random.keys import KeyArray, check_key_data, check_prng_key, returned
 from ember.random.threefry import iota_2x32, threefry2x32
@@ -120,7 +121,7 @@ def _seed_data(ctor: str, seed: Any) -> Any:
     # the seed, so Python hashes work as seeds.
     arr = jnp.asarray(np.int64(seed)) if isinstance(seed, int) and not isinstance(
         seed, bool) else jnp.asarray(seed)
-    if not np.issubdtype(arr.dtype, np.integer):
+    if not dtypes.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {arr!r}")
     return _seed_jit(arr)
 
@@ -246,7 +247,7 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
         dtype = core_dtypes.default_uint()
     else:
         dtype = core_dtypes.canonicalize_requested(dtype, "bits")
-    if not np.issubdtype(dtype, np.unsignedinteger):
+    if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError("dtype argument to `bits` must be an unsigned int dtype, "
                          f"got {dtype}")
     return random_bits(typed, dtype.itemsize * 8, canonical_shape(shape))

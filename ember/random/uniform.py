@@ -17,6 +17,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.core import dtypes as core_dtypes
 from ember.random._common import broadcast_shape, check_shape, float_dtype, int_dtype
 from ember.random._fma import fma
@@ -27,7 +28,7 @@ from ember.random.prng import UINT_DTYPES, bits_data, canonical_shape, split_dat
 def uniform_data(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
                  dtype: np.dtype) -> Any:
     """Uniform floats from key data (batched keys give a leading batch shape)."""
-    finfo = np.finfo(dtype)
+    finfo = dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     rng_bits = 8 if nmant < 8 else nbits
     uint = UINT_DTYPES[nbits]
@@ -89,9 +90,9 @@ def _randint(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
     check_shape("randint", shape, np.shape(minval), np.shape(maxval))
     minval = jnp.asarray(minval)
     maxval = jnp.asarray(maxval)
-    if not np.issubdtype(minval.dtype, np.integer):
+    if not dtypes.issubdtype(minval.dtype, np.integer):
         minval = minval.astype(int)
-    if not np.issubdtype(maxval.dtype, np.integer):
+    if not dtypes.issubdtype(maxval.dtype, np.integer):
         maxval = maxval.astype(int)
     # A maxval above the dtype's range means "up to and including the dtype's max".
     top = _convert_and_clip(jnp.array(np.iinfo(dtype).max, dtype), maxval.dtype)
@@ -120,7 +121,7 @@ def randint(key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -
     typed, _ = check_prng_key("randint", key)
     dtype = int_dtype(dtype, "randint")
     shape = canonical_shape(shape)
-    if not np.issubdtype(dtype, np.integer):
+    if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     info = np.iinfo(dtype)
     sampling = dtype
@@ -142,7 +143,7 @@ def _bernoulli(data: Any, p: Any, shape: tuple[int, ...] | None, mode: str) -> A
     dtype = jnp.asarray(p).dtype
     if mode == "high":
         u = uniform_data(data, 0.0, 1.0, (2, *shape), dtype)
-        u1, u2 = u[0], u[1] * np.array(2.0 ** -np.finfo(dtype).nmant, dtype)
+        u1, u2 = u[0], u[1] * np.array(2.0 ** -dtypes.finfo(dtype).nmant, dtype)
         return u2 < p - u1
     return uniform_data(data, 0.0, 1.0, shape, dtype) < p
 
@@ -155,7 +156,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
         raise ValueError(f"got {mode=}, expected 'high' or 'low'")
     typed, _ = check_prng_key("bernoulli", key)
     p_arr = jnp.asarray(p)
-    if not np.issubdtype(p_arr.dtype, np.floating):
+    if not dtypes.issubdtype(p_arr.dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
                         f"{p_arr.dtype}.")
     if core_dtypes.is_python_scalar(p):

@@ -22,6 +22,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as jnp
 from ember.api import jit
+from ember.core import dtypes
 from ember.random._common import float_dtype
 from ember.random.keys import check_prng_key
 from ember.random.prng import bits_data, canonical_shape
@@ -43,7 +44,7 @@ def exponential(key: Any, shape: Any = (), dtype: Any = None) -> Any:
 
 def gumbel_data(data: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> Any:
     """Standard Gumbel values from key data (mode "low" or "high")."""
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     if mode == "highest" and dtype == np.float32:
         return _gumbel_highest_f32(data, shape)
     if mode in ("high", "highest"):
@@ -112,7 +113,7 @@ def gumbel(key: Any, shape: Any = (), dtype: Any = None, mode: str | None = None
 
 @partial(jit, static_argnums=(1, 2))
 def _laplace(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    lo = np.array(-1.0 + float(np.finfo(dtype).epsneg), dtype)
+    lo = np.array(-1.0 + float(dtypes.finfo(dtype).epsneg), dtype)
     u = uniform_data(data, lo, np.array(1.0, dtype), shape, dtype)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
@@ -126,7 +127,7 @@ def laplace(key: Any, shape: Any = (), dtype: Any = None) -> Any:
 
 @partial(jit, static_argnums=(1, 2))
 def _logistic(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    u = uniform_data(data, np.array(np.finfo(dtype).tiny, dtype), np.array(1.0, dtype),
+    u = uniform_data(data, np.array(dtypes.finfo(dtype).tiny, dtype), np.array(1.0, dtype),
                      shape, dtype)
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ember.config import child_environment
+from ember.core import dtypes
 
 RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-9}
 
@@ -75,7 +76,7 @@ def make_inputs(inputs: list, seed: int) -> list[np.ndarray]:
 
 def _close(g: np.ndarray, w: np.ndarray, dtype: str, exact: bool) -> str:
     """'' when `g` matches `w` under the rules above, else why not."""
-    if np.dtype(dtype).kind != "f":
+    if dtypes.kind(np.dtype(dtype)) != "f":
         return "" if np.array_equal(g, w) else "values differ"
     g64, w64 = g.astype(np.float64), w.astype(np.float64)
     gn, wn = np.isnan(g64), np.isnan(w64)

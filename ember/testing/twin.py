@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import dtypes
+
 
 def sign(x: Any) -> np.ndarray:
     """`jnp.sign`: as NumPy's, except that a zero keeps its sign (sign(-0.0) is -0.0)."""
@@ -25,7 +27,7 @@ def sign(x: Any) -> np.ndarray:
 
 def _acc(x: np.ndarray, dtype: str) -> np.ndarray:
     """`x` in the type the reduction accumulates in: float64 for floats, else `dtype`."""
-    return np.asarray(x, np.float64 if np.dtype(dtype).kind == "f" else dtype)
+    return np.asarray(x, np.float64 if dtypes.kind(np.dtype(dtype)) == "f" else dtype)
 
 
 def reduce(how: str, x: Any, axis: Any, keepdims: bool, dtype: str) -> np.ndarray:

@@ -121,6 +121,18 @@ def _dtypes() -> None:
     assert (jnp.ones(2, jnp.float32) * 2.5).dtype == np.float32
 
 
+def _half_precision() -> None:
+    x = jnp.arange(6.0).astype(jnp.bfloat16)
+    compiled = jax.jit(lambda v: jnp.sum(v * 0.5 + 1)).lower(x).compile()
+    assert compiled._compiled.backend == "cpu"  # (native code, not the interpreter)
+    out = compiled(x)
+    assert out.dtype == jnp.bfloat16 and float(out) == 13.5
+    assert jnp.finfo(jnp.bfloat16).eps == 2.0 ** -7
+    g = jax.grad(lambda v: jnp.sum(v * v))(jnp.ones(3, jnp.float16))
+    assert g.dtype == np.float16 and g.tolist() == [2.0, 2.0, 2.0]
+    assert jax.vmap(jnp.max)(x.reshape(2, 3)).tolist() == [2.0, 5.0]
+
+
 def _complex_jit() -> None:
     z = np.array([1 + 2j, 3 - 1j], np.complex64)
     _close(jax.jit(lambda v: v * jnp.conj(v) + v.imag)(z), z * np.conj(z) + z.imag)
@@ -202,6 +214,8 @@ CHECKS: dict[str, Callable[[], None]] = {
     "dtype promotion, weak types, 64-bit with `JAX_ENABLE_X64`": _dtypes,
     "`jax.distributed.initialize()`/`shutdown()` under `mpiexec` (MPI, the `mpi` extra)":
         _distributed,
+    "`bfloat16` and `float16`: 16-bit storage, float32 arithmetic and accumulation as XLA's "
+    "CPU backend, compiled natively, `finfo`, `grad`/`vmap`": _half_precision,
     "complex64/complex128, eager and under `jit` (native fused CPU code for arithmetic, "
     "`abs`, `exp`, `log`, `sqrt`, trig and hyperbolic functions, comparisons, sums, "
     "products, powers; sort and the inverse trig functions on the interpreter), "

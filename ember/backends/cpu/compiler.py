@@ -48,10 +48,12 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
     """Inlining of calls, window expansion, complex dots as real ones,
     hardware-independent simplification, the optimization barriers' removal, transpose
     folding (into dots), float normalization (float16/bfloat16 sums and dots accumulate in
-    float32), reduction splitting (large few-output reductions in two, for threads), layout
+    float32), bfloat16 expansion (bf16 arithmetic in float32, rounded after each op),
+    reduction splitting (large few-output reductions in two, for threads), layout
     assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
+    from ember.passes.bf16_expansion import Bf16Expansion
     from ember.passes.fusion import Fusion, FusionPolicy
     from ember.passes.layout_assignment import LayoutAssignment
 
@@ -76,6 +78,9 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         # fuse; before splitting: the partial sums are float32 too)
         OnOpcodes("float-normalization", "ember.passes.float_normalization:FloatNormalization",
                   frozenset({"reduce", "dot"})),
+        # bfloat16 arithmetic in float32, rounded back after each op, as XLA's CPU backend
+        # (after float normalization, whose widened sums and dots it leaves alone)
+        Bf16Expansion(),
         OnOpcodes("reduction-splitting", "ember.passes.reduction_splitting:ReductionSplitting",
                   frozenset({"reduce"})),
         LayoutAssignment(),
@@ -134,19 +139,26 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
 
 def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = True) -> Module:
     """The optimized module the code generator compiles: a clone of `module` through
-    `pipeline(unsafe_math)` (calls inlined first), or through call inlining alone when
-    `run_passes` is False (`module` is not modified). Deterministic: the same module gives
-    the same names and schedule."""
+    `pipeline(unsafe_math)` (calls inlined first), or through call inlining and bf16
+    expansion alone when `run_passes` is False (`module` is not modified). Deterministic:
+    the same module gives the same names and schedule."""
+    from ember.passes import bf16_expansion
+
     m = module.clone()
     if run_passes:
         pipeline(unsafe_math).run(m)
-    elif any(i.opcode == "call" for i in m.entry.instructions):
-        # (the one rewrite the code generator cannot do without)
-        from ember.passes.call_inlining import CallInlining
+    else:
+        if any(i.opcode == "call" for i in m.entry.instructions):
+            # (the one rewrite the code generator cannot do without)
+            from ember.passes.call_inlining import CallInlining
 
-        CallInlining().run(m)
+            CallInlining().run(m)
+        bf16_expansion.Bf16Expansion().run(m)  # (the code generator has no bf16 arithmetic)
     if any(i.opcode == "call" for i in m.entry.instructions):  # call-inlining disabled
         raise UnsupportedOnCpu({"call"}, "the CPU backend needs the call-inlining pass")
+    if bf16_expansion.has_bf16_arithmetic(m):  # bf16-expansion disabled
+        raise UnsupportedOnCpu({"(bf16 arithmetic)"},
+                               "the CPU backend needs the bf16-expansion pass")
     windowed = {i.opcode for c in m.computations for i in c.instructions} & _WINDOWED
     if windowed and not run_passes:  # (the other rewrite the code generator needs)
         from ember.passes.window_expansion import WindowExpansion

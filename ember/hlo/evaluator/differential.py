@@ -52,7 +52,7 @@ def random_value(rng: np.random.Generator, shape: Shape) -> Value:
     dims = shape.dimensions
     if dt == np.bool_:
         return rng.random(dims) < 0.5
-    if dt.kind == "f":
+    if dt.kind == "f" or dt.name == "bfloat16":
         return rng.standard_normal(dims).astype(dt)
     lo, hi = (-5, 5) if dt.kind == "i" else (0, 10)
     return rng.integers(lo, hi, size=dims, endpoint=True).astype(dt)
@@ -112,7 +112,7 @@ def _mismatch(want: np.ndarray, got: np.ndarray, inexact: bool) -> str | None:
         return f"{got.dtype}{list(got.shape)} instead of {want.dtype}{list(want.shape)}"
     if want.tobytes() == got.tobytes():
         return None
-    if inexact and want.dtype.kind == "f":
+    if inexact and (want.dtype.kind == "f" or want.dtype.name == "bfloat16"):
         rtol = _RTOL[element_type_from_numpy(want.dtype)]
         w, g = want.astype(np.float64), got.astype(np.float64)
         finite = np.isfinite(w)

@@ -178,16 +178,21 @@ def _ieee_extremum(x: np.ndarray, y: np.ndarray, pick_max: bool) -> np.ndarray:
     return np.where(np.isnan(x), x, np.where(np.isnan(y), y, r))
 
 
+def is_real_float(dtype: np.dtype) -> bool:
+    """A real float dtype, bfloat16 included (NumPy gives ml_dtypes' bfloat16 kind 'V')."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
 @_quiet
 def maximum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
+    if is_real_float(x.dtype):
         return _cast(_ieee_extremum(x, y, True), x.dtype)
     return _cast(np.maximum(x, y), x.dtype)
 
 
 @_quiet
 def minimum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
+    if is_real_float(x.dtype):
         return _cast(_ieee_extremum(x, y, False), x.dtype)
     return _cast(np.minimum(x, y), x.dtype)
 
@@ -446,7 +451,7 @@ def select(pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.nd
 def clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """min(max(x, lo), hi), XLA's operand order (min, operand, max), with the IEEE
     maximum/minimum above: NaN propagates, -0.0 < +0.0."""
-    if x.dtype.kind == "f":
+    if is_real_float(x.dtype):
         lo, hi = lo.astype(x.dtype, copy=False), hi.astype(x.dtype, copy=False)
         return _cast(_ieee_extremum(_ieee_extremum(x, lo, True), hi, False), x.dtype)
     return _cast(np.minimum(np.maximum(x, lo), hi), x.dtype)
@@ -470,6 +475,10 @@ def convert_array(x: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
     dt = np.dtype(dtype)
     if x.dtype.kind == "c" and dt.kind != "c":
         x = x.real  # XLA: complex to a real type converts the real part
+    if x.dtype.name == "bfloat16" and dt.kind in "iub":
+        x = x.astype(np.float32)  # (exact; NumPy's kind 'V' for bf16 hides it from the float rules)
+    elif dt.name == "bfloat16" and x.dtype.itemsize == 8:
+        x = x.astype(np.float32)  # XLA rounds an f64 or a 64-bit int to f32 first, then to bf16
     with np.errstate(all="ignore"):
         if dt == np.bool_:
             return np.asarray(x != 0)
@@ -638,9 +647,33 @@ def _through_math_kernels(opcode: str, numpy_fn: Fn) -> Fn:
 # The NumPy/SciPy rules of every opcode, math included: the reference native math kernels
 # are tested against (tests/codegen/test_math_special.py), and what complex inputs run.
 NUMPY_ELEMENTWISE: dict[str, Fn] = dict(_NUMPY_RULES)
-# What the evaluator and eager mode call: the NumPy rules, math through the hook.
+
+
+def _bf16_in_f32(fn: Fn) -> Fn:
+    """`fn`, with bfloat16 operands computed in float32 and a float32 result rounded once
+    to bfloat16: what the CPU backend compiles (passes/bf16_expansion.py), so eager, the
+    interpreter and compiled code agree bit for bit (math through the f32 kernels too)."""
+    @functools.wraps(fn)
+    def wrapped(*args: np.ndarray) -> np.ndarray:
+        for a in args:  # (a plain loop, kind 'V' first: this runs for every eager op)
+            dt = getattr(a, "dtype", None)
+            if dt is not None and dt.kind == "V" and dt.name == "bfloat16":
+                break
+        else:
+            return fn(*args)
+        out = fn(*(a.astype(_F32) if getattr(a, "dtype", None) == dt else a for a in args))
+        return out.astype(dt) if out.dtype == _F32 else out
+
+    return wrapped
+
+
+_F32 = np.dtype(np.float32)
+_MOVES = frozenset({"select", "copy"})  # (they move bf16 bits: no arithmetic)
+
+# What the evaluator and eager mode call: the NumPy rules, math through the hook, bf16 in f32.
 ELEMENTWISE: dict[str, Fn] = {
-    op: _through_math_kernels(op, fn) if op in MATH_OPCODES else fn
+    op: fn if op in _MOVES else _bf16_in_f32(
+        _through_math_kernels(op, fn) if op in MATH_OPCODES else fn)
     for op, fn in _NUMPY_RULES.items()}
 
 
@@ -653,6 +686,8 @@ def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> n
     flush to +-0 (the reduced format has no subnormals). NaN stays NaN.
     """
     x = np.asarray(x)
+    if x.dtype.name == "bfloat16":  # (in f32: its result fits bf16, being no wider)
+        return reduce_precision(x.astype(_F32), exponent_bits, mantissa_bits).astype(x.dtype)
     nbits = 8 * x.dtype.itemsize
     mbits = {2: 10, 4: 23, 8: 52}[x.dtype.itemsize]
     ebits = nbits - 1 - mbits

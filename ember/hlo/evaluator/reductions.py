@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ember.hlo.accumulation import WIDENED_OPS, accumulation_dtype
+from ember.hlo.evaluator.elementwise import is_real_float
 
 REDUCE_UFUNCS: dict[str, np.ufunc] = {
     "add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
@@ -43,7 +44,7 @@ def plain_reduce(opcode: str, x: np.ndarray, axes: tuple[int, ...], init: Any) -
         r = np.asarray(REDUCE_UFUNCS[opcode].reduce(
             x.astype(acc, copy=False), axis=axes, dtype=acc,
             initial=init_arr.astype(acc)[()]))
-        if opcode in ("maximum", "minimum") and x.dtype.kind == "f":
+        if opcode in ("maximum", "minimum") and is_real_float(x.dtype):
             r = _ieee_zero_signs(r, x, axes, init_arr, opcode == "maximum")
     return np.asarray(r).astype(x.dtype, copy=True)
 
@@ -67,7 +68,7 @@ def extremum_accumulate(opcode: str, x: np.ndarray, axis: int) -> np.ndarray:
     -0.0 once any -0.0 came by). NaN propagates from the first NaN on."""
     ufunc = REDUCE_UFUNCS[opcode]
     r = np.asarray(ufunc.accumulate(x, axis=axis))
-    if x.dtype.kind != "f" or not (r == 0).any():
+    if not is_real_float(x.dtype) or not (r == 0).any():
         return r
     want_neg = opcode == "minimum"
     seen = np.logical_or.accumulate((x == 0) & (np.signbit(x) == want_neg), axis=axis)
@@ -78,7 +79,7 @@ def combine_at(opcode: str, out: np.ndarray, index: Any, vals: np.ndarray) -> No
     """out[index] = out[index] op vals in place, every repeated index combining all of its
     updates (ufunc.at: scatter-add, scatter-max, ...), max/min with IEEE zeros."""
     ufunc = REDUCE_UFUNCS[opcode]
-    fix = opcode in ("maximum", "minimum") and out.dtype.kind == "f"
+    fix = opcode in ("maximum", "minimum") and is_real_float(out.dtype)
     if fix:
         want_neg = opcode == "minimum"
         hit = (out == 0) & (np.signbit(out) == want_neg)  # the winning zero is there

@@ -57,7 +57,7 @@ def convolution(lhs: np.ndarray, rhs: np.ndarray, window: Sequence[WindowDim],
                 dtype: np.dtype) -> np.ndarray:
     """XLA's convolution, result of `dtype` (the shape rule's; see the module doc)."""
     dtype = np.dtype(dtype)
-    acc = accumulation_dtype(dtype) if dtype.kind == "f" else (
+    acc = accumulation_dtype(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" else (
         np.dtype(np.int32) if dtype == np.bool_ else dtype)
     nsp = len(d.lhs_spatial)
     x = np.transpose(lhs, (d.lhs_batch, d.lhs_feature, *d.lhs_spatial)).astype(acc)

@@ -84,7 +84,8 @@ class RuntimeSpec:
                 "scratch_bytes": self.scratch_bytes, "copy_outs": self.copy_outs,
                 "root": self.root, "buffer_assignment": self.buffer_assignment,
                 "code_bytes": self.code_bytes, "aliases": self.aliases,
-                "constants": [(c.dtype.str, list(c.shape), c.nbytes) for c in consts]}
+                "constants": [(_dtype_text(c.dtype), list(c.shape), c.nbytes)
+                              for c in consts]}
         return json.loads(json.dumps(meta)), b"".join(c.tobytes() for c in consts)
 
     @staticmethod
@@ -92,7 +93,7 @@ class RuntimeSpec:
         consts = []
         off = 0
         for dt, shape, nbytes in meta["constants"]:
-            consts.append(np.frombuffer(data, np.dtype(dt), math.prod(shape),
+            consts.append(np.frombuffer(data, _dtype_from_text(dt), math.prod(shape),
                                         off).reshape(shape).copy())
             off += nbytes
         if off != len(data):
@@ -107,6 +108,16 @@ class RuntimeSpec:
                            meta["root"], str(meta["buffer_assignment"]),
                            int(meta["code_bytes"]),
                            [(int(a), int(b)) for a, b in meta["aliases"]])
+
+
+def _dtype_text(dt: np.dtype) -> str:
+    """A constant's dtype in the metadata: NumPy's `dtype.str` ('<f4'), except bfloat16,
+    whose `str` is '<V2' (a void type that would come back as raw bytes): its name."""
+    return "bfloat16" if dt.name == "bfloat16" else dt.str
+
+
+def _dtype_from_text(text: str) -> np.dtype:
+    return numpy_dtype("bf16") if text == "bfloat16" else np.dtype(text)
 
 
 def dtype_of(spec: ShapeSpec) -> np.dtype:
