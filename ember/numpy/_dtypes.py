@@ -64,7 +64,10 @@ _BFLOAT16: type | None = None
 
 def _scalar_type(np_type: type) -> type:
     name = np.dtype(np_type).name
-    return _ScalarMeta(name, (), {"dtype": np.dtype(np_type), "_numpy_type": np_type})
+    doc = (f"The {name} scalar type, as `jax.numpy.{name}`: `{name}(x)` is a 0-d Array of "
+           f"that dtype, and it names the dtype wherever a dtype is accepted.")
+    return _ScalarMeta(name, (), {"dtype": np.dtype(np_type), "_numpy_type": np_type,
+                                  "__doc__": doc})
 
 
 bool_ = _scalar_type(np.bool_)

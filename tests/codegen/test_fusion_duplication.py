@@ -10,7 +10,7 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu.emit import kernel_key
+from ember.backends.cpu.plan import kernel_key
 from ember.explain.analysis import analyze
 from ember.explain.refusals import crossing_edges
 from ember.hlo.evaluator import evaluate

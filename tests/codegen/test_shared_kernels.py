@@ -1,4 +1,4 @@
-"""Kernels with the same body compile to one LLVM function (emit/kernel_key.py): an
+"""Kernels with the same body compile to one LLVM function (plan/kernel_key.py): an
 unrolled loop's steps are generated and optimized once and called with each step's
 buffers; kernels that differ in a shape, a layout, a constant, an opcode or in which of
 their arguments are the same buffer keep functions of their own; values stay right
@@ -15,7 +15,7 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.backends import cpu
-from ember.backends.cpu.emit import kernel_key
+from ember.backends.cpu.plan import kernel_key
 from ember.explain.kernels import kernels as kernel_records
 from ember.hlo.parser import parse_module
 

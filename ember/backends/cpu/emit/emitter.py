@@ -5,7 +5,7 @@ with `void @<prefix>entry(ptr %table)`, which loads every buffer pointer from th
 (temporaries: scratch base + offset) and calls the kernels in schedule order, so a call of
 the executable is one foreign call. Kernels are `noinline` functions `<prefix><kernel name>`
 whose buffer arguments are all `noalias` (outputs never alias inputs), which lets the
-vectorizer skip runtime alias checks. Kernels with the same body (kernel_key.py: the same
+vectorizer skip runtime alias checks. Kernels with the same body (plan/kernel_key.py: the same
 canonical graph, shapes, layouts and argument pattern; an unrolled loop's steps) are
 emitted once: the entry calls the first one's function with each one's own buffers, so
 LLVM optimizes and compiles each distinct body once (`shared_kernels` maps a kernel to
@@ -35,10 +35,10 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit import control_steps, kinds
-from ember.backends.cpu.emit.kernel_key import kernel_key
 from ember.backends.cpu.emit.kinds import KernelContext, graph_root
 from ember.backends.cpu.errors import CpuCompileError
 from ember.backends.cpu.jit.compile_effort import instruction_work
+from ember.backends.cpu.plan.kernel_key import kernel_key
 from ember.backends.cpu.plan.schedule import Schedule, Slot
 from ember.backends.cpu.runtime.pool import SYMBOL as POOL_SYMBOL
 from ember.codegen.irtypes import I8, I32, I64, PTR, VOID, i64
@@ -54,7 +54,7 @@ class ModuleEmitter:
     def __init__(self, module: Module, sched: Schedule, prefix: str,
                  parallel: bool = False, precise: str | None = None,
                  share: bool = True) -> None:
-        """`share`: kernels with the same body (kernel_key.py) call one function.
+        """`share`: kernels with the same body (plan/kernel_key.py) call one function.
         `precise`: None keeps kernels' unoptimized precise copies in the module, called
         directly; "lazy" leaves them out and calls them through slots filled on first use,
         "full" keeps them too, for that first use (lazy_precise.py)."""
@@ -75,7 +75,7 @@ class ModuleEmitter:
         self._own_calls = self._calls  # profiling.py swaps `_calls` to emit one call alone
         self._call_range: dict[Instruction, tuple[int, int]] = {}  # kernel -> its calls
         self._in_loops: set[Instruction] = set()  # kernels of loop bodies and branches
-        # kernels with one body share one function (kernel_key.py): key -> (the first
+        # kernels with one body share one function (plan/kernel_key.py): key -> (the first
         # kernel's name, the function the entry calls)
         self.share = share
         self._bodies: dict[tuple, tuple[str, ir.Function]] = {}

@@ -137,7 +137,7 @@ class _ProfilingEmitter(ModuleEmitter):
         counts.initializer = ir.Constant(counts_ty, None)
         for j, (key, call) in enumerate(chosen):
             kfn, slots, split = self._calls[call]
-            # (unique: kernels with one body share `kfn`, kernel_key.py)
+            # (unique: kernels with one body share `kfn`, plan/kernel_key.py)
             w = ir.Function(self.ir, kfn.function_type,
                             name=self.ir.get_unique_name(f"{kfn.name}.counted"))
             w.attributes.add("nounwind")
