@@ -23,6 +23,7 @@ from ember import lax
 from ember.array import ArrayImpl
 from ember.core import dtypes
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, ensure_array, is_array
 
 __all__ = [
@@ -463,7 +464,10 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
     n = _size(_static(N, "eye"))
     m = n if M is None else _size(_static(M, "eye"))
     k = operator.index(_static(k, "eye"))
-    rows, cols = _index_grid(n, m, k)
+    # JAX's order (its jaxpr text): both iotas, then i + k (even for k == 0), then ==.
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    rows = lax.add(rows, lax.convert_element_type(k, np.int32))
     return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype, "eye"))
 
 
@@ -477,7 +481,11 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     n = _size(_static(N, "tri"))
     m = n if M is None else _size(_static(M, "tri"))
     k = operator.index(_static(k, "tri"))
-    rows, cols = _index_grid(n, m, k)
+    # JAX's order (its jaxpr text): iota over rows, i + k (even for k == 0), iota over
+    # columns, then >=.
+    rows = lax.add(lax.broadcasted_iota(np.int32, (n, m), 0),
+                   lax.convert_element_type(k, np.int32))
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
     return lax.convert_element_type(lax.ge(rows, cols), _dtype(dtype, "tri"))
 
 
@@ -497,11 +505,13 @@ def _tri_select(m: Any, k: int, lower: bool) -> Any:
     return lax.select(mask, m, zero) if lower else lax.select(mask, zero, m)
 
 
+@jit_like_jax("tril", static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
     """m with the elements above the k-th diagonal zeroed (the last two axes)."""
     return _tri_select(m, k, True)
 
 
+@jit_like_jax("triu", static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
     """m with the elements below the k-th diagonal zeroed (the last two axes)."""
     return _tri_select(m, k, False)

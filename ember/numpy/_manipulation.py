@@ -898,8 +898,41 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     return _slice_axis(flat, len(lead), start, stop, m + 1)
 
 
+@jit_like_jax("trace", static_argnames=("offset", "axis1", "axis2", "dtype"))
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:
-    """Sum along the offset diagonal."""
+    """Sum of the elements on a diagonal of ``a``.
+
+    Args:
+        a: array with at least two dimensions.
+        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it. Unlike JAX,
+            Ember needs a static (Python) integer here.
+        axis1, axis2: the two axes holding the matrices (default the first two).
+        dtype: the accumulation and output dtype (default: ``sum``'s rule, so small
+            integers accumulate as the default integer type).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        An array of ``a.ndim - 2`` dimensions: ``sum_i a[..., i, i + offset]`` over the
+        other axes.
+
+    Example::
+
+        >>> jnp.trace(jnp.arange(9.0).reshape(3, 3))
+        Array(12., dtype=float32)
+    """
+    from ember.numpy._creation import eye, zeros_like
     from ember.numpy._reductions import sum as _sum
-    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
+    check_arraylike("trace", a)
+    a = ensure_array(a)
+    ndim = get_aval(a).ndim
+    if _axis(axis1, ndim) == _axis(axis2, ndim):
+        raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
+    rows, cols = get_aval(a).shape[axis1], get_aval(a).shape[axis2]
+    # Masking the diagonal and summing both axes (not slicing it out) is JAX's formulation:
+    # the traced text then matches JAX's `jit[name=trace]` op for op.
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    a = where(eye(rows, cols, k=offset, dtype=np.bool_), a, zeros_like(a))
+    return _sum(a, axis=(-2, -1), dtype=dtype)

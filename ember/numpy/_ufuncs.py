@@ -451,19 +451,44 @@ def _minimum(x: Any, y: Any, /) -> Any:
     return lax.min(*promote_args("minimum", x, y))
 
 
+@jit_like_jax("fmax")
 def fmax(x: Any, y: Any, /) -> Any:
-    """max ignoring NaN (NaN only where both are NaN)."""
-    x, y = promote_args("fmax", x, y)
-    if _kind(x) != "f":
-        return lax.max(x, y)
-    return where_(isnan(y), x, where_(isnan(x), y, lax.max(x, y)))
+    """Element-wise maximum that ignores NaNs.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted with JAX's rules.
+
+    Returns:
+        The larger of ``x`` and ``y`` at each position; where one of them is NaN, the
+        other; NaN only where both are. Unlike ``maximum``, which propagates NaNs.
+
+    Example::
+
+        >>> jnp.fmax(jnp.array([1.0, jnp.nan, 3.0]), jnp.array([2.0, 0.5, jnp.nan]))
+        Array([2. , 0.5, 3. ], dtype=float32)
+    """
+    # x where (x > y) or y is NaN, else y: a NaN x loses every comparison, so y wins.
+    return where_(bitwise_or(greater(x, y), isnan(y)), x, y)
 
 
+@jit_like_jax("fmin")
 def fmin(x: Any, y: Any, /) -> Any:
-    x, y = promote_args("fmin", x, y)
-    if _kind(x) != "f":
-        return lax.min(x, y)
-    return where_(isnan(y), x, where_(isnan(x), y, lax.min(x, y)))
+    """Element-wise minimum that ignores NaNs.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted with JAX's rules.
+
+    Returns:
+        The smaller of ``x`` and ``y`` at each position; where one of them is NaN, the
+        other; NaN only where both are. Unlike ``minimum``, which propagates NaNs.
+
+    Example::
+
+        >>> jnp.fmin(jnp.array([1.0, jnp.nan, 3.0]), jnp.array([2.0, 0.5, jnp.nan]))
+        Array([1. , 0.5, 3. ], dtype=float32)
+    """
+    # x where (x < y) or y is NaN, else y (the mirror of fmax).
+    return where_(bitwise_or(less(x, y), isnan(y)), x, y)
 
 
 def where_(c: Any, x: Any, y: Any) -> Any:

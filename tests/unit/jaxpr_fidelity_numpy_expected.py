@@ -941,3 +941,215 @@ EXPECTED['jnp_trunc'] = """\
         in (b,) }
     ] a
   in (b,) }"""
+
+EXPECTED['jnp_tril'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=tril
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          d:i32[3,4] = add c 0:i32[]
+          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          f:bool[3,4] = ge d e
+          g:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          b:f32[3,4] = select_n f g a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_tril_neg'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = jit[
+      name=tril
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          d:i32[3,4] = add c -1:i32[]
+          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          f:bool[3,4] = ge d e
+          g:bool[2,3,4] = broadcast_in_dim[broadcast_dimensions=(1, 2)] f
+          h:f32[2,3,4] = broadcast_in_dim 0.0:f32[]
+          b:f32[2,3,4] = select_n g h a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_triu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=triu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          d:i32[3,4] = add c 0:i32[]
+          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          f:bool[3,4] = ge d e
+          g:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          b:f32[3,4] = select_n f a g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_trace'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          d:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          e:i32[3,4] = add c 0:i32[]
+          f:bool[3,4] = eq e d
+          g:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          h:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; f:bool[3,4] a:f32[3,4] g:f32[3,4]. let
+                h:f32[3,4] = select_n f g a
+              in (h,) }
+          ] f a g
+          b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_trace_axes'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2] = jit[
+      name=trace
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          d:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          e:i32[3,4] = add c 0:i32[]
+          f:bool[3,4] = eq e d
+          g:f32[2,3,4] = broadcast_in_dim 0.0:f32[]
+          h:f32[2,3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; f:bool[3,4] a:f32[2,3,4] g:f32[2,3,4]. let
+                i:bool[2,3,4] = broadcast_in_dim[broadcast_dimensions=(1, 2)] f
+                h:f32[2,3,4] = select_n i g a
+              in (h,) }
+          ] f a g
+          b:f32[2] = reduce_sum[axes=(1, 2) out_sharding=None] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_trace_int'] = """\
+{ lambda ; a:i32[3,4]. let
+    b:i32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:i32[3,4]. let
+          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          d:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          e:i32[3,4] = add c 0:i32[]
+          f:bool[3,4] = eq e d
+          g:i32[3,4] = broadcast_in_dim 0:i32[]
+          h:i32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; f:bool[3,4] a:i32[3,4] g:i32[3,4]. let
+                h:i32[3,4] = select_n f g a
+              in (h,) }
+          ] f a g
+          b:i32[] = reduce_sum[axes=(0, 1) out_sharding=None] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_eye'] = """\
+{ lambda ; a:f32[]. let
+    b:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+    c:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+    d:i32[3,3] = add b 0:i32[]
+    e:bool[3,3] = eq d c
+    f:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[3,3] = add f a
+  in (g,) }"""
+
+EXPECTED['jnp_tri'] = """\
+{ lambda ; a:f32[]. let
+    b:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+    c:i32[3,4] = add b 1:i32[]
+    d:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+    e:bool[3,4] = ge c d
+    f:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[3,4] = add f a
+  in (g,) }"""
+
+EXPECTED['jnp_fmax'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = jit[
+      name=fmax
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:bool[7] = gt a b
+          e:bool[7] = ne b b
+          f:bool[7] = or d e
+          c:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; f:bool[7] a:f32[7] b:f32[7]. let
+                c:f32[7] = select_n f b a
+              in (c,) }
+          ] f a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_fmax_bcast'] = """\
+{ lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,4] = jit[
+      name=fmax
+      jaxpr={ lambda ; a:f32[3,4] b:f32[4]. let
+          d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          e:bool[3,4] = gt a d
+          f:bool[4] = ne b b
+          g:bool[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+          h:bool[3,4] = or e g
+          c:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; h:bool[3,4] a:f32[3,4] b:f32[4]. let
+                i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+                c:f32[3,4] = select_n h i a
+              in (c,) }
+          ] h a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_fmin'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = jit[
+      name=fmin
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:bool[7] = lt a b
+          e:bool[7] = ne b b
+          f:bool[7] = or d e
+          c:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; f:bool[7] a:f32[7] b:f32[7]. let
+                c:f32[7] = select_n f b a
+              in (c,) }
+          ] f a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_fmin_scalar'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=fmin
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          e:bool[7] = lt a d
+          f:bool[] = ne c c
+          g:bool[] = convert_element_type[new_dtype=bool weak_type=False] f
+          h:bool[7] = or e g
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; h:bool[7] a:f32[7] c:f32[]. let
+                i:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] c
+                j:f32[7] = broadcast_in_dim i
+                b:f32[7] = select_n h j a
+              in (b,) }
+          ] h a c
+        in (b,) }
+    ] a 1.0:f32[]
+  in (b,) }"""

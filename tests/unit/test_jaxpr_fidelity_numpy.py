@@ -75,6 +75,20 @@ PROGRAMS = {
     "jnp_append": (lambda x: jnp.append(x, x), (X7,)),
     "jnp_append_axis": (lambda m: jnp.append(m, m, axis=1), (M34,)),
     "jnp_trunc": (lambda x: jnp.trunc(x), (X7,)),
+    # tril, triu, trace, fmax, fmin: JAX jits them (and eye/tri inside follow its op order)
+    "jnp_tril": (lambda m: jnp.tril(m), (M34,)),
+    "jnp_tril_neg": (lambda m: jnp.tril(m, -1), (np.ones((2, 3, 4), np.float32),)),
+    "jnp_triu": (lambda m: jnp.triu(m, 1), (M34,)),
+    "jnp_trace": (lambda m: jnp.trace(m), (M34,)),
+    "jnp_trace_axes": (lambda m: jnp.trace(m, axis1=1, axis2=2),
+                       (np.ones((2, 3, 4), np.float32),)),
+    "jnp_trace_int": (lambda m: jnp.trace(m), (np.ones((3, 4), np.int32),)),
+    "jnp_eye": (lambda s: jnp.eye(3) + s, (np.float32(1),)),
+    "jnp_tri": (lambda s: jnp.tri(3, 4, 1) + s, (np.float32(1),)),
+    "jnp_fmax": (lambda a, b: jnp.fmax(a, b), (X7, X7[::-1].copy())),
+    "jnp_fmax_bcast": (lambda a, b: jnp.fmax(a, b), (M34, M34[0])),
+    "jnp_fmin": (lambda a, b: jnp.fmin(a, b), (X7, X7[::-1].copy())),
+    "jnp_fmin_scalar": (lambda a: jnp.fmin(a, 1.0), (X7,)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
