@@ -21,6 +21,7 @@ import numpy as np
 
 from ember import lax
 from ember.core.trace import get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._manipulation import diagonal
 from ember.numpy._promote import check_arraylike, promote_dtypes
 
@@ -211,20 +212,37 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     return _dg(x1, x2, ((ax,), (ax,)), (batch, batch), precision, preferred_element_type)
 
 
+@jit_like_jax("kron")
 def kron(a: Any, b: Any) -> Any:
-    """The Kronecker product: out[i*B + j] = a[i] * b[j] in every dimension."""
+    """The Kronecker product of two arrays.
+
+    Args:
+        a, b: arrays or scalars; the one with fewer dimensions gets leading axes of size 1.
+
+    Returns:
+        An array of shape ``a.shape * b.shape`` (element-wise) holding the block array
+        ``out[i * B + j] = a[i] * b[j]`` along every dimension (``B`` being b's size there).
+
+    Example::
+
+        >>> jnp.kron(jnp.eye(2), jnp.array([[1.0, 2.0]]))
+        Array([[1., 2., 0., 0.],
+               [0., 0., 1., 2.]], dtype=float32)
+    """
+    from ember.numpy._manipulation import expand_dims, reshape
     a, b = _promote("kron", a, b)
-    sa, sb = get_aval(a).shape, get_aval(b).shape
-    nd = max(len(sa), len(sb))
-    sa = (1,) * (nd - len(sa)) + sa
-    sb = (1,) * (nd - len(sb)) + sb
-    # a as (a0, 1, a1, 1, ...), b as (1, b0, 1, b1, ...): the product interleaves them.
-    ai = lax.reshape(a, tuple(v for s in sa for v in (s, 1)))
-    bi = lax.reshape(b, tuple(v for s in sb for v in (1, s)))
-    shape = tuple(v for x, y in zip(sa, sb) for v in (x, y))
-    prod = lax.mul(lax.broadcast_in_dim(ai, shape, tuple(range(2 * nd))),
-                   lax.broadcast_in_dim(bi, shape, tuple(range(2 * nd))))
-    return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
+    na, nb = get_aval(a).ndim, get_aval(b).ndim
+    if na < nb:
+        a = expand_dims(a, tuple(range(nb - na)))
+    elif nb < na:
+        b = expand_dims(b, tuple(range(na - nb)))
+    nd = max(na, nb)
+    # a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...): their (size-1 broadcasting)
+    # product interleaves the axes, and merging each pair gives the block layout.
+    ai = expand_dims(a, tuple(range(1, 2 * nd, 2)))
+    bi = expand_dims(b, tuple(range(0, 2 * nd, 2)))
+    shape = tuple(x * y for x, y in zip(get_aval(a).shape, get_aval(b).shape))
+    return reshape(lax.mul(ai, bi), shape)
 
 
 # -- einsum ------------------------------------------------------------------------------------

@@ -257,12 +257,29 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
     return out
 
 
+@jit_like_jax("count_nonzero", static_argnames=("axis", "keepdims"))
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """The number of non-zero entries along `axis` (all when None), in the default int."""
+    """Count the non-zero elements of an array.
+
+    Args:
+        a: an array or scalar (a NaN counts as non-zero, as in NumPy).
+        axis: an int or tuple of ints: the axes to count along; None counts them all.
+        keepdims: keep the counted axes with size 1.
+
+    Returns:
+        The counts in the default integer dtype (int32 unless x64 is enabled; NumPy
+        returns int64 and, with ``axis=None``, a Python int).
+
+    Example::
+
+        >>> jnp.count_nonzero(jnp.array([[0, 1, 2], [3, 0, 0]]), axis=1)
+        Array([2, 1], dtype=int32)
+    """
     from ember.numpy._reductions import sum as _sum
     a = _array("count_nonzero", a)
-    mask = lax.ne(a, lax.full_like(a, 0)) if get_aval(a).dtype.kind != "b" else a
-    return _sum(mask, axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
+    # a != 0 against a 0-d zero of a's dtype (a literal in the jaxpr), bools included.
+    zero = lax.convert_element_type(0, get_aval(a).dtype)
+    return _sum(lax.ne(a, zero), axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
 
 
 def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inverse: bool,

@@ -1147,40 +1147,61 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
     return ensure_array(arr)
 
 
+@jit_like_jax("isclose", static_argnames=("equal_nan",))
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
             equal_nan: bool = False) -> Any:
     """Return where two arrays are equal within a tolerance, element-wise.
 
     Args:
-        a, b: arrays or scalars, broadcast together.
+        a, b: arrays or scalars, broadcast together; integers and bools are compared as
+            floats (JAX promotes them to an inexact dtype first, as NumPy does).
         rtol: the relative tolerance, scaled by ``abs(b)``.
         atol: the absolute tolerance.
         equal_nan: whether a NaN in ``a`` is close to a NaN in ``b``.
 
     Returns:
-        A bool array: ``abs(a - b) <= atol + rtol * abs(b)`` for floats (an infinity is
-        close only to the same infinity); exact equality for integers and bools, as in
-        JAX.
+        A bool array: ``a == b``, or ``b`` finite and ``abs(a - b) <= atol + rtol * abs(b)``
+        (so an infinity is close only to the same infinity, and NaN to nothing unless
+        ``equal_nan``).
+
+    Example::
+
+        >>> jnp.isclose(jnp.array([1.0, 1.001, jnp.inf]), jnp.array([1.0, 1.0, jnp.inf]))
+        Array([ True, False,  True], dtype=bool)
     """
     a, b = promote_args("isclose", a, b)
-    if _kind(a) not in "fc":
-        return lax.eq(a, b)
-    abs_b = lax.abs(b)  # (real for complex values: the tolerances take its dtype)
-    rt = _scalar(abs_b, rtol)
-    at = _scalar(abs_b, atol)
-    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, abs_b)))
-    a_inf, b_inf = isinf(a), isinf(b)
-    out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_inf, b_inf)))
-    out = lax.bitwise_or(out, lax.bitwise_and(lax.bitwise_and(a_inf, b_inf), lax.eq(a, b)))
-    a_nan, b_nan = isnan(a), isnan(b)
-    out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_nan, b_nan)))
-    if equal_nan:
-        out = lax.bitwise_or(out, lax.bitwise_and(a_nan, b_nan))
-    return out
+    a, b = promote_args_inexact("isclose", a, b)
+    # The tolerances take the real dtype (|a - b| is real for complex values).
+    real = get_aval(lax.abs(b)) if _kind(b) == "c" else get_aval(b)
+    rtol = lax.convert_element_type(rtol, real.dtype)
+    atol = lax.convert_element_type(atol, real.dtype)
+    # Traced in JAX's order so the nested jit prints alike (both_nan is traced even when
+    # unused, as JAX's is).
+    both_nan = logical_and(isnan(a), isnan(b))
+    b_finite = isfinite(b)
+    in_range = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
+    out = logical_or(lax.eq(a, b), logical_and(b_finite, in_range))
+    return logical_or(out, both_nan) if equal_nan else out
 
 
+@jit_like_jax("allclose", static_argnames=("equal_nan",))
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
              equal_nan: bool = False) -> Any:
+    """Return whether every element of ``a`` is close to ``b`` (see ``isclose``).
+
+    Args:
+        a, b: arrays or scalars, broadcast together.
+        rtol, atol: the relative and absolute tolerances of ``isclose``.
+        equal_nan: whether NaNs in the same places count as close.
+
+    Returns:
+        A 0-d bool array (NumPy returns a Python bool; under ``jit`` a traced one).
+
+    Example::
+
+        >>> jnp.allclose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
+        Array(True, dtype=bool)
+    """
     from ember.numpy._reductions import all as _all
     return _all(isclose(a, b, rtol, atol, equal_nan))
 

@@ -1153,3 +1153,168 @@ EXPECTED['jnp_fmin_scalar'] = """\
         in (b,) }
     ] a 1.0:f32[]
   in (b,) }"""
+
+EXPECTED['jnp_count_nonzero'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[] = jit[
+      name=count_nonzero
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a 0.0:f32[]
+          d:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] c
+          b:i32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_count_nonzero_bool'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = gt a 2.0:f32[]
+    c:i32[1,4] = jit[
+      name=count_nonzero
+      jaxpr={ lambda ; b:bool[3,4]. let
+          d:bool[3,4] = ne b False:bool[]
+          e:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] d
+          f:i32[4] = reduce_sum[axes=(0,) out_sharding=None] e
+          c:i32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+        in (c,) }
+    ] b
+  in (c,) }"""
+
+EXPECTED['jnp_kron'] = """\
+{ lambda ; a:f32[2,2] b:f32[2,2]. let
+    c:f32[4,4] = jit[
+      name=kron
+      jaxpr={ lambda ; a:f32[2,2] b:f32[2,2]. let
+          d:f32[2,1,2,1] = broadcast_in_dim[broadcast_dimensions=(0, 2)] a
+          e:f32[1,2,1,2] = broadcast_in_dim[broadcast_dimensions=(1, 3)] b
+          f:f32[2,2,2,2] = mul d e
+          c:f32[4,4] = reshape[dimensions=None new_sizes=(4, 4) sharding=None] f
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_kron_ranks'] = """\
+{ lambda ; a:i32[3] b:f32[2,2]. let
+    c:f32[2,6] = jit[
+      name=kron
+      jaxpr={ lambda ; a:i32[3] b:f32[2,2]. let
+          d:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a
+          e:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+          f:f32[1,1,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 2)] e
+          g:f32[1,2,1,2] = broadcast_in_dim[broadcast_dimensions=(1, 3)] b
+          h:f32[1,2,3,2] = mul f g
+          c:f32[2,6] = reshape[dimensions=None new_sizes=(2, 6) sharding=None] h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_isclose'] = """\
+let isclose = { lambda ; a:f32[7] b:f32[7]. let
+    c:bool[7] = ne a a
+    d:bool[7] = ne b b
+    e:bool[7] = and c d
+    f:bool[7] = is_finite b
+    g:f32[7] = sub a b
+    h:f32[7] = abs g
+    i:f32[7] = abs b
+    j:f32[7] = mul 9.999999747378752e-06:f32[] i
+    k:f32[7] = add 9.99999993922529e-09:f32[] j
+    l:bool[7] = le h k
+    m:bool[7] = eq a b
+    n:bool[7] = and f l
+    o:bool[7] = or m n
+  in (o,) } in
+{ lambda ; p:f32[7] q:f32[7]. let
+    r:bool[7] = jit[name=isclose jaxpr=isclose] p q
+  in (r,) }"""
+
+EXPECTED['jnp_isclose_nan_int'] = """\
+let isclose = { lambda ; a:i32[5] b:i32[]. let
+    c:f32[5] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:bool[5] = ne c c
+    f:bool[] = ne d d
+    g:bool[5] = and e f
+    h:bool[] = is_finite d
+    i:f32[5] = sub c d
+    j:f32[5] = abs i
+    k:f32[] = abs d
+    l:f32[] = mul 9.999999747378752e-06:f32[] k
+    m:f32[] = add 9.99999993922529e-09:f32[] l
+    n:bool[5] = le j m
+    o:bool[5] = eq c d
+    p:bool[5] = and h n
+    q:bool[5] = or o p
+    r:bool[5] = or q g
+  in (r,) } in
+{ lambda ; s:i32[5] t:i32[]. let
+    u:bool[5] = jit[name=isclose jaxpr=isclose] s t
+  in (u,) }"""
+
+EXPECTED['jnp_allclose'] = """\
+let isclose = { lambda ; a:f32[7] b:f32[7] c:f32[] d:f32[]. let
+    e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+    f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+    g:bool[7] = ne a a
+    h:bool[7] = ne b b
+    i:bool[7] = and g h
+    j:bool[7] = is_finite b
+    k:f32[7] = sub a b
+    l:f32[7] = abs k
+    m:f32[7] = abs b
+    n:f32[7] = mul e m
+    o:f32[7] = add f n
+    p:bool[7] = le l o
+    q:bool[7] = eq a b
+    r:bool[7] = and j p
+    s:bool[7] = or q r
+  in (s,) } in
+{ lambda ; t:f32[7] u:f32[7]. let
+    v:bool[] = jit[
+      name=allclose
+      jaxpr={ lambda ; t:f32[7] u:f32[7]. let
+          w:bool[7] = jit[name=isclose jaxpr=isclose] t u 1e-05:f32[] 1e-08:f32[]
+          v:bool[] = reduce_and[axes=(0,)] w
+        in (v,) }
+    ] t u
+  in (v,) }"""
+
+EXPECTED['jnp_allclose_tol'] = """\
+let isclose = { lambda ; a:f32[3,4] b:f32[4] c:f32[] d:f32[]. let
+    e:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+    g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+    h:bool[3,4] = ne a a
+    i:bool[1,4] = ne e e
+    j:bool[3,4] = and h i
+    k:bool[1,4] = is_finite e
+    l:f32[3,4] = sub a e
+    m:f32[3,4] = abs l
+    n:f32[1,4] = abs e
+    o:f32[1,4] = mul f n
+    p:f32[1,4] = add g o
+    q:bool[3,4] = le m p
+    r:bool[3,4] = eq a e
+    s:bool[3,4] = and k q
+    t:bool[3,4] = or r s
+  in (t,) } in
+{ lambda ; u:f32[3,4] v:f32[4]. let
+    w:bool[] = jit[
+      name=allclose
+      jaxpr={ lambda ; u:f32[3,4] v:f32[4] x:f32[] y:f32[]. let
+          z:bool[3,4] = jit[name=isclose jaxpr=isclose] u v y x
+          w:bool[] = reduce_and[axes=(0, 1)] z
+        in (w,) }
+    ] u v 0.5:f32[] 0.1:f32[]
+  in (w,) }"""
+
+EXPECTED['jit_python_float_arg'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[7] = mul a d
+        in (b,) }
+    ] a 0.1:f32[]
+  in (b,) }"""

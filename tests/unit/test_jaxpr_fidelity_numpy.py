@@ -89,6 +89,20 @@ PROGRAMS = {
     "jnp_fmax_bcast": (lambda a, b: jnp.fmax(a, b), (M34, M34[0])),
     "jnp_fmin": (lambda a, b: jnp.fmin(a, b), (X7, X7[::-1].copy())),
     "jnp_fmin_scalar": (lambda a: jnp.fmin(a, 1.0), (X7,)),
+    # count_nonzero, kron, isclose, allclose (whose tolerances enter the nested isclose as
+    # Python floats, printed as written)
+    "jnp_count_nonzero": (lambda m: jnp.count_nonzero(m), (M34,)),
+    "jnp_count_nonzero_bool": (lambda m: jnp.count_nonzero(m > 2, axis=0, keepdims=True),
+                               (M34,)),
+    "jnp_kron": (lambda a, b: jnp.kron(a, b), (M34[:2, :2], M34[1:, 2:])),
+    "jnp_kron_ranks": (lambda a, b: jnp.kron(a, b), (np.arange(3, dtype=np.int32),
+                                                     M34[:2, :2])),
+    "jnp_isclose": (lambda a, b: jnp.isclose(a, b), (X7, X7[::-1].copy())),
+    "jnp_isclose_nan_int": (lambda a, b: jnp.isclose(a, b, equal_nan=True),
+                            (np.arange(5, dtype=np.int32), np.int32(2))),
+    "jnp_allclose": (lambda a, b: jnp.allclose(a, b), (X7, X7)),
+    "jnp_allclose_tol": (lambda a, b: jnp.allclose(a, b, rtol=0.1, atol=0.5), (M34, M34[0])),
+    "jit_python_float_arg": (lambda x: ember.jit(lambda x, r: x * r)(x, 0.1), (X7,)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -269,3 +283,60 @@ def test_where_and_clip_grad_through_the_nested_jit():
     np.testing.assert_allclose(np.asarray(g), [-1.0 + 0.0, 1.0 + 1.0, 4.0 + 0.0])
     batched = ember.vmap(lambda v: jnp.clip(jnp.where(v > 0, v, 0.0), 0, 1))(np.stack([x, -x]))
     np.testing.assert_array_equal(np.asarray(batched), [[0, 0.5, 1], [1, 0, 0]])
+
+
+# ---------------------------------------------------------------------------------------------
+# The functions rewritten in JAX's op order (tril, triu, trace, eye, tri, fmax, fmin,
+# count_nonzero, kron, isclose, allclose): values against NumPy, eagerly and under one jit.
+# ---------------------------------------------------------------------------------------------
+
+_NANS = np.array([1.0, np.nan, 3.0, np.nan, -0.0, np.inf, -np.inf, 2.0], np.float32)
+_NANS2 = np.array([2.0, 0.5, np.nan, np.nan, 0.0, np.inf, np.inf, 2.0 + 1e-6], np.float32)
+_R = np.random.default_rng(1)
+_CUBE = _R.standard_normal((2, 3, 5)).astype(np.float32)
+
+VALUE_CASES = {
+    "tril": (lambda m: jnp.tril(m, 1), lambda m: np.tril(m, 1), (_CUBE,)),
+    "triu": (lambda m: jnp.triu(m, -1), lambda m: np.triu(m, -1), (_CUBE,)),
+    "tril_empty": (lambda m: jnp.tril(m), np.tril, (np.ones((0, 3), np.int32),)),
+    "trace": (lambda m: jnp.trace(m, 1, 2, 0), lambda m: np.trace(m, 1, 2, 0), (_CUBE,)),
+    "trace_neg": (lambda m: jnp.trace(m, -1), lambda m: np.trace(m, -1), (_CUBE[0],)),
+    "trace_empty": (lambda m: jnp.trace(m), np.trace, (np.ones((3, 0), np.float32),)),
+    "eye": (lambda s: jnp.eye(4, 3, -1) + s, lambda s: np.eye(4, 3, -1) + s, (np.float32(0),)),
+    "tri": (lambda s: jnp.tri(3, 5, 2) + s, lambda s: np.tri(3, 5, 2) + s, (np.float32(0),)),
+    "fmax": (jnp.fmax, np.fmax, (_NANS, _NANS2)),
+    "fmin": (jnp.fmin, np.fmin, (_NANS, _NANS2)),
+    "fmax_int": (jnp.fmax, np.fmax, (np.arange(-3, 4, dtype=np.int32), np.int32(1))),
+    "count_nonzero": (lambda a: jnp.count_nonzero(a, axis=(0, 2)),
+                      lambda a: np.count_nonzero(a, axis=(0, 2)),
+                      (np.where(_CUBE > 0, _CUBE, 0),)),
+    "count_nonzero_nan": (jnp.count_nonzero, np.count_nonzero, (_NANS,)),
+    "kron": (jnp.kron, np.kron, (_CUBE[0, :2, :3], _CUBE[1])),
+    "kron_ranks": (jnp.kron, np.kron, (np.arange(3, dtype=np.int32), _CUBE)),
+    "kron_empty": (jnp.kron, np.kron, (np.ones((0, 2), np.float32), _CUBE[0])),
+    "isclose": (jnp.isclose, np.isclose, (_NANS, _NANS2)),
+    "isclose_nan": (lambda a, b: jnp.isclose(a, b, equal_nan=True),
+                    lambda a, b: np.isclose(a, b, equal_nan=True), (_NANS, _NANS2)),
+    # integers compare with the tolerances too, as in NumPy and JAX
+    "isclose_int": (lambda a: jnp.isclose(a, 101, rtol=0.1), lambda a: np.isclose(a, 101,
+                                                                                   rtol=0.1),
+                    (np.array([100, 50, 111], np.int32),)),
+    "allclose": (lambda a, b: jnp.allclose(a, b, atol=1e-5), lambda a, b: np.allclose(
+        a, b, atol=1e-5), (_NANS2[-2:], _NANS2[-2:] + np.float32(1e-6))),
+    "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUE_CASES))
+def test_jax_ordered_functions_values(name):
+    fun, ref, args = VALUE_CASES[name]
+    want = np.asarray(ref(*args))
+    for got in (fun(*args), ember.jit(fun)(*args)):
+        got = np.asarray(got)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_trace_same_axes_error():
+    with pytest.raises(ValueError, match="axis1 and axis2 can not be same"):
+        jnp.trace(M34, axis1=1, axis2=-1)
