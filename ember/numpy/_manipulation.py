@@ -532,7 +532,30 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
 # ---------------------------------------------------------------------------------------------
 
 def flip(m: Any, axis: Any = None) -> Any:
+    """Reverse the order of the elements along the given axes.
+
+    Args:
+        m: an array or scalar.
+        axis: an int or a sequence of ints: the axes to reverse; None reverses them all.
+
+    Returns:
+        ``m`` with those axes reversed (a new array: JAX arrays have no views).
+
+    Example::
+
+        >>> jnp.flip(jnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
+    check_arraylike("flip", m)
     m = ensure_array(m)
+    if isinstance(axis, list):  # a static argument of the nested jit must be hashable
+        axis = tuple(axis)
+    return _flip(m, axis)
+
+
+@jit_like_jax("_flip", static_argnames=("axis",))
+def _flip(m: Any, axis: Any = None) -> Any:
     nd = get_aval(m).ndim
     dims = tuple(range(nd)) if axis is None else tuple(sorted(_axes(axis, nd)))
     return lax.rev(m, dims) if dims else m

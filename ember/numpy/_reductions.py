@@ -22,6 +22,7 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.numpy._eager_cache import eager_cached
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes_inexact
 
 __all__ = [
@@ -329,8 +330,17 @@ def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
     Returns:
         ``max(a, axis) - min(a, axis)``.
     """
-    from ember.numpy._ufuncs import subtract
-    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+    if isinstance(axis, list):  # a static argument of the nested jit must be hashable
+        axis = tuple(axis)
+    check_arraylike("ptp", a)
+    return _ptp(ensure_array(a), axis, out, keepdims)
+
+
+@jit_like_jax("_ptp", static_argnames=("axis", "keepdims"))
+def _ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.ptp is not supported.")
+    return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,

@@ -1318,3 +1318,59 @@ EXPECTED['jit_python_float_arg'] = """\
         in (b,) }
     ] a 0.1:f32[]
   in (b,) }"""
+
+EXPECTED['jnp_flip'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = rev[dimensions=(0, 1)] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_flip_axes'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          b:f32[2,3,4] = rev[dimensions=(0, 2)] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_fliplr'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = rev[dimensions=(1,)] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_ptp'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=_ptp
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[] = reduce_max[axes=(0, 1)] a
+          d:f32[] = reduce_min[axes=(0, 1)] a
+          b:f32[] = sub c d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_ptp_axis'] = """\
+{ lambda ; a:i32[3,4]. let
+    b:i32[3,1] = jit[
+      name=_ptp
+      jaxpr={ lambda ; a:i32[3,4]. let
+          c:i32[3] = reduce_max[axes=(1,)] a
+          d:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          e:i32[3] = reduce_min[axes=(1,)] a
+          f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          b:i32[3,1] = sub d f
+        in (b,) }
+    ] a
+  in (b,) }"""

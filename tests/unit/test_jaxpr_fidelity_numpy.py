@@ -103,6 +103,12 @@ PROGRAMS = {
     "jnp_allclose": (lambda a, b: jnp.allclose(a, b), (X7, X7)),
     "jnp_allclose_tol": (lambda a, b: jnp.allclose(a, b, rtol=0.1, atol=0.5), (M34, M34[0])),
     "jit_python_float_arg": (lambda x: ember.jit(lambda x, r: x * r)(x, 0.1), (X7,)),
+    # flip and ptp: JAX's public functions call jitted `_flip` and `_ptp`
+    "jnp_flip": (lambda m: jnp.flip(m), (M34,)),
+    "jnp_flip_axes": (lambda m: jnp.flip(m, [0, -1]), (np.ones((2, 3, 4), np.float32),)),
+    "jnp_fliplr": (lambda m: jnp.fliplr(m), (M34,)),
+    "jnp_ptp": (lambda m: jnp.ptp(m), (M34,)),
+    "jnp_ptp_axis": (lambda m: jnp.ptp(m, axis=[1], keepdims=True), (M34.astype(np.int32),)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -323,6 +329,11 @@ VALUE_CASES = {
                     (np.array([100, 50, 111], np.int32),)),
     "allclose": (lambda a, b: jnp.allclose(a, b, atol=1e-5), lambda a, b: np.allclose(
         a, b, atol=1e-5), (_NANS2[-2:], _NANS2[-2:] + np.float32(1e-6))),
+    "flip": (lambda m: jnp.flip(m, (0, 2)), lambda m: np.flip(m, (0, 2)), (_CUBE,)),
+    "flip_all": (jnp.flip, np.flip, (_CUBE,)),
+    "flip_0d": (jnp.flip, np.flip, (np.float32(3),)),
+    "ptp": (lambda m: jnp.ptp(m, axis=(0, 2)), lambda m: np.ptp(m, axis=(0, 2)), (_CUBE,)),
+    "ptp_int": (jnp.ptp, np.ptp, (np.arange(7, dtype=np.int32),)),
     "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
 }
 
