@@ -28,8 +28,6 @@ SUMMARIES: dict[str, str] = {
     "prod": "Compute the product of the elements along the given axes",
     "sum": "Compute the sum of the elements along the given axes",
     # elementwise
-    "allclose": "Test whether two arrays are equal element by element within a tolerance "
-                "(a 0-d boolean Array, not a Python bool)",
     "arctan2": "Compute the arc tangent of x1/x2 element-wise, choosing the quadrant",
     "bitwise_and": "Compute the bit-wise AND of two arrays element-wise",
     "bitwise_or": "Compute the bit-wise OR of two arrays element-wise",
@@ -44,7 +42,6 @@ SUMMARIES: dict[str, str] = {
     "divmod": "Compute the element-wise quotient and remainder together (floor division)",
     "float_power": "Raise the first array to the powers of the second element-wise, in "
                    "floating point",
-    "fmin": "Compute the element-wise minimum, preferring the number where one side is NaN",
     "minimum": "Compute the element-wise minimum of two arrays (NaN if either is NaN)",
     "subtract": "Subtract two arrays element-wise",
     "isfinite": "Test element-wise for finiteness (neither infinity nor NaN)",
@@ -61,14 +58,8 @@ SUMMARIES: dict[str, str] = {
     "reciprocal": "Compute the reciprocal 1/x element-wise",
     "square": "Compute the square x*x element-wise",
     # creation
-    "zeros": "Create an array of the given shape and dtype filled with zeros",
-    "ones": "Create an array of the given shape and dtype filled with ones",
-    "zeros_like": "Create an array of zeros with the shape and dtype of another",
-    "ones_like": "Create an array of ones with the shape and dtype of another",
-    "full_like": "Create an array filled with a value, with the shape and dtype of another",
     "empty_like": "Create an array with the shape and dtype of another; as in JAX it is "
                   "filled with zeros (there is no uninitialized memory)",
-    "identity": "Create the n x n identity matrix",
     "frombuffer": "Interpret a buffer as a 1-d array (its bytes are copied into an Array)",
     "fromiter": "Create a 1-d array from an iterable (consumed on the host)",
     # manipulation
@@ -85,7 +76,6 @@ SUMMARIES: dict[str, str] = {
     "vstack": "Stack arrays vertically (row-wise)",
     "row_stack": "Stack arrays vertically (row-wise); an alias of vstack",
     "expand_dims": "Insert axes of length one at the given positions",
-    "flip": "Reverse the order of elements along the given axes",
     "fliplr": "Reverse the order of elements along axis 1 (left/right)",
     "flipud": "Reverse the order of elements along axis 0 (up/down)",
     "ndim": "Return the number of dimensions of an array (a Python int)",

@@ -223,8 +223,7 @@ def kron(a: Any, b: Any) -> Any:
         An array of shape ``a.shape * b.shape`` (element-wise) holding the block array
         ``out[i * B + j] = a[i] * b[j]`` along every dimension (``B`` being b's size there).
 
-    Example::
-
+    Example:
         >>> jnp.kron(jnp.eye(2), jnp.array([[1.0, 2.0]]))
         Array([[1., 2., 0., 0.],
                [0., 0., 1., 2.]], dtype=float32)

@@ -541,8 +541,7 @@ def flip(m: Any, axis: Any = None) -> Any:
     Returns:
         ``m`` with those axes reversed (a new array: JAX arrays have no views).
 
-    Example::
-
+    Example:
         >>> jnp.flip(jnp.array([[1, 2], [3, 4]]), axis=1)
         Array([[2, 1],
                [4, 3]], dtype=int32)
@@ -939,8 +938,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
         An array of ``a.ndim - 2`` dimensions: ``sum_i a[..., i, i + offset]`` over the
         other axes.
 
-    Example::
-
+    Example:
         >>> jnp.trace(jnp.arange(9.0).reshape(3, 3))
         Array(12., dtype=float32)
     """

@@ -270,8 +270,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
         The counts in the default integer dtype (int32 unless x64 is enabled; NumPy
         returns int64 and, with ``axis=None``, a Python int).
 
-    Example::
-
+    Example:
         >>> jnp.count_nonzero(jnp.array([[0, 1, 2], [3, 0, 0]]), axis=1)
         Array([2, 1], dtype=int32)
     """

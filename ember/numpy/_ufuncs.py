@@ -462,8 +462,7 @@ def fmax(x: Any, y: Any, /) -> Any:
         The larger of ``x`` and ``y`` at each position; where one of them is NaN, the
         other; NaN only where both are. Unlike ``maximum``, which propagates NaNs.
 
-    Example::
-
+    Example:
         >>> jnp.fmax(jnp.array([1.0, jnp.nan, 3.0]), jnp.array([2.0, 0.5, jnp.nan]))
         Array([2. , 0.5, 3. ], dtype=float32)
     """
@@ -482,8 +481,7 @@ def fmin(x: Any, y: Any, /) -> Any:
         The smaller of ``x`` and ``y`` at each position; where one of them is NaN, the
         other; NaN only where both are. Unlike ``minimum``, which propagates NaNs.
 
-    Example::
-
+    Example:
         >>> jnp.fmin(jnp.array([1.0, jnp.nan, 3.0]), jnp.array([2.0, 0.5, jnp.nan]))
         Array([1. , 0.5, 3. ], dtype=float32)
     """
@@ -1164,8 +1162,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
         (so an infinity is close only to the same infinity, and NaN to nothing unless
         ``equal_nan``).
 
-    Example::
-
+    Example:
         >>> jnp.isclose(jnp.array([1.0, 1.001, jnp.inf]), jnp.array([1.0, 1.0, jnp.inf]))
         Array([ True, False,  True], dtype=bool)
     """
@@ -1197,8 +1194,7 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     Returns:
         A 0-d bool array (NumPy returns a Python bool; under ``jit`` a traced one).
 
-    Example::
-
+    Example:
         >>> jnp.allclose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
         Array(True, dtype=bool)
     """
