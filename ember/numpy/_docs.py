@@ -16,17 +16,7 @@ from typing import Any
 
 SUMMARIES: dict[str, str] = {
     # reductions
-    "all": "Test whether all elements along the given axes are true",
-    "any": "Test whether any element along the given axes is true",
-    "amax": "Compute the maximum of an array, or along the given axes",
-    "amin": "Compute the minimum of an array, or along the given axes",
-    "max": "Compute the maximum of an array, or along the given axes",
-    "min": "Compute the minimum of an array, or along the given axes",
-    "argmax": "Compute the indices of the maximum values along an axis",
-    "argmin": "Compute the indices of the minimum values along an axis",
     "nanargmin": "Compute the indices of the minimum values along an axis, ignoring NaNs",
-    "prod": "Compute the product of the elements along the given axes",
-    "sum": "Compute the sum of the elements along the given axes",
     # elementwise
     "arctan2": "Compute the arc tangent of x1/x2 element-wise, choosing the quadrant",
     "bitwise_and": "Compute the bit-wise AND of two arrays element-wise",
