@@ -72,7 +72,6 @@ SUMMARIES: dict[str, str] = {
     "shape": "Return the shape of an array (a tuple of Python ints)",
     "size": "Return the number of elements of an array, or along an axis (a Python int)",
     "permute_dims": "Permute the axes of an array (the array API name of transpose)",
-    "transpose": "Permute the axes of an array (reverse them by default)",
     "swapaxes": "Interchange two axes of an array",
     "ravel": "Flatten an array to one dimension (in C order)",
     "squeeze": "Remove axes of length one",

@@ -45,8 +45,24 @@ def _dg(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
 
 
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """NumPy's dot: a scalar scales; otherwise contract a's last axis with b's last (b 1-D)
-    or second-to-last axis. Result shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:]."""
+    """Compute the dot product of two arrays (NumPy's ``dot``).
+
+    Args:
+        a: an array or scalar.
+        b: an array or scalar.
+        precision: accepted for JAX compatibility (Ember computes in the operands' dtype).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        With a scalar operand, the product ``a * b``; otherwise the sum over ``a``'s last
+        axis and ``b``'s last axis (``b`` 1-d) or second-to-last axis, of shape
+        ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]``. For stacks of matrices ``matmul``
+        (which broadcasts the batch axes) is usually what is meant.
+
+    Example:
+        >>> jnp.dot(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1.0, 1.0]))
+        Array([3., 7.], dtype=float32)
+    """
     a, b = _promote("dot", a, b)
     an, bn = get_aval(a).ndim, get_aval(b).ndim
     if an == 0 or bn == 0:
@@ -58,8 +74,24 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
 
 
 def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """NumPy's matmul: (..., n, k) @ (..., k, m) with broadcast batch dims; a 1-D operand is
-    a row (lhs) or column (rhs) vector whose dimension is removed from the result."""
+    """Multiply two arrays as matrices, broadcasting the batch axes (the ``@`` operator).
+
+    Args:
+        a: an array of shape ``(..., n, k)``, or ``(k,)`` (a row vector).
+        b: an array of shape ``(..., k, m)``, or ``(k,)`` (a column vector).
+        precision: accepted for JAX compatibility (Ember computes in the operands' dtype).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        An array of shape ``broadcast(a.shape[:-2], b.shape[:-2]) + (n, m)``, without the
+        ``n`` or ``m`` axis of a 1-d operand. Scalars are rejected, as in NumPy.
+
+    Example:
+        >>> a = jnp.ones((5, 2, 3))
+        >>> b = jnp.ones((3, 4))
+        >>> jnp.matmul(a, b).shape
+        (5, 2, 4)
+    """
     a, b = _promote("matmul", a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if not sa or not sb:
@@ -248,13 +280,30 @@ def kron(a: Any, b: Any) -> Any:
 
 def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Einstein summation: `'ij,jk->ik'`, with '...' broadcasting and implicit output.
+    """Evaluate an Einstein summation over the operands.
 
-    Plan: parse the subscripts into one letter per dimension ('...' becomes reserved
-    letters, aligned from the right); per operand, take repeated-letter diagonals and sum out
-    letters no other operand or the output needs; then contract pairs with dot_general,
-    always the pair whose result is smallest (ties: leftmost); finally sum out and transpose
-    into the output order.
+    Ember's plan: the subscripts become one letter per dimension (``...`` becomes reserved
+    letters aligned from the right); each operand's repeated letters take a diagonal and
+    letters no one else needs are summed out; then pairs are contracted with ``dot_general``,
+    always the pair with the smallest result (ties: the leftmost); a last sum and transpose
+    give the output order.
+
+    Args:
+        subscripts: e.g. ``"ij,jk->ik"``; without ``->`` the output is the letters that
+            appear once, in alphabetical order; ``...`` broadcasts.
+        *operands: the arrays, one per comma-separated term.
+        out: not supported (must be None), as in JAX.
+        optimize: accepted for JAX compatibility; Ember always uses the plan above.
+        precision: accepted for JAX compatibility.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The summed product, in the promoted dtype of the operands.
+
+    Example:
+        >>> a = jnp.arange(6.0).reshape(2, 3)
+        >>> jnp.einsum("ij,ij->i", a, a)
+        Array([ 5., 50.], dtype=float32)
     """
     if not isinstance(subscripts, str):
         raise TypeError("einsum: only the string form of subscripts is supported")

@@ -113,8 +113,26 @@ def _resolve_shape(new: Any, size: int) -> tuple[int, ...]:
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> Any:
-    """a with a new shape (one -1 entry is inferred). order 'F' reads and writes in
-    column-major order: reverse the axes, reshape to the reversed shape, reverse back."""
+    """Give an array a new shape without changing its elements.
+
+    Args:
+        a: an array or scalar.
+        shape: an int or tuple of ints (static); one entry may be -1, inferred from the size.
+        order: ``"C"`` (row-major, the default) or ``"F"``: read and write the elements in
+            column-major order (reverse the axes, reshape to the reversed shape, reverse
+            back).
+        newshape: the older NumPy name of ``shape``.
+        copy: accepted for NumPy compatibility (Ember's arrays are immutable).
+
+    Returns:
+        An array of ``shape`` with ``a``'s elements (always a new array: there are no views,
+        so writing through a reshaped array is not possible, as in JAX).
+
+    Example:
+        >>> jnp.reshape(jnp.arange(6), (2, -1))
+        Array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+    """
     a = ensure_array(a)
     if shape is None:
         if newshape is None:
@@ -137,6 +155,20 @@ def ravel(a: Any, order: str = "C") -> Any:
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
+    """Permute the axes of an array.
+
+    Args:
+        a: an array or scalar.
+        axes: a permutation of ``range(a.ndim)`` (negative axes allowed); None reverses the
+            axes.
+
+    Returns:
+        An array whose axis ``i`` is ``a``'s axis ``axes[i]`` (a new array, not a view).
+
+    Example:
+        >>> jnp.transpose(jnp.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
     a = ensure_array(a)
     nd = get_aval(a).ndim
     if axes is None:
@@ -324,7 +356,23 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
 # ---------------------------------------------------------------------------------------------
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
-    """The arrays joined along an existing axis (axis=None: of the flattened arrays)."""
+    """Join a sequence of arrays along an existing axis.
+
+    Args:
+        arrays: a sequence of arrays with the same shape except along ``axis`` (an array is
+            taken as the sequence of its leading-axis slices).
+        axis: the axis to join along; None flattens the arrays first.
+        dtype: the result dtype (default the promoted dtype of the inputs).
+
+    Returns:
+        The joined array.
+
+    Example:
+        >>> jnp.concatenate([jnp.array([[1, 2]]), jnp.array([[3, 4], [5, 6]])], axis=0)
+        Array([[1, 2],
+               [3, 4],
+               [5, 6]], dtype=int32)
+    """
     if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_ember_aval"):
         arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
     arrays = list(arrays)
@@ -356,7 +404,25 @@ def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
 
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
-    """The arrays (all of one shape) joined along a new axis."""
+    """Join a sequence of arrays of one shape along a new axis.
+
+    Args:
+        arrays: a sequence of arrays of the same shape (or an array: its leading-axis
+            slices).
+        axis: where the new axis goes in the result.
+        out: not supported (must be None), as in JAX.
+        dtype: the result dtype (default the promoted dtype of the inputs).
+
+    Returns:
+        An array with one more dimension than the inputs, of size ``len(arrays)`` at
+        ``axis``.
+
+    Example:
+        >>> jnp.stack([jnp.arange(3), jnp.arange(3) * 10], axis=1)
+        Array([[ 0,  0],
+               [ 1, 10],
+               [ 2, 20]], dtype=int32)
+    """
     if hasattr(arrays, "_ember_aval") or isinstance(arrays, Tracer):
         arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
     if not len(arrays):

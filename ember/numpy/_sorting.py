@@ -449,7 +449,25 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
 
 @jit_like_jax("cumsum", static_argnames=("axis", "dtype"))
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
-    """Running sum along `axis` (flattened when None); small ints accumulate in int32."""
+    """Return the running sum of the elements along an axis.
+
+    Args:
+        a: an array or scalar.
+        axis: an int; None runs over the flattened array.
+        dtype: the accumulation and result dtype (default: small integers and bools
+            accumulate in the default integer type, as in NumPy).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        An array of ``a``'s shape (1-d when ``axis`` is None) whose entry ``i`` is the sum
+        of the entries up to and including ``i``. Under a trace it is one
+        ``jit[name=cumsum]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.cumsum(jnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([[1, 3],
+               [3, 7]], dtype=int32)
+    """
     return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
 
 
