@@ -571,6 +571,7 @@ def _int_type_of(dtype: np.dtype) -> np.dtype:
     return np.dtype({2: np.int16, 4: np.int32, 8: np.int64}[dtype.itemsize])
 
 
+@jit_like_jax("signbit")
 def signbit(x: Any, /) -> Any:
     """The sign bit: x < 0 for integers, False for bool, the top bit for floats (so -0.0 and
     NaNs with the sign set are True)."""
@@ -585,9 +586,14 @@ def signbit(x: Any, /) -> Any:
                                     get_aval(x).shape, ())
     ity = _int_type_of(dt)
     bits = lax.bitcast_convert_type(x, ity)
-    return lax.lt(bits, lax.convert_element_type(0, ity))
+    # The sign is the top bit: an arithmetic shift by (width - 1) leaves 0 or -1, and
+    # -1 converts to True (JAX's formulation; its jaxpr text is matched op for op).
+    width = np.dtype(ity).itemsize * 8
+    shifted = lax.shift_right_arithmetic(bits, lax.convert_element_type(width - 1, ity))
+    return lax.convert_element_type(shifted, np.bool_)
 
 
+@jit_like_jax("copysign")
 def _copysign(x: Any, y: Any, /) -> Any:
     """Return ``x``'s magnitude with ``y``'s sign, element-wise.
 
@@ -599,11 +605,9 @@ def _copysign(x: Any, y: Any, /) -> Any:
         ``copysign(1.0, -0.0)`` is ``-1.0``).
     """
     x, y = promote_args_inexact("copysign", x, y)
-    ax = lax.abs(x)
-    s = signbit(y)
-    shape = _common_shape(ax, s)
-    ax, s = _bcast(ax, shape), _bcast(s, shape)
-    return lax.select(s, lax.neg(ax), ax)
+    if _kind(x) == "c":
+        raise TypeError("copysign does not support complex-valued inputs")
+    return where_(signbit(y), lax.neg(lax.abs(x)), lax.abs(x))
 
 
 def _nextafter(x: Any, y: Any, /) -> Any:

@@ -1374,3 +1374,107 @@ EXPECTED['jnp_ptp_axis'] = """\
         in (b,) }
     ] a
   in (b,) }"""
+
+EXPECTED['jnp_signbit'] = """\
+{ lambda ; a:f32[7]. let
+    b:bool[7] = jit[
+      name=signbit
+      jaxpr={ lambda ; a:f32[7]. let
+          c:i32[7] = bitcast_convert_type[new_dtype=int32] a
+          d:i32[7] = shift_right_arithmetic c 31:i32[]
+          b:bool[7] = convert_element_type[new_dtype=bool weak_type=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_signbit_int'] = """\
+{ lambda ; a:i32[5]. let
+    b:bool[5] = jit[
+      name=signbit
+      jaxpr={ lambda ; a:i32[5]. let b:bool[5] = lt a 0:i32[] in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_copysign'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = neg a
+    c:f32[7] = jit[
+      name=copysign
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:bool[7] = jit[
+            name=signbit
+            jaxpr={ lambda ; b:f32[7]. let
+                e:i32[7] = bitcast_convert_type[new_dtype=int32] b
+                f:i32[7] = shift_right_arithmetic e 31:i32[]
+                d:bool[7] = convert_element_type[new_dtype=bool weak_type=False] f
+              in (d,) }
+          ] b
+          g:f32[7] = abs a
+          h:f32[7] = neg g
+          i:f32[7] = abs a
+          c:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] h:f32[7] i:f32[7]. let
+                c:f32[7] = select_n d i h
+              in (c,) }
+          ] d h i
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_copysign_int_scalar'] = """\
+{ lambda ; a:i32[3]. let
+    b:f32[3] = jit[
+      name=copysign
+      jaxpr={ lambda ; a:i32[3] c:i32[]. let
+          d:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:bool[] = jit[
+            name=signbit
+            jaxpr={ lambda ; e:f32[]. let
+                g:i32[] = bitcast_convert_type[new_dtype=int32] e
+                h:i32[] = shift_right_arithmetic g 31:i32[]
+                f:bool[] = convert_element_type[new_dtype=bool weak_type=False] h
+              in (f,) }
+          ] e
+          i:f32[3] = abs d
+          j:f32[3] = neg i
+          k:f32[3] = abs d
+          b:f32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; f:bool[] j:f32[3] k:f32[3]. let
+                b:f32[3] = select_n f k j
+              in (b,) }
+          ] f j k
+        in (b,) }
+    ] a -1:i32[]
+  in (b,) }"""
+
+EXPECTED['jnp_copysign_scalar_first'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=copysign
+      jaxpr={ lambda ; c:f32[] a:f32[7]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          e:bool[7] = jit[
+            name=signbit
+            jaxpr={ lambda ; a:f32[7]. let
+                f:i32[7] = bitcast_convert_type[new_dtype=int32] a
+                g:i32[7] = shift_right_arithmetic f 31:i32[]
+                e:bool[7] = convert_element_type[new_dtype=bool weak_type=False] g
+              in (e,) }
+          ] a
+          h:f32[] = abs d
+          i:f32[] = neg h
+          j:f32[] = abs d
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; e:bool[7] i:f32[] j:f32[]. let
+                k:f32[7] = broadcast_in_dim i
+                l:f32[7] = broadcast_in_dim j
+                b:f32[7] = select_n e l k
+              in (b,) }
+          ] e i j
+        in (b,) }
+    ] 2.0:f32[] a
+  in (b,) }"""

@@ -109,6 +109,12 @@ PROGRAMS = {
     "jnp_fliplr": (lambda m: jnp.fliplr(m), (M34,)),
     "jnp_ptp": (lambda m: jnp.ptp(m), (M34,)),
     "jnp_ptp_axis": (lambda m: jnp.ptp(m, axis=[1], keepdims=True), (M34.astype(np.int32),)),
+    # signbit and copysign (JAX's: an arithmetic shift of the float's bits)
+    "jnp_signbit": (lambda x: jnp.signbit(x), (X7,)),
+    "jnp_signbit_int": (lambda x: jnp.signbit(x), (np.arange(-2, 3, dtype=np.int32),)),
+    "jnp_copysign": (lambda x: jnp.copysign(x, -x), (X7,)),
+    "jnp_copysign_int_scalar": (lambda x: jnp.copysign(x, -1), (np.arange(3, dtype=np.int32),)),
+    "jnp_copysign_scalar_first": (lambda x: jnp.copysign(2.0, x), (X7,)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -334,6 +340,12 @@ VALUE_CASES = {
     "flip_0d": (jnp.flip, np.flip, (np.float32(3),)),
     "ptp": (lambda m: jnp.ptp(m, axis=(0, 2)), lambda m: np.ptp(m, axis=(0, 2)), (_CUBE,)),
     "ptp_int": (jnp.ptp, np.ptp, (np.arange(7, dtype=np.int32),)),
+    "signbit": (jnp.signbit, np.signbit, (np.array([-0.0, 0.0, -np.nan, np.nan, -np.inf, 2.0],
+                                                    np.float32),)),
+    "signbit_int": (jnp.signbit, np.signbit, (np.arange(-3, 3, dtype=np.int32),)),
+    "copysign": (jnp.copysign, np.copysign, (_NANS, -_NANS2)),
+    "copysign_bcast": (jnp.copysign, np.copysign, (M34, np.array([-1.0, 0.0, -0.0, 2.0],
+                                                                  np.float32))),
     "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
 }
 
