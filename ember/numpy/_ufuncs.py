@@ -358,6 +358,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     return lax.round(div), mod
 
 
+@jit_like_jax("remainder")
 def _remainder(x: Any, y: Any, /) -> Any:
     """x mod y with the sign of y: r = fmod(x, y), plus y where r != 0 and r, y differ in
     sign. An integer divisor of 0 gives 0 (as NumPy)."""
@@ -367,10 +368,12 @@ def _remainder(x: Any, y: Any, /) -> Any:
         y = lax.select(lax.eq(y, zero), lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape,
                                                              ()), y)
     r = lax.rem(x, y)
-    fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), lax.ne(r, zero))
+    nonzero = lax.ne(r, zero)  # (traced first, as JAX does, so the jaxprs print alike)
+    fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), nonzero)
     return lax.select(fix, lax.add(r, y), r)
 
 
+@jit_like_jax("fmod")
 def fmod(x: Any, y: Any, /) -> Any:
     """C's fmod: the remainder with the sign of x (integer divisor 0 gives 0)."""
     check_arraylike("fmod", x, y)
@@ -872,6 +875,7 @@ def fix(x: Any, out: None = None) -> Any:
     return trunc(x)
 
 
+@jit_like_jax("rint")
 def rint(x: Any, /) -> Any:
     """Round to the nearest integer, half to even (integers promote to float, as JAX)."""
     (x,) = promote_args_inexact("rint", x)
@@ -909,7 +913,19 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     return lax.convert_element_type(out, dt, get_aval(a).weak_type)
 
 
-around = round
+@jit_like_jax("around", static_argnames=("decimals",))
+def around(a: Any, decimals: int = 0, out: None = None) -> Any:
+    """Round to ``decimals`` places, half to even: ``round`` under its older name.
+
+    Args:
+        a: an array or scalar.
+        decimals: the number of decimal places (negative: tens, hundreds...).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        ``round(a, decimals)``.
+    """
+    return round(a, decimals, out)
 
 
 def square(x: Any, /) -> Any:
@@ -922,6 +938,7 @@ def reciprocal(x: Any, /) -> Any:
     return lax.integer_pow(x, -1)
 
 
+@jit_like_jax("modf")
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     """(fractional part, integral part), both with x's sign."""
     (x,) = promote_args_inexact("modf", x)
@@ -951,6 +968,7 @@ def isnan(x: Any, /) -> Any:
     return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
 
 
+@jit_like_jax("isinf")
 def isinf(x: Any, /) -> Any:
     check_arraylike("isinf", x)
     x = ensure_array(x)

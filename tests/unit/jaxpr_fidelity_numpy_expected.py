@@ -1478,3 +1478,161 @@ EXPECTED['jnp_copysign_scalar_first'] = """\
         in (b,) }
     ] 2.0:f32[] a
   in (b,) }"""
+
+EXPECTED['jnp_rint'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=rint
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = round[rounding_method=1] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_isinf'] = """\
+{ lambda ; a:f32[7]. let
+    b:bool[7] = jit[
+      name=isinf
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = abs a
+          b:bool[7] = eq c inf:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_isinf_int'] = """\
+{ lambda ; a:i32[3]. let
+    b:bool[3] = jit[
+      name=isinf
+      jaxpr={ lambda ; a:i32[3]. let
+          b:bool[3] = broadcast_in_dim False:bool[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_isreal'] = """\
+{ lambda ; a:f32[7]. let
+    b:bool[7] = jit[
+      name=isreal
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = broadcast_in_dim 0.0:f32[]
+          b:bool[7] = eq c 0.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_iscomplex'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = jit[
+      name=iscomplex
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          b:bool[3,4] = ne c 0.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_around'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=around
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = jit[
+            name=round
+            jaxpr={ lambda ; a:f32[7]. let
+                b:f32[7] = round[rounding_method=1] a
+              in (b,) }
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_around_2'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=around
+      jaxpr={ lambda ; a:f32[7]. let
+          b:f32[7] = jit[
+            name=round
+            jaxpr={ lambda ; a:f32[7]. let
+                c:f32[7] = mul a 100.0:f32[]
+                d:f32[7] = round[rounding_method=1] c
+                b:f32[7] = div d 100.0:f32[]
+              in (b,) }
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_fmod'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = jit[
+      name=fmod
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let c:f32[7] = rem a b in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_fmod_scalar'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=fmod
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[7] = rem a d
+        in (b,) }
+    ] a 1.5:f32[]
+  in (b,) }"""
+
+EXPECTED['jnp_remainder'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = jit[
+      name=remainder
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:f32[7] = rem a b
+          e:bool[7] = ne d 0.0:f32[]
+          f:bool[7] = lt d 0.0:f32[]
+          g:bool[7] = lt b 0.0:f32[]
+          h:bool[7] = ne f g
+          i:bool[7] = and h e
+          j:f32[7] = add d b
+          c:f32[7] = select_n i d j
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['jnp_mod_scalar'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=remainder
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          e:f32[3,4] = rem a d
+          f:bool[3,4] = ne e 0.0:f32[]
+          g:bool[3,4] = lt e 0.0:f32[]
+          h:bool[] = lt d 0.0:f32[]
+          i:bool[3,4] = ne g h
+          j:bool[3,4] = and i f
+          k:f32[3,4] = add e d
+          b:f32[3,4] = select_n j e k
+        in (b,) }
+    ] a 1.5:f32[]
+  in (b,) }"""
+
+EXPECTED['jnp_modf'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] c:f32[7] = jit[
+      name=modf
+      jaxpr={ lambda ; a:f32[7]. let
+          d:bool[7] = ge a 0.0:f32[]
+          e:f32[7] = floor a
+          f:f32[7] = ceil a
+          c:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] e:f32[7] f:f32[7]. let
+                c:f32[7] = select_n d f e
+              in (c,) }
+          ] d e f
+          b:f32[7] = sub a c
+        in (b, c) }
+    ] a
+  in (b, c) }"""
