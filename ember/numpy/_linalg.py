@@ -181,7 +181,21 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
 
 
 def outer(a: Any, b: Any, out: None = None) -> Any:
-    """out[i, j] = ravel(a)[i] * ravel(b)[j] (a broadcast multiply, as in JAX)."""
+    """Compute the outer product of two vectors.
+
+    Args:
+        a: an array (flattened first).
+        b: an array (flattened first).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        The matrix ``out[i, j] = ravel(a)[i] * ravel(b)[j]``.
+
+    Example:
+        >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int32)
+    """
     a, b = _promote("outer", a, b)
     a = lax.reshape(a, (get_aval(a).size, 1))
     b = lax.reshape(b, (1, get_aval(b).size))

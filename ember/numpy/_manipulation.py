@@ -195,7 +195,20 @@ def matrix_transpose(x: Any, /) -> Any:
 
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
-    """a with the axes `source` moved to positions `destination` (others keep their order)."""
+    """Move axes of an array to new positions, keeping the others in order.
+
+    Args:
+        a: an array.
+        source: an int or sequence of ints: the axes to move.
+        destination: an int or sequence of ints (as many as ``source``): where they go.
+
+    Returns:
+        ``a`` transposed so that axis ``source[i]`` is at ``destination[i]``.
+
+    Example:
+        >>> jnp.moveaxis(jnp.zeros((2, 3, 4)), 0, -1).shape
+        (3, 4, 2)
+    """
     a = ensure_array(a)
     nd = get_aval(a).ndim
     src = _axes(source, nd)
@@ -210,6 +223,20 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """Interchange two axes of an array.
+
+    Args:
+        a: an array.
+        axis1: the first axis.
+        axis2: the second axis.
+
+    Returns:
+        ``a`` with the two axes exchanged (a transpose; a new array, not a view).
+
+    Example:
+        >>> jnp.swapaxes(jnp.zeros((2, 3, 4)), 0, 2).shape
+        (4, 3, 2)
+    """
     a = ensure_array(a)
     nd = get_aval(a).ndim
     i, j = _axis(axis1, nd), _axis(axis2, nd)
@@ -219,6 +246,20 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
+    """Remove axes of length one from an array's shape.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints: the axes to remove, each of size 1 (else a
+            ``ValueError``); None removes every size-1 axis.
+
+    Returns:
+        ``a`` reshaped without those axes.
+
+    Example:
+        >>> jnp.squeeze(jnp.zeros((1, 3, 1))).shape
+        (3,)
+    """
     a = ensure_array(a)
     aval = get_aval(a)
     if axis is None:
@@ -233,6 +274,20 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 
 def expand_dims(a: Any, axis: Any) -> Any:
+    """Insert axes of length one into an array's shape.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints: the positions of the new axes in the result
+            (negative ones count from the end of the result).
+
+    Returns:
+        ``a`` reshaped with size-1 axes at ``axis``.
+
+    Example:
+        >>> jnp.expand_dims(jnp.arange(3), (0, 2)).shape
+        (1, 3, 1)
+    """
     a = ensure_array(a)
     nd = get_aval(a).ndim
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
@@ -254,7 +309,21 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 def broadcast_to(array: Any, shape: Any) -> Any:
-    """array broadcast to shape: leading dimensions added, size-1 dimensions stretched."""
+    """Broadcast an array to a shape.
+
+    Args:
+        array: an array or scalar.
+        shape: the target shape: leading axes are added, size-1 axes stretched (NumPy's
+            rules; an incompatible shape raises ``ValueError``).
+
+    Returns:
+        An array of ``shape`` (a new array: there are no read-only views as in NumPy).
+
+    Example:
+        >>> jnp.broadcast_to(jnp.array([1, 2]), (2, 2))
+        Array([[1, 2],
+               [1, 2]], dtype=int32)
+    """
     a = ensure_array(array)
     aval = get_aval(a)
     shape = tuple(operator.index(s) for s in shape) if isinstance(shape, (tuple, list)) \
@@ -473,12 +542,40 @@ def _as_list(tup: Any) -> list[Any]:
 
 
 def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    """Stack arrays horizontally: concatenate along axis 1 (axis 0 for 1-d arrays).
+
+    Args:
+        tup: a sequence of arrays, or an array (its leading-axis slices).
+        dtype: the result dtype (default the promoted dtype of the inputs).
+
+    Returns:
+        The stacked array.
+
+    Example:
+        >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
+        Array([1, 2, 3], dtype=int32)
+    """
     arrs = [atleast_1d(a) for a in _as_list(tup)]
     axis = 0 if arrs and get_aval(arrs[0]).ndim == 1 else 1
     return concatenate(arrs, axis, dtype)
 
 
 def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    """Stack arrays vertically: concatenate along axis 0 after making them at least 2-d.
+
+    Args:
+        tup: a sequence of arrays (1-d arrays become rows), or an array (its leading-axis
+            slices).
+        dtype: the result dtype (default the promoted dtype of the inputs).
+
+    Returns:
+        The stacked array.
+
+    Example:
+        >>> jnp.vstack([jnp.array([1, 2]), jnp.array([3, 4])])
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+    """
     return concatenate([atleast_2d(a) for a in _as_list(tup)], 0, dtype)
 
 
@@ -553,7 +650,22 @@ def _split(name: str, ary: Any, indices_or_sections: Any, axis: int,
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
-    """ary split into equal sections (an int) or at the given indices."""
+    """Split an array into sub-arrays along an axis.
+
+    Args:
+        ary: the array.
+        indices_or_sections: an int ``n``: ``n`` equal sections (the axis size must divide
+            evenly, else ``ValueError``); or a sequence of indices where the pieces start.
+            Static in both cases: the pieces' shapes cannot depend on traced values.
+        axis: the axis to split along.
+
+    Returns:
+        A list of arrays.
+
+    Example:
+        >>> jnp.split(jnp.arange(6), [2, 5])
+        [Array([0, 1], dtype=int32), Array([2, 3, 4], dtype=int32), Array([5], dtype=int32)]
+    """
     return _split("split", ary, indices_or_sections, axis, even=True)
 
 

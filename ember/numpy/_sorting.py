@@ -60,7 +60,24 @@ def _check_order(fname: str, kind: Any, order: Any) -> None:
 @jit_like_jax("sort", static_argnames=("axis", "kind", "order", "stable", "descending"))
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
          stable: bool = True, descending: bool = False) -> Any:
-    """a sorted along `axis` (flattened when None): NaN last; descending reverses."""
+    """Return a sorted copy of an array.
+
+    Args:
+        a: an array (a 0-d array needs ``axis=None``).
+        axis: the axis to sort along; None sorts the flattened array.
+        kind: NumPy's algorithm choice; ignored, as in JAX (``stable`` chooses).
+        order: not supported (structured dtypes); must be None.
+        stable: whether equal elements keep their input order (default True).
+        descending: sort from largest to smallest (the ascending result reversed).
+
+    Returns:
+        The sorted array; NaNs go last (first when ``descending``), as in NumPy. Under a
+        trace it is one ``jit[name=sort]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.sort(jnp.array([3.0, jnp.nan, 1.0, 2.0]))
+        Array([ 1.,  2.,  3., nan], dtype=float32)
+    """
     _check_order("sort", kind, order)
     a = _array("sort", a)
     if axis is None:
@@ -75,8 +92,24 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
 @jit_like_jax("argsort", static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: bool = True, descending: bool = False) -> Any:
-    """Indices that sort a along `axis`; stable in both directions (equal entries keep
-    their input order, also when descending)."""
+    """Return the indices that sort an array.
+
+    Args:
+        a: an array or scalar.
+        axis: the axis to sort along; None sorts the flattened array.
+        kind: NumPy's algorithm choice; ignored, as in JAX.
+        order: not supported; must be None.
+        stable: accepted for the Array API; the order is always stable.
+        descending: sort from largest to smallest (still stable: equal entries keep their
+            input order, unlike reversing an ascending argsort).
+
+    Returns:
+        int32 indices (int64 with x64) such that ``take_along_axis(a, i, axis)`` is sorted.
+
+    Example:
+        >>> jnp.argsort(jnp.array([30, 10, 20]))
+        Array([1, 2, 0], dtype=int32)
+    """
     _check_order("argsort", kind, order)
     a = _array("argsort", a)
     if axis is None:
