@@ -501,6 +501,7 @@ def _arctan2(x: Any, y: Any, /) -> Any:
     return lax.atan2(*promote_args_inexact("arctan2", x, y))
 
 
+@jit_like_jax("hypot")
 def _hypot(x: Any, y: Any, /) -> Any:
     """Return the hypotenuse ``sqrt(x**2 + y**2)`` element-wise, without overflow.
 
@@ -521,17 +522,17 @@ def _hypot(x: Any, y: Any, /) -> Any:
     if _kind(x) == "c":
         raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
                          "convert to real values first, such as by using abs(x)")
+    # (The ops are traced in JAX's order, the a == 0 test twice as JAX does, so the nested
+    # jit[name=hypot] prints as JAX's.)
     x, y = lax.abs(x), lax.abs(y)
-    inf = _scalar(x, np.inf)
-    any_inf = lax.bitwise_or(lax.eq(x, inf), lax.eq(y, inf))
-    a, b = lax.max(x, y), lax.min(x, y)
+    any_inf = lax.bitwise_or(isposinf(x), isposinf(y))
+    a, b = maximum(x, y), minimum(x, y)
     zero, one = _scalar(a, 0), _scalar(a, 1)
     a_is_zero = lax.eq(a, zero)
-    safe_a = lax.select(a_is_zero, lax.broadcast_in_dim(one, get_aval(a).shape, ()), a)
-    ratio = lax.div(b, safe_a)
-    out = lax.mul(a, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
-    out = lax.select(a_is_zero, a, out)
-    return lax.select(any_inf, lax.broadcast_in_dim(inf, get_aval(out).shape, ()), out)
+    safe_a = where_(lax.eq(a, zero), lax.broadcast_in_dim(one, get_aval(a).shape, ()), a)
+    out = lax.mul(a, lax.sqrt(lax.add(one, lax.square(lax.div(b, safe_a)))))
+    out = where_(a_is_zero, a, out)
+    return where_(any_inf, _scalar(out, np.inf), out)
 
 
 def _logaddexp(x: Any, y: Any, /) -> Any:

@@ -1636,3 +1636,73 @@ EXPECTED['jnp_modf'] = """\
         in (b, c) }
     ] a
   in (b, c) }"""
+
+EXPECTED['jnp_hypot'] = """\
+let hypot = { lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = abs a
+    d:f32[7] = abs b
+    e:bool[7] = eq c inf:f32[]
+    f:bool[7] = eq d inf:f32[]
+    g:bool[7] = or e f
+    h:f32[7] = max c d
+    i:f32[7] = min c d
+    j:bool[7] = eq h 0.0:f32[]
+    k:bool[7] = eq h 0.0:f32[]
+    l:f32[7] = broadcast_in_dim 1.0:f32[]
+    m:f32[7] = jit[name=_where jaxpr=_where] k l h
+    n:f32[7] = div i m
+    o:f32[7] = square n
+    p:f32[7] = add 1.0:f32[] o
+    q:f32[7] = sqrt p
+    r:f32[7] = mul h q
+    s:f32[7] = jit[name=_where jaxpr=_where] j h r
+    t:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[7] u:f32[] s:f32[7]. let
+          v:f32[7] = broadcast_in_dim u
+          t:f32[7] = select_n g s v
+        in (t,) }
+    ] g inf:f32[] s
+  in (t,) } in
+let _where = { lambda ; w:bool[7] x:f32[7] y:f32[7]. let
+    z:f32[7] = select_n w y x
+  in (z,) } in
+{ lambda ; ba:f32[7] bb:f32[7]. let
+    bc:f32[7] = jit[name=hypot jaxpr=hypot] ba bb
+  in (bc,) }"""
+
+EXPECTED['jnp_hypot_int'] = """\
+let hypot = { lambda ; a:i32[3] b:i32[]. let
+    c:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[3] = abs c
+    f:f32[] = abs d
+    g:bool[3] = eq e inf:f32[]
+    h:bool[] = eq f inf:f32[]
+    i:bool[3] = or g h
+    j:f32[3] = max e f
+    k:f32[3] = min e f
+    l:bool[3] = eq j 0.0:f32[]
+    m:bool[3] = eq j 0.0:f32[]
+    n:f32[3] = broadcast_in_dim 1.0:f32[]
+    o:f32[3] = jit[name=_where jaxpr=_where] m n j
+    p:f32[3] = div k o
+    q:f32[3] = square p
+    r:f32[3] = add 1.0:f32[] q
+    s:f32[3] = sqrt r
+    t:f32[3] = mul j s
+    u:f32[3] = jit[name=_where jaxpr=_where] l j t
+    v:f32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; i:bool[3] w:f32[] u:f32[3]. let
+          x:f32[3] = broadcast_in_dim w
+          v:f32[3] = select_n i u x
+        in (v,) }
+    ] i inf:f32[] u
+  in (v,) } in
+let _where = { lambda ; y:bool[3] z:f32[3] ba:f32[3]. let
+    bb:f32[3] = select_n y ba z
+  in (bb,) } in
+{ lambda ; bc:i32[3]. let
+    bd:f32[3] = jit[name=hypot jaxpr=hypot] bc 2:i32[]
+  in (bd,) }"""

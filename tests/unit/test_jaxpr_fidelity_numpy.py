@@ -129,6 +129,8 @@ PROGRAMS = {
     "jnp_remainder": (lambda x, y: jnp.remainder(x, y), (X7, X7[::-1].copy())),
     "jnp_mod_scalar": (lambda x: jnp.mod(x, 1.5), (M34,)),
     "jnp_modf": (lambda x: jnp.modf(x), (X7,)),
+    "jnp_hypot": (lambda x, y: jnp.hypot(x, y), (X7, X7[::-1].copy())),
+    "jnp_hypot_int": (lambda x: jnp.hypot(x, 2), (np.arange(3, dtype=np.int32),)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -373,6 +375,10 @@ VALUE_CASES = {
                                                     np.int32(-3))),
     "modf_frac": (lambda x: jnp.modf(x)[0], lambda x: np.modf(x)[0], (_CUBE * 3,)),
     "modf_whole": (lambda x: jnp.modf(x)[1], lambda x: np.modf(x)[1], (_NANS,)),
+    "hypot": (jnp.hypot, np.hypot, (np.array([3.0, 0.0, np.inf, np.nan, 1e30, -5.0, 0.0],
+                                              np.float32),
+                                     np.array([4.0, 0.0, np.nan, 1.0, 1e30, 12.0, -2.0],
+                                              np.float32))),
     "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
 }
 
