@@ -205,12 +205,24 @@ class ufunc:
 traceback_util.wrap_methods(ufunc, ["__call__"])
 
 
-def _math(lax_fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
+def _math(lax_fn: Callable[[Any], Any], name: str, summary: str, result: str,
+          example: str = "") -> Callable[[Any], Any]:
+    """jnp.<name>: lax_fn on x promoted to an inexact dtype, with a JAX-layout docstring
+    built from `summary` (one line), `result` (what the Returns section says) and an
+    optional `example` (a ``>>>`` line and its output)."""
     def fn(x: Any, /) -> Any:
         return lax_fn(*promote_args_inexact(name, x))
     fn.__name__ = name
     fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {name} (floats; integers promote to the default float)."
+    doc = (f"{summary}, element-wise.\n\n"
+           "    Args:\n"
+           "        x: an array or scalar; integers and bools promote to the default float\n"
+           "            type (float32 unless x64 is enabled, where NumPy gives float64).\n\n"
+           "    Returns:\n"
+           f"        {result}\n")
+    if example:
+        doc += "\n    Example:\n" + "".join(f"        {line}\n" for line in example.splitlines())
+    fn.__doc__ = doc
     return eager_cached(fn)
 
 
@@ -244,25 +256,66 @@ def _ordering(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, An
 # Transcendental functions
 # ---------------------------------------------------------------------------------------------
 
-sin = _math(lax.sin, "sin")
-cos = _math(lax.cos, "cos")
-tan = _math(lax.tan, "tan")
-arcsin = _math(lax.asin, "arcsin")
-arccos = _math(lax.acos, "arccos")
-arctan = _math(lax.atan, "arctan")
-sinh = _math(lax.sinh, "sinh")
-cosh = _math(lax.cosh, "cosh")
-tanh = _math(lax.tanh, "tanh")
-arcsinh = _math(lax.asinh, "arcsinh")
-arccosh = _math(lax.acosh, "arccosh")
-arctanh = _math(lax.atanh, "arctanh")
-exp = _math(lax.exp, "exp")
-exp2 = _math(lax.exp2, "exp2")
-expm1 = _math(lax.expm1, "expm1")
-log = _math(lax.log, "log")
-log1p = _math(lax.log1p, "log1p")
-sqrt = _math(lax.sqrt, "sqrt")
-cbrt = _math(lax.cbrt, "cbrt")
+sin = _math(lax.sin, "sin",
+            "Compute the sine of angles in radians",
+            "``sin(x)``, in x's inexact dtype.")
+cos = _math(lax.cos, "cos",
+            "Compute the cosine of angles in radians",
+            "``cos(x)``, in x's inexact dtype.")
+tan = _math(lax.tan, "tan",
+            "Compute the tangent of angles in radians",
+            "``tan(x)``, in x's inexact dtype.")
+arcsin = _math(lax.asin, "arcsin",
+               "Compute the inverse sine",
+               "Angles in ``[-pi/2, pi/2]``; NaN outside ``[-1, 1]`` for real x.")
+arccos = _math(lax.acos, "arccos",
+               "Compute the inverse cosine",
+               "Angles in ``[0, pi]``; NaN outside ``[-1, 1]`` for real x.")
+arctan = _math(lax.atan, "arctan",
+               "Compute the inverse tangent",
+               "Angles in ``(-pi/2, pi/2)``; see ``arctan2`` for the quadrant.")
+sinh = _math(lax.sinh, "sinh",
+             "Compute the hyperbolic sine",
+             "``(exp(x) - exp(-x)) / 2``, in x's inexact dtype.")
+cosh = _math(lax.cosh, "cosh",
+             "Compute the hyperbolic cosine",
+             "``(exp(x) + exp(-x)) / 2``, in x's inexact dtype.")
+tanh = _math(lax.tanh, "tanh",
+             "Compute the hyperbolic tangent",
+             "``sinh(x) / cosh(x)``, in ``[-1, 1]`` for real x.")
+arcsinh = _math(lax.asinh, "arcsinh",
+                "Compute the inverse hyperbolic sine",
+                "``y`` with ``sinh(y) == x``.")
+arccosh = _math(lax.acosh, "arccosh",
+                "Compute the inverse hyperbolic cosine",
+                "``y >= 0`` with ``cosh(y) == x``; NaN for real x < 1.")
+arctanh = _math(lax.atanh, "arctanh",
+                "Compute the inverse hyperbolic tangent",
+                "``y`` with ``tanh(y) == x``; NaN for real ``abs(x) > 1``, infinite at 1.")
+exp = _math(lax.exp, "exp",
+            "Compute the exponential ``e**x``",
+            "``e**x``; it overflows to inf in float32 above about 88.7.",
+            ">>> jnp.exp(jnp.array([0.0, 1.0]))\nArray([1.       , 2.7182817], dtype=float32)")
+exp2 = _math(lax.exp2, "exp2",
+             "Compute ``2**x``",
+             "``2**x``, in x's inexact dtype.")
+expm1 = _math(lax.expm1, "expm1",
+              "Compute ``exp(x) - 1``, accurately near zero",
+              "``exp(x) - 1`` without the cancellation of computing it directly for small x.")
+log = _math(lax.log, "log",
+            "Compute the natural logarithm",
+            "``log(x)``: -inf at 0 and NaN for real x < 0 (complex x gives the principal branch).",
+            ">>> jnp.log(jnp.array([1.0, 0.0]))\nArray([  0., -inf], dtype=float32)")
+log1p = _math(lax.log1p, "log1p",
+              "Compute ``log(1 + x)``, accurately near zero",
+              "``log(1 + x)`` without the rounding of forming ``1 + x`` first.")
+sqrt = _math(lax.sqrt, "sqrt",
+             "Compute the non-negative square root",
+             "``sqrt(x)``; NaN for real x < 0 (complex x gives the principal root).",
+             ">>> jnp.sqrt(jnp.array([4, 2]))\nArray([2.       , 1.4142135], dtype=float32)")
+cbrt = _math(lax.cbrt, "cbrt",
+             "Compute the cube root",
+             "The real cube root (negative for negative x).")
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
