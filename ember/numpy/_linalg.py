@@ -204,8 +204,25 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
 
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
-    """Sum over the last `axes` axes of a and the first of b (an int), or over the given
-    pairs of axes ((a_axes), (b_axes)); result a's free axes then b's."""
+    """Sum the product of two arrays over the given axes.
+
+    Args:
+        a: an array.
+        b: an array.
+        axes: an int ``n``: contract ``a``'s last ``n`` axes with ``b``'s first ``n``; or a
+            pair of sequences ``(a_axes, b_axes)`` naming the axes to contract pairwise.
+        precision: accepted for JAX compatibility (Ember computes in the operands' dtype).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        An array whose axes are ``a``'s free axes followed by ``b``'s.
+
+    Example:
+        >>> a = jnp.ones((2, 3, 4))
+        >>> b = jnp.ones((4, 3, 5))
+        >>> jnp.tensordot(a, b, axes=([1, 2], [1, 0])).shape
+        (2, 5)
+    """
     a, b = _promote("tensordot", a, b)
     an, bn = get_aval(a).ndim, get_aval(b).ndim
     if isinstance(axes, (int, np.integer)):

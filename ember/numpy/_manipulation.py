@@ -832,9 +832,25 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def tile(A: Any, reps: Any) -> Any:
-    """A repeated reps[i] times along each axis. Shapes are padded with leading 1s to a common
-    rank d; then A (a_0..a_d-1) is broadcast to (r_0, a_0, ..., r_d-1, a_d-1) and reshaped to
-    (r_0 a_0, ..., r_d-1 a_d-1)."""
+    """Repeat a whole array a number of times along each axis.
+
+    Ember's plan: the shapes are padded with leading 1s to a common rank ``d``; then ``A``
+    (``a_0 .. a_d-1``) is broadcast to ``(r_0, a_0, ..., r_d-1, a_d-1)`` and reshaped to
+    ``(r_0 a_0, ..., r_d-1 a_d-1)``.
+
+    Args:
+        A: an array or scalar.
+        reps: an int or a sequence of ints (static): the repetitions per axis, aligned with
+            ``A``'s trailing axes.
+
+    Returns:
+        The tiled array, of rank ``max(A.ndim, len(reps))``.
+
+    Example:
+        >>> jnp.tile(jnp.array([1, 2]), (2, 2))
+        Array([[1, 2, 1, 2],
+               [1, 2, 1, 2]], dtype=int32)
+    """
     A = ensure_array(A)
     reps = (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
     reps = tuple(operator.index(r) for r in reps)
@@ -850,12 +866,29 @@ def tile(A: Any, reps: Any) -> Any:
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None) -> Any:
-    """Each element of a repeated (along axis; flattened when axis is None).
+    """Repeat each element of an array.
 
-    A scalar repeats r: broadcast (..., n, r, ...) and merge the two axes. Per-element
-    repeats: a static index vector np.repeat(arange(n), repeats) taken along axis; traced
-    repeats need the static total_repeat_length (index j takes the element i with
-    c_{i-1} <= j < c_i, where c is the running sum of repeats)."""
+    Ember's plan: a scalar count ``r`` broadcasts to ``(..., n, r, ...)`` and merges the two
+    axes; static per-element counts take the index vector ``np.repeat(arange(n), repeats)``
+    along the axis; traced counts need the static ``total_repeat_length`` (output index
+    ``j`` takes the element ``i`` with ``c[i-1] <= j < c[i]``, ``c`` the running sum of the
+    counts).
+
+    Args:
+        a: an array or scalar.
+        repeats: an int, or one count per element along ``axis``.
+        axis: the axis to repeat along; None repeats the flattened array.
+        total_repeat_length: the output length along ``axis``, required under ``jit`` when
+            ``repeats`` is traced (JAX's extension: the length must be static); extra
+            counts are cut off and a short total is padded with the last element.
+
+    Returns:
+        The array with each element repeated.
+
+    Example:
+        >>> jnp.repeat(jnp.array([1, 2, 3]), jnp.array([2, 0, 1]))
+        Array([1, 1, 3], dtype=int32)
+    """
     a = ensure_array(a)
     if axis is None:
         a = ravel(a)

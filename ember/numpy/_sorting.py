@@ -506,7 +506,23 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any
 
 @jit_like_jax("cumprod", static_argnames=("axis", "dtype"))
 def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
-    """Running product along `axis` (flattened when None)."""
+    """Return the running product of the elements along an axis.
+
+    Args:
+        a: an array or scalar.
+        axis: an int; None runs over the flattened array.
+        dtype: the accumulation and result dtype (default: small integers and bools
+            accumulate in the default integer type, as in NumPy).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        An array whose entry ``i`` is the product of the entries up to and including ``i``.
+        Under a trace it is one ``jit[name=cumprod]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.cumprod(jnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array([ 1.,  2.,  6., 24.], dtype=float32)
+    """
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
 
 
