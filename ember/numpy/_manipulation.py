@@ -806,9 +806,29 @@ def _roll_one(a: Any, shift: Any, ax: int) -> Any:
 
 
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
-    """m rotated by 90 degrees k times in the plane of axes (from the first toward the
-    second axis)."""
+    """Rotate an array by 90 degrees in the plane of two axes.
+
+    Args:
+        m: an array with at least two dimensions.
+        k: the number of quarter turns (any int; taken modulo 4).
+        axes: the two axes of the plane; the rotation goes from the first toward the
+            second.
+
+    Returns:
+        The rotated array (``k`` odd swaps the two axes' sizes). Under a trace it is one
+        ``jit[name=rot90]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.rot90(jnp.array([[1, 2], [3, 4]]))
+        Array([[2, 4],
+               [1, 3]], dtype=int32)
+    """
     m = ensure_array(m)
+    return _rot90(m, operator.index(k), tuple(axes))
+
+
+@jit_like_jax("rot90", static_argnames=("k", "axes"))
+def _rot90(m: Any, k: int, axes: tuple[int, ...]) -> Any:
     nd = get_aval(m).ndim
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
@@ -818,8 +838,8 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     k = operator.index(k) % 4
     if k == 0:
         return m
-    if k == 2:
-        return flip(m, (ax0, ax1))
+    if k == 2:  # (two flips, one per axis, as JAX traces it)
+        return flip(flip(m, ax0), ax1)
     perm = list(range(nd))
     perm[ax0], perm[ax1] = perm[ax1], perm[ax0]
     if k == 1:

@@ -567,6 +567,7 @@ def _nan_fill(a: Any, value: Any) -> Any:
     return _where(isnan(a), lax.convert_element_type(value, get_aval(a).dtype), a)
 
 
+@jit_like_jax("nansum", static_argnames=("axis", "dtype", "keepdims"))
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
            keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Sum the elements along the given axes, ignoring NaNs (counted as 0).
@@ -586,6 +587,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     return sum(_nan_fill(a, 0), axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
+@jit_like_jax("nanprod", static_argnames=("axis", "dtype", "keepdims"))
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Multiply the elements along the given axes, ignoring NaNs (counted as 1).
@@ -618,7 +620,8 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
     all_nan = all(nan_mask if where is None else
                   lax.bitwise_or(nan_mask, lax.bitwise_not(_bcast_bool(where, a)[0])),
                   axis, keepdims=keepdims)
-    return _where(all_nan, np.nan, out)
+    # (NaN as a strongly typed constant of out's dtype, as JAX passes it)
+    return _where(all_nan, lax.convert_element_type(np.nan, get_aval(out).dtype), out)
 
 
 def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
@@ -633,29 +636,36 @@ def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
     return bx, bo
 
 
+@jit_like_jax("nanmax", static_argnames=("axis", "keepdims"))
 def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """max ignoring NaN (NaN where a slice is all NaN)."""
     return _nan_extreme(a, axis, keepdims, initial, where, -np.inf, max)
 
 
+@jit_like_jax("nanmin", static_argnames=("axis", "keepdims"))
 def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """min ignoring NaN (NaN where a slice is all NaN)."""
     return _nan_extreme(a, axis, keepdims, initial, where, np.inf, min)
 
 
+@jit_like_jax("nanmean", static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Any:
     """mean over the non-NaN entries (NaN where there are none)."""
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if get_aval(a).dtype.kind != "f":
+    if get_aval(a).dtype.kind not in "fc":
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
-    mask = lax.bitwise_not(isnan(a))
-    if where is not None:
-        mask = lax.bitwise_and(*_bcast_bool(mask, where))
-    return mean(a, axis, dtype, keepdims=keepdims, where=mask)
+    # nansum / (the number of non-NaN entries), both in the result dtype: JAX's formulation,
+    # traced in its order so the nested jit prints alike.
+    if dtype is None:
+        dtype = get_aval(a).dtype
+    # (JAX's sum of a bool mask with a float dtype goes through the default int first.)
+    not_nan = lax.convert_element_type(lax.bitwise_not(isnan(a)), dtypes.default_int())
+    count = sum(not_nan, axis, dtype=dtype, keepdims=keepdims, where=where)
+    return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
 
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")

@@ -1706,3 +1706,217 @@ let _where = { lambda ; y:bool[3] z:f32[3] ba:f32[3]. let
 { lambda ; bc:i32[3]. let
     bd:f32[3] = jit[name=hypot jaxpr=hypot] bc 2:i32[]
   in (bd,) }"""
+
+EXPECTED['jnp_nansum'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[] = jit[
+      name=nansum
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = ne a a
+          d:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] e:f32[] a:f32[7]. let
+                f:f32[7] = broadcast_in_dim e
+                d:f32[7] = select_n c a f
+              in (d,) }
+          ] c 0.0:f32[] a
+          b:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_nansum_int'] = """\
+{ lambda ; a:i32[4]. let
+    b:i32[] = jit[
+      name=nansum
+      jaxpr={ lambda ; a:i32[4]. let
+          b:i32[] = reduce_sum[axes=(0,) out_sharding=None] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_nanprod'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = jit[
+      name=nanprod
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[3,4] = broadcast_in_dim e
+                d:f32[3,4] = select_n c a f
+              in (d,) }
+          ] c 1.0:f32[] a
+          b:f32[4] = reduce_prod[axes=(0,)] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_nanmax'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[] = jit[
+      name=nanmax
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = ne a a
+          d:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] e:f32[] a:f32[7]. let
+                f:f32[7] = broadcast_in_dim e
+                d:f32[7] = select_n c a f
+              in (d,) }
+          ] c -inf:f32[] a
+          g:f32[] = reduce_max[axes=(0,)] d
+          h:bool[7] = ne a a
+          i:bool[] = reduce_and[axes=(0,)] h
+          b:f32[] = jit[
+            name=_where
+            jaxpr={ lambda ; i:bool[] j:f32[] g:f32[]. let
+                b:f32[] = select_n i g j
+              in (b,) }
+          ] i nan:f32[] g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_nanmin'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,1] = jit[
+      name=nanmin
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[3,4] = broadcast_in_dim e
+                d:f32[3,4] = select_n c a f
+              in (d,) }
+          ] c inf:f32[] a
+          g:f32[3] = reduce_min[axes=(1,)] d
+          h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+          i:bool[3,4] = ne a a
+          j:bool[3] = reduce_and[axes=(1,)] i
+          k:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+          b:f32[3,1] = jit[
+            name=_where
+            jaxpr={ lambda ; k:bool[3,1] l:f32[] h:f32[3,1]. let
+                m:f32[3,1] = broadcast_in_dim l
+                b:f32[3,1] = select_n k h m
+              in (b,) }
+          ] k nan:f32[] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_nanmean'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[] = jit[
+      name=nanmean
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = ne a a
+          d:bool[7] = not c
+          e:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+          f:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[] = reduce_sum[axes=(0,) out_sharding=None] f
+          h:f32[] = jit[
+            name=nansum
+            jaxpr={ lambda ; a:f32[7]. let
+                i:bool[7] = ne a a
+                j:f32[7] = jit[
+                  name=_where
+                  jaxpr={ lambda ; i:bool[7] k:f32[] a:f32[7]. let
+                      l:f32[7] = broadcast_in_dim k
+                      j:f32[7] = select_n i a l
+                    in (j,) }
+                ] i 0.0:f32[] a
+                h:f32[] = reduce_sum[axes=(0,) out_sharding=None] j
+              in (h,) }
+          ] a
+          b:f32[] = div h g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_nanmean_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,4] = jit[
+      name=nanmean
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:bool[3,4] = not c
+          e:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] d
+          f:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+          h:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+          i:f32[1,4] = jit[
+            name=nansum
+            jaxpr={ lambda ; a:f32[3,4]. let
+                j:bool[3,4] = ne a a
+                k:f32[3,4] = jit[
+                  name=_where
+                  jaxpr={ lambda ; j:bool[3,4] l:f32[] a:f32[3,4]. let
+                      m:f32[3,4] = broadcast_in_dim l
+                      k:f32[3,4] = select_n j a m
+                    in (k,) }
+                ] j 0.0:f32[] a
+                n:f32[4] = reduce_sum[axes=(0,) out_sharding=None] k
+                i:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] n
+              in (i,) }
+          ] a
+          b:f32[1,4] = div i h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_rot90'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4,3] = jit[
+      name=rot90
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = jit[
+            name=_flip
+            jaxpr={ lambda ; a:f32[3,4]. let
+                c:f32[3,4] = rev[dimensions=(1,)] a
+              in (c,) }
+          ] a
+          b:f32[4,3] = transpose[permutation=(1, 0)] c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_rot90_2'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=rot90
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = jit[
+            name=_flip
+            jaxpr={ lambda ; a:f32[3,4]. let
+                c:f32[3,4] = rev[dimensions=(0,)] a
+              in (c,) }
+          ] a
+          b:f32[3,4] = jit[
+            name=_flip
+            jaxpr={ lambda ; c:f32[3,4]. let
+                b:f32[3,4] = rev[dimensions=(1,)] c
+              in (b,) }
+          ] c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['jnp_rot90_3_axes'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,4,3] = jit[
+      name=rot90
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[2,4,3] = transpose[permutation=(0, 2, 1)] a
+          b:f32[2,4,3] = jit[
+            name=_flip
+            jaxpr={ lambda ; c:f32[2,4,3]. let
+                b:f32[2,4,3] = rev[dimensions=(2,)] c
+              in (b,) }
+          ] c
+        in (b,) }
+    ] a
+  in (b,) }"""

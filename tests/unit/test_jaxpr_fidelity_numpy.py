@@ -131,6 +131,17 @@ PROGRAMS = {
     "jnp_modf": (lambda x: jnp.modf(x), (X7,)),
     "jnp_hypot": (lambda x, y: jnp.hypot(x, y), (X7, X7[::-1].copy())),
     "jnp_hypot_int": (lambda x: jnp.hypot(x, 2), (np.arange(3, dtype=np.int32),)),
+    # the NaN-skipping reductions and rot90
+    "jnp_nansum": (lambda x: jnp.nansum(x), (X7,)),
+    "jnp_nansum_int": (lambda x: jnp.nansum(x), (np.arange(4, dtype=np.int32),)),
+    "jnp_nanprod": (lambda m: jnp.nanprod(m, axis=0), (M34,)),
+    "jnp_nanmax": (lambda x: jnp.nanmax(x), (X7,)),
+    "jnp_nanmin": (lambda m: jnp.nanmin(m, axis=1, keepdims=True), (M34,)),
+    "jnp_nanmean": (lambda x: jnp.nanmean(x), (X7,)),
+    "jnp_nanmean_axis": (lambda m: jnp.nanmean(m, axis=0, keepdims=True), (M34,)),
+    "jnp_rot90": (lambda m: jnp.rot90(m), (M34,)),
+    "jnp_rot90_2": (lambda m: jnp.rot90(m, 2), (M34,)),
+    "jnp_rot90_3_axes": (lambda m: jnp.rot90(m, 3, (1, 2)), (np.ones((2, 3, 4), np.float32),)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -322,6 +333,8 @@ _NANS = np.array([1.0, np.nan, 3.0, np.nan, -0.0, np.inf, -np.inf, 2.0], np.floa
 _NANS2 = np.array([2.0, 0.5, np.nan, np.nan, 0.0, np.inf, np.inf, 2.0 + 1e-6], np.float32)
 _R = np.random.default_rng(1)
 _CUBE = _R.standard_normal((2, 3, 5)).astype(np.float32)
+# rows with some NaNs, an all-NaN row (NaN for max, min and mean; 0 for sum) and none
+_NANM = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [4.0, 5.0, 6.0]], np.float32)
 
 VALUE_CASES = {
     "tril": (lambda m: jnp.tril(m, 1), lambda m: np.tril(m, 1), (_CUBE,)),
@@ -379,6 +392,16 @@ VALUE_CASES = {
                                               np.float32),
                                      np.array([4.0, 0.0, np.nan, 1.0, 1e30, 12.0, -2.0],
                                               np.float32))),
+    "nansum": (lambda m: jnp.nansum(m, axis=1), lambda m: np.nansum(m, axis=1), (_NANM,)),
+    "nanprod": (jnp.nanprod, np.nanprod, (_NANS[:4],)),
+    "nanmax": (lambda m: jnp.nanmax(m, axis=0), lambda m: np.nanmax(m, axis=0), (_NANM,)),
+    "nanmin": (lambda m: jnp.nanmin(m, axis=1), lambda m: np.nanmin(m, axis=1), (_NANM,)),
+    "nanmean": (lambda m: jnp.nanmean(m, axis=1), lambda m: np.nanmean(m, axis=1), (_NANM,)),
+    "nanmean_where": (lambda m: jnp.nanmean(m, axis=0, where=m < 5),
+                      lambda m: np.nanmean(m, axis=0, where=m < 5), (_NANM,)),
+    "nanmean_int": (jnp.nanmean, np.nanmean, (np.arange(5, dtype=np.int32),)),
+    "rot90": (lambda m: jnp.rot90(m, -3, [2, 0]), lambda m: np.rot90(m, -3, [2, 0]), (_CUBE,)),
+    "rot90_2": (lambda m: jnp.rot90(m, 2), lambda m: np.rot90(m, 2), (_CUBE,)),
     "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
 }
 
