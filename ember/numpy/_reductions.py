@@ -562,7 +562,7 @@ def _nan_fill(a: Any, value: Any) -> Any:
     from ember.numpy._manipulation import where as _where
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if get_aval(a).dtype.kind != "f":
+    if get_aval(a).dtype.kind not in "fc":  # (a complex NaN is one with a NaN part)
         return a
     return _where(isnan(a), lax.convert_element_type(value, get_aval(a).dtype), a)
 

@@ -468,7 +468,7 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
     if aval.ndim == 0:
         a, aval = lax.reshape(a, (1,)), get_aval(lax.reshape(a, (1,)))
     ax = _norm_axis(axis, aval.ndim)
-    if nan_fill is not None and aval.dtype.kind == "f":
+    if nan_fill is not None and aval.dtype.kind in "fc":  # (complex: either part NaN)
         a = lax.select(lax.ne(a, a), lax.full_like(a, nan_fill), a)
     target = dtypes.canonicalize(dtype) if dtype is not None else _upcast_small_int(aval.dtype)
     if target.kind == "b":
