@@ -28,6 +28,7 @@ from ember.numpy._promote import (
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
+    promote_dtypes_inexact,
 )
 
 __all__ = [
@@ -700,11 +701,15 @@ def _nextafter(x: Any, y: Any, /) -> Any:
     return lax.select(nan, lax.add(x, y), out)
 
 
+@jit_like_jax("heaviside")
 def _heaviside(x: Any, h0: Any, /) -> Any:
     """0 where x < 0, 1 where x > 0, h0 where x == 0 (NaN stays NaN)."""
-    x, h0 = promote_args_inexact("heaviside", x, h0)
+    check_arraylike("heaviside", x, h0)
+    x, h0 = promote_dtypes_inexact(x, h0)  # (where_ broadcasts, as JAX's _where does)
     zero, one = _scalar(x, 0), _scalar(x, 1)
-    return where_(lax.lt(x, zero), zero, where_(lax.gt(x, zero), one, h0))
+    # Traced in JAX's order (its jaxpr text): x < 0, x > 0, then NaN passes through.
+    neg, pos = lax.lt(x, zero), lax.gt(x, zero)
+    return where_(neg, zero, where_(pos, one, where_(lax.ne(x, x), x, h0)))
 
 
 def ldexp(x: Any, e: Any, /) -> Any:

@@ -1920,3 +1920,54 @@ EXPECTED['jnp_rot90_3_axes'] = """\
         in (b,) }
     ] a
   in (b,) }"""
+
+EXPECTED['jnp_heaviside'] = """\
+let _where = { lambda ; a:bool[7] b:f32[] c:f32[7]. let
+    d:f32[7] = broadcast_in_dim b
+    e:f32[7] = select_n a c d
+  in (e,) } in
+{ lambda ; f:f32[7]. let
+    g:f32[7] = jit[
+      name=heaviside
+      jaxpr={ lambda ; f:f32[7] h:f32[]. let
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h
+          j:bool[7] = lt f 0.0:f32[]
+          k:bool[7] = gt f 0.0:f32[]
+          l:bool[7] = ne f f
+          m:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; l:bool[7] f:f32[7] i:f32[]. let
+                n:f32[7] = broadcast_in_dim i
+                m:f32[7] = select_n l n f
+              in (m,) }
+          ] l f i
+          o:f32[7] = jit[name=_where jaxpr=_where] k 1.0:f32[] m
+          g:f32[7] = jit[name=_where jaxpr=_where] j 0.0:f32[] o
+        in (g,) }
+    ] f 0.5:f32[]
+  in (g,) }"""
+
+EXPECTED['jnp_heaviside_bcast'] = """\
+let _where = { lambda ; a:bool[3,4] b:f32[] c:f32[3,4]. let
+    d:f32[3,4] = broadcast_in_dim b
+    e:f32[3,4] = select_n a c d
+  in (e,) } in
+{ lambda ; f:f32[3,4] g:f32[4]. let
+    h:f32[3,4] = jit[
+      name=heaviside
+      jaxpr={ lambda ; f:f32[3,4] g:f32[4]. let
+          i:bool[3,4] = lt f 0.0:f32[]
+          j:bool[3,4] = gt f 0.0:f32[]
+          k:bool[3,4] = ne f f
+          l:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; k:bool[3,4] f:f32[3,4] g:f32[4]. let
+                m:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+                l:f32[3,4] = select_n k m f
+              in (l,) }
+          ] k f g
+          n:f32[3,4] = jit[name=_where jaxpr=_where] j 1.0:f32[] l
+          h:f32[3,4] = jit[name=_where jaxpr=_where] i 0.0:f32[] n
+        in (h,) }
+    ] f g
+  in (h,) }"""

@@ -142,6 +142,8 @@ PROGRAMS = {
     "jnp_rot90": (lambda m: jnp.rot90(m), (M34,)),
     "jnp_rot90_2": (lambda m: jnp.rot90(m, 2), (M34,)),
     "jnp_rot90_3_axes": (lambda m: jnp.rot90(m, 3, (1, 2)), (np.ones((2, 3, 4), np.float32),)),
+    "jnp_heaviside": (lambda x: jnp.heaviside(x, 0.5), (X7,)),
+    "jnp_heaviside_bcast": (lambda m, h: jnp.heaviside(m, h), (M34 - 5, X7[:4])),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -407,6 +409,10 @@ VALUE_CASES = {
     "nansum_complex": (jnp.nansum, np.nansum, (np.array([1 + 2j, np.nan, 3 - 1j], np.complex64),)),
     "rot90": (lambda m: jnp.rot90(m, -3, [2, 0]), lambda m: np.rot90(m, -3, [2, 0]), (_CUBE,)),
     "rot90_2": (lambda m: jnp.rot90(m, 2), lambda m: np.rot90(m, 2), (_CUBE,)),
+    "heaviside": (jnp.heaviside, np.heaviside, (np.array([-1.0, 0.0, -0.0, 2.0, np.nan, np.inf],
+                                                          np.float32), np.float32(0.5))),
+    "heaviside_int": (jnp.heaviside, np.heaviside, (np.arange(-2, 3, dtype=np.int32),
+                                                    np.arange(5, dtype=np.int32))),
     "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
 }
 
