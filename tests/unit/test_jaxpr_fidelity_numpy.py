@@ -430,3 +430,25 @@ def test_jax_ordered_functions_values(name):
 def test_trace_same_axes_error():
     with pytest.raises(ValueError, match="axis1 and axis2 can not be same"):
         jnp.trace(M34, axis1=1, axis2=-1)
+
+
+def test_grad_through_nested_jits_applied_to_tangents():
+    # A custom JVP rule that applies jit-wrapped jnp functions (trace, tril, where) and a
+    # user's jit to the tangent: linearizing stages `jit` equations on tangents, which
+    # reverse mode must transpose.
+    scale = ember.jit(lambda t: t * 3.0)
+
+    @ember.custom_jvp
+    def f(m):
+        return jnp.sum(m * m)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (m,), (t,) = primals, tangents
+        lin = jnp.trace(jnp.tril(t)) + jnp.sum(jnp.where(m > 0, scale(t), -t))
+        return f(m), lin
+
+    m = np.array([[1.0, -2.0, 0.5], [3.0, 4.0, -1.0]], np.float32)
+    want = np.eye(2, 3, dtype=np.float32) + np.where(m > 0, 3.0, -1.0)
+    np.testing.assert_allclose(np.asarray(ember.grad(f)(m)), want)
+    np.testing.assert_allclose(np.asarray(ember.jit(ember.grad(f))(m)), want)
