@@ -379,6 +379,7 @@ def _true_divide(x: Any, y: Any, /) -> Any:
     return lax.div(*promote_args_inexact("true_divide", x, y))
 
 
+@jit_like_jax("floor_divide")
 def _floor_divide(x: Any, y: Any, /) -> Any:
     """floor(x / y). Integers: truncating division stepped down by one where the signs of x
     and y differ and the division is inexact. Floats: the quotient of CPython's float
@@ -391,7 +392,7 @@ def _floor_divide(x: Any, y: Any, /) -> Any:
         q = lax.div(x, y)
         fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)),
                               lax.ne(lax.rem(x, y), _scalar(x, 0)))
-        return lax.select(fix, lax.sub(q, _scalar(q, 1)), q)
+        return where_(fix, lax.sub(q, _scalar(q, 1)), q)
     return _float_divmod(x, y)[0]
 
 
@@ -404,7 +405,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     x, y = _bcast(x, shape), _bcast(y, shape)
     mod = lax.rem(x, y)
     zero = _scalar(x, 0)
-    num = lax.select(lax.eq(y, zero), x, lax.sub(x, mod))
+    num = where_(lax.eq(y, zero), x, lax.sub(x, mod))  # (JAX's where: its jaxpr text)
     div = lax.div(num, y)
     ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
     mod = lax.select(ind, lax.add(mod, y), mod)

@@ -1971,3 +1971,54 @@ let _where = { lambda ; a:bool[3,4] b:f32[] c:f32[3,4]. let
         in (h,) }
     ] f g
   in (h,) }"""
+
+EXPECTED['jnp_floor_divide'] = """\
+let floor_divide = { lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = rem a b
+    d:bool[7] = eq b 0.0:f32[]
+    e:f32[7] = sub a c
+    f:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[7] a:f32[7] e:f32[7]. let
+          f:f32[7] = select_n d e a
+        in (f,) }
+    ] d a e
+    g:f32[7] = div f b
+    h:bool[7] = ne c 0.0:f32[]
+    i:f32[7] = sign b
+    j:f32[7] = sign c
+    k:bool[7] = ne i j
+    l:bool[7] = and h k
+    m:f32[7] = add c b
+    n:f32[7] = select_n l c m
+    o:f32[7] = sub g 1.0:f32[]
+    p:f32[7] = select_n l g o
+    q:f32[7] = round[rounding_method=0] p
+  in (q,) } in
+{ lambda ; r:f32[7] s:f32[7]. let
+    t:f32[7] = jit[name=floor_divide jaxpr=floor_divide] r s
+  in (t,) }"""
+
+EXPECTED['jnp_floor_divide_int'] = """\
+{ lambda ; a:i32[8]. let
+    b:i32[8] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; a:i32[8] c:i32[]. let
+          d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          e:i32[8] = div a d
+          f:i32[8] = sign a
+          g:i32[] = sign d
+          h:bool[8] = ne f g
+          i:i32[8] = rem a d
+          j:bool[8] = ne i 0:i32[]
+          k:bool[8] = and h j
+          l:i32[8] = sub e 1:i32[]
+          b:i32[8] = jit[
+            name=_where
+            jaxpr={ lambda ; k:bool[8] l:i32[8] e:i32[8]. let
+                b:i32[8] = select_n k e l
+              in (b,) }
+          ] k l e
+        in (b,) }
+    ] a 3:i32[]
+  in (b,) }"""

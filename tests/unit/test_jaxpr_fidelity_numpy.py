@@ -144,6 +144,8 @@ PROGRAMS = {
     "jnp_rot90_3_axes": (lambda m: jnp.rot90(m, 3, (1, 2)), (np.ones((2, 3, 4), np.float32),)),
     "jnp_heaviside": (lambda x: jnp.heaviside(x, 0.5), (X7,)),
     "jnp_heaviside_bcast": (lambda m, h: jnp.heaviside(m, h), (M34 - 5, X7[:4])),
+    "jnp_floor_divide": (lambda x, y: jnp.floor_divide(x, y), (X7, X7[::-1].copy())),
+    "jnp_floor_divide_int": (lambda x: jnp.floor_divide(x, 3), (np.arange(-4, 4, dtype=np.int32),)),
     # an outer variable passed twice to a nested jit: the second binder gets a new name
     "jit_same_arg_twice": (lambda x: _TIMES(x, x) + 1, (X7,)),
 }
@@ -413,6 +415,12 @@ VALUE_CASES = {
                                                           np.float32), np.float32(0.5))),
     "heaviside_int": (jnp.heaviside, np.heaviside, (np.arange(-2, 3, dtype=np.int32),
                                                     np.arange(5, dtype=np.int32))),
+    "floor_divide": (jnp.floor_divide, np.floor_divide, (_CUBE * 4, np.float32(-0.75))),
+    "floor_divide_zero": (jnp.floor_divide, np.floor_divide, (X7, np.zeros(7, np.float32))),
+    "floor_divide_int": (jnp.floor_divide, np.floor_divide, (np.arange(-5, 5, dtype=np.int32),
+                                                             np.int32(-3))),
+    "divmod_mod": (lambda x, y: jnp.divmod(x, y)[1], lambda x, y: np.divmod(x, y)[1],
+                   (_CUBE * 4, np.float32(0.75))),
     "allclose_false": (jnp.allclose, np.allclose, (_NANS, _NANS)),
 }
 
