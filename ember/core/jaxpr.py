@@ -32,16 +32,25 @@ class Var:
 
 
 class Literal:
-    """A scalar constant written inline in the jaxpr, e.g. `2.0:f32[]`."""
+    """A scalar constant written inline in the jaxpr, e.g. `2.0:f32[]`.
 
-    __slots__ = ("val", "aval")
+    `shown` is the value to print when it is not `val`: a Python float passed as an
+    argument to a nested jit prints as the user wrote it (`0.1:f32[]`), as JAX prints it,
+    while `val` holds it in the aval's dtype.
+    """
 
-    def __init__(self, val: np.ndarray, aval: ShapedArray):
+    __slots__ = ("val", "aval", "shown")
+
+    def __init__(self, val: np.ndarray, aval: ShapedArray, shown: Any = None):
         self.val = val
         self.aval = aval
+        self.shown = shown
 
     def __repr__(self) -> str:
-        value = self.val.item() if hasattr(self.val, "item") else self.val
+        if self.shown is not None:
+            value = self.shown
+        else:
+            value = self.val.item() if hasattr(self.val, "item") else self.val
         return f"{value!r}:{self.aval.str_short()}"
 
 

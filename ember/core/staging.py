@@ -102,7 +102,10 @@ class DynamicJaxprTrace(Trace):
         aval = get_aval(val)
         if aval.shape == ():
             lit = np.array(to_numpy(val, aval))   # a copy: the user may mutate a 0-d array
-            tracer = JaxprTracer(self, aval, Literal(lit, aval))
+            # A Python float or complex keeps its own text (JAX prints its repr, not the
+            # rounded float32 value's).
+            shown = val if type(val) in (float, complex) else None
+            tracer = JaxprTracer(self, aval, Literal(lit, aval, shown))
         elif isinstance(val, np.ndarray):
             # A closed-over NumPy array is copied once, at trace time, in its canonical
             # dtype: mutating it later must not change a cached trace's results, and the

@@ -57,7 +57,30 @@ def _operands(operands: tuple, operand: Any) -> tuple:
 @traceback_util.api_boundary
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
          operand: Any = _NO_OPERAND) -> Any:
-    """`true_fun(*operands)` if pred else `false_fun(*operands)`, with a traced pred."""
+    """Apply ``true_fun`` or ``false_fun`` to the operands, chosen by a traced predicate.
+
+    The staged form of ``true_fun(*operands) if pred else false_fun(*operands)``: where a
+    Python ``if`` on a traced value raises a ``TracerBoolConversionError``, ``cond`` stages
+    both branches into one ``cond`` equation. Both are traced (so both must accept the
+    operands) and only the chosen one runs; under ``vmap`` with a batched predicate both run
+    and the results are selected, as in JAX.
+
+    Args:
+        pred: a scalar bool, or a number (compared with 0).
+        true_fun: the function applied when ``pred`` is true.
+        false_fun: the function applied when ``pred`` is false.
+        *operands: the arguments of the branches (pytrees of arrays).
+        operand: the older single-operand keyword form.
+
+    Returns:
+        The chosen branch's output. Both branches must return the same pytree structure with
+        the same shapes and dtypes, else a ``TypeError`` names the difference.
+
+    Example:
+        >>> f = ember.jit(lambda x: lax.cond(x > 0, lambda v: v * 2, lambda v: -v, x))
+        >>> f(3.0), f(-1.0)
+        (Array(6., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
+    """
     if not (callable(true_fun) and callable(false_fun)):
         if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
             # The legacy form cond(pred, true_operand, true_fun, false_operand, false_fun).
@@ -101,7 +124,23 @@ def _predicate(pred: Any) -> Any:
 @traceback_util.api_boundary
 def switch(index: Any, branches: Sequence[Callable], *operands: Any,
            operand: Any = _NO_OPERAND) -> Any:
-    """`branches[clamp(index, 0, n - 1)](*operands)` with a traced index."""
+    """Apply the branch selected by a traced integer index to the operands.
+
+    Args:
+        index: a scalar integer; out-of-range values are clamped to ``[0, len(branches) - 1]``
+            (no error can be raised from inside a compiled program).
+        branches: a sequence of functions, all traced; only the selected one runs.
+        *operands: the arguments of the branches (pytrees of arrays).
+        operand: the older single-operand keyword form.
+
+    Returns:
+        The selected branch's output; every branch must return the same pytree structure,
+        shapes and dtypes.
+
+    Example:
+        >>> lax.switch(1, [lambda v: v + 1, lambda v: v * 10, lambda v: -v], 2.0)
+        Array(20., dtype=float32, weak_type=True)
+    """
     if not all(callable(b) for b in branches):
         raise TypeError("lax.switch: branches argument should be a sequence of callables.")
     operands = _operands(operands, operand)

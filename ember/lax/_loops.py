@@ -50,7 +50,30 @@ __all__ = ["while_loop", "fori_loop"]
 @traceback_util.api_boundary
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
-    """Repeat `val = body_fun(val)` while `cond_fun(val)`; returns the last val."""
+    """Repeat ``val = body_fun(val)`` while ``cond_fun(val)`` is true.
+
+    The staged form of a Python ``while`` loop whose condition depends on traced values::
+
+        val = init_val
+        while cond_fun(val):
+            val = body_fun(val)
+        return val
+
+    Args:
+        cond_fun: maps the loop value to a scalar bool.
+        body_fun: maps the loop value to the next one, with the same pytree structure,
+            shapes and dtypes (a ``TypeError`` names any difference).
+        init_val: the first loop value (a pytree of arrays).
+
+    Returns:
+        The loop value once ``cond_fun`` is false. As in JAX, a ``while_loop`` can be
+        differentiated in forward mode (``jvp``) but not in reverse mode (``grad``): its
+        trip count is not known ahead; use ``fori_loop`` with static bounds or ``scan``.
+
+    Example:
+        >>> lax.while_loop(lambda v: v < 100, lambda v: v * 3, 1)
+        Array(243, dtype=int32, weak_type=True)
+    """
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if config.jax_disable_jit:
@@ -116,7 +139,25 @@ def _trace_while(cond_fun: Callable, body_fun: Callable, arg_tree: PyTreeDef,
 @traceback_util.api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any,
               *, unroll: int | bool | None = None) -> Any:
-    """`for i in range(lower, upper): val = body_fun(i, val)`; returns the last val."""
+    """Run ``val = body_fun(i, val)`` for ``i`` from ``lower`` to ``upper`` (excluded).
+
+    Args:
+        lower: the first index (an int or a scalar integer array).
+        upper: the end index, excluded.
+        body_fun: maps ``(i, val)`` to the next value, with the same pytree structure,
+            shapes and dtypes.
+        init_val: the first loop value (a pytree of arrays).
+        unroll: how many iterations one step of the compiled loop runs (static bounds only).
+
+    Returns:
+        The last loop value. With concrete bounds the loop is a ``scan`` (so it can be
+        differentiated in reverse mode); with traced bounds it is a ``while_loop``, as in
+        JAX.
+
+    Example:
+        >>> lax.fori_loop(0, 5, lambda i, total: total + i, 0)
+        Array(10, dtype=int32, weak_type=True)
+    """
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     la, ua = get_aval(lower), get_aval(upper)

@@ -61,7 +61,37 @@ def promote_weak(vals: list[Any], in_avals: list[ShapedArray],
 def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False, unroll: int | bool = 1,
          _split_transpose: bool = False) -> tuple[Any, Any]:
-    """`carry, y = f(carry, x)` over the leading axis of xs; returns (carry, stacked ys)."""
+    """Loop a function over the leading axis of its inputs, carrying a state.
+
+    The staged form of::
+
+        def scan(f, init, xs, length=None):
+            carry, ys = init, []
+            for x in xs:  # or x = None, length times, when xs is None
+                carry, y = f(carry, x)
+                ys.append(y)
+            return carry, stack(ys)
+
+    Args:
+        f: maps ``(carry, x)`` to ``(new_carry, y)``; ``new_carry`` must keep the
+            structure, shapes and dtypes of ``carry``.
+        init: the first carry (a pytree of arrays).
+        xs: a pytree of arrays scanned along their leading axis (all of one length), or
+            None.
+        length: the number of iterations; needed when ``xs`` is None, else checked.
+        reverse: scan from the end to the start (``ys`` keep their positions).
+        unroll: how many iterations one step of the compiled loop runs (True: all).
+        _split_transpose: JAX's experimental flag; accepted and ignored.
+
+    Returns:
+        ``(final_carry, ys)`` where ``ys`` stacks the per-iteration ``y`` along a new leading
+        axis.
+
+    Example:
+        >>> carry, ys = lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.arange(1.0, 5.0))
+        >>> carry, ys
+        (Array(10., dtype=float32), Array([ 0.,  2.,  9., 24.], dtype=float32))
+    """
     if not callable(f):
         raise TypeError("lax.scan: f argument should be callable.")
     init_leaves, init_tree = tree_flatten(init)

@@ -81,10 +81,10 @@ def polygamma(m: Any, x: Any) -> Any:
 
 
 def bessel_i0e(x: Any) -> Any:
-    """Exponentially scaled modified Bessel function of order 0, ``exp(-abs(x)) * I0(x)``."""
+    """Exponentially scaled modified Bessel function of order 0, ``exp(-abs(x)) * i0(x)``."""
     return bessel_i0e_p.bind(x)
 
 
 def bessel_i1e(x: Any) -> Any:
-    """Exponentially scaled modified Bessel function of order 1, ``exp(-abs(x)) * I1(x)``."""
+    """Exponentially scaled modified Bessel function of order 1, ``exp(-abs(x)) * i1(x)``."""
     return bessel_i1e_p.bind(x)

@@ -23,6 +23,7 @@ from ember import lax
 from ember.array import ArrayImpl
 from ember.core import dtypes
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, ensure_array, is_array
 
 __all__ = [
@@ -93,10 +94,30 @@ def _static(v: Any, fname: str) -> Any:
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None,
           ndmin: int = 0, *, device: Any = None) -> Any:
-    """An array from a value. Arrays and tracers pass through (cast if `dtype`); NumPy values,
-    scalars and nested sequences are copied into a new ember.Array. Python scalars give weakly
-    typed arrays; Python lists of ints/floats take the default int/float dtypes. A Python int
-    the result's integer type cannot hold raises OverflowError (as in JAX), never wraps."""
+    """Create an array from a value.
+
+    Args:
+        object: an Array, a tracer, a NumPy array, a scalar, or nested lists and tuples of
+            these.
+        dtype: the element type; default the value's (a Python list of ints or floats takes
+            the default int or float, which is 32-bit unless x64 is enabled, where NumPy's
+            is 64-bit).
+        copy: accepted for NumPy compatibility; Ember's arrays are immutable, so a copy and
+            the original cannot be told apart.
+        order: ignored (Ember stores every array in C order).
+        ndmin: the minimum number of dimensions (leading axes of size 1 are added).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An ``ember.Array``, or a tracer under a transformation. A Python scalar gives a weakly
+        typed array; a Python int that the integer dtype cannot hold raises
+        ``OverflowError`` (as in JAX), never wraps around.
+
+    Example:
+        >>> jnp.array([[1, 2], [3, 4]], dtype=jnp.float32)
+        Array([[1., 2.],
+               [3., 4.]], dtype=float32)
+    """
     return _array(object, None if dtype is None else _dtype(dtype, "array"), ndmin)
 
 
@@ -195,7 +216,22 @@ def _leaves(obj: Any) -> Any:
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
             device: Any = None) -> Any:
-    """array(a, dtype) without a copy where none is needed (Arrays are immutable)."""
+    """Convert a value to an array, without copying an array that already has the dtype.
+
+    Args:
+        a: an Array, a tracer, a NumPy array, a scalar, or nested lists and tuples of these.
+        dtype: the element type (default the value's, as in ``array``).
+        order: ignored (Ember stores every array in C order).
+        copy: accepted for NumPy compatibility (arrays are immutable).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        ``a`` itself when it is already an array of that dtype, else ``array(a, dtype)``.
+
+    Example:
+        >>> jnp.asarray([1.5, 2.5])
+        Array([1.5, 2.5], dtype=float32)
+    """
     dt = None if dtype is None else _dtype(dtype, "asarray")
     if is_array(a) and (dt is None or dt == get_aval(a).dtype):
         return a
@@ -229,21 +265,79 @@ def _filled(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """Create an array of the given shape filled with zeros.
+
+    Args:
+        shape: an int or a sequence of ints (static: under ``jit`` it cannot depend on a
+            traced value).
+        dtype: the element type; default the default float (float32 unless x64 is enabled,
+            where NumPy's default is float64).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array of ``shape`` and ``dtype`` holding zeros.
+
+    Example:
+        >>> jnp.zeros((2, 3), dtype=jnp.int32)
+        Array([[0, 0, 0],
+               [0, 0, 0]], dtype=int32)
+    """
     return _filled(_shape(shape), 0, _dtype(dtype, "zeros"), False)
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """Create an array of the given shape filled with ones.
+
+    Args:
+        shape: an int or a sequence of ints (static under ``jit``).
+        dtype: the element type; default the default float (float32 unless x64 is enabled).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array of ``shape`` and ``dtype`` holding ones.
+
+    Example:
+        >>> jnp.ones(3)
+        Array([1., 1., 1.], dtype=float32)
+    """
     return _filled(_shape(shape), 1, _dtype(dtype, "ones"), False)
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    """As in JAX, `empty` is `zeros` (XLA has no uninitialized memory)."""
+    """Create an array of the given shape; as in JAX it holds zeros.
+
+    XLA has no uninitialized memory, so unlike NumPy the contents are defined: ``empty`` is
+    ``zeros``.
+
+    Args:
+        shape: an int or a sequence of ints (static under ``jit``).
+        dtype: the element type; default the default float.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array of ``shape`` and ``dtype`` holding zeros.
+    """
     return _filled(_shape(shape), 0, _dtype(dtype, "empty"), False)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    """shape filled with fill_value; a non-scalar fill_value is broadcast to shape. Without
-    dtype the result takes fill_value's dtype and weak type."""
+    """Create an array of the given shape filled with one value.
+
+    Args:
+        shape: an int or a sequence of ints (static under ``jit``).
+        fill_value: a scalar, or an array broadcast to ``shape``; it may be traced.
+        dtype: the element type; default ``fill_value``'s (a Python scalar keeps its weak
+            type, so ``jnp.full(3, 2.0) + x`` takes ``x``'s dtype, as in JAX).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array of ``shape`` filled with ``fill_value``.
+
+    Example:
+        >>> jnp.full((2, 2), 7, dtype=jnp.float32)
+        Array([[7., 7.],
+               [7., 7.]], dtype=float32)
+    """
     shape = _shape(shape)
     dt = None if dtype is None else _dtype(dtype, "full")
     return _full(shape, fill_value, dt)
@@ -278,10 +372,41 @@ def _like(a: Any, dtype: Any, shape: Any, fname: str) -> tuple[tuple[int, ...], 
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """Create an array of zeros with the shape and dtype of another.
+
+    Args:
+        a: an array (or anything with ``shape`` and ``dtype``); only its shape and dtype are
+            used, never its values.
+        dtype: overrides ``a``'s dtype.
+        shape: overrides ``a``'s shape.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array of zeros; it keeps ``a``'s weak type when ``dtype`` is not given.
+
+    Example:
+        >>> jnp.zeros_like(jnp.arange(3))
+        Array([0, 0, 0], dtype=int32)
+    """
     return _filled(*_like_args(a, dtype, shape, 0, "zeros_like"))
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """Create an array of ones with the shape and dtype of another.
+
+    Args:
+        a: an array; only its shape and dtype are used.
+        dtype: overrides ``a``'s dtype.
+        shape: overrides ``a``'s shape.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array of ones; it keeps ``a``'s weak type when ``dtype`` is not given.
+
+    Example:
+        >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))
+        Array([1., 1.], dtype=float32)
+    """
     return _filled(*_like_args(a, dtype, shape, 1, "ones_like"))
 
 
@@ -296,6 +421,22 @@ def _like_args(a: Any, dtype: Any, shape: Any, fill: Any, fname: str) -> tuple:
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
               device: Any = None) -> Any:
+    """Create an array filled with a value, with the shape and dtype of another.
+
+    Args:
+        a: an array; only its shape and dtype are used.
+        fill_value: a scalar, or an array broadcast to the shape; it may be traced.
+        dtype: overrides ``a``'s dtype.
+        shape: overrides ``a``'s shape.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An array filled with ``fill_value`` converted to the dtype.
+
+    Example:
+        >>> jnp.full_like(jnp.arange(3), 5)
+        Array([5, 5, 5], dtype=int32)
+    """
     s, d, weak = _like(a, dtype, shape, "full_like")
     if type(fill_value) is not int and get_aval(fill_value).ndim:
         return _full(s, fill_value, d)
@@ -308,12 +449,24 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
            device: Any = None) -> Any:
-    """Evenly spaced values in [start, stop) with static bounds.
+    """Return evenly spaced values in the half-open interval ``[start, stop)``.
 
-    As JAX: `arange(n)` and `arange(0, n)` are one `iota` (n = ceil(n) for floats); other
-    bounds give NumPy's `np.arange(start, stop, step, dtype)` as a constant, so the values
-    equal NumPy's exactly. dtype defaults to the promoted type of the bounds (Python ints
-    give the default int, floats the default float), strongly typed.
+    Args:
+        start: the first value, or, when ``stop`` is None, the end (the range starts at 0).
+        stop: the end, excluded.
+        step: the spacing (default 1).
+        dtype: the element type; default the promoted type of the bounds (Python ints give
+            the default int, floats the default float).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        A 1-d array of ``ceil((stop - start) / step)`` values. The bounds must be static
+        (concrete) values, as in JAX: the length of an array cannot depend on a traced value.
+        ``arange(n)`` traces as one ``iota``; other bounds give NumPy's values as a constant.
+
+    Example:
+        >>> jnp.arange(2, 11, 3)
+        Array([2, 5, 8], dtype=int32)
     """
     if isinstance(start, Tracer) or isinstance(stop, Tracer) or isinstance(step, Tracer):
         tracer = next(v for v in (start, stop, step) if isinstance(v, Tracer))
@@ -353,12 +506,27 @@ def _inexact_dtype(*vals: Any, dtype: Any, fname: str) -> tuple[np.dtype, np.dty
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0, *,
              device: Any = None) -> Any:
-    """num evenly spaced samples from start to stop (stop included when endpoint).
+    """Return ``num`` evenly spaced samples from ``start`` to ``stop``.
 
-    Computed as JAX does, by interpolation: out[i] = start * (1 - t_i) + stop * t_i with
-    t_i = i / div and div = num - 1 (endpoint) or num, so t = 1 gives stop exactly. start and
-    stop may be arrays (broadcast together); the samples run along `axis`. Integer dtypes
-    take the floor of the float samples.
+    Args:
+        start: the first sample (a scalar or an array; arrays broadcast with ``stop``).
+        stop: the last sample, included when ``endpoint`` is true.
+        num: the number of samples (static).
+        endpoint: whether ``stop`` is the last sample (True) or the end of a half-open range.
+        retstep: also return the spacing.
+        dtype: the element type; default the promoted float type of ``start`` and ``stop``.
+            Integer dtypes take the floor of the float samples, as in JAX.
+        axis: where the sample axis goes when ``start``/``stop`` are arrays.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        The samples ``start * (1 - t) + stop * t`` for ``t = i / (num - 1)`` (or ``i / num``
+        without the endpoint), computed as JAX computes them so the last one is ``stop``
+        exactly; with ``retstep``, ``(samples, step)``.
+
+    Example:
+        >>> jnp.linspace(0.0, 1.0, 5)
+        Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
     num = operator.index(_static(num, "linspace"))
     if num < 0:
@@ -459,15 +627,48 @@ def _index_grid(n: int, m: int, k: int) -> tuple[Any, Any]:
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
         device: Any = None) -> Any:
-    """N x M with ones on the k-th diagonal: (i + k == j)."""
+    """Create a 2-d array with ones on a diagonal and zeros elsewhere.
+
+    Args:
+        N: the number of rows.
+        M: the number of columns (default ``N``).
+        k: the diagonal: 0 the main one, > 0 above it, < 0 below it.
+        dtype: the element type; default the default float.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        An ``(N, M)`` array whose entry ``(i, j)`` is 1 where ``i + k == j``.
+
+    Example:
+        >>> jnp.eye(2, 3, k=1)
+        Array([[0., 1., 0.],
+               [0., 0., 1.]], dtype=float32)
+    """
     n = _size(_static(N, "eye"))
     m = n if M is None else _size(_static(M, "eye"))
     k = operator.index(_static(k, "eye"))
-    rows, cols = _index_grid(n, m, k)
+    # JAX's order (its jaxpr text): both iotas, then i + k (even for k == 0), then ==.
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    rows = lax.add(rows, lax.convert_element_type(k, np.int32))
     return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype, "eye"))
 
 
 def identity(n: int, dtype: Any = None) -> Any:
+    """Create the ``n x n`` identity matrix.
+
+    Args:
+        n: the number of rows and columns.
+        dtype: the element type; default the default float.
+
+    Returns:
+        ``eye(n, dtype=dtype)``.
+
+    Example:
+        >>> jnp.identity(2, dtype=jnp.int32)
+        Array([[1, 0],
+               [0, 1]], dtype=int32)
+    """
     dt = _dtype(dtype, "identity")  # (canonical: eye gives no second warning)
     return eye(n, dtype=dt)
 
@@ -477,7 +678,11 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     n = _size(_static(N, "tri"))
     m = n if M is None else _size(_static(M, "tri"))
     k = operator.index(_static(k, "tri"))
-    rows, cols = _index_grid(n, m, k)
+    # JAX's order (its jaxpr text): iota over rows, i + k (even for k == 0), iota over
+    # columns, then >=.
+    rows = lax.add(lax.broadcasted_iota(np.int32, (n, m), 0),
+                   lax.convert_element_type(k, np.int32))
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
     return lax.convert_element_type(lax.ge(rows, cols), _dtype(dtype, "tri"))
 
 
@@ -497,11 +702,13 @@ def _tri_select(m: Any, k: int, lower: bool) -> Any:
     return lax.select(mask, m, zero) if lower else lax.select(mask, zero, m)
 
 
+@jit_like_jax("tril", static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
     """m with the elements above the k-th diagonal zeroed (the last two axes)."""
     return _tri_select(m, k, True)
 
 
+@jit_like_jax("triu", static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
     """m with the elements below the k-th diagonal zeroed (the last two axes)."""
     return _tri_select(m, k, False)

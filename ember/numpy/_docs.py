@@ -16,20 +16,8 @@ from typing import Any
 
 SUMMARIES: dict[str, str] = {
     # reductions
-    "all": "Test whether all elements along the given axes are true",
-    "any": "Test whether any element along the given axes is true",
-    "amax": "Compute the maximum of an array, or along the given axes",
-    "amin": "Compute the minimum of an array, or along the given axes",
-    "max": "Compute the maximum of an array, or along the given axes",
-    "min": "Compute the minimum of an array, or along the given axes",
-    "argmax": "Compute the indices of the maximum values along an axis",
-    "argmin": "Compute the indices of the minimum values along an axis",
     "nanargmin": "Compute the indices of the minimum values along an axis, ignoring NaNs",
-    "prod": "Compute the product of the elements along the given axes",
-    "sum": "Compute the sum of the elements along the given axes",
     # elementwise
-    "allclose": "Test whether two arrays are equal element by element within a tolerance "
-                "(a 0-d boolean Array, not a Python bool)",
     "arctan2": "Compute the arc tangent of x1/x2 element-wise, choosing the quadrant",
     "bitwise_and": "Compute the bit-wise AND of two arrays element-wise",
     "bitwise_or": "Compute the bit-wise OR of two arrays element-wise",
@@ -44,7 +32,6 @@ SUMMARIES: dict[str, str] = {
     "divmod": "Compute the element-wise quotient and remainder together (floor division)",
     "float_power": "Raise the first array to the powers of the second element-wise, in "
                    "floating point",
-    "fmin": "Compute the element-wise minimum, preferring the number where one side is NaN",
     "minimum": "Compute the element-wise minimum of two arrays (NaN if either is NaN)",
     "subtract": "Subtract two arrays element-wise",
     "isfinite": "Test element-wise for finiteness (neither infinity nor NaN)",
@@ -61,14 +48,8 @@ SUMMARIES: dict[str, str] = {
     "reciprocal": "Compute the reciprocal 1/x element-wise",
     "square": "Compute the square x*x element-wise",
     # creation
-    "zeros": "Create an array of the given shape and dtype filled with zeros",
-    "ones": "Create an array of the given shape and dtype filled with ones",
-    "zeros_like": "Create an array of zeros with the shape and dtype of another",
-    "ones_like": "Create an array of ones with the shape and dtype of another",
-    "full_like": "Create an array filled with a value, with the shape and dtype of another",
     "empty_like": "Create an array with the shape and dtype of another; as in JAX it is "
                   "filled with zeros (there is no uninitialized memory)",
-    "identity": "Create the n x n identity matrix",
     "frombuffer": "Interpret a buffer as a 1-d array (its bytes are copied into an Array)",
     "fromiter": "Create a 1-d array from an iterable (consumed on the host)",
     # manipulation
@@ -81,21 +62,14 @@ SUMMARIES: dict[str, str] = {
     "hsplit": "Split an array into sub-arrays horizontally (column-wise)",
     "vsplit": "Split an array into sub-arrays vertically (row-wise)",
     "dstack": "Stack arrays along the third axis (depth-wise)",
-    "hstack": "Stack arrays horizontally (column-wise)",
-    "vstack": "Stack arrays vertically (row-wise)",
     "row_stack": "Stack arrays vertically (row-wise); an alias of vstack",
-    "expand_dims": "Insert axes of length one at the given positions",
-    "flip": "Reverse the order of elements along the given axes",
     "fliplr": "Reverse the order of elements along axis 1 (left/right)",
     "flipud": "Reverse the order of elements along axis 0 (up/down)",
     "ndim": "Return the number of dimensions of an array (a Python int)",
     "shape": "Return the shape of an array (a tuple of Python ints)",
     "size": "Return the number of elements of an array, or along an axis (a Python int)",
     "permute_dims": "Permute the axes of an array (the array API name of transpose)",
-    "transpose": "Permute the axes of an array (reverse them by default)",
-    "swapaxes": "Interchange two axes of an array",
     "ravel": "Flatten an array to one dimension (in C order)",
-    "squeeze": "Remove axes of length one",
     # sorting
     "unique_all": "Find the unique elements of an array with their indices, inverse "
                   "indices and counts",

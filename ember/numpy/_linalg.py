@@ -22,6 +22,7 @@ import numpy as np
 from ember import lax
 from ember.core import dtypes
 from ember.core.trace import get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._manipulation import diagonal
 from ember.numpy._promote import check_arraylike, promote_dtypes
 
@@ -45,8 +46,24 @@ def _dg(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
 
 
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """NumPy's dot: a scalar scales; otherwise contract a's last axis with b's last (b 1-D)
-    or second-to-last axis. Result shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:]."""
+    """Compute the dot product of two arrays (NumPy's ``dot``).
+
+    Args:
+        a: an array or scalar.
+        b: an array or scalar.
+        precision: accepted for JAX compatibility (Ember computes in the operands' dtype).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        With a scalar operand, the product ``a * b``; otherwise the sum over ``a``'s last
+        axis and ``b``'s last axis (``b`` 1-d) or second-to-last axis, of shape
+        ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]``. For stacks of matrices ``matmul``
+        (which broadcasts the batch axes) is usually what is meant.
+
+    Example:
+        >>> jnp.dot(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1.0, 1.0]))
+        Array([3., 7.], dtype=float32)
+    """
     a, b = _promote("dot", a, b)
     an, bn = get_aval(a).ndim, get_aval(b).ndim
     if an == 0 or bn == 0:
@@ -58,8 +75,24 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
 
 
 def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """NumPy's matmul: (..., n, k) @ (..., k, m) with broadcast batch dims; a 1-D operand is
-    a row (lhs) or column (rhs) vector whose dimension is removed from the result."""
+    """Multiply two arrays as matrices, broadcasting the batch axes (the ``@`` operator).
+
+    Args:
+        a: an array of shape ``(..., n, k)``, or ``(k,)`` (a row vector).
+        b: an array of shape ``(..., k, m)``, or ``(k,)`` (a column vector).
+        precision: accepted for JAX compatibility (Ember computes in the operands' dtype).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        An array of shape ``broadcast(a.shape[:-2], b.shape[:-2]) + (n, m)``, without the
+        ``n`` or ``m`` axis of a 1-d operand. Scalars are rejected, as in NumPy.
+
+    Example:
+        >>> a = jnp.ones((5, 2, 3))
+        >>> b = jnp.ones((3, 4))
+        >>> jnp.matmul(a, b).shape
+        (5, 2, 4)
+    """
     a, b = _promote("matmul", a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if not sa or not sb:
@@ -149,7 +182,21 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
 
 
 def outer(a: Any, b: Any, out: None = None) -> Any:
-    """out[i, j] = ravel(a)[i] * ravel(b)[j] (a broadcast multiply, as in JAX)."""
+    """Compute the outer product of two vectors.
+
+    Args:
+        a: an array (flattened first).
+        b: an array (flattened first).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        The matrix ``out[i, j] = ravel(a)[i] * ravel(b)[j]``.
+
+    Example:
+        >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int32)
+    """
     a, b = _promote("outer", a, b)
     a = lax.reshape(a, (get_aval(a).size, 1))
     b = lax.reshape(b, (1, get_aval(b).size))
@@ -158,8 +205,25 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
 
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
-    """Sum over the last `axes` axes of a and the first of b (an int), or over the given
-    pairs of axes ((a_axes), (b_axes)); result a's free axes then b's."""
+    """Sum the product of two arrays over the given axes.
+
+    Args:
+        a: an array.
+        b: an array.
+        axes: an int ``n``: contract ``a``'s last ``n`` axes with ``b``'s first ``n``; or a
+            pair of sequences ``(a_axes, b_axes)`` naming the axes to contract pairwise.
+        precision: accepted for JAX compatibility (Ember computes in the operands' dtype).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        An array whose axes are ``a``'s free axes followed by ``b``'s.
+
+    Example:
+        >>> a = jnp.ones((2, 3, 4))
+        >>> b = jnp.ones((4, 3, 5))
+        >>> jnp.tensordot(a, b, axes=([1, 2], [1, 0])).shape
+        (2, 5)
+    """
     a, b = _promote("tensordot", a, b)
     an, bn = get_aval(a).ndim, get_aval(b).ndim
     if isinstance(axes, (int, np.integer)):
@@ -212,33 +276,66 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     return _dg(x1, x2, ((ax,), (ax,)), (batch, batch), precision, preferred_element_type)
 
 
+@jit_like_jax("kron")
 def kron(a: Any, b: Any) -> Any:
-    """The Kronecker product: out[i*B + j] = a[i] * b[j] in every dimension."""
+    """The Kronecker product of two arrays.
+
+    Args:
+        a, b: arrays or scalars; the one with fewer dimensions gets leading axes of size 1.
+
+    Returns:
+        An array of shape ``a.shape * b.shape`` (element-wise) holding the block array
+        ``out[i * B + j] = a[i] * b[j]`` along every dimension (``B`` being b's size there).
+
+    Example:
+        >>> jnp.kron(jnp.eye(2), jnp.array([[1.0, 2.0]]))
+        Array([[1., 2., 0., 0.],
+               [0., 0., 1., 2.]], dtype=float32)
+    """
+    from ember.numpy._manipulation import expand_dims, reshape
     a, b = _promote("kron", a, b)
-    sa, sb = get_aval(a).shape, get_aval(b).shape
-    nd = max(len(sa), len(sb))
-    sa = (1,) * (nd - len(sa)) + sa
-    sb = (1,) * (nd - len(sb)) + sb
-    # a as (a0, 1, a1, 1, ...), b as (1, b0, 1, b1, ...): the product interleaves them.
-    ai = lax.reshape(a, tuple(v for s in sa for v in (s, 1)))
-    bi = lax.reshape(b, tuple(v for s in sb for v in (1, s)))
-    shape = tuple(v for x, y in zip(sa, sb) for v in (x, y))
-    prod = lax.mul(lax.broadcast_in_dim(ai, shape, tuple(range(2 * nd))),
-                   lax.broadcast_in_dim(bi, shape, tuple(range(2 * nd))))
-    return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
+    na, nb = get_aval(a).ndim, get_aval(b).ndim
+    if na < nb:
+        a = expand_dims(a, tuple(range(nb - na)))
+    elif nb < na:
+        b = expand_dims(b, tuple(range(na - nb)))
+    nd = max(na, nb)
+    # a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...): their (size-1 broadcasting)
+    # product interleaves the axes, and merging each pair gives the block layout.
+    ai = expand_dims(a, tuple(range(1, 2 * nd, 2)))
+    bi = expand_dims(b, tuple(range(0, 2 * nd, 2)))
+    shape = tuple(x * y for x, y in zip(get_aval(a).shape, get_aval(b).shape))
+    return reshape(lax.mul(ai, bi), shape)
 
 
 # -- einsum ------------------------------------------------------------------------------------
 
 def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Einstein summation: `'ij,jk->ik'`, with '...' broadcasting and implicit output.
+    """Evaluate an Einstein summation over the operands.
 
-    Plan: parse the subscripts into one letter per dimension ('...' becomes reserved
-    letters, aligned from the right); per operand, take repeated-letter diagonals and sum out
-    letters no other operand or the output needs; then contract pairs with dot_general,
-    always the pair whose result is smallest (ties: leftmost); finally sum out and transpose
-    into the output order.
+    Ember's plan: the subscripts become one letter per dimension (``...`` becomes reserved
+    letters aligned from the right); each operand's repeated letters take a diagonal and
+    letters no one else needs are summed out; then pairs are contracted with ``dot_general``,
+    always the pair with the smallest result (ties: the leftmost); a last sum and transpose
+    give the output order.
+
+    Args:
+        subscripts: e.g. ``"ij,jk->ik"``; without ``->`` the output is the letters that
+            appear once, in alphabetical order; ``...`` broadcasts.
+        *operands: the arrays, one per comma-separated term.
+        out: not supported (must be None), as in JAX.
+        optimize: accepted for JAX compatibility; Ember always uses the plan above.
+        precision: accepted for JAX compatibility.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The summed product, in the promoted dtype of the operands.
+
+    Example:
+        >>> a = jnp.arange(6.0).reshape(2, 3)
+        >>> jnp.einsum("ij,ij->i", a, a)
+        Array([ 5., 50.], dtype=float32)
     """
     if not isinstance(subscripts, str):
         raise TypeError("einsum: only the string form of subscripts is supported")

@@ -22,6 +22,7 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.numpy._eager_cache import eager_cached
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes_inexact
 
 __all__ = [
@@ -123,6 +124,28 @@ def _highest(dtype: np.dtype) -> Any:
 @eager_cached
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
+    """Sum the elements of an array, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar (lists are rejected, as in JAX: wrap them in ``jnp.array``).
+        axis: an int or tuple of ints; None sums over every axis.
+        dtype: the accumulation and result dtype.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the summed axes with size 1.
+        initial: a value added to the sum.
+        where: a bool array broadcast against ``a``: only its True entries are summed.
+        promote_integers: sum small integers (and bools) in the default integer type, as
+            NumPy does; False keeps the input's dtype.
+
+    Returns:
+        The sum. Unlike NumPy, the default integer is int32 unless x64 is enabled, so large
+        integer sums can wrap where NumPy's int64 would not.
+
+    Example:
+        >>> x = jnp.array([[1, 2, 3], [4, 5, 6]])
+        >>> jnp.sum(x, axis=0)
+        Array([5, 7, 9], dtype=int32)
+    """
     return _reduction(a, "sum", lax.reduce_sum, lambda d: 0, axis, dtype, keepdims, initial,
                       where, upcast=promote_integers, upcast_f16=True)
 
@@ -130,6 +153,25 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims:
 @eager_cached
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
+    """Multiply the elements of an array, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints; None multiplies over every axis.
+        dtype: the accumulation and result dtype.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with size 1.
+        initial: a value the product is multiplied by.
+        where: a bool array broadcast against ``a``: only its True entries are multiplied.
+        promote_integers: multiply small integers in the default integer type, as NumPy does.
+
+    Returns:
+        The product (1 over an empty axis).
+
+    Example:
+        >>> jnp.prod(jnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array(24., dtype=float32)
+    """
     return _reduction(a, "prod", lax.reduce_prod, lambda d: 1, axis, dtype, keepdims, initial,
                       where, upcast=promote_integers, upcast_f16=True)
 
@@ -137,6 +179,25 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
 @eager_cached
 def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
+    """Return the maximum of an array, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints; None reduces over every axis.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with size 1.
+        initial: a lower bound on the result; needed for an empty axis.
+        where: a bool array broadcast against ``a``: only its True entries count (needs
+            ``initial``).
+
+    Returns:
+        The maximum; NaN where a NaN is among the values (see ``nanmax`` to skip them). An
+        empty axis without ``initial`` raises ``ValueError``, as in NumPy.
+
+    Example:
+        >>> jnp.max(jnp.array([[1, 5], [7, 2]]), axis=1)
+        Array([5, 7], dtype=int32)
+    """
     _check_nonempty("max", a, axis, initial, where)
     return _reduction(a, "max", lax.reduce_max, _lowest, axis, None, keepdims, initial, where)
 
@@ -144,6 +205,25 @@ def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
 @eager_cached
 def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
+    """Return the minimum of an array, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints; None reduces over every axis.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with size 1.
+        initial: an upper bound on the result; needed for an empty axis.
+        where: a bool array broadcast against ``a``: only its True entries count (needs
+            ``initial``).
+
+    Returns:
+        The minimum; NaN where a NaN is among the values (see ``nanmin``). An empty axis
+        without ``initial`` raises ``ValueError``.
+
+    Example:
+        >>> jnp.min(jnp.array([[1, 5], [7, 2]]), axis=0)
+        Array([1, 2], dtype=int32)
+    """
     _check_nonempty("min", a, axis, initial, where)
     return _reduction(a, "min", lax.reduce_min, _highest, axis, None, keepdims, initial, where)
 
@@ -166,6 +246,23 @@ def _check_nonempty(name: str, a: Any, axis: Any, initial: Any, where: Any) -> N
 @eager_cached
 def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
+    """Test whether all elements are true, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar; non-bool values are compared with zero.
+        axis: an int or tuple of ints; None reduces over every axis.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with size 1.
+        where: a bool array broadcast against ``a``: only its True entries are tested.
+
+    Returns:
+        A bool array (True over an empty axis). Under ``jit`` it is traced: use it with
+        ``lax.cond`` or ``jnp.where``, not a Python ``if``.
+
+    Example:
+        >>> jnp.all(jnp.array([[True, False], [True, True]]), axis=1)
+        Array([False,  True], dtype=bool)
+    """
     return _reduction(a, "all", lax.reduce_and, lambda d: True, axis, None, keepdims, None,
                       where, bool_op=True)
 
@@ -173,6 +270,22 @@ def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
 @eager_cached
 def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
+    """Test whether any element is true, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar; non-bool values are compared with zero.
+        axis: an int or tuple of ints; None reduces over every axis.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with size 1.
+        where: a bool array broadcast against ``a``: only its True entries are tested.
+
+    Returns:
+        A bool array (False over an empty axis).
+
+    Example:
+        >>> jnp.any(jnp.array([0.0, 0.5]))
+        Array(True, dtype=bool)
+    """
     return _reduction(a, "any", lax.reduce_or, lambda d: False, axis, None, keepdims, None,
                       where, bool_op=True)
 
@@ -206,7 +319,25 @@ def _count_where(where: Any, shape: tuple[int, ...], axis: Any, dtype: np.dtype,
 @eager_cached
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          *, where: Any = None) -> Any:
-    """sum / count, in the promoted float type (count of True entries of `where` if given)."""
+    """Return the arithmetic mean, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints; None averages over every axis.
+        dtype: the computation and result dtype; default ``a``'s float type (integers and
+            bools average in the default float: float32 unless x64 is enabled, where NumPy
+            uses float64).
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with size 1.
+        where: a bool array broadcast against ``a``: only its True entries are averaged.
+
+    Returns:
+        ``sum / count``; NaN over an empty axis.
+
+    Example:
+        >>> jnp.mean(jnp.array([[1, 2], [3, 5]]), axis=0)
+        Array([2. , 3.5], dtype=float32)
+    """
     check_arraylike("mean", a)
     a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
@@ -222,7 +353,26 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
-    """mean((a - mean(a))^2) * n / (n - ddof); `correction` is the Array API name of ddof."""
+    """Return the variance, over all axes or the given ones.
+
+    Args:
+        a: an array or scalar.
+        axis: an int or tuple of ints; None uses every axis.
+        dtype: the computation and result dtype (default ``a``'s float type).
+        out: not supported (must be None), as in JAX.
+        ddof: delta degrees of freedom: the divisor is ``n - ddof`` (1 gives the unbiased
+            estimate).
+        keepdims: keep the reduced axes with size 1.
+        where: a bool array broadcast against ``a``: only its True entries are used.
+        correction: the Array API name of ``ddof`` (give one or the other).
+
+    Returns:
+        ``sum(abs(a - mean(a)) ** 2) / (n - ddof)``; real for complex input.
+
+    Example:
+        >>> jnp.var(jnp.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
+        Array(1.6666666, dtype=float32)
+    """
     check_arraylike("var", a)
     if correction is not None:
         if ddof != 0:
@@ -297,10 +447,42 @@ def _arg_reduce(a: Any, axis: Any, keepdims: bool, lax_fn: Callable[..., Any],
 
 
 def argmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Return the index of the maximum value along an axis.
+
+    Args:
+        a: an array or scalar.
+        axis: an int; None takes the index into the flattened array.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axis with size 1.
+
+    Returns:
+        int32 indices (int64 with x64) of the first maximum; a NaN counts as the maximum,
+        as in NumPy. An empty axis raises ``ValueError``.
+
+    Example:
+        >>> jnp.argmax(jnp.array([[1, 9, 3], [8, 2, 8]]), axis=1)
+        Array([1, 0], dtype=int32)
+    """
     return _arg_reduce(a, axis, keepdims, lax.argmax, "argmax")
 
 
 def argmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Return the index of the minimum value along an axis.
+
+    Args:
+        a: an array or scalar.
+        axis: an int; None takes the index into the flattened array.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axis with size 1.
+
+    Returns:
+        int32 indices (int64 with x64) of the first minimum; a NaN counts as the minimum,
+        as in NumPy. An empty axis raises ``ValueError``.
+
+    Example:
+        >>> jnp.argmin(jnp.array([4.0, 1.0, 1.0]))
+        Array(1, dtype=int32)
+    """
     return _arg_reduce(a, axis, keepdims, lax.argmin, "argmin")
 
 
@@ -335,8 +517,17 @@ def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
     Returns:
         ``max(a, axis) - min(a, axis)``.
     """
-    from ember.numpy._ufuncs import subtract
-    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+    if isinstance(axis, list):  # a static argument of the nested jit must be hashable
+        axis = tuple(axis)
+    check_arraylike("ptp", a)
+    return _ptp(ensure_array(a), axis, out, keepdims)
+
+
+@jit_like_jax("_ptp", static_argnames=("axis", "keepdims"))
+def _ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.ptp is not supported.")
+    return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
@@ -377,11 +568,12 @@ def _nan_fill(a: Any, value: Any) -> Any:
     from ember.numpy._manipulation import where as _where
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if dtypes.kind(get_aval(a).dtype) != "f":
+    if dtypes.kind(get_aval(a).dtype) not in "fc":  # (a complex NaN is one with a NaN part)
         return a
     return _where(isnan(a), lax.convert_element_type(value, get_aval(a).dtype), a)
 
 
+@jit_like_jax("nansum", static_argnames=("axis", "dtype", "keepdims"))
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
            keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Sum the elements along the given axes, ignoring NaNs (counted as 0).
@@ -401,6 +593,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     return sum(_nan_fill(a, 0), axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
+@jit_like_jax("nanprod", static_argnames=("axis", "dtype", "keepdims"))
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Multiply the elements along the given axes, ignoring NaNs (counted as 1).
@@ -433,7 +626,8 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
     all_nan = all(nan_mask if where is None else
                   lax.bitwise_or(nan_mask, lax.bitwise_not(_bcast_bool(where, a)[0])),
                   axis, keepdims=keepdims)
-    return _where(all_nan, np.nan, out)
+    # (NaN as a strongly typed constant of out's dtype, as JAX passes it)
+    return _where(all_nan, lax.convert_element_type(np.nan, get_aval(out).dtype), out)
 
 
 def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
@@ -448,29 +642,36 @@ def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
     return bx, bo
 
 
+@jit_like_jax("nanmax", static_argnames=("axis", "keepdims"))
 def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """max ignoring NaN (NaN where a slice is all NaN)."""
     return _nan_extreme(a, axis, keepdims, initial, where, -np.inf, max)
 
 
+@jit_like_jax("nanmin", static_argnames=("axis", "keepdims"))
 def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """min ignoring NaN (NaN where a slice is all NaN)."""
     return _nan_extreme(a, axis, keepdims, initial, where, np.inf, min)
 
 
+@jit_like_jax("nanmean", static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Any:
     """mean over the non-NaN entries (NaN where there are none)."""
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
-    if dtypes.kind(get_aval(a).dtype) != "f":
+    if dtypes.kind(get_aval(a).dtype) not in "fc":
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
-    mask = lax.bitwise_not(isnan(a))
-    if where is not None:
-        mask = lax.bitwise_and(*_bcast_bool(mask, where))
-    return mean(a, axis, dtype, keepdims=keepdims, where=mask)
+    # nansum / (the number of non-NaN entries), both in the result dtype: JAX's formulation,
+    # traced in its order so the nested jit prints alike.
+    if dtype is None:
+        dtype = get_aval(a).dtype
+    # (JAX's sum of a bool mask with a float dtype goes through the default int first.)
+    not_nan = lax.convert_element_type(lax.bitwise_not(isnan(a)), dtypes.default_int())
+    count = sum(not_nan, axis, dtype=dtype, keepdims=keepdims, where=where)
+    return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
 
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")

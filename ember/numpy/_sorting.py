@@ -60,7 +60,24 @@ def _check_order(fname: str, kind: Any, order: Any) -> None:
 @jit_like_jax("sort", static_argnames=("axis", "kind", "order", "stable", "descending"))
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
          stable: bool = True, descending: bool = False) -> Any:
-    """a sorted along `axis` (flattened when None): NaN last; descending reverses."""
+    """Return a sorted copy of an array.
+
+    Args:
+        a: an array (a 0-d array needs ``axis=None``).
+        axis: the axis to sort along; None sorts the flattened array.
+        kind: NumPy's algorithm choice; ignored, as in JAX (``stable`` chooses).
+        order: not supported (structured dtypes); must be None.
+        stable: whether equal elements keep their input order (default True).
+        descending: sort from largest to smallest (the ascending result reversed).
+
+    Returns:
+        The sorted array; NaNs go last (first when ``descending``), as in NumPy. Under a
+        trace it is one ``jit[name=sort]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.sort(jnp.array([3.0, jnp.nan, 1.0, 2.0]))
+        Array([ 1.,  2.,  3., nan], dtype=float32)
+    """
     _check_order("sort", kind, order)
     a = _array("sort", a)
     if axis is None:
@@ -75,8 +92,24 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
 @jit_like_jax("argsort", static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: bool = True, descending: bool = False) -> Any:
-    """Indices that sort a along `axis`; stable in both directions (equal entries keep
-    their input order, also when descending)."""
+    """Return the indices that sort an array.
+
+    Args:
+        a: an array or scalar.
+        axis: the axis to sort along; None sorts the flattened array.
+        kind: NumPy's algorithm choice; ignored, as in JAX.
+        order: not supported; must be None.
+        stable: accepted for the Array API; the order is always stable.
+        descending: sort from largest to smallest (still stable: equal entries keep their
+            input order, unlike reversing an ascending argsort).
+
+    Returns:
+        int32 indices (int64 with x64) such that ``take_along_axis(a, i, axis)`` is sorted.
+
+    Example:
+        >>> jnp.argsort(jnp.array([30, 10, 20]))
+        Array([1, 2, 0], dtype=int32)
+    """
     _check_order("argsort", kind, order)
     a = _array("argsort", a)
     if axis is None:
@@ -257,12 +290,28 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
     return out
 
 
+@jit_like_jax("count_nonzero", static_argnames=("axis", "keepdims"))
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """The number of non-zero entries along `axis` (all when None), in the default int."""
+    """Count the non-zero elements of an array.
+
+    Args:
+        a: an array or scalar (a NaN counts as non-zero, as in NumPy).
+        axis: an int or tuple of ints: the axes to count along; None counts them all.
+        keepdims: keep the counted axes with size 1.
+
+    Returns:
+        The counts in the default integer dtype (int32 unless x64 is enabled; NumPy
+        returns int64 and, with ``axis=None``, a Python int).
+
+    Example:
+        >>> jnp.count_nonzero(jnp.array([[0, 1, 2], [3, 0, 0]]), axis=1)
+        Array([2, 1], dtype=int32)
+    """
     from ember.numpy._reductions import sum as _sum
     a = _array("count_nonzero", a)
-    mask = lax.ne(a, lax.full_like(a, 0)) if dtypes.kind(get_aval(a).dtype) != "b" else a
-    return _sum(mask, axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
+    # a != 0 against a 0-d zero of a's dtype (a literal in the jaxpr), bools included.
+    zero = lax.convert_element_type(0, get_aval(a).dtype)
+    return _sum(lax.ne(a, zero), axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
 
 
 def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inverse: bool,
@@ -419,7 +468,7 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
     if aval.ndim == 0:
         a, aval = lax.reshape(a, (1,)), get_aval(lax.reshape(a, (1,)))
     ax = _norm_axis(axis, aval.ndim)
-    if nan_fill is not None and dtypes.kind(aval.dtype) == "f":
+    if nan_fill is not None and dtypes.kind(aval.dtype) in "fc":  # (complex: either part NaN)
         a = lax.select(lax.ne(a, a), lax.full_like(a, nan_fill), a)
     target = dtypes.canonicalize(dtype) if dtype is not None else _upcast_small_int(aval.dtype)
     if dtypes.kind(target) == "b":
@@ -433,13 +482,47 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
 
 @jit_like_jax("cumsum", static_argnames=("axis", "dtype"))
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
-    """Running sum along `axis` (flattened when None); small ints accumulate in int32."""
+    """Return the running sum of the elements along an axis.
+
+    Args:
+        a: an array or scalar.
+        axis: an int; None runs over the flattened array.
+        dtype: the accumulation and result dtype (default: small integers and bools
+            accumulate in the default integer type, as in NumPy).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        An array of ``a``'s shape (1-d when ``axis`` is None) whose entry ``i`` is the sum
+        of the entries up to and including ``i``. Under a trace it is one
+        ``jit[name=cumsum]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.cumsum(jnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([[1, 3],
+               [3, 7]], dtype=int32)
+    """
     return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
 
 
 @jit_like_jax("cumprod", static_argnames=("axis", "dtype"))
 def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
-    """Running product along `axis` (flattened when None)."""
+    """Return the running product of the elements along an axis.
+
+    Args:
+        a: an array or scalar.
+        axis: an int; None runs over the flattened array.
+        dtype: the accumulation and result dtype (default: small integers and bools
+            accumulate in the default integer type, as in NumPy).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        An array whose entry ``i`` is the product of the entries up to and including ``i``.
+        Under a trace it is one ``jit[name=cumprod]`` equation, as JAX prints it.
+
+    Example:
+        >>> jnp.cumprod(jnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array([ 1.,  2.,  6., 24.], dtype=float32)
+    """
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
 
 

@@ -15,17 +15,20 @@ import numpy as np
 
 import ember.numpy as jnp
 from ember.core import dtypes
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike
 
 __all__ = ["iscomplex", "isreal", "iscomplexobj", "isrealobj", "isscalar", "iterable"]
 
 
+@jit_like_jax("iscomplex")
 def iscomplex(x: Any) -> Any:
     """Elementwise: is the imaginary part nonzero?"""
     check_arraylike("iscomplex", x)
     return jnp.imag(jnp.asarray(x)) != 0
 
 
+@jit_like_jax("isreal")
 def isreal(x: Any) -> Any:
     """Elementwise: is the imaginary part zero?"""
     check_arraylike("isreal", x)

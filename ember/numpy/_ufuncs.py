@@ -28,6 +28,7 @@ from ember.numpy._promote import (
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
+    promote_dtypes_inexact,
 )
 
 __all__ = [
@@ -205,12 +206,24 @@ class ufunc:
 traceback_util.wrap_methods(ufunc, ["__call__"])
 
 
-def _math(lax_fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
+def _math(lax_fn: Callable[[Any], Any], name: str, summary: str, result: str,
+          example: str = "") -> Callable[[Any], Any]:
+    """jnp.<name>: lax_fn on x promoted to an inexact dtype, with a JAX-layout docstring
+    built from `summary` (one line), `result` (what the Returns section says) and an
+    optional `example` (a ``>>>`` line and its output)."""
     def fn(x: Any, /) -> Any:
         return lax_fn(*promote_args_inexact(name, x))
     fn.__name__ = name
     fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {name} (floats; integers promote to the default float)."
+    doc = (f"{summary}, element-wise.\n\n"
+           "    Args:\n"
+           "        x: an array or scalar; integers and bools promote to the default float\n"
+           "            type (float32 unless x64 is enabled, where NumPy gives float64).\n\n"
+           "    Returns:\n"
+           f"        {result}\n")
+    if example:
+        doc += "\n    Example:\n" + "".join(f"        {line}\n" for line in example.splitlines())
+    fn.__doc__ = doc
     return eager_cached(fn)
 
 
@@ -244,25 +257,66 @@ def _ordering(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, An
 # Transcendental functions
 # ---------------------------------------------------------------------------------------------
 
-sin = _math(lax.sin, "sin")
-cos = _math(lax.cos, "cos")
-tan = _math(lax.tan, "tan")
-arcsin = _math(lax.asin, "arcsin")
-arccos = _math(lax.acos, "arccos")
-arctan = _math(lax.atan, "arctan")
-sinh = _math(lax.sinh, "sinh")
-cosh = _math(lax.cosh, "cosh")
-tanh = _math(lax.tanh, "tanh")
-arcsinh = _math(lax.asinh, "arcsinh")
-arccosh = _math(lax.acosh, "arccosh")
-arctanh = _math(lax.atanh, "arctanh")
-exp = _math(lax.exp, "exp")
-exp2 = _math(lax.exp2, "exp2")
-expm1 = _math(lax.expm1, "expm1")
-log = _math(lax.log, "log")
-log1p = _math(lax.log1p, "log1p")
-sqrt = _math(lax.sqrt, "sqrt")
-cbrt = _math(lax.cbrt, "cbrt")
+sin = _math(lax.sin, "sin",
+            "Compute the sine of angles in radians",
+            "``sin(x)``, in x's inexact dtype.")
+cos = _math(lax.cos, "cos",
+            "Compute the cosine of angles in radians",
+            "``cos(x)``, in x's inexact dtype.")
+tan = _math(lax.tan, "tan",
+            "Compute the tangent of angles in radians",
+            "``tan(x)``, in x's inexact dtype.")
+arcsin = _math(lax.asin, "arcsin",
+               "Compute the inverse sine",
+               "Angles in ``[-pi/2, pi/2]``; NaN outside ``[-1, 1]`` for real x.")
+arccos = _math(lax.acos, "arccos",
+               "Compute the inverse cosine",
+               "Angles in ``[0, pi]``; NaN outside ``[-1, 1]`` for real x.")
+arctan = _math(lax.atan, "arctan",
+               "Compute the inverse tangent",
+               "Angles in ``(-pi/2, pi/2)``; see ``arctan2`` for the quadrant.")
+sinh = _math(lax.sinh, "sinh",
+             "Compute the hyperbolic sine",
+             "``(exp(x) - exp(-x)) / 2``, in x's inexact dtype.")
+cosh = _math(lax.cosh, "cosh",
+             "Compute the hyperbolic cosine",
+             "``(exp(x) + exp(-x)) / 2``, in x's inexact dtype.")
+tanh = _math(lax.tanh, "tanh",
+             "Compute the hyperbolic tangent",
+             "``sinh(x) / cosh(x)``, in ``[-1, 1]`` for real x.")
+arcsinh = _math(lax.asinh, "arcsinh",
+                "Compute the inverse hyperbolic sine",
+                "``y`` with ``sinh(y) == x``.")
+arccosh = _math(lax.acosh, "arccosh",
+                "Compute the inverse hyperbolic cosine",
+                "``y >= 0`` with ``cosh(y) == x``; NaN for real x < 1.")
+arctanh = _math(lax.atanh, "arctanh",
+                "Compute the inverse hyperbolic tangent",
+                "``y`` with ``tanh(y) == x``; NaN for real ``abs(x) > 1``, infinite at 1.")
+exp = _math(lax.exp, "exp",
+            "Compute the exponential ``e**x``",
+            "``e**x``; it overflows to inf in float32 above about 88.7.",
+            ">>> jnp.exp(jnp.array([0.0, 1.0]))\nArray([1.       , 2.7182817], dtype=float32)")
+exp2 = _math(lax.exp2, "exp2",
+             "Compute ``2**x``",
+             "``2**x``, in x's inexact dtype.")
+expm1 = _math(lax.expm1, "expm1",
+              "Compute ``exp(x) - 1``, accurately near zero",
+              "``exp(x) - 1`` without the cancellation of computing it directly for small x.")
+log = _math(lax.log, "log",
+            "Compute the natural logarithm",
+            "``log(x)``: -inf at 0 and NaN for real x < 0 (complex x gives the principal branch).",
+            ">>> jnp.log(jnp.array([1.0, 0.0]))\nArray([  0., -inf], dtype=float32)")
+log1p = _math(lax.log1p, "log1p",
+              "Compute ``log(1 + x)``, accurately near zero",
+              "``log(1 + x)`` without the rounding of forming ``1 + x`` first.")
+sqrt = _math(lax.sqrt, "sqrt",
+             "Compute the non-negative square root",
+             "``sqrt(x)``; NaN for real x < 0 (complex x gives the principal root).",
+             ">>> jnp.sqrt(jnp.array([4, 2]))\nArray([2.       , 1.4142135], dtype=float32)")
+cbrt = _math(lax.cbrt, "cbrt",
+             "Compute the cube root",
+             "The real cube root (negative for negative x).")
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
@@ -333,6 +387,7 @@ def _true_divide(x: Any, y: Any, /) -> Any:
     return lax.div(*promote_args_inexact("true_divide", x, y))
 
 
+@jit_like_jax("floor_divide")
 def _floor_divide(x: Any, y: Any, /) -> Any:
     """floor(x / y). Integers: truncating division stepped down by one where the signs of x
     and y differ and the division is inexact. Floats: the quotient of CPython's float
@@ -345,7 +400,7 @@ def _floor_divide(x: Any, y: Any, /) -> Any:
         q = lax.div(x, y)
         fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)),
                               lax.ne(lax.rem(x, y), _scalar(x, 0)))
-        return lax.select(fix, lax.sub(q, _scalar(q, 1)), q)
+        return where_(fix, lax.sub(q, _scalar(q, 1)), q)
     return _float_divmod(x, y)[0]
 
 
@@ -358,7 +413,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     x, y = _bcast(x, shape), _bcast(y, shape)
     mod = lax.rem(x, y)
     zero = _scalar(x, 0)
-    num = lax.select(lax.eq(y, zero), x, lax.sub(x, mod))
+    num = where_(lax.eq(y, zero), x, lax.sub(x, mod))  # (JAX's where: its jaxpr text)
     div = lax.div(num, y)
     ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
     mod = lax.select(ind, lax.add(mod, y), mod)
@@ -366,6 +421,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     return lax.round(div), mod
 
 
+@jit_like_jax("remainder")
 def _remainder(x: Any, y: Any, /) -> Any:
     """x mod y with the sign of y: r = fmod(x, y), plus y where r != 0 and r, y differ in
     sign. An integer divisor of 0 gives 0 (as NumPy)."""
@@ -375,10 +431,12 @@ def _remainder(x: Any, y: Any, /) -> Any:
         y = lax.select(lax.eq(y, zero), lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape,
                                                              ()), y)
     r = lax.rem(x, y)
-    fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), lax.ne(r, zero))
+    nonzero = lax.ne(r, zero)  # (traced first, as JAX does, so the jaxprs print alike)
+    fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), nonzero)
     return lax.select(fix, lax.add(r, y), r)
 
 
+@jit_like_jax("fmod")
 def fmod(x: Any, y: Any, /) -> Any:
     """C's fmod: the remainder with the sign of x (integer divisor 0 gives 0)."""
     check_arraylike("fmod", x, y)
@@ -459,19 +517,42 @@ def _minimum(x: Any, y: Any, /) -> Any:
     return lax.min(*promote_args("minimum", x, y))
 
 
+@jit_like_jax("fmax")
 def fmax(x: Any, y: Any, /) -> Any:
-    """max ignoring NaN (NaN only where both are NaN)."""
-    x, y = promote_args("fmax", x, y)
-    if _kind(x) != "f":
-        return lax.max(x, y)
-    return where_(isnan(y), x, where_(isnan(x), y, lax.max(x, y)))
+    """Element-wise maximum that ignores NaNs.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted with JAX's rules.
+
+    Returns:
+        The larger of ``x`` and ``y`` at each position; where one of them is NaN, the
+        other; NaN only where both are. Unlike ``maximum``, which propagates NaNs.
+
+    Example:
+        >>> jnp.fmax(jnp.array([1.0, jnp.nan, 3.0]), jnp.array([2.0, 0.5, jnp.nan]))
+        Array([2. , 0.5, 3. ], dtype=float32)
+    """
+    # x where (x > y) or y is NaN, else y: a NaN x loses every comparison, so y wins.
+    return where_(bitwise_or(greater(x, y), isnan(y)), x, y)
 
 
+@jit_like_jax("fmin")
 def fmin(x: Any, y: Any, /) -> Any:
-    x, y = promote_args("fmin", x, y)
-    if _kind(x) != "f":
-        return lax.min(x, y)
-    return where_(isnan(y), x, where_(isnan(x), y, lax.min(x, y)))
+    """Element-wise minimum that ignores NaNs.
+
+    Args:
+        x, y: arrays or scalars, broadcast together and promoted with JAX's rules.
+
+    Returns:
+        The smaller of ``x`` and ``y`` at each position; where one of them is NaN, the
+        other; NaN only where both are. Unlike ``minimum``, which propagates NaNs.
+
+    Example:
+        >>> jnp.fmin(jnp.array([1.0, jnp.nan, 3.0]), jnp.array([2.0, 0.5, jnp.nan]))
+        Array([1. , 0.5, 3. ], dtype=float32)
+    """
+    # x where (x < y) or y is NaN, else y (the mirror of fmax).
+    return where_(bitwise_or(less(x, y), isnan(y)), x, y)
 
 
 def where_(c: Any, x: Any, y: Any) -> Any:
@@ -483,6 +564,7 @@ def _arctan2(x: Any, y: Any, /) -> Any:
     return lax.atan2(*promote_args_inexact("arctan2", x, y))
 
 
+@jit_like_jax("hypot")
 def _hypot(x: Any, y: Any, /) -> Any:
     """Return the hypotenuse ``sqrt(x**2 + y**2)`` element-wise, without overflow.
 
@@ -503,17 +585,17 @@ def _hypot(x: Any, y: Any, /) -> Any:
     if _kind(x) == "c":
         raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
                          "convert to real values first, such as by using abs(x)")
+    # (The ops are traced in JAX's order, the a == 0 test twice as JAX does, so the nested
+    # jit[name=hypot] prints as JAX's.)
     x, y = lax.abs(x), lax.abs(y)
-    inf = _scalar(x, np.inf)
-    any_inf = lax.bitwise_or(lax.eq(x, inf), lax.eq(y, inf))
-    a, b = lax.max(x, y), lax.min(x, y)
+    any_inf = lax.bitwise_or(isposinf(x), isposinf(y))
+    a, b = maximum(x, y), minimum(x, y)
     zero, one = _scalar(a, 0), _scalar(a, 1)
     a_is_zero = lax.eq(a, zero)
-    safe_a = lax.select(a_is_zero, lax.broadcast_in_dim(one, get_aval(a).shape, ()), a)
-    ratio = lax.div(b, safe_a)
-    out = lax.mul(a, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
-    out = lax.select(a_is_zero, a, out)
-    return lax.select(any_inf, lax.broadcast_in_dim(inf, get_aval(out).shape, ()), out)
+    safe_a = where_(lax.eq(a, zero), lax.broadcast_in_dim(one, get_aval(a).shape, ()), a)
+    out = lax.mul(a, lax.sqrt(lax.add(one, lax.square(lax.div(b, safe_a)))))
+    out = where_(a_is_zero, a, out)
+    return where_(any_inf, _scalar(out, np.inf), out)
 
 
 def _logaddexp(x: Any, y: Any, /) -> Any:
@@ -556,6 +638,7 @@ def _int_type_of(dtype: np.dtype) -> np.dtype:
     return np.dtype({2: np.int16, 4: np.int32, 8: np.int64}[dtype.itemsize])
 
 
+@jit_like_jax("signbit")
 def signbit(x: Any, /) -> Any:
     """The sign bit: x < 0 for integers, False for bool, the top bit for floats (so -0.0 and
     NaNs with the sign set are True)."""
@@ -570,9 +653,14 @@ def signbit(x: Any, /) -> Any:
                                     get_aval(x).shape, ())
     ity = _int_type_of(dt)
     bits = lax.bitcast_convert_type(x, ity)
-    return lax.lt(bits, lax.convert_element_type(0, ity))
+    # The sign is the top bit: an arithmetic shift by (width - 1) leaves 0 or -1, and
+    # -1 converts to True (JAX's formulation; its jaxpr text is matched op for op).
+    width = np.dtype(ity).itemsize * 8
+    shifted = lax.shift_right_arithmetic(bits, lax.convert_element_type(width - 1, ity))
+    return lax.convert_element_type(shifted, np.bool_)
 
 
+@jit_like_jax("copysign")
 def _copysign(x: Any, y: Any, /) -> Any:
     """Return ``x``'s magnitude with ``y``'s sign, element-wise.
 
@@ -584,11 +672,9 @@ def _copysign(x: Any, y: Any, /) -> Any:
         ``copysign(1.0, -0.0)`` is ``-1.0``).
     """
     x, y = promote_args_inexact("copysign", x, y)
-    ax = lax.abs(x)
-    s = signbit(y)
-    shape = _common_shape(ax, s)
-    ax, s = _bcast(ax, shape), _bcast(s, shape)
-    return lax.select(s, lax.neg(ax), ax)
+    if _kind(x) == "c":
+        raise TypeError("copysign does not support complex-valued inputs")
+    return where_(signbit(y), lax.neg(lax.abs(x)), lax.abs(x))
 
 
 def _nextafter(x: Any, y: Any, /) -> Any:
@@ -624,11 +710,15 @@ def _nextafter(x: Any, y: Any, /) -> Any:
     return lax.select(nan, lax.add(x, y), out)
 
 
+@jit_like_jax("heaviside")
 def _heaviside(x: Any, h0: Any, /) -> Any:
     """0 where x < 0, 1 where x > 0, h0 where x == 0 (NaN stays NaN)."""
-    x, h0 = promote_args_inexact("heaviside", x, h0)
+    check_arraylike("heaviside", x, h0)
+    x, h0 = promote_dtypes_inexact(x, h0)  # (where_ broadcasts, as JAX's _where does)
     zero, one = _scalar(x, 0), _scalar(x, 1)
-    return where_(lax.lt(x, zero), zero, where_(lax.gt(x, zero), one, h0))
+    # Traced in JAX's order (its jaxpr text): x < 0, x > 0, then NaN passes through.
+    neg, pos = lax.lt(x, zero), lax.gt(x, zero)
+    return where_(neg, zero, where_(pos, one, where_(lax.ne(x, x), x, h0)))
 
 
 def ldexp(x: Any, e: Any, /) -> Any:
@@ -853,6 +943,7 @@ def fix(x: Any, out: None = None) -> Any:
     return trunc(x)
 
 
+@jit_like_jax("rint")
 def rint(x: Any, /) -> Any:
     """Round to the nearest integer, half to even (integers promote to float, as JAX)."""
     (x,) = promote_args_inexact("rint", x)
@@ -890,7 +981,19 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     return lax.convert_element_type(out, dt, get_aval(a).weak_type)
 
 
-around = round
+@jit_like_jax("around", static_argnames=("decimals",))
+def around(a: Any, decimals: int = 0, out: None = None) -> Any:
+    """Round to ``decimals`` places, half to even: ``round`` under its older name.
+
+    Args:
+        a: an array or scalar.
+        decimals: the number of decimal places (negative: tens, hundreds...).
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        ``round(a, decimals)``.
+    """
+    return round(a, decimals, out)
 
 
 def square(x: Any, /) -> Any:
@@ -903,6 +1006,7 @@ def reciprocal(x: Any, /) -> Any:
     return lax.integer_pow(x, -1)
 
 
+@jit_like_jax("modf")
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     """(fractional part, integral part), both with x's sign."""
     (x,) = promote_args_inexact("modf", x)
@@ -932,6 +1036,7 @@ def isnan(x: Any, /) -> Any:
     return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
 
 
+@jit_like_jax("isinf")
 def isinf(x: Any, /) -> Any:
     check_arraylike("isinf", x)
     x = ensure_array(x)
@@ -1130,40 +1235,59 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *,  # noqa: A002
     return ensure_array(arr)
 
 
+@jit_like_jax("isclose", static_argnames=("equal_nan",))
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
             equal_nan: bool = False) -> Any:
     """Return where two arrays are equal within a tolerance, element-wise.
 
     Args:
-        a, b: arrays or scalars, broadcast together.
+        a, b: arrays or scalars, broadcast together; integers and bools are compared as
+            floats (JAX promotes them to an inexact dtype first, as NumPy does).
         rtol: the relative tolerance, scaled by ``abs(b)``.
         atol: the absolute tolerance.
         equal_nan: whether a NaN in ``a`` is close to a NaN in ``b``.
 
     Returns:
-        A bool array: ``abs(a - b) <= atol + rtol * abs(b)`` for floats (an infinity is
-        close only to the same infinity); exact equality for integers and bools, as in
-        JAX.
+        A bool array: ``a == b``, or ``b`` finite and ``abs(a - b) <= atol + rtol * abs(b)``
+        (so an infinity is close only to the same infinity, and NaN to nothing unless
+        ``equal_nan``).
+
+    Example:
+        >>> jnp.isclose(jnp.array([1.0, 1.001, jnp.inf]), jnp.array([1.0, 1.0, jnp.inf]))
+        Array([ True, False,  True], dtype=bool)
     """
     a, b = promote_args("isclose", a, b)
-    if _kind(a) not in "fc":
-        return lax.eq(a, b)
-    abs_b = lax.abs(b)  # (real for complex values: the tolerances take its dtype)
-    rt = _scalar(abs_b, rtol)
-    at = _scalar(abs_b, atol)
-    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, abs_b)))
-    a_inf, b_inf = isinf(a), isinf(b)
-    out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_inf, b_inf)))
-    out = lax.bitwise_or(out, lax.bitwise_and(lax.bitwise_and(a_inf, b_inf), lax.eq(a, b)))
-    a_nan, b_nan = isnan(a), isnan(b)
-    out = lax.bitwise_and(out, lax.bitwise_not(lax.bitwise_or(a_nan, b_nan)))
-    if equal_nan:
-        out = lax.bitwise_or(out, lax.bitwise_and(a_nan, b_nan))
-    return out
+    a, b = promote_args_inexact("isclose", a, b)
+    # The tolerances take the real dtype (|a - b| is real for complex values).
+    real = get_aval(lax.abs(b)) if _kind(b) == "c" else get_aval(b)
+    rtol = lax.convert_element_type(rtol, real.dtype)
+    atol = lax.convert_element_type(atol, real.dtype)
+    # Traced in JAX's order so the nested jit prints alike (both_nan is traced even when
+    # unused, as JAX's is).
+    both_nan = logical_and(isnan(a), isnan(b))
+    b_finite = isfinite(b)
+    in_range = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
+    out = logical_or(lax.eq(a, b), logical_and(b_finite, in_range))
+    return logical_or(out, both_nan) if equal_nan else out
 
 
+@jit_like_jax("allclose", static_argnames=("equal_nan",))
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
              equal_nan: bool = False) -> Any:
+    """Return whether every element of ``a`` is close to ``b`` (see ``isclose``).
+
+    Args:
+        a, b: arrays or scalars, broadcast together.
+        rtol, atol: the relative and absolute tolerances of ``isclose``.
+        equal_nan: whether NaNs in the same places count as close.
+
+    Returns:
+        A 0-d bool array (NumPy returns a Python bool; under ``jit`` a traced one).
+
+    Example:
+        >>> jnp.allclose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
+        Array(True, dtype=bool)
+    """
     from ember.numpy._reductions import all as _all
     return _all(isclose(a, b, rtol, atol, equal_nan))
 

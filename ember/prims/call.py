@@ -3,11 +3,17 @@
 Params: `jaxpr` (ClosedJaxpr of the callee), `name` (the function's name), and
 `donated_invars` (hidden when printed, as JAX 0.10.2 prints `jit[name=g jaxpr={...}]`).
 At the eval trace it runs the callee's executable; staging traces record one equation;
-other traces inline the body.
+other traces inline the body. A `jit` equation staged on tangents (a custom JVP rule or a
+jnp function JAX wraps in `jit`, applied to tangents while linearizing) is transposed by
+running the callee's body backwards.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from ember.core.ad import UndefinedPrimal
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr
 from ember.core.primitive import CallPrimitive
 
 jit_p = CallPrimitive("jit")
@@ -16,3 +22,19 @@ jit_p = CallPrimitive("jit")
 @jit_p.def_pp_params
 def _pp_jit(params: dict) -> list:
     return [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+
+
+@jit_p.def_transpose
+def _jit_transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list:
+    """Cotangents of the linear inputs (the `UndefinedPrimal`s) from those of the outputs:
+    the callee's body transposed with its known inputs bound as constants (they get
+    None: no cotangent flows to them)."""
+    from ember.core.transpose import backward_pass  # (transpose.py imports the prims)
+    inner = jaxpr.jaxpr
+    linear = [isinstance(a, UndefinedPrimal) for a in args]
+    known_vars = [v for v, lin in zip(inner.invars, linear) if not lin]
+    known_vals = [a for a, lin in zip(args, linear) if not lin]
+    body = Jaxpr(list(inner.constvars) + known_vars,
+                 [v for v, lin in zip(inner.invars, linear) if lin], inner.outvars, inner.eqns)
+    cts_linear = iter(backward_pass(body, list(jaxpr.consts) + known_vals, list(cts)))
+    return [next(cts_linear) if lin else None for lin in linear]

@@ -49,7 +49,7 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 
 
 def i0e(x: Any) -> Any:
-    """``exp(-abs(x)) * I0(x)``, the exponentially scaled modified Bessel function of order 0."""
+    """``exp(-abs(x)) * i0(x)``, the exponentially scaled modified Bessel function of order 0."""
     x, = promote_args_inexact("i0e", x)
     return lax.bessel_i0e(x)
 
@@ -61,7 +61,7 @@ def i0(x: Any) -> Any:
 
 
 def i1e(x: Any) -> Any:
-    """``exp(-abs(x)) * I1(x)``, the exponentially scaled modified Bessel function of order 1."""
+    """``exp(-abs(x)) * i1(x)``, the exponentially scaled modified Bessel function of order 1."""
     x, = promote_args_inexact("i1e", x)
     return lax.bessel_i1e(x)
 
