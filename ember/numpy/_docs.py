@@ -24,9 +24,6 @@ SUMMARIES: dict[str, str] = {
     "bitwise_xor": "Compute the bit-wise XOR of two arrays element-wise",
     "bitwise_not": "Compute the bit-wise inversion (NOT) element-wise; logical NOT for bool",
     "left_shift": "Shift the bits of an integer array to the left element-wise",
-    "ceil": "Compute the ceiling of the input element-wise",
-    "floor": "Compute the floor of the input element-wise",
-    "fix": "Round to the nearest integer towards zero element-wise",
     "deg2rad": "Convert angles from degrees to radians element-wise",
     "rad2deg": "Convert angles from radians to degrees element-wise",
     "divmod": "Compute the element-wise quotient and remainder together (floor division)",
@@ -34,9 +31,6 @@ SUMMARIES: dict[str, str] = {
                    "floating point",
     "minimum": "Compute the element-wise minimum of two arrays (NaN if either is NaN)",
     "subtract": "Subtract two arrays element-wise",
-    "isfinite": "Test element-wise for finiteness (neither infinity nor NaN)",
-    "isinf": "Test element-wise for positive or negative infinity",
-    "isnan": "Test element-wise for NaN",
     "isneginf": "Test element-wise for negative infinity",
     "isposinf": "Test element-wise for positive infinity",
     "logical_and": "Compute the truth value of x1 AND x2 element-wise",
@@ -45,8 +39,6 @@ SUMMARIES: dict[str, str] = {
     "logical_not": "Compute the truth value of NOT x element-wise",
     "negative": "Compute the numerical negative element-wise",
     "positive": "Return the input unchanged element-wise (numerical positive)",
-    "reciprocal": "Compute the reciprocal 1/x element-wise",
-    "square": "Compute the square x*x element-wise",
     # creation
     "empty_like": "Create an array with the shape and dtype of another; as in JAX it is "
                   "filled with zeros (there is no uninitialized memory)",

@@ -920,11 +920,37 @@ def sign(x: Any, /) -> Any:
 
 
 def floor(x: Any, /) -> Any:
+    """Round each element down to the largest integer not above it.
+
+    Args:
+        x: a real array or scalar. Complex input raises a ``TypeError``, as in JAX.
+
+    Returns:
+        ``floor(x)`` with ``x``'s dtype. Unlike NumPy, integer and bool inputs are returned
+        as they are (NumPy gives a float result for them).
+
+    Example:
+        >>> jnp.floor(jnp.array([-1.5, 0.2, 2.7]))
+        Array([-2.,  0.,  2.], dtype=float32)
+    """
     (x,) = promote_args("floor", x)
     return lax.floor(x) if _kind(x) in "fc" else x  # (lax refuses complex, as JAX)
 
 
 def ceil(x: Any, /) -> Any:
+    """Round each element up to the smallest integer not below it.
+
+    Args:
+        x: a real array or scalar. Complex input raises a ``TypeError``, as in JAX.
+
+    Returns:
+        ``ceil(x)`` with ``x``'s dtype. Unlike NumPy, integer and bool inputs are returned
+        as they are (NumPy gives a float result for them).
+
+    Example:
+        >>> jnp.ceil(jnp.array([-1.5, 0.2, 2.7]))
+        Array([-1.,  1.,  3.], dtype=float32)
+    """
     (x,) = promote_args("ceil", x)
     return lax.ceil(x) if _kind(x) in "fc" else x
 
@@ -940,6 +966,19 @@ def trunc(x: Any, /) -> Any:
 
 
 def fix(x: Any, out: None = None) -> Any:
+    """Round each element toward zero (the same values as ``jnp.trunc``).
+
+    Args:
+        x: a real array or scalar.
+        out: not supported; kept for NumPy's signature.
+
+    Returns:
+        The integral part of ``x`` with ``x``'s dtype (integers are returned as they are).
+
+    Example:
+        >>> jnp.fix(jnp.array([-1.7, 1.7]))
+        Array([-1.,  1.], dtype=float32)
+    """
     return trunc(x)
 
 
@@ -997,11 +1036,37 @@ def around(a: Any, decimals: int = 0, out: None = None) -> Any:
 
 
 def square(x: Any, /) -> Any:
+    """Compute ``x * x`` element-wise.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        The square of each element, with ``x``'s dtype (bool promotes to the default
+        integer type); integers wrap around on overflow.
+
+    Example:
+        >>> jnp.square(jnp.array([-2, 3]))
+        Array([4, 9], dtype=int32)
+    """
     (x,) = promote_args_numeric("square", x)
     return lax.integer_pow(x, 2)
 
 
 def reciprocal(x: Any, /) -> Any:
+    """Compute ``1 / x`` element-wise.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        The reciprocal of each element. Unlike NumPy, which keeps integer inputs integer
+        (so ``1 / 2`` gives 0 there), integers promote to the default float type.
+
+    Example:
+        >>> jnp.reciprocal(jnp.array([2, 4]))
+        Array([0.5 , 0.25], dtype=float32)
+    """
     (x,) = promote_args_inexact("reciprocal", x)
     return lax.integer_pow(x, -1)
 
@@ -1029,6 +1094,18 @@ def _either_part(test: Callable[[Any], Any], x: Any) -> Any:
 
 
 def isnan(x: Any, /) -> Any:
+    """Test each element for NaN.
+
+    Args:
+        x: an array or scalar. A complex value counts as NaN when either part is NaN.
+
+    Returns:
+        A bool array of ``x``'s shape; all False for integer and bool inputs.
+
+    Example:
+        >>> jnp.isnan(jnp.array([1.0, jnp.nan, jnp.inf]))
+        Array([False,  True, False], dtype=bool)
+    """
     check_arraylike("isnan", x)
     x = ensure_array(x)
     if _kind(x) == "c":
@@ -1038,6 +1115,19 @@ def isnan(x: Any, /) -> Any:
 
 @jit_like_jax("isinf")
 def isinf(x: Any, /) -> Any:
+    """Test each element for positive or negative infinity.
+
+    Args:
+        x: an array or scalar. A complex value counts as infinite when either part is.
+
+    Returns:
+        A bool array of ``x``'s shape; all False for integer and bool inputs (NaN is not
+        infinite).
+
+    Example:
+        >>> jnp.isinf(jnp.array([1.0, jnp.nan, -jnp.inf]))
+        Array([False, False,  True], dtype=bool)
+    """
     check_arraylike("isinf", x)
     x = ensure_array(x)
     if _kind(x) == "c":
@@ -1048,6 +1138,18 @@ def isinf(x: Any, /) -> Any:
 
 
 def isfinite(x: Any, /) -> Any:
+    """Test each element for being finite (neither infinite nor NaN).
+
+    Args:
+        x: an array or scalar. A complex value is finite when both of its parts are.
+
+    Returns:
+        A bool array of ``x``'s shape; all True for integer and bool inputs.
+
+    Example:
+        >>> jnp.isfinite(jnp.array([1.0, jnp.nan, -jnp.inf]))
+        Array([ True, False, False], dtype=bool)
+    """
     check_arraylike("isfinite", x)
     x = ensure_array(x)
     if _kind(x) == "c":  # both parts finite
