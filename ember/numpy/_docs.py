@@ -33,10 +33,6 @@ SUMMARIES: dict[str, str] = {
     "subtract": "Subtract two arrays element-wise",
     "isneginf": "Test element-wise for negative infinity",
     "isposinf": "Test element-wise for positive infinity",
-    "logical_and": "Compute the truth value of x1 AND x2 element-wise",
-    "logical_or": "Compute the truth value of x1 OR x2 element-wise",
-    "logical_xor": "Compute the truth value of x1 XOR x2 element-wise",
-    "logical_not": "Compute the truth value of NOT x element-wise",
     "negative": "Compute the numerical negative element-wise",
     "positive": "Return the input unchanged element-wise (numerical positive)",
     # creation

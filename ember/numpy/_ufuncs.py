@@ -757,6 +757,18 @@ def _logical(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any
 
 
 def logical_not(x: Any, /) -> Any:
+    """Compute the truth value of ``NOT x`` element-wise.
+
+    Args:
+        x: an array or scalar of any dtype, read as bool (nonzero is True).
+
+    Returns:
+        A bool array of ``x``'s shape.
+
+    Example:
+        >>> jnp.logical_not(jnp.array([0, 1, 2]))
+        Array([ True, False, False], dtype=bool)
+    """
     check_arraylike("logical_not", x)
     return lax.bitwise_not(_to_bool(x))
 
@@ -851,6 +863,55 @@ logical_or = ufunc(_logical(lax.bitwise_or, "logical_or"), "logical_or", 2, iden
                    reducer=_reducer("any"))
 logical_xor = ufunc(_logical(lax.bitwise_xor, "logical_xor"), "logical_xor", 2,
                     identity=False)
+def _pairwise_doc(summary: str, args: str, result: str, example: str) -> str:
+    """A JAX-layout docstring for a two-operand comparison or logical ufunc: `summary` (one
+    line), `args` (how x and y are read), `result` (the Returns text), `example` (a
+    ``>>>`` call and its output, each one line)."""
+    call, shown = example.split("\n")
+    return (f"{summary}\n\n"
+            "    Args:\n"
+            f"        x, y: {args}\n\n"
+            "    Returns:\n"
+            f"        {result}\n\n"
+            "    Example:\n"
+            f"        >>> {call}\n"
+            f"        {shown}\n")
+
+
+_COMPARED = ("arrays or scalars, broadcast together and promoted to a common dtype with\n"
+             "            JAX's rules (a Python scalar takes the array's dtype).")
+_ORDERED = (_COMPARED + " Complex values are\n"
+            "            ordered as NumPy orders them: by real part, then imaginary part.")
+_TRUTH = ("arrays or scalars of any dtype, each read as bool (nonzero is True),\n"
+          "            then broadcast together.")
+_BOOL_OUT = "A bool array of the broadcast shape."
+_AB = "jnp.array([1, 2, 3]), jnp.array([2, 2, 2])"
+_PQ = "jnp.array([True, True, False]), jnp.array([True, False, False])"
+for _uf, _summary, _args, _shown in [
+        (equal, "Test ``x == y`` element-wise (the ``==`` operator of Arrays).", _COMPARED,
+         "Array([False,  True, False], dtype=bool)"),
+        (not_equal, "Test ``x != y`` element-wise (the ``!=`` operator of Arrays).", _COMPARED,
+         "Array([ True, False,  True], dtype=bool)"),
+        (less, "Test ``x < y`` element-wise (the ``<`` operator of Arrays).", _ORDERED,
+         "Array([ True, False, False], dtype=bool)"),
+        (less_equal, "Test ``x <= y`` element-wise (the ``<=`` operator of Arrays).", _ORDERED,
+         "Array([ True,  True, False], dtype=bool)"),
+        (greater, "Test ``x > y`` element-wise (the ``>`` operator of Arrays).", _ORDERED,
+         "Array([False, False,  True], dtype=bool)"),
+        (greater_equal, "Test ``x >= y`` element-wise (the ``>=`` operator of Arrays).",
+         _ORDERED, "Array([False,  True,  True], dtype=bool)"),
+        (logical_and, "Compute the truth value of ``x AND y`` element-wise.", _TRUTH,
+         "Array([ True, False, False], dtype=bool)"),
+        (logical_or, "Compute the truth value of ``x OR y`` element-wise.", _TRUTH,
+         "Array([ True,  True, False], dtype=bool)"),
+        (logical_xor, "Compute the truth value of ``x XOR y`` element-wise.", _TRUTH,
+         "Array([False,  True, False], dtype=bool)")]:
+    _pair = _PQ if _uf.__name__.startswith("logical") else _AB
+    _uf.__doc__ = _pairwise_doc(_summary, _args, _BOOL_OUT,
+                                f"jnp.{_uf.__name__}({_pair})\n{_shown}")
+del _uf, _summary, _args, _shown, _pair
+
+
 bitwise_and = ufunc(_bitwise(lax.bitwise_and, "bitwise_and"), "bitwise_and", 2, identity=-1)
 bitwise_or = ufunc(_bitwise(lax.bitwise_or, "bitwise_or"), "bitwise_or", 2, identity=0)
 bitwise_xor = ufunc(_bitwise(lax.bitwise_xor, "bitwise_xor"), "bitwise_xor", 2, identity=0)
