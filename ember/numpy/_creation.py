@@ -704,13 +704,43 @@ def _tri_select(m: Any, k: int, lower: bool) -> Any:
 
 @jit_like_jax("tril", static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
-    """m with the elements above the k-th diagonal zeroed (the last two axes)."""
+    """Return a copy of a matrix (or stack of matrices) with the part above a diagonal zeroed.
+
+    Args:
+        m: an array of at least two dimensions; its last two axes are the matrices.
+        k: the diagonal kept as the boundary: 0 is the main diagonal, ``k > 0`` one above
+            it, ``k < 0`` one below it. A static Python int.
+
+    Returns:
+        ``m`` with every element ``m[..., i, j]`` where ``j > i + k`` set to zero.
+
+    Example:
+        >>> jnp.tril(jnp.arange(1, 10).reshape(3, 3))
+        Array([[1, 0, 0],
+               [4, 5, 0],
+               [7, 8, 9]], dtype=int32)
+    """
     return _tri_select(m, k, True)
 
 
 @jit_like_jax("triu", static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
-    """m with the elements below the k-th diagonal zeroed (the last two axes)."""
+    """Return a copy of a matrix (or stack of matrices) with the part below a diagonal zeroed.
+
+    Args:
+        m: an array of at least two dimensions; its last two axes are the matrices.
+        k: the diagonal kept as the boundary: 0 is the main diagonal, ``k > 0`` one above
+            it, ``k < 0`` one below it. A static Python int.
+
+    Returns:
+        ``m`` with every element ``m[..., i, j]`` where ``j < i + k`` set to zero.
+
+    Example:
+        >>> jnp.triu(jnp.arange(1, 10).reshape(3, 3), 1)
+        Array([[0, 2, 3],
+               [0, 0, 6],
+               [0, 0, 0]], dtype=int32)
+    """
     return _tri_select(m, k, False)
 
 

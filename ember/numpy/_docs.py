@@ -51,8 +51,6 @@ SUMMARIES: dict[str, str] = {
     "vsplit": "Split an array into sub-arrays vertically (row-wise)",
     "dstack": "Stack arrays along the third axis (depth-wise)",
     "row_stack": "Stack arrays vertically (row-wise); an alias of vstack",
-    "fliplr": "Reverse the order of elements along axis 1 (left/right)",
-    "flipud": "Reverse the order of elements along axis 0 (up/down)",
     "ndim": "Return the number of dimensions of an array (a Python int)",
     "shape": "Return the shape of an array (a tuple of Python ints)",
     "size": "Return the number of elements of an array, or along an axis (a Python int)",

@@ -739,6 +739,19 @@ def _flip(m: Any, axis: Any = None) -> Any:
 
 
 def fliplr(m: Any) -> Any:
+    """Reverse the order of the columns (axis 1) of an array.
+
+    Args:
+        m: an array of at least two dimensions (fewer raise a ``ValueError``).
+
+    Returns:
+        ``m[:, ::-1]``, the same as ``jnp.flip(m, 1)``.
+
+    Example:
+        >>> jnp.fliplr(jnp.array([[1, 2], [3, 4]]))
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
     m = ensure_array(m)
     if get_aval(m).ndim < 2:
         raise ValueError("fliplr requires an array of at least 2 dimensions")
@@ -746,6 +759,19 @@ def fliplr(m: Any) -> Any:
 
 
 def flipud(m: Any) -> Any:
+    """Reverse the order of the rows (axis 0) of an array.
+
+    Args:
+        m: an array of at least one dimension (a 0-d one raises a ``ValueError``).
+
+    Returns:
+        ``m[::-1]``, the same as ``jnp.flip(m, 0)``.
+
+    Example:
+        >>> jnp.flipud(jnp.array([[1, 2], [3, 4]]))
+        Array([[3, 4],
+               [1, 2]], dtype=int32)
+    """
     m = ensure_array(m)
     if get_aval(m).ndim < 1:
         raise ValueError("flipud requires an array of at least 1 dimension")
@@ -753,10 +779,30 @@ def flipud(m: Any) -> Any:
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
-    """Elements shifted along axis (cyclically); axis None rolls the flattened array.
-    shift and axis may be tuples (broadcast together). A static shift s along an axis of
-    size n is two slices joined: out = concat(a[n - s:], a[:n - s]) with s = shift mod n;
-    a traced shift slices a doubled array dynamically."""
+    """Shift the elements of an array cyclically along one or more axes.
+
+    Args:
+        a: an array.
+        shift: how many places to move the elements (negative: toward the start); an int,
+            a traced integer scalar, or a tuple with one shift per axis.
+        axis: the axis or tuple of axes to roll along. None (the default) rolls the
+            flattened array and restores its shape. A single shift with several axes
+            applies to each of them.
+
+    Returns:
+        An array of ``a``'s shape and dtype where the element at index ``i`` along an axis
+        of size ``n`` has moved to ``(i + shift) mod n``.
+
+    Example:
+        >>> jnp.roll(jnp.arange(5), 2)
+        Array([3, 4, 0, 1, 2], dtype=int32)
+        >>> jnp.roll(jnp.array([[1, 2], [3, 4]]), 1, axis=0)
+        Array([[3, 4],
+               [1, 2]], dtype=int32)
+    """
+    # A static shift s along an axis of size n is two slices joined:
+    # out = concat(a[n - s:], a[:n - s]) with s = shift mod n; a traced shift slices a
+    # doubled array dynamically.
     a = ensure_array(a)
     aval = get_aval(a)
     if axis is None:
