@@ -1172,11 +1172,28 @@ def _pad_periodic(x: Any, ax: int, lo: int, hi: int, mode: str) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """The offset diagonal of the (axis1, axis2) planes, as a new last axis.
+    """Return the diagonal of an array, or of each of its 2-d planes.
 
-    With the two axes moved last and merged, the diagonal element (i, i + k) of an n x m
-    plane sits at flat position i (m + 1) + k for k >= 0, and (i - k, i) at -k m + i (m + 1)
-    for k < 0: one strided slice with stride m + 1."""
+    Args:
+        a: an array of at least two dimensions.
+        offset: which diagonal: 0 the main one, ``offset > 0`` above it, ``offset < 0``
+            below it.
+        axis1, axis2: the two axes whose planes hold the diagonals.
+
+    Returns:
+        The diagonal elements, along a new last axis; the other axes of ``a`` come first in
+        their order. As in JAX (and unlike NumPy, which may return a read-only view), it is
+        a new array.
+
+    Example:
+        >>> jnp.diagonal(jnp.arange(9).reshape(3, 3))
+        Array([0, 4, 8], dtype=int32)
+        >>> jnp.diagonal(jnp.arange(9).reshape(3, 3), 1)
+        Array([1, 5], dtype=int32)
+    """
+    # With the two axes moved last and merged, the diagonal element (i, i + k) of an n x m
+    # plane sits at flat position i (m + 1) + k for k >= 0, and (i - k, i) at
+    # -k m + i (m + 1) for k < 0: one strided slice with stride m + 1.
     a = ensure_array(a)
     aval = get_aval(a)
     if aval.ndim < 2:

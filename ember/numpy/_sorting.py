@@ -153,11 +153,27 @@ def _index_first(arr: Any, i: int) -> Any:
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
                  method: str = "scan") -> Any:
-    """Insertion indices of v into the sorted 1-D a (in JAX's total order: NaN last).
+    """Find the positions where values would be inserted to keep a sorted array sorted.
 
-    side='left': the count of entries a[i] < v; side='right': of entries a[i] <= v. All
-    three methods give the same indices; each is computed by comparing every (a[i], v[j])
-    pair and summing (O(len(a) * v.size)).
+    Args:
+        a: a sorted 1-d array (in JAX's total order, where NaN sorts last).
+        v: the values to place, an array of any shape or a scalar.
+        side: ``'left'`` (the default) gives the first valid position, the count of
+            entries ``a[i] < v``; ``'right'`` gives the last, the count of ``a[i] <= v``.
+        sorter: optional indices that sort ``a`` (such as ``argsort(a)``), used in place
+            of ``a`` being sorted itself.
+        method: ``'scan'``, ``'scan_unrolled'``, ``'sort'`` or ``'compare_all'``, JAX's
+            names for its algorithms. They all give the same indices; Ember computes
+            each by comparing every pair ``(a[i], v[j])`` and counting.
+
+    Returns:
+        An integer array of ``v``'s shape.
+
+    Example:
+        >>> jnp.searchsorted(jnp.array([1, 3, 5, 7]), jnp.array([0, 3, 6, 8]))
+        Array([0, 1, 3, 4], dtype=int32)
+        >>> jnp.searchsorted(jnp.array([1, 3, 5, 7]), jnp.array([0, 3, 6, 8]), side='right')
+        Array([0, 2, 3, 4], dtype=int32)
     """
     if side not in ("left", "right"):
         raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "

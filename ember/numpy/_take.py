@@ -86,12 +86,35 @@ def _take_on_axis(a: Any, idx_entry: Any, axis: int, fname: str, mode: Any,
 def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: Any = None,
          unique_indices: bool = False, indices_are_sorted: bool = False,
          fill_value: Any = None) -> Any:
-    """Elements of `a` at `indices` along `axis` (the flattened array when None).
+    """Take the elements of an array at given indices along an axis.
 
-    mode None / 'fill': out-of-range indices give fill_value (NaN for floats, INT_MIN for
-    signed, UINT_MAX for unsigned, True for bool); negative indices count from the end.
-    'clip' clamps (negatives go to 0), 'wrap' wraps modulo the size; 'raise' is not
-    supported (it would need a data-dependent error).
+    Args:
+        a: an array of at least one dimension.
+        indices: an integer array (or nested sequence) of positions; its shape replaces
+            ``axis`` in the result.
+        axis: the axis to index. None (the default) indexes the flattened array.
+        out: not supported (must be None), as in JAX.
+        mode: what an out-of-range index does. None or ``'fill'`` (the default) gives
+            ``fill_value`` there, negative in-range indices counting from the end;
+            ``'clip'`` clamps into range (negatives go to 0); ``'wrap'`` wraps modulo the
+            size. ``'raise'`` is not supported: unlike NumPy, an error cannot depend on
+            the values of traced indices.
+        unique_indices: a promise that the indices do not repeat (a hint, unchecked).
+        indices_are_sorted: a promise that the indices are sorted (a hint, unchecked).
+        fill_value: the value of out-of-range positions in ``'fill'`` mode; the default
+            is NaN for inexact dtypes, the most negative value for signed integers, the
+            largest for unsigned ones and True for bool.
+
+    Returns:
+        ``a``'s elements at ``indices``, with ``a``'s dtype and shape
+        ``a.shape[:axis] + indices.shape + a.shape[axis + 1:]``.
+
+    Example:
+        >>> x = jnp.array([10.0, 20.0, 30.0])
+        >>> jnp.take(x, jnp.array([2, 0, 5]))
+        Array([30., 10., nan], dtype=float32)
+        >>> jnp.take(x, jnp.array([2, 0, 5]), mode='clip')
+        Array([30., 10., 30.], dtype=float32)
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
@@ -118,8 +141,32 @@ def _canonical_axis(axis: Any, ndim: int) -> int:
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
                     fill_value: Any = None) -> Any:
-    """out[..., i, ...] = arr[..., indices[..., i, ...], ...] along `axis`; the other dims
-    of arr and indices broadcast. Out-of-range indices fill by default, as `take`."""
+    """Take the elements of an array at per-position indices along one axis.
+
+    The result holds ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]`` with ``i``
+    at ``axis``: the natural partner of ``argsort``, ``argmax`` with ``keepdims`` and the
+    like.
+
+    Args:
+        arr: an array.
+        indices: an integer array with ``arr``'s number of dimensions; along the other
+            axes it broadcasts with ``arr``.
+        axis: the axis to index; None indexes the flattened ``arr`` (then ``indices``
+            must be 1-d).
+        mode: out-of-range handling, as in ``jnp.take`` (by default such positions give
+            ``fill_value``; unlike NumPy, nothing raises).
+        fill_value: the value of out-of-range positions, as in ``jnp.take``.
+
+    Returns:
+        An array of ``arr``'s dtype, with the broadcast shape and ``indices``' length at
+        ``axis``.
+
+    Example:
+        >>> a = jnp.array([[3, 1, 2], [9, 7, 8]])
+        >>> jnp.take_along_axis(a, jnp.argsort(a, axis=1), axis=1)
+        Array([[1, 2, 3],
+               [7, 8, 9]], dtype=int32)
+    """
     a = _as_array(arr)
     idx = _index_operand(indices, "take_along_axis")
     idx_shape = idx.shape if isinstance(idx, np.ndarray) else get_aval(idx).shape
