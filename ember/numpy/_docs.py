@@ -33,8 +33,6 @@ SUMMARIES: dict[str, str] = {
     "subtract": "Subtract two arrays element-wise",
     "isneginf": "Test element-wise for negative infinity",
     "isposinf": "Test element-wise for positive infinity",
-    "negative": "Compute the numerical negative element-wise",
-    "positive": "Return the input unchanged element-wise (numerical positive)",
     # creation
     "empty_like": "Create an array with the shape and dtype of another; as in JAX it is "
                   "filled with zeros (there is no uninitialized memory)",

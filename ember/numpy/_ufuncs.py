@@ -926,11 +926,36 @@ bitwise_right_shift = right_shift
 # ---------------------------------------------------------------------------------------------
 
 def negative(x: Any, /) -> Any:
+    """Compute ``-x`` element-wise (the unary ``-`` operator of Arrays).
+
+    Args:
+        x: a numeric array or scalar; bool raises a ``TypeError``, as in JAX.
+
+    Returns:
+        The negation, with ``x``'s dtype; unsigned integers wrap around modulo
+        ``2**bits``.
+
+    Example:
+        >>> jnp.negative(jnp.array([1, -2]))
+        Array([-1,  2], dtype=int32)
+    """
     (x,) = promote_args("negative", x)
     return lax.neg(x)
 
 
 def positive(x: Any, /) -> Any:
+    """Return ``+x`` element-wise (the unary ``+`` operator of Arrays): the values unchanged.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        ``x`` as an array of its own dtype.
+
+    Example:
+        >>> jnp.positive(jnp.array([1, -2]))
+        Array([ 1, -2], dtype=int32)
+    """
     (x,) = promote_args("positive", x)
     return x
 
@@ -973,7 +998,20 @@ def fabs(x: Any, /) -> Any:
 
 
 def sign(x: Any, /) -> Any:
-    """-1, 0 or 1 (NaN for NaN, keeping -0.0); unsigned: 0 or 1."""
+    """Return the sign of each element.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        -1, 0 or 1 with ``x``'s dtype: NaN stays NaN and ``-0.0`` stays ``-0.0``; unsigned
+        values give 0 or 1 and bools are returned as they are. A nonzero complex value
+        gives ``x / abs(x)``, as in JAX (NumPy 2 does the same).
+
+    Example:
+        >>> jnp.sign(jnp.array([-2.5, 0.0, 3.0, jnp.nan]))
+        Array([-1.,  0.,  1., nan], dtype=float32)
+    """
     (x,) = promote_args("sign", x)
     if _kind(x) == "b":
         return x
@@ -1018,7 +1056,19 @@ def ceil(x: Any, /) -> Any:
 
 @jit_like_jax("trunc")
 def trunc(x: Any, /) -> Any:
-    """Round toward zero: ceil for negatives, floor otherwise."""
+    """Round each element toward zero, dropping its fractional part.
+
+    Args:
+        x: a real array or scalar.
+
+    Returns:
+        ``ceil(x)`` where ``x < 0`` and ``floor(x)`` elsewhere, with ``x``'s dtype; integer
+        and bool inputs are returned as they are.
+
+    Example:
+        >>> jnp.trunc(jnp.array([-1.7, 1.7]))
+        Array([-1.,  1.], dtype=float32)
+    """
     from ember.numpy._manipulation import _where
     (x,) = promote_args("trunc", x)
     if _kind(x) not in "fc":  # (complex: lax.lt refuses it, as JAX's trunc does)
@@ -1045,7 +1095,19 @@ def fix(x: Any, out: None = None) -> Any:
 
 @jit_like_jax("rint")
 def rint(x: Any, /) -> Any:
-    """Round to the nearest integer, half to even (integers promote to float, as JAX)."""
+    """Round each element to the nearest integer, ties to the even one.
+
+    Args:
+        x: an array or scalar; integers and bools promote to the default float type, as
+            in JAX. A complex value has its real and imaginary parts rounded apart.
+
+    Returns:
+        The rounded values, in the promoted inexact dtype.
+
+    Example:
+        >>> jnp.rint(jnp.array([0.5, 1.5, 2.5, -0.5]))
+        Array([ 0.,  2.,  2., -0.], dtype=float32)
+    """
     (x,) = promote_args_inexact("rint", x)
     if _kind(x) == "c":  # each part on its own
         return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
@@ -1054,9 +1116,29 @@ def rint(x: Any, /) -> Any:
 
 @jit_like_jax("round", static_argnames=("decimals",))
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
-    """Round half to even to `decimals` places: round(x * 10^d) / 10^d (for d < 0,
-    divide then multiply by 10^-d). float16 is scaled in float32 to avoid overflow.
-    Integers are returned as they are (decimals < 0 is not supported for them, as JAX)."""
+    """Round each element to a given number of decimals, ties to even.
+
+    Args:
+        a: an array or scalar.
+        decimals: the number of decimal places, a static Python int; negative rounds to
+            tens, hundreds and so on.
+        out: not supported (must be None), as in JAX.
+
+    Returns:
+        The rounded values with ``a``'s dtype; a complex value has its two parts rounded
+        apart. Integers are returned as they are (``decimals < 0`` raises
+        ``NotImplementedError`` for them, as in JAX). As in NumPy, a nonzero ``decimals``
+        scales by a power of ten, rounds and scales back, so results carry the float
+        rounding error of that division.
+
+    Example:
+        >>> jnp.round(jnp.array([0.5, 1.5, 2.5]))
+        Array([0., 2., 2.], dtype=float32)
+        >>> jnp.round(jnp.array([1234.0, 5678.0]), -2)
+        Array([1200., 5700.], dtype=float32)
+    """
+    # round(x * 10^d) / 10^d (for d < 0, divide then multiply by 10^-d); float16 is scaled
+    # in float32 to avoid overflow.
     if out is not None:
         raise NotImplementedError("round: the 'out' argument is not supported")
     decimals = int(decimals)
