@@ -143,7 +143,25 @@ def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
 
 
 def solve(a: Any, b: Any) -> Any:
-    """x with a x = b: b a vector (1-D) or a batch of matrices [..., n, k]."""
+    """Solve the linear system ``a @ x = b`` for ``x``.
+
+    Args:
+        a: a square matrix or a stack of them, shape ``(..., n, n)``; integers promote to
+            the default float type.
+        b: the right-hand side: a vector of shape ``(n,)`` (one system per matrix of
+            ``a``), or matrices of shape ``(..., n, k)`` whose batch axes broadcast with
+            ``a``'s. As in JAX since v0.5.0, a ``b`` of shape ``(..., n)`` with a batch
+            is refused with a ``ValueError``; write ``solve(a, b[..., None])[..., 0]``.
+
+    Returns:
+        ``x``, of ``b``'s shape (with the broadcast batch axes) and the promoted dtype. It
+        is found by LU factorization with partial pivoting; unlike NumPy, a singular ``a``
+        gives infinities or NaNs rather than raising ``LinAlgError``.
+
+    Example:
+        >>> jnp.linalg.solve(jnp.array([[2.0, 1.0], [1.0, 3.0]]), jnp.array([3.0, 5.0]))
+        Array([0.8, 1.4], dtype=float32)
+    """
     jnp = _jnp()
     a, b = _inexact("solve", a, b)
     _square("solve", a)
@@ -170,7 +188,21 @@ def solve(a: Any, b: Any) -> Any:
 
 
 def inv(a: Any) -> Any:
-    """The inverse of square matrices (infinities/NaNs when singular)."""
+    """Compute the inverse of a square matrix, or of each matrix in a stack.
+
+    Args:
+        a: an array of shape ``(..., n, n)``; integers promote to the default float type.
+            Other shapes raise a ``ValueError``.
+
+    Returns:
+        The inverse, ``solve(a, eye(n))``, of ``a``'s shape. Unlike NumPy, which raises
+        ``LinAlgError``, a singular matrix gives infinities or NaNs.
+
+    Example:
+        >>> jnp.linalg.inv(jnp.array([[2.0, 1.0], [1.0, 3.0]]))
+        Array([[ 0.6, -0.2],
+               [-0.2,  0.4]], dtype=float32)
+    """
     jnp = _jnp()
     (a,) = _inexact("inv", a)
     _square("inv", a)
@@ -275,8 +307,20 @@ _DET: list[Any] = []
 
 
 def det(a: Any) -> Any:
-    """Determinant of square matrices: the product of U's diagonal times the pivots' sign;
-    its derivative trace(adj(a) da), finite at singular matrices too (as JAX's)."""
+    """Compute the determinant of a square matrix, or of each matrix in a stack.
+
+    Args:
+        a: an array of shape ``(..., n, n)``; integers promote to the default float type.
+
+    Returns:
+        The determinants, of shape ``a.shape[:-2]``. The value is the product of the LU
+        factor's diagonal times the sign of the row permutation; its derivative is
+        ``trace(adj(a) @ da)``, finite at singular matrices too, as in JAX.
+
+    Example:
+        >>> jnp.linalg.det(jnp.array([[2.0, 1.0], [1.0, 3.0]]))
+        Array(5., dtype=float32)
+    """
     (a,) = _inexact("det", a)
     _square("_det()", a, "")
     if not _DET:
