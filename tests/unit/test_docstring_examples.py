@@ -1,5 +1,5 @@
-"""The ``>>>`` examples in the docstrings of ember, ember.numpy and ember.lax run and print
-what they show (issue 22, item 1: an example that drifts from the code is a wrong doc).
+"""The ``>>>`` examples in the docstrings of ember, ember.numpy (with its linalg and
+fft) and ember.lax run and print what they show (issue 22, item 1: an example that drifts from the code is a wrong doc).
 
 Input: every public callable of those modules defined in Ember (NumPy's own functions that
 ember.numpy re-exports, such as ``save``, are NumPy's to test) whose docstring has an
@@ -20,8 +20,11 @@ import pytest
 import ember
 import ember.lax
 import ember.numpy
+import ember.numpy.fft
+import ember.numpy.linalg
 
-MODULES = {"ember": ember, "ember.numpy": ember.numpy, "ember.lax": ember.lax}
+MODULES = {"ember": ember, "ember.numpy": ember.numpy, "ember.lax": ember.lax,
+           "ember.numpy.linalg": ember.numpy.linalg, "ember.numpy.fft": ember.numpy.fft}
 
 
 def _documented_examples(module: ModuleType) -> dict[str, str]:
@@ -42,6 +45,9 @@ def test_the_documented_functions_have_examples() -> None:
     for name in ["zeros", "arange", "sum", "argmax", "reshape", "concatenate", "matmul",
                  "einsum", "where", "trace", "kron"]:
         assert name in numpy_names, name
+    linalg_names = _documented_examples(ember.numpy.linalg)
+    for name in ["solve", "inv", "det"]:
+        assert name in linalg_names, name
     lax_names = _documented_examples(ember.lax)
     for name in ["cond", "switch", "while_loop", "fori_loop", "scan"]:
         assert name in lax_names, name
