@@ -1,5 +1,6 @@
 """The ``>>>`` examples in the docstrings of ember, ember.numpy (with its linalg and
-fft) and ember.lax run and print what they show (issue 22, item 1: an example that drifts from the code is a wrong doc).
+fft) and ember.lax run and print what they show (issue 22, item 1: an example that drifts
+from the code is a wrong doc).
 
 Input: every public callable of those modules defined in Ember (NumPy's own functions that
 ember.numpy re-exports, such as ``save``, are NumPy's to test) whose docstring has an
