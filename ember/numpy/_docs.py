@@ -16,7 +16,6 @@ from typing import Any
 
 SUMMARIES: dict[str, str] = {
     # reductions
-    "nanargmin": "Compute the indices of the minimum values along an axis, ignoring NaNs",
     # elementwise
     "arctan2": "Compute the arc tangent of x1/x2 element-wise, choosing the quadrant",
     "bitwise_and": "Compute the bit-wise AND of two arrays element-wise",

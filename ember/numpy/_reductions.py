@@ -486,23 +486,56 @@ def argmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -
     return _arg_reduce(a, axis, keepdims, lax.argmin, "argmin")
 
 
-def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
-    """argmax ignoring NaN (NaN entries count as -inf)."""
+def _nan_arg_extreme(a: Any, axis: Any, keepdims: bool, pick: Callable[..., Any],
+                     nan_as: float) -> Any:
+    """pick (argmax or argmin) with NaN entries read as `nan_as` (-inf for argmax, inf for
+    argmin, so they never win), and -1 where a slice is all NaN, as JAX gives."""
+    from ember.numpy._manipulation import where as _where
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
     if dtypes.kind(get_aval(a).dtype) != "f":
-        return argmax(a, axis, keepdims=keepdims)
-    from ember.numpy._manipulation import where as _where
-    return argmax(_where(isnan(a), -np.inf, a), axis, keepdims=keepdims)
+        return pick(a, axis, keepdims=keepdims)
+    nan = isnan(a)
+    found = pick(_where(nan, nan_as, a), axis, keepdims=keepdims)
+    return _where(all(nan, axis, keepdims=keepdims), -1, found)
+
+
+def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Return the index of the largest value along an axis, ignoring NaNs.
+
+    Args:
+        a: an array.
+        axis: the axis to search; None (the default) searches the flattened array.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the searched axis with length 1.
+
+    Returns:
+        Integer indices. Unlike NumPy, which raises, a slice of only NaNs gives -1.
+
+    Example:
+        >>> jnp.nanargmax(jnp.array([2.0, jnp.nan, 5.0, 1.0]))
+        Array(2, dtype=int32)
+    """
+    return _nan_arg_extreme(a, axis, keepdims, argmax, -np.inf)
 
 
 def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
-    from ember.numpy._ufuncs import isnan
-    a = ensure_array(a)
-    if dtypes.kind(get_aval(a).dtype) != "f":
-        return argmin(a, axis, keepdims=keepdims)
-    from ember.numpy._manipulation import where as _where
-    return argmin(_where(isnan(a), np.inf, a), axis, keepdims=keepdims)
+    """Return the index of the smallest value along an axis, ignoring NaNs.
+
+    Args:
+        a: an array.
+        axis: the axis to search; None (the default) searches the flattened array.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the searched axis with length 1.
+
+    Returns:
+        Integer indices. Unlike NumPy, which raises, a slice of only NaNs gives -1.
+
+    Example:
+        >>> jnp.nanargmin(jnp.array([[jnp.nan, 1.0], [jnp.nan, jnp.nan]]), axis=1)
+        Array([ 1, -1], dtype=int32)
+    """
+    return _nan_arg_extreme(a, axis, keepdims, argmin, np.inf)
 
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:

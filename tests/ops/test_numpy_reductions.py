@@ -224,3 +224,18 @@ def test_median():
     got = ember.jit(lambda a, q: jnp.quantile(a, q))(x, np.float32(0.25))
     np.testing.assert_allclose(got, np.quantile(x, 0.25), rtol=1e-6)
     batch.run()
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+def test_nan_arg_extremes_give_minus_one_for_all_nan_slices(name: str) -> None:
+    # JAX gives -1 for a slice of only NaNs (NumPy raises); the other slices skip NaNs.
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [0.0, -1.0, np.nan]],
+                 np.float32)
+    fn = getattr(jnp, name)
+    best = {"nanargmax": [2, -1, 0], "nanargmin": [0, -1, 1]}[name]
+    for f in (fn, ember.jit(fn, static_argnames=("axis", "keepdims"))):
+        np.testing.assert_array_equal(np.asarray(f(x, axis=1)), best)
+        np.testing.assert_array_equal(np.asarray(f(x, axis=1, keepdims=True)),
+                                      np.array(best)[:, None])
+        assert int(f(np.full((4,), np.nan, np.float32))) == -1
+        assert int(f(x[0])) == best[0]
