@@ -652,8 +652,8 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
     out = fn(_nan_fill(a, fill), axis, keepdims=keepdims, initial=initial, where=where)
-    if dtypes.kind(get_aval(a).dtype) != "f":
-        return out
+    if dtypes.kind(get_aval(a).dtype) != "f" or initial is not None:
+        return out  # (with an initial value, an all-NaN slice gives it, as in JAX)
     # All-NaN slices give NaN, as NumPy (which also warns).
     nan_mask = isnan(a) if where is None else lax.bitwise_and(*_bcast_bool(isnan(a), where))
     all_nan = all(nan_mask if where is None else
@@ -678,21 +678,72 @@ def _bcast_bool(x: Any, other: Any) -> tuple[Any, Any]:
 @jit_like_jax("nanmax", static_argnames=("axis", "keepdims"))
 def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
-    """max ignoring NaN (NaN where a slice is all NaN)."""
+    """Return the maximum along the given axes, ignoring NaNs.
+
+    Args:
+        a: an array.
+        axis: the axis or tuple of axes to reduce; None (the default) reduces them all.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with length 1.
+        initial: a value the maximum is taken with, as in ``jnp.max``.
+        where: a bool mask of the elements to include.
+
+    Returns:
+        The maximum of the non-NaN elements; NaN where a slice holds only NaNs and no
+        ``initial`` is given (there NumPy also warns), ``initial`` where one is.
+
+    Example:
+        >>> jnp.nanmax(jnp.array([[1.0, jnp.nan, 3.0], [jnp.nan, jnp.nan, jnp.nan]]), axis=1)
+        Array([ 3., nan], dtype=float32)
+    """
     return _nan_extreme(a, axis, keepdims, initial, where, -np.inf, max)
 
 
 @jit_like_jax("nanmin", static_argnames=("axis", "keepdims"))
 def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
-    """min ignoring NaN (NaN where a slice is all NaN)."""
+    """Return the minimum along the given axes, ignoring NaNs.
+
+    Args:
+        a: an array.
+        axis: the axis or tuple of axes to reduce; None (the default) reduces them all.
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with length 1.
+        initial: a value the minimum is taken with, as in ``jnp.min``.
+        where: a bool mask of the elements to include.
+
+    Returns:
+        The minimum of the non-NaN elements; NaN where a slice holds only NaNs and no
+        ``initial`` is given (there NumPy also warns), ``initial`` where one is.
+
+    Example:
+        >>> jnp.nanmin(jnp.array([[1.0, jnp.nan, 3.0], [jnp.nan, jnp.nan, jnp.nan]]), axis=1)
+        Array([ 1., nan], dtype=float32)
+    """
     return _nan_extreme(a, axis, keepdims, initial, where, np.inf, min)
 
 
 @jit_like_jax("nanmean", static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Any:
-    """mean over the non-NaN entries (NaN where there are none)."""
+    """Return the mean along the given axes, ignoring NaNs.
+
+    Args:
+        a: an array; integers and bools promote to the default float type.
+        axis: the axis or tuple of axes to reduce; None (the default) reduces them all.
+        dtype: the dtype to accumulate and return in (default: the promoted dtype).
+        out: not supported (must be None), as in JAX.
+        keepdims: keep the reduced axes with length 1.
+        where: a bool mask of the elements to include.
+
+    Returns:
+        The sum of the non-NaN elements divided by their count; NaN where a slice holds
+        only NaNs.
+
+    Example:
+        >>> jnp.nanmean(jnp.array([[1.0, jnp.nan, 3.0], [jnp.nan, jnp.nan, jnp.nan]]), axis=1)
+        Array([ 2., nan], dtype=float32)
+    """
     from ember.numpy._ufuncs import isnan
     a = ensure_array(a)
     if dtypes.kind(get_aval(a).dtype) not in "fc":

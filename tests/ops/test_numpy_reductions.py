@@ -239,3 +239,15 @@ def test_nan_arg_extremes_give_minus_one_for_all_nan_slices(name: str) -> None:
                                       np.array(best)[:, None])
         assert int(f(np.full((4,), np.nan, np.float32))) == -1
         assert int(f(x[0])) == best[0]
+
+
+@pytest.mark.parametrize("name,initial", [("nanmax", 5.0), ("nanmin", -5.0)])
+def test_nan_extremes_with_initial_give_it_for_all_nan_slices(name: str, initial: float) -> None:
+    # Without initial an all-NaN slice is NaN; with one it is the initial value, as in JAX.
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]], np.float32)
+    fn = getattr(jnp, name)
+    for f in (fn, ember.jit(fn, static_argnames=("axis",))):
+        np.testing.assert_array_equal(np.asarray(f(x, axis=1, initial=initial)),
+                                      [initial, initial])
+        out = np.asarray(f(x, axis=1))
+        assert out[0] == {"nanmax": 3.0, "nanmin": 1.0}[name] and np.isnan(out[1])
