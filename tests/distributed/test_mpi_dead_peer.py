@@ -55,5 +55,6 @@ def test_survivor_raises_naming_the_missing_process(how, collective, flags, n):
     assert message.startswith(f"{collective} between processes {list(range(n))}"), message
     assert "process(es) [1] did not arrive" in message and "within 1 s" in message, message
     assert 1.0 <= seconds < 10, seconds  # (the limit plus its grace, on a loaded host)
-    assert "AGAIN CollectiveError: barrier: this communicator is unusable" in out
+    if how == "hang":  # (after an exit, mpiexec may kill process 0 before this line)
+        assert "AGAIN CollectiveError: barrier: this communicator is unusable" in out
     assert done.returncode != 0  # (the exit hook aborted the job)
