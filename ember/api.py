@@ -771,7 +771,9 @@ def _check_placement(backend: str | None, device: Any, in_shardings: Any,
             msg = f"Unknown backend {backend}. {present}"
         raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember's backends: "
                            f"{', '.join(_backends.NAMES)}; None takes EMBER_BACKEND's).")
-    if device is not None and device not in devices():
+    from ember.device_array import AcceleratorDevice
+    if device is not None and not isinstance(device, AcceleratorDevice) \
+            and device not in devices():
         raise ValueError(f"jit(device={device!r}): not one of Ember's devices "
                          f"({devices()!r}: ember.devices()); pass one of them or None.")
     from ember.jit_placement import check
@@ -871,6 +873,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
     """
     _check_placement(backend, device, in_shardings, out_shardings, abstracted_axes,
                      compiler_options)
+    from ember.device_array import AcceleratorDevice
+    if isinstance(device, AcceleratorDevice):  # (a TPU's device: its backend compiles)
+        backend, device = device.backend, None
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,

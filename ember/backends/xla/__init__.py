@@ -65,6 +65,7 @@ class _Jaxlib:
         self.hlo = jax_hlo
         self.CompileOptions = xla_client.CompileOptions
         self.SingleDeviceSharding = SingleDeviceSharding
+        self.array_result_handler = xla_client.array_result_handler
         import jaxlib
 
         self.version = str(getattr(jaxlib, "__version__", JAX_VERSION))
@@ -85,15 +86,19 @@ class Platform:
         self.device = self.client.local_devices()[0]
         self.sharding = self.lib.SingleDeviceSharding(self.device)
 
-    def put(self, array: Any) -> Any:
-        """`array` as a buffer on the device (device arrays pass through)."""
+    def put(self, array: Any, device: Any = None) -> Any:
+        """`array` as a buffer on the device (`device`: another of the client's; device
+        arrays pass through)."""
         if isinstance(array, self.lib.jax.ArrayImpl):
             return array
         a = np.asarray(array)
         aval = self.lib.ShapedArray(a.shape, a.dtype)
+        dev, sharding = self.device, self.sharding
+        if device is not None and device != self.device:
+            dev, sharding = device, self.lib.SingleDeviceSharding(device)
         # (enable_x64: Ember's own x64 flag already chose the dtypes; JAX's would turn an
         # f64 argument into f32 here)
-        return self.lib.jax.batched_device_put(aval, self.sharding, [a], [self.device],
+        return self.lib.jax.batched_device_put(aval, sharding, [a], [dev],
                                                True, False, enable_x64=True)
 
     def compile(self, text: str, use_cache: bool = True) -> Any:
@@ -140,31 +145,53 @@ def platform(name: str, backend: str) -> Platform:
 
 
 class XlaExecutable:
-    """A module compiled by XLA: `exe(*arrays)` runs it on the platform's device."""
+    """A module compiled by XLA: `exe(*arrays)` runs it on the platform's device.
+
+    `run_buffers(*args)` is the device path (ember/dispatch.py takes it where
+    `device_resident` is true: the tpu backend): it enqueues the run and returns the flat
+    outputs as device buffers without waiting for them."""
 
     takes_donations = False  # (inputs are copied to device buffers: nothing is written over)
+    device_resident = False  # results stay on the device (DeviceArray): set by the tpu backend
 
     def __init__(self, module: Module, text: str, plat: Platform, loaded: Any,
-                 structure: Structure) -> None:
+                 structure: Structure, out_types: list[tuple[tuple[int, ...], Any]]
+                 ) -> None:
         self.module = module  # the optimized Ember module (what as_text shows)
         self.text = text      # what XLA was given (legalized, XLA's spellings)
         self._platform = plat
         self._loaded = loaded
         self._structure = structure
+        # (jaxlib's C++ result handlers wrap the outputs: half the cost of disassembling)
+        lib = plat.lib
+        self._handlers = [lib.array_result_handler(lib.ShapedArray(shape, dtype),
+                                                   plat.sharding, committed=True,
+                                                   _skip_checks=True)
+                          for shape, dtype in out_types]
+
+    @property
+    def platform(self) -> Platform:
+        return self._platform
 
     def __call__(self, *args: Any, owned: Any = ()) -> Any:
         """Run on `args` (NumPy or device arrays); NumPy results (`owned` is ignored)."""
-        outs = [np.asarray(r) for r in self.run_on_device(*args)]
+        outs = [np.asarray(r) for r in self.run_buffers(*args)]
         return _rebuild(self._structure, outs)
 
-    def run_on_device(self, *args: Any) -> list[Any]:
+    def run_buffers(self, *args: Any) -> list[Any]:
         """Enqueue a run on `args` (NumPy or device arrays) and return its flat outputs as
-        device arrays without waiting (each has `block_until_ready()`): what a benchmark
-        queues to measure device time."""
+        device arrays without waiting (each has `block_until_ready()`)."""
         put = self._platform.put
         results = self._loaded.execute_sharded([put(a) for a in args])
-        # (one device: each output is a list of one array; XLA untuples a tuple root)
-        return [r[0] for r in results.disassemble_into_single_device_arrays()]
+        return results.consume_with_handlers(self._handlers)
+
+    def rebuild(self, flat: list[Any]) -> Any:
+        """The flat outputs of `run_buffers` nested as the module's root (a tuple root: a
+        tuple)."""
+        return _rebuild(self._structure, flat)
+
+    # (what a benchmark queues to measure device time)
+    run_on_device = run_buffers
 
     def kernels(self, module: Module | None = None) -> list[Any]:
         """None of Ember's: XLA generates the code (`runtime_hlo()` shows its fusions)."""
@@ -212,7 +239,14 @@ def flatten_root(module: Module) -> Structure:
     return structure
 
 
-def _rebuild(structure: Structure, outs: list[np.ndarray]) -> Any:
+def out_types(module: Module) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """(shape, NumPy dtype) of each flat output of `module` (its root flattened)."""
+    root = module.entry.root.shape
+    leaves = root.tuple_shapes if root.is_tuple else [root]
+    return [(tuple(s.dimensions), s.dtype) for s in leaves]
+
+
+def _rebuild(structure: Structure, outs: list[Any]) -> Any:
     if structure == -1:
         return outs[0]
     if isinstance(structure, int):
@@ -233,4 +267,5 @@ def compile_module(module: Module, platform_name: str, backend: str,
     structure = flatten_root(legal)
     text = xla_text(legal)
     plat = platform(platform_name, backend)
-    return XlaExecutable(module, text, plat, plat.compile(text, use_cache), structure)
+    return XlaExecutable(module, text, plat, plat.compile(text, use_cache), structure,
+                         out_types(legal))
