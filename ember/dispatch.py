@@ -82,7 +82,7 @@ def _c_value(x: Any, aval: Any) -> np.ndarray:
     return v if v.flags.c_contiguous else np.ascontiguousarray(v)
 
 
-def _placed_backend(args: list) -> str | None:
+def placed_backend(args: list) -> str | None:
     """The backend of the first argument that lives on an accelerator (a DeviceArray):
     jit runs where its arguments are, as JAX does."""
     for x in args:
@@ -97,17 +97,13 @@ def _run_on_device(compiled: CompiledModule, closed: ClosedJaxpr, args: list,
     its device go in as their buffers, others are copied there; the outputs come back as
     DeviceArrays at once, before the device has computed them (asynchronous dispatch)."""
     exe = compiled.executable
-    device = _device_of(compiled)
+    device = device_of(compiled)
     bufs = []
     for x, aval in zip(args, closed.in_avals):
         buf = x.buffer_on(device) if type(x) is DeviceArray else None
         bufs.append(buf if buf is not None and x._aval.dtype == aval.dtype
                     else _c_value(x, aval))
-    consts = compiled.__dict__.get("device_consts")
-    if consts is None:  # (the hidden constants go to the device once per compilation)
-        put = exe.platform.put
-        consts = compiled.__dict__["device_consts"] = [put(c) for c in compiled.hidden_consts]
-    outs = exe.rebuild(exe.run_buffers(*bufs, *consts))
+    outs = exe.rebuild(exe.run_buffers(*bufs, *device_consts(compiled)))
     outs = list(outs) if compiled.lowered.tuple_result else [outs]
     for i in donated:  # (as JAX: a donated argument is gone after the call)
         if isinstance(args[i], ArrayImpl):
@@ -115,7 +111,17 @@ def _run_on_device(compiled: CompiledModule, closed: ClosedJaxpr, args: list,
     return wrap_outputs(outs, list(closed.out_avals), device)
 
 
-def _device_of(compiled: CompiledModule) -> Any:
+def device_consts(compiled: CompiledModule) -> list[Any]:
+    """The hidden constants as device buffers (copied there once per compilation)."""
+    consts = compiled.__dict__.get("device_consts")
+    if consts is None:
+        put = compiled.executable.platform.put
+        consts = compiled.__dict__["device_consts"] = [put(c) for c in compiled.hidden_consts]
+    return consts
+
+
+def device_of(compiled: CompiledModule) -> Any:
+    """The AcceleratorDevice a device-resident executable runs on."""
     device = compiled.__dict__.get("device")
     if device is None:
         from ember.device_array import accelerator_devices
@@ -131,7 +137,7 @@ def _device_of(compiled: CompiledModule) -> Any:
 def _jit_call_impl(args: list, params: dict) -> list:
     closed: ClosedJaxpr = params["jaxpr"]
     donated = donated_positions(params)
-    backend = params.get("backend") or _placed_backend(args)
+    backend = params.get("backend") or placed_backend(args)
     compiled = compile_jaxpr(closed, params.get("name", "main"), donated, backend)
     if getattr(compiled, "executable", None) is not None and getattr(
             compiled.executable, "device_resident", False):

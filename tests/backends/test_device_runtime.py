@@ -141,3 +141,24 @@ def test_no_tpu_names_what_was_asked_and_found(monkeypatch) -> None:
         ember.devices("tpu")
     with pytest.raises(RuntimeError, match="no libtpu"):
         ember.jit(jnp.sin, backend="tpu")(np.ones(3, np.float32))
+
+
+def test_repeated_calls_take_the_device_fast_path(chip) -> None:
+    from ember import fastpath
+
+    f = ember.jit(lambda v, w: (v * w + 1, jnp.sum(v)))
+    x = ember.device_put(np.arange(6, dtype=np.float32), chip)
+    y = ember.device_put(np.full(6, 2.0, np.float32), chip)
+    f(x, y)
+    f(x, y)  # (a cache hit: installs the fast path)
+    slow = fastpath.STATS["slow_calls"]
+    a, s = f(x, y)
+    assert fastpath.STATS["slow_calls"] == slow  # (taken)
+    assert isinstance(a, da.DeviceArray) and a.device == chip
+    np.testing.assert_array_equal(np.asarray(a), np.arange(6) * 2.0 + 1)
+    assert float(s) == 15.0
+    f(x, np.full(6, 2.0, np.float32))  # (a host argument: the normal path, same values)
+    assert fastpath.STATS["slow_calls"] == slow + 1
+    x.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(x, y)
