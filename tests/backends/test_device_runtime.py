@@ -162,3 +162,20 @@ def test_repeated_calls_take_the_device_fast_path(chip) -> None:
     x.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         f(x, y)
+
+
+def test_inspection_of_a_device_program(chip) -> None:
+    """as_text (Ember's optimized HLO), runtime_hlo (XLA's), cost and memory analysis."""
+    x = np.ones((64, 256), np.float32)
+
+    def softmax(v):
+        e = jnp.exp(v - jnp.max(v, axis=-1, keepdims=True))
+        return e / jnp.sum(e, axis=-1, keepdims=True)
+
+    c = ember.jit(softmax, backend="tpu").lower(x).compile()
+    assert "HloModule jit_softmax" in c.as_text() and "is_scheduled=true" in c.runtime_hlo()
+    cost = c.cost_analysis()
+    assert cost["transcendentals"] == x.size and cost["bytes accessed"] >= 2 * x.nbytes
+    mem = c.memory_analysis()
+    assert mem.argument_size_in_bytes == x.nbytes and mem.output_size_in_bytes == x.nbytes
+    assert mem.peak_memory_in_bytes >= 2 * x.nbytes

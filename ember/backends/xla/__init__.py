@@ -197,6 +197,16 @@ class XlaExecutable:
         """None of Ember's: XLA generates the code (`runtime_hlo()` shows its fusions)."""
         return []
 
+    def memory_analysis(self) -> Any:
+        """The XLA compiler's own sizes of the program on its device (arguments, outputs,
+        temporaries, generated code), as Ember's `CompiledMemoryStats`."""
+        from ember.memory_stats import CompiledMemoryStats
+
+        stats = self._loaded.get_compiled_memory_stats()
+        names = [f for f in CompiledMemoryStats.__dataclass_fields__
+                 if f != "buffer_assignment"]
+        return CompiledMemoryStats(**{n: int(getattr(stats, n, 0)) for n in names})
+
     def runtime_hlo(self) -> str:
         """XLA's optimized HLO of the module: what its compiler made of Ember's."""
         return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
