@@ -116,14 +116,21 @@ def test_eager_operations_read_the_value_back(chip) -> None:
     assert float(jnp.sum(x)) == 14.0 and x[1] == 4.0
 
 
-def test_donated_arguments_are_deleted(chip) -> None:
-    f = ember.jit(lambda v: v + 1, donate_argnums=0)
+def test_donated_buffers_are_written_in_place(chip) -> None:
+    f = ember.jit(lambda v, w: (v + 1, w * 2.0), donate_argnums=0)
     x = ember.device_put(np.ones(5, np.float32), chip)
-    y = f(x)
+    buffer = x._buffer
+    y, z = f(x, np.arange(5, dtype=np.float32))
     np.testing.assert_array_equal(np.asarray(y), np.full(5, 2.0, np.float32))
-    assert x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(z), np.arange(5) * 2.0)
+    assert x.is_deleted() and buffer.is_deleted()  # (the runtime consumed it)
     with pytest.raises(RuntimeError, match="deleted"):
         np.asarray(x)
+    g = ember.jit(lambda v, w: (v + 1, w * 2.0), donate_argnums=0, backend="tpu")
+    compiled = g.lower(np.ones(5, np.float32), np.ones(5, np.float32)).compile()
+    exe = compiled._compiled.executable
+    assert "input_output_alias={ {0}: (0, {}, may-alias) }" in exe.text
+    assert compiled.memory_analysis().alias_size_in_bytes == 20
 
 
 def test_block_until_ready_on_a_pytree(chip) -> None:

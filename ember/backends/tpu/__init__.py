@@ -106,14 +106,16 @@ def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = Fals
             use_cache: bool = True, donated: tuple[int, ...] = ()) -> Any:
     """Optimize a copy of `module`, put Ember's kernels in, compile it with the TPU
     compiler, or read the executable from the disk cache (ember/backends/xla/disk_cache.py;
-    `use_cache=False`: compile). Raises NoTpu first where there is no TPU. `donated` is
-    ignored (the executable copies its arguments to device buffers)."""
-    from ember.backends.xla import XlaExecutable, out_types
+    `use_cache=False`: compile). Raises NoTpu first where there is no TPU. `donated`:
+    parameters whose device buffers outputs of their type are written into
+    (`input_output_alias`; the runtime consumes those arguments' buffers)."""
+    from ember.backends.xla import XlaExecutable, out_types, with_donations
 
     plat = _platform()
     optimized = optimize(module, unsafe_math=unsafe_math, run_passes=run_passes)
     tm = tpu_module(optimized)
-    exe = XlaExecutable(optimized, tm.text, plat, plat.compile(tm.text, use_cache),
+    text = with_donations(tm.text, tm.module, tuple(donated))
+    exe = XlaExecutable(optimized, text, plat, plat.compile(text, use_cache),
                         tm.structure, out_types(tm.module))
     exe.mosaic_kernels = tm.kernels  # type: ignore[attr-defined]
     exe.device_resident = True  # (ember/dispatch.py keeps its results on the chip)

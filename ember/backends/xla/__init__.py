@@ -256,6 +256,34 @@ def out_types(module: Module) -> list[tuple[tuple[int, ...], np.dtype]]:
     return [(tuple(s.dimensions), s.dtype) for s in leaves]
 
 
+def with_donations(text: str, module: Module, donated: tuple[int, ...]) -> str:
+    """`text` (the HLO XLA is given) with an `input_output_alias` header: each donated
+    parameter lends its buffer to the first output of its shape and type not yet taken
+    (as JAX's donate_argnums does), so the device writes that output in place and the
+    runtime consumes the argument's buffer. Donated parameters no output matches lend
+    nothing."""
+    if not donated:
+        return text
+    params = {int(p.attrs["parameter_number"]): p.shape for p in module.entry.parameters}
+    root = module.entry.root.shape
+    outs = list(root.tuple_shapes) if root.is_tuple else [root]
+    taken: set[int] = set()
+    pairs = []
+    for p in sorted(donated):
+        shape = params.get(p)
+        for k, out in enumerate(outs):
+            if (k not in taken and shape is not None and out.element_type == shape.element_type
+                    and out.dimensions == shape.dimensions):
+                taken.add(k)
+                pairs.append(f"{{{k}}}: ({p}, {{}}, may-alias)" if root.is_tuple
+                             else f"{{}}: ({p}, {{}}, may-alias)")
+                break
+    if not pairs:
+        return text
+    head, rest = text.split("\n", 1)
+    return f"{head}, input_output_alias={{ {', '.join(pairs)} }}\n{rest}"
+
+
 def _rebuild(structure: Structure, outs: list[Any]) -> Any:
     if structure == -1:
         return outs[0]
