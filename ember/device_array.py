@@ -23,9 +23,10 @@ import numpy as np
 
 from ember.array import ArrayImpl
 from ember.core.aval import ShapedArray
+from ember.device_state import DeviceBase
 
 
-class AcceleratorDevice:
+class AcceleratorDevice(DeviceBase):
     """One accelerator device (a TPU chip's core): JAX's attributes, and the runtime's
     device it stands for (`runtime_device`, what the backend puts buffers on)."""
 
@@ -39,14 +40,6 @@ class AcceleratorDevice:
         self.platform = platform
         self.device_kind = str(getattr(runtime_device, "device_kind", platform))
         self.backend = backend  # the Ember backend that compiles for it ("tpu")
-
-    @property
-    def host_id(self) -> int:
-        return self.process_index
-
-    @property
-    def client(self) -> None:
-        return None
 
     def __repr__(self) -> str:
         return repr(self.runtime_device)
