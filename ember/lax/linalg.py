@@ -1,4 +1,4 @@
-"""ember.lax.linalg: dense linear algebra as `jax.lax.linalg` (real float32/float64 only).
+"""ember.lax.linalg: dense linear algebra as `jax.lax.linalg` (f32, f64, c64, c128).
 
 Input: arrays whose last two dimensions are matrices (leading dimensions batch).
 Output: the primitives' results (prims/linalg.py):
@@ -10,8 +10,8 @@ Output: the primitives' results (prims/linalg.py):
   eigh(x, lower=True, symmetrize_input=True, sort_eigenvalues=True) -> (v, w)
   svd(x, full_matrices=True, compute_uv=True) -> (u, s, vh), or s
   tridiagonal_solve(dl, d, du, b) -> x
-Complex inputs, `eig`, `pivoting=True` QR and `subset_by_index` are not supported: they
-raise NotImplementedError (complex: TypeError from the primitive).
+`pivoting=True` QR and `subset_by_index` are not supported: they raise
+NotImplementedError. Symmetrizing a complex input makes it Hermitian: (x + x^H) / 2.
 """
 
 from __future__ import annotations
@@ -38,12 +38,14 @@ __all__ = ["cholesky", "cholesky_p", "eig", "eigh", "eigh_p", "lu", "lu_p",
 
 
 def _sym(x: Any, name: str) -> Any:
-    """(x + x^T) / 2 over the last two dimensions."""
+    """(x + x^H) / 2 over the last two dimensions (x^T for real x)."""
     nd = aval_of(x).ndim
     if nd < 2:
         raise TypeError(f"Input 0 to {name} must have rank at least 2, but got "
                         f"shape={aval_of(x).shape}")
     xt = L.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    if aval_of(x).dtype.kind == "c":
+        xt = L.conj(xt)
     return L.mul(L.add(x, xt), L.full_like(x, 0.5))
 
 

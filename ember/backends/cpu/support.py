@@ -16,15 +16,14 @@ test asserts every other opcode of the table has an emitter.
 from __future__ import annotations
 
 from ember.backends.cpu.errors import UnsupportedOnCpu
+from ember.backends.cpu.lapack.plan import CUSTOM_CALL_TARGETS as _LAPACK_TARGETS
 from ember.hlo.ir import Module
 from ember.hlo.shape import Shape, is_complex
 
 UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
 # custom-call targets with a CPU kernel (host callbacks: callbacks.py; XLA's LAPACK names:
 # lapack/); others are unsupported
-SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | frozenset(
-    f"lapack_{p}{r}_ffi" for p in "sd"
-    for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv"))
+SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | _LAPACK_TARGETS
 _LAPACK_OPCODES = ("cholesky", "triangular-solve", "custom-call")
 # (bf16 compiles: its arithmetic in f32, passes/bf16_expansion.py; its 16 bits kept in
 # registers and memory, codegen/convert.py converting them. Complex: per opcode, below.)
@@ -67,6 +66,9 @@ def complex_compiles(inst) -> bool:
 
     op = inst.opcode
     if op in COMPLEX_STRUCTURAL or op == "fft":  # (fft: its own kernel kind, emit/fft.py)
+        return True
+    if op in ("cholesky", "triangular-solve") or (  # the c/z LAPACK routines: lapack/
+            op == "custom-call" and inst.attrs.get("custom_call_target") in _LAPACK_TARGETS):
         return True
     if op == "compare":
         return inst.attrs.get("direction") in ("EQ", "NE")
