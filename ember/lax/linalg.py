@@ -10,6 +10,8 @@ Output: the primitives' results (prims/linalg.py):
   eigh(x, lower=True, symmetrize_input=True, sort_eigenvalues=True) -> (v, w)
   svd(x, full_matrices=True, compute_uv=True) -> (u, s, vh), or s
   tridiagonal_solve(dl, d, du, b) -> x
+  eig(x, compute_left_eigenvectors=True, compute_right_eigenvectors=True) -> [w, vl, vr]
+      (the vectors as asked for; complex; CPU only, as in JAX: prims/eig.py)
 `pivoting=True` QR and `subset_by_index` are not supported: they raise
 NotImplementedError. Symmetrizing a complex input makes it Hermitian: (x + x^H) / 2.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 from ember.lax import _ops as L
 from ember.lax._base import aval_of
+from ember.prims.eig import eig_p
 from ember.prims.linalg import (
     cholesky_p,
     eigh_p,
@@ -31,7 +34,7 @@ from ember.prims.linalg import (
     tridiagonal_solve_p,
 )
 
-__all__ = ["cholesky", "cholesky_p", "eig", "eigh", "eigh_p", "lu", "lu_p",
+__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
            "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
            "tridiagonal_solve_p"]
@@ -121,12 +124,14 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: bool | None = None) -> Any:
-    """Not supported: the eigenvalues of a general matrix are complex, and Ember has no
-    complex numbers in compiled code yet."""
-    raise NotImplementedError("eig (non-symmetric eigendecomposition) needs complex numbers, "
-                              "which Ember does not support yet; use eigh for symmetric "
-                              "matrices")
+        compute_right_eigenvectors: bool = True, use_magma: bool | None = None,
+        implementation: Any = None) -> list[Any]:
+    """Eigendecomposition of general square matrices: [w, vl, vr] (the vectors as asked
+    for), complex, eigenvectors in the columns (unit norm, largest component real), the
+    eigenvalues unsorted (LAPACK's geev)."""
+    return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                      enable_eigvec_derivs=False, implementation=implementation)
 
 
 from ember._missing import module_getattr as _module_getattr  # noqa: E402

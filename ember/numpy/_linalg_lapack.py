@@ -6,8 +6,8 @@ last two dimensions with any leading batch. Output: ember arrays, with JAX's res
 namedtuples (EighResult, QRResult, SVDResult, SlogdetResult) and error texts.
 Built on ember.lax.linalg (prims/linalg.py): solve/inv/det/slogdet on LU, lstsq/pinv/
 matrix_rank/cond/norm(2, -2, 'nuc') on the SVD. Singular or non-positive-definite input
-gives NaNs/infinities as in JAX, never an exception. eig/eigvals need complex results and
-raise NotImplementedError.
+gives NaNs/infinities as in JAX, never an exception. eig/eigvals: LAPACK's geev (complex
+results whatever the input, as JAX's; CPU only).
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
 
 
 class EighResult(NamedTuple):
@@ -133,16 +138,47 @@ def svdvals(x: Any, /) -> Any:
     return svd(x, compute_uv=False)
 
 
-def eig(a: Any) -> Any:
-    """Not supported: a general matrix's eigenvalues are complex."""
-    raise NotImplementedError("jnp.linalg.eig needs complex numbers, which Ember does not "
-                              "support yet; use eigh for symmetric matrices")
+def eig(a: Any) -> EigResult:
+    """Compute the eigenvalues and eigenvectors of a general square matrix.
+
+    Args:
+        a: an array of shape ``(..., n, n)``; integers promote to the default float type.
+
+    Returns:
+        ``EigResult(eigenvalues, eigenvectors)``: complex arrays (``complex64`` for
+        ``float32`` input) of shapes ``(..., n)`` and ``(..., n, n)``, with
+        ``a @ v[:, i] == w[i] * v[:, i]``; each eigenvector (a column) has unit norm.
+        The eigenvalues are not sorted. Only eigenvalues have derivatives (as in JAX).
+
+    Example:
+        >>> w, v = jnp.linalg.eig(jnp.array([[0.0, -1.0], [1.0, 0.0]]))
+        >>> w
+        Array([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    (a,) = _inexact("eig", a)
+    _square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
 
 
 def eigvals(a: Any) -> Any:
-    """Not supported: a general matrix's eigenvalues are complex."""
-    raise NotImplementedError("jnp.linalg.eigvals needs complex numbers, which Ember does not "
-                              "support yet; use eigvalsh for symmetric matrices")
+    """Compute the eigenvalues of a general square matrix.
+
+    Args:
+        a: an array of shape ``(..., n, n)``; integers promote to the default float type.
+
+    Returns:
+        The eigenvalues, a complex array of shape ``(..., n)``, unsorted (LAPACK's
+        order). Differentiable (``dw = diag(V^-1 da V)``).
+
+    Example:
+        >>> jnp.linalg.eigvals(jnp.array([[2.0, 0.0], [0.0, 3.0]]))
+        Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    (a,) = _inexact("eigvals", a)
+    _square("eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 # -- LU-based ------------------------------------------------------------------------------------
@@ -595,7 +631,7 @@ def _promote_inexact_or_int(*xs: Any) -> list[Any]:
     return list(promote_dtypes(*xs))
 
 
-__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+__all__ = ["EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
            "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
            "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve",
            "svd", "svdvals", "tensorinv", "tensorsolve"]

@@ -214,6 +214,13 @@ def _permute_rows(x: Any, perm: Any) -> Any:
     return _mm(onehot, x)
 
 
+def _solve_lu(a: Any, b: Any) -> Any:
+    """a^-1 b for square a (..., n, n) and b (..., n, k), through a's LU factors."""
+    lu, _, perm = lu_p.bind(a)
+    y = _solve(lu, _permute_rows(b, perm), left_side=True, lower=True, unit_diagonal=True)
+    return _solve(lu, y, left_side=True, lower=False)
+
+
 def _lu_jvp(primals: list, tangents: list) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
     lu, pivots, perm = lu_p.bind(a)

@@ -29,6 +29,11 @@ Semantics (what each opcode / custom-call target computes, per matrix):
       unread), NaN where the matrix is singular (info > 0).
   lapack_?gesdd_ffi(a) -> (s, u, vt, info) (backend_config "mode=A": full u and vt,
       "mode=S": reduced, "mode=N": (s, info) only): singular values descending (real).
+  lapack_?geev_ffi(a) -> (w, [vl], [vr], info) (backend_config "jobvl=V|N,jobvr=V|N" says
+      which eigenvector matrices are outputs): the eigenvalues and left / right eigenvectors
+      (columns, unit norm, largest component real) of a general matrix, all complex; the
+      real routines' conjugate pairs unpacked (v_j = x_j + i x_{j+1}, v_{j+1} its conjugate).
+      No convergence (info > 0) leaves the outputs undefined: the lowering makes NaNs.
 """
 
 from __future__ import annotations
@@ -233,6 +238,43 @@ def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray
     return x, info
 
 
+def _unpack_pairs(x: np.ndarray, wi: np.ndarray) -> np.ndarray:
+    """Real geev's eigenvector columns as complex ones (a pair at wi_j > 0 shares x_j,
+    x_{j+1}: v_j = x_j + i x_{j+1}, v_{j+1} = x_j - i x_{j+1})."""
+    out = x.astype(np.result_type(x.dtype, np.complex64))
+    for j in np.flatnonzero(wi > 0):
+        if j + 1 < len(wi):
+            out[:, j] = x[:, j] + 1j * x[:, j + 1]
+            out[:, j + 1] = x[:, j] - 1j * x[:, j + 1]
+    return out
+
+
+def geev(a: np.ndarray, left: bool = True, right: bool = True) -> tuple[np.ndarray, ...]:
+    a = np.asarray(a)
+    n = a.shape[-1]
+    cdtype = np.result_type(a.dtype, np.complex64)
+    w = np.zeros(a.shape[:-1], cdtype)
+    vl = np.zeros(a.shape, cdtype)
+    vr = np.zeros(a.shape, cdtype)
+    info = np.zeros(a.shape[:-2], np.int32)
+    if n:
+        fn = _lapack("geev", a.dtype)
+        for idx in _matrices(a):
+            if _is_complex(a):
+                w[idx], lv, rv, info[idx] = fn(a[idx], compute_vl=int(left),
+                                               compute_vr=int(right))
+            else:
+                wr, wi, lv, rv, info[idx] = fn(a[idx], compute_vl=int(left),
+                                               compute_vr=int(right))
+                w[idx] = wr + 1j * wi
+                lv, rv = _unpack_pairs(lv, wi), _unpack_pairs(rv, wi)
+            if left:
+                vl[idx] = lv
+            if right:
+                vr[idx] = rv
+    return (w, *([vl] if left else []), *([vr] if right else []), info)
+
+
 def _config(backend_config: str | None) -> dict[str, str]:
     """'uplo=L,mode=S' -> {'uplo': 'L', 'mode': 'S'}."""
     if not backend_config:
@@ -256,11 +298,13 @@ def _register() -> None:
         register_custom_call(f"lapack_{p}{syevd_name}_ffi",
                              quiet(lambda a, uplo="L": syevd(a, uplo == "L")))
         register_custom_call(f"lapack_{p}gtsv_ffi", quiet(lambda *ops: gtsv(*ops)))
+        register_custom_call(f"lapack_{p}geev_ffi", quiet(
+            lambda a, jobvl="N", jobvr="N": geev(a, jobvl == "V", jobvr == "V")))
         register_custom_call(f"lapack_{p}gesdd_ffi",
                              quiet(lambda a, mode="A": gesdd(a, mode)))
 
 
 _register()
 
-__all__ = ["LAPACK_PREFIX", "cholesky", "geqrf", "gesdd", "getrf", "gtsv", "lapack_target", "orgqr",
+__all__ = ["LAPACK_PREFIX", "cholesky", "geev", "geqrf", "gesdd", "getrf", "gtsv", "lapack_target", "orgqr",
            "syevd", "triangular_solve"]
