@@ -306,6 +306,5 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["LAPACK_PREFIX", "cholesky", "geev", "geqrf", "gesdd", "getrf", "gtsv", "lapack_target",
-           "orgqr",
-           "syevd", "triangular_solve"]
+__all__ = ["LAPACK_PREFIX", "cholesky", "geev", "geqrf", "gesdd", "getrf", "gtsv",
+           "lapack_target", "orgqr", "syevd", "triangular_solve"]
