@@ -6,8 +6,9 @@ custom-call whose target is not in `SUPPORTED_CUSTOM_CALLS` (only host callbacks
 `ember.python_callback`, have a CPU kernel: callbacks.py), and every instruction on complex
 values (c64, c128: an operand or result) that has no complex code: the refusal is per
 opcode (`complex_compiles`), so a module whose complex work is elementwise arithmetic and
-math, data movement, loops, sums and products (dots, as four real ones:
-passes/complex_dot_expansion.py) compiles natively, while e.g. a complex sort sends its
+math, data movement, loops, sums and products (dots: BLAS cgemm/zgemm, or four real ones:
+passes/complex_dot_expansion.py), and linear algebra (LAPACK's c/z routines) compiles
+natively, while e.g. a complex sort sends its
 module to the interpreter.
 `UNSUPPORTED_OPCODES` is owned by the "Control flow" issue, which must empty it; a coverage
 test asserts every other opcode of the table has an emitter.
@@ -72,7 +73,7 @@ def complex_compiles(inst) -> bool:
         return True
     if op == "compare":
         return inst.attrs.get("direction") in ("EQ", "NE")
-    if op == "dot":  # as four real dots (passes/complex_dot_expansion.py)
+    if op == "dot":  # cgemm/zgemm or four real dots (passes/complex_dot_expansion.py)
         return is_complex(inst.shape.element_type)
     if op == "reduce":
         return (len(inst.operands) == 2
