@@ -326,3 +326,15 @@ def test_vmap(dtype):
         want = ember.tree_util.tree_leaves(f(x))
         for g, w in zip(got, want):
             _close(np.asarray(g), np.asarray(w), dtype)
+
+
+def test_tridiagonal_solve(dtype):
+    m = 7
+    dl, d, du = (_rand((2, m), dtype) for _ in range(3))
+    d = d + 4
+    b = _rand((2, m, 3), dtype)
+    full = np.stack([np.diag(d[i]) + np.diag(dl[i, 1:], -1) + np.diag(du[i, :-1], 1)
+                     for i in range(2)])
+    for (x,) in _both(lax.linalg.tridiagonal_solve, dl, d, du, b):
+        assert x.dtype == dtype
+        _close(full @ x, b, dtype, scale=4)
