@@ -7,11 +7,11 @@ finite differences; vmap; and the HLO's LAPACK names (lapack_zheevd_ffi, ...).""
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pytest
 import scipy.linalg
+from linalg_checks import both as _both
+from linalg_checks import close, jax_x64
 
 import ember
 import ember.numpy as jnp
@@ -38,32 +38,13 @@ def _hpd(shape, dtype):
     return (a @ _H(a) + n * np.eye(n)).astype(dtype)
 
 
-def _both(f, *args):
-    """f's results eagerly and under jit, as lists of NumPy arrays."""
-    def np_tree(x):
-        return [np.asarray(v) for v in x] if isinstance(x, (tuple, list)) else [np.asarray(x)]
-    return np_tree(f(*args)), np_tree(ember.jit(f)(*args))
-
-
 def _close(got, want, dtype, scale=1.0):
-    tol = TOL[dtype] * scale
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    close(got, want, TOL[dtype] * scale)
 
 
 @pytest.fixture(params=[np.complex64, np.complex128], ids=["c64", "c128"])
 def dtype(request, x64):
     return request.param
-
-
-@contextlib.contextmanager
-def _jax64():
-    jax = pytest.importorskip("jax")
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield jax
-    finally:
-        jax.config.update("jax_enable_x64", prev)
 
 
 # -- decompositions ----------------------------------------------------------------------------
@@ -282,7 +263,7 @@ def test_grads_match_jax_and_finite_differences(x64):
         ("inv", lambda x, m: m.linalg.inv(x), a),
         ("eigvals", lambda x, m: m.linalg.eigvals(x), a),
     ]
-    with _jax64() as jax:
+    with jax_x64() as jax:
         for name, f, x in fns:
             _check_jvp(lambda y, f=f: f(y, jnp), x, rtol=1e-4)
 

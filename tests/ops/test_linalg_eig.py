@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from linalg_checks import jax_x64
 
 import ember
 import ember.numpy as jnp
@@ -101,12 +102,8 @@ def test_eigvals_derivatives(x64):
         def loss(x, m):
             w = m.linalg.eigvals(x)
             return m.sum(m.real(w) ** 2 + 0.5 * m.imag(w))
-        prev = jax.config.jax_enable_x64
-        jax.config.update("jax_enable_x64", True)
-        try:
+        with jax_x64():
             want_g = np.asarray(jax.jit(jax.grad(lambda x: loss(x, jax.numpy)))(a))
-        finally:
-            jax.config.update("jax_enable_x64", prev)
         if dtype == np.float64:
             want_g = want_g.real
         got_g = np.asarray(ember.grad(lambda x: loss(x, jnp))(a))

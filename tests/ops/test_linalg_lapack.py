@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 from ad_checks import check_grads
+from linalg_checks import both as _both
+from linalg_checks import close
 
 import ember
 import ember.numpy as jnp
@@ -32,16 +34,8 @@ def _spd(shape, dtype):
     return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
 
 
-def _both(f, *args):
-    """f's results eagerly and under jit, as NumPy arrays."""
-    def np_tree(x):
-        return [np.asarray(v) for v in x] if isinstance(x, (tuple, list)) else [np.asarray(x)]
-    return np_tree(f(*args)), np_tree(ember.jit(f)(*args))
-
-
 def _close(got, want, dtype, scale=1.0):
-    tol = TOL[dtype] * scale
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    close(got, want, TOL[dtype] * scale)
 
 
 @pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
