@@ -1,4 +1,5 @@
-"""ember.scipy.linalg: `jax.scipy.linalg`'s dense linear algebra (real float32/float64).
+"""ember.scipy.linalg: `jax.scipy.linalg`'s dense linear algebra (float32, float64,
+complex64, complex128: trans=2 and the Cholesky solves use the adjoint).
 
 Input: array-likes (integers promote to the default float), matrices in the last two
 dimensions with leading batch dimensions. Output: ember arrays, as jax.scipy.linalg returns
