@@ -33,7 +33,8 @@ Semantics (what each opcode / custom-call target computes, per matrix):
       which eigenvector matrices are outputs): the eigenvalues and left / right eigenvectors
       (columns, unit norm, largest component real) of a general matrix, all complex; the
       real routines' conjugate pairs unpacked (v_j = x_j + i x_{j+1}, v_{j+1} its conjugate).
-      No convergence (info > 0) leaves the outputs undefined: the lowering makes NaNs.
+      No convergence (info > 0), or a NaN or infinity in the matrix (info = n + 1, geev not
+      called), leaves the outputs undefined: the lowering makes NaNs.
 """
 
 from __future__ import annotations
@@ -260,6 +261,9 @@ def geev(a: np.ndarray, left: bool = True, right: bool = True) -> tuple[np.ndarr
     if n:
         fn = _lapack("geev", a.dtype)
         for idx in _matrices(a):
+            if not np.all(np.isfinite(a[idx])):  # (geev calls it an illegal argument)
+                info[idx] = n + 1
+                continue
             if _is_complex(a):
                 w[idx], lv, rv, info[idx] = fn(a[idx], compute_vl=int(left),
                                                compute_vr=int(right))

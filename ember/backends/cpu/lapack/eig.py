@@ -12,16 +12,41 @@ v_{j+1} = x_j - i x_{j+1}. The kernel unpacks them into the complex outputs, col
 column, with selects (column j reads column j-1 when wi_j < 0, column j+1 when wi_j > 0;
 the indices clamped so that no select reads outside the matrix), transposing as it goes.
 The complex routines (c/zgeev) write their vectors into the outputs, transposed in place.
+A matrix with a NaN or an infinity is not given to geev (its balancing step calls it an
+illegal argument and prints so): its info is set to n + 1, which the lowering makes NaNs,
+as the evaluator does.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import llvmlite.ir as ir
 
 from ember.backends.cpu.lapack.kernel import Kernel, matrices
 from ember.backends.cpu.lapack.plan import geev_jobs
-from ember.codegen.irtypes import I32, i64
+from ember.codegen.irtypes import I1, I32, i64
 from ember.codegen.loops import for_range
+
+
+def _finite_then(k: Kernel, ptr: ir.Value, n: int, info_ptr: ir.Value,
+                 body: Callable[[], None]) -> None:
+    """body() when the n x n matrix at ptr is all finite, else info = n + 1."""
+    b = k.b
+    flag = k.ref(ir.Constant(I1, 1))
+    parts = 2 * n * n if k.complex else n * n
+
+    def check(j: ir.Value) -> None:
+        x = b.load(b.gep(ptr, [j], inbounds=True, source_etype=k.part), typ=k.part)
+        d = b.fsub(x, x)  # NaN exactly when x is NaN or infinite
+        with b.if_then(b.fcmp_unordered("uno", d, d), likely=False):
+            b.store(ir.Constant(I1, 0), flag)
+    for_range(b, parts, check, name="fin")
+    with b.if_else(b.load(flag, typ=I1)) as (finite, bad):
+        with finite:
+            body()
+        with bad:
+            b.store(ir.Constant(I32, n + 1), info_ptr)
 
 
 def geev(k: Kernel) -> None:
@@ -53,11 +78,15 @@ def _complex(k: Kernel, a: ir.Value, w: ir.Value, vl: ir.Value | None, vr: ir.Va
         k.transpose_copy(acopy, k.at(a, i, n * n), n, n)
         pl = k.at(vl, i, n * n) if vl is not None else acopy  # (unread for 'N')
         pr = k.at(vr, i, n * n) if vr is not None else acopy
-        k.call("geev", [jl, jr, nn, acopy, nn, k.at(w, i, n), pl, ldvl, pr, ldvr, work, lw,
-                        rwork, k.at(info, i, 1, I32)])
-        for v, p in ((vl, pl), (vr, pr)):
-            if v is not None:
-                k.transpose_in_place(p, n)
+        info_i = k.at(info, i, 1, I32)
+
+        def run() -> None:
+            k.call("geev", [jl, jr, nn, acopy, nn, k.at(w, i, n), pl, ldvl, pr, ldvr, work,
+                            lw, rwork, info_i])
+            for v, p in ((vl, pl), (vr, pr)):
+                if v is not None:
+                    k.transpose_in_place(p, n)
+        _finite_then(k, acopy, n, info_i, run)
     k.batch(count, one)
 
 
@@ -98,15 +127,20 @@ def _real(k: Kernel, a: ir.Value, w: ir.Value, vl: ir.Value | None, vr: ir.Value
 
     def one(i: ir.Value) -> None:
         k.transpose_copy(acopy, k.at(a, i, n * n), n, n)
-        k.call("geev", [jl, jr, nn, acopy, nn, wr, wi, xl, ldvl, xr, ldvr, work, lw,
-                        k.at(info, i, 1, I32)])
-        wout = b.gep(w, [b.mul(i, i64(n))], inbounds=True, source_etype=cty)
+        info_i = k.at(info, i, 1, I32)
 
-        def eigenvalue(j: ir.Value) -> None:
-            b.store(pair(load(wr, j), load(wi, j)),
-                    b.gep(wout, [j], inbounds=True, source_etype=cty))
-        for_range(b, n, eigenvalue, name="ev")
-        for v, x in ((vl, xl), (vr, xr)):
-            if v is not None:
-                unpack(x, b.gep(v, [b.mul(i, i64(n * n))], inbounds=True, source_etype=cty))
+        def run() -> None:
+            k.call("geev", [jl, jr, nn, acopy, nn, wr, wi, xl, ldvl, xr, ldvr, work, lw,
+                            info_i])
+            wout = b.gep(w, [b.mul(i, i64(n))], inbounds=True, source_etype=cty)
+
+            def eigenvalue(j: ir.Value) -> None:
+                b.store(pair(load(wr, j), load(wi, j)),
+                        b.gep(wout, [j], inbounds=True, source_etype=cty))
+            for_range(b, n, eigenvalue, name="ev")
+            for v, x in ((vl, xl), (vr, xr)):
+                if v is not None:
+                    unpack(x, b.gep(v, [b.mul(i, i64(n * n))], inbounds=True,
+                                    source_etype=cty))
+        _finite_then(k, acopy, n, info_i, run)
     k.batch(count, one)
