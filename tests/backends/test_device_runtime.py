@@ -110,10 +110,18 @@ def test_hidden_constants_and_integer_outputs(chip) -> None:
     np.testing.assert_array_equal(np.asarray(a2), np.asarray(a))
 
 
-def test_eager_operations_read_the_value_back(chip) -> None:
+def test_eager_operations_run_on_the_device(chip) -> None:
     x = ember.device_put(np.array([1.0, 4.0, 9.0], np.float32), chip)
-    np.testing.assert_allclose(np.asarray(jnp.sqrt(x) + 1), [2.0, 3.0, 4.0])
-    assert float(jnp.sum(x)) == 14.0 and x[1] == 4.0
+    y = jnp.sqrt(x) + 1  # (two eager primitives, each jitted for the device)
+    assert isinstance(y, da.DeviceArray) and y.device == chip
+    np.testing.assert_allclose(np.asarray(y), [2.0, 3.0, 4.0])
+    s = jnp.sum(x)
+    assert isinstance(s, da.DeviceArray) and float(s) == 14.0 and x[1] == 4.0
+    z = x * np.arange(3, dtype=np.float32) + 0.5  # (host operands go to the device)
+    assert isinstance(z, da.DeviceArray) and z.weak_type is False
+    np.testing.assert_allclose(np.asarray(z), [0.5, 4.5, 18.5])
+    h = ember.device_put(np.ones(3, np.float32)) * 2  # (no operand there: the host)
+    assert type(h) is ember.array.ArrayImpl
 
 
 def test_donated_buffers_are_written_in_place(chip) -> None:
