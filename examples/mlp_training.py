@@ -23,7 +23,7 @@ import numpy as np
 
 import ember
 import ember.numpy as jnp
-from ember.testing.mlp import mlp_loss, mlp_params
+from ember.testing.mlp import log_softmax, mlp_forward, mlp_loss, mlp_params
 
 SIZES = (16, 32, 32, 4)
 BATCH = 64
@@ -69,14 +69,8 @@ def train_ember(params: Params, x: np.ndarray, y: np.ndarray, steps: int) -> lis
 # -- NumPy: the same model with hand-written gradients ----------------------------------------
 
 def numpy_step(params: Params, x: np.ndarray, y: np.ndarray) -> tuple[Params, float]:
-    hs, h = [x], x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = np.tanh(h)
-        hs.append(h)
-    shifted = h - h.max(axis=1, keepdims=True)
-    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    hs = mlp_forward(np, params, x)  # x, each tanh layer's output, the logits
+    log_p = log_softmax(np, hs[-1])
     value = -np.mean(np.sum(y * log_p, axis=1))
     dz = (np.exp(log_p) - y) / x.shape[0]  # d loss / d logits
     new = []

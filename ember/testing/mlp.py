@@ -11,7 +11,9 @@ Output: the functions below, built for that module.
   per_example_grads(jnp)(params, x, y): every example's gradient of mlp_loss at once,
     differentiated by hand (outer products per example), the twin that vmap(grad) is
     measured against.
-  mlp_params(rng, sizes, dtype, bias_scale) and one_hot(rng, rows, classes, dtype).
+  mlp_forward(jnp, params, x) (the activations, for hand-written gradients),
+  log_softmax(jnp, z), mlp_params(rng, sizes, dtype, bias_scale) and
+  one_hot(rng, rows, classes, dtype).
 Invariants: log-softmax subtracts the row max (no overflow in exp); nothing here imports
 ember, so JAX's module works the same.
 """
@@ -26,7 +28,7 @@ import numpy as np
 Params = list[tuple[Any, Any]]
 
 
-def _forward(jnp: Any, params: Params, x: Any) -> list[Any]:
+def mlp_forward(jnp: Any, params: Params, x: Any) -> list[Any]:
     """The activations: x, each hidden layer's tanh output, the logits."""
     hs, h = [x], x
     for i, (w, b) in enumerate(params):
@@ -37,7 +39,8 @@ def _forward(jnp: Any, params: Params, x: Any) -> list[Any]:
     return hs
 
 
-def _log_softmax(jnp: Any, z: Any) -> Any:
+def log_softmax(jnp: Any, z: Any) -> Any:
+    """z - logsumexp(z) over the last axis, the row max subtracted first."""
     shifted = z - jnp.max(z, axis=-1, keepdims=True)
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
 
@@ -45,8 +48,8 @@ def _log_softmax(jnp: Any, z: Any) -> Any:
 def mlp_loss(jnp: Any) -> Callable[[Params, Any, Any], Any]:
     """loss(params, x, y): mean softmax cross-entropy of a batch, or one example's."""
     def loss(params: Params, x: Any, y: Any) -> Any:
-        z = _forward(jnp, params, x)[-1]
-        nll = -jnp.sum(y * _log_softmax(jnp, z), axis=-1)
+        z = mlp_forward(jnp, params, x)[-1]
+        nll = -jnp.sum(y * log_softmax(jnp, z), axis=-1)
         return nll if nll.ndim == 0 else jnp.mean(nll)
     return loss
 
@@ -54,7 +57,7 @@ def mlp_loss(jnp: Any) -> Callable[[Params, Any, Any], Any]:
 def softmax_cross_entropy(jnp: Any) -> Callable[[Any, Any], Any]:
     """loss(z, y) = -sum(y log softmax(z)) / rows for logits z of shape (rows, classes)."""
     def loss(z: Any, y: Any) -> Any:
-        return -jnp.sum(y * _log_softmax(jnp, z)) / z.shape[0]
+        return -jnp.sum(y * log_softmax(jnp, z)) / z.shape[0]
     return loss
 
 
@@ -62,7 +65,7 @@ def per_example_grads(jnp: Any) -> Callable[[Params, Any, Any], Params]:
     """grads(params, x, y): the gradient of one example's mlp_loss for every row of x at
     once: dL/dz = p sum(y) - y, dW = outer(h, dz), db = dz, back through tanh."""
     def grads(params: Params, x: Any, y: Any) -> Params:
-        hs = _forward(jnp, params, x)
+        hs = mlp_forward(jnp, params, x)
         p = jnp.exp(hs[-1] - jnp.max(hs[-1], axis=1, keepdims=True))
         p = p / jnp.sum(p, axis=1, keepdims=True)
         dz = p * jnp.sum(y, axis=1, keepdims=True) - y
