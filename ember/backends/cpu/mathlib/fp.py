@@ -183,41 +183,6 @@ class Fp:
         k2 = self.b.sub(k, k1)
         return self.mul(self.mul(v, self.pow2i(k1)), self.pow2i(k2))
 
-    def ldexp_gradual(self, v: ir.Value, k: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(v 2^k correctly rounded, v 2^k where that is normal and v scaled into the lowest
-        normal binade elsewhere) for a normal finite v and an integer k (ity) with |k| <=
-        2 * bias; the second value is never subnormal, for callers that compute on with it.
-
-        Why: a floating-point operation whose result is subnormal costs x86 a microcode
-        assist (about a hundred cycles; the whole vector instruction waits), so a kernel
-        whose results go subnormal in some lanes ran 6x slower (erfc(x > 9.2)). Here no
-        floating-point operation underflows: where the result's biased exponent E =
-        e(v) + k would be <= 0, its bits are built with integers (the significand M with
-        its implicit bit, shifted right by s = 1 - E, rounded to nearest even by adding
-        2^(s-1) - 1 plus the kept part's lowest bit; a carry into the exponent field gives
-        the smallest normal, as it should; s is capped where the result is 0 anyway), and
-        the float ldexp only ever sees a normal result."""
-        b = self.b
-        bits = self.to_bits(v)
-        mask = (1 << self.mbits) - 1
-        e = b.and_(b.lshr(bits, self.ci(self.mbits)), self.ci(2 * self.bias + 1))
-        tiny = b.icmp_signed("<=", b.add(e, k), self.ci(0))
-        # k raised to at least 1 - e: the result's exponent stays >= 1. (Not a select of k:
-        # LLVM rewrites ldexp(v, select(c, 0, k)) as select(c, v, ldexp(v, k)), which
-        # computes the underflowing ldexp again.)
-        lowest = b.sub(self.ci(1), e)
-        normal = self.ldexp(v, b.select(b.icmp_signed(">", k, lowest), k, lowest))
-        sig = b.or_(b.and_(bits, self.ci(mask)), self.ci(1 << self.mbits))
-        shift = b.sub(self.ci(1), b.add(e, k))  # >= 1 where tiny
-        shift = b.select(b.icmp_signed(">", shift, self.ci(self.mbits + 2)),
-                         self.ci(self.mbits + 2), shift)
-        shift = b.select(tiny, shift, self.ci(1))  # (unused lanes: any valid shift)
-        half = b.sub(b.shl(self.ci(1), b.sub(shift, self.ci(1))), self.ci(1))
-        odd = b.and_(b.lshr(sig, shift), self.ci(1))
-        rounded = b.lshr(b.add(b.add(sig, half), odd), shift)
-        sign = b.and_(bits, self.ci(1 << (self.bits - 1)))
-        return self.sel(tiny, self.from_bits(b.or_(rounded, sign)), normal), normal
-
     def _ldexp_intrinsic(self, v: ir.Value, k: ir.Value) -> ir.Value:
         i32 = ir.IntType(32)
         if isinstance(self.ty, ir.VectorType):
