@@ -8,7 +8,8 @@ exp2(x): k = rint(x), r = x - k exact, |r| <= 1/2.
     times its tail), |rh| <= 0.347, and e^(rh + rl) - 1 = q by parts.exp_parts' series
     (Taylor through rh^13/13!, first dropped term 2^-57.7) with the tail folded in to first
     order; 1 + q rounds once.
-  2^k is applied as two exact power-of-two factors (Fp.ldexp; Fp.ldexp_tiny for exp2), so a subnormal result
+  2^k is applied as two exact power-of-two factors (Fp.ldexp; Fp.ldexp_tiny, which
+  builds results below the normal range without underflowing), so a subnormal result
   rounds once and overflow gives inf. x is clamped to [-151, 129] (f32) or [-1100, 1100]
   (f64) first (beyond, the result is 0 or inf anyway); NaN passes through.
 log2(x), log10(x): parts.log_parts(x) = (e, hi, lo) and parts.combine with
