@@ -183,28 +183,6 @@ class Fp:
         k2 = self.b.sub(k, k1)
         return self.mul(self.mul(v, self.pow2i(k1)), self.pow2i(k2))
 
-    def ldexp_tiny(self, v: ir.Value, k: ir.Value) -> ir.Value:
-        """v 2^k correctly rounded, as `ldexp`, for 0 <= v < 2 and an integer k (ity) with
-        k >= -(bias + mbits + 1), computing the results below the normal range without a
-        float operation whose result is subnormal.
-
-        Why: such an operation costs x86 a microcode assist (the whole vector instruction
-        waits ~100 cycles): exp over x in [-103, -88] ran 16x its usual time, and so
-        did every lane clamped below (a masked softmax's exp(-1e9)). How: where k <= -bias
-        (the result is below 2^(1 - bias): subnormal or 0) scale by 2^(k + S) instead, S =
-        bias + mbits - 1 (149 for f32): w = v 2^(k + S) < 2^mbits, the result in units
-        of the smallest subnormal, a normal number; w + 2^mbits rounds it to an integer,
-        to nearest even, as the subnormal rounding would, and that integer (the sum's
-        bits less 2^mbits's) is the result's bit pattern. Only k = 1 - bias with v < 1
-        still underflows in the float ldexp (one binade of arguments)."""
-        b = self.b
-        tiny = b.icmp_signed("<=", k, self.ci(-self.bias))
-        shift = self.bias + self.mbits - 1
-        w = self.ldexp(v, b.add(k, b.select(tiny, self.ci(shift), self.ci(0))))
-        magic = self.c(float(1 << self.mbits))
-        units = b.sub(self.to_bits(self.add(w, magic)), self.to_bits(magic))
-        return self.sel(tiny, self.from_bits(units), w)
-
     def _ldexp_intrinsic(self, v: ir.Value, k: ir.Value) -> ir.Value:
         i32 = ir.IntType(32)
         if isinstance(self.ty, ir.VectorType):

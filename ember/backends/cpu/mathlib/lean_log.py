@@ -8,8 +8,7 @@ exp2(x): k = rint(x), r = x - k exact, |r| <= 1/2.
     times its tail), |rh| <= 0.347, and e^(rh + rl) - 1 = q by parts.exp_parts' series
     (Taylor through rh^13/13!, first dropped term 2^-57.7) with the tail folded in to first
     order; 1 + q rounds once.
-  2^k is applied as two exact power-of-two factors (Fp.ldexp; Fp.ldexp_tiny, which
-  builds results below the normal range without underflowing), so a subnormal result
+  2^k is applied as two exact power-of-two factors (Fp.ldexp), so a subnormal result
   rounds once and overflow gives inf. x is clamped to [-151, 129] (f32) or [-1100, 1100]
   (f64) first (beyond, the result is 0 or inf anyway); NaN passes through.
 log2(x), log10(x): parts.log_parts(x) = (e, hi, lo) and parts.combine with
@@ -65,7 +64,7 @@ def _exp2_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
         rl = fp.fma(r, fp.c(LN2_DD[1]), rl)
         q0 = fp.fma(fp.mul(rh, rh), fp.poly(rh, EXPM1_Q[64]), rh)
         p = fp.add(fp.c(1.0), fp.add(q0, fp.fma(rl, q0, rl)))
-    res = fp.ldexp_tiny(p, fp.to_int(k))  # p < 1.42: subnormal results without underflow
+    res = fp.ldexp(p, fp.to_int(k))
     return fp.sel(fp.isnan(x), x, res)
 
 
