@@ -8,23 +8,19 @@ a = |x| < 1: erf x = x + x P(z), z = x^2, P the float32 fit of erf(sqrt z)/sqrt 
   [0, 1] (coeffs32.ERF_P, error weighted by x/erf(x) under 2^-27). |x P| <= 0.16 |x|, so
   the last add rounds once onto a result whose other errors are below 0.1 ulp; erf(+-0) =
   +-0, subnormal x gives x + (a subnormal product): exact up to that product's rounding.
-1 <= a: erf a = 1 - erfc(a), erfc(a) = e^(-a^2) t T(t), t = 2/(2 + a), T the float32 fit
-  of erfcx(a)/t = e^(a^2) erfc(a)/t on a in [1, 3.92] (coeffs32.ERF_T, 7 coefficients
-  where a polynomial in a - 5/2 needed 12; absolute error of erfc under 2^-27 after
-  dividing by erf(a) >= 0.84). t rounds twice (2 + a, the division): 2^-23 relative,
-  which reaches erfc about one to one (erfcx ~ t), 2^-25.6 absolute: a sixth of an ulp
-  of the result. a is clamped to 3.92 first: beyond 3.86, erfc(a) < 2^-25 and
-  1 - erfc(a) rounds to 1 in float (inf lanes too). NaN lanes take the small branch
-  (a >= 1 is false for them), which passes NaN through. The factor e^(-a^2) keeps
-  erfc's error relative (no polynomial in a alone does, its terms cancel down to
-  erfc(3.9) ~ 4e-8), which keeps the result monotone.
+1 <= a: erf a = 1 - erfc(a), erfc(a) = e^(-a^2) R(a), R the float32 fit of
+  erfcx(a) = e^(a^2) erfc(a) in v = a - 5/2 on [1, 3.92] (coeffs32.ERFCX_R, absolute error
+  of e^(-a^2) R under 2^-27 after dividing by erf(a) >= 0.84). a is clamped to 3.92 first:
+  beyond 3.86, erfc(a) < 2^-25 and 1 - erfc(a) rounds to 1 in float (inf and NaN lanes
+  too; NaN is restored at the end). v = a - 5/2 is exact (Sterbenz for a >= 5/4; below, a
+  and v share the exponent's grid 2^-23).
   e^(-a^2): s = -a^2 rounds (2^-24 |s| <= 2^-20 absolute), which moves erfc by
   erfc(a) a^2 2^-24 <= 2^-28 for a in [1, 3.92] (largest near a = 1.3): a sixteenth of
   an ulp of the result. k = rint(s log2 e) in [-23, -1], r = s - k ln2 in two fma steps
   (ln2 = hi + lo, hi with 9 trailing zero bits so k hi is exact), e^r by its Taylor
   polynomial through r^7/7! (|r| <= 0.347: truncation 2^-29), times 2^k (a normal
   float, exact).
-  1 - e^(-a^2) t T: erfc <= 0.158, so its few ulp of float rounding are below 2^-26, and
+  1 - e^(-a^2) R: erfc <= 0.158, so its few ulp of float rounding are below 2^-26, and
   the subtraction rounds once. The sign comes back with copysign.
 erfc(x): |x| < 1: (1 - x) - x P(x^2) with erf's P: 1 - x = s + e exactly (fast
   two-sum), e - x P by one fma (|x P| <= 0.16, so its rounding is 2^-27 at most), and the
@@ -77,7 +73,8 @@ from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.tables import coeffs32
 
 F32 = ir.FloatType()
-ERF_ONE = 3.92  # erf(a) rounds to 1 in float beyond ~3.86; the ERF_T fit ends here
+ERF_ONE = 3.92  # erf(a) rounds to 1 in float beyond ~3.86; the ERFCX_R fit ends here
+ERFCX_SHIFT = 2.5  # ERFCX_R is a polynomial in a - 2.5
 EXP_TERMS = 8  # e^r through r^7/7!
 ERFC_MID = 1.0  # |x| below: erfc x = (1 - x) - x P(x^2)
 ERFC_ZERO = 10.1  # erfc(a) < 2^-150 beyond: rounds to 0; the ERFC_Q1 fit ends here
@@ -100,11 +97,13 @@ def _erf_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
     a = fp.fabs(x)
     small = fp.fma(x, fp.poly(fp.mul(x, x), coeffs32.ERF_P), x)
-    ac = fp.sel(fp.lt(a, fp.c(ERF_ONE)), a, fp.c(ERF_ONE))  # inf -> 3.92
-    t = fp.div(fp.c(2.0), fp.add(fp.c(2.0), ac))
-    erfc = fp.mul(exp_neg(fp, fp.neg(fp.mul(ac, ac))), fp.mul(t, fp.poly(t, coeffs32.ERF_T)))
+    ac = fp.sel(fp.lt(a, fp.c(ERF_ONE)), a, fp.c(ERF_ONE))  # inf, NaN -> 3.92
+    ac = fp.sel(fp.gt(ac, fp.c(1.0)), ac, fp.c(1.0))
+    erfc = fp.mul(exp_neg(fp, fp.neg(fp.mul(ac, ac))),
+                  fp.poly(fp.sub(ac, fp.c(ERFCX_SHIFT)), coeffs32.ERFCX_R))
     large = fp.copysign(fp.sub(fp.c(1.0), erfc), x)
-    return fp.sel(fp.ge(a, fp.c(1.0)), large, small)  # NaN: small, which is NaN
+    res = fp.sel(fp.lt(a, fp.c(1.0)), small, large)
+    return fp.sel(fp.isnan(x), x, res)
 
 
 def _erfc_body(fp: Fp, args: list[ir.Value]) -> ir.Value:

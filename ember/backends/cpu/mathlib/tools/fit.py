@@ -49,9 +49,8 @@ the f32 evaluation, analysed in each function's docstring, dominates). Weights:
   tanh_P(z)  = (tanh(sqrt z)/sqrt z - 1)/z  on [0, 0.625^2]   u z/tanh(u) <= 0.44
   erf_P(z)   = erf(sqrt z)/sqrt z - 1       on [0, 1]        erf x = x + x P; weight
       x/erf(x) <= 1.19 (the error of x P relative to the result)
-  erf_T(t)   = e^(a^2) erfc(a) / t, t = 2/(2 + a), on a in [1, 3.92]   erf a =
-      1 - e^(-a^2) t T(t) (7 coefficients where a polynomial in a needed 12); weight
-      t e^(-a^2)/erf(a) (an absolute error of erfc relative to erf(a) >= 0.84)
+  erfcx_R(v) = e^(a^2) erfc(a), a = v + 5/2, on a in [1, 3.92]   erf a = 1 - e^(-a^2) R;
+      weight e^(-a^2)/erf(a) (an absolute error of erfc relative to erf(a) >= 0.84)
   erfc_Q1(v) = (Q(v) - Q(0))/v, Q(v) = erfc_Q(v + 1/4) (above), on t = v + 1/4 in
       [2/12.1, 0.8] (0.5 <= x <= 10.1, where float erfc underflows); weight |v|/Q(v);
       erfc x = e^(-x^2) t (Q0 + v Q1) with Q0 = Q(0) a float pair (ERFC_Q0)
@@ -185,6 +184,9 @@ def _w_asin(z):  # the largest of u z / asin(u) and 2 s w / (pi/2 - 2 asin(s))
     return max(z * s / mp.asin(s), 2 * z * s / (mp.pi / 2 - 2 * mp.asin(s)))
 
 
+ERFCX_SHIFT = mp.mpf("2.5")  # erfcx_R is a polynomial in a - 2.5 (exact in float)
+
+
 def _erfcx(a):
     return mp.erfc(a) * mp.exp(a * a)
 
@@ -226,8 +228,8 @@ FITS32 = {
     "erf_P": (_erf_p, (0, 1),
               lambda z: mp.sqrt(z) / mp.erf(mp.sqrt(z)) if z > 0 else mp.sqrt(mp.pi) / 2,
               2.0 ** -27),
-    "erf_T": (lambda t: _erfcx(2 / t - 2) / t, (2 / mp.mpf("5.92"), mp.mpf(2) / 3),
-              lambda t: t * mp.exp(-(2 / t - 2) ** 2) / mp.erf(2 / t - 2), 2.0 ** -27),
+    "erfcx_R": (lambda v: _erfcx(v + ERFCX_SHIFT), (1 - ERFCX_SHIFT, mp.mpf("3.92") - ERFCX_SHIFT),
+                lambda v: mp.exp(-(v + ERFCX_SHIFT) ** 2) / mp.erf(v + ERFCX_SHIFT), 2.0 ** -27),
     "erfc_Q1": (lambda v: _less_c0(_erfc_qv, v), (2 / mp.mpf("12.1") - mp.mpf("0.25"),
                                                    mp.mpf("0.55")),
                 lambda v: abs(v) / _erfc_qv(v), 2.0 ** -27),
