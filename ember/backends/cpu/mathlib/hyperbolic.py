@@ -7,9 +7,7 @@ through the cap (a select on `>`), copysign keeps tanh(-0) = -0. Error: e (1-2 u
 and the division (0.5 ulp each): a few ulp.
 
 logistic(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0 with e = exp(-|x|), so
-neither branch overflows (the interpreter's formula, evaluated the same way); below x = -18
-(f32, -38 f64) that is e itself, taken without the division, whose subnormal results
-(x < -87.3) cost a microcode assist each.
+neither branch overflows (the interpreter's formula, evaluated the same way).
 """
 
 from __future__ import annotations
@@ -19,11 +17,6 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib.define import call, define
 from ember.backends.cpu.mathlib.exp_log import exp_fn, expm1_fn
 from ember.backends.cpu.mathlib.fp import Fp
-from ember.codegen.irtypes import intrinsic, type_suffix
-
-# below -x: e^x < 2^-(mbits + 2) (f32: 2^-25 ~ e^-17.3), so 1 + e^x rounds to 1 and
-# logistic(x) = e^x / (1 + e^x) = e^x exactly (the division by 1 is exact)
-LOGISTIC_E_ONLY = {32: 18.0, 64: 38.0}
 
 
 def _tanh_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
@@ -38,17 +31,9 @@ def _tanh_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
 def _logistic_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
     e = call(fp, exp_fn(fp.module, fp.ty), fp.neg(fp.fabs(x)))
-    # below -LOGISTIC_E_ONLY, 1 + e rounds to 1 and e / (1 + e) is e itself: there the
-    # sum and the division see a normal stand-in for e (which may be subnormal: a float
-    # operation reading or making a subnormal costs a microcode assist per vector). A
-    # max, not a select, so LLVM does not fold the stand-in back into the arithmetic.
-    # (unordered: NaN lanes count as tiny, so they return e, which is NaN, not the stand-in)
-    tiny = fp.b.fcmp_unordered("<", x, fp.c(-LOGISTIC_E_ONLY[fp.bits]))
-    en = fp.b.call(intrinsic(fp.module, f"llvm.maxnum.{type_suffix(fp.ty)}", fp.ty,
-                             [fp.ty, fp.ty]), [e, fp.c(2.0 ** -60)])
-    d = fp.add(fp.c(1.0), en)
+    d = fp.add(fp.c(1.0), e)
     pos = fp.div(fp.c(1.0), d)
-    neg = fp.sel(tiny, e, fp.div(en, d))
+    neg = fp.div(e, d)
     return fp.sel(fp.ge(x, fp.c(0.0)), pos, neg)
 
 
