@@ -52,4 +52,3 @@ def test_scalef_emission_is_one_instruction_on_avx512(monkeypatch):
     exe = _compile("exponential", "f32", True, monkeypatch)
     asm = exe.assembly()
     assert "vscalefps" in asm
-
