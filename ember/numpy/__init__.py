@@ -43,6 +43,7 @@ from ember.numpy._polynomial import *  # noqa: E402, F403
 from ember.numpy._setops import *  # noqa: E402, F403
 from ember.numpy._statistics import *  # noqa: E402, F403
 from ember.numpy._type_predicates import *  # noqa: E402, F403
+from ember.numpy._vector_extras import *  # noqa: E402, F403
 from ember.numpy._windows import *  # noqa: E402, F403
 
 __array_api_version__ = "2024.12"

@@ -310,6 +310,23 @@ def kron(a: Any, b: Any) -> Any:
 
 # -- einsum ------------------------------------------------------------------------------------
 
+def einsum_next_pair(specs: list[str], out_spec: str, sizes: dict[str, int]
+                     ) -> tuple[int, int]:
+    """The pair of terms einsum contracts next: the one whose result is smallest (the
+    product of the sizes of its letters still needed elsewhere; ties: the leftmost)."""
+    best = None
+    for i in range(len(specs)):
+        for j in range(i + 1, len(specs)):
+            keep = set(out_spec).union(*(set(s) for k, s in enumerate(specs)
+                                         if k not in (i, j)))
+            letters = (set(specs[i]) | set(specs[j])) & keep
+            cost = math.prod(sizes[c] for c in letters)
+            if best is None or cost < best[0]:
+                best = (cost, i, j)
+    assert best is not None
+    return best[1], best[2]
+
+
 def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Evaluate an Einstein summation over the operands.
@@ -384,16 +401,7 @@ def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "a
     for i in range(len(terms)):
         sum_unneeded(i)
     while len(terms) > 1:
-        best = None
-        for i in range(len(terms)):
-            for j in range(i + 1, len(terms)):
-                keep = needed_elsewhere((i, j))
-                letters = (set(terms[i][1]) | set(terms[j][1])) & keep
-                cost = math.prod(sizes[c] for c in letters)
-                if best is None or cost < best[0]:
-                    best = (cost, i, j)
-        assert best is not None
-        _, i, j = best
+        i, j = einsum_next_pair([t[1] for t in terms], out_spec, sizes)
         keep = needed_elsewhere((i, j))
         (x, sx), (y, sy) = terms[i], terms[j]
         shared = [c for c in sx if c in sy]
