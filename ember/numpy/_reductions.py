@@ -83,8 +83,12 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
     if result_f16:
         a = lax.convert_element_type(a, dtypes.float32)
     if bool_op:
-        if dtypes.kind(aval.dtype) != "b":
+        if dtypes.kind(aval.dtype) == "c":
+            # (JAX converts the real part only, so any([1j]) is False there; NumPy's True
+            # is kept: compare with zero)
             a = lax.ne(a, lax.full_like(a, 0))
+        elif dtypes.kind(aval.dtype) != "b":
+            a = lax.convert_element_type(a, np.dtype(bool))  # (as JAX stages it)
     elif dtype is not None:
         a = lax.convert_element_type(a, dtypes.canonicalize(np.dtype(dtype)))
     elif upcast:
@@ -95,13 +99,15 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
     axes = normalize_axes(axis, aval.ndim)
     if where is not None:
         from ember.numpy._manipulation import where as _where
-        a = _where(where, a, lax.full_like(a, identity(aval.dtype)))
+        # (the identity as a 0-d constant of a's dtype, broadcast inside `_where`, as JAX)
+        a = _where(where, a, lax.convert_element_type(identity(aval.dtype), aval.dtype))
         aval = get_aval(a)
     out = lax_reduce(a, axes) if axes else a
     if initial is not None:
         from ember.numpy._ufuncs import maximum, minimum
         combine = {"max": maximum, "min": minimum}.get(name, lax.add if name == "sum" else lax.mul)
-        out = combine(out, lax.convert_element_type(initial, get_aval(out).dtype))
+        # (initial on the left, as JAX orders the operands)
+        out = combine(lax.convert_element_type(initial, get_aval(out).dtype), out)
     if result_f16:
         out = lax.convert_element_type(out, low)
     if keepdims:
