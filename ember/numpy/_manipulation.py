@@ -800,55 +800,78 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         Array([[3, 4],
                [1, 2]], dtype=int32)
     """
-    # A static shift s along an axis of size n is two slices joined:
-    # out = concat(a[n - s:], a[:n - s]) with s = shift mod n; a traced shift slices a
-    # doubled array dynamically.
+    # As JAX: a static shift (ints) is `jit[name=_roll_static]` with the shifts and axes
+    # static; anything else (a traced or array shift) is `jit[name=_roll_dynamic]`.
     a = ensure_array(a)
     aval = get_aval(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval.shape)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    if isinstance(shift, Tracer) or (hasattr(shift, "_ember_aval") and get_aval(shift).ndim):
-        shifts: Any = shift
-    else:
-        shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
-    if isinstance(shifts, (tuple, list)):
-        if len(shifts) == 1 and len(axes) > 1:
-            shifts = shifts * len(axes)
-        if len(axes) == 1 and len(shifts) > 1:
-            axes = axes * len(shifts)
-        if len(shifts) != len(axes):
-            raise ValueError("shift and axis must have the same length")
-        for s, ax in zip(shifts, axes):
-            a = _roll_one(a, s, _axis(ax, aval.ndim))
-        return a
-    if get_aval(shifts).ndim:
-        return roll(a, tuple(shifts[i] for i in range(get_aval(shifts).shape[0])), axis)
-    for ax in axes:
-        a = _roll_one(a, shifts, _axis(ax, aval.ndim))
+    axes = tuple(_axis(ax, aval.ndim) for ax in
+                 (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    try:
+        shifts = _index_tuple(shift)
+    except TypeError:
+        from ember.numpy._creation import asarray
+        return _roll_dynamic(a, asarray(shift), axes)
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length "
+                         "(or one of them length 1)")
+    return _roll_static(a, shifts, axes)
+
+
+def _index_tuple(x: Any) -> tuple[int, ...]:
+    """x as a tuple of Python ints; TypeError for a tracer or a non-integer."""
+    if isinstance(x, Tracer):
+        raise TypeError("traced shift")
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(operator.index(v) for v in x)
+
+
+def _pairs(axes: tuple[int, ...], shifts: Sequence[Any]) -> list[tuple[int, Any]]:
+    n = builtins.max(len(axes), len(shifts))
+    return [(axes[0 if len(axes) == 1 else i], shifts[0 if len(shifts) == 1 else i])
+            for i in range(n)]
+
+
+@jit_like_jax("_roll_static", static_argnames=("shift", "axis"))
+def _roll_static(a: Any, shift: tuple[int, ...], axis: tuple[int, ...]) -> Any:
+    # A shift s along an axis of size n: out = concat(a[i:], a[:i]) with i = -s mod n (the
+    # slices carry unit strides, as lax.slice_in_dim passes them in JAX).
+    for ax, s in _pairs(axis, shift):
+        shape = get_aval(a).shape
+        n = shape[ax]
+        if n == 0:
+            continue
+        i = (-s) % n
+        ones = [1] * len(shape)
+        first_lo, first_hi = [0] * len(shape), list(shape)
+        first_lo[ax] = i
+        second_hi = list(shape)
+        second_hi[ax] = i
+        a = lax.concatenate([lax.slice(a, first_lo, first_hi, ones),
+                             lax.slice(a, [0] * len(shape), second_hi, ones)], ax)
     return a
 
 
-def _roll_one(a: Any, shift: Any, ax: int) -> Any:
-    n = get_aval(a).shape[ax]
-    if n == 0:
-        return a
-    if isinstance(shift, Tracer):
-        # Dynamic: a doubled array [a, a] sliced at (n - shift mod n) has length n.
+@jit_like_jax("_roll_dynamic", static_argnames=("axis",))
+def _roll_dynamic(a: Any, shift: Any, axis: tuple[int, ...]) -> Any:
+    # A traced shift: a doubled array [a, a] sliced dynamically at n - (shift mod n).
+    from ember.numpy._ufuncs import remainder
+    sh = get_aval(shift).shape
+    if len(sh) > 1 or (sh and sh[0] not in (1, len(axis)) and len(axis) != 1):
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    count = builtins.max(sh[0] if sh else 1, len(axis))
+    shifts = broadcast_to(shift, (count,))
+    for k, ax in enumerate(axis * count if len(axis) == 1 else axis):
+        x = lax.squeeze(lax.slice(shifts, [k], [k + 1], [1]), (0,))
+        n = get_aval(a).shape[ax]
+        size = np.array(n, np.int32)
+        x = remainder(lax.convert_element_type(x, np.int32), lax.max(size, np.int32(1)))
         doubled = lax.concatenate([a, a], ax)
-        s = lax.convert_element_type(shift, np.int32)
-        nn = lax.convert_element_type(n, np.int32)
-        r = lax.rem(s, nn)
-        r = lax.select(lax.lt(r, lax.convert_element_type(0, np.int32)), lax.add(r, nn), r)
-        start = lax.rem(lax.sub(nn, r), nn)
-        aval = get_aval(a)
-        zero = lax.convert_element_type(0, np.int32)
-        starts = [start if i == ax else zero for i in range(aval.ndim)]
-        return lax.dynamic_slice(doubled, starts, aval.shape)
-    s = operator.index(shift) % n
-    if s == 0:
-        return a
-    return lax.concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)], ax)
+        a = lax.dynamic_slice_in_dim(doubled, lax.sub(size, x), n, axis=ax)
+    return a
 
 
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:

@@ -428,8 +428,7 @@ def _remainder(x: Any, y: Any, /) -> Any:
     x, y = promote_args_numeric("remainder", x, y)
     zero = _scalar(x, 0)
     if _kind(y) in "iu":
-        y = lax.select(lax.eq(y, zero), lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape,
-                                                             ()), y)
+        y = where_(lax.eq(y, zero), lax.full_like(y, 1), y)  # (JAX's where: its jaxpr text)
     r = lax.rem(x, y)
     nonzero = lax.ne(r, zero)  # (traced first, as JAX does, so the jaxprs print alike)
     fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), nonzero)
@@ -442,11 +441,11 @@ def fmod(x: Any, y: Any, /) -> Any:
     check_arraylike("fmod", x, y)
     x, y = promote_args_numeric("fmod", x, y)
     if _kind(y) in "iu":
-        y = lax.select(lax.eq(y, _scalar(y, 0)),
-                       lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape, ()), y)
+        y = where_(lax.eq(y, _scalar(y, 0)), lax.full_like(y, 1), y)
     return lax.rem(x, y)
 
 
+@jit_like_jax("divmod")
 def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
     x, y = promote_args_numeric("divmod", x, y)
     if _kind(x) in "iu":
@@ -1250,10 +1249,9 @@ def isnan(x: Any, /) -> Any:
         Array([False,  True, False], dtype=bool)
     """
     check_arraylike("isnan", x)
-    x = ensure_array(x)
-    if _kind(x) == "c":
-        return _either_part(isnan, x)
-    return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
+    # x != x for every dtype, as JAX stages it (False for integers and bools; a complex
+    # value differs from itself when either part is NaN)
+    return lax.ne(x, x)
 
 
 @jit_like_jax("isinf")

@@ -1,0 +1,53 @@
+"""Programs whose make_jaxpr text Ember prints as JAX 0.10.2 does (issue 22, item 7): the
+jnp functions JAX wraps in their own `jit` or stages in a particular op order.
+
+Input: nothing; this module imports neither JAX nor Ember. Output: `CASES`, name ->
+(make, args), where `make(jnp)` returns the program written against a jax.numpy-like
+module (Ember's or JAX's) and `args` are NumPy arrays. tools/gen_jaxpr_fidelity.py runs
+each with JAX to write jaxpr_fidelity_more_expected.py; test_jaxpr_fidelity_more.py runs
+each with Ember and compares the texts character for character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+X7 = np.linspace(-2, 2, 7).astype(np.float32)
+R7 = X7[::-1].copy()
+M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+I7 = np.arange(-3, 4, dtype=np.int32)
+W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
+
+Make = Callable[[Any], Callable[..., Any]]
+
+CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
+    # roll: a static shift is jit[_roll_static], a traced one jit[_roll_dynamic]
+    "roll": (lambda jnp: lambda x: jnp.roll(x, 2), (X7,)),
+    "roll_axis": (lambda jnp: lambda x: jnp.roll(x, -1, axis=1), (M34,)),
+    "roll_flat": (lambda jnp: lambda x: jnp.roll(x, 3), (M34,)),
+    "roll_0": (lambda jnp: lambda x: jnp.roll(x, 0), (X7,)),
+    "roll_tuple": (lambda jnp: lambda x: jnp.roll(x, (1, 5), axis=(1, 0)), (M34,)),
+    "roll_dynamic": (lambda jnp: lambda x, s: jnp.roll(x, s), (X7, np.int32(2))),
+    "roll_dynamic_axes": (lambda jnp: lambda x, s: jnp.roll(x, s, axis=(0, 1)),
+                          (M34, np.array([1, -2], np.int32))),
+    # divmod, remainder and fmod of integers (a zero divisor replaced through _where)
+    "divmod": (lambda jnp: lambda x, y: jnp.divmod(x, y), (X7, R7)),
+    "divmod_int": (lambda jnp: lambda x: jnp.divmod(x, 3), (I7,)),
+    "remainder_int": (lambda jnp: lambda x, y: jnp.remainder(x, y), (I7, I7[::-1].copy())),
+    # fmax/fmin of integers test y != y, as JAX's isnan does for every dtype
+    "fmax_int": (lambda jnp: lambda x, y: jnp.fmax(x, y), (I7, I7[::-1].copy())),
+    "fmin_int_scalar": (lambda jnp: lambda x: jnp.fmin(x, 1), (I7,)),
+    "isnan_int": (lambda jnp: lambda x: jnp.isnan(x), (I7,)),
+    # reductions with where= and initial= (the identity enters _where as a 0-d constant)
+    "nanmax_where_initial": (lambda jnp: lambda x, w: jnp.nanmax(x, axis=1, where=w,
+                                                                 initial=-1.0), (M34, W34)),
+    "nanmin_initial": (lambda jnp: lambda x: jnp.nanmin(x, initial=3.0), (M34,)),
+    "sum_where_initial": (lambda jnp: lambda x, w: jnp.sum(x, axis=1, where=w, initial=2),
+                          (M34, W34)),
+    "max_where_initial": (lambda jnp: lambda x, w: jnp.max(x, axis=1, where=w, initial=2),
+                          (M34, W34)),
+    "any_where": (lambda jnp: lambda x, w: jnp.any(x, axis=1, where=w), (M34, W34)),
+}
