@@ -319,7 +319,11 @@ def _inexact_computation(a: Any, dtype: Any) -> tuple[Any, np.dtype, np.dtype]:
 def _count_where(where: Any, shape: tuple[int, ...], axis: Any, dtype: np.dtype,
                  keepdims: bool) -> Any:
     from ember.numpy._manipulation import broadcast_to
-    return sum(broadcast_to(where, shape), axis, dtype=dtype, keepdims=keepdims)
+    mask = broadcast_to(where, shape)
+    if dtypes.kind(get_aval(mask).dtype) == "b":
+        # (a bool mask counts in the default int first, then in dtype, as JAX stages it)
+        mask = lax.convert_element_type(mask, dtypes.default_int())
+    return sum(mask, axis, dtype=dtype, keepdims=keepdims)
 
 
 @eager_cached
@@ -348,11 +352,12 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
-    total = sum(a, axis, keepdims=keepdims, where=where)
+    # (the count first, then the sum, as JAX stages them)
     if where is None:
         count: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
     else:
         count = _count_where(where, aval.shape, axis, comp, keepdims)
+    total = sum(a, axis, keepdims=keepdims, where=where)
     return lax.convert_element_type(lax.div(total, count), res, get_aval(a).weak_type
                                     and dtype is None)
 
@@ -384,6 +389,19 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    # (under a trace one jit[name=_var] equation, the correction a traced argument, as JAX)
+    return _var(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
+
+
+@jit_like_jax("_var", static_argnames=("axis", "dtype", "keepdims"))
+def _var(a: Any, *, axis: Any, dtype: Any, correction: Any, keepdims: bool,
+         where: Any) -> Any:
+    # JAX's op order: the centered squares, the divisor n - correction, then the sum; a
+    # divisor <= 0 gives NaN (as JAX; NumPy gives inf where the sum is not 0, and warns).
+    from ember.numpy._manipulation import where as _where
+    from ember.numpy._ufuncs import greater
     a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
@@ -396,13 +414,14 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
             res = comp
     else:
         sq = lax.square(centered)
-    total = sum(sq, axis, keepdims=keepdims, where=where)
     if where is None:
         n: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
     else:
         n = _count_where(where, aval.shape, axis, comp, keepdims)
-    n = lax.sub(n, lax.convert_element_type(ddof, comp))
-    return lax.convert_element_type(lax.div(total, n), res)
+    n = lax.sub(n, lax.convert_element_type(correction, comp))
+    total = sum(sq, axis, keepdims=keepdims, where=where)
+    result = lax.convert_element_type(lax.div(total, n), res)
+    return _where(greater(n, 0), result, np.nan)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
@@ -422,10 +441,22 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     Returns:
         ``sqrt(var(a, ...))``.
     """
-    v = var(a, axis, None, None, ddof, keepdims, where=where, correction=correction)
-    if dtype is not None:
-        v = lax.convert_element_type(v, dtypes.canonicalize(np.dtype(dtype)))
-    return lax.sqrt(v)
+    check_arraylike("std", a)
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if dtype is not None and dtypes.kind(np.dtype(dtype)) not in "fc":
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return _std(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
+
+
+@jit_like_jax("_std", static_argnames=("axis", "dtype", "keepdims"))
+def _std(a: Any, *, axis: Any, dtype: Any, correction: Any, keepdims: bool,
+         where: Any) -> Any:
+    return lax.sqrt(var(a, axis, dtype, None, correction, keepdims, where=where))
 
 
 def _arg_reduce(a: Any, axis: Any, keepdims: bool, lax_fn: Callable[..., Any],

@@ -276,3 +276,27 @@ def test_nan_extremes_with_where_and_initial(name: str, shape: tuple[int, ...]) 
         fn = lambda a, m: jf(a, axis=axis, where=m, initial=initial)  # noqa: E731
         for got in (fn(x, w), ember.jit(fn)(x, w)):
             np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("fname", ["var", "std"])
+def test_var_std_nonpositive_divisor_is_nan(fname: str) -> None:
+    # n - ddof <= 0 gives NaN, as JAX (NumPy gives inf where the sum is not 0, and warns);
+    # a masked-out slice too. The correction is a traced argument of the nested jit, so
+    # one compiled program serves every ddof.
+    x = np.array([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], np.float32)
+    f = getattr(jnp, fname)
+    for ddof, want_finite in ((2, True), (3, False), (4, False)):
+        for got in (f(x, axis=1, ddof=ddof),
+                    ember.jit(lambda a, d=ddof: f(a, axis=1, ddof=d))(x)):
+            got = np.asarray(got)
+            assert np.isfinite(got).all() == want_finite, (ddof, got)
+            if want_finite:
+                np.testing.assert_allclose(got, getattr(np, fname)(x, axis=1, ddof=ddof),
+                                           rtol=1e-6)
+            else:
+                assert np.isnan(got).all()
+    w = np.array([[True, True, False], [False, False, False]])
+    got = np.asarray(ember.jit(lambda a, m: f(a, axis=1, where=m))(x, w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_allclose(got, getattr(np, fname)(x, axis=1, where=w), rtol=1e-6)

@@ -50,4 +50,27 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "max_where_initial": (lambda jnp: lambda x, w: jnp.max(x, axis=1, where=w, initial=2),
                           (M34, W34)),
     "any_where": (lambda jnp: lambda x, w: jnp.any(x, axis=1, where=w), (M34, W34)),
+    # take: jit[_take]; fill mode wraps negative indices through _where, wrap mode through
+    # jnp.remainder
+    "take": (lambda jnp: lambda x, i: jnp.take(x, i), (X7, np.array([0, 2], np.int32))),
+    "take_axis": (lambda jnp: lambda x, i: jnp.take(x, i, axis=1),
+                  (M34, np.array([0, -2], np.int32))),
+    "take_clip": (lambda jnp: lambda x, i: jnp.take(x, i, mode="clip"),
+                  (X7, np.array([0, 9], np.int32))),
+    "take_wrap": (lambda jnp: lambda x, i: jnp.take(x, i, axis=0, mode="wrap"),
+                  (M34, np.array([[0, -5]], np.int32))),
+    "take_flat_fill": (lambda jnp: lambda x, i: jnp.take(x, i, fill_value=0),
+                       (M34, np.array([3, 20], np.int32))),
+    # var/std: jit[_var] (jit[_std] around it) with the correction traced; a divisor <= 0
+    # gives NaN through _where; mean/var with where= count first
+    "var": (lambda jnp: lambda x: jnp.var(x), (M34,)),
+    "var_axis_ddof": (lambda jnp: lambda x: jnp.var(x, axis=0, ddof=1), (M34,)),
+    "var_where": (lambda jnp: lambda x, w: jnp.var(x, axis=1, where=w), (M34, W34)),
+    "var_int_correction": (lambda jnp: lambda x: jnp.var(x, correction=1.5), (I7,)),
+    "std": (lambda jnp: lambda x: jnp.std(x), (X7,)),
+    "std_keepdims": (lambda jnp: lambda x: jnp.std(x, axis=(0, 1), keepdims=True, ddof=2),
+                     (M34,)),
+    "std_dtype": (lambda jnp: lambda x: jnp.std(x, dtype=jnp.float16), (X7,)),
+    "mean_where": (lambda jnp: lambda x, w: jnp.mean(x, axis=0, where=w), (M34, W34)),
+    "nanmean_where": (lambda jnp: lambda x, w: jnp.nanmean(x, axis=0, where=w), (M34, W34)),
 }

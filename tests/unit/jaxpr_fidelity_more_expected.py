@@ -401,3 +401,394 @@ EXPECTED['any_where'] = """\
     ] b c False:bool[]
     g:bool[3] = reduce_or[axes=(1,)] d
   in (g,) }"""
+
+EXPECTED['take'] = """\
+{ lambda ; a:f32[7] b:i32[2]. let
+    c:f32[2] = jit[
+      name=_take
+      jaxpr={ lambda ; a:f32[7] b:i32[2]. let
+          d:bool[2] = lt b 0:i32[]
+          e:i32[2] = add b 7:i32[]
+          f:i32[2] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[2] e:i32[2] b:i32[2]. let
+                f:i32[2] = select_n d b e
+              in (f,) }
+          ] d e b
+          g:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+          c:f32[2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_axis'] = """\
+{ lambda ; a:f32[3,4] b:i32[2]. let
+    c:f32[3,2] = jit[
+      name=_take
+      jaxpr={ lambda ; a:f32[3,4] b:i32[2]. let
+          d:bool[2] = lt b 0:i32[]
+          e:i32[2] = add b 4:i32[]
+          f:i32[2] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[2] e:i32[2] b:i32[2]. let
+                f:i32[2] = select_n d b e
+              in (f,) }
+          ] d e b
+          g:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(3, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_clip'] = """\
+{ lambda ; a:f32[7] b:i32[2]. let
+    c:f32[2] = jit[
+      name=_take
+      jaxpr={ lambda ; a:f32[7] b:i32[2]. let
+          d:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+          c:f32[2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.CLIP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] a d
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_wrap'] = """\
+{ lambda ; a:f32[3,4] b:i32[1,2]. let
+    c:f32[1,2,4] = jit[
+      name=_take
+      jaxpr={ lambda ; a:f32[3,4] b:i32[1,2]. let
+          d:i32[1,2] = jit[
+            name=remainder
+            jaxpr={ lambda ; b:i32[1,2] e:i32[]. let
+                f:bool[] = eq e 0:i32[]
+                g:i32[] = jit[
+                  name=_where
+                  jaxpr={ lambda ; f:bool[] h:i32[] e:i32[]. let
+                      g:i32[] = select_n f e h
+                    in (g,) }
+                ] f 1:i32[] e
+                i:i32[1,2] = rem b g
+                j:bool[1,2] = ne i 0:i32[]
+                k:bool[1,2] = lt i 0:i32[]
+                l:bool[] = lt g 0:i32[]
+                m:bool[1,2] = ne k l
+                n:bool[1,2] = and m j
+                o:i32[1,2] = add i g
+                d:i32[1,2] = select_n n i o
+              in (d,) }
+          ] b 3:i32[]
+          p:i32[1,2,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] d
+          c:f32[1,2,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 4)
+            unique_indices=False
+          ] a p
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_flat_fill'] = """\
+{ lambda ; a:f32[3,4] b:i32[2]. let
+    c:f32[2] = jit[
+      name=_take
+      jaxpr={ lambda ; a:f32[3,4] b:i32[2]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:bool[2] = lt b 0:i32[]
+          f:i32[2] = add b 12:i32[]
+          g:i32[2] = jit[
+            name=_where
+            jaxpr={ lambda ; e:bool[2] f:i32[2] b:i32[2]. let
+                g:i32[2] = select_n e b f
+              in (g,) }
+          ] e f b
+          h:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+          c:f32[2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=0
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] d h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['var'] = """\
+let _var = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] a
+    d:f32[1,1] = broadcast_in_dim c
+    e:f32[1,1] = div d 12.0:f32[]
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 12.0:f32[] h
+    j:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g
+    k:f32[] = div j i
+    l:bool[] = gt i 0.0:f32[]
+    m:f32[] = jit[
+      name=_where
+      jaxpr={ lambda ; l:bool[] k:f32[] n:f32[]. let
+          o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+          m:f32[] = select_n l o k
+        in (m,) }
+    ] l k nan:f32[]
+  in (m,) } in
+{ lambda ; p:f32[3,4]. let
+    q:f32[] = jit[name=_var jaxpr=_var] p 0:i32[]
+  in (q,) }"""
+
+EXPECTED['var_axis_ddof'] = """\
+let _var = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[4] = reduce_sum[axes=(0,) out_sharding=None] a
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,4] = div d 3.0:f32[]
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 3.0:f32[] h
+    j:f32[4] = reduce_sum[axes=(0,) out_sharding=None] g
+    k:f32[4] = div j i
+    l:bool[] = gt i 0.0:f32[]
+    m:f32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; l:bool[] k:f32[4] n:f32[]. let
+          o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+          p:f32[4] = broadcast_in_dim o
+          m:f32[4] = select_n l p k
+        in (m,) }
+    ] l k nan:f32[]
+  in (m,) } in
+{ lambda ; q:f32[3,4]. let
+    r:f32[4] = jit[name=_var jaxpr=_var] q 1:i32[]
+  in (r,) }"""
+
+EXPECTED['var_where'] = """\
+let _var = { lambda ; a:f32[3,4] b:i32[] c:bool[3,4]. let
+    d:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[3,4] = jit[name=_where jaxpr=_where] c a 0.0:f32[]
+    i:f32[3] = reduce_sum[axes=(1,) out_sharding=None] h
+    j:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[3,1] = div j g
+    l:f32[3,4] = sub a k
+    m:f32[3,4] = square l
+    n:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] c
+    o:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] n
+    p:f32[3] = reduce_sum[axes=(1,) out_sharding=None] o
+    q:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    r:f32[3] = sub p q
+    s:f32[3,4] = jit[name=_where jaxpr=_where] c m 0.0:f32[]
+    t:f32[3] = reduce_sum[axes=(1,) out_sharding=None] s
+    u:f32[3] = div t r
+    v:bool[3] = gt r 0.0:f32[]
+    w:f32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; v:bool[3] u:f32[3] x:f32[]. let
+          y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+          z:f32[3] = broadcast_in_dim y
+          w:f32[3] = select_n v z u
+        in (w,) }
+    ] v u nan:f32[]
+  in (w,) } in
+let _where = { lambda ; ba:bool[3,4] bb:f32[3,4] bc:f32[]. let
+    bd:f32[3,4] = broadcast_in_dim bc
+    be:f32[3,4] = select_n ba bd bb
+  in (be,) } in
+{ lambda ; bf:f32[3,4] bg:bool[3,4]. let
+    bh:f32[3] = jit[name=_var jaxpr=_var] bf 0:i32[] bg
+  in (bh,) }"""
+
+EXPECTED['var_int_correction'] = """\
+let _var = { lambda ; a:i32[7] b:f32[]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[1] = broadcast_in_dim d
+    f:f32[1] = div e 7.0:f32[]
+    g:f32[7] = sub c f
+    h:f32[7] = square g
+    i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    j:f32[] = sub 7.0:f32[] i
+    k:f32[] = reduce_sum[axes=(0,) out_sharding=None] h
+    l:f32[] = div k j
+    m:bool[] = gt j 0.0:f32[]
+    n:f32[] = jit[
+      name=_where
+      jaxpr={ lambda ; m:bool[] l:f32[] o:f32[]. let
+          p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] o
+          n:f32[] = select_n m p l
+        in (n,) }
+    ] m l nan:f32[]
+  in (n,) } in
+{ lambda ; q:i32[7]. let
+    r:f32[] = jit[name=_var jaxpr=_var] q 1.5:f32[]
+  in (r,) }"""
+
+EXPECTED['std'] = """\
+let _var = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] a
+    d:f32[1] = broadcast_in_dim c
+    e:f32[1] = div d 7.0:f32[]
+    f:f32[7] = sub a e
+    g:f32[7] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 7.0:f32[] h
+    j:f32[] = reduce_sum[axes=(0,) out_sharding=None] g
+    k:f32[] = div j i
+    l:bool[] = gt i 0.0:f32[]
+    m:f32[] = jit[
+      name=_where
+      jaxpr={ lambda ; l:bool[] k:f32[] n:f32[]. let
+          o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+          m:f32[] = select_n l o k
+        in (m,) }
+    ] l k nan:f32[]
+  in (m,) } in
+{ lambda ; p:f32[7]. let
+    q:f32[] = jit[
+      name=_std
+      jaxpr={ lambda ; p:f32[7] r:i32[]. let
+          s:f32[] = jit[name=_var jaxpr=_var] p r
+          q:f32[] = sqrt s
+        in (q,) }
+    ] p 0:i32[]
+  in (q,) }"""
+
+EXPECTED['std_keepdims'] = """\
+let _var = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] a
+    d:f32[1,1] = broadcast_in_dim c
+    e:f32[1,1] = div d 12.0:f32[]
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 12.0:f32[] h
+    j:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g
+    k:f32[1,1] = broadcast_in_dim j
+    l:f32[1,1] = div k i
+    m:bool[] = gt i 0.0:f32[]
+    n:f32[1,1] = jit[
+      name=_where
+      jaxpr={ lambda ; m:bool[] l:f32[1,1] o:f32[]. let
+          p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] o
+          q:f32[1,1] = broadcast_in_dim p
+          n:f32[1,1] = select_n m q l
+        in (n,) }
+    ] m l nan:f32[]
+  in (n,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[1,1] = jit[
+      name=_std
+      jaxpr={ lambda ; r:f32[3,4] t:i32[]. let
+          u:f32[1,1] = jit[name=_var jaxpr=_var] r t
+          s:f32[1,1] = sqrt u
+        in (s,) }
+    ] r 2:i32[]
+  in (s,) }"""
+
+EXPECTED['std_dtype'] = """\
+let _var = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] a
+    d:f32[1] = broadcast_in_dim c
+    e:f32[1] = div d 7.0:f32[]
+    f:f32[7] = sub a e
+    g:f32[7] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 7.0:f32[] h
+    j:f32[] = reduce_sum[axes=(0,) out_sharding=None] g
+    k:f32[] = div j i
+    l:f16[] = convert_element_type[new_dtype=float16 weak_type=False] k
+    m:bool[] = gt i 0.0:f32[]
+    n:f16[] = jit[
+      name=_where
+      jaxpr={ lambda ; m:bool[] l:f16[] o:f32[]. let
+          p:f16[] = convert_element_type[new_dtype=float16 weak_type=False] o
+          n:f16[] = select_n m p l
+        in (n,) }
+    ] m l nan:f32[]
+  in (n,) } in
+{ lambda ; q:f32[7]. let
+    r:f16[] = jit[
+      name=_std
+      jaxpr={ lambda ; q:f32[7] s:i32[]. let
+          t:f16[] = jit[name=_var jaxpr=_var] q s
+          r:f16[] = sqrt t
+        in (r,) }
+    ] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['mean_where'] = """\
+{ lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] c
+    e:f32[4] = reduce_sum[axes=(0,) out_sharding=None] d
+    f:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] a:f32[3,4] g:f32[]. let
+          h:f32[3,4] = broadcast_in_dim g
+          f:f32[3,4] = select_n b h a
+        in (f,) }
+    ] b a 0.0:f32[]
+    i:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    j:f32[4] = div i e
+  in (j,) }"""
+
+EXPECTED['nanmean_where'] = """\
+let _where = { lambda ; a:bool[3,4] b:f32[3,4] c:f32[]. let
+    d:f32[3,4] = broadcast_in_dim c
+    e:f32[3,4] = select_n a d b
+  in (e,) } in
+{ lambda ; f:f32[3,4] g:bool[3,4]. let
+    h:f32[4] = jit[
+      name=nanmean
+      jaxpr={ lambda ; f:f32[3,4] g:bool[3,4]. let
+          i:bool[3,4] = ne f f
+          j:bool[3,4] = not i
+          k:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] j
+          l:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] k
+          m:f32[3,4] = jit[name=_where jaxpr=_where] g l 0.0:f32[]
+          n:f32[4] = reduce_sum[axes=(0,) out_sharding=None] m
+          o:f32[4] = jit[
+            name=nansum
+            jaxpr={ lambda ; f:f32[3,4] g:bool[3,4]. let
+                p:bool[3,4] = ne f f
+                q:f32[3,4] = jit[
+                  name=_where
+                  jaxpr={ lambda ; p:bool[3,4] r:f32[] f:f32[3,4]. let
+                      s:f32[3,4] = broadcast_in_dim r
+                      q:f32[3,4] = select_n p f s
+                    in (q,) }
+                ] p 0.0:f32[] f
+                t:f32[3,4] = jit[name=_where jaxpr=_where] g q 0.0:f32[]
+                o:f32[4] = reduce_sum[axes=(0,) out_sharding=None] t
+              in (o,) }
+          ] f g
+          h:f32[4] = div o n
+        in (h,) }
+    ] f g
+  in (h,) }"""
