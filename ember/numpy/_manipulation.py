@@ -1237,15 +1237,16 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     return _slice_axis(flat, len(lead), start, stop, m + 1)
 
 
-@jit_like_jax("trace", static_argnames=("offset", "axis1", "axis2", "dtype"))
+@jit_like_jax("trace", static_argnames=("axis1", "axis2", "dtype"))
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:
     """Sum of the elements on a diagonal of ``a``.
 
     Args:
         a: array with at least two dimensions.
-        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it. Unlike JAX,
-            Ember needs a static (Python) integer here.
+        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it; an int or a
+            traced integer scalar (under a trace a given offset is an argument of the
+            nested jit, as in JAX).
         axis1, axis2: the two axes holding the matrices (default the first two).
         dtype: the accumulation and output dtype (default: ``sum``'s rule, so small
             integers accumulate as the default integer type).
@@ -1259,7 +1260,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
         >>> jnp.trace(jnp.arange(9.0).reshape(3, 3))
         Array(12., dtype=float32)
     """
-    from ember.numpy._creation import eye, zeros_like
+    from ember.numpy._creation import zeros_like
     from ember.numpy._reductions import sum as _sum
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
@@ -1272,5 +1273,15 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     # Masking the diagonal and summing both axes (not slicing it out) is JAX's formulation:
     # the traced text then matches JAX's `jit[name=trace]` op for op.
     a = moveaxis(a, (axis1, axis2), (-2, -1))
-    a = where(eye(rows, cols, k=offset, dtype=np.bool_), a, zeros_like(a))
+    # The mask row + offset == col (eye's formulation, with the offset possibly traced).
+    if isinstance(offset, Tracer) or hasattr(offset, "_ember_aval"):
+        aval = get_aval(offset)
+        if aval.shape != () or dtypes.kind(aval.dtype) not in "iu":
+            raise TypeError(f"trace: offset must be an integer scalar, got {aval.str_short()}")
+    else:
+        offset = operator.index(offset)
+    row = lax.broadcasted_iota(np.int32, (rows, cols), 0)
+    col = lax.broadcasted_iota(np.int32, (rows, cols), 1)
+    mask = lax.eq(lax.add(row, lax.convert_element_type(offset, np.int32)), col)
+    a = where(mask, a, zeros_like(a))
     return _sum(a, axis=(-2, -1), dtype=dtype)

@@ -73,4 +73,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "std_dtype": (lambda jnp: lambda x: jnp.std(x, dtype=jnp.float16), (X7,)),
     "mean_where": (lambda jnp: lambda x, w: jnp.mean(x, axis=0, where=w), (M34, W34)),
     "nanmean_where": (lambda jnp: lambda x, w: jnp.nanmean(x, axis=0, where=w), (M34, W34)),
+    # trace: a given offset is an argument of jit[trace] (row + offset == col)
+    "trace_offset": (lambda jnp: lambda x: jnp.trace(x, 1), (M34,)),
+    "trace_negative_offset": (lambda jnp: lambda x: jnp.trace(x, -1), (M34,)),
+    "trace_traced_offset": (lambda jnp: lambda x, k: jnp.trace(x, k), (M34, np.int32(-1))),
+    "trace_keywords": (lambda jnp: lambda x: jnp.trace(x, offset=2, axis1=1, axis2=0),
+                       (M34,)),
+    "trace_int_dtype": (lambda jnp: lambda x: jnp.trace(x, 1, dtype=jnp.float32),
+                        (I7.reshape(1, 7),)),
 }

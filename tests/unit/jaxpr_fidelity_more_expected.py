@@ -792,3 +792,114 @@ let _where = { lambda ; a:bool[3,4] b:f32[3,4] c:f32[]. let
         in (h,) }
     ] f g
   in (h,) }"""
+
+EXPECTED['trace_offset'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          g:i32[3,4] = add d f
+          h:bool[3,4] = eq g e
+          i:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          j:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; h:bool[3,4] a:f32[3,4] i:f32[3,4]. let
+                j:f32[3,4] = select_n h i a
+              in (j,) }
+          ] h a i
+          b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] j
+        in (b,) }
+    ] a 1:i32[]
+  in (b,) }"""
+
+EXPECTED['trace_negative_offset'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          g:i32[3,4] = add d f
+          h:bool[3,4] = eq g e
+          i:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          j:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; h:bool[3,4] a:f32[3,4] i:f32[3,4]. let
+                j:f32[3,4] = select_n h i a
+              in (j,) }
+          ] h a i
+          b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] j
+        in (b,) }
+    ] a -1:i32[]
+  in (b,) }"""
+
+EXPECTED['trace_traced_offset'] = """\
+{ lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:f32[3,4] b:i32[]. let
+          d:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          f:i32[3,4] = add d b
+          g:bool[3,4] = eq f e
+          h:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          i:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; g:bool[3,4] a:f32[3,4] h:f32[3,4]. let
+                i:f32[3,4] = select_n g h a
+              in (i,) }
+          ] g a h
+          c:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] i
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['trace_keywords'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:f32[4,3] = transpose[permutation=(1, 0)] a
+          e:i32[4,3] = iota[dimension=0 dtype=int32 shape=(4, 3) sharding=None] 
+          f:i32[4,3] = iota[dimension=1 dtype=int32 shape=(4, 3) sharding=None] 
+          g:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          h:i32[4,3] = add e g
+          i:bool[4,3] = eq h f
+          j:f32[4,3] = broadcast_in_dim 0.0:f32[]
+          k:f32[4,3] = jit[
+            name=_where
+            jaxpr={ lambda ; i:bool[4,3] d:f32[4,3] j:f32[4,3]. let
+                k:f32[4,3] = select_n i j d
+              in (k,) }
+          ] i d j
+          b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] k
+        in (b,) }
+    ] a 2:i32[]
+  in (b,) }"""
+
+EXPECTED['trace_int_dtype'] = """\
+{ lambda ; a:i32[1,7]. let
+    b:f32[] = jit[
+      name=trace
+      jaxpr={ lambda ; a:i32[1,7] c:i32[]. let
+          d:i32[1,7] = iota[dimension=0 dtype=int32 shape=(1, 7) sharding=None] 
+          e:i32[1,7] = iota[dimension=1 dtype=int32 shape=(1, 7) sharding=None] 
+          f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          g:i32[1,7] = add d f
+          h:bool[1,7] = eq g e
+          i:i32[1,7] = broadcast_in_dim 0:i32[]
+          j:i32[1,7] = jit[
+            name=_where
+            jaxpr={ lambda ; h:bool[1,7] a:i32[1,7] i:i32[1,7]. let
+                j:i32[1,7] = select_n h i a
+              in (j,) }
+          ] h a i
+          k:f32[1,7] = convert_element_type[new_dtype=float32 weak_type=False] j
+          b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] k
+        in (b,) }
+    ] a 1:i32[]
+  in (b,) }"""
