@@ -81,4 +81,7 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                        (M34,)),
     "trace_int_dtype": (lambda jnp: lambda x: jnp.trace(x, 1, dtype=jnp.float32),
                         (I7.reshape(1, 7),)),
+    # sinc: jit[sinc] with the custom-JVP Maclaurin term at 0
+    "sinc": (lambda jnp: lambda x: jnp.sinc(x), (X7,)),
+    "sinc_int": (lambda jnp: lambda x: jnp.sinc(x), (I7,)),
 }

@@ -903,3 +903,74 @@ EXPECTED['trace_int_dtype'] = """\
         in (b,) }
     ] a 1:i32[]
   in (b,) }"""
+
+EXPECTED['sinc'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=sinc
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = eq a 0.0:f32[]
+          d:f32[7] = mul 3.1415927410125732:f32[] a
+          e:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] f:f32[] d:f32[7]. let
+                g:f32[7] = broadcast_in_dim f
+                e:f32[7] = select_n c d g
+              in (e,) }
+          ] c 1.0:f32[] d
+          h:f32[7] = custom_jvp_call[
+            name=_sinc_maclaurin
+            call_jaxpr={ lambda ; i:f32[7]. let
+                j:f32[7] = mul i 0.0:f32[]
+                k:f32[7] = add j 1.0:f32[]
+              in (k,) }
+            jvp=_sinc_maclaurin_jvp
+            symbolic_zeros=False
+          ] d
+          l:f32[7] = sin e
+          m:f32[7] = div l e
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] h:f32[7] m:f32[7]. let
+                b:f32[7] = select_n c m h
+              in (b,) }
+          ] c h m
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['sinc_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:f32[7] = jit[
+      name=sinc
+      jaxpr={ lambda ; a:i32[7]. let
+          c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] a
+          d:bool[7] = eq c 0.0:f32[]
+          e:f32[7] = mul 3.1415927410125732:f32[] c
+          f:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] g:f32[] e:f32[7]. let
+                h:f32[7] = broadcast_in_dim g
+                f:f32[7] = select_n d e h
+              in (f,) }
+          ] d 1.0:f32[] e
+          i:f32[7] = custom_jvp_call[
+            name=_sinc_maclaurin
+            call_jaxpr={ lambda ; j:f32[7]. let
+                k:f32[7] = mul j 0.0:f32[]
+                l:f32[7] = add k 1.0:f32[]
+              in (l,) }
+            jvp=_sinc_maclaurin_jvp
+            symbolic_zeros=False
+          ] e
+          m:f32[7] = sin f
+          n:f32[7] = div m f
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] i:f32[7] n:f32[7]. let
+                b:f32[7] = select_n d n i
+              in (b,) }
+          ] d i n
+        in (b,) }
+    ] a
+  in (b,) }"""
