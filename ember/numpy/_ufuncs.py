@@ -720,22 +720,6 @@ def _heaviside(x: Any, h0: Any, /) -> Any:
     return where_(neg, zero, where_(pos, one, where_(lax.ne(x, x), x, h0)))
 
 
-def ldexp(x: Any, e: Any, /) -> Any:
-    """x * 2**e (x for zero and infinite x)."""
-    check_arraylike("ldexp", x, e)
-    if dtypes.kind(get_aval(e).dtype) not in "iub":
-        raise ValueError(f"ldexp not supported for input types {get_aval(x).dtype}, "
-                         f"{get_aval(e).dtype}")
-    (x,) = promote_args_inexact("ldexp", x)
-    if _kind(x) == "c":
-        raise ValueError(f"ldexp not supported for input types ({get_aval(x).dtype!r}, "
-                         f"{get_aval(e).dtype!r})")
-    ef = lax.convert_element_type(ensure_array(e), get_aval(x).dtype)
-    out = _multiply(x, lax.exp2(ef))
-    keep = lax.bitwise_or(isinf(x), lax.eq(x, _scalar(x, 0)))
-    return where_(keep, x, out)
-
-
 # ---------------------------------------------------------------------------------------------
 # Comparison, logic, bits
 # ---------------------------------------------------------------------------------------------
@@ -1550,5 +1534,6 @@ def array_equiv(a1: Any, a2: Any) -> Any:
 
 
 
-# sinc has a module of its own (a custom JVP for its derivatives at 0); exported from here.
+# sinc and ldexp have modules of their own (custom JVPs); exported from here.
+from ember.numpy._frexp import ldexp  # noqa: E402
 from ember.numpy._sinc import sinc  # noqa: E402

@@ -84,4 +84,16 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # sinc: jit[sinc] with the custom-JVP Maclaurin term at 0
     "sinc": (lambda jnp: lambda x: jnp.sinc(x), (X7,)),
     "sinc_int": (lambda jnp: lambda x: jnp.sinc(x), (I7,)),
+    # gcd/lcm: jit[gcd] holding JAX's while loop; lcm on top of it
+    "gcd": (lambda jnp: lambda x, y: jnp.gcd(x, y), (I7, I7[::-1].copy())),
+    "gcd_scalar": (lambda jnp: lambda x: jnp.gcd(x, 6), (I7,)),
+    "lcm": (lambda jnp: lambda x, y: jnp.lcm(x, y), (I7, I7[::-1].copy())),
+    "lcm_uint8": (lambda jnp: lambda x, y: jnp.lcm(x, y),
+                  (np.arange(5, dtype=np.uint8), np.uint8(4))),
+    # frexp: jit[frexp] around the custom-JVP _frexp (its shared body prints as `jaxpr`);
+    # ldexp: jit[ldexp] splitting x's exponent off through frexp
+    "frexp": (lambda jnp: lambda x: jnp.frexp(x), (X7,)),
+    "frexp_int": (lambda jnp: lambda x: jnp.frexp(x), (I7,)),
+    "ldexp": (lambda jnp: lambda x, e: jnp.ldexp(x, e), (X7, I7)),
+    "ldexp_scalar": (lambda jnp: lambda x: jnp.ldexp(x, 3), (X7,)),
 }

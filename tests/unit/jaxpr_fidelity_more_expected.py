@@ -974,3 +974,481 @@ EXPECTED['sinc_int'] = """\
         in (b,) }
     ] a
   in (b,) }"""
+
+EXPECTED['gcd'] = """\
+let _where = { lambda ; a:bool[7] b:i32[7] c:i32[7]. let
+    d:i32[7] = select_n a c b
+  in (d,) } in
+{ lambda ; e:i32[7] f:i32[7]. let
+    g:i32[7] = jit[
+      name=gcd
+      jaxpr={ lambda ; e:i32[7] f:i32[7]. let
+          h:i32[7] = abs e
+          i:i32[7] = abs f
+          g:i32[7] j:i32[7] = while[
+            body_jaxpr={ lambda ; k:i32[7] l:i32[7]. let
+                m:bool[7] = ne l 0:i32[]
+                n:i32[7] = jit[name=_where jaxpr=_where] m l k
+                o:bool[7] = ne l 0:i32[]
+                p:i32[7] = rem k l
+                q:i32[7] = jit[
+                  name=_where
+                  jaxpr={ lambda ; o:bool[7] p:i32[7] r:i32[]. let
+                      s:i32[7] = broadcast_in_dim r
+                      q:i32[7] = select_n o s p
+                    in (q,) }
+                ] o p 0:i32[]
+                t:bool[7] = lt n q
+                u:i32[7] = jit[name=_where jaxpr=_where] t q n
+                v:bool[7] = lt n q
+                w:i32[7] = jit[name=_where jaxpr=_where] v n q
+              in (u, w) }
+            body_nconsts=0
+            cond_jaxpr={ lambda ; x:i32[7] y:i32[7]. let
+                z:bool[7] = ne y 0:i32[]
+                ba:bool[] = reduce_or[axes=(0,)] z
+              in (ba,) }
+            cond_nconsts=0
+          ] h i
+        in (g,) }
+    ] e f
+  in (g,) }"""
+
+EXPECTED['gcd_scalar'] = """\
+let _where = { lambda ; a:bool[7] b:i32[7] c:i32[7]. let
+    d:i32[7] = select_n a c b
+  in (d,) } in
+{ lambda ; e:i32[7]. let
+    f:i32[7] = jit[
+      name=gcd
+      jaxpr={ lambda ; e:i32[7] g:i32[]. let
+          h:i32[] = convert_element_type[new_dtype=int32 weak_type=False] g
+          i:i32[7] = broadcast_in_dim h
+          j:i32[7] = abs e
+          k:i32[7] = abs i
+          f:i32[7] l:i32[7] = while[
+            body_jaxpr={ lambda ; m:i32[7] n:i32[7]. let
+                o:bool[7] = ne n 0:i32[]
+                p:i32[7] = jit[name=_where jaxpr=_where] o n m
+                q:bool[7] = ne n 0:i32[]
+                r:i32[7] = rem m n
+                s:i32[7] = jit[
+                  name=_where
+                  jaxpr={ lambda ; q:bool[7] r:i32[7] t:i32[]. let
+                      u:i32[7] = broadcast_in_dim t
+                      s:i32[7] = select_n q u r
+                    in (s,) }
+                ] q r 0:i32[]
+                v:bool[7] = lt p s
+                w:i32[7] = jit[name=_where jaxpr=_where] v s p
+                x:bool[7] = lt p s
+                y:i32[7] = jit[name=_where jaxpr=_where] x p s
+              in (w, y) }
+            body_nconsts=0
+            cond_jaxpr={ lambda ; z:i32[7] ba:i32[7]. let
+                bb:bool[7] = ne ba 0:i32[]
+                bc:bool[] = reduce_or[axes=(0,)] bb
+              in (bc,) }
+            cond_nconsts=0
+          ] j k
+        in (f,) }
+    ] e 6:i32[]
+  in (f,) }"""
+
+EXPECTED['lcm'] = """\
+let _where = { lambda ; a:bool[7] b:i32[7] c:i32[7]. let
+    d:i32[7] = select_n a c b
+  in (d,) } in
+{ lambda ; e:i32[7] f:i32[7]. let
+    g:i32[7] = jit[
+      name=lcm
+      jaxpr={ lambda ; e:i32[7] f:i32[7]. let
+          h:i32[7] = abs e
+          i:i32[7] = abs f
+          j:i32[7] = jit[
+            name=gcd
+            jaxpr={ lambda ; h:i32[7] i:i32[7]. let
+                k:i32[7] = abs h
+                l:i32[7] = abs i
+                j:i32[7] m:i32[7] = while[
+                  body_jaxpr={ lambda ; n:i32[7] o:i32[7]. let
+                      p:bool[7] = ne o 0:i32[]
+                      q:i32[7] = jit[name=_where jaxpr=_where] p o n
+                      r:bool[7] = ne o 0:i32[]
+                      s:i32[7] = rem n o
+                      t:i32[7] = jit[
+                        name=_where
+                        jaxpr={ lambda ; r:bool[7] s:i32[7] u:i32[]. let
+                            v:i32[7] = broadcast_in_dim u
+                            t:i32[7] = select_n r v s
+                          in (t,) }
+                      ] r s 0:i32[]
+                      w:bool[7] = lt q t
+                      x:i32[7] = jit[name=_where jaxpr=_where] w t q
+                      y:bool[7] = lt q t
+                      z:i32[7] = jit[name=_where jaxpr=_where] y q t
+                    in (x, z) }
+                  body_nconsts=0
+                  cond_jaxpr={ lambda ; ba:i32[7] bb:i32[7]. let
+                      bc:bool[7] = ne bb 0:i32[]
+                      bd:bool[] = reduce_or[axes=(0,)] bc
+                    in (bd,) }
+                  cond_nconsts=0
+                ] k l
+              in (j,) }
+          ] h i
+          be:bool[7] = eq j 0:i32[]
+          bf:i32[7] = jit[
+            name=floor_divide
+            jaxpr={ lambda ; i:i32[7] j:i32[7]. let
+                bg:i32[7] = div i j
+                bh:i32[7] = sign i
+                bi:i32[7] = sign j
+                bj:bool[7] = ne bh bi
+                bk:i32[7] = rem i j
+                bl:bool[7] = ne bk 0:i32[]
+                bm:bool[7] = and bj bl
+                bn:i32[7] = sub bg 1:i32[]
+                bf:i32[7] = jit[name=_where jaxpr=_where] bm bn bg
+              in (bf,) }
+          ] i j
+          bo:i32[7] = mul h bf
+          g:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; be:bool[7] bp:i32[] bo:i32[7]. let
+                bq:i32[7] = broadcast_in_dim bp
+                g:i32[7] = select_n be bo bq
+              in (g,) }
+          ] be 0:i32[] bo
+        in (g,) }
+    ] e f
+  in (g,) }"""
+
+EXPECTED['lcm_uint8'] = """\
+let _where = { lambda ; a:bool[5] b:u8[5] c:u8[5]. let
+    d:u8[5] = select_n a c b
+  in (d,) } in
+{ lambda ; e:u8[5] f:u8[]. let
+    g:u8[5] = jit[
+      name=lcm
+      jaxpr={ lambda ; e:u8[5] f:u8[]. let
+          h:u8[5] = jit[
+            name=gcd
+            jaxpr={ lambda ; e:u8[5] f:u8[]. let
+                i:u8[5] = broadcast_in_dim f
+                h:u8[5] j:u8[5] = while[
+                  body_jaxpr={ lambda ; k:u8[5] l:u8[5]. let
+                      m:bool[5] = ne l 0:u8[]
+                      n:u8[5] = jit[name=_where jaxpr=_where] m l k
+                      o:bool[5] = ne l 0:u8[]
+                      p:u8[5] = rem k l
+                      q:u8[5] = jit[
+                        name=_where
+                        jaxpr={ lambda ; o:bool[5] p:u8[5] r:u8[]. let
+                            s:u8[5] = broadcast_in_dim r
+                            q:u8[5] = select_n o s p
+                          in (q,) }
+                      ] o p 0:u8[]
+                      t:bool[5] = lt n q
+                      u:u8[5] = jit[name=_where jaxpr=_where] t q n
+                      v:bool[5] = lt n q
+                      w:u8[5] = jit[name=_where jaxpr=_where] v n q
+                    in (u, w) }
+                  body_nconsts=0
+                  cond_jaxpr={ lambda ; x:u8[5] y:u8[5]. let
+                      z:bool[5] = ne y 0:u8[]
+                      ba:bool[] = reduce_or[axes=(0,)] z
+                    in (ba,) }
+                  cond_nconsts=0
+                ] e i
+              in (h,) }
+          ] e f
+          bb:bool[5] = eq h 0:u8[]
+          bc:u8[5] = jit[
+            name=floor_divide
+            jaxpr={ lambda ; f:u8[] h:u8[5]. let bc:u8[5] = div f h in (bc,) }
+          ] f h
+          bd:u8[5] = mul e bc
+          g:u8[5] = jit[
+            name=_where
+            jaxpr={ lambda ; bb:bool[5] be:u8[] bd:u8[5]. let
+                bf:u8[5] = broadcast_in_dim be
+                g:u8[5] = select_n bb bd bf
+              in (g,) }
+          ] bb 0:u8[] bd
+        in (g,) }
+    ] e f
+  in (g,) }"""
+
+EXPECTED['frexp'] = """\
+let jaxpr = { lambda ; a:f32[7]. let
+    b:f32[7] = abs a
+    c:bool[7] = lt b 1.1754943508222875e-38:f32[]
+    d:f32[7] = mul a 8388608.0:f32[]
+    e:f32[7] = jit[name=_where jaxpr=_where] c d a
+    f:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] g:i32[] h:i32[]. let
+          i:i32[7] = broadcast_in_dim g
+          j:i32[7] = broadcast_in_dim h
+          f:i32[7] = select_n c j i
+        in (f,) }
+    ] c -23:i32[] 0:i32[]
+    k:i32[7] = bitcast_convert_type[new_dtype=int32] e
+    l:i32[7] = shift_right_arithmetic k 23:i32[]
+    m:i32[7] = and l 255:i32[]
+    n:i32[7] = sub m 127:i32[]
+    o:i32[7] = add n 1:i32[]
+    p:i32[7] = add f o
+    q:i32[7] = and k -2139095041:i32[]
+    r:i32[7] = or q 1056964608:i32[]
+    s:f32[7] = bitcast_convert_type[new_dtype=float32] r
+    t:bool[7] = jit[
+      name=isinf
+      jaxpr={ lambda ; a:f32[7]. let
+          u:f32[7] = abs a
+          t:bool[7] = eq u inf:f32[]
+        in (t,) }
+    ] a
+    v:bool[7] = ne a a
+    w:bool[7] = or t v
+    x:bool[7] = eq a 0.0:f32[]
+    y:bool[7] = or w x
+    z:i32[7] = broadcast_in_dim 0:i32[]
+    ba:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; y:bool[7] z:i32[7] p:i32[7]. let
+          ba:i32[7] = select_n y p z
+        in (ba,) }
+    ] y z p
+    bb:f32[7] = jit[name=_where jaxpr=_where] y a s
+  in (bb, ba) } in
+let _where = { lambda ; bc:bool[7] bd:f32[7] be:f32[7]. let
+    bf:f32[7] = select_n bc be bd
+  in (bf,) } in
+{ lambda ; bg:f32[7]. let
+    bh:f32[7] bi:i32[7] = jit[
+      name=frexp
+      jaxpr={ lambda ; bg:f32[7]. let
+          bh:f32[7] bi:i32[7] = custom_jvp_call[
+            name=_frexp
+            call_jaxpr=jaxpr
+            jvp=_frexp_jvp
+            symbolic_zeros=False
+          ] bg
+        in (bh, bi) }
+    ] bg
+  in (bh, bi) }"""
+
+EXPECTED['frexp_int'] = """\
+let jaxpr = { lambda ; a:f32[7]. let
+    b:f32[7] = abs a
+    c:bool[7] = lt b 1.1754943508222875e-38:f32[]
+    d:f32[7] = mul a 8388608.0:f32[]
+    e:f32[7] = jit[name=_where jaxpr=_where] c d a
+    f:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] g:i32[] h:i32[]. let
+          i:i32[7] = broadcast_in_dim g
+          j:i32[7] = broadcast_in_dim h
+          f:i32[7] = select_n c j i
+        in (f,) }
+    ] c -23:i32[] 0:i32[]
+    k:i32[7] = bitcast_convert_type[new_dtype=int32] e
+    l:i32[7] = shift_right_arithmetic k 23:i32[]
+    m:i32[7] = and l 255:i32[]
+    n:i32[7] = sub m 127:i32[]
+    o:i32[7] = add n 1:i32[]
+    p:i32[7] = add f o
+    q:i32[7] = and k -2139095041:i32[]
+    r:i32[7] = or q 1056964608:i32[]
+    s:f32[7] = bitcast_convert_type[new_dtype=float32] r
+    t:bool[7] = jit[
+      name=isinf
+      jaxpr={ lambda ; a:f32[7]. let
+          u:f32[7] = abs a
+          t:bool[7] = eq u inf:f32[]
+        in (t,) }
+    ] a
+    v:bool[7] = ne a a
+    w:bool[7] = or t v
+    x:bool[7] = eq a 0.0:f32[]
+    y:bool[7] = or w x
+    z:i32[7] = broadcast_in_dim 0:i32[]
+    ba:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; y:bool[7] z:i32[7] p:i32[7]. let
+          ba:i32[7] = select_n y p z
+        in (ba,) }
+    ] y z p
+    bb:f32[7] = jit[name=_where jaxpr=_where] y a s
+  in (bb, ba) } in
+let _where = { lambda ; bc:bool[7] bd:f32[7] be:f32[7]. let
+    bf:f32[7] = select_n bc be bd
+  in (bf,) } in
+{ lambda ; bg:i32[7]. let
+    bh:f32[7] bi:i32[7] = jit[
+      name=frexp
+      jaxpr={ lambda ; bg:i32[7]. let
+          bj:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] bg
+          bh:f32[7] bi:i32[7] = custom_jvp_call[
+            name=_frexp
+            call_jaxpr=jaxpr
+            jvp=_frexp_jvp
+            symbolic_zeros=False
+          ] bj
+        in (bh, bi) }
+    ] bg
+  in (bh, bi) }"""
+
+EXPECTED['ldexp'] = """\
+let ldexp = { lambda ; a:f32[7] b:i32[7]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[7] e:i32[7] = jit[
+      name=frexp
+      jaxpr={ lambda ; a:f32[7]. let
+          d:f32[7] e:i32[7] = custom_jvp_call[
+            name=_frexp
+            call_jaxpr=jaxpr
+            jvp=_frexp_jvp
+            symbolic_zeros=False
+          ] a
+        in (d, e) }
+    ] a
+    f:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[7] = add f c
+    h:bool[7] = gt g 0.0:f32[]
+    i:f32[7] = mul d 2.0:f32[]
+    j:f32[7] = jit[name=_where jaxpr=_where] h i d
+    k:bool[7] = gt g 0.0:f32[]
+    l:f32[7] = sub g 1.0:f32[]
+    m:f32[7] = jit[name=_where jaxpr=_where] k l g
+    n:f32[7] = pow 2.0:f32[] m
+    o:f32[7] = mul j n
+    p:bool[7] = jit[name=isinf jaxpr=isinf] a
+    q:bool[7] = eq a 0.0:f32[]
+    r:bool[7] = or p q
+    s:f32[7] = jit[name=_where jaxpr=_where] r a o
+  in (s,) } in
+let _where = { lambda ; t:bool[7] u:f32[7] v:f32[7]. let
+    w:f32[7] = select_n t v u
+  in (w,) } in
+let isinf = { lambda ; x:f32[7]. let
+    y:f32[7] = abs x
+    z:bool[7] = eq y inf:f32[]
+  in (z,) } in
+let jaxpr = { lambda ; ba:f32[7]. let
+    bb:f32[7] = abs ba
+    bc:bool[7] = lt bb 1.1754943508222875e-38:f32[]
+    bd:f32[7] = mul ba 8388608.0:f32[]
+    be:f32[7] = jit[name=_where jaxpr=_where] bc bd ba
+    bf:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; bc:bool[7] bg:i32[] bh:i32[]. let
+          bi:i32[7] = broadcast_in_dim bg
+          bj:i32[7] = broadcast_in_dim bh
+          bf:i32[7] = select_n bc bj bi
+        in (bf,) }
+    ] bc -23:i32[] 0:i32[]
+    bk:i32[7] = bitcast_convert_type[new_dtype=int32] be
+    bl:i32[7] = shift_right_arithmetic bk 23:i32[]
+    bm:i32[7] = and bl 255:i32[]
+    bn:i32[7] = sub bm 127:i32[]
+    bo:i32[7] = add bn 1:i32[]
+    bp:i32[7] = add bf bo
+    bq:i32[7] = and bk -2139095041:i32[]
+    br:i32[7] = or bq 1056964608:i32[]
+    bs:f32[7] = bitcast_convert_type[new_dtype=float32] br
+    bt:bool[7] = jit[name=isinf jaxpr=isinf] ba
+    bu:bool[7] = ne ba ba
+    bv:bool[7] = or bt bu
+    bw:bool[7] = eq ba 0.0:f32[]
+    bx:bool[7] = or bv bw
+    by:i32[7] = broadcast_in_dim 0:i32[]
+    bz:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; bx:bool[7] by:i32[7] bp:i32[7]. let
+          bz:i32[7] = select_n bx bp by
+        in (bz,) }
+    ] bx by bp
+    ca:f32[7] = jit[name=_where jaxpr=_where] bx ba bs
+  in (ca, bz) } in
+{ lambda ; cb:f32[7] cc:i32[7]. let
+    cd:f32[7] = jit[name=ldexp jaxpr=ldexp] cb cc
+  in (cd,) }"""
+
+EXPECTED['ldexp_scalar'] = """\
+let ldexp = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[7] e:i32[7] = jit[
+      name=frexp
+      jaxpr={ lambda ; a:f32[7]. let
+          d:f32[7] e:i32[7] = custom_jvp_call[
+            name=_frexp
+            call_jaxpr=jaxpr
+            jvp=_frexp_jvp
+            symbolic_zeros=False
+          ] a
+        in (d, e) }
+    ] a
+    f:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[7] = add f c
+    h:bool[7] = gt g 0.0:f32[]
+    i:f32[7] = mul d 2.0:f32[]
+    j:f32[7] = jit[name=_where jaxpr=_where] h i d
+    k:bool[7] = gt g 0.0:f32[]
+    l:f32[7] = sub g 1.0:f32[]
+    m:f32[7] = jit[name=_where jaxpr=_where] k l g
+    n:f32[7] = pow 2.0:f32[] m
+    o:f32[7] = mul j n
+    p:bool[7] = jit[name=isinf jaxpr=isinf] a
+    q:bool[7] = eq a 0.0:f32[]
+    r:bool[7] = or p q
+    s:f32[7] = jit[name=_where jaxpr=_where] r a o
+  in (s,) } in
+let _where = { lambda ; t:bool[7] u:f32[7] v:f32[7]. let
+    w:f32[7] = select_n t v u
+  in (w,) } in
+let isinf = { lambda ; x:f32[7]. let
+    y:f32[7] = abs x
+    z:bool[7] = eq y inf:f32[]
+  in (z,) } in
+let jaxpr = { lambda ; ba:f32[7]. let
+    bb:f32[7] = abs ba
+    bc:bool[7] = lt bb 1.1754943508222875e-38:f32[]
+    bd:f32[7] = mul ba 8388608.0:f32[]
+    be:f32[7] = jit[name=_where jaxpr=_where] bc bd ba
+    bf:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; bc:bool[7] bg:i32[] bh:i32[]. let
+          bi:i32[7] = broadcast_in_dim bg
+          bj:i32[7] = broadcast_in_dim bh
+          bf:i32[7] = select_n bc bj bi
+        in (bf,) }
+    ] bc -23:i32[] 0:i32[]
+    bk:i32[7] = bitcast_convert_type[new_dtype=int32] be
+    bl:i32[7] = shift_right_arithmetic bk 23:i32[]
+    bm:i32[7] = and bl 255:i32[]
+    bn:i32[7] = sub bm 127:i32[]
+    bo:i32[7] = add bn 1:i32[]
+    bp:i32[7] = add bf bo
+    bq:i32[7] = and bk -2139095041:i32[]
+    br:i32[7] = or bq 1056964608:i32[]
+    bs:f32[7] = bitcast_convert_type[new_dtype=float32] br
+    bt:bool[7] = jit[name=isinf jaxpr=isinf] ba
+    bu:bool[7] = ne ba ba
+    bv:bool[7] = or bt bu
+    bw:bool[7] = eq ba 0.0:f32[]
+    bx:bool[7] = or bv bw
+    by:i32[7] = broadcast_in_dim 0:i32[]
+    bz:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; bx:bool[7] by:i32[7] bp:i32[7]. let
+          bz:i32[7] = select_n bx bp by
+        in (bz,) }
+    ] bx by bp
+    ca:f32[7] = jit[name=_where jaxpr=_where] bx ba bs
+  in (ca, bz) } in
+{ lambda ; cb:f32[7]. let
+    cc:f32[7] = jit[name=ldexp jaxpr=ldexp] cb 3:i32[]
+  in (cc,) }"""
