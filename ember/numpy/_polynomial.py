@@ -24,6 +24,7 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["polyval", "polyfit", "poly", "roots", "polyadd", "polysub", "polymul",
@@ -41,18 +42,14 @@ def _static_order(m: Any, what: str) -> int:
     return operator.index(m)
 
 
+@jit_like_jax("polyval", static_argnames=("unroll",))
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """p[0] x^(n-1) + ... + p[n-1], by Horner's rule (a scan over p's first axis)."""
     check_arraylike("polyval", p, x)
     p, x = promote_dtypes(jnp.asarray(p), jnp.asarray(x))
     shape = jnp.broadcast_shapes(p.shape[1:], x.shape)
-    y = jnp.zeros(shape, x.dtype)
-    if p.shape[0] <= unroll:
-        # A scan unrolled at least its length is straight-line code: written out directly
-        # (the same operations in the same order, and it maps under vmap without a loop).
-        for i in builtins.range(p.shape[0]):
-            y = y * x + p[i]
-        return y
+    y = lax.full_like(x, 0, shape=shape)
+    # (a scan unrolled `unroll` steps at a time, as JAX stages it)
     y, _ = lax.scan(lambda y, c: (y * x + c, None), y, p, unroll=unroll)
     return y
 
@@ -188,15 +185,17 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     raise NotImplementedError("jnp.roots " + _NO_COMPLEX)
 
 
+@jit_like_jax("polyadd")
 def polyadd(a1: Any, a2: Any) -> Any:
     """Sum of two polynomials (the shorter one aligned to the low powers)."""
     check_arraylike("polyadd", a1, a2)
     a1, a2 = promote_dtypes(jnp.asarray(a1), jnp.asarray(a2))
     if a2.shape[0] <= a1.shape[0]:
-        return a1.at[a1.shape[0] - a2.shape[0]:].add(a2)
-    return a2.at[a2.shape[0] - a1.shape[0]:].add(a1)
+        return a1.at[-a2.shape[0]:].add(a2)
+    return a2.at[-a1.shape[0]:].add(a1)
 
 
+@jit_like_jax("polysub")
 def polysub(a1: Any, a2: Any) -> Any:
     """Difference of two polynomials."""
     check_arraylike("polysub", a1, a2)
@@ -241,6 +240,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
     return q, u
 
 
+@jit_like_jax("polyder", static_argnames=("m",))
 def polyder(p: Any, m: int = 1) -> Any:
     """The m-th derivative: coefficient of x^j times j (j - 1) ... (j - m + 1)."""
     check_arraylike("polyder", p)
@@ -250,19 +250,21 @@ def polyder(p: Any, m: int = 1) -> Any:
         raise ValueError("Order of derivative must be positive")
     if m == 0:
         return p
-    n = p.shape[0]
-    powers = np.arange(n - 1, -1, -1)[:n - m] if n > m else np.zeros((0,), np.int64)
-    coeff = np.prod([powers - i for i in builtins.range(m)], axis=0) if n > m else powers
-    return p[:builtins.max(n - m, 0)] * jnp.asarray(np.asarray(coeff, np.float64), p.dtype)
+    # The coefficient of x^j gains the factor j (j - 1) ... (j - m + 1): the product down
+    # the columns of a grid of (m..n-1) - (0..m-1), reversed (JAX's staging).
+    coeff = jnp.prod(jnp.arange(m, p.shape[0], dtype=p.dtype)[np.newaxis]
+                     - jnp.arange(m, dtype=p.dtype)[:, np.newaxis], axis=0)
+    return p[:-m] * coeff[::-1]
 
 
+@jit_like_jax("polyint", static_argnames=("m",))
 def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     """The m-th antiderivative, with integration constants k (scalar or length m; k[0]
     is the constant of the first integration, i.e. the highest of the new low powers)."""
     m = _static_order(m, "'m' argument of jnp.polyint")
     k = 0 if k is None else k
     check_arraylike("polyint", p, k)
-    p, k = promote_dtypes_inexact(jnp.asarray(p), jnp.asarray(k))
+    p, k = promote_dtypes_inexact(jnp.asarray(p), k)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     k = jnp.atleast_1d(k)
@@ -273,11 +275,13 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     if m == 0:
         return p
     # The coefficient of x^j in the result is the input's times 1 / ((j)(j-1)...(j-m+1)),
-    # and the constants k fill the m lowest powers, each divided by its own falling factor.
-    total = p.shape[0] + m
-    powers = np.arange(total - 1, -1, -1)
-    denom = np.prod([np.maximum(1, powers - i) for i in builtins.range(m)], axis=0)
-    return jnp.concatenate([p, k]) / jnp.asarray(denom.astype(np.float64), p.dtype)
+    # and the constants k fill the m lowest powers, each divided by its own falling factor
+    # (the factors at least 1: JAX's grid of (0..n+m-1) - (0..m-1), clipped, multiplied
+    # down the columns and reversed).
+    grid = (jnp.arange(p.shape[0] + m, dtype=p.dtype)[np.newaxis]
+            - jnp.arange(m, dtype=p.dtype)[:, np.newaxis])
+    coeff = jnp.prod(jnp.maximum(1, grid), axis=0)[::-1]
+    return jnp.true_divide(jnp.concatenate((p, k)), coeff)
 
 
 def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:

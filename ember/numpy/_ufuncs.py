@@ -379,6 +379,20 @@ def _multiply(x: Any, y: Any, /) -> Any:
 
 
 def _subtract(x: Any, y: Any, /) -> Any:
+    """Subtract two arrays element-wise.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted with JAX's rules (a
+            Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        ``x1 - x2``; integers wrap around on overflow. Bools raise ``TypeError``, as in
+        NumPy (use ``logical_xor`` or ``!=``).
+
+    Example:
+        >>> jnp.subtract(jnp.array([5, 3, 1]), 2)
+        Array([ 3,  1, -1], dtype=int32)
+    """
     return lax.sub(*promote_args("subtract", x, y))
 
 
@@ -447,6 +461,24 @@ def fmod(x: Any, y: Any, /) -> Any:
 
 @jit_like_jax("divmod")
 def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
+    """Return the floor quotient and the remainder of a division together, element-wise.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric
+            dtype.
+
+    Returns:
+        ``(floor_divide(x1, x2), remainder(x1, x2))``: the remainder has the sign of
+        ``x2`` and ``x1 == q * x2 + r``. An integer division by zero gives 0 for the
+        remainder (NumPy warns and gives 0 too) rather than raising.
+
+    Example:
+        >>> q, r = jnp.divmod(jnp.array([7, -7, 7]), jnp.array([2, 2, -2]))
+        >>> q
+        Array([ 3, -4, -4], dtype=int32)
+        >>> r
+        Array([ 1,  1, -1], dtype=int32)
+    """
     x, y = promote_args_numeric("divmod", x, y)
     if _kind(x) in "iu":
         return _floor_divide(x, y), _remainder(x, y)
@@ -485,6 +517,20 @@ def _integer_power(x: Any, y: Any) -> Any:
 
 
 def float_power(x: Any, y: Any, /) -> Any:
+    """Raise ``x`` to the power ``y`` element-wise, in a floating-point type.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; promoted to a common inexact dtype
+            (integers and bools to the default float type).
+
+    Returns:
+        ``x ** y`` computed in floating point. Unlike NumPy, which computes in float64
+        (complex128), the result keeps JAX's promoted dtype: float32 unless x64 is on.
+
+    Example:
+        >>> jnp.float_power(jnp.array([2, 3, 4]), jnp.array([2, -1, 0.5]))
+        Array([4.        , 0.33333334, 2.        ], dtype=float32)
+    """
     return lax.pow(*promote_args_inexact("float_power", x, y))
 
 
@@ -560,6 +606,22 @@ def where_(c: Any, x: Any, y: Any) -> Any:
 
 
 def _arctan2(x: Any, y: Any, /) -> Any:
+    """Return the angle of the point ``(x2, x1)`` element-wise: ``arctan(x1 / x2)`` with
+    the quadrant taken from both signs.
+
+    Args:
+        x1, x2: arrays or scalars (the y and x coordinates), broadcast together; promoted
+            to a common inexact dtype (integers to the default float type).
+
+    Returns:
+        The angle in radians, in ``[-pi, pi]``; the signs of zeros choose between 0 and
+        ``+-pi`` as in C's ``atan2`` (``arctan2(0.0, -0.0)`` is ``pi``). Complex inputs
+        are refused, as in NumPy and JAX.
+
+    Example:
+        >>> jnp.arctan2(jnp.array([1.0, -1.0, 0.0]), jnp.array([-1.0, -1.0, -0.0]))
+        Array([ 2.3561945, -2.3561945,  3.1415927], dtype=float32)
+    """
     return lax.atan2(*promote_args_inexact("arctan2", x, y))
 
 
@@ -756,7 +818,8 @@ def logical_not(x: Any, /) -> Any:
     return lax.bitwise_not(_to_bool(x))
 
 
-def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str,
+             doc: str) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any, /) -> Any:
         x, y = promote_args(name, x, y)
         if _kind(x) not in "iub":
@@ -764,10 +827,27 @@ def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any
                             f"{get_aval(x).dtype.name}")
         return lax_fn(x, y)
     fn.__name__ = name
+    fn.__doc__ = doc
     return fn
 
 
 def bitwise_not(x: Any, /) -> Any:
+    """Invert every bit of an integer array element-wise; logical NOT for bools.
+
+    Args:
+        x: an integer or bool array or scalar.
+
+    Returns:
+        ``~x`` with ``x``'s dtype: ``-x - 1`` for signed integers, ``max - x`` for
+        unsigned ones, ``not x`` for bools. ``invert`` and ``bitwise_invert`` are the
+        same function. Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_not(jnp.array([0, 5, -3]))
+        Array([-1, -6,  2], dtype=int32)
+        >>> jnp.invert(jnp.array([0, 255], dtype=jnp.uint8))
+        Array([255,   0], dtype=uint8)
+    """
     (x,) = promote_args("bitwise_not", x)
     if _kind(x) not in "iub":
         raise TypeError(f"bitwise_not is only defined for integer and boolean arrays, got "
@@ -780,15 +860,92 @@ bitwise_invert = bitwise_not
 
 
 def _left_shift(x: Any, y: Any, /) -> Any:
+    """Shift the bits of an integer array to the left element-wise.
+
+    Args:
+        x1: an integer array or scalar: the values to shift.
+        x2: an integer array or scalar: how many bit positions, broadcast against ``x1``.
+
+    Returns:
+        ``x1 * 2**x2`` wrapped to the promoted integer type (the bits shifted out are
+        lost); a shift by the bit width or more gives 0, as in JAX and XLA.
+        ``bitwise_left_shift`` is the same function.
+
+    Example:
+        >>> jnp.left_shift(jnp.array([1, 3, -2]), jnp.array([2, 1, 3]))
+        Array([  4,   6, -16], dtype=int32)
+    """
     return lax.shift_left(*promote_args_numeric("left_shift", x, y))
 
 
 def _right_shift(x: Any, y: Any, /) -> Any:
-    """Arithmetic shift for signed integers, logical for unsigned."""
+    """Shift the bits of an integer array to the right element-wise.
+
+    Args:
+        x1: an integer array or scalar: the values to shift.
+        x2: an integer array or scalar: how many bit positions, broadcast against ``x1``.
+
+    Returns:
+        ``floor(x1 / 2**x2)`` in the promoted integer type: an arithmetic shift for signed
+        integers (the sign bit is copied in), a logical one for unsigned integers. A shift
+        by the bit width or more gives 0, or -1 for a negative ``x1``.
+        ``bitwise_right_shift`` is the same function.
+
+    Example:
+        >>> jnp.right_shift(jnp.array([16, -16, 7]), 2)
+        Array([ 4, -4,  1], dtype=int32)
+        >>> jnp.right_shift(jnp.array([240], dtype=jnp.uint8), 4)
+        Array([15], dtype=uint8)
+    """
     x, y = promote_args_numeric("right_shift", x, y)
     if _kind(x) == "u":
         return lax.shift_right_logical(x, y)
     return lax.shift_right_arithmetic(x, y)
+
+
+# The docstrings of the bit-wise ufuncs built by `_bitwise`.
+_BITWISE_AND_DOC = """Compute the bit-wise AND of two arrays element-wise.
+
+    Args:
+        x1, x2: integer or bool arrays or scalars, broadcast together and promoted with
+            JAX's rules.
+
+    Returns:
+        ``x1 & x2``: the bits set in both, in the promoted dtype (logical AND
+        for bools). Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_and(jnp.array([12, 10, -1]), 6)
+        Array([4, 2, 6], dtype=int32)
+    """
+_BITWISE_OR_DOC = """Compute the bit-wise OR of two arrays element-wise.
+
+    Args:
+        x1, x2: integer or bool arrays or scalars, broadcast together and promoted with
+            JAX's rules.
+
+    Returns:
+        ``x1 | x2``: the bits set in either, in the promoted dtype (logical OR
+        for bools). Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_or(jnp.array([12, 10, 0]), 3)
+        Array([15, 11,  3], dtype=int32)
+    """
+_BITWISE_XOR_DOC = """Compute the bit-wise XOR of two arrays element-wise.
+
+    Args:
+        x1, x2: integer or bool arrays or scalars, broadcast together and promoted with
+            JAX's rules.
+
+    Returns:
+        ``x1 ^ x2``: the bits set in exactly one, in the promoted dtype (logical XOR
+        for bools). Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_xor(jnp.array([12, 10, 5]), 6)
+        Array([10, 12,  3], dtype=int32)
+    """
 
 
 # ---------------------------------------------------------------------------------------------
@@ -895,9 +1052,12 @@ for _uf, _summary, _args, _shown in [
 del _uf, _summary, _args, _shown, _pair
 
 
-bitwise_and = ufunc(_bitwise(lax.bitwise_and, "bitwise_and"), "bitwise_and", 2, identity=-1)
-bitwise_or = ufunc(_bitwise(lax.bitwise_or, "bitwise_or"), "bitwise_or", 2, identity=0)
-bitwise_xor = ufunc(_bitwise(lax.bitwise_xor, "bitwise_xor"), "bitwise_xor", 2, identity=0)
+bitwise_and = ufunc(_bitwise(lax.bitwise_and, "bitwise_and", _BITWISE_AND_DOC), "bitwise_and",
+                    2, identity=-1)
+bitwise_or = ufunc(_bitwise(lax.bitwise_or, "bitwise_or", _BITWISE_OR_DOC), "bitwise_or", 2,
+                   identity=0)
+bitwise_xor = ufunc(_bitwise(lax.bitwise_xor, "bitwise_xor", _BITWISE_XOR_DOC), "bitwise_xor",
+                    2, identity=0)
 left_shift = ufunc(_left_shift, "left_shift", 2)
 right_shift = ufunc(_right_shift, "right_shift", 2)
 bitwise_left_shift = left_shift
@@ -1290,12 +1450,40 @@ def _no_complex_infinity(x: Any) -> None:
 
 
 def isposinf(x: Any, /, out: None = None) -> Any:
+    """Test element-wise for positive infinity.
+
+    Args:
+        x: a real array or scalar; complex inputs raise ``ValueError``, as in JAX.
+        out: not supported (must be None).
+
+    Returns:
+        A bool array of ``x``'s shape: True where ``x`` is ``+inf`` (all False for
+        integers and bools).
+
+    Example:
+        >>> jnp.isposinf(jnp.array([jnp.inf, -jnp.inf, 1.0, jnp.nan]))
+        Array([ True, False, False, False], dtype=bool)
+    """
     x = ensure_array(x)
     _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
 def isneginf(x: Any, /, out: None = None) -> Any:
+    """Test element-wise for negative infinity.
+
+    Args:
+        x: a real array or scalar; complex inputs raise ``ValueError``, as in JAX.
+        out: not supported (must be None).
+
+    Returns:
+        A bool array of ``x``'s shape: True where ``x`` is ``-inf`` (all False for
+        integers and bools).
+
+    Example:
+        >>> jnp.isneginf(jnp.array([jnp.inf, -jnp.inf, 1.0, jnp.nan]))
+        Array([False,  True, False, False], dtype=bool)
+    """
     x = ensure_array(x)
     _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
@@ -1323,11 +1511,35 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
 
 
 def deg2rad(x: Any, /) -> Any:
+    """Convert angles from degrees to radians element-wise.
+
+    Args:
+        x: angles in degrees; integers promote to the default float type.
+
+    Returns:
+        ``x * pi / 180``. ``radians`` is the same function.
+
+    Example:
+        >>> jnp.deg2rad(jnp.array([0.0, 90.0, 180.0]))
+        Array([0.       , 1.5707964, 3.1415927], dtype=float32)
+    """
     (x,) = promote_args_inexact("deg2rad", x)
     return lax.mul(x, _scalar(x, np.pi / 180))
 
 
 def rad2deg(x: Any, /) -> Any:
+    """Convert angles from radians to degrees element-wise.
+
+    Args:
+        x: angles in radians; integers promote to the default float type.
+
+    Returns:
+        ``x * 180 / pi``. ``degrees`` is the same function.
+
+    Example:
+        >>> jnp.rad2deg(jnp.array([0.0, jnp.pi / 2, -jnp.pi]))
+        Array([   0.,   90., -180.], dtype=float32)
+    """
     (x,) = promote_args_inexact("rad2deg", x)
     return lax.mul(x, _scalar(x, 180 / np.pi))
 

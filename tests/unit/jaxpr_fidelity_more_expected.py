@@ -1452,3 +1452,509 @@ let jaxpr = { lambda ; ba:f32[7]. let
 { lambda ; cb:f32[7]. let
     cc:f32[7] = jit[name=ldexp jaxpr=ldexp] cb 3:i32[]
   in (cc,) }"""
+
+EXPECTED['diag_of_matrix'] = """\
+let diagonal = { lambda ; a:f32[3,4]. let
+    b:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    c:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    d:bool[3] = lt b 0:i32[]
+    e:i32[3] = add b 3:i32[]
+    f:i32[3] = select_n d b e
+    g:bool[3] = lt c 0:i32[]
+    h:i32[3] = add c 4:i32[]
+    i:i32[3] = select_n g c h
+    j:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    k:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    l:i32[3,2] = concatenate[dimension=1] j k
+    m:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] a l
+  in (m,) } in
+{ lambda ; n:f32[3,4]. let
+    o:f32[3] = jit[
+      name=_diag
+      jaxpr={ lambda ; n:f32[3,4]. let
+          o:f32[3] = jit[name=diagonal jaxpr=diagonal] n
+        in (o,) }
+    ] n
+  in (o,) }"""
+
+EXPECTED['diag_of_matrix_k'] = """\
+let diagonal = { lambda ; a:f32[3,4]. let
+    b:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    c:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    d:i32[2] = add 1:i32[] c
+    e:bool[2] = lt d 0:i32[]
+    f:i32[2] = add d 3:i32[]
+    g:i32[2] = select_n e d f
+    h:bool[2] = lt b 0:i32[]
+    i:i32[2] = add b 4:i32[]
+    j:i32[2] = select_n h b i
+    k:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    l:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    m:i32[2,2] = concatenate[dimension=1] k l
+    n:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] a m
+  in (n,) } in
+{ lambda ; o:f32[3,4]. let
+    p:f32[2] = jit[
+      name=_diag
+      jaxpr={ lambda ; o:f32[3,4]. let
+          p:f32[2] = jit[name=diagonal jaxpr=diagonal] o
+        in (p,) }
+    ] o
+  in (p,) }"""
+
+EXPECTED['diag_of_vector'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7,7] = jit[
+      name=_diag
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = pad[padding_config=((0, 0, 0),)] a 0.0:f32[]
+          d:i32[7,7] = iota[dimension=0 dtype=int32 shape=(7, 7) sharding=None] 
+          e:i32[7,7] = iota[dimension=1 dtype=int32 shape=(7, 7) sharding=None] 
+          f:i32[7,7] = add d 0:i32[]
+          g:bool[7,7] = eq f e
+          h:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          b:f32[7,7] = jit[
+            name=_where
+            jaxpr={ lambda ; g:bool[7,7] h:f32[7,1] i:f32[]. let
+                j:f32[7,7] = broadcast_in_dim[broadcast_dimensions=(0, 1)] h
+                k:f32[7,7] = broadcast_in_dim i
+                b:f32[7,7] = select_n g k j
+              in (b,) }
+          ] g h 0.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['diag_of_vector_k'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[9,9] = jit[
+      name=_diag
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[9] = pad[padding_config=((2, 0, 0),)] a 0.0:f32[]
+          d:i32[9,9] = iota[dimension=0 dtype=int32 shape=(9, 9) sharding=None] 
+          e:i32[9,9] = iota[dimension=1 dtype=int32 shape=(9, 9) sharding=None] 
+          f:i32[9,9] = add d -2:i32[]
+          g:bool[9,9] = eq f e
+          h:f32[9,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          b:f32[9,9] = jit[
+            name=_where
+            jaxpr={ lambda ; g:bool[9,9] h:f32[9,1] i:f32[]. let
+                j:f32[9,9] = broadcast_in_dim[broadcast_dimensions=(0, 1)] h
+                k:f32[9,9] = broadcast_in_dim i
+                b:f32[9,9] = select_n g k j
+              in (b,) }
+          ] g h 0.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['diagonal_3d'] = """\
+let diagonal = { lambda ; a:f32[2,3,4]. let
+    b:f32[3,2,4] = transpose[permutation=(1, 0, 2)] a
+    c:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    d:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    e:i32[2] = add 1:i32[] d
+    f:bool[2] = lt c 0:i32[]
+    g:i32[2] = add c 2:i32[]
+    h:i32[2] = select_n f c g
+    i:bool[2] = lt e 0:i32[]
+    j:i32[2] = add e 4:i32[]
+    k:i32[2] = select_n i e j
+    l:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    m:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] k
+    n:i32[2,2] = concatenate[dimension=1] l m
+    o:f32[3,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1, 2), start_index_map=(1, 2), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] b n
+  in (o,) } in
+{ lambda ; p:f32[2,3,4]. let
+    q:f32[3,2] = jit[name=diagonal jaxpr=diagonal] p
+  in (q,) }"""
+
+EXPECTED['arange_start_stop'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    c:i32[7] = add 1:i32[] b
+    d:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] c
+    e:f32[7] = add a d
+  in (e,) }"""
+
+EXPECTED['broadcast_to_size1'] = """\
+{ lambda ; a:f32[7,1]. let
+    b:f32[2,7,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a
+  in (b,) }"""
+
+EXPECTED['polyval'] = """\
+{ lambda ; a:f32[3] b:f32[7]. let
+    c:f32[7] = jit[
+      name=polyval
+      jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+          d:f32[7] = broadcast_in_dim 0.0:f32[]
+          c:f32[7] = scan[
+            jaxpr={ lambda ; e:f32[7] f:f32[7] g:f32[]. let
+                h:f32[7] = mul f e
+                i:f32[7] = add h g
+              in (i,) }
+            length=3
+            num_carry=1
+            num_consts=1
+            reverse=False
+            unroll=16
+          ] b d a
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['polyval_2d'] = """\
+{ lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[4] = jit[
+      name=polyval
+      jaxpr={ lambda ; a:f32[3,4] b:f32[4]. let
+          d:f32[4] = broadcast_in_dim 0.0:f32[]
+          c:f32[4] = scan[
+            jaxpr={ lambda ; e:f32[4] f:f32[4] g:f32[4]. let
+                h:f32[4] = mul f e
+                i:f32[4] = add h g
+              in (i,) }
+            length=3
+            num_carry=1
+            num_consts=1
+            reverse=False
+            unroll=16
+          ] b d a
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['polyder'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[6] = jit[
+      name=polyder
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[6] = iota[dimension=0 dtype=float32 shape=(6,) sharding=None] 
+          d:f32[6] = add 1.0:f32[] c
+          e:f32[1,6] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+          f:f32[1] = iota[dimension=0 dtype=float32 shape=(1,) sharding=None] 
+          g:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+          h:f32[1,6] = sub e g
+          i:f32[6] = reduce_prod[axes=(0,)] h
+          j:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] a
+          k:f32[6] = rev[dimensions=(0,)] i
+          b:f32[6] = mul j k
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['polyder_2_int'] = """\
+let polyder = { lambda ; a:i32[7]. let
+    b:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] a
+    c:f32[5] = iota[dimension=0 dtype=float32 shape=(5,) sharding=None] 
+    d:f32[5] = add 2.0:f32[] c
+    e:f32[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    f:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    g:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[2,5] = sub e g
+    i:f32[5] = reduce_prod[axes=(0,)] h
+    j:f32[5] = slice[limit_indices=(5,) start_indices=(0,) strides=None] b
+    k:f32[5] = rev[dimensions=(0,)] i
+    l:f32[5] = mul j k
+  in (l,) } in
+{ lambda ; m:i32[7]. let n:f32[5] = jit[name=polyder jaxpr=polyder] m in (n,) }"""
+
+EXPECTED['polyint'] = """\
+let polyint = { lambda ; a:f32[7]. let
+    b:f32[1] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; c:f32[]. let b:f32[1] = broadcast_in_dim c in (b,) }
+    ] 0.0:f32[]
+    d:f32[] = squeeze[dimensions=(0,)] b
+    e:f32[1] = broadcast_in_dim d
+    f:f32[8] = iota[dimension=0 dtype=float32 shape=(8,) sharding=None] 
+    g:f32[1,8] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+    h:f32[1] = iota[dimension=0 dtype=float32 shape=(1,) sharding=None] 
+    i:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[1,8] = sub g i
+    k:f32[1,8] = max 1.0:f32[] j
+    l:f32[8] = reduce_prod[axes=(0,)] k
+    m:f32[8] = rev[dimensions=(0,)] l
+    n:f32[8] = concatenate[dimension=0] a e
+    o:f32[8] = div n m
+  in (o,) } in
+{ lambda ; p:f32[7]. let q:f32[8] = jit[name=polyint jaxpr=polyint] p in (q,) }"""
+
+EXPECTED['polyint_k'] = """\
+let polyint = { lambda ; a:f32[7] b:f32[2]. let
+    c:f32[2] = jit[name=atleast_1d jaxpr={ lambda ; b:f32[2]. let  in (b,) }] b
+    d:f32[9] = iota[dimension=0 dtype=float32 shape=(9,) sharding=None] 
+    e:f32[1,9] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    f:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    g:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[2,9] = sub e g
+    i:f32[2,9] = max 1.0:f32[] h
+    j:f32[9] = reduce_prod[axes=(0,)] i
+    k:f32[9] = rev[dimensions=(0,)] j
+    l:f32[9] = concatenate[dimension=0] a c
+    m:f32[9] = div l k
+  in (m,) } in
+{ lambda ; n:f32[7] o:f32[2]. let
+    p:f32[9] = jit[name=polyint jaxpr=polyint] n o
+  in (p,) }"""
+
+EXPECTED['polymul'] = """\
+{ lambda ; a:f32[3] b:f32[7]. let
+    c:f32[9] = jit[
+      name=convolve
+      jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+          c:f32[9] = jit[
+            name=_conv
+            jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+                d:f32[3] = jit[
+                  name=_flip
+                  jaxpr={ lambda ; a:f32[3]. let
+                      d:f32[3] = rev[dimensions=(0,)] a
+                    in (d,) }
+                ] a
+                e:f32[1,1,7] = broadcast_in_dim[broadcast_dimensions=(2,)] b
+                f:f32[1,1,3] = broadcast_in_dim[broadcast_dimensions=(2,)] d
+                g:f32[1,1,9] = conv_general_dilated[
+                  batch_group_count=1
+                  dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+                  feature_group_count=1
+                  lhs_dilation=(1,)
+                  out_sharding=None
+                  padding=((2, 2),)
+                  precision=None
+                  preferred_element_type=None
+                  rhs_dilation=(1,)
+                  window_strides=(1,)
+                ] e f
+                c:f32[9] = squeeze[dimensions=(0, 1)] g
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['convolve_same'] = """\
+{ lambda ; a:f32[3] b:f32[7]. let
+    c:f32[7] = jit[
+      name=convolve
+      jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+          c:f32[7] = jit[
+            name=_conv
+            jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+                d:f32[3] = jit[
+                  name=_flip
+                  jaxpr={ lambda ; a:f32[3]. let
+                      d:f32[3] = rev[dimensions=(0,)] a
+                    in (d,) }
+                ] a
+                e:f32[1,1,7] = broadcast_in_dim[broadcast_dimensions=(2,)] b
+                f:f32[1,1,3] = broadcast_in_dim[broadcast_dimensions=(2,)] d
+                g:f32[1,1,7] = conv_general_dilated[
+                  batch_group_count=1
+                  dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+                  feature_group_count=1
+                  lhs_dilation=(1,)
+                  out_sharding=None
+                  padding=((1, 1),)
+                  precision=None
+                  preferred_element_type=None
+                  rhs_dilation=(1,)
+                  window_strides=(1,)
+                ] e f
+                c:f32[7] = squeeze[dimensions=(0, 1)] g
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['convolve_int'] = """\
+{ lambda ; a:i32[7] b:i32[2]. let
+    c:f32[8] = jit[
+      name=convolve
+      jaxpr={ lambda ; a:i32[7] b:i32[2]. let
+          c:f32[8] = jit[
+            name=_conv
+            jaxpr={ lambda ; a:i32[7] b:i32[2]. let
+                d:f32[7] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] a
+                e:f32[2] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] b
+                f:f32[2] = jit[
+                  name=_flip
+                  jaxpr={ lambda ; e:f32[2]. let
+                      f:f32[2] = rev[dimensions=(0,)] e
+                    in (f,) }
+                ] e
+                g:f32[1,1,7] = broadcast_in_dim[broadcast_dimensions=(2,)] d
+                h:f32[1,1,2] = broadcast_in_dim[broadcast_dimensions=(2,)] f
+                i:f32[1,1,8] = conv_general_dilated[
+                  batch_group_count=1
+                  dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+                  feature_group_count=1
+                  lhs_dilation=(1,)
+                  out_sharding=None
+                  padding=((1, 1),)
+                  precision=None
+                  preferred_element_type=None
+                  rhs_dilation=(1,)
+                  window_strides=(1,)
+                ] g h
+                c:f32[8] = squeeze[dimensions=(0, 1)] i
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['correlate'] = """\
+{ lambda ; a:f32[7] b:f32[3]. let
+    c:f32[5] = jit[
+      name=correlate
+      jaxpr={ lambda ; a:f32[7] b:f32[3]. let
+          c:f32[5] = jit[
+            name=_conv
+            jaxpr={ lambda ; a:f32[7] b:f32[3]. let
+                d:f32[1,1,7] = broadcast_in_dim[broadcast_dimensions=(2,)] a
+                e:f32[1,1,3] = broadcast_in_dim[broadcast_dimensions=(2,)] b
+                f:f32[1,1,5] = conv_general_dilated[
+                  batch_group_count=1
+                  dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+                  feature_group_count=1
+                  lhs_dilation=(1,)
+                  out_sharding=None
+                  padding=((0, 0),)
+                  precision=None
+                  preferred_element_type=None
+                  rhs_dilation=(1,)
+                  window_strides=(1,)
+                ] d e
+                c:f32[5] = squeeze[dimensions=(0, 1)] f
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['correlate_swapped'] = """\
+{ lambda ; a:f32[3] b:f32[7]. let
+    c:f32[9] = jit[
+      name=correlate
+      jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+          c:f32[9] = jit[
+            name=_conv
+            jaxpr={ lambda ; a:f32[3] b:f32[7]. let
+                d:f32[1,1,7] = broadcast_in_dim[broadcast_dimensions=(2,)] b
+                e:f32[1,1,3] = broadcast_in_dim[broadcast_dimensions=(2,)] a
+                f:f32[1,1,9] = conv_general_dilated[
+                  batch_group_count=1
+                  dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+                  feature_group_count=1
+                  lhs_dilation=(1,)
+                  out_sharding=None
+                  padding=((2, 2),)
+                  precision=None
+                  preferred_element_type=None
+                  rhs_dilation=(1,)
+                  window_strides=(1,)
+                ] d e
+                g:f32[1,1,9] = rev[dimensions=(2,)] f
+                c:f32[9] = squeeze[dimensions=(0, 1)] g
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['atleast_1d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['atleast_2d'] = """\
+{ lambda ; a:f32[7] b:f32[]. let
+    c:f32[1,7] d:f32[1,1] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[7] b:f32[]. let
+          c:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+          d:f32[1,1] = broadcast_in_dim b
+        in (c, d) }
+    ] a b
+  in (c, d) }"""
+
+EXPECTED['atleast_3d'] = """\
+{ lambda ; a:f32[3,4] b:f32[7]. let
+    c:f32[3,4,1] d:f32[1,7,1] = jit[
+      name=atleast_3d
+      jaxpr={ lambda ; a:f32[3,4] b:f32[7]. let
+          c:f32[3,4,1] = jit[
+            name=atleast_3d
+            jaxpr={ lambda ; a:f32[3,4]. let
+                c:f32[3,4,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] a
+              in (c,) }
+          ] a
+          d:f32[1,7,1] = jit[
+            name=atleast_3d
+            jaxpr={ lambda ; b:f32[7]. let
+                d:f32[1,7,1] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+              in (d,) }
+          ] b
+        in (c, d) }
+    ] a b
+  in (c, d) }"""
+
+EXPECTED['isin'] = """\
+{ lambda ; a:f32[7] b:f32[3]. let
+    c:bool[7] = jit[
+      name=_in1d
+      jaxpr={ lambda ; a:f32[7] b:f32[3]. let
+          d:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+          e:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          f:bool[7,3] = eq d e
+          c:bool[7] = reduce_or[axes=(1,)] f
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['isin_invert'] = """\
+{ lambda ; a:f32[3,4] b:f32[3]. let
+    c:bool[12] = jit[
+      name=_in1d
+      jaxpr={ lambda ; a:f32[3,4] b:f32[3]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:f32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+          f:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          g:bool[12,3] = ne e f
+          c:bool[12] = reduce_and[axes=(1,)] g
+        in (c,) }
+    ] a b
+    h:bool[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] c
+  in (h,) }"""
