@@ -129,4 +129,18 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "isin": (lambda jnp: lambda x, y: jnp.isin(x, y), (X7, X7[:3].copy())),
     "isin_invert": (lambda jnp: lambda x, y: jnp.isin(x, y, invert=True),
                     (M34, X7[:3].copy())),
+    # quantile: jit[quantile] (q traced), median and percentile jits around it; weakly
+    # typed q multiplies the strongly typed n - 1 without a conversion, as in JAX's lax
+    "median": (lambda jnp: lambda x: jnp.median(x), (X7,)),
+    "median_axis": (lambda jnp: lambda x: jnp.median(x, axis=1), (M34,)),
+    "median_keepdims": (lambda jnp: lambda x: jnp.median(x, axis=0, keepdims=True), (M34,)),
+    "median_int": (lambda jnp: lambda x: jnp.median(x), (I7,)),
+    "quantile": (lambda jnp: lambda x: jnp.quantile(x, 0.3), (X7,)),
+    "quantile_vector_axes": (lambda jnp: lambda x, q: jnp.quantile(x, q, axis=(0, 1),
+                                                                   keepdims=True),
+                             (M34, np.array([0.25, 0.5], np.float32))),
+    "quantile_lower": (lambda jnp: lambda x: jnp.quantile(x, 0.3, method="lower"), (X7,)),
+    "percentile": (lambda jnp: lambda x: jnp.percentile(x, 50, axis=1), (M34,)),
+    "percentile_vector": (lambda jnp: lambda x, q: jnp.percentile(x, q),
+                          (X7, np.array([10.0, 90.0], np.float32))),
 }

@@ -1958,3 +1958,511 @@ EXPECTED['isin_invert'] = """\
     ] a b
     h:bool[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] c
   in (h,) }"""
+
+EXPECTED['median'] = """\
+let quantile = { lambda ; a:f32[7] b:f32[]. let
+    c:bool[7] = ne a a
+    d:bool[] = reduce_or[axes=(0,)] c
+    e:bool[1] = broadcast_in_dim d
+    f:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[1] g:f32[] a:f32[7]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[7] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          j:f32[7] = broadcast_in_dim h
+          f:f32[7] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[7] = sort[dimension=0 is_stable=True num_keys=1] f
+    l:f32[] = sub 7.0:f32[] 1.0:f32[]
+    m:f32[] = mul b l
+    n:f32[] = floor m
+    o:f32[] = ceil m
+    p:f32[] = sub m n
+    q:f32[] = sub 1.0:f32[] p
+    r:f32[] = sub 7.0:f32[] 1.0:f32[]
+    s:f32[] = clamp 0.0:f32[] n r
+    t:f32[] = sub 7.0:f32[] 1.0:f32[]
+    u:f32[] = clamp 0.0:f32[] o t
+    v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[1] = broadcast_in_dim v
+    y:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k x
+    z:i32[1] = broadcast_in_dim w
+    ba:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k z
+    bb:f32[] = add y ba
+    bc:f32[] = mul bb 0.5:f32[]
+  in (bc,) } in
+{ lambda ; bd:f32[7]. let
+    be:f32[] = jit[
+      name=median
+      jaxpr={ lambda ; bd:f32[7]. let
+          be:f32[] = jit[name=quantile jaxpr=quantile] bd 0.5:f32[]
+        in (be,) }
+    ] bd
+  in (be,) }"""
+
+EXPECTED['median_axis'] = """\
+let quantile = { lambda ; a:f32[3,4] b:f32[]. let
+    c:bool[3,4] = ne a a
+    d:bool[3] = reduce_or[axes=(1,)] c
+    e:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+    f:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[3,1] g:f32[] a:f32[3,4]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] e
+          j:f32[3,4] = broadcast_in_dim h
+          f:f32[3,4] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[3,4] = sort[dimension=1 is_stable=True num_keys=1] f
+    l:f32[] = sub 4.0:f32[] 1.0:f32[]
+    m:f32[] = mul b l
+    n:f32[] = floor m
+    o:f32[] = ceil m
+    p:f32[] = sub m n
+    q:f32[] = sub 1.0:f32[] p
+    r:f32[] = sub 4.0:f32[] 1.0:f32[]
+    s:f32[] = clamp 0.0:f32[] n r
+    t:f32[] = sub 4.0:f32[] 1.0:f32[]
+    u:f32[] = clamp 0.0:f32[] o t
+    v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[1] = broadcast_in_dim v
+    y:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] k x
+    z:i32[1] = broadcast_in_dim w
+    ba:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] k z
+    bb:f32[3] = add y ba
+    bc:f32[3] = mul bb 0.5:f32[]
+  in (bc,) } in
+{ lambda ; bd:f32[3,4]. let
+    be:f32[3] = jit[
+      name=median
+      jaxpr={ lambda ; bd:f32[3,4]. let
+          be:f32[3] = jit[name=quantile jaxpr=quantile] bd 0.5:f32[]
+        in (be,) }
+    ] bd
+  in (be,) }"""
+
+EXPECTED['median_keepdims'] = """\
+let quantile = { lambda ; a:f32[3,4] b:f32[]. let
+    c:bool[3,4] = ne a a
+    d:bool[4] = reduce_or[axes=(0,)] c
+    e:bool[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    f:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[1,4] g:f32[] a:f32[3,4]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] e
+          j:f32[3,4] = broadcast_in_dim h
+          f:f32[3,4] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[3,4] = sort[dimension=0 is_stable=True num_keys=1] f
+    l:f32[] = sub 3.0:f32[] 1.0:f32[]
+    m:f32[] = mul b l
+    n:f32[] = floor m
+    o:f32[] = ceil m
+    p:f32[] = sub m n
+    q:f32[] = sub 1.0:f32[] p
+    r:f32[] = sub 3.0:f32[] 1.0:f32[]
+    s:f32[] = clamp 0.0:f32[] n r
+    t:f32[] = sub 3.0:f32[] 1.0:f32[]
+    u:f32[] = clamp 0.0:f32[] o t
+    v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[1] = broadcast_in_dim v
+    y:f32[1,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] k x
+    z:i32[1] = broadcast_in_dim w
+    ba:f32[1,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] k z
+    bb:f32[1,4] = add y ba
+    bc:f32[1,4] = mul bb 0.5:f32[]
+  in (bc,) } in
+{ lambda ; bd:f32[3,4]. let
+    be:f32[1,4] = jit[
+      name=median
+      jaxpr={ lambda ; bd:f32[3,4]. let
+          be:f32[1,4] = jit[name=quantile jaxpr=quantile] bd 0.5:f32[]
+        in (be,) }
+    ] bd
+  in (be,) }"""
+
+EXPECTED['median_int'] = """\
+let quantile = { lambda ; a:i32[7] b:f32[]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:bool[7] = ne c c
+    e:bool[] = reduce_or[axes=(0,)] d
+    f:bool[1] = broadcast_in_dim e
+    g:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; f:bool[1] h:f32[] c:f32[7]. let
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h
+          j:bool[7] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+          k:f32[7] = broadcast_in_dim i
+          g:f32[7] = select_n j c k
+        in (g,) }
+    ] f nan:f32[] c
+    l:f32[7] = sort[dimension=0 is_stable=True num_keys=1] g
+    m:f32[] = sub 7.0:f32[] 1.0:f32[]
+    n:f32[] = mul b m
+    o:f32[] = floor n
+    p:f32[] = ceil n
+    q:f32[] = sub n o
+    r:f32[] = sub 1.0:f32[] q
+    s:f32[] = sub 7.0:f32[] 1.0:f32[]
+    t:f32[] = clamp 0.0:f32[] o s
+    u:f32[] = sub 7.0:f32[] 1.0:f32[]
+    v:f32[] = clamp 0.0:f32[] p u
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] t
+    x:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+    y:i32[1] = broadcast_in_dim w
+    z:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] l y
+    ba:i32[1] = broadcast_in_dim x
+    bb:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] l ba
+    bc:f32[] = add z bb
+    bd:f32[] = mul bc 0.5:f32[]
+  in (bd,) } in
+{ lambda ; be:i32[7]. let
+    bf:f32[] = jit[
+      name=median
+      jaxpr={ lambda ; be:i32[7]. let
+          bf:f32[] = jit[name=quantile jaxpr=quantile] be 0.5:f32[]
+        in (bf,) }
+    ] be
+  in (bf,) }"""
+
+EXPECTED['quantile'] = """\
+let quantile = { lambda ; a:f32[7] b:f32[]. let
+    c:bool[7] = ne a a
+    d:bool[] = reduce_or[axes=(0,)] c
+    e:bool[1] = broadcast_in_dim d
+    f:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[1] g:f32[] a:f32[7]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[7] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          j:f32[7] = broadcast_in_dim h
+          f:f32[7] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[7] = sort[dimension=0 is_stable=True num_keys=1] f
+    l:f32[] = sub 7.0:f32[] 1.0:f32[]
+    m:f32[] = mul b l
+    n:f32[] = floor m
+    o:f32[] = ceil m
+    p:f32[] = sub m n
+    q:f32[] = sub 1.0:f32[] p
+    r:f32[] = sub 7.0:f32[] 1.0:f32[]
+    s:f32[] = clamp 0.0:f32[] n r
+    t:f32[] = sub 7.0:f32[] 1.0:f32[]
+    u:f32[] = clamp 0.0:f32[] o t
+    v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[1] = broadcast_in_dim v
+    y:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k x
+    z:i32[1] = broadcast_in_dim w
+    ba:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k z
+    bb:f32[] = mul y q
+    bc:f32[] = mul ba p
+    bd:f32[] = add bb bc
+  in (bd,) } in
+{ lambda ; be:f32[7]. let
+    bf:f32[] = jit[name=quantile jaxpr=quantile] be 0.3:f32[]
+  in (bf,) }"""
+
+EXPECTED['quantile_vector_axes'] = """\
+let quantile = { lambda ; a:f32[3,4] b:f32[2]. let
+    c:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+    d:bool[12] = ne c c
+    e:bool[] = reduce_or[axes=(0,)] d
+    f:bool[1] = broadcast_in_dim e
+    g:f32[12] = jit[
+      name=_where
+      jaxpr={ lambda ; f:bool[1] h:f32[] c:f32[12]. let
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h
+          j:bool[12] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+          k:f32[12] = broadcast_in_dim i
+          g:f32[12] = select_n j c k
+        in (g,) }
+    ] f nan:f32[] c
+    l:f32[12] = sort[dimension=0 is_stable=True num_keys=1] g
+    m:f32[] = sub 12.0:f32[] 1.0:f32[]
+    n:f32[2] = mul b m
+    o:f32[2] = floor n
+    p:f32[2] = ceil n
+    q:f32[2] = sub n o
+    r:f32[2] = sub 1.0:f32[] q
+    s:f32[] = sub 12.0:f32[] 1.0:f32[]
+    t:f32[2] = clamp 0.0:f32[] o s
+    u:f32[] = sub 12.0:f32[] 1.0:f32[]
+    v:f32[2] = clamp 0.0:f32[] p u
+    w:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] t
+    x:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] v
+    y:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] w
+    z:f32[2,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] l y
+    ba:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] x
+    bb:f32[2,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] l ba
+    bc:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+    bd:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    be:f32[2,1] = mul z bc
+    bf:f32[2,1] = mul bb bd
+    bg:f32[2,1] = add be bf
+    bh:f32[2,1,1] = reshape[dimensions=None new_sizes=(2, 1, 1) sharding=None] bg
+  in (bh,) } in
+{ lambda ; bi:f32[3,4] bj:f32[2]. let
+    bk:f32[2,1,1] = jit[name=quantile jaxpr=quantile] bi bj
+  in (bk,) }"""
+
+EXPECTED['quantile_lower'] = """\
+let quantile = { lambda ; a:f32[7] b:f32[]. let
+    c:bool[7] = ne a a
+    d:bool[] = reduce_or[axes=(0,)] c
+    e:bool[1] = broadcast_in_dim d
+    f:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[1] g:f32[] a:f32[7]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[7] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          j:f32[7] = broadcast_in_dim h
+          f:f32[7] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[7] = sort[dimension=0 is_stable=True num_keys=1] f
+    l:f32[] = sub 7.0:f32[] 1.0:f32[]
+    m:f32[] = mul b l
+    n:f32[] = floor m
+    o:f32[] = ceil m
+    p:f32[] = sub m n
+    q:f32[] = sub 1.0:f32[] p
+    r:f32[] = sub 7.0:f32[] 1.0:f32[]
+    s:f32[] = clamp 0.0:f32[] n r
+    t:f32[] = sub 7.0:f32[] 1.0:f32[]
+    u:f32[] = clamp 0.0:f32[] o t
+    v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[1] = broadcast_in_dim v
+    y:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k x
+    z:i32[1] = broadcast_in_dim w
+    ba:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k z
+  in (y,) } in
+{ lambda ; bb:f32[7]. let
+    bc:f32[] = jit[name=quantile jaxpr=quantile] bb 0.3:f32[]
+  in (bc,) }"""
+
+EXPECTED['percentile'] = """\
+let quantile = { lambda ; a:f32[3,4] b:f32[]. let
+    c:bool[3,4] = ne a a
+    d:bool[3] = reduce_or[axes=(1,)] c
+    e:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+    f:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[3,1] g:f32[] a:f32[3,4]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] e
+          j:f32[3,4] = broadcast_in_dim h
+          f:f32[3,4] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[3,4] = sort[dimension=1 is_stable=True num_keys=1] f
+    l:f32[] = sub 4.0:f32[] 1.0:f32[]
+    m:f32[] = mul b l
+    n:f32[] = floor m
+    o:f32[] = ceil m
+    p:f32[] = sub m n
+    q:f32[] = sub 1.0:f32[] p
+    r:f32[] = sub 4.0:f32[] 1.0:f32[]
+    s:f32[] = clamp 0.0:f32[] n r
+    t:f32[] = sub 4.0:f32[] 1.0:f32[]
+    u:f32[] = clamp 0.0:f32[] o t
+    v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[1] = broadcast_in_dim v
+    y:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] k x
+    z:i32[1] = broadcast_in_dim w
+    ba:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] k z
+    bb:f32[3] = mul y q
+    bc:f32[3] = mul ba p
+    bd:f32[3] = add bb bc
+  in (bd,) } in
+{ lambda ; be:f32[3,4]. let
+    bf:f32[3] = jit[
+      name=percentile
+      jaxpr={ lambda ; be:f32[3,4] bg:i32[]. let
+          bh:f32[] = convert_element_type[new_dtype=float32 weak_type=True] bg
+          bi:f32[] = div bh 100.0:f32[]
+          bf:f32[3] = jit[name=quantile jaxpr=quantile] be bi
+        in (bf,) }
+    ] be 50:i32[]
+  in (bf,) }"""
+
+EXPECTED['percentile_vector'] = """\
+let quantile = { lambda ; a:f32[7] b:f32[2]. let
+    c:bool[7] = ne a a
+    d:bool[] = reduce_or[axes=(0,)] c
+    e:bool[1] = broadcast_in_dim d
+    f:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; e:bool[1] g:f32[] a:f32[7]. let
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          i:bool[7] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          j:f32[7] = broadcast_in_dim h
+          f:f32[7] = select_n i a j
+        in (f,) }
+    ] e nan:f32[] a
+    k:f32[7] = sort[dimension=0 is_stable=True num_keys=1] f
+    l:f32[] = sub 7.0:f32[] 1.0:f32[]
+    m:f32[2] = mul b l
+    n:f32[2] = floor m
+    o:f32[2] = ceil m
+    p:f32[2] = sub m n
+    q:f32[2] = sub 1.0:f32[] p
+    r:f32[] = sub 7.0:f32[] 1.0:f32[]
+    s:f32[2] = clamp 0.0:f32[] n r
+    t:f32[] = sub 7.0:f32[] 1.0:f32[]
+    u:f32[2] = clamp 0.0:f32[] o t
+    v:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] s
+    w:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] v
+    y:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k x
+    z:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] w
+    ba:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] k z
+    bb:f32[2] = mul y q
+    bc:f32[2] = mul ba p
+    bd:f32[2] = add bb bc
+  in (bd,) } in
+{ lambda ; be:f32[7] bf:f32[2]. let
+    bg:f32[2] = jit[
+      name=percentile
+      jaxpr={ lambda ; be:f32[7] bf:f32[2]. let
+          bh:f32[2] = div bf 100.0:f32[]
+          bg:f32[2] = jit[name=quantile jaxpr=quantile] be bh
+        in (bg,) }
+    ] be bf
+  in (bg,) }"""

@@ -37,3 +37,18 @@ def test_staged_program_computes_the_eager_values(name: str) -> None:
     assert len(eager) == len(staged)
     for e, s in zip(eager, staged):
         np.testing.assert_allclose(np.asarray(s), np.asarray(e), rtol=1e-6, atol=1e-6)
+
+
+def test_weak_tracer_meets_a_strong_operand_of_its_dtype_unconverted() -> None:
+    # A weakly typed f32 argument times a strong f32 array: one `mul`, no conversion
+    # equation, and a strong result (JAX 0.10.2's text, taken from the venv's JAX).
+    from ember import lax
+    x = np.ones(3, np.float32)
+    inner = ember.jit(lambda x, s: lax.mul(s, x))
+    text = str(ember.make_jaxpr(lambda x: inner(x, 2.0))(x))
+    assert text == ("{ lambda ; a:f32[3]. let\n    b:f32[3] = jit[\n      name=<lambda>\n"
+                    "      jaxpr={ lambda ; a:f32[3] c:f32[]. let b:f32[3] = mul c a in (b,) }\n"
+                    "    ] a 2.0:f32[]\n  in (b,) }")
+    out = inner(x, 2.0)
+    assert np.asarray(out).dtype == np.float32 and not out.weak_type
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0, 2.0])
