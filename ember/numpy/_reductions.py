@@ -385,14 +385,18 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         Array(1.6666666, dtype=float32)
     """
     check_arraylike("var", a)
+    axis, ddof = _var_args(axis, ddof, correction)
+    # (under a trace one jit[name=_var] equation, the correction a traced argument, as JAX)
+    return _var(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
+
+
+def _var_args(axis: Any, ddof: Any, correction: Any) -> tuple[Any, Any]:
+    """(axis hashable, the correction) from var/std's arguments."""
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    # (under a trace one jit[name=_var] equation, the correction a traced argument, as JAX)
-    return _var(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
+    return (tuple(axis) if isinstance(axis, list) else axis), ddof
 
 
 @jit_like_jax("_var", static_argnames=("axis", "dtype", "keepdims"))
@@ -442,14 +446,9 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         ``sqrt(var(a, ...))``.
     """
     check_arraylike("std", a)
-    if correction is not None:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
+    axis, ddof = _var_args(axis, ddof, correction)
     if dtype is not None and dtypes.kind(np.dtype(dtype)) not in "fc":
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
-    if isinstance(axis, list):
-        axis = tuple(axis)
     return _std(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
 
 
