@@ -259,64 +259,86 @@ def _ordering(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, An
 
 sin = _math(lax.sin, "sin",
             "Compute the sine of angles in radians",
-            "``sin(x)``, in x's inexact dtype.")
+            "``sin(x)``, in x's inexact dtype.",
+            ">>> jnp.sin(jnp.array([0.0, jnp.pi / 2]))\nArray([0., 1.], dtype=float32)")
 cos = _math(lax.cos, "cos",
             "Compute the cosine of angles in radians",
-            "``cos(x)``, in x's inexact dtype.")
+            "``cos(x)``, in x's inexact dtype.",
+            ">>> jnp.cos(jnp.array([0.0, jnp.pi]))\nArray([ 1., -1.], dtype=float32)")
 tan = _math(lax.tan, "tan",
             "Compute the tangent of angles in radians",
-            "``tan(x)``, in x's inexact dtype.")
+            "``tan(x)``, in x's inexact dtype.",
+            ">>> jnp.tan(jnp.array([0.0, -0.0]))\nArray([ 0., -0.], dtype=float32)")
 arcsin = _math(lax.asin, "arcsin",
                "Compute the inverse sine",
-               "Angles in ``[-pi/2, pi/2]``; NaN outside ``[-1, 1]`` for real x.")
+               "Angles in ``[-pi/2, pi/2]``; NaN outside ``[-1, 1]`` for real x.",
+               ">>> jnp.arcsin(jnp.array([0.0, 1.0, 2.0]))\n"
+               "Array([0.       , 1.5707964,       nan], dtype=float32)")
 arccos = _math(lax.acos, "arccos",
                "Compute the inverse cosine",
-               "Angles in ``[0, pi]``; NaN outside ``[-1, 1]`` for real x.")
+               "Angles in ``[0, pi]``; NaN outside ``[-1, 1]`` for real x.",
+               ">>> jnp.arccos(jnp.array([1.0, 0.0, -1.0]))\n"
+               "Array([0.       , 1.5707964, 3.1415927], dtype=float32)")
 arctan = _math(lax.atan, "arctan",
                "Compute the inverse tangent",
-               "Angles in ``(-pi/2, pi/2)``; see ``arctan2`` for the quadrant.")
+               "Angles in ``(-pi/2, pi/2)``; see ``arctan2`` for the quadrant.",
+               ">>> jnp.arctan(jnp.array([0.0, jnp.inf]))\n"
+               "Array([0.       , 1.5707964], dtype=float32)")
 sinh = _math(lax.sinh, "sinh",
              "Compute the hyperbolic sine",
-             "``(exp(x) - exp(-x)) / 2``, in x's inexact dtype.")
+             "``(exp(x) - exp(-x)) / 2``, in x's inexact dtype.",
+             ">>> jnp.sinh(jnp.array([0.0, -jnp.inf]))\nArray([  0., -inf], dtype=float32)")
 cosh = _math(lax.cosh, "cosh",
              "Compute the hyperbolic cosine",
-             "``(exp(x) + exp(-x)) / 2``, in x's inexact dtype.")
+             "``(exp(x) + exp(-x)) / 2``, in x's inexact dtype.",
+             ">>> jnp.cosh(jnp.array([0.0, -jnp.inf]))\nArray([ 1., inf], dtype=float32)")
 tanh = _math(lax.tanh, "tanh",
              "Compute the hyperbolic tangent",
-             "``sinh(x) / cosh(x)``, in ``[-1, 1]`` for real x.")
+             "``sinh(x) / cosh(x)``, in ``[-1, 1]`` for real x.",
+             ">>> jnp.tanh(jnp.array([0.0, 20.0, -jnp.inf]))\n"
+             "Array([ 0.,  1., -1.], dtype=float32)")
 arcsinh = _math(lax.asinh, "arcsinh",
                 "Compute the inverse hyperbolic sine",
-                "``y`` with ``sinh(y) == x``.")
+                "``y`` with ``sinh(y) == x``.",
+                ">>> jnp.arcsinh(jnp.array([0.0, jnp.inf]))\nArray([ 0., inf], dtype=float32)")
 arccosh = _math(lax.acosh, "arccosh",
                 "Compute the inverse hyperbolic cosine",
-                "``y >= 0`` with ``cosh(y) == x``; NaN for real x < 1.")
+                "``y >= 0`` with ``cosh(y) == x``; NaN for real x < 1.",
+                ">>> jnp.arccosh(jnp.array([1.0, 0.5]))\nArray([ 0., nan], dtype=float32)")
 arctanh = _math(lax.atanh, "arctanh",
                 "Compute the inverse hyperbolic tangent",
-                "``y`` with ``tanh(y) == x``; NaN for real ``abs(x) > 1``, infinite at 1.")
+                "``y`` with ``tanh(y) == x``; NaN for real ``abs(x) > 1``, infinite at 1.",
+                ">>> jnp.arctanh(jnp.array([0.0, 1.0, 2.0]))\n"
+                "Array([ 0., inf, nan], dtype=float32)")
 exp = _math(lax.exp, "exp",
             "Compute the exponential ``e**x``",
             "``e**x``; it overflows to inf in float32 above about 88.7.",
             ">>> jnp.exp(jnp.array([0.0, 1.0]))\nArray([1.       , 2.7182817], dtype=float32)")
 exp2 = _math(lax.exp2, "exp2",
              "Compute ``2**x``",
-             "``2**x``, in x's inexact dtype.")
+             "``2**x``, in x's inexact dtype.",
+             ">>> jnp.exp2(jnp.array([0.0, 3.0, -1.0]))\nArray([1. , 8. , 0.5], dtype=float32)")
 expm1 = _math(lax.expm1, "expm1",
               "Compute ``exp(x) - 1``, accurately near zero",
-              "``exp(x) - 1`` without the cancellation of computing it directly for small x.")
+              "``exp(x) - 1`` without the cancellation of computing it directly for small x.",
+              ">>> jnp.expm1(jnp.array([0.0, 1e-10]))\nArray([0.e+00, 1.e-10], dtype=float32)")
 log = _math(lax.log, "log",
             "Compute the natural logarithm",
             "``log(x)``: -inf at 0 and NaN for real x < 0 (complex x gives the principal branch).",
             ">>> jnp.log(jnp.array([1.0, 0.0]))\nArray([  0., -inf], dtype=float32)")
 log1p = _math(lax.log1p, "log1p",
               "Compute ``log(1 + x)``, accurately near zero",
-              "``log(1 + x)`` without the rounding of forming ``1 + x`` first.")
+              "``log(1 + x)`` without the rounding of forming ``1 + x`` first.",
+              ">>> jnp.log1p(jnp.array([0.0, 1e-10, -1.0]))\n"
+              "Array([0.e+00, 1.e-10,   -inf], dtype=float32)")
 sqrt = _math(lax.sqrt, "sqrt",
              "Compute the non-negative square root",
              "``sqrt(x)``; NaN for real x < 0 (complex x gives the principal root).",
              ">>> jnp.sqrt(jnp.array([4, 2]))\nArray([2.       , 1.4142135], dtype=float32)")
 cbrt = _math(lax.cbrt, "cbrt",
              "Compute the cube root",
-             "The real cube root (negative for negative x).")
+             "The real cube root (negative for negative x).",
+             ">>> jnp.cbrt(jnp.array([8.0, -27.0]))\nArray([ 2., -3.], dtype=float32)")
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
