@@ -121,9 +121,13 @@ def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = F
                     keepdims=keepdims, method="midpoint")
 
 
-def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool) -> Any:
+def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool,
+              squash_nans: bool = False) -> Any:
+    """The quantiles of a along axis; with squash_nans (nanquantile) of its non-NaN values
+    only, the positions scaled by each slice's own count."""
     from ember.numpy._manipulation import where
     from ember.numpy._reductions import any as _any
+    from ember.numpy._reductions import sum as _sum
     if method not in _METHODS:
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', or "
                          "'nearest'")
@@ -161,46 +165,78 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool) -> Any:
     a_shape = get_aval(a).shape
     if a_shape[axis] == 0:
         raise ValueError("quantile of an empty axis")
-    # A slice holding a NaN becomes all NaN (NaN sorts last, so it would be picked only
-    # near q = 1 otherwise).
-    a = where(_any(lax.ne(a, a), axis=axis, keepdims=True), np.nan, a)
-    a = lax.sort(a, dimension=axis)
     qdt = get_aval(q).dtype
-    n = lax.convert_element_type(a_shape[axis], qdt)
     one = lax.convert_element_type(1, qdt)
-    pos = lax.mul(q, lax.sub(n, one))
-    low = lax.floor(pos)
-    high = lax.ceil(pos)
-    low_pos = low
-    high_weight = lax.sub(pos, low)
-    low_weight = lax.sub(one, high_weight)
     zero = lax.convert_element_type(0, qdt)
-    low = lax.clamp(zero, low, lax.sub(n, one))
-    high = lax.clamp(zero, high, lax.sub(n, one))
-    low = lax.convert_element_type(low, dtypes.default_int())
-    high = lax.convert_element_type(high, dtypes.default_int())
-    slice_sizes = list(a_shape)
-    slice_sizes[axis] = 1
-    out_nd = len(a_shape) + q_ndim if keepdims else len(a_shape) + q_ndim - 1
-    dnums = GatherDimensionNumbers(offset_dims=tuple(range(q_ndim, out_nd)),
-                                   collapsed_slice_dims=() if keepdims else (axis,),
-                                   start_index_map=(axis,))
+    if squash_nans:
+        # NaNs (made positive) sort last; each slice's count of the others scales q.
+        a = where(lax.ne(a, a), np.nan, a)
+        a = lax.sort(a, dimension=axis)
+        counts = _sum(lax.bitwise_not(lax.ne(a, a)), axis=axis, dtype=qdt, keepdims=keepdims)
+        reduced = get_aval(counts).shape
+        q = lax.expand_dims(q, tuple(range(q_ndim, len(reduced) + q_ndim)))
+        counts = lax.expand_dims(counts, tuple(range(q_ndim)))
+        pos = lax.mul(q, lax.sub(counts, one))
+        low = lax.floor(pos)
+        high = lax.ceil(pos)
+        low_pos = low
+        high_weight = lax.sub(pos, low)
+        low_weight = lax.sub(one, high_weight)
+        low = lax.max(zero, lax.min(low, lax.sub(counts, one)))
+        high = lax.max(zero, lax.min(high, lax.sub(counts, one)))
+        low = lax.convert_element_type(low, dtypes.default_int())
+        high = lax.convert_element_type(high, dtypes.default_int())
+        # a[index] with an iota per result dimension and the position along `axis`
+        out_shape = tuple(q_shape) + tuple(reduced)
+        index = [lax.broadcasted_iota(dtypes.default_int(), out_shape, d + q_ndim)
+                 for d in range(len(reduced))]
+        if keepdims:
+            index[axis] = low
+        else:
+            index.insert(axis, low)
+        low_value = a[tuple(index)]
+        index[axis] = high
+        high_value = a[tuple(index)]
+    else:
+        # A slice holding a NaN becomes all NaN (NaN sorts last, so it would be picked
+        # only near q = 1 otherwise).
+        a = where(_any(lax.ne(a, a), axis=axis, keepdims=True), np.nan, a)
+        a = lax.sort(a, dimension=axis)
+        n = lax.convert_element_type(a_shape[axis], qdt)
+        pos = lax.mul(q, lax.sub(n, one))
+        low = lax.floor(pos)
+        high = lax.ceil(pos)
+        low_pos = low
+        high_weight = lax.sub(pos, low)
+        low_weight = lax.sub(one, high_weight)
+        low = lax.clamp(zero, low, lax.sub(n, one))
+        high = lax.clamp(zero, high, lax.sub(n, one))
+        low = lax.convert_element_type(low, dtypes.default_int())
+        high = lax.convert_element_type(high, dtypes.default_int())
+        slice_sizes = list(a_shape)
+        slice_sizes[axis] = 1
+        out_nd = len(a_shape) + q_ndim if keepdims else len(a_shape) + q_ndim - 1
+        dnums = GatherDimensionNumbers(offset_dims=tuple(range(q_ndim, out_nd)),
+                                       collapsed_slice_dims=() if keepdims else (axis,),
+                                       start_index_map=(axis,))
 
-    def pick(index: Any) -> Any:
-        idx = lax.broadcast_in_dim(index, (*q_shape, 1), tuple(range(q_ndim)))
-        return lax.gather(a, idx, dnums, slice_sizes,
-                          mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+        def pick(index: Any) -> Any:
+            idx = lax.broadcast_in_dim(index, (*q_shape, 1), tuple(range(q_ndim)))
+            return lax.gather(a, idx, dnums, slice_sizes,
+                              mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
-    low_value, high_value = pick(low), pick(high)
+        low_value, high_value = pick(low), pick(high)
+        if q_ndim == 1:
+            low_weight = lax.broadcast_in_dim(low_weight, get_aval(low_value).shape, (0,))
+            high_weight = lax.broadcast_in_dim(high_weight, get_aval(high_value).shape,
+                                               (0,))
     if method == "nearest":
         # NumPy's rule: the position rounded half to even (JAX takes the lower value at a
         # half, so its 'nearest' differs from NumPy's there).
         take_low = lax.eq(lax.round(pos, lax.RoundingMethod.TO_NEAREST_EVEN), low_pos)
-        if q_ndim == 1:
-            take_low = lax.broadcast_in_dim(take_low, get_aval(low_value).shape, (0,))
-    if q_ndim == 1:
-        low_weight = lax.broadcast_in_dim(low_weight, get_aval(low_value).shape, (0,))
-        high_weight = lax.broadcast_in_dim(high_weight, get_aval(high_value).shape, (0,))
+        if get_aval(take_low).shape != get_aval(low_value).shape:
+            take_low = lax.broadcast_in_dim(take_low, get_aval(low_value).shape,
+                                            tuple(range(get_aval(take_low).ndim)))
     if method == "linear":
         result = lax.add(lax.mul(lax.convert_element_type(low_value, qdt), low_weight),
                          lax.mul(lax.convert_element_type(high_value, qdt), high_weight))

@@ -90,6 +90,9 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         elif dtypes.kind(aval.dtype) != "b":
             a = lax.convert_element_type(a, np.dtype(bool))  # (as JAX stages it)
     elif dtype is not None:
+        if upcast and dtypes.kind(aval.dtype) == "b":
+            # (a sum or product of bools counts in the default int first, as JAX stages it)
+            a = lax.convert_element_type(a, dtypes.default_int())
         a = lax.convert_element_type(a, dtypes.canonicalize(np.dtype(dtype)))
     elif upcast:
         target = _upcast_small_int(aval.dtype)
@@ -319,11 +322,7 @@ def _inexact_computation(a: Any, dtype: Any) -> tuple[Any, np.dtype, np.dtype]:
 def _count_where(where: Any, shape: tuple[int, ...], axis: Any, dtype: np.dtype,
                  keepdims: bool) -> Any:
     from ember.numpy._manipulation import broadcast_to
-    mask = broadcast_to(where, shape)
-    if dtypes.kind(get_aval(mask).dtype) == "b":
-        # (a bool mask counts in the default int first, then in dtype, as JAX stages it)
-        mask = lax.convert_element_type(mask, dtypes.default_int())
-    return sum(mask, axis, dtype=dtype, keepdims=keepdims)
+    return sum(broadcast_to(where, shape), axis, dtype=dtype, keepdims=keepdims)
 
 
 @eager_cached

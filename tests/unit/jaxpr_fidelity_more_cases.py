@@ -143,4 +143,17 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "percentile": (lambda jnp: lambda x: jnp.percentile(x, 50, axis=1), (M34,)),
     "percentile_vector": (lambda jnp: lambda x, q: jnp.percentile(x, q),
                           (X7, np.array([10.0, 90.0], np.float32))),
+    # nanquantile: the same jit with NaNs squashed (each slice's count scales q; a read by
+    # advanced indexing); nanmedian and nanpercentile jits around it; a bool sum with a
+    # float dtype counts in the default int first
+    "nanmedian": (lambda jnp: lambda x: jnp.nanmedian(x), (X7,)),
+    "nanmedian_axis": (lambda jnp: lambda x: jnp.nanmedian(x, axis=1), (M34,)),
+    "nanquantile_vector": (lambda jnp: lambda x, q: jnp.nanquantile(x, q, axis=0),
+                           (M34, np.array([0.25, 0.5], np.float32))),
+    "nanquantile_keepdims": (lambda jnp: lambda x: jnp.nanquantile(x, 0.3, axis=1,
+                                                                   keepdims=True), (M34,)),
+    "nanpercentile_lower": (lambda jnp: lambda x: jnp.nanpercentile(x, 40.0, axis=0,
+                                                                    method="lower"), (M34,)),
+    "sum_bool_dtype": (lambda jnp: lambda x: jnp.sum(x > 2, axis=0, dtype=jnp.float32),
+                       (M34,)),
 }

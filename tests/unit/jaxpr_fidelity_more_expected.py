@@ -2466,3 +2466,374 @@ let quantile = { lambda ; a:f32[7] b:f32[2]. let
         in (bg,) }
     ] be bf
   in (bg,) }"""
+
+EXPECTED['nanmedian'] = """\
+let nanquantile = { lambda ; a:f32[7] b:f32[]. let
+    c:bool[7] = ne a a
+    d:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] e:f32[] a:f32[7]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[7] = broadcast_in_dim f
+          d:f32[7] = select_n c a g
+        in (d,) }
+    ] c nan:f32[] a
+    h:f32[7] = sort[dimension=0 is_stable=True num_keys=1] d
+    i:bool[7] = ne h h
+    j:bool[7] = not i
+    k:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] j
+    l:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[] = reduce_sum[axes=(0,) out_sharding=None] l
+    n:f32[] = sub m 1.0:f32[]
+    o:f32[] = mul b n
+    p:f32[] = floor o
+    q:f32[] = ceil o
+    r:f32[] = sub o p
+    s:f32[] = sub 1.0:f32[] r
+    t:f32[] = sub m 1.0:f32[]
+    u:f32[] = min p t
+    v:f32[] = max 0.0:f32[] u
+    w:f32[] = sub m 1.0:f32[]
+    x:f32[] = min q w
+    y:f32[] = max 0.0:f32[] x
+    z:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+    ba:i32[] = convert_element_type[new_dtype=int32 weak_type=False] y
+    bb:bool[] = lt z 0:i32[]
+    bc:i32[] = add z 7:i32[]
+    bd:i32[] = select_n bb z bc
+    be:f32[1] = dynamic_slice[slice_sizes=(1,)] h bd
+    bf:f32[] = squeeze[dimensions=(0,)] be
+    bg:bool[] = lt ba 0:i32[]
+    bh:i32[] = add ba 7:i32[]
+    bi:i32[] = select_n bg ba bh
+    bj:f32[1] = dynamic_slice[slice_sizes=(1,)] h bi
+    bk:f32[] = squeeze[dimensions=(0,)] bj
+    bl:f32[] = add bf bk
+    bm:f32[] = mul bl 0.5:f32[]
+  in (bm,) } in
+{ lambda ; bn:f32[7]. let
+    bo:f32[] = jit[
+      name=nanmedian
+      jaxpr={ lambda ; bn:f32[7]. let
+          bo:f32[] = jit[name=nanquantile jaxpr=nanquantile] bn 0.5:f32[]
+        in (bo,) }
+    ] bn
+  in (bo,) }"""
+
+EXPECTED['nanmedian_axis'] = """\
+let nanquantile = { lambda ; a:f32[3,4] b:f32[]. let
+    c:bool[3,4] = ne a a
+    d:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[3,4] = broadcast_in_dim f
+          d:f32[3,4] = select_n c a g
+        in (d,) }
+    ] c nan:f32[] a
+    h:f32[3,4] = sort[dimension=1 is_stable=True num_keys=1] d
+    i:bool[3,4] = ne h h
+    j:bool[3,4] = not i
+    k:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] j
+    l:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[3] = reduce_sum[axes=(1,) out_sharding=None] l
+    n:f32[1] = broadcast_in_dim b
+    o:f32[3] = sub m 1.0:f32[]
+    p:f32[3] = mul n o
+    q:f32[3] = floor p
+    r:f32[3] = ceil p
+    s:f32[3] = sub p q
+    t:f32[3] = sub 1.0:f32[] s
+    u:f32[3] = sub m 1.0:f32[]
+    v:f32[3] = min q u
+    w:f32[3] = max 0.0:f32[] v
+    x:f32[3] = sub m 1.0:f32[]
+    y:f32[3] = min r x
+    z:f32[3] = max 0.0:f32[] y
+    ba:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] w
+    bb:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] z
+    bc:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bd:bool[3] = lt bc 0:i32[]
+    be:i32[3] = add bc 3:i32[]
+    bf:i32[3] = select_n bd bc be
+    bg:bool[3] = lt ba 0:i32[]
+    bh:i32[3] = add ba 4:i32[]
+    bi:i32[3] = select_n bg ba bh
+    bj:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bf
+    bk:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bl:i32[3,2] = concatenate[dimension=1] bj bk
+    bm:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bl
+    bn:bool[3] = lt bc 0:i32[]
+    bo:i32[3] = add bc 3:i32[]
+    bp:i32[3] = select_n bn bc bo
+    bq:bool[3] = lt bb 0:i32[]
+    br:i32[3] = add bb 4:i32[]
+    bs:i32[3] = select_n bq bb br
+    bt:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bp
+    bu:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bs
+    bv:i32[3,2] = concatenate[dimension=1] bt bu
+    bw:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bv
+    bx:f32[3] = add bm bw
+    by:f32[3] = mul bx 0.5:f32[]
+  in (by,) } in
+{ lambda ; bz:f32[3,4]. let
+    ca:f32[3] = jit[
+      name=nanmedian
+      jaxpr={ lambda ; bz:f32[3,4]. let
+          ca:f32[3] = jit[name=nanquantile jaxpr=nanquantile] bz 0.5:f32[]
+        in (ca,) }
+    ] bz
+  in (ca,) }"""
+
+EXPECTED['nanquantile_vector'] = """\
+let nanquantile = { lambda ; a:f32[3,4] b:f32[2]. let
+    c:bool[3,4] = ne a a
+    d:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[3,4] = broadcast_in_dim f
+          d:f32[3,4] = select_n c a g
+        in (d,) }
+    ] c nan:f32[] a
+    h:f32[3,4] = sort[dimension=0 is_stable=True num_keys=1] d
+    i:bool[3,4] = ne h h
+    j:bool[3,4] = not i
+    k:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] j
+    l:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[4] = reduce_sum[axes=(0,) out_sharding=None] l
+    n:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    o:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] m
+    p:f32[1,4] = sub o 1.0:f32[]
+    q:f32[2,4] = mul n p
+    r:f32[2,4] = floor q
+    s:f32[2,4] = ceil q
+    t:f32[2,4] = sub q r
+    u:f32[2,4] = sub 1.0:f32[] t
+    v:f32[1,4] = sub o 1.0:f32[]
+    w:f32[2,4] = min r v
+    x:f32[2,4] = max 0.0:f32[] w
+    y:f32[1,4] = sub o 1.0:f32[]
+    z:f32[2,4] = min s y
+    ba:f32[2,4] = max 0.0:f32[] z
+    bb:i32[2,4] = convert_element_type[new_dtype=int32 weak_type=False] x
+    bc:i32[2,4] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bd:i32[2,4] = iota[dimension=1 dtype=int32 shape=(2, 4) sharding=None] 
+    be:bool[2,4] = lt bb 0:i32[]
+    bf:i32[2,4] = add bb 3:i32[]
+    bg:i32[2,4] = select_n be bb bf
+    bh:bool[2,4] = lt bd 0:i32[]
+    bi:i32[2,4] = add bd 4:i32[]
+    bj:i32[2,4] = select_n bh bd bi
+    bk:i32[2,4,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bg
+    bl:i32[2,4,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bj
+    bm:i32[2,4,2] = concatenate[dimension=2] bk bl
+    bn:f32[2,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bm
+    bo:bool[2,4] = lt bc 0:i32[]
+    bp:i32[2,4] = add bc 3:i32[]
+    bq:i32[2,4] = select_n bo bc bp
+    br:bool[2,4] = lt bd 0:i32[]
+    bs:i32[2,4] = add bd 4:i32[]
+    bt:i32[2,4] = select_n br bd bs
+    bu:i32[2,4,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bq
+    bv:i32[2,4,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bt
+    bw:i32[2,4,2] = concatenate[dimension=2] bu bv
+    bx:f32[2,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bw
+    by:f32[2,4] = mul bn u
+    bz:f32[2,4] = mul bx t
+    ca:f32[2,4] = add by bz
+  in (ca,) } in
+{ lambda ; cb:f32[3,4] cc:f32[2]. let
+    cd:f32[2,4] = jit[name=nanquantile jaxpr=nanquantile] cb cc
+  in (cd,) }"""
+
+EXPECTED['nanquantile_keepdims'] = """\
+let nanquantile = { lambda ; a:f32[3,4] b:f32[]. let
+    c:bool[3,4] = ne a a
+    d:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[3,4] = broadcast_in_dim f
+          d:f32[3,4] = select_n c a g
+        in (d,) }
+    ] c nan:f32[] a
+    h:f32[3,4] = sort[dimension=1 is_stable=True num_keys=1] d
+    i:bool[3,4] = ne h h
+    j:bool[3,4] = not i
+    k:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] j
+    l:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[3] = reduce_sum[axes=(1,) out_sharding=None] l
+    n:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] m
+    o:f32[1,1] = broadcast_in_dim b
+    p:f32[3,1] = sub n 1.0:f32[]
+    q:f32[3,1] = mul o p
+    r:f32[3,1] = floor q
+    s:f32[3,1] = ceil q
+    t:f32[3,1] = sub q r
+    u:f32[3,1] = sub 1.0:f32[] t
+    v:f32[3,1] = sub n 1.0:f32[]
+    w:f32[3,1] = min r v
+    x:f32[3,1] = max 0.0:f32[] w
+    y:f32[3,1] = sub n 1.0:f32[]
+    z:f32[3,1] = min s y
+    ba:f32[3,1] = max 0.0:f32[] z
+    bb:i32[3,1] = convert_element_type[new_dtype=int32 weak_type=False] x
+    bc:i32[3,1] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bd:i32[3,1] = iota[dimension=0 dtype=int32 shape=(3, 1) sharding=None] 
+    be:i32[3,1] = iota[dimension=1 dtype=int32 shape=(3, 1) sharding=None] 
+    bf:bool[3,1] = lt bd 0:i32[]
+    bg:i32[3,1] = add bd 3:i32[]
+    bh:i32[3,1] = select_n bf bd bg
+    bi:bool[3,1] = lt bb 0:i32[]
+    bj:i32[3,1] = add bb 4:i32[]
+    bk:i32[3,1] = select_n bi bb bj
+    bl:i32[3,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bh
+    bm:i32[3,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bk
+    bn:i32[3,1,2] = concatenate[dimension=2] bl bm
+    bo:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bn
+    bp:bool[3,1] = lt bd 0:i32[]
+    bq:i32[3,1] = add bd 3:i32[]
+    br:i32[3,1] = select_n bp bd bq
+    bs:bool[3,1] = lt bc 0:i32[]
+    bt:i32[3,1] = add bc 4:i32[]
+    bu:i32[3,1] = select_n bs bc bt
+    bv:i32[3,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] br
+    bw:i32[3,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bu
+    bx:i32[3,1,2] = concatenate[dimension=2] bv bw
+    by:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bx
+    bz:f32[3,1] = mul bo u
+    ca:f32[3,1] = mul by t
+    cb:f32[3,1] = add bz ca
+  in (cb,) } in
+{ lambda ; cc:f32[3,4]. let
+    cd:f32[3,1] = jit[name=nanquantile jaxpr=nanquantile] cc 0.3:f32[]
+  in (cd,) }"""
+
+EXPECTED['nanpercentile_lower'] = """\
+let nanquantile = { lambda ; a:f32[3,4] b:f32[]. let
+    c:bool[3,4] = ne a a
+    d:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          g:f32[3,4] = broadcast_in_dim f
+          d:f32[3,4] = select_n c a g
+        in (d,) }
+    ] c nan:f32[] a
+    h:f32[3,4] = sort[dimension=0 is_stable=True num_keys=1] d
+    i:bool[3,4] = ne h h
+    j:bool[3,4] = not i
+    k:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] j
+    l:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[4] = reduce_sum[axes=(0,) out_sharding=None] l
+    n:f32[1] = broadcast_in_dim b
+    o:f32[4] = sub m 1.0:f32[]
+    p:f32[4] = mul n o
+    q:f32[4] = floor p
+    r:f32[4] = ceil p
+    s:f32[4] = sub p q
+    t:f32[4] = sub 1.0:f32[] s
+    u:f32[4] = sub m 1.0:f32[]
+    v:f32[4] = min q u
+    w:f32[4] = max 0.0:f32[] v
+    x:f32[4] = sub m 1.0:f32[]
+    y:f32[4] = min r x
+    z:f32[4] = max 0.0:f32[] y
+    ba:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] w
+    bb:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] z
+    bc:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    bd:bool[4] = lt ba 0:i32[]
+    be:i32[4] = add ba 3:i32[]
+    bf:i32[4] = select_n bd ba be
+    bg:bool[4] = lt bc 0:i32[]
+    bh:i32[4] = add bc 4:i32[]
+    bi:i32[4] = select_n bg bc bh
+    bj:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bf
+    bk:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bl:i32[4,2] = concatenate[dimension=1] bj bk
+    bm:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bl
+    bn:bool[4] = lt bb 0:i32[]
+    bo:i32[4] = add bb 3:i32[]
+    bp:i32[4] = select_n bn bb bo
+    bq:bool[4] = lt bc 0:i32[]
+    br:i32[4] = add bc 4:i32[]
+    bs:i32[4] = select_n bq bc br
+    bt:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bp
+    bu:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bs
+    bv:i32[4,2] = concatenate[dimension=1] bt bu
+    bw:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] h bv
+  in (bm,) } in
+{ lambda ; bx:f32[3,4]. let
+    by:f32[4] = jit[
+      name=nanpercentile
+      jaxpr={ lambda ; bx:f32[3,4] bz:f32[]. let
+          ca:f32[] = div bz 100.0:f32[]
+          by:f32[4] = jit[name=nanquantile jaxpr=nanquantile] bx ca
+        in (by,) }
+    ] bx 40.0:f32[]
+  in (by,) }"""
+
+EXPECTED['sum_bool_dtype'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = gt a 2.0:f32[]
+    c:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] c
+    e:f32[4] = reduce_sum[axes=(0,) out_sharding=None] d
+  in (e,) }"""
