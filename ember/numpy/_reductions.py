@@ -105,7 +105,7 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         # (the identity as a 0-d constant of a's dtype, broadcast inside `_where`, as JAX)
         a = _where(where, a, lax.convert_element_type(identity(aval.dtype), aval.dtype))
         aval = get_aval(a)
-    out = lax_reduce(a, axes) if axes else a
+    out = lax_reduce(a, axes)  # (also for no axes: JAX stages reduce_*[axes=()])
     if initial is not None:
         from ember.numpy._ufuncs import maximum, minimum
         combine = {"max": maximum, "min": minimum}.get(name, lax.add if name == "sum" else lax.mul)

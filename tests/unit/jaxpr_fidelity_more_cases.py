@@ -156,4 +156,9 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                                                                     method="lower"), (M34,)),
     "sum_bool_dtype": (lambda jnp: lambda x: jnp.sum(x > 2, axis=0, dtype=jnp.float32),
                        (M34,)),
+    # a reduction over no axes (a 0-d array, or axis=()) still stages reduce_*[axes=()]
+    "sum_no_axes": (lambda jnp: lambda x: jnp.sum(x, axis=()), (M34,)),
+    "max_0d": (lambda jnp: lambda x: jnp.max(x), (np.float32(1),)),
+    "prod_int8_0d": (lambda jnp: lambda x: jnp.prod(x), (np.int8(1),)),
+    "any_0d": (lambda jnp: lambda x: jnp.any(x), (np.float32(1),)),
 }

@@ -2837,3 +2837,23 @@ EXPECTED['sum_bool_dtype'] = """\
     d:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] c
     e:f32[4] = reduce_sum[axes=(0,) out_sharding=None] d
   in (e,) }"""
+
+EXPECTED['sum_no_axes'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = reduce_sum[axes=() out_sharding=None] a
+  in (b,) }"""
+
+EXPECTED['max_0d'] = """\
+{ lambda ; a:f32[]. let b:f32[] = reduce_max[axes=()] a in (b,) }"""
+
+EXPECTED['prod_int8_0d'] = """\
+{ lambda ; a:i8[]. let
+    b:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
+    c:i32[] = reduce_prod[axes=()] b
+  in (c,) }"""
+
+EXPECTED['any_0d'] = """\
+{ lambda ; a:f32[]. let
+    b:bool[] = convert_element_type[new_dtype=bool weak_type=False] a
+    c:bool[] = reduce_or[axes=()] b
+  in (c,) }"""
