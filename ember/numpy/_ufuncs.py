@@ -344,15 +344,36 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 
 def log2(x: Any, /) -> Any:
-    """log(x) / log(2), as JAX computes it."""
+    """Compute the base-2 logarithm element-wise.
+
+    Args:
+        x: an array or scalar; integers promote to the default float type.
+
+    Returns:
+        ``log(x) / log(2)``: -inf at 0, NaN for real ``x < 0``.
+
+    Example:
+        >>> jnp.log2(jnp.array([1.0, 8.0, 0.5]))
+        Array([ 0.,  3., -1.], dtype=float32)
+    """
     (x,) = promote_args_inexact("log2", x)
     return lax.div(lax.log(x), lax.log(_scalar(x, 2)))
 
 
 def log10(x: Any, /) -> Any:
-    """log(x) * (1 / log(10)), the constant in x's real type, as JAX 0.10.2 computes it (a
-    complex log's parts each scaled). (Dividing by log(10) rounded to bfloat16, 2.297,
-    was 23 bf16 ulps off.)"""
+    """Compute the base-10 logarithm element-wise.
+
+    Args:
+        x: an array or scalar; integers promote to the default float type.
+
+    Returns:
+        ``log(x) / log(10)`` (computed as ``log(x)`` times the constant ``1 / log(10)``,
+        as JAX does): -inf at 0, NaN for real ``x < 0``.
+
+    Example:
+        >>> jnp.log10(jnp.array([1.0, 100.0, 0.0]))
+        Array([  0.,   2., -inf], dtype=float32)
+    """
     (x,) = promote_args_inexact("log10", x)
     dt = get_aval(x).dtype
     inv_ln10 = np.array(0.4342944819032518, dtypes.finfo(dt).dtype)  # 1 / log(10)
@@ -395,6 +416,10 @@ def _multiply(x: Any, y: Any, /) -> Any:
     Returns:
         The product, of the promoted dtype and the broadcast shape; for bools, the logical
         AND.
+
+    Example:
+        >>> jnp.multiply(jnp.array([1, 2, 3]), 2)
+        Array([2, 4, 6], dtype=int32)
     """
     x, y = promote_args("multiply", x, y)
     return lax.bitwise_and(x, y) if _kind(x) == "b" else lax.mul(x, y)
@@ -419,15 +444,39 @@ def _subtract(x: Any, y: Any, /) -> Any:
 
 
 def _true_divide(x: Any, y: Any, /) -> Any:
-    """x / y in the promoted float type (integers promote to the default float)."""
+    """Divide two arrays element-wise, in floating point.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together; integers and bools promote to the
+            default float type.
+
+    Returns:
+        ``x1 / x2`` with IEEE semantics: a division by zero gives ``+-inf`` or NaN, never an
+        error. ``divide`` is the same function.
+
+    Example:
+        >>> jnp.divide(jnp.array([1.0, -1.0, 0.0]), 0.0)
+        Array([ inf, -inf,  nan], dtype=float32)
+    """
     return lax.div(*promote_args_inexact("true_divide", x, y))
 
 
 @jit_like_jax("floor_divide")
 def _floor_divide(x: Any, y: Any, /) -> Any:
-    """floor(x / y). Integers: truncating division stepped down by one where the signs of x
-    and y differ and the division is inexact. Floats: the quotient of CPython's float
-    divmod, q = round((x - fmod(x, y)) / y), adjusted as in `_float_divmod`."""
+    """Return the largest integer not greater than ``x1 / x2``, element-wise.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric dtype.
+
+    Returns:
+        ``floor(x1 / x2)`` in the promoted dtype; for floats, the quotient of Python's
+        ``divmod`` (consistent with ``remainder``). An integer division by zero gives -1 or
+        0 instead of raising (XLA's rule; NumPy warns and gives 0).
+
+    Example:
+        >>> jnp.floor_divide(jnp.array([7, -7, 7]), 2)
+        Array([ 3, -4,  3], dtype=int32)
+    """
     x, y = promote_args_numeric("floor_divide", x, y)
     kind = _kind(x)
     if kind == "u":
@@ -459,8 +508,19 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
 
 @jit_like_jax("remainder")
 def _remainder(x: Any, y: Any, /) -> Any:
-    """x mod y with the sign of y: r = fmod(x, y), plus y where r != 0 and r, y differ in
-    sign. An integer divisor of 0 gives 0 (as NumPy)."""
+    """Return the remainder of a floor division, with the sign of the divisor.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric dtype.
+
+    Returns:
+        ``x1 - floor(x1 / x2) * x2`` (Python's ``%``); an integer divisor of 0 gives 0 (as
+        NumPy, without its warning). ``mod`` is the same function.
+
+    Example:
+        >>> jnp.remainder(jnp.array([7, -7, 7]), jnp.array([3, 3, -3]))
+        Array([ 1,  2, -2], dtype=int32)
+    """
     x, y = promote_args_numeric("remainder", x, y)
     zero = _scalar(x, 0)
     if _kind(y) in "iu":
@@ -473,7 +533,19 @@ def _remainder(x: Any, y: Any, /) -> Any:
 
 @jit_like_jax("fmod")
 def fmod(x: Any, y: Any, /) -> Any:
-    """C's fmod: the remainder with the sign of x (integer divisor 0 gives 0)."""
+    """Return the remainder of a division with the sign of the dividend (C's ``fmod``).
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric dtype.
+
+    Returns:
+        ``x1 - trunc(x1 / x2) * x2``; an integer divisor of 0 gives 0 (as NumPy, without its
+        warning). See ``remainder`` for the sign of the divisor.
+
+    Example:
+        >>> jnp.fmod(jnp.array([7, -7, 7]), jnp.array([3, 3, -3]))
+        Array([ 1, -1,  1], dtype=int32)
+    """
     check_arraylike("fmod", x, y)
     x, y = promote_args_numeric("fmod", x, y)
     if _kind(y) in "iu":
@@ -508,8 +580,24 @@ def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
 
 
 def _power(x: Any, y: Any, /) -> Any:
-    """x ** y. A concrete integer scalar exponent becomes integer_pow (the result keeps x's
-    dtype), as in JAX; integer bases with array exponents use binary exponentiation."""
+    """Raise the first array to the powers of the second, element-wise.
+
+    Args:
+        x1: the bases.
+        x2: the exponents, broadcast against ``x1``; promoted together with JAX's rules.
+
+    Returns:
+        ``x1 ** x2``. A concrete integer scalar exponent is computed by repeated
+        multiplication (``integer_pow``), keeping ``x1``'s dtype; integer bases with integer
+        arrays of exponents use binary exponentiation (negative exponents are not defined
+        for integers). ``pow`` is the same function.
+
+    Example:
+        >>> jnp.power(jnp.array([2, 3]), 3)
+        Array([ 8, 27], dtype=int32)
+        >>> jnp.power(jnp.array([4.0, 2.0]), jnp.array([0.5, -1.0]))
+        Array([2. , 0.5], dtype=float32)
+    """
     if not isinstance(y, Tracer) and not isinstance(y, builtins.bool) and (
             isinstance(y, (int, np.integer))
             or (hasattr(y, "_ember_aval") and get_aval(y).ndim == 0
@@ -566,6 +654,10 @@ def _maximum(x: Any, y: Any, /) -> Any:
     Returns:
         The larger of ``x`` and ``y`` at each position; NaN where either is NaN (see
         ``fmax`` to ignore NaNs).
+
+    Example:
+        >>> jnp.maximum(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+        Array([ 2., nan,  3.], dtype=float32)
     """
     return lax.max(*promote_args("maximum", x, y))
 
@@ -580,6 +672,10 @@ def _minimum(x: Any, y: Any, /) -> Any:
     Returns:
         The smaller of ``x`` and ``y`` at each position; NaN where either is NaN (see
         ``fmin`` to ignore NaNs).
+
+    Example:
+        >>> jnp.minimum(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+        Array([ 1., nan,  2.], dtype=float32)
     """
     return lax.min(*promote_args("minimum", x, y))
 
@@ -690,6 +786,10 @@ def _logaddexp(x: Any, y: Any, /) -> Any:
     Returns:
         The logarithm of the sum of the exponentials: ``logaddexp(-inf, y)`` is ``y``,
         ``logaddexp(inf, inf)`` is ``inf``.
+
+    Example:
+        >>> jnp.logaddexp(jnp.array([0.0, 1000.0]), -jnp.inf)
+        Array([   0., 1000.], dtype=float32)
     """
     # = max(x, y) + log1p(exp(-abs(x - y))); where x - y is NaN (a NaN, or infinities of
     # one sign) the result is x + y
@@ -708,6 +808,10 @@ def _logaddexp2(x: Any, y: Any, /) -> Any:
 
     Returns:
         The base-2 logarithm of the sum of the powers of two.
+
+    Example:
+        >>> jnp.logaddexp2(jnp.array([1.0, 100.0]), jnp.array([1.0, -jnp.inf]))
+        Array([  2., 100.], dtype=float32)
     """
     # = max(x, y) + log1p(2^-abs(x - y)) / ln 2
     x, y = promote_args_inexact("logaddexp2", x, y)
@@ -723,8 +827,19 @@ def _int_type_of(dtype: np.dtype) -> np.dtype:
 
 @jit_like_jax("signbit")
 def signbit(x: Any, /) -> Any:
-    """The sign bit: x < 0 for integers, False for bool, the top bit for floats (so -0.0 and
-    NaNs with the sign set are True)."""
+    """Test element-wise whether the sign bit is set.
+
+    Args:
+        x: a real array or scalar.
+
+    Returns:
+        A bool array: True for negative values, including -0.0 and a NaN with its sign bit
+        set; ``x < 0`` for integers; False for bools.
+
+    Example:
+        >>> jnp.signbit(jnp.array([-1.0, 0.0, -0.0, jnp.nan]))
+        Array([ True, False,  True, False], dtype=bool)
+    """
     (x,) = promote_args("signbit", x)
     dt = get_aval(x).dtype
     if dtypes.kind(dt) == "c":
@@ -753,6 +868,10 @@ def _copysign(x: Any, y: Any, /) -> Any:
     Returns:
         ``abs(x)`` where ``y``'s sign bit is clear, ``-abs(x)`` where it is set (so
         ``copysign(1.0, -0.0)`` is ``-1.0``).
+
+    Example:
+        >>> jnp.copysign(jnp.array([1.0, -2.0, 3.0]), -1.0)
+        Array([-1., -2., -3.], dtype=float32)
     """
     x, y = promote_args_inexact("copysign", x, y)
     if _kind(x) == "c":
@@ -769,6 +888,10 @@ def _nextafter(x: Any, y: Any, /) -> Any:
     Returns:
         The representable value adjacent to ``x`` in the direction of ``y``: ``y`` where
         ``x == y``, NaN where either is NaN, the smallest subnormal of ``y``'s sign after 0.
+
+    Example:
+        >>> jnp.nextafter(jnp.array([1.0, 0.0]), jnp.array([2.0, -1.0]))
+        Array([ 1.0000001e+00, -1.4012985e-45], dtype=float32)
     """
     # on the bit patterns: for x != 0 the integer view of abs(x) steps by one (up when
     # moving away from zero)
@@ -795,7 +918,20 @@ def _nextafter(x: Any, y: Any, /) -> Any:
 
 @jit_like_jax("heaviside")
 def _heaviside(x: Any, h0: Any, /) -> Any:
-    """0 where x < 0, 1 where x > 0, h0 where x == 0 (NaN stays NaN)."""
+    """Compute the Heaviside step function element-wise.
+
+    Args:
+        x1: the input values.
+        x2: the value where ``x1`` is 0, broadcast against ``x1``.
+
+    Returns:
+        0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``, NaN where ``x1`` is
+        NaN.
+
+    Example:
+        >>> jnp.heaviside(jnp.array([-2.0, 0.0, 3.0]), 0.5)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     check_arraylike("heaviside", x, h0)
     x, h0 = promote_dtypes_inexact(x, h0)  # (where_ broadcasts, as JAX's _where does)
     zero, one = _scalar(x, 0), _scalar(x, 1)
@@ -1155,6 +1291,10 @@ def fabs(x: Any, /) -> Any:
 
     Returns:
         ``abs(x)`` in the promoted float type.
+
+    Example:
+        >>> jnp.fabs(jnp.array([-1.5, 2]))
+        Array([1.5, 2. ], dtype=float32)
     """
     (x,) = promote_args_inexact("fabs", x)
     if _kind(x) == "c":
@@ -1339,6 +1479,10 @@ def around(a: Any, decimals: int = 0, out: None = None) -> Any:
 
     Returns:
         ``round(a, decimals)``.
+
+    Example:
+        >>> jnp.around(jnp.array([0.5, 1.5, 2.5]))
+        Array([0., 2., 2.], dtype=float32)
     """
     return round(a, decimals, out)
 
@@ -1381,7 +1525,23 @@ def reciprocal(x: Any, /) -> Any:
 
 @jit_like_jax("modf")
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
-    """(fractional part, integral part), both with x's sign."""
+    """Split values into fractional and integral parts element-wise.
+
+    Args:
+        x: an array or scalar; integers promote to the default float type.
+        out: not supported (must be None).
+
+    Returns:
+        ``(fractional, integral)``, both with ``x``'s sign: ``x - trunc(x)`` and
+        ``trunc(x)``.
+
+    Example:
+        >>> frac, whole = jnp.modf(jnp.array([2.5, -1.25]))
+        >>> frac
+        Array([ 0.5 , -0.25], dtype=float32)
+        >>> whole
+        Array([ 2., -1.], dtype=float32)
+    """
     (x,) = promote_args_inexact("modf", x)
     whole = where_(lax.ge(x, _scalar(x, 0)), lax.floor(x), lax.ceil(x))
     return lax.sub(x, whole), whole
@@ -1514,8 +1674,23 @@ def isneginf(x: Any, /, out: None = None) -> Any:
 @jit_like_jax("nan_to_num")
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
-    """NaN -> nan, +inf -> posinf (default the largest finite value), -inf -> neginf
-    (default the most negative finite value). Integers and bools are unchanged."""
+    """Replace NaN and infinities with finite numbers.
+
+    Args:
+        x: an array or scalar.
+        copy: accepted for NumPy compatibility (a new array is always returned).
+        nan: the value for NaN.
+        posinf: the value for ``+inf`` (default: the largest finite value of the dtype).
+        neginf: the value for ``-inf`` (default: the most negative finite value).
+
+    Returns:
+        ``x`` with the replacements; each part of a complex ``x`` on its own; integers and
+        bools unchanged.
+
+    Example:
+        >>> jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.0]), posinf=9.0)
+        Array([ 0.0000000e+00,  9.0000000e+00, -3.4028235e+38,  1.0000000e+00], dtype=float32)
+    """
     check_arraylike("nan_to_num", x)
     x = ensure_array(x)
     dt = get_aval(x).dtype
@@ -1571,15 +1746,36 @@ radians = deg2rad
 
 
 def real(val: Any, /) -> Any:
-    """The real part: lax.real for complex values, the value itself for real dtypes."""
+    """Return the real part of complex numbers element-wise.
+
+    Args:
+        val: an array or scalar.
+
+    Returns:
+        The real parts, in the real type of ``val``'s dtype; ``val`` itself for real inputs.
+
+    Example:
+        >>> jnp.real(jnp.array([1 + 2j, 3 - 4j]))
+        Array([1., 3.], dtype=float32)
+    """
     check_arraylike("real", val)
     x = ensure_array(val)
     return lax.real(x) if _kind(x) == "c" else x
 
 
 def imag(val: Any, /) -> Any:
-    """The imaginary part: lax.imag for complex values, zeros of the value's dtype for
-    real dtypes."""
+    """Return the imaginary part of complex numbers element-wise.
+
+    Args:
+        val: an array or scalar.
+
+    Returns:
+        The imaginary parts, in the real type of ``val``'s dtype; zeros for real inputs.
+
+    Example:
+        >>> jnp.imag(jnp.array([1 + 2j, 3.0]))
+        Array([2., 0.], dtype=float32)
+    """
     check_arraylike("imag", val)
     x = ensure_array(val)
     if _kind(x) == "c":
@@ -1590,8 +1786,19 @@ def imag(val: Any, /) -> Any:
 
 
 def conjugate(x: Any, /) -> Any:
-    """The complex conjugate: lax.conj for complex values, the value itself for real
-    dtypes."""
+    """Return the complex conjugate element-wise.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        ``real(x) - 1j * imag(x)`` for complex ``x``; ``x`` itself for real dtypes.
+        ``conj`` is the same function.
+
+    Example:
+        >>> jnp.conj(jnp.array([1 + 2j, 3 - 1j]))
+        Array([1.-2.j, 3.+1.j], dtype=complex64)
+    """
     check_arraylike("conjugate", x)
     x = ensure_array(x)
     return lax.conj(x) if _kind(x) == "c" else x
@@ -1602,8 +1809,19 @@ conj = conjugate
 
 @jit_like_jax("angle", static_argnames=("deg",))
 def angle(z: Any, deg: bool = False) -> Any:
-    """The argument of z: atan2(imag z, real z) in the inexact type of z's parts (radians,
-    degrees with `deg`)."""
+    """Return the angle (argument) of complex numbers element-wise.
+
+    Args:
+        z: an array or scalar; real inputs have angle 0 or pi.
+        deg: give degrees instead of radians.
+
+    Returns:
+        ``arctan2(imag(z), real(z))``, in ``(-pi, pi]``, in the real inexact type of ``z``.
+
+    Example:
+        >>> jnp.angle(jnp.array([-1.0, 1.0, 1j]), deg=True)
+        Array([180.,   0.,  90.], dtype=float32)
+    """
     check_arraylike("angle", z)
     x = ensure_array(z)
     if _kind(x) == "c":
@@ -1744,7 +1962,22 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
-    """True when the shapes agree and every element is equal (NaNs equal with equal_nan)."""
+    """Test whether two arrays have the same shape and elements.
+
+    Args:
+        a1, a2: arrays or scalars.
+        equal_nan: count NaNs in the same positions as equal.
+
+    Returns:
+        A 0-d bool array (unlike NumPy's Python bool, so that it can be traced): False when
+        the shapes differ.
+
+    Example:
+        >>> jnp.array_equal(jnp.array([1.0, jnp.nan]), jnp.array([1.0, jnp.nan]), equal_nan=True)
+        Array(True, dtype=bool)
+        >>> jnp.array_equal(jnp.array([1, 2]), jnp.array([[1, 2]]))
+        Array(False, dtype=bool)
+    """
     from ember.numpy._reductions import all as _all
     a1, a2 = ensure_array(a1), ensure_array(a2)
     if get_aval(a1).shape != get_aval(a2).shape:
@@ -1757,7 +1990,18 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 
 
 def array_equiv(a1: Any, a2: Any) -> Any:
-    """True when the arrays broadcast together and are equal everywhere."""
+    """Test whether two arrays broadcast together and are equal everywhere.
+
+    Args:
+        a1, a2: arrays or scalars.
+
+    Returns:
+        A 0-d bool array: False when the shapes do not broadcast.
+
+    Example:
+        >>> jnp.array_equiv(jnp.array([1, 2]), jnp.array([[1, 2], [1, 2]]))
+        Array(True, dtype=bool)
+    """
     from ember.numpy._reductions import all as _all
     a1, a2 = ensure_array(a1), ensure_array(a2)
     try:
