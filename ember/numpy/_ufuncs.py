@@ -470,8 +470,9 @@ def _floor_divide(x: Any, y: Any, /) -> Any:
 
     Returns:
         ``floor(x1 / x2)`` in the promoted dtype; for floats, the quotient of Python's
-        ``divmod`` (consistent with ``remainder``). An integer division by zero gives -1 or
-        0 instead of raising (XLA's rule; NumPy warns and gives 0).
+        ``divmod`` (consistent with ``remainder``). An integer division by zero does not
+        raise: its value follows XLA's division (-1 stepped by the sign rule), as in
+        JAX; NumPy warns and gives 0.
 
     Example:
         >>> jnp.floor_divide(jnp.array([7, -7, 7]), 2)
