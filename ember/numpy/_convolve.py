@@ -67,14 +67,51 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any,
 
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
              preferred_element_type: Any = None) -> Any:
-    """Discrete linear convolution of two 1-D arrays."""
+    """Compute the discrete linear convolution of two 1-d arrays.
+
+    Args:
+        a, v: non-empty 1-d arrays; integers promote to the default float type (unless
+            ``preferred_element_type`` is given).
+        mode: ``'full'`` (every overlap: ``len(a) + len(v) - 1`` values), ``'same'`` (the
+            length of the longer input, centered) or ``'valid'`` (complete overlaps only).
+        precision: the precision of the underlying convolution (accepted; Ember's CPU
+            convolutions are full precision).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``out[k] = sum_j a[j] v[k - j]``, computed as one ``conv_general_dilated`` (as JAX);
+        the result is the same whichever input is longer.
+
+    Example:
+        >>> jnp.convolve(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0, 0.5]))
+        Array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
+    """
     return _convolve(a, v, mode=mode, precision=precision,
                      preferred_element_type=preferred_element_type)
 
 
 def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
-    """Cross-correlation of two 1-D arrays."""
+    """Compute the cross-correlation of two 1-d arrays.
+
+    Args:
+        a, v: non-empty 1-d arrays; integers promote to the default float type (unless
+            ``preferred_element_type`` is given).
+        mode: ``'valid'`` (the default here: complete overlaps only), ``'full'`` (every
+            overlap: ``len(a) + len(v) - 1`` values) or ``'same'`` (the length of the
+            longer input, centered).
+        precision: the precision of the underlying convolution (accepted; Ember's CPU
+            convolutions are full precision).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``out[k] = sum_n a[n + k] conj(v[n])`` (NumPy's orientation, also when ``v`` is the
+        longer input).
+
+    Example:
+        >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0, 0.5]), mode="full")
+        Array([0.5, 2. , 3.5, 3. , 0. ], dtype=float32)
+    """
     return _correlate(a, v, mode=mode, precision=precision,
                       preferred_element_type=preferred_element_type)
 
