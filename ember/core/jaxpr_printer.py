@@ -192,7 +192,9 @@ def _shared_jaxprs(top: Jaxpr) -> list[tuple[str, Jaxpr]]:
             if jaxpr is not top and len(jaxpr.eqns) > MAX_INLINE_EQNS:
                 counts[key] += 1
             for eqn in jaxpr.eqns:
-                name = eqn.params.get("name")
+                # A shared jit body takes the jit's name; any other shared jaxpr (a custom
+                # JVP's call_jaxpr, say) is `jaxpr`, as JAX names them.
+                name = eqn.params.get("name") if eqn.primitive.name == "jit" else None
                 for sub in _jaxprs_in_params(eqn.params):
                     nxt.append(sub)
                     if name is not None:

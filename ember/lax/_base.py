@@ -97,7 +97,10 @@ def to_common_dtype(*args: Any) -> list[Any]:
                 _weak_as_is(a, v) for a, v in zip(args, avals)]
     else:
         return [_weak_as_is(a, v) for a, v in zip(args, avals)]
-    return [convert_element_type(a, target, False) if v.weak_type else a
+    # A weakly typed tracer of the target dtype enters as it is (as in JAX: the result is
+    # strong because one operand is); constants and other dtypes are converted.
+    return [convert_element_type(a, target, False)
+            if v.weak_type and (v.dtype != target or is_concrete_constant(a)) else a
             for a, v in zip(args, avals)]
 
 

@@ -182,7 +182,9 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Any, *,
 def _zero_index_like(index: Any) -> Any:
     if isinstance(index, (int, np.integer)):
         return 0
-    return convert_element_type(0, get_aval(index).dtype)
+    # (a NumPy scalar of the index's dtype, as JAX passes: static, so no equation is staged
+    # to wrap it)
+    return np.dtype(get_aval(index).dtype).type(0)
 
 
 def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0,

@@ -48,12 +48,9 @@ from ember.numpy._windows import *  # noqa: E402, F403
 
 __array_api_version__ = "2024.12"
 
-# _array_methods installs the Array/Tracer methods; _docs documents the callables.
-from ember.numpy import _array_methods, _docs  # noqa: E402, F401
-
-_docs.install(globals())  # one-line docstrings for the callables written without one
-
+# _array_methods installs the Array/Tracer methods.
 from ember.core import traceback_util as _traceback_util  # noqa: E402
+from ember.numpy import _array_methods  # noqa: E402, F401
 
 _traceback_util.wrap_public(globals())  # eager errors show the user's frames only
 

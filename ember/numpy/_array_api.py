@@ -74,8 +74,25 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 
 @jit_like_jax("diff", static_argnames=("n", "axis"))
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
-    """The n-th discrete difference along axis: out[i] = a[i + 1] - a[i], n times (bool:
-    a[i + 1] != a[i]). prepend/append values are joined to a first (scalars broadcast)."""
+    """Compute the n-th discrete difference along an axis.
+
+    Args:
+        a: an array.
+        n: how many times to difference (a static int; 0 returns ``a``).
+        axis: the axis to difference along.
+        prepend: values joined before ``a`` along ``axis`` first (a scalar is broadcast).
+        append: values joined after ``a`` along ``axis`` first.
+
+    Returns:
+        ``out[i] = a[i + 1] - a[i]`` applied ``n`` times (``a[i + 1] != a[i]`` for bools),
+        so ``axis`` shrinks by ``n``.
+
+    Example:
+        >>> jnp.diff(jnp.array([1, 4, 9, 16]))
+        Array([3, 5, 7], dtype=int32)
+        >>> jnp.diff(jnp.array([1, 4, 9, 16]), n=2)
+        Array([2, 2], dtype=int32)
+    """
     from ember.numpy._manipulation import _axis, _slice_axis, broadcast_to, concatenate
     from ember.numpy._ufuncs import not_equal, subtract
     a = ensure_array(a)

@@ -1,10 +1,8 @@
-"""Elementwise number functions for ember.numpy: frexp, gcd, lcm, spacing, i0,
-bitwise_count, packbits, unpackbits.
+"""Elementwise number functions for ember.numpy: gcd, lcm, spacing, i0, bitwise_count,
+packbits, unpackbits (and frexp, from _frexp.py).
 
 Input: array-likes (broadcast together where there are two). Output: ember arrays.
-Invariants: frexp reads the exponent field of the float's bits (subnormals scaled up
-first), so x == m * 2**e exactly with 0.5 <= |m| < 1 (m = x, e = 0 for 0, inf, NaN);
-gcd runs Euclid's algorithm in a while loop until every remainder is 0; spacing is
+Invariants: gcd runs Euclid's algorithm in a while loop until every remainder is 0; spacing is
 nextafter(x, +-inf) - x (the smallest subnormal at 0, NaN at inf, as JAX); i0 is the power
 series sum ((x/2)^k / k!)^2 for |x| <= 20 and the asymptotic expansion
 e^x / sqrt(2 pi x) sum_k ((2k-1)!!)^2 / (k! (8x)^k) above, each evaluated only on its own
@@ -22,6 +20,8 @@ import numpy as np
 
 import ember.numpy as jnp
 from ember import lax
+from ember.numpy._frexp import frexp  # noqa: F401  (exported from here)
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_args_numeric, promote_dtypes_inexact
 
 __all__ = ["frexp", "gcd", "lcm", "spacing", "i0", "bitwise_count", "packbits",
@@ -30,39 +30,7 @@ __all__ = ["frexp", "gcd", "lcm", "spacing", "i0", "bitwise_count", "packbits",
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def frexp(x: Any, /) -> tuple[Any, Any]:
-    """Split ``x`` into mantissa and exponent, element-wise.
-
-    Args:
-        x: a real array or scalar; integers promote to the default float type.
-
-    Returns:
-        ``(mantissa, exponent)`` with ``x == mantissa * 2**exponent``, ``0.5 <=
-        abs(mantissa) < 1`` and an int32 ``exponent``; for 0, inf and NaN the mantissa is
-        ``x`` and the exponent 0.
-    """
-    check_arraylike("frexp", x)
-    (x,) = promote_dtypes_inexact(jnp.asarray(x))
-    info = jnp.finfo(x.dtype)
-    nbits = info.bits
-    nmant = info.nmant
-    bias = info.maxexp - 1  # the exponent field of 1.0
-    udt = _UINT[nbits // 8]
-    # Subnormals have no implicit leading bit: scale them into the normal range first.
-    sub = (jnp.abs(x) < info.tiny) & (x != 0)
-    shift = nmant + 1
-    xs = jnp.where(sub, x * (2.0 ** shift), x)
-    bits = lax.bitcast_convert_type(xs, udt)
-    field = (bits >> np.array(nmant, udt)) & np.array((1 << (nbits - 1 - nmant)) - 1, udt)
-    exp = field.astype(np.int32) - (bias - 1) - jnp.where(sub, shift, 0).astype(np.int32)
-    # Keep sign and fraction, set the exponent field to that of 0.5.
-    keep = np.array(~(((1 << (nbits - 1 - nmant)) - 1) << nmant) & ((1 << nbits) - 1), udt)
-    half = np.array((bias - 1) << nmant, udt)
-    mant = lax.bitcast_convert_type((bits & keep) | half, x.dtype)
-    special = (x == 0) | jnp.isinf(x) | jnp.isnan(x)
-    return jnp.where(special, x, mant), jnp.where(special, 0, exp).astype(np.int32)
-
-
+@jit_like_jax("gcd")
 def gcd(x1: Any, x2: Any, /) -> Any:
     """Return the greatest common divisor of ``abs(x1)`` and ``abs(x2)``, element-wise.
 
@@ -71,25 +39,34 @@ def gcd(x1: Any, x2: Any, /) -> Any:
 
     Returns:
         The greatest common divisor (0 where both are 0), in the promoted integer type.
+        Under a trace one ``jit[name=gcd]`` equation holding a ``while`` loop, as in JAX.
+
+    Example:
+        >>> jnp.gcd(jnp.array([12, -18, 0, 7]), 8)
+        Array([4, 2, 8, 1], dtype=int32)
     """
     check_arraylike("gcd", x1, x2)
     a, b = promote_args_numeric("gcd", x1, x2)
     if not jnp.issubdtype(a.dtype, np.integer):
         raise ValueError("Arguments to jax.numpy.gcd must be integers.")
-    a, b = jnp.broadcast_arrays(jnp.abs(a), jnp.abs(b))
-
-    def cond(ab: Any) -> Any:
-        return jnp.any(ab[1] != 0)
-
-    def body(ab: Any) -> Any:
-        a, b = ab
-        nz = b != 0
-        safe = jnp.where(nz, b, 1)
-        return jnp.where(nz, b, a), jnp.where(nz, a % safe, 0)
-
-    return lax.while_loop(cond, body, (a, b))[0]
+    a, b = jnp.broadcast_arrays(a, b)
+    return lax.while_loop(_gcd_cond, _gcd_body, (jnp.abs(a), jnp.abs(b)))[0]
 
 
+def _gcd_cond(ab: tuple[Any, Any]) -> Any:
+    return jnp.any(ab[1] != 0)
+
+
+def _gcd_body(ab: tuple[Any, Any]) -> tuple[Any, Any]:
+    # One Euclid step on each pair (a, b) -> (b, a rem b) where b != 0 (lax.rem by 0 is
+    # defined, a, and masked out), then the larger first, as JAX's loop orders them.
+    a, b = ab
+    a, b = (jnp.where(b != 0, b, a),
+            jnp.where(b != 0, lax.rem(a, b), np.array(0, b.dtype)))
+    return jnp.where(a < b, b, a), jnp.where(a < b, a, b)
+
+
+@jit_like_jax("lcm")
 def lcm(x1: Any, x2: Any, /) -> Any:
     """Return the least common multiple of ``abs(x1)`` and ``abs(x2)``, element-wise.
 
@@ -97,14 +74,20 @@ def lcm(x1: Any, x2: Any, /) -> Any:
         x1, x2: integer arrays or scalars, broadcast together.
 
     Returns:
-        The least common multiple (0 where either is 0), in the promoted integer type.
+        The least common multiple (0 where either is 0), in the promoted integer type;
+        like NumPy's it wraps around where it overflows the type.
+
+    Example:
+        >>> jnp.lcm(jnp.array([4, -6, 0, 7]), 6)
+        Array([12,  6,  0, 42], dtype=int32)
     """
     check_arraylike("lcm", x1, x2)
     a, b = promote_args_numeric("lcm", x1, x2)
+    a, b = jnp.abs(a), jnp.abs(b)
     if not jnp.issubdtype(a.dtype, np.integer):
         raise ValueError("Arguments to jax.numpy.lcm must be integers.")
     d = gcd(a, b)
-    return jnp.where(d == 0, 0, jnp.abs(a // jnp.where(d == 0, 1, d) * b))
+    return jnp.where(d == 0, np.array(0, d.dtype), jnp.multiply(a, jnp.floor_divide(b, d)))
 
 
 def spacing(x: Any, /) -> Any:

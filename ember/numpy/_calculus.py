@@ -35,8 +35,23 @@ def _slice(a: Any, start: Any, stop: Any, axis: int) -> Any:
 
 
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
-    """The integral of y along `axis` by the trapezoidal rule, at sample points x (or a
-    constant spacing dx): sum_i (x[i+1] - x[i]) (y[i+1] + y[i]) / 2."""
+    """Integrate sampled values along an axis by the trapezoidal rule.
+
+    Args:
+        y: the sample values.
+        x: the sample coordinates along ``axis`` (default: evenly spaced by ``dx``).
+        dx: the spacing when ``x`` is not given.
+        axis: the axis to integrate along.
+
+    Returns:
+        ``sum((x[i + 1] - x[i]) * (y[i + 1] + y[i]) / 2)`` along ``axis``.
+
+    Example:
+        >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))
+        Array(4., dtype=float32)
+        >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]), x=jnp.array([0.0, 1.0, 3.0]))
+        Array(6.5, dtype=float32)
+    """
     if x is None:
         check_arraylike("trapezoid", y)
         (ya,) = promote_dtypes_inexact(jnp.asarray(y))
@@ -85,8 +100,26 @@ def _gradient_1(a: Any, h: Any, axis: int) -> Any:
 
 
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
-    """Numerical derivative of f along each axis (a list for several axes); varargs: one
-    spacing for all axes or one per axis, each a scalar or the sample coordinates."""
+    """Return the numerical gradient of sampled values.
+
+    Args:
+        f: an array of samples.
+        *varargs: the spacing: nothing (1 along every axis), one scalar for all axes, or one
+            per axis, each a scalar step or the 1-d sample coordinates along that axis.
+        axis: an int or tuple of ints: the axes to differentiate along (default all).
+        edge_order: only the default (first-order edges) is supported, as in JAX.
+
+    Returns:
+        Central differences in the interior and one-sided first differences at the edges
+        (second order inside, as NumPy, also for uneven coordinates); an array for one axis,
+        a list of arrays for several.
+
+    Example:
+        >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0, 16.0]))
+        Array([3., 4., 6., 7.], dtype=float32)
+        >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0, 16.0]), 2.0)
+        Array([1.5, 2. , 3. , 3.5], dtype=float32)
+    """
     if edge_order is not None:
         raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
     check_arraylike("gradient", f, *varargs)
@@ -130,8 +163,25 @@ def _extrapolate_flag(v: Any, name: str) -> bool:
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
-    """Piecewise-linear interpolation of (xp, fp) (xp increasing) at x; left / right
-    (default fp[0], fp[-1]) outside, or a periodic xp with `period`."""
+    """Interpolate piecewise-linearly between sample points.
+
+    Args:
+        x: the points to evaluate at.
+        xp: the sample coordinates, increasing (not checked, as in NumPy).
+        fp: the sample values, as long as ``xp``.
+        left: the value for ``x < xp[0]`` (default ``fp[0]``).
+        right: the value for ``x > xp[-1]`` (default ``fp[-1]``).
+        period: a period for the coordinates: ``xp`` and ``x`` are taken modulo it
+            (``left`` and ``right`` are then ignored, as in NumPy).
+
+    Returns:
+        The interpolated values, of ``x``'s shape, in the inexact type of the inputs.
+
+    Example:
+        >>> jnp.interp(jnp.array([0.5, 1.5, 5.0]), jnp.array([0.0, 1.0, 2.0]),
+        ...            jnp.array([0.0, 10.0, 20.0]), right=-1.0)
+        Array([ 5., 15., -1.], dtype=float32)
+    """
     check_arraylike("interp", x, xp, fp)
     x, xp, fp = jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp)
     if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
@@ -164,8 +214,23 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
 
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
-    """p with each jump of more than `discont` (default period / 2) along axis replaced by
-    its equivalent modulo `period`."""
+    """Unwrap a periodic signal: remove jumps larger than half a period.
+
+    Args:
+        p: the signal (for example phase angles).
+        discont: the largest jump kept as it is (default ``period / 2``; smaller values act
+            as ``period / 2``, as in NumPy).
+        axis: the axis along which the signal runs.
+        period: the period of the values (default ``2 pi``).
+
+    Returns:
+        ``p`` with each jump between neighbours larger than ``discont`` replaced by its
+        equivalent modulo ``period``, in the inexact type of ``p``.
+
+    Example:
+        >>> jnp.unwrap(jnp.array([0.0, 3.0, 4.5, 1.0]), period=4.0)
+        Array([ 0. , -1. ,  0.5,  1. ], dtype=float32)
+    """
     check_arraylike("unwrap", p)
     p, period = promote_dtypes(jnp.asarray(p), period)
     if p.shape[axis] == 0:
@@ -182,7 +247,24 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
-    """Columns x^(N-1), ..., x^0 (x^0 ... x^(N-1) when increasing)."""
+    """Build a Vandermonde matrix: the powers of a vector in columns.
+
+    Args:
+        x: a 1-d array.
+        N: the number of columns (default ``len(x)``).
+        increasing: order the powers from 0 upward (default: from ``N - 1`` down, as
+            NumPy).
+
+    Returns:
+        An ``(len(x), N)`` array in ``x``'s dtype: column j holds ``x ** (N - 1 - j)``
+        (``x ** j`` when increasing).
+
+    Example:
+        >>> jnp.vander(jnp.array([1, 2, 3]))
+        Array([[1, 1, 1],
+               [4, 2, 1],
+               [9, 3, 1]], dtype=int32)
+    """
     check_arraylike("vander", x)
     x = jnp.asarray(x)
     if x.ndim != 1:
@@ -204,7 +286,20 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
 
 
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
-    """The differences of the flattened array, with to_begin / to_end attached."""
+    """Return the differences between consecutive elements of a flattened array.
+
+    Args:
+        ary: an array; it is flattened.
+        to_end: values appended after the differences (flattened).
+        to_begin: values put before the differences (flattened).
+
+    Returns:
+        ``concatenate([to_begin, diff(ravel(ary)), to_end])`` in ``ary``'s dtype.
+
+    Example:
+        >>> jnp.ediff1d(jnp.array([1, 4, 9]), to_begin=0, to_end=jnp.array([100, 200]))
+        Array([  0,   3,   5, 100, 200], dtype=int32)
+    """
     check_arraylike("ediff1d", ary)
     a = jnp.ravel(jnp.asarray(ary))
     out = a[1:] - a[:-1]

@@ -239,15 +239,60 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
 
 
 def copy(a: Any, order: str | None = None) -> Any:
-    """A copy of a: Arrays are immutable, so the copy may share a's buffer."""
+    """Return a copy of an array.
+
+    Args:
+        a: an array, scalar or nested sequence.
+        order: accepted for NumPy compatibility; only the default C order exists.
+
+    Returns:
+        An array equal to ``a``. Arrays are immutable, so the copy may share ``a``'s buffer:
+        nothing can write through either one.
+
+    Example:
+        >>> jnp.copy(jnp.array([1, 2]))
+        Array([1, 2], dtype=int32)
+    """
     return array(a, copy=True)
 
 
 def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+    """Interpret a buffer of bytes as a 1-d array.
+
+    Args:
+        buffer: an object exposing the buffer protocol (bytes, a NumPy array, ...).
+        dtype: the element type of the data (default float, i.e. float64 bytes, as NumPy);
+            64-bit types become 32-bit unless x64 is on.
+        count: the number of elements to read; -1 reads to the end.
+        offset: the byte offset to start at.
+
+    Returns:
+        A 1-d array. Unlike NumPy's, which shares the buffer's memory, the bytes are copied
+        (so later writes to ``buffer`` do not show); it runs on the host, so it cannot be
+        traced.
+
+    Example:
+        >>> jnp.frombuffer(bytes([1, 2, 3, 4]), dtype=jnp.uint8)
+        Array([1, 2, 3, 4], dtype=uint8)
+    """
     return array(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromiter(iterable: Any, dtype: Any, count: int = -1) -> Any:
+    """Create a 1-d array from an iterable.
+
+    Args:
+        iterable: an iterable of scalars (consumed on the host, so it cannot be traced).
+        dtype: the element type (required, as in NumPy).
+        count: the number of items to read; -1 reads the whole iterable.
+
+    Returns:
+        A 1-d array of the items.
+
+    Example:
+        >>> jnp.fromiter((i * i for i in range(4)), dtype=jnp.int32)
+        Array([0, 1, 4, 9], dtype=int32)
+    """
     return array(np.fromiter(iterable, dtype=dtype, count=count))
 
 
@@ -411,6 +456,22 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """Create an array with the shape and dtype of another, filled with zeros.
+
+    Args:
+        a: an array (or anything with a shape and dtype) to take them from.
+        dtype: overrides ``a``'s dtype.
+        shape: overrides ``a``'s shape.
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        ``zeros_like(a, dtype, shape)``: XLA has no uninitialized memory, so unlike NumPy's
+        the contents are defined, as in JAX.
+
+    Example:
+        >>> jnp.empty_like(jnp.array([1.5, 2.5]))
+        Array([0., 0.], dtype=float32)
+    """
     return _filled(*_like_args(a, dtype, shape, 0, "empty_like"))
 
 
@@ -485,6 +546,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     if step_v is None and (stop_v is None or start_v == 0):
         n = start_v if stop_v is None else stop_v
         return lax.iota(dt, max(int(np.ceil(n)), 0))
+    if step_v is None:
+        # start + iota, as JAX stages arange(N, M) (exact: iota's values are integers)
+        return lax.add(lax.convert_element_type(start_v, dt),
+                       lax.iota(dt, max(int(np.ceil(stop_v - start_v)), 0)))
     if step_v == 0:
         raise ZeroDivisionError("arange: step cannot be zero")
     return array(np.arange(start_v, stop_v, step_v, dtype=dt))
@@ -569,7 +634,23 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Any:
-    """base ** linspace(start, stop, num): samples evenly spaced on a log scale."""
+    """Return numbers spaced evenly on a log scale.
+
+    Args:
+        start, stop: the exponents of the first and last values.
+        num: the number of samples.
+        endpoint: whether ``base ** stop`` is the last sample.
+        base: the base of the powers.
+        dtype: the result dtype (default: the inexact type of the inputs).
+        axis: where the samples' axis goes when start and stop are arrays.
+
+    Returns:
+        ``base ** linspace(start, stop, num, endpoint)``.
+
+    Example:
+        >>> jnp.logspace(0.0, 3.0, 4, base=2.0)
+        Array([1., 2., 4., 8.], dtype=float32)
+    """
     from ember.numpy._ufuncs import power
     out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype, fname="logspace")
     lin = linspace(start, stop, num, endpoint=endpoint, dtype=comp, axis=axis)
@@ -589,8 +670,23 @@ def _expand_for_axis(x: Any, axis: int, ndim: int) -> Any:
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
               dtype: Any = None, axis: int = 0) -> Any:
-    """Samples evenly spaced on a log scale between start and stop (of the same sign):
-    sign(start) * 10 ** linspace(log10|start|, log10|stop|)."""
+    """Return numbers spaced evenly on a log scale (a geometric progression).
+
+    Args:
+        start, stop: the first and last values; nonzero and of the same sign.
+        num: the number of samples.
+        endpoint: whether ``stop`` is the last sample.
+        dtype: the result dtype (default: the inexact type of start and stop).
+        axis: where the samples' axis goes when start and stop are arrays.
+
+    Returns:
+        ``sign(start) * 10 ** linspace(log10(|start|), log10(|stop|), num)``; the end points
+        are set to ``start`` and ``stop`` exactly.
+
+    Example:
+        >>> jnp.geomspace(1.0, 1000.0, 4)
+        Array([   1.,   10.,  100., 1000.], dtype=float32)
+    """
     from ember.numpy._manipulation import expand_dims
     from ember.numpy._ufuncs import log10
     out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype, fname="geomspace")
@@ -674,7 +770,24 @@ def identity(n: int, dtype: Any = None) -> Any:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
-    """N x M with ones at and below the k-th diagonal: (i + k >= j)."""
+    """Return an array with ones at and below a diagonal and zeros elsewhere.
+
+    Args:
+        N: the number of rows.
+        M: the number of columns (default ``N``).
+        k: the diagonal at and below which the array is filled: 0 the main one, > 0 above
+            it, < 0 below it.
+        dtype: the element type (default the default float type).
+
+    Returns:
+        An ``(N, M)`` array with ``1`` where ``j <= i + k``.
+
+    Example:
+        >>> jnp.tri(3, 4, k=1, dtype=jnp.int32)
+        Array([[1, 1, 0, 0],
+               [1, 1, 1, 0],
+               [1, 1, 1, 1]], dtype=int32)
+    """
     n = _size(_static(N, "tri"))
     m = n if M is None else _size(_static(M, "tri"))
     k = operator.index(_static(k, "tri"))
@@ -745,23 +858,43 @@ def triu(m: Any, k: int = 0) -> Any:
 
 
 def diag(v: Any, k: int = 0) -> Any:
-    """A 1-D v: the square matrix with v on its k-th diagonal. A 2-D v: its k-th diagonal."""
+    """Extract a diagonal of a 2-d array, or build a 2-d array with a 1-d array on a diagonal.
+
+    Args:
+        v: a 1-d or 2-d array.
+        k: which diagonal: 0 the main one, > 0 above it, < 0 below it (a static int).
+
+    Returns:
+        For a 1-d ``v`` of length n: the ``(n + |k|, n + |k|)`` array with ``v`` on its k-th
+        diagonal and zeros elsewhere. For a 2-d ``v``: its k-th diagonal, as ``diagonal``
+        gives it (a copy, not NumPy's read-only view).
+
+    Example:
+        >>> jnp.diag(jnp.array([1, 2]), k=1)
+        Array([[0, 1, 0],
+               [0, 0, 2],
+               [0, 0, 0]], dtype=int32)
+        >>> jnp.diag(jnp.arange(9).reshape(3, 3), k=-1)
+        Array([3, 7], dtype=int32)
+    """
     v = ensure_array(v)
+    # (under a trace one jit[name=_diag] equation with k static, as JAX stages it)
+    return _diag(v, k=operator.index(_static(k, "diag")))
+
+
+@jit_like_jax("_diag", static_argnames=("k",))
+def _diag(v: Any, k: int) -> Any:
+    from ember.numpy._manipulation import diagonal, where
     aval = get_aval(v)
-    k = operator.index(_static(k, "diag"))
     if aval.ndim == 1:
+        # v padded to n = len(v) + |k| (zeros first for k < 0), spread along the rows and
+        # kept where row + k == col: entry (i, i + k) is the padded v[i].
         n = aval.shape[0] + abs(k)
-        rows, cols = _index_grid(n, n, k)
-        mask = lax.eq(rows, cols)
-        # The entry on the diagonal at (i, i + k) is v[i] for k >= 0: a row-indexed source;
-        # for k < 0 the entry at (j - k, j) is v[j]: column-indexed. v padded to n either way.
-        padded = _pad_1d(v, 0, abs(k))
-        src = lax.broadcast_in_dim(padded, (n, n), (0,) if k >= 0 else (1,))
-        zero = lax.broadcast_in_dim(lax.convert_element_type(0, aval.dtype, aval.weak_type),
-                                    (n, n), ())
-        return lax.select(mask, src, zero)
+        zero = lax.convert_element_type(0, aval.dtype)
+        v = lax.pad(v, zero, ((max(0, -k), max(0, k), 0),))
+        return where(eye(n, k=k, dtype=np.bool_), lax.broadcast_in_dim(v, (n, 1), (0,)),
+                     zero)
     if aval.ndim == 2:
-        from ember.numpy._manipulation import diagonal
         return diagonal(v, offset=k)
     raise ValueError("diag input must be 1d or 2d")
 
@@ -782,7 +915,20 @@ def _pad_1d(v: Any, lo: int, hi: int) -> Any:
 
 
 def diagflat(v: Any, k: int = 0) -> Any:
-    """diag of the flattened input."""
+    """Build a 2-d array with the flattened input on a diagonal.
+
+    Args:
+        v: an array of any shape; it is flattened first.
+        k: which diagonal: 0 the main one, > 0 above it, < 0 below it.
+
+    Returns:
+        ``diag(ravel(v), k)``.
+
+    Example:
+        >>> jnp.diagflat(jnp.array([[1, 2]]))
+        Array([[1, 0],
+               [0, 2]], dtype=int32)
+    """
     from ember.numpy._manipulation import ravel
     return diag(ravel(ensure_array(v)), k)
 
@@ -793,8 +939,28 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
              indexing: str = "xy") -> list[Any]:
-    """Coordinate arrays from 1-D coordinate vectors. indexing 'xy' (Cartesian) swaps the
-    first two output axes relative to 'ij' (matrix); sparse keeps size-1 dimensions."""
+    """Return coordinate arrays from coordinate vectors.
+
+    Args:
+        *xi: 1-d arrays, one per axis of the grid.
+        copy: accepted for NumPy compatibility (the outputs are always new arrays).
+        sparse: return arrays with size-1 dimensions that broadcast to the grid instead of
+            full grids.
+        indexing: ``'xy'`` (Cartesian, the default: the first two output axes are swapped
+            relative to ``'ij'``) or ``'ij'`` (matrix indexing).
+
+    Returns:
+        A list of ``len(xi)`` arrays.
+
+    Example:
+        >>> xs, ys = jnp.meshgrid(jnp.array([1, 2, 3]), jnp.array([10, 20]))
+        >>> xs
+        Array([[1, 2, 3],
+               [1, 2, 3]], dtype=int32)
+        >>> ys
+        Array([[10, 10, 10],
+               [20, 20, 20]], dtype=int32)
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
     args = [ensure_array(x) for x in xi]
@@ -820,8 +986,24 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
 
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
-    """An array (or, sparse, a tuple of arrays) whose k-th entry holds the k-th index of
-    each position of a grid of shape `dimensions`."""
+    """Return arrays holding the indices of a grid.
+
+    Args:
+        dimensions: the grid's shape, a sequence of ints.
+        dtype: the index dtype (default the default int type).
+        sparse: return one broadcastable array per axis instead of one dense array.
+
+    Returns:
+        Dense: an array of shape ``(len(dimensions), *dimensions)`` whose k-th entry holds
+        the k-th index of each grid position. Sparse: a tuple of arrays, the k-th of shape 1
+        everywhere but along axis k.
+
+    Example:
+        >>> rows, cols = jnp.indices((2, 3))
+        >>> cols
+        Array([[0, 1, 2],
+               [0, 1, 2]], dtype=int32)
+    """
     dims = tuple(_size(_static(d, "indices")) for d in dimensions)
     dt = _dtype(dtype, "indices", dtypes.default_int())
     outs = []

@@ -136,36 +136,120 @@ def _typed(a: Any) -> tuple[np.dtype, bool]:
 
 
 def result_type(*args: Any) -> np.dtype:
-    """The dtype ember.numpy would promote these values or dtypes to (JAX's lattice)."""
+    """Return the dtype that Ember's operations would give for these operands.
+
+    Args:
+        *args: arrays, dtypes, scalar types or Python scalars (which are weakly typed: they
+            take the other operands' kind and width where they can).
+
+    Returns:
+        The promoted dtype under JAX's rules, canonicalized (32-bit unless x64 is on).
+
+    Example:
+        >>> jnp.result_type(jnp.int8, 1.0)
+        dtype('float32')
+        >>> jnp.result_type(jnp.array([1, 2]), jnp.float16)
+        dtype('float16')
+    """
     if not args:
         raise ValueError("at least one array or dtype is required")
     return dtypes.promote(*[_typed(a) for a in args])[0]
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The join of two dtypes in JAX's lattice (both taken as strongly typed)."""
+    """Return the dtype two dtypes promote to.
+
+    Args:
+        a, b: dtypes or scalar types, both taken as strongly typed.
+
+    Returns:
+        Their join in JAX's type-promotion lattice, which differs from NumPy's: it never
+        widens to 64 bits on its own (``int32`` with ``float16`` gives ``float16``, where
+        NumPy gives ``float64``).
+
+    Example:
+        >>> jnp.promote_types(jnp.int8, jnp.uint8)
+        dtype('int16')
+        >>> jnp.promote_types(jnp.int32, jnp.float16)
+        dtype('float16')
+    """
     return dtypes.promote_types(_as_dtype(a), _as_dtype(b))
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> Any:
-    """NumPy's can_cast on dtypes (an array argument stands for its dtype)."""
+    """Test whether a cast between dtypes is allowed by a casting rule.
+
+    Args:
+        from_: a dtype, a scalar type or an array (standing for its dtype).
+        to: the target dtype.
+        casting: NumPy's rule: ``'no'``, ``'equiv'``, ``'safe'`` (the default: no loss of
+            values), ``'same_kind'`` or ``'unsafe'``.
+
+    Returns:
+        A Python bool.
+
+    Example:
+        >>> jnp.can_cast(jnp.int8, jnp.int32)
+        True
+        >>> jnp.can_cast(jnp.float32, jnp.int32)
+        False
+    """
     return np.can_cast(_as_dtype(from_), _as_dtype(to), casting=casting)
 
 
 def finfo(dt: Any) -> Any:
-    """Machine limits of a float dtype (of the dtype named, as JAX: not canonicalized;
-    bfloat16's from ml_dtypes)."""
+    """Return the machine limits of a floating-point dtype.
+
+    Args:
+        dt: a float or complex dtype, scalar type or array (complex types give their real
+            part's limits).
+
+    Returns:
+        A ``numpy.finfo``-like object (``eps``, ``max``, ``min``, ``tiny``,
+        ``smallest_subnormal``, ``bits``, ...) of the dtype named, not canonicalized: as in
+        JAX, ``finfo(jnp.float64)`` describes float64 even with x64 off; bfloat16's comes
+        from ml_dtypes.
+
+    Example:
+        >>> float(jnp.finfo(jnp.float16).max)
+        65504.0
+    """
     return dtypes.finfo(_as_dtype(dt))
 
 
 def iinfo(dt: Any) -> np.iinfo:
-    """Machine limits of an integer dtype (of the dtype named, as finfo)."""
+    """Return the machine limits of an integer dtype.
+
+    Args:
+        dt: an integer dtype, scalar type or array.
+
+    Returns:
+        A ``numpy.iinfo`` (``min``, ``max``, ``bits``) of the dtype named, not canonicalized.
+
+    Example:
+        >>> jnp.iinfo(jnp.int8).max
+        127
+    """
     return np.iinfo(_as_dtype(dt))
 
 
 def issubdtype(arg1: Any, arg2: Any) -> Any:
-    """NumPy's issubdtype, accepting ember's scalar types (`jnp.float32`) on either side;
-    bfloat16 is a floating type (as JAX's, where NumPy knows nothing of it)."""
+    """Test whether a dtype is below another in NumPy's type hierarchy.
+
+    Args:
+        arg1: a dtype or scalar type (Ember's ``jnp.float32`` and friends included).
+        arg2: a dtype or an abstract type such as ``jnp.integer`` or ``jnp.floating``.
+
+    Returns:
+        A Python bool. Unlike NumPy, which does not know it, bfloat16 counts as a floating
+        type (as in JAX).
+
+    Example:
+        >>> jnp.issubdtype(jnp.int8, jnp.integer)
+        True
+        >>> jnp.issubdtype(jnp.float32, jnp.integer)
+        False
+    """
     a = arg1.dtype if isinstance(arg1, _ScalarMeta) else arg1
     b = arg2.dtype.type if isinstance(arg2, _ScalarMeta) else arg2
     return dtypes.issubdtype(a, b)
@@ -183,7 +267,23 @@ _KINDS = {
 
 
 def isdtype(dt: Any, kind: Any) -> Any:
-    """Array API isdtype: kind is a dtype, a kind name, or a tuple of those."""
+    """Test whether a dtype is of a given kind (the Array API's predicate).
+
+    Args:
+        dt: a dtype or scalar type.
+        kind: a dtype, one of the kind names ``'bool'``, ``'signed integer'``,
+            ``'unsigned integer'``, ``'integral'``, ``'real floating'``,
+            ``'complex floating'``, ``'numeric'``, or a tuple of these (any may match).
+
+    Returns:
+        A Python bool.
+
+    Example:
+        >>> jnp.isdtype(jnp.float32, "real floating")
+        True
+        >>> jnp.isdtype(jnp.int8, ("integral", jnp.bool_))
+        True
+    """
     d = _as_dtype(dt)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:

@@ -59,14 +59,46 @@ def _block(xs: Any) -> tuple[Any, int]:
 
 
 def block(arrays: Any) -> Any:
-    """An array assembled from nested lists of blocks (innermost lists along the last axis)."""
+    """Assemble an array from nested lists of blocks.
+
+    Args:
+        arrays: an array, or nested lists of arrays; the innermost lists are joined along
+            the last axis, the next level along the one before it, and so on (all lists at
+            one depth, as NumPy requires).
+
+    Returns:
+        The assembled array; blocks are made at least as many-dimensional as the nesting.
+
+    Example:
+        >>> jnp.block([[jnp.zeros((1, 2), int), jnp.ones((1, 1), int)], [jnp.full((1, 3), 7)]])
+        Array([[0, 0, 1],
+               [7, 7, 7]], dtype=int32)
+    """
     return _block(arrays)[0]
 
 
 def delete(arr: Any, obj: Any, axis: int | None = None, *,
            assume_unique_indices: bool = False) -> Any:
-    """arr without the entries obj (an int, slice, index array or boolean mask) along
-    axis (of the flattened arr when None)."""
+    """Return an array with entries removed along an axis.
+
+    Args:
+        arr: an array.
+        obj: what to remove: an int, a slice, an integer array of positions or a bool mask
+            (static values, since the result's shape depends on them).
+        axis: the axis to remove along; None (the default) flattens ``arr`` first.
+        assume_unique_indices: a promise that the positions in ``obj`` are unique and in
+            range, which lets them be traced (as JAX).
+
+    Returns:
+        A new array without the removed entries.
+
+    Example:
+        >>> jnp.delete(jnp.array([1, 2, 3, 4]), 1)
+        Array([1, 3, 4], dtype=int32)
+        >>> jnp.delete(jnp.arange(6).reshape(2, 3), jnp.array([0, 2]), axis=1)
+        Array([[1],
+               [4]], dtype=int32)
+    """
     check_arraylike("delete", arr)
     a = jnp.asarray(arr)
     if axis is None:
@@ -114,8 +146,25 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
 
 
 def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
-    """arr with `values` inserted before the positions obj (an int, slice or index array)
-    along axis (of the flattened arr when None)."""
+    """Return an array with values inserted along an axis.
+
+    Args:
+        arr: an array.
+        obj: where to insert: an int, a slice or an integer array of positions (before which
+            the values go).
+        values: the values, broadcast to the inserted block's shape.
+        axis: the axis to insert along; None (the default) flattens ``arr`` first.
+
+    Returns:
+        A new array with the values in place.
+
+    Example:
+        >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9)
+        Array([1, 9, 2, 3], dtype=int32)
+        >>> jnp.insert(jnp.array([[1, 2], [3, 4]]), 1, jnp.array([7, 8]), axis=1)
+        Array([[1, 7, 2],
+               [3, 8, 4]], dtype=int32)
+    """
     check_arraylike("insert", arr, 0 if isinstance(obj, builtins.slice) else obj, values)
     a = jnp.asarray(arr)
     if axis is None:
@@ -158,8 +207,29 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
 
 def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
              fill_value: Any = 0, out: None = None) -> Any:
-    """The slices of a along axis (the flattened a when None) where condition is true;
-    with `size`: the first `size` of them, padded with fill_value."""
+    """Select the slices of an array along an axis where a condition holds.
+
+    Args:
+        condition: a 1-d bool array (shorter than the axis: the rest is dropped).
+        a: an array.
+        axis: the axis to select along; None (the default) flattens ``a`` first.
+        size: the static length of the result, needed under ``jit`` (the count depends on
+            the data): shorter results are padded with ``fill_value``, longer ones cut.
+        fill_value: the padding value with ``size``.
+        out: not supported (must be None).
+
+    Returns:
+        The selected slices.
+
+    Example:
+        >>> jnp.compress(jnp.array([True, False, True]), jnp.array([[1, 2, 3], [4, 5, 6]]),
+        ...              axis=1)
+        Array([[1, 3],
+               [4, 6]], dtype=int32)
+        >>> jnp.compress(jnp.array([True, False, True]), jnp.array([1, 2, 3]), size=3,
+        ...              fill_value=-1)
+        Array([ 1,  3, -1], dtype=int32)
+    """
     check_arraylike("compress", condition, a, fill_value)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
@@ -190,15 +260,46 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
 
 
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
-    """compress(ravel(condition), ravel(arr))."""
+    """Return the elements of an array where a condition holds.
+
+    Args:
+        condition: an array of ``arr``'s size (nonzero means selected); both are flattened.
+        arr: an array.
+        size: the static length of the result, needed under ``jit``: shorter results are
+            padded with ``fill_value``, longer ones cut.
+        fill_value: the padding value with ``size``.
+
+    Returns:
+        A 1-d array: ``compress(ravel(condition), ravel(arr))``.
+
+    Example:
+        >>> jnp.extract(jnp.array([[True, False], [False, True]]), jnp.array([[1, 2], [3, 4]]))
+        Array([1, 4], dtype=int32)
+    """
     check_arraylike("extreact", condition, arr, fill_value)
     return compress(jnp.ravel(jnp.asarray(condition)), jnp.ravel(jnp.asarray(arr)),
                     size=size, fill_value=fill_value)
 
 
 def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
-    """out[i...] = choices[a[i...]][i...], all broadcast together; mode 'wrap' / 'clip'
-    for out-of-range a ('raise' checks concrete a)."""
+    """Build an array by picking, at each position, from one of several arrays.
+
+    Args:
+        a: an integer array: which choice to take at each position.
+        choices: a sequence of arrays, broadcast together with ``a``.
+        out: not supported (must be None).
+        mode: what an out-of-range ``a`` does: ``'raise'`` (the default: checked when ``a``
+            is concrete; under ``jit`` it cannot be, and raises a ConcretizationTypeError),
+            ``'wrap'`` (modulo the number of choices) or ``'clip'``.
+
+    Returns:
+        ``out[i...] = choices[a[i...]][i...]``.
+
+    Example:
+        >>> jnp.choose(jnp.array([0, 1, 2, 1]), [jnp.array([10, 11, 12, 13]),
+        ...            jnp.array([20, 21, 22, 23]), jnp.array([30, 31, 32, 33])])
+        Array([10, 21, 32, 23], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
     check_arraylike("choose", a, *choices)
@@ -231,8 +332,23 @@ def _kth(kth: Any, n: int) -> int:
 
 
 def partition(a: Any, kth: int, axis: int = -1) -> Any:
-    """a along axis with the kth+1 smallest values first (ascending, the kth in place) and
-    the others after them (descending)."""
+    """Partially sort an array so that one element lands in its sorted place.
+
+    Args:
+        a: an array.
+        kth: the position (static int) whose element ends where a full sort would put it.
+        axis: the axis to partition along.
+
+    Returns:
+        ``a`` along ``axis`` with the ``kth + 1`` smallest values first, in ascending order
+        (so the k-th is in place), and the rest after them. NumPy leaves both groups in an
+        unspecified order; Ember's, like JAX's, is the sorted one before ``kth`` and the
+        remaining values in descending order after it.
+
+    Example:
+        >>> jnp.partition(jnp.array([5, 1, 4, 2, 3]), 2)
+        Array([1, 2, 3, 5, 4], dtype=int32)
+    """
     check_arraylike("partition", a)
     arr = jnp.asarray(a)
     ax = _axis(axis, arr.ndim)
@@ -243,7 +359,21 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
 
 
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
-    """The indices that partition(a, kth, axis) takes from a."""
+    """Return the indices that would partition an array.
+
+    Args:
+        a: an array.
+        kth: the position (static int) whose element ends in its sorted place.
+        axis: the axis to partition along.
+
+    Returns:
+        Integer indices along ``axis`` such that ``take_along_axis(a, indices, axis)`` is
+        ``partition(a, kth, axis)``.
+
+    Example:
+        >>> jnp.argpartition(jnp.array([5, 1, 4, 2, 3]), 2)
+        Array([1, 3, 4, 0, 2], dtype=int32)
+    """
     check_arraylike("partition", a)
     arr = jnp.asarray(a)
     ax = _axis(axis, arr.ndim)
@@ -257,7 +387,21 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
 
 
 def resize(a: Any, new_shape: Any) -> Any:
-    """a's flattened values repeated (cyclically) to fill new_shape; zeros if a is empty."""
+    """Return an array of a new shape filled with the repeated values of another.
+
+    Args:
+        a: an array; it is flattened.
+        new_shape: an int or a tuple of ints (static).
+
+    Returns:
+        An array of ``new_shape`` holding ``a``'s flattened values repeated cyclically (zeros
+        when ``a`` is empty). Unlike ``reshape``, the sizes need not agree.
+
+    Example:
+        >>> jnp.resize(jnp.array([1, 2, 3]), (2, 4))
+        Array([[1, 2, 3, 1],
+               [2, 3, 1, 2]], dtype=int32)
+    """
     check_arraylike("resize", a)
     shape = (operator.index(new_shape),) if np.ndim(new_shape) == 0 else \
         tuple(operator.index(d) for d in new_shape)
@@ -272,7 +416,23 @@ def resize(a: Any, new_shape: Any) -> Any:
 
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
-    """a with `axis` moved to just before position `start`."""
+    """Move an axis to a new position (prefer ``moveaxis``, whose meaning is simpler).
+
+    Args:
+        a: an array.
+        axis: the axis to move.
+        start: the axis goes just before the axis now at position ``start`` (with ``start``
+            <= ``axis``: to position ``start``; with ``start`` > ``axis``: to ``start - 1``).
+
+    Returns:
+        ``a`` with its axes reordered (a copy, never a view).
+
+    Example:
+        >>> jnp.rollaxis(jnp.zeros((2, 3, 4)), 2).shape
+        (4, 2, 3)
+        >>> jnp.rollaxis(jnp.zeros((2, 3, 4)), 0, 2).shape
+        (3, 2, 4)
+    """
     check_arraylike("rollaxis", a)
     arr = jnp.asarray(a)
     nd = arr.ndim
@@ -289,7 +449,26 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 
 def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None,
                    inplace: bool = True, *, mode: str | None = None) -> Any:
-    """A copy of arr with values written at take_along_axis's positions (inplace=False)."""
+    """Return a copy of an array with values written at per-position indices along an axis.
+
+    Args:
+        arr: an array.
+        indices: an integer array, as for ``take_along_axis``.
+        values: the values, broadcast against ``indices``.
+        axis: the axis to index; None works on the flattened ``arr``.
+        inplace: must be False: arrays are immutable, so the updated copy is returned;
+            the default True raises ``ValueError``, as in JAX.
+        mode: out-of-range handling, as in ``take_along_axis``.
+
+    Returns:
+        The updated copy: the positions ``take_along_axis(arr, indices, axis)`` reads now
+        hold ``values``.
+
+    Example:
+        >>> jnp.put_along_axis(jnp.array([[10, 30, 20]]), jnp.array([[1]]), 0, axis=1,
+        ...                    inplace=False)
+        Array([[10,  0, 20]], dtype=int32)
+    """
     if inplace:
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because "
                          "JAX arraysare immutable. Pass inplace=False to instead return an "
@@ -330,7 +509,23 @@ def _cycle_to(v: Any, n: int) -> Any:
 
 
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
-    """A copy of arr whose entries where mask is true take vals in order (cycled)."""
+    """Return a copy of an array with the entries under a mask replaced, in order.
+
+    Args:
+        arr: an array.
+        mask: a bool array of ``arr``'s shape.
+        vals: the values for the masked entries, taken in order and repeated cyclically.
+        inplace: must be False: arrays are immutable, so the updated copy is returned;
+            the default True raises ``ValueError``, as in JAX.
+
+    Returns:
+        The updated copy.
+
+    Example:
+        >>> jnp.place(jnp.array([1, 2, 3, 4]), jnp.array([True, False, True, True]),
+        ...           jnp.array([7, 8]), inplace=False)
+        Array([7, 2, 8, 7], dtype=int32)
+    """
     check_arraylike("place", arr, mask, vals)
     data, m, v = jnp.asarray(arr), jnp.asarray(mask), jnp.ravel(jnp.asarray(vals))
     if inplace:
@@ -351,8 +546,25 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
 
 
 def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
-    """A copy of a with the flat positions ind set to v (cycled); out-of-range indices are
-    dropped (mode None), clipped ('clip') or wrapped ('wrap')."""
+    """Return a copy of an array with values written at flat positions.
+
+    Args:
+        a: an array.
+        ind: the flat positions (integers).
+        v: the values, repeated cyclically to the number of positions.
+        mode: out-of-range positions are dropped (None, the default), clipped (``'clip'``)
+            or wrapped (``'wrap'``); NumPy's ``'raise'`` is not supported.
+        inplace: must be False: arrays are immutable, so the updated copy is returned;
+            the default True raises ``ValueError``, as in JAX.
+
+    Returns:
+        The updated copy.
+
+    Example:
+        >>> jnp.put(jnp.array([1, 2, 3, 4]), jnp.array([0, 2]), jnp.array([9, 8]),
+        ...         inplace=False)
+        Array([9, 2, 8, 4], dtype=int32)
+    """
     if inplace:
         raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")

@@ -39,8 +39,23 @@ def _static_index(v: Any, what: str) -> int:
 
 def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: str = "C",
                       *, dtype: Any = None) -> Any:
-    """The flat index of each multi-index into an array of shape `dims` (C or F order);
-    mode 'wrap' takes indices modulo the dims, 'clip' clips them, 'raise' checks them."""
+    """Convert multi-indices into flat indices of an array of a given shape.
+
+    Args:
+        multi_index: a tuple of integer arrays, one per dimension, broadcast together.
+        dims: the array's shape.
+        mode: ``'raise'`` (the default: indices are checked when concrete; under ``jit``
+            they cannot be, as in JAX), ``'wrap'`` (modulo each dimension) or ``'clip'``.
+        order: ``'C'`` (row-major, the default) or ``'F'`` (column-major).
+        dtype: the result's integer dtype (default the default int type).
+
+    Returns:
+        The flat indices, of the broadcast shape of ``multi_index``.
+
+    Example:
+        >>> jnp.ravel_multi_index((jnp.array([0, 1, 2]), jnp.array([1, 0, 3])), (3, 4))
+        Array([ 1,  4, 11], dtype=int32)
+    """
     if len(multi_index) != len(dims):
         raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
     dims = tuple(_static_index(d, "`dims` argument of ravel_multi_index()") for d in dims)
@@ -86,8 +101,21 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: s
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
-    """The multi-index into `shape` of each flat index; indices past either end map to
-    the last / first position."""
+    """Convert flat indices into multi-indices of an array of a given shape.
+
+    Args:
+        indices: an integer array of flat (row-major) indices.
+        shape: the array's shape.
+
+    Returns:
+        A tuple of integer arrays, one per dimension. As in JAX (where NumPy raises), a
+        negative index in ``[-size, 0)`` counts from the end, and indices beyond either end
+        are clipped to the first or last position.
+
+    Example:
+        >>> jnp.unravel_index(jnp.array([1, 5, 11]), (3, 4))
+        (Array([0, 1, 2], dtype=int32), Array([1, 1, 3], dtype=int32))
+    """
     check_arraylike("unravel_index", indices)
     rest = jnp.asarray(indices)
     try:
@@ -116,12 +144,42 @@ def _tri_indices(fname: str, n: Any, k: Any, m: Any, lower: bool) -> tuple[Any, 
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
-    """(rows, cols) of the lower triangle (diagonal k and below) of an n x m array."""
+    """Return the indices of the lower triangle of an ``(n, m)`` array.
+
+    Args:
+        n: the number of rows.
+        k: the diagonal at and below which the indices lie: 0 the main one, > 0 above it,
+            < 0 below it.
+        m: the number of columns (default ``n``).
+
+    Returns:
+        ``(rows, cols)``: 1-d integer arrays of the positions with ``j <= i + k``, in
+        row-major order.
+
+    Example:
+        >>> jnp.tril_indices(3, k=-1, m=4)
+        (Array([1, 2, 2], dtype=int32), Array([0, 0, 1], dtype=int32))
+    """
     return _tri_indices("tril_indices", n, k, m, True)
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
-    """(rows, cols) of the upper triangle (diagonal k and above) of an n x m array."""
+    """Return the indices of the upper triangle of an ``(n, m)`` array.
+
+    Args:
+        n: the number of rows.
+        k: the diagonal at and above which the indices lie: 0 the main one, > 0 above it,
+            < 0 below it.
+        m: the number of columns (default ``n``).
+
+    Returns:
+        ``(rows, cols)``: 1-d integer arrays of the positions with ``j >= i + k``, in
+        row-major order.
+
+    Example:
+        >>> jnp.triu_indices(3, k=1)
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
     return _tri_indices("triu_indices", n, k, m, False)
 
 
@@ -135,25 +193,77 @@ def _shape_2d(fname: str, arr: Any) -> tuple[int, ...]:
 
 
 def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
-    """tril_indices for a 2-D array's shape."""
+    """Return the indices of the lower triangle of a 2-d array.
+
+    Args:
+        arr: a 2-d array (only its shape is used).
+        k: the diagonal at and below which the indices lie.
+
+    Returns:
+        ``tril_indices(arr.shape[0], k, arr.shape[1])``.
+
+    Example:
+        >>> jnp.tril_indices_from(jnp.zeros((2, 3)))
+        (Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))
+    """
     n, m = _shape_2d("tril_indices_from", arr)
     return tril_indices(n, k=k, m=m)
 
 
 def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
-    """triu_indices for a 2-D array's shape."""
+    """Return the indices of the upper triangle of a 2-d array.
+
+    Args:
+        arr: a 2-d array (only its shape is used).
+        k: the diagonal at and above which the indices lie.
+
+    Returns:
+        ``triu_indices(arr.shape[0], k, arr.shape[1])``.
+
+    Example:
+        >>> jnp.triu_indices_from(jnp.zeros((2, 2)))
+        (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
+    """
     n, m = _shape_2d("triu_indices_from", arr)
     return triu_indices(n, k=k, m=m)
 
 
 def mask_indices(n: int, mask_func: Any, k: int = 0, *, size: int | None = None) -> Any:
-    """The indices where mask_func(ones((n, n)), k) is nonzero (e.g. jnp.triu)."""
+    """Return the indices where a masking function of a square array is nonzero.
+
+    Args:
+        n: the size of the ``(n, n)`` array the mask is computed on.
+        mask_func: a function like ``jnp.triu`` or ``jnp.tril``, called as
+            ``mask_func(ones((n, n)), k)``.
+        k: the second argument passed to ``mask_func``.
+        size: the static number of indices, needed under ``jit``.
+
+    Returns:
+        ``(rows, cols)`` of the nonzero positions of the mask.
+
+    Example:
+        >>> jnp.mask_indices(3, jnp.triu, 1)
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
     a = jnp.ones((n, n), dtype=np.int32)
     return jnp.nonzero(mask_func(a, k), size=size)
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
-    """(arange(n),) * ndim: the main diagonal of an n x ... x n array."""
+    """Return the indices of the main diagonal of an ``n x ... x n`` array.
+
+    Args:
+        n: the length of each dimension.
+        ndim: the number of dimensions.
+
+    Returns:
+        A tuple of ``ndim`` copies of ``arange(n)``: indexing with it reads or (through
+        ``.at``) writes the diagonal.
+
+    Example:
+        >>> jnp.diag_indices(3)
+        (Array([0, 1, 2], dtype=int32), Array([0, 1, 2], dtype=int32))
+    """
     n = _static_index(n, "'n' argument of jnp.diag_indices()")
     ndim = _static_index(ndim, "'ndim' argument of jnp.diag_indices()")
     if n < 0:
@@ -164,7 +274,18 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
 
 
 def diag_indices_from(arr: Any) -> tuple[Any, ...]:
-    """diag_indices of an array whose dimensions are all equal."""
+    """Return the indices of the main diagonal of an array.
+
+    Args:
+        arr: an array with at least 2 dimensions, all of the same length.
+
+    Returns:
+        ``diag_indices(arr.shape[0], arr.ndim)``.
+
+    Example:
+        >>> jnp.diag_indices_from(jnp.zeros((2, 2)))
+        (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
+    """
     check_arraylike("diag_indices_from", arr)
     shape = np.shape(arr)
     if len(shape) < 2:
@@ -175,7 +296,25 @@ def diag_indices_from(arr: Any) -> tuple[Any, ...]:
 
 
 def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
-    """A copy of a with its main diagonal set to val (cycled when val is an array)."""
+    """Return a copy of an array with its main diagonal set.
+
+    Args:
+        a: an array with at least 2 dimensions (all of the same length beyond 2-d).
+        val: the value, or an array of values used in order and repeated cyclically.
+        wrap: must be False (NumPy's continuation of the diagonal in a tall 2-d array is
+            not supported, as in JAX).
+        inplace: must be False: arrays are immutable, so the updated copy is returned; the
+            default True raises ``NotImplementedError``, as in JAX.
+
+    Returns:
+        The updated copy.
+
+    Example:
+        >>> jnp.fill_diagonal(jnp.zeros((3, 3), int), jnp.array([1, 2]), inplace=False)
+        Array([[1, 0, 0],
+               [0, 2, 0],
+               [0, 0, 1]], dtype=int32)
+    """
     if inplace:
         raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
     if wrap:
@@ -196,7 +335,21 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
 
 
 def ix_(*args: Any) -> tuple[Any, ...]:
-    """An open mesh from 1-D index sequences: the i-th output has its values on axis i."""
+    """Build an open mesh from 1-d index sequences.
+
+    Args:
+        *args: 1-d integer sequences, one per axis (bool masks are not supported, as
+            in JAX).
+
+    Returns:
+        A tuple of arrays, the i-th holding its values along axis i and size 1 elsewhere, so
+        that ``a[ix_(rows, cols)]`` selects the cross product of rows and columns.
+
+    Example:
+        >>> rows, cols = jnp.ix_(jnp.array([0, 1]), jnp.array([2, 0, 1]))
+        >>> rows.shape, cols.shape
+        ((2, 1), (1, 3))
+    """
     check_arraylike("ix", *args)
     n = len(args)
     out = []

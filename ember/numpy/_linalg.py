@@ -163,7 +163,21 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """The dot product of the flattened operands, the first conjugated (sum conj(a) b)."""
+    """Compute the dot product of two flattened arrays, conjugating the first.
+
+    Args:
+        a, b: arrays of the same size; both are flattened.
+        precision: the matmul precision, as for ``jnp.matmul`` (accepted; Ember's CPU
+            products are full precision).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``sum(conj(ravel(a)) * ravel(b))``, a 0-d array.
+
+    Example:
+        >>> jnp.vdot(jnp.array([1 + 1j, 2]), jnp.array([1j, 1]))
+        Array(3.+1.j, dtype=complex64)
+    """
     a, b = _promote("vdot", a, b)
     if dtypes.kind(get_aval(a).dtype) == "c":
         a = lax.conj(a)
@@ -173,7 +187,24 @@ def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any =
 
 
 def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Contract the last axes: result shape a.shape[:-1] + b.shape[:-1]."""
+    """Compute the inner product of two arrays over their last axes.
+
+    Args:
+        a, b: arrays whose last dimensions have the same length (scalars multiply).
+        precision: the matmul precision, as for ``jnp.matmul`` (accepted; Ember's CPU
+            products are full precision).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``sum(a[..., k] * b[..., k])`` for every pair of leading indices: shape
+        ``a.shape[:-1] + b.shape[:-1]``.
+
+    Example:
+        >>> jnp.inner(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
+        Array(11., dtype=float32)
+        >>> jnp.inner(jnp.ones((2, 3)), jnp.ones((4, 3))).shape
+        (2, 4)
+    """
     a, b = _promote("inner", a, b)
     an, bn = get_aval(a).ndim, get_aval(b).ndim
     if an == 0 or bn == 0:
@@ -256,7 +287,22 @@ def _axis(axis: Any, ndim: int) -> int:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """sum(conj(x1) * x2, axis) over broadcast operands, as one batched dot_general."""
+    """Compute the dot product of vectors along an axis, conjugating the first.
+
+    Args:
+        x1, x2: arrays broadcast against each other; the vectors lie along ``axis``.
+        axis: the axis of the vectors (after broadcasting).
+        precision: the matmul precision, as for ``jnp.matmul`` (accepted; Ember's CPU
+            products are full precision).
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``sum(conj(x1) * x2, axis=axis)``.
+
+    Example:
+        >>> jnp.vecdot(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1.0, 1.0]))
+        Array([3., 7.], dtype=float32)
+    """
     x1, x2 = _promote("vecdot", x1, x2)
     if dtypes.kind(get_aval(x1).dtype) == "c":
         x1 = lax.conj(x1)

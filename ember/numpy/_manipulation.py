@@ -61,21 +61,76 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def shape(a: Any) -> tuple[int, ...]:
+    """Return the shape of an array.
+
+    Args:
+        a: an array, a scalar or a nested sequence.
+
+    Returns:
+        A tuple of Python ints (static, also for a traced array); ``()`` for a scalar.
+
+    Example:
+        >>> jnp.shape(jnp.zeros((2, 3)))
+        (2, 3)
+    """
     return get_aval(a).shape
 
 
 def ndim(a: Any) -> int:
+    """Return the number of dimensions of an array.
+
+    Args:
+        a: an array, a scalar or a nested sequence.
+
+    Returns:
+        A Python int (known without running anything, also for a traced array).
+
+    Example:
+        >>> jnp.ndim(jnp.zeros((2, 3)))
+        2
+    """
     return get_aval(a).ndim
 
 
 def size(a: Any, axis: int | None = None) -> int:
+    """Return the number of elements of an array, or its length along an axis.
+
+    Args:
+        a: an array, a scalar or a nested sequence.
+        axis: an axis, or None (the default) for the total count.
+
+    Returns:
+        A Python int (static, also for a traced array).
+
+    Example:
+        >>> jnp.size(jnp.zeros((2, 3)))
+        6
+        >>> jnp.size(jnp.zeros((2, 3)), axis=1)
+        3
+    """
     aval = get_aval(a)
     return aval.size if axis is None else aval.shape[_axis(axis, aval.ndim)]
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
-    """x converted to dtype (strongly typed), with XLA's conversion semantics. A complex x
-    becomes bool as x != 0, and a real type from its real part (with JAX's warning)."""
+    """Convert an array to a dtype.
+
+    Args:
+        x: an array or scalar.
+        dtype: the target dtype (a 64-bit type becomes 32-bit unless x64 is on, as in JAX).
+        copy: accepted for the Array API; arrays are immutable, so it changes nothing.
+        device: not supported beyond the default device (must be None).
+
+    Returns:
+        ``x`` in ``dtype``, strongly typed. Floats convert to integers by truncation toward
+        zero; out-of-range values follow XLA's conversion rather than NumPy's (which is
+        undefined there). A complex ``x`` becomes bool as ``x != 0`` and a real type from
+        its real part (with JAX's ComplexWarning).
+
+    Example:
+        >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
+        Array([ 1, -1], dtype=int32)
+    """
     x = ensure_array(x)
     new = dtypes.canonicalize_requested(dtype, "astype")
     if dtypes.kind(get_aval(x).dtype) == "c" and dtypes.kind(np.dtype(new)) != "c":
@@ -150,6 +205,20 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
 
 
 def ravel(a: Any, order: str = "C") -> Any:
+    """Flatten an array to one dimension.
+
+    Args:
+        a: an array.
+        order: ``'C'`` (row-major, the default) or ``'F'`` (column-major); NumPy's ``'A'``
+            and ``'K'`` are not supported, as in JAX.
+
+    Returns:
+        A 1-d array of ``a.size`` elements (a copy, never a view).
+
+    Example:
+        >>> jnp.ravel(jnp.array([[1, 2], [3, 4]]))
+        Array([1, 2, 3, 4], dtype=int32)
+    """
     a = ensure_array(a)
     return reshape(a, (get_aval(a).size,), order)
 
@@ -181,11 +250,36 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 
 
 def permute_dims(a: Any, /, axes: Sequence[int]) -> Any:
+    """Permute the axes of an array (the Array API's name for ``transpose``).
+
+    Args:
+        a: an array.
+        axes: a permutation of ``range(a.ndim)``: output axis i is input axis ``axes[i]``.
+
+    Returns:
+        The transposed array (a copy: there are no strided views, and under ``jit`` the
+        transpose usually fuses into its consumer).
+
+    Example:
+        >>> jnp.permute_dims(jnp.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
     return transpose(a, axes)
 
 
 def matrix_transpose(x: Any, /) -> Any:
-    """Swap the last two axes."""
+    """Transpose the last two axes of an array (a stack of matrices).
+
+    Args:
+        x: an array with at least two dimensions.
+
+    Returns:
+        ``x`` with its last two axes swapped; leading (batch) axes stay in place.
+
+    Example:
+        >>> jnp.matrix_transpose(jnp.arange(6).reshape(1, 2, 3)).shape
+        (1, 3, 2)
+    """
     x = ensure_array(x)
     nd = get_aval(x).ndim
     if nd < 2:
@@ -300,7 +394,19 @@ def expand_dims(a: Any, axis: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """NumPy's broadcast of shapes (an int stands for a 1-D shape)."""
+    """Return the shape that arrays of the given shapes broadcast to.
+
+    Args:
+        *shapes: tuples of ints (an int stands for a 1-d shape).
+
+    Returns:
+        The broadcast shape, a tuple of ints; ``ValueError`` when the shapes do not
+        broadcast.
+
+    Example:
+        >>> jnp.broadcast_shapes((3, 1), (4,), 1)
+        (3, 4)
+    """
     norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     try:
         return tuple(np.broadcast_shapes(*norm))
@@ -334,17 +440,29 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     if lead < 0 or any(s not in (1, t) for s, t in zip(aval.shape, shape[lead:])):
         raise ValueError(f"Incompatible shapes for broadcasting: {aval.shape} and requested "
                          f"shape {shape}")
-    # Size-1 dims that stretch are squeezed first, as JAX does, so the broadcast maps each
-    # remaining operand dimension onto an equal output dimension.
-    squeeze_dims = tuple(i for i, (s, t) in enumerate(zip(aval.shape, shape[lead:]))
-                         if s == 1 and t != 1)
-    if squeeze_dims:
-        a = lax.squeeze(a, squeeze_dims)
-    kept = tuple(lead + i for i in range(aval.ndim) if i not in squeeze_dims)
-    return lax.broadcast_in_dim(a, shape, kept)
+    # One broadcast_in_dim onto the trailing dims, size-1 dims stretching, as JAX 0.10.2's
+    # lax.broadcast_to stages it.
+    return lax.broadcast_in_dim(a, shape, tuple(range(lead, len(shape))))
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
+    """Broadcast any number of arrays against each other.
+
+    Args:
+        *args: arrays or scalars with shapes that broadcast together (NumPy's rules).
+
+    Returns:
+        A list of arrays, all of the broadcast shape. Unlike NumPy's read-only views, these
+        are new arrays (under ``jit`` the broadcasts are fused away).
+
+    Example:
+        >>> a, b = jnp.broadcast_arrays(jnp.array([[1], [2]]), jnp.array([10, 20, 30]))
+        >>> a
+        Array([[1, 1, 1],
+               [2, 2, 2]], dtype=int32)
+        >>> b.shape
+        (2, 3)
+    """
     shp = broadcast_shapes(*[get_aval(a).shape for a in args])
     return [broadcast_to(a, shp) for a in args]
 
@@ -406,7 +524,23 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
 
 
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
-    """The first choice whose condition holds, else default (NumPy's select)."""
+    """Choose, element-wise, from a list of arrays by the first condition that holds.
+
+    Args:
+        condlist: a sequence of bool arrays.
+        choicelist: a sequence of arrays, one per condition; all broadcast together with the
+            conditions.
+        default: the value where no condition holds.
+
+    Returns:
+        At each position, the element of the first choice whose condition is True there,
+        else ``default``.
+
+    Example:
+        >>> x = jnp.array([1, 2, 3])
+        >>> jnp.select([x < 2, x < 3], [x, x * 10], default=-1)
+        Array([ 1, 20, -1], dtype=int32)
+    """
     if len(condlist) != len(choicelist):
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
                          f"{len(choicelist)})")
@@ -469,6 +603,23 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 
 
 def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
+    """Join a sequence of arrays along an existing axis (the Array API's name for
+    ``concatenate``).
+
+    Args:
+        arrays: arrays with the same shape except along ``axis``; their dtypes are promoted
+            together.
+        axis: the axis to join along; None flattens every array first.
+
+    Returns:
+        The joined array.
+
+    Example:
+        >>> jnp.concat([jnp.array([[1]]), jnp.array([[2, 3]])], axis=1)
+        Array([[1, 2, 3]], dtype=int32)
+        >>> jnp.concat([jnp.array([[1]]), jnp.array([[2, 3]])], axis=None)
+        Array([1, 2, 3], dtype=int32)
+    """
     return concatenate(arrays, axis)
 
 
@@ -506,6 +657,8 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
 
 
 def _atleast(n: int, *arys: Any) -> Any:
+    if not arys:
+        return []
     out = []
     for a in arys:
         a = ensure_array(a)
@@ -521,17 +674,61 @@ def _atleast(n: int, *arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+# (each a jit of its own under a trace, as JAX stages them)
+@jit_like_jax("atleast_1d")
 def atleast_1d(*arys: Any) -> Any:
+    """Convert inputs to arrays with at least 1 dimension.
+
+    Args:
+        *arys: arrays or scalars.
+
+    Returns:
+        One array if one input was given, else a list. A scalar becomes shape ``(1,)``. Arrays with
+        1 or more dimensions are returned unchanged.
+
+    Example:
+        >>> jnp.atleast_1d(3)
+        Array([3], dtype=int32, weak_type=True)
+    """
     return _atleast(1, *arys)
 
 
+@jit_like_jax("atleast_2d")
 def atleast_2d(*arys: Any) -> Any:
-    """Arrays viewed with at least two dims: a 1-D (n,) becomes (1, n)."""
+    """Convert inputs to arrays with at least 2 dimensions.
+
+    Args:
+        *arys: arrays or scalars.
+
+    Returns:
+        One array if one input was given, else a list. A scalar becomes shape ``(1, 1)``, a 1-d
+        ``(n,)`` becomes ``(1, n)``. Arrays with 2 or more dimensions are returned unchanged.
+
+    Example:
+        >>> jnp.atleast_2d(jnp.array([1, 2]))
+        Array([[1, 2]], dtype=int32)
+    """
     return _atleast(2, *arys)
 
 
+@jit_like_jax("atleast_3d")
 def atleast_3d(*arys: Any) -> Any:
-    """At least three dims: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    """Convert inputs to arrays with at least 3 dimensions.
+
+    Args:
+        *arys: arrays or scalars.
+
+    Returns:
+        One array if one input was given, else a list. A scalar becomes ``(1, 1, 1)``, a 1-d
+        ``(n,)`` becomes ``(1, n, 1)`` and a 2-d ``(m, n)`` becomes ``(m, n, 1)``. Arrays with 3 or
+        more dimensions are returned unchanged.
+
+    Example:
+        >>> jnp.atleast_3d(jnp.array([1, 2])).shape
+        (1, 2, 1)
+    """
+    if len(arys) > 1:  # (one nested atleast_3d per array, as JAX stages it)
+        return [atleast_3d(a) for a in arys]
     return _atleast(3, *arys)
 
 
@@ -583,11 +780,39 @@ row_stack = vstack
 
 
 def dstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    """Stack arrays along the third axis (depth-wise).
+
+    Args:
+        tup: a sequence of arrays; each is first made at least 3-d (``(n,)`` becomes
+            ``(1, n, 1)``, ``(m, n)`` becomes ``(m, n, 1)``).
+        dtype: the dtype of the result (default: the arrays' promoted dtype).
+
+    Returns:
+        The arrays concatenated along axis 2.
+
+    Example:
+        >>> jnp.dstack([jnp.array([1, 2]), jnp.array([3, 4])])
+        Array([[[1, 3],
+                [2, 4]]], dtype=int32)
+    """
     return concatenate([atleast_3d(a) for a in _as_list(tup)], 2, dtype)
 
 
 def column_stack(tup: Sequence[Any]) -> Any:
-    """1-D arrays become columns; 2-D arrays are joined along axis 1."""
+    """Stack 1-d or 2-d arrays as columns of a 2-d array.
+
+    Args:
+        tup: a sequence of arrays: 1-d arrays of length n become columns ``(n, 1)``; 2-d
+            arrays are joined as they are.
+
+    Returns:
+        The arrays concatenated along axis 1.
+
+    Example:
+        >>> jnp.column_stack([jnp.array([1, 2]), jnp.array([3, 4])])
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     arrs = []
     for a in _as_list(tup):
         a = ensure_array(a)
@@ -600,6 +825,25 @@ def column_stack(tup: Sequence[Any]) -> Any:
 
 @jit_like_jax("append", static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    """Append values to the end of an array.
+
+    Args:
+        arr: an array.
+        values: the values to append; with ``axis`` they must match ``arr``'s shape except
+            along ``axis``.
+        axis: the axis to append along. None (the default) flattens both first.
+
+    Returns:
+        A new array (Ember arrays are immutable, so this never appends in place): the
+        concatenation of ``arr`` and ``values``, flattened when ``axis`` is None.
+
+    Example:
+        >>> jnp.append(jnp.array([1, 2]), jnp.array([[3, 4]]))
+        Array([1, 2, 3, 4], dtype=int32)
+        >>> jnp.append(jnp.array([[1, 2]]), jnp.array([[3, 4]]), axis=0)
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+    """
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)
     return concatenate([arr, values], axis)
@@ -670,16 +914,63 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
-    """split that allows unequal sections (the first ones are one longer)."""
+    """Split an array into sub-arrays, allowing sections of unequal size.
+
+    Args:
+        ary: an array.
+        indices_or_sections: an int N: N sections, the first ``len % N`` of them one element
+            longer; or a sequence of split points along ``axis``.
+        axis: the axis to split along.
+
+    Returns:
+        A list of arrays. The split points must be static (Python ints), as in JAX: the
+        pieces' shapes cannot depend on traced values.
+
+    Example:
+        >>> jnp.array_split(jnp.arange(7), 3)
+        [Array([0, 1, 2], dtype=int32), Array([3, 4], dtype=int32), Array([5, 6], dtype=int32)]
+    """
     return _split("array_split", ary, indices_or_sections, axis, even=False)
 
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """Split an array into sub-arrays along the second axis (the first for a 1-d array).
+
+    Args:
+        ary: an array with at least 1 dimension.
+        indices_or_sections: an int N (the axis is split into N equal sections; it must
+            divide the axis' length) or a sequence of split points.
+
+    Returns:
+        A list of arrays: ``split(ary, indices_or_sections, axis=1 (0 for 1-d))``. The split points
+        must be static, as in JAX.
+
+    Example:
+        >>> left, right = jnp.hsplit(jnp.arange(6).reshape(2, 3), [1])
+        >>> right
+        Array([[1, 2],
+               [4, 5]], dtype=int32)
+    """
     a = ensure_array(ary)
     return split(a, indices_or_sections, 1 if get_aval(a).ndim > 1 else 0)
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """Split an array into sub-arrays along the first axis (row-wise).
+
+    Args:
+        ary: an array with at least 2 dimensions.
+        indices_or_sections: an int N (the axis is split into N equal sections; it must
+            divide the axis' length) or a sequence of split points.
+
+    Returns:
+        A list of arrays: ``split(ary, indices_or_sections, axis=0)``. The split points
+        must be static, as in JAX.
+
+    Example:
+        >>> jnp.vsplit(jnp.arange(6).reshape(3, 2), 3)
+        [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32), Array([[4, 5]], dtype=int32)]
+    """
     a = ensure_array(ary)
     if get_aval(a).ndim < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
@@ -687,6 +978,21 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
 
 
 def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """Split an array into sub-arrays along the third axis (depth).
+
+    Args:
+        ary: an array with at least 3 dimensions.
+        indices_or_sections: an int N (the axis is split into N equal sections; it must
+            divide the axis' length) or a sequence of split points.
+
+    Returns:
+        A list of arrays: ``split(ary, indices_or_sections, axis=2)``. The split points
+        must be static, as in JAX.
+
+    Example:
+        >>> [a.shape for a in jnp.dsplit(jnp.zeros((2, 2, 6)), 3)]
+        [(2, 2, 2), (2, 2, 2), (2, 2, 2)]
+    """
     a = ensure_array(ary)
     if get_aval(a).ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -694,7 +1000,20 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
 
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
-    """The slices of x along axis, as a tuple (Array API)."""
+    """Split an array into its slices along an axis.
+
+    Args:
+        x: an array with at least one dimension.
+        axis: the axis to unstack along.
+
+    Returns:
+        A tuple of ``x.shape[axis]`` arrays, each without that axis (the inverse of
+        ``stack``).
+
+    Example:
+        >>> jnp.unstack(jnp.array([[1, 2], [3, 4]]), axis=1)
+        (Array([1, 3], dtype=int32), Array([2, 4], dtype=int32))
+    """
     x = ensure_array(x)
     aval = get_aval(x)
     if aval.ndim == 0:
@@ -800,55 +1119,78 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         Array([[3, 4],
                [1, 2]], dtype=int32)
     """
-    # A static shift s along an axis of size n is two slices joined:
-    # out = concat(a[n - s:], a[:n - s]) with s = shift mod n; a traced shift slices a
-    # doubled array dynamically.
+    # As JAX: a static shift (ints) is `jit[name=_roll_static]` with the shifts and axes
+    # static; anything else (a traced or array shift) is `jit[name=_roll_dynamic]`.
     a = ensure_array(a)
     aval = get_aval(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval.shape)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    if isinstance(shift, Tracer) or (hasattr(shift, "_ember_aval") and get_aval(shift).ndim):
-        shifts: Any = shift
-    else:
-        shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
-    if isinstance(shifts, (tuple, list)):
-        if len(shifts) == 1 and len(axes) > 1:
-            shifts = shifts * len(axes)
-        if len(axes) == 1 and len(shifts) > 1:
-            axes = axes * len(shifts)
-        if len(shifts) != len(axes):
-            raise ValueError("shift and axis must have the same length")
-        for s, ax in zip(shifts, axes):
-            a = _roll_one(a, s, _axis(ax, aval.ndim))
-        return a
-    if get_aval(shifts).ndim:
-        return roll(a, tuple(shifts[i] for i in range(get_aval(shifts).shape[0])), axis)
-    for ax in axes:
-        a = _roll_one(a, shifts, _axis(ax, aval.ndim))
+    axes = tuple(_axis(ax, aval.ndim) for ax in
+                 (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    try:
+        shifts = _index_tuple(shift)
+    except TypeError:
+        from ember.numpy._creation import asarray
+        return _roll_dynamic(a, asarray(shift), axes)
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length "
+                         "(or one of them length 1)")
+    return _roll_static(a, shifts, axes)
+
+
+def _index_tuple(x: Any) -> tuple[int, ...]:
+    """x as a tuple of Python ints; TypeError for a tracer or a non-integer."""
+    if isinstance(x, Tracer):
+        raise TypeError("traced shift")
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(operator.index(v) for v in x)
+
+
+def _pairs(axes: tuple[int, ...], shifts: Sequence[Any]) -> list[tuple[int, Any]]:
+    n = builtins.max(len(axes), len(shifts))
+    return [(axes[0 if len(axes) == 1 else i], shifts[0 if len(shifts) == 1 else i])
+            for i in range(n)]
+
+
+@jit_like_jax("_roll_static", static_argnames=("shift", "axis"))
+def _roll_static(a: Any, shift: tuple[int, ...], axis: tuple[int, ...]) -> Any:
+    # A shift s along an axis of size n: out = concat(a[i:], a[:i]) with i = -s mod n (the
+    # slices carry unit strides, as lax.slice_in_dim passes them in JAX).
+    for ax, s in _pairs(axis, shift):
+        shape = get_aval(a).shape
+        n = shape[ax]
+        if n == 0:
+            continue
+        i = (-s) % n
+        ones = [1] * len(shape)
+        first_lo, first_hi = [0] * len(shape), list(shape)
+        first_lo[ax] = i
+        second_hi = list(shape)
+        second_hi[ax] = i
+        a = lax.concatenate([lax.slice(a, first_lo, first_hi, ones),
+                             lax.slice(a, [0] * len(shape), second_hi, ones)], ax)
     return a
 
 
-def _roll_one(a: Any, shift: Any, ax: int) -> Any:
-    n = get_aval(a).shape[ax]
-    if n == 0:
-        return a
-    if isinstance(shift, Tracer):
-        # Dynamic: a doubled array [a, a] sliced at (n - shift mod n) has length n.
+@jit_like_jax("_roll_dynamic", static_argnames=("axis",))
+def _roll_dynamic(a: Any, shift: Any, axis: tuple[int, ...]) -> Any:
+    # A traced shift: a doubled array [a, a] sliced dynamically at n - (shift mod n).
+    from ember.numpy._ufuncs import remainder
+    sh = get_aval(shift).shape
+    if len(sh) > 1 or (sh and sh[0] not in (1, len(axis)) and len(axis) != 1):
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    count = builtins.max(sh[0] if sh else 1, len(axis))
+    shifts = broadcast_to(shift, (count,))
+    for k, ax in enumerate(axis * count if len(axis) == 1 else axis):
+        x = lax.squeeze(lax.slice(shifts, [k], [k + 1], [1]), (0,))
+        n = get_aval(a).shape[ax]
+        size = np.array(n, np.int32)
+        x = remainder(lax.convert_element_type(x, np.int32), lax.max(size, np.int32(1)))
         doubled = lax.concatenate([a, a], ax)
-        s = lax.convert_element_type(shift, np.int32)
-        nn = lax.convert_element_type(n, np.int32)
-        r = lax.rem(s, nn)
-        r = lax.select(lax.lt(r, lax.convert_element_type(0, np.int32)), lax.add(r, nn), r)
-        start = lax.rem(lax.sub(nn, r), nn)
-        aval = get_aval(a)
-        zero = lax.convert_element_type(0, np.int32)
-        starts = [start if i == ax else zero for i in range(aval.ndim)]
-        return lax.dynamic_slice(doubled, starts, aval.shape)
-    s = operator.index(shift) % n
-    if s == 0:
-        return a
-    return lax.concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)], ax)
+        a = lax.dynamic_slice_in_dim(doubled, lax.sub(size, x), n, axis=ax)
+    return a
 
 
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
@@ -1045,15 +1387,40 @@ def _pad_pairs(pad_width: Any, nd: int, name: str) -> list[tuple[Any, Any]]:
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """array padded by pad_width (int, (before, after), or one pair per axis).
+    """Pad an array.
 
-    Modes: constant (constant_values), edge, wrap, reflect and symmetric (reflect_type
-    'even'), maximum, minimum and mean (over the whole axis; stat_length is not supported).
-    constant pads with lax.pad; the others join slices along one axis at a time. reflect,
-    symmetric and wrap are periodic extensions: the padded axis at position i (from -before)
-    is p[i mod P] for the period p = x (wrap, P = n), x + reversed(x[1:-1]) (reflect,
-    P = 2n - 2) or x + reversed(x) (symmetric, P = 2n).
+    Args:
+        array: an array.
+        pad_width: how many values to add before and after each axis: an int (the same
+            everywhere), a pair ``(before, after)`` (the same for every axis), or one pair
+            per axis. Static, non-negative ints.
+        mode: ``'constant'`` (the default; ``constant_values=`` gives the value, 0 by
+            default, or a pair per axis), ``'edge'`` (repeat the end values), ``'wrap'``
+            (the array repeated periodically), ``'reflect'`` (mirrored without repeating the
+            end value), ``'symmetric'`` (mirrored with it), ``'maximum'``, ``'minimum'``,
+            ``'mean'`` (the statistic of the whole axis) or ``'empty'`` (zeros, as XLA has
+            no uninitialized memory).
+        **kwargs: ``constant_values`` for ``'constant'``; ``reflect_type='even'`` for
+            ``'reflect'`` and ``'symmetric'``. NumPy's ``'linear_ramp'``, ``'median'``,
+            ``stat_length``, ``reflect_type='odd'`` and a callable mode are not supported.
+
+    Returns:
+        The padded array, of ``array``'s dtype, each axis ``before + n + after`` long.
+
+    Example:
+        >>> jnp.pad(jnp.array([1, 2, 3]), 2)
+        Array([0, 0, 1, 2, 3, 0, 0], dtype=int32)
+        >>> jnp.pad(jnp.array([1, 2, 3]), (2, 1), mode="reflect")
+        Array([3, 2, 1, 2, 3, 2], dtype=int32)
+        >>> jnp.pad(jnp.array([[1, 2], [3, 4]]), ((1, 0), (0, 1)), constant_values=9)
+        Array([[9, 9, 9],
+               [1, 2, 9],
+               [3, 4, 9]], dtype=int32)
     """
+    # constant pads with lax.pad; the others join slices along one axis at a time. reflect,
+    # symmetric and wrap are periodic extensions: the padded axis at position i (from
+    # -before) is p[i mod P] for the period p = x (wrap, P = n), x + reversed(x[1:-1])
+    # (reflect, P = 2n - 2) or x + reversed(x) (symmetric, P = 2n).
     x = ensure_array(array)
     aval = get_aval(x)
     nd = aval.ndim
@@ -1191,9 +1558,6 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         >>> jnp.diagonal(jnp.arange(9).reshape(3, 3), 1)
         Array([1, 5], dtype=int32)
     """
-    # With the two axes moved last and merged, the diagonal element (i, i + k) of an n x m
-    # plane sits at flat position i (m + 1) + k for k >= 0, and (i - k, i) at
-    # -k m + i (m + 1) for k < 0: one strided slice with stride m + 1.
     a = ensure_array(a)
     aval = get_aval(a)
     if aval.ndim < 2:
@@ -1201,28 +1565,36 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     ax1, ax2 = _axis(axis1, aval.ndim), _axis(axis2, aval.ndim)
     if ax1 == ax2:
         raise ValueError("axis1 and axis2 must not be equal")
-    k = operator.index(offset)
-    a = moveaxis(a, (ax1, ax2), (-2, -1))
-    lead = get_aval(a).shape[:-2]
-    n, m = get_aval(a).shape[-2:]
-    length = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
-    flat = reshape(a, (*lead, n * m))
-    if length == 0:
-        return _slice_axis(flat, len(lead), 0, 0)
-    start = k if k >= 0 else -k * m
-    stop = start + (length - 1) * (m + 1) + 1
-    return _slice_axis(flat, len(lead), start, stop, m + 1)
+    # (under a trace one jit[name=diagonal] equation, its arguments static, as in JAX)
+    return _diagonal(a, offset=operator.index(offset), axis1=ax1, axis2=ax2)
 
 
-@jit_like_jax("trace", static_argnames=("offset", "axis1", "axis2", "dtype"))
+@jit_like_jax("diagonal", static_argnames=("offset", "axis1", "axis2"))
+def _diagonal(a: Any, offset: int, axis1: int, axis2: int) -> Any:
+    # JAX's formulation: with the two axes moved last, the elements (i, i + k) for k >= 0
+    # ((i - k, i) for k < 0) read by advanced indexing with two aranges (a gather). (JAX
+    # 0.10.2 stages a square 2-d case as a platform-dependent cond, which Ember does not.)
+    from ember.numpy._creation import arange
+    shape = get_aval(a).shape
+    k = offset
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    size = builtins.max(0, builtins.min(shape[axis1] + builtins.min(k, 0),
+                                        shape[axis2] - builtins.max(k, 0)))
+    i = arange(size)
+    j = arange(abs(k), abs(k) + size)
+    return a[..., i, j] if k >= 0 else a[..., j, i]
+
+
+@jit_like_jax("trace", static_argnames=("axis1", "axis2", "dtype"))
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:
     """Sum of the elements on a diagonal of ``a``.
 
     Args:
         a: array with at least two dimensions.
-        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it. Unlike JAX,
-            Ember needs a static (Python) integer here.
+        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it; an int or a
+            traced integer scalar (under a trace a given offset is an argument of the
+            nested jit, as in JAX).
         axis1, axis2: the two axes holding the matrices (default the first two).
         dtype: the accumulation and output dtype (default: ``sum``'s rule, so small
             integers accumulate as the default integer type).
@@ -1236,7 +1608,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
         >>> jnp.trace(jnp.arange(9.0).reshape(3, 3))
         Array(12., dtype=float32)
     """
-    from ember.numpy._creation import eye, zeros_like
+    from ember.numpy._creation import zeros_like
     from ember.numpy._reductions import sum as _sum
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
@@ -1249,5 +1621,15 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     # Masking the diagonal and summing both axes (not slicing it out) is JAX's formulation:
     # the traced text then matches JAX's `jit[name=trace]` op for op.
     a = moveaxis(a, (axis1, axis2), (-2, -1))
-    a = where(eye(rows, cols, k=offset, dtype=np.bool_), a, zeros_like(a))
+    # The mask row + offset == col (eye's formulation, with the offset possibly traced).
+    if isinstance(offset, Tracer) or hasattr(offset, "_ember_aval"):
+        aval = get_aval(offset)
+        if aval.shape != () or dtypes.kind(aval.dtype) not in "iu":
+            raise TypeError(f"trace: offset must be an integer scalar, got {aval.str_short()}")
+    else:
+        offset = operator.index(offset)
+    row = lax.broadcasted_iota(np.int32, (rows, cols), 0)
+    col = lax.broadcasted_iota(np.int32, (rows, cols), 1)
+    mask = lax.eq(lax.add(row, lax.convert_element_type(offset, np.int32)), col)
+    a = where(mask, a, zeros_like(a))
     return _sum(a, axis=(-2, -1), dtype=dtype)

@@ -24,6 +24,7 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["polyval", "polyfit", "poly", "roots", "polyadd", "polysub", "polymul",
@@ -37,18 +38,29 @@ def _static_order(m: Any, what: str) -> int:
     return operator.index(m)
 
 
+@jit_like_jax("polyval", static_argnames=("unroll",))
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
-    """p[0] x^(n-1) + ... + p[n-1], by Horner's rule (a scan over p's first axis)."""
+    """Evaluate a polynomial at given points.
+
+    Args:
+        p: the coefficients, highest power first; a 2-d ``p`` holds one polynomial per
+            column (evaluated against the matching ``x``).
+        x: the points, broadcast against ``p.shape[1:]``.
+        unroll: how many Horner steps the scan performs per iteration (static).
+
+    Returns:
+        ``p[0] x**(n-1) + ... + p[n-1]`` by Horner's rule, in the promoted dtype of ``p``
+        and ``x``.
+
+    Example:
+        >>> jnp.polyval(jnp.array([1.0, 0.0, -2.0]), jnp.array([0.0, 1.0, 2.0]))
+        Array([-2., -1.,  2.], dtype=float32)
+    """
     check_arraylike("polyval", p, x)
     p, x = promote_dtypes(jnp.asarray(p), jnp.asarray(x))
     shape = jnp.broadcast_shapes(p.shape[1:], x.shape)
-    y = jnp.zeros(shape, x.dtype)
-    if p.shape[0] <= unroll:
-        # A scan unrolled at least its length is straight-line code: written out directly
-        # (the same operations in the same order, and it maps under vmap without a loop).
-        for i in builtins.range(p.shape[0]):
-            y = y * x + p[i]
-        return y
+    y = lax.full_like(x, 0, shape=shape)
+    # (a scan unrolled `unroll` steps at a time, as JAX stages it)
     y, _ = lax.scan(lambda y, c: (y * x + c, None), y, p, unroll=unroll)
     return y
 
@@ -159,7 +171,20 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
 
 
 def poly(seq_of_zeros: Any) -> Any:
-    """The coefficients of prod_k (x - z_k) (1 for no zeros)."""
+    """Return the coefficients of the monic polynomial with given roots.
+
+    Args:
+        seq_of_zeros: a 1-d array of roots (a square matrix, whose characteristic polynomial
+            NumPy computes, needs complex eigenvalues: not available yet).
+
+    Returns:
+        The coefficients of ``prod_k (x - z_k)``, highest power first (``[1.]`` for no
+        roots).
+
+    Example:
+        >>> jnp.poly(jnp.array([1.0, 2.0]))
+        Array([ 1., -3.,  2.], dtype=float32)
+    """
     check_arraylike("poly", seq_of_zeros)
     (z,) = promote_dtypes_inexact(jnp.asarray(seq_of_zeros))
     z = jnp.atleast_1d(z)
@@ -236,24 +261,62 @@ def _companion_roots(p: Any, cdtype: Any) -> Any:
     return jnp.linalg.eigvals(a)
 
 
+@jit_like_jax("polyadd")
 def polyadd(a1: Any, a2: Any) -> Any:
-    """Sum of two polynomials (the shorter one aligned to the low powers)."""
+    """Add two polynomials.
+
+    Args:
+        a1, a2: 1-d coefficient arrays, highest power first (of any lengths).
+
+    Returns:
+        The coefficients of the sum: the shorter array is added to the low powers of the
+        longer one.
+
+    Example:
+        >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+        Array([1, 1, 2], dtype=int32)
+    """
     check_arraylike("polyadd", a1, a2)
     a1, a2 = promote_dtypes(jnp.asarray(a1), jnp.asarray(a2))
     if a2.shape[0] <= a1.shape[0]:
-        return a1.at[a1.shape[0] - a2.shape[0]:].add(a2)
-    return a2.at[a2.shape[0] - a1.shape[0]:].add(a1)
+        return a1.at[-a2.shape[0]:].add(a2)
+    return a2.at[-a1.shape[0]:].add(a1)
 
 
+@jit_like_jax("polysub")
 def polysub(a1: Any, a2: Any) -> Any:
-    """Difference of two polynomials."""
+    """Subtract one polynomial from another.
+
+    Args:
+        a1, a2: 1-d coefficient arrays, highest power first (of any lengths).
+
+    Returns:
+        The coefficients of ``a1 - a2``, aligned on the low powers.
+
+    Example:
+        >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+        Array([-1,  1,  2], dtype=int32)
+    """
     check_arraylike("polysub", a1, a2)
     a1, a2 = promote_dtypes(jnp.asarray(a1), jnp.asarray(a2))
     return polyadd(a1, -a2)
 
 
 def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
-    """Product of two polynomials (their convolution)."""
+    """Multiply two polynomials.
+
+    Args:
+        a1, a2: 1-d coefficient arrays, highest power first; they promote to an inexact
+            dtype.
+        trim_leading_zeros: drop leading zero coefficients first (needs concrete inputs).
+
+    Returns:
+        The coefficients of the product: the full convolution of ``a1`` and ``a2``.
+
+    Example:
+        >>> jnp.polymul(jnp.array([1.0, 1.0]), jnp.array([1.0, -1.0]))
+        Array([ 1.,  0., -1.], dtype=float32)
+    """
     check_arraylike("polymul", a1, a2)
     a1, a2 = promote_dtypes_inexact(jnp.asarray(a1), jnp.asarray(a2))
     if trim_leading_zeros and (a1.shape[0] > 1 or a2.shape[0] > 1):
@@ -266,8 +329,23 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
 
 
 def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, Any]:
-    """(quotient, remainder) of u / v by long division; the remainder keeps u's length
-    unless trim_leading_zeros (then its leading near-zeros, below sqrt(eps), go)."""
+    """Divide one polynomial by another.
+
+    Args:
+        u: the dividend's coefficients, highest power first.
+        v: the divisor's coefficients, highest power first (``v[0]`` nonzero).
+        trim_leading_zeros: drop the remainder's leading coefficients below ``sqrt(eps)``
+            (needs concrete inputs, as in JAX).
+
+    Returns:
+        ``(quotient, remainder)`` by long division; unlike NumPy, the remainder keeps
+        ``u``'s length (static shapes) unless ``trim_leading_zeros``.
+
+    Example:
+        >>> q, r = jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))
+        >>> q
+        Array([ 1., -1.], dtype=float32)
+    """
     check_arraylike("polydiv", u, v)
     u, v = promote_dtypes_inexact(jnp.asarray(u), jnp.asarray(v))
     m, n = u.shape[0] - 1, v.shape[0] - 1
@@ -289,8 +367,21 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
     return q, u
 
 
+@jit_like_jax("polyder", static_argnames=("m",))
 def polyder(p: Any, m: int = 1) -> Any:
-    """The m-th derivative: coefficient of x^j times j (j - 1) ... (j - m + 1)."""
+    """Differentiate a polynomial.
+
+    Args:
+        p: the coefficients, highest power first.
+        m: the order of the derivative (a static int >= 0).
+
+    Returns:
+        The coefficients of the m-th derivative (``m`` fewer), in an inexact dtype.
+
+    Example:
+        >>> jnp.polyder(jnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array([3., 4., 3.], dtype=float32)
+    """
     check_arraylike("polyder", p)
     m = _static_order(m, "'m' argument of jnp.polyder")
     (p,) = promote_dtypes_inexact(jnp.asarray(p))
@@ -298,19 +389,36 @@ def polyder(p: Any, m: int = 1) -> Any:
         raise ValueError("Order of derivative must be positive")
     if m == 0:
         return p
-    n = p.shape[0]
-    powers = np.arange(n - 1, -1, -1)[:n - m] if n > m else np.zeros((0,), np.int64)
-    coeff = np.prod([powers - i for i in builtins.range(m)], axis=0) if n > m else powers
-    return p[:builtins.max(n - m, 0)] * jnp.asarray(np.asarray(coeff, np.float64), p.dtype)
+    # The coefficient of x^j gains the factor j (j - 1) ... (j - m + 1): the product down
+    # the columns of a grid of (m..n-1) - (0..m-1), reversed (JAX's staging).
+    coeff = jnp.prod(jnp.arange(m, p.shape[0], dtype=p.dtype)[np.newaxis]
+                     - jnp.arange(m, dtype=p.dtype)[:, np.newaxis], axis=0)
+    return p[:-m] * coeff[::-1]
 
 
+@jit_like_jax("polyint", static_argnames=("m",))
 def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
-    """The m-th antiderivative, with integration constants k (scalar or length m; k[0]
-    is the constant of the first integration, i.e. the highest of the new low powers)."""
+    """Integrate a polynomial.
+
+    Args:
+        p: the coefficients, highest power first.
+        m: the order of the antiderivative (a static int >= 0).
+        k: the integration constants: a scalar (used for every step) or ``m`` values,
+            ``k[0]`` the constant of the first integration.
+
+    Returns:
+        The coefficients of the m-th antiderivative (``m`` more), in an inexact dtype.
+
+    Example:
+        >>> jnp.polyint(jnp.array([3.0, 2.0, 1.0]))
+        Array([1., 1., 1., 0.], dtype=float32)
+        >>> jnp.polyint(jnp.array([6.0]), 2, k=jnp.array([1.0, 2.0]))
+        Array([3., 1., 2.], dtype=float32)
+    """
     m = _static_order(m, "'m' argument of jnp.polyint")
     k = 0 if k is None else k
     check_arraylike("polyint", p, k)
-    p, k = promote_dtypes_inexact(jnp.asarray(p), jnp.asarray(k))
+    p, k = promote_dtypes_inexact(jnp.asarray(p), k)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     k = jnp.atleast_1d(k)
@@ -321,16 +429,33 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     if m == 0:
         return p
     # The coefficient of x^j in the result is the input's times 1 / ((j)(j-1)...(j-m+1)),
-    # and the constants k fill the m lowest powers, each divided by its own falling factor.
-    total = p.shape[0] + m
-    powers = np.arange(total - 1, -1, -1)
-    denom = np.prod([np.maximum(1, powers - i) for i in builtins.range(m)], axis=0)
-    return jnp.concatenate([p, k]) / jnp.asarray(denom.astype(np.float64), p.dtype)
+    # and the constants k fill the m lowest powers, each divided by its own falling factor
+    # (the factors at least 1: JAX's grid of (0..n+m-1) - (0..m-1), clipped, multiplied
+    # down the columns and reversed).
+    grid = (jnp.arange(p.shape[0] + m, dtype=p.dtype)[np.newaxis]
+            - jnp.arange(m, dtype=p.dtype)[:, np.newaxis])
+    coeff = jnp.prod(jnp.maximum(1, grid), axis=0)[::-1]
+    return jnp.true_divide(jnp.concatenate((p, k)), coeff)
 
 
 def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
-    """filt without its leading ('f') and / or trailing ('b') zeros (along each axis of
-    `axis`, all by default: the zero hyperplanes at the borders). Needs concrete input."""
+    """Remove leading and/or trailing zeros.
+
+    Args:
+        filt: an array (its values must be concrete: the result's shape depends on them).
+        trim: ``'f'`` (front), ``'b'`` (back) or ``'fb'`` (both, the default).
+        axis: the axes to trim along (all by default): the all-zero hyperplanes at the
+            borders are removed.
+
+    Returns:
+        The trimmed array.
+
+    Example:
+        >>> jnp.trim_zeros(jnp.array([0, 0, 1, 2, 0]))
+        Array([1, 2], dtype=int32)
+        >>> jnp.trim_zeros(jnp.array([0, 0, 1, 2, 0]), trim="b")
+        Array([0, 0, 1, 2], dtype=int32)
+    """
     check_arraylike("trim_zeros", filt)
     filt = jnp.asarray(filt)
     if isinstance(filt, Tracer):

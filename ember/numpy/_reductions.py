@@ -83,9 +83,16 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
     if result_f16:
         a = lax.convert_element_type(a, dtypes.float32)
     if bool_op:
-        if dtypes.kind(aval.dtype) != "b":
+        if dtypes.kind(aval.dtype) == "c":
+            # (JAX converts the real part only, so any([1j]) is False there; NumPy's True
+            # is kept: compare with zero)
             a = lax.ne(a, lax.full_like(a, 0))
+        elif dtypes.kind(aval.dtype) != "b":
+            a = lax.convert_element_type(a, np.dtype(bool))  # (as JAX stages it)
     elif dtype is not None:
+        if upcast and dtypes.kind(aval.dtype) == "b":
+            # (a sum or product of bools counts in the default int first, as JAX stages it)
+            a = lax.convert_element_type(a, dtypes.default_int())
         a = lax.convert_element_type(a, dtypes.canonicalize(np.dtype(dtype)))
     elif upcast:
         target = _upcast_small_int(aval.dtype)
@@ -95,13 +102,15 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
     axes = normalize_axes(axis, aval.ndim)
     if where is not None:
         from ember.numpy._manipulation import where as _where
-        a = _where(where, a, lax.full_like(a, identity(aval.dtype)))
+        # (the identity as a 0-d constant of a's dtype, broadcast inside `_where`, as JAX)
+        a = _where(where, a, lax.convert_element_type(identity(aval.dtype), aval.dtype))
         aval = get_aval(a)
-    out = lax_reduce(a, axes) if axes else a
+    out = lax_reduce(a, axes)  # (also for no axes: JAX stages reduce_*[axes=()])
     if initial is not None:
         from ember.numpy._ufuncs import maximum, minimum
         combine = {"max": maximum, "min": minimum}.get(name, lax.add if name == "sum" else lax.mul)
-        out = combine(out, lax.convert_element_type(initial, get_aval(out).dtype))
+        # (initial on the left, as JAX orders the operands)
+        out = combine(lax.convert_element_type(initial, get_aval(out).dtype), out)
     if result_f16:
         out = lax.convert_element_type(out, low)
     if keepdims:
@@ -342,11 +351,12 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
-    total = sum(a, axis, keepdims=keepdims, where=where)
+    # (the count first, then the sum, as JAX stages them)
     if where is None:
         count: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
     else:
         count = _count_where(where, aval.shape, axis, comp, keepdims)
+    total = sum(a, axis, keepdims=keepdims, where=where)
     return lax.convert_element_type(lax.div(total, count), res, get_aval(a).weak_type
                                     and dtype is None)
 
@@ -374,10 +384,27 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         Array(1.6666666, dtype=float32)
     """
     check_arraylike("var", a)
+    axis, ddof = _var_args(axis, ddof, correction)
+    # (under a trace one jit[name=_var] equation, the correction a traced argument, as JAX)
+    return _var(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
+
+
+def _var_args(axis: Any, ddof: Any, correction: Any) -> tuple[Any, Any]:
+    """(axis hashable, the correction) from var/std's arguments."""
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
+    return (tuple(axis) if isinstance(axis, list) else axis), ddof
+
+
+@jit_like_jax("_var", static_argnames=("axis", "dtype", "keepdims"))
+def _var(a: Any, *, axis: Any, dtype: Any, correction: Any, keepdims: bool,
+         where: Any) -> Any:
+    # JAX's op order: the centered squares, the divisor n - correction, then the sum; a
+    # divisor <= 0 gives NaN (as JAX; NumPy gives inf where the sum is not 0, and warns).
+    from ember.numpy._manipulation import where as _where
+    from ember.numpy._ufuncs import greater
     a, comp, res = _inexact_computation(a, dtype)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
@@ -390,13 +417,14 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
             res = comp
     else:
         sq = lax.square(centered)
-    total = sum(sq, axis, keepdims=keepdims, where=where)
     if where is None:
         n: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
     else:
         n = _count_where(where, aval.shape, axis, comp, keepdims)
-    n = lax.sub(n, lax.convert_element_type(ddof, comp))
-    return lax.convert_element_type(lax.div(total, n), res)
+    n = lax.sub(n, lax.convert_element_type(correction, comp))
+    total = sum(sq, axis, keepdims=keepdims, where=where)
+    result = lax.convert_element_type(lax.div(total, n), res)
+    return _where(greater(n, 0), result, np.nan)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
@@ -416,10 +444,17 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     Returns:
         ``sqrt(var(a, ...))``.
     """
-    v = var(a, axis, None, None, ddof, keepdims, where=where, correction=correction)
-    if dtype is not None:
-        v = lax.convert_element_type(v, dtypes.canonicalize(np.dtype(dtype)))
-    return lax.sqrt(v)
+    check_arraylike("std", a)
+    axis, ddof = _var_args(axis, ddof, correction)
+    if dtype is not None and dtypes.kind(np.dtype(dtype)) not in "fc":
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
+    return _std(a, axis=axis, dtype=dtype, correction=ddof, keepdims=keepdims, where=where)
+
+
+@jit_like_jax("_std", static_argnames=("axis", "dtype", "keepdims"))
+def _std(a: Any, *, axis: Any, dtype: Any, correction: Any, keepdims: bool,
+         where: Any) -> Any:
+    return lax.sqrt(var(a, axis, dtype, None, correction, keepdims, where=where))
 
 
 def _arg_reduce(a: Any, axis: Any, keepdims: bool, lax_fn: Callable[..., Any],
@@ -758,130 +793,5 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
 
 
-_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def quantile(a: Any, q: Any, axis: Any = None, out: None = None,
-             overwrite_input: bool = False, method: str = "linear",
-             keepdims: bool = False) -> Any:
-    """The q-th quantiles (q in [0, 1]) along axis, by sorting (NumPy's default 'linear'
-    method: position p = q (n - 1), result s[floor p] + (p - floor p)(s[ceil p] -
-    s[floor p]); also lower, higher, midpoint, nearest). q's shape leads the result's.
-    Slices holding a NaN give NaN."""
-    from ember import numpy as jnp
-    from ember.numpy._manipulation import expand_dims, moveaxis, reshape
-    from ember.numpy._ufuncs import isnan
-    if method not in _QUANTILE_METHODS:
-        raise ValueError(f"method can only be one of {_QUANTILE_METHODS}, got {method!r}")
-    check_arraylike("quantile", a)
-    a = ensure_array(a)
-    (a,) = promote_dtypes_inexact(a)
-    aval = get_aval(a)
-    if axis is None:
-        a = reshape(a, (aval.size,))
-        axes: tuple[int, ...] = (0,)
-    else:
-        axes = normalize_axes(axis, aval.ndim)
-        keep = [i for i in range(aval.ndim) if i not in axes]
-        moved = moveaxis(a, axes, tuple(range(aval.ndim - len(axes), aval.ndim)))
-        a = reshape(moved, (*[aval.shape[i] for i in keep], -1))
-    a = moveaxis(a, -1, 0)
-    n = get_aval(a).shape[0]
-    if n == 0:
-        raise ValueError("quantile of an empty axis")
-    s = jnp.sort(a, axis=0)
-    dt = get_aval(s).dtype
-    qa = lax.convert_element_type(ensure_array(q), dt)
-    q_shape = get_aval(qa).shape
-    pos = lax.mul(qa, lax.convert_element_type(n - 1, dt))
-    lo_f = lax.floor(pos)
-    hi_f = lax.ceil(pos)
-    lo = lax.convert_element_type(lo_f, np.int32)
-    hi = lax.convert_element_type(hi_f, np.int32)
-    lo = lax.clamp(lax.convert_element_type(0, np.int32), lo,
-                   lax.convert_element_type(n - 1, np.int32))
-    hi = lax.clamp(lax.convert_element_type(0, np.int32), hi,
-                   lax.convert_element_type(n - 1, np.int32))
-    flat_q = builtins.max(1, int(np.prod(q_shape)))
-
-    def take(idx: Any) -> Any:
-        # s[idx] for each q: (q..., rest...)
-        i = reshape(idx, (flat_q,))
-        out = jnp.take(s, i, axis=0)
-        return reshape(out, (*q_shape, *get_aval(s).shape[1:]))
-
-    rest_nd = get_aval(s).ndim - 1
-
-    def bq(x: Any) -> Any:  # q-shaped value broadcast against the slice dims
-        return lax.broadcast_in_dim(x, (*q_shape, *get_aval(s).shape[1:]),
-                                    tuple(range(len(q_shape))))
-
-    if method == "lower":
-        res = take(lo)
-    elif method == "higher":
-        res = take(hi)
-    elif method == "nearest":
-        near = lax.convert_element_type(lax.round(pos, lax.RoundingMethod.TO_NEAREST_EVEN),
-                                        np.int32)
-        res = take(near)
-    else:
-        low, high = take(lo), take(hi)
-        if method == "midpoint":
-            res = lax.mul(lax.add(low, high), lax.convert_element_type(0.5, dt))
-        else:
-            frac = bq(lax.sub(pos, lo_f))
-            res = lax.add(low, lax.mul(frac, lax.sub(high, low)))
-    has_nan = any(isnan(s), axis=0)
-    has_nan = lax.broadcast_in_dim(has_nan, get_aval(res).shape,
-                                   tuple(range(len(q_shape), len(q_shape) + rest_nd)))
-    res = lax.select(has_nan, lax.broadcast_in_dim(lax.convert_element_type(np.nan, dt),
-                                                   get_aval(res).shape, ()), res)
-    if keepdims:
-        if axis is None:
-            res = reshape(res, (*q_shape, *(1,) * aval.ndim))
-        else:
-            for ax in axes:
-                res = expand_dims(res, len(q_shape) + ax)
-    return res
-
-
-def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
-               overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False) -> Any:
-    """Compute the ``q``-th percentiles of the values along the given axes.
-
-    Args:
-        a: the array.
-        q: a percentile or array of percentiles, in [0, 100].
-        axis: an int, a tuple of ints, or None for the flattened array.
-        out: unsupported; must be None.
-        overwrite_input: accepted for NumPy's signature; ignored.
-        method: how to interpolate between values: "linear", "lower", "higher",
-            "midpoint" or "nearest", as ``quantile``.
-        keepdims: whether to keep the reduced axes with size 1.
-
-    Returns:
-        ``quantile(a, q / 100, ...)``: one result per percentile, the percentiles' axes
-        first.
-    """
-    (qf,) = promote_dtypes_inexact(ensure_array(q))
-    return quantile(a, lax.div(qf, lax.convert_element_type(100, get_aval(qf).dtype)), axis,
-                    method=method, keepdims=keepdims)
-
-
-def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:
-    """Compute the median of the values along the given axes.
-
-    Args:
-        a: the array.
-        axis: an int, a tuple of ints, or None for the flattened array.
-        out: unsupported; must be None.
-        overwrite_input: accepted for NumPy's signature; ignored.
-        keepdims: whether to keep the reduced axes with size 1.
-
-    Returns:
-        ``quantile(a, 0.5, axis)``: the middle value, or the mean of the two middle values
-        for an even count.
-    """
-    return quantile(a, 0.5, axis, keepdims=keepdims)
+# quantile, percentile and median live in _quantile.py (exported from here).
+from ember.numpy._quantile import median, percentile, quantile  # noqa: E402, F401

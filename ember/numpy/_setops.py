@@ -21,34 +21,42 @@ import ember.numpy as jnp
 from ember import lax
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes
 from ember.numpy._sorting import _compact, _fill_tail, _static_size
 
 __all__ = ["isin", "intersect1d", "union1d", "setdiff1d", "setxor1d"]
 
 
-def _in1d(a: Any, b: Any, invert: bool, method: str) -> Any:
+@jit_like_jax("_in1d", static_argnames=("invert", "method", "assume_unique"))
+def _in1d(a: Any, b: Any, invert: bool, method: str = "auto",
+          assume_unique: bool = False) -> Any:
     """For each entry of flat a: is it in flat b (not in, when invert)."""
+    a, b = promote_dtypes(jnp.asarray(a), jnp.asarray(b))
+    a, b = jnp.ravel(a), jnp.ravel(b)
     if a.shape[0] == 0 or b.shape[0] == 0:
         return (jnp.ones if invert else jnp.zeros)(a.shape, dtype=bool)
     if method in ("auto", "compare_all"):
-        hit = (a[:, None] == b[None, :]).any(-1)
-    elif method in ("binary_search", "sort"):
+        # (every pair compared: not-equal to all when inverted, as JAX stages it)
+        if invert:
+            return (a[:, None] != b[None, :]).all(-1)
+        return (a[:, None] == b[None, :]).any(-1)
+    if method in ("binary_search", "sort"):
         sb = jnp.sort(b)
         pos = jnp.clip(jnp.searchsorted(sb, a), 0, sb.shape[0] - 1)
         hit = a == sb[pos]
-    else:
-        raise ValueError(f"method={method!r} is not implemented; options are "
-                         "'compare_all', 'binary_search', 'sort', and 'auto'")
-    return ~hit if invert else hit
+        return ~hit if invert else hit
+    raise ValueError(f"method={method!r} is not implemented; options are "
+                     "'compare_all', 'binary_search', 'sort', and 'auto'")
 
 
 def isin(element: Any, test_elements: Any, assume_unique: bool = False,
          invert: bool = False, *, method: str = "auto") -> Any:
     """element's entries that occur in test_elements (that do not, when invert)."""
     check_arraylike("isin", element, test_elements)
-    a, b = promote_dtypes(jnp.asarray(element), jnp.asarray(test_elements))
-    return _in1d(jnp.ravel(a), jnp.ravel(b), invert, method).reshape(np.shape(a))
+    out = _in1d(element, test_elements, invert=invert, method=method,
+                assume_unique=assume_unique)
+    return out.reshape(np.shape(element))
 
 
 def _flat_pair(fname: str, ar1: Any, ar2: Any) -> tuple[Any, Any]:
@@ -106,7 +114,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     a, b = _flat_pair("setdiff1d", ar1, ar2)
     size = _check_size("setdiff1d", size)
     s = jnp.sort(a)
-    mask = _first_of_runs(s) & _in1d(s, b, True, "auto")
+    mask = _first_of_runs(s) & _in1d(s, b, invert=True)
     return _select("setdiff1d", s, mask, size, 0 if fill_value is None else fill_value,
                    False)
 

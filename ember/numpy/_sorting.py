@@ -393,8 +393,35 @@ def _shift_right(x: Any) -> Any:
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: Any = None, *, equal_nan: bool = True,
            size: Any = None, fill_value: Any = None, sorted: bool = True) -> Any:
-    """The sorted unique values of ravel(ar) (axis=None only), optionally with the index of
-    each value's first occurrence, the inverse (shaped like ar) and the counts."""
+    """Find the sorted unique elements of an array.
+
+    Args:
+        ar: an array; it is flattened (``axis`` other than None is not supported yet).
+        return_index: also return the index of each unique value's first occurrence.
+        return_inverse: also return, for each element of ``ar``, the index of its value in
+            the result (shaped like ``ar``), so ``values[inverse]`` rebuilds ``ar``.
+        return_counts: also return how often each unique value occurs.
+        axis: only None is supported.
+        equal_nan: treat all NaNs as one value (the default, as NumPy 2); False keeps each.
+        size: the static length of the result, needed under ``jit`` (the number of unique
+            values depends on the data): shorter results are padded, longer ones cut.
+        fill_value: the padding value when ``size`` is larger (default: the smallest unique
+            value).
+        sorted: accepted for NumPy compatibility; the values are always sorted.
+
+    Returns:
+        The unique values, or a tuple of it with the requested extras in the order above.
+        Eagerly the length is the number of unique values; under ``jit`` pass ``size=``
+        (as in JAX), else a ``ConcretizationTypeError`` says so.
+
+    Example:
+        >>> jnp.unique(jnp.array([3, 1, 3, 2, 1]))
+        Array([1, 2, 3], dtype=int32)
+        >>> jnp.unique(jnp.array([3, 1, 3, 2, 1]), return_counts=True)
+        (Array([1, 2, 3], dtype=int32), Array([2, 1, 2], dtype=int32))
+        >>> jnp.unique(jnp.array([3, 1, 3, 2, 1]), size=5, fill_value=0)
+        Array([1, 2, 3, 0, 0], dtype=int32)
+    """
     if axis is not None:
         raise NotImplementedError("jnp.unique with axis= is not supported by Ember yet")
     ar = _array("unique", ar)
@@ -445,20 +472,91 @@ class UniqueInverseResult(tuple):
 
 
 def unique_values(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    """Find the unique elements of an array (the Array API's form of ``unique``).
+
+    Args:
+        x: an array; it is flattened.
+        size: the static length of the result, needed under ``jit`` (the number of unique
+            values depends on the data): shorter results are padded, longer ones cut.
+        fill_value: the padding value when ``size`` is larger (default: the smallest unique
+            value).
+
+    Returns:
+        The sorted unique values, as ``unique(x)`` gives them.
+
+    Example:
+        >>> jnp.unique_values(jnp.array([3, 1, 3, 2]))
+        Array([1, 2, 3], dtype=int32)
+    """
     return unique(x, size=size, fill_value=fill_value)
 
 
 def unique_counts(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    """Find the unique elements of an array and how often each occurs.
+
+    Args:
+        x: an array; it is flattened.
+        size: the static length of the result, needed under ``jit`` (the number of unique
+            values depends on the data): shorter results are padded, longer ones cut.
+        fill_value: the padding value when ``size`` is larger (default: the smallest unique
+            value).
+
+    Returns:
+        A named tuple ``(values, counts)``.
+
+    Example:
+        >>> values, counts = jnp.unique_counts(jnp.array([3, 1, 3, 2]))
+        >>> counts
+        Array([1, 1, 2], dtype=int32)
+    """
     v, c = unique(x, return_counts=True, size=size, fill_value=fill_value)
     return UniqueCountsResult(v, c)
 
 
 def unique_inverse(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    """Find the unique elements of an array and the indices that rebuild it.
+
+    Args:
+        x: an array; it is flattened.
+        size: the static length of the result, needed under ``jit`` (the number of unique
+            values depends on the data): shorter results are padded, longer ones cut.
+        fill_value: the padding value when ``size`` is larger (default: the smallest unique
+            value).
+
+    Returns:
+        A named tuple ``(values, inverse_indices)`` with ``values[inverse_indices]`` equal
+        to ``x`` (``inverse_indices`` has ``x``'s shape).
+
+    Example:
+        >>> values, inverse = jnp.unique_inverse(jnp.array([3, 1, 3, 2]))
+        >>> inverse
+        Array([2, 0, 2, 1], dtype=int32)
+    """
     v, i = unique(x, return_inverse=True, size=size, fill_value=fill_value)
     return UniqueInverseResult(v, i)
 
 
 def unique_all(x: Any, /, *, size: Any = None, fill_value: Any = None) -> Any:
+    """Find the unique elements of an array with their first indices, the inverse
+    indices and the counts.
+
+    Args:
+        x: an array; it is flattened.
+        size: the static length of the result, needed under ``jit`` (the number of unique
+            values depends on the data): shorter results are padded, longer ones cut.
+        fill_value: the padding value when ``size`` is larger (default: the smallest unique
+            value).
+
+    Returns:
+        A named tuple ``(values, indices, inverse_indices, counts)``: ``indices`` holds each
+        value's first position in the flattened ``x``; the others as ``unique_inverse`` and
+        ``unique_counts`` give them.
+
+    Example:
+        >>> result = jnp.unique_all(jnp.array([3, 1, 3, 2]))
+        >>> result.indices
+        Array([1, 3, 0], dtype=int32)
+    """
     v, idx, inv, c = unique(x, return_index=True, return_inverse=True, return_counts=True,
                             size=size, fill_value=fill_value)
     return UniqueAllResult(v, idx, inv, c)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import ember.numpy as jnp
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import _to_inexact, check_arraylike, promote_dtypes_inexact
 from ember.numpy._reductions import normalize_axes
 
@@ -156,6 +157,8 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
+@jit_like_jax("nanquantile", static_argnames=("axis", "overwrite_input", "keepdims",
+                                               "method"))
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
                 overwrite_input: bool = False, method: str = "linear",
                 keepdims: bool = False, *, weights: Any = None) -> Any:
@@ -171,6 +174,12 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
     if weights is not None and method != "inverted_cdf":
         raise NotImplementedError(f"{method} doesn't support weights. Only method "
                                   "'inverted_cdf' supports weights.")
+    if (weights is None and method != "inverted_cdf" and 0 not in np.shape(a)
+            and not isinstance(axis, list)):
+        # (JAX's staging, shared with quantile; weights and empty slices below)
+        from ember.numpy._quantile import _quantile
+        return _quantile(jnp.asarray(a), jnp.asarray(q), axis, method, keepdims,
+                         squash_nans=True)
     (a,) = promote_dtypes_inexact(jnp.asarray(a))
     q = jnp.asarray(q)
     if q.ndim > 1:
@@ -265,6 +274,8 @@ def _inverted_cdf(a: Any, qf: Any, w: Any) -> Any:
     return jnp.where(nan, np.nan, res)
 
 
+@jit_like_jax("nanpercentile", static_argnames=("axis", "overwrite_input", "keepdims",
+                                                 "method"))
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
                   overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False, *, weights: Any = None) -> Any:
@@ -275,6 +286,7 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
                        method=method, keepdims=keepdims, weights=weights)
 
 
+@jit_like_jax("nanmedian", static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
     """The median of the non-NaN values along axis."""

@@ -17,6 +17,7 @@ from ember.core.trace import get_aval
 from ember.lax._slicing import GatherScatterMode
 from ember.numpy._index_entries import _Array, _as_array, _Slice
 from ember.numpy._indexer import _gather
+from ember.numpy._jit_wrap import jit_like_jax
 
 __all__ = ["take", "take_along_axis"]
 
@@ -43,6 +44,10 @@ def _mode_for_take(mode: Any, fname: str) -> tuple[Any, bool, bool]:
     """(gather mode, wrap negatives once, wrap modulo the size) for take's mode strings."""
     if mode is None or mode == "fill" or mode is GatherScatterMode.FILL_OR_DROP:
         return GatherScatterMode.FILL_OR_DROP, True, False
+    if mode == "promise_wrapped":  # (take's fill mode once it wrapped the negatives)
+        return GatherScatterMode.FILL_OR_DROP, False, False
+    if mode == "promise_in_range":  # (take's wrap mode once it took the indices mod n)
+        return GatherScatterMode.PROMISE_IN_BOUNDS, False, False
     if mode == "raise":
         raise NotImplementedError(f"The 'raise' mode to jnp.{fname} is not supported.")
     if mode == "wrap":
@@ -118,6 +123,17 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    # (under a trace: one jit[name=_take] equation with the options static, as in JAX;
+    # a list of indices enters it as one array, not as a list of scalars)
+    return _take(a, _index_operand(indices, "take"), axis=axis, mode=mode,
+                 unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                 fill_value=fill_value)
+
+
+@jit_like_jax("_take", static_argnames=("axis", "mode", "unique_indices",
+                                         "indices_are_sorted", "fill_value"))
+def _take(a: Any, indices: Any, axis: int | None, mode: Any, unique_indices: bool,
+          indices_are_sorted: bool, fill_value: Any) -> Any:
     a = _as_array(a)
     idx = _index_operand(indices, "take")
     if axis is None:
@@ -128,6 +144,20 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
         raise ValueError("take: the array must have at least one dimension (axis=None "
                          "flattens it)")
     axis = _canonical_axis(axis, ndim)
+    gmode = _mode_for_take(mode, "take")[0]
+    if gmode is GatherScatterMode.FILL_OR_DROP and not isinstance(idx, np.ndarray):
+        # Negative indices count from the end: wrapped here through jnp.where (JAX's
+        # staging), so the gather does not wrap them again.
+        from ember.numpy._manipulation import where
+        from ember.numpy._ufuncs import add, less
+        size = get_aval(a).shape[axis]
+        idx = where(less(idx, 0), add(idx, size), idx)
+        mode = "promise_wrapped"
+    elif mode == "wrap" and not isinstance(idx, np.ndarray) and get_aval(a).shape[axis]:
+        # (jnp.remainder by the size as a strongly typed constant, as JAX stages it)
+        from ember.numpy._ufuncs import remainder
+        idx = remainder(idx, np.array(get_aval(a).shape[axis], get_aval(idx).dtype))
+        mode = "promise_in_range"
     return _take_on_axis(a, idx, axis, "take", mode, fill_value, unique_indices,
                          indices_are_sorted)
 

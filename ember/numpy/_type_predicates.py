@@ -23,20 +23,55 @@ __all__ = ["iscomplex", "isreal", "iscomplexobj", "isrealobj", "isscalar", "iter
 
 @jit_like_jax("iscomplex")
 def iscomplex(x: Any) -> Any:
-    """Elementwise: is the imaginary part nonzero?"""
+    """Test element-wise for a nonzero imaginary part.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        A bool array of ``x``'s shape: True where ``imag(x) != 0`` (all False for real
+        dtypes).
+
+    Example:
+        >>> jnp.iscomplex(jnp.array([1 + 1j, 2 + 0j]))
+        Array([ True, False], dtype=bool)
+    """
     check_arraylike("iscomplex", x)
     return jnp.imag(jnp.asarray(x)) != 0
 
 
 @jit_like_jax("isreal")
 def isreal(x: Any) -> Any:
-    """Elementwise: is the imaginary part zero?"""
+    """Test element-wise for a zero imaginary part.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        A bool array of ``x``'s shape: True where ``imag(x) == 0`` (all True for real
+        dtypes).
+
+    Example:
+        >>> jnp.isreal(jnp.array([1 + 1j, 2 + 0j]))
+        Array([False,  True], dtype=bool)
+    """
     check_arraylike("isreal", x)
     return jnp.imag(jnp.asarray(x)) == 0
 
 
 def iscomplexobj(x: Any) -> bool:
-    """Is x a complex number or an array of a complex dtype (whatever its values)?"""
+    """Test whether an object has a complex dtype.
+
+    Args:
+        x: an array, a scalar or anything with a ``dtype``.
+
+    Returns:
+        A Python bool, from the dtype alone (``1 + 0j`` is complex).
+
+    Example:
+        >>> jnp.iscomplexobj(jnp.array([1.0]))
+        False
+    """
     if isinstance(x, (complex, np.complexfloating)):
         return True
     if x is None or isinstance(x, (bool, int, float, str, np.generic)):
@@ -48,12 +83,37 @@ def iscomplexobj(x: Any) -> bool:
 
 
 def isrealobj(x: Any) -> bool:
-    """not iscomplexobj(x)."""
+    """Test whether an object has a non-complex dtype.
+
+    Args:
+        x: an array, a scalar or anything with a ``dtype``.
+
+    Returns:
+        ``not iscomplexobj(x)``, a Python bool.
+
+    Example:
+        >>> jnp.isrealobj(jnp.array([1 + 0j]))
+        False
+    """
     return not iscomplexobj(x)
 
 
 def isscalar(element: Any) -> bool:
-    """A Python or NumPy scalar, or a 0-d array (JAX counts those as scalars)."""
+    """Test whether an object is a scalar.
+
+    Args:
+        element: any object.
+
+    Returns:
+        A Python bool: True for Python and NumPy scalars and, as in JAX (unlike NumPy), for
+        0-d arrays.
+
+    Example:
+        >>> jnp.isscalar(jnp.array(1.0))
+        True
+        >>> jnp.isscalar(jnp.array([1.0]))
+        False
+    """
     if np.isscalar(element):
         return True
     if isinstance(element, (np.ndarray, jnp.ndarray)):
@@ -67,7 +127,20 @@ def isscalar(element: Any) -> bool:
 
 
 def iterable(y: Any) -> bool:
-    """Can iter(y) be called?"""
+    """Test whether an object can be iterated over.
+
+    Args:
+        y: any object.
+
+    Returns:
+        A Python bool: whether ``iter(y)`` succeeds.
+
+    Example:
+        >>> jnp.iterable([1, 2])
+        True
+        >>> jnp.iterable(3)
+        False
+    """
     try:
         iter(y)
     except TypeError:

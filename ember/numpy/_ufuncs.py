@@ -259,78 +259,121 @@ def _ordering(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, An
 
 sin = _math(lax.sin, "sin",
             "Compute the sine of angles in radians",
-            "``sin(x)``, in x's inexact dtype.")
+            "``sin(x)``, in x's inexact dtype.",
+            ">>> jnp.sin(jnp.array([0.0, jnp.pi / 2]))\nArray([0., 1.], dtype=float32)")
 cos = _math(lax.cos, "cos",
             "Compute the cosine of angles in radians",
-            "``cos(x)``, in x's inexact dtype.")
+            "``cos(x)``, in x's inexact dtype.",
+            ">>> jnp.cos(jnp.array([0.0, jnp.pi]))\nArray([ 1., -1.], dtype=float32)")
 tan = _math(lax.tan, "tan",
             "Compute the tangent of angles in radians",
-            "``tan(x)``, in x's inexact dtype.")
+            "``tan(x)``, in x's inexact dtype.",
+            ">>> jnp.tan(jnp.array([0.0, -0.0]))\nArray([ 0., -0.], dtype=float32)")
 arcsin = _math(lax.asin, "arcsin",
                "Compute the inverse sine",
-               "Angles in ``[-pi/2, pi/2]``; NaN outside ``[-1, 1]`` for real x.")
+               "Angles in ``[-pi/2, pi/2]``; NaN outside ``[-1, 1]`` for real x.",
+               ">>> jnp.arcsin(jnp.array([0.0, 1.0, 2.0]))\n"
+               "Array([0.       , 1.5707964,       nan], dtype=float32)")
 arccos = _math(lax.acos, "arccos",
                "Compute the inverse cosine",
-               "Angles in ``[0, pi]``; NaN outside ``[-1, 1]`` for real x.")
+               "Angles in ``[0, pi]``; NaN outside ``[-1, 1]`` for real x.",
+               ">>> jnp.arccos(jnp.array([1.0, 0.0, -1.0]))\n"
+               "Array([0.       , 1.5707964, 3.1415927], dtype=float32)")
 arctan = _math(lax.atan, "arctan",
                "Compute the inverse tangent",
-               "Angles in ``(-pi/2, pi/2)``; see ``arctan2`` for the quadrant.")
+               "Angles in ``(-pi/2, pi/2)``; see ``arctan2`` for the quadrant.",
+               ">>> jnp.arctan(jnp.array([0.0, jnp.inf]))\n"
+               "Array([0.       , 1.5707964], dtype=float32)")
 sinh = _math(lax.sinh, "sinh",
              "Compute the hyperbolic sine",
-             "``(exp(x) - exp(-x)) / 2``, in x's inexact dtype.")
+             "``(exp(x) - exp(-x)) / 2``, in x's inexact dtype.",
+             ">>> jnp.sinh(jnp.array([0.0, -jnp.inf]))\nArray([  0., -inf], dtype=float32)")
 cosh = _math(lax.cosh, "cosh",
              "Compute the hyperbolic cosine",
-             "``(exp(x) + exp(-x)) / 2``, in x's inexact dtype.")
+             "``(exp(x) + exp(-x)) / 2``, in x's inexact dtype.",
+             ">>> jnp.cosh(jnp.array([0.0, -jnp.inf]))\nArray([ 1., inf], dtype=float32)")
 tanh = _math(lax.tanh, "tanh",
              "Compute the hyperbolic tangent",
-             "``sinh(x) / cosh(x)``, in ``[-1, 1]`` for real x.")
+             "``sinh(x) / cosh(x)``, in ``[-1, 1]`` for real x.",
+             ">>> jnp.tanh(jnp.array([0.0, 20.0, -jnp.inf]))\n"
+             "Array([ 0.,  1., -1.], dtype=float32)")
 arcsinh = _math(lax.asinh, "arcsinh",
                 "Compute the inverse hyperbolic sine",
-                "``y`` with ``sinh(y) == x``.")
+                "``y`` with ``sinh(y) == x``.",
+                ">>> jnp.arcsinh(jnp.array([0.0, jnp.inf]))\nArray([ 0., inf], dtype=float32)")
 arccosh = _math(lax.acosh, "arccosh",
                 "Compute the inverse hyperbolic cosine",
-                "``y >= 0`` with ``cosh(y) == x``; NaN for real x < 1.")
+                "``y >= 0`` with ``cosh(y) == x``; NaN for real x < 1.",
+                ">>> jnp.arccosh(jnp.array([1.0, 0.5]))\nArray([ 0., nan], dtype=float32)")
 arctanh = _math(lax.atanh, "arctanh",
                 "Compute the inverse hyperbolic tangent",
-                "``y`` with ``tanh(y) == x``; NaN for real ``abs(x) > 1``, infinite at 1.")
+                "``y`` with ``tanh(y) == x``; NaN for real ``abs(x) > 1``, infinite at 1.",
+                ">>> jnp.arctanh(jnp.array([0.0, 1.0, 2.0]))\n"
+                "Array([ 0., inf, nan], dtype=float32)")
 exp = _math(lax.exp, "exp",
             "Compute the exponential ``e**x``",
             "``e**x``; it overflows to inf in float32 above about 88.7.",
             ">>> jnp.exp(jnp.array([0.0, 1.0]))\nArray([1.       , 2.7182817], dtype=float32)")
 exp2 = _math(lax.exp2, "exp2",
              "Compute ``2**x``",
-             "``2**x``, in x's inexact dtype.")
+             "``2**x``, in x's inexact dtype.",
+             ">>> jnp.exp2(jnp.array([0.0, 3.0, -1.0]))\nArray([1. , 8. , 0.5], dtype=float32)")
 expm1 = _math(lax.expm1, "expm1",
               "Compute ``exp(x) - 1``, accurately near zero",
-              "``exp(x) - 1`` without the cancellation of computing it directly for small x.")
+              "``exp(x) - 1`` without the cancellation of computing it directly for small x.",
+              ">>> jnp.expm1(jnp.array([0.0, 1e-10]))\nArray([0.e+00, 1.e-10], dtype=float32)")
 log = _math(lax.log, "log",
             "Compute the natural logarithm",
             "``log(x)``: -inf at 0 and NaN for real x < 0 (complex x gives the principal branch).",
             ">>> jnp.log(jnp.array([1.0, 0.0]))\nArray([  0., -inf], dtype=float32)")
 log1p = _math(lax.log1p, "log1p",
               "Compute ``log(1 + x)``, accurately near zero",
-              "``log(1 + x)`` without the rounding of forming ``1 + x`` first.")
+              "``log(1 + x)`` without the rounding of forming ``1 + x`` first.",
+              ">>> jnp.log1p(jnp.array([0.0, 1e-10, -1.0]))\n"
+              "Array([0.e+00, 1.e-10,   -inf], dtype=float32)")
 sqrt = _math(lax.sqrt, "sqrt",
              "Compute the non-negative square root",
              "``sqrt(x)``; NaN for real x < 0 (complex x gives the principal root).",
              ">>> jnp.sqrt(jnp.array([4, 2]))\nArray([2.       , 1.4142135], dtype=float32)")
 cbrt = _math(lax.cbrt, "cbrt",
              "Compute the cube root",
-             "The real cube root (negative for negative x).")
+             "The real cube root (negative for negative x).",
+             ">>> jnp.cbrt(jnp.array([8.0, -27.0]))\nArray([ 2., -3.], dtype=float32)")
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 
 def log2(x: Any, /) -> Any:
-    """log(x) / log(2), as JAX computes it."""
+    """Compute the base-2 logarithm element-wise.
+
+    Args:
+        x: an array or scalar; integers promote to the default float type.
+
+    Returns:
+        ``log(x) / log(2)``: -inf at 0, NaN for real ``x < 0``.
+
+    Example:
+        >>> jnp.log2(jnp.array([1.0, 8.0, 0.5]))
+        Array([ 0.,  3., -1.], dtype=float32)
+    """
     (x,) = promote_args_inexact("log2", x)
     return lax.div(lax.log(x), lax.log(_scalar(x, 2)))
 
 
 def log10(x: Any, /) -> Any:
-    """log(x) * (1 / log(10)), the constant in x's real type, as JAX 0.10.2 computes it (a
-    complex log's parts each scaled). (Dividing by log(10) rounded to bfloat16, 2.297,
-    was 23 bf16 ulps off.)"""
+    """Compute the base-10 logarithm element-wise.
+
+    Args:
+        x: an array or scalar; integers promote to the default float type.
+
+    Returns:
+        ``log(x) / log(10)`` (computed as ``log(x)`` times the constant ``1 / log(10)``,
+        as JAX does): -inf at 0, NaN for real ``x < 0``.
+
+    Example:
+        >>> jnp.log10(jnp.array([1.0, 100.0, 0.0]))
+        Array([  0.,   2., -inf], dtype=float32)
+    """
     (x,) = promote_args_inexact("log10", x)
     dt = get_aval(x).dtype
     inv_ln10 = np.array(0.4342944819032518, dtypes.finfo(dt).dtype)  # 1 / log(10)
@@ -373,25 +416,68 @@ def _multiply(x: Any, y: Any, /) -> Any:
     Returns:
         The product, of the promoted dtype and the broadcast shape; for bools, the logical
         AND.
+
+    Example:
+        >>> jnp.multiply(jnp.array([1, 2, 3]), 2)
+        Array([2, 4, 6], dtype=int32)
     """
     x, y = promote_args("multiply", x, y)
     return lax.bitwise_and(x, y) if _kind(x) == "b" else lax.mul(x, y)
 
 
 def _subtract(x: Any, y: Any, /) -> Any:
+    """Subtract two arrays element-wise.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted with JAX's rules (a
+            Python scalar is weakly typed and takes the array's dtype).
+
+    Returns:
+        ``x1 - x2``; integers wrap around on overflow. Bools raise ``TypeError``, as in
+        NumPy (use ``logical_xor`` or ``!=``).
+
+    Example:
+        >>> jnp.subtract(jnp.array([5, 3, 1]), 2)
+        Array([ 3,  1, -1], dtype=int32)
+    """
     return lax.sub(*promote_args("subtract", x, y))
 
 
 def _true_divide(x: Any, y: Any, /) -> Any:
-    """x / y in the promoted float type (integers promote to the default float)."""
+    """Divide two arrays element-wise, in floating point.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together; integers and bools promote to the
+            default float type.
+
+    Returns:
+        ``x1 / x2`` with IEEE semantics: a division by zero gives ``+-inf`` or NaN, never an
+        error. ``divide`` is the same function.
+
+    Example:
+        >>> jnp.divide(jnp.array([1.0, -1.0, 0.0]), 0.0)
+        Array([ inf, -inf,  nan], dtype=float32)
+    """
     return lax.div(*promote_args_inexact("true_divide", x, y))
 
 
 @jit_like_jax("floor_divide")
 def _floor_divide(x: Any, y: Any, /) -> Any:
-    """floor(x / y). Integers: truncating division stepped down by one where the signs of x
-    and y differ and the division is inexact. Floats: the quotient of CPython's float
-    divmod, q = round((x - fmod(x, y)) / y), adjusted as in `_float_divmod`."""
+    """Return the largest integer not greater than ``x1 / x2``, element-wise.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric dtype.
+
+    Returns:
+        ``floor(x1 / x2)`` in the promoted dtype; for floats, the quotient of Python's
+        ``divmod`` (consistent with ``remainder``). An integer division by zero does not
+        raise: its value follows XLA's division (-1 stepped by the sign rule), as in
+        JAX; NumPy warns and gives 0.
+
+    Example:
+        >>> jnp.floor_divide(jnp.array([7, -7, 7]), 2)
+        Array([ 3, -4,  3], dtype=int32)
+    """
     x, y = promote_args_numeric("floor_divide", x, y)
     kind = _kind(x)
     if kind == "u":
@@ -423,13 +509,23 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
 
 @jit_like_jax("remainder")
 def _remainder(x: Any, y: Any, /) -> Any:
-    """x mod y with the sign of y: r = fmod(x, y), plus y where r != 0 and r, y differ in
-    sign. An integer divisor of 0 gives 0 (as NumPy)."""
+    """Return the remainder of a floor division, with the sign of the divisor.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric dtype.
+
+    Returns:
+        ``x1 - floor(x1 / x2) * x2`` (Python's ``%``); an integer divisor of 0 gives 0 (as
+        NumPy, without its warning). ``mod`` is the same function.
+
+    Example:
+        >>> jnp.remainder(jnp.array([7, -7, 7]), jnp.array([3, 3, -3]))
+        Array([ 1,  2, -2], dtype=int32)
+    """
     x, y = promote_args_numeric("remainder", x, y)
     zero = _scalar(x, 0)
     if _kind(y) in "iu":
-        y = lax.select(lax.eq(y, zero), lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape,
-                                                             ()), y)
+        y = where_(lax.eq(y, zero), lax.full_like(y, 1), y)  # (JAX's where: its jaxpr text)
     r = lax.rem(x, y)
     nonzero = lax.ne(r, zero)  # (traced first, as JAX does, so the jaxprs print alike)
     fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(y, zero)), nonzero)
@@ -438,16 +534,46 @@ def _remainder(x: Any, y: Any, /) -> Any:
 
 @jit_like_jax("fmod")
 def fmod(x: Any, y: Any, /) -> Any:
-    """C's fmod: the remainder with the sign of x (integer divisor 0 gives 0)."""
+    """Return the remainder of a division with the sign of the dividend (C's ``fmod``).
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric dtype.
+
+    Returns:
+        ``x1 - trunc(x1 / x2) * x2``; an integer divisor of 0 gives 0 (as NumPy, without its
+        warning). See ``remainder`` for the sign of the divisor.
+
+    Example:
+        >>> jnp.fmod(jnp.array([7, -7, 7]), jnp.array([3, 3, -3]))
+        Array([ 1, -1,  1], dtype=int32)
+    """
     check_arraylike("fmod", x, y)
     x, y = promote_args_numeric("fmod", x, y)
     if _kind(y) in "iu":
-        y = lax.select(lax.eq(y, _scalar(y, 0)),
-                       lax.broadcast_in_dim(_scalar(y, 1), get_aval(y).shape, ()), y)
+        y = where_(lax.eq(y, _scalar(y, 0)), lax.full_like(y, 1), y)
     return lax.rem(x, y)
 
 
+@jit_like_jax("divmod")
 def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
+    """Return the floor quotient and the remainder of a division together, element-wise.
+
+    Args:
+        x1, x2: arrays or scalars, broadcast together and promoted to a common numeric
+            dtype.
+
+    Returns:
+        ``(floor_divide(x1, x2), remainder(x1, x2))``: the remainder has the sign of
+        ``x2`` and ``x1 == q * x2 + r``. An integer division by zero gives 0 for the
+        remainder (NumPy warns and gives 0 too) rather than raising.
+
+    Example:
+        >>> q, r = jnp.divmod(jnp.array([7, -7, 7]), jnp.array([2, 2, -2]))
+        >>> q
+        Array([ 3, -4, -4], dtype=int32)
+        >>> r
+        Array([ 1,  1, -1], dtype=int32)
+    """
     x, y = promote_args_numeric("divmod", x, y)
     if _kind(x) in "iu":
         return _floor_divide(x, y), _remainder(x, y)
@@ -455,8 +581,24 @@ def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
 
 
 def _power(x: Any, y: Any, /) -> Any:
-    """x ** y. A concrete integer scalar exponent becomes integer_pow (the result keeps x's
-    dtype), as in JAX; integer bases with array exponents use binary exponentiation."""
+    """Raise the first array to the powers of the second, element-wise.
+
+    Args:
+        x1: the bases.
+        x2: the exponents, broadcast against ``x1``; promoted together with JAX's rules.
+
+    Returns:
+        ``x1 ** x2``. A concrete integer scalar exponent is computed by repeated
+        multiplication (``integer_pow``), keeping ``x1``'s dtype; integer bases with integer
+        arrays of exponents use binary exponentiation (negative exponents are not defined
+        for integers). ``pow`` is the same function.
+
+    Example:
+        >>> jnp.power(jnp.array([2, 3]), 3)
+        Array([ 8, 27], dtype=int32)
+        >>> jnp.power(jnp.array([4.0, 2.0]), jnp.array([0.5, -1.0]))
+        Array([2. , 0.5], dtype=float32)
+    """
     if not isinstance(y, Tracer) and not isinstance(y, builtins.bool) and (
             isinstance(y, (int, np.integer))
             or (hasattr(y, "_ember_aval") and get_aval(y).ndim == 0
@@ -486,6 +628,20 @@ def _integer_power(x: Any, y: Any) -> Any:
 
 
 def float_power(x: Any, y: Any, /) -> Any:
+    """Raise ``x`` to the power ``y`` element-wise, in a floating-point type.
+
+    Args:
+        x, y: arrays or scalars, broadcast together; promoted to a common inexact dtype
+            (integers and bools to the default float type).
+
+    Returns:
+        ``x ** y`` computed in floating point. Unlike NumPy, which computes in float64
+        (complex128), the result keeps JAX's promoted dtype: float32 unless x64 is on.
+
+    Example:
+        >>> jnp.float_power(jnp.array([2, 3, 4]), jnp.array([2, -1, 0.5]))
+        Array([4.        , 0.33333334, 2.        ], dtype=float32)
+    """
     return lax.pow(*promote_args_inexact("float_power", x, y))
 
 
@@ -499,6 +655,10 @@ def _maximum(x: Any, y: Any, /) -> Any:
     Returns:
         The larger of ``x`` and ``y`` at each position; NaN where either is NaN (see
         ``fmax`` to ignore NaNs).
+
+    Example:
+        >>> jnp.maximum(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+        Array([ 2., nan,  3.], dtype=float32)
     """
     return lax.max(*promote_args("maximum", x, y))
 
@@ -513,6 +673,10 @@ def _minimum(x: Any, y: Any, /) -> Any:
     Returns:
         The smaller of ``x`` and ``y`` at each position; NaN where either is NaN (see
         ``fmin`` to ignore NaNs).
+
+    Example:
+        >>> jnp.minimum(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+        Array([ 1., nan,  2.], dtype=float32)
     """
     return lax.min(*promote_args("minimum", x, y))
 
@@ -561,6 +725,22 @@ def where_(c: Any, x: Any, y: Any) -> Any:
 
 
 def _arctan2(x: Any, y: Any, /) -> Any:
+    """Return the angle of the point ``(x2, x1)`` element-wise: ``arctan(x1 / x2)`` with
+    the quadrant taken from both signs.
+
+    Args:
+        x1, x2: arrays or scalars (the y and x coordinates), broadcast together; promoted
+            to a common inexact dtype (integers to the default float type).
+
+    Returns:
+        The angle in radians, in ``[-pi, pi]``; the signs of zeros choose between 0 and
+        ``+-pi`` as in C's ``atan2`` (``arctan2(0.0, -0.0)`` is ``pi``). Complex inputs
+        are refused, as in NumPy and JAX.
+
+    Example:
+        >>> jnp.arctan2(jnp.array([1.0, -1.0, 0.0]), jnp.array([-1.0, -1.0, -0.0]))
+        Array([ 2.3561945, -2.3561945,  3.1415927], dtype=float32)
+    """
     return lax.atan2(*promote_args_inexact("arctan2", x, y))
 
 
@@ -607,6 +787,10 @@ def _logaddexp(x: Any, y: Any, /) -> Any:
     Returns:
         The logarithm of the sum of the exponentials: ``logaddexp(-inf, y)`` is ``y``,
         ``logaddexp(inf, inf)`` is ``inf``.
+
+    Example:
+        >>> jnp.logaddexp(jnp.array([0.0, 1000.0]), -jnp.inf)
+        Array([   0., 1000.], dtype=float32)
     """
     # = max(x, y) + log1p(exp(-abs(x - y))); where x - y is NaN (a NaN, or infinities of
     # one sign) the result is x + y
@@ -625,6 +809,10 @@ def _logaddexp2(x: Any, y: Any, /) -> Any:
 
     Returns:
         The base-2 logarithm of the sum of the powers of two.
+
+    Example:
+        >>> jnp.logaddexp2(jnp.array([1.0, 100.0]), jnp.array([1.0, -jnp.inf]))
+        Array([  2., 100.], dtype=float32)
     """
     # = max(x, y) + log1p(2^-abs(x - y)) / ln 2
     x, y = promote_args_inexact("logaddexp2", x, y)
@@ -640,8 +828,19 @@ def _int_type_of(dtype: np.dtype) -> np.dtype:
 
 @jit_like_jax("signbit")
 def signbit(x: Any, /) -> Any:
-    """The sign bit: x < 0 for integers, False for bool, the top bit for floats (so -0.0 and
-    NaNs with the sign set are True)."""
+    """Test element-wise whether the sign bit is set.
+
+    Args:
+        x: a real array or scalar.
+
+    Returns:
+        A bool array: True for negative values, including -0.0 and a NaN with its sign bit
+        set; ``x < 0`` for integers; False for bools.
+
+    Example:
+        >>> jnp.signbit(jnp.array([-1.0, 0.0, -0.0, jnp.nan]))
+        Array([ True, False,  True, False], dtype=bool)
+    """
     (x,) = promote_args("signbit", x)
     dt = get_aval(x).dtype
     if dtypes.kind(dt) == "c":
@@ -670,6 +869,10 @@ def _copysign(x: Any, y: Any, /) -> Any:
     Returns:
         ``abs(x)`` where ``y``'s sign bit is clear, ``-abs(x)`` where it is set (so
         ``copysign(1.0, -0.0)`` is ``-1.0``).
+
+    Example:
+        >>> jnp.copysign(jnp.array([1.0, -2.0, 3.0]), -1.0)
+        Array([-1., -2., -3.], dtype=float32)
     """
     x, y = promote_args_inexact("copysign", x, y)
     if _kind(x) == "c":
@@ -686,6 +889,10 @@ def _nextafter(x: Any, y: Any, /) -> Any:
     Returns:
         The representable value adjacent to ``x`` in the direction of ``y``: ``y`` where
         ``x == y``, NaN where either is NaN, the smallest subnormal of ``y``'s sign after 0.
+
+    Example:
+        >>> jnp.nextafter(jnp.array([1.0, 0.0]), jnp.array([2.0, -1.0]))
+        Array([ 1.0000001e+00, -1.4012985e-45], dtype=float32)
     """
     # on the bit patterns: for x != 0 the integer view of abs(x) steps by one (up when
     # moving away from zero)
@@ -712,29 +919,26 @@ def _nextafter(x: Any, y: Any, /) -> Any:
 
 @jit_like_jax("heaviside")
 def _heaviside(x: Any, h0: Any, /) -> Any:
-    """0 where x < 0, 1 where x > 0, h0 where x == 0 (NaN stays NaN)."""
+    """Compute the Heaviside step function element-wise.
+
+    Args:
+        x1: the input values.
+        x2: the value where ``x1`` is 0, broadcast against ``x1``.
+
+    Returns:
+        0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``, NaN where ``x1`` is
+        NaN.
+
+    Example:
+        >>> jnp.heaviside(jnp.array([-2.0, 0.0, 3.0]), 0.5)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     check_arraylike("heaviside", x, h0)
     x, h0 = promote_dtypes_inexact(x, h0)  # (where_ broadcasts, as JAX's _where does)
     zero, one = _scalar(x, 0), _scalar(x, 1)
     # Traced in JAX's order (its jaxpr text): x < 0, x > 0, then NaN passes through.
     neg, pos = lax.lt(x, zero), lax.gt(x, zero)
     return where_(neg, zero, where_(pos, one, where_(lax.ne(x, x), x, h0)))
-
-
-def ldexp(x: Any, e: Any, /) -> Any:
-    """x * 2**e (x for zero and infinite x)."""
-    check_arraylike("ldexp", x, e)
-    if dtypes.kind(get_aval(e).dtype) not in "iub":
-        raise ValueError(f"ldexp not supported for input types {get_aval(x).dtype}, "
-                         f"{get_aval(e).dtype}")
-    (x,) = promote_args_inexact("ldexp", x)
-    if _kind(x) == "c":
-        raise ValueError(f"ldexp not supported for input types ({get_aval(x).dtype!r}, "
-                         f"{get_aval(e).dtype!r})")
-    ef = lax.convert_element_type(ensure_array(e), get_aval(x).dtype)
-    out = _multiply(x, lax.exp2(ef))
-    keep = lax.bitwise_or(isinf(x), lax.eq(x, _scalar(x, 0)))
-    return where_(keep, x, out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -773,7 +977,8 @@ def logical_not(x: Any, /) -> Any:
     return lax.bitwise_not(_to_bool(x))
 
 
-def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str,
+             doc: str) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any, /) -> Any:
         x, y = promote_args(name, x, y)
         if _kind(x) not in "iub":
@@ -781,10 +986,27 @@ def _bitwise(lax_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any
                             f"{get_aval(x).dtype.name}")
         return lax_fn(x, y)
     fn.__name__ = name
+    fn.__doc__ = doc
     return fn
 
 
 def bitwise_not(x: Any, /) -> Any:
+    """Invert every bit of an integer array element-wise; logical NOT for bools.
+
+    Args:
+        x: an integer or bool array or scalar.
+
+    Returns:
+        ``~x`` with ``x``'s dtype: ``-x - 1`` for signed integers, ``max - x`` for
+        unsigned ones, ``not x`` for bools. ``invert`` and ``bitwise_invert`` are the
+        same function. Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_not(jnp.array([0, 5, -3]))
+        Array([-1, -6,  2], dtype=int32)
+        >>> jnp.invert(jnp.array([0, 255], dtype=jnp.uint8))
+        Array([255,   0], dtype=uint8)
+    """
     (x,) = promote_args("bitwise_not", x)
     if _kind(x) not in "iub":
         raise TypeError(f"bitwise_not is only defined for integer and boolean arrays, got "
@@ -797,15 +1019,92 @@ bitwise_invert = bitwise_not
 
 
 def _left_shift(x: Any, y: Any, /) -> Any:
+    """Shift the bits of an integer array to the left element-wise.
+
+    Args:
+        x1: an integer array or scalar: the values to shift.
+        x2: an integer array or scalar: how many bit positions, broadcast against ``x1``.
+
+    Returns:
+        ``x1 * 2**x2`` wrapped to the promoted integer type (the bits shifted out are
+        lost); a shift by the bit width or more gives 0, as in JAX and XLA.
+        ``bitwise_left_shift`` is the same function.
+
+    Example:
+        >>> jnp.left_shift(jnp.array([1, 3, -2]), jnp.array([2, 1, 3]))
+        Array([  4,   6, -16], dtype=int32)
+    """
     return lax.shift_left(*promote_args_numeric("left_shift", x, y))
 
 
 def _right_shift(x: Any, y: Any, /) -> Any:
-    """Arithmetic shift for signed integers, logical for unsigned."""
+    """Shift the bits of an integer array to the right element-wise.
+
+    Args:
+        x1: an integer array or scalar: the values to shift.
+        x2: an integer array or scalar: how many bit positions, broadcast against ``x1``.
+
+    Returns:
+        ``floor(x1 / 2**x2)`` in the promoted integer type: an arithmetic shift for signed
+        integers (the sign bit is copied in), a logical one for unsigned integers. A shift
+        by the bit width or more gives 0, or -1 for a negative ``x1``.
+        ``bitwise_right_shift`` is the same function.
+
+    Example:
+        >>> jnp.right_shift(jnp.array([16, -16, 7]), 2)
+        Array([ 4, -4,  1], dtype=int32)
+        >>> jnp.right_shift(jnp.array([240], dtype=jnp.uint8), 4)
+        Array([15], dtype=uint8)
+    """
     x, y = promote_args_numeric("right_shift", x, y)
     if _kind(x) == "u":
         return lax.shift_right_logical(x, y)
     return lax.shift_right_arithmetic(x, y)
+
+
+# The docstrings of the bit-wise ufuncs built by `_bitwise`.
+_BITWISE_AND_DOC = """Compute the bit-wise AND of two arrays element-wise.
+
+    Args:
+        x1, x2: integer or bool arrays or scalars, broadcast together and promoted with
+            JAX's rules.
+
+    Returns:
+        ``x1 & x2``: the bits set in both, in the promoted dtype (logical AND
+        for bools). Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_and(jnp.array([12, 10, -1]), 6)
+        Array([4, 2, 6], dtype=int32)
+    """
+_BITWISE_OR_DOC = """Compute the bit-wise OR of two arrays element-wise.
+
+    Args:
+        x1, x2: integer or bool arrays or scalars, broadcast together and promoted with
+            JAX's rules.
+
+    Returns:
+        ``x1 | x2``: the bits set in either, in the promoted dtype (logical OR
+        for bools). Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_or(jnp.array([12, 10, 0]), 3)
+        Array([15, 11,  3], dtype=int32)
+    """
+_BITWISE_XOR_DOC = """Compute the bit-wise XOR of two arrays element-wise.
+
+    Args:
+        x1, x2: integer or bool arrays or scalars, broadcast together and promoted with
+            JAX's rules.
+
+    Returns:
+        ``x1 ^ x2``: the bits set in exactly one, in the promoted dtype (logical XOR
+        for bools). Floats raise ``TypeError``, as in NumPy.
+
+    Example:
+        >>> jnp.bitwise_xor(jnp.array([12, 10, 5]), 6)
+        Array([10, 12,  3], dtype=int32)
+    """
 
 
 # ---------------------------------------------------------------------------------------------
@@ -912,9 +1211,12 @@ for _uf, _summary, _args, _shown in [
 del _uf, _summary, _args, _shown, _pair
 
 
-bitwise_and = ufunc(_bitwise(lax.bitwise_and, "bitwise_and"), "bitwise_and", 2, identity=-1)
-bitwise_or = ufunc(_bitwise(lax.bitwise_or, "bitwise_or"), "bitwise_or", 2, identity=0)
-bitwise_xor = ufunc(_bitwise(lax.bitwise_xor, "bitwise_xor"), "bitwise_xor", 2, identity=0)
+bitwise_and = ufunc(_bitwise(lax.bitwise_and, "bitwise_and", _BITWISE_AND_DOC), "bitwise_and",
+                    2, identity=-1)
+bitwise_or = ufunc(_bitwise(lax.bitwise_or, "bitwise_or", _BITWISE_OR_DOC), "bitwise_or", 2,
+                   identity=0)
+bitwise_xor = ufunc(_bitwise(lax.bitwise_xor, "bitwise_xor", _BITWISE_XOR_DOC), "bitwise_xor",
+                    2, identity=0)
 left_shift = ufunc(_left_shift, "left_shift", 2)
 right_shift = ufunc(_right_shift, "right_shift", 2)
 bitwise_left_shift = left_shift
@@ -990,6 +1292,10 @@ def fabs(x: Any, /) -> Any:
 
     Returns:
         ``abs(x)`` in the promoted float type.
+
+    Example:
+        >>> jnp.fabs(jnp.array([-1.5, 2]))
+        Array([1.5, 2. ], dtype=float32)
     """
     (x,) = promote_args_inexact("fabs", x)
     if _kind(x) == "c":
@@ -1174,6 +1480,10 @@ def around(a: Any, decimals: int = 0, out: None = None) -> Any:
 
     Returns:
         ``round(a, decimals)``.
+
+    Example:
+        >>> jnp.around(jnp.array([0.5, 1.5, 2.5]))
+        Array([0., 2., 2.], dtype=float32)
     """
     return round(a, decimals, out)
 
@@ -1216,7 +1526,23 @@ def reciprocal(x: Any, /) -> Any:
 
 @jit_like_jax("modf")
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
-    """(fractional part, integral part), both with x's sign."""
+    """Split values into fractional and integral parts element-wise.
+
+    Args:
+        x: an array or scalar; integers promote to the default float type.
+        out: not supported (must be None).
+
+    Returns:
+        ``(fractional, integral)``, both with ``x``'s sign: ``x - trunc(x)`` and
+        ``trunc(x)``.
+
+    Example:
+        >>> frac, whole = jnp.modf(jnp.array([2.5, -1.25]))
+        >>> frac
+        Array([ 0.5 , -0.25], dtype=float32)
+        >>> whole
+        Array([ 2., -1.], dtype=float32)
+    """
     (x,) = promote_args_inexact("modf", x)
     whole = where_(lax.ge(x, _scalar(x, 0)), lax.floor(x), lax.ceil(x))
     return lax.sub(x, whole), whole
@@ -1250,10 +1576,9 @@ def isnan(x: Any, /) -> Any:
         Array([False,  True, False], dtype=bool)
     """
     check_arraylike("isnan", x)
-    x = ensure_array(x)
-    if _kind(x) == "c":
-        return _either_part(isnan, x)
-    return lax.ne(x, x) if _kind(x) == "f" else _all_false(x)
+    # x != x for every dtype, as JAX stages it (False for integers and bools; a complex
+    # value differs from itself when either part is NaN)
+    return lax.ne(x, x)
 
 
 @jit_like_jax("isinf")
@@ -1308,12 +1633,40 @@ def _no_complex_infinity(x: Any) -> None:
 
 
 def isposinf(x: Any, /, out: None = None) -> Any:
+    """Test element-wise for positive infinity.
+
+    Args:
+        x: a real array or scalar; complex inputs raise ``ValueError``, as in JAX.
+        out: not supported (must be None).
+
+    Returns:
+        A bool array of ``x``'s shape: True where ``x`` is ``+inf`` (all False for
+        integers and bools).
+
+    Example:
+        >>> jnp.isposinf(jnp.array([jnp.inf, -jnp.inf, 1.0, jnp.nan]))
+        Array([ True, False, False, False], dtype=bool)
+    """
     x = ensure_array(x)
     _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, np.inf)) if _kind(x) == "f" else _all_false(x)
 
 
 def isneginf(x: Any, /, out: None = None) -> Any:
+    """Test element-wise for negative infinity.
+
+    Args:
+        x: a real array or scalar; complex inputs raise ``ValueError``, as in JAX.
+        out: not supported (must be None).
+
+    Returns:
+        A bool array of ``x``'s shape: True where ``x`` is ``-inf`` (all False for
+        integers and bools).
+
+    Example:
+        >>> jnp.isneginf(jnp.array([jnp.inf, -jnp.inf, 1.0, jnp.nan]))
+        Array([False,  True, False, False], dtype=bool)
+    """
     x = ensure_array(x)
     _no_complex_infinity(x)
     return lax.eq(x, _scalar(x, -np.inf)) if _kind(x) == "f" else _all_false(x)
@@ -1322,8 +1675,23 @@ def isneginf(x: Any, /, out: None = None) -> Any:
 @jit_like_jax("nan_to_num")
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
-    """NaN -> nan, +inf -> posinf (default the largest finite value), -inf -> neginf
-    (default the most negative finite value). Integers and bools are unchanged."""
+    """Replace NaN and infinities with finite numbers.
+
+    Args:
+        x: an array or scalar.
+        copy: accepted for NumPy compatibility (a new array is always returned).
+        nan: the value for NaN.
+        posinf: the value for ``+inf`` (default: the largest finite value of the dtype).
+        neginf: the value for ``-inf`` (default: the most negative finite value).
+
+    Returns:
+        ``x`` with the replacements; each part of a complex ``x`` on its own; integers and
+        bools unchanged.
+
+    Example:
+        >>> jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.0]), posinf=9.0)
+        Array([ 0.0000000e+00,  9.0000000e+00, -3.4028235e+38,  1.0000000e+00], dtype=float32)
+    """
     check_arraylike("nan_to_num", x)
     x = ensure_array(x)
     dt = get_aval(x).dtype
@@ -1340,22 +1708,36 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     return where_(isneginf(out), _scalar(x, lo), out)
 
 
-def sinc(x: Any, /) -> Any:
-    """sin(pi x) / (pi x), 1 at x = 0."""
-    (x,) = promote_args_inexact("sinc", x)
-    pix = lax.mul(_scalar(x, np.pi), x)
-    is_zero = lax.eq(x, _scalar(x, 0))
-    one = lax.broadcast_in_dim(_scalar(x, 1), get_aval(x).shape, ())
-    safe = lax.select(is_zero, one, pix)
-    return lax.select(is_zero, one, lax.div(lax.sin(safe), safe))
-
-
 def deg2rad(x: Any, /) -> Any:
+    """Convert angles from degrees to radians element-wise.
+
+    Args:
+        x: angles in degrees; integers promote to the default float type.
+
+    Returns:
+        ``x * pi / 180``. ``radians`` is the same function.
+
+    Example:
+        >>> jnp.deg2rad(jnp.array([0.0, 90.0, 180.0]))
+        Array([0.       , 1.5707964, 3.1415927], dtype=float32)
+    """
     (x,) = promote_args_inexact("deg2rad", x)
     return lax.mul(x, _scalar(x, np.pi / 180))
 
 
 def rad2deg(x: Any, /) -> Any:
+    """Convert angles from radians to degrees element-wise.
+
+    Args:
+        x: angles in radians; integers promote to the default float type.
+
+    Returns:
+        ``x * 180 / pi``. ``degrees`` is the same function.
+
+    Example:
+        >>> jnp.rad2deg(jnp.array([0.0, jnp.pi / 2, -jnp.pi]))
+        Array([   0.,   90., -180.], dtype=float32)
+    """
     (x,) = promote_args_inexact("rad2deg", x)
     return lax.mul(x, _scalar(x, 180 / np.pi))
 
@@ -1365,15 +1747,36 @@ radians = deg2rad
 
 
 def real(val: Any, /) -> Any:
-    """The real part: lax.real for complex values, the value itself for real dtypes."""
+    """Return the real part of complex numbers element-wise.
+
+    Args:
+        val: an array or scalar.
+
+    Returns:
+        The real parts, in the real type of ``val``'s dtype; ``val`` itself for real inputs.
+
+    Example:
+        >>> jnp.real(jnp.array([1 + 2j, 3 - 4j]))
+        Array([1., 3.], dtype=float32)
+    """
     check_arraylike("real", val)
     x = ensure_array(val)
     return lax.real(x) if _kind(x) == "c" else x
 
 
 def imag(val: Any, /) -> Any:
-    """The imaginary part: lax.imag for complex values, zeros of the value's dtype for
-    real dtypes."""
+    """Return the imaginary part of complex numbers element-wise.
+
+    Args:
+        val: an array or scalar.
+
+    Returns:
+        The imaginary parts, in the real type of ``val``'s dtype; zeros for real inputs.
+
+    Example:
+        >>> jnp.imag(jnp.array([1 + 2j, 3.0]))
+        Array([2., 0.], dtype=float32)
+    """
     check_arraylike("imag", val)
     x = ensure_array(val)
     if _kind(x) == "c":
@@ -1384,8 +1787,19 @@ def imag(val: Any, /) -> Any:
 
 
 def conjugate(x: Any, /) -> Any:
-    """The complex conjugate: lax.conj for complex values, the value itself for real
-    dtypes."""
+    """Return the complex conjugate element-wise.
+
+    Args:
+        x: an array or scalar.
+
+    Returns:
+        ``real(x) - 1j * imag(x)`` for complex ``x``; ``x`` itself for real dtypes.
+        ``conj`` is the same function.
+
+    Example:
+        >>> jnp.conj(jnp.array([1 + 2j, 3 - 1j]))
+        Array([1.-2.j, 3.+1.j], dtype=complex64)
+    """
     check_arraylike("conjugate", x)
     x = ensure_array(x)
     return lax.conj(x) if _kind(x) == "c" else x
@@ -1396,8 +1810,19 @@ conj = conjugate
 
 @jit_like_jax("angle", static_argnames=("deg",))
 def angle(z: Any, deg: bool = False) -> Any:
-    """The argument of z: atan2(imag z, real z) in the inexact type of z's parts (radians,
-    degrees with `deg`)."""
+    """Return the angle (argument) of complex numbers element-wise.
+
+    Args:
+        z: an array or scalar; real inputs have angle 0 or pi.
+        deg: give degrees instead of radians.
+
+    Returns:
+        ``arctan2(imag(z), real(z))``, in ``(-pi, pi]``, in the real inexact type of ``z``.
+
+    Example:
+        >>> jnp.angle(jnp.array([-1.0, 1.0, 1j]), deg=True)
+        Array([180.,   0.,  90.], dtype=float32)
+    """
     check_arraylike("angle", z)
     x = ensure_array(z)
     if _kind(x) == "c":
@@ -1538,7 +1963,22 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
-    """True when the shapes agree and every element is equal (NaNs equal with equal_nan)."""
+    """Test whether two arrays have the same shape and elements.
+
+    Args:
+        a1, a2: arrays or scalars.
+        equal_nan: count NaNs in the same positions as equal.
+
+    Returns:
+        A 0-d bool array (unlike NumPy's Python bool, so that it can be traced): False when
+        the shapes differ.
+
+    Example:
+        >>> jnp.array_equal(jnp.array([1.0, jnp.nan]), jnp.array([1.0, jnp.nan]), equal_nan=True)
+        Array(True, dtype=bool)
+        >>> jnp.array_equal(jnp.array([1, 2]), jnp.array([[1, 2]]))
+        Array(False, dtype=bool)
+    """
     from ember.numpy._reductions import all as _all
     a1, a2 = ensure_array(a1), ensure_array(a2)
     if get_aval(a1).shape != get_aval(a2).shape:
@@ -1551,7 +1991,18 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 
 
 def array_equiv(a1: Any, a2: Any) -> Any:
-    """True when the arrays broadcast together and are equal everywhere."""
+    """Test whether two arrays broadcast together and are equal everywhere.
+
+    Args:
+        a1, a2: arrays or scalars.
+
+    Returns:
+        A 0-d bool array: False when the shapes do not broadcast.
+
+    Example:
+        >>> jnp.array_equiv(jnp.array([1, 2]), jnp.array([[1, 2], [1, 2]]))
+        Array(True, dtype=bool)
+    """
     from ember.numpy._reductions import all as _all
     a1, a2 = ensure_array(a1), ensure_array(a2)
     try:
@@ -1560,3 +2011,8 @@ def array_equiv(a1: Any, a2: Any) -> Any:
         return lax.convert_element_type(False, np.bool_)
     return _all(equal(a1, a2))
 
+
+
+# sinc and ldexp have modules of their own (custom JVPs); exported from here.
+from ember.numpy._frexp import ldexp  # noqa: E402
+from ember.numpy._sinc import sinc  # noqa: E402

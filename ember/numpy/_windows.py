@@ -39,7 +39,20 @@ def _ones(M: int) -> Any:
 
 
 def hanning(M: int) -> Any:
-    """The Hann window."""
+    """Return the Hann window: a raised cosine ``0.5 - 0.5 cos(2 pi n / (M - 1))``.
+
+    Args:
+        M: the number of points (a static int); 0 or less gives an empty array, 1 gives
+            ``[1.]``.
+
+    Returns:
+        A float array of ``M`` points, 0 at the ends and 1 in the middle, in the default float type
+        (float32 unless x64 is on; NumPy's is float64).
+
+    Example:
+        >>> jnp.hanning(5)
+        Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
+    """
     M, n = _positions(M, "hanning")
     if n is None:
         return _ones(M)
@@ -47,7 +60,20 @@ def hanning(M: int) -> Any:
 
 
 def hamming(M: int) -> Any:
-    """The Hamming window."""
+    """Return the Hamming window, ``0.54 - 0.46 cos(2 pi n / (M - 1))``.
+
+    Args:
+        M: the number of points (a static int); 0 or less gives an empty array, 1 gives
+            ``[1.]``.
+
+    Returns:
+        A float array of ``M`` points, 0.08 at the ends, in the default float type
+        (float32 unless x64 is on; NumPy's is float64).
+
+    Example:
+        >>> jnp.round(jnp.hamming(5), 3)
+        Array([0.08, 0.54, 1.  , 0.54, 0.08], dtype=float32)
+    """
     M, n = _positions(M, "hamming")
     if n is None:
         return _ones(M)
@@ -55,7 +81,22 @@ def hamming(M: int) -> Any:
 
 
 def blackman(M: int) -> Any:
-    """The Blackman window."""
+    """Return the Blackman window.
+
+    Its points are ``0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))``.
+
+    Args:
+        M: the number of points (a static int); 0 or less gives an empty array, 1 gives
+            ``[1.]``.
+
+    Returns:
+        A float array of ``M`` points, close to 0 at the ends, in the default float type
+        (float32 unless x64 is on; NumPy's is float64).
+
+    Example:
+        >>> jnp.abs(jnp.round(jnp.blackman(5), 3))
+        Array([0.  , 0.34, 1.  , 0.34, 0.  ], dtype=float32)
+    """
     M, n = _positions(M, "blackman")
     if n is None:
         return _ones(M)
@@ -64,7 +105,20 @@ def blackman(M: int) -> Any:
 
 
 def bartlett(M: int) -> Any:
-    """The Bartlett (triangular) window."""
+    """Return the Bartlett (triangular) window.
+
+    Args:
+        M: the number of points (a static int); 0 or less gives an empty array, 1 gives
+            ``[1.]``.
+
+    Returns:
+        A float array of ``M`` points, rising linearly from 0 to 1 and back, in the
+        default float type (float32 unless x64 is on; NumPy's is float64).
+
+    Example:
+        >>> jnp.bartlett(5)
+        Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
+    """
     M, n = _positions(M, "bartlett")
     if n is None:
         return _ones(M)
@@ -72,7 +126,24 @@ def bartlett(M: int) -> Any:
 
 
 def kaiser(M: int, beta: Any) -> Any:
-    """The Kaiser window with shape parameter beta."""
+    """Return the Kaiser window.
+
+    Its points are ``i0(beta sqrt(1 - (2 n / (M - 1) - 1)**2)) / i0(beta)``.
+
+    Args:
+        M: the number of points (a static int); 0 or less gives an empty array, 1 gives
+            ``[1.]``.
+        beta: the shape parameter: 0 gives a rectangular window, larger values a narrower
+            one (about 8.6 resembles a Blackman window).
+
+    Returns:
+        A float array of ``M`` points, in the default float type
+        (float32 unless x64 is on; NumPy's is float64).
+
+    Example:
+        >>> jnp.kaiser(5, 0.0)
+        Array([1., 1., 1., 1., 1.], dtype=float32)
+    """
     M, n = _positions(M, "kaiser")
     if n is None:
         return _ones(M)

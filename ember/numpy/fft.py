@@ -152,28 +152,109 @@ def _core_2d(name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
 # -- one axis ------------------------------------------------------------------------------------
 
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """The discrete Fourier transform along `axis` (cut or zero-padded to `n` points)."""
+    """Compute the one-dimensional discrete Fourier transform.
+
+    Args:
+        a: an array; real inputs become complex (complex64 unless x64 is on).
+        n: the number of points (the input is cut or zero-padded along ``axis``) (default: the axis'
+            length).
+        axis: the axis to transform.
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``sum_k a[k] exp(-2 pi i j k / n)`` for each frequency j, along ``axis``.
+
+    Example:
+        >>> jnp.fft.fft(jnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j], dtype=complex64)
+    """
     return _core_1d("fft", FftType.FFT, a, n, axis, norm)
 
 
 def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """The inverse discrete Fourier transform along `axis`."""
+    """Compute the one-dimensional inverse discrete Fourier transform.
+
+    Args:
+        a: an array.
+        n: the number of points (the input is cut or zero-padded along ``axis``) (default: the axis'
+            length).
+        axis: the axis to transform.
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``sum_j a[j] exp(2 pi i j k / n) / n`` (with the default ``norm``): ``ifft(fft(x))`` is
+        ``x``.
+
+    Example:
+        >>> jnp.fft.ifft(jnp.array([10.0, -2 + 2j, -2, -2 - 2j]))
+        Array([1.+0.j, 2.+0.j, 3.+0.j, 4.+0.j], dtype=complex64)
+    """
     return _core_1d("ifft", FftType.IFFT, a, n, axis, norm)
 
 
 def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """The transform of a real input: its n // 2 + 1 non-negative frequencies."""
+    """Compute the one-dimensional discrete Fourier transform of a real input.
+
+    Args:
+        a: an array of real values.
+        n: the number of input points (the input is cut or zero-padded along ``axis``) (default: the
+            axis' length).
+        axis: the axis to transform.
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        The ``n // 2 + 1`` non-negative frequencies of ``fft(a, n)`` (the others are
+        their conjugates).
+
+    Example:
+        >>> jnp.fft.rfft(jnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array([10.+0.j, -2.+2.j, -2.+0.j], dtype=complex64)
+    """
     return _core_1d("rfft", FftType.RFFT, a, n, axis, norm)
 
 
 def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """The real signal of `n` points (default 2 (m - 1)) whose rfft is `a`."""
+    """Compute the inverse of ``rfft``: a real signal from its non-negative frequencies.
+
+    Args:
+        a: an array of the non-negative frequencies.
+        n: the number of output points (the input is cut or zero-padded along ``axis``) (default ``2
+            (m - 1)`` for ``m`` input frequencies).
+        axis: the axis to transform.
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        The real signal of ``n`` points whose ``rfft`` is ``a``.
+
+    Example:
+        >>> jnp.fft.irfft(jnp.array([10.0, -2 + 2j, -2]))
+        Array([1., 2., 3., 4.], dtype=float32)
+    """
     return _core_1d("irfft", FftType.IRFFT, a, n, axis, norm)
 
 
 def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """The (real) transform of a signal with Hermitian symmetry, given by its first half:
-    irfft(conj(a), n) * n."""
+    """Compute the transform of a signal with Hermitian symmetry, given by its first half.
+
+    Args:
+        a: an array (the first half of a Hermitian-symmetric signal).
+        n: the number of output points (the input is cut or zero-padded along ``axis``) (default ``2
+            (m - 1)``).
+        axis: the axis to transform.
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        The real spectrum: ``irfft(conj(a), n)`` scaled by ``n`` (with the default ``norm``).
+
+    Example:
+        >>> jnp.fft.hfft(jnp.array([1.0, 2.0, 3.0]))
+        Array([ 8., -2.,  0., -2.], dtype=float32)
+    """
     conj_a = _ufuncs.conj(a)
     _one_axis("hfft", axis)
     count = (get_aval(conj_a).shape[axis] - 1) * 2 if n is None else n
@@ -182,7 +263,24 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
 
 
 def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """The inverse of hfft: conj(rfft(a, n)) / n."""
+    """Compute the inverse of ``hfft``.
+
+    Args:
+        a: an array of real values.
+        n: the number of input points (the input is cut or zero-padded along ``axis``) (default: the
+            axis' length).
+        axis: the axis to transform.
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``conj(rfft(a, n)) / n`` (with the default ``norm``): the first half of a
+        Hermitian-symmetric signal.
+
+    Example:
+        >>> jnp.fft.ihfft(jnp.array([1.0, 2.0, 3.0, 4.0]))[0]
+        Array(2.5+0.j, dtype=complex64)
+    """
     _one_axis("ihfft", axis)
     x = ensure_array(a)
     count = get_aval(x).shape[axis] if n is None else n
@@ -194,25 +292,92 @@ def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
 
 def fft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
          norm: str | None = None) -> Any:
-    """fftn over two axes (the last two by default)."""
+    """Compute the two-dimensional discrete Fourier transform.
+
+    Args:
+        a: an array.
+        s: the number of points along each transformed axis (cut or zero-padded) (default: the axes'
+            lengths).
+        axes: the axes to transform (default the last two).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``fftn`` over the two ``axes``.
+
+    Example:
+        >>> jnp.fft.fft2(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+        Array([[10.+0.j, -2.+0.j],
+               [-4.+0.j,  0.+0.j]], dtype=complex64)
+    """
     return _core_2d("fft2", FftType.FFT, a, s, axes, norm)
 
 
 def ifft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None) -> Any:
-    """ifftn over two axes (the last two by default)."""
+    """Compute the two-dimensional inverse discrete Fourier transform.
+
+    Args:
+        a: an array.
+        s: the number of points along each transformed axis (cut or zero-padded) (default: the axes'
+            lengths).
+        axes: the axes to transform (default the last two).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``ifftn`` over the two ``axes``.
+
+    Example:
+        >>> jnp.fft.ifft2(jnp.array([[10.0, -2.0], [-4.0, 0.0]]))
+        Array([[1.+0.j, 2.+0.j],
+               [3.+0.j, 4.+0.j]], dtype=complex64)
+    """
     return _core_2d("ifft2", FftType.IFFT, a, s, axes, norm)
 
 
 def rfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None) -> Any:
-    """rfftn over two axes (the last two by default)."""
+    """Compute the two-dimensional discrete Fourier transform of a real input.
+
+    Args:
+        a: an array of real values.
+        s: the number of input points along each transformed axis (cut or zero-padded) (default: the
+            axes' lengths).
+        axes: the axes to transform (default the last two).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``rfftn`` over the two ``axes``.
+
+    Example:
+        >>> jnp.fft.rfft2(jnp.ones((2, 4))).shape
+        (2, 3)
+    """
     return _core_2d("rfft2", FftType.RFFT, a, s, axes, norm)
 
 
 def irfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
            norm: str | None = None) -> Any:
-    """irfftn over two axes (the last two by default)."""
+    """Compute the inverse of ``rfft2``.
+
+    Args:
+        a: an array of the frequencies ``rfft2`` gives.
+        s: the number of output points along each transformed axis (cut or zero-padded) (default: as
+            ``irfftn``).
+        axes: the axes to transform (default the last two).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``irfftn`` over the two ``axes``.
+
+    Example:
+        >>> jnp.fft.irfft2(jnp.array([[10.0, -2.0], [-4.0, 0.0]]))
+        Array([[1., 2.],
+               [3., 4.]], dtype=float32)
+    """
     return _core_2d("irfft2", FftType.IRFFT, a, s, axes, norm)
 
 
@@ -220,25 +385,93 @@ def irfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1
 
 def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: str | None = None) -> Any:
-    """The N-dimensional discrete Fourier transform over `axes`."""
+    """Compute the N-dimensional discrete Fourier transform.
+
+    Args:
+        a: an array.
+        s: the number of points along each transformed axis (cut or zero-padded) (default: the axes'
+            lengths).
+        axes: the axes to transform (default: all, or the last ``len(s)``).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``fft`` applied along each axis of ``axes``.
+
+    Example:
+        >>> jnp.fft.fftn(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+        Array([[10.+0.j, -2.+0.j],
+               [-4.+0.j,  0.+0.j]], dtype=complex64)
+    """
     return _core("fftn", FftType.FFT, a, s, axes, norm)
 
 
 def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str | None = None) -> Any:
-    """The N-dimensional inverse discrete Fourier transform over `axes`."""
+    """Compute the N-dimensional inverse discrete Fourier transform.
+
+    Args:
+        a: an array.
+        s: the number of points along each transformed axis (cut or zero-padded) (default: the axes'
+            lengths).
+        axes: the axes to transform (default: all, or the last ``len(s)``).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``ifft`` applied along each axis of ``axes``: ``ifftn(fftn(x))`` is ``x``.
+
+    Example:
+        >>> jnp.fft.ifftn(jnp.array([[10.0, -2.0], [-4.0, 0.0]]))
+        Array([[1.+0.j, 2.+0.j],
+               [3.+0.j, 4.+0.j]], dtype=complex64)
+    """
     return _core("ifftn", FftType.IFFT, a, s, axes, norm)
 
 
 def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str | None = None) -> Any:
-    """The N-dimensional transform of a real input (half of the last axis's frequencies)."""
+    """Compute the N-dimensional discrete Fourier transform of a real input.
+
+    Args:
+        a: an array of real values.
+        s: the number of input points along each transformed axis (cut or zero-padded) (default: the
+            axes' lengths).
+        axes: the axes to transform (default: all, or the last ``len(s)``).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        ``rfft`` along the last of ``axes`` (its ``s[-1] // 2 + 1`` non-negative frequencies),
+        then ``fft`` along the others.
+
+    Example:
+        >>> jnp.fft.rfftn(jnp.ones((2, 4))).shape
+        (2, 3)
+    """
     return _core("rfftn", FftType.RFFT, a, s, axes, norm)
 
 
 def irfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: str | None = None) -> Any:
-    """The real N-dimensional signal whose rfftn is `a`."""
+    """Compute the inverse of ``rfftn``.
+
+    Args:
+        a: an array of the frequencies ``rfftn`` gives.
+        s: the number of output points along each transformed axis (cut or zero-padded) (default:
+            the axes' lengths, ``2 (m - 1)`` for the last).
+        axes: the axes to transform (default: all, or the last ``len(s)``).
+        norm: ``'backward'`` (the default: no scaling forward, ``1/n`` inverse),
+            ``'ortho'`` (``1/sqrt(n)`` both ways) or ``'forward'`` (``1/n`` forward).
+
+    Returns:
+        The real N-dimensional signal whose ``rfftn`` is ``a``.
+
+    Example:
+        >>> jnp.fft.irfftn(jnp.array([[10.0, -2.0], [-4.0, 0.0]]))
+        Array([[1., 2.],
+               [3., 4.]], dtype=float32)
+    """
     return _core("irfftn", FftType.IRFFT, a, s, axes, norm)
 
 
@@ -262,8 +495,22 @@ def _compute_dtype(dtype: Any) -> np.dtype:
 
 
 def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
-    """The sample frequencies of an n-point transform with sample spacing d:
-    [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)."""
+    """Return the sample frequencies of a discrete Fourier transform.
+
+    Args:
+        n: the number of points of the transform.
+        d: the sample spacing.
+        dtype: the result dtype (default the default float type).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)``: the frequency of each
+        output of ``fft``.
+
+    Example:
+        >>> jnp.fft.fftfreq(4)
+        Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
+    """
     out_dtype = dtype or dtypes.default_float()
     _check_freq_args("fftfreq", n, d)
     work = _compute_dtype(out_dtype)
@@ -274,7 +521,21 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> A
 
 
 def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
-    """The non-negative sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d n)."""
+    """Return the sample frequencies of an ``rfft``.
+
+    Args:
+        n: the number of input points of the transform.
+        d: the sample spacing.
+        dtype: the result dtype (default the default float type).
+        device: accepted for JAX compatibility; Ember runs on one CPU device.
+
+    Returns:
+        ``[0, 1, ..., n // 2] / (d n)``: the frequency of each output of ``rfft``.
+
+    Example:
+        >>> jnp.fft.rfftfreq(5, d=0.5)
+        Array([0. , 0.4, 0.8], dtype=float32)
+    """
     dtype = dtype or dtypes.default_float()
     _check_freq_args("rfftfreq", n, d)
     k = _creation.arange(0, n // 2 + 1, dtype=dtype, device=device)
@@ -291,8 +552,19 @@ def _shifts(x: Any, axes: None | int | Sequence[int], sign: int) -> tuple[Any, A
 
 
 def fftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
-    """x rolled by half of each axis in `axes` (all by default): the zero frequency moves to
-    the middle."""
+    """Move the zero frequency to the middle of a spectrum.
+
+    Args:
+        x: an array (for example the output of ``fft``).
+        axes: the axes to shift (default all).
+
+    Returns:
+        ``x`` rolled by ``n // 2`` along each axis of ``axes``.
+
+    Example:
+        >>> jnp.fft.fftshift(jnp.array([0, 1, 2, -2, -1]))
+        Array([-2, -1,  0,  1,  2], dtype=int32)
+    """
     check_arraylike("fftshift", x)
     x = ensure_array(x)
     shift, axes = _shifts(x, axes, 1)
@@ -300,7 +572,20 @@ def fftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
 
 
 def ifftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
-    """The inverse of fftshift (they differ for odd lengths)."""
+    """Undo ``fftshift``: move the zero frequency back to the start.
+
+    Args:
+        x: an array.
+        axes: the axes to shift (default all).
+
+    Returns:
+        ``x`` rolled by ``-(n // 2)`` along each axis of ``axes`` (it differs from
+        ``fftshift`` for odd lengths).
+
+    Example:
+        >>> jnp.fft.ifftshift(jnp.array([-2, -1, 0, 1, 2]))
+        Array([ 0,  1,  2, -2, -1], dtype=int32)
+    """
     check_arraylike("ifftshift", x)
     x = ensure_array(x)
     shift, axes = _shifts(x, axes, -1)

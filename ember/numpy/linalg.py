@@ -97,8 +97,32 @@ def _norm_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
-    """Vector norm over one axis, matrix norm over two; axis=None means all axes with
-    ord=None, else the vector (1-D) or matrix (2-D) norm of x."""
+    """Compute a vector or matrix norm.
+
+    Args:
+        x: an array; integers promote to the default float type.
+        ord: the norm's order. Over one axis (a vector norm): None or 2 (Euclidean), inf,
+            -inf, 0 (the count of nonzeros), 1, or any other number p
+            (``sum(|x|**p)**(1/p)``). Over two axes (a matrix norm): None or ``'fro'``
+            (Frobenius), ``'nuc'`` (nuclear), 1, -1, inf, -inf (maximum/minimum absolute
+            column or row sum), 2, -2 (largest/smallest singular value).
+        axis: an int (vector norm), a pair of ints (matrix norm), or None: with ``ord=None``
+            the 2-norm of the flattened array, otherwise the vector or matrix norm of a 1-d
+            or 2-d ``x``.
+        keepdims: keep the reduced axes with length 1.
+
+    Returns:
+        The norm, real (the magnitude for complex ``x``), in ``x``'s inexact dtype.
+
+    Example:
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> jnp.linalg.norm(jnp.array([3.0, 4.0]))
+        Array(5., dtype=float32)
+        >>> jnp.linalg.norm(x, ord=1)
+        Array(6., dtype=float32)
+        >>> jnp.linalg.norm(x, axis=1)
+        Array([2.236068, 5.      ], dtype=float32)
+    """
     check_arraylike("norm", x)
     (x,) = _promote_dtypes_inexact(x)
     ndim = get_aval(x).ndim
@@ -177,7 +201,24 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
-    """The sum of the `offset` diagonal of the last two axes."""
+    """Return the sum along a diagonal of the last two axes (the Array API's form of
+    ``jnp.trace``).
+
+    Args:
+        x: an array with at least two dimensions (a stack of matrices).
+        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it.
+        dtype: the accumulation and result dtype (default: ``sum``'s rule).
+
+    Returns:
+        An array of ``x.ndim - 2`` dimensions: one sum per matrix. Unlike ``jnp.trace``,
+        whose default axes are the first two, the matrices are in the last two axes.
+
+    Example:
+        >>> jnp.linalg.trace(jnp.arange(8.0).reshape(2, 2, 2))
+        Array([ 3., 11.], dtype=float32)
+        >>> jnp.linalg.trace(jnp.arange(9.0).reshape(3, 3), offset=1)
+        Array(6., dtype=float32)
+    """
     return _manipulation.trace(x, offset, -2, -1, dtype)
 
 

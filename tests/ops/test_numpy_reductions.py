@@ -11,6 +11,8 @@ compiling, one program per case was most of it)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from batched_checks import NumpyBatch
@@ -251,3 +253,50 @@ def test_nan_extremes_with_initial_give_it_for_all_nan_slices(name: str, initial
                                       [initial, initial])
         out = np.asarray(f(x, axis=1))
         assert out[0] == {"nanmax": 3.0, "nanmin": 1.0}[name] and np.isnan(out[1])
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+@pytest.mark.parametrize("shape", [(3, 4), (1, 7), (5, 33), (2, 3, 5)])
+def test_nan_extremes_with_where_and_initial(name: str, shape: tuple[int, ...]) -> None:
+    # where= masks elements out; an all-NaN (or all masked-out) slice gives initial, as in
+    # JAX and NumPy; the first row is all NaN, the second masked out entirely.
+    rng = np.random.default_rng(len(shape) * 10 + shape[-1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[rng.random(shape) < 0.3] = np.nan
+    x[0] = np.nan
+    w = rng.random(shape) < 0.6
+    if shape[0] > 1:
+        w[1] = False
+    initial = {"nanmax": -0.5, "nanmin": 0.5}[name]
+    jf, nf = getattr(jnp, name), getattr(np, name)
+    for axis in (None, 0, -1):
+        with warnings.catch_warnings():  # (NumPy warns on an all-NaN slice)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = nf(x, axis=axis, where=w, initial=initial)
+        fn = lambda a, m: jf(a, axis=axis, where=m, initial=initial)  # noqa: E731
+        for got in (fn(x, w), ember.jit(fn)(x, w)):
+            np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("fname", ["var", "std"])
+def test_var_std_nonpositive_divisor_is_nan(fname: str) -> None:
+    # n - ddof <= 0 gives NaN, as JAX (NumPy gives inf where the sum is not 0, and warns);
+    # a masked-out slice too. The correction is a traced argument of the nested jit, so
+    # one compiled program serves every ddof.
+    x = np.array([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], np.float32)
+    f = getattr(jnp, fname)
+    for ddof, want_finite in ((2, True), (3, False), (4, False)):
+        for got in (f(x, axis=1, ddof=ddof),
+                    ember.jit(lambda a, d=ddof: f(a, axis=1, ddof=d))(x)):
+            got = np.asarray(got)
+            assert np.isfinite(got).all() == want_finite, (ddof, got)
+            if want_finite:
+                np.testing.assert_allclose(got, getattr(np, fname)(x, axis=1, ddof=ddof),
+                                           rtol=1e-6)
+            else:
+                assert np.isnan(got).all()
+    w = np.array([[True, True, False], [False, False, False]])
+    got = np.asarray(ember.jit(lambda a, m: f(a, axis=1, where=m))(x, w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_allclose(got, getattr(np, fname)(x, axis=1, where=w), rtol=1e-6)

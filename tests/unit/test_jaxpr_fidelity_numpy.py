@@ -347,6 +347,11 @@ VALUE_CASES = {
     "trace": (lambda m: jnp.trace(m, 1, 2, 0), lambda m: np.trace(m, 1, 2, 0), (_CUBE,)),
     "trace_neg": (lambda m: jnp.trace(m, -1), lambda m: np.trace(m, -1), (_CUBE[0],)),
     "trace_empty": (lambda m: jnp.trace(m), np.trace, (np.ones((3, 0), np.float32),)),
+    # a traced offset (an argument of the nested jit, as in JAX), beyond the matrix too
+    "trace_traced_offset": (lambda m, k: jnp.trace(m, k, 0, 2), lambda m, k: np.trace(
+        m, int(k), 0, 2), (_CUBE, np.int32(-1))),
+    "trace_traced_offset_out": (lambda m, k: jnp.trace(m, k), lambda m, k: np.trace(
+        m, int(k)), (_CUBE[0], np.int32(7))),
     "eye": (lambda s: jnp.eye(4, 3, -1) + s, lambda s: np.eye(4, 3, -1) + s, (np.float32(0),)),
     "tri": (lambda s: jnp.tri(3, 5, 2) + s, lambda s: np.tri(3, 5, 2) + s, (np.float32(0),)),
     "fmax": (jnp.fmax, np.fmax, (_NANS, _NANS2)),

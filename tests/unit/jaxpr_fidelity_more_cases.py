@@ -1,0 +1,164 @@
+"""Programs whose make_jaxpr text Ember prints as JAX 0.10.2 does (issue 22, item 7): the
+jnp functions JAX wraps in their own `jit` or stages in a particular op order.
+
+Input: nothing; this module imports neither JAX nor Ember. Output: `CASES`, name ->
+(make, args), where `make(jnp)` returns the program written against a jax.numpy-like
+module (Ember's or JAX's) and `args` are NumPy arrays. tools/gen_jaxpr_fidelity.py runs
+each with JAX to write jaxpr_fidelity_more_expected.py; test_jaxpr_fidelity_more.py runs
+each with Ember and compares the texts character for character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+X7 = np.linspace(-2, 2, 7).astype(np.float32)
+R7 = X7[::-1].copy()
+M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+I7 = np.arange(-3, 4, dtype=np.int32)
+W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
+
+Make = Callable[[Any], Callable[..., Any]]
+
+CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
+    # roll: a static shift is jit[_roll_static], a traced one jit[_roll_dynamic]
+    "roll": (lambda jnp: lambda x: jnp.roll(x, 2), (X7,)),
+    "roll_axis": (lambda jnp: lambda x: jnp.roll(x, -1, axis=1), (M34,)),
+    "roll_flat": (lambda jnp: lambda x: jnp.roll(x, 3), (M34,)),
+    "roll_0": (lambda jnp: lambda x: jnp.roll(x, 0), (X7,)),
+    "roll_tuple": (lambda jnp: lambda x: jnp.roll(x, (1, 5), axis=(1, 0)), (M34,)),
+    "roll_dynamic": (lambda jnp: lambda x, s: jnp.roll(x, s), (X7, np.int32(2))),
+    "roll_dynamic_axes": (lambda jnp: lambda x, s: jnp.roll(x, s, axis=(0, 1)),
+                          (M34, np.array([1, -2], np.int32))),
+    # divmod, remainder and fmod of integers (a zero divisor replaced through _where)
+    "divmod": (lambda jnp: lambda x, y: jnp.divmod(x, y), (X7, R7)),
+    "divmod_int": (lambda jnp: lambda x: jnp.divmod(x, 3), (I7,)),
+    "remainder_int": (lambda jnp: lambda x, y: jnp.remainder(x, y), (I7, I7[::-1].copy())),
+    # fmax/fmin of integers test y != y, as JAX's isnan does for every dtype
+    "fmax_int": (lambda jnp: lambda x, y: jnp.fmax(x, y), (I7, I7[::-1].copy())),
+    "fmin_int_scalar": (lambda jnp: lambda x: jnp.fmin(x, 1), (I7,)),
+    "isnan_int": (lambda jnp: lambda x: jnp.isnan(x), (I7,)),
+    # reductions with where= and initial= (the identity enters _where as a 0-d constant)
+    "nanmax_where_initial": (lambda jnp: lambda x, w: jnp.nanmax(x, axis=1, where=w,
+                                                                 initial=-1.0), (M34, W34)),
+    "nanmin_initial": (lambda jnp: lambda x: jnp.nanmin(x, initial=3.0), (M34,)),
+    "sum_where_initial": (lambda jnp: lambda x, w: jnp.sum(x, axis=1, where=w, initial=2),
+                          (M34, W34)),
+    "max_where_initial": (lambda jnp: lambda x, w: jnp.max(x, axis=1, where=w, initial=2),
+                          (M34, W34)),
+    "any_where": (lambda jnp: lambda x, w: jnp.any(x, axis=1, where=w), (M34, W34)),
+    # take: jit[_take]; fill mode wraps negative indices through _where, wrap mode through
+    # jnp.remainder
+    "take": (lambda jnp: lambda x, i: jnp.take(x, i), (X7, np.array([0, 2], np.int32))),
+    "take_axis": (lambda jnp: lambda x, i: jnp.take(x, i, axis=1),
+                  (M34, np.array([0, -2], np.int32))),
+    "take_clip": (lambda jnp: lambda x, i: jnp.take(x, i, mode="clip"),
+                  (X7, np.array([0, 9], np.int32))),
+    "take_wrap": (lambda jnp: lambda x, i: jnp.take(x, i, axis=0, mode="wrap"),
+                  (M34, np.array([[0, -5]], np.int32))),
+    "take_flat_fill": (lambda jnp: lambda x, i: jnp.take(x, i, fill_value=0),
+                       (M34, np.array([3, 20], np.int32))),
+    # var/std: jit[_var] (jit[_std] around it) with the correction traced; a divisor <= 0
+    # gives NaN through _where; mean/var with where= count first
+    "var": (lambda jnp: lambda x: jnp.var(x), (M34,)),
+    "var_axis_ddof": (lambda jnp: lambda x: jnp.var(x, axis=0, ddof=1), (M34,)),
+    "var_where": (lambda jnp: lambda x, w: jnp.var(x, axis=1, where=w), (M34, W34)),
+    "var_int_correction": (lambda jnp: lambda x: jnp.var(x, correction=1.5), (I7,)),
+    "std": (lambda jnp: lambda x: jnp.std(x), (X7,)),
+    "std_keepdims": (lambda jnp: lambda x: jnp.std(x, axis=(0, 1), keepdims=True, ddof=2),
+                     (M34,)),
+    "std_dtype": (lambda jnp: lambda x: jnp.std(x, dtype=jnp.float16), (X7,)),
+    "mean_where": (lambda jnp: lambda x, w: jnp.mean(x, axis=0, where=w), (M34, W34)),
+    "nanmean_where": (lambda jnp: lambda x, w: jnp.nanmean(x, axis=0, where=w), (M34, W34)),
+    # trace: a given offset is an argument of jit[trace] (row + offset == col)
+    "trace_offset": (lambda jnp: lambda x: jnp.trace(x, 1), (M34,)),
+    "trace_negative_offset": (lambda jnp: lambda x: jnp.trace(x, -1), (M34,)),
+    "trace_traced_offset": (lambda jnp: lambda x, k: jnp.trace(x, k), (M34, np.int32(-1))),
+    "trace_keywords": (lambda jnp: lambda x: jnp.trace(x, offset=2, axis1=1, axis2=0),
+                       (M34,)),
+    "trace_int_dtype": (lambda jnp: lambda x: jnp.trace(x, 1, dtype=jnp.float32),
+                        (I7.reshape(1, 7),)),
+    # sinc: jit[sinc] with the custom-JVP Maclaurin term at 0
+    "sinc": (lambda jnp: lambda x: jnp.sinc(x), (X7,)),
+    "sinc_int": (lambda jnp: lambda x: jnp.sinc(x), (I7,)),
+    # gcd/lcm: jit[gcd] holding JAX's while loop; lcm on top of it
+    "gcd": (lambda jnp: lambda x, y: jnp.gcd(x, y), (I7, I7[::-1].copy())),
+    "gcd_scalar": (lambda jnp: lambda x: jnp.gcd(x, 6), (I7,)),
+    "lcm": (lambda jnp: lambda x, y: jnp.lcm(x, y), (I7, I7[::-1].copy())),
+    "lcm_uint8": (lambda jnp: lambda x, y: jnp.lcm(x, y),
+                  (np.arange(5, dtype=np.uint8), np.uint8(4))),
+    # frexp: jit[frexp] around the custom-JVP _frexp (its shared body prints as `jaxpr`);
+    # ldexp: jit[ldexp] splitting x's exponent off through frexp
+    "frexp": (lambda jnp: lambda x: jnp.frexp(x), (X7,)),
+    "frexp_int": (lambda jnp: lambda x: jnp.frexp(x), (I7,)),
+    "ldexp": (lambda jnp: lambda x, e: jnp.ldexp(x, e), (X7, I7)),
+    "ldexp_scalar": (lambda jnp: lambda x: jnp.ldexp(x, 3), (X7,)),
+    # diag: jit[_diag] (1-d: pad, eye mask, _where; 2-d: jit[diagonal], a gather by two
+    # aranges); broadcasting keeps size-1 dims in one broadcast_in_dim, as JAX
+    "diag_of_matrix": (lambda jnp: lambda x: jnp.diag(x), (M34,)),
+    "diag_of_matrix_k": (lambda jnp: lambda x: jnp.diag(x, -1), (M34,)),
+    "diag_of_vector": (lambda jnp: lambda x: jnp.diag(x), (X7,)),
+    "diag_of_vector_k": (lambda jnp: lambda x: jnp.diag(x, -2), (X7,)),
+    "diagonal_3d": (lambda jnp: lambda x: jnp.diagonal(x, 1, 0, 2),
+                    (np.ones((2, 3, 4), np.float32),)),
+    "arange_start_stop": (lambda jnp: lambda x: x + jnp.arange(1, 8), (X7,)),
+    "broadcast_to_size1": (lambda jnp: lambda x: jnp.broadcast_to(x, (2, 7, 3)),
+                           (X7.reshape(7, 1),)),
+    # polynomials: jit[polyval] (a scan unrolled 16), polyder/polyint (iota grids),
+    # polymul through jit[convolve] > jit[_conv] > jit[_flip]
+    "polyval": (lambda jnp: lambda p, x: jnp.polyval(p, x), (X7[:3].copy(), X7)),
+    "polyval_2d": (lambda jnp: lambda p, x: jnp.polyval(p, x), (M34, X7[:4].copy())),
+    "polyder": (lambda jnp: lambda p: jnp.polyder(p), (X7,)),
+    "polyder_2_int": (lambda jnp: lambda p: jnp.polyder(p, 2), (I7,)),
+    "polyint": (lambda jnp: lambda p: jnp.polyint(p), (X7,)),
+    "polyint_k": (lambda jnp: lambda p, k: jnp.polyint(p, 2, k), (X7, X7[:2].copy())),
+    "polymul": (lambda jnp: lambda p, q: jnp.polymul(p, q), (X7[:3].copy(), X7)),
+    "convolve_same": (lambda jnp: lambda p, q: jnp.convolve(p, q, mode="same"),
+                      (X7[:3].copy(), X7)),
+    "convolve_int": (lambda jnp: lambda p, q: jnp.convolve(p, q), (I7, I7[:2].copy())),
+    "correlate": (lambda jnp: lambda p, q: jnp.correlate(p, q), (X7, X7[:3].copy())),
+    "correlate_swapped": (lambda jnp: lambda p, q: jnp.correlate(p, q, mode="full"),
+                          (X7[:3].copy(), X7)),
+    "atleast_1d": (lambda jnp: lambda x: jnp.atleast_1d(x), (M34,)),
+    "atleast_2d": (lambda jnp: lambda x, y: jnp.atleast_2d(x, y), (X7, np.float32(1))),
+    "atleast_3d": (lambda jnp: lambda x, y: jnp.atleast_3d(x, y), (M34, X7)),
+    # isin: jit[_in1d] comparing every pair
+    "isin": (lambda jnp: lambda x, y: jnp.isin(x, y), (X7, X7[:3].copy())),
+    "isin_invert": (lambda jnp: lambda x, y: jnp.isin(x, y, invert=True),
+                    (M34, X7[:3].copy())),
+    # quantile: jit[quantile] (q traced), median and percentile jits around it; weakly
+    # typed q multiplies the strongly typed n - 1 without a conversion, as in JAX's lax
+    "median": (lambda jnp: lambda x: jnp.median(x), (X7,)),
+    "median_axis": (lambda jnp: lambda x: jnp.median(x, axis=1), (M34,)),
+    "median_keepdims": (lambda jnp: lambda x: jnp.median(x, axis=0, keepdims=True), (M34,)),
+    "median_int": (lambda jnp: lambda x: jnp.median(x), (I7,)),
+    "quantile": (lambda jnp: lambda x: jnp.quantile(x, 0.3), (X7,)),
+    "quantile_vector_axes": (lambda jnp: lambda x, q: jnp.quantile(x, q, axis=(0, 1),
+                                                                   keepdims=True),
+                             (M34, np.array([0.25, 0.5], np.float32))),
+    "quantile_lower": (lambda jnp: lambda x: jnp.quantile(x, 0.3, method="lower"), (X7,)),
+    "percentile": (lambda jnp: lambda x: jnp.percentile(x, 50, axis=1), (M34,)),
+    "percentile_vector": (lambda jnp: lambda x, q: jnp.percentile(x, q),
+                          (X7, np.array([10.0, 90.0], np.float32))),
+    # nanquantile: the same jit with NaNs squashed (each slice's count scales q; a read by
+    # advanced indexing); nanmedian and nanpercentile jits around it; a bool sum with a
+    # float dtype counts in the default int first
+    "nanmedian": (lambda jnp: lambda x: jnp.nanmedian(x), (X7,)),
+    "nanmedian_axis": (lambda jnp: lambda x: jnp.nanmedian(x, axis=1), (M34,)),
+    "nanquantile_vector": (lambda jnp: lambda x, q: jnp.nanquantile(x, q, axis=0),
+                           (M34, np.array([0.25, 0.5], np.float32))),
+    "nanquantile_keepdims": (lambda jnp: lambda x: jnp.nanquantile(x, 0.3, axis=1,
+                                                                   keepdims=True), (M34,)),
+    "nanpercentile_lower": (lambda jnp: lambda x: jnp.nanpercentile(x, 40.0, axis=0,
+                                                                    method="lower"), (M34,)),
+    "sum_bool_dtype": (lambda jnp: lambda x: jnp.sum(x > 2, axis=0, dtype=jnp.float32),
+                       (M34,)),
+    # a reduction over no axes (a 0-d array, or axis=()) still stages reduce_*[axes=()]
+    "sum_no_axes": (lambda jnp: lambda x: jnp.sum(x, axis=()), (M34,)),
+    "max_0d": (lambda jnp: lambda x: jnp.max(x), (np.float32(1),)),
+    "prod_int8_0d": (lambda jnp: lambda x: jnp.prod(x), (np.int8(1),)),
+    "any_0d": (lambda jnp: lambda x: jnp.any(x), (np.float32(1),)),
+}
