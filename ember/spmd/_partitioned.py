@@ -1,0 +1,220 @@
+"""A jitted function partitioned over a mesh: one per-device module (the SPMD partitioner's,
+ember/passes/spmd_partitioner.py) compiled once and run on every device of this process,
+its collectives meeting in memory (and over MPI between processes).
+
+Input: a traced function (ClosedJaxpr), its mesh, a sharding per flat argument and a wanted
+sharding (or None) per flat output. Output: `PartitionedProgram`: `program(leaves)` returns
+one `ShardedArray` per output laid out as the partitioner said; `module` (the per-device
+HLO, with its collectives), `report` (collectives and refusals), `out_shardings`.
+How a call runs: each local device gets its block of every argument (an argument already
+laid out so is not copied), the hidden constants and its partition id; the devices run the
+compiled module on threads of their own; a collective's code (the CPU backend's host
+callback, or the evaluator) hands the device's buffer to the call's rendezvous
+(`_Launch`), whose last arrival computes every member's result with the shard_map
+runtime's collectives (`run_in_groups`), in group order, so members get the same bits.
+Invariants: devices meet collectives in the same order (one module); a device that fails
+aborts the call's rendezvous, so the others raise instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import backends, callbacks
+from ember.compiler import _compile_on
+from ember.config import config
+from ember.core.aval import ShapedArray
+from ember.core.jaxpr import ClosedJaxpr
+from ember.hlo.evaluator.collectives import running_on
+from ember.hlo.sharding import HloSharding
+from ember.lowering import LoweredModule, lower_jaxpr
+from ember.passes.spmd_partitioner import partition
+from ember.sharding._array import ShardedArray
+from ember.sharding._mesh import Mesh, PartitionSpec
+from ember.sharding._shardings import NamedSharding
+from ember.spmd import _runtime
+from ember.spmd._collectives import run_in_groups
+from ember.spmd._specs import cut
+
+_REDUCE_NAMES = {"add": "psum", "maximum": "pmax", "minimum": "pmin"}
+_WAIT_S = 0.5  # how often a waiting device looks whether the call was aborted
+
+
+def mesh_axes(mesh: Mesh) -> tuple[tuple[str, int], ...]:
+    return tuple((str(a), int(s)) for a, s in mesh.shape.items())
+
+
+def to_hlo(sharding: NamedSharding, ndim: int) -> HloSharding:
+    """The HLO form of a NamedSharding of a rank-`ndim` array."""
+    return HloSharding(mesh_axes(sharding.mesh), sharding.spec._normalized(ndim))
+
+
+def to_named(mesh: Mesh, s: HloSharding) -> NamedSharding:
+    """The NamedSharding of an HLO sharding (trailing whole dims left out of the spec)."""
+    parts: list[Any] = [None if not a else a[0] if len(a) == 1 else tuple(a)
+                        for a in s.dims]
+    while parts and parts[-1] is None:
+        parts.pop()
+    return NamedSharding(mesh, PartitionSpec(*parts))
+
+
+class _Launch:
+    """One call's rendezvous: collective number k of every local device meets in slot k."""
+
+    def __init__(self, mesh: Mesh, devices: list, process: int, communicator: Any) -> None:
+        self.mesh = mesh
+        self.n = len(devices)
+        self.process = process
+        self.communicator = communicator
+        self.cond = threading.Condition()
+        self.slots: dict[int, dict[str, Any]] = {}
+        self.failed: BaseException | None = None
+
+    def runner_for(self, device: Any) -> Any:
+        count = [0]
+
+        def runner(opcode: str, reducer: str | None, groups: tuple, dim: int | None,
+                   value: np.ndarray) -> np.ndarray:
+            k = count[0]
+            count[0] += 1
+            return self.arrive(k, device, opcode, reducer, groups, dim, value)
+        return runner
+
+    def abort(self, e: BaseException) -> None:
+        with self.cond:
+            if self.failed is None:
+                self.failed = e
+            self.cond.notify_all()
+
+    def arrive(self, k: int, device: Any, opcode: str, reducer: str | None, groups: tuple,
+               dim: int | None, value: np.ndarray) -> np.ndarray:
+        with self.cond:
+            slot = self.slots.setdefault(k, {"vals": {}, "out": None})
+            slot["vals"][device] = np.array(value, copy=True, order="C")
+            if len(slot["vals"]) == self.n:
+                try:
+                    slot["out"] = self._combine(opcode, reducer, groups, dim, slot["vals"])
+                except BaseException as e:  # noqa: B036 - every waiting device must hear
+                    self.failed = self.failed or e
+                self.cond.notify_all()
+            while slot["out"] is None and self.failed is None:
+                self.cond.wait(_WAIT_S)
+            if self.failed is not None:
+                raise RuntimeError(f"{opcode}: another device of this partitioned call "
+                                   f"failed ({self.failed})")
+            return slot["out"][device]
+
+    def _combine(self, opcode: str, reducer: str | None, groups: tuple, dim: int | None,
+                 vals: dict[Any, np.ndarray]) -> dict[Any, np.ndarray]:
+        flat = list(self.mesh.devices.flat)
+        members = [[flat[p] for p in g] for g in groups]
+        if opcode == "all-reduce":
+            if reducer not in _REDUCE_NAMES:
+                raise NotImplementedError(f"all-reduce combining with {reducer}")
+            name, params = _REDUCE_NAMES[reducer], {}
+        elif opcode == "all-gather":
+            name, params = "all_gather", {"all_gather_dimension": dim, "tiled": True}
+        elif opcode == "reduce-scatter":
+            if reducer != "add":
+                raise NotImplementedError(f"reduce-scatter combining with {reducer}")
+            name, params = "reduce_scatter", {"scatter_dimension": dim, "tiled": True}
+        else:
+            raise NotImplementedError(f"no collective {opcode}")
+        return run_in_groups(members, name, params, vals, self.process, self.communicator)
+
+
+class PartitionedProgram:
+    """A function compiled for every device of `mesh` (see the module docstring)."""
+
+    def __init__(self, closed: ClosedJaxpr, name: str, mesh: Mesh,
+                 in_shardings: Sequence[HloSharding],
+                 out_wanted: Sequence[HloSharding | None]) -> None:
+        self.mesh = mesh
+        self.closed = closed
+        lowered = lower_jaxpr(closed, name)
+        self.lowered = lowered
+        part = partition(lowered.module, mesh_axes(mesh), dict(enumerate(in_shardings)),
+                         list(out_wanted))
+        self.module = part.module
+        self.report = part.report
+        self.in_shardings = list(in_shardings)
+        self.out_shardings = [to_named(mesh, s) if s is not None else None
+                              for s in part.out_shardings]
+        out_avals = [ShapedArray(s.local_shape(a.shape) if s is not None else a.shape,
+                                 a.dtype, a.weak_type)
+                     for s, a in zip(part.out_shardings, closed.out_avals)]
+        per_device = LoweredModule(part.module, lowered.hidden_consts, out_avals,
+                                   lowered.tuple_result)
+        unsafe = bool(config.ember_unsafe_math)
+        compiled = None
+        for backend in ("cpu", "interpreter"):  # (the interpreter runs anything)
+            compiled = _compile_on(backends.get(backend), per_device, unsafe, True, ())
+            if compiled is not None:
+                break
+        assert compiled is not None
+        self.compiled = callbacks.guard(compiled)
+
+    def _blocks(self, leaves: Sequence[Any], devices: list) -> list[list[np.ndarray]]:
+        per_arg = []
+        for x, s, aval in zip(leaves, self.in_shardings, self.closed.in_avals):
+            named = to_named(self.mesh, s)
+            if isinstance(x, ShardedArray) and x.sharding.is_equivalent_to(named, aval.ndim):
+                by_dev = {sh.device: np.asarray(sh.data) for sh in x.addressable_shards}
+                per_arg.append([by_dev[d] for d in devices])
+                continue
+            value = np.asarray(x._ember_value() if hasattr(x, "_ember_value") else x)
+            value = value.astype(aval.dtype, copy=False)
+            per_arg.append(cut(value, self.mesh, named.spec, devices))
+        return [[arg[k] for arg in per_arg] for k in range(len(devices))]
+
+    def __call__(self, leaves: Sequence[Any]) -> list[Any]:
+        from ember.distributed import topology
+
+        topo = topology.current()
+        flat = list(self.mesh.devices.flat)
+        devices = [d for d in flat if d.process_index == topo.process_index]
+        blocks = self._blocks(leaves, devices)
+        launch = _Launch(self.mesh, devices, topo.process_index, topo.communicator)
+        exe = self.compiled.executable
+        hidden = self.compiled.lowered.hidden_consts
+        tuple_result = self.compiled.lowered.tuple_result
+
+        def one(k: int) -> list[np.ndarray]:
+            dev = devices[k]
+            try:
+                with running_on(launch.runner_for(dev)):
+                    out = exe(*blocks[k], *hidden, np.int32(flat.index(dev)))
+            except BaseException as e:
+                launch.abort(e)
+                raise
+            return list(out) if tuple_result else [out]
+
+        if len(devices) == 1:
+            results = [one(0)]
+        else:
+            futures = [_runtime._pool(len(devices)).submit(one, k)
+                       for k in range(len(devices))]
+            results, errors = [], []
+            for f in futures:
+                try:
+                    results.append(f.result())
+                except BaseException as e:  # noqa: B036 - re-raised below
+                    errors.append(e)
+            if errors:  # (the device that failed first, not those it aborted)
+                first = launch.failed if launch.failed in errors else errors[0]
+                raise first
+        outs = []
+        for j, (aval, named) in enumerate(zip(self.closed.out_avals, self.out_shardings)):
+            by_dev = {}
+            for k, d in enumerate(devices):
+                buf = np.require(results[k][j], dtype=aval.dtype, requirements="C")
+                if buf.flags.writeable:
+                    buf.setflags(write=False)
+                by_dev[d] = buf
+            outs.append(ShardedArray(ShapedArray(aval.shape, aval.dtype, aval.weak_type),
+                                     named, by_dev))
+        return outs
