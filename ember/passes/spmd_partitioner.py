@@ -376,6 +376,8 @@ class _Partitioner:
         spec = inst.attrs["slice"]
         full = [(a, b, c) == (0, n, 1) for (a, b, c), n in zip(spec, x.shape.dimensions)]
         target = HloSharding(self.mesh, tuple(a if f else () for a, f in zip(sx.dims, full)))
+        if target != sx:
+            self.refuse(inst, "slice of a split dim (a part of it, or strided): gathered")
         local_spec = tuple((0, n // target.blocks(d), 1) if full[d] else spec[d]
                            for d, n in enumerate(x.shape.dimensions))
         return Local(self.emit(inst, [self.get(x, target, f"slice {inst.name}")], target,
@@ -384,6 +386,8 @@ class _Partitioner:
     def _concatenate(self, inst: Instruction) -> Local:
         d = inst.attrs["dimension"]
         cands = [self.env[o].sharding for o in inst.operands]
+        if any(c.dims[d] for c in cands):
+            self.refuse(inst, "concatenate along a split dim: gathered")
         best = max(cands, key=_blocks).with_dim(d, ())
         target = best
         for o in inst.operands:

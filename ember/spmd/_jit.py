@@ -97,7 +97,7 @@ def _program(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, PartitionedProgra
     hit = cache.get(key)
     if hit is None or hit[0] is not result:
         hit = cache[key] = (result, PartitionedProgram(result.closed_jaxpr, fn._name, mesh,
-                                                       in_hlo, out_hlo))
+                                                       in_hlo, out_hlo, outs))
     return result, hit[1], leaves
 
 

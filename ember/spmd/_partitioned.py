@@ -132,7 +132,8 @@ class PartitionedProgram:
 
     def __init__(self, closed: ClosedJaxpr, name: str, mesh: Mesh,
                  in_shardings: Sequence[HloSharding],
-                 out_wanted: Sequence[HloSharding | None]) -> None:
+                 out_wanted: Sequence[HloSharding | None],
+                 out_given: Sequence[NamedSharding | None] = ()) -> None:
         self.mesh = mesh
         self.closed = closed
         lowered = lower_jaxpr(closed, name)
@@ -142,8 +143,12 @@ class PartitionedProgram:
         self.module = part.module
         self.report = part.report
         self.in_shardings = list(in_shardings)
-        self.out_shardings = [to_named(mesh, s) if s is not None else None
-                              for s in part.out_shardings]
+        # (a result laid out as the user's out sharding carries that very object)
+        given = list(out_given) + [None] * (len(part.out_shardings) - len(out_given))
+        self.out_shardings = [
+            g if g is not None and s is not None and to_hlo(g, len(s.dims)) == s
+            else to_named(mesh, s) if s is not None else None
+            for s, g in zip(part.out_shardings, given)]
         out_avals = [ShapedArray(s.local_shape(a.shape) if s is not None else a.shape,
                                  a.dtype, a.weak_type)
                      for s, a in zip(part.out_shardings, closed.out_avals)]

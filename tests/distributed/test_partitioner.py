@@ -1,0 +1,217 @@
+"""jit over a 2x2 mesh of 4 CPU devices partitions the program (passes/spmd_partitioner.py,
+ember/spmd/_partitioned.py): over a table of ops and shardings, every sharded result equals
+the unsharded program's (bit for bit for elementwise and integer work, float sums within a
+tolerance), comes back laid out as said, and the collectives are the ones the rules give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from ember.sharding import NamedSharding, P
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def mesh(devices4):
+    return ember.make_mesh((2, 2), ("data", "model"))
+
+
+def _arr(shape, dtype=np.float32):
+    if np.dtype(dtype) == np.bool_:
+        return RNG.random(shape) > 0.5
+    if np.issubdtype(dtype, np.integer):
+        return RNG.integers(-9, 9, shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+SPECS2 = [P(), P("data"), P(None, "model"), P("data", "model"), P("model", "data"),
+          P(("data", "model"))]
+
+# (name, function, argument shapes, dtype, exact): exact results must match bit for bit
+OPS = [
+    ("add", lambda x, y: x + y, [(8, 6), (8, 6)], np.float32, True),
+    ("mul_bcast_row", lambda x, y: x * y[0], [(8, 6), (8, 6)], np.float32, True),
+    ("sub_scalar", lambda x, y: x - 2.5 * y, [(8, 6), (8, 6)], np.float32, True),
+    ("tanh_exp", lambda x, y: jnp.tanh(x) * jnp.exp(y), [(8, 6), (8, 6)], np.float32, True),
+    ("where", lambda x, y: jnp.where(x > 0, x, y), [(8, 6), (8, 6)], np.float32, True),
+    ("int_ops", lambda x, y: (x * y + 3) // 2, [(8, 6), (8, 6)], np.int32, True),
+    ("convert", lambda x, y: x.astype(jnp.int32) + y.astype(jnp.int32), [(8, 6), (8, 6)],
+     np.float32, True),
+    ("sum_all", lambda x, y: jnp.sum(x) + jnp.sum(y), [(8, 6), (8, 6)], np.float32, False),
+    ("sum_axis0", lambda x, y: jnp.sum(x * y, axis=0), [(8, 6), (8, 6)], np.float32, False),
+    ("sum_axis1_int", lambda x, y: jnp.sum(x - y, axis=1), [(8, 6), (8, 6)], np.int32, True),
+    ("max_min", lambda x, y: jnp.max(x, axis=0) - jnp.min(y, axis=1).sum(),
+     [(8, 6), (8, 6)], np.float32, False),
+    ("mean", lambda x, y: jnp.mean(x, axis=1) + jnp.mean(y), [(8, 6), (8, 6)], np.float32,
+     False),
+    ("argmax", lambda x, y: jnp.argmax(x + y, axis=0), [(8, 6), (8, 6)], np.float32, True),
+    ("matmul", lambda x, y: x @ y.T, [(8, 6), (4, 6)], np.float32, False),
+    ("matmul_tn", lambda x, y: x.T @ y, [(8, 6), (8, 4)], np.float32, False),
+    ("transpose", lambda x, y: x.T + y.T, [(8, 6), (8, 6)], np.float32, True),
+    ("reshape_merge", lambda x, y: (x + y).reshape(48), [(8, 6), (8, 6)], np.float32, True),
+    ("reshape_split", lambda x, y: (x * y).reshape(4, 2, 6), [(8, 6), (8, 6)], np.float32,
+     True),
+    ("reshape_minor", lambda x, y: x.reshape(8, 3, 2) * 2 + y.reshape(8, 3, 2),
+     [(8, 6), (8, 6)], np.float32, True),
+    ("reshape_refused", lambda x, y: (x + y).reshape(6, 8), [(8, 6), (8, 6)], np.float32,
+     True),
+    ("broadcast", lambda x, y: x[:, None, :] + y[None, :4, :], [(8, 6), (8, 6)], np.float32,
+     True),
+    ("slice", lambda x, y: x[2:6] + y[:4, ::-1], [(8, 6), (8, 6)], np.float32, True),
+    ("concat", lambda x, y: jnp.concatenate([x, y], axis=1) * 2, [(8, 6), (8, 6)],
+     np.float32, True),
+    ("cumsum_fallback", lambda x, y: jnp.cumsum(x, axis=0) + y, [(8, 6), (8, 6)],
+     np.float32, False),
+    ("logical", lambda x, y: jnp.logical_and(x, ~y), [(8, 6), (8, 6)], np.bool_, True),
+    ("odd_minor", lambda x, y: jnp.sin(x) * y + 1, [(4, 7), (4, 7)], np.float32, True),
+    ("odd_sum", lambda x, y: jnp.sum(x * y, axis=1), [(4, 33), (4, 33)], np.float32, False),
+]
+
+
+def _spec_fits(spec, shape, mesh):
+    try:
+        NamedSharding(mesh, spec).shard_shape(shape)
+    except ValueError:
+        return False
+    return len(spec) <= len(shape)
+
+
+def _check_layout(out, value, exact=True):
+    """Each device's shard is its block of the expected value."""
+    assert len(out.addressable_shards) == 4
+    for sh in out.addressable_shards:
+        if exact:
+            np.testing.assert_array_equal(np.asarray(sh.data), value[sh.index])
+        else:
+            np.testing.assert_allclose(np.asarray(sh.data), value[sh.index], rtol=2e-5,
+                                       atol=2e-5)
+
+
+@pytest.mark.parametrize("name,fn,shapes,dtype,exact", OPS, ids=[o[0] for o in OPS])
+def test_sharded_equals_unsharded(mesh, name, fn, shapes, dtype, exact):
+    args = [_arr(s, dtype) for s in shapes]
+    want = np.asarray(ember.jit(fn)(*args))
+    tried = 0
+    pairs = [(s, SPECS2[(k + 2) % len(SPECS2)]) for k, s in enumerate(SPECS2)]
+    for spec, other in pairs + [(s, s) for s in SPECS2[1:]]:
+        if not (_spec_fits(spec, shapes[0], mesh) and _spec_fits(other, shapes[1], mesh)):
+            continue
+        tried += 1
+        shardings = (NamedSharding(mesh, spec), NamedSharding(mesh, other))
+        out = ember.jit(fn, in_shardings=shardings)(*args)
+        got = np.asarray(out)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if exact:
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} {spec} {other}")
+        else:
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5,
+                                       err_msg=f"{name} {spec} {other}")
+        _check_layout(out, want, exact)
+    assert tried >= 2
+
+
+def _compiled(fn, shardings, *args, out_shardings=None):
+    jf = ember.jit(fn, in_shardings=shardings, out_shardings=out_shardings)
+    return jf.lower(*args).compile()
+
+
+def test_matmul_chain_has_one_all_reduce(mesh):
+    x, w1, w2 = _arr((8, 6)), _arr((6, 4)), _arr((4, 3))
+    sh = tuple(NamedSharding(mesh, s) for s in (P("data", None), P(None, "model"),
+                                                P("model", None)))
+    c = _compiled(lambda x, a, b: (x @ a) @ b, sh, x, w1, w2)
+    text = c.as_text()
+    assert text.count("all-reduce(") == 1 and "all-gather" not in text, text
+    assert "replica_groups={{0,1},{2,3}}" in text  # (over 'model': devices equal on 'data')
+    assert "f32[4,6]" in text and "partition-id" in text
+    out = c(x, w1, w2)
+    np.testing.assert_allclose(np.asarray(out), (x @ w1) @ w2, rtol=1e-5, atol=1e-5)
+    assert out.sharding.spec == P("data")
+    report = c.partition_report
+    (coll,) = report.collectives
+    assert (coll.opcode, coll.group_size, coll.bytes_sent) == ("all-reduce", 2, 4 * 3 * 4)
+    assert not report.refusals
+
+
+def test_out_sharding_on_partial_sums_is_a_reduce_scatter(mesh):
+    x, w = _arr((8, 6)), _arr((6, 4))
+    sh = (NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model", None)))
+    out_s = NamedSharding(mesh, P("model", None))
+    c = _compiled(lambda x, w: x @ w, sh, x, w, out_shardings=out_s)
+    text = c.as_text()
+    assert "reduce-scatter(" in text and "all-reduce" not in text, text
+    out = c(x, w)
+    np.testing.assert_allclose(np.asarray(out), x @ w, rtol=1e-5, atol=1e-5)
+    assert out.sharding == out_s
+    _check_layout(out, x @ w, exact=False)
+
+
+def test_sharding_constraint_reshards(mesh):
+    x = _arr((8, 12))
+    s_rows = NamedSharding(mesh, P("data", None))
+    s_cols = NamedSharding(mesh, P(None, ("data", "model")))
+
+    def f(v):
+        return lax.with_sharding_constraint(jnp.sin(v), s_cols) * 2
+
+    c = _compiled(f, (s_rows,), x)
+    assert "all-gather(" in c.as_text()
+    out = c(x)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(ember.jit(f)(x)))
+    assert out.sharding.spec == P(None, ("data", "model"))
+
+
+def test_refusals_are_reported(mesh):
+    x = _arr((8, 6))
+    c = _compiled(lambda v: jnp.argmax(v, axis=0), (NamedSharding(mesh, P("data")),), x)
+    assert any(r.opcode == "reduce" for r in c.partition_report.refusals)
+    c = _compiled(lambda v: jnp.cumsum(v, axis=0), (NamedSharding(mesh, P("data")),), x)
+    assert c.partition_report.refusals
+    assert not _compiled(lambda v: v * 2, (NamedSharding(mesh, P("data")),),
+                         x).partition_report.refusals
+
+
+def test_sharded_arguments_keep_their_shards(mesh):
+    x = _arr((8, 6))
+    s = NamedSharding(mesh, P("data", "model"))
+    xs = ember.device_put(x, s)
+    out = ember.jit(lambda v: v * 3 + 1, in_shardings=s, out_shardings=s)(xs)
+    assert out.sharding == s
+    np.testing.assert_array_equal(np.asarray(out), x * 3 + 1)
+
+
+def test_uneven_in_sharding_raises(mesh):
+    with pytest.raises(ValueError, match="evenly|divid"):
+        ember.jit(lambda v: v + 1, in_shardings=NamedSharding(mesh, P("data")))(
+            np.ones((3, 2), np.float32))
+
+
+def test_collectives_outside_a_device_run_refuse():
+    from ember.hlo.evaluator import EvaluationError, evaluate
+    from ember.hlo.parser import parse_module
+
+    text = """HloModule m
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = f32[] add(%a, %b)
+}
+
+ENTRY %main (p: f32[4,3]) -> f32[2,3] {
+  %p = f32[4,3] parameter(0)
+  %r = f32[4,3] all-reduce(%p), replica_groups={{0,1},{2,3}}, to_apply=%add
+  %g = f32[8,3] all-gather(%r), dimensions={0}, replica_groups={{0,2},{1,3}}
+  ROOT %s = f32[2,3] reduce-scatter(%g), dimensions={0}, replica_groups={{0,1,2,3}}, to_apply=%add
+}
+"""
+    m = parse_module(text)
+    assert parse_module(str(m)).as_hlo_text() == m.as_hlo_text()
+    assert "replica_groups={{0,2},{1,3}}" in str(m)
+    with pytest.raises(EvaluationError, match="runs only on the devices"):
+        evaluate(m, np.ones((4, 3), np.float32))
