@@ -29,9 +29,10 @@ needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication
   slice, concatenate  dims they leave whole keep their split; the others are gathered
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
-A constraint reshards the value to its sharding; an output is resharded to its wanted
-sharding, else its partial sums are added. A sharding that does not divide a dimension
-leaves that dimension whole.
+A broadcast wanted split further is broadcast again from its operand's block (no
+larger temporary); dead leftovers are removed. A constraint reshards the value to its
+sharding; an output is resharded to its wanted sharding, else its partial sums are added.
+A sharding that does not divide a dimension leaves that dimension whole.
 Invariants: every device computes the same program; collectives appear in the same order
 on every device; the result equals the unpartitioned module's (sums in another order).
 """
@@ -125,6 +126,7 @@ class _Partitioner:
         self.b = Builder(self.src.entry.name)
         self.report = PartitionReport(num_partitions=int(np.prod([s for _, s in mesh])))
         self.env: dict[Instruction, Local] = {}
+        self._rebroadcast: dict[tuple[Instruction, HloSharding], Instruction] = {}
 
     def replicated(self, rank: int) -> HloSharding:
         return HloSharding.replicated(self.mesh, rank)
@@ -169,6 +171,7 @@ class _Partitioner:
             new_root, s = self.output(root, 0)
             out_shardings.append(s)
         comp = b.build_computation(new_root)
+        comp.remove_dead()
         module = Module(self.src.name, comp)
         module.config = dict(self.src.config)
         return Partitioned(module, out_shardings, self.report)
@@ -203,7 +206,24 @@ class _Partitioner:
                          name=inst.name)
 
     def get(self, inst: Instruction, target: HloSharding | None, why: str) -> Instruction:
-        return self.rs.reshard(self.env[inst], target, why)
+        """`inst`'s per-device value laid out as `target`. A broadcast (of a bias, of a
+        constant) wanted split further is broadcast again from the operand's needed block
+        rather than computed at its own split and sliced."""
+        v = self.env[inst]
+        if (inst.opcode == "broadcast" and target is not None and not v.partial
+                and v.sharding is not None and v.sharding != target
+                and all(want[:len(have)] == have
+                        for have, want in zip(v.sharding.dims, target.dims))):
+            key = (inst, target)
+            got = self._rebroadcast.get(key)
+            if got is None:
+                (x,) = inst.operands
+                want = HloSharding(self.mesh, tuple(target.dims[d]
+                                                    for d in inst.attrs["dimensions"]))
+                got = self._rebroadcast[key] = self.emit(inst, [self.get(x, want, why)],
+                                                         target)
+            return got
+        return self.rs.reshard(v, target, why)
 
     # -- rules -------------------------------------------------------------------------------
 
