@@ -70,6 +70,11 @@ def _fit(s: HloSharding, shape: Sequence[int]) -> HloSharding:
     return HloSharding(s.mesh, dims)
 
 
+def _for(inst: Instruction) -> str:
+    """Why a reshard is there: the instruction that needs it."""
+    return f"for %{inst.name} ({inst.opcode})"
+
+
 def _blocks(s: HloSharding) -> int:
     return int(np.prod([s.blocks(d) for d in range(len(s.dims))])) if s.dims else 1
 
@@ -126,7 +131,7 @@ class _Partitioner:
         self.b = Builder(self.src.entry.name)
         self.report = PartitionReport(num_partitions=int(np.prod([s for _, s in mesh])))
         self.env: dict[Instruction, Local] = {}
-        self._rebroadcast: dict[tuple[Instruction, HloSharding], Instruction] = {}
+        self._resharded: dict[tuple[Instruction, HloSharding], Instruction] = {}
 
     def replicated(self, rank: int) -> HloSharding:
         return HloSharding.replicated(self.mesh, rank)
@@ -215,15 +220,22 @@ class _Partitioner:
                 and all(want[:len(have)] == have
                         for have, want in zip(v.sharding.dims, target.dims))):
             key = (inst, target)
-            got = self._rebroadcast.get(key)
+            got = self._resharded.get(key)
             if got is None:
                 (x,) = inst.operands
                 want = HloSharding(self.mesh, tuple(target.dims[d]
                                                     for d in inst.attrs["dimensions"]))
-                got = self._rebroadcast[key] = self.emit(inst, [self.get(x, want, why)],
+                got = self._resharded[key] = self.emit(inst, [self.get(x, want, why)],
                                                          target)
             return got
-        return self.rs.reshard(v, target, why)
+        if v.partial and not self.rs.scatters(v, target):
+            # (added up once: every later reader gets the sums without another all-reduce)
+            v = self.env[inst] = self.rs.resolve(v, why)
+        key = (inst, target)
+        got = self._resharded.get(key)
+        if got is None:  # (one reshard per value and layout, whoever reads it)
+            got = self._resharded[key] = self.rs.reshard(v, target, why)
+        return got
 
     # -- rules -------------------------------------------------------------------------------
 
@@ -247,7 +259,7 @@ class _Partitioner:
             self.refuse(inst, reason or f"no partitioning rule for {inst.opcode}: operands "
                         "gathered, computed whole on every device")
         ops = [self.get(o, None if o.shape.is_tuple else self.replicated(o.shape.rank),
-                        f"{inst.opcode} {inst.name} needs whole operands")
+                        _for(inst))
                for o in inst.operands]
         s = None if inst.shape.is_tuple else self.replicated(inst.shape.rank)
         return Local(self.emit(inst, ops, s), s)
@@ -257,7 +269,7 @@ class _Partitioner:
         cands = [self.env[o].sharding for o in inst.operands if o.shape.rank == rank]
         target = max(cands, key=_blocks) if cands else self.replicated(rank)
         ops = [self.get(o, target if o.shape.rank == rank else self.replicated(0),
-                        f"operand of {inst.opcode} {inst.name}") for o in inst.operands]
+                        _for(inst)) for o in inst.operands]
         return Local(self.emit(inst, ops, target), target)
 
     def _constant(self, inst: Instruction) -> Local:
@@ -273,13 +285,13 @@ class _Partitioner:
         for i, d in enumerate(inst.attrs["dimensions"]):
             dims[d] = sx.dims[i]
         s = HloSharding(self.mesh, tuple(dims))
-        return Local(self.emit(inst, [self.get(x, sx, f"broadcast {inst.name}")], s), s)
+        return Local(self.emit(inst, [self.get(x, sx, _for(inst))], s), s)
 
     def _transpose(self, inst: Instruction) -> Local:
         (x,) = inst.operands
         sx = self.env[x].sharding
         s = HloSharding(self.mesh, tuple(sx.dims[p] for p in inst.attrs["dimensions"]))
-        return Local(self.emit(inst, [self.get(x, sx, f"transpose {inst.name}")], s), s)
+        return Local(self.emit(inst, [self.get(x, sx, _for(inst))], s), s)
 
     def _reshape(self, inst: Instruction) -> Local:
         (x,) = inst.operands
@@ -304,7 +316,7 @@ class _Partitioner:
                             f"{split} split: gathered")
         target = HloSharding(self.mesh, tuple(keep))
         s = HloSharding(self.mesh, tuple(dims))
-        return Local(self.emit(inst, [self.get(x, target, f"reshape {inst.name}")], s), s)
+        return Local(self.emit(inst, [self.get(x, target, _for(inst))], s), s)
 
     def _reduce(self, inst: Instruction) -> Local:
         if len(inst.operands) != 2:
@@ -324,8 +336,8 @@ class _Partitioner:
             axes = ()
         s = HloSharding(self.mesh, tuple(a for d, a in enumerate(target.dims)
                                          if d not in rdims))
-        local = self.emit(inst, [self.get(x, target, f"reduce {inst.name}"),
-                                 self.get(init, self.replicated(0), "init")], s)
+        local = self.emit(inst, [self.get(x, target, _for(inst)),
+                                 self.get(init, self.replicated(0), _for(inst))], s)
         if not axes:
             return Local(local, s)
         order = tuple(a for a, _ in self.mesh if a in axes)
@@ -384,8 +396,8 @@ class _Partitioner:
         dims = ([want_l.dims[i] for i in lb] + [want_l.dims[d] for d in lfree]
                 + [want_r.dims[d] for d in rfree])
         s = HloSharding(self.mesh, tuple(dims))
-        ops = [self.get(lhs, want_l, f"lhs of dot {inst.name}"),
-               self.get(rhs, want_r, f"rhs of dot {inst.name}")]
+        ops = [self.get(lhs, want_l, _for(inst)),
+               self.get(rhs, want_r, _for(inst))]
         partial = tuple(a for a, _ in self.mesh
                         if any(a in want_l.dims[i] for i in lc))
         return Local(self.emit(inst, ops, s), s, partial)
@@ -400,7 +412,7 @@ class _Partitioner:
             self.refuse(inst, "slice of a split dim (a part of it, or strided): gathered")
         local_spec = tuple((0, n // target.blocks(d), 1) if full[d] else spec[d]
                            for d, n in enumerate(x.shape.dimensions))
-        return Local(self.emit(inst, [self.get(x, target, f"slice {inst.name}")], target,
+        return Local(self.emit(inst, [self.get(x, target, _for(inst))], target,
                                {**inst.attrs, "slice": local_spec}), target)
 
     def _concatenate(self, inst: Instruction) -> Local:
@@ -412,7 +424,7 @@ class _Partitioner:
         target = best
         for o in inst.operands:
             target = _fit(target, o.shape.dimensions)
-        ops = [self.get(o, target, f"concatenate {inst.name}") for o in inst.operands]
+        ops = [self.get(o, target, _for(inst)) for o in inst.operands]
         return Local(self.emit(inst, ops, target), target)
 
 

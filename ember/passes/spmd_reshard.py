@@ -146,6 +146,19 @@ class Resharder:
 
     # -- the reshard ---------------------------------------------------------------------
 
+    def _scatter_dims(self, v: Local, target: HloSharding) -> list[int]:
+        """The dims a reshard of `v`'s partial sums to `target` reduce-scatters along."""
+        if v.sharding is None:
+            return []
+        return [d for d, axes in enumerate(target.dims)
+                if axes and not v.sharding.dims[d] and set(axes) <= set(v.partial)
+                and v.inst.shape.dimensions[d] % target.blocks(d) == 0]
+
+    def scatters(self, v: Local, target: HloSharding | None) -> bool:
+        """Whether resharding `v` to `target` reduce-scatters (else its sums are all-reduced
+        first, whatever the target)."""
+        return target is not None and bool(self._scatter_dims(v, target))
+
     def resolve(self, v: Local, reason: str) -> Local:
         """`v` with its partial sums added up (an all-reduce)."""
         if not v.partial:
@@ -161,10 +174,9 @@ class Resharder:
         x, cur = v.inst, v.sharding
         partial = list(v.partial)
         if partial:
-            for d, axes in enumerate(target.dims):
-                if (axes and not cur.dims[d] and set(axes) <= set(partial)
-                        and x.shape.dimensions[d] % cur.blocks(d) == 0
-                        and x.shape.dimensions[d] % target.blocks(d) == 0):
+            for d in self._scatter_dims(v, target):
+                axes = target.dims[d]
+                if set(axes) <= set(partial):
                     x = self.reduce_scatter(x, d, axes, reason)
                     cur = cur.with_dim(d, axes)
                     partial = [a for a in partial if a not in axes]

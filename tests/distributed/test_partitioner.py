@@ -215,3 +215,33 @@ ENTRY %main (p: f32[4,3]) -> f32[2,3] {
     assert "replica_groups={{0,2},{1,3}}" in str(m)
     with pytest.raises(EvaluationError, match="runs only on the devices"):
         evaluate(m, np.ones((4, 3), np.float32))
+
+
+def test_explain_lists_collectives_bytes_and_refusals(mesh):
+    import io
+    import tempfile
+
+    x, w1, w2 = _arr((8, 6)), _arr((6, 4)), _arr((4, 3))
+    sh = tuple(NamedSharding(mesh, s) for s in (P("data", None), P(None, "model"),
+                                                P("model", None)))
+    f = ember.jit(lambda x, a, b: jnp.cumsum((x @ a) @ b, axis=0), in_shardings=sh)
+    report = ember.explain.collectives(f, x, w1, w2)
+    kinds = [c.opcode for c in report.collectives]
+    # the contraction's sums added once (not once per reader), then each step of the scan
+    # gathers the rows split over `data`
+    assert kinds[0] == "all-reduce" and kinds.count("all-reduce") == 1, kinds
+    assert kinds.count("all-gather") == 3
+    gather = report.collectives[1]
+    assert (gather.shape, gather.group_size, gather.bytes_sent) == ("f32[8,3]", 2, 48)
+    assert report.bytes_sent == 48 * 4 == report.bytes_received
+    text = str(report)
+    assert "%all-reduce" in text and "48 B" in text and "refusals (3)" in text
+    assert all(r.opcode == "slice" for r in report.refusals)
+    assert "all-gather(" in report.module
+    with pytest.raises(ValueError, match="not partitioned"):
+        ember.explain.collectives(ember.jit(lambda v: v + 1), x)
+    buf = io.StringIO()
+    with tempfile.TemporaryDirectory() as d:
+        ember.explain.story(f, x, w1, w2, out_dir=d, stream=buf, profile_kernels=False)
+    story = buf.getvalue()
+    assert "The per-device module" in story and "refusals (3)" in story
