@@ -245,3 +245,44 @@ def test_explain_lists_collectives_bytes_and_refusals(mesh):
         ember.explain.story(f, x, w1, w2, out_dir=d, stream=buf, profile_kernels=False)
     story = buf.getvalue()
     assert "The per-device module" in story and "refusals (3)" in story
+
+
+def test_rendezvous_combines_and_a_failed_device_aborts_the_others(mesh):
+    import threading
+
+    from ember.spmd._partitioned import _Launch
+
+    devices = list(mesh.devices.flat)
+    launch = _Launch(mesh, devices, 0, None)
+    got: dict = {}
+
+    def device(k: int) -> None:
+        run = launch.runner_for(devices[k])
+        got[k] = run("all-reduce", "add", ((0, 1), (2, 3)), None, np.full(3, k, np.float32))
+        got[(k, "g")] = run("all-gather", None, ((0, 2), (1, 3)), 0,
+                            np.full((1, 2), k, np.int32))
+
+    threads = [threading.Thread(target=device, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    np.testing.assert_array_equal(got[0], [1, 1, 1])
+    np.testing.assert_array_equal(got[3], [5, 5, 5])
+    np.testing.assert_array_equal(got[(1, "g")], [[1, 1], [3, 3]])
+    # a device that fails before its collective: the one waiting there raises, promptly
+    launch = _Launch(mesh, devices[:2], 0, None)
+    errors: list = []
+
+    def waiter() -> None:
+        try:
+            launch.runner_for(devices[0])("all-reduce", "add", ((0, 1),), None,
+                                          np.ones(2, np.float32))
+        except RuntimeError as e:
+            errors.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    launch.abort(ValueError("device 1 broke"))
+    t.join(5)
+    assert not t.is_alive() and "device 1 broke" in str(errors[0])
