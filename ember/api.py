@@ -23,6 +23,7 @@ import numpy as np
 from ember import backends as _backends
 from ember import compile_events, dispatch, fastpath
 from ember.ad_api import float0_outputs_as_nodes
+from ember.array import ArrayImpl
 from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes, traceback_util
@@ -475,6 +476,12 @@ class JitFunction:
                 return self.fun(*args, **kwargs)
             traces = self.trace_count
             result, leaves = self._lookup(args, kwargs)
+            if _spans_devices(leaves) and current_dynamic().level == 0:
+                from ember.spmd._jit import call_partitioned  # (over a mesh: partitioned)
+
+                out = call_partitioned(self, args, kwargs)
+                if out is not None:
+                    return out
             outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
             if (traces == self.trace_count and not kwargs and self._no_static
                     and not result.hoisted and current_dynamic().level == 0
@@ -557,6 +564,17 @@ class JitFunction:
 
 
 traceback_util.register_boundary(JitFunction.__call__)
+
+
+def _spans_devices(leaves: list) -> bool:
+    """Whether an argument is laid out over several devices (a ShardedArray of a mesh):
+    the call then runs partitioned, as its arguments' shardings say."""
+    for x in leaves:
+        t = type(x)
+        if t is not ArrayImpl and t is not np.ndarray and isinstance(x, ArrayImpl) \
+                and getattr(x, "spans_devices", False):
+            return True
+    return False
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:

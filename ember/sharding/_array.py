@@ -91,6 +91,11 @@ class ShardedArray(ArrayImpl):
         return self._sharding.is_fully_addressable
 
     @property
+    def spans_devices(self) -> bool:
+        """Whether the array is laid out over several devices (jit then partitions)."""
+        return len(self._sharding.device_set) > 1
+
+    @property
     def is_fully_replicated(self) -> bool:
         return self._sharding.is_fully_replicated
 

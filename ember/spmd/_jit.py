@@ -1,6 +1,7 @@
 """`jit` over a mesh: the calls of a `jit(f, in_shardings=..., out_shardings=...)` whose
 shardings (or whose arguments' shardings) span several devices run partitioned
-(`PartitionedProgram`), each device on its own blocks.
+(`PartitionedProgram`), each device on its own blocks; so do the calls of a plain `jit(f)`
+with an argument laid out over several devices (ember/api.py asks).
 
 Input: the JitFunction, its in/out sharding prefixes, the call's arguments. Output: the
 results as ShardedArrays, or None when the call is not for a mesh of several devices (the
@@ -49,20 +50,21 @@ def _leaf_shardings(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, list, list
     from ember.jit_placement import _per_leaf
 
     result, leaves = fn._lookup(args, kwargs)
-    prefix = fn._in_shardings
+    prefix = getattr(fn, "_in_shardings", None)  # (a plain jit: its arguments' own)
     if isinstance(prefix, list):
         prefix = tuple(prefix)
     if not isinstance(prefix, tuple) or isinstance(prefix, PartitionSpec):
         prefix = (prefix,) * len(args)
-    pos = _per_leaf(prefix, args, "in_shardings") if fn._in_shardings is not None else []
+    pos = _per_leaf(prefix, args, "in_shardings") if prefix is not None else []
     ins = [_named(s, "in_shardings") for s in pos]
     ins += [None] * (len(leaves) - len(ins))
     n_out = len(result.closed_jaxpr.out_avals)
     outs: list = [None] * n_out
-    if fn._out_shardings is not None:
+    out_prefix = getattr(fn, "_out_shardings", None)
+    if out_prefix is not None:
         dummy = tree_unflatten(result.out_tree, [0] * n_out)
         outs = [_named(s, "out_shardings") for s in
-                _per_leaf(fn._out_shardings, dummy, "out_shardings")]
+                _per_leaf(out_prefix, dummy, "out_shardings")]
     return result, leaves, ins, outs
 
 

@@ -286,3 +286,18 @@ def test_rendezvous_combines_and_a_failed_device_aborts_the_others(mesh):
     launch.abort(ValueError("device 1 broke"))
     t.join(5)
     assert not t.is_alive() and "device 1 broke" in str(errors[0])
+
+
+def test_plain_jit_of_sharded_arguments_partitions(mesh):
+    x, w = _arr((8, 6)), _arr((6, 4))
+    xs = ember.device_put(x, NamedSharding(mesh, P("data", None)))
+    ws = ember.device_put(w, NamedSharding(mesh, P(None, "model")))
+    f = ember.jit(lambda a, b: jnp.tanh(a @ b) * 2)
+    out = f(xs, ws)
+    assert out.sharding == NamedSharding(mesh, P("data", "model"))  # as propagated
+    np.testing.assert_allclose(np.asarray(out), np.tanh(x @ w) * 2, rtol=1e-6, atol=1e-6)
+    assert len({sh.device for sh in out.addressable_shards}) == 4
+    plain = f(x, w)  # (plain arrays: one device, as before)
+    assert not getattr(plain, "spans_devices", False)
+    np.testing.assert_allclose(np.asarray(plain), np.asarray(out), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(f(xs, ws)), np.asarray(out))
