@@ -13,13 +13,15 @@ callback, or the evaluator) hands the device's buffer to the call's rendezvous
 (`_Launch`), whose last arrival computes every member's result with the shard_map
 runtime's collectives (`run_in_groups`), in group order, so members get the same bits.
 Invariants: devices meet collectives in the same order (one module); a device that fails
-aborts the call's rendezvous, so the others raise instead of waiting forever.
+aborts the call's rendezvous, so the others raise instead of waiting forever; while a call
+runs, the CPU kernels' threads are divided among the local devices (`_KernelThreads`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +40,6 @@ from ember.sharding._mesh import Mesh, PartitionSpec
 from ember.sharding._shardings import NamedSharding
 from ember.spmd import _runtime
 from ember.spmd._collectives import run_in_groups
-from ember.spmd._specs import cut
 
 _REDUCE_NAMES = {"add": "psum", "maximum": "pmax", "minimum": "pmin"}
 _WAIT_S = 0.5  # how often a waiting device looks whether the call was aborted
@@ -127,6 +128,38 @@ class _Launch:
         return run_in_groups(members, name, params, vals, self.process, self.communicator)
 
 
+class _KernelThreads:
+    """While partitioned calls run, the CPU kernels' thread count is divided among the
+    local devices (k devices each running a pool of n threads on n cores would spin
+    against each other; results never depend on the thread count). Counted, so
+    overlapping calls restore the count once, after the last."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.saved = 0
+
+    @contextlib.contextmanager
+    def divided(self, devices: int) -> Iterator[None]:
+        from ember.backends.cpu.runtime import threads
+
+        with self.lock:
+            if self.active == 0:
+                self.saved = threads.get_num_threads()
+                threads.set_num_threads(max(1, self.saved // max(devices, 1)))
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active -= 1
+                if self.active == 0:
+                    threads.set_num_threads(self.saved)
+
+
+_KERNEL_THREADS = _KernelThreads()
+
+
 class PartitionedProgram:
     """A function compiled for every device of `mesh` (see the module docstring)."""
 
@@ -143,6 +176,8 @@ class PartitionedProgram:
         self.module = part.module
         self.report = part.report
         self.in_shardings = list(in_shardings)
+        self._in_named = [to_named(mesh, s) for s in in_shardings]
+        self._indices: dict[int, dict] = {}
         # (a result laid out as the user's out sharding carries that very object)
         given = list(out_given) + [None] * (len(part.out_shardings) - len(out_given))
         self.out_shardings = [
@@ -164,16 +199,22 @@ class PartitionedProgram:
         self.compiled = callbacks.guard(compiled)
 
     def _blocks(self, leaves: Sequence[Any], devices: list) -> list[list[np.ndarray]]:
+        """Each device's blocks of the arguments: an argument laid out as its sharding says
+        lends its own buffers; any other value is cut (its slices computed once)."""
         per_arg = []
-        for x, s, aval in zip(leaves, self.in_shardings, self.closed.in_avals):
-            named = to_named(self.mesh, s)
-            if isinstance(x, ShardedArray) and x.sharding.is_equivalent_to(named, aval.ndim):
-                by_dev = {sh.device: np.asarray(sh.data) for sh in x.addressable_shards}
-                per_arg.append([by_dev[d] for d in devices])
+        for j, (x, named, aval) in enumerate(zip(leaves, self._in_named,
+                                                 self.closed.in_avals)):
+            if isinstance(x, ShardedArray) and (x.sharding == named or x.sharding
+                                                .is_equivalent_to(named, aval.ndim)):
+                shards = x._shards
+                per_arg.append([np.asarray(shards[d]) for d in devices])
                 continue
             value = np.asarray(x._ember_value() if hasattr(x, "_ember_value") else x)
             value = value.astype(aval.dtype, copy=False)
-            per_arg.append(cut(value, self.mesh, named.spec, devices))
+            index = self._indices.get(j)
+            if index is None:
+                index = self._indices[j] = named.devices_indices_map(aval.shape)
+            per_arg.append([np.array(value[index[d]], order="C") for d in devices])
         return [[arg[k] for arg in per_arg] for k in range(len(devices))]
 
     def __call__(self, leaves: Sequence[Any]) -> list[Any]:
@@ -198,20 +239,22 @@ class PartitionedProgram:
                 raise
             return list(out) if tuple_result else [out]
 
-        if len(devices) == 1:
-            results = [one(0)]
-        else:
+        results, errors = [], []
+        with _KERNEL_THREADS.divided(len(devices)):
+            # (the first device runs on this thread: one hand-over fewer per call)
             futures = [_runtime._pool(len(devices)).submit(one, k)
-                       for k in range(len(devices))]
-            results, errors = [], []
+                       for k in range(1, len(devices))]
+            try:
+                results.append(one(0))
+            except BaseException as e:  # noqa: B036 - re-raised below
+                errors.append(e)
             for f in futures:
                 try:
                     results.append(f.result())
                 except BaseException as e:  # noqa: B036 - re-raised below
                     errors.append(e)
-            if errors:  # (the device that failed first, not those it aborted)
-                first = launch.failed if launch.failed in errors else errors[0]
-                raise first
+        if errors:  # (the device that failed first, not those it aborted)
+            raise launch.failed if launch.failed in errors else errors[0]
         outs = []
         for j, (aval, named) in enumerate(zip(self.closed.out_avals, self.out_shardings)):
             by_dev = {}
