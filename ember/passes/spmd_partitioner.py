@@ -26,7 +26,8 @@ needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication
                       all-reduce where used: the contraction across shards); split on one
                       side only, the other side is sliced to match; a mesh axis wanted by two
                       dims of the result keeps the first (contracting, batch, lhs, rhs)
-  slice, concatenate  dims they leave whole keep their split; the others are gathered
+  slice, concatenate, dims they leave whole keep their split; the others are gathered
+  reverse, pad, sort  (a refusal)
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
 A broadcast wanted split further is broadcast again from its operand's block (no
@@ -414,6 +415,35 @@ class _Partitioner:
                            for d, n in enumerate(x.shape.dimensions))
         return Local(self.emit(inst, [self.get(x, target, _for(inst))], target,
                                {**inst.attrs, "slice": local_spec}), target)
+
+    def _keep_dims(self, inst: Instruction, keep: Sequence[bool], what: str,
+                   extra: Sequence[Instruction] = ()) -> Local:
+        """`inst` on its first operand split as it is on the dims `keep` says, whole on the
+        others (a refusal when one of those was split); `extra` operands whole."""
+        x = inst.operands[0]
+        sx = self.env[x].sharding
+        target = HloSharding(self.mesh, tuple(a if k else () for a, k in zip(sx.dims, keep)))
+        if target != sx:
+            self.refuse(inst, f"{what} of a split dim: gathered")
+        ops = [self.get(x, target, _for(inst))]
+        ops += [self.get(o, self.replicated(o.shape.rank), _for(inst)) for o in extra]
+        return Local(self.emit(inst, ops, target), target)
+
+    def _reverse(self, inst: Instruction) -> Local:
+        dims = set(inst.attrs["dimensions"])
+        return self._keep_dims(inst, [d not in dims for d in range(inst.shape.rank)],
+                               "reverse")
+
+    def _pad(self, inst: Instruction) -> Local:
+        keep = [tuple(c) == (0, 0, 0) for c in inst.attrs["padding"]]
+        return self._keep_dims(inst, keep, "padding", extra=inst.operands[1:])
+
+    def _sort(self, inst: Instruction) -> Local:
+        if len(inst.operands) != 1:
+            return self.whole(inst)
+        d = inst.attrs["dimension"]
+        return self._keep_dims(inst, [i != d for i in range(inst.shape.rank)],
+                               "sort along")
 
     def _concatenate(self, inst: Instruction) -> Local:
         d = inst.attrs["dimension"]

@@ -68,6 +68,8 @@ def complex_compiles(inst) -> bool:
     op = inst.opcode
     if op in COMPLEX_STRUCTURAL or op == "fft":  # (fft: its own kernel kind, emit/fft.py)
         return True
+    if op == "custom-call" and inst.attrs.get("custom_call_target") == "ember.python_callback":
+        return True  # (a host callback hands NumPy its buffers' bytes: collectives.py)
     if op == "compare":
         return inst.attrs.get("direction") in ("EQ", "NE")
     if op == "dot":  # as four real dots (passes/complex_dot_expansion.py)
