@@ -18,7 +18,8 @@ needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication
                       dims whose product the reshape keeps and the result's major dim of
                       that group divides by its blocks; else gathered (a refusal)
   reduce (one input)  kept dims keep their split; a split reduced dim reduces locally, then
-                      sums stay partial (added where needed: all-reduce or reduce-scatter),
+                      sums stay partial (added where needed: all-reduce or reduce-scatter;
+                      sums, reshapes and transposes of partial sums stay partial too),
                       max/min all-reduce at once; any other combiner, or an init that is not
                       the combiner's identity, gathers (a refusal)
   dot                 batch and free dims keep their operands' split; a contracting dim split
@@ -288,11 +289,25 @@ class _Partitioner:
         s = HloSharding(self.mesh, tuple(dims))
         return Local(self.emit(inst, [self.get(x, sx, _for(inst))], s), s)
 
+    def get_linear(self, inst: Instruction, target: HloSharding, why: str
+                   ) -> tuple[Instruction, tuple[str, ...]]:
+        """For a reader linear in `inst` (the sum of its results on partial sums is its
+        result on the sum): the value laid out as `target` with its sums left pending
+        (gathered or sliced as they are), and the axes they are pending over."""
+        v = self.env[inst]
+        if not v.partial:
+            return self.get(inst, target, why), ()
+        return self.rs.reshard(Local(v.inst, v.sharding), target, why), v.partial
+
+    def _mesh_order(self, axes: Sequence[str]) -> tuple[str, ...]:
+        return tuple(a for a, _ in self.mesh if a in axes)
+
     def _transpose(self, inst: Instruction) -> Local:
         (x,) = inst.operands
         sx = self.env[x].sharding
         s = HloSharding(self.mesh, tuple(sx.dims[p] for p in inst.attrs["dimensions"]))
-        return Local(self.emit(inst, [self.get(x, sx, _for(inst))], s), s)
+        local, partial = self.get_linear(x, sx, _for(inst))
+        return Local(self.emit(inst, [local], s), s, partial)
 
     def _reshape(self, inst: Instruction) -> Local:
         (x,) = inst.operands
@@ -317,7 +332,8 @@ class _Partitioner:
                             f"{split} split: gathered")
         target = HloSharding(self.mesh, tuple(keep))
         s = HloSharding(self.mesh, tuple(dims))
-        return Local(self.emit(inst, [self.get(x, target, _for(inst))], s), s)
+        local, partial = self.get_linear(x, target, _for(inst))
+        return Local(self.emit(inst, [local], s), s, partial)
 
     def _reduce(self, inst: Instruction) -> Local:
         if len(inst.operands) != 2:
@@ -337,13 +353,17 @@ class _Partitioner:
             axes = ()
         s = HloSharding(self.mesh, tuple(a for d, a in enumerate(target.dims)
                                          if d not in rdims))
-        local = self.emit(inst, [self.get(x, target, _for(inst)),
-                                 self.get(init, self.replicated(0), _for(inst))], s)
+        pending: tuple[str, ...] = ()
+        if reducer == "add" and _is_identity(init, reducer):  # (a sum: linear)
+            operand, pending = self.get_linear(x, target, _for(inst))
+        else:
+            operand = self.get(x, target, _for(inst))
+        local = self.emit(inst, [operand, self.get(init, self.replicated(0), _for(inst))], s)
         if not axes:
-            return Local(local, s)
-        order = tuple(a for a, _ in self.mesh if a in axes)
+            return Local(local, s, pending)
+        order = self._mesh_order(axes)
         if reducer == "add":
-            return Local(local, s, order)
+            return Local(local, s, self._mesh_order(set(order) | set(pending)))
         out = self.rs.all_reduce(local, order, reducer, f"reduce {inst.name} over split "
                                  "dims", to_apply=inst.to_apply)
         return Local(out, s)

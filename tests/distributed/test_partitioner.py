@@ -326,3 +326,16 @@ def test_plain_jit_of_sharded_arguments_partitions(mesh):
     assert not getattr(plain, "spans_devices", False)
     np.testing.assert_allclose(np.asarray(plain), np.asarray(out), rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(np.asarray(f(xs, ws)), np.asarray(out))
+
+
+def test_sums_of_partial_sums_stay_partial(mesh):
+    x, w = _arr((8, 6)), _arr((6, 4))
+    sh = (NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model", None)))
+    c = _compiled(lambda a, b: jnp.sum((a @ b).T.reshape(32)), sh, x, w)
+    (coll,) = c.partition_report.collectives  # the scalar, not the f32[8,4] product
+    assert (coll.opcode, coll.shape) == ("all-reduce", "f32[]")
+    np.testing.assert_allclose(float(c(x, w)), float(np.sum(x @ w)), rtol=1e-5, atol=1e-5)
+    # a max is not linear: the product's sums are added before it
+    c = _compiled(lambda a, b: jnp.max(a @ b), sh, x, w)
+    assert [k.shape for k in c.partition_report.collectives] == ["f32[8,4]"]
+    np.testing.assert_allclose(float(c(x, w)), float(np.max(x @ w)), rtol=1e-5)
