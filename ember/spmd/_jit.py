@@ -50,12 +50,13 @@ def _leaf_shardings(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, list, list
     from ember.jit_placement import _per_leaf
 
     result, leaves = fn._lookup(args, kwargs)
+    dyn_args = fn._split(args, kwargs)[0]  # (in_shardings name the dynamic arguments)
     prefix = getattr(fn, "_in_shardings", None)  # (a plain jit: its arguments' own)
     if isinstance(prefix, list):
         prefix = tuple(prefix)
     if not isinstance(prefix, tuple) or isinstance(prefix, PartitionSpec):
-        prefix = (prefix,) * len(args)
-    pos = _per_leaf(prefix, args, "in_shardings") if prefix is not None else []
+        prefix = (prefix,) * len(dyn_args)
+    pos = _per_leaf(prefix, dyn_args, "in_shardings")
     ins = [_named(s, "in_shardings") for s in pos]
     ins += [None] * (len(leaves) - len(ins))
     n_out = len(result.closed_jaxpr.out_avals)
@@ -109,7 +110,17 @@ def call_partitioned(fn: Any, args: tuple, kwargs: dict) -> Any:
     if got is None:
         return None
     result, program, leaves = got
-    return tree_unflatten(result.out_tree, program(leaves))
+    outs = program(leaves)
+    out_prefix = getattr(fn, "_out_shardings", None)
+    if out_prefix is not None:  # (an output wanted on one device: moved there after)
+        from ember.array import device_put
+        from ember.jit_placement import _per_leaf
+
+        dummy = tree_unflatten(result.out_tree, [0] * len(outs))
+        for k, s in enumerate(_per_leaf(out_prefix, dummy, "out_shardings")):
+            if s is not None and _named(s, "out_shardings") is None:
+                outs[k] = device_put(outs[k], as_sharding(s, "jit out_shardings"))
+    return tree_unflatten(result.out_tree, outs)
 
 
 def is_for_mesh(fn: Any, args: tuple, kwargs: dict) -> bool:

@@ -339,3 +339,24 @@ def test_sums_of_partial_sums_stay_partial(mesh):
     c = _compiled(lambda a, b: jnp.max(a @ b), sh, x, w)
     assert [k.shape for k in c.partition_report.collectives] == ["f32[8,4]"]
     np.testing.assert_allclose(float(c(x, w)), float(np.max(x @ w)), rtol=1e-5)
+
+
+def test_static_arguments_and_an_output_on_one_device(mesh):
+    from ember.sharding import SingleDeviceSharding
+
+    x = _arr((8, 6))
+    f = ember.jit(lambda n, a, b=1.0: a * n + b, static_argnums=0,
+                  in_shardings=(NamedSharding(mesh, P("data")),))
+    out = f(3, x, b=2.0)  # (in_shardings name the dynamic arguments only)
+    assert out.sharding.spec == P("data")
+    np.testing.assert_array_equal(np.asarray(out), x * 3 + np.float32(2.0))
+    one = SingleDeviceSharding(ember.devices()[1])
+    g = ember.jit(lambda a: (a * 2, a.sum()), in_shardings=NamedSharding(mesh, P("data")),
+                  out_shardings=(None, one))
+    doubled, total = g(x)
+    assert doubled.sharding == NamedSharding(mesh, P("data")) and total.sharding == one
+    np.testing.assert_allclose(float(total), float(x.sum()), rtol=1e-5)
+    with pytest.raises(ValueError, match="two meshes"):
+        other = ember.make_mesh((4,), ("i",))
+        ember.jit(lambda a, b: a + b, in_shardings=(NamedSharding(mesh, P("data")),
+                                                    NamedSharding(other, P("i"))))(x, x)
