@@ -145,6 +145,8 @@ class _Partitioner:
         entry = self.src.entry
         params = sorted(entry.parameters, key=lambda p: p.parameter_number)
         b = self.b
+        pid = b.parameter(Shape("s32", ()), name="partition-id", number=len(params))
+        self.rs = Resharder(b, self.mesh, pid, self.report)
         for p in params:
             s = self.params.get(p.parameter_number)
             s = _fit(s, p.shape.dimensions) if s is not None and not p.shape.is_tuple else s
@@ -153,10 +155,8 @@ class _Partitioner:
             shape = p.shape if s is None else Shape(p.shape.element_type,
                                                     s.local_shape(p.shape.dimensions))
             new = b.parameter(shape, name=p.name, number=p.parameter_number)
-            new.metadata.update(p.metadata)
-            self.env[p] = Local(new, s)
-        pid = b.parameter(Shape("s32", ()), name="partition-id", number=len(params))
-        self.rs = Resharder(b, self.mesh, pid, self.report)
+            new.metadata.update({k: v for k, v in p.metadata.items() if k != CONSTRAINT_KEY})
+            self.env[p] = self.constrain(p, Local(new, s))
         for inst in entry.post_order():
             if inst.opcode == "parameter":
                 continue

@@ -181,6 +181,12 @@ def test_sharding_constraint_reshards(mesh):
     out = c(x)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(ember.jit(f)(x)))
     assert out.sharding.spec == P(None, ("data", "model"))
+    # a constraint on an argument itself
+    c = _compiled(lambda v: lax.with_sharding_constraint(v, s_cols) * 2, (s_rows,), x)
+    assert c.partition_report.collectives[0].opcode == "all-gather"
+    out = c(x)
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
+    assert out.sharding.spec == P(None, ("data", "model"))
 
 
 def test_refusals_are_reported(mesh):
