@@ -14,7 +14,8 @@ callback, or the evaluator) hands the device's buffer to the call's rendezvous
 runtime's collectives (`run_in_groups`), in group order, so members get the same bits.
 Invariants: devices meet collectives in the same order (one module); a device that fails
 aborts the call's rendezvous, so the others raise instead of waiting forever; while a call
-runs, the CPU kernels' threads are divided among the local devices (`_KernelThreads`).
+runs, the CPU kernels' threads are divided among the local devices (`_KernelThreads`);
+calls from several Python threads take turns.
 """
 
 from __future__ import annotations
@@ -158,6 +159,10 @@ class _KernelThreads:
 
 
 _KERNEL_THREADS = _KernelThreads()
+# Partitioned calls from several Python threads take turns: the device pool's workers could
+# otherwise all wait at rendezvous whose other members are queued behind them (and every
+# process must meet the collectives of its calls in one order)
+_ONE_CALL_AT_A_TIME = threading.Lock()
 
 
 class PartitionedProgram:
@@ -240,7 +245,7 @@ class PartitionedProgram:
             return list(out) if tuple_result else [out]
 
         results, errors = [], []
-        with _KERNEL_THREADS.divided(len(devices)):
+        with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
             # (the first device runs on this thread: one hand-over fewer per call)
             futures = [_runtime._pool(len(devices)).submit(one, k)
                        for k in range(1, len(devices))]

@@ -366,3 +366,25 @@ def test_static_arguments_and_an_output_on_one_device(mesh):
         other = ember.make_mesh((4,), ("i",))
         ember.jit(lambda a, b: a + b, in_shardings=(NamedSharding(mesh, P("data")),
                                                     NamedSharding(other, P("i"))))(x, x)
+
+
+def test_calls_from_several_threads_take_turns(mesh):
+    import threading
+
+    x, w = _arr((8, 6)), _arr((6, 4))
+    f = ember.jit(lambda a, b: jnp.sum(a @ b, axis=0),
+                  in_shardings=(NamedSharding(mesh, P("data", "model")),
+                                NamedSharding(mesh, P("model"))))
+    want = np.asarray(f(x, w))
+    bad: list = []
+
+    def run() -> None:
+        for _ in range(10):
+            bad.extend([] if np.array_equal(np.asarray(f(x, w)), want) else [1])
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads) and not bad
