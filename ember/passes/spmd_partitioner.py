@@ -52,6 +52,7 @@ from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding, MeshAxes
+from ember.passes.base import HloPass
 from ember.passes.spmd_reshard import Local, PartitionReport, Refusal, Resharder
 
 # reduce combiners the partitioner splits, and their identities (the init they need)
@@ -483,3 +484,27 @@ def partition(module: Module, mesh: MeshAxes, params: dict[int, HloSharding],
     """The per-device module of `module` (see the module docstring); `module` unchanged."""
     return _Partitioner(module, mesh, params, outs).run()
 
+
+class SpmdPartitioner(HloPass):
+    """The partitioner as a pass: `run(module)` makes `module` its per-device module in
+    place (False, unchanged, for a mesh of one device); `report` and `out_shardings` say
+    what it did."""
+
+    name = "spmd-partitioner"
+
+    def __init__(self, mesh: MeshAxes, params: dict[int, HloSharding],
+                 outs: Sequence[HloSharding | None] | None = None) -> None:
+        self.mesh = mesh
+        self.params = params
+        self.outs = outs
+        self.report = PartitionReport()
+        self.out_shardings: list[HloSharding | None] = []
+
+    def run(self, module: Module) -> bool:
+        if int(np.prod([s for _, s in self.mesh])) <= 1:
+            return False
+        done = partition(module, self.mesh, self.params, self.outs)
+        new = done.module
+        module.entry, module._extra, module.uniquer = new.entry, new._extra, new.uniquer
+        self.report, self.out_shardings = done.report, done.out_shardings
+        return True
