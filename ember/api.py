@@ -831,8 +831,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         arguments / of the results whose leaves are shardings (``NamedSharding``,
         ``SingleDeviceSharding``, a device, a ``PartitionSpec`` under ``with mesh:``) or
         None. Each argument is checked against its sharding, and each result comes back
-        laid out by its out-sharding; the computation itself runs on one device (the
-        partitioner is a later slice), see ember/jit_placement.py.
+        laid out by its out-sharding; over a mesh of several devices the call is
+        partitioned, each device computing its blocks (ember/spmd/_jit.py), as is a call
+        with arguments laid out over several devices; see ember/jit_placement.py.
       static_argnums: an int or a sequence of ints: the positional arguments that are
         static. A static argument is a compile-time constant: its value (it must be
         hashable, compared with ``==`` and by type) is part of the cache key, so each new

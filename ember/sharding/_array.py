@@ -7,11 +7,10 @@ Input: a global value or per-device pieces, and a `Sharding`. Output: a `Sharded
 the layout); each `Shard` has `device`, `index` (a slice per dimension), `data` (an Array of
 the shard's shape) and `replica_id`. Invariants: a shard's buffer is its own (C-contiguous,
 read-only), so a process holds only its shards; an array whose devices are all in this
-process is also assembled once into the global value, which eager operations and jit's
-calls read (their results are single-device arrays, as the sharding partitioner is not
-built yet); so is an array whose blocks all have a copy in this process (a replicated
-one); reading the value of an array some of whose blocks live only in other processes
-raises JAX's error.
+process is also assembled once into the global value, which eager operations read (a
+jit call with such arguments is partitioned: ember/spmd/_jit.py); so is an array whose
+blocks all have a copy in this process (a replicated one); reading the value of an array
+some of whose blocks live only in other processes raises JAX's error.
 """
 
 from __future__ import annotations
@@ -192,7 +191,7 @@ def from_global(value: np.ndarray, sharding: Sharding, weak_type: bool = False
 
 def device_put_sharded_leaf(x: Any, sharding: Sharding) -> Any:
     """One leaf of `device_put(x, sharding)`: a tracer passes through unchanged (inside
-    jit the computation runs on one device, see with_sharding_constraint)."""
+    jit a layout is a with_sharding_constraint's business)."""
     from ember.core.trace import Tracer
     if isinstance(x, Tracer):
         return x
