@@ -476,7 +476,8 @@ class JitFunction:
                 return self.fun(*args, **kwargs)
             traces = self.trace_count
             result, leaves = self._lookup(args, kwargs)
-            if _spans_devices(leaves) and current_dynamic().level == 0:
+            if (_spans_devices(leaves) or _constrained(result)) \
+                    and current_dynamic().level == 0:
                 from ember.spmd._jit import call_partitioned  # (over a mesh: partitioned)
 
                 out = call_partitioned(self, args, kwargs)
@@ -530,12 +531,19 @@ class JitFunction:
         return Traced(self, result)
 
     @traceback_util.api_boundary
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
         """Trace and lower the function at these arguments: ``trace(*args).lower()``.
 
         Returns:
             A ``Lowered``: the HLO before optimization, whose ``compile()`` compiles it.
+            For a call partitioned over a mesh (shardings, sharded arguments or
+            constraints over several devices), its stages: ``compile().as_text()`` is
+            the per-device module (ember/spmd/_jit.py).
         """
+        from ember.spmd._jit import PartitionedLowered, is_for_mesh
+
+        if is_for_mesh(self, args, kwargs):
+            return PartitionedLowered(self, args, kwargs)
         return self.trace(*args, **kwargs).lower()
 
     @traceback_util.api_boundary
@@ -564,6 +572,14 @@ class JitFunction:
 
 
 traceback_util.register_boundary(JitFunction.__call__)
+
+
+def _constrained(result: TraceResult) -> bool:
+    """Whether the program constrains a value to a mesh of several devices (it is then
+    partitioned; ember/spmd/_jit.py keeps the answer per trace)."""
+    from ember.spmd._constraints import constrained_over_devices
+
+    return bool(constrained_over_devices(result.closed_jaxpr))
 
 
 def _spans_devices(leaves: list) -> bool:

@@ -91,12 +91,3 @@ class PlacedJitFunction(JitFunction):
         if not has_placement(self._out_shardings):
             return out
         return device_put(out, self._out_shardings)
-
-    def lower(self, *args: Any, **kwargs: Any) -> Any:
-        """As `JitFunction.lower`; for a mesh of several devices, the partitioned program's
-        stages (`compile().as_text()` is the per-device module)."""
-        from ember.spmd._jit import PartitionedLowered, is_for_mesh
-
-        if is_for_mesh(self, args, kwargs):
-            return PartitionedLowered(self, args, kwargs)
-        return super().lower(*args, **kwargs)

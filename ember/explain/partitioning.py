@@ -2,8 +2,8 @@
 of its per-device module with the bytes each device sends and receives, and the places the
 partitioner could not keep a value split (its refusals), with their reasons.
 
-Input: a `jit(f, in_shardings=..., out_shardings=...)` over a mesh of several devices (or
-one whose arguments are split over one) and example arguments (arrays, or
+Input: a `jit(f, in_shardings=..., out_shardings=...)` over a mesh of several devices (or a
+jit whose arguments or constraints lay values out over one) and example arguments (arrays, or
 ShapeDtypeStructs filled with random values). Output: `collectives(f, *args)` ->
 `CollectivesReport` (`str()` prints the table; `module` is the per-device HLO text), or
 ValueError when the call is not partitioned. Bytes are per device, as a ring moves them
@@ -59,11 +59,11 @@ class CollectivesReport:
 
 def collectives(f: Callable, *args: Any, **kwargs: Any) -> CollectivesReport:
     """The collectives and refusals of `f`'s partitioned program (module docstring)."""
+    from ember.api import JitFunction
     from ember.explain.roofline import concrete_arguments
-    from ember.jit_placement import PlacedJitFunction
 
     args, kwargs = concrete_arguments(args, kwargs)
-    lowered = f.lower(*args, **kwargs) if isinstance(f, PlacedJitFunction) else None
+    lowered = f.lower(*args, **kwargs) if isinstance(f, JitFunction) else None
     compiled = lowered.compile() if lowered is not None else None
     report = getattr(compiled, "partition_report", None)
     if report is None:

@@ -160,11 +160,11 @@ def tell(f: Callable, *args: Any, out_dir: str, stream: TextIO | None = None,
 def _partitioning(out: _Printer, f: Callable, args: tuple, kwargs: dict) -> None:
     """For a jit over a mesh: the per-device module, its collectives and the refusals (the
     sections after this one show the whole program on one device)."""
+    from ember.api import JitFunction
     from ember.explain.partitioning import collectives
-    from ember.jit_placement import PlacedJitFunction
     from ember.spmd._jit import is_for_mesh
 
-    if not (isinstance(f, PlacedJitFunction) and is_for_mesh(f, args, kwargs)):
+    if not (isinstance(f, JitFunction) and is_for_mesh(f, args, kwargs)):
         return
     report = collectives(f, *args, **kwargs)
     out.section("The per-device module (jit(f).lower(...).compile().as_text())")

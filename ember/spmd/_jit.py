@@ -1,7 +1,8 @@
 """`jit` over a mesh: the calls of a `jit(f, in_shardings=..., out_shardings=...)` whose
 shardings (or whose arguments' shardings) span several devices run partitioned
 (`PartitionedProgram`), each device on its own blocks; so do the calls of a plain `jit(f)`
-with an argument laid out over several devices (ember/api.py asks).
+with an argument laid out over several devices, or whose program constrains a value to a
+mesh of several devices (`with_sharding_constraint`; ember/api.py asks).
 
 Input: the JitFunction, its in/out sharding prefixes, the call's arguments. Output: the
 results as ShardedArrays, or None when the call is not for a mesh of several devices (the
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.core.jaxpr import ClosedJaxpr
 from ember.core.trace import current_dynamic
 from ember.hlo.sharding import HloSharding
 from ember.sharding._array import ShardedArray
 from ember.sharding._mesh import Mesh, PartitionSpec
 from ember.sharding._shardings import NamedSharding, as_sharding
+from ember.spmd._constraints import constrained_over_devices
 from ember.spmd._partitioned import PartitionedProgram, mesh_axes, to_hlo
 from ember.tree_util import tree_unflatten
 
@@ -32,8 +35,9 @@ def _named(s: Any, what: str) -> NamedSharding | None:
     return sh if isinstance(sh, NamedSharding) else None
 
 
-def _mesh(in_leaf: list, out_leaf: list, leaves: list) -> Mesh | None:
+def _mesh(in_leaf: list, out_leaf: list, leaves: list, closed: ClosedJaxpr) -> Mesh | None:
     meshes = [s.mesh for s in in_leaf + out_leaf if s is not None]
+    meshes += list(constrained_over_devices(closed))
     meshes += [x.sharding.mesh for x in leaves if isinstance(x, ShardedArray)
                and isinstance(x.sharding, NamedSharding)]
     meshes = [m for m in meshes if m.size > 1]
@@ -82,7 +86,7 @@ def _program(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, PartitionedProgra
     if current_dynamic().level > 0:  # (traced: the enclosing program runs it)
         return None
     result, leaves, ins, outs = _leaf_shardings(fn, args, kwargs)
-    mesh = _mesh(ins, outs, leaves)
+    mesh = _mesh(ins, outs, leaves, result.closed_jaxpr)
     if mesh is None or result.hoisted:
         return None
     avals = result.closed_jaxpr.in_avals

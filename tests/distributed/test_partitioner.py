@@ -388,3 +388,20 @@ def test_calls_from_several_threads_take_turns(mesh):
     for t in threads:
         t.join(60)
     assert not any(t.is_alive() for t in threads) and not bad
+
+
+def test_plain_jit_with_a_constraint_partitions(mesh):
+    x = _arr((8, 6))
+    s = NamedSharding(mesh, P("data", "model"))
+
+    def f(v):
+        return jnp.sum(lax.with_sharding_constraint(jnp.exp(v), s), axis=0)
+
+    jf = ember.jit(f)
+    out = jf(x)
+    np.testing.assert_allclose(np.asarray(out), np.exp(x).sum(0), rtol=1e-5)
+    assert out.sharding == NamedSharding(mesh, P("model"))
+    text = jf.lower(x).compile().as_text()
+    assert "all-reduce(" in text and "f32[4,3]" in text
+    assert [c.opcode for c in ember.explain.collectives(jf, x).collectives] == ["all-reduce"]
+    assert not hasattr(ember.jit(jnp.exp).lower(x).compile(), "partition_report")
