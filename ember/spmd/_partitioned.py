@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ember import backends, callbacks
-from ember.compiler import _compile_on
+from ember.compiler import _compile_on, backend_name
 from ember.config import config
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr
@@ -196,7 +196,10 @@ class PartitionedProgram:
                                    lowered.tuple_result)
         unsafe = bool(config.ember_unsafe_math)
         compiled = None
-        for backend in ("cpu", "interpreter"):  # (the interpreter runs anything)
+        # the CPU backend (collectives as host callbacks) unless the interpreter is chosen;
+        # the interpreter runs anything (xla-cpu and tpu take no per-device collectives yet)
+        chosen = "interpreter" if backend_name() == "interpreter" else "cpu"
+        for backend in dict.fromkeys((chosen, "interpreter")):
             compiled = _compile_on(backends.get(backend), per_device, unsafe, True, ())
             if compiled is not None:
                 break

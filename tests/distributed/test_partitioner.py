@@ -405,3 +405,14 @@ def test_plain_jit_with_a_constraint_partitions(mesh):
     assert "all-reduce(" in text and "f32[4,3]" in text
     assert [c.opcode for c in ember.explain.collectives(jf, x).collectives] == ["all-reduce"]
     assert not hasattr(ember.jit(jnp.exp).lower(x).compile(), "partition_report")
+
+
+def test_on_the_interpreter_too(mesh, monkeypatch):
+    x, w1, w2 = _arr((8, 6)), _arr((6, 4)), _arr((4, 3))
+    sh = tuple(NamedSharding(mesh, s) for s in (P("data", None), P(None, "model"),
+                                                P("model", None)))
+    monkeypatch.setenv("EMBER_BACKEND", "interpreter")  # (the evaluator runs the module)
+    jf = ember.jit(lambda x, a, b: jnp.tanh(x @ a) @ b, in_shardings=sh)
+    out = jf(x, w1, w2)
+    assert [p.compiled.backend for _, p in jf._partitioned.values()] == ["interpreter"]
+    np.testing.assert_allclose(np.asarray(out), np.tanh(x @ w1) @ w2, rtol=1e-5, atol=1e-5)
