@@ -20,8 +20,8 @@ needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication
   reduce (one input)  kept dims keep their split; a split reduced dim reduces locally, then
                       sums stay partial (added where needed: all-reduce or reduce-scatter;
                       sums, reshapes and transposes of partial sums stay partial too),
-                      max/min all-reduce at once; any other combiner, or an init that is not
-                      the combiner's identity, gathers (a refusal)
+                      max/min (and or/and on booleans) all-reduce at once; any other
+                      combiner, or an init that is not its identity, gathers (a refusal)
   dot                 batch and free dims keep their operands' split; a contracting dim split
                       the same on both sides multiplies locally, leaving partial sums (an
                       all-reduce where used: the contraction across shards); split on one
@@ -56,7 +56,7 @@ from ember.passes.base import HloPass
 from ember.passes.spmd_reshard import Local, PartitionReport, Refusal, Resharder
 
 # reduce combiners the partitioner splits, and their identities (the init they need)
-_SPLIT_REDUCERS = ("add", "maximum", "minimum")
+_SPLIT_REDUCERS = ("add", "maximum", "minimum", "or", "and")
 
 
 @dataclass
@@ -88,8 +88,10 @@ def _is_identity(init: Instruction, reducer: str) -> bool:
     v = np.asarray(init.value)
     if reducer == "add":
         return bool(np.all(v == 0))
-    if v.dtype == np.bool_:
-        return bool(v) == (reducer == "minimum")
+    if v.dtype == np.bool_:  # (or and max keep False; and and min keep True)
+        return bool(v) == (reducer in ("minimum", "and"))
+    if reducer in ("or", "and"):  # (bitwise on integers: not split, see _reduce)
+        return False
     if np.issubdtype(v.dtype, np.floating):
         return bool(v == (-np.inf if reducer == "maximum" else np.inf))
     info = np.iinfo(v.dtype)

@@ -42,7 +42,9 @@ from ember.sharding._shardings import NamedSharding
 from ember.spmd import _runtime
 from ember.spmd._collectives import run_in_groups
 
-_REDUCE_NAMES = {"add": "psum", "maximum": "pmax", "minimum": "pmin"}
+# (or and and on booleans are max and min; on integers the runtime has no bitwise ones)
+_REDUCE_NAMES = {"add": "psum", "maximum": "pmax", "minimum": "pmin", "or": "pmax",
+                 "and": "pmin"}
 _WAIT_S = 0.5  # how often a waiting device looks whether the call was aborted
 
 

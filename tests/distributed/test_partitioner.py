@@ -68,6 +68,10 @@ OPS = [
     ("cumsum_fallback", lambda x, y: jnp.cumsum(x, axis=0) + y, [(8, 6), (8, 6)],
      np.float32, False),
     ("logical", lambda x, y: jnp.logical_and(x, ~y), [(8, 6), (8, 6)], np.bool_, True),
+    ("any_all", lambda x, y: jnp.any(x, axis=0) & jnp.all(y | x, axis=1).any(),
+     [(8, 6), (8, 6)], np.bool_, True),
+    ("int_bitwise_or", lambda x, y: lax.reduce(x | y, np.int32(0), lax.bitwise_or, (0,)),
+     [(8, 6), (8, 6)], np.int32, True),
     ("odd_minor", lambda x, y: jnp.sin(x) * y + 1, [(4, 7), (4, 7)], np.float32, True),
     ("odd_sum", lambda x, y: jnp.sum(x * y, axis=1), [(4, 33), (4, 33)], np.float32, False),
     ("reverse_pad", lambda x, y: (jnp.pad(x[::-1], ((1, 1), (0, 0)))[1:9]
@@ -197,6 +201,15 @@ def test_refusals_are_reported(mesh):
     assert c.partition_report.refusals
     assert not _compiled(lambda v: v * 2, (NamedSharding(mesh, P("data")),),
                          x).partition_report.refusals
+    # boolean any/all reduce locally, then all-reduce; a bitwise or of integers gathers
+    c = _compiled(lambda v: jnp.any(v > 0, axis=0), (NamedSharding(mesh, P("data")),), x)
+    assert not c.partition_report.refusals
+    assert [k.opcode for k in c.partition_report.collectives] == ["all-reduce"]
+    xi = (x * 4).astype(np.int32)
+    c = _compiled(lambda v: lax.reduce(v, np.int32(0), lax.bitwise_or, (0,)),
+                  (NamedSharding(mesh, P("data")),), xi)
+    assert [r.opcode for r in c.partition_report.refusals] == ["reduce"]
+    np.testing.assert_array_equal(np.asarray(c(xi)), np.bitwise_or.reduce(xi, axis=0))
 
 
 def test_large_closed_over_constants_are_whole_on_every_device(mesh):
