@@ -31,10 +31,12 @@ needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication
   reverse, pad, sort  (a refusal)
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
-A broadcast wanted split further is broadcast again from its operand's block (no
-larger temporary); dead leftovers are removed. A constraint reshards the value to its
-sharding; an output is resharded to its wanted sharding, else its partial sums are added.
-A sharding that does not divide a dimension leaves that dimension whole.
+A broadcast wanted split further is broadcast again from its operand's block, and a whole
+iota, elementwise op or transpose wanted split is computed again for the block from its
+operands' blocks (no whole temporary: `get`); dead leftovers are removed. A
+constraint reshards the value to its sharding; an output is resharded to its wanted
+sharding, else its partial sums are added. A sharding that does not divide a dimension
+leaves that dimension whole.
 Invariants: every device computes the same program; collectives appear in the same order
 on every device; the result equals the unpartitioned module's (sums in another order).
 """
@@ -216,31 +218,66 @@ class _Partitioner:
                          name=inst.name)
 
     def get(self, inst: Instruction, target: HloSharding | None, why: str) -> Instruction:
-        """`inst`'s per-device value laid out as `target`. A broadcast (of a bias, of a
-        constant) wanted split further is broadcast again from the operand's needed block
-        rather than computed at its own split and sliced."""
+        """`inst`'s per-device value laid out as `target`, made once per layout. A value
+        computed whole from cheap pieces (broadcasts, iotas, elementwise ops, transposes
+        of them) and wanted split is computed again for the block from its operands'
+        blocks (`_remake`) rather than whole and sliced; partial sums are added once."""
         v = self.env[inst]
-        if (inst.opcode == "broadcast" and target is not None and not v.partial
-                and v.sharding is not None and v.sharding != target
-                and all(want[:len(have)] == have
-                        for have, want in zip(v.sharding.dims, target.dims))):
-            key = (inst, target)
-            got = self._resharded.get(key)
-            if got is None:
-                (x,) = inst.operands
-                want = HloSharding(self.mesh, tuple(target.dims[d]
-                                                    for d in inst.attrs["dimensions"]))
-                got = self._resharded[key] = self.emit(inst, [self.get(x, want, why)],
-                                                         target)
+        key = (inst, target)
+        got = self._resharded.get(key)
+        if got is not None:
             return got
+        if target is not None and not v.partial and v.sharding is not None \
+                and v.sharding != target:
+            got = self._remake(inst, v.sharding, target, why)
+            if got is not None:
+                self._resharded[key] = got
+                return got
         if v.partial and not self.rs.scatters(v, target):
             # (added up once: every later reader gets the sums without another all-reduce)
             v = self.env[inst] = self.rs.resolve(v, why)
-        key = (inst, target)
-        got = self._resharded.get(key)
-        if got is None:  # (one reshard per value and layout, whoever reads it)
-            got = self._resharded[key] = self.rs.reshard(v, target, why)
+        got = self._resharded[key] = self.rs.reshard(v, target, why)
         return got
+
+    def _remake(self, inst: Instruction, have: HloSharding, target: HloSharding, why: str
+                ) -> Instruction | None:
+        """`inst` emitted again at `target`'s blocks, or None where that is no cheaper than
+        slicing: a broadcast split further (from its operand's block), and, for a value
+        whole on every device, an iota, an elementwise op or a transpose."""
+        op = inst.opcode
+        if op == "broadcast" and all(w[:len(h)] == h for h, w in zip(have.dims, target.dims)):
+            want = HloSharding(self.mesh, tuple(target.dims[d]
+                                                for d in inst.attrs["dimensions"]))
+            return self.emit(inst, [self.get(inst.operands[0], want, why)], target)
+        if not have.is_replicated:
+            return None
+        if op == "iota":
+            return self._local_iota(inst, target)
+        if op == "transpose":
+            perm = inst.attrs["dimensions"]
+            dims = [()] * len(perm)
+            for i, p in enumerate(perm):
+                dims[p] = target.dims[i]
+            want = HloSharding(self.mesh, tuple(dims))
+            return self.emit(inst, [self.get(inst.operands[0], want, why)], target)
+        if inst.is_elementwise() and inst.operands and all(
+                o.shape.dimensions in ((), inst.shape.dimensions) for o in inst.operands):
+            ops = [self.get(o, target if o.shape.rank == inst.shape.rank
+                            else self.replicated(0), why) for o in inst.operands]
+            return self.emit(inst, ops, target)
+        return None
+
+    def _local_iota(self, inst: Instruction, target: HloSharding) -> Instruction:
+        """A device's block of an iota: an iota of the block's shape, plus the block's
+        offset along the counted dimension when that one is split."""
+        b, d = self.b, inst.attrs["iota_dimension"]
+        et = inst.shape.element_type
+        local = Shape(et, target.local_shape(inst.shape.dimensions))
+        out = b.op("iota", [], {"iota_dimension": d}, shape=local, metadata=inst.metadata)
+        if target.dims[d]:
+            start = b.convert(self.rs.offset(target.dims[d], local.dimensions[d]), et)
+            out = b.add(out, b.broadcast(start, local.dimensions, ()))
+        return out
 
     # -- rules -------------------------------------------------------------------------------
 

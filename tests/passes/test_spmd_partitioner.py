@@ -124,3 +124,30 @@ def test_groups_and_blocks():
     assert [block_index(MESH, ("data", "model"), p) for p in range(4)] == [0, 1, 2, 3]
     assert [block_index(MESH, ("model", "data"), p) for p in range(4)] == [0, 2, 1, 3]
     assert S("data", ("model",)).local_shape((8, 6)) == (4, 3)
+
+
+def test_whole_cheap_values_are_made_for_the_block():
+    text = """HloModule m
+
+ENTRY %m (x: f32[8,6]) -> f32[8,6] {
+  %x = f32[8,6] parameter(0)
+  %i = f32[8,6] iota(), iota_dimension=0
+  %c = f32[] constant(2)
+  %b = f32[8,6] broadcast(%c), dimensions={}
+  %m = f32[8,6] multiply(%i, %b)
+  %t = f32[6,8] transpose(%m), dimensions={1,0}
+  %u = f32[8,6] transpose(%t), dimensions={1,0}
+  ROOT %s = f32[8,6] add(%x, %u)
+}
+"""
+    m, p = _run(text, {0: S("data", "model")})
+    out = str(m)
+    # every piece at the block's shape, the iota offset by the block's first row
+    assert "f32[8,6]" not in out.split("partition-id")[1] and "f32[6,8]" not in out
+    assert "iota(), iota_dimension=0" in out and "f32[4,3] iota()" in out
+    assert not p.report.collectives
+    x = np.arange(48, dtype=np.float32).reshape(8, 6)
+    want = x + 2 * np.arange(8, dtype=np.float32)[:, None]
+    for pid, (r, c) in enumerate([(0, 0), (0, 3), (4, 0), (4, 3)]):
+        got = evaluate(m, x[r:r + 4, c:c + 3], np.int32(pid))
+        np.testing.assert_array_equal(got, want[r:r + 4, c:c + 3])
