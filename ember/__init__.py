@@ -83,8 +83,11 @@ tree_unflatten = tree_util.tree_unflatten
 def local_devices(process_index: int | None = None, backend: str | None = None,
                   host_id: int | None = None) -> list:
     """Return the devices of one process (as jax.local_devices): this one's by default."""
-    from ember.array import _check_backend
+    from ember.array import _accelerator, _check_backend
     from ember.device_state import global_devices
+    if _accelerator(backend):
+        from ember.device_array import accelerator_devices
+        return list(accelerator_devices("tpu"))
     _check_backend(backend)
     p = process_index if process_index is not None else host_id
     p = _device_state.process_index() if p is None else p
@@ -112,8 +115,10 @@ def process_count(backend: str | None = None) -> int:
 
 
 def default_backend() -> str:
-    """Return the platform jit compiles for (as jax.default_backend): `"cpu"`."""
-    return "cpu"
+    """Return the platform jit compiles for (as jax.default_backend): `"cpu"`, or `"tpu"`
+    where `jax_platforms` (EMBER_PLATFORM) names it first."""
+    from ember.compiler import platform_name
+    return platform_name()
 
 
 __all__ = ["vmap", "jit", "make_jaxpr", "eval_shape", "ShapeDtypeStruct", "Array", "device_put",

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ember import backends as _backends
-from ember import compile_events, dispatch, fastpath
+from ember import compile_events, device_fastpath, dispatch, fastpath
 from ember.ad_api import float0_outputs_as_nodes
 from ember.array import ArrayImpl
 from ember.compiler import record_trace
@@ -486,14 +486,17 @@ class JitFunction:
             outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
             if (traces == self.trace_count and not kwargs and self._no_static
                     and not result.hoisted and current_dynamic().level == 0
-                    and not _axis_env() and fastpath.eligible(args)):
-                self._install_fast(result, args)
+                    and not _axis_env()):
+                if fastpath.eligible(args):
+                    self._install_fast(result, args)
+                elif device_fastpath.eligible(args):
+                    self._install_fast(result, args, device=True)
             return tree_unflatten(result.out_tree, outs)
         except Exception as e:
             traceback_util.filter_exception(e)
             raise
 
-    def _install_fast(self, result: TraceResult, args: tuple) -> None:
+    def _install_fast(self, result: TraceResult, args: tuple, device: bool = False) -> None:
         """After a cache hit run by the eval trace: make calls like this one take the fast
         path (see fastpath.py). Not on the first call, which traced: a function called once
         never pays for it."""
@@ -503,11 +506,13 @@ class JitFunction:
             self._fast = built[1]  # signatures taking turns: reuse
             return
         closed = result.closed_jaxpr
+        backend = result.params.get("backend") or (dispatch.placed_backend(args)
+                                                   if device else None)
         compiled = dispatch.compile_jaxpr(closed, self._name,
-                                          dispatch.donated_positions(result.params),
-                                          result.params.get("backend"))
-        fast = fastpath.build(closed.in_avals, closed.out_avals, result.out_tree,
-                              result.params.get("donated_invars"), args, compiled)
+                                          dispatch.donated_positions(result.params), backend)
+        build = device_fastpath.build if device else fastpath.build
+        fast = build(closed.in_avals, closed.out_avals, result.out_tree,
+                     result.params.get("donated_invars"), args, compiled)
         if fast is not None:
             self._fast_paths[id(result)] = (result, fast, ctx)
             self._fast = fast
@@ -805,7 +810,9 @@ def _check_placement(backend: str | None, device: Any, in_shardings: Any,
             msg = f"Unknown backend {backend}. {present}"
         raise RuntimeError(f"jit(backend={backend!r}): {msg} (Ember's backends: "
                            f"{', '.join(_backends.NAMES)}; None takes EMBER_BACKEND's).")
-    if device is not None and device not in devices():
+    from ember.device_array import AcceleratorDevice
+    if device is not None and not isinstance(device, AcceleratorDevice) \
+            and device not in devices():
         raise ValueError(f"jit(device={device!r}): not one of Ember's devices "
                          f"({devices()!r}: ember.devices()); pass one of them or None.")
     from ember.jit_placement import check
@@ -906,6 +913,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
     """
     _check_placement(backend, device, in_shardings, out_shardings, abstracted_axes,
                      compiler_options)
+    from ember.device_array import AcceleratorDevice
+    if isinstance(device, AcceleratorDevice):  # (a TPU's device: its backend compiles)
+        backend, device = device.backend, None
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,

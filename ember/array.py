@@ -282,6 +282,10 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
     if device is None:
         return tree_map(lambda v: v if isinstance(v, ArrayImpl) else
                         ArrayImpl._from_user(v), x)
+    from ember.device_array import AcceleratorDevice
+    if isinstance(device, AcceleratorDevice):  # (a TPU: the value goes to the chip)
+        from ember.device_array import put as put_on_accelerator
+        return tree_map(lambda v: put_on_accelerator(v, device), x)
     from ember.sharding._array import device_put_sharded_leaf
     from ember.sharding._shardings import as_sharding
 
@@ -293,11 +297,22 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
 
     from ember.sharding._mesh import PartitionSpec
     from ember.sharding._shardings import Sharding
+    if isinstance(device, CpuDevice) and device == default_device():
+        return tree_map(_to_host, x)  # (an accelerator's value comes back to the host)
     if isinstance(device, (Sharding, CpuDevice, PartitionSpec)):
         return put(device, x)
     # a pytree of placements, a prefix of x's
     return tree_map(put, device, x, is_leaf=lambda v: v is None or isinstance(
         v, (Sharding, CpuDevice, PartitionSpec)))
+
+
+def _to_host(v: Any) -> ArrayImpl:
+    """`v` as an Array in host memory (a DeviceArray's value copied back)."""
+    if type(v) is ArrayImpl:
+        return v
+    if isinstance(v, ArrayImpl) and hasattr(v, "buffer_on"):
+        return ArrayImpl(v._ember_value(), v.aval)
+    return v if isinstance(v, ArrayImpl) else ArrayImpl._from_user(v)
 
 
 def device_get(x: Any) -> Any:
@@ -323,19 +338,35 @@ def device_get(x: Any) -> Any:
     return tree_map(get, x)
 
 
-def devices(backend: str | None = None) -> list[CpuDevice]:
+def devices(backend: str | None = None) -> list[Any]:
     """Return every device of every process (as jax.devices): this process's CPU devices
     (`config.jax_num_cpu_devices`, one by default) and, once `ember.distributed` joined
-    processes, theirs, ordered by id."""
+    processes, theirs, ordered by id; `backend="tpu"` (or no backend with `jax_platforms`
+    naming "tpu") the TPU's devices, JAX's RuntimeError where there is none."""
+    if _accelerator(backend):
+        from ember.device_array import accelerator_devices
+        return list(accelerator_devices("tpu"))
     _check_backend(backend)
     from ember.device_state import global_devices
     return list(global_devices())
 
 
+def _accelerator(backend: Any) -> bool:
+    """Whether `backend` (None: the default platform) means the TPU."""
+    if backend is None:
+        from ember.compiler import platform_name
+        return platform_name() == "tpu"
+    return backend == "tpu"
+
+
 def _check_backend(backend: Any) -> None:
     if backend is None or backend == "cpu":
         return
-    if backend in ("gpu", "cuda", "rocm", "tpu"):
+    if backend == "tpu":
+        from ember.device_array import accelerator_devices
+        accelerator_devices("tpu")  # (raises JAX's error, with the runtime's reason)
+        return
+    if backend in ("gpu", "cuda", "rocm"):
         raise RuntimeError(f"Unknown backend: '{backend}' requested, but no platforms that "
                            f"are instances of {backend} are present. Platforms present "
                            "are: cpu")

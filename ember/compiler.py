@@ -168,8 +168,17 @@ def backend_name() -> str:
     (ember/backends/tpu/). The interpreter (the NumPy evaluator of the optimized HLO) stays
     selectable; both give the same bits, except float sums and dots, whose order differs
     (XLA promises none either). Modules with opcodes the CPU backend does not compile yet run on the
-    interpreter either way (`compile_jaxpr`)."""
+    interpreter either way (`compile_jaxpr`). `jax_platforms` (EMBER_PLATFORM) naming "tpu"
+    first makes the tpu backend the default."""
+    if platform_name() == "tpu":
+        return "tpu"
     return config.ember_backend  # (raises ValueError for any other name)
+
+
+def platform_name() -> str:
+    """The default platform: `jax_platforms`' first entry ("cpu" when unset)."""
+    platforms = config.jax_platforms
+    return platforms.split(",")[0].strip() if platforms else "cpu"
 
 
 def debug_level() -> int:

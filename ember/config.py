@@ -237,6 +237,31 @@ _define(Flag("jax_traceback_filtering", "str", "auto", "JAX_TRACEBACK_FILTERING"
 _define(Flag("jax_disable_jit", "bool", False, "JAX_DISABLE_JIT", "Run jitted functions "
              "eagerly, op by op.", True, parse=_parse_bool))
 
+_PLATFORMS = ("cpu", "tpu")
+
+
+def _check_platforms(value: Any) -> None:
+    if value is None:
+        return
+    first = str(value).split(",")[0].strip()
+    if not isinstance(value, str) or first not in _PLATFORMS:
+        raise ValueError(f"jax_platforms (EMBER_PLATFORM) must name one of "
+                         f"{', '.join(map(repr, _PLATFORMS))} first, got {value!r}")
+
+
+def _parse_platforms(text: str) -> str | None:
+    value = text.strip() or None
+    _check_platforms(value)
+    return value
+
+
+_define(Flag("jax_platforms", "str | None", None, "EMBER_PLATFORM", "The platform jit "
+             "compiles for when neither jit(backend=/device=) nor a device argument says: "
+             "'cpu' or unset (EMBER_BACKEND's backend) or 'tpu' (the tpu backend; jit's "
+             "results stay on the chip, ember.devices() lists the chip). A comma-separated "
+             "list, as JAX's, is read by its first entry.", parse=_parse_platforms,
+             check=_check_platforms))
+
 # -- live flags: read from the environment at each read ---------------------------------------
 
 _define(Flag("ember_backend", "str", "cpu", "EMBER_BACKEND", "jit's backend: 'cpu' (LLVM "

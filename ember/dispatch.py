@@ -28,6 +28,7 @@ from ember.compiler import CompiledModule
 from ember.compiler import compile_jaxpr as _compile
 from ember.core.jaxpr import ClosedJaxpr
 from ember.core.trace import to_numpy, wrap_results
+from ember.device_array import DeviceArray, wrap_outputs
 from ember.donation import exclusive_value
 from ember.prims.call import jit_p
 
@@ -81,12 +82,66 @@ def _c_value(x: Any, aval: Any) -> np.ndarray:
     return v if v.flags.c_contiguous else np.ascontiguousarray(v)
 
 
+def placed_backend(args: list) -> str | None:
+    """The backend of the first argument that lives on an accelerator (a DeviceArray):
+    jit runs where its arguments are, as JAX does."""
+    for x in args:
+        if type(x) is DeviceArray and not x._deleted:
+            return x._dev.backend
+    return None
+
+
+def _run_on_device(compiled: CompiledModule, closed: ClosedJaxpr, args: list,
+                   donated: tuple[int, ...]) -> list:
+    """A call of a device-resident executable (the tpu backend): DeviceArray arguments on
+    its device go in as their buffers, others are copied there; the outputs come back as
+    DeviceArrays at once, before the device has computed them (asynchronous dispatch)."""
+    exe = compiled.executable
+    device = device_of(compiled)
+    bufs = []
+    for x, aval in zip(args, closed.in_avals):
+        buf = x.buffer_on(device) if type(x) is DeviceArray else None
+        bufs.append(buf if buf is not None and x._aval.dtype == aval.dtype
+                    else _c_value(x, aval))
+    outs = exe.rebuild(exe.run_buffers(*bufs, *device_consts(compiled)))
+    outs = list(outs) if compiled.lowered.tuple_result else [outs]
+    for i in donated:  # (as JAX: a donated argument is gone after the call)
+        if isinstance(args[i], ArrayImpl):
+            args[i].delete()
+    return wrap_outputs(outs, list(closed.out_avals), device)
+
+
+def device_consts(compiled: CompiledModule) -> list[Any]:
+    """The hidden constants as device buffers (copied there once per compilation)."""
+    consts = compiled.__dict__.get("device_consts")
+    if consts is None:
+        put = compiled.executable.platform.put
+        consts = compiled.__dict__["device_consts"] = [put(c) for c in compiled.hidden_consts]
+    return consts
+
+
+def device_of(compiled: CompiledModule) -> Any:
+    """The AcceleratorDevice a device-resident executable runs on."""
+    device = compiled.__dict__.get("device")
+    if device is None:
+        from ember.device_array import accelerator_devices
+
+        runtime = compiled.executable.platform.device
+        device = next(d for d in accelerator_devices(compiled.backend)
+                      if d.runtime_device == runtime)
+        compiled.__dict__["device"] = device
+    return device
+
+
 @jit_p.def_call_impl
 def _jit_call_impl(args: list, params: dict) -> list:
     closed: ClosedJaxpr = params["jaxpr"]
     donated = donated_positions(params)
-    compiled = compile_jaxpr(closed, params.get("name", "main"), donated,
-                             params.get("backend"))
+    backend = params.get("backend") or placed_backend(args)
+    compiled = compile_jaxpr(closed, params.get("name", "main"), donated, backend)
+    if getattr(compiled, "executable", None) is not None and getattr(
+            compiled.executable, "device_resident", False):
+        return _run_on_device(compiled, closed, args, donated)
     # donated Arrays nothing else sees lend their memory (asked before any local holds it)
     given = {i: exclusive_value(args[i]) for i in donated} if compiled.donated else {}
     owned = tuple(i for i, v in given.items() if v is not None)

@@ -35,8 +35,8 @@ from ember.hlo.ir import Module
 NAME = "tpu"
 PLATFORM = "tpu"
 
-__all__ = ["NAME", "NoTpu", "TpuModule", "compile", "optimize", "pipeline", "to_device",
-           "to_host", "tpu_module"]
+__all__ = ["NAME", "NoTpu", "TpuModule", "compile", "local_devices", "optimize", "pipeline",
+           "to_device", "to_host", "tpu_module"]
 
 
 class NoTpu(RuntimeError):
@@ -106,22 +106,31 @@ def compile(module: Module, *, run_passes: bool = True, unsafe_math: bool = Fals
             use_cache: bool = True, donated: tuple[int, ...] = ()) -> Any:
     """Optimize a copy of `module`, put Ember's kernels in, compile it with the TPU
     compiler, or read the executable from the disk cache (ember/backends/xla/disk_cache.py;
-    `use_cache=False`: compile). Raises NoTpu first where there is no TPU. `donated` is
-    ignored (the executable copies its arguments to device buffers)."""
-    from ember.backends.xla import XlaExecutable
+    `use_cache=False`: compile). Raises NoTpu first where there is no TPU. `donated`:
+    parameters whose device buffers outputs of their type are written into
+    (`input_output_alias`; the runtime consumes those arguments' buffers)."""
+    from ember.backends.xla import XlaExecutable, out_types, with_donations
 
     plat = _platform()
     optimized = optimize(module, unsafe_math=unsafe_math, run_passes=run_passes)
     tm = tpu_module(optimized)
-    exe = XlaExecutable(optimized, tm.text, plat, plat.compile(tm.text, use_cache),
-                        tm.structure)
+    text = with_donations(tm.text, tm.module, tuple(donated))
+    exe = XlaExecutable(optimized, text, plat, plat.compile(text, use_cache),
+                        tm.structure, out_types(tm.module))
     exe.mosaic_kernels = tm.kernels  # type: ignore[attr-defined]
+    exe.device_resident = True  # (ember/dispatch.py keeps its results on the chip)
     return exe
 
 
-def to_device(array: Any) -> Any:
-    """`array` as a buffer on the TPU."""
-    return _platform().put(array)
+def local_devices() -> list[Any]:
+    """The runtime's TPU devices of this process (NoTpu where there are none)."""
+    return list(_platform().client.local_devices())
+
+
+def to_device(array: Any, device: Any = None) -> Any:
+    """`array` as a buffer on the TPU (`device`: a runtime device of `local_devices()`,
+    default the first)."""
+    return _platform().put(array, device)
 
 
 def to_host(buffer: Any) -> np.ndarray:

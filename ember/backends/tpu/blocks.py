@@ -10,10 +10,11 @@ a block's rows are a multiple of the sublane count of its narrowest type (8 for 
 for bf16) or all R rows, its columns a multiple of 128 or all C columns. Each step's
 blocks live in scoped vector memory (VMEM, `SCOPED_VMEM` = 16 MiB on v5e), every window
 double-buffered (the next block is copied in while this one is computed) plus about
-`TEMPS` f32 blocks of intermediates: 2 * sum(window blocks) + TEMPS * br*bc*4 <= 16 MiB.
-(Measured on the v5e, issue 20: a row softmax in 128x4096 f32 blocks ran, 8 MiB + 4 MiB
-of temporaries; 512x4096 did not compile.) Rows per block are capped at `MAX_ROWS`: larger
-blocks gain nothing once a step's copy hides the ~0.35 us per-step overhead. A view whose
+`TEMPS` f32 blocks of intermediates: 2 * sum(window blocks) + TEMPS * br*bc*4 <= `BUDGET`,
+3/4 of the 16 MiB. (Measured on the v5e, issue 20: a row softmax in 128x4096 f32 blocks
+ran, 8 MiB + 4 MiB of temporaries; 512x4096 did not compile.) Blocks are capped at
+`MAX_ROWS` rows or `MAX_BLOCK_ELEMS` elements, whichever is more: larger blocks gain
+nothing once a step's copy hides the ~0.35 us per-step overhead. A view whose
 rows do not divide by br gets a last, partial block (Mosaic masks what lies outside).
 """
 
@@ -23,8 +24,10 @@ import math
 from dataclasses import dataclass
 
 SCOPED_VMEM = 16 * 1024 * 1024
+BUDGET = SCOPED_VMEM * 3 // 4  # (what the blocks may take: Mosaic keeps scratch of its own)
 TEMPS = 2
 MAX_ROWS = 512
+MAX_BLOCK_ELEMS = 512 * 1024  # (a narrow view's blocks: 2 MiB of f32 a window and step)
 LANES = 128
 
 
@@ -48,20 +51,20 @@ def sublanes(itemsize: int) -> int:
 
 def view_of(dims: tuple[int, ...], keep_last: bool) -> View | None:
     """The 2-D view of a fusion of shape `dims`: (product of the outer dims, last dim) where
-    the last dim is lane-aligned or must stay whole (`keep_last`: a row kernel); else an
-    elementwise shape of N elements as (N / C, C) with C the widest lane-aligned width
-    that leaves at least 8 rows. None: no view (a size-0 shape; an elementwise size that
-    is no multiple of 128)."""
+    the last dim is lane-aligned or must stay whole (`keep_last`: a row kernel); a vector
+    of N elements as (N / 128, 128), a bitcast of the TPU's own layout of a vector (tiles
+    of 1024 consecutive elements: exactly one (8, 128) tile of the view), so XLA copies
+    nothing to hand it over (a wider view was measured at half the bandwidth: XLA
+    relaid every operand out first). None: no view (a size-0 shape; a vector whose size
+    is no multiple of 128; a higher-rank shape whose last dim is not lane-aligned, which
+    no view reaches without a relayout: XLA fuses those)."""
     n = math.prod(dims)
     if n == 0 or not dims:
         return None
     if keep_last or (len(dims) >= 2 and dims[-1] % LANES == 0):
         return View(n // dims[-1], dims[-1])
-    if n % LANES:
+    if len(dims) >= 2 or n % LANES:
         return None
-    for c in (2048, 1024, 512, 256, 128):
-        if n % c == 0 and n // c >= 8:
-            return View(n // c, c)
     return View(n // LANES, LANES)
 
 
@@ -73,14 +76,14 @@ def choose(view: View, bytes_per_elem: int, min_itemsize: int,
     sub = sublanes(min_itemsize)
     per_elem = 2 * bytes_per_elem + TEMPS * 4
     cols = view.cols
-    if min(sub, view.rows) * cols * per_elem > SCOPED_VMEM:
+    if min(sub, view.rows) * cols * per_elem > BUDGET:
         if whole_rows:
             return None
-        cols = (SCOPED_VMEM // (sub * per_elem)) // LANES * LANES
+        cols = (BUDGET // (sub * per_elem)) // LANES * LANES
         if cols == 0:
             return None
-    fit = SCOPED_VMEM // (cols * per_elem)
-    limit = min(fit, MAX_ROWS)
+    fit = BUDGET // (cols * per_elem)
+    limit = min(fit, max(MAX_ROWS, MAX_BLOCK_ELEMS // cols))
     if view.rows <= limit:
         rows = view.rows
     else:

@@ -21,16 +21,18 @@ Semantics kept from HLO where arith differs:
   is-finite(x)                => |x| < inf (ordered: false on NaN)
 and, for ops Mosaic has no math op for, the expansions of ember/backends/xla/legalize.py
 over the ones it has (atan, asin, acos, atanh, sinh, cosh), with
-  expm1(x)                    => u = e^x; u == 1 ? x : (u - 1) x / log(u)   (Kahan: the
-                                 rounding of u cancels; -1 and inf kept)
+  expm1(x)                    => |x| < 1/2 ? Taylor to x^9/9! : e^x - 1  (no log: the chip's
+                                 is accurate only absolutely near 1)
   sign(x) (float)             => x > 0 ? 1 : (x < 0 ? -1 : x)  (NaN and -0 kept)
-  logistic(x)                 => 1 / (1 + exp(-x))
+  logistic(x)                 => e = exp(-|x|); x >= 0 ? 1 / (1 + e) : e / (1 + e)  (no
+                                 division by a huge 1 + exp(-x))
   compare NE (float)          => une (true on NaN), the others ordered (false on NaN)
 Floats print as hexadecimal bit patterns (exact for every value, NaN and inf included).
 """
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -150,8 +152,7 @@ class Writer:
 
 _FLOAT_BINARY = {"add": "arith.addf", "subtract": "arith.subf", "multiply": "arith.mulf",
                  "divide": "arith.divf", "maximum": "arith.maximumf",
-                 "minimum": "arith.minimumf", "power": "math.powf", "atan2": "math.atan2",
-                 "remainder": "arith.remf"}
+                 "minimum": "arith.minimumf", "power": "math.powf", "atan2": "math.atan2"}
 _FLOAT_UNARY = {"negate": "arith.negf", "abs": "math.absf", "exponential": "math.exp",
                 "exp2": "math.exp2", "log": "math.log", "log-plus-one": "math.log1p",
                 "sqrt": "math.sqrt", "rsqrt": "math.rsqrt", "tanh": "math.tanh",
@@ -206,10 +207,11 @@ def _float(w: Writer, opcode: str, args: list[Vec]) -> Vec | None:
     if opcode in _FLOAT_UNARY and _math_ok(_FLOAT_UNARY[opcode]):
         op = _FLOAT_UNARY[opcode]
         return a if op is None else w.unary(op, a)
-    if opcode == "logistic":  # 1 / (1 + exp(-x))
+    if opcode == "logistic":  # e = exp(-|x|): x >= 0 ? 1 / (1 + e) : e / (1 + e)
         one = w.splat(1.0, "f32", a.shape)
-        e = w.unary("math.exp", w.unary("arith.negf", a))
-        return w.binary("arith.divf", one, w.binary("arith.addf", one, e))
+        e = w.unary("math.exp", w.unary("arith.negf", w.unary("math.absf", a)))
+        num = w.select(w.cmp("cmpf", "oge", a, w.splat(0.0, "f32", a.shape)), one, e)
+        return w.binary("arith.divf", num, w.binary("arith.addf", one, e))
     if opcode == "sign":  # x > 0 ? 1 : (x < 0 ? -1 : x): NaN and -0 pass through
         zero = w.splat(0.0, "f32", a.shape)
         neg = w.select(w.cmp("cmpf", "olt", a, zero), w.splat(-1.0, "f32", a.shape), a)
@@ -247,17 +249,21 @@ def _one_minus_x_sq_root(f: _F, x: Vec) -> Vec:
     return f("math.sqrt", f("arith.mulf", f("arith.subf", one, x), f("arith.addf", one, x)))
 
 
+# 1/k! for k = 2..9: expm1(x) = x + x^2/2! + ... + x^9/9! within 6e-10 relative on |x| <= 1/2
+_EXPM1_TAYLOR = [1.0 / math.factorial(k) for k in range(2, 10)]
+
+
 def _expm1(f: _F, x: Vec) -> Vec:
-    # u = e^x; (u - 1) * x / log(u) cancels the rounding of u (exact where u == 1: x;
-    # u - 1 == -1: -1; u == inf: inf)
-    u = f("math.exp", x)
-    one = f.c(1.0)
-    um1 = f("arith.subf", u, one)
-    ratio = f("arith.divf", f("arith.mulf", um1, x), f("math.log", u))
-    w = f.w
-    out = w.select(w.cmp("cmpf", "oeq", u, one), x, ratio)
-    out = w.select(w.cmp("cmpf", "oeq", um1, f.c(-1.0)), f.c(-1.0), out)
-    return w.select(w.cmp("cmpf", "oeq", u, f.c(float("inf"))), u, out)
+    # |x| <= 1/2: the Taylor polynomial, x (1 + x (1/2! + x (1/3! + ...))) (no cancellation,
+    # and no log: the chip's log is accurate only absolutely near 1, which Kahan's
+    # (u - 1) x / log(u) would carry into the result); else e^x - 1, which loses at most
+    # 1.6 bits there (-1 at -inf, inf at inf, NaN kept)
+    p = f.c(_EXPM1_TAYLOR[-1])
+    for coef in reversed(_EXPM1_TAYLOR[:-1]):
+        p = f("arith.addf", f("arith.mulf", p, x), f.c(coef))
+    small = f("arith.mulf", x, f("arith.addf", f.c(1.0), f("arith.mulf", x, p)))
+    big = f("arith.subf", f("math.exp", x), f.c(1.0))
+    return f.w.select(f.lt(f("math.absf", x), f.c(0.5)), small, big)
 
 
 def _half_exp(f: _F, x: Vec) -> Vec:

@@ -65,6 +65,7 @@ class _Jaxlib:
         self.hlo = jax_hlo
         self.CompileOptions = xla_client.CompileOptions
         self.SingleDeviceSharding = SingleDeviceSharding
+        self.array_result_handler = xla_client.array_result_handler
         import jaxlib
 
         self.version = str(getattr(jaxlib, "__version__", JAX_VERSION))
@@ -85,15 +86,19 @@ class Platform:
         self.device = self.client.local_devices()[0]
         self.sharding = self.lib.SingleDeviceSharding(self.device)
 
-    def put(self, array: Any) -> Any:
-        """`array` as a buffer on the device (device arrays pass through)."""
+    def put(self, array: Any, device: Any = None) -> Any:
+        """`array` as a buffer on the device (`device`: another of the client's; device
+        arrays pass through)."""
         if isinstance(array, self.lib.jax.ArrayImpl):
             return array
         a = np.asarray(array)
         aval = self.lib.ShapedArray(a.shape, a.dtype)
+        dev, sharding = self.device, self.sharding
+        if device is not None and device != self.device:
+            dev, sharding = device, self.lib.SingleDeviceSharding(device)
         # (enable_x64: Ember's own x64 flag already chose the dtypes; JAX's would turn an
         # f64 argument into f32 here)
-        return self.lib.jax.batched_device_put(aval, self.sharding, [a], [self.device],
+        return self.lib.jax.batched_device_put(aval, sharding, [a], [dev],
                                                True, False, enable_x64=True)
 
     def compile(self, text: str, use_cache: bool = True) -> Any:
@@ -140,35 +145,67 @@ def platform(name: str, backend: str) -> Platform:
 
 
 class XlaExecutable:
-    """A module compiled by XLA: `exe(*arrays)` runs it on the platform's device."""
+    """A module compiled by XLA: `exe(*arrays)` runs it on the platform's device.
+
+    `run_buffers(*args)` is the device path (ember/dispatch.py takes it where
+    `device_resident` is true: the tpu backend): it enqueues the run and returns the flat
+    outputs as device buffers without waiting for them."""
 
     takes_donations = False  # (inputs are copied to device buffers: nothing is written over)
+    device_resident = False  # results stay on the device (DeviceArray): set by the tpu backend
 
     def __init__(self, module: Module, text: str, plat: Platform, loaded: Any,
-                 structure: Structure) -> None:
+                 structure: Structure, out_types: list[tuple[tuple[int, ...], Any]]
+                 ) -> None:
         self.module = module  # the optimized Ember module (what as_text shows)
         self.text = text      # what XLA was given (legalized, XLA's spellings)
         self._platform = plat
         self._loaded = loaded
         self._structure = structure
+        # (jaxlib's C++ result handlers wrap the outputs: half the cost of disassembling)
+        lib = plat.lib
+        self._handlers = [lib.array_result_handler(lib.ShapedArray(shape, dtype),
+                                                   plat.sharding, committed=True,
+                                                   _skip_checks=True)
+                          for shape, dtype in out_types]
+
+    @property
+    def platform(self) -> Platform:
+        return self._platform
 
     def __call__(self, *args: Any, owned: Any = ()) -> Any:
         """Run on `args` (NumPy or device arrays); NumPy results (`owned` is ignored)."""
-        outs = [np.asarray(r) for r in self.run_on_device(*args)]
+        outs = [np.asarray(r) for r in self.run_buffers(*args)]
         return _rebuild(self._structure, outs)
 
-    def run_on_device(self, *args: Any) -> list[Any]:
+    def run_buffers(self, *args: Any) -> list[Any]:
         """Enqueue a run on `args` (NumPy or device arrays) and return its flat outputs as
-        device arrays without waiting (each has `block_until_ready()`): what a benchmark
-        queues to measure device time."""
+        device arrays without waiting (each has `block_until_ready()`)."""
         put = self._platform.put
         results = self._loaded.execute_sharded([put(a) for a in args])
-        # (one device: each output is a list of one array; XLA untuples a tuple root)
-        return [r[0] for r in results.disassemble_into_single_device_arrays()]
+        return results.consume_with_handlers(self._handlers)
+
+    def rebuild(self, flat: list[Any]) -> Any:
+        """The flat outputs of `run_buffers` nested as the module's root (a tuple root: a
+        tuple)."""
+        return _rebuild(self._structure, flat)
+
+    # (what a benchmark queues to measure device time)
+    run_on_device = run_buffers
 
     def kernels(self, module: Module | None = None) -> list[Any]:
         """None of Ember's: XLA generates the code (`runtime_hlo()` shows its fusions)."""
         return []
+
+    def memory_analysis(self) -> Any:
+        """The XLA compiler's own sizes of the program on its device (arguments, outputs,
+        temporaries, generated code), as Ember's `CompiledMemoryStats`."""
+        from ember.memory_stats import CompiledMemoryStats
+
+        stats = self._loaded.get_compiled_memory_stats()
+        names = [f for f in CompiledMemoryStats.__dataclass_fields__
+                 if f != "buffer_assignment"]
+        return CompiledMemoryStats(**{n: int(getattr(stats, n, 0)) for n in names})
 
     def runtime_hlo(self) -> str:
         """XLA's optimized HLO of the module: what its compiler made of Ember's."""
@@ -212,7 +249,42 @@ def flatten_root(module: Module) -> Structure:
     return structure
 
 
-def _rebuild(structure: Structure, outs: list[np.ndarray]) -> Any:
+def out_types(module: Module) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """(shape, NumPy dtype) of each flat output of `module` (its root flattened)."""
+    root = module.entry.root.shape
+    leaves = root.tuple_shapes if root.is_tuple else [root]
+    return [(tuple(s.dimensions), s.dtype) for s in leaves]
+
+
+def with_donations(text: str, module: Module, donated: tuple[int, ...]) -> str:
+    """`text` (the HLO XLA is given) with an `input_output_alias` header: each donated
+    parameter lends its buffer to the first output of its shape and type not yet taken
+    (as JAX's donate_argnums does), so the device writes that output in place and the
+    runtime consumes the argument's buffer. Donated parameters no output matches lend
+    nothing."""
+    if not donated:
+        return text
+    params = {int(p.attrs["parameter_number"]): p.shape for p in module.entry.parameters}
+    root = module.entry.root.shape
+    outs = list(root.tuple_shapes) if root.is_tuple else [root]
+    taken: set[int] = set()
+    pairs = []
+    for p in sorted(donated):
+        shape = params.get(p)
+        for k, out in enumerate(outs):
+            if (k not in taken and shape is not None and out.element_type == shape.element_type
+                    and out.dimensions == shape.dimensions):
+                taken.add(k)
+                pairs.append(f"{{{k}}}: ({p}, {{}}, may-alias)" if root.is_tuple
+                             else f"{{}}: ({p}, {{}}, may-alias)")
+                break
+    if not pairs:
+        return text
+    head, rest = text.split("\n", 1)
+    return f"{head}, input_output_alias={{ {', '.join(pairs)} }}\n{rest}"
+
+
+def _rebuild(structure: Structure, outs: list[Any]) -> Any:
     if structure == -1:
         return outs[0]
     if isinstance(structure, int):
@@ -233,4 +305,5 @@ def compile_module(module: Module, platform_name: str, backend: str,
     structure = flatten_root(legal)
     text = xla_text(legal)
     plat = platform(platform_name, backend)
-    return XlaExecutable(module, text, plat, plat.compile(text, use_cache), structure)
+    return XlaExecutable(module, text, plat, plat.compile(text, use_cache), structure,
+                         out_types(legal))
