@@ -167,6 +167,12 @@ class PartitionedCompiled:
         from ember.hlo.printer import print_module
         return print_module(self.program.module, mode="display", metadata=debug_info)
 
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost model on one device's module (its flops and bytes; the collectives'
+        traffic is `partition_report`'s)."""
+        from ember.hlo.cost_analysis import cost_analysis
+        return cost_analysis(self.program.module)
+
     @property
     def partition_report(self) -> Any:
         """The collectives inserted (bytes per device) and the refusals."""

@@ -153,6 +153,8 @@ def test_matmul_chain_has_one_all_reduce(mesh):
     out = c(x, w1, w2)
     np.testing.assert_allclose(np.asarray(out), (x @ w1) @ w2, rtol=1e-5, atol=1e-5)
     assert out.sharding.spec == P("data")
+    # one device's share of the flops: (4 x 6 x 2 + 4 x 2 x 3) multiply-adds
+    assert c.cost_analysis()["flops"] == 2 * (4 * 6 * 2 + 4 * 2 * 3)
     report = c.partition_report
     (coll,) = report.collectives
     assert (coll.opcode, coll.group_size, coll.bytes_sent) == ("all-reduce", 2, 4 * 3 * 4)
