@@ -6,9 +6,10 @@ mesh of several devices (`with_sharding_constraint`; ember/api.py asks).
 
 Input: the JitFunction, its in/out sharding prefixes, the call's arguments. Output: the
 results as ShardedArrays, or None when the call is not for a mesh of several devices (the
-caller then runs it on one device). `lower_partitioned` gives the stage objects for
-`.lower(...).compile()` (`as_text()` is the per-device module with its collectives).
-Invariants: one mesh per call (shardings over two meshes raise, naming the argument);
+caller then runs it on one device). `PartitionedLowered` and `PartitionedCompiled` are
+the stages `JitFunction.lower(...)` gives such a call (`compile().as_text()` is the
+per-device module with its collectives, `partition_report` what it costs).
+Invariants: one mesh per call (shardings over two meshes raise ValueError);
 arguments with no sharding given take their own NamedSharding on that mesh, else are
 whole on every device; programs are cached per trace and shardings.
 """
