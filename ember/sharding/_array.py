@@ -7,7 +7,8 @@ Input: a global value or per-device pieces, and a `Sharding`. Output: a `Sharded
 the layout); each `Shard` has `device`, `index` (a slice per dimension), `data` (an Array of
 the shard's shape) and `replica_id`. Invariants: a shard's buffer is its own (C-contiguous,
 read-only), so a process holds only its shards; an array whose devices are all in this
-process is also assembled once into the global value, which eager operations read (a
+process is also assembled once into the global value (when made, or, for a partitioned
+jit's results, when first read), which eager operations read (a
 jit call with such arguments is partitioned: ember/spmd/_jit.py); so is an array whose
 blocks all have a copy in this process (a replicated one); reading the value of an array
 some of whose blocks live only in other processes raises JAX's error.
@@ -61,15 +62,25 @@ def _replica_ids(sharding: Sharding, shape: tuple[int, ...]) -> dict[Any, int]:
 class ShardedArray(ArrayImpl):
     """An Array held as one buffer per addressable device (see the module docstring)."""
 
-    __slots__ = ("_sharding", "_shards")
+    __slots__ = ("_sharding", "_shards", "_lazy")
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray],
-                 value: np.ndarray | None = None) -> None:
-        if value is None and _covers(aval, sharding, shards):
+                 value: np.ndarray | None = None, lazy: bool = False) -> None:
+        # `lazy`: the global value is assembled when first read, not now (a partitioned
+        # jit's results: fed to the next call, their blocks are all that is read)
+        covers = value is None and _covers(aval, sharding, shards)
+        if covers and not lazy:
             value = _assemble(aval, sharding, shards)
         super().__init__(value, aval)  # type: ignore[arg-type]
         self._sharding = sharding
         self._shards = shards
+        self._lazy = covers and lazy
+
+    def _assembled(self) -> None:
+        """Assemble a lazy array's global value (once)."""
+        if self._lazy and self._value is None and not self._deleted:
+            self._value = _assemble(self._aval, self._sharding, self._shards)
+            self._lazy = False
 
     @property
     def sharding(self) -> Sharding:
@@ -121,12 +132,16 @@ class ShardedArray(ArrayImpl):
 
     def _ember_value(self) -> np.ndarray:
         if self._value is None and not self._deleted:
-            raise RuntimeError(_NOT_ADDRESSABLE)
+            self._assembled()
+            if self._value is None:
+                raise RuntimeError(_NOT_ADDRESSABLE)
         return super()._ember_value()
 
     def _c_value(self) -> np.ndarray | None:
         if self._value is None and not self._deleted:
-            raise RuntimeError(_NOT_ADDRESSABLE)
+            self._assembled()
+            if self._value is None:
+                raise RuntimeError(_NOT_ADDRESSABLE)
         return super()._c_value()
 
     def delete(self) -> None:
@@ -134,6 +149,7 @@ class ShardedArray(ArrayImpl):
         self._shards = {}
 
     def __repr__(self) -> str:
+        self._assembled()
         if self._value is None and not self._deleted:
             return f"Array(<not fully addressable>, shape={self.shape}, dtype={self.dtype})"
         return super().__repr__()

@@ -274,5 +274,5 @@ class PartitionedProgram:
                     buf.setflags(write=False)
                 by_dev[d] = buf
             outs.append(ShardedArray(ShapedArray(aval.shape, aval.dtype, aval.weak_type),
-                                     named, by_dev))
+                                     named, by_dev, lazy=True))
         return outs
