@@ -21,7 +21,8 @@ made so far). Output: the `Local` of an instruction. The rules:
                       side only, the other side is sliced to match; a mesh axis wanted by two
                       dims of the result keeps the first (contracting, batch, lhs, rhs)
   slice, concatenate, dims they leave whole keep their split; the others are gathered
-  reverse, pad, sort  (a refusal)
+  reverse, pad, sort, (a refusal)
+  dynamic-slice
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
 Invariants: a rule only ever splits a value the way its operands' blocks allow; where it
@@ -31,6 +32,7 @@ cannot keep a split it gathers, and says why (`refuse`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -267,9 +269,10 @@ class PartitionRules:
                                {**inst.attrs, "slice": local_spec}), target)
 
     def _keep_dims(self, inst: Instruction, keep: Sequence[bool], what: str,
-                   extra: Sequence[Instruction] = ()) -> Local:
+                   extra: Sequence[Instruction] = (), attrs: Any = None) -> Local:
         """`inst` on its first operand split as it is on the dims `keep` says, whole on the
-        others (a refusal when one of those was split); `extra` operands whole."""
+        others (a refusal when one of those was split); `extra` operands whole. `attrs`:
+        a function of the target sharding giving the local instruction's attributes."""
         x = inst.operands[0]
         sx = self.env[x].sharding
         target = HloSharding(self.mesh, tuple(a if k else () for a, k in zip(sx.dims, keep)))
@@ -277,7 +280,18 @@ class PartitionRules:
             self.refuse(inst, f"{what} of a split dim: gathered")
         ops = [self.get(x, target, reader(inst))]
         ops += [self.get(o, self.replicated(o.shape.rank), reader(inst)) for o in extra]
-        return Local(self.emit(inst, ops, target), target)
+        local = None if attrs is None else attrs(target)
+        return Local(self.emit(inst, ops, target, local), target)
+
+    def _dynamic_slice(self, inst: Instruction) -> Local:
+        """Dims taken whole (their start clamps to 0) keep their split."""
+        x = inst.operands[0]
+        sizes = inst.attrs["dynamic_slice_sizes"]
+        keep = [n == m for n, m in zip(sizes, x.shape.dimensions)]
+
+        def local(target: HloSharding) -> dict:
+            return {**inst.attrs, "dynamic_slice_sizes": target.local_shape(sizes)}
+        return self._keep_dims(inst, keep, "dynamic slice", inst.operands[1:], local)
 
     def _reverse(self, inst: Instruction) -> Local:
         dims = set(inst.attrs["dimensions"])

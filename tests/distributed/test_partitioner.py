@@ -79,6 +79,9 @@ OPS = [
      [(8, 6), (8, 6)], np.float32, True),
     ("sort", lambda x, y: jnp.sort(x, axis=0) - jnp.sort(y, axis=1), [(8, 6), (8, 6)],
      np.float32, True),
+    ("dynamic_slice", lambda x, y: (lax.dynamic_slice(x, (2, 5), (4, 6))
+                                    - lax.dynamic_slice_in_dim(y, 3, 4, axis=0)),
+     [(8, 6), (8, 6)], np.float32, True),
     ("loop_and_gather", lambda x, y: lax.fori_loop(0, 3, lambda i, v: v * 2 + y, x)[
         jnp.array([3, 1, 0])], [(8, 6), (8, 6)], np.float32, True),
     ("iota_softmax", lambda x, y: ember.nn.softmax(x + jnp.arange(6.0), axis=-1) * y,
