@@ -4,6 +4,8 @@ issue 25's goals.
 1. `jnp.linalg.solve` (1024x1024 by 1024x1 f64) and `jnp.linalg.cholesky` (1024x1024 f64):
    time relative to NumPy (goal: at most 1.1x).
 2. `jnp.linalg.eigh` and `jnp.linalg.svd` (512x512 f64): relative to NumPy (goal: 1.2x).
+3. Informative rows without a goal: complex128 solve, eigh and svd (LAPACK's z routines)
+   and the general eigendecomposition `eig` (geev) of a real 256x256 matrix.
 
 Run:
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/linalg.py [--repeat 9]
@@ -24,8 +26,8 @@ import numpy as np
 from timing import interleaved_ms  # benchmarks/timing.py (this folder is sys.path[0])
 
 
-def cases(rng: np.random.Generator) -> list[tuple[str, str, tuple, float]]:
-    """(label, jnp.linalg function name, arguments, goal ratio vs NumPy)."""
+def cases(rng: np.random.Generator) -> list[tuple[str, str, tuple, float | None]]:
+    """(label, jnp.linalg function name, arguments, goal ratio vs NumPy or None)."""
     a = rng.standard_normal((1024, 1024))
     b = rng.standard_normal((1024, 1))
     spd = a @ a.T + 1024 * np.eye(1024)
@@ -34,7 +36,17 @@ def cases(rng: np.random.Generator) -> list[tuple[str, str, tuple, float]]:
     return [("solve 1024 f64", "solve", (a, b), 1.1),
             ("cholesky 1024 f64", "cholesky", (spd,), 1.1),
             ("eigh 512 f64", "eigh", (sym,), 1.2),
-            ("svd 512 f64", "svd", (s,), 1.2)]
+            ("svd 512 f64", "svd", (s,), 1.2)] + _complex_cases(rng)
+
+
+def _complex_cases(rng: np.random.Generator) -> list[tuple[str, str, tuple, float | None]]:
+    z = rng.standard_normal((512, 512)) + 1j * rng.standard_normal((512, 512))
+    zb = rng.standard_normal((512, 1)) + 1j * rng.standard_normal((512, 1))
+    h = z[:256, :256] + z[:256, :256].conj().T
+    return [("solve 512 c128", "solve", (z, zb), None),
+            ("eigh 256 c128", "eigh", (h,), None),
+            ("svd 256 c128", "svd", (z[:256, :256],), None),
+            ("eig 256 f64", "eig", (rng.standard_normal((256, 256)),), None)]
 
 
 def block(x: Any) -> Any:
@@ -72,7 +84,7 @@ def main() -> None:
         ms = interleaved_ms(fns, args.repeat)
         ratio = ms["ember"] / ms["numpy"]
         line = (f"{label:<20}{ms['numpy']:>10.2f}{ms['ember']:>10.2f}{ratio:>8.2f}"
-                f"{goal:>6.1f}")
+                + (f"{goal:>6.1f}" if goal is not None else f"{'-':>6}"))
         if have_jax:
             line += f"{ms['jax']:>10.2f}{ms['ember'] / ms['jax']:>8.2f}"
         print(line, flush=True)

@@ -455,6 +455,28 @@ def tiny_call_us(h: Harness, calls: int) -> list[tuple[float, float]]:
     return [(sync[0], sync[1]), (queued[0], queued[1])]
 
 
+def roofline(platform: str) -> bool:
+    """ember.explain.profile of row softmax and layernorm with Ember's kernels, against the
+    device's own measured ceilings; False if it failed."""
+    import ember
+
+    if platform != "tpu":  # (tests/backends/test_device_runtime.py covers it off the chip)
+        print("\nroofline: on the TPU only")
+        return True
+    rows, cols = SIZES[False]["rows"]
+    m = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
+    g = np.ones(cols, np.float32)
+    print()
+    try:
+        with kernels_flag("ember"):
+            for make, args in ((_softmax, (m,)), (_layernorm, (m, g, g))):
+                ember.explain.profile(make(ember.numpy, ember.lax), *args, backend="tpu")
+    except Exception as e:  # (report and go on)
+        print(f"roofline FAILED: {_report(e, 300)}")
+        return False
+    return True
+
+
 # -- a fresh process reads what an earlier one compiled --------------------------------------
 
 def cache_child(platform: str, quick: bool) -> None:
@@ -529,6 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\ncached tiny call (f32[3], synchronous): ember {e:.1f} us, jax {j:.1f} us")
         print(f"cached tiny call (f32[3], queued through jit): ember {eq:.1f} us, "
               f"jax {jq:.1f} us")
+    if not only or "roofline" in only:
+        failed += not roofline(args.platform)
     print(f"\n{failed} failures; {time.perf_counter() - t0:.0f} s in all")
     return 1 if failed else 0
 

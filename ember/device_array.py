@@ -2,10 +2,12 @@
 
 Input: a device buffer made by a device backend (ember/backends/tpu/: a PJRT array of
 jaxlib) and its abstract value. Output: `DeviceArray`, an `ember.Array` whose value stays
-on the chip until the host needs it: `np.asarray(x)`, printing, an eager operation or a
-call compiled for another backend copy it back once (then it is kept, as the Array is
+on the chip until the host needs it: `np.asarray(x)`, printing, or a call compiled for
+another backend copy it back once (then it is kept, as the Array is
 immutable); `ember.jit` calls compiled for the device's backend take the buffer as it is
-(ember/dispatch.py), so a chain of jitted calls never leaves the chip.
+(ember/dispatch.py), so a chain of jitted calls never leaves the chip; an eager operation
+with an operand on the chip runs there too (`eager_on_device`: the primitive alone, jitted
+for the device's backend once per operand types), so its result stays there.
 
 Invariants: the buffer is never written after the Array is built. Dispatch is
 asynchronous: a DeviceArray may be returned before its value is computed;
@@ -23,9 +25,10 @@ import numpy as np
 
 from ember.array import ArrayImpl
 from ember.core.aval import ShapedArray
+from ember.device_state import DeviceBase
 
 
-class AcceleratorDevice:
+class AcceleratorDevice(DeviceBase):
     """One accelerator device (a TPU chip's core): JAX's attributes, and the runtime's
     device it stands for (`runtime_device`, what the backend puts buffers on)."""
 
@@ -39,14 +42,6 @@ class AcceleratorDevice:
         self.platform = platform
         self.device_kind = str(getattr(runtime_device, "device_kind", platform))
         self.backend = backend  # the Ember backend that compiles for it ("tpu")
-
-    @property
-    def host_id(self) -> int:
-        return self.process_index
-
-    @property
-    def client(self) -> None:
-        return None
 
     def __repr__(self) -> str:
         return repr(self.runtime_device)
@@ -153,6 +148,43 @@ def wrap_outputs(buffers: list[Any], avals: list[ShapedArray], device: Accelerat
 _DEVICES: dict[str, list[AcceleratorDevice]] = {}
 
 
+# (primitive, operand avals, params) -> its jitted function on a device's backend
+_EAGER_FNS: dict[tuple, Any] = {}
+_EAGER_FNS_MAX = 4096
+
+
+def eager_on_device(prim: Any, args: list, params: dict) -> Any:
+    """An eager primitive with an operand on an accelerator, run there as a jitted
+    function of that one primitive (compiled once per primitive, operand types and plain
+    params), so its result stays on the device, as JAX's eager ops do; None where no
+    operand is a DeviceArray (the NumPy rule runs)."""
+    for x in args:
+        if type(x) is DeviceArray and not x._deleted:
+            device = x._dev
+            break
+    else:
+        return None
+    from ember.api import jit
+    from ember.core.trace import _plain_key, get_aval
+
+    avals = tuple(get_aval(x) for x in args)
+    parts = [(name, _plain_key(v)) for name, v in params.items()]
+    key = None if any(k is None for _, k in parts) else (prim, avals, tuple(parts),
+                                                         device.backend)
+    fn = _EAGER_FNS.get(key) if key is not None else None
+    if fn is None:
+        def one_op(*xs: Any) -> Any:
+            return prim.bind(*xs, **params)
+
+        fn = jit(one_op, backend=device.backend)
+        if key is not None:
+            if len(_EAGER_FNS) >= _EAGER_FNS_MAX:
+                _EAGER_FNS.clear()
+            _EAGER_FNS[key] = fn
+    out = fn(*args)
+    return list(out) if prim.multiple_results else out
+
+
 def accelerator_devices(platform: str) -> list[AcceleratorDevice]:
     """The devices of accelerator `platform` ("tpu"), asked of its backend once per process;
     JAX's RuntimeError, with what the runtime said, where there are none."""
@@ -169,6 +201,9 @@ def accelerator_devices(platform: str) -> list[AcceleratorDevice]:
                 f"instances of {platform} are present. Platforms present are: cpu "
                 f"({type(e).__name__}: {e})") from e
         devs = _DEVICES[platform] = [AcceleratorDevice(d, platform, be.NAME) for d in found]
+        from ember.core import trace
+
+        trace.DEVICE_EAGER[0] = eager_on_device  # (arrays can be on a device from now on)
     return devs
 
 

@@ -22,7 +22,22 @@ from ember.config import config
 from ember.distributed import topology
 
 
-class CpuDevice:
+class DeviceBase:
+    """What every device answers as JAX's do: `host_id` (its process) and `client`."""
+
+    __slots__ = ()
+    process_index: int
+
+    @property
+    def host_id(self) -> int:
+        return self.process_index
+
+    @property
+    def client(self) -> None:
+        return None
+
+
+class CpuDevice(DeviceBase):
     """One CPU device: `id` (global), `process_index` (the process that holds it)."""
 
     __slots__ = ("id", "process_index", "local_hardware_id")
@@ -33,14 +48,6 @@ class CpuDevice:
         self.id = id
         self.process_index = process_index
         self.local_hardware_id = local_hardware_id
-
-    @property
-    def host_id(self) -> int:
-        return self.process_index
-
-    @property
-    def client(self) -> None:
-        return None
 
     def __repr__(self) -> str:
         return f"CpuDevice(id={self.id})"

@@ -319,6 +319,11 @@ class EvalTrace(Trace):
         return val
 
     def process_primitive(self, prim: Any, args: list, params: dict) -> Any:
+        on_device = DEVICE_EAGER[0]
+        if on_device is not None:  # (an operand on an accelerator: the op runs there)
+            out = on_device(prim, args, params)
+            if out is not None:
+                return out
         avals = [get_aval(x) for x in args]
         out_avals = eager_abstract_eval(prim, avals, params)
         vals = [to_numpy(x, a) for x, a in zip(args, avals)]
@@ -332,6 +337,12 @@ class EvalTrace(Trace):
 
     def process_call(self, prim: Any, args: list, params: dict) -> list:
         return prim.call_impl(args, params)
+
+
+# The eager rule for operands on an accelerator: `(prim, args, params) -> result`, or None
+# when no operand is on one (then the NumPy rule runs). Installed by ember/device_array.py
+# when the first accelerator device is made (this layer imports no backend).
+DEVICE_EAGER: list[Any] = [None]
 
 
 # Eager ops repeat the same (primitive, operand types, params) over and over: their output

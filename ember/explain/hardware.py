@@ -40,7 +40,7 @@ _LOCK = threading.Lock()
 class Machine:
     bandwidth: float        # bytes per second, triad, `threads` threads
     peak_flops_f32: float   # flop/s over `threads` threads (an FMA counts 2)
-    threads: int
+    threads: int            # 0 on an accelerator (its peak is the matrix unit's)
     target: str
     triad_bytes: int
 
@@ -49,6 +49,10 @@ class Machine:
         return self.peak_flops_f32 / 2 if np.dtype(dtype).itemsize >= 8 else self.peak_flops_f32
 
     def __str__(self) -> str:
+        if self.threads == 0:  # (an accelerator: ember/explain/device_roofline.py)
+            return (f"{self.bandwidth / 1e9:.1f} GB/s memory bandwidth (triad over "
+                    f"{self.triad_bytes / 1e6:.0f} MB), {self.peak_flops_f32 / 1e12:.1f} "
+                    f"TFLOP/s peak (bf16 product) on {self.target}")
         return (f"{self.bandwidth / 1e9:.1f} GB/s memory bandwidth (triad over "
                 f"{self.triad_bytes / 1e6:.0f} MB), {self.peak_flops_f32 / 1e9:.0f} GFLOP/s "
                 f"f32 peak, {self.threads} thread{'s' if self.threads != 1 else ''}")

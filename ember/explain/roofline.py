@@ -138,9 +138,12 @@ def format_profile(p: Profile) -> str:
              "  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
     for r in rows:
         lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
-    lines.append(f"  kernels: {_time(p.kernel_seconds)} in all (best of {p.runs} runs); "
-                 f"one whole jitted call: {_time(p.call_seconds)} (Python, output "
-                 "allocation and argument checks included)")
+    if p.machine.threads == 0:  # (a device: times are the device's)
+        lines.append(f"  one whole call on the device: {_time(p.call_seconds)}")
+    else:
+        lines.append(f"  kernels: {_time(p.kernel_seconds)} in all (best of {p.runs} runs); "
+                     f"one whole jitted call: {_time(p.call_seconds)} (Python, output "
+                     "allocation and argument checks included)")
     if any(k.bandwidth_fraction > 1 for k in p.kernels):
         lines.append("  note: above 100% of the memory bandwidth means the data came from "
                      "cache (the bandwidth is DRAM's); time a larger input for memory speed")
@@ -202,9 +205,20 @@ def _median_runs(run: Callable[[], Any]) -> tuple[list[Any], int]:
 
 
 def profile(f: Callable, *args: Any, print_report: bool = True, machine: Machine | None = None,
-            file: Any = None, **kwargs: Any) -> Profile:
+            file: Any = None, backend: str | None = None, **kwargs: Any) -> Profile:
     """Run `f` compiled by the CPU backend, time each kernel, and report it against this
-    machine's ceilings (see the module docstring). `machine` overrides the measured one."""
+    machine's ceilings (see the module docstring). `machine` overrides the measured one.
+    `backend="tpu"` (or no backend while `jax_platforms` names the TPU): on the chip,
+    against its own ceilings (ember/explain/device_roofline.py)."""
+    from ember.compiler import platform_name
+
+    if backend == "tpu" or (backend is None and platform_name() == "tpu"):
+        from ember.explain.device_roofline import profile as device_profile
+
+        return device_profile(f, *args, print_report=print_report, machine=machine,
+                              file=file, **kwargs)
+    if backend not in (None, "cpu"):
+        raise ValueError(f"profile(backend={backend!r}): 'cpu' or 'tpu'")
     from ember.api import JitFunction, fun_name, jit
     from ember.backends import cpu
     from ember.backends.cpu.profiling.profile import compile_profiled

@@ -635,8 +635,9 @@ def element_count(shape: Shape) -> int:
 
 def _square_matrices(opcode: str, a: Shape, shapes: list[Shape]) -> None:
     _array(opcode, a, shapes)
-    if a.element_type not in ("f32", "f64"):
-        raise _fail(opcode, f"needs an f32 or f64 operand, got {a.element_type}", shapes)
+    if a.element_type not in ("f32", "f64", "c64", "c128"):
+        raise _fail(opcode, f"needs an f32, f64, c64 or c128 operand, got {a.element_type}",
+                    shapes)
     if a.rank < 2 or a.dimensions[-1] != a.dimensions[-2]:
         raise _fail(opcode, "needs square matrices in the last two dimensions", shapes)
 

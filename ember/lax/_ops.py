@@ -233,6 +233,29 @@ def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
     return C.bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))
 
 
+def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """Round floats to the precision and range of a narrower format, keeping the dtype.
+
+    Args:
+        operand: a float array or scalar.
+        exponent_bits: the format's exponent width (at least 1).
+        mantissa_bits: the format's mantissa width (at least 0).
+
+    Returns:
+        ``operand`` with each value as that format would hold it: the mantissa rounded to
+        nearest even, values beyond its range infinite, values below its smallest normal
+        zero, NaN kept (XLA's ReducePrecision).
+
+    Example:
+        >>> lax.reduce_precision(jnp.array([1.0, 3.14159, 70000.0]), 5, 10)  # float16's
+        Array([1.      , 3.140625,      inf], dtype=float32)
+    """
+    from ember.prims.reduce_precision import check_bits, reduce_precision_p
+    exponent_bits, mantissa_bits = check_bits(exponent_bits, mantissa_bits)
+    return reduce_precision_p.bind(to_common_dtype(operand)[0], exponent_bits=exponent_bits,
+                                   mantissa_bits=mantissa_bits)
+
+
 def stop_gradient(x: Any) -> Any:
     """Stop gradients: return ``x`` unchanged, as a constant for differentiation.
 

@@ -1,4 +1,4 @@
-"""ember.lax.linalg: dense linear algebra as `jax.lax.linalg` (real float32/float64 only).
+"""ember.lax.linalg: dense linear algebra as `jax.lax.linalg` (f32, f64, c64, c128).
 
 Input: arrays whose last two dimensions are matrices (leading dimensions batch).
 Output: the primitives' results (prims/linalg.py):
@@ -10,8 +10,10 @@ Output: the primitives' results (prims/linalg.py):
   eigh(x, lower=True, symmetrize_input=True, sort_eigenvalues=True) -> (v, w)
   svd(x, full_matrices=True, compute_uv=True) -> (u, s, vh), or s
   tridiagonal_solve(dl, d, du, b) -> x
-Complex inputs, `eig`, `pivoting=True` QR and `subset_by_index` are not supported: they
-raise NotImplementedError (complex: TypeError from the primitive).
+  eig(x, compute_left_eigenvectors=True, compute_right_eigenvectors=True) -> [w, vl, vr]
+      (the vectors as asked for; complex; CPU only, as in JAX: prims/eig.py)
+`pivoting=True` QR and `subset_by_index` are not supported: they raise
+NotImplementedError. Symmetrizing a complex input makes it Hermitian: (x + x^H) / 2.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from ember.lax import _ops as L
 from ember.lax._base import aval_of
+from ember.prims.eig import eig_p
 from ember.prims.linalg import (
     cholesky_p,
     eigh_p,
@@ -31,19 +34,21 @@ from ember.prims.linalg import (
     tridiagonal_solve_p,
 )
 
-__all__ = ["cholesky", "cholesky_p", "eig", "eigh", "eigh_p", "lu", "lu_p",
+__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
            "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
            "tridiagonal_solve_p"]
 
 
 def _sym(x: Any, name: str) -> Any:
-    """(x + x^T) / 2 over the last two dimensions."""
+    """(x + x^H) / 2 over the last two dimensions (x^T for real x)."""
     nd = aval_of(x).ndim
     if nd < 2:
         raise TypeError(f"Input 0 to {name} must have rank at least 2, but got "
                         f"shape={aval_of(x).shape}")
     xt = L.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    if aval_of(x).dtype.kind == "c":
+        xt = L.conj(xt)
     return L.mul(L.add(x, xt), L.full_like(x, 0.5))
 
 
@@ -119,12 +124,14 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: bool | None = None) -> Any:
-    """Not supported: the eigenvalues of a general matrix are complex, and Ember has no
-    complex numbers in compiled code yet."""
-    raise NotImplementedError("eig (non-symmetric eigendecomposition) needs complex numbers, "
-                              "which Ember does not support yet; use eigh for symmetric "
-                              "matrices")
+        compute_right_eigenvectors: bool = True, use_magma: bool | None = None,
+        implementation: Any = None) -> list[Any]:
+    """Eigendecomposition of general square matrices: [w, vl, vr] (the vectors as asked
+    for), complex, eigenvectors in the columns (unit norm, largest component real), the
+    eigenvalues unsorted (LAPACK's geev)."""
+    return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                      enable_eigvec_derivs=False, implementation=implementation)
 
 
 from ember._missing import module_getattr as _module_getattr  # noqa: E402

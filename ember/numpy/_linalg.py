@@ -123,7 +123,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
             rb.append(bi)
             shared.append(i)
             out_batch.append(asz)
-        elif asz is None or asz == 1:
+        elif asz is None or (asz == 1 and bsz is not None):  # (b lacking it: a's, below)
             if asz is not None:
                 a_squeeze.append(ai)
             b_free_batch.append((i, bi))

@@ -1,12 +1,13 @@
-"""ember.numpy.linalg's decompositions and what is built on them (real float32/float64).
+"""ember.numpy.linalg's decompositions and what is built on them (float32, float64,
+complex64, complex128).
 
 Input: array-likes (integers promote to the default float, as jnp does), matrices in the
 last two dimensions with any leading batch. Output: ember arrays, with JAX's result
 namedtuples (EighResult, QRResult, SVDResult, SlogdetResult) and error texts.
 Built on ember.lax.linalg (prims/linalg.py): solve/inv/det/slogdet on LU, lstsq/pinv/
 matrix_rank/cond/norm(2, -2, 'nuc') on the SVD. Singular or non-positive-definite input
-gives NaNs/infinities as in JAX, never an exception. eig/eigvals need complex results and
-raise NotImplementedError.
+gives NaNs/infinities as in JAX, never an exception. eig/eigvals: LAPACK's geev (complex
+results whatever the input, as JAX's; CPU only).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
 
 
 class EighResult(NamedTuple):
@@ -65,6 +71,18 @@ def _T(x: Any) -> Any:
     return _jnp().swapaxes(x, -1, -2)
 
 
+def _H(x: Any) -> Any:
+    """The conjugate transpose of matrices (the transpose of real ones)."""
+    jnp = _jnp()
+    t = jnp.swapaxes(x, -1, -2)
+    return jnp.conj(t) if dtypes.kind(get_aval(t).dtype) == "c" else t
+
+
+def _real_dtype(dtype: Any) -> np.dtype:
+    """c64 -> f32, c128 -> f64 (the dtype of singular values and eigh's eigenvalues)."""
+    return np.empty((), dtype).real.dtype
+
+
 def _diag(x: Any) -> Any:
     return _jnp().diagonal(x, 0, -2, -1)
 
@@ -72,11 +90,11 @@ def _diag(x: Any) -> Any:
 # -- factorizations ------------------------------------------------------------------------------
 
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
-    """Cholesky factor of symmetric positive definite matrices (lower, or upper = L^T);
-    NaN where the matrix is not positive definite."""
+    """Cholesky factor of symmetric (Hermitian) positive definite matrices (lower, or
+    upper = L^H); NaN where the matrix is not positive definite."""
     (a,) = _inexact("cholesky", a)
     low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return _T(low) if upper else low
+    return _H(low) if upper else low
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
@@ -120,16 +138,47 @@ def svdvals(x: Any, /) -> Any:
     return svd(x, compute_uv=False)
 
 
-def eig(a: Any) -> Any:
-    """Not supported: a general matrix's eigenvalues are complex."""
-    raise NotImplementedError("jnp.linalg.eig needs complex numbers, which Ember does not "
-                              "support yet; use eigh for symmetric matrices")
+def eig(a: Any) -> EigResult:
+    """Compute the eigenvalues and eigenvectors of a general square matrix.
+
+    Args:
+        a: an array of shape ``(..., n, n)``; integers promote to the default float type.
+
+    Returns:
+        ``EigResult(eigenvalues, eigenvectors)``: complex arrays (``complex64`` for
+        ``float32`` input) of shapes ``(..., n)`` and ``(..., n, n)``, with
+        ``a @ v[:, i] == w[i] * v[:, i]``; each eigenvector (a column) has unit norm.
+        The eigenvalues are not sorted. Only eigenvalues have derivatives (as in JAX).
+
+    Example:
+        >>> w, v = jnp.linalg.eig(jnp.array([[0.0, -1.0], [1.0, 0.0]]))
+        >>> w
+        Array([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    (a,) = _inexact("eig", a)
+    _square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
 
 
 def eigvals(a: Any) -> Any:
-    """Not supported: a general matrix's eigenvalues are complex."""
-    raise NotImplementedError("jnp.linalg.eigvals needs complex numbers, which Ember does not "
-                              "support yet; use eigvalsh for symmetric matrices")
+    """Compute the eigenvalues of a general square matrix.
+
+    Args:
+        a: an array of shape ``(..., n, n)``; integers promote to the default float type.
+
+    Returns:
+        The eigenvalues, a complex array of shape ``(..., n)``, unsorted (LAPACK's
+        order). Differentiable (``dw = diag(V^-1 da V)``).
+
+    Example:
+        >>> jnp.linalg.eigvals(jnp.array([[2.0, 0.0], [0.0, 3.0]]))
+        Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    (a,) = _inexact("eigvals", a)
+    _square("eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 # -- LU-based ------------------------------------------------------------------------------------
@@ -225,10 +274,11 @@ def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     lu, pivots, _ = lax_linalg.lu(a)
     d = _diag(lu)
     zero = jnp.any(d == 0, axis=-1)
+    # (complex: sign(d) = d / |d|, a unit complex number; log|det| is real)
     sign = _parity_sign(pivots, dtype) * jnp.prod(jnp.sign(d), axis=-1)
     logdet = jnp.sum(jnp.log(jnp.abs(d)), axis=-1)
     sign = jnp.where(zero, jnp.zeros((), dtype), sign)
-    logdet = jnp.where(zero, jnp.array(-np.inf, dtype), logdet)
+    logdet = jnp.where(zero, jnp.array(-np.inf, _real_dtype(dtype)), logdet)
     return sign, logdet
 
 
@@ -244,9 +294,12 @@ def _make_slogdet() -> Any:
         (a,), (da,) = primals, tangents
         jnp = _jnp()
         sign, logdet = _slogdet_lu(a)
-        # d log|det a| = trace(a^-1 da); the sign is piecewise constant
-        dlog = jnp.trace(solve(a, da), axis1=-2, axis2=-1)
-        return (sign, logdet), (jnp.zeros_like(sign), dlog)
+        # d log det a = trace(a^-1 da) = t: log|det| moves by Re t; a real sign is
+        # piecewise constant, a complex one turns by i Im t
+        t = jnp.trace(solve(a, da), axis1=-2, axis2=-1)
+        if dtypes.kind(get_aval(t).dtype) != "c":
+            return (sign, logdet), (jnp.zeros_like(sign), t)
+        return (sign, logdet), (sign * (t - jnp.real(t)), jnp.real(t))
 
     return slogdet_
 
@@ -275,7 +328,7 @@ def _det_lu(a: Any) -> Any:
 
 def _adjugate(a: Any) -> Any:
     """adj(a) (= det(a) a^-1 where a is invertible), finite for singular a too: from the
-    SVD a = U S V^T, adj(a) = det(U) det(V^T) V diag(p) U^T with p_i the product of the
+    SVD a = U S V^H, adj(a) = det(U) det(V^H) V diag(p) U^H with p_i the product of the
     singular values but s_i (prefix times suffix products: no division)."""
     jnp = _jnp()
     u, s, vt = lax_linalg.svd(a, full_matrices=False)
@@ -284,7 +337,8 @@ def _adjugate(a: Any) -> Any:
     after = jnp.flip(jnp.cumprod(jnp.concatenate([ones, jnp.flip(s, -1)[..., :-1]], axis=-1),
                                  axis=-1), -1)
     sign = _det_lu(u) * _det_lu(vt)
-    return sign[..., None, None] * jnp.matmul(_T(vt) * (before * after)[..., None, :], _T(u))
+    p = (before * after).astype(get_aval(a).dtype)
+    return sign[..., None, None] * jnp.matmul(_H(vt) * p[..., None, :], _H(u))
 
 
 def _make_det() -> Any:
@@ -380,9 +434,9 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
     if rtol is None:
         rtol = _default_rtol(aval.shape, aval.dtype)
     u, s, vh = svd(a, full_matrices=False)
-    cutoff = jnp.asarray(rtol, aval.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True)
+    cutoff = jnp.asarray(rtol, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True)
     s_inv = jnp.where(s > cutoff, 1 / jnp.where(s > cutoff, s, 1), 0).astype(aval.dtype)
-    return jnp.matmul(_T(vh) * s_inv[..., None, :], _T(u))
+    return jnp.matmul(_H(vh) * s_inv[..., None, :], _H(u))
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
@@ -396,10 +450,10 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
     if tol is None:
         if rtol is None:
             rtol = _default_rtol(aval.shape, aval.dtype)
-        tol = jnp.asarray(rtol, aval.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True,
-                                                                 initial=0)
+        tol = jnp.asarray(rtol, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True,
+                                                               initial=0)
     else:
-        tol = jnp.asarray(tol, aval.dtype)[..., None]
+        tol = jnp.asarray(tol, s.dtype)[..., None]
     return jnp.sum(s > tol, axis=-1)
 
 
@@ -423,16 +477,16 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
     elif rcond < 0:
         rcond = float(dtypes.finfo(dtype).eps)
     u, s, vt = svd(a, full_matrices=False)
-    mask = s >= jnp.array(rcond, dtype) * (s[0] if s.shape[0] else 0)
+    mask = s >= jnp.array(rcond, s.dtype) * (s[0] if s.shape[0] else 0)
     rank = jnp.sum(mask, dtype=jnp.int32)
     safe_s = jnp.where(mask, s, 1).astype(dtype)
     s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
-    uTb = jnp.matmul(u.T, b[:, None] if len(bsh) == 1 else b)
-    x = jnp.matmul(vt.T, s_inv * uTb)
+    uTb = jnp.matmul(_H(u), b[:, None] if len(bsh) == 1 else b)
+    x = jnp.matmul(_H(vt), s_inv * uTb)
     if len(bsh) == 1:
         x = x[:, 0]
     b_est = jnp.matmul(a, x)
-    resid = jnp.sum((b - b_est) ** 2, axis=0)
+    resid = jnp.sum(jnp.abs(b - b_est) ** 2, axis=0)
     if numpy_resid:
         full = (rank == n) & (m > n)
         resid = jnp.where(full, resid, jnp.zeros_like(resid))
@@ -464,17 +518,7 @@ def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool)
     """norm(ord=2 | -2 | 'nuc') over `axes`: the largest, smallest or summed singular
     values."""
     jnp = _jnp()
-    moved = jnp.moveaxis(x, axes, (-2, -1))
-    if dtypes.kind(get_aval(moved).dtype) == "c":
-        # LAPACK here is real only. A = X + iY has the singular values of the real matrix
-        # [[X, -Y], [Y, X]], each twice (it is A acting on C^n as R^2n), so every other one
-        # of that matrix's sorted singular values is A's.
-        re, im = jnp.real(moved), jnp.imag(moved)
-        embedded = jnp.concatenate([jnp.concatenate([re, -im], axis=-1),
-                                    jnp.concatenate([im, re], axis=-1)], axis=-2)
-        s = svdvals(embedded)[..., ::2]
-    else:
-        s = svdvals(moved)
+    s = svdvals(jnp.moveaxis(x, axes, (-2, -1)))
     if ord == 2:
         out = jnp.max(s, axis=-1, initial=0)
     elif ord == -2:
@@ -587,7 +631,7 @@ def _promote_inexact_or_int(*xs: Any) -> list[Any]:
     return list(promote_dtypes(*xs))
 
 
-__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+__all__ = ["EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
            "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
            "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve",
            "svd", "svdvals", "tensorinv", "tensorsolve"]

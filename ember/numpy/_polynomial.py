@@ -6,9 +6,9 @@ polynomials at once); orders (`deg`, `m`) are static ints. Output: ember arrays.
 Invariants: polyval is Horner's rule (y <- y x + p[i]) in a scan, written out when `unroll`
 covers p's length; polyfit solves the
 column-scaled Vandermonde least-squares problem with a Householder QR written here
-(numerically as good as the SVD for full-rank problems); roots and a matrix input to poly
-need eigenvalues of a non-symmetric matrix, which are complex and not available yet: they
-raise NotImplementedError.
+(numerically as good as the SVD for full-rank problems); roots are the eigenvalues of the
+companion matrix and poly of a square matrix is the polynomial of its eigenvalues (both
+complex, as in JAX: jnp.linalg.eigvals, LAPACK's geev).
 """
 
 from __future__ import annotations
@@ -28,10 +28,6 @@ from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes
 
 __all__ = ["polyval", "polyfit", "poly", "roots", "polyadd", "polysub", "polymul",
            "polydiv", "polyder", "polyint", "trim_zeros"]
-
-_NO_COMPLEX = ("requires the eigenvalues of a non-symmetric matrix, which are complex; "
-               "Ember has no complex dtypes yet.")
-
 
 def _static_order(m: Any, what: str) -> int:
     if isinstance(m, Tracer):
@@ -168,8 +164,7 @@ def poly(seq_of_zeros: Any) -> Any:
     (z,) = promote_dtypes_inexact(jnp.asarray(seq_of_zeros))
     z = jnp.atleast_1d(z)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        raise NotImplementedError("poly of a matrix (its characteristic polynomial) "
-                                  + _NO_COMPLEX)
+        z = jnp.linalg.eigvals(z)  # the characteristic polynomial (complex, as in JAX)
     if z.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if z.shape[0] == 0:
@@ -183,9 +178,62 @@ def poly(seq_of_zeros: Any) -> Any:
 
 
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
-    """The roots of a polynomial: not available (complex eigenvalues)."""
+    """Return the roots of a polynomial given its coefficients (highest power first).
+
+    Args:
+        p: a rank-1 array of coefficients.
+        strip_zeros: drop leading zero coefficients first, as NumPy does (needs concrete
+            ``p``: under ``jit`` pass ``strip_zeros=False``, which keeps the length and
+            gives NaN for the roots a leading zero removes).
+
+    Returns:
+        The roots, a complex array (whatever the roots' values, as in JAX): the
+        eigenvalues of the companion matrix, in LAPACK's order.
+
+    Example:
+        >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))
+        Array([2.+0.j, 1.+0.j], dtype=complex64)
+    """
     check_arraylike("roots", p)
-    raise NotImplementedError("jnp.roots " + _NO_COMPLEX)
+    (p,) = promote_dtypes_inexact(jnp.asarray(p))
+    p = jnp.atleast_1d(p)
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    cdtype = np.result_type(p.dtype, np.complex64)
+    if p.shape[0] < 2:
+        return jnp.zeros((0,), cdtype)
+    nonzero = p != 0
+    leading = jnp.where(jnp.all(~nonzero), p.shape[0], jnp.argmax(nonzero))
+    if strip_zeros:
+        if isinstance(leading, Tracer):
+            raise ConcretizationTypeError(
+                "The error occurred in the jnp.roots() function. To use this within a "
+                "JIT-compiled context, pass strip_zeros=False, but be aware that leading "
+                "zeros will result in some returned roots being set to NaN.")
+        return _companion_roots(p[int(leading):], cdtype)
+    # a zero polynomial has no defined roots: solve a harmless one, then mask every root
+    p = jnp.where(leading == p.shape[0], jnp.ones_like(p), p)
+    r = _companion_roots(jnp.roll(p, -leading), cdtype)  # the leading zeros moved last:
+    # each adds a root at 0; sort those to the end and make them NaN
+    r = _zeros_last(r)
+    keep = jnp.arange(r.shape[0]) < r.shape[0] - leading
+    return jnp.where(keep, r, jnp.asarray(complex(np.nan, np.nan), cdtype))
+
+
+def _zeros_last(r: Any) -> Any:
+    """r with its exact zeros moved to the end, the other entries in their order."""
+    order = jnp.argsort((r == 0).astype(jnp.int32), stable=True)
+    return r[order]
+
+
+def _companion_roots(p: Any, cdtype: Any) -> Any:
+    """The eigenvalues of the companion matrix of p (p[0] != 0 unless p is all zero)."""
+    n = p.shape[0]
+    if n < 2:
+        return jnp.zeros((0,), cdtype)
+    a = jnp.diag(jnp.ones((n - 2,), p.dtype), -1)
+    a = a.at[0, :].set(-p[1:] / p[0])
+    return jnp.linalg.eigvals(a)
 
 
 def polyadd(a1: Any, a2: Any) -> Any:

@@ -1,8 +1,8 @@
 """ember.numpy.linalg: norms (norm, vector_norm, matrix_norm), the Array API's linalg
 aliases of products (matmul, vecdot, outer, tensordot, trace, diagonal, matrix_transpose),
 and the decompositions and solvers of `_linalg_lapack.py` (solve, inv, cholesky, qr, eigh,
-eigvalsh, svd, svdvals, det, slogdet, lstsq, pinv, matrix_rank, matrix_power, cond,
-multi_dot, tensorsolve, tensorinv, cross; real float32/float64 only).
+eigvalsh, eig, eigvals, svd, svdvals, det, slogdet, lstsq, pinv, matrix_rank, matrix_power,
+cond, multi_dot, tensorsolve, tensorinv, cross; float32, float64, complex64, complex128).
 
 Input: array-likes; integer inputs are promoted to the default float, as jnp does.
 Output: ember arrays/tracers. Vector norms: ord None/2 -> sqrt(sum(x*x)), 1 -> sum|x|,

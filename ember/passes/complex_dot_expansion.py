@@ -1,7 +1,7 @@
 """Complex dot expansion: a complex dot as four real dots over the operands' parts.
 
 Input: a Module (every computation). Output: the module where each dot with a complex
-result (c64 or c128)
+result (c64 or c128) that the backend does not `keep`
   dot(x, y) => complex(dot(re x, re y) - dot(im x, im y), dot(re x, im y) + dot(im x, re y))
 with the same dimension numbers, each real dot of the component type (f32 or f64), so a
 backend whose products are real (the CPU's BLAS sgemm/dgemm and its own GEMM) runs complex
@@ -12,9 +12,13 @@ Invariant: each part is the sum of products that zgemm/cgemm sums (ac - bd, ad +
 computed by real dots, so the values agree with NumPy's complex products within the
 summation order's rounding. Four real dots (not Gauss's three, which loses accuracy in
 the imaginary part when the parts differ in scale).
+A backend with a complex GEMM passes `keep`, the dots it runs as they are (the CPU:
+BLAS's cgemm/zgemm, backends/cpu/dot/plan.py's complex_gemm_runs); by default none.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.shape import Shape, complex_component, is_complex
@@ -69,15 +73,20 @@ def expand(comp: Computation, dot: Instruction) -> Instruction:
 
 
 class ComplexDotExpansion(HloPass):
-    """Rewrites complex dots as real ones (see the module docstring)."""
+    """Rewrites complex dots as real ones (see the module docstring), but those `keep`
+    says the backend runs as they are."""
 
     name = "complex-dot-expansion"
+
+    def __init__(self, keep: Callable[[Instruction], bool] | None = None) -> None:
+        self.keep = keep
 
     def run(self, module: Module) -> bool:
         changed = False
         for comp in module.computations:
             dots = [i for i in comp.instructions
-                    if i.opcode == "dot" and is_complex(i.shape.element_type)]
+                    if i.opcode == "dot" and is_complex(i.shape.element_type)
+                    and not (self.keep is not None and self.keep(i))]
             for dot in dots:
                 dot.replace_all_uses_with(expand(comp, dot))
                 changed = True

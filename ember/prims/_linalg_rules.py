@@ -2,15 +2,17 @@
 
 Input: primals and tangents (JVP), cotangents (transpose), batched operands (vmap).
 Output: the rules, registered on import. The derivatives are the standard ones JAX uses,
-written with bind-level operations on batches of matrices (leading dimensions batch):
-  cholesky:  A = L L^T, dL = L Phi(L^-1 sym(dA) L^-T), Phi = lower triangle, diagonal halved
+written with bind-level operations on batches of matrices (leading dimensions batch);
+X^H is the conjugate transpose (X^T for real X):
+  cholesky:  A = L L^H, dL = L Phi(L^-1 sym(dA) L^-H), Phi = lower triangle, diagonal halved
   triangular_solve: linear in b (transpose: the solve with op(a) transposed); in a, the
              solve of -op(da) x (left) or -x op(da) (right), da cut to a's read triangle
   lu:        with X = L^-1 P dA U^-1 (L, U padded to squares), dL = L tril(X, -1),
              dU = triu(X) U
-  qr:        (m >= n or square) with C = Q^T dA R^-1, Omega = tril(C, -1) - tril(C, -1)^T:
-             dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R
-  eigh:      with V^T dA V = G: dw = diag(G), dV = V (F o G), F_ij = 1 / (w_j - w_i), F_ii = 0
+  qr:        (m >= n or square) with C = Q^H dA R^-1, Omega = tril(C, -1) - tril(C, -1)^H
+             plus i Im(diag C) (complex): dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R
+  eigh:      with V^H dA V = G: dw = Re diag(G), dV = V (F o G), F_ij = 1 / (w_j - w_i),
+             F_ii = 0
   svd:       the reduced SVD's derivative (full matrices only for square inputs)
   tridiagonal_solve: linear in b (transpose: the solve with A^T); in the diagonals,
              dx = -A^-1 (dA x)
@@ -55,6 +57,30 @@ def _mm(x: Any, y: Any) -> Any:
 def _T(x: Any) -> Any:
     nd = get_aval(x).ndim
     return _ad.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _is_complex(x: Any) -> bool:
+    return np.dtype(get_aval(x).dtype).kind == "c"
+
+
+def _conj(x: Any) -> Any:
+    from ember.prims.complex_parts import conj
+    return conj(x) if _is_complex(x) else x
+
+
+def _H(x: Any) -> Any:
+    """The conjugate transpose of matrices (the transpose of real ones)."""
+    return _conj(_T(x))
+
+
+def _real(x: Any) -> Any:
+    from ember.prims.complex_parts import real
+    return real(x) if _is_complex(x) else x
+
+
+def _as(x: Any, like: Any) -> Any:
+    """x converted to like's dtype (a real x into a complex one: a zero imaginary part)."""
+    return _ad.convert(x, get_aval(like).dtype)
 
 
 def _iota(shape: tuple[int, ...], dim: int) -> Any:
@@ -124,8 +150,9 @@ def _cholesky_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
     low = cholesky_p.bind(a)
     if isinstance(da, ad.Zero):
         return low, ad.Zero(get_aval(low))
-    sym = _ad.mul(_ad.add(da, _T(da)), _ad.full_like(da, 0.5))
-    x = _solve(low, sym, left_side=False, lower=True, transpose_a=True)  # dA L^-T
+    sym = _ad.mul(_ad.add(da, _H(da)), _ad.full_like(da, 0.5))
+    x = _solve(low, sym, left_side=False, lower=True, transpose_a=True,
+               conjugate_a=True)  # dA L^-H
     x = _solve(low, x, left_side=True, lower=True)  # L^-1 dA L^-T
     phi = _ad.sub(_tril(x), _ad.mul(_where(_mask(get_aval(x).shape, "EQ"), x),
                                     _ad.full_like(x, 0.5)))
@@ -153,6 +180,8 @@ def _triangular_solve_jvp(primals: list, tangents: list, **params: Any) -> tuple
         op_da = _read_part(da, params["lower"], params["unit_diagonal"])
         if params["transpose_a"]:
             op_da = _T(op_da)
+        if params["conjugate_a"]:
+            op_da = _conj(op_da)
         rhs = _mm(op_da, x) if params["left_side"] else _mm(x, op_da)
         out = ad.add_tangents(out, _ad.neg(triangular_solve_p.bind(a, rhs, **params)))
     return x, out
@@ -183,6 +212,13 @@ def _permute_rows(x: Any, perm: Any) -> Any:
     p = _ad.broadcast_in_dim(perm, shape, tuple(range(nd - 1)))
     onehot = _ad.convert(_ad.compare("eq", p, _iota(shape, nd - 1)), aval.dtype)
     return _mm(onehot, x)
+
+
+def _solve_lu(a: Any, b: Any) -> Any:
+    """a^-1 b for square a (..., n, n) and b (..., n, k), through a's LU factors."""
+    lu, _, perm = lu_p.bind(a)
+    y = _solve(lu, _permute_rows(b, perm), left_side=True, lower=True, unit_diagonal=True)
+    return _solve(lu, y, left_side=True, lower=False)
 
 
 def _lu_jvp(primals: list, tangents: list) -> tuple[list, list]:
@@ -221,9 +257,12 @@ def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool) -> tuple[list
     if isinstance(da, ad.Zero):
         return [q, r], [ad.Zero(get_aval(q)), ad.Zero(get_aval(r))]
     dx_rinv = _solve(r, da, left_side=False, lower=False)  # dA R^-1
-    c = _mm(_T(q), dx_rinv)
+    c = _mm(_H(q), dx_rinv)
     low = _tril(c, -1)
-    omega = _ad.sub(low, _T(low))
+    omega = _ad.sub(low, _H(low))
+    if _is_complex(c):  # the diagonal's imaginary part (Q's phase freedom, as JAX fixes it)
+        im_diag = _ad.sub(c, _as(_real(c), c))
+        omega = _ad.add(omega, _where(_mask(get_aval(c).shape, "EQ"), im_diag))
     dq = _ad.add(_mm(q, _ad.sub(omega, c)), dx_rinv)
     dr = _mm(_ad.sub(c, omega), r)
     return [q, r], [dq, dr]
@@ -254,9 +293,9 @@ def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: b
     v, w = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues)
     if isinstance(da, ad.Zero):
         return [v, w], [ad.Zero(get_aval(v)), ad.Zero(get_aval(w))]
-    g = _mm(_mm(_T(v), da), v)
-    dv = _mm(v, _ad.mul(_inverse_gaps(w, get_aval(a).dtype), g))
-    return [v, w], [dv, _diag(g)]
+    g = _mm(_mm(_H(v), da), v)
+    dv = _mm(v, _ad.mul(_as(_inverse_gaps(w, get_aval(w).dtype), g), g))
+    return [v, w], [dv, _real(_diag(g))]
 
 
 eigh_p.def_jvp(_eigh_jvp)
@@ -276,40 +315,41 @@ def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: 
     outs = [s, u, vt] if compute_uv else [s]
     if isinstance(da, ad.Zero):
         return outs, [ad.Zero(get_aval(o)) for o in outs]
-    v = _T(vt)
-    ds_mat = _mm(_mm(_T(u), da), v)  # U^T dA V (k x k)
-    ds = _diag(ds_mat)
+    v = _H(vt)
+    ds_mat = _mm(_mm(_H(u), da), v)  # U^H dA V (k x k)
+    ds = _real(_diag(ds_mat))
     if not compute_uv:
         return outs, [ds]
     kk = get_aval(s).shape[-1]
     shape = get_aval(s).shape + (kk,)
     nd = len(shape)
-    s_row = _ad.broadcast_in_dim(s, shape, tuple(range(nd - 2)) + (nd - 1,))  # s_j
-    s_col = _ad.broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s_i
+    sc = _as(s, a)  # (the singular values in a's dtype, to scale complex matrices)
+    s_row = _ad.broadcast_in_dim(sc, shape, tuple(range(nd - 2)) + (nd - 1,))  # s_j
+    s_col = _ad.broadcast_in_dim(sc, shape, tuple(range(nd - 1)))  # s_i
     # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (0 where equal)
-    f = _inverse_gaps(_ad.mul(s, s), aval.dtype)
+    f = _as(_inverse_gaps(_ad.mul(s, s), get_aval(s).dtype), a)
     dss = _ad.mul(s_row, ds_mat)  # dS diag(s)
     sds = _ad.mul(s_col, ds_mat)  # diag(s) dS
     s_zero = _ad.compare("eq", s, _ad.full_like(s, 0))
     s_inv = _ad.select(s_zero, _ad.full_like(s, 0),
                        _ad.div(_ad.full_like(s, 1), _ad.select(s_zero, _ad.full_like(s, 1), s)))
-    s_inv_mat = _where(_mask(shape, "EQ"), _ad.broadcast_in_dim(s_inv, shape,
+    s_inv_mat = _where(_mask(shape, "EQ"), _ad.broadcast_in_dim(_as(s_inv, a), shape,
                                                                 tuple(range(nd - 1))))
-    half_skew = _ad.mul(_ad.mul(_ad.sub(ds_mat, _T(ds_mat)), _ad.full_like(ds_mat, 0.5)),
+    half_skew = _ad.mul(_ad.mul(_ad.sub(ds_mat, _H(ds_mat)), _ad.full_like(ds_mat, 0.5)),
                         s_inv_mat)
-    du = _mm(u, _ad.add(_ad.mul(f, _ad.add(dss, _T(dss))), half_skew))
-    dv = _mm(v, _ad.mul(f, _ad.add(sds, _T(sds))))
+    du = _mm(u, _ad.add(_ad.mul(f, _ad.add(dss, _H(dss))), half_skew))
+    dv = _mm(v, _ad.mul(f, _ad.add(sds, _H(sds))))
     if m > n:  # the part of dA V outside U's columns
         dav = _mm(da, v)
-        du = _ad.add(du, _ad.div(_ad.sub(dav, _mm(u, _mm(_T(u), dav))),
-                                 _ad.broadcast_in_dim(s, get_aval(dav).shape,
+        du = _ad.add(du, _ad.div(_ad.sub(dav, _mm(u, _mm(_H(u), dav))),
+                                 _ad.broadcast_in_dim(sc, get_aval(dav).shape,
                                                       tuple(range(nd - 2)) + (nd - 1,))))
     if n > m:
-        dau = _mm(_T(da), u)
+        dau = _mm(_H(da), u)
         dv = _ad.add(dv, _ad.div(_ad.sub(dau, _mm(v, _mm(vt, dau))),
-                                 _ad.broadcast_in_dim(s, get_aval(dau).shape,
+                                 _ad.broadcast_in_dim(sc, get_aval(dau).shape,
                                                       tuple(range(nd - 2)) + (nd - 1,))))
-    return outs, [ds, du, _T(dv)]
+    return outs, [ds, du, _H(dv)]
 
 
 svd_p.def_jvp(_svd_jvp)

@@ -1,31 +1,34 @@
-"""Dense linear algebra primitives (real f32/f64): cholesky, triangular_solve, lu,
+"""Dense linear algebra primitives (f32, f64, c64, c128): cholesky, triangular_solve, lu,
 lu_pivots_to_permutation, qr, eigh and svd, as `jax.lax.linalg` defines them.
 
 Input: arrays whose last two dimensions are matrices; leading dimensions are a batch.
 Output (per matrix; the NumPy rules are the evaluator's, hlo/evaluator/linalg.py):
-  cholesky(a) -> l            lower factor of the lower triangle of a (a = l l^T), zeros
+  cholesky(a) -> l            lower factor of the lower triangle of a (a = l l^H), zeros
                               above the diagonal; NaN on and below the diagonal if a is not
                               positive definite (as JAX)
   triangular_solve(a, b)      x with op(a) x = b (left_side) or x op(a) = b; params
                               left_side, lower, transpose_a, conjugate_a, unit_diagonal
+                              (op = a, a^T, conj(a) or a^H by the two flags)
   lu(a) -> (lu, pivots, permutation)  P a = L U with partial pivoting, L unit lower and U
                               packed in lu; int32 0-based row swaps (min(m, n)) and the
                               permutation they make (m)
   lu_pivots_to_permutation(pivots; permutation_size) -> permutation (int32)
   qr(a; full_matrices) -> (q, r)   q orthonormal columns (m x m full, m x k reduced),
                               r upper triangular (m x n full, k x n reduced), k = min(m, n)
-  eigh(a; lower, sort_eigenvalues) -> (v, w)   symmetric eigendecomposition from the lower
-                              (or upper) triangle: eigenvalues ascending, eigenvectors in v's
-                              columns
+  eigh(a; lower, sort_eigenvalues) -> (v, w)   symmetric (Hermitian) eigendecomposition
+                              from the lower (or upper) triangle: eigenvalues ascending
+                              (real dtype), eigenvectors in v's columns
   svd(a; full_matrices, compute_uv) -> (s, u, vt) or (s,)   singular values descending
+                              (real dtype), a = u diag(s) vt
   tridiagonal_solve(dl, d, du, b) -> x   the tridiagonal system (sub-, main and
                               super-diagonal, each (..., m); dl[0], du[m-1] unread) solved
                               for b (..., m, n); NaN where singular
 HLO: cholesky and triangular-solve are XLA opcodes; the rest are custom calls named as
 XLA's CPU LAPACK calls are (lapack_dgetrf_ffi, lapack_sgeqrf_ffi + lapack_sorgqr_ffi,
-lapack_dsyevd_ffi, lapack_dgesdd_ffi, lapack_dgtsv_ffi), with XLA's info codes turned
-into NaNs here, as JAX's lowering does. The JVP and batching rules are in `_linalg_rules.py`.
-Complex dtypes are not supported (a TypeError names the dtype).
+lapack_dsyevd_ffi, lapack_dgesdd_ffi, lapack_dgtsv_ffi; complex: lapack_zheevd_ffi,
+lapack_cungqr_ffi, ...), with XLA's info codes turned into NaNs here, as JAX's lowering
+does. The JVP and batching rules are in `_linalg_rules.py`. Other dtypes (integers,
+halves) are refused with a TypeError naming the dtype.
 """
 
 from __future__ import annotations
@@ -57,14 +60,23 @@ tridiagonal_solve_p = Primitive("tridiagonal_solve")
 
 # -- shape checks ---------------------------------------------------------------------------------
 
+_LAPACK_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                              np.complex128))
+
+
+def _real_dtype(dtype: Any) -> np.dtype:
+    """c64 -> f32, c128 -> f64; real dtypes unchanged."""
+    return np.empty((), dtype).real.dtype
+
+
 def _check_float(name: str, a: ShapedArray, position: int = 0) -> None:
-    if np.dtype(a.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+    if np.dtype(a.dtype) not in _LAPACK_DTYPES:
         kinds = "floating, complexfloating"
         raise TypeError(f"{name} does not accept dtype {a.dtype} at position {position}. "
                         f"Accepted dtypes at position {position} are subtypes of {kinds}."
                         if dtypes.kind(np.dtype(a.dtype)) not in "fc" else
-                        f"{name} requires a float32 or float64 operand, got {a.dtype} "
-                        "(Ember's linear algebra is real only)")
+                        f"{name} requires a float32, float64, complex64 or complex128 "
+                        f"operand, got {a.dtype}")
 
 
 def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:
@@ -146,16 +158,22 @@ def _triangular_solve_impl(a: np.ndarray, b: np.ndarray, *, left_side: bool, low
                            transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
                            ) -> np.ndarray:
     return npl.triangular_solve(a, b, left_side=left_side, lower=lower,
-                                transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+                                transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                unit_diagonal=unit_diagonal)
 
 
 @triangular_solve_p.def_lowering
 def _triangular_solve_lowering(ctx: Any, a: Any, b: Any, *, left_side: bool, lower: bool,
                                transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
                                ) -> Any:
-    # real only: the adjoint is the transpose, and conjugation alone is the identity
+    is_complex = dtypes.kind(np.dtype(ctx.avals_in[0].dtype)) == "c"
+    conj = conjugate_a and is_complex  # (real: conjugation is the identity)
+    if conj and not transpose_a:  # XLA has no conjugate-only solve: conjugate a first
+        a = ctx.b.op("complex", (ctx.b.op("real", (a,)),
+                                 ctx.b.negate(ctx.b.op("imag", (a,)))))
+    mode = ("ADJOINT" if conj else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
     attrs = {"left_side": left_side, "lower": lower, "unit_diagonal": unit_diagonal,
-             "transpose_a": "TRANSPOSE" if transpose_a else "NO_TRANSPOSE"}
+             "transpose_a": mode}
     return ctx.b.op("triangular-solve", [a, b], attrs)
 
 
@@ -240,7 +258,10 @@ def _nan_unless_ok(ctx: Any, x: Any, info: Any, ok: str = "EQ") -> Any:
     good = b.compare(info, b.broadcast(b.constant(np.int32(0)), batch, ()) if batch
                      else b.constant(np.int32(0)), ok)
     good = b.broadcast(good, shape, tuple(range(len(batch))))
-    nan = b.broadcast(b.constant(np.array(np.nan, numpy_dtype(x.shape.element_type))), shape, ())
+    nan_value = complex(np.nan, np.nan)  # (complex results: NaN in both parts)
+    dtype = numpy_dtype(x.shape.element_type)
+    nan = b.broadcast(b.constant(np.array(nan_value if dtype.kind == "c" else np.nan, dtype)),
+                      shape, ())
     return b.select(good, x, nan)
 
 
@@ -348,7 +369,7 @@ def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool) -> list:
 def _eigh_abstract(a: ShapedArray, *, lower: bool, sort_eigenvalues: bool
                    ) -> list[ShapedArray]:
     _check_matrix("eigh", a, square=True)
-    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], a.dtype)]
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
 
 
 @eigh_p.def_impl
@@ -371,7 +392,7 @@ def _eigh_lowering(ctx: Any, a: Any, *, lower: bool, sort_eigenvalues: bool) -> 
 def _svd_avals(a: ShapedArray, full_matrices: bool, compute_uv: bool) -> list[ShapedArray]:
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    s = ShapedArray(batch + (k,), a.dtype)
+    s = ShapedArray(batch + (k,), _real_dtype(a.dtype))
     if not compute_uv:
         return [s]
     us, vs = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))

@@ -1,4 +1,5 @@
-"""ember.scipy.linalg: `jax.scipy.linalg`'s dense linear algebra (real float32/float64).
+"""ember.scipy.linalg: `jax.scipy.linalg`'s dense linear algebra (float32, float64,
+complex64, complex128: trans=2 and the Cholesky solves use the adjoint).
 
 Input: array-likes (integers promote to the default float), matrices in the last two
 dimensions with leading batch dimensions. Output: ember arrays, as jax.scipy.linalg returns
@@ -45,11 +46,19 @@ def _T(x: Any) -> Any:
     return _jnp().swapaxes(x, -1, -2)
 
 
-def _trans_flag(trans: Any) -> bool:
+def _H(x: Any) -> Any:
+    """The conjugate transpose of matrices (the transpose of real ones)."""
+    return _np_linalg._H(x)
+
+
+def _trans_flags(trans: Any) -> tuple[bool, bool]:
+    """(transpose_a, conjugate_a) of SciPy's trans: 0/'N', 1/'T', 2/'C' (the adjoint)."""
     if trans in (0, "N"):
-        return False
-    if trans in (1, "T", 2, "C"):
-        return True  # real only: the conjugate transpose is the transpose
+        return False, False
+    if trans in (1, "T"):
+        return True, False
+    if trans in (2, "C"):
+        return True, True
     raise ValueError(f"Invalid 'trans' value {trans}")
 
 
@@ -61,9 +70,9 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
     vector = get_aval(b).ndim == get_aval(a).ndim - 1
     if vector:
         b = b[..., None]
-    x = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower,
-                                    transpose_a=_trans_flag(trans),
-                                    unit_diagonal=unit_diagonal)
+    transpose, conjugate = _trans_flags(trans)
+    x = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose,
+                                    conjugate_a=conjugate, unit_diagonal=unit_diagonal)
     return x[..., 0] if vector else x
 
 
@@ -96,7 +105,8 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite:
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Any:
-    """x with a x = b (trans 0) or a^T x = b (trans 1, 2) from lu_factor's result."""
+    """x with a x = b (trans 0), a^T x = b (trans 1) or a^H x = b (trans 2) from
+    lu_factor's result."""
     jnp = _jnp()
     lu_, piv = lu_and_piv
     lu_, b = _inexact("lu_solve", lu_, b)
@@ -109,15 +119,17 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
     lu_ = jnp.broadcast_to(lu_, batch + get_aval(lu_).shape[-2:])
     b = jnp.broadcast_to(b, batch + get_aval(b).shape[-2:])
     perm = jnp.broadcast_to(perm, batch + (m,))
-    if not _trans_flag(trans):
+    transpose, conjugate = _trans_flags(trans)
+    if not transpose:
         pb = jnp.take_along_axis(b, perm[..., :, None], axis=-2)
         y = lax_linalg.triangular_solve(lu_, pb, left_side=True, lower=True,
                                         unit_diagonal=True)
         x = lax_linalg.triangular_solve(lu_, y, left_side=True, lower=False)
-    else:  # a^T = U^T L^T P: solve U^T, then L^T, then undo the permutation
-        y = lax_linalg.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+    else:  # a^T = U^T L^T P (a^H likewise): solve U^T, then L^T, then undo the permutation
+        y = lax_linalg.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True,
+                                        conjugate_a=conjugate)
         z = lax_linalg.triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True,
-                                        unit_diagonal=True)
+                                        conjugate_a=conjugate, unit_diagonal=True)
         inv_perm = jnp.argsort(perm, axis=-1)
         x = jnp.take_along_axis(z, inv_perm[..., :, None], axis=-2)
     return x[..., 0] if vector else x
@@ -125,10 +137,10 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
              check_finite: bool = True) -> Any:
-    """The Cholesky factor: upper (a = u^T u) by default, lower when `lower`."""
+    """The Cholesky factor: upper (a = u^H u) by default, lower when `lower`."""
     (a,) = _inexact("cholesky", a)
     low = lax_linalg.cholesky(a)
-    return low if lower else _T(low)
+    return low if lower else _H(low)
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -145,10 +157,11 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
     vector = get_aval(b).ndim == get_aval(c).ndim - 1
     if vector:
         b = b[..., None]
-    # a = L L^T (lower) or U^T U (upper, U = L^T): two triangular solves
+    # a = L L^H (lower) or U^H U (upper, U = L^H): two triangular solves
     y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower,
-                                    transpose_a=not lower)
-    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower)
+                                    transpose_a=not lower, conjugate_a=not lower)
+    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower,
+                                    conjugate_a=lower)
     return x[..., 0] if vector else x
 
 
@@ -213,7 +226,7 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
         return x[..., 0] if vector else x
     jnp = _jnp()
     tri = jnp.tril(a) if lower else jnp.triu(a)
-    full = tri + _T(jnp.tril(a, -1) if lower else jnp.triu(a, 1))
+    full = tri + _H(jnp.tril(a, -1) if lower else jnp.triu(a, 1))
     return cho_solve(cho_factor(full, lower=True), b)
 
 
@@ -356,9 +369,9 @@ def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | Non
     u, s, vh = lax_linalg.svd(a, full_matrices=False)
     unitary = jnp.matmul(u, vh)
     if side == "right":
-        p = jnp.matmul(_T(vh) * s[None, :], vh)
+        p = jnp.matmul(_H(vh) * s.astype(u.dtype)[None, :], vh)
     else:
-        p = jnp.matmul(u * s[None, :], _T(u))
+        p = jnp.matmul(u * s.astype(u.dtype)[None, :], _H(u))
     return unitary, p
 
 

@@ -110,10 +110,18 @@ def test_hidden_constants_and_integer_outputs(chip) -> None:
     np.testing.assert_array_equal(np.asarray(a2), np.asarray(a))
 
 
-def test_eager_operations_read_the_value_back(chip) -> None:
+def test_eager_operations_run_on_the_device(chip) -> None:
     x = ember.device_put(np.array([1.0, 4.0, 9.0], np.float32), chip)
-    np.testing.assert_allclose(np.asarray(jnp.sqrt(x) + 1), [2.0, 3.0, 4.0])
-    assert float(jnp.sum(x)) == 14.0 and x[1] == 4.0
+    y = jnp.sqrt(x) + 1  # (two eager primitives, each jitted for the device)
+    assert isinstance(y, da.DeviceArray) and y.device == chip
+    np.testing.assert_allclose(np.asarray(y), [2.0, 3.0, 4.0])
+    s = jnp.sum(x)
+    assert isinstance(s, da.DeviceArray) and float(s) == 14.0 and x[1] == 4.0
+    z = x * np.arange(3, dtype=np.float32) + 0.5  # (host operands go to the device)
+    assert isinstance(z, da.DeviceArray) and z.weak_type is False
+    np.testing.assert_allclose(np.asarray(z), [0.5, 4.5, 18.5])
+    h = ember.device_put(np.ones(3, np.float32)) * 2  # (no operand there: the host)
+    assert type(h) is ember.array.ArrayImpl
 
 
 def test_donated_buffers_are_written_in_place(chip) -> None:
@@ -186,3 +194,37 @@ def test_inspection_of_a_device_program(chip) -> None:
     mem = c.memory_analysis()
     assert mem.argument_size_in_bytes == x.nbytes and mem.output_size_in_bytes == x.nbytes
     assert mem.peak_memory_in_bytes >= 2 * x.nbytes
+
+
+def test_roofline_on_the_device(chip, monkeypatch) -> None:
+    """explain.profile(backend="tpu"): the chip's own ceilings and the program's device
+    time; each Ember kernel gets a module of its own (parsed by XLA here: the stand-in
+    platform cannot run Mosaic)."""
+    import io
+
+    from ember.backends.xla import jaxlib
+    from ember.explain import device_roofline as dr
+
+    monkeypatch.setattr(dr, "TRIAD_BYTES", 1_200_000)
+    monkeypatch.setattr(dr, "PRODUCT_N", 128)
+    monkeypatch.setattr(dr, "_MACHINES", {})
+    x = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+
+    def softmax(v):
+        e = jnp.exp(v - jnp.max(v, axis=-1, keepdims=True))
+        return e / jnp.sum(e, axis=-1, keepdims=True)
+
+    out = io.StringIO()
+    p = ember.explain.profile(softmax, x, backend="tpu", file=out)
+    assert p.machine.threads == 0 and p.machine.bandwidth > 0 and p.machine.peak_flops_f32 > 0
+    (row,) = p.kernels  # (EMBER_TPU_KERNELS=xla: no Ember kernel, one row for XLA's part)
+    assert row.bytes >= 2 * x.nbytes and row.transcendentals == x.size and row.seconds > 0
+    assert "TFLOP/s peak (bf16 product)" in out.getvalue()
+    assert "one whole call on the device" in out.getvalue()
+    tm = tpu.tpu_module(tpu.optimize(ember.jit(softmax).lower(x)._lowered.module), "ember")
+    (kernel,) = tm.kernels
+    config = dr.kernel_configs(tm.module)[kernel.text]
+    text = dr.kernel_module(kernel, config)
+    assert text.count('custom_call_target="tpu_custom_call"') == 1
+    assert jaxlib("tpu").hlo.hlo_module_from_text(text)
+    assert dr._kernel_cost(config)["transcendentals"] == x.size

@@ -377,6 +377,27 @@ _ADAPTER = """
         c = np.empty((1, 8), dt)
         gemm(0, 0, 1, 8, 40, a.ctypes.data, 2**31 + 5, b.ctypes.data, 8, c.ctypes.data, 8)
         np.testing.assert_allclose(c, a @ b, rtol=tol, atol=tol)
+    for dt, p in [(np.complex64, "c"), (np.complex128, "z")]:  # cgemm / zgemm
+        gemm = gemm_t(engine.get_function_address(f"ember_blas_{p}gemm"))
+        tol = 1e-4 if dt == np.complex64 else 1e-12
+
+        def crand(*shape):
+            return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+        m, n, k = 9, 14, 11
+        for ta in (0, 1):
+            for tb in (0, 1):
+                a = crand(*((k, m + 3) if ta else (m, k + 3)))
+                b = crand(*((n, k + 2) if tb else (k, n + 2)))
+                c = np.full((m, n + 1), np.nan, dt)
+                gemm(ta, tb, m, n, k, a.ctypes.data, a.shape[1], b.ctypes.data, b.shape[1],
+                     c.ctypes.data, n + 1)
+                want = (a[:, :m].T if ta else a[:, :k]) @ (b[:, :k].T if tb else b[:, :n])
+                np.testing.assert_allclose(c[:, :n], want, rtol=tol, atol=tol)
+                assert np.isnan(c[:, n]).all()
+        a, b = crand(1, 40), crand(40, 8)  # the loops, past 32-bit BLAS integers
+        c = np.empty((1, 8), dt)
+        gemm(0, 0, 1, 8, 40, a.ctypes.data, 2**31 + 5, b.ctypes.data, 8, c.ctypes.data, 8)
+        np.testing.assert_allclose(c, a @ b, rtol=tol, atol=tol)
     print("ok")
 """
 
@@ -536,3 +557,38 @@ def test_changing_the_matmul_backend_recompiles_a_jitted_function():
     finally:
         ember.config.update("ember_matmul_backend", "auto")
     assert "ember_gemm_" not in texts[0] and "ember_gemm_" in texts[1]
+
+
+@pytest.mark.parametrize("et", ["c64", "c128"])
+def test_complex_products_call_cgemm_zgemm(et, x64):
+    """Complex products of both operands' type and at least BLAS_MIN_MACS multiply-adds are
+    one cgemm/zgemm per unit (no real dots: the expansion keeps them); forms as the real
+    ones: transposed operands, batch dims, matrix-vector shapes, a fused epilogue."""
+    import ember
+    import ember.numpy as jnp
+
+    dt = np.complex64 if et == "c64" else np.complex128
+    rng = np.random.default_rng(1)
+
+    def crand(*shape):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    cases = [(lambda p, q: p @ q, crand(40, 50), crand(50, 33)),
+             (lambda p, q: p.T @ q, crand(50, 40), crand(50, 33)),
+             (lambda p, q: p @ q.T, crand(40, 50), crand(33, 50)),
+             (lambda p, q: jnp.einsum("bik,bkj->bij", p, q), crand(3, 20, 40), crand(3, 40, 45)),
+             (lambda p, q: jnp.einsum("ikb,bkj->bji", p, q), crand(20, 40, 3), crand(3, 40, 45)),
+             (lambda p, q: p @ q, crand(300, 200), crand(200)),
+             (lambda p, q: p @ q, crand(200), crand(200, 300)),
+             (lambda p, q: jnp.exp(0.01 * (p @ q)) + 1, crand(40, 50), crand(50, 33))]
+    tol = 1e-5 if et == "c64" else 1e-13
+    for f, x, y in cases:
+        c = ember.jit(f).lower(x, y).compile()
+        ir = c.llvm_ir()
+        assert f"ember_blas_{'c' if et == 'c64' else 'z'}gemm" in ir
+        assert "ember_blas_sgemm" not in ir and "ember_blas_dgemm" not in ir
+        want = np.asarray(f(x.astype(np.complex128), y.astype(np.complex128)))
+        got = np.asarray(c(x, y))
+        assert got.dtype == dt
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    small = ember.jit(lambda p, q: p @ q).lower(crand(4, 4), crand(4, 4)).compile()
+    assert "gemm" not in small.llvm_ir()  # (tiny products: real loops, as before)

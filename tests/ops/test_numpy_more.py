@@ -288,10 +288,10 @@ def test_polynomials():
     np.testing.assert_array_equal(jnp.trim_zeros(np.array([0, 1, 0]), "b"), [0, 1])
     np.testing.assert_array_equal(jnp.polymul(np.array([0.0, 1, 2]), q,
                                               trim_leading_zeros=True), np.polymul([1, 2], q))
-    with pytest.raises(NotImplementedError, match="complex"):
-        jnp.roots(p)
-    with pytest.raises(NotImplementedError, match="complex"):
-        jnp.poly(np.eye(2))
+    np.testing.assert_allclose(np.sort_complex(np.asarray(jnp.roots(p))),
+                               np.sort_complex(np.roots(p)), rtol=1e-4, atol=1e-5)
+    m = np.array([[1.0, 2.0], [3.0, 4.0]], F32)
+    np.testing.assert_allclose(jnp.poly(m), np.poly(m), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="Order of derivative must be positive"):
         jnp.polyder(p, -1)
     with pytest.raises(ValueError, match="k must be a scalar or a rank-1 array"):

@@ -55,3 +55,20 @@ def test_real_dots_are_left_alone():
     text = print_module(m)
     assert not ComplexDotExpansion().run(m)
     assert print_module(m) == text
+
+
+def test_the_cpu_keeps_the_products_its_blas_runs():
+    from ember.backends.cpu.dot.complex_expansion import CpuComplexDotExpansion
+
+    dims = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    big = parse_module(_module("c64[40,40]", "c64[40,40]", "c64[40,40]", dims))
+    text = print_module(big)
+    assert not CpuComplexDotExpansion().run(big)  # cgemm: 40^3 >= 32^3
+    assert print_module(big) == text
+    assert ComplexDotExpansion().run(big)  # the plain pass keeps nothing
+    # small, or an operand of another type: four (two) real dots as before
+    for lhs, rhs, out in (("c64[4,4]", "c64[4,4]", "c64[4,4]"),
+                          ("f64[40,40]", "c128[40,40]", "c128[40,40]")):
+        m = parse_module(_module(lhs, rhs, out, dims))
+        assert CpuComplexDotExpansion().run(m)
+        assert "complex(" in print_module(m)

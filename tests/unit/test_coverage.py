@@ -69,8 +69,7 @@ CPU_KERNEL_KINDS: frozenset[str] = frozenset({
 # picks round-nearest-* by a parameter, select_n lowers to select, jnp.log2 and log10 divide
 # logs; copy and reduce-precision come from passes and lax.reduce_precision's lowering).
 NO_PRIMITIVE: frozenset[str] = frozenset({
-    "round-nearest-afz", "round-nearest-even", "log2", "log10", "select", "copy",
-    "reduce-precision"})
+    "round-nearest-afz", "round-nearest-even", "log2", "log10", "select", "copy"})
 # Elementwise opcodes the evaluator runs with a handler of its own (attributes, or a result
 # type of their own) instead of a NumPy rule in elementwise._NUMPY_RULES.
 OWN_EVALUATOR_HANDLER: frozenset[str] = frozenset({

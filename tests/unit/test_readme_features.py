@@ -149,6 +149,17 @@ def _linalg() -> None:
     _close(jnp.linalg.eigh(a)[0], np.linalg.eigh(a)[0])
     from ember.scipy import linalg
     _close(linalg.expm(np.zeros((2, 2), np.float32)), np.eye(2))
+    z = np.array([[2.0, 1j], [-1j, 3.0]], np.complex64)
+    _close(jax.jit(jnp.linalg.inv)(z), np.linalg.inv(z))
+    _close(np.sort(jax.jit(jnp.linalg.eigvals)(a).real), np.linalg.eigvalsh(a))
+    _close(np.sort(jnp.roots(np.array([1.0, -3.0, 2.0], np.float32)).real), [1.0, 2.0])
+
+
+def _dtypes() -> None:
+    from ember import dtypes
+    assert dtypes.canonicalize_dtype(np.float64) == np.float32
+    assert dtypes.issubdtype(dtypes.bfloat16, np.floating)
+    assert dtypes.result_type(1, 2.0) == np.float32
 
 
 def _fft() -> None:
@@ -233,8 +244,11 @@ CHECKS: dict[str, Callable[[], None]] = {
     "`abs`, `exp`, `log`, `sqrt`, trig and hyperbolic functions, comparisons, sums, "
     "products, powers; sort and the inverse trig functions on the interpreter), "
     "`grad(holomorphic=True)`": _complex_jit,
-    "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, ...) and "
-    "`jax.scipy.linalg`, real dtypes, through LAPACK": _linalg,
+    "`jax.numpy.linalg` (`solve`, `cholesky`, `qr`, `eigh`, `svd`, `det`, `lstsq`, "
+    "`eig`/`eigvals`, ...), `jnp.roots` and `jax.scipy.linalg`, real and complex dtypes, "
+    "through LAPACK": _linalg,
+    "`jax.dtypes` as `ember.dtypes` (`canonicalize_dtype`, `issubdtype`, `result_type`, "
+    "`float0`, `bfloat16`, `prng_key`, ...)": _dtypes,
     "`jax.numpy.fft` (all transforms, `fftfreq`, `fftshift`) and `lax.fft`, through NumPy's "
     "pocketfft": _fft,
     "several CPU devices (`jax_num_cpu_devices`), `jax.sharding` (`Mesh`, `NamedSharding`, "

@@ -66,9 +66,10 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         # convolutions as im2col + dot, reduce-windows as slices (no kernels of their own)
         OnOpcodes("window-expansion", "ember.passes.window_expansion:WindowExpansion",
                   _WINDOWED),
-        # complex products as four real ones (BLAS sgemm/dgemm; no complex GEMM kernel)
+        # complex products as four real ones, but those BLAS's cgemm/zgemm run
         OnOpcodes("complex-dot-expansion",
-                  "ember.passes.complex_dot_expansion:ComplexDotExpansion", frozenset({"dot"})),
+                  "ember.backends.cpu.dot.complex_expansion:CpuComplexDotExpansion",
+                  frozenset({"dot"})),
         hardware_independent_pipeline(unsafe_math),
         # (after the simplification whose CSE the barriers fence: prevent_cse)
         OnOpcodes("barrier-removal", "ember.passes.barrier_removal:OptimizationBarrierRemoval",
@@ -169,14 +170,18 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
         WindowExpansion().run(m)
     elif windowed:  # window-expansion disabled
         raise UnsupportedOnCpu(windowed, "the CPU backend needs the window-expansion pass")
-    if any(i.opcode == "dot" and i.shape.element_type in ("c64", "c128")
-           for c in m.computations for i in c.instructions):
+    complex_dots = [i for c in m.computations for i in c.instructions
+                    if i.opcode == "dot" and i.shape.element_type in ("c64", "c128")]
+    if complex_dots:  # (dot/plan.py loads only for modules that have them)
+        from ember.backends.cpu.dot.plan import complex_gemm_runs
+        complex_dots = [i for i in complex_dots if not complex_gemm_runs(i)]
+    if complex_dots:
         if run_passes:  # complex-dot-expansion disabled
             raise UnsupportedOnCpu({"dot on complex values"},
                                    "the CPU backend needs the complex-dot-expansion pass")
-        from ember.passes.complex_dot_expansion import ComplexDotExpansion
+        from ember.backends.cpu.dot.complex_expansion import CpuComplexDotExpansion
 
-        ComplexDotExpansion().run(m)
+        CpuComplexDotExpansion().run(m)
     return m
 
 

@@ -6,8 +6,9 @@ custom-call whose target is not in `SUPPORTED_CUSTOM_CALLS` (only host callbacks
 `ember.python_callback`, have a CPU kernel: callbacks.py), and every instruction on complex
 values (c64, c128: an operand or result) that has no complex code: the refusal is per
 opcode (`complex_compiles`), so a module whose complex work is elementwise arithmetic and
-math, data movement, loops, sums and products (dots, as four real ones:
-passes/complex_dot_expansion.py) compiles natively, while e.g. a complex sort sends its
+math, data movement, loops, sums and products (dots: BLAS cgemm/zgemm, or four real ones:
+passes/complex_dot_expansion.py), and linear algebra (LAPACK's c/z routines) compiles
+natively, while e.g. a complex sort sends its
 module to the interpreter.
 `UNSUPPORTED_OPCODES` is owned by the "Control flow" issue, which must empty it; a coverage
 test asserts every other opcode of the table has an emitter.
@@ -16,15 +17,14 @@ test asserts every other opcode of the table has an emitter.
 from __future__ import annotations
 
 from ember.backends.cpu.errors import UnsupportedOnCpu
+from ember.backends.cpu.lapack.plan import CUSTOM_CALL_TARGETS as _LAPACK_TARGETS
 from ember.hlo.ir import Module
 from ember.hlo.shape import Shape, is_complex
 
 UNSUPPORTED_OPCODES: frozenset[str] = frozenset()  # while/conditional: loops_native.py
 # custom-call targets with a CPU kernel (host callbacks: callbacks.py; XLA's LAPACK names:
 # lapack/); others are unsupported
-SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | frozenset(
-    f"lapack_{p}{r}_ffi" for p in "sd"
-    for r in ("getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv"))
+SUPPORTED_CUSTOM_CALLS: frozenset[str] = frozenset({"ember.python_callback"}) | _LAPACK_TARGETS
 _LAPACK_OPCODES = ("cholesky", "triangular-solve", "custom-call")
 # (bf16 compiles: its arithmetic in f32, passes/bf16_expansion.py; its 16 bits kept in
 # registers and memory, codegen/convert.py converting them. Complex: per opcode, below.)
@@ -70,9 +70,12 @@ def complex_compiles(inst) -> bool:
         return True
     if op == "custom-call" and inst.attrs.get("custom_call_target") == "ember.python_callback":
         return True  # (a host callback hands NumPy its buffers' bytes: collectives.py)
+    if op in ("cholesky", "triangular-solve") or (  # the c/z LAPACK routines: lapack/
+            op == "custom-call" and inst.attrs.get("custom_call_target") in _LAPACK_TARGETS):
+        return True
     if op == "compare":
         return inst.attrs.get("direction") in ("EQ", "NE")
-    if op == "dot":  # as four real dots (passes/complex_dot_expansion.py)
+    if op == "dot":  # cgemm/zgemm or four real dots (passes/complex_dot_expansion.py)
         return is_complex(inst.shape.element_type)
     if op == "reduce":
         return (len(inst.operands) == 2

@@ -565,6 +565,7 @@ def _triangular_solve(inst, vals):
         vals[0], vals[1], left_side=bool(inst.attrs.get("left_side", False)),
         lower=bool(inst.attrs.get("lower", False)),
         transpose_a=inst.attrs.get("transpose_a", "NO_TRANSPOSE") != "NO_TRANSPOSE",
+        conjugate_a=inst.attrs.get("transpose_a") == "ADJOINT",
         unit_diagonal=bool(inst.attrs.get("unit_diagonal", False)))
 
 

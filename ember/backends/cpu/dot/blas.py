@@ -1,9 +1,12 @@
 """BLAS for generated code: fixed entry points, bound to the process's BLAS at link time.
 
-Generated kernels call four functions with one ABI whatever BLAS the process has
+Generated kernels call six functions with one ABI whatever BLAS the process has
 (row-major, alpha = 1, beta = 0, i32 transpose flags 0/1, i64 sizes):
-  ember_blas_sgemm / _dgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)   c = op(a) op(b)
+  ember_blas_sgemm / _dgemm / _cgemm / _zgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)
+                                                                      c = op(a) op(b)
   ember_blas_sgemv / _dgemv(t, m, n, a, lda, x, incx, y, incy)          y = op(a) x
+(cgemm/zgemm: complex64/complex128, interleaved as NumPy stores them; op is never a
+conjugation; alpha and beta are the complex 1 and 0, by reference in both ABIs)
 where `a` holds an m x n (gemv) or m x k / k x m (gemm, ta) row-major matrix with row pitch
 lda. Object code only names these symbols, never an address, so the disk cache's object
 code stays valid in any process.
@@ -34,9 +37,10 @@ from ember.codegen.irtypes import I1, I32, I64, PTR, VOID, i64
 from ember.codegen.loops import for_span
 
 SYMBOL_PREFIX = "ember_blas_"
-ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
+ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv", "cgemm", "zgemm")
 F32, F64 = ir.FloatType(), ir.DoubleType()
-_FLOAT = {"s": F32, "d": F64}
+_FLOAT = {"s": F32, "d": F64, "c": ir.LiteralStructType([F32, F32]),
+          "z": ir.LiteralStructType([F64, F64])}
 
 GEMM_TYPE = ir.FunctionType(VOID, [I32, I32, I64, I64, I64, PTR, I64, PTR, I64, PTR, I64])
 GEMV_TYPE = ir.FunctionType(VOID, [I32, I64, I64, PTR, I64, PTR, I64, PTR, I64])
@@ -46,8 +50,8 @@ _STATE: dict[str, Any] = {"engine": None, "functions": None}
 
 
 def routine(et: str, kind: str) -> str:
-    """'f32', 'gemm' -> 'sgemm'."""
-    return {"f32": "s", "f64": "d"}[et] + kind
+    """'f32', 'gemm' -> 'sgemm'; 'c128', 'gemm' -> 'zgemm'."""
+    return {"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[et] + kind
 
 
 def declare(module: ir.Module, name: str) -> ir.Function:
@@ -227,11 +231,28 @@ def _call_blas(b: ir.IRBuilder, m: ir.Module, name: str, found: blas_find.BlasFu
         b.call(threads[1], [])
 
 
+def _scalar(fty: ir.Type, value: float) -> ir.Constant:
+    """`value` in a real type, or as value + 0i in a complex (struct) one."""
+    if isinstance(fty, ir.LiteralStructType):
+        part = fty.elements[0]
+        return ir.Constant(fty, [ir.Constant(part, value), ir.Constant(part, 0.0)])
+    return ir.Constant(fty, value)
+
+
 def _forward(b: ir.IRBuilder, m: ir.Module, name: str, found: blas_find.BlasFunctions,
              args: list[ir.Value]) -> None:
     ity = I64 if found.int_bits == 64 else I32
     fty = _FLOAT[name[0]]
-    one, zero = ir.Constant(fty, 1.0), ir.Constant(fty, 0.0)
+    one, zero = _scalar(fty, 1.0), _scalar(fty, 0.0)
+    complex_ = name[0] in "cz"
+    entry = b.function.entry_basic_block
+
+    def ref(v: ir.Value, ty: ir.Type) -> ir.Value:
+        with b.goto_block(entry):
+            b.position_at_start(entry)
+            slot = b.alloca(ty)
+        b.store(v, slot)
+        return slot
 
     def n(v: ir.Value) -> ir.Value:  # a size in the library's integer type
         return v if ity is I64 else b.trunc(v, I32)
@@ -244,10 +265,13 @@ def _forward(b: ir.IRBuilder, m: ir.Module, name: str, found: blas_find.BlasFunc
         row_major = ir.Constant(I32, 101)
         if gemm:
             ta, tb, mm, nn, k, a, lda, bb, ldb, c, ldc = args
-            ty = ir.FunctionType(VOID, [I32, I32, I32, ity, ity, ity, fty, PTR, ity, PTR, ity,
-                                        fty, PTR, ity])
-            call = [row_major, flag(ta), flag(tb), n(mm), n(nn), n(k), one, a, n(lda), bb,
-                    n(ldb), zero, c, n(ldc)]
+            # (CBLAS passes a complex alpha and beta by pointer, a real one by value)
+            sty = PTR if complex_ else fty
+            alpha, beta = (ref(one, fty), ref(zero, fty)) if complex_ else (one, zero)
+            ty = ir.FunctionType(VOID, [I32, I32, I32, ity, ity, ity, sty, PTR, ity, PTR, ity,
+                                        sty, PTR, ity])
+            call = [row_major, flag(ta), flag(tb), n(mm), n(nn), n(k), alpha, a, n(lda), bb,
+                    n(ldb), beta, c, n(ldc)]
         else:
             t, mm, nn, a, lda, x, incx, y, incy = args
             ty = ir.FunctionType(VOID, [I32, I32, ity, ity, fty, PTR, ity, PTR, ity, fty, PTR,
@@ -257,15 +281,6 @@ def _forward(b: ir.IRBuilder, m: ir.Module, name: str, found: blas_find.BlasFunc
         b.call(ir.Function(m, ty, f"ember_blasimpl_{name}"), call)
         return
     # Fortran: column-major, by reference; a row-major matrix is its transpose there
-    entry = b.function.entry_basic_block
-
-    def ref(v: ir.Value, ty: ir.Type) -> ir.Value:
-        with b.goto_block(entry):
-            b.position_at_start(entry)
-            slot = b.alloca(ty)
-        b.store(v, slot)
-        return slot
-
     def char(t: ir.Value, flip: bool) -> ir.Value:  # 'N' = 78, 'T' = 84
         t = b.xor(t, ir.Constant(I32, 1)) if flip else t
         code = b.add(b.mul(t, ir.Constant(I32, 6)), ir.Constant(I32, 78))
@@ -290,7 +305,8 @@ def _forward(b: ir.IRBuilder, m: ir.Module, name: str, found: blas_find.BlasFunc
 
 def _fallback_gemm(m: ir.Module, prec: str) -> ir.Function:
     """Row-major c = op(a) op(b) by loops: c = 0, then for i, p, j: c[i,j] += a(i,p) b(p,j),
-    so each sum runs over p in order, like the generated dot loops."""
+    so each sum runs over p in order, like the generated dot loops (complex: the product
+    (ac - bd) + i(ad + bc) added part by part)."""
     name = f"ember_blas.loops.{prec}gemm"
     fn = m.globals.get(name)
     if fn is not None:
@@ -306,8 +322,17 @@ def _fallback_gemm(m: ir.Module, prec: str) -> ir.Function:
     def at(base: ir.Value, row: ir.Value, col: ir.Value, ld: ir.Value) -> ir.Value:
         return b.gep(base, [b.add(b.mul(row, ld), col)], source_etype=fty)
 
+    def madd(acc: ir.Value, x: ir.Value, y: ir.Value) -> ir.Value:
+        if prec not in "cz":
+            return b.fadd(acc, b.fmul(x, y))
+        (xr, xi), (yr, yi) = ((b.extract_value(v, 0), b.extract_value(v, 1)) for v in (x, y))
+        re = b.fsub(b.fmul(xr, yr), b.fmul(xi, yi))
+        im = b.fadd(b.fmul(xr, yi), b.fmul(xi, yr))
+        acc = b.insert_value(acc, b.fadd(b.extract_value(acc, 0), re), 0)
+        return b.insert_value(acc, b.fadd(b.extract_value(acc, 1), im), 1)
+
     def row(i: ir.Value) -> None:
-        for_span(b, zero, n, lambda j: b.store(ir.Constant(fty, 0.0), at(c, i, j, ldc)),
+        for_span(b, zero, n, lambda j: b.store(_scalar(fty, 0.0), at(c, i, j, ldc)),
                  name="z")
 
         def step(p: ir.Value) -> None:
@@ -316,7 +341,7 @@ def _fallback_gemm(m: ir.Module, prec: str) -> ir.Function:
             def inner(j: ir.Value) -> None:
                 bv = b.load(b.select(tb1, at(bb, j, p, ldb), at(bb, p, j, ldb)), typ=fty)
                 cp = at(c, i, j, ldc)
-                b.store(b.fadd(b.load(cp, typ=fty), b.fmul(av, bv)), cp)
+                b.store(madd(b.load(cp, typ=fty), av, bv), cp)
 
             for_span(b, zero, n, inner, name="j")
 

@@ -5,9 +5,10 @@ environment variable `EMBER_BLAS`:
   auto (default)  NumPy's already loaded BLAS, else SciPy's `cython_blas` capsules;
   numpy / scipy   only that source; none / off   no BLAS (the adapter's loops run).
 Output: `find()` returns a `BlasFunctions` record or None: the addresses of sgemm, dgemm,
-sgemv and dgemv, the ABI they follow, and optionally the library's thread-count getter and
-setter. Nothing is loaded that was not loaded already (NumPy's OpenBLAS is opened with
-RTLD_NOLOAD), and SciPy is imported only here, i.e. when the first product is linked.
+sgemv, dgemv, cgemm and zgemm, the ABI they follow, and optionally the library's
+thread-count getter and setter. Nothing is loaded that was not loaded already (NumPy's
+OpenBLAS is opened with RTLD_NOLOAD), and SciPy is imported only here, i.e. when the first
+product is linked.
 
 ABIs:
   "cblas"    cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -29,7 +30,7 @@ from ember.config import config
 
 _PREFIXES = ("", "scipy_")
 _SUFFIXES = ("64_", "_64", "")  # ILP64 first: NumPy 2 ships its OpenBLAS that way
-_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
+_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv", "cgemm", "zgemm")
 
 
 @dataclass

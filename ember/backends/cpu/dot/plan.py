@@ -15,8 +15,11 @@ is no view gets a packed copy [batch..., rows, cols] in scratch.
 
 Routes: "blas" for f32/f64 products (operand and result types equal) with M*N*K >=
 `BLAS_MIN_MACS` and buffers for both operands; forms "gemm", "gemv_m" (N = 1: y = A x,
-vector dots included) and "gemv_n" (M = 1: y = x B). Everything else (integers, bool,
-f16, tiny products) is "loops": the generated loop nest of kernels.emit_dot_kernel.
+vector dots included) and "gemv_n" (M = 1: y = x B). Complex products (c64/c128) reach
+here only where `complex_gemm_runs` said so before the complex-dot-expansion pass (the
+others become real dots): they take BLAS's cgemm/zgemm, always in the "gemm" form.
+Everything else (integers, bool, f16, tiny products) is "loops": the generated loop nest
+of kernels.emit_dot_kernel.
 
 Partition: the product is cut into `units` = batch x pm row blocks x pn column blocks,
 fixed at compile time from the shape and the machine's CPU count (never from the thread
@@ -135,6 +138,34 @@ class DotPlan:
         return out
 
 
+def _mnk(dot: Instruction) -> tuple[int, int, int]:
+    lhs, rhs = dot.operands
+    a = dot.attrs
+    lb, lc = list(a["lhs_batch_dims"]), list(a["lhs_contracting_dims"])
+    rb, rc = list(a["rhs_batch_dims"]), list(a["rhs_contracting_dims"])
+    ld, rd = lhs.shape.dimensions, rhs.shape.dimensions
+    m = math.prod(ld[d] for d in range(len(ld)) if d not in lb + lc)
+    n = math.prod(rd[d] for d in range(len(rd)) if d not in rb + rc)
+    return m, n, math.prod(ld[d] for d in lc)
+
+
+def complex_gemm_runs(dot: Instruction) -> bool:
+    """Whether the complex `dot` runs as one BLAS cgemm/zgemm (else the expansion makes it
+    four real dots): both operands of its complex type, M*N*K of at least BLAS_MIN_MACS
+    (smaller ones are cheaper as real loops), and neither operand a single element (which
+    gets no buffer of its own). These hold whatever later passes do: they keep types and
+    sizes. Measured on 2 cores (benchmarks/complex_matmul.py, c64 and c128), one cgemm/zgemm
+    took 0.65-0.85x the time of the four real products (and their part copies) from 128^3
+    to 1024^3, about the same at 32^3."""
+    et = dot.shape.element_type
+    lhs, rhs = dot.operands
+    if et not in ("c64", "c128") or lhs.shape.element_type != et or (
+            rhs.shape.element_type != et):
+        return False
+    m, n, k = _mnk(dot)
+    return m * n * k >= BLAS_MIN_MACS and lhs.shape.size > 1 and rhs.shape.size > 1
+
+
 def find_dot(inst: Instruction) -> tuple[Instruction, Instruction] | None:
     """(dot, epilogue root) of a dot or kOutput fusion; None for anything else."""
     if inst.opcode == "dot":
@@ -172,17 +203,19 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
     # the epilogue may overwrite the dot's value in place (each element is read, then its
     # result stored at the same place) only when both have the same size in memory
     temp = root is not dot and root.shape.dtype.itemsize != dot.shape.dtype.itemsize
-    blas_ok = (et in ("f32", "f64") and lhs.shape.element_type == et
-               and rhs.shape.element_type == et and m * n * k >= BLAS_MIN_MACS
+    complex_ = et in ("c64", "c128")
+    blas_ok = (et in ("f32", "f64", "c64", "c128") and lhs.shape.element_type == et
+               and rhs.shape.element_type == et
+               and (complex_ or m * n * k >= BLAS_MIN_MACS)
                and has_buffer(lhs) and has_buffer(rhs))
     if not blas_ok:
         return DotPlan(dot, root, "loops", "", et, batch, m, n, k, None, None, dot_temp=temp)
     lview = _view(ld, lb, lf, lc, m, k)
     rview = _view(rd, rb, rc, rf, k, n)
-    form = "gemv_m" if n == 1 else "gemv_n" if m == 1 else "gemm"
+    form = "gemm" if complex_ else "gemv_m" if n == 1 else "gemv_n" if m == 1 else "gemm"
     cpus = cpus or cpu_hint()
     b = math.prod(batch)
-    own = _own_plan(et, form, rview, b, m, n, k, cpus)
+    own = None if complex_ else _own_plan(et, form, rview, b, m, n, k, cpus)
     if own is not None:
         return DotPlan(dot, root, "blas", form, et, batch, m, n, k, lview, rview,
                        dot_temp=temp, **own)

@@ -1,7 +1,8 @@
 """LAPACK for generated code: SciPy's `cython_lapack` / `cython_blas` capsules by symbol.
 
 Input: the routines Ember's kernels call (`ROUTINES`: potrf, getrf, geqrf, orgqr, syevd,
-gesdd, gtsv in s/d, and BLAS's s/dtrsm). Output: `register_symbols(llvm)` binds each
+gesdd, gtsv, geev in s/d; potrf, getrf, geqrf, ungqr, heevd, gesdd, gtsv, geev in c/z; and
+BLAS's ?trsm). Output: `register_symbols(llvm)` binds each
 `ember_lapack_<routine>` symbol to the capsule's function address (once per process; the
 JIT linker calls it before loading object code that names the prefix: jit/llvm_target.py's
 SYMBOL_PROVIDERS); `address(routine)` for compile-time workspace queries (`query`).
@@ -20,9 +21,12 @@ import numpy as np
 from ember.backends.cpu.dot.blas_find import capsule_pointer
 
 SYMBOL_PREFIX = "ember_lapack_"
-LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv")
+LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv", "geev")
 BLAS = ("trsm",)
-ROUTINES = tuple(p + r for r in LAPACK + BLAS for p in "sd")
+# the complex routines' names where they differ from the real ones
+COMPLEX_NAME = {"syevd": "heevd", "orgqr": "ungqr"}
+ROUTINES = tuple([p + r for r in LAPACK + BLAS for p in "sd"]
+                 + [p + COMPLEX_NAME.get(r, r) for r in LAPACK + BLAS for p in "cz"])
 
 _LOCK = threading.Lock()
 _ADDRESSES: dict[str, int] = {}
@@ -57,18 +61,43 @@ def query(routine: str, *args: Any) -> None:
          else ctypes.cast(a, ctypes.c_void_p) for a in args])
 
 
-def workspace(routine: str, dtype: Any, *dims: int) -> tuple[int, int]:
+_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+           np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def workspace(routine: str, dtype: Any, *dims: int) -> tuple[int, ...]:
     """(lwork, liwork) LAPACK asks for: geqrf (m, n), orgqr (m, n, k), syevd (n),
-    gesdd (m, n, jobz as 0 'N' / 1 'S' / 2 'A'); liwork 0 where the routine has none."""
+    gesdd (m, n, jobz as 0 'N' / 1 'S' / 2 'A'), geev (n, jobvl, jobvr as 0/1); liwork 0
+    where the routine has none. Complex heevd: (lwork, lrwork, liwork)."""
     i32, c = ctypes.c_int32, ctypes.c_char
-    real = ctypes.c_float if np.dtype(dtype) == np.float32 else ctypes.c_double
-    name = ("s" if np.dtype(dtype) == np.float32 else "d") + routine
-    work = (real * 2)()
+    dt = np.dtype(dtype)
+    real = ctypes.c_float if dt in (np.float32, np.complex64) else ctypes.c_double
+    cplx = dt.kind == "c"
+    name = _PREFIX[dt] + (COMPLEX_NAME.get(routine, routine) if cplx else routine)
+    work = (real * 4)()  # (a complex workspace size comes back in work[0]'s real part)
+    rwork = (real * 2)()
     iwork = (i32 * 2)()
-    dummy = (real * 4)()
+    dummy = (real * 8)()
     info = i32(0)
     minus1 = i32(-1)
-    if routine == "geqrf":
+    if routine == "syevd" and cplx:
+        (n,) = dims
+        query(name, c(b"V"), c(b"L"), i32(n), dummy, i32(max(n, 1)), dummy, work, minus1,
+              rwork, minus1, iwork, minus1, info)
+        if info.value != 0:
+            raise RuntimeError(f"LAPACK {name} workspace query failed (info={info.value})")
+        return max(int(work[0]), 1), max(int(rwork[0]), 1), max(int(iwork[0]), 1)
+    if routine == "geev":
+        n, jobvl, jobvr = dims
+        jl, jr = (c(b"V" if j else b"N") for j in (jobvl, jobvr))
+        ld = i32(max(n, 1))
+        if cplx:
+            query(name, jl, jr, i32(n), dummy, ld, dummy, dummy, ld, dummy, ld, work, minus1,
+                  rwork, info)
+        else:
+            query(name, jl, jr, i32(n), dummy, ld, dummy, dummy, dummy, ld, dummy, ld, work,
+                  minus1, info)
+    elif routine == "geqrf":
         m, n = dims
         query(name, i32(m), i32(n), dummy, i32(max(m, 1)), dummy, work, minus1, info)
     elif routine == "orgqr":
@@ -82,8 +111,9 @@ def workspace(routine: str, dtype: Any, *dims: int) -> tuple[int, int]:
     elif routine == "gesdd":
         m, n, job = dims
         jobz = b"NSA"[job:job + 1]
+        extra = [rwork] if cplx else []  # (rwork is not read by the query)
         query(name, c(jobz), i32(m), i32(n), dummy, i32(max(m, 1)), dummy, dummy,
-              i32(max(m, 1)), dummy, i32(max(n, 1)), work, minus1, iwork, info)
+              i32(max(m, 1)), dummy, i32(max(n, 1)), work, minus1, *extra, iwork, info)
     else:  # pragma: no cover - caller's bug
         raise ValueError(f"no workspace query for {routine}")
     if info.value != 0:
