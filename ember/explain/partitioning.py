@@ -6,7 +6,9 @@ Input: a `jit(f, in_shardings=..., out_shardings=...)` over a mesh of several de
 jit whose arguments or constraints lay values out over one) and example arguments (arrays, or
 ShapeDtypeStructs filled with random values). Output: `collectives(f, *args)` ->
 `CollectivesReport` (`str()` prints the table; `module` is the per-device HLO text), or
-ValueError when the call is not partitioned. Bytes are per device, as a ring moves them
+ValueError when the call is not partitioned. A collective in a loop's body is listed once
+and marked "each iteration of %body" (the totals count it once). Bytes are per device, as
+a ring moves them
 (ember/passes/spmd_reshard.py says how each collective counts); in one process the
 runtime copies them in memory, between processes MPI moves them.
 """
@@ -42,14 +44,17 @@ class CollectivesReport:
         lines = [f"jit({self.name}) over {self.num_partitions} devices: "
                  f"{len(self.collectives)} collectives, per device "
                  f"{format_bytes(self.bytes_sent)} sent, "
-                 f"{format_bytes(self.bytes_received)} received per call"]
+                 f"{format_bytes(self.bytes_received)} received per call"
+                 + (" (a loop's counted once)" if any(c.where for c in self.collectives)
+                    else "")]
         if self.collectives:
             lines.append(f"    {'collective':<28} {'shape':<16} {'group':>5} "
                          f"{'sent':>10} {'received':>10}  why")
         for c in self.collectives:
             lines.append(f"    {'%' + c.name:<28} {c.shape:<16} {c.group_size:>5} "
                          f"{format_bytes(c.bytes_sent):>10} "
-                         f"{format_bytes(c.bytes_received):>10}  {c.reason}")
+                         f"{format_bytes(c.bytes_received):>10}  {c.reason}"
+                         + (f", {c.where}" if c.where else ""))
         lines.append(f"  refusals ({len(self.refusals)}): values the partitioner could not "
                      "keep split")
         for r in self.refusals:

@@ -35,6 +35,7 @@ from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding, MeshAxes
 from ember.passes.base import HloPass
+from ember.passes.spmd_loops import LoopRules
 from ember.passes.spmd_reshard import Local, PartitionReport, Refusal, Resharder
 from ember.passes.spmd_rules import PartitionRules, blocks_of, fit, reader
 
@@ -46,7 +47,7 @@ class Partitioned:
     report: PartitionReport
 
 
-class _Partitioner(PartitionRules):
+class _Partitioner(PartitionRules, LoopRules):
     def __init__(self, module: Module, mesh: MeshAxes,
                  params: dict[int, HloSharding], outs: Sequence[HloSharding | None] | None
                  ) -> None:
@@ -58,6 +59,17 @@ class _Partitioner(PartitionRules):
         self.report = PartitionReport(num_partitions=int(np.prod([s for _, s in mesh])))
         self.env: dict[Instruction, Local] = {}
         self._resharded: dict[tuple[Instruction, HloSharding], Instruction] = {}
+
+    def for_body(self, name: str) -> _Partitioner:
+        """A partitioner of one called computation (a loop's body or condition): the same
+        mesh and report, a builder, values and reshards of its own."""
+        sub = object.__new__(type(self))
+        sub.src, sub.mesh, sub.params, sub.outs = self.src, self.mesh, {}, None
+        sub.b = Builder(name)
+        sub.report = self.report
+        sub.env = {}
+        sub._resharded = {}
+        return sub
 
     def replicated(self, rank: int) -> HloSharding:
         return HloSharding.replicated(self.mesh, rank)
@@ -202,6 +214,8 @@ class _Partitioner(PartitionRules):
 
     def visit(self, inst: Instruction) -> Local:
         op = inst.opcode
+        if op in ("tuple", "get-tuple-element", "while"):  # (spmd_loops.py)
+            return getattr(self, "_" + op.replace("-", "_"))(inst)
         if inst.shape.is_tuple or any(o.shape.is_tuple for o in inst.operands):
             return self.whole(inst)
         if inst.is_elementwise() and all(o.shape.dimensions in ((), inst.shape.dimensions)
@@ -215,12 +229,13 @@ class _Partitioner(PartitionRules):
     def whole(self, inst: Instruction, reason: str = "") -> Local:
         """`inst` computed whole on every device, its operands gathered."""
         split = [o for o in inst.operands if (v := self.env[o]).partial
-                 or (v.sharding is not None and not v.sharding.is_replicated)]
+                 or (v.sharding is not None and not v.sharding.is_replicated)
+                 or any(e is not None and not e.is_replicated for e in v.elements or ())]
         if split:
             self.refuse(inst, reason or f"no partitioning rule for {inst.opcode}: operands "
                         "gathered, computed whole on every device")
-        ops = [self.get(o, None if o.shape.is_tuple else self.replicated(o.shape.rank),
-                        reader(inst))
+        ops = [self.whole_tuple(o, reader(inst)) if o.shape.is_tuple
+               else self.get(o, self.replicated(o.shape.rank), reader(inst))
                for o in inst.operands]
         s = None if inst.shape.is_tuple else self.replicated(inst.shape.rank)
         return Local(self.emit(inst, ops, s), s)

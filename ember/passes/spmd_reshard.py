@@ -37,8 +37,10 @@ class Local:
     """A value of the original module in the per-device one."""
 
     inst: Instruction
-    sharding: HloSharding | None  # None: a tuple, whole on every device
+    sharding: HloSharding | None  # None: a tuple (its elements' shardings: `elements`)
     partial: tuple[str, ...] = ()  # mesh axes whose partitions' values still add up
+    # a tuple's elements' shardings (None: every element whole on every device)
+    elements: list[HloSharding | None] | None = None
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Collective:
     bytes_sent: int  # per device
     bytes_received: int  # per device
     reason: str
+    where: str = ""  # "": once per call; else e.g. "each iteration of %body"
 
 
 @dataclass
@@ -76,8 +79,9 @@ class Resharder:
     """Builds reshards into `b` (see the module docstring)."""
 
     def __init__(self, b: Builder, mesh: MeshAxes, pid: Instruction,
-                 report: PartitionReport) -> None:
+                 report: PartitionReport, where: str = "") -> None:
         self.b = b
+        self.where = where
         self.mesh = mesh
         self.pid = pid
         self.report = report
@@ -100,7 +104,8 @@ class Resharder:
 
     def _record(self, inst: Instruction, n: int, moved: int, reason: str) -> None:
         self.report.collectives.append(Collective(
-            inst.opcode, inst.name or "", str(inst.shape), n, moved, moved, reason))
+            inst.opcode, inst.name or "", str(inst.shape), n, moved, moved, reason,
+            self.where))
 
     def all_reduce(self, x: Instruction, axes: tuple[str, ...], opcode: str,
                    reason: str, to_apply: Computation | None = None) -> Instruction:

@@ -10,6 +10,7 @@ import pytest
 
 import ember
 import ember.numpy as jnp
+from ember import lax
 from ember.sharding import NamedSharding, P
 
 
@@ -82,3 +83,25 @@ def test_mlp_step_collectives(mesh):
     assert text.count("replica_groups={{0,1},{2,3}}") == 1  # over `model`
     assert text.count("replica_groups={{0,2},{1,3}}") == 5  # over `data`
     assert "f32[20,12]" in text and "f32[20,6]" in text  # blocks of x and y: 40 / 2 rows
+
+
+def test_a_training_loop_inside_jit_is_partitioned(mesh):
+    params, x, y = _problem()
+    ps, ds = _shardings(mesh)
+
+    def train(p, x, y):
+        return lax.fori_loop(0, 20, lambda i, q: _step(q, x, y)[0], p)
+
+    sharded = ember.jit(train, in_shardings=(ps, ds, ds), out_shardings=ps)
+    got, want = sharded(params, x, y), ember.jit(train)(params, x, y)
+    for k in params:
+        a, b = np.asarray(got[k]), np.asarray(want[k])
+        assert got[k].sharding == ps[k]
+        assert np.linalg.norm(a - b) <= 1e-5 * np.linalg.norm(b), k
+    report = ember.explain.collectives(sharded, params, x, y)
+    # the loop runs on the blocks: its gradients' all-reduces are in its body, nothing is
+    # gathered, nothing refused
+    assert report.collectives and all(c.where.startswith("each iteration")
+                                      for c in report.collectives)
+    assert all(c.opcode == "all-reduce" for c in report.collectives)
+    assert not report.refusals and "a loop's counted once" in str(report)

@@ -151,3 +151,44 @@ ENTRY %m (x: f32[8,6]) -> f32[8,6] {
     for pid, (r, c) in enumerate([(0, 0), (0, 3), (4, 0), (4, 3)]):
         got = evaluate(m, x[r:r + 4, c:c + 3], np.int32(pid))
         np.testing.assert_array_equal(got, want[r:r + 4, c:c + 3])
+
+
+LOOP = """HloModule loop
+
+%cond (c: (s32[], f32[8,6])) -> pred[] {
+  %c = (s32[], f32[8,6]) parameter(0)
+  %i = s32[] get-tuple-element(%c), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (c: (s32[], f32[8,6])) -> (s32[], f32[8,6]) {
+  %c = (s32[], f32[8,6]) parameter(0)
+  %i = s32[] get-tuple-element(%c), index=0
+  %one = s32[] constant(1)
+  %j = s32[] add(%i, %one)
+  %x = f32[8,6] get-tuple-element(%c), index=1
+  %k = f32[] constant(2)
+  %kb = f32[8,6] broadcast(%k), dimensions={}
+  %y = f32[8,6] multiply(%x, %kb)
+  ROOT %t = (s32[], f32[8,6]) tuple(%j, %y)
+}
+
+ENTRY %main (x: f32[8,6]) -> f32[8,6] {
+  %x = f32[8,6] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[8,6]) tuple(%zero, %x)
+  %w = (s32[], f32[8,6]) while(%init), condition=%cond, body=%body
+  ROOT %r = f32[8,6] get-tuple-element(%w), index=1
+}
+"""
+
+
+def test_a_loop_runs_on_the_blocks_with_the_partition_id_carried():
+    m, p = _run(LOOP, {0: S("data", "model")})
+    out = str(m)
+    # the carry keeps its split, and the partition id rides along as one more element
+    assert "(s32[], f32[4,3], s32[]) while(" in out
+    assert "f32[8,6]" not in out and not p.report.collectives and not p.report.refusals
+    x = np.arange(48, dtype=np.float32).reshape(8, 6)
+    np.testing.assert_array_equal(evaluate(m, x[4:, :3], np.int32(2)), 8 * x[4:, :3])
