@@ -11,13 +11,14 @@ over the mesh), and returns each output's block; the output shardings; a
 Propagation is forward, in program order, one rule per opcode family; a value's sharding
 is that of its operands where the rule allows, and operands are resharded to what the rule
 needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication); the
-rules, per opcode family, are spmd_rules.py's (anything without one is computed whole on
-every device, its operands gathered: a refusal when one was split). A broadcast wanted
-split further is broadcast again from its operand's block, and a whole iota, elementwise
-op or transpose wanted split is computed again for the block from its operands' blocks (no
-whole temporary: `get`); dead leftovers are removed. A constraint reshards the value to its
-sharding; an output is resharded to its wanted sharding, else its partial sums are added.
-A sharding that does not divide a dimension leaves that dimension whole.
+rules, per opcode family, are spmd_rules.py's, those of tuples and while loops
+spmd_loops.py's (anything without one is computed whole on every device, its operands
+gathered: a refusal when one was split). A broadcast wanted split further is broadcast
+again from its operand's block, and a whole iota, elementwise op or transpose wanted split
+is computed again for the block from its operands' blocks (no whole temporary: `get`);
+dead leftovers are removed. A constraint reshards the value to its sharding; an output is
+resharded to its wanted sharding, else its partial sums are added. A sharding that does
+not divide a dimension leaves that dimension whole.
 Invariants: every device computes the same program; collectives appear in the same order
 on every device; the result equals the unpartitioned module's (sums in another order).
 """
