@@ -22,42 +22,10 @@ from typing import Any
 import numpy as np
 from timing import interleaved_ms  # benchmarks/timing.py (this folder is sys.path[0])
 
+from ember.testing.mlp import mlp_loss, mlp_params, one_hot, per_example_grads
+
 SIZES = (32, 64, 64, 8)
 EXAMPLES = 256
-
-
-def example_loss(jnp: Any) -> Callable:
-    def loss(params: list, x: Any, y: Any) -> Any:
-        h = x
-        for i, (w, b) in enumerate(params):
-            h = h @ w + b
-            if i < len(params) - 1:
-                h = jnp.tanh(h)
-        shifted = h - jnp.max(h)
-        return -jnp.sum(y * (shifted - jnp.log(jnp.sum(jnp.exp(shifted)))))
-    return loss
-
-
-def hand_batched(jnp: Any) -> Callable:
-    """Every example's gradient at once, differentiated by hand (the kernel-count twin)."""
-    def grads(params: list, x: Any, y: Any) -> list:
-        hs, h = [x], x
-        for i, (w, b) in enumerate(params):
-            h = h @ w + b
-            if i < len(params) - 1:
-                h = jnp.tanh(h)
-            hs.append(h)
-        p = jnp.exp(h - jnp.max(h, axis=1, keepdims=True))
-        p = p / jnp.sum(p, axis=1, keepdims=True)
-        dz = p * jnp.sum(y, axis=1, keepdims=True) - y
-        out = []
-        for i in range(len(params) - 1, -1, -1):
-            w, _ = params[i]
-            out.append((jnp.einsum("bi,bj->bij", hs[i], dz), dz))
-            if i > 0:
-                dz = (dz @ w.T) * (1 - hs[i] * hs[i])
-        return out[::-1]
-    return grads
 
 
 def main() -> None:
@@ -67,14 +35,12 @@ def main() -> None:
     import ember
     import ember.numpy as ejnp
     rng = np.random.default_rng(0)
-    params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32),
-               (rng.standard_normal(b) * 0.1).astype(np.float32))
-              for a, b in zip(SIZES[:-1], SIZES[1:])]
+    params = mlp_params(rng, SIZES, bias_scale=0.1)
     x = rng.standard_normal((EXAMPLES, SIZES[0])).astype(np.float32)
-    y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], EXAMPLES)]
+    y = one_hot(rng, EXAMPLES, SIZES[-1])
 
-    per_example = ember.jit(ember.vmap(ember.grad(example_loss(ejnp)), (None, 0, 0)))
-    by_hand = ember.jit(hand_batched(ejnp))
+    per_example = ember.jit(ember.vmap(ember.grad(mlp_loss(ejnp)), (None, 0, 0)))
+    by_hand = ember.jit(per_example_grads(ejnp))
     got, want = per_example(params, x, y), by_hand(params, x, y)
     err = max(float(np.abs(np.asarray(g) - np.asarray(w)).max())
               for (gw, gb), (ww, wb) in zip(got, want) for g, w in ((gw, ww), (gb, wb)))
@@ -90,7 +56,7 @@ def main() -> None:
     if importlib.util.find_spec("jax") is not None:
         import jax
         import jax.numpy as jjnp
-        j_fn = jax.jit(jax.vmap(jax.grad(example_loss(jjnp)), (None, 0, 0)))
+        j_fn = jax.jit(jax.vmap(jax.grad(mlp_loss(jjnp)), (None, 0, 0)))
         jp = jax.device_put(params)
         jx, jy = jax.numpy.asarray(x), jax.numpy.asarray(y)
         fns["jax vmap(grad)"] = lambda: jax.block_until_ready(j_fn(jp, jx, jy))

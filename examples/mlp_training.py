@@ -23,6 +23,7 @@ import numpy as np
 
 import ember
 import ember.numpy as jnp
+from ember.testing.mlp import log_softmax, mlp_forward, mlp_loss, mlp_params
 
 SIZES = (16, 32, 32, 4)
 BATCH = 64
@@ -35,8 +36,7 @@ Params = list[tuple[Any, Any]]
 def init(dtype: np.dtype, seed: int = 0) -> tuple[Params, np.ndarray, np.ndarray]:
     """Scaled Gaussian weights, zero biases, and a synthetic classification problem."""
     rng = np.random.default_rng(seed)
-    params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(dtype), np.zeros(b, dtype))
-              for a, b in zip(SIZES[:-1], SIZES[1:])]
+    params = mlp_params(rng, SIZES, dtype)
     x = rng.standard_normal((BATCH, SIZES[0])).astype(dtype)
     teacher = rng.standard_normal((SIZES[0], SIZES[-1]))
     labels = np.argmax(x @ teacher, axis=1)
@@ -46,15 +46,9 @@ def init(dtype: np.dtype, seed: int = 0) -> tuple[Params, np.ndarray, np.ndarray
 
 # -- Ember: the loss, differentiated by ember.value_and_grad ----------------------------------
 
-def loss(params: Params, x: Any, y: Any) -> Any:
-    h = x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = jnp.tanh(h)
-    shifted = h - jnp.max(h, axis=1, keepdims=True)
-    log_p = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
-    return -jnp.mean(jnp.sum(y * log_p, axis=1))
+# h = tanh(h W + b) per hidden layer, logits z = h W + b, loss = -mean(sum(y * log_softmax(z)))
+# (ember/testing/mlp.py: the same loss the gradient tests and benchmarks differentiate)
+loss = mlp_loss(jnp)
 
 
 @ember.jit
@@ -75,14 +69,8 @@ def train_ember(params: Params, x: np.ndarray, y: np.ndarray, steps: int) -> lis
 # -- NumPy: the same model with hand-written gradients ----------------------------------------
 
 def numpy_step(params: Params, x: np.ndarray, y: np.ndarray) -> tuple[Params, float]:
-    hs, h = [x], x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = np.tanh(h)
-        hs.append(h)
-    shifted = h - h.max(axis=1, keepdims=True)
-    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    hs = mlp_forward(np, params, x)  # x, each tanh layer's output, the logits
+    log_p = log_softmax(np, hs[-1])
     value = -np.mean(np.sum(y * log_p, axis=1))
     dz = (np.exp(log_p) - y) / x.shape[0]  # d loss / d logits
     new = []

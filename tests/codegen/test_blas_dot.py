@@ -342,8 +342,7 @@ _ADAPTER = """
     import ctypes, numpy as np
     from ember.backends.cpu.jit import llvm_target
     from ember.backends.cpu.dot import blas
-    blas.register_symbols(llvm_target.target().llvm)
-    engine = blas._STATE["engine"]
+    engine, _ = blas.register_symbols(llvm_target.target().llvm)
     L, P = ctypes.c_int64, ctypes.c_void_p
     gemm_t = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, L, L, L, P, L, P, L, P, L)
     gemv_t = ctypes.CFUNCTYPE(None, ctypes.c_int32, L, L, P, L, P, L, P, L)

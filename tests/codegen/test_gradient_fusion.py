@@ -20,37 +20,23 @@ import ember
 import ember.numpy as jnp
 from ember.hlo import parse_module
 from ember.hlo.evaluator.core import evaluate
+from ember.testing import mlp
 from ember.tree_util import tree_leaves
 
 SIZES = (20, 17, 16, 5)
 BATCH = 33
 
 
-def mlp_loss(params, x, y):
-    h = x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = jnp.tanh(h)
-    shifted = h - jnp.max(h, axis=1, keepdims=True)
-    log_p = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
-    return -jnp.mean(jnp.sum(y * log_p, axis=1))
-
-
-def softmax_xent(z, y):
-    shifted = z - jnp.max(z, axis=1, keepdims=True)
-    log_p = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
-    return -jnp.sum(y * log_p) / z.shape[0]
+mlp_loss = mlp.mlp_loss(jnp)
+softmax_xent = mlp.softmax_cross_entropy(jnp)
+hand_batched_grads = mlp.per_example_grads(jnp)  # vmap(grad(mlp_loss))'s twin
 
 
 def _mlp_data(seed: int = 0):
     rng = np.random.default_rng(seed)
-    params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32),
-               (0.1 * rng.standard_normal(b)).astype(np.float32))
-              for a, b in zip(SIZES[:-1], SIZES[1:])]
+    params = mlp.mlp_params(rng, SIZES, bias_scale=0.1)
     x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], BATCH)]
-    return params, x, y
+    return params, x, mlp.one_hot(rng, BATCH, SIZES[-1])
 
 
 def _softmax(z):
@@ -212,43 +198,12 @@ def test_layernorm_gradient_row_kernels():
     np.testing.assert_allclose(got[0], np.asarray(dx(x, g)), rtol=1e-5, atol=1e-6)
 
 
-def example_loss(params, x, y):
-    """One example's loss (x: [d], y: [classes]), for per-example gradients under vmap."""
-    h = x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = jnp.tanh(h)
-    shifted = h - jnp.max(h)
-    return -jnp.sum(y * (shifted - jnp.log(jnp.sum(jnp.exp(shifted)))))
-
-
-def hand_batched_grads(params, x, y):
-    """Every example's gradient of `example_loss` at once, written batched by hand."""
-    hs, h = [x], x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = jnp.tanh(h)
-        hs.append(h)
-    p = jnp.exp(h - jnp.max(h, axis=1, keepdims=True))
-    p = p / jnp.sum(p, axis=1, keepdims=True)
-    dz = p * jnp.sum(y, axis=1, keepdims=True) - y
-    out = []
-    for i in range(len(params) - 1, -1, -1):
-        w, _ = params[i]
-        out.append((jnp.einsum("bi,bj->bij", hs[i], dz), dz))
-        if i > 0:
-            dz = (dz @ w.T) * (1 - hs[i] * hs[i])
-    return out[::-1]
-
-
 def test_per_example_gradients_compile_to_the_hand_batched_kernels():
     # vmap writes each example's max and sums broadcast back as broadcast-then-transpose;
     # folded into one broadcast (algsimp), the softmax rows join one row kernel as the
     # hand-batched program's do (issue 21: 20 kernels against 9 before)
     params, x, y = _mlp_data(2)
-    per_example = ember.jit(ember.vmap(ember.grad(example_loss), (None, 0, 0)))
+    per_example = ember.jit(ember.vmap(ember.grad(mlp_loss), (None, 0, 0)))
     by_hand = ember.jit(hand_batched_grads)
     ks, kh = _kernels(per_example, params, x, y), _kernels(by_hand, params, x, y)
     assert len(ks) == len(kh) == 9, ([(k.name, k.kind) for k in ks], [k.kind for k in kh])

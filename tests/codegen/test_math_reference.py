@@ -193,10 +193,13 @@ def test_erf_inv_f32_range_edges():
 
 def test_erfc_f32_range_edges():
     """The native f32 erfc switches from (1 - x) - x P(x^2) to e^(-x^2) F(x) at |x| = 1
-    (2 - erfc(-x) below -1), its result goes subnormal from x ~ 9.19 and the argument is
-    clamped to 10.1 (0 from there on): floats near each edge, both signs, within the budget
+    (2 - erfc(-x) below -1), its result is built in units of the smallest subnormal from
+    x = 9.17, goes subnormal from x ~ 9.19 and the argument is clamped to 10.1 (0 from
+    there on): floats near each edge, both signs, within the budget
     against mpmath (subnormal results counted in their own ulp) and monotone."""
     pos = np.concatenate([_neighbours(1.0, np.float32, 64), _neighbours(10.1, np.float32, 64),
+                          _neighbours(9.17, np.float32, 64),  # integer-built results from here
+                          _neighbours(9.1945494, np.float32, 64),  # erfc = 2^-126
                           np.linspace(0.9, 1.1, 801, dtype=np.float32),
                           np.linspace(9.0, 10.2, 1201, dtype=np.float32),
                           np.float32([12.0, 1e10, np.inf])])

@@ -27,12 +27,12 @@ where its functions are. The adapter:
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import llvmlite.ir as ir
 
 from ember.backends.cpu.dot import blas_find
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 from ember.codegen.irtypes import I1, I32, I64, PTR, VOID, i64
 from ember.codegen.loops import for_span
 
@@ -45,8 +45,6 @@ _FLOAT = {"s": F32, "d": F64, "c": ir.LiteralStructType([F32, F32]),
 GEMM_TYPE = ir.FunctionType(VOID, [I32, I32, I64, I64, I64, PTR, I64, PTR, I64, PTR, I64])
 GEMV_TYPE = ir.FunctionType(VOID, [I32, I64, I64, PTR, I64, PTR, I64, PTR, I64])
 
-_LOCK = threading.Lock()
-_STATE: dict[str, Any] = {"engine": None, "functions": None}
 
 
 def routine(et: str, kind: str) -> str:
@@ -69,29 +67,31 @@ def calls_blas(obj: bytes) -> bool:
     return SYMBOL_PREFIX.encode() in obj
 
 
+def _load_adapter(llvm: Any) -> tuple[Any, blas_find.BlasFunctions | None]:
+    """Build the adapter and publish its entry points to the linker: (its engine, kept for
+    the life of the process since its code is called, and what it forwards to)."""
+    from ember.backends.cpu.jit import llvm_target
+
+    found = blas_find.find()
+    if found is not None:
+        for r in ROUTINES:
+            llvm.add_symbol(f"ember_blasimpl_{r}", found.routines[r])
+        if found.get_threads and found.set_threads:
+            llvm.add_symbol("ember_blasimpl_get_threads", found.get_threads)
+            llvm.add_symbol("ember_blasimpl_set_threads", found.set_threads)
+    engine = llvm_target.link_library(_adapter_object(found),
+                                      tuple(SYMBOL_PREFIX + r for r in ROUTINES))
+    return engine, found
+
+
+ADAPTER = HostSymbol(_load_adapter)
+# builds the adapter (once per process) and publishes its entry points to the linker
+register_symbols = ADAPTER.register
+
+
 def info() -> blas_find.BlasFunctions | None:
     """What the adapter forwards to (None: loops), once `register_symbols` has run."""
-    return _STATE["functions"]
-
-
-def register_symbols(llvm: Any) -> None:
-    """Build the adapter (once per process) and publish its entry points to the linker."""
-    with _LOCK:
-        if _STATE["engine"] is not None:
-            return
-        from ember.backends.cpu.jit import llvm_target
-
-        found = blas_find.find()
-        if found is not None:
-            for r in ROUTINES:
-                llvm.add_symbol(f"ember_blasimpl_{r}", found.routines[r])
-            if found.get_threads and found.set_threads:
-                llvm.add_symbol("ember_blasimpl_get_threads", found.get_threads)
-                llvm.add_symbol("ember_blasimpl_set_threads", found.set_threads)
-        engine = llvm_target.link_library(_adapter_object(found),
-                                          tuple(SYMBOL_PREFIX + r for r in ROUTINES))
-        _STATE["engine"] = engine  # kept for the life of the process: code is called
-        _STATE["functions"] = found
+    return ADAPTER.result[1] if ADAPTER.result is not None else None
 
 
 def _adapter_object(found: blas_find.BlasFunctions | None) -> bytes:

@@ -42,12 +42,12 @@ the rows of C nor on the thread count. k = 0 gives C = 0.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.ir as ir
 
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 from ember.backends.cpu.jit.llvm_target import vector_bytes
 from ember.codegen.irtypes import I1, I32, I64, PTR, VOID, i64
 from ember.codegen.loops import Hint, for_span, smax, smin
@@ -61,8 +61,6 @@ PACK_B_TYPE = ir.FunctionType(VOID, [I32, I64, I64, PTR, I64, PTR, I64, I64])
 GEMM_PACKED_TYPE = ir.FunctionType(VOID, [I32, I64, I64, I64, PTR, I64, PTR, PTR, I64])
 PREFIX = "ember_gemm_"
 ENTRIES = tuple(f"{PREFIX}{prec}{what}" for prec in "sd" for what in ("pack_b", "gemm_packed"))
-_LOCK = threading.Lock()
-_ENGINE: list[Any] = []  # the library's engine, kept for the life of the process
 
 
 @dataclass(frozen=True)
@@ -436,21 +434,26 @@ def library_ir(features: str) -> str:
     return str(m)
 
 
+def _load_library(llvm: Any) -> Any:
+    """Load the library and publish its entries to the JIT linker; returns its engine, kept
+    for the life of the process (`llvm`, the binding module, is the host target's own)."""
+    from ember.backends.cpu.jit import disk_cache, llvm_target
+
+    t = llvm_target.target()
+    # keyed by the target and, through make_key, by Ember's source hash
+    obj = disk_cache.cached_object("ember-gemm-library", "library", t.key,
+                                   {"what": "GEMM library"},
+                                   lambda: compile_library(t.features))
+    return llvm_target.link_library(obj, ENTRIES)
+
+
+LIBRARY = HostSymbol(_load_library)
+
+
 def register_symbols(llvm: Any = None) -> None:
     """Load the library (once per process) and publish its entries to the JIT linker;
-    called before loading object code that names them (llvm_target.load_object; `llvm`,
-    the binding module, is the host target's own here)."""
-    with _LOCK:
-        if _ENGINE:
-            return
-        from ember.backends.cpu.jit import disk_cache, llvm_target
-
-        t = llvm_target.target()
-        # keyed by the target and, through make_key, by Ember's source hash
-        obj = disk_cache.cached_object("ember-gemm-library", "library", t.key,
-                                       {"what": "GEMM library"},
-                                       lambda: compile_library(t.features))
-        _ENGINE.append(llvm_target.link_library(obj, ENTRIES))
+    called before loading object code that names them (llvm_target.load_object)."""
+    LIBRARY.register(llvm)
 
 
 def compile_library(features: str) -> bytes:

@@ -5,8 +5,8 @@ callback id of ember/callbacks.py's registry) and the slots of its operands and 
 Output: a kernel `void <name>(ptr outs..., ptr ins...)` that stores the pointers in two
 stack arrays and calls
     void ember_python_callback(i64 id, ptr ins, i64 nin, ptr outs, i64 nout)
-a ctypes CFUNCTYPE trampoline. The symbol is bound to the trampoline's address with
-llvmlite's `add_symbol` before any object code is linked (`register_symbols`, called by
+a Python function behind a ctypes callback (jit/host_symbol.py's trampoline). The symbol
+is bound to its address before any object code is linked (`register_symbols`, called by
 llvm_target.load_object), so object code names only the symbol and the disk cache stays
 valid across processes.
 Invariants:
@@ -32,6 +32,7 @@ import numpy as np
 
 from ember import callbacks
 from ember.backends.cpu.errors import CpuCompileError
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 from ember.codegen.irtypes import I8, I64, PTR, VOID, i64
 from ember.hlo.ir import Instruction
 
@@ -39,11 +40,6 @@ if TYPE_CHECKING:
     from ember.backends.cpu.emit.kinds import KernelContext
 
 SYMBOL = "ember_python_callback"
-
-_TRAMPOLINE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
-                                    ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
-                                    ctypes.c_int64)
-_registered = False
 
 
 def _view(address: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -68,17 +64,11 @@ def _trampoline(cb_id: int, ins: Any, nin: int, outs: Any, nout: int) -> None:
         callbacks.record_error(e)
 
 
-# Kept alive for the life of the process: native code calls it by address.
-_TRAMPOLINE = _TRAMPOLINE_TYPE(_trampoline)
-TRAMPOLINE_ADDRESS = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
-
-
-def register_symbols(llvm: Any) -> None:
-    """Bind `ember_python_callback` for the JIT linker (once per process)."""
-    global _registered
-    if not _registered:
-        llvm.add_symbol(SYMBOL, TRAMPOLINE_ADDRESS)
-        _registered = True
+TRAMPOLINE = HostSymbol.trampoline(
+    SYMBOL, _trampoline, [ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
+                          ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64],
+    ir.FunctionType(VOID, [I64, PTR, I64, PTR, I64]))
+register_symbols = TRAMPOLINE.register  # binds `ember_python_callback` (once per process)
 
 
 def is_python_callback(inst: Instruction) -> bool:
@@ -91,14 +81,6 @@ def callback_arg_count(inst: Instruction) -> int:
     token (which may be a whole loop's tuple; only its place in the graph matters)."""
     cb = callbacks.lookup(int(inst.attrs.get("backend_config") or 0))
     return min(len(cb.in_avals), len(inst.operands))
-
-
-def _declare(module: ir.Module) -> ir.Function:
-    fn = module.globals.get(SYMBOL)
-    if fn is None:
-        ty = ir.FunctionType(VOID, [I64, PTR, I64, PTR, I64])
-        fn = ir.Function(module, ty, name=SYMBOL)
-    return fn
 
 
 def emit_callback_kernel(module: ir.Module, name: str, inst: Instruction, nout: int,
@@ -123,7 +105,7 @@ def emit_callback_kernel(module: ir.Module, name: str, inst: Instruction, nout: 
     n_results = 0 if side_effect else nout
     for k, p in enumerate(outs[:n_results]):
         b.store(p, b.gep(out_arr, [i64(k)], inbounds=True, source_etype=PTR))
-    b.call(_declare(module), [i64(cb_id), in_arr, i64(nin), out_arr, i64(n_results)])
+    b.call(TRAMPOLINE.declare(module), [i64(cb_id), in_arr, i64(nin), out_arr, i64(n_results)])
     if side_effect:
         b.store(ir.Constant(I8, 0), outs[0])
     b.ret_void()

@@ -4,8 +4,9 @@ NumPy's pocketfft (the FFT library NumPy and SciPy ship, which exposes no C entr
 Input: a scheduled `fft` instruction (fft_type, fft_length) and the slots of its operand and
 result. Output: a kernel `void <name>(ptr out, ptr in)` that calls
     void ember_fft(ptr desc, ptr in, ptr out)
-a ctypes CFUNCTYPE trampoline bound with llvmlite's `add_symbol` before object code is
-linked (`register_symbols`, listed in jit/llvm_target.py's SYMBOL_PROVIDERS). `desc` is a
+a Python function behind a ctypes callback (jit/host_symbol.py's trampoline), bound for the
+JIT linker before object code is linked (`register_symbols`, listed in jit/llvm_target.py's
+SYMBOL_PROVIDERS). `desc` is a
 constant i64 array in the module describing the transform completely:
     [fft_type (0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT), operand element type (0 f32, 1 f64,
      2 c64, 3 c128), rank, the operand's dimensions..., k, the k fft lengths...]
@@ -25,13 +26,14 @@ the interpreter evaluates the opcode with the same rule.
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 import numpy as np
 
 from ember import callbacks
 from ember.backends.cpu.errors import CpuCompileError
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 from ember.codegen.irtypes import I64, PTR, VOID
 from ember.hlo.evaluator import fft as npfft
 from ember.hlo.ir import Instruction
@@ -43,9 +45,6 @@ SYMBOL = "ember_fft"
 ELEMENT_TYPES = ("f32", "f64", "c64", "c128")
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
            np.dtype(np.complex128))
-
-_TRAMPOLINE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_registered = False
 
 
 def descriptor(inst: Instruction) -> list[int]:
@@ -97,24 +96,9 @@ def run(desc: int, src: int, dst: int) -> None:
         callbacks.record_error(e)
 
 
-# Kept alive for the life of the process: native code calls it by address.
-_TRAMPOLINE = _TRAMPOLINE_TYPE(run)
-TRAMPOLINE_ADDRESS = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
-
-
-def register_symbols(llvm: Any) -> None:
-    """Bind `ember_fft` for the JIT linker (once per process)."""
-    global _registered
-    if not _registered:
-        llvm.add_symbol(SYMBOL, TRAMPOLINE_ADDRESS)
-        _registered = True
-
-
-def _declare(module: ir.Module) -> ir.Function:
-    fn = module.globals.get(SYMBOL)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR, PTR]), name=SYMBOL)
-    return fn
+TRAMPOLINE = HostSymbol.trampoline(SYMBOL, run, [ctypes.c_void_p] * 3,
+                                   ir.FunctionType(VOID, [PTR, PTR, PTR]))
+register_symbols = TRAMPOLINE.register  # binds `ember_fft` for the JIT linker (once)
 
 
 def emit_fft_kernel(module: ir.Module, name: str, inst: Instruction) -> ir.Function:
@@ -131,7 +115,7 @@ def emit_fft_kernel(module: ir.Module, name: str, inst: Instruction) -> ir.Funct
     fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     out, src = fn.args
-    b.call(_declare(module), [b.bitcast(table, PTR), src, out])
+    b.call(TRAMPOLINE.declare(module), [b.bitcast(table, PTR), src, out])
     b.ret_void()
     return fn
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.backends.cpu.errors import CpuCompileError
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 
 STATS: dict[str, float] = {"llvm_init_s": 0.0, "optimize_s": 0.0, "codegen_s": 0.0,
                            "modules_compiled": 0, "optimize_runs": 0, "codegen_runs": 0,
@@ -398,9 +399,6 @@ def resolve_precise(slot: int) -> None:
         owner.resolve()
 
 
-def register_precise_symbol(llvm: Any) -> None:
-    """Bind PRECISE_SYMBOL for the JIT linker (before linking an object that names it)."""
-    global _TRAMPOLINE
-    if _TRAMPOLINE is None:
-        _TRAMPOLINE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(resolve_precise)
-        llvm.add_symbol(PRECISE_SYMBOL, ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value)
+# binds PRECISE_SYMBOL for the JIT linker (before linking an object that names it)
+register_precise_symbol = HostSymbol.trampoline(PRECISE_SYMBOL, resolve_precise,
+                                                [ctypes.c_void_p]).register

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember.backends.cpu.dot.blas_find import capsule_pointer
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 
 SYMBOL_PREFIX = "ember_lapack_"
 LAPACK = ("potrf", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gtsv", "geev")
@@ -30,7 +31,6 @@ ROUTINES = tuple([p + r for r in LAPACK + BLAS for p in "sd"]
 
 _LOCK = threading.Lock()
 _ADDRESSES: dict[str, int] = {}
-_registered = False
 
 
 def address(routine: str) -> int:
@@ -44,13 +44,9 @@ def address(routine: str) -> int:
         return _ADDRESSES[routine]
 
 
-def register_symbols(llvm: Any) -> None:
-    """Bind every `ember_lapack_<routine>` for the JIT linker (once per process)."""
-    global _registered
-    if not _registered:
-        for r in ROUTINES:
-            llvm.add_symbol(SYMBOL_PREFIX + r, address(r))
-        _registered = True
+# binds every `ember_lapack_<routine>` for the JIT linker (once per process)
+register_symbols = HostSymbol.addresses(
+    lambda: {SYMBOL_PREFIX + r: address(r) for r in ROUTINES}).register
 
 
 def query(routine: str, *args: Any) -> None:

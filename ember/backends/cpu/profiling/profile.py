@@ -42,6 +42,7 @@ import numpy as np
 from ember.backends.cpu.compiler import optimize
 from ember.backends.cpu.emit.emitter import ModuleEmitter
 from ember.backends.cpu.jit import llvm_target
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 from ember.backends.cpu.plan.loops_native import WhilePlan
 from ember.backends.cpu.plan.runtime_spec import RuntimeSpec
 from ember.backends.cpu.plan.schedule import Schedule, build_schedule
@@ -54,7 +55,6 @@ PROFILE_ENTRY = "ember_profile"
 STAMPS = "ember_profile_stamps"
 COUNTS = "ember_profile_counts"
 CLOCK_MONOTONIC = 1
-_CLOCK_REGISTERED = False
 
 Counter = tuple[str, str]  # (while/conditional name, "cond" | "body" | "branch<k>")
 
@@ -177,14 +177,13 @@ class _ProfilingEmitter(ModuleEmitter):
         b.ret_void()
 
 
-def _register_clock(llvm: Any) -> None:
-    """Tell the JIT linker where libc's clock_gettime is (once per process)."""
-    global _CLOCK_REGISTERED
-    if not _CLOCK_REGISTERED:
-        libc = ctypes.CDLL(None)
-        llvm.add_symbol("clock_gettime",
-                        ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value)
-        _CLOCK_REGISTERED = True
+def _clock_address() -> dict[str, int]:
+    libc = ctypes.CDLL(None)
+    return {"clock_gettime": ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value or 0}
+
+
+# tells the JIT linker where libc's clock_gettime is (once per process)
+_register_clock = HostSymbol.addresses(_clock_address).register
 
 
 @dataclass

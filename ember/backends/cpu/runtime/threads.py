@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 from typing import Any
 
+from ember.backends.cpu.jit.host_symbol import HostSymbol
 from ember.backends.cpu.runtime import pool
 from ember.config import config
 
@@ -43,13 +43,23 @@ def _default_threads() -> int:
 
 NUM_THREADS = ctypes.c_int32(_default_threads())
 NUM_THREADS_ADDRESS = ctypes.addressof(NUM_THREADS)
-_LOCK = threading.Lock()
-_REGISTERED: bool | None = None
+
+
+def _install(llvm: Any) -> bool:
+    """Build the pool and bind `ember_parallel_for`; where it cannot run here, pin the
+    thread count to 1 (the emitter then splits nothing)."""
+    if pool.install(llvm):
+        return True
+    NUM_THREADS.value = 1
+    return False
+
+
+_POOL = HostSymbol(_install)
 
 
 def set_num_threads(n: int) -> None:
     """Threads large kernels use from the next call on (1: never go parallel)."""
-    if _REGISTERED is False:
+    if _POOL.bound and not _POOL.result:
         NUM_THREADS.value = 1
     else:
         NUM_THREADS.value = min(MAX_THREADS, max(1, int(n)))
@@ -62,10 +72,4 @@ def get_num_threads() -> int:
 def register_symbols(llvm: Any) -> bool:
     """Build the pool (once per process) and tell the JIT linker where
     `ember_parallel_for` is; False where the pool cannot run here."""
-    global _REGISTERED
-    with _LOCK:
-        if _REGISTERED is None:
-            _REGISTERED = pool.install(llvm)
-            if not _REGISTERED:
-                NUM_THREADS.value = 1
-        return _REGISTERED
+    return _POOL.register(llvm)

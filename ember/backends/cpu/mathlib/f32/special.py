@@ -38,7 +38,15 @@ erfc(x): |x| < 1: (1 - x) - x P(x^2) with erf's P: 1 - x = s + e exactly (fast
   e^(-a^2) = 2^k (1 + q): a^2 = p + pe exactly (two_prod), k = rint(-p log2 e),
   r = -p - k ln2 - pe (|k| <= 148: k ln2_hi exact), q = r S(r) (Taylor through r^7/7!).
   erfc = ldexp(F + F q, k): one rounding, then exact scaling or one rounding into the
-  subnormal range. x <= -1: 2 - erfc(a) (<= 0.16 subtracted from 2, one rounding).
+  subnormal range, which no float operation may do here: an operation with a subnormal
+  result costs x86 a microcode assist for the whole vector, and erfc over [-10, 10] ran
+  3.5x its time over [-4, 4]. So beyond a = 9.17 (erfc < 0.79 2^-125: the result is
+  subnormal or in the lowest normal binade, exponent field 1) the scaling is by 2^(k +
+  149), in units of the smallest subnormal: w = erfc 2^149 < 2^24, normal; rint(w)
+  rounds it to nearest even as the subnormal rounding would (and changes nothing in the
+  lowest binade, where w is already an integer), and that integer is the result's bit
+  pattern (the lowest binade's and 2^23, the smallest normal, included). Below -9.17,
+  2 - erfc is 2. x <= -1: 2 - erfc(a) (<= 0.16 subtracted from 2, one rounding).
 erf-inv(x), a = |x| < 1: w = -log((1 - a)(1 + a)) with the f32 log body (1 - a exact for
   a >= 1/2; the product's rounding moves w by 2^-24 absolute, which moves A below by
   A'(w)/A 2^-24 <= 2^-26 relative). w <= 6.25: y = a (A0 + w A1(w)); beyond: y = a (B0 +
@@ -70,6 +78,7 @@ ERFCX_SHIFT = 2.5  # ERFCX_R is a polynomial in a - 2.5
 EXP_TERMS = 8  # e^r through r^7/7!
 ERFC_MID = 1.0  # |x| below: erfc x = (1 - x) - x P(x^2)
 ERFC_ZERO = 10.1  # erfc(a) < 2^-150 beyond: rounds to 0; the ERFC_Q1 fit ends here
+ERFC_TINY = 9.17  # erfc(a) < 0.79 2^-125 beyond (and 2^-126 at 9.1945): see erfc
 ERFINV_SPLIT = 6.25  # w beyond: the polynomial in sqrt(w)
 ERFINV_SHIFT = 3.25  # ERFINV_B1 is a polynomial in sqrt(w) - 3.25
 
@@ -126,8 +135,13 @@ def _erfc_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     g = fp.fma(fp.mul(ac, fp.c(2.0)), f1, fp.c(-2.0 / math.sqrt(math.pi)))
     low = fp.fma(fp.mul(fp.mul(delta, dh), fp.c(-2.0)), g, fp.mul(t, inner))
     f = fp.fma(t, fp.c(coeffs32.ERFC_Q0[0]), low)  # the one rounding of F
-    pos = fp.ldexp(fp.fma(f, q, f), fp.to_int(k))  # F e^r 2^k, e^r = 1 + q
-    res = fp.sel(fp.lt(x, fp.c(0.0)), fp.sub(fp.c(2.0), pos), pos)
+    # F e^r 2^k, e^r = 1 + q; beyond ERFC_TINY in units of the smallest subnormal
+    tiny = fp.gt(ac, fp.c(ERFC_TINY))
+    ki = fp.b.add(fp.to_int(k), fp.b.select(tiny, fp.ci(149), fp.ci(0)))
+    w = fp.ldexp(fp.fma(f, q, f), ki)
+    pos = fp.sel(tiny, fp.from_bits(fp.to_int(fp.rint(w))), w)
+    neg = fp.sub(fp.c(2.0), fp.sel(tiny, fp.c(0.0), w))  # x <= -ERFC_TINY: 2 exactly
+    res = fp.sel(fp.lt(x, fp.c(0.0)), neg, pos)
     res = fp.sel(fp.lt(a, fp.c(ERFC_MID)), mid, res)
     return fp.sel(fp.isnan(x), x, res)
 
