@@ -23,6 +23,7 @@ import numpy as np
 from ember import backends as _backends
 from ember import compile_events, device_fastpath, dispatch, fastpath
 from ember.ad_api import float0_outputs_as_nodes
+from ember.array import ArrayImpl
 from ember.compiler import record_trace
 from ember.config import config
 from ember.core import dtypes, traceback_util
@@ -475,6 +476,13 @@ class JitFunction:
                 return self.fun(*args, **kwargs)
             traces = self.trace_count
             result, leaves = self._lookup(args, kwargs)
+            if (_spans_devices(leaves) or _constrained(result)) \
+                    and current_dynamic().level == 0:
+                from ember.spmd._jit import call_partitioned  # (over a mesh: partitioned)
+
+                out = call_partitioned(self, args, kwargs)
+                if out is not None:
+                    return out
             outs = jit_p.bind(*result.hoisted, *leaves, **result.params)
             if (traces == self.trace_count and not kwargs and self._no_static
                     and not result.hoisted and current_dynamic().level == 0
@@ -528,12 +536,19 @@ class JitFunction:
         return Traced(self, result)
 
     @traceback_util.api_boundary
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
         """Trace and lower the function at these arguments: ``trace(*args).lower()``.
 
         Returns:
             A ``Lowered``: the HLO before optimization, whose ``compile()`` compiles it.
+            For a call partitioned over a mesh (shardings, sharded arguments or
+            constraints over several devices), its stages: ``compile().as_text()`` is
+            the per-device module (ember/spmd/_jit.py).
         """
+        from ember.spmd._jit import PartitionedLowered, is_for_mesh
+
+        if is_for_mesh(self, args, kwargs):
+            return PartitionedLowered(self, args, kwargs)
         return self.trace(*args, **kwargs).lower()
 
     @traceback_util.api_boundary
@@ -562,6 +577,25 @@ class JitFunction:
 
 
 traceback_util.register_boundary(JitFunction.__call__)
+
+
+def _constrained(result: TraceResult) -> bool:
+    """Whether the program constrains a value to a mesh of several devices (it is then
+    partitioned; ember/spmd/_jit.py keeps the answer per trace)."""
+    from ember.spmd._constraints import constrained_over_devices
+
+    return bool(constrained_over_devices(result.closed_jaxpr))
+
+
+def _spans_devices(leaves: list) -> bool:
+    """Whether an argument is laid out over several devices (a ShardedArray of a mesh):
+    the call then runs partitioned, as its arguments' shardings say."""
+    for x in leaves:
+        t = type(x)
+        if t is not ArrayImpl and t is not np.ndarray and isinstance(x, ArrayImpl) \
+                and getattr(x, "spans_devices", False):
+            return True
+    return False
 
 
 def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -820,8 +854,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         arguments / of the results whose leaves are shardings (``NamedSharding``,
         ``SingleDeviceSharding``, a device, a ``PartitionSpec`` under ``with mesh:``) or
         None. Each argument is checked against its sharding, and each result comes back
-        laid out by its out-sharding; the computation itself runs on one device (the
-        partitioner is a later slice), see ember/jit_placement.py.
+        laid out by its out-sharding; over a mesh of several devices the call is
+        partitioned, each device computing its blocks (ember/spmd/_jit.py), as is a call
+        with arguments laid out over several devices; see ember/jit_placement.py.
       static_argnums: an int or a sequence of ints: the positional arguments that are
         static. A static argument is a compile-time constant: its value (it must be
         hashable, compared with ``==`` and by type) is part of the cache key, so each new

@@ -90,10 +90,17 @@ def has_pending_error() -> bool:
 
 
 def uses_callbacks(module: Any) -> bool:
-    """Whether `module` calls Python: a host callback, or an `fft` (whose CPU kernel calls
-    NumPy's FFT through a trampoline that records its errors here: emit/fft.py)."""
+    """Whether `module` calls Python: a host callback, an `fft` (whose CPU kernel calls
+    NumPy's FFT through a trampoline that records its errors here: emit/fft.py), or a
+    collective."""
     return any((i.opcode == "custom-call" and i.attrs.get("custom_call_target") == TARGET)
-               or i.opcode == "fft" for c in module.computations for i in c.instructions)
+               or i.opcode in _CALLS_PYTHON for c in module.computations
+               for i in c.instructions)
+
+
+# opcodes whose CPU code calls Python: fft (NumPy's FFT), the collectives (host callbacks
+# into the runtime's rendezvous: backends/cpu/collectives.py)
+_CALLS_PYTHON = frozenset({"fft", "all-reduce", "all-gather", "reduce-scatter"})
 
 
 class CallbackExecutable:

@@ -5,9 +5,10 @@ Input: the shardings (pytree prefixes of the positional arguments and of the res
 `NamedSharding`s, `SingleDeviceSharding`s, devices, `PartitionSpec`s under `with mesh:`,
 or None for "no constraint"). Output: `PlacedJitFunction`, a `JitFunction` that checks each
 argument against its in-sharding (JAX's error for a shape the sharding does not divide)
-and returns each result laid out by its out-sharding (a `ShardedArray`). Invariant: for
-this slice the computation itself runs on one device (the partitioner, which would run
-each device's part, is a later slice); the values are those of the unconstrained program.
+and returns each result laid out by its out-sharding (a `ShardedArray`). Over a mesh of
+several devices the call runs partitioned, each device computing its blocks
+(ember/spmd/_jit.py); otherwise on one device. The values are those of the unconstrained
+program.
 """
 
 from __future__ import annotations
@@ -66,6 +67,11 @@ class PlacedJitFunction(JitFunction):
         self._out_shardings = out_shardings
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from ember.spmd._jit import call_partitioned
+
+        out = call_partitioned(self, args, kwargs)  # (over a mesh: every device its part)
+        if out is not None:
+            return out
         if has_placement(self._in_shardings):
             prefix = self._in_shardings
             if isinstance(prefix, list):

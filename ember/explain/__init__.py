@@ -12,9 +12,13 @@ Public API (each loads its module on first use, so `import ember` stays cheap):
   analyze(f, *args) -> Analysis        the whole pipeline with every intermediate kept
   story(f, *args, out_dir=...)         the full report `python -m ember explain` prints
   explain_cache_miss(fn, key, keys)    why a jitted function traced again (cache_miss.py)
+  collectives(f, *args) -> CollectivesReport   a jit over a mesh: each collective of its
+                                       per-device module with the bytes each device sends
+                                       and receives, and the partitioner's refusals
 Modules: analysis, cache_miss, compile_log, diagram (DOT), graphviz (drawing), hardware
 (the machine's ceilings), kernels, loading (the CLI's file:function and argument types),
-report (the story), refusals (why not fused), roofline (profile).
+partitioning (collectives), report (the story), refusals (why not fused), roofline
+(profile).
 Also here: observers.py (the subscriptions to ember.compile_events that ember/__init__.py
 installs), compile_log.py (EMBER_DEBUG levels and EMBER_DUMP_TO file sets, each a watch of
 one compilation) and kernels.py (per-kernel HLO, source lines, cost, LLVM IR, assembly;
@@ -26,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["analyze", "explain_cache_miss", "fusion_graph", "machine", "profile", "render",
-           "story", "why_not_fused"]
+__all__ = ["analyze", "collectives", "explain_cache_miss", "fusion_graph", "machine",
+           "profile", "render", "story", "why_not_fused"]
 
 
 def fusion_graph(f: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -71,6 +75,12 @@ def story(f: Callable, *args: Any, out_dir: str = "ember_explain", **kwargs: Any
     from ember.explain.report import tell
 
     return tell(f, *args, out_dir=out_dir, **kwargs)
+
+
+def collectives(f: Callable, *args: Any, **kwargs: Any) -> Any:
+    from ember.explain.partitioning import collectives as _collectives
+
+    return _collectives(f, *args, **kwargs)
 
 
 def explain_cache_miss(fn: Any, key: tuple, cached_keys: Any) -> str:

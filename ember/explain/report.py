@@ -2,7 +2,8 @@
 
 Input: a function and example arguments (arrays, or ShapeDtypeStructs filled with random
 values), a directory for the drawings. Output, printed section by section:
-  1. the jaxpr
+  1. the jaxpr (and, for a jit over a mesh, the per-device module, its collectives with
+     the bytes each device sends and receives, and the partitioner's refusals)
   2. the HLO before optimization
   3. every pass run that changed the module, with a unified diff
   4. the HLO after optimization
@@ -97,6 +98,8 @@ def tell(f: Callable, *args: Any, out_dir: str, stream: TextIO | None = None,
     out.section("The jaxpr (what ember.make_jaxpr prints)")
     out.body(str(analysis.jaxpr))
 
+    _partitioning(out, f, args, kwargs)
+
     out.section("HLO before optimization (jit(f).lower(...).as_text())")
     lowered_text = print_module(analysis.lowered.module, mode="display")
     out.body(lowered_text)
@@ -152,6 +155,23 @@ def tell(f: Callable, *args: Any, out_dir: str, stream: TextIO | None = None,
     out.section("Drawings")
     _drawings(out, story, out_dir)
     return story
+
+
+def _partitioning(out: _Printer, f: Callable, args: tuple, kwargs: dict) -> None:
+    """For a jit over a mesh: the per-device module, its collectives and the refusals (the
+    sections after this one show the whole program on one device)."""
+    from ember.api import JitFunction
+    from ember.explain.partitioning import collectives
+    from ember.spmd._jit import is_for_mesh
+
+    if not (isinstance(f, JitFunction) and is_for_mesh(f, args, kwargs)):
+        return
+    report = collectives(f, *args, **kwargs)
+    out.section("The per-device module (jit(f).lower(...).compile().as_text())")
+    out.body(report.module)
+    out.section("Collectives, bytes per device, and refusals of the partitioner")
+    out.body(str(report))
+    out.line("    (the sections below show the whole program compiled for one device)")
 
 
 def _timing(out: _Printer, story: Story, f: Callable, args: tuple, kwargs: dict) -> None:

@@ -50,6 +50,11 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
             transpose_a ("NO_TRANSPOSE"|"TRANSPOSE"|"ADJOINT")
   fft: fft_type ("FFT"|"IFFT"|"RFFT"|"IRFFT"), fft_length (the 1-3 transform lengths,
        printed fft_length={8,4})
+  all-reduce, all-gather, reduce-scatter (the collectives of a partitioned per-device
+       module): replica_groups (a tuple of groups, each a tuple of partition ids in
+       position order, printed replica_groups={{0,1},{2,3}}); all-gather and
+       reduce-scatter also dimensions (the one dimension gathered or scattered);
+       all-reduce and reduce-scatter call to_apply, the scalar combiner
 """
 
 from __future__ import annotations
@@ -180,6 +185,14 @@ def _rows() -> list[OpInfo]:
                        attrs=("left_side", "lower", "unit_diagonal", "transpose_a")))
     # the discrete Fourier transform over the minor 1-3 dimensions (hlo/evaluator/fft.py)
     rows.append(OpInfo("fft", 1, expensive=True, attrs=("fft_type", "fft_length")))
+    # collectives between the devices running one per-device module
+    # (passes/spmd_partitioner.py makes them; hlo/evaluator/collectives.py runs them)
+    rows.append(OpInfo("all-reduce", 1, expensive=True, flops=1.0,
+                       attrs=("replica_groups",), called=("to_apply",)))
+    rows.append(OpInfo("all-gather", 1, expensive=True,
+                       attrs=("dimensions", "replica_groups")))
+    rows.append(OpInfo("reduce-scatter", 1, expensive=True, flops=1.0,
+                       attrs=("dimensions", "replica_groups"), called=("to_apply",)))
     return rows
 
 

@@ -120,6 +120,15 @@ def _parse_slice(v: str) -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
+def _parse_replica_groups(v: str) -> tuple[tuple[int, ...], ...]:
+    """`{{0,1},{2,3}}` -> ((0, 1), (2, 3))."""
+    inner = v.strip()
+    if not (inner.startswith("{") and inner.endswith("}")):
+        raise HloParseError(f"bad replica_groups {v}")
+    groups = re.findall(r"\{([^{}]*)\}", inner[1:-1])
+    return tuple(tuple(int(x) for x in g.split(",") if x.strip()) for g in groups)
+
+
 def _parse_padding(v: str) -> tuple[tuple[int, int, int], ...]:
     if v == "{}":
         return ()
@@ -249,6 +258,8 @@ class _Parser:
                 attrs[key] = _parse_padding(v)
             elif key == "window":
                 attrs[key] = parse_window(v)
+            elif key == "replica_groups":
+                attrs[key] = _parse_replica_groups(v)
             elif key in ("to_apply", "calls"):
                 called = [self.comp(v)]
             elif key == "condition":

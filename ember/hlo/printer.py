@@ -56,6 +56,11 @@ def format_dims(dims: Any) -> str:
     return "{" + ",".join(str(int(d)) for d in dims) + "}"
 
 
+def format_replica_groups(groups: Any) -> str:
+    """XLA's spelling: `{{0,1},{2,3}}`."""
+    return "{" + ",".join(format_dims(g) for g in groups) + "}"
+
+
 def format_padding(cfg: Any) -> str:
     if not cfg:
         return "{}"
@@ -94,6 +99,8 @@ def _format_attrs(inst: Instruction, cname: dict[Computation, str]) -> list[str]
             out.append(f"padding={format_padding(v)}")
         elif key == "window":
             out.append(f"window={format_window(v)}")
+        elif key == "replica_groups":
+            out.append(f"replica_groups={format_replica_groups(v)}")
         else:  # pragma: no cover - table and printer out of sync
             raise ValueError(f"printer does not know attribute {key}")
     comps = inst.called_computations

@@ -703,3 +703,66 @@ def _fft(opcode, shapes, attrs, called, hint):
         raise _fail(opcode, f"minor dimensions {minor} do not fit {kind} of fft_length "
                     f"{lengths} (expected {want})", shapes)
     return out
+
+
+def _group_size(opcode: str, attrs: dict[str, Any], shapes: list[Shape]) -> int:
+    groups = tuple(tuple(g) for g in attrs.get("replica_groups", ()))
+    sizes = {len(g) for g in groups}
+    if len(sizes) != 1 or 0 in sizes:
+        raise _fail(opcode, f"replica_groups={groups} must be groups of one size", shapes)
+    ids = [i for g in groups for i in g]
+    if len(set(ids)) != len(ids) or any(i < 0 for i in ids):
+        raise _fail(opcode, f"replica_groups={groups} repeat or misname a partition",
+                    shapes)
+    return sizes.pop()
+
+
+def _collective_dim(opcode: str, attrs: dict[str, Any], x: Shape, shapes: list[Shape]) -> int:
+    dims = tuple(attrs.get("dimensions", ()))
+    if len(dims) != 1 or not 0 <= dims[0] < x.rank:
+        raise _fail(opcode, f"dimensions={list(dims)} must name one operand dimension",
+                    shapes)
+    return int(dims[0])
+
+
+def _scalar_combiner(opcode: str, x: Shape, called: list, shapes: list[Shape]) -> None:
+    (comp,) = called
+    scalar = Shape(x.element_type, ())
+    _check_params(opcode, comp, [scalar, scalar], shapes)
+    if comp.root.shape.without_layout() != scalar:
+        raise _fail(opcode, f"to_apply must return {scalar}", shapes)
+
+
+@_rule("all-reduce")
+def _all_reduce(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    _group_size(opcode, attrs, shapes)
+    _scalar_combiner(opcode, x, called, shapes)
+    return x.without_layout()
+
+
+@_rule("all-gather")
+def _all_gather(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    n = _group_size(opcode, attrs, shapes)
+    d = _collective_dim(opcode, attrs, x, shapes)
+    dims = list(x.dimensions)
+    dims[d] *= n
+    return Shape(x.element_type, tuple(dims))
+
+
+@_rule("reduce-scatter")
+def _reduce_scatter(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    n = _group_size(opcode, attrs, shapes)
+    d = _collective_dim(opcode, attrs, x, shapes)
+    _scalar_combiner(opcode, x, called, shapes)
+    if x.dimensions[d] % n:
+        raise _fail(opcode, f"dimension {d} of size {x.dimensions[d]} does not split into "
+                    f"{n} equal blocks", shapes)
+    dims = list(x.dimensions)
+    dims[d] //= n
+    return Shape(x.element_type, tuple(dims))

@@ -5,8 +5,8 @@ Input: one array; param `sharding` (a NamedSharding or SingleDeviceSharding obje
 this module reads through its `mesh`/`spec` attributes only). Output: the same array.
 Semantics: values are unchanged (eagerly, `lax.with_sharding_constraint` lays a concrete
 array out with `device_put` instead of binding this). Lowering: the identity (no HLO
-instruction): until the partitioner exists, a jitted program runs on one device, and the
-constraint is kept only in the jaxpr (as JAX prints it).
+instruction); the sharding rides on the value's instruction as metadata, which the SPMD
+partitioner reads (passes/spmd_partitioner.py) when the program is partitioned.
 Autodiff: linear; the tangent and the cotangent carry the same constraint (JAX's rules).
 vmap: the batch axis is not split (a None inserted into the spec at the batch axis).
 """
@@ -22,6 +22,7 @@ from ember.core import ad
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
+from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding
 from ember.prims import _lower as L
 
 sharding_constraint_p = Primitive("sharding_constraint")
@@ -45,7 +46,17 @@ def _impl(x: np.ndarray, *, sharding: Any) -> np.ndarray:
     return x
 
 
-sharding_constraint_p.def_lowering(L.identity)
+def _lower(ctx: Any, x: Any, *, sharding: Any) -> Any:
+    """The identity, the sharding kept on the value's instruction for the partitioner
+    (metadata CONSTRAINT_KEY; a program that is not partitioned ignores it)."""
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is not None and spec is not None and mesh.size > 1:
+        axes = tuple((str(a), int(n)) for a, n in mesh.shape.items())
+        x.metadata[CONSTRAINT_KEY] = HloSharding(axes, spec._normalized(ctx.avals_in[0].ndim))
+    return L.identity(ctx, x)
+
+
+sharding_constraint_p.def_lowering(_lower)
 
 
 def _transpose(ct: Any, x: Any, *, sharding: Any) -> list:

@@ -7,11 +7,11 @@ Input: a global value or per-device pieces, and a `Sharding`. Output: a `Sharded
 the layout); each `Shard` has `device`, `index` (a slice per dimension), `data` (an Array of
 the shard's shape) and `replica_id`. Invariants: a shard's buffer is its own (C-contiguous,
 read-only), so a process holds only its shards; an array whose devices are all in this
-process is also assembled once into the global value, which eager operations and jit's
-calls read (their results are single-device arrays, as the sharding partitioner is not
-built yet); so is an array whose blocks all have a copy in this process (a replicated
-one); reading the value of an array some of whose blocks live only in other processes
-raises JAX's error.
+process is also assembled once into the global value (when made, or, for a partitioned
+jit's results, when first read), which eager operations read (a
+jit call with such arguments is partitioned: ember/spmd/_jit.py); so is an array whose
+blocks all have a copy in this process (a replicated one); reading the value of an array
+some of whose blocks live only in other processes raises JAX's error.
 """
 
 from __future__ import annotations
@@ -62,15 +62,25 @@ def _replica_ids(sharding: Sharding, shape: tuple[int, ...]) -> dict[Any, int]:
 class ShardedArray(ArrayImpl):
     """An Array held as one buffer per addressable device (see the module docstring)."""
 
-    __slots__ = ("_sharding", "_shards")
+    __slots__ = ("_sharding", "_shards", "_lazy")
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray],
-                 value: np.ndarray | None = None) -> None:
-        if value is None and _covers(aval, sharding, shards):
+                 value: np.ndarray | None = None, lazy: bool = False) -> None:
+        # `lazy`: the global value is assembled when first read, not now (a partitioned
+        # jit's results: fed to the next call, their blocks are all that is read)
+        covers = value is None and _covers(aval, sharding, shards)
+        if covers and not lazy:
             value = _assemble(aval, sharding, shards)
         super().__init__(value, aval)  # type: ignore[arg-type]
         self._sharding = sharding
         self._shards = shards
+        self._lazy = covers and lazy
+
+    def _assembled(self) -> None:
+        """Assemble a lazy array's global value (once)."""
+        if self._lazy and self._value is None and not self._deleted:
+            self._value = _assemble(self._aval, self._sharding, self._shards)
+            self._lazy = False
 
     @property
     def sharding(self) -> Sharding:
@@ -89,6 +99,11 @@ class ShardedArray(ArrayImpl):
     @property
     def is_fully_addressable(self) -> bool:
         return self._sharding.is_fully_addressable
+
+    @property
+    def spans_devices(self) -> bool:
+        """Whether the array is laid out over several devices (jit then partitions)."""
+        return len(self._sharding.device_set) > 1
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -117,12 +132,16 @@ class ShardedArray(ArrayImpl):
 
     def _ember_value(self) -> np.ndarray:
         if self._value is None and not self._deleted:
-            raise RuntimeError(_NOT_ADDRESSABLE)
+            self._assembled()
+            if self._value is None:
+                raise RuntimeError(_NOT_ADDRESSABLE)
         return super()._ember_value()
 
     def _c_value(self) -> np.ndarray | None:
         if self._value is None and not self._deleted:
-            raise RuntimeError(_NOT_ADDRESSABLE)
+            self._assembled()
+            if self._value is None:
+                raise RuntimeError(_NOT_ADDRESSABLE)
         return super()._c_value()
 
     def delete(self) -> None:
@@ -130,6 +149,7 @@ class ShardedArray(ArrayImpl):
         self._shards = {}
 
     def __repr__(self) -> str:
+        self._assembled()
         if self._value is None and not self._deleted:
             return f"Array(<not fully addressable>, shape={self.shape}, dtype={self.dtype})"
         return super().__repr__()
@@ -187,7 +207,7 @@ def from_global(value: np.ndarray, sharding: Sharding, weak_type: bool = False
 
 def device_put_sharded_leaf(x: Any, sharding: Sharding) -> Any:
     """One leaf of `device_put(x, sharding)`: a tracer passes through unchanged (inside
-    jit the computation runs on one device, see with_sharding_constraint)."""
+    jit a layout is a with_sharding_constraint's business)."""
     from ember.core.trace import Tracer
     if isinstance(x, Tracer):
         return x

@@ -122,9 +122,18 @@ def run_collective(mesh: Mesh, name: str, params: dict, local: dict[Any, np.ndar
     has no operand (its buffers are ignored)."""
     names = axis_names_of(name, params)
     local = {d: _positional_first(name, params, v) for d, v in local.items()}
+    return run_in_groups(groups(mesh, names), name, params, local, process, communicator)
+
+
+def run_in_groups(all_groups: Sequence[Sequence[Any]], name: str, params: dict,
+                  local: dict[Any, np.ndarray], process: int = 0,
+                  communicator: Any = None) -> dict[Any, np.ndarray]:
+    """`run_collective` over explicit device groups (each in position order, every
+    process listing the same groups in the same order): a partitioned module's replica
+    groups (ember/spmd/_partitioned.py) as well as a mesh's."""
     out: dict[Any, np.ndarray] = {}
     subs: dict[tuple[int, ...], Any] = {}
-    for members in groups(mesh, names):
+    for members in all_groups:
         procs = sorted({d.process_index for d in members})
         mine = [d for d in members if d in local]
         if len(procs) == 1:

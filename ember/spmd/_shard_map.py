@@ -12,7 +12,8 @@ How it runs: the body is traced once, for the per-device shapes (mesh axis names
 every device, doing the collectives itself (`_runtime.py`); called on traced values (inside
 `jit`, `grad`, `vmap`) the jaxpr becomes one program over all the blocks, the mesh axes as
 named vmaps (`_emulate.py`), which the enclosing transformation handles like any other;
-so `jit(shard_map(...))` runs on one device for now (the partitioner is a later slice).
+so `jit(shard_map(...))` runs as one program (the SPMD partitioner, passes/
+spmd_partitioner.py, partitions jit over a mesh, but has no manual, shard_map, axes yet).
 Invariants: both ways give the per-device program's values; a body with a collective in a
 loop or branch also runs the second way eagerly. `check_vma` (default True) raises JAX's
 error for an output that may vary along a mesh axis its out spec leaves out

@@ -51,3 +51,18 @@ def run_mpi(script: str, *args: str, n: int = 2, flags: tuple[str, ...] = (),
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                           env=child_environment(**env))
     return done, time.monotonic() - start
+
+
+def errors_of_each_process(script: str, what: str, timeout: float = 180
+                           ) -> tuple[list[str], float]:
+    """Run `script` on two processes; each must exit 0 and print `<what> passed <process>
+    <largest relative error>`: the errors in process order, and the seconds it took."""
+    import re
+
+    done, seconds = run_mpi(script, timeout=timeout)
+    text = f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, text
+    # (mpiexec may join the two processes' lines without a newline between them)
+    passed = re.findall(rf"{what} passed (\d) (\d\.\d+e[-+]\d+)", done.stdout)
+    assert sorted(p for p, _ in passed) == ["0", "1"], text
+    return [e for _, e in sorted(passed)], seconds

@@ -207,6 +207,19 @@ def _sharding() -> None:
     _close(lax.with_sharding_constraint(x, NamedSharding(mesh, P())), x)
 
 
+def _partitioned_jit() -> None:
+    from ember.sharding import NamedSharding, P
+    n = jax.device_count()  # (whatever jax_num_cpu_devices this process has)
+    mesh = jax.make_mesh((n,), ("i",))
+    x = np.arange(12.0 * n, dtype=np.float32).reshape(4 * n, 3) / n
+    f = jax.jit(lambda a, b: a.T @ b, in_shardings=NamedSharding(mesh, P("i")))
+    _close(f(x, x), x.T @ x, rtol=1e-5, atol=1e-4)
+    if n > 1:  # (one device: nothing to partition)
+        assert "all-reduce(" in f.lower(x, x).compile().as_text()
+        assert [c.opcode for c in jax.explain.collectives(f, x, x).collectives] == [
+            "all-reduce"]
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "`jit` (static, donated arguments), `make_jaxpr`, `eval_shape`, "
     "`trace`/`lower`/`compile`": _jit_stages,
@@ -241,7 +254,10 @@ CHECKS: dict[str, Callable[[], None]] = {
     "several CPU devices (`jax_num_cpu_devices`), `jax.sharding` (`Mesh`, `NamedSharding`, "
     "`device_put`, `addressable_shards`), `shard_map` with `psum`/`all_gather`/"
     "`psum_scatter`/`ppermute`/`all_to_all`, `with_sharding_constraint`": _sharding,
-    "GPUs; `pmap`; `jit` partitioned over several devices (it runs on one)": _devices,
+    "`jit` partitioned over a mesh (`in_shardings`/`out_shardings` or sharded arguments): "
+    "one per-device module with `all-reduce`/`all-gather`/`reduce-scatter`, also across "
+    "processes; `ember.explain.collectives`": _partitioned_jit,
+    "GPUs; `pmap`": _devices,
 }
 
 

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ember.backends.cpu.collectives import as_host_callbacks
 from ember.backends.cpu.errors import UnsupportedOnCpu
 from ember.backends.cpu.jit import disk_cache, llvm_target
 from ember.backends.cpu.plan.runtime_spec import RuntimeSpec
@@ -102,7 +103,9 @@ def compile(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tru
             use_cache: bool = True, donated: tuple[int, ...] = ()) -> Executable:
     """Compile `module` for the host CPU (raises UnsupportedOnCpu for modules the
     interpreter must run). `use_cache=False` skips both caches. `donated`: parameter
-    numbers whose memory outputs of the same shape may take (Executable `owned`)."""
+    numbers whose memory outputs of the same shape may take (Executable `owned`).
+    Collectives become host callbacks first (collectives.py)."""
+    module = as_host_callbacks(module)
     check_supported(module)
     target = llvm_target.target()
     off = ",".join(sorted(disabled_passes())) if run_passes else ""
@@ -145,7 +148,7 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
     the same module gives the same names and schedule."""
     from ember.passes import bf16_expansion
 
-    m = module.clone()
+    m = as_host_callbacks(module).clone()
     if run_passes:
         pipeline(unsafe_math).run(m)
     else:

@@ -68,6 +68,8 @@ def complex_compiles(inst) -> bool:
     op = inst.opcode
     if op in COMPLEX_STRUCTURAL or op == "fft":  # (fft: its own kernel kind, emit/fft.py)
         return True
+    if op == "custom-call" and inst.attrs.get("custom_call_target") == "ember.python_callback":
+        return True  # (a host callback hands NumPy its buffers' bytes: collectives.py)
     if op in ("cholesky", "triangular-solve") or (  # the c/z LAPACK routines: lapack/
             op == "custom-call" and inst.attrs.get("custom_call_target") in _LAPACK_TARGETS):
         return True

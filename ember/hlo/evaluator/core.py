@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.hlo.accumulation import accumulation_dtype
-from ember.hlo.evaluator import fft, indexing, linalg, windows
+from ember.hlo.evaluator import collectives, fft, indexing, linalg, windows
 from ember.hlo.evaluator.custom_calls import CUSTOM_CALLS, register_custom_call
 from ember.hlo.evaluator.elementwise import (
     ELEMENTWISE,
@@ -199,6 +199,24 @@ def plain_binary_opcode(comp: Computation) -> str | None:
 # ---------------------------------------------------------------------------------------
 # Reduce and sort
 # ---------------------------------------------------------------------------------------
+
+
+@_handles("all-reduce", "all-gather", "reduce-scatter")
+def _collective(inst, vals):
+    """Through the device runner of this thread (collectives.py): reduce-scatter and
+    all-reduce name their combiner ('add', 'maximum', ...), all-gather and reduce-scatter
+    their dimension."""
+    reducer = (plain_binary_opcode(inst.to_apply) if inst.called_computations else None)
+    if inst.called_computations and reducer in (None, "overwrite"):
+        raise EvaluationError(f"{inst.opcode} combines with a computation that is not a "
+                              "plain add/multiply/maximum/minimum/and/or/xor")
+    dims = inst.attrs.get("dimensions")
+    try:
+        out = collectives.run(inst.opcode, reducer, inst.attrs["replica_groups"],
+                              int(dims[0]) if dims else None, np.asarray(vals[0]))
+    except collectives.NoDeviceRunner as e:
+        raise EvaluationError(str(e)) from None
+    return np.asarray(out, dtype=inst.shape.dtype).reshape(inst.shape.dimensions)
 
 
 @_handles("reduce")

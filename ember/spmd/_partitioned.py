@@ -1,0 +1,278 @@
+"""A jitted function partitioned over a mesh: one per-device module (the SPMD partitioner's,
+ember/passes/spmd_partitioner.py) compiled once and run on every device of this process,
+its collectives meeting in memory (and over MPI between processes).
+
+Input: a traced function (ClosedJaxpr), its mesh, a sharding per flat argument and a wanted
+sharding (or None) per flat output. Output: `PartitionedProgram`: `program(leaves)` returns
+one `ShardedArray` per output laid out as the partitioner said; `module` (the per-device
+HLO, with its collectives), `report` (collectives and refusals), `out_shardings`.
+How a call runs: each local device gets its block of every argument (an argument already
+laid out so is not copied), the hidden constants and its partition id; the devices run the
+compiled module on threads of their own; a collective's code (the CPU backend's host
+callback, or the evaluator) hands the device's buffer to the call's rendezvous
+(`_Launch`), whose last arrival computes every member's result with the shard_map
+runtime's collectives (`run_in_groups`), in group order, so members get the same bits.
+Invariants: devices meet collectives in the same order (one module); a device that fails
+aborts the call's rendezvous, so the others raise instead of waiting forever; while a call
+runs, the CPU kernels' threads are divided among the local devices (`_KernelThreads`);
+calls from several Python threads take turns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import backends, callbacks
+from ember.compiler import _compile_on, backend_name
+from ember.config import config
+from ember.core.aval import ShapedArray
+from ember.core.jaxpr import ClosedJaxpr
+from ember.hlo.evaluator.collectives import running_on
+from ember.hlo.sharding import HloSharding
+from ember.lowering import LoweredModule, lower_jaxpr
+from ember.passes.spmd_partitioner import partition
+from ember.sharding._array import ShardedArray
+from ember.sharding._mesh import Mesh, PartitionSpec
+from ember.sharding._shardings import NamedSharding
+from ember.spmd import _runtime
+from ember.spmd._collectives import run_in_groups
+
+# (or and and on booleans are max and min; on integers the runtime has no bitwise ones)
+_REDUCE_NAMES = {"add": "psum", "maximum": "pmax", "minimum": "pmin", "or": "pmax",
+                 "and": "pmin"}
+_WAIT_S = 0.5  # how often a waiting device looks whether the call was aborted
+
+
+def mesh_axes(mesh: Mesh) -> tuple[tuple[str, int], ...]:
+    return tuple((str(a), int(s)) for a, s in mesh.shape.items())
+
+
+def to_hlo(sharding: NamedSharding, ndim: int) -> HloSharding:
+    """The HLO form of a NamedSharding of a rank-`ndim` array."""
+    return HloSharding(mesh_axes(sharding.mesh), sharding.spec._normalized(ndim))
+
+
+def to_named(mesh: Mesh, s: HloSharding) -> NamedSharding:
+    """The NamedSharding of an HLO sharding (trailing whole dims left out of the spec)."""
+    parts: list[Any] = [None if not a else a[0] if len(a) == 1 else tuple(a)
+                        for a in s.dims]
+    while parts and parts[-1] is None:
+        parts.pop()
+    return NamedSharding(mesh, PartitionSpec(*parts))
+
+
+class _Launch:
+    """One call's rendezvous: collective number k of every local device meets in slot k."""
+
+    def __init__(self, mesh: Mesh, devices: list, process: int, communicator: Any) -> None:
+        self.mesh = mesh
+        self.n = len(devices)
+        self.process = process
+        self.communicator = communicator
+        self.cond = threading.Condition()
+        self.slots: dict[int, dict[str, Any]] = {}
+        self.failed: BaseException | None = None
+
+    def runner_for(self, device: Any) -> Any:
+        count = [0]
+
+        def runner(opcode: str, reducer: str | None, groups: tuple, dim: int | None,
+                   value: np.ndarray) -> np.ndarray:
+            k = count[0]
+            count[0] += 1
+            return self.arrive(k, device, opcode, reducer, groups, dim, value)
+        return runner
+
+    def abort(self, e: BaseException) -> None:
+        with self.cond:
+            if self.failed is None:
+                self.failed = e
+            self.cond.notify_all()
+
+    def arrive(self, k: int, device: Any, opcode: str, reducer: str | None, groups: tuple,
+               dim: int | None, value: np.ndarray) -> np.ndarray:
+        with self.cond:
+            slot = self.slots.setdefault(k, {"vals": {}, "out": None})
+            slot["vals"][device] = np.array(value, copy=True, order="C")
+            if len(slot["vals"]) == self.n:
+                try:
+                    slot["out"] = self._combine(opcode, reducer, groups, dim, slot["vals"])
+                except BaseException as e:  # noqa: B036 - every waiting device must hear
+                    self.failed = self.failed or e
+                self.cond.notify_all()
+            while slot["out"] is None and self.failed is None:
+                self.cond.wait(_WAIT_S)
+            if self.failed is not None:
+                raise RuntimeError(f"{opcode}: another device of this partitioned call "
+                                   f"failed ({self.failed})")
+            return slot["out"][device]
+
+    def _combine(self, opcode: str, reducer: str | None, groups: tuple, dim: int | None,
+                 vals: dict[Any, np.ndarray]) -> dict[Any, np.ndarray]:
+        flat = list(self.mesh.devices.flat)
+        members = [[flat[p] for p in g] for g in groups]
+        if opcode == "all-reduce":
+            if reducer not in _REDUCE_NAMES:
+                raise NotImplementedError(f"all-reduce combining with {reducer}")
+            name, params = _REDUCE_NAMES[reducer], {}
+        elif opcode == "all-gather":
+            name, params = "all_gather", {"all_gather_dimension": dim, "tiled": True}
+        elif opcode == "reduce-scatter":
+            if reducer != "add":
+                raise NotImplementedError(f"reduce-scatter combining with {reducer}")
+            name, params = "reduce_scatter", {"scatter_dimension": dim, "tiled": True}
+        else:
+            raise NotImplementedError(f"no collective {opcode}")
+        return run_in_groups(members, name, params, vals, self.process, self.communicator)
+
+
+class _KernelThreads:
+    """While partitioned calls run, the CPU kernels' thread count is divided among the
+    local devices (k devices each running a pool of n threads on n cores would spin
+    against each other; results never depend on the thread count). Counted, so
+    overlapping calls restore the count once, after the last."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.saved = 0
+
+    @contextlib.contextmanager
+    def divided(self, devices: int) -> Iterator[None]:
+        from ember.backends.cpu.runtime import threads
+
+        with self.lock:
+            if self.active == 0:
+                self.saved = threads.get_num_threads()
+                threads.set_num_threads(max(1, self.saved // max(devices, 1)))
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active -= 1
+                if self.active == 0:
+                    threads.set_num_threads(self.saved)
+
+
+_KERNEL_THREADS = _KernelThreads()
+# Partitioned calls from several Python threads take turns: the device pool's workers could
+# otherwise all wait at rendezvous whose other members are queued behind them (and every
+# process must meet the collectives of its calls in one order)
+_ONE_CALL_AT_A_TIME = threading.Lock()
+
+
+class PartitionedProgram:
+    """A function compiled for every device of `mesh` (see the module docstring)."""
+
+    def __init__(self, closed: ClosedJaxpr, name: str, mesh: Mesh,
+                 in_shardings: Sequence[HloSharding],
+                 out_wanted: Sequence[HloSharding | None],
+                 out_given: Sequence[NamedSharding | None] = ()) -> None:
+        self.mesh = mesh
+        self.closed = closed
+        lowered = lower_jaxpr(closed, name)
+        self.lowered = lowered
+        part = partition(lowered.module, mesh_axes(mesh), dict(enumerate(in_shardings)),
+                         list(out_wanted))
+        self.module = part.module
+        self.report = part.report
+        self.in_shardings = list(in_shardings)
+        self._in_named = [to_named(mesh, s) for s in in_shardings]
+        self._indices: dict[int, dict] = {}
+        # (a result laid out as the user's out sharding carries that very object)
+        given = list(out_given) + [None] * (len(part.out_shardings) - len(out_given))
+        self.out_shardings = [
+            g if g is not None and s is not None and to_hlo(g, len(s.dims)) == s
+            else to_named(mesh, s) if s is not None else None
+            for s, g in zip(part.out_shardings, given)]
+        out_avals = [ShapedArray(s.local_shape(a.shape) if s is not None else a.shape,
+                                 a.dtype, a.weak_type)
+                     for s, a in zip(part.out_shardings, closed.out_avals)]
+        per_device = LoweredModule(part.module, lowered.hidden_consts, out_avals,
+                                   lowered.tuple_result)
+        unsafe = bool(config.ember_unsafe_math)
+        compiled = None
+        # the CPU backend (collectives as host callbacks) unless the interpreter is chosen;
+        # the interpreter runs anything (xla-cpu and tpu take no per-device collectives yet)
+        chosen = "interpreter" if backend_name() == "interpreter" else "cpu"
+        for backend in dict.fromkeys((chosen, "interpreter")):
+            compiled = _compile_on(backends.get(backend), per_device, unsafe, True, ())
+            if compiled is not None:
+                break
+        assert compiled is not None
+        self.compiled = callbacks.guard(compiled)
+
+    def _blocks(self, leaves: Sequence[Any], devices: list) -> list[list[np.ndarray]]:
+        """Each device's blocks of the arguments: an argument laid out as its sharding says
+        lends its own buffers; any other value is cut (its slices computed once)."""
+        per_arg = []
+        for j, (x, named, aval) in enumerate(zip(leaves, self._in_named,
+                                                 self.closed.in_avals)):
+            if isinstance(x, ShardedArray) and (x.sharding == named or x.sharding
+                                                .is_equivalent_to(named, aval.ndim)):
+                shards = x._shards
+                per_arg.append([np.asarray(shards[d]) for d in devices])
+                continue
+            value = np.asarray(x._ember_value() if hasattr(x, "_ember_value") else x)
+            value = value.astype(aval.dtype, copy=False)
+            index = self._indices.get(j)
+            if index is None:
+                index = self._indices[j] = named.devices_indices_map(aval.shape)
+            per_arg.append([np.array(value[index[d]], order="C") for d in devices])
+        return [[arg[k] for arg in per_arg] for k in range(len(devices))]
+
+    def __call__(self, leaves: Sequence[Any]) -> list[Any]:
+        from ember.distributed import topology
+
+        topo = topology.current()
+        flat = list(self.mesh.devices.flat)
+        devices = [d for d in flat if d.process_index == topo.process_index]
+        blocks = self._blocks(leaves, devices)
+        launch = _Launch(self.mesh, devices, topo.process_index, topo.communicator)
+        exe = self.compiled.executable
+        hidden = self.compiled.lowered.hidden_consts
+        tuple_result = self.compiled.lowered.tuple_result
+
+        def one(k: int) -> list[np.ndarray]:
+            dev = devices[k]
+            try:
+                with running_on(launch.runner_for(dev)):
+                    out = exe(*blocks[k], *hidden, np.int32(flat.index(dev)))
+            except BaseException as e:
+                launch.abort(e)
+                raise
+            return list(out) if tuple_result else [out]
+
+        results, errors = [], []
+        with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
+            # (the first device runs on this thread: one hand-over fewer per call)
+            futures = [_runtime._pool(len(devices)).submit(one, k)
+                       for k in range(1, len(devices))]
+            try:
+                results.append(one(0))
+            except BaseException as e:  # noqa: B036 - re-raised below
+                errors.append(e)
+            for f in futures:
+                try:
+                    results.append(f.result())
+                except BaseException as e:  # noqa: B036 - re-raised below
+                    errors.append(e)
+        if errors:  # (the device that failed first, not those it aborted)
+            raise launch.failed if launch.failed in errors else errors[0]
+        outs = []
+        for j, (aval, named) in enumerate(zip(self.closed.out_avals, self.out_shardings)):
+            by_dev = {}
+            for k, d in enumerate(devices):
+                buf = np.require(results[k][j], dtype=aval.dtype, requirements="C")
+                if buf.flags.writeable:
+                    buf.setflags(write=False)
+                by_dev[d] = buf
+            outs.append(ShardedArray(ShapedArray(aval.shape, aval.dtype, aval.weak_type),
+                                     named, by_dev, lazy=True))
+        return outs
