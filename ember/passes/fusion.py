@@ -8,7 +8,8 @@ fused). Output: the module where each group of fused instructions is replaced by
 `%fusion = T fusion(%in...), kind=kLoop|kInput, calls=%fused_computation`; the fused
 computation holds the group, its parameters are the group's inputs in operand order.
 `module.fusion_decisions` lists every refusal as a `FusionDecision(producer, consumer,
-reason)` (instruction names before the rewrite).
+reason)` (instruction names before the rewrite); `module.fusion_merges` every multi-output
+loop fusion formed (`fusion_merge.FusionMerge`: which groups, why, what it writes).
 
 Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
@@ -25,6 +26,13 @@ Rewrites:
                                                    f at its own index become one kLoop pass
                                                    writing both, so an iteration such as
                                                    z = z*z + c; n += |z| <= 2 is one kernel)
+  g(x) read by f1 and f2; y = f1(g(x), x), z = f2(g(x), x)
+      => gte(fusion(x){tuple(f1(g), f2(g))}, k)   (multi-output loop fusion,
+                                                   `fusion_merge.py`: a loop group reading
+                                                   another's root at its own index takes
+                                                   it in, the root an extra output while
+                                                   others read it; loop groups sharing an
+                                                   input merge; Black-Scholes is one kernel)
 
 Target choices: what a backend's code generator can run reaches the pass as a
 `FusionPolicy` the backend gives (`Fusion(policy)`), never as a test of which backend runs:
@@ -71,6 +79,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
+from ember.passes.fusion_merge import FusionMerge, merge_loop_groups
 from ember.passes.fusion_reuse import worst_recomputation
 from ember.passes.grouping import grow_group, is_constant_fill
 from ember.passes.row_fusion import form_row_groups
@@ -261,26 +270,33 @@ class FusionPolicy(FrozenRecord):
                     (see `fusion_reuse.py`). XLA refuses any expensive producer under a
                     reusing consumer; this counts the work instead, so a long chain of
                     cheap taps counts too and a cheap op under a broadcast does not.
+    multi_output_fusion
+                    loop groups merge into multi-output loop kernels (`fusion_merge.py`):
+                    a producer read at the consumer's index joins it (an extra output while
+                    others read it), siblings sharing an input merge (the backend's loop
+                    kernels store several roots of one shape and layout)
     """
 
     FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit",
-              "recompute_limit", "carry_fusion")
+              "recompute_limit", "carry_fusion", "multi_output_fusion")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
     duplication_limit: int
     recompute_limit: float
     carry_fusion: bool
+    multi_output_fusion: bool
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
                  sibling_fusion: bool = True, duplication_limit: int = 15,
-                 recompute_limit: float = 32.0, carry_fusion: bool = False) -> None:
+                 recompute_limit: float = 32.0, carry_fusion: bool = False,
+                 multi_output_fusion: bool = False) -> None:
         if duplication_limit < 1:
             raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
         if not recompute_limit >= 0:
             raise ValueError(f"recompute_limit must be at least 0, got {recompute_limit}")
         self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit,
-                     float(recompute_limit), carry_fusion)
+                     float(recompute_limit), carry_fusion, multi_output_fusion)
 
 
 class Fusion(HloPass):
@@ -296,13 +312,15 @@ class Fusion(HloPass):
         # the entry and every computation a while or conditional runs (their bodies become
         # native loops whose kernels are fused like any other code); fused computations and
         # reducers are left alone
-        changed, found = False, []
+        changed, found, merges = False, [], []
         bodies = {inst.called_computations[1] for c in module.computations
                   for inst in c.instructions if inst.opcode == "while"}
         for comp in _control_flow_computations(module):
             changed |= self._run_on(module, comp, comp in bodies)
             found += module.fusion_decisions  # type: ignore[attr-defined]
+            merges += module.fusion_merges  # type: ignore[attr-defined]
         module.fusion_decisions = found  # type: ignore[attr-defined]
+        module.fusion_merges = merges  # type: ignore[attr-defined]
         return changed
 
     def _run_on(self, module: Module, entry: Computation, loop_body: bool = False) -> bool:
@@ -320,6 +338,11 @@ class Fusion(HloPass):
                   else [([r], m) for r, m in groups])
         if loop_body and self.policy.carry_fusion:
             groups = _merge_carries(entry, groups)
+        merges: list[FusionMerge] = []
+        if self.policy.multi_output_fusion:
+            groups, merges, refused = merge_loop_groups(entry, groups)
+            decisions += [FusionDecision(*d) for d in refused]
+        module.fusion_merges = merges  # type: ignore[attr-defined]
         decisions += [FusionDecision(*d) for d in row_decisions]
         seen: set[tuple[str, str, str]] = set()
         unique = []
