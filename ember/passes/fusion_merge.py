@@ -300,15 +300,22 @@ class _Merger:
             for x in dict.fromkeys(shared):
                 readers.setdefault(x, []).append(k)
         for x in sorted(readers, key=self.pos.__getitem__):
-            slots = list(dict.fromkeys(self.find(k) for k in readers[x]))
-            base = slots[0]
-            for k in slots[1:]:
-                base, k = self.find(base), self.find(k)
-                if base == k:
+            # each reader joins the first merged group that takes it, else starts one (a
+            # group full at MAX_OUTPUTS leaves the next readers to a new one)
+            bases: list[int] = []
+            for k in readers[x]:
+                k = self.find(k)
+                if k in bases:
                     continue
-                what = "producer computed once" if x in self.sets[base] else "input read once"
-                if self._try(base, k, "sibling", f"both read %{x.name}: {what}"):
-                    changed = True
+                for base in bases[:4]:
+                    what = ("producer computed once" if x in self.sets[base]
+                            else "input read once")
+                    if self._try(base, k, "sibling", f"both read %{x.name}: {what}"):
+                        changed = True
+                        break
+                else:
+                    bases.append(k)
+                bases = list(dict.fromkeys(self.find(b) for b in bases))
         return changed
 
     def result(self) -> list[Group]:
