@@ -45,7 +45,10 @@ Invariants:
   of its users that will join the group already have: a producer with a user outside the
   group is duplicated, which `should_fuse` allows only for cheap producers.
 - Expensive producers (the opcode table's flag: transcendentals, divide, power, ...) are
-  never duplicated and never fused below a broadcast that would recompute them per output.
+  never duplicated and never fused below a broadcast that would recompute them per output;
+  nor below a cheap producer that is duplicated (`K * exp(-r T)` read by two kernels is
+  copied into both, but its exp is not: the exp is then a kernel's root, which
+  multi-output fusion may merge with its readers' kernels).
 - A producer with several users that (through elementwise ops) feeds a reduction is never
   duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit. A
   broadcast of a scalar constant, or an iota, involves no arithmetic: it is duplicated into
@@ -149,13 +152,26 @@ def _feeds_reduction(inst: Instruction) -> bool:
     return False
 
 
+def reaches_reduction(order: list[Instruction]) -> dict[Instruction, bool]:
+    """`_feeds_reduction` of every instruction of a computation (`order`: its post order)
+    in one walk, users first: a walk per candidate made the pass quadratic in the program
+    (an unrolled loop of 600 steps spent 6 of its 9 s of fusion there)."""
+    out: dict[Instruction, bool] = {}
+    for inst in reversed(order):
+        out[inst] = any(u.opcode == "reduce" or (u.opcode in LOOP_FUSIBLE and out.get(u, False))
+                        for u in inst.users)
+    return out
+
+
 def should_fuse(consumer: Instruction, producer: Instruction,
-                group: set[Instruction] | None = None, amplified: bool = False) -> Decision:
+                group: set[Instruction] | None = None, amplified: bool = False,
+                feeds: dict[Instruction, bool] | None = None) -> Decision:
     """May `producer` be computed inside the fusion that `consumer` belongs to?
 
     `group` is the consumer's group so far (users of `producer` outside it force a
     duplicate); `amplified` says the consumer's value is read several times per output of
-    the group (a broadcast between it and the root).
+    the group (a broadcast between it and the root); `feeds`: `reaches_reduction` of the
+    computation, when the caller has it.
     """
     group = group if group is not None else {consumer}
     op = producer.opcode
@@ -184,7 +200,8 @@ def should_fuse(consumer: Instruction, producer: Instruction,
         if expensive:
             return Decision(False, f"expensive {op} has {len(producer.users)} users; "
                                    f"not duplicated")
-        if _feeds_reduction(producer):
+        if feeds[producer] if feeds is not None and producer in feeds else \
+                _feeds_reduction(producer):
             return Decision(False, "feeds a reduction and another consumer (x - max(x) "
                                    "pattern); not duplicated")
     return Decision(True)
@@ -307,6 +324,7 @@ class Fusion(HloPass):
 
     def __init__(self, policy: FusionPolicy | None = None) -> None:
         self.policy = policy if policy is not None else FusionPolicy()
+        self._feeds: dict[Instruction, bool] = {}  # reaches_reduction of the computation
 
     def run(self, module: Module) -> bool:
         # the entry and every computation a while or conditional runs (their bodies become
@@ -366,6 +384,7 @@ class Fusion(HloPass):
                      ) -> list[tuple[Instruction, list[Instruction]]]:
         order = comp.post_order()
         pos = {inst: k for k, inst in enumerate(order)}
+        self._feeds = reaches_reduction(order)
         member_of: dict[Instruction, list[set[Instruction]]] = {}
         groups: list[tuple[Instruction, list[Instruction]]] = []
         for inst in reversed(order):
@@ -405,6 +424,9 @@ class Fusion(HloPass):
                    ) -> list[Instruction]:
         """One growth of `root`'s group that refuses the members in `cut`."""
         amplified: dict[Instruction, bool] = {root: False}
+        # a member copied into this group while other kernels read (or copy) it too: its
+        # producers fused here are copies as well
+        copied: dict[Instruction, bool] = {root: False}
         output_fusion = self.policy.output_fusion
         limit = self.policy.duplication_limit
         # the element generator's index sources and emission counts of each member
@@ -427,15 +449,23 @@ class Fusion(HloPass):
                 if not d.ok:
                     decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
                     return False
-                amplified[p] = False
+                amplified[p] = copied[p] = False
                 sources[p], counts[p] = frozenset({p}), 1
                 return True
             for c in consumers:
-                d = should_fuse(c, p, group, amplified[c] or _expands(c))
+                d = should_fuse(c, p, group, amplified[c] or _expands(c), self._feeds)
                 if not d.ok:
                     if p.opcode != "parameter":
                         decisions.append(FusionDecision(p.name, c.name, d.reason))
                     return False
+            under = next((c for c in consumers if copied[c]), None)
+            if under is not None and OPCODES[p.opcode].expensive:
+                # its only users are copies: fusing it would compute it once per copy (a
+                # chain x = exp(x) * .5 read twice per step would copy every earlier step)
+                decisions.append(FusionDecision(p.name, under.name, (
+                    f"expensive {p.opcode} under %{under.name}, which is copied into other "
+                    f"kernels too; not duplicated")))
+                return False
             srcs, n = emissions(p, consumers, sources, counts)
             if n > limit and p.opcode != "broadcast" and not is_constant_fill(p):
                 # a broadcast is exempt (materializing it costs more than re-reading its
@@ -448,6 +478,7 @@ class Fusion(HloPass):
                 return False
             sources[p], counts[p] = srcs, n
             amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
+            copied[p] = under is not None or any(u not in group for u in p.users)
             return True
 
         return grow_group(root, pos, accept)

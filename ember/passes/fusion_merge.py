@@ -203,7 +203,7 @@ class _Merger:
             return (f"the merged kernel would hold {len(merged)} instructions, above "
                     f"{MAX_MEMBERS} (compile time)")
         roots = ri + [r for r in rj if r not in ri]
-        if len(self._kept(roots, merged)) > MAX_OUTPUTS:
+        if len(self._kept(roots, merged, (i, j))) > MAX_OUTPUTS:
             return f"the merged kernel would write more than {MAX_OUTPUTS} outputs"
         why = self._read_elsewhere(i, j) or self._read_elsewhere(j, i)
         if why is not None:
@@ -213,21 +213,21 @@ class _Merger:
                     "kernel (merging would form a cycle)")
         return None
 
-    def _kept(self, roots: list[Instruction], merged: set[Instruction]) -> list[Instruction]:
-        """The roots a merged group must still write: read from memory by something outside
-        it (a user in no group that holds a copy of the root, or the program's output)."""
+    def _kept(self, roots: list[Instruction], merged: set[Instruction],
+              slots: tuple[int, int]) -> list[Instruction]:
+        """The roots the group merged from `slots` must still write: those read from memory
+        by something outside it (a user in no group, or in a group without its own copy
+        of the root), and the program's outputs."""
         kept = []
         for r in roots:
-            if r in self.program_outputs:
+            if r in self.program_outputs or any(
+                    not self.member_of.get(u) or any(
+                        r not in (merged if g in slots else self.sets[g])
+                        for g in self.member_of[u]) for u in r.users):
                 kept.append(r)
-                continue
-            for u in r.users:
-                if u in merged:
-                    continue
-                if not any(r in self.sets[g] for g in self.member_of.get(u, ())):
-                    kept.append(r)
-                    break
-        return kept
+        # (never empty: every group's root was read from memory by something when it was
+        # grown; kept anyway, should a dead group have slipped in)
+        return kept or roots[-1:]
 
     # -- merging -------------------------------------------------------------------------
 
@@ -237,7 +237,7 @@ class _Merger:
         rj, mj = self.groups[j]  # type: ignore[misc]
         merged = self.sets[i] | self.sets[j]
         members = mi + [m for m in mj if m not in self.sets[i]]
-        roots = self._kept(ri + [r for r in rj if r not in ri], merged)
+        roots = self._kept(ri + [r for r in rj if r not in ri], merged, (i, j))
         self.merges.append(FusionMerge(kind, ri[0].name, rj[0].name,
                                        tuple(r.name for r in roots), reason))
         keep, drop = max(i, j), min(i, j)
@@ -307,7 +307,7 @@ class _Merger:
                 k = self.find(k)
                 if k in bases:
                     continue
-                for base in bases[:4]:
+                for base in bases[-4:]:  # (the newest: older ones are likely full)
                     what = ("producer computed once" if x in self.sets[base]
                             else "input read once")
                     if self._try(base, k, "sibling", f"both read %{x.name}: {what}"):
