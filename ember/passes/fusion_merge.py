@@ -26,10 +26,14 @@ Invariants:
   (elementwise readers of its shape), so the element generator computes it once per
   element for both the store and its readers; a consumer that reads it at other indices
   (a slice, a transpose, a broadcast) would recompute its whole tree, and is refused.
-- No cycle: no input of the merged group (an operand of a member, not itself a member)
-  depends on one of its roots (a forward walk from the roots over the users, bounded by the
-  post order of the inputs). The walk uses the graph before fusion, so a path through a
-  duplicated copy counts too: conservative, never a false merge.
+- No cycle: no input of the merged group (an operand of a member, not itself a member, or
+  a member another group writes, which the merged kernel may read from that group's
+  fusion) depends on one of its roots: a forward walk from the roots over the users,
+  bounded by the post order of the inputs, where reaching a member of another group
+  reaches all the roots that group writes (an earlier merge made one kernel of them: a
+  reader of one of its outputs waits for all its inputs). The walk uses the graph before
+  fusion, so a path through a duplicated copy counts too: conservative, never a false
+  merge.
 - Bounded kernels: at most MAX_OUTPUTS roots and MAX_MEMBERS members (compile time of one
   LLVM function grows faster than linearly in its size; an unrolled program must not
   become one kernel), and the code emitted stays the sum of the merged kernels' codes
@@ -130,6 +134,8 @@ class _Merger:
         self.merges: list[FusionMerge] = []
         self.refusals: list[tuple[str, str, str]] = []
         self.refused: set[tuple[int, int]] = set()
+        # (slot, first root position, last member position) of each multi-root group
+        self._spans: list[tuple[int, int, int]] | None = None
 
     def find(self, k: int) -> int:
         """The slot group k lives in now."""
@@ -155,12 +161,35 @@ class _Merger:
                 out.add(m)
         return out
 
-    def _cycle(self, roots: list[Instruction], inputs: set[Instruction]) -> bool:
-        """Does some input depend on one of `roots` (module doc: the cycle check)?"""
+    def _bound(self, bound: int, slots: tuple[int, int]) -> int:
+        """The last post-order position from which an input (at `bound` or before) can still
+        be reached. Along instruction edges positions grow; a jump from a member to its
+        group's roots goes back only in a group with several roots (a root of a merged
+        producer precedes its consumer's members): such a group with a root at or before
+        the bound extends it to its last member."""
+        if self._spans is None:  # (recomputed after each merge)
+            self._spans = [(k, min(self.pos[r] for r in g[0]),
+                            max(self.pos[m] for m in self.sets[k]))
+                           for k, g in enumerate(self.groups) if g is not None and len(g[0]) > 1]
+        multi = [(lo, hi) for k, lo, hi in self._spans if k not in slots]
+        grown = True
+        while grown:
+            grown = False
+            for lo, hi in multi:
+                if lo <= bound < hi:
+                    bound, grown = hi, True
+        return bound
+
+    def _cycle(self, roots: list[Instruction], inputs: set[Instruction],
+               slots: tuple[int, int]) -> bool:
+        """Does some input depend on one of `roots` (module doc: the cycle check)? Kernels,
+        not instructions, run in order: reaching a member of another group reaches every
+        root that group writes (a multi-output kernel made by an earlier merge writes all
+        its roots after reading all its inputs)."""
         if not inputs:
             return False
-        bound = max(self.pos.get(i, -1) for i in inputs)
-        seen: set[Instruction] = set()
+        bound = self._bound(max(self.pos.get(i, -1) for i in inputs), slots)
+        seen: set[Instruction] = set(roots)
         stack = list(roots)
         while stack:
             inst = stack.pop()
@@ -171,6 +200,16 @@ class _Merger:
                     return True
                 seen.add(u)
                 stack.append(u)
+                for g in self.member_of.get(u, ()):
+                    group = self.groups[g]
+                    if g in slots or group is None:
+                        continue
+                    for r in group[0]:
+                        if r not in seen:
+                            if r in inputs:
+                                return True
+                            seen.add(r)
+                            stack.append(r)
         return False
 
     def _read_elsewhere(self, i: int, j: int) -> str | None:
@@ -190,6 +229,22 @@ class _Merger:
                             f"{u.opcode} or its users); it would be recomputed, not read once")
         return None
 
+    def _written_elsewhere(self, merged: set[Instruction], slots: tuple[int, int]
+                           ) -> set[Instruction]:
+        """Members that another group writes to memory (a root of it): the fusion of that
+        group, when built first, replaces the member's uses here, so the merged kernel
+        reads it from there; for the cycle check they are inputs."""
+        out = set()
+        for m in merged:
+            k = self.root_of.get(m)
+            if k is None:
+                continue
+            k = self.find(k)
+            g = self.groups[k]
+            if k not in slots and g is not None and m in g[0]:
+                out.add(m)
+        return out
+
     def _why_not(self, i: int, j: int) -> str | None:
         """Why groups i and j cannot merge (None: they can)."""
         ri, _ = self.groups[i]  # type: ignore[misc]
@@ -208,7 +263,8 @@ class _Merger:
         why = self._read_elsewhere(i, j) or self._read_elsewhere(j, i)
         if why is not None:
             return why
-        if self._cycle(roots, _inputs(merged)):
+        if self._cycle(roots, _inputs(merged) | self._written_elsewhere(merged, (i, j)),
+                       (i, j)):
             return ("an input of one depends on the other's result through another "
                     "kernel (merging would form a cycle)")
         return None
@@ -244,6 +300,7 @@ class _Merger:
         self.groups[keep], self.groups[drop] = (roots, members), None
         self.sets[keep], self.sets[drop] = merged, set()
         self.parent[drop] = keep
+        self._spans = None
         for m in members:
             self.member_of[m].discard(drop)
             self.member_of[m].add(keep)

@@ -319,3 +319,35 @@ ENTRY %main (x: f32[4,6], w: f32[6,6]) -> (f32[4], f32[4,6], f32[4,6]) {
     assert got == {i: _feeds_reduction(i) for i in order}
     names = {i.name: v for i, v in got.items()}
     assert names["e"] and names["d"] and not names["n"]  # (n reaches it through the dot)
+
+
+# a cycle only through an earlier merge: {exp, s2} is one kernel (s2 reads the exp at its
+# index), so a reader of the exp waits for the product s2 also reads; the product reads
+# r4; merging r4's kernel with g3's (both read x) would make the exp's reader feed it
+CYCLE_THROUGH_A_MERGE = """HloModule cycle2
+ENTRY %main (x: f32[8], w: f32[8,8]) -> (f32[8], f32[8]) {
+  %x = f32[8] parameter(0)
+  %w = f32[8,8] parameter(1)
+  %l1 = f32[8] exponential(%x)
+  %two = f32[] constant(2)
+  %twob = f32[8] broadcast(%two), dimensions={}
+  %r4 = f32[8] multiply(%x, %twob)
+  %d = f32[8] dot(%w, %r4), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %s2 = f32[8] add(%l1, %d)
+  %rev = f32[8] reverse(%l1), dimensions={0}
+  %g3 = f32[8] add(%rev, %x)
+  ROOT %out = (f32[8], f32[8]) tuple(%s2, %g3)
+}
+"""
+
+
+def test_a_cycle_through_an_earlier_merge_is_refused():
+    from ember.hlo.verifier import verify
+
+    module, fusions = _fused(CYCLE_THROUGH_A_MERGE,
+                             FusionPolicy(multi_output_fusion=True, output_fusion=False))
+    verify(module)  # (raises on a cycle)
+    merged = {m.first + "+" + m.second for m in module.fusion_merges}
+    assert "l1+s2" in merged and not any("r4" in m for m in merged), merged
+    assert any("form a cycle" in d.reason for d in module.fusion_decisions)
+    _same_values(CYCLE_THROUGH_A_MERGE, module)
