@@ -156,3 +156,22 @@ def test_kernels_of_a_loop_body_merge(x64):
               and i.shape.is_tuple and all(s.dimensions == (257,)
                                            for s in i.shape.tuple_shapes)]
     assert arrays, "the body's two carries should be one multi-output kernel"
+
+
+def flat_and_transposed(x):
+    return x * 2, x.T + 1
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (333, 333), (512, 512)])
+def test_a_flat_root_beside_a_transposed_one_splits_across_threads(shape):
+    # x * 2 alone would be one flat loop; x.T + 1 needs the nest: the kernel's threads
+    # must split the loop it runs (a flat split of the nest wrote far out of bounds)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    compiled = ember.jit(flat_and_transposed).lower(x).compile()
+    kernels = compiled.kernels()
+    assert [k.kind for k in kernels] == ["kLoop"]
+    if shape[0] >= 512:
+        assert kernels[0].parallel
+    a, b = compiled(x)
+    np.testing.assert_array_equal(a, x * 2)
+    np.testing.assert_array_equal(b, x.T + 1)
