@@ -3,8 +3,9 @@
 Input: a Python function and example arguments (arrays or ShapeDtypeStructs), or a
 ClosedJaxpr. Output: an `Analysis`: the jaxpr, the lowered HLO, every pass the CPU
 backend's pipeline ran (module text before and after, changed or not), a copy of the
-module just before fusion, the fused module, the fusion pass's refusals, and the CPU
-executable (None when the module holds opcodes only the interpreter runs).
+module just before fusion, the fused module, the fusion pass's refusals and multi-output
+merges, and the CPU executable (None when the module holds opcodes only the interpreter
+runs).
 Invariants:
 - The passes run exactly as `ember.backends.cpu.compile` runs them (same function, on a
   clone), so the fused module here prints the same as the executable's.
@@ -85,6 +86,7 @@ class Analysis:
     decisions: list                # FusionDecision (ember.passes.fusion)
     executable: Any = None         # ember.backends.cpu Executable, or None
     unsupported: str | None = None  # why the CPU backend cannot compile it
+    merges: list = field(default_factory=list)  # FusionMerge (ember.passes.fusion_merge)
 
     @property
     def changed_steps(self) -> list[PassStep]:
@@ -133,4 +135,5 @@ def analyze_jaxpr(closed: ClosedJaxpr, name: str, *, compile: bool = True,
     if compile and unsupported is None:
         exe = cpu.compile(lowered.module, unsafe_math=unsafe)
     return Analysis(name, closed, lowered, recorder.steps, before, fused,
-                    list(getattr(fused, "fusion_decisions", [])), exe, unsupported)
+                    list(getattr(fused, "fusion_decisions", [])), exe, unsupported,
+                    list(getattr(fused, "fusion_merges", [])))

@@ -139,7 +139,8 @@ def crossing_edges(analysis: Analysis) -> list[CrossingEdge]:
 
 
 def format_report(analysis: Analysis) -> str:
-    """The why-not-fused section: one line per crossing edge, then the other refusals."""
+    """The why-not-fused section: one line per crossing edge, then the other refusals, then
+    the multi-output fusions formed (which groups merged, why, what the kernel writes)."""
     edges = crossing_edges(analysis)
     lines = []
     if not edges:
@@ -156,4 +157,8 @@ def format_report(analysis: Analysis) -> str:
         for d in others:
             where = f"%{d.producer}" if d.producer == d.consumer else str(d).split(":")[0]
             lines.append(f"  {where}: {d.reason}")
+    if analysis.merges:
+        lines.append("Multi-output fusions formed (kernels merged so a shared value is "
+                     "computed once and an input read once):")
+        lines += [f"  {m}" for m in analysis.merges]
     return "\n".join(lines)

@@ -8,7 +8,8 @@ fused). Output: the module where each group of fused instructions is replaced by
 `%fusion = T fusion(%in...), kind=kLoop|kInput, calls=%fused_computation`; the fused
 computation holds the group, its parameters are the group's inputs in operand order.
 `module.fusion_decisions` lists every refusal as a `FusionDecision(producer, consumer,
-reason)` (instruction names before the rewrite).
+reason)` (instruction names before the rewrite); `module.fusion_merges` every multi-output
+loop fusion formed (`fusion_merge.FusionMerge`: which groups, why, what it writes).
 
 Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
@@ -25,6 +26,13 @@ Rewrites:
                                                    f at its own index become one kLoop pass
                                                    writing both, so an iteration such as
                                                    z = z*z + c; n += |z| <= 2 is one kernel)
+  g(x) read by f1 and f2; y = f1(g(x), x), z = f2(g(x), x)
+      => gte(fusion(x){tuple(f1(g), f2(g))}, k)   (multi-output loop fusion,
+                                                   `fusion_merge.py`: a loop group reading
+                                                   another's root at its own index takes
+                                                   it in, the root an extra output while
+                                                   others read it; loop groups sharing an
+                                                   input merge; Black-Scholes is one kernel)
 
 Target choices: what a backend's code generator can run reaches the pass as a
 `FusionPolicy` the backend gives (`Fusion(policy)`), never as a test of which backend runs:
@@ -37,7 +45,10 @@ Invariants:
   of its users that will join the group already have: a producer with a user outside the
   group is duplicated, which `should_fuse` allows only for cheap producers.
 - Expensive producers (the opcode table's flag: transcendentals, divide, power, ...) are
-  never duplicated and never fused below a broadcast that would recompute them per output.
+  never duplicated and never fused below a broadcast that would recompute them per output;
+  nor below a cheap producer that is duplicated (`K * exp(-r T)` read by two kernels is
+  copied into both, but its exp is not: the exp is then a kernel's root, which
+  multi-output fusion may merge with its readers' kernels).
 - A producer with several users that (through elementwise ops) feeds a reduction is never
   duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit. A
   broadcast of a scalar constant, or an iota, involves no arithmetic: it is duplicated into
@@ -71,6 +82,7 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
+from ember.passes.fusion_merge import FusionMerge, merge_loop_groups
 from ember.passes.fusion_reuse import worst_recomputation
 from ember.passes.grouping import grow_group, is_constant_fill
 from ember.passes.row_fusion import form_row_groups
@@ -140,13 +152,26 @@ def _feeds_reduction(inst: Instruction) -> bool:
     return False
 
 
+def reaches_reduction(order: list[Instruction]) -> dict[Instruction, bool]:
+    """`_feeds_reduction` of every instruction of a computation (`order`: its post order)
+    in one walk, users first: a walk per candidate made the pass quadratic in the program
+    (an unrolled loop of 600 steps spent 6 of its 9 s of fusion there)."""
+    out: dict[Instruction, bool] = {}
+    for inst in reversed(order):
+        out[inst] = any(u.opcode == "reduce" or (u.opcode in LOOP_FUSIBLE and out.get(u, False))
+                        for u in inst.users)
+    return out
+
+
 def should_fuse(consumer: Instruction, producer: Instruction,
-                group: set[Instruction] | None = None, amplified: bool = False) -> Decision:
+                group: set[Instruction] | None = None, amplified: bool = False,
+                feeds: dict[Instruction, bool] | None = None) -> Decision:
     """May `producer` be computed inside the fusion that `consumer` belongs to?
 
     `group` is the consumer's group so far (users of `producer` outside it force a
     duplicate); `amplified` says the consumer's value is read several times per output of
-    the group (a broadcast between it and the root).
+    the group (a broadcast between it and the root); `feeds`: `reaches_reduction` of the
+    computation, when the caller has it.
     """
     group = group if group is not None else {consumer}
     op = producer.opcode
@@ -175,7 +200,8 @@ def should_fuse(consumer: Instruction, producer: Instruction,
         if expensive:
             return Decision(False, f"expensive {op} has {len(producer.users)} users; "
                                    f"not duplicated")
-        if _feeds_reduction(producer):
+        if feeds[producer] if feeds is not None and producer in feeds else \
+                _feeds_reduction(producer):
             return Decision(False, "feeds a reduction and another consumer (x - max(x) "
                                    "pattern); not duplicated")
     return Decision(True)
@@ -261,26 +287,33 @@ class FusionPolicy(FrozenRecord):
                     (see `fusion_reuse.py`). XLA refuses any expensive producer under a
                     reusing consumer; this counts the work instead, so a long chain of
                     cheap taps counts too and a cheap op under a broadcast does not.
+    multi_output_fusion
+                    loop groups merge into multi-output loop kernels (`fusion_merge.py`):
+                    a producer read at the consumer's index joins it (an extra output while
+                    others read it), siblings sharing an input merge (the backend's loop
+                    kernels store several roots of one shape and layout)
     """
 
     FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit",
-              "recompute_limit", "carry_fusion")
+              "recompute_limit", "carry_fusion", "multi_output_fusion")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
     duplication_limit: int
     recompute_limit: float
     carry_fusion: bool
+    multi_output_fusion: bool
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
                  sibling_fusion: bool = True, duplication_limit: int = 15,
-                 recompute_limit: float = 32.0, carry_fusion: bool = False) -> None:
+                 recompute_limit: float = 32.0, carry_fusion: bool = False,
+                 multi_output_fusion: bool = False) -> None:
         if duplication_limit < 1:
             raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
         if not recompute_limit >= 0:
             raise ValueError(f"recompute_limit must be at least 0, got {recompute_limit}")
         self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit,
-                     float(recompute_limit), carry_fusion)
+                     float(recompute_limit), carry_fusion, multi_output_fusion)
 
 
 class Fusion(HloPass):
@@ -291,18 +324,21 @@ class Fusion(HloPass):
 
     def __init__(self, policy: FusionPolicy | None = None) -> None:
         self.policy = policy if policy is not None else FusionPolicy()
+        self._feeds: dict[Instruction, bool] = {}  # reaches_reduction of the computation
 
     def run(self, module: Module) -> bool:
         # the entry and every computation a while or conditional runs (their bodies become
         # native loops whose kernels are fused like any other code); fused computations and
         # reducers are left alone
-        changed, found = False, []
+        changed, found, merges = False, [], []
         bodies = {inst.called_computations[1] for c in module.computations
                   for inst in c.instructions if inst.opcode == "while"}
         for comp in _control_flow_computations(module):
             changed |= self._run_on(module, comp, comp in bodies)
             found += module.fusion_decisions  # type: ignore[attr-defined]
+            merges += module.fusion_merges  # type: ignore[attr-defined]
         module.fusion_decisions = found  # type: ignore[attr-defined]
+        module.fusion_merges = merges  # type: ignore[attr-defined]
         return changed
 
     def _run_on(self, module: Module, entry: Computation, loop_body: bool = False) -> bool:
@@ -320,6 +356,11 @@ class Fusion(HloPass):
                   else [([r], m) for r, m in groups])
         if loop_body and self.policy.carry_fusion:
             groups = _merge_carries(entry, groups)
+        merges: list[FusionMerge] = []
+        if self.policy.multi_output_fusion:
+            groups, merges, refused = merge_loop_groups(entry, groups)
+            decisions += [FusionDecision(*d) for d in refused]
+        module.fusion_merges = merges  # type: ignore[attr-defined]
         decisions += [FusionDecision(*d) for d in row_decisions]
         seen: set[tuple[str, str, str]] = set()
         unique = []
@@ -343,6 +384,7 @@ class Fusion(HloPass):
                      ) -> list[tuple[Instruction, list[Instruction]]]:
         order = comp.post_order()
         pos = {inst: k for k, inst in enumerate(order)}
+        self._feeds = reaches_reduction(order)
         member_of: dict[Instruction, list[set[Instruction]]] = {}
         groups: list[tuple[Instruction, list[Instruction]]] = []
         for inst in reversed(order):
@@ -382,6 +424,9 @@ class Fusion(HloPass):
                    ) -> list[Instruction]:
         """One growth of `root`'s group that refuses the members in `cut`."""
         amplified: dict[Instruction, bool] = {root: False}
+        # a member copied into this group while other kernels read (or copy) it too: its
+        # producers fused here are copies as well
+        copied: dict[Instruction, bool] = {root: False}
         output_fusion = self.policy.output_fusion
         limit = self.policy.duplication_limit
         # the element generator's index sources and emission counts of each member
@@ -404,15 +449,23 @@ class Fusion(HloPass):
                 if not d.ok:
                     decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
                     return False
-                amplified[p] = False
+                amplified[p] = copied[p] = False
                 sources[p], counts[p] = frozenset({p}), 1
                 return True
             for c in consumers:
-                d = should_fuse(c, p, group, amplified[c] or _expands(c))
+                d = should_fuse(c, p, group, amplified[c] or _expands(c), self._feeds)
                 if not d.ok:
                     if p.opcode != "parameter":
                         decisions.append(FusionDecision(p.name, c.name, d.reason))
                     return False
+            under = next((c for c in consumers if copied[c]), None)
+            if under is not None and OPCODES[p.opcode].expensive:
+                # its only users are copies: fusing it would compute it once per copy (a
+                # chain x = exp(x) * .5 read twice per step would copy every earlier step)
+                decisions.append(FusionDecision(p.name, under.name, (
+                    f"expensive {p.opcode} under %{under.name}, which is copied into other "
+                    f"kernels too; not duplicated")))
+                return False
             srcs, n = emissions(p, consumers, sources, counts)
             if n > limit and p.opcode != "broadcast" and not is_constant_fill(p):
                 # a broadcast is exempt (materializing it costs more than re-reading its
@@ -425,6 +478,7 @@ class Fusion(HloPass):
                 return False
             sources[p], counts[p] = srcs, n
             amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
+            copied[p] = under is not None or any(u not in group for u in p.users)
             return True
 
         return grow_group(root, pos, accept)

@@ -22,11 +22,13 @@ def _axpb(n: int = N):
 
 
 def _with_temporary(n: int = N):
-    """exp(x) has two users, so it lives in a scratch temporary between two kernels."""
+    """exp(x) has two users, one reading it in reverse order, so it lives in a scratch
+    temporary between two kernels (an elementwise reader alone would take it into its
+    kernel: multi-output fusion)."""
     b = Builder("temp")
     x = b.parameter(Shape("f32", (n,)))
     e = b.exponential(x)
-    return b.build(b.tuple([b.add(e, x), b.multiply(e, e)]))
+    return b.build(b.tuple([b.add(b.reverse(e, (0,)), x), b.multiply(e, e)]))
 
 
 def test_result_of_call_k_is_unchanged_by_call_k_plus_1():

@@ -58,6 +58,22 @@ CASES = [
     ("neg_neg", F + "%n = f32[4] abs(%p)\n%r = f32[4] negate(%n)", False, None),
     ("pow_two", F + bcast("two", "f32", 2) + "%r = f32[4] power(%p, %two)", False,
      "multiply(p, p)"),
+    ("odd_of_negation", F + "%n = f32[4] negate(%p)\n%r = f32[4] erf(%n)", False,
+     "negate(erf)"),
+    ("odd_of_negation", F + bcast("c", "f32", 0.7) + "%n = f32[4] negate(%p)\n"
+     "%m = f32[4] multiply(%c, %n)\n%r = f32[4] erf(%m)", False, "negate(erf)"),
+    ("odd_of_negation", F + bcast("c", "f32", -3) + "%n = f32[4] negate(%p)\n"
+     "%m = f32[4] divide(%n, %c)\n%r = f32[4] erf(%m)", False, "negate(erf)"),
+    ("odd_of_negation", F + bcast("c", "f32", 2) + "%n = f32[4] negate(%p)\n"
+     "%m = f32[4] divide(%c, %n)\n%r = f32[4] erf(%m)", False, "negate(erf)"),
+    # a NaN made by 0 * inf has the sign the hardware picks: not through a variable
+    ("odd_of_negation", F + "%n = f32[4] negate(%p)\n%m = f32[4] multiply(%q, %n)\n"
+     "%r = f32[4] erf(%m)", False, None),
+    ("odd_of_negation", F + bcast("c", "f32", "inf") + "%n = f32[4] negate(%p)\n"
+     "%m = f32[4] multiply(%n, %c)\n%r = f32[4] erf(%m)", False, None),
+    ("odd_of_negation", F + "%n = f32[4] negate(%p)\n%r = f32[4] erfc(%n)", False, None),
+    ("odd_of_negation", F + "%n = f32[4] negate(%p)\n%m = f32[4] add(%q, %n)\n"
+     "%r = f32[4] erf(%m)", False, None),
     ("pow_two", F + bcast("three", "f32", 3) + "%r = f32[4] power(%p, %three)", False, None),
     ("pow_one", F + bcast("one", "f32", 1) + "%r = f32[4] power(%p, %one)", False,
      "parameter()"),

@@ -88,9 +88,10 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         LayoutAssignment(),
         # the CPU code generator runs every kind: dot epilogues on cache-sized blocks of
         # the product, row kernels, multi-output reductions and loop kernels (a loop
-        # body's carry and the values read from it in one pass)
+        # body's carry and the values read from it in one pass; loop kernels sharing
+        # values or inputs as one multi-output kernel)
         Fusion(FusionPolicy(output_fusion=True, row_fusion=True, sibling_fusion=True,
-                            carry_fusion=True))])
+                            carry_fusion=True, multi_output_fusion=True))])
 
 
 def clear_cache() -> None:

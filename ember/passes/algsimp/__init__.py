@@ -18,6 +18,8 @@ Exact (always on):
                     slice(A, full) => A;  slice(slice(A)) => slice(A);  convert(A) => A (same type);
                     pad(A, nothing) => A;
                     transpose(dot(A, B)) => dot(B, A) (the transpose swaps the free dims)
+  odd.py            erf(-A) => -erf(A), also through -A * B, A * -B, -A / B (f(x) and f(-x)
+                    then share f: the implementations are odd bit for bit)
   select_compare.py select(const P, A, B) => A or B;  select(P, A, A) => A;
                     compare(A, A) => const (integers/pred)
   reductions.py     reduce(broadcast(s), init, max|min|and|or) => broadcast(op(init, s));
@@ -41,6 +43,7 @@ from ember.hlo.ir import Module
 from ember.passes.algsimp import (  # noqa: F401
     arithmetic,
     control_flow,
+    odd,
     reductions,
     select_compare,
     shapes,

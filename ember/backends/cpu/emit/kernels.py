@@ -273,12 +273,16 @@ def _loop_order(root: Instruction, inputs: Inputs) -> tuple[bool, tuple[int, ...
     return flat, tuple(reversed(lay))
 
 
-def loop_split_extent(root: Instruction, inputs: Inputs) -> int:
-    """Trip count of the loop a loop kernel's `span` ranges over."""
+def loop_split_extent(root: Instruction, inputs: Inputs,
+                      more: Sequence[Instruction] = ()) -> int:
+    """Trip count of the loop a loop kernel's `span` ranges over (`more`: a multi-output
+    kernel's other roots, which decide with `root` whether the loop is flat, as in
+    `emit_loop_kernel`)."""
     dims = root.shape.dimensions
     if not dims:
         return 1
     flat, order = _loop_order(root, inputs)
+    flat = flat and all(_is_flat(r, inputs) for r in more)
     return root.shape.size if flat else dims[order[0]]
 
 
@@ -714,7 +718,8 @@ class _LoopKind:
     """Loop fusions and lone elementwise, shape and indexing instructions."""
 
     def split_extent(self, ctx: KernelContext) -> int:
-        return ctx.if_worth_splitting(loop_split_extent(loop_roots(ctx.root)[0], ctx.bound))
+        roots = loop_roots(ctx.root)
+        return ctx.if_worth_splitting(loop_split_extent(roots[0], ctx.bound, roots[1:]))
 
     def emit(self, ctx: KernelContext) -> None:
         roots = loop_roots(ctx.root)
