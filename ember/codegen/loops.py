@@ -124,6 +124,25 @@ def for_nest(b: ir.IRBuilder, dims: Sequence[int],
     level(0, [])
 
 
+def for_box(b: ir.IRBuilder, box: Sequence[tuple[int, int]],
+            body: Callable[[list[ir.Value]], None], name: str = "d") -> None:
+    """Nested loops over a box, [lo, hi) per level (outermost first, each non-empty);
+    body gets the index list. A level of one index is the constant, with no loop."""
+    def level(k: int, idx: list[ir.Value]) -> None:
+        if k == len(box):
+            body(idx)
+            return
+        lo, hi = box[k]
+        if hi - lo == 1:
+            level(k + 1, idx + [i64(lo)])
+        elif lo == 0:
+            for_range(b, hi, lambda i: level(k + 1, idx + [i]), name=f"{name}{k}")
+        else:
+            for_span(b, i64(lo), i64(hi), lambda i: level(k + 1, idx + [i]), name=f"{name}{k}")
+
+    level(0, [])
+
+
 def for_span(b: ir.IRBuilder, begin: ir.Value, end: ir.Value,
              body: Callable[[ir.Value], None], name: str = "span",
              hints: Sequence[Hint] = (), step: int = 1) -> None:
