@@ -2,9 +2,10 @@
 dynamic-update-slice reads one known operand, so their per-element selects disappear.
 
 Input: the roots a loop nest stores (their dimensions are the nest's) and the instructions
-read from buffers (where index maps stop). Output (`boxes`): a partition of the output's
-index space into boxes, a [lo, hi) range per dimension. Each box is walked by its own loop
-nest and its indices carry the box as static `Index.ranges`; the element generators then
+read from buffers (where index maps stop). Output (`plan`): a partition of the output's
+index space into boxes, a [lo, hi) range per dimension, as a tree of intervals per
+dimension (`Tree`) that the loop nest follows (loops.for_regions); the indices of each box
+carry it as static `Index.ranges`; the element generators then
 see that a pad's index is all interior (a plain read that vectorizes), all border (the pad
 value and no read at all) or still mixed (the select, as before), and likewise which
 operand of a concatenate an index reads. Splitting never changes a value: a box only
@@ -12,13 +13,18 @@ tells the generators facts that hold for each of its indices.
 
 How: every instruction's index is, per dimension, an affine function a*i_r + c of one root
 index i_r (`DimMap`), or unknown (a reshape that regroups dimensions, a gather's index, a
-dynamic start). The walk from the roots carries these maps through broadcast, transpose,
-reverse, slice, pad and concatenate; each border of a pad, concatenate or static-start
-dynamic-update-slice along a dimension with a known map becomes a split point of that
-root dimension. Invariants: boxes are non-empty, disjoint, and cover the index space; at
-most MAX_BOXES of them (splits of the most major dimensions are dropped first: the minor
-dimension's are the ones that let the innermost loop vectorize); a walk that would visit
-more than MAX_VISITS (instruction, map) pairs gives up and returns the one whole box.
+dynamic start). A walk from the roots carries these maps through broadcast, transpose,
+reverse, slice, pad and concatenate, and with them the range of indices each instruction
+takes over the box being split; a border of a pad, concatenate or static-start
+dynamic-update-slice that falls inside its range along a dimension with a known map is a
+split point of that root dimension. The split is hierarchical, major dimension first: each
+slab is split again only at the borders that still matter inside it, and the walk does not
+enter what a slab never reads (the operand of a pad that is all padding there, the pieces
+of a concatenate outside it), so a 2-D pad makes 5 boxes, not 9. Invariants: boxes are
+non-empty, disjoint, and cover the index space; at most MAX_BOXES of them (else the most
+major dimensions are left unsplit: the minor dimension's splits are the ones that let the
+innermost loop vectorize); a walk that would visit more than MAX_VISITS (instruction, map)
+pairs gives up and leaves its box whole.
 
 The per-opcode range rules the generators use (`pad_dim`, `piece_range`) live here too, so
 the planner and the generators agree on where borders are.
@@ -27,14 +33,13 @@ the planner and the generators agree on where borders are.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import product
 
 import numpy as np
 
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
 
-# A box per region; 3x3 for a 2-D pad, 27 for a 3-D one. Each box is a loop nest of its
+# Boxes per kernel: 5 for a 2-D pad, 7 for a 3-D one. Each box is a loop nest of its
 # own with its own copy of the element code (a border box of a pad holds only a store of
 # the pad value): the bound keeps LLVM's time in check.
 MAX_BOXES = 32
@@ -101,44 +106,92 @@ def unit_reshape(src: Sequence[int], dst: Sequence[int]) -> list[int | None] | N
 # -- the planner ---------------------------------------------------------------------------
 
 
+# A region tree: per dimension of the walk (major first), the intervals it is cut into, each
+# with the tree of the dimensions below it inside that interval; [] below the last one.
+Tree = list[tuple[Range, "Tree"]]
+
+
+def plan(roots: Sequence[Instruction], inputs: Iterable[Instruction],
+         order: Sequence[int] | None = None) -> Tree:
+    """How a loop nest over the roots' dimensions is split: a region tree over the
+    dimensions in `order` (major to minor in memory; row-major by default), one interval
+    per level when nothing splits. Major dimension first: each interval is split again
+    only at the borders that still matter inside it (a slab of pad rows is padding
+    whatever the column: it stays whole), so a loop nest that follows the tree keeps each
+    row's pieces inside one loop over the rows."""
+    dims = roots[0].shape.dimensions
+    order = list(order) if order is not None else list(range(len(dims)))
+    whole = [(0, n) for n in dims]
+    if dims and all(n > 0 for n in dims):
+        inputs = set(inputs)
+        for first in range(len(dims)):  # too many boxes: leave the major dimensions whole
+            tree = _split(roots, inputs, order, first, 0, list(whole), [0])
+            if tree is not None:
+                return tree
+    return _whole(order, whole)
+
+
+def _whole(order: list[int], whole: list[Range]) -> Tree:
+    tree: Tree = []
+    for d in reversed(order):
+        tree = [(whole[d], tree)]
+    return tree
+
+
 def boxes(roots: Sequence[Instruction], inputs: Iterable[Instruction],
           order: Sequence[int] | None = None) -> list[Box]:
-    """The boxes a loop nest over the roots' dimensions is split into (one box, the whole
-    space, when nothing splits). `order`: the dimensions from major to minor in memory (for
-    which splits go first when there are too many); row-major by default."""
-    dims = roots[0].shape.dimensions
-    rank = len(dims)
-    whole: Box = tuple((0, n) for n in dims)
-    if rank == 0 or any(n == 0 for n in dims):
-        return [whole]
-    points = split_points(roots, set(inputs))
-    if points is None:
-        return [whole]
-    cuts = [sorted(p for p in points[r] if 0 < p < dims[r]) for r in range(rank)]
-    for r in (order if order is not None else range(rank)):  # major splits go first
-        if _count(cuts) <= MAX_BOXES:
-            break
-        cuts[r] = []
-    if _count(cuts) > MAX_BOXES:  # the minor dimension alone has too many
-        return [whole]
-    intervals = [list(zip([0, *c], [*c, n])) for c, n in zip(cuts, dims)]
-    return [tuple(box) for box in product(*intervals)]
-
-
-def _count(cuts: list[list[int]]) -> int:
-    total = 1
-    for c in cuts:
-        total *= len(c) + 1
-    return total
-
-
-def split_points(roots: Sequence[Instruction], inputs: set[Instruction]
-                 ) -> list[set[int]] | None:
-    """Per root dimension, the indices p where some pad's, concatenate's or static update's
-    choice of operand may differ between p - 1 and p; None if the walk is too large."""
+    """The leaves of `plan`'s tree as boxes, a [lo, hi) range per dimension (in dimension
+    order, not walk order)."""
     rank = roots[0].shape.rank
-    points: list[set[int]] = [set() for _ in range(rank)]
-    identity: tuple[DimMap, ...] = tuple((r, 1, 0) for r in range(rank))
+    order = list(order) if order is not None else list(range(rank))
+    out: list[Box] = []
+
+    def leaves(tree: Tree, k: int, box: list[Range]) -> None:
+        if k == rank:
+            out.append(tuple(box))
+            return
+        for rng, sub in tree:
+            box[order[k]] = rng
+            leaves(sub, k + 1, box)
+
+    leaves(plan(roots, inputs, order), 0, [(0, 0)] * rank)
+    return out
+
+
+def _split(roots: Sequence[Instruction], inputs: set[Instruction], order: list[int],
+           first: int, k: int, box: list[Range], count: list[int]) -> Tree | None:
+    """The tree below level k of `box` (whose dimensions order[:k] are settled), splitting
+    only the dimensions order[first:]; `count` carries the number of leaves so far. None
+    past MAX_BOXES leaves or MAX_VISITS."""
+    if k == len(order):
+        count[0] += 1
+        return [] if count[0] <= MAX_BOXES else None
+    r = order[k]
+    cuts: list[int] = []
+    if k >= first:
+        found = split_points(roots, inputs, box, r)
+        if found is None:
+            return None
+        cuts = sorted(p for p in found if box[r][0] < p < box[r][1])
+    tree: Tree = []
+    for lo, hi in zip([box[r][0], *cuts], [*cuts, box[r][1]]):
+        sub = _split(roots, inputs, order, first, k + 1,
+                     [*box[:r], (lo, hi), *box[r + 1:]], count)
+        if sub is None:
+            return None
+        tree.append(((lo, hi), sub))
+    return tree
+
+
+def split_points(roots: Sequence[Instruction], inputs: set[Instruction],
+                 box: Sequence[Range], r: int) -> set[int] | None:
+    """The indices p of root dimension r where, for root indices in `box`, some pad's,
+    concatenate's or static update's choice of operand may differ between p - 1 and p
+    (an instruction settled over the whole box, such as a pad all padding, adds none, nor
+    do the operands it does not read); None if the walk is too large."""
+    rank = roots[0].shape.rank
+    points: set[int] = set()
+    identity: tuple[DimMap, ...] = tuple((d, 1, 0) for d in range(rank))
     stack = [(root, identity) for root in roots]
     seen: set[tuple[int, tuple[DimMap, ...]]] = set()
     while stack:
@@ -149,48 +202,80 @@ def split_points(roots: Sequence[Instruction], inputs: set[Instruction]
         seen.add(key)
         if len(seen) > MAX_VISITS:
             return None
-        for d, v in _borders(inst):
-            _split(points, maps[d], v)
-        stack.extend(_operand_maps(inst, maps))
+        ranges = [_range(m, box, n) for m, n in zip(maps, inst.shape.dimensions)]
+        borders, operands = _borders(inst, maps, ranges)
+        for d, v in borders:
+            m = maps[d]
+            if m is not None and m[0] == r:
+                points.add(_crossing(m, v))
+        stack.extend(operands)
     return points
 
 
-def _split(points: list[set[int]], m: DimMap, v: int) -> None:
-    """Record the root index where `a * i + c >= v` changes truth."""
+def _range(m: DimMap, box: Sequence[Range], n: int) -> Range:
+    """The indices a dimension of map m takes over the box (the whole dimension when the
+    map is unknown)."""
     if m is None:
-        return
+        return (0, n)
     r, a, c = m
+    lo, hi = box[r]
+    x, y = a * lo + c, a * (hi - 1) + c
+    return (max(min(x, y), 0), min(max(x, y) + 1, n))
+
+
+def _crossing(m: tuple[int, int, int], v: int) -> int:
+    """The root index where `a * i + c >= v` changes truth."""
+    _, a, c = m
     if a > 0:
-        points[r].add(-(-(v - c) // a))
-    else:  # a*i + c >= v  <=>  i <= (c - v) / -a
-        points[r].add((c - v) // -a + 1)
+        return -(-(v - c) // a)
+    return (c - v) // -a + 1  # a*i + c >= v  <=>  i <= (c - v) / -a
 
 
-def _borders(inst: Instruction) -> list[tuple[int, int]]:
-    """(dimension, v) pairs: along that dimension, indices >= v and < v read differently."""
+def _borders(inst: Instruction, maps: tuple[DimMap, ...], ranges: list[Range]
+             ) -> tuple[list[tuple[int, int]], list[tuple[Instruction, tuple[DimMap, ...]]]]:
+    """(dimension, v) pairs: along that dimension, indices >= v and < v read differently
+    somewhere in `ranges`; and the operands read there, with their maps."""
     op = inst.opcode
-    out: list[tuple[int, int]] = []
     if op == "pad":
         o = inst.operands[0]
         if o.shape.size == 0:
-            return out
-        for d, (n, (lo, _hi, interior)) in enumerate(zip(o.shape.dimensions,
-                                                         inst.attrs["padding"])):
-            out += [(d, lo), (d, lo + (n - 1) * (interior + 1) + 1)]
-    elif op == "concatenate":
+            return [], []
+        cfg = inst.attrs["padding"]
+        where = [pad_dim(rg, lo, interior, n)[0] for rg, n, (lo, _, interior)
+                 in zip(ranges, o.shape.dimensions, cfg)]
+        if OUT in where:
+            return [], []
+        out = []
+        for d, (w, n, (lo, _, interior)) in enumerate(zip(where, o.shape.dimensions, cfg)):
+            if w == MIXED:
+                out += [(d, lo), (d, lo + (n - 1) * (interior + 1) + 1)]
+        return out, _operand_maps(inst, maps)
+    if op == "concatenate":
         dim = inst.attrs["dimension"]
-        off = 0
-        for o in inst.operands[:-1]:
-            off += o.shape.dimensions[dim]
-            out.append((dim, off))
-    elif op == "dynamic-update-slice":
+        out, reads, off = [], [], 0
+        for o, om in _operand_maps(inst, maps):
+            n = o.shape.dimensions[dim]
+            if piece_range(ranges[dim], off, n) is not None:
+                reads.append((o, om))
+                if off > ranges[dim][0]:
+                    out.append((dim, off))
+            off += n
+        return out, reads
+    if op == "dynamic-update-slice":
         o, upd = inst.operands[0], inst.operands[1]
         udims = upd.shape.dimensions
         starts = static_starts(inst, 2, [n - u for n, u in zip(o.shape.dimensions, udims)])
-        if starts is not None and upd.shape.size:
-            for d, (s, u) in enumerate(zip(starts, udims)):
-                out += [(d, s), (d, s + u)]
-    return out
+        if starts is None or upd.shape.size == 0:
+            return [], _operand_maps(inst, maps)
+        where = [piece_range(rg, s, u) for rg, s, u in zip(ranges, starts, udims)]
+        base, update = _operand_maps(inst, maps)
+        if any(w is None for w in where):
+            return [], [base]
+        if all(w == (rg[0] - s, rg[1] - s) for w, rg, s in zip(where, ranges, starts)):
+            return [], [update]
+        out = [(d, v) for d, (s, u) in enumerate(zip(starts, udims)) for v in (s, s + u)]
+        return out, [base, update]
+    return [], _operand_maps(inst, maps)
 
 
 def _operand_maps(inst: Instruction, maps: tuple[DimMap, ...]

@@ -6,8 +6,6 @@ and interior padding, strides, reverses and dtypes; with threads splitting the b
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from codegen_util import assert_same, edge_array
@@ -92,9 +90,18 @@ def _partition(boxes, dims):
 def test_boxes_of_a_padded_stencil():
     b, root = _stencil_pad(16)
     x = root.operands[0].operands[0].operands[0].operands[0]
-    boxes = regions.boxes([root], [x])
-    cuts = [(0, 1), (1, 15), (15, 16)]
-    assert boxes == list(itertools.product(cuts, cuts))
+    # the pad rows are padding whatever the column: one box each; the rows between are
+    # cut at the columns, inside one loop over those rows
+    assert regions.plan([root], [x]) == [
+        ((0, 1), [((0, 16), [])]),
+        ((1, 15), [((0, 1), []), ((1, 15), []), ((15, 16), [])]),
+        ((15, 16), [((0, 16), [])])]
+    assert regions.boxes([root], [x]) == [((0, 1), (0, 16)), ((1, 15), (0, 1)),
+                                          ((1, 15), (1, 15)), ((1, 15), (15, 16)),
+                                          ((15, 16), (0, 16))]
+    # walked column-major (a transposed layout), the columns are cut first
+    assert regions.boxes([root], [x], order=(1, 0))[:2] == [((0, 16), (0, 1)),
+                                                            ((0, 1), (1, 15))]
 
 
 def test_boxes_follow_reverse_strided_slice_and_concatenate():
@@ -107,6 +114,10 @@ def test_boxes_follow_reverse_strided_slice_and_concatenate():
     assert regions.boxes([cat], [x]) == [((0, 7), (0, 4)), ((0, 7), (4, 6))]
     s2 = b.slice(r, (0, 0), (7, 13), (1, 2))  # r's 0 (pad), 2, 4, .., 10 (x), 12 (pad)
     assert regions.boxes([s2], [x]) == [((0, 7), (0, 1)), ((0, 7), (1, 6)), ((0, 7), (6, 7))]
+    # a concatenate of a pad and a plain operand: the pad's borders cut only its own piece
+    c2 = b.concatenate([b.pad(x, b.scalar(0, "f32"), [(0, 0, 0), (1, 1, 0)]), x], 1)
+    assert regions.boxes([c2], [x]) == [((0, 7), (0, 1)), ((0, 7), (1, 11)),
+                                        ((0, 7), (11, 12)), ((0, 7), (12, 22))]
 
 
 def test_no_split_without_borders():
@@ -119,16 +130,22 @@ def test_no_split_without_borders():
     assert regions.boxes([b.reshape(p, (6, 6))], [x]) == [((0, 6), (0, 6))]
 
 
-def test_too_many_boxes_drop_major_splits_first():
+def test_too_many_boxes_leave_major_dimensions_whole():
     b = Builder("many")
     x = b.parameter(Shape("f32", (9, 9, 9)))
     root = x
-    for _ in range(2):  # two nested pads: 5 intervals per dimension, 125 boxes
+    for _ in range(3):  # three nested pads: 7 intervals per dimension
         root = b.pad(root, b.scalar(0, "f32"), [(1, 1, 0)] * 3)
     boxes = regions.boxes([root], [x])
     assert len(boxes) <= regions.MAX_BOXES
-    assert {box[0] for box in boxes} == {(0, 13)}  # dimension 0 is no longer split
-    assert len({box[2] for box in boxes}) == 5
+    assert {box[0] for box in boxes} == {(0, 15)}  # dimension 0 is not split
+    ends = {e for box in boxes for e in box[2]}  # the minor one is, at every border
+    assert ends == {0, 1, 2, 3, 12, 13, 14, 15}
+    _partition(boxes, (15, 15, 15))
+    two = b.pad(b.pad(x, b.scalar(0, "f32"), [(1, 1, 0)] * 3), b.scalar(0, "f32"),
+                [(1, 1, 0)] * 3)
+    boxes = regions.boxes([two], [x])  # 25 boxes: every dimension is split
+    assert len(boxes) == 25 and len({box[0] for box in boxes}) == 5
     _partition(boxes, (13, 13, 13))
 
 

@@ -47,7 +47,7 @@ from ember.codegen import regions
 from ember.codegen.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.codegen.index import Index
 from ember.codegen.irtypes import I8, I64, const, i64, is_float, is_signed_int, reg_type
-from ember.codegen.loops import TAIL_FOLDED, for_box, for_nest, for_range, for_span, smax, smin
+from ember.codegen.loops import TAIL_FOLDED, for_nest, for_range, for_regions, for_span
 from ember.codegen.scalar_ops import emit_elementwise
 from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
@@ -331,35 +331,19 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
                 for_range(b, n, lambda i: element(Index(b, dims, linear=i), i),
                           hints=TAIL_FOLDED if n <= TAIL_FOLD_MAX_ELEMENTS else ())
         else:
-            # one nest per region of the pads' and concatenates' borders (regions.py):
-            # inside each, the index's static ranges settle their selects
-            for box in regions.boxes([r for r, _ in stores], inputs, order):
-                _box_nest(b, dims, order, box, span, element)
+            # loops cut at the pads' and concatenates' borders (regions.py): in each
+            # region, the index's static ranges settle their selects
+            def nest(walk: list[ir.Value], box: list[tuple[int, int]]) -> None:
+                multi: list[ir.Value] = [i64(0)] * len(dims)
+                for d, i in zip(order, walk):
+                    multi[d] = i
+                idx = Index(b, dims, multi=multi, ranges=box)
+                element(idx, idx.linear)
+
+            for_regions(b, regions.plan([r for r, _ in stores], inputs, order), order, nest,
+                        span)
 
     with_precise_rerun(b, body, lambda precise: LoopElements(b, inputs, precise))
-
-
-def _box_nest(b: ir.IRBuilder, dims: tuple[int, ...], order: tuple[int, ...],
-              box: regions.Box, span: Span, element: Callable[[Index, ir.Value], None]
-              ) -> None:
-    """Loops over `box` in memory order (`order`: dims major first), `element` at each
-    index, which carries the box as its static ranges; with a span, only the outermost
-    indices the span and the box share."""
-    def nest(walk: list[ir.Value]) -> None:  # indices of `order`, major first
-        multi: list[ir.Value] = [i64(0)] * len(dims)
-        for d, i in zip(order, walk):
-            multi[d] = i
-        idx = Index(b, dims, multi=multi, ranges=box)
-        element(idx, idx.linear)
-
-    walk = [box[d] for d in order]
-    if span is None:
-        for_box(b, walk, nest)
-        return
-    lo, hi = walk[0]
-    begin = span[0] if lo == 0 else smax(b, span[0], i64(lo))
-    end = span[1] if hi == dims[order[0]] else smin(b, span[1], i64(hi))
-    for_span(b, begin, end, lambda i0: for_box(b, walk[1:], lambda m: nest([i0, *m])))
 
 
 # -- reductions -------------------------------------------------------------------------------
