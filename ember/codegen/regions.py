@@ -131,6 +131,11 @@ def plan(roots: Sequence[Instruction], inputs: Iterable[Instruction],
     return _whole(order, whole)
 
 
+def is_split(tree: Tree) -> bool:
+    """Whether the tree has more than one region."""
+    return len(tree) > 1 or any(is_split(sub) for _, sub in tree)
+
+
 def _whole(order: list[int], whole: list[Range]) -> Tree:
     tree: Tree = []
     for d in reversed(order):

@@ -47,7 +47,14 @@ from ember.codegen import regions
 from ember.codegen.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.codegen.index import Index
 from ember.codegen.irtypes import I8, I64, const, i64, is_float, is_signed_int, reg_type
-from ember.codegen.loops import TAIL_FOLDED, for_nest, for_range, for_regions, for_span
+from ember.codegen.loops import (
+    TAIL_FOLDED,
+    VECTOR_NO_UNROLL,
+    for_nest,
+    for_range,
+    for_regions,
+    for_span,
+)
 from ember.codegen.scalar_ops import emit_elementwise
 from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
@@ -340,8 +347,9 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
                 idx = Index(b, dims, multi=multi, ranges=box)
                 element(idx, idx.linear)
 
-            for_regions(b, regions.plan([r for r, _ in stores], inputs, order), order, nest,
-                        span)
+            tree = regions.plan([r for r, _ in stores], inputs, order)
+            for_regions(b, tree, order, nest, span,
+                        inner_hints=VECTOR_NO_UNROLL if regions.is_split(tree) else ())
 
     with_precise_rerun(b, body, lambda precise: LoopElements(b, inputs, precise))
 
