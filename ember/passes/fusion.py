@@ -13,6 +13,9 @@ reason)` (instruction names before the rewrite).
 Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
   f(g(x)), h(g(x)) => fusion{f(g)}, fusion{h(g)}  (g cheap: duplicated into both)
+  f(dynamic-update-slice(x, g(u))) => fusion(x, u){f(dus(p0, g(p1)))}   (f the update's
+                                                   only reader: the kernel reads x or the
+                                                   update region by region, regions.py)
   reduce(f(x), c) => fusion(x), kind=kInput        (the reduce is the fusion root)
   f(dot(x, w), b) => fusion(x, w, b), kind=kOutput  (f elementwise on the dot's shape: the
                                                    backend runs f on each block of the
@@ -80,10 +83,13 @@ from ember.records import FrozenRecord
 LOOP_FUSIBLE: frozenset[str] = frozenset(
     {n for n, r in OPCODES.items() if r.elementwise and n != "map"}
     | {"broadcast", "reshape", "transpose", "slice", "pad", "concatenate", "iota", "reverse",
-       "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather"}
+       "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather",
+       "dynamic-update-slice"}
 )
-# Roots a group may grow from: loop-fusible ops and reductions (kInput).
-ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
+# Roots a group may grow from: loop-fusible ops and reductions (kInput). Not an update: as
+# a kernel of its own it writes just its window, into its operand's buffer (in_place.py).
+ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota", "dynamic-update-slice"}
+                                ) | {"reduce"}
 
 
 class Decision(FrozenRecord):
@@ -172,6 +178,10 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                                f"broadcast")
     outside = [u for u in producer.users if u not in group]
     if outside:
+        if op == "dynamic-update-slice":
+            # its own kernel updates in place; a copy here would read the operand after it
+            return Decision(False, "dynamic-update-slice has users outside the fusion; "
+                                   "updated in place once, not duplicated")
         if expensive:
             return Decision(False, f"expensive {op} has {len(producer.users)} users; "
                                    f"not duplicated")

@@ -240,3 +240,62 @@ def test_heat_equation_loop_matches_numpy():
                                              + want[1:-1, 2:] + want[1:-1, :-2]
                                              - np.float32(4) * c), 1)
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def _kernels(f, *args):
+    m = lower_jaxpr(ember.make_jaxpr(f)(*args)).module
+    exe = check(m, *args)
+    return exe, m
+
+
+def test_at_set_fuses_into_its_reader():
+    """x.at[1:-1, 1:-1].set(v) read by one elementwise op: a dynamic-update-slice (algsimp)
+    fused into the reader's kernel, which reads x or v region by region."""
+    def f(x):
+        return x.at[1:-1, 1:-1].set(x[1:-1, 1:-1] * 3.0) * 2.0
+
+    x = np.random.default_rng(1).standard_normal((17, 33)).astype(np.float32)
+    exe, _ = _kernels(f, x)
+    assert exe.kernel_names == ["fusion"]
+    assert " select " not in exe.unoptimized_ir
+    want = x.copy()
+    want[1:-1, 1:-1] *= 3
+    np.testing.assert_array_equal(exe(x), want * 2)
+
+
+def test_update_with_other_users_stays_in_place():
+    """An update that is also a result is not duplicated into its reader's fusion."""
+    def f(x, u):
+        y = ember.lax.dynamic_update_slice(x, u, (2, 3))
+        return y, y * 2.0
+
+    x = np.random.default_rng(2).standard_normal((9, 8)).astype(np.float32)
+    u = np.ones((3, 4), np.float32)
+    m = lower_jaxpr(ember.make_jaxpr(f)(x, u)).module
+    exe = cpu.compile(m)
+    got = exe(x, u)
+    want = x.copy()
+    want[2:5, 3:7] = 1
+    np.testing.assert_array_equal(got[0], want)
+    np.testing.assert_array_equal(got[1], want * 2)
+    assert len(exe.kernel_names) == 2
+    assert "dynamic-update-slice(" in exe.as_text().split("ENTRY")[1]
+    reasons = [str(d) for d in cpu.optimize(m).fusion_decisions]
+    assert any("updated in place once, not duplicated" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize("start", [-3, 0, 2, 5, 40])
+def test_fused_update_at_dynamic_starts(start):
+    """Starts only known at run time (a negative one counts from the end, as in JAX; then
+    clamped so the window fits)."""
+    def f(x, u, i):
+        return ember.lax.dynamic_update_slice(x, u * 2.0, (i, 1)) + 1.0
+
+    x = np.random.default_rng(3).standard_normal((11, 7)).astype(np.float32)
+    u = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
+    exe, m = _kernels(f, x, u, np.int32(start))
+    assert exe.kernel_names == ["fusion"]
+    s = min(max(start + 11 if start < 0 else start, 0), 11 - 4)
+    want = x.copy()
+    want[s:s + 4, 1:6] = u * 2
+    np.testing.assert_array_equal(exe(x, u, np.int32(start)), want + 1)
