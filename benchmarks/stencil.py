@@ -4,8 +4,9 @@ Ember (CPU backend) vs JAX (when importable) and NumPy, in one process:
    1024x1024, beside the same stencil without the pad (what the pad should add to: its border);
 2. the same border written with `jnp.concatenate` of the stencil's rows and fixed edge rows;
 3. the heat equation: a `fori_loop` of 100 padded-stencil steps on 256x256;
-4. the per-iteration overhead of a `fori_loop` whose body is next to nothing (`x + 1.0` on
-   one f32 and on 8 f32), in nanoseconds per iteration.
+4. a 1-D Jacobi of 3200 f64 for 800 steps, two `.at[1:-1].set` per step (x64 on in both);
+5. the per-iteration overhead of a `fori_loop` whose body is next to nothing (`x + 1.0` on
+   1, 8 and 1000 f32), in nanoseconds per iteration.
 
 Run:
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/stencil.py [--repeat 21]
@@ -58,6 +59,26 @@ def heat(jnp, lax):
     def step(i, u):
         return jnp.pad(_stencil(jnp, u), 1)
     return lambda u: lax.fori_loop(0, HEAT_STEPS, step, u)
+
+
+JACOBI_STEPS, JACOBI_N = 800, 3200
+
+
+def jacobi_1d(lax):
+    def step(i, c):
+        a, b = c
+        b = b.at[1:-1].set(0.5 * (a[:-2] + a[2:]))
+        a = a.at[1:-1].set(0.5 * (b[:-2] + b[2:]))
+        return a, b
+    return lambda a, b: lax.fori_loop(0, JACOBI_STEPS, step, (a, b))
+
+
+def _numpy_jacobi_1d(a, b):
+    a, b = a.copy(), b.copy()
+    for _ in range(JACOBI_STEPS):
+        b[1:-1] = 0.5 * (a[:-2] + a[2:])
+        a[1:-1] = 0.5 * (b[:-2] + b[2:])
+    return a, b
 
 
 def empty_loop(lax):
@@ -130,8 +151,25 @@ def main() -> None:
     _row(f"heat equation {HEAT_STEPS} steps", fns, max(5, args.repeat // 3),
          lambda: float(np.max(np.abs(np.asarray(f(u)) - _numpy_heat(u)))))
 
+    # 1-D Jacobi in f64: both libraries with x64 on from here (the float32 rows are done)
+    ember.config.update("jax_enable_x64", True)
+    if have_jax:
+        jax.config.update("jax_enable_x64", True)
+    a = rng.standard_normal(JACOBI_N)
+    b = a.copy()
+    f = ember.jit(jacobi_1d(elax))
+    fns = {"ember": lambda: f(a, b), "numpy": lambda: _numpy_jacobi_1d(a, b)}
+    if have_jax:
+        jf = jax.jit(jacobi_1d(jax.lax))
+        fns["jax"] = lambda: jax.block_until_ready(jf(a, b))
+    _row(f"jacobi 1-D f64 {JACOBI_STEPS} steps", fns, max(5, args.repeat // 3),
+         lambda: float(np.max(np.abs(np.asarray(f(a, b)[0]) - _numpy_jacobi_1d(a, b)[0]))))
+    ember.config.update("jax_enable_x64", False)
+    if have_jax:
+        jax.config.update("jax_enable_x64", False)
+
     print(f"\nfori_loop of {EMPTY_STEPS} steps of x + 1.0: ns per iteration")
-    for n in (1, 8):
+    for n in (1, 8, 1000):
         x = np.zeros(n, np.float32)
         f = ember.jit(empty_loop(elax))
         fns = {"ember": lambda f=f, x=x: f(x)}
