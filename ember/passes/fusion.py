@@ -16,6 +16,9 @@ Rewrites:
   f(dynamic-update-slice(x, g(u))) => fusion(x, u){f(dus(p0, g(p1)))}   (f the update's
                                                    only reader: the kernel reads x or the
                                                    update region by region, regions.py)
+  dynamic-update-slice(x, g(u)) => fusion(x, u){dus(p0, g(p1))}   (x never fused: where x
+                                                   dies there, the kernel writes g's
+                                                   window into x's buffer and nothing else)
   reduce(f(x), c) => fusion(x), kind=kInput        (the reduce is the fusion root)
   f(dot(x, w), b) => fusion(x, w, b), kind=kOutput  (f elementwise on the dot's shape: the
                                                    backend runs f on each block of the
@@ -86,10 +89,8 @@ LOOP_FUSIBLE: frozenset[str] = frozenset(
        "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather",
        "dynamic-update-slice"}
 )
-# Roots a group may grow from: loop-fusible ops and reductions (kInput). Not an update: as
-# a kernel of its own it writes just its window, into its operand's buffer (in_place.py).
-ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota", "dynamic-update-slice"}
-                                ) | {"reduce"}
+# Roots a group may grow from: loop-fusible ops and reductions (kInput).
+ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
 
 
 class Decision(FrozenRecord):
@@ -400,6 +401,14 @@ class Fusion(HloPass):
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             if p in cut:
+                return False
+            if root.opcode == "dynamic-update-slice" and p is root.operands[0]:
+                # the array updated stays in memory, so the kernel may write just the
+                # window into it (in_place.py) instead of the whole array
+                if p.opcode != "parameter":
+                    decisions.append(FusionDecision(p.name, root.name, (
+                        "the array a dynamic-update-slice updates stays in memory (the "
+                        "update is written into it in place)")))
                 return False
             consumers = [u for u in p.users if u in group]
             dots = [c for c in consumers if c.opcode == "dot"]

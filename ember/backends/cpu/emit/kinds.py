@@ -260,9 +260,18 @@ def _is_dot(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
 
 
 def _is_in_place_update(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
-    """A dynamic-update-slice whose result shares its operand's buffer (in_place.py)."""
-    return (inst.opcode == "dynamic-update-slice"
-            and sched.buffers[inst.operands[0]] == flatten_slots(sched.buffers[inst])[0])
+    """A dynamic-update-slice, alone or as a fusion's root, whose result shares the buffer
+    of the array it updates (in_place.py)."""
+    if root.opcode != "dynamic-update-slice":
+        return False
+    target = root.operands[0]
+    if inst.opcode == "fusion":
+        if target.opcode != "parameter":
+            return False
+        target = inst.operands[target.parameter_number]
+    elif inst is not root:
+        return False
+    return sched.buffers[target] == flatten_slots(sched.buffers[inst])[0]
 
 
 def _opcode(name: str) -> Test:
