@@ -402,13 +402,13 @@ class Fusion(HloPass):
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             if p in cut:
                 return False
-            if root.opcode == "dynamic-update-slice" and p is root.operands[0]:
-                # the array updated stays in memory, so the kernel may write just the
-                # window into it (in_place.py) instead of the whole array
+            if root.opcode == "dynamic-update-slice" and _keeps_in_place(root, p):
+                reason = ("the array a dynamic-update-slice updates stays in memory (the "
+                          "update is written into it in place)" if p is root.operands[0]
+                          else "the update reads the array it is written into: computed "
+                               "on its own, so the update stays in place")
                 if p.opcode != "parameter":
-                    decisions.append(FusionDecision(p.name, root.name, (
-                        "the array a dynamic-update-slice updates stays in memory (the "
-                        "update is written into it in place)")))
+                    decisions.append(FusionDecision(p.name, root.name, reason))
                 return False
             consumers = [u for u in p.users if u in group]
             dots = [c for c in consumers if c.opcode == "dot"]
@@ -462,6 +462,19 @@ class Fusion(HloPass):
             if any(inst not in g for g in groups):
                 return True
         return False
+
+
+def _keeps_in_place(dus: Instruction, p: Instruction) -> bool:
+    """Whether a group rooted at `dus` refuses `p` so that the update can be written into
+    the array it updates (in_place.py): that array itself, and an update that reads it
+    (fused, its reads would follow the window's writes). An update reading a parameter of
+    the computation may fuse: that buffer is the caller's, which a kernel never writes, so
+    the fused kernel writes a whole new array, region by region, in one pass."""
+    target = dus.operands[0]
+    if p is target:
+        return True
+    return (p is dus.operands[1] and target.opcode != "parameter"
+            and _depends_on(p, {target}))
 
 
 def _depends_on(inst: Instruction, targets: set[Instruction]) -> bool:
