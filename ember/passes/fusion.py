@@ -380,6 +380,13 @@ class Fusion(HloPass):
         while True:
             tried: list[FusionDecision] = []
             members = self._grow_once(root, pos, tried, cut)
+            if root.opcode == "dynamic-update-slice" and _reads_updated_array(root, members):
+                update = root.operands[1]
+                cut.add(update)
+                cuts.append(FusionDecision(update.name, root.name, (
+                    "the update reads the array it is written into: computed in a kernel "
+                    "of its own, so the update is written in place")))
+                continue
             worst = worst_recomputation(root, members)
             if worst is None or worst.per_element <= self.policy.recompute_limit:
                 decisions += cuts + tried
@@ -402,13 +409,13 @@ class Fusion(HloPass):
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             if p in cut:
                 return False
-            if root.opcode == "dynamic-update-slice" and _keeps_in_place(root, p):
-                reason = ("the array a dynamic-update-slice updates stays in memory (the "
-                          "update is written into it in place)" if p is root.operands[0]
-                          else "the update reads the array it is written into: computed "
-                               "on its own, so the update stays in place")
+            if root.opcode == "dynamic-update-slice" and p is root.operands[0]:
+                # the array updated stays in memory, so the kernel may write just the
+                # window into it (in_place.py) instead of the whole array
                 if p.opcode != "parameter":
-                    decisions.append(FusionDecision(p.name, root.name, reason))
+                    decisions.append(FusionDecision(p.name, root.name, (
+                        "the array a dynamic-update-slice updates stays in memory (the "
+                        "update is written into it in place)")))
                 return False
             consumers = [u for u in p.users if u in group]
             dots = [c for c in consumers if c.opcode == "dot"]
@@ -464,17 +471,26 @@ class Fusion(HloPass):
         return False
 
 
-def _keeps_in_place(dus: Instruction, p: Instruction) -> bool:
-    """Whether a group rooted at `dus` refuses `p` so that the update can be written into
-    the array it updates (in_place.py): that array itself, and an update that reads it
-    (fused, its reads would follow the window's writes). An update reading a parameter of
-    the computation may fuse: that buffer is the caller's, which a kernel never writes, so
-    the fused kernel writes a whole new array, region by region, in one pass."""
-    target = dus.operands[0]
-    if p is target:
-        return True
-    return (p is dus.operands[1] and target.opcode != "parameter"
-            and _depends_on(p, {target}))
+def _reads_updated_array(root: Instruction, members: list[Instruction]) -> bool:
+    """Whether the members computing the update of a group rooted at a dynamic-update-slice
+    read the array it updates, when that array is not a parameter of the computation.
+    Fused, those reads could follow the window's writes in place. (A parameter's buffer is
+    the caller's, never written: a kernel that reads it writes a whole new array instead,
+    region by region, in one pass. The starts are read before any write.)"""
+    target = root.operands[0]
+    if target.opcode == "parameter":
+        return False
+    group, seen = set(members), set()
+    stack = [root.operands[1]]
+    while stack:
+        m = stack.pop()
+        if m in seen or m not in group:
+            continue
+        seen.add(m)
+        if any(o is target for o in m.operands):
+            return True
+        stack.extend(m.operands)
+    return False
 
 
 def _depends_on(inst: Instruction, targets: set[Instruction]) -> bool:
