@@ -5,11 +5,11 @@ Input: the roots a loop nest stores (their dimensions are the nest's) and the in
 read from buffers (where index maps stop). Output (`plan`): a partition of the output's
 index space into boxes, a [lo, hi) range per dimension, as a tree of intervals per
 dimension (`Tree`) that the loop nest follows (loops.for_regions); the indices of each box
-carry it as static `Index.ranges`; the element generators then
-see that a pad's index is all interior (a plain read that vectorizes), all border (the pad
-value and no read at all) or still mixed (the select, as before), and likewise which
-operand of a concatenate an index reads. Splitting never changes a value: a box only
-tells the generators facts that hold for each of its indices.
+carry it as static `Index.ranges`; the element generators then see that a pad's index is
+all interior (a plain read that vectorizes), all border (the pad value and no read at all)
+or still mixed (the select, as before), and likewise which operand of a concatenate or an
+update an index reads. Splitting never changes a value: a box only tells the generators
+facts that hold for each of its indices.
 
 How: every instruction's index is, per dimension, an affine function a*i_r + c of one root
 index i_r (`DimMap`), or unknown (a reshape that regroups dimensions, a gather's index, a
@@ -39,9 +39,9 @@ import numpy as np
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
 
-# Boxes per kernel: 5 for a 2-D pad, 7 for a 3-D one. Each box is a loop nest of its
-# own with its own copy of the element code (a border box of a pad holds only a store of
-# the pad value): the bound keeps LLVM's time in check.
+# Boxes per kernel: 5 for a 2-D pad, 7 for a 3-D one. Each box is a loop of its own with
+# its own copy of the element code (a border box of a pad holds only a store of the pad
+# value): the bound keeps LLVM's time in check.
 MAX_BOXES = 32
 MAX_VISITS = 4096
 
