@@ -122,10 +122,11 @@ def plan(roots: Sequence[Instruction], inputs: Iterable[Instruction],
     dims = roots[0].shape.dimensions
     order = list(order) if order is not None else list(range(len(dims)))
     whole = [(0, n) for n in dims]
-    if dims and all(n > 0 for n in dims):
-        inputs = set(inputs)
+    inputs = set(inputs)
+    live = _bordered(roots, inputs)
+    if dims and all(n > 0 for n in dims) and any(id(r) in live for r in roots):
         for first in range(len(dims)):  # too many boxes: leave the major dimensions whole
-            tree = _split(roots, inputs, order, first, 0, list(whole), [0])
+            tree = _split(roots, live, order, first, 0, list(whole), [0])
             if tree is not None:
                 return tree
     return _whole(order, whole)
@@ -134,6 +135,43 @@ def plan(roots: Sequence[Instruction], inputs: Iterable[Instruction],
 def is_split(tree: Tree) -> bool:
     """Whether the tree has more than one region."""
     return len(tree) > 1 or any(is_split(sub) for _, sub in tree)
+
+
+_BORDERED = frozenset({"pad", "concatenate", "dynamic-update-slice"})
+
+
+def _bordered(roots: Sequence[Instruction], inputs: set[Instruction]) -> set[int]:
+    """The ids of the instructions at or above some instruction with borders (the walks
+    need not enter anything else: most kernels have no such instruction at all, and a
+    long elementwise chain under a pad would cost each walk milliseconds)."""
+    order: list[Instruction] = []  # a depth-first pre-order: users before operands
+    seen: set[int] = set()
+    stack = list(roots)
+    found = False
+    while stack:
+        inst = stack.pop()
+        if id(inst) in seen or inst in inputs:
+            continue
+        seen.add(id(inst))
+        order.append(inst)
+        found = found or inst.opcode in _BORDERED
+        stack.extend(inst.operands)
+    if not found:  # (the common case: one cheap walk)
+        return set()
+    users: dict[int, list[Instruction]] = {}
+    for inst in order:
+        for o in inst.operands:
+            if id(o) in seen:
+                users.setdefault(id(o), []).append(inst)
+    out: set[int] = set()
+    up = [inst for inst in order if inst.opcode in _BORDERED]
+    while up:  # everything above a bordered instruction, through the users in the graph
+        inst = up.pop()
+        if id(inst) in out:
+            continue
+        out.add(id(inst))
+        up.extend(users.get(id(inst), ()))
+    return out
 
 
 def _whole(order: list[int], whole: list[Range]) -> Tree:
@@ -163,24 +201,24 @@ def boxes(roots: Sequence[Instruction], inputs: Iterable[Instruction],
     return out
 
 
-def _split(roots: Sequence[Instruction], inputs: set[Instruction], order: list[int],
+def _split(roots: Sequence[Instruction], live: set[int], order: list[int],
            first: int, k: int, box: list[Range], count: list[int]) -> Tree | None:
     """The tree below level k of `box` (whose dimensions order[:k] are settled), splitting
-    only the dimensions order[first:]; `count` carries the number of leaves so far. None
-    past MAX_BOXES leaves or MAX_VISITS."""
+    only the dimensions order[first:]; `count` carries the number of leaves so far, `live`
+    is `_bordered`'s set. None past MAX_BOXES leaves or MAX_VISITS."""
     if k == len(order):
         count[0] += 1
         return [] if count[0] <= MAX_BOXES else None
     r = order[k]
     cuts: list[int] = []
     if k >= first:
-        found = split_points(roots, inputs, box, r)
+        found = split_points(roots, live, box, r)
         if found is None:
             return None
         cuts = sorted(p for p in found if box[r][0] < p < box[r][1])
     tree: Tree = []
     for lo, hi in zip([box[r][0], *cuts], [*cuts, box[r][1]]):
-        sub = _split(roots, inputs, order, first, k + 1,
+        sub = _split(roots, live, order, first, k + 1,
                      [*box[:r], (lo, hi), *box[r + 1:]], count)
         if sub is None:
             return None
@@ -188,12 +226,13 @@ def _split(roots: Sequence[Instruction], inputs: set[Instruction], order: list[i
     return tree
 
 
-def split_points(roots: Sequence[Instruction], inputs: set[Instruction],
+def split_points(roots: Sequence[Instruction], live: set[int],
                  box: Sequence[Range], r: int) -> set[int] | None:
     """The indices p of root dimension r where, for root indices in `box`, some pad's,
     concatenate's or static update's choice of operand may differ between p - 1 and p
     (an instruction settled over the whole box, such as a pad all padding, adds none, nor
-    do the operands it does not read); None if the walk is too large."""
+    do the operands it does not read); None if the walk is too large. The walk enters
+    only the instructions in `live` (ids: those with such an instruction at or below)."""
     rank = roots[0].shape.rank
     points: set[int] = set()
     identity: tuple[DimMap, ...] = tuple((d, 1, 0) for d in range(rank))
@@ -202,7 +241,7 @@ def split_points(roots: Sequence[Instruction], inputs: set[Instruction],
     while stack:
         inst, maps = stack.pop()
         key = (id(inst), maps)
-        if key in seen or inst in inputs or all(m is None for m in maps):
+        if key in seen or id(inst) not in live or all(m is None for m in maps):
             continue
         seen.add(key)
         if len(seen) > MAX_VISITS:
