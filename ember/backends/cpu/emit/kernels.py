@@ -263,7 +263,9 @@ Span = tuple[ir.Value, ir.Value] | None  # [begin, end) of the split loop, for t
 # Measured at 1000 elements: a*sin(x)+b ~2 ms less LLVM time (of ~22), the tanh/exp/log1p
 # chain ~8 ms (of ~33); run time within noise up to 8192 elements (a masked AVX-512 access
 # costs what a plain one does). Longer loops keep the plain remainder: their run time
-# matters more than a few milliseconds of compilation.
+# matters more than a few milliseconds of compilation. So do kernels of loop bodies, which
+# run once per iteration: there the mask computed per vector cost more than the loop's
+# work (x + 1 over 1000 f32 in a fori_loop: ~210 ns an iteration folded, ~90 plain).
 TAIL_FOLD_MAX_ELEMENTS = LIGHT_MAX_ELEMENTS
 
 
@@ -297,11 +299,12 @@ def loop_roots(root: Instruction) -> list[Instruction]:
 
 
 def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf,
-                     span: Span = None, more: Sequence[tuple[Instruction, Buf]] = ()
-                     ) -> None:
+                     span: Span = None, more: Sequence[tuple[Instruction, Buf]] = (),
+                     tail_fold: bool = True) -> None:
     """`span`: only flat elements (or outermost indices, in memory order) in [begin, end).
     `more`: further (root, output) pairs of the root's shape and layout, stored at the same
-    index in the same loop (a multi-output fusion)."""
+    index in the same loop (a multi-output fusion). `tail_fold`: a short flat loop may run
+    its last partial vector masked (TAIL_FOLD_MAX_ELEMENTS); off in loop bodies."""
     dims = root.shape.dimensions
     flat, order = _loop_order(root, inputs)
     flat = flat and all(_is_flat(r, inputs) for r, _ in more)
@@ -335,8 +338,9 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             elif span is not None:
                 for_span(b, span[0], span[1], lambda i: element(Index(b, dims, linear=i), i))
             else:
+                fold = tail_fold and n <= TAIL_FOLD_MAX_ELEMENTS
                 for_range(b, n, lambda i: element(Index(b, dims, linear=i), i),
-                          hints=TAIL_FOLDED if n <= TAIL_FOLD_MAX_ELEMENTS else ())
+                          hints=TAIL_FOLDED if fold else ())
         else:
             # loops cut at the pads' and concatenates' borders (regions.py): in each
             # region, the index's static ranges settle their selects
@@ -726,7 +730,7 @@ class _LoopKind:
     def emit(self, ctx: KernelContext) -> None:
         roots = loop_roots(ctx.root)
         emit_loop_kernel(ctx.builder, roots[0], ctx.inputs, ctx.outputs[0], ctx.span,
-                         list(zip(roots[1:], ctx.outputs[1:])))
+                         list(zip(roots[1:], ctx.outputs[1:])), tail_fold=not ctx.in_loop)
 
 
 class _ReduceKind:

@@ -59,16 +59,19 @@ class KernelContext:
     `root` is the fused computation's root or the instruction itself; `extent` the split
     loop's trip count the kind's `split_extent` chose (1: the kernel runs serially);
     `inlinable`: the kernel may be inlined where it is called (a loop's scalar kernel, so
-    LLVM keeps a counter in a register). A plain class, not a dataclass: the decorator
-    costs about half a millisecond of every process's first compile (records.py)."""
+    LLVM keeps a counter in a register); `in_loop`: it runs once per iteration of a loop
+    (or in a branch), where its run time outweighs its compile time. A plain class, not a
+    dataclass: the decorator costs about half a millisecond of every process's first
+    compile (records.py)."""
 
     def __init__(self, emitter: ModuleEmitter, inst: Instruction, root: Instruction,
-                 extent: int = 1, inlinable: bool = False) -> None:
+                 extent: int = 1, inlinable: bool = False, in_loop: bool = False) -> None:
         self.emitter = emitter
         self.inst = inst
         self.root = root
         self.extent = extent
         self.inlinable = inlinable
+        self.in_loop = in_loop
         self._opened = False
 
     # -- the instruction's buffers ---------------------------------------------------------
