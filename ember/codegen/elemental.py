@@ -7,8 +7,12 @@ maps to (broadcast drops dims, transpose permutes, slice scales and shifts, pad/
 select between clamped reads (a concatenate of many operands branches to the one it
 reads), gather and dynamic-slice add clamped start indices read from
 their index operands), so a whole fusion becomes one loop body with no temporaries.
+An index may carry static ranges (a region of a loop nest split by regions.py): pad,
+concatenate and constant-start dynamic slices then decide at compile time what they would
+select per element, and read only the operand the region covers.
 Invariants: every read is in bounds (indices are clamped before a select picks the real
-value); values are cached per (instruction, index object), so a diamond computes once.
+value; an index's static ranges hold for every value it takes); values are cached per
+(instruction, index object), so a diamond computes once.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ember.codegen import convert as conv
+from ember.codegen import regions
 from ember.codegen.index import Index
 from ember.codegen.irtypes import I64, const, i64, is_complex, mem_type, reg_type
 from ember.codegen.scalar_ops import MathEmitter, emit_elementwise
@@ -274,10 +279,16 @@ class ElementGenerator:
         if o.shape.rank == 0:
             return self.value(o, Index.scalar(self.b))
         multi = [idx.multi[d] for d in dims]
-        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+        ranges = [idx.ranges[d] for d in dims]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi, ranges=ranges))
 
     def _reshape(self, inst: Instruction, idx: Index) -> ir.Value:
         o = inst.operand
+        where = regions.unit_reshape(inst.shape.dimensions, o.shape.dimensions)
+        if where is not None and idx.has_multi:  # only 1s inserted or dropped
+            multi = [i64(0) if d is None else idx.multi[d] for d in where]
+            ranges = [(0, 1) if d is None else idx.ranges[d] for d in where]
+            return self.value(o, Index(self.b, o.shape.dimensions, multi=multi, ranges=ranges))
         return self.value(o, Index(self.b, o.shape.dimensions, linear=idx.linear))
 
     def _copy(self, inst: Instruction, idx: Index) -> ir.Value:
@@ -319,37 +330,52 @@ class ElementGenerator:
         o = inst.operand
         perm = inst.attrs["dimensions"]
         multi: list[ir.Value] = [i64(0)] * len(perm)
+        ranges: list[tuple[int, int]] = [(0, 0)] * len(perm)
         for i, p in enumerate(perm):
             multi[p] = idx.multi[i]
-        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+            ranges[p] = idx.ranges[i]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi, ranges=ranges))
 
     def _reverse(self, inst: Instruction, idx: Index) -> ir.Value:
         o = inst.operand
         dims = set(inst.attrs["dimensions"])
         multi = [self.b.sub(i64(n - 1), i) if d in dims else i
                  for d, (i, n) in enumerate(zip(idx.multi, o.shape.dimensions))]
-        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+        ranges = [(n - r[1], n - r[0]) if d in dims else r
+                  for d, (r, n) in enumerate(zip(idx.ranges, o.shape.dimensions))]
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi, ranges=ranges))
 
     def _slice(self, inst: Instruction, idx: Index) -> ir.Value:
         o = inst.operand
-        multi = []
-        for i, (start, _limit, stride) in zip(idx.multi, inst.attrs["slice"]):
+        multi, ranges = [], []
+        for i, r, (start, _limit, stride) in zip(idx.multi, idx.ranges, inst.attrs["slice"]):
             j = self.b.mul(i, i64(stride)) if stride != 1 else i
             multi.append(self.b.add(j, i64(start)) if start else j)
-        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
+            ranges.append((r[0] * stride + start, (r[1] - 1) * stride + start + 1))
+        return self.value(o, Index(self.b, o.shape.dimensions, multi=multi, ranges=ranges))
 
     def _pad(self, inst: Instruction, idx: Index) -> ir.Value:
+        """The operand's element or the pad value. Along each dimension, the index's static
+        range (`Index.ranges`) may show it all inside the operand (no test, no clamp) or
+        all padding (then the pad value, and no read at all); only mixed dimensions test
+        and clamp per element."""
         b = self.b
         o, padv = inst.operands
-        pad_value = self.value(padv, Index.scalar(b))
         if o.shape.size == 0:
-            return pad_value
-        inside: ir.Value = ir.Constant(ir.IntType(1), 1)
+            return self.value(padv, Index.scalar(b))
+        where = [regions.pad_dim(r, lo, interior, n) for r, n, (lo, _hi, interior)
+                 in zip(idx.ranges, o.shape.dimensions, inst.attrs["padding"])]
+        if any(w == regions.OUT for w, _ in where):
+            return self.value(padv, Index.scalar(b))
+        inside: ir.Value | None = None
         multi = []
-        for i, n, (lo, _hi, interior) in zip(idx.multi, o.shape.dimensions,
-                                             inst.attrs["padding"]):
+        for i, n, (lo, _hi, interior), (w, rng) in zip(idx.multi, o.shape.dimensions,
+                                                       inst.attrs["padding"], where):
             t = b.sub(i, i64(lo)) if lo else i
             step = interior + 1
+            if w == regions.IN:  # every index reads the operand: t is a multiple of step
+                multi.append(b.sdiv(t, i64(step)) if step != 1 else t)
+                continue
             if step != 1:
                 # t must be >= 0 and a multiple of step; srem of a negative t is <= 0
                 ok = b.icmp_signed(">=", t, i64(0))
@@ -358,65 +384,78 @@ class ElementGenerator:
             else:
                 ok = b.icmp_signed(">=", t, i64(0))
             ok = b.and_(ok, b.icmp_signed("<", t, i64(n)))
-            inside = b.and_(inside, ok)
-            multi.append(_clamp_index(b, t, 0, n - 1))
-        v = self.value(o, Index(b, o.shape.dimensions, multi=multi))
-        return b.select(inside, v, pad_value)
+            inside = ok if inside is None else b.and_(inside, ok)
+            multi.append(_clamp_index(b, t, rng[0], rng[1] - 1))
+        ranges = [rng for _, rng in where]
+        v = self.value(o, Index(b, o.shape.dimensions, multi=multi, ranges=ranges))
+        if inside is None:
+            return v
+        return b.select(inside, v, self.value(padv, Index.scalar(b)))
 
     def _concatenate(self, inst: Instruction, idx: Index) -> ir.Value:
+        """The element of the operand that holds output index i along the dimension: of
+        the operands i's static range reaches (one, inside a region of a split loop nest:
+        a plain read), a select chain, or a branch for many."""
         b = self.b
         dim = inst.attrs["dimension"]
-        i = idx.multi[dim]
-        pieces = [o for o in inst.operands if o.shape.dimensions[dim] > 0]
+        pieces: list[tuple[Instruction, int, tuple[int, int]]] = []  # (operand, offset, range)
+        offset = 0
+        for o in inst.operands:
+            n = o.shape.dimensions[dim]
+            rng = regions.piece_range(idx.ranges[dim], offset, n)
+            if rng is not None:
+                pieces.append((o, offset, rng))
+            offset += n
         if len(pieces) >= BRANCHING_CONCAT:
             return self._concatenate_branching(pieces, dim, idx)
-        offset = 0
+        i = idx.multi[dim]
         result: ir.Value | None = None
-        for o in pieces:
-            n = o.shape.dimensions[dim]
-            local = _clamp_index(b, b.sub(i, i64(offset)), 0, n - 1)
+        for o, offset, rng in pieces:
+            local = b.sub(i, i64(offset)) if offset else i
             multi = list(idx.multi)
-            multi[dim] = local
-            v = self.value(o, Index(b, o.shape.dimensions, multi=multi))
+            ranges = list(idx.ranges)
+            multi[dim] = local if len(pieces) == 1 else _clamp_index(b, local, rng[0],
+                                                                       rng[1] - 1)
+            ranges[dim] = rng
+            v = self.value(o, Index(b, o.shape.dimensions, multi=multi, ranges=ranges))
             if result is None:
                 result = v
             else:
                 result = b.select(b.icmp_signed(">=", i, i64(offset)), v, result)
-            offset += n
         assert result is not None
         return result
 
-    def _concatenate_branching(self, pieces: list[Instruction], dim: int, idx: Index
-                               ) -> ir.Value:
+    def _concatenate_branching(self, pieces: list[tuple[Instruction, int, tuple[int, int]]],
+                               dim: int, idx: Index) -> ir.Value:
         """Many operands (im2col's taps): a switch on the operand that holds element i
         computes that one operand only (a select chain would compute every operand for
         every element). Values cached inside a case stay there (they do not dominate the
-        merge block), so each case's cache entries are dropped after it."""
+        merge block), so each case's cache entries are dropped after it. `pieces`: the
+        operands i's range reaches (consecutive ones), with their offsets and ranges."""
         b = self.b
         i = idx.multi[dim]
-        offsets, total = [], 0
-        for o in pieces:
-            offsets.append(total)
-            total += o.shape.dimensions[dim]
-        sizes = {o.shape.dimensions[dim] for o in pieces}
+        first = pieces[0][1]
+        sizes = {o.shape.dimensions[dim] for o, _, _ in pieces}
         if len(sizes) == 1:  # equal pieces (im2col): one division
-            which = b.sdiv(i, i64(sizes.pop()))
+            which = b.sdiv(b.sub(i, i64(first)) if first else i, i64(sizes.pop()))
         else:
             which = i64(0)
-            for off in offsets[1:]:  # the number of operand starts at or below i
+            for _, off, _ in pieces[1:]:  # the number of operand starts at or below i
                 which = b.add(which, b.zext(b.icmp_signed(">=", i, i64(off)), I64))
         merge = b.append_basic_block("concat.merge")
         blocks = [b.append_basic_block(f"concat.{k}") for k in range(len(pieces))]
         sw = b.switch(which, blocks[-1])
         incoming = []
-        for k, (o, off, blk) in enumerate(zip(pieces, offsets, blocks)):
+        for k, ((o, off, rng), blk) in enumerate(zip(pieces, blocks)):
             if k < len(pieces) - 1:
                 sw.add_case(i64(k), blk)
             b.position_at_end(blk)
             before = set(self._cache)
             multi = list(idx.multi)
+            ranges = list(idx.ranges)
             multi[dim] = b.sub(i, i64(off))
-            v = self.value(o, Index(b, o.shape.dimensions, multi=multi))
+            ranges[dim] = rng
+            v = self.value(o, Index(b, o.shape.dimensions, multi=multi, ranges=ranges))
             for key in set(self._cache) - before:
                 del self._cache[key]
             incoming.append((v, b.block))
@@ -441,18 +480,37 @@ class ElementGenerator:
     def _dynamic_slice(self, inst: Instruction, idx: Index) -> ir.Value:
         o = inst.operands[0]
         sizes = inst.attrs["dynamic_slice_sizes"]
-        starts = self.clamped_starts(inst, 1, [n - s for n, s in zip(o.shape.dimensions, sizes)])
+        limits = [n - s for n, s in zip(o.shape.dimensions, sizes)]
+        known = regions.static_starts(inst, 1, limits)
+        if known is not None:  # constant starts: a slice, whose ranges are known
+            multi = [self.b.add(i, i64(s)) if s else i for i, s in zip(idx.multi, known)]
+            ranges = [(r[0] + s, r[1] + s) for r, s in zip(idx.ranges, known)]
+            return self.value(o, Index(self.b, o.shape.dimensions, multi=multi, ranges=ranges))
+        starts = self.clamped_starts(inst, 1, limits)
         multi = [self.b.add(i, s) for i, s in zip(idx.multi, starts)]
         return self.value(o, Index(self.b, o.shape.dimensions, multi=multi))
 
     def _dynamic_update_slice(self, inst: Instruction, idx: Index) -> ir.Value:
+        """The update's element inside the window at the (clamped) starts, the operand's
+        elsewhere. With constant starts, the index's static ranges may show it all inside
+        the window (only the update is read) or all outside (only the operand)."""
         b = self.b
         o, upd = inst.operands[0], inst.operands[1]
-        base = self.value(o, idx)
         if upd.shape.size == 0:
-            return base
+            return self.value(o, idx)
         udims = upd.shape.dimensions
-        starts = self.clamped_starts(inst, 2, [n - u for n, u in zip(o.shape.dimensions, udims)])
+        limits = [n - u for n, u in zip(o.shape.dimensions, udims)]
+        known = regions.static_starts(inst, 2, limits)
+        if known is not None:
+            where = [regions.piece_range(r, s, n) for r, s, n in zip(idx.ranges, known, udims)]
+            if any(w is None for w in where):
+                return self.value(o, idx)
+            if all(w == (r[0] - s, r[1] - s) for w, r, s in zip(where, idx.ranges, known)):
+                multi = [b.sub(i, i64(s)) if s else i for i, s in zip(idx.multi, known)]
+                return self.value(upd, Index(b, udims, multi=multi, ranges=where))
+        base = self.value(o, idx)
+        starts = (self.clamped_starts(inst, 2, limits) if known is None
+                  else [i64(s) for s in known])
         inside: ir.Value = ir.Constant(ir.IntType(1), 1)
         multi = []
         for i, s, n in zip(idx.multi, starts, udims):

@@ -6,6 +6,11 @@ loop body, so the value dominates all of them). Row-major: linear = sum_d i_d * 
 `linear` is always the logical (row-major) element number; `offset(layout)` is the memory
 offset of the element in a buffer laid out as `layout` (minor-to-major): the same sum with
 the layout's strides (`layout_strides`), equal to `linear` for a row-major buffer.
+`ranges` are static bounds the index is known to lie in, [lo, hi) per dimension (the whole
+dimension unless the loop that made the index walks less of it: one region of a loop nest
+split at a pad's or a concatenate's borders, regions.py); element generators read them to
+decide at compile time what a select would decide per element. They must hold for every
+value the index takes: a generator may drop a clamp or a read on their word.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from ember.hlo.shape import layout_strides, row_major
 
 class Index:
     def __init__(self, b: ir.IRBuilder, dims: Sequence[int],
-                 multi: list[ir.Value] | None = None, linear: ir.Value | None = None) -> None:
+                 multi: list[ir.Value] | None = None, linear: ir.Value | None = None,
+                 ranges: Sequence[tuple[int, int]] | None = None) -> None:
         self.b = b
         self.dims = tuple(dims)
         self._multi = multi
         self._linear = linear
+        if ranges is not None and len(ranges) != len(self.dims):
+            raise ValueError(f"ranges {ranges} do not match dims {self.dims}")
+        self._ranges = None if ranges is None else tuple(ranges)
         if multi is None and linear is None:
             if self.dims and any(d != 1 for d in self.dims):
                 raise ValueError("an index needs a multi or a linear form")
@@ -49,6 +58,18 @@ class Index:
                 out.append(self.b.urem(q, i64(d)) if s * d != stride else q)
             self._multi = out
         return self._multi
+
+    @property
+    def has_multi(self) -> bool:
+        """Whether the multi-index is at hand (asking for it otherwise divides)."""
+        return self._multi is not None
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int], ...]:
+        """[lo, hi) per dimension that every value of the index lies in."""
+        if self._ranges is None:
+            return tuple((0, d) for d in self.dims)
+        return self._ranges
 
     @property
     def linear(self) -> ir.Value:

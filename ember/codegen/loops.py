@@ -124,6 +124,42 @@ def for_nest(b: ir.IRBuilder, dims: Sequence[int],
     level(0, [])
 
 
+def for_regions(b: ir.IRBuilder, tree: list, order: Sequence[int],
+                body: Callable[[list[ir.Value], list[tuple[int, int]]], None],
+                span: tuple[ir.Value, ir.Value] | None = None, name: str = "d",
+                inner_hints: Sequence[Hint] = ()) -> None:
+    """Loops that follow a region tree (regions.Tree: per level, the dimension order[k]
+    cut into intervals, each with the tree of the levels below): `body(walk, box)` at each
+    index, `walk` the induction values (walk order), `box` the [lo, hi) of every dimension
+    (dimension order) the region spans. The intervals of a level run one after the other
+    inside the same loops of the levels above. An interval of one index is the constant,
+    with no loop. `span`: the outermost level runs only the indices in [begin, end).
+    `inner_hints`: the innermost level's loops' hints."""
+    box = [(0, 0)] * len(order)
+
+    def level(k: int, walk: list[ir.Value], tree: list) -> None:
+        if k == len(order):
+            body(walk, list(box))
+            return
+        for (lo, hi), sub in tree:
+            box[order[k]] = (lo, hi)
+            hints = inner_hints if k == len(order) - 1 else ()
+            run = lambda i, sub=sub: level(k + 1, [*walk, i], sub)  # noqa: E731
+            if k == 0 and span is not None:  # (the span lies within the whole level)
+                begin = span[0] if lo == tree[0][0][0] else smax(b, span[0], i64(lo))
+                end = span[1] if hi == tree[-1][0][1] else smin(b, span[1], i64(hi))
+                for_span(b, begin, end, run, name=f"{name}{k}")
+            elif hi - lo == 1:
+                run(i64(lo))
+            elif lo == 0:
+                for_range(b, hi, run, name=f"{name}{k}", hints=hints)
+            else:
+                for_range(b, hi - lo, lambda i, run=run, lo=lo: run(
+                    b.add(i, i64(lo), flags=("nuw", "nsw"))), name=f"{name}{k}", hints=hints)
+
+    level(0, [], tree)
+
+
 def for_span(b: ir.IRBuilder, begin: ir.Value, end: ir.Value,
              body: Callable[[ir.Value], None], name: str = "span",
              hints: Sequence[Hint] = (), step: int = 1) -> None:

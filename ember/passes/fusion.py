@@ -14,6 +14,12 @@ loop fusion formed (`fusion_merge.FusionMerge`: which groups, why, what it write
 Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
   f(g(x)), h(g(x)) => fusion{f(g)}, fusion{h(g)}  (g cheap: duplicated into both)
+  f(dynamic-update-slice(x, g(u))) => fusion(x, u){f(dus(p0, g(p1)))}   (f the update's
+                                                   only reader: the kernel reads x or the
+                                                   update region by region, regions.py)
+  dynamic-update-slice(x, g(u)) => fusion(x, u){dus(p0, g(p1))}   (x never fused: where x
+                                                   dies there, the kernel writes g's
+                                                   window into x's buffer and nothing else)
   reduce(f(x), c) => fusion(x), kind=kInput        (the reduce is the fusion root)
   f(dot(x, w), b) => fusion(x, w, b), kind=kOutput  (f elementwise on the dot's shape: the
                                                    backend runs f on each block of the
@@ -92,7 +98,8 @@ from ember.records import FrozenRecord
 LOOP_FUSIBLE: frozenset[str] = frozenset(
     {n for n, r in OPCODES.items() if r.elementwise and n != "map"}
     | {"broadcast", "reshape", "transpose", "slice", "pad", "concatenate", "iota", "reverse",
-       "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather"}
+       "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather",
+       "dynamic-update-slice"}
 )
 # Roots a group may grow from: loop-fusible ops and reductions (kInput).
 ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
@@ -197,6 +204,10 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                                f"broadcast")
     outside = [u for u in producer.users if u not in group]
     if outside:
+        if op == "dynamic-update-slice":
+            # its own kernel updates in place; a copy here would read the operand after it
+            return Decision(False, "dynamic-update-slice has users outside the fusion; "
+                                   "updated in place once, not duplicated")
         if expensive:
             return Decision(False, f"expensive {op} has {len(producer.users)} users; "
                                    f"not duplicated")
@@ -411,6 +422,13 @@ class Fusion(HloPass):
         while True:
             tried: list[FusionDecision] = []
             members = self._grow_once(root, pos, tried, cut)
+            if root.opcode == "dynamic-update-slice" and _reads_updated_array(root, members):
+                update = root.operands[1]
+                cut.add(update)
+                cuts.append(FusionDecision(update.name, root.name, (
+                    "the update reads the array it is written into: computed in a kernel "
+                    "of its own, so the update is written in place")))
+                continue
             worst = worst_recomputation(root, members)
             if worst is None or worst.per_element <= self.policy.recompute_limit:
                 decisions += cuts + tried
@@ -435,6 +453,14 @@ class Fusion(HloPass):
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             if p in cut:
+                return False
+            if root.opcode == "dynamic-update-slice" and p is root.operands[0]:
+                # the array updated stays in memory, so the kernel may write just the
+                # window into it (in_place.py) instead of the whole array
+                if p.opcode != "parameter":
+                    decisions.append(FusionDecision(p.name, root.name, (
+                        "the array a dynamic-update-slice updates stays in memory (the "
+                        "update is written into it in place)")))
                 return False
             consumers = [u for u in p.users if u in group]
             dots = [c for c in consumers if c.opcode == "dot"]
@@ -497,6 +523,28 @@ class Fusion(HloPass):
             if any(inst not in g for g in groups):
                 return True
         return False
+
+
+def _reads_updated_array(root: Instruction, members: list[Instruction]) -> bool:
+    """Whether the members computing the update of a group rooted at a dynamic-update-slice
+    read the array it updates, when that array is not a parameter of the computation.
+    Fused, those reads could follow the window's writes in place. (A parameter's buffer is
+    the caller's, never written: a kernel that reads it writes a whole new array instead,
+    region by region, in one pass. The starts are read before any write.)"""
+    target = root.operands[0]
+    if target.opcode == "parameter":
+        return False
+    group, seen = set(members), set()
+    stack = [root.operands[1]]
+    while stack:
+        m = stack.pop()
+        if m in seen or m not in group:
+            continue
+        seen.add(m)
+        if any(o is target for o in m.operands):
+            return True
+        stack.extend(m.operands)
+    return False
 
 
 def _depends_on(inst: Instruction, targets: set[Instruction]) -> bool:

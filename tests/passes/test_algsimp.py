@@ -27,6 +27,15 @@ def module(body: str) -> str:
         "  " + x for x in lines) + "\n}\n"
 
 
+def _scatter(index: str, ishape: str, to_operand: str, combiner: str, rows: int = 4) -> str:
+    """A scatter of a [rows, 3] window into f32[6, 5] at the constant index vector."""
+    return (f"%p = f32[6,5] parameter(0)\n%u = f32[{rows},3] parameter(1)\n"
+            f"%i = {ishape} constant({index})\n"
+            f"%r = f32[6,5] scatter(%p, %i, %u), update_window_dims={{0,1}}, "
+            f"inserted_window_dims={{}}, scatter_dims_to_operand_dims={to_operand}, "
+            f"index_vector_dim=0, to_apply=%{combiner}")
+
+
 # rewrite name, body, unsafe, expected root (None: no change expected)
 CASES = [
     ("mul_one", F + bcast("one", "f32", 1) + "%r = f32[4] multiply(%p, %one)", False,
@@ -198,6 +207,17 @@ CASES = [
      "%d = f32[5,7] dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
      "%t = f32[7,5] transpose(%d), dimensions={1,0}\n%n = f32[5,7] negate(%d)\n"
      "%u = f32[5,7] transpose(%t), dimensions={1,0}\n%r = f32[5,7] add(%u, %n)", False, None),
+    # x.at[1:5, 2:5].set(u): one window at constant starts that fits
+    ("scatter_to_update_slice", _scatter("{1, 2}", "s32[2]", "{0,1}", "set"), False,
+     "dynamic-update-slice(p, u, constant, constant)"),
+    # x.at[:, 2:5].set(u): the index names one dimension, the other starts at 0
+    ("scatter_to_update_slice", _scatter("{2}", "s32[1]", "{1}", "set", rows=6), False,
+     "dynamic-update-slice(p, u, constant, constant)"),
+    # the window does not fit at row 3 (3 + 4 > 6): the scatter skips it, an update clamps
+    ("scatter_to_update_slice", _scatter("{3, 2}", "s32[2]", "{0,1}", "set"), False, None),
+    ("scatter_to_update_slice", _scatter("{-1, 2}", "s32[2]", "{0,1}", "set"), False, None),
+    # a combining scatter (x.at[...].add) is not an overwrite
+    ("scatter_to_update_slice", _scatter("{1, 2}", "s32[2]", "{0,1}", "add"), False, None),
 ]
 
 REDUCERS = """%max (x: f32[], y: f32[]) -> f32[] {
@@ -210,6 +230,11 @@ REDUCERS = """%max (x: f32[], y: f32[]) -> f32[] {
   %x.1 = f32[] parameter(0)
   %y.1 = f32[] parameter(1)
   ROOT %a = f32[] add(%x.1, %y.1)
+}
+
+%set (x.2: f32[], y.2: f32[]) -> f32[] {
+  %x.2 = f32[] parameter(0)
+  ROOT %y.2 = f32[] parameter(1)
 }
 
 """

@@ -31,6 +31,8 @@ Exact (always on):
                     tuple(gte(T, 0), ..., gte(T, n-1)) => T;
                     conditional(constant k, ...) => branch k inlined;
                     while(init) with a constant-false condition => init
+  scatter.py        scatter(A, constant index, U) overwriting one window that fits =>
+                    dynamic-update-slice(A, U, starts)
 Unsafe (unsafe_math=True only):
   arithmetic.py     A * 0 => 0 (floats);  A + 0.0 => A (floats);  (A + B) - A => B;
                     power(A, 0.5) => sqrt(A);  (A op C1) op C2 => A op (C1 op C2) for + and *
@@ -45,6 +47,7 @@ from ember.passes.algsimp import (  # noqa: F401
     control_flow,
     odd,
     reductions,
+    scatter,
     select_compare,
     shapes,
 )

@@ -107,8 +107,9 @@ class ModuleEmitter:
         root = graph_root(inst)
         entry = kinds.kind_of(inst, root, self.sched)
         kind = kinds.load(entry)
-        ctx = KernelContext(self, inst, root, inlinable=(
-            inst in self._in_loops and instruction_work(inst) <= 1))
+        in_loop = inst in self._in_loops
+        ctx = KernelContext(self, inst, root, inlinable=in_loop and instruction_work(inst) <= 1,
+                            in_loop=in_loop)
         if self.parallel:
             ctx.extent = kind.split_extent(ctx)
         key = kernel_key(ctx, entry.name) if self.share else None

@@ -43,10 +43,18 @@ from ember.backends.cpu.emit.elements import CpuElements, LoopElements
 from ember.backends.cpu.jit.compile_effort import LIGHT_MAX_ELEMENTS
 from ember.backends.cpu.mathlib.fp import intrinsic, type_suffix
 from ember.codegen import convert as conv
+from ember.codegen import regions
 from ember.codegen.elemental import Buf, ElementGenerator, load, store, store_at
 from ember.codegen.index import Index
 from ember.codegen.irtypes import I8, I64, const, i64, is_float, is_signed_int, reg_type
-from ember.codegen.loops import TAIL_FOLDED, for_nest, for_range, for_span
+from ember.codegen.loops import (
+    TAIL_FOLDED,
+    VECTOR_NO_UNROLL,
+    for_nest,
+    for_range,
+    for_regions,
+    for_span,
+)
 from ember.codegen.scalar_ops import emit_elementwise
 from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
@@ -255,7 +263,9 @@ Span = tuple[ir.Value, ir.Value] | None  # [begin, end) of the split loop, for t
 # Measured at 1000 elements: a*sin(x)+b ~2 ms less LLVM time (of ~22), the tanh/exp/log1p
 # chain ~8 ms (of ~33); run time within noise up to 8192 elements (a masked AVX-512 access
 # costs what a plain one does). Longer loops keep the plain remainder: their run time
-# matters more than a few milliseconds of compilation.
+# matters more than a few milliseconds of compilation. So do kernels of loop bodies, which
+# run once per iteration: there the mask computed per vector cost more than the loop's
+# work (x + 1 over 1000 f32 in a fori_loop: ~210 ns an iteration folded, ~90 plain).
 TAIL_FOLD_MAX_ELEMENTS = LIGHT_MAX_ELEMENTS
 
 
@@ -293,11 +303,12 @@ def loop_roots(root: Instruction) -> list[Instruction]:
 
 
 def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf,
-                     span: Span = None, more: Sequence[tuple[Instruction, Buf]] = ()
-                     ) -> None:
+                     span: Span = None, more: Sequence[tuple[Instruction, Buf]] = (),
+                     tail_fold: bool = True) -> None:
     """`span`: only flat elements (or outermost indices, in memory order) in [begin, end).
     `more`: further (root, output) pairs of the root's shape and layout, stored at the same
-    index in the same loop (a multi-output fusion)."""
+    index in the same loop (a multi-output fusion). `tail_fold`: a short flat loop may run
+    its last partial vector masked (TAIL_FOLD_MAX_ELEMENTS); off in loop bodies."""
     dims = root.shape.dimensions
     flat, order = _loop_order(root, inputs)
     flat = flat and all(_is_flat(r, inputs) for r, _ in more)
@@ -331,22 +342,22 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
             elif span is not None:
                 for_span(b, span[0], span[1], lambda i: element(Index(b, dims, linear=i), i))
             else:
+                fold = tail_fold and n <= TAIL_FOLD_MAX_ELEMENTS
                 for_range(b, n, lambda i: element(Index(b, dims, linear=i), i),
-                          hints=TAIL_FOLDED if n <= TAIL_FOLD_MAX_ELEMENTS else ())
+                          hints=TAIL_FOLDED if fold else ())
         else:
-            def nest(walk: list[ir.Value]) -> None:  # indices of `order`, major first
+            # loops cut at the pads' and concatenates' borders (regions.py): in each
+            # region, the index's static ranges settle their selects
+            def nest(walk: list[ir.Value], box: list[tuple[int, int]]) -> None:
                 multi: list[ir.Value] = [i64(0)] * len(dims)
                 for d, i in zip(order, walk):
                     multi[d] = i
-                idx = Index(b, dims, multi=multi)
+                idx = Index(b, dims, multi=multi, ranges=box)
                 element(idx, idx.linear)
 
-            walk_dims = [dims[d] for d in order]
-            if span is not None:
-                for_span(b, span[0], span[1],
-                         lambda i0: for_nest(b, walk_dims[1:], lambda m: nest([i0, *m])))
-            else:
-                for_nest(b, walk_dims, nest)
+            tree = regions.plan([r for r, _ in stores], inputs, order)
+            for_regions(b, tree, order, nest, span,
+                        inner_hints=VECTOR_NO_UNROLL if regions.is_split(tree) else ())
 
     with_precise_rerun(b, body, lambda precise: LoopElements(b, inputs, precise))
 
@@ -724,7 +735,7 @@ class _LoopKind:
     def emit(self, ctx: KernelContext) -> None:
         roots = loop_roots(ctx.root)
         emit_loop_kernel(ctx.builder, roots[0], ctx.inputs, ctx.outputs[0], ctx.span,
-                         list(zip(roots[1:], ctx.outputs[1:])))
+                         list(zip(roots[1:], ctx.outputs[1:])), tail_fold=not ctx.in_loop)
 
 
 class _ReduceKind:

@@ -59,16 +59,19 @@ class KernelContext:
     `root` is the fused computation's root or the instruction itself; `extent` the split
     loop's trip count the kind's `split_extent` chose (1: the kernel runs serially);
     `inlinable`: the kernel may be inlined where it is called (a loop's scalar kernel, so
-    LLVM keeps a counter in a register). A plain class, not a dataclass: the decorator
-    costs about half a millisecond of every process's first compile (records.py)."""
+    LLVM keeps a counter in a register); `in_loop`: it runs once per iteration of a loop
+    (or in a branch), where its run time outweighs its compile time. A plain class, not a
+    dataclass: the decorator costs about half a millisecond of every process's first
+    compile (records.py)."""
 
     def __init__(self, emitter: ModuleEmitter, inst: Instruction, root: Instruction,
-                 extent: int = 1, inlinable: bool = False) -> None:
+                 extent: int = 1, inlinable: bool = False, in_loop: bool = False) -> None:
         self.emitter = emitter
         self.inst = inst
         self.root = root
         self.extent = extent
         self.inlinable = inlinable
+        self.in_loop = in_loop
         self._opened = False
 
     # -- the instruction's buffers ---------------------------------------------------------
@@ -260,9 +263,18 @@ def _is_dot(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
 
 
 def _is_in_place_update(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
-    """A dynamic-update-slice whose result shares its operand's buffer (in_place.py)."""
-    return (inst.opcode == "dynamic-update-slice"
-            and sched.buffers[inst.operands[0]] == flatten_slots(sched.buffers[inst])[0])
+    """A dynamic-update-slice, alone or as a fusion's root, whose result shares the buffer
+    of the array it updates (in_place.py)."""
+    if root.opcode != "dynamic-update-slice":
+        return False
+    target = root.operands[0]
+    if inst.opcode == "fusion":
+        if target.opcode != "parameter":
+            return False
+        target = inst.operands[target.parameter_number]
+    elif inst is not root:
+        return False
+    return sched.buffers[target] == flatten_slots(sched.buffers[inst])[0]
 
 
 def _opcode(name: str) -> Test:

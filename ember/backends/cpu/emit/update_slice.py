@@ -1,14 +1,17 @@
 """A dynamic-update-slice that writes into its operand's buffer: only the window is stored.
 
-Input: an LLVM function being built, a lone `dynamic-update-slice` whose result buffer is
-its operand 0's buffer (buffer assignment put them on one Slot: in_place.py allows it when
-the operand dies there, as a loop's carried array does), its input buffers and the output.
+Input: an LLVM function being built, a `dynamic-update-slice` (alone, or the root of a
+fusion that computes its update) whose result buffer is its operand 0's buffer (buffer
+assignment put them on one Slot: in_place.py allows it when the operand dies there, as a
+loop's carried array does), its input buffers and the output.
 Output: the kernel body
     s[d] = clamp(start[d], 0, dim[d] - update_dim[d])     (XLA's rule: the window fits)
     for w in the update (row-major):  out[s + w] = update[w]
 so a step of `scan` writing one row of its stacked outputs costs one row, not a copy of the
 whole stack. Invariants: every store is in bounds (the window fits after clamping); the
-update is another buffer, read whole by these same loops, never written.
+update is another buffer, or computed by the fusion from buffers other than the one
+written, so no store changes a value the loops read later (and a precise rerun of the
+window recomputes the same values).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
-from ember.backends.cpu.emit.elements import CpuElements
-from ember.codegen.elemental import Buf, store
+from ember.backends.cpu.emit.elements import LoopElements
+from ember.backends.cpu.emit.kernels import with_precise_rerun
+from ember.codegen.elemental import Buf, ElementGenerator, store
 from ember.codegen.index import Index
 from ember.codegen.loops import for_nest
 from ember.hlo.ir import Instruction
@@ -34,14 +38,20 @@ def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
     udims = update.shape.dimensions
     if update.shape.size == 0:
         return
-    gen = CpuElements(b, inputs, precise=True)
-    starts = gen.clamped_starts(dus, 2, [n - u for n, u in zip(dims, udims)])
 
-    def element(w: list[ir.Value]) -> None:
-        at = Index(b, dims, multi=[b.add(s, i) for s, i in zip(starts, w)])
-        store(b, out, at.linear, gen.value(update, Index(b, udims, multi=w)))
+    def body(gen: ElementGenerator) -> None:
+        starts = gen.clamped_starts(dus, 2, [n - u for n, u in zip(dims, udims)])
 
-    for_nest(b, udims, element, name="w")
+        def element(w: list[ir.Value]) -> None:
+            at = Index(b, dims, multi=[b.add(s, i) for s, i in zip(starts, w)])
+            store(b, out, at.linear, gen.value(update, Index(b, udims, multi=w)))
+            gen.flush()  # type: ignore[attr-defined]
+
+        for_nest(b, udims, element, name="w")
+
+    # a fused update may use fast sin/cos: rerun the window precisely if a lane asks
+    # (safe in place: the update never reads the array it is written into, in_place.py)
+    with_precise_rerun(b, body, lambda precise: LoopElements(b, inputs, precise))
 
 
 class _UpdateSliceKind:

@@ -13,7 +13,9 @@ whole nest in precise mode, re-reading every input (kernels.py `with_precise_rer
 Multi-output fusions, reductions and products never write in place.
 A lone scatter or dynamic-update-slice may write over its operand 0 (the array it
 updates): its result is that array with some elements replaced, so in place it only writes
-those elements (scatter.py, update_slice.py skip the copy when the two buffers are one).
+those elements (scatter.py, update_slice.py skip the copy when the two buffers are one). So
+may a kLoop fusion rooted at a dynamic-update-slice (its update computed by the fused
+producers) over the parameter it updates, when nothing else in the fusion reads it.
 Its updates and indices are other instructions, hence other buffers (a buffer the kernel
 reads does not die before it), so no write can change a value the kernel reads later.
 """
@@ -56,6 +58,20 @@ def _reads_pointwise(start: Instruction, root: Instruction) -> bool:
     return True
 
 
+def _updated_parameter(comp) -> Instruction | None:
+    """The parameter a fused computation rooted at a dynamic-update-slice updates, when the
+    update reads nothing else of it (its only user is the root: no element of the window
+    computed from the array itself, which writing in place would change under the reads)."""
+    root = comp.root
+    if root.opcode != "dynamic-update-slice":
+        return None
+    target = root.operands[0]
+    if target.opcode != "parameter" or list(target.users) != [root] \
+            or any(o is target for o in root.operands[1:]):
+        return None
+    return target
+
+
 def in_place_operands(inst: Instruction) -> list[int]:
     """Operand positions of `inst` whose buffers its result may overwrite."""
     if inst.shape.is_tuple:
@@ -64,6 +80,10 @@ def in_place_operands(inst: Instruction) -> list[int]:
         if inst.attrs.get("kind") != "kLoop":
             return []
         comp = inst.fused_computation
+        target = _updated_parameter(comp)
+        if target is not None:  # a fused update: written into the array it updates
+            return [target.parameter_number] if _same_elements(target, inst) \
+                and target.shape == inst.shape else []
         if any(i.opcode in RERUN_OPCODES for i in comp.instructions):
             return []
         return [p.parameter_number for p in comp.parameters

@@ -56,7 +56,7 @@ def kernel_key(ctx: KernelContext, kind: str) -> tuple | None:
     if inst.opcode == "fusion":
         lines.append(f"fusion kind={inst.attrs.get('kind')}")
     lines.append(f"root={name[ctx.root]}")
-    return (kind, ctx.extent, ctx.inlinable, "\n".join(lines), tuple(called),
+    return (kind, ctx.extent, ctx.inlinable, ctx.in_loop, "\n".join(lines), tuple(called),
             tuple(str(s.shape) for s in slots), tuple(arg_of[s] for s in slots),
             tuple(arg_of[s] for s in ctx.outs), tuple(arg_of[s] for s in ctx.work))
 
