@@ -29,7 +29,7 @@ Prints, in order:
 Device time: `--calls` (20 or more) calls are queued before waiting for the last one (a
 single synchronous call costs about 0.55 ms of round trip on the TPU host), the median of
 `--repeat` such bursts divided by the calls. Ember's side runs its compiled executable
-directly on device buffers (`XlaExecutable.run_on_device`), as JAX's side runs on
+directly on device buffers (`XlaExecutable.run_buffers`), as JAX's side runs on
 `jax.Array`s: both measure the device, not the host copies.
 """
 
@@ -362,7 +362,7 @@ class Harness:
 
             kernels = tpu.tpu_module(tpu.optimize(module)).kernels
         bufs = [be.to_device(a) for a in flat]
-        return (lambda: exe.run_on_device(*bufs)), len(kernels)
+        return (lambda: exe.run_buffers(*bufs)), len(kernels)
 
     def jax_runner(self, w: Workload) -> Callable[[], Any]:
         import jax.numpy as jjnp

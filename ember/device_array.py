@@ -139,8 +139,7 @@ class DeviceArray(ArrayImpl):
         return super().__repr__()
 
 
-def wrap_outputs(buffers: list[Any], avals: list[ShapedArray], device: AcceleratorDevice
-                 ) -> list[DeviceArray]:
+def wrap_outputs(buffers: Any, avals: Any, device: AcceleratorDevice) -> list[DeviceArray]:
     """The outputs of a device executable as DeviceArrays (nothing copied)."""
     return [DeviceArray(b, a, device) for b, a in zip(buffers, avals)]
 

@@ -22,7 +22,7 @@ from typing import Any
 from ember.compiler import CompiledModule
 from ember.config import config
 from ember.core import trace as _trace
-from ember.device_array import DeviceArray
+from ember.device_array import DeviceArray, wrap_outputs
 from ember.fastpath import MISS
 from ember.tree_util import PyTreeDef
 
@@ -64,7 +64,7 @@ def build(in_avals: list, out_avals: list, out_tree: PyTreeDef, donated: tuple |
         outs = rebuild(run(*bufs, *consts))
         if single:
             return DeviceArray(outs, outs_avals[0], device)
-        outs = outs if tuple_result else (outs,)
-        return out_tree.unflatten([DeviceArray(b, a, device) for b, a in zip(outs, outs_avals)])
+        return out_tree.unflatten(wrap_outputs(outs if tuple_result else (outs,), outs_avals,
+                                               device))
 
     return fast

@@ -190,9 +190,6 @@ class XlaExecutable:
         tuple)."""
         return _rebuild(self._structure, flat)
 
-    # (what a benchmark queues to measure device time)
-    run_on_device = run_buffers
-
     def kernels(self, module: Module | None = None) -> list[Any]:
         """None of Ember's: XLA generates the code (`runtime_hlo()` shows its fusions)."""
         return []
