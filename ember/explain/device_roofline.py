@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,17 +57,22 @@ def _block(out: list[Any]) -> None:
         o.block_until_ready()
 
 
-def _runner(backend: str, text: str, args: list[np.ndarray]) -> Callable[[], list[Any]]:
+def _runner(backend: str, text: str, args: list[np.ndarray],
+            kernels: Sequence[Any] = ()) -> Callable[[], list[Any]]:
     """A module's HLO text compiled by the backend's XLA route, on device copies of
-    `args`."""
+    `args`; the calls of `kernels` in it get their layouts pinned for XLA only (Ember's
+    parser reads the text as Ember prints it, without XLA's layout attributes)."""
     from ember import backends
+    from ember.backends.tpu.custom_calls import pin_layouts
     from ember.backends.xla import XlaExecutable, out_types
     from ember.hlo.parser import parse_module
 
     be = backends.get(backend)
     plat = be._platform()
     module = parse_module(text)
-    exe = XlaExecutable(module, text, plat, plat.compile(text), -1, out_types(module))
+    xla_text = pin_layouts(text, list(kernels))
+    exe = XlaExecutable(module, xla_text, plat, plat.compile(xla_text), -1,
+                        out_types(module))
     bufs = [plat.put(a) for a in args]
     return lambda: exe.run_buffers(*bufs)
 
@@ -103,10 +108,11 @@ def device_machine(backend: str = "tpu") -> Machine:
 
 def kernel_module(kernel: Any, config: str) -> str:
     """HLO text of a module that runs one Ember kernel alone: its windows as parameters,
-    the `tpu_custom_call` (with `config`, its backend_config) as the root."""
+    the `tpu_custom_call` (with `config`, its backend_config) as the root. As Ember prints
+    it: `_runner` pins the call's layouts for XLA."""
     import json
 
-    from ember.backends.tpu.custom_calls import TARGET, pin_layouts
+    from ember.backends.tpu.custom_calls import TARGET
 
     ins, out = kernel.windows[:-1], kernel.windows[-1]
 
@@ -119,7 +125,7 @@ def kernel_module(kernel: Any, config: str) -> str:
     operands = ", ".join(f"%p{i}" for i in range(len(ins)))
     lines += [f"  ROOT %k = {ty(out)} custom-call({operands}), "
               f'custom_call_target="{TARGET}", backend_config={json.dumps(config)}', "}", ""]
-    return pin_layouts("\n".join(lines), [kernel])
+    return "\n".join(lines)
 
 
 def kernel_configs(module: Any) -> dict[str, str]:
@@ -161,7 +167,7 @@ def profile(f: Callable, *args: Any, backend: str = "tpu", print_report: bool = 
         operands = [random_array(rng, w.dims, numpy_dtype(w.element_type))
                     for w in kernel.windows[:-1]]
         seconds = device_seconds(_runner(backend, kernel_module(kernel, configs[kernel.text]),
-                                         operands))
+                                         operands, [kernel]))
         cost = _kernel_cost(configs[kernel.text])
         for key in spent:
             spent[key] += cost.get(key, 0.0)
