@@ -403,6 +403,8 @@ def _agree(a: Any, b: Any, w: Workload) -> tuple[bool, float]:
 
 
 def run_workloads(h: Harness, ws: list[Workload], kernels: str) -> list[dict[str, Any]]:
+    if not ws:  # (--only named none of them)
+        return []
     print(f"\nworkloads on {h.device} (Ember {h.backend}, EMBER_TPU_KERNELS={kernels}; "
           f"{h.calls} queued calls x {h.repeat})")
     print(f"{'workload':40} {'ember ms':>9} {'jax ms':>9} {'ember/jax':>9} {'agree':>6} "

@@ -177,16 +177,18 @@ def profile(f: Callable, *args: Any, backend: str = "tpu", print_report: bool = 
                                   cost.get("transcendentals", 0.0), seconds,
                                   mach.peak_flops_f32, mach.bandwidth))
     rest = max(whole - kernel_seconds, 0.0)
-    rows.append(KernelProfile(
-        "the rest (XLA)" if tm.kernels else "the program (XLA)", "TPU compiler's fusions",
-        max(total.get("bytes accessed", 0.0) - spent["bytes accessed"], 0.0),
-        max(total.get("flops", 0.0) - spent["flops"], 0.0),
-        max(total.get("transcendentals", 0.0) - spent["transcendentals"], 0.0), rest,
-        mach.peak_flops_f32, mach.bandwidth))
+    left = {key: max(total.get(key, 0.0) - spent[key], 0.0) for key in spent}
     notes = [f"times are device times of {CALLS} queued calls (best of {BURSTS}); Ember's "
              "kernels are timed alone, the TPU compiler's part as the whole call's time "
              "minus theirs (no profiler: its fusions are not timed one by one; "
              "compiled.runtime_hlo() lists them)"]
+    if tm.kernels and not any(left.values()):  # (Ember's kernels are the whole program)
+        notes.append("Ember's kernels do all of the program's work: no row for XLA's part")
+    else:
+        rows.append(KernelProfile(
+            "the rest (XLA)" if tm.kernels else "the program (XLA)",
+            "TPU compiler's fusions", left["bytes accessed"], left["flops"],
+            left["transcendentals"], rest, mach.peak_flops_f32, mach.bandwidth))
     result = Profile(fun_name(fn.fun), rows, mach, CALLS * BURSTS, whole, notes)
     if print_report:
         print(result, file=file or sys.stdout, flush=True)
