@@ -104,6 +104,8 @@ def _member_reason(inst: Instruction, rs: _RowShape) -> str:
         return ""
     if op == "constant":
         return "" if lvl == "scalar" else "array constant stays in memory"
+    if op == "iota":  # (made from the index: a causal mask's row and column numbers)
+        return ""
     if op == "parameter":
         return "parameter"
     if op == "reduce":
