@@ -87,6 +87,7 @@ from __future__ import annotations
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape
+from ember.hlo.window_reads import reads_only_its_window
 from ember.passes.base import HloPass
 from ember.passes.fusion_merge import FusionMerge, merge_loop_groups
 from ember.passes.fusion_reuse import worst_recomputation
@@ -422,7 +423,8 @@ class Fusion(HloPass):
         while True:
             tried: list[FusionDecision] = []
             members = self._grow_once(root, pos, tried, cut)
-            if root.opcode == "dynamic-update-slice" and _reads_updated_array(root, members):
+            if root.opcode == "dynamic-update-slice" and _reads_updated_array(root, members) \
+                    and not reads_only_its_window(root, set(members)):
                 update = root.operands[1]
                 cut.add(update)
                 cuts.append(FusionDecision(update.name, root.name, (

@@ -36,6 +36,15 @@ def _scatter(index: str, ishape: str, to_operand: str, combiner: str, rows: int 
             f"index_vector_dim=0, to_apply=%{combiner}")
 
 
+def _row_scatter(index: str) -> str:
+    """x.at[i].set(row) on f32[6, 5]: the scatter an integer index traces to."""
+    return ("%p = f32[6,5] parameter(0)\n%u = f32[5] parameter(1)\n"
+            f"%i = s32[1] constant({index})\n"
+            "%r = f32[6,5] scatter(%p, %i, %u), update_window_dims={0}, "
+            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+            "index_vector_dim=0, to_apply=%set")
+
+
 # rewrite name, body, unsafe, expected root (None: no change expected)
 CASES = [
     ("mul_one", F + bcast("one", "f32", 1) + "%r = f32[4] multiply(%p, %one)", False,
@@ -218,6 +227,14 @@ CASES = [
     ("scatter_to_update_slice", _scatter("{-1, 2}", "s32[2]", "{0,1}", "set"), False, None),
     # a combining scatter (x.at[...].add) is not an overwrite
     ("scatter_to_update_slice", _scatter("{1, 2}", "s32[2]", "{0,1}", "add"), False, None),
+    # x.at[:4, :3].set(u): an index vector of no components, the window at the origin
+    ("scatter_to_update_slice", _scatter("{}", "s32[0]", "{}", "set"), False,
+     "dynamic-update-slice(p, u, constant, constant)"),
+    # x.at[2].set(row): the row's dimension is inserted, the update reshaped to [1, 5]
+    ("scatter_to_update_slice", _row_scatter("{2}"), False,
+     "dynamic-update-slice(p, reshape, constant, constant)"),
+    # x.at[6].set(row) is out of range: the scatter skips it
+    ("scatter_to_update_slice", _row_scatter("{6}"), False, None),
 ]
 
 REDUCERS = """%max (x: f32[], y: f32[]) -> f32[] {

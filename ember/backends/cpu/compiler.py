@@ -50,8 +50,9 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
     hardware-independent simplification, the optimization barriers' removal, transpose
     folding (into dots), float normalization (float16/bfloat16 sums and dots accumulate in
     float32), bfloat16 expansion (bf16 arithmetic in float32, rounded after each op),
-    reduction splitting (large few-output reductions in two, for threads), layout
-    assignment (before fusion, as in XLA's CPU pipeline), then fusion."""
+    argmax splitting (argmax/argmin as two plain reductions), reduction splitting (large
+    few-output reductions in two, for threads), layout assignment (before fusion, as in
+    XLA's CPU pipeline), then fusion."""
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import OnOpcodes, PassPipeline
     from ember.passes.bf16_expansion import Bf16Expansion
@@ -83,6 +84,9 @@ def pipeline(unsafe_math: bool = False) -> PassPipeline:
         # bfloat16 arithmetic in float32, rounded back after each op, as XLA's CPU backend
         # (after float normalization, whose widened sums and dots it leaves alone)
         Bf16Expansion(),
+        # argmax/argmin as a max and a first-hit min: two reductions that vectorize
+        OnOpcodes("argmax-splitting", "ember.passes.argmax_splitting:ArgmaxSplitting",
+                  frozenset({"reduce"})),
         OnOpcodes("reduction-splitting", "ember.passes.reduction_splitting:ReductionSplitting",
                   frozenset({"reduce"})),
         LayoutAssignment(),

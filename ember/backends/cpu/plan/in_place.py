@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ember.hlo.ir import Instruction
 from ember.hlo.shape import row_major
+from ember.hlo.window_reads import reads_only_its_window
 
 # The opcodes whose fast CPU code may ask for a precise rerun (mathlib `_REDUCED`; a test
 # keeps the two in step).
@@ -60,14 +61,16 @@ def _reads_pointwise(start: Instruction, root: Instruction) -> bool:
 
 def _updated_parameter(comp) -> Instruction | None:
     """The parameter a fused computation rooted at a dynamic-update-slice updates, when the
-    update reads nothing else of it (its only user is the root: no element of the window
-    computed from the array itself, which writing in place would change under the reads)."""
+    update reads nothing else of it: its only user is the root, or its other readers read
+    each window element alone, before it is written (hlo/window_reads.py); any other read
+    could see an element the window's writes already changed."""
     root = comp.root
     if root.opcode != "dynamic-update-slice":
         return None
     target = root.operands[0]
-    if target.opcode != "parameter" or list(target.users) != [root] \
-            or any(o is target for o in root.operands[1:]):
+    if target.opcode != "parameter" or any(o is target for o in root.operands[1:]):
+        return None
+    if list(target.users) != [root] and not reads_only_its_window(root):
         return None
     return target
 
