@@ -158,8 +158,9 @@ def _neighbours(v: float, dt, k: int) -> np.ndarray:
 
 
 def test_erf_f32_range_edges():
-    """The native f32 erf (f32/special.py) switches from x + x P(x^2) to
-    1 - e^(-x^2) R(x) at |x| = 1 and clamps |x| to 3.92 (erf rounds to 1 there): every float
+    """The native f32 erf (f32/special.py) clamps |x| to 3.92 (erf rounds to 1 there); the
+    straight-line body switches from x + x P(x^2) to 1 - e^(-x^2) R(x) at |x| = 1, the table
+    body at every k/4 (test_erf_tables.py checks those edges): every float
     near those edges, both signs, within the budget against mpmath, the result monotone
     across them and exactly +-1 from 3.92 on (inf included)."""
     pos = np.concatenate([_neighbours(1.0, np.float32, 64), _neighbours(3.92, np.float32, 64),

@@ -177,3 +177,24 @@ def test_results_are_immutable():
     r = ember.jit(lambda v: v + 1)(np.ones(3, F32))
     with pytest.raises(ValueError):
         np.asarray(r)[0] = 5
+
+
+@pytest.mark.parametrize("src", [
+    np.arange(3000, dtype=np.float32)[1:],                          # a misaligned view
+    np.arange(6000, dtype=np.float64).reshape(60, 100)[:, ::2],     # strided, cast to f32
+    np.arange(2048, dtype=np.int64),                                # cast to int32
+    np.linspace(-1e40, 1e40, 1500),                                 # f64 beyond f32: +-inf
+])
+def test_large_user_copies_start_on_a_cache_line(src):
+    """A copied user array of ALIGN_MIN_BYTES or more starts on a 64-byte boundary (kernels
+    read it with full-width vector loads), with the values and dtype np.array would give."""
+    from ember.array import ALIGN, ALIGN_MIN_BYTES
+
+    a = jnp.asarray(src)
+    v = np.asarray(a)
+    with np.errstate(over="ignore"):
+        want = np.array(src, dtype=a.dtype)
+    assert v.nbytes >= ALIGN_MIN_BYTES and v.ctypes.data % ALIGN == 0
+    assert v.flags.c_contiguous and not v.flags.writeable and not np.shares_memory(v, src)
+    np.testing.assert_array_equal(v, want)
+    assert v.shape == src.shape

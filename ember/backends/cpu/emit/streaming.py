@@ -30,7 +30,7 @@ import llvmlite.ir as ir
 
 from ember.codegen.elemental import Buf
 from ember.codegen.irtypes import I64, i64, mem_type
-from ember.codegen.loops import for_span
+from ember.codegen.loops import VECTOR_NO_UNROLL, for_span
 from ember.hlo.shape import Shape, bit_width
 
 NT_MIN_BYTES = 8 << 20  # outputs at least this large stream past the caches
@@ -85,7 +85,11 @@ def for_streaming(b: ir.IRBuilder, out: Buf, begin: ir.Value, end: ir.Value,
             i = b.add(base, j, flags=("nuw", "nsw"))
             body(i, lambda v: b.store(v, b.gep(tile, [j], inbounds=True, source_etype=mty)))
 
-        for_span(b, i64(0), i64(per_tile), fill, name=f"{name}.fill")
+        # rolled: the vectorizer's loop of constant trip count (TILE_BYTES / 64 vectors)
+        # would otherwise be unrolled whole, and a math-heavy body (erf's 10 table rows,
+        # erfc) then kept 16 vectors' temporaries live at once: 66 spills per tile for the
+        # table erf over 1e7 f32, none in the rolled loop
+        for_span(b, i64(0), i64(per_tile), fill, name=f"{name}.fill", hints=VECTOR_NO_UNROLL)
         vty = ir.VectorType(mty, per_line)
         for k in range(per_tile // per_line):
             src = b.gep(tile, [i64(k * per_line)], inbounds=True, source_etype=mty)

@@ -7,8 +7,9 @@ scalar or a vector: `VecFp`). Output: the scalar helper the kernel emitter calls
 Why: the loop vectorizer widens a scalar helper that was inlined into the loop, and turns
 each table load `T[i]` into a gather (~1 element per cycle on Zen 4, several per result).
 With AVX-512 a 16-entry f64 table fits in two registers and `vpermi2var.pd.512` picks 8
-entries in one instruction. The vectorizer cannot emit that from scalar code, but it can
-call a vector variant of a scalar function it was told about (the vector function ABI:
+entries in one instruction (a 16-entry f32 table: one register, `vpermps` picks 16). The
+vectorizer cannot emit that from scalar code, but it can call a vector variant of a
+scalar function it was told about (the vector function ABI:
 the attribute `"vector-function-abi-variant"="_ZGV_LLVM_N<lanes><v..>_<name>(<variant>),..."`
 on the scalar function). So with AVX-512 F and DQ (`permute_tables()`):
   - the body is built once, as `ember.<base>.v<L><type>` on L lanes (one zmm of inputs:
@@ -73,11 +74,12 @@ def permute_tables() -> bool:
     return host_has("+avx512f", "+avx512dq")  # vrangepd is DQ
 
 
-def _table_global(module: ir.Module, name: str, values: Sequence[float]) -> ir.GlobalVariable:
+def _table_global(module: ir.Module, name: str, values: Sequence[float],
+                  elem: ir.Type) -> ir.GlobalVariable:
     gname = f"ember.tab.{name}"
     gv = module.globals.get(gname)
     if gv is None:
-        aty = ir.ArrayType(ir.DoubleType(), len(values))
+        aty = ir.ArrayType(elem, len(values))
         gv = ir.GlobalVariable(module, aty, gname)
         gv.global_constant = True
         gv.linkage = "private"
@@ -86,20 +88,31 @@ def _table_global(module: ir.Module, name: str, values: Sequence[float]) -> ir.G
 
 
 def scalar_lookup(fp: Fp, name: str, values: Sequence[float], idx: ir.Value) -> ir.Value:
-    """values[idx mod 16] for a scalar i64 idx: a load from a constant array."""
+    """values[idx mod 16] for a scalar integer idx: a load from a constant array of fp's
+    float type (an f32 table's entries are float32 values)."""
     assert len(values) == 16
-    gv = _table_global(fp.module, name, values)
-    idx = fp.b.and_(idx, ir.Constant(ir.IntType(64), 15))
-    p = fp.b.gep(gv, [ir.Constant(ir.IntType(64), 0), idx], inbounds=True)
+    gv = _table_global(fp.module, name, values, fp.ty)
+    idx = fp.b.and_(idx, ir.Constant(idx.type, 15))
+    p = fp.b.gep(gv, [ir.Constant(idx.type, 0), idx], inbounds=True)
     return fp.b.load(p)
 
 
 def permute_lookup(fp: Fp, name: str, values: Sequence[float], idx: ir.Value) -> ir.Value:
-    """values[idx mod 16] per lane for a 16-entry f64 table and an <N x i64> idx (N a
-    multiple of 8): one vpermi2var.pd.512 per 8 lanes (entries 0-7 in one register, 8-15
-    in the other; the instruction reads the low 4 bits of each index)."""
-    assert isinstance(fp, VecFp) and len(values) == 16 and fp.lanes % 8 == 0
+    """values[idx mod 16] per lane for a 16-entry table and an integer vector idx of fp's
+    lanes: f64 (N a multiple of 8) by one vpermi2var.pd.512 per 8 lanes (entries 0-7 in
+    one register, 8-15 in the other; the instruction reads the low 4 bits of each index);
+    f32 (N a multiple of 16) by one vpermps (permvar.sf.512) per 16 lanes, the table in
+    one register (low 4 bits of each index)."""
+    assert isinstance(fp, VecFp) and len(values) == 16
     b = fp.b
+    if fp.bits == 32:
+        assert fp.lanes % 16 == 0
+        v16 = ir.VectorType(ir.FloatType(), 16)
+        i16 = ir.VectorType(ir.IntType(32), 16)
+        fn = intrinsic(fp.module, "llvm.x86.avx512.permvar.sf.512", v16, [v16, i16])
+        table = ir.Constant(v16, [float(v) for v in values])
+        return concat(b, [b.call(fn, [table, sub]) for sub in _chunks(fp, idx, 16)])
+    assert fp.lanes % 8 == 0
     v8 = ir.VectorType(ir.DoubleType(), 8)
     i8 = ir.VectorType(ir.IntType(64), 8)
     fn = intrinsic(fp.module, "llvm.x86.avx512.vpermi2var.pd.512", v8, [v8, i8, v8])
@@ -108,14 +121,14 @@ def permute_lookup(fp: Fp, name: str, values: Sequence[float], idx: ir.Value) ->
     return concat(b, [b.call(fn, [lo, sub, hi]) for sub in _chunks(fp, idx)])
 
 
-def _chunks(fp: Fp, v: ir.Value) -> list[ir.Value]:
-    """v (an N-lane vector of fp.lanes lanes, N a multiple of 8) as its 8-lane pieces."""
-    if fp.lanes == 8:
+def _chunks(fp: Fp, v: ir.Value, width: int = 8) -> list[ir.Value]:
+    """v (a vector of fp.lanes lanes, a multiple of `width`) as its `width`-lane pieces."""
+    if fp.lanes == width:
         return [v]
     return [fp.b.shuffle_vector(v, ir.Constant(v.type, None),
-                                ir.Constant(ir.VectorType(ir.IntType(32), 8),
-                                            list(range(k, k + 8))))
-            for k in range(0, fp.lanes, 8)]
+                                ir.Constant(ir.VectorType(ir.IntType(32), width),
+                                            list(range(k, k + width))))
+            for k in range(0, fp.lanes, width)]
 
 
 def scalef(fp: Fp, v: ir.Value, s: ir.Value) -> ir.Value:

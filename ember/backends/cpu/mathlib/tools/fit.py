@@ -258,21 +258,29 @@ def fit32(name: str) -> tuple[list[float], float]:
     g, (lo, hi), weight, target = FITS32[name]
     lo, hi = mp.mpf(lo), mp.mpf(hi)
     for n in range(2, 30):
-        m = 4 * n
-        ts = [(lo + hi) / 2 + (hi - lo) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / m)
-              for k in range(m)]
-        gs = [g(t) for t in ts]
-        coeffs: list[float] = []
-        for i in range(n):
-            rest = [gv - sum(mp.mpf(c) * t ** j for j, c in enumerate(coeffs))
-                    for t, gv in zip(ts, gs)]
-            a = mp.matrix([[t ** j for j in range(i, n)] for t in ts])
-            sol, _ = mp.qr_solve(a, mp.matrix(rest))
-            coeffs.append(_f32(sol[0]))
+        coeffs = fit32_coeffs(g, lo, hi, n)
         err = weighted_error(g, lo, hi, coeffs, weight)
         if err < target:
             return coeffs, err
     raise RuntimeError(name)
+
+
+def fit32_coeffs(g, lo, hi, n: int) -> list[float]:
+    """n float32 coefficients (c0 first) of a near-minimax fit of g on [lo, hi], rounded
+    one at a time and the rest refitted (see fit32)."""
+    lo, hi = mp.mpf(lo), mp.mpf(hi)
+    m = 4 * n
+    ts = [(lo + hi) / 2 + (hi - lo) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / m)
+          for k in range(m)]
+    gs = [g(t) for t in ts]
+    coeffs: list[float] = []
+    for i in range(n):
+        rest = [gv - sum(mp.mpf(c) * t ** j for j, c in enumerate(coeffs))
+                for t, gv in zip(ts, gs)]
+        a = mp.matrix([[t ** j for j in range(i, n)] for t in ts])
+        sol, _ = mp.qr_solve(a, mp.matrix(rest))
+        coeffs.append(_f32(sol[0]))
+    return coeffs
 
 
 def weighted_error(g, lo, hi, coeffs: list[float], weight, points: int = 1000) -> float:
