@@ -275,3 +275,24 @@ def test_table_constants_are_consistent():
         rs = ends * ic - 1
         assert pow_tables.R_LO - 1e-15 <= rs.min() and rs.max() <= pow_tables.R_HI + 1e-15
         assert np.abs(rs).max() <= abs(lh) or (ic == 1.0 and lh == 0.0)
+
+
+@needs_avx512
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_constant_argument_keeps_the_vector_variant(dtype, x64):
+    """x ** 1.7 (one constant argument at every call): the jitted loop still calls the
+    vector variant. The scalar helper stays in llvm.compiler.used so interprocedural
+    constant propagation cannot delete its parameter (it did: the loop then called a
+    one-argument scalar pow per element, 40x slower)."""
+    import ember
+    import ember.numpy as jnp
+
+    x = np.linspace(0.5, 4.0, 1000).astype(dtype)
+    for fn in (lambda v: v ** 1.7, lambda v: jnp.power(dtype(2.0), v)):
+        c = ember.jit(fn).lower(x).compile()
+        text = str(c.llvm_ir())
+        kernel = text[text.index("define void @ember_"):]
+        kernel = kernel[:kernel.index("\n}\n")]
+        # (the variant, inlined: its table lookups; never the scalar helper per element)
+        assert "vpermi2var" in kernel and "@ember.pow.f" not in kernel
+        np.testing.assert_allclose(np.asarray(ember.jit(fn)(x)), fn(x), rtol=1e-6)

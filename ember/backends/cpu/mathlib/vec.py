@@ -21,7 +21,8 @@ on the scalar function). So with AVX-512 F and DQ (`permute_tables()`):
   - the scalar helper `ember.<base>.<type>` (noinline, memory(none)) runs the L-lane
     variant on a splat of its arguments: the loop's scalar tail and loops left scalar
     compute with the very same code, so a lane's result never depends on where it ran.
-  The variants are kept alive until the vectorizer runs by `llvm.compiler.used`; the
+  The variants and the scalar helper are kept alive until the vectorizer runs by
+  `llvm.compiler.used` (the helper also keeps its signature: see below); the
   body asks for 512-bit legal types (`min-legal-vector-width`), else a target that
   prefers 256-bit vectors would split its zmm values.
   A body's branchy fast path must give the general code's values on the lanes it takes.
@@ -259,4 +260,9 @@ def define_with_variant(module: ir.Module, base: str, scalar_ty: ir.Type, nargs:
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.ret(_pad_or_split(b, native, list(fn.args), 0, lanes))
     set.add(fn.attributes, f'"vector-function-abi-variant"="{",".join(mangled)}"')
+    # kept alive too: an internal function whose every call passes one constant (x**1.7)
+    # would have it propagated in and the parameter deleted (IPSCCP, dead argument
+    # elimination), so the call no longer matched its variants and the loop ran scalar,
+    # 40x slower; a function whose address escapes keeps its signature
+    _keep_alive(module, fn)
     return fn
