@@ -2,8 +2,9 @@
 ember/passes/spmd_partitioner.py) compiled once and run on every device of this process,
 its collectives meeting in memory (and over MPI between processes).
 
-Input: a traced function (ClosedJaxpr), its mesh, a sharding per flat argument and a wanted
-sharding (or None) per flat output. Output: `PartitionedProgram`: `program(leaves)` returns
+Input: a traced function (ClosedJaxpr), its mesh, a sharding per flat argument (those
+numbered in `free` were given none: the partitioner chooses theirs) and a wanted sharding
+(or None) per flat output. Output: `PartitionedProgram`: `program(leaves)` returns
 one `ShardedArray` per output laid out as the partitioner said; `module` (the per-device
 HLO, with its collectives), `report` (collectives and refusals), `out_shardings`.
 How a call runs: each local device gets its block of every argument (an argument already
@@ -173,15 +174,19 @@ class PartitionedProgram:
     def __init__(self, closed: ClosedJaxpr, name: str, mesh: Mesh,
                  in_shardings: Sequence[HloSharding],
                  out_wanted: Sequence[HloSharding | None],
-                 out_given: Sequence[NamedSharding | None] = ()) -> None:
+                 out_given: Sequence[NamedSharding | None] = (),
+                 free: Sequence[int] = ()) -> None:
         self.mesh = mesh
         self.closed = closed
         lowered = lower_jaxpr(closed, name)
         self.lowered = lowered
-        part = partition(lowered.module, mesh_axes(mesh), dict(enumerate(in_shardings)),
-                         list(out_wanted))
+        given = {k: s for k, s in enumerate(in_shardings) if k not in free}
+        part = partition(lowered.module, mesh_axes(mesh), given, list(out_wanted), free)
         self.module = part.module
         self.report = part.report
+        # (an argument in `free` cut as the partitioner chose: by the host, no collective)
+        in_shardings = [part.in_shardings.get(k) or s if k in free else s
+                        for k, s in enumerate(in_shardings)]
         self.in_shardings = list(in_shardings)
         self._in_named = [to_named(mesh, s) for s in in_shardings]
         self._indices: dict[int, dict] = {}
