@@ -4,11 +4,14 @@ on its own blocks, with the collectives between them explicit (GSPMD's approach,
 Input: a module whose entry parameters have shardings (`HloSharding`, by parameter
 number; the hidden constants after them are whole on every device), shardings wanted for
 the outputs (None: as propagated), and `with_sharding_constraint`s (instruction metadata
-`CONSTRAINT_KEY`, which the lowering sets). Output (`partition`): a new module whose entry
+`CONSTRAINT_KEY`, which the lowering sets), and the parameters given no sharding (`free`:
+the partitioner picks theirs). Output (`partition`): a new module whose entry
 takes each parameter's block, then `s32[] partition-id` (the device's number, row-major
 over the mesh), and returns each output's block; the output shardings; a
 `PartitionReport` (the collectives inserted, the refusals).
-Propagation is forward, in program order, one rule per opcode family; a value's sharding
+Propagation is forward, in program order, one rule per opcode family, then backward
+(spmd_backward.py: what outputs, constraints and readers want of their operands) and, where
+those wants can change a choice, forward again following them (`partition`); a value's sharding
 is that of its operands where the rule allows, and operands are resharded to what the rule
 needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication); the
 rules, per opcode family, are spmd_rules.py's, those of tuples and while loops
