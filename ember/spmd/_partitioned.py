@@ -127,6 +127,8 @@ class _Launch:
             if reducer != "add":
                 raise NotImplementedError(f"reduce-scatter combining with {reducer}")
             name, params = "reduce_scatter", {"scatter_dimension": dim, "tiled": True}
+        elif opcode == "all-to-all":
+            name, params = "all_to_all", {"split_axis": dim, "concat_axis": dim}
         else:
             raise NotImplementedError(f"no collective {opcode}")
         return run_in_groups(members, name, params, vals, self.process, self.communicator)
