@@ -104,12 +104,16 @@ def _program(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, PartitionedProgra
         in_hlo.append(h or HloSharding.replicated(mesh_axes(mesh), aval.ndim))
     out_hlo = [_hlo(s, mesh, a.ndim, f"out_shardings[{k}]")
                for k, (s, a) in enumerate(zip(outs, result.closed_jaxpr.out_avals))]
-    key = (id(result), tuple(in_hlo), tuple(out_hlo), tuple(free))
+    from ember.dispatch import _warn_unusable_donations, donated_positions
+
+    donated = donated_positions(result.params)
+    key = (id(result), tuple(in_hlo), tuple(out_hlo), tuple(free), donated)
     cache = fn.__dict__.setdefault("_partitioned", {})
     hit = cache.get(key)
     if hit is None or hit[0] is not result:
         hit = cache[key] = (result, PartitionedProgram(result.closed_jaxpr, fn._name, mesh,
-                                                       in_hlo, out_hlo, outs, free))
+                                                       in_hlo, out_hlo, outs, free, donated))
+        _warn_unusable_donations(result.closed_jaxpr, donated)
     return result, hit[1], leaves
 
 
