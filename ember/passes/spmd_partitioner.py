@@ -233,6 +233,8 @@ class _Partitioner(PartitionRules, LoopRules):
         op = inst.opcode
         if op in ("tuple", "get-tuple-element", "while"):  # (spmd_loops.py)
             return getattr(self, "_" + op.replace("-", "_"))(inst)
+        if op == "reduce" and not any(o.shape.is_tuple for o in inst.operands):
+            return self._reduce(inst)  # (a variadic one's result is a tuple)
         if inst.shape.is_tuple or any(o.shape.is_tuple for o in inst.operands):
             return self.whole(inst)
         if inst.is_elementwise() and all(o.shape.dimensions in ((), inst.shape.dimensions)
