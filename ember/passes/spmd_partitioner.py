@@ -10,11 +10,12 @@ takes each parameter's block, then `s32[] partition-id` (the device's number, ro
 over the mesh), and returns each output's block; the output shardings; a
 `PartitionReport` (the collectives inserted, the refusals).
 Propagation is forward, in program order, one rule per opcode family, then backward
-(spmd_backward.py: what outputs, constraints and readers want of their operands) and, where
-those wants can change a choice, forward again following them (`partition`); a value's sharding
-is that of its operands where the rule allows, and operands are resharded to what the rule
-needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication); the
-rules, per opcode family, are spmd_rules.py's, those of tuples and while loops
+(spmd_backward.py: what outputs, constraints and readers want of their operands) and,
+where those wants can change a choice, forward again following them (`partition`); a
+value's sharding is that of its operands where the rule allows, and operands are
+resharded to what the rule needs (spmd_reshard.py: local slices cost nothing, all-gathers
+and all-to-alls are communication); the rules, per opcode family, are spmd_rules.py's,
+those of gather and scatter spmd_indexing.py's, those of tuples and while loops
 spmd_loops.py's (anything without one is computed whole on every device, its operands
 gathered: a refusal when one was split). A broadcast wanted split further is broadcast
 again from its operand's block, and a whole iota, elementwise op or transpose wanted split
@@ -40,6 +41,7 @@ from ember.hlo.shape import Shape
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding, MeshAxes
 from ember.passes.base import HloPass
 from ember.passes.spmd_backward import Wants, propagate_back
+from ember.passes.spmd_indexing import IndexingRules
 from ember.passes.spmd_loops import LoopRules
 from ember.passes.spmd_reshard import Local, PartitionReport, Refusal, Resharder
 from ember.passes.spmd_rules import PartitionRules, blocks_of, fit, reader
@@ -54,7 +56,7 @@ class Partitioned:
     in_shardings: dict[int, HloSharding | None] = field(default_factory=dict)
 
 
-class _Partitioner(PartitionRules, LoopRules):
+class _Partitioner(PartitionRules, IndexingRules, LoopRules):
     def __init__(self, module: Module, mesh: MeshAxes,
                  params: dict[int, HloSharding], outs: Sequence[HloSharding | None] | None,
                  free: frozenset[int] = frozenset(), wants: Wants | None = None,

@@ -106,7 +106,8 @@ def test_operands_that_disagree_follow_the_wanted_output(mesh):
         return jnp.sin(a) + b
 
     alone, both = _forward_and_both(fn, (x, y), {0: rows, 1: cols}, free=[], outs=[cols])
-    assert [c.opcode for c in alone.report.collectives] == ["all-gather", "all-gather"]
+    # (rows to columns: an all-to-all for b, then one for the sum to the wanted output)
+    assert [c.opcode for c in alone.report.collectives] == ["all-to-all", "all-to-all"]
     assert len(both.report.collectives) == 1
     f = ember.jit(fn, in_shardings=(rows, cols), out_shardings=cols)
     report = ember.explain.collectives(f, x, y)

@@ -30,15 +30,18 @@ def _x():
     return x
 
 
-def _run(fn, specs, *args, out=None):
-    f = ember.jit(fn, in_shardings=tuple(NamedSharding(mesh_of(specs), s) if s is not None
-                                         else None for s in specs[1]),
-                  out_shardings=out)
+def _report(fn, mesh, specs, *args):
+    f = ember.jit(fn, in_shardings=tuple(NamedSharding(mesh, s) for s in specs))
     return f, ember.explain.collectives(f, *args)
 
 
-def mesh_of(specs):
-    return specs[0]
+def _same(f, fn, *args):
+    got = f(*args)
+    want = np.asarray(ember.jit(fn)(*args))
+    np.testing.assert_array_equal(np.asarray(got), want)
+    for sh in got.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(sh.data), want[sh.index])
+    return got
 
 
 @pytest.mark.parametrize("spec", [P("data"), P(None, "model"), P("data", "model"),
@@ -49,7 +52,7 @@ def test_argmax_argmin_reduce_their_blocks_then_the_partials(mesh, spec):
     def fn(v):
         return jnp.argmax(v, axis=0), jnp.argmin(v, axis=1)
 
-    f, report = _run(fn, (mesh, [spec]), x)
+    f, report = _report(fn, mesh, [spec], x)
     assert not report.refusals, report
     assert {c.opcode for c in report.collectives} <= {"all-gather"}
     # (only partial results move: at most 3 of the 4 devices' rows of the kept dims)
@@ -59,3 +62,58 @@ def test_argmax_argmin_reduce_their_blocks_then_the_partials(mesh, spec):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
     assert int(np.asarray(got[0])[4]) == 1
+
+
+IDX = np.array([1, 7, 3, 0], np.int32)
+
+# (name, function, in specs, the result's spec): no collective, no refusal
+GATHERS = [
+    ("rows_by_split_indices", lambda v, k: v[k], [P(None, "model"), P("data")],
+     P("data", "model")),
+    ("cols_of_split_rows", lambda v, k: v[:, k], [P("data"), P("model")], P("data", "model")),
+    ("indices_2d", lambda v, k: v[k.reshape(2, 2)], [P(None, "model"), P()],
+     P(None, None, "model")),
+]
+
+
+@pytest.mark.parametrize("name,fn,specs,out", GATHERS, ids=[g[0] for g in GATHERS])
+def test_gather_keeps_its_splits(mesh, name, fn, specs, out):
+    f, report = _report(fn, mesh, specs, _x(), IDX)
+    assert not report.collectives and not report.refusals, report
+    assert _same(f, fn, _x(), IDX).sharding.spec == out
+
+
+def test_gather_of_an_indexed_split_dim_is_refused(mesh):
+    fn = lambda v, k: v[k]  # noqa: E731
+    f, report = _report(fn, mesh, [P("data", "model"), P()], _x(), IDX)
+    (r,) = report.refusals
+    assert r.opcode == "gather" and "an index reaches" in r.reason
+    assert [(c.opcode, c.shape) for c in report.collectives] == [("all-gather", "f32[8,3]")]
+    _same(f, fn, _x(), IDX)
+
+
+U = RNG.standard_normal((4, 6)).astype(np.float32)
+
+SCATTERS = [
+    ("add_rows", lambda v, k, w: v.at[k].add(w), [P(None, "model"), P(), P(None, "model")]),
+    ("set_rows", lambda v, k, w: v.at[k].set(w), [P(None, "model"), P(), P()]),
+    ("max_cols", lambda v, k, w: v.at[:, k % 6].max(jnp.ones((8, 4)) * w[0, :4]),
+     [P("data"), P(), P()]),
+]
+
+
+@pytest.mark.parametrize("name,fn,specs", SCATTERS, ids=[s[0] for s in SCATTERS])
+def test_scatter_into_blocks(mesh, name, fn, specs):
+    x = np.nan_to_num(_x(), posinf=0, neginf=0)
+    f, report = _report(fn, mesh, specs, x, IDX, U)
+    assert not report.collectives and not report.refusals, report
+    assert _same(f, fn, x, IDX, U).sharding.spec == specs[0]
+
+
+def test_scatter_into_an_indexed_split_dim_is_refused(mesh):
+    fn = lambda v, k, w: v.at[k].add(w)  # noqa: E731
+    x = np.nan_to_num(_x(), posinf=0, neginf=0)
+    f, report = _report(fn, mesh, [P("data", "model"), P(), P()], x, IDX, U)
+    (r,) = report.refusals
+    assert r.opcode == "scatter" and "an index reaches" in r.reason
+    _same(f, fn, x, IDX, U)
