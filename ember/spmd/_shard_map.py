@@ -181,9 +181,10 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
     devices = [d for d in mesh.devices.flat if d.process_index == topo.process_index]
     per_arg = []
     for x, s in zip(leaves, specs):
-        if isinstance(x, ShardedArray) and x.sharding == NamedSharding(mesh, s):
-            by_dev = {sh.device: np.asarray(sh.data) for sh in x.addressable_shards}
-            per_arg.append([by_dev[d] for d in devices])
+        if isinstance(x, ShardedArray) and x.sharding == NamedSharding(mesh, s) \
+                and not x.is_deleted():
+            shards = x._shards  # (its own buffers, lent: nothing writes them)
+            per_arg.append([shards[d] for d in devices])
         else:
             per_arg.append(cut(np.asarray(x), mesh, s, devices))
     blocks = [[arg[k] for arg in per_arg] for k in range(len(devices))]
@@ -198,7 +199,8 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
             if buf.flags.writeable:  # (a fresh result: nobody else holds it)
                 buf.setflags(write=False)
             by_dev[d] = buf
-        # (the value is assembled from the shards when this process holds every block)
+        # (the value is assembled from the shards when first read, where this process
+        # holds every block: a result fed to the next call is never assembled)
         results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type),
-                                    NamedSharding(mesh, s), by_dev))
+                                    NamedSharding(mesh, s), by_dev, lazy=True))
     return results
