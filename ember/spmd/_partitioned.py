@@ -188,6 +188,7 @@ class PartitionedProgram:
         self.closed = closed
         lowered = lower_jaxpr(closed, name)
         self.lowered = lowered
+        self.free = tuple(free)
         given = {k: s for k, s in enumerate(in_shardings) if k not in free}
         part = partition(lowered.module, mesh_axes(mesh), given, list(out_wanted), free)
         self.module = part.module

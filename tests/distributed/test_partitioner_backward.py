@@ -51,6 +51,9 @@ def test_unannotated_argument_takes_its_readers_sharding(mesh):
     assert "Arg_1: f32[4,6]" in c.as_text() and "dynamic-slice" not in c.as_text()
     out = c(x, y)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(ember.jit(f.fun)(x, y)))
+    report = ember.explain.collectives(f, x, y)
+    assert report.chosen == [("b", P("data"))]
+    assert "arguments given no sharding, cut as their readers want: b P('data',)" in str(report)
     # a contraction: the unannotated side is cut as the split side's contracted dim
     w = _arr(6, 4)
     g = ember.jit(lambda a, b: a @ b, in_shardings=(NamedSharding(mesh, P(None, "model")),
