@@ -10,8 +10,8 @@ ValueError when the call is not partitioned. A collective in a loop's body is li
 and marked "each iteration of %body" (the totals count it once). Arguments given no
 sharding are listed with the layout the partitioner chose for them (`chosen`). Bytes are
 per device, as a ring moves them (ember/passes/spmd_reshard.py says how each collective
-counts); in one process the
-runtime copies them in memory, between processes MPI moves them.
+counts); in one process the runtime copies them in memory, between processes MPI moves
+them.
 """
 
 from __future__ import annotations
