@@ -15,6 +15,11 @@ sharding is S (wanted, or else what the forward pass gave it) to its operand:
   reduce (one input)  the kept dims want S's splits in order, the reduced dims whole
   dot                 batch and free dims want S's splits of the result dims they become,
                       a contracted dim the split the forward pass gave either side's
+  reshape             a split result dim that is the major dim of a group of dims the
+                      reshape keeps wants the group's major operand dim split so
+  slice, pad, reverse, a dim taken whole wants S's split (every operand of a
+  dynamic-slice,      concatenate)
+  concatenate
   while               a carried value the forward pass kept whole, which the body's result
                       split (`loop_hints`), wants that split for the whole loop
   anything else       nothing (its operands keep what the forward pass gives them)
@@ -38,7 +43,7 @@ from dataclasses import dataclass, field
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding
 from ember.passes.spmd_reshard import Local
-from ember.passes.spmd_rules import blocks_of, fit
+from ember.passes.spmd_rules import blocks_of, fit, reshape_groups
 
 
 @dataclass
@@ -90,7 +95,42 @@ def _operand_wants(inst: Instruction, s: HloSharding, env: dict[Instruction, Loc
             if sl is not None and sr is not None:
                 tl[i] = tr[j] = sl.dims[i] or sr.dims[j]
         return [HloSharding(mesh, tuple(tl)), HloSharding(mesh, tuple(tr))]
+    if op == "reshape":
+        a, out = ops[0].shape.dimensions, inst.shape.dimensions
+        dims = [()] * len(a)
+        for gi, gj in reshape_groups(a, out):
+            split = [j for j in gj if s.dims[j]]
+            major_i = next((i for i in gi if a[i] != 1), None)
+            major_j = next((j for j in gj if out[j] != 1), None)
+            if split == [major_j] and major_i is not None:
+                dims[major_i] = s.dims[major_j]
+        return [HloSharding(mesh, tuple(dims))]
+    keep = _kept_dims(inst)
+    if keep is not None:  # (the dims these ops take whole keep the reader's split)
+        first = HloSharding(mesh, tuple(a if k else () for a, k in zip(s.dims, keep)))
+        rest = [first if op == "concatenate" else None for _ in ops[1:]]
+        return [first, *rest]
     return [None] * len(ops)
+
+
+def _kept_dims(inst: Instruction) -> list[bool] | None:
+    """Per dim, whether slice, pad, reverse, dynamic-slice or concatenate takes its first
+    operand's dim whole (its split carries over), or None for other ops."""
+    op, at = inst.opcode, inst.attrs
+    if not inst.operands:
+        return None
+    x = inst.operands[0]
+    if op == "slice":
+        return [tuple(c) == (0, n, 1) for c, n in zip(at["slice"], x.shape.dimensions)]
+    if op == "pad":
+        return [tuple(c) == (0, 0, 0) for c in at["padding"]]
+    if op == "reverse":
+        return [d not in set(at["dimensions"]) for d in range(x.shape.rank)]
+    if op == "dynamic-slice":
+        return [n == m for n, m in zip(at["dynamic_slice_sizes"], x.shape.dimensions)]
+    if op == "concatenate":
+        return [d != at["dimension"] for d in range(x.shape.rank)]
+    return None
 
 
 def _valid(s: HloSharding) -> bool:

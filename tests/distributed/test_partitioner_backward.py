@@ -133,3 +133,22 @@ def test_nothing_wanted_means_one_pass(mesh, monkeypatch):
     x = _arr(8, 6)
     ember.jit(lambda a, b: a * b, in_shardings=(rows, rows)).lower(x, x).compile()
     assert len(runs) == 1
+
+
+THROUGH = [
+    ("reshape", lambda a, b: a + b.reshape(8, 6), (4, 2, 6), P("data")),
+    ("slice_reverse", lambda a, b: a + b[:, 1:7][:, ::-1], (8, 8), P("data")),
+    ("concatenate", lambda a, b: jnp.concatenate([a, b[:, :2]], axis=1), (8, 8), P("data")),
+    ("pad", lambda a, b: a + jnp.pad(b, ((0, 0), (1, 1))), (8, 4), P("data")),
+    ("transpose_broadcast", lambda a, b: a + b.T[:, :1], (6, 8), P(None, "data")),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape,taken", THROUGH, ids=[t[0] for t in THROUGH])
+def test_wants_flow_through_reshapes_slices_and_pads(mesh, name, fn, shape, taken):
+    x, y = _arr(8, 6), _arr(*shape)
+    f = ember.jit(fn, in_shardings=(NamedSharding(mesh, P("data")), None))
+    c = f.lower(x, y).compile()
+    assert c.program.in_shardings[1] == to_hlo(NamedSharding(mesh, taken), len(shape))
+    assert not c.partition_report.collectives
+    np.testing.assert_array_equal(np.asarray(c(x, y)), np.asarray(ember.jit(fn)(x, y)))
