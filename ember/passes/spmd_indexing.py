@@ -8,8 +8,13 @@ Output: the `Local` of a gather or scatter. The rules:
            sliced whole keeps its split: it becomes an offset dim of the result, each
            device gathering from its block; an indices dim other than index_vector_dim
            keeps its split: it becomes a batch dim of the result, each device gathering
-           for its indices (the operand whole). Operand dims an index reaches are
-           gathered first (a refusal), as is the index vector dim.
+           for its indices (the operand whole). One indexed operand dim sliced one row at
+           a time (an embedding lookup in a table split by rows) keeps its split too: each
+           device gathers the rows it holds, the others masked, and the results are
+           partial sums over that dim's axes (an all-reduce where read: the output's size
+           moves, not the table's; chosen where twice the result is no larger than the
+           operand). Other operand dims an index reaches are gathered first
+           (a refusal), as is the index vector dim.
   scatter  an operand dim no index reaches (not inserted, not in
            scatter_dims_to_operand_dims) whose update window covers it whole keeps its
            split, the updates cut the same way along their window dim: each device
@@ -23,6 +28,7 @@ scatter is the whole one's with slice sizes or window sizes of the block.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ember.hlo.ir import Instruction
@@ -49,6 +55,18 @@ class IndexingRules:
         used: set[str] = set()
         dims: list[tuple[str, ...]] = [()] * inst.shape.rank
         to = [()] * operand.shape.rank
+        # one indexed dim of single rows split: each device gathers from its rows, the
+        # rows other devices hold masked, then the devices' results added (`_masked`)
+        rows = [d for d in indexed if so.dims[d]]
+        masked = None
+        # (where adding up the results, twice their size moved, costs less than gathering
+        # the operand's rows)
+        if len(rows) == 1 and sizes[rows[0]] == 1 and so.blocks(rows[0]) > 1 and \
+                operand.shape.dimensions[rows[0]] % so.blocks(rows[0]) == 0 and \
+                2 * math.prod(inst.shape.dimensions) <= math.prod(operand.shape.dimensions):
+            masked = rows[0]
+            to[masked] = so.dims[masked]
+            used.update(so.dims[masked])
         for d in kept:
             axes = so.dims[d]
             if axes and d not in indexed and sizes[d] == operand.shape.dimensions[d] \
@@ -67,9 +85,73 @@ class IndexingRules:
             self.refuse(inst, "gather: the operand's dims an index reaches (or sliced in "
                         "part), the index vector dim, or a mesh axis wanted twice: gathered")
         s = HloSharding(self.mesh, tuple(dims))
-        local = {**at, "slice_sizes": tuple(want_o.local_shape(sizes))}
+        sizes_local = list(want_o.local_shape(sizes))
+        if masked is not None:
+            sizes_local[masked] = 1
+        local = {**at, "slice_sizes": tuple(sizes_local)}
         ops = [self.get(operand, want_o, reader(inst)), self.get(indices, want_i, reader(inst))]
+        if masked is not None:
+            return self._masked(inst, ops, masked, want_o, s, local)
         return Local(self.emit(inst, ops, s, local), s)
+
+    def _masked(self: Any, inst: Instruction, ops: list[Instruction], d: int,
+                have: HloSharding, s: HloSharding, attrs: dict) -> Local:
+        """A gather whose operand is split along indexed dim `d` (rows of one): each
+        device's indices clamped as the whole gather clamps them, moved to its rows'
+        origin, the rows it does not hold masked to the identity of addition (-0.0 for
+        floats: x + -0.0 is x, signed zeros too), left as partial sums over `d`'s axes
+        (added where read, as a contraction's; booleans or'ed at once)."""
+        b = self.b
+        operand, indices = inst.operands
+        x, idx = ops
+        ivd = inst.attrs["index_vector_dim"]
+        p = list(inst.attrs["start_index_map"]).index(d)
+        it = idx.shape.element_type
+        n = operand.shape.dimensions[d]
+        axes = have.dims[d]
+        block = n // have.blocks(d)
+        dims = list(idx.shape.dimensions)
+
+        def full(value: Any, shape: list[int], et: str) -> Instruction:
+            return b.broadcast(b.scalar(value, et), shape, ())
+
+        if ivd == len(dims):
+            comp, before, after = idx, None, None
+        else:
+            def part(lo: int, hi: int) -> Instruction | None:
+                if lo == hi:
+                    return None
+                return b.slice(idx, [lo if k == ivd else 0 for k in range(len(dims))],
+                               [hi if k == ivd else m for k, m in enumerate(dims)])
+            comp = part(p, p + 1)
+            before, after = part(0, p), part(p + 1, dims[ivd])
+        shape = list(comp.shape.dimensions)
+        clamped = b.clamp(full(0, shape, it), comp, full(n - 1, shape, it))
+        offset = self.rs.offset(axes, block)
+        if it != "s32":
+            offset = b.convert(offset, it)
+        moved = b.binary("subtract", clamped, b.broadcast(offset, shape, ()))
+        valid = b.binary("and", b.compare(moved, full(0, shape, it), "GE"),
+                         b.compare(moved, full(block, shape, it), "LT"))
+        pieces = [q for q in (before, moved, after) if q is not None]
+        new_idx = pieces[0] if len(pieces) == 1 else b.concatenate(pieces, ivd)
+        got = self.emit(inst, [x, new_idx], s, attrs)
+        batch = [k for k in range(len(dims)) if k != ivd]
+        if ivd != len(dims):
+            valid = b.reshape(valid, [dims[k] for k in batch])
+        out_dims = list(got.shape.dimensions)
+        batch_out = [k for k in range(len(out_dims)) if k not in set(inst.attrs["offset_dims"])]
+        mask = b.broadcast(valid, out_dims, batch_out)
+        et = got.shape.element_type
+        zero = False if et == "pred" else (
+            complex(-0.0, -0.0) if et.startswith("c") else
+            -0.0 if et in ("f16", "bf16", "f32", "f64") else 0)
+        out = b.select(mask, got, full(zero, out_dims, et))
+        order = tuple(a for a, _ in self.mesh if a in axes)
+        if et == "pred":
+            return Local(self.rs.all_reduce(out, order, "or", f"gather {inst.name} from rows "
+                                            "split over the mesh"), s)
+        return Local(out, s, order)
 
     def _scatter(self: Any, inst: Instruction) -> Local:
         if len(inst.operands) != 3:  # (a variadic scatter: whole)

@@ -83,13 +83,39 @@ def test_gather_keeps_its_splits(mesh, name, fn, specs, out):
     assert _same(f, fn, _x(), IDX).sharding.spec == out
 
 
-def test_gather_of_an_indexed_split_dim_is_refused(mesh):
-    fn = lambda v, k: v[k]  # noqa: E731
-    f, report = _report(fn, mesh, [P("data", "model"), P()], _x(), IDX)
+TABLE = RNG.standard_normal((64, 6)).astype(np.float32)
+TABLE[3, 0], TABLE[9, 1], TABLE[12, 2] = -0.0, np.nan, -np.inf
+TOKENS = np.array([[3, 9, 12, 0], [63, 1, 40, 7], [-3, 70, 2, 33]], np.int32)
+
+
+@pytest.mark.parametrize("spec", [P("data"), P("data", "model"), P(("data", "model"))])
+def test_embedding_lookup_in_a_table_split_by_rows(mesh, spec):
+    """Each device looks up the rows it holds, the others masked with -0.0, and the
+    results are added: the output's size moves (an all-reduce), not the table's; the
+    values are bit for bit the whole lookup's (NaN, -inf, -0.0, clamped indices)."""
+    fn = lambda t, k: t[k]  # noqa: E731
+    f, report = _report(fn, mesh, [spec, P()], TABLE, TOKENS)
+    assert not report.refusals, report
+    (c,) = report.collectives
+    assert c.opcode == "all-reduce" and "[3,4," in c.shape
+    got = np.asarray(f(TABLE, TOKENS))
+    want = np.asarray(ember.jit(fn)(TABLE, TOKENS))
+    assert got.tobytes() == want.tobytes()
+    # booleans are or'ed
+    g = lambda t, k: (t > 0)[k]  # noqa: E731
+    f, report = _report(g, mesh, [spec, P()], TABLE, TOKENS)
+    np.testing.assert_array_equal(np.asarray(f(TABLE, TOKENS)), np.asarray(ember.jit(g)(TABLE,
+                                                                                      TOKENS)))
+
+
+def test_gather_that_would_move_more_than_the_operand_is_refused(mesh):
+    fn = lambda t, k: t[:, k[0] % 6]  # noqa: E731
+    f, report = _report(fn, mesh, [P(None, "model"), P()], TABLE, TOKENS)
     (r,) = report.refusals
     assert r.opcode == "gather" and "an index reaches" in r.reason
-    assert [(c.opcode, c.shape) for c in report.collectives] == [("all-gather", "f32[8,3]")]
-    _same(f, fn, _x(), IDX)
+    assert [(c.opcode, c.shape) for c in report.collectives] == [("all-gather", "f32[64,6]")]
+    np.testing.assert_array_equal(np.asarray(f(TABLE, TOKENS)),
+                                  np.asarray(ember.jit(fn)(TABLE, TOKENS)))
 
 
 U = RNG.standard_normal((4, 6)).astype(np.float32)
