@@ -18,9 +18,13 @@ Output: the `Local` of a gather or scatter. The rules:
   scatter  an operand dim no index reaches (not inserted, not in
            scatter_dims_to_operand_dims) whose update window covers it whole keeps its
            split, the updates cut the same way along their window dim: each device
-           scatters into its block. Any other split (of an indexed dim, of the indices or
-           of the updates' scatter dims) is gathered first (a refusal: combining
-           scatters of parts of the updates would need the combiner to be a sum).
+           scatters into its block. One indexed dim of single rows (inserted) keeps its
+           split too (the gradient of an embedding lookup): each device's indices are
+           moved to its rows' origin, and scatter skips the updates another device's rows
+           take (out of its bounds), as the whole one skips those out of the operand's.
+           Any other split (of other indexed dims, of the indices or of the updates'
+           scatter dims) is gathered first (a refusal: combining scatters of parts of the
+           updates would need the combiner to be a sum).
 A mesh axis wanted by two dims of a result keeps the first (offset dims, then batch dims).
 Invariants: a device only ever reads and writes its own blocks; the local gather or
 scatter is the whole one's with slice sizes or window sizes of the block.
@@ -30,6 +34,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+import numpy as np
 
 from ember.hlo.ir import Instruction
 from ember.hlo.sharding import HloSharding
@@ -171,6 +177,16 @@ class IndexingRules:
             if axes and d not in indexed and \
                     updates.shape.dimensions[u] == operand.shape.dimensions[d]:
                 to[d] = tu[u] = axes
+        # one indexed dim of single rows split (the gradient of an embedding lookup): each
+        # device scatters into its rows, its indices moved to their origin; scatter skips
+        # the updates whose rows another device holds (out of its bounds), as the whole
+        # scatter skips those out of the operand's
+        rows = [d for d in indexed if so.dims[d]]
+        moved = None
+        if len(rows) == 1 and rows[0] in inserted and \
+                operand.shape.dimensions[rows[0]] % so.blocks(rows[0]) == 0:
+            moved = rows[0]
+            to[moved] = so.dims[moved]
         target = fit(HloSharding(self.mesh, tuple(to)), operand.shape.dimensions)
         want_u = fit(HloSharding(self.mesh, tuple(tu)), updates.shape.dimensions)
         si, su = self.env[indices].sharding, self.env[updates].sharding
@@ -181,4 +197,28 @@ class IndexingRules:
         ops = [self.get(operand, target, reader(inst)),
                self.get(indices, self.replicated(indices.shape.rank), reader(inst)),
                self.get(updates, want_u, reader(inst))]
+        if moved is not None:
+            p = list(at["scatter_dims_to_operand_dims"]).index(moved)
+            block = operand.shape.dimensions[moved] // target.blocks(moved)
+            ops[1] = self._moved_indices(ops[1], at["index_vector_dim"], p,
+                                         target.dims[moved], block)
         return Local(self.emit(inst, ops, target), target)
+
+    def _moved_indices(self: Any, idx: Instruction, ivd: int, p: int,
+                       axes: tuple[str, ...], block: int) -> Instruction:
+        """`idx` with component `p` of its index vectors less this device's first row
+        along `axes` (blocks of `block` rows)."""
+        b = self.b
+        dims = list(idx.shape.dimensions)
+        it = idx.shape.element_type
+        offset = self.rs.offset(axes, block)
+        if it != "s32":
+            offset = b.convert(offset, it)
+        if ivd == len(dims):  # (one component: the index itself)
+            return b.binary("subtract", idx, b.broadcast(offset, dims, ()))
+        vec = [0] * dims[ivd]
+        vec[p] = 1
+        unit = b.constant(np.array(vec, dtype=idx.shape.dtype))
+        shift = b.binary("multiply", b.broadcast(unit, dims, (ivd,)),
+                         b.broadcast(offset, dims, ()))
+        return b.binary("subtract", idx, shift)

@@ -136,10 +136,35 @@ def test_scatter_into_blocks(mesh, name, fn, specs):
     assert _same(f, fn, x, IDX, U).sharding.spec == specs[0]
 
 
-def test_scatter_into_an_indexed_split_dim_is_refused(mesh):
+def test_scatter_of_split_updates_is_refused(mesh):
+    """Updates split along their scatter dims would each reach only some devices' rows:
+    gathered first (a refusal naming why)."""
     fn = lambda v, k, w: v.at[k].add(w)  # noqa: E731
     x = np.nan_to_num(_x(), posinf=0, neginf=0)
-    f, report = _report(fn, mesh, [P("data", "model"), P(), P()], x, IDX, U)
+    f, report = _report(fn, mesh, [P(None, "model"), P("data"), P("data", "model")], x, IDX,
+                        U)
     (r,) = report.refusals
-    assert r.opcode == "scatter" and "an index reaches" in r.reason
+    assert r.opcode == "scatter" and "split indices or update scatter dims" in r.reason
     _same(f, fn, x, IDX, U)
+
+
+UPD = RNG.standard_normal((3, 4, 6)).astype(np.float32)
+ROW_SCATTERS = [
+    ("add", lambda t, k, u: t.at[k].add(u), [P("data"), P(), P()]),
+    ("add_cols_too", lambda t, k, u: t.at[k].add(u), [P("data", "model"), P(),
+                                                      P(None, None, "model")]),
+    ("set", lambda t, k, u: t.at[k].set(u), [P(("data", "model")), P(), P()]),
+    ("drop", lambda t, k, u: t.at[k].add(u, mode="drop"), [P("data"), P(), P()]),
+]
+
+
+@pytest.mark.parametrize("name,fn,specs", ROW_SCATTERS, ids=[r[0] for r in ROW_SCATTERS])
+def test_scatter_into_a_table_split_by_rows_moves_nothing(mesh, name, fn, specs):
+    """Each device scatters into its rows with its indices moved to their origin; the
+    updates other devices' rows take fall out of its bounds and are skipped."""
+    f, report = _report(fn, mesh, specs, TABLE, TOKENS, UPD)
+    assert not report.collectives and not report.refusals, report
+    got = f(TABLE, TOKENS, UPD)
+    want = np.asarray(ember.jit(fn)(TABLE, TOKENS, UPD))
+    assert np.asarray(got).tobytes() == want.tobytes()
+    assert got.sharding.spec == specs[0]
