@@ -83,7 +83,8 @@ def collectives(f: Callable, *args: Any, **kwargs: Any) -> CollectivesReport:
                          "devices")
     program = compiled.program
     names = compiled._result.arg_names
-    chosen = [(names[k], program._in_named[k].spec) for k in program.free]
+    chosen = [(names[k], program._in_named[k].spec) for k in program.free
+              if not program.in_shardings[k].is_replicated]
     return CollectivesReport(getattr(f, "_name", "f"), report.num_partitions,
                              compiled.as_text(), list(report.collectives),
                              list(report.refusals), chosen)

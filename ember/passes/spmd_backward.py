@@ -30,7 +30,9 @@ without a rule) would otherwise gather it, where a whole parameter is sliced for
 How the second forward pass uses them: a parameter without a sharding of its own takes its
 want (the host cuts its blocks: no communication); an elementwise op whose operands
 disagree takes the one its readers want; a while loop's carried value kept whole enters
-the loop split (a local slice), so the body stops gathering it each iteration.
+the loop split (a local slice), so the body stops gathering it each iteration; a scatter
+into a whole operand, wanted split, slices it and scatters into the blocks
+(spmd_indexing.py).
 Invariants: wants are hints: the forward pass still only uses a sharding the rules allow,
 so results are those of the forward pass alone; nothing here emits code.
 """

@@ -165,12 +165,40 @@ class IndexingRules:
         operand, indices, updates = inst.operands
         at = inst.attrs
         so = self.env[operand].sharding
+        # (a whole operand the scatter's readers want split, as an embedding gradient's
+        # zeros are: sliced for free, each device then scatters into its block)
+        wanted = self.wants.values.get(inst)
+        if wanted is not None and so.is_replicated and not self.env[operand].partial \
+                and self._scatter_plan(inst, wanted)[0] == wanted:
+            so = wanted
+        target, want_u, moved = self._scatter_plan(inst, so)
+        si, su = self.env[indices].sharding, self.env[updates].sharding
+        if target != so or not si.is_replicated or (not su.is_replicated and su != want_u):
+            self.refuse(inst, "scatter: the operand's dims an index reaches (or a window "
+                        "not covering them), or split indices or update scatter dims: "
+                        "gathered")
+        ops = [self.get(operand, target, reader(inst)),
+               self.get(indices, self.replicated(indices.shape.rank), reader(inst)),
+               self.get(updates, want_u, reader(inst))]
+        if moved is not None:
+            p = list(at["scatter_dims_to_operand_dims"]).index(moved)
+            block = operand.shape.dimensions[moved] // target.blocks(moved)
+            ops[1] = self._moved_indices(ops[1], at["index_vector_dim"], p,
+                                         target.dims[moved], block)
+        return Local(self.emit(inst, ops, target), target)
+
+    def _scatter_plan(self: Any, inst: Instruction, so: HloSharding
+                      ) -> tuple[HloSharding, HloSharding, int | None]:
+        """For an operand laid out as `so`: the sharding the scatter keeps, the updates'
+        sharding to match, and the indexed dim whose indices move (or None)."""
+        operand, _, updates = inst.operands
+        at = inst.attrs
         inserted = set(at["inserted_window_dims"])
         indexed = set(at["scatter_dims_to_operand_dims"])
         window = [d for d in range(operand.shape.rank) if d not in inserted]
         to_update = dict(zip(window, at["update_window_dims"]))  # operand dim -> update dim
-        to = [()] * operand.shape.rank
-        tu = [()] * updates.shape.rank
+        to: list[tuple[str, ...]] = [()] * operand.shape.rank
+        tu: list[tuple[str, ...]] = [()] * updates.shape.rank
         for d in window:
             axes = so.dims[d]
             u = to_update[d]
@@ -187,22 +215,8 @@ class IndexingRules:
                 operand.shape.dimensions[rows[0]] % so.blocks(rows[0]) == 0:
             moved = rows[0]
             to[moved] = so.dims[moved]
-        target = fit(HloSharding(self.mesh, tuple(to)), operand.shape.dimensions)
-        want_u = fit(HloSharding(self.mesh, tuple(tu)), updates.shape.dimensions)
-        si, su = self.env[indices].sharding, self.env[updates].sharding
-        if target != so or not si.is_replicated or (not su.is_replicated and su != want_u):
-            self.refuse(inst, "scatter: the operand's dims an index reaches (or a window "
-                        "not covering them), or split indices or update scatter dims: "
-                        "gathered")
-        ops = [self.get(operand, target, reader(inst)),
-               self.get(indices, self.replicated(indices.shape.rank), reader(inst)),
-               self.get(updates, want_u, reader(inst))]
-        if moved is not None:
-            p = list(at["scatter_dims_to_operand_dims"]).index(moved)
-            block = operand.shape.dimensions[moved] // target.blocks(moved)
-            ops[1] = self._moved_indices(ops[1], at["index_vector_dim"], p,
-                                         target.dims[moved], block)
-        return Local(self.emit(inst, ops, target), target)
+        return (fit(HloSharding(self.mesh, tuple(to)), operand.shape.dimensions),
+                fit(HloSharding(self.mesh, tuple(tu)), updates.shape.dimensions), moved)
 
     def _moved_indices(self: Any, idx: Instruction, ivd: int, p: int,
                        axes: tuple[str, ...], block: int) -> Instruction:

@@ -276,13 +276,16 @@ class _Partitioner(PartitionRules, IndexingRules, LoopRules):
 def _worth_again(first: _Partitioner, wants: Wants) -> bool:
     """Whether a second forward pass with `wants` can differ from the first: a free
     parameter is wanted split, an elementwise op's operands disagree and one of them is
-    wanted, or a loop's carry is wanted split."""
+    wanted, a loop's carry or a whole scatter is wanted split."""
     if wants.carries:
         return True
     if any(k in first.free for k in wants.params):
         return True
     for inst, s in wants.values.items():
         v = first.env.get(inst)
+        if inst.opcode == "scatter" and v is not None and v.sharding is not None \
+                and v.sharding.is_replicated:  # (its whole operand may be sliced)
+            return True
         if v is not None and v.sharding != s and inst.is_elementwise() and any(
                 first.env[o].sharding == s for o in inst.operands if o in first.env):
             return True

@@ -168,3 +168,32 @@ def test_scatter_into_a_table_split_by_rows_moves_nothing(mesh, name, fn, specs)
     want = np.asarray(ember.jit(fn)(TABLE, TOKENS, UPD))
     assert np.asarray(got).tobytes() == want.tobytes()
     assert got.sharding.spec == specs[0]
+
+
+def test_embedding_training_step_with_a_table_split_by_rows(mesh):
+    """value_and_grad + SGD on a lookup into a table split by rows, donated: the lookup's
+    sums are added once (a small all-reduce of the summed rows), its gradient is scattered
+    into each device's rows (the zeros it starts from, wanted split by the update, are
+    sliced: backward propagation), and 3 steps equal one device's."""
+    tok = (np.arange(12, dtype=np.int32).reshape(4, 3) * 7) % 64
+    y = RNG.standard_normal((4, 6)).astype(np.float32)
+
+    def loss(t, k, y):
+        return jnp.mean((t[k].sum(1) - y) ** 2)
+
+    def step(t, k, y):
+        return t - 0.1 * ember.grad(loss)(t, k, y)
+
+    ts = NamedSharding(mesh, P("data"))
+    f = ember.jit(step, in_shardings=(ts, None, None), out_shardings=ts, donate_argnums=0)
+    report = ember.explain.collectives(f, np.nan_to_num(TABLE, nan=0, neginf=0), tok, y)
+    assert [(c.opcode, c.shape) for c in report.collectives] == [("all-reduce", "f32[4,6]")]
+    assert not report.refusals
+    assert "f32[32,6] scatter(" in report.module
+    t = ember.device_put(np.nan_to_num(TABLE, nan=0, neginf=0), ts)
+    want = np.nan_to_num(TABLE, nan=0, neginf=0)
+    for _ in range(3):
+        t = f(t, tok, y)
+        want = ember.jit(step)(want, tok, y)
+    np.testing.assert_allclose(np.asarray(t), np.asarray(want), rtol=1e-6, atol=1e-7)
+    assert t.sharding == ts
