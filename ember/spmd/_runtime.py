@@ -1,6 +1,7 @@
 """Running a shard_map body on every device: the per-device jaxpr cut at its collectives
 into stages; each stage runs on each of this process's devices at once (one worker thread
-per device, the NumPy rules of `core.eval`), and each collective is done by the runtime
+per device: the NumPy rules of `core.eval` on a body's first run, then each stage compiled
+once as a jaxpr of its own, `StagedBody`), and each collective is done by the runtime
 (`_collectives.py`: copies in memory within the process, the communicator across).
 
 Input: the body's ClosedJaxpr (traced once, for the per-device shapes, with the mesh axis
@@ -126,9 +127,13 @@ class _Segment:
     def compile(self) -> None:
         from ember.dispatch import compile_jaxpr
 
-        if self.outvars:
-            jaxpr = Jaxpr([], list(self.invars), list(self.outvars), list(self.eqns))
+        if not self.outvars:  # (effects only: evaluated each time)
+            return
+        jaxpr = Jaxpr([], list(self.invars), list(self.outvars), list(self.eqns))
+        try:
             self.compiled = compile_jaxpr(ClosedJaxpr(jaxpr, []), "shard_map_stage")
+        except Exception:  # noqa: BLE001 - a stage jit cannot take stays evaluated (same values)
+            self.compiled = None
 
     def run(self, env: dict[int, Any]) -> None:
         if self.compiled is None:
@@ -143,7 +148,7 @@ class _Segment:
 class StagedBody:
     """A shard_map body cut at its collectives, built once per traced body: `run` runs it
     on the devices; the first run evaluates each stage with NumPy, the second compiles
-    each stage (once: `compiled`), later runs reuse them."""
+    each stage once (one jit cannot compile stays evaluated), later runs reuse them."""
 
     def __init__(self, closed: ClosedJaxpr) -> None:
         flat = _flatten(closed.jaxpr, list(closed.consts))
@@ -173,11 +178,6 @@ class StagedBody:
             steps.append(_Segment(run[::-1], after_run))
         self.steps = steps[::-1]
         self.runs = 0
-
-    @property
-    def compiled(self) -> bool:
-        return all(s.compiled is not None or not s.outvars for s in self.steps
-                   if isinstance(s, _Segment))
 
     def run(self, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],
             process: int = 0, communicator: Any = None) -> list[list[np.ndarray]]:
