@@ -69,7 +69,8 @@ class IndexingRules:
         # the operand's rows)
         if len(rows) == 1 and sizes[rows[0]] == 1 and so.blocks(rows[0]) > 1 and \
                 operand.shape.dimensions[rows[0]] % so.blocks(rows[0]) == 0 and \
-                2 * math.prod(inst.shape.dimensions) <= math.prod(operand.shape.dimensions):
+                2 * math.prod(inst.shape.dimensions) <= math.prod(operand.shape.dimensions) \
+                and np.iinfo(indices.shape.dtype).max >= operand.shape.dimensions[rows[0]]:
             masked = rows[0]
             to[masked] = so.dims[masked]
             used.update(so.dims[masked])
