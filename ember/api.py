@@ -873,7 +873,9 @@ def jit(fun: Callable | None = None, /, *, in_shardings: Any = None, out_shardin
         ``ember.Array``'s buffer when nothing else can see that memory, then deletes the
         Array (using it later raises, as in JAX); otherwise it copies first, so the caller's
         data is never overwritten. A donated argument no output can use warns "Some donated
-        buffers were not usable". May not overlap ``static_argnums``.
+        buffers were not usable". A call partitioned over a mesh does the same per
+        device, with each device's block of the donated array. May not overlap
+        ``static_argnums``.
       donate_argnames: the same, by parameter name.
       keep_unused: in JAX, ``False`` lets XLA drop arguments the function does not use.
         Ember always keeps them (an unused argument costs one pointer per call), so both

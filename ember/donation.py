@@ -47,6 +47,30 @@ def exclusive_value(x: object) -> np.ndarray | None:
     del cached
     if sys.getrefcount(v) - _probe_count() != holders:
         return None
+    return _owned_memory(v)
+
+
+def exclusive_shard(x: object, device: object) -> np.ndarray | None:
+    """The buffer of `x`'s shard on `device` (x a sharded Array passed in a donated
+    position) when nothing but that shard references it: not another device's shard (a
+    replicated array may share one buffer), not the assembled value, not a user's view."""
+    from ember.sharding._array import ShardedArray
+
+    if type(x) is not ShardedArray or x._deleted:
+        return None
+    v = x._shards.get(device)
+    if type(v) is not np.ndarray or not (v.flags.c_contiguous and v.flags.aligned):
+        return None
+    # holders besides this frame's `v`: the shard table, and x._value / x._cval when v
+    holders = 1 + (x._value is v) + (x._cval is v)
+    if sys.getrefcount(v) - _probe_count() != holders:
+        return None
+    return _owned_memory(v)
+
+
+def _owned_memory(v: np.ndarray) -> np.ndarray | None:
+    """`v` (referenced only by its known holders) when no one else can reach its memory
+    either: it owns it, or its owner is an allocator block nobody else holds."""
     owner = v.base
     if owner is None:
         return v  # v owns its memory: every view of it references v itself
@@ -60,4 +84,4 @@ def exclusive_value(x: object) -> np.ndarray | None:
     return v
 
 
-__all__ = ["exclusive_value"]
+__all__ = ["exclusive_shard", "exclusive_value"]

@@ -7,16 +7,17 @@ jit whose arguments or constraints lay values out over one) and example argument
 ShapeDtypeStructs filled with random values). Output: `collectives(f, *args)` ->
 `CollectivesReport` (`str()` prints the table; `module` is the per-device HLO text), or
 ValueError when the call is not partitioned. A collective in a loop's body is listed once
-and marked "each iteration of %body" (the totals count it once). Bytes are per device, as
-a ring moves them
-(ember/passes/spmd_reshard.py says how each collective counts); in one process the
-runtime copies them in memory, between processes MPI moves them.
+and marked "each iteration of %body" (the totals count it once). Arguments given no
+sharding are listed with the layout the partitioner chose for them (`chosen`). Bytes are
+per device, as a ring moves them (ember/passes/spmd_reshard.py says how each collective
+counts); in one process the runtime copies them in memory, between processes MPI moves
+them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ember.explain.refusals import format_bytes
@@ -29,6 +30,8 @@ class CollectivesReport:
     module: str
     collectives: list[Any]  # spmd_reshard.Collective
     refusals: list[Any]  # spmd_reshard.Refusal
+    # arguments given no sharding, as backward propagation laid them out: (name, spec)
+    chosen: list[tuple[str, Any]] = field(default_factory=list)
 
     @property
     def bytes_sent(self) -> int:
@@ -55,6 +58,9 @@ class CollectivesReport:
                          f"{format_bytes(c.bytes_sent):>10} "
                          f"{format_bytes(c.bytes_received):>10}  {c.reason}"
                          + (f", {c.where}" if c.where else ""))
+        if self.chosen:
+            lines.append("  arguments given no sharding, cut as their readers want: "
+                         + ", ".join(f"{n} {s}" for n, s in self.chosen))
         lines.append(f"  refusals ({len(self.refusals)}): values the partitioner could not "
                      "keep split")
         for r in self.refusals:
@@ -75,6 +81,10 @@ def collectives(f: Callable, *args: Any, **kwargs: Any) -> CollectivesReport:
         raise ValueError("collectives(f, ...): f is not partitioned for these arguments; "
                          "give jit in_shardings/out_shardings over a mesh of several "
                          "devices")
+    program = compiled.program
+    names = compiled._result.arg_names
+    chosen = [(names[k], program._in_named[k].spec) for k in program.free
+              if not program.in_shardings[k].is_replicated]
     return CollectivesReport(getattr(f, "_name", "f"), report.num_partitions,
                              compiled.as_text(), list(report.collectives),
-                             list(report.refusals))
+                             list(report.refusals), chosen)

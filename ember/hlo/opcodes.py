@@ -50,10 +50,12 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
             transpose_a ("NO_TRANSPOSE"|"TRANSPOSE"|"ADJOINT")
   fft: fft_type ("FFT"|"IFFT"|"RFFT"|"IRFFT"), fft_length (the 1-3 transform lengths,
        printed fft_length={8,4})
-  all-reduce, all-gather, reduce-scatter (the collectives of a partitioned per-device
-       module): replica_groups (a tuple of groups, each a tuple of partition ids in
-       position order, printed replica_groups={{0,1},{2,3}}); all-gather and
-       reduce-scatter also dimensions (the one dimension gathered or scattered);
+  all-reduce, all-gather, reduce-scatter, all-to-all (the collectives of a partitioned
+       per-device module): replica_groups (a tuple of groups, each a tuple of partition
+       ids in position order, printed replica_groups={{0,1},{2,3}}); all-gather,
+       reduce-scatter and all-to-all also dimensions (the one dimension gathered,
+       scattered, or cut into one block per member, block j sent to member j and the
+       blocks received put back in member order along it, as XLA's array all-to-all);
        all-reduce and reduce-scatter call to_apply, the scalar combiner
 """
 
@@ -193,6 +195,8 @@ def _rows() -> list[OpInfo]:
                        attrs=("dimensions", "replica_groups")))
     rows.append(OpInfo("reduce-scatter", 1, expensive=True, flops=1.0,
                        attrs=("dimensions", "replica_groups"), called=("to_apply",)))
+    rows.append(OpInfo("all-to-all", 1, expensive=True,
+                       attrs=("dimensions", "replica_groups")))
     return rows
 
 

@@ -753,6 +753,18 @@ def _all_gather(opcode, shapes, attrs, called, hint):
     return Shape(x.element_type, tuple(dims))
 
 
+@_rule("all-to-all")
+def _all_to_all(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    n = _group_size(opcode, attrs, shapes)
+    d = _collective_dim(opcode, attrs, x, shapes)
+    if x.dimensions[d] % n:
+        raise _fail(opcode, f"dimension {d} of size {x.dimensions[d]} does not split into "
+                    f"{n} equal blocks", shapes)
+    return x.without_layout()
+
+
 @_rule("reduce-scatter")
 def _reduce_scatter(opcode, shapes, attrs, called, hint):
     (x,) = shapes

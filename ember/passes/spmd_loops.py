@@ -34,6 +34,13 @@ class LoopRules:
         if any(o.shape.is_tuple for o in inst.operands):
             return self.whole(inst)
         elements = [self.env[o].sharding for o in inst.operands]
+        # (a value kept whole that the loop's body splits enters the loop split: a local
+        # slice, where it would otherwise be gathered at the end of every iteration)
+        carry = self.wants.carries.get(inst)
+        if carry is not None:
+            elements = [c if c is not None and e is not None and e.is_replicated
+                        and not self.env[o].partial else e
+                        for o, e, c in zip(inst.operands, elements, carry)]
         # (partial sums added: a tuple carries values)
         ops = [self.get(o, s, f"%{inst.name} (tuple)") for o, s in zip(inst.operands, elements)]
         return Local(self.emit(inst, ops, None), None, elements=elements)
@@ -74,16 +81,19 @@ class LoopRules:
         local = Shape.tuple_of([_local_shape(sh, e) for sh, e in zip(shapes, carry)]
                                + [Shape("s32", ())])
         cond = self._partition_called(inst.while_condition, carry, local, None)
-        body = self._partition_called(inst.while_body, carry, local, carry)
+        hints: list = []
+        body = self._partition_called(inst.while_body, carry, local, carry, hints)
+        self.loop_hints[inst] = hints
         md = dict(inst.metadata)
         new = b.op("while", [new_init], shape=local, called=[cond, body], metadata=md,
                    name=inst.name)
         return Local(new, None, elements=list(carry))
 
     def _partition_called(self: Any, comp: Computation, carry: list, local: Shape,
-                          outs: list | None) -> Computation:
+                          outs: list | None, hints: list | None = None) -> Computation:
         """`comp` (a loop's body: `outs` its results' shardings, or its condition: None)
-        partitioned with its parameter's elements split as `carry` says."""
+        partitioned with its parameter's elements split as `carry` says; `hints` gets the
+        shardings the body gave its results (before they are resharded to the carry's)."""
         sub = self.for_body(comp.name)
         (param,) = comp.parameters
         new_param = sub.b.parameter(local, name=param.name, number=0)
@@ -115,6 +125,8 @@ class LoopRules:
                 comp.add_instruction(part)
                 sub.env[part] = sub._get_tuple_element(part)
                 values.append(part)
+        if hints is not None:
+            hints.extend(None if sub.env[v].partial else sub.env[v].sharding for v in values)
         pieces = [sub.get(v, s, f"the carry of %{comp.name}") for v, s in zip(values, outs)]
         new_root = sub.b.tuple(pieces + [pid])
         built = sub.b.build_computation(new_root)

@@ -4,14 +4,18 @@ on its own blocks, with the collectives between them explicit (GSPMD's approach,
 Input: a module whose entry parameters have shardings (`HloSharding`, by parameter
 number; the hidden constants after them are whole on every device), shardings wanted for
 the outputs (None: as propagated), and `with_sharding_constraint`s (instruction metadata
-`CONSTRAINT_KEY`, which the lowering sets). Output (`partition`): a new module whose entry
+`CONSTRAINT_KEY`, which the lowering sets), and the parameters given no sharding (`free`:
+the partitioner picks theirs). Output (`partition`): a new module whose entry
 takes each parameter's block, then `s32[] partition-id` (the device's number, row-major
 over the mesh), and returns each output's block; the output shardings; a
 `PartitionReport` (the collectives inserted, the refusals).
-Propagation is forward, in program order, one rule per opcode family; a value's sharding
-is that of its operands where the rule allows, and operands are resharded to what the rule
-needs (spmd_reshard.py: local slices cost nothing, all-gathers are communication); the
-rules, per opcode family, are spmd_rules.py's, those of tuples and while loops
+Propagation is forward, in program order, one rule per opcode family, then backward
+(spmd_backward.py: what outputs, constraints and readers want of their operands) and,
+where those wants can change a choice, forward again following them (`partition`); a
+value's sharding is that of its operands where the rule allows, and operands are
+resharded to what the rule needs (spmd_reshard.py: local slices cost nothing, all-gathers
+and all-to-alls are communication); the rules, per opcode family, are spmd_rules.py's,
+those of gather and scatter spmd_indexing.py's, those of tuples and while loops
 spmd_loops.py's (anything without one is computed whole on every device, its operands
 gathered: a refusal when one was split). A broadcast wanted split further is broadcast
 again from its operand's block, and a whole iota, elementwise op or transpose wanted split
@@ -26,7 +30,7 @@ on every device; the result equals the unpartitioned module's (sums in another o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +40,8 @@ from ember.hlo.ir import Instruction, Module
 from ember.hlo.shape import Shape
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding, MeshAxes
 from ember.passes.base import HloPass
+from ember.passes.spmd_backward import Wants, propagate_back
+from ember.passes.spmd_indexing import IndexingRules
 from ember.passes.spmd_loops import LoopRules
 from ember.passes.spmd_reshard import Local, PartitionReport, Refusal, Resharder
 from ember.passes.spmd_rules import PartitionRules, blocks_of, fit, reader
@@ -46,16 +52,24 @@ class Partitioned:
     module: Module
     out_shardings: list[HloSharding | None]
     report: PartitionReport
+    # every entry parameter's sharding (those in `free` as backward propagation chose)
+    in_shardings: dict[int, HloSharding | None] = field(default_factory=dict)
 
 
-class _Partitioner(PartitionRules, LoopRules):
+class _Partitioner(PartitionRules, IndexingRules, LoopRules):
     def __init__(self, module: Module, mesh: MeshAxes,
-                 params: dict[int, HloSharding], outs: Sequence[HloSharding | None] | None
-                 ) -> None:
-        self.src = module.clone()
+                 params: dict[int, HloSharding], outs: Sequence[HloSharding | None] | None,
+                 free: frozenset[int] = frozenset(), wants: Wants | None = None,
+                 src: Module | None = None) -> None:
+        self.src = module.clone() if src is None else src
         self.mesh = mesh
         self.params = params
         self.outs = outs
+        self.free = free
+        self.wants = wants or Wants()
+        # per while loop: the shardings its body gave its results (before the carry's)
+        self.loop_hints: dict[Instruction, list[HloSharding | None]] = {}
+        self.chosen: dict[int, HloSharding | None] = {}
         self.b = Builder(self.src.entry.name)
         self.report = PartitionReport(num_partitions=int(np.prod([s for _, s in mesh])))
         self.env: dict[Instruction, Local] = {}
@@ -66,6 +80,7 @@ class _Partitioner(PartitionRules, LoopRules):
         mesh and report, a builder, values and reshards of its own."""
         sub = object.__new__(type(self))
         sub.src, sub.mesh, sub.params, sub.outs = self.src, self.mesh, {}, None
+        sub.free, sub.wants, sub.loop_hints, sub.chosen = frozenset(), Wants(), {}, {}
         sub.b = Builder(name)
         sub.report = self.report
         sub.env = {}
@@ -86,12 +101,15 @@ class _Partitioner(PartitionRules, LoopRules):
         self.rs = Resharder(b, self.mesh, pid, self.report)
         for p in params:
             s = self.params.get(p.parameter_number)
+            if p.parameter_number in self.free:  # (its readers' want; else whole)
+                s = self.wants.params.get(p.parameter_number)
             s = fit(s, p.shape.dimensions) if s is not None and not p.shape.is_tuple else s
             if s is None and not p.shape.is_tuple:
                 s = self.replicated(p.shape.rank)
             shape = p.shape if s is None else Shape(p.shape.element_type,
                                                     s.local_shape(p.shape.dimensions))
             new = b.parameter(shape, name=p.name, number=p.parameter_number)
+            self.chosen[p.parameter_number] = s
             new.metadata.update({k: v for k, v in p.metadata.items() if k != CONSTRAINT_KEY})
             self.env[p] = self.constrain(p, Local(new, s))
         for inst in entry.post_order():
@@ -118,7 +136,7 @@ class _Partitioner(PartitionRules, LoopRules):
         comp.remove_dead()
         module = Module(self.src.name, comp)
         module.config = dict(self.src.config)
-        return Partitioned(module, out_shardings, self.report)
+        return Partitioned(module, out_shardings, self.report, dict(self.chosen))
 
     def output(self, o: Instruction, k: int) -> tuple[Instruction, HloSharding | None]:
         v = self.env[o]
@@ -217,6 +235,8 @@ class _Partitioner(PartitionRules, LoopRules):
         op = inst.opcode
         if op in ("tuple", "get-tuple-element", "while"):  # (spmd_loops.py)
             return getattr(self, "_" + op.replace("-", "_"))(inst)
+        if op == "reduce" and not any(o.shape.is_tuple for o in inst.operands):
+            return self._reduce(inst)  # (a variadic one's result is a tuple)
         if inst.shape.is_tuple or any(o.shape.is_tuple for o in inst.operands):
             return self.whole(inst)
         if inst.is_elementwise() and all(o.shape.dimensions in ((), inst.shape.dimensions)
@@ -245,15 +265,48 @@ class _Partitioner(PartitionRules, LoopRules):
         rank = inst.shape.rank
         cands = [self.env[o].sharding for o in inst.operands if o.shape.rank == rank]
         target = max(cands, key=blocks_of) if cands else self.replicated(rank)
+        wanted = self.wants.values.get(inst)
+        if wanted is not None and wanted in cands:  # (operands disagree: the readers' pick)
+            target = wanted
         ops = [self.get(o, target if o.shape.rank == rank else self.replicated(0),
                         reader(inst)) for o in inst.operands]
         return Local(self.emit(inst, ops, target), target)
 
 
+def _worth_again(first: _Partitioner, wants: Wants) -> bool:
+    """Whether a second forward pass with `wants` can differ from the first: a free
+    parameter is wanted split, an elementwise op's operands disagree and one of them is
+    wanted, a loop's carry or a whole scatter is wanted split."""
+    if wants.carries:
+        return True
+    if any(k in first.free for k in wants.params):
+        return True
+    for inst, s in wants.values.items():
+        v = first.env.get(inst)
+        if inst.opcode == "scatter" and v is not None and v.sharding is not None \
+                and v.sharding.is_replicated:  # (its whole operand may be sliced)
+            return True
+        if v is not None and v.sharding != s and inst.is_elementwise() and any(
+                first.env[o].sharding == s for o in inst.operands if o in first.env):
+            return True
+    return False
+
+
 def partition(module: Module, mesh: MeshAxes, params: dict[int, HloSharding],
-              outs: Sequence[HloSharding | None] | None = None) -> Partitioned:
-    """The per-device module of `module` (see the module docstring); `module` unchanged."""
-    return _Partitioner(module, mesh, params, outs).run()
+              outs: Sequence[HloSharding | None] | None = None,
+              free: Sequence[int] = ()) -> Partitioned:
+    """The per-device module of `module` (see the module docstring); `module` unchanged.
+    Parameters numbered in `free` have no sharding of their own: they take the one their
+    readers want (backward propagation, spmd_backward.py), else are whole. A forward pass,
+    the backward pass over its result, then, where the wants can change anything, a
+    second forward pass that follows them (the first one's module dropped)."""
+    first = _Partitioner(module, mesh, params, outs, frozenset(free))
+    done = first.run()
+    wants = propagate_back(first.src.entry, first.env, outs, first.loop_hints)
+    if not _worth_again(first, wants):
+        return done
+    return _Partitioner(module, mesh, params, outs, frozenset(free), wants,
+                        src=first.src).run()
 
 
 class SpmdPartitioner(HloPass):

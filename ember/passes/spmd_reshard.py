@@ -8,13 +8,18 @@ sums still to be added). Output: `Resharder.reshard(local, target)`: the per-dev
 instruction of the value laid out as `target`, through, in this order:
   partial sums -> reduce-scatter along a dimension the target splits over exactly those
                   axes (and only they), then all-reduce over the axes left;
+  a dimension split over axes the target moves to a dimension the value has whole (and
+                  the target has the first whole) -> all-to-all over those axes: each
+                  device keeps 1/n of its block and swaps the rest, n times fewer bytes
+                  than gathering the whole dimension and slicing the other;
   a dimension split otherwise than the target splits it (unless its axes are a prefix of
                   the target's) -> all-gather along it;
   a dimension the target splits further -> dynamic-slice at the device's block (a table of
                   offsets indexed by the partition id: no communication).
 Every collective is recorded (`Collective`: opcode, result name, bytes each device sends
 and receives as a ring moves them: all-reduce 2(n-1)/n of its buffer, all-gather (n-1)/n
-of its result, reduce-scatter (n-1)/n of its operand).
+of its result, reduce-scatter (n-1)/n of its operand, all-to-all (n-1)/n of its
+operand).
 Invariants: a reshard to the value's own sharding adds nothing; partial sums are only
 ever sums (the partitioner keeps other reductions' results whole).
 """
@@ -136,6 +141,31 @@ class Resharder:
         self._record(out, n, (n - 1) * _nbytes(x.shape) // n, reason)
         return out
 
+    def all_to_all(self, x: Instruction, src: int, dst: int, axes: tuple[str, ...],
+                   reason: str) -> Instruction:
+        """`x` (a block split over `axes` along dim `src`, whole along `dst`) as the block
+        split over `axes` along `dst` and whole along `src`: dim `dst` cut into one chunk
+        per member (a new axis before it), the chunks swapped (chunk j to member j, the
+        one from member j put at j), then that axis merged into `src` as its major part
+        (member j held block j of `src`)."""
+        groups = replica_groups(self.mesh, axes)
+        n = len(groups[0])
+        b = self.b
+        shape = list(x.shape.dimensions)
+        cut = shape[:dst] + [n, shape[dst] // n] + shape[dst + 1:]
+        y = b.reshape(x, cut)
+        y = b.op("all-to-all", [y], {"dimensions": (dst,), "replica_groups": groups},
+                 metadata=dict(x.metadata))
+        self._record(y, n, (n - 1) * _nbytes(x.shape) // n, reason)
+        at = src if src < dst else src + 1  # (where `src` sits in `cut`)
+        perm = [d for d in range(len(cut)) if d != dst]
+        perm.insert(perm.index(at), dst)
+        if perm != list(range(len(cut))):
+            y = b.transpose(y, perm)
+        out = list(shape)
+        out[src], out[dst] = shape[src] * n, shape[dst] // n
+        return b.reshape(y, out)
+
     def offset(self, axes: tuple[str, ...], block: int) -> Instruction:
         """s32[]: this device's block index over `axes` times `block`."""
         key = (axes, block)
@@ -187,6 +217,16 @@ class Resharder:
                     partial = [a for a in partial if a not in axes]
             if partial:
                 x = self.resolve(Local(x, cur, tuple(partial)), reason).inst
+        for d, (have, want) in enumerate(zip(cur.dims, target.dims)):
+            if not have or want:
+                continue
+            dst = next((e for e, (h, w) in enumerate(zip(cur.dims, target.dims))
+                        if not h and w[:len(have)] == have
+                        and x.shape.dimensions[e] % math.prod(cur.sizes[a] for a in have)
+                        == 0), None)
+            if dst is not None:
+                x = self.all_to_all(x, d, dst, have, reason)
+                cur = cur.with_dim(d, ()).with_dim(dst, have)
         for d, (have, want) in enumerate(zip(cur.dims, target.dims)):
             if have and have != want[:len(have)]:
                 x = self.all_gather(x, d, have, reason)

@@ -10,11 +10,14 @@ made so far). Output: the `Local` of an instruction. The rules:
   reshape             a split dim keeps its split where it is the major dim of a group of
                       dims whose product the reshape keeps and the result's major dim of
                       that group divides by its blocks; else gathered (a refusal)
-  reduce (one input)  kept dims keep their split; a split reduced dim reduces locally, then
+  reduce              kept dims keep their split; a split reduced dim reduces locally, then
                       sums stay partial (added where needed: all-reduce or reduce-scatter;
                       sums, reshapes and transposes of partial sums stay partial too),
                       max/min (and or/and on booleans) all-reduce at once; any other
-                      combiner, or an init that is not its identity, gathers (a refusal)
+                      combiner, and a variadic reduce (argmax), all-gathers each device's
+                      partial results and reduces them again, where its inits are
+                      constants the combiner keeps (`combines_again`); else gathers (a
+                      refusal)
   dot                 batch and free dims keep their operands' split; a contracting dim split
                       the same on both sides multiplies locally, leaving partial sums (an
                       all-reduce where used: the contraction across shards); split on one
@@ -37,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from ember.hlo.evaluator.core import plain_binary_opcode
+from ember.hlo.evaluator.core import apply_pointwise, plain_binary_opcode
 from ember.hlo.ir import Instruction
-from ember.hlo.sharding import HloSharding
+from ember.hlo.shape import Shape
+from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding
 from ember.passes.spmd_reshard import Local
 
 SPLIT_REDUCERS = ("add", "maximum", "minimum", "or", "and")
@@ -75,6 +79,24 @@ def is_identity(init: Instruction, reducer: str) -> bool:
         return bool(v == (-np.inf if reducer == "maximum" else np.inf))
     info = np.iinfo(v.dtype)
     return bool(v == (info.min if reducer == "maximum" else info.max))
+
+
+def combines_again(inst: Instruction) -> bool:
+    """Whether a reduce may reduce its partial results again: its inits are constants its
+    combiner leaves unchanged when combined with themselves (bit for bit), so the extra
+    inits of the partial reductions change nothing (the combiner assumed associative and
+    commutative, as any reduce's)."""
+    n = len(inst.operands) // 2
+    inits = inst.operands[n:]
+    if any(i.opcode != "constant" or i.shape.rank for i in inits):
+        return False
+    vals = [np.asarray(i.value, i.shape.dtype) for i in inits]
+    try:
+        out = apply_pointwise(inst.to_apply, vals + vals)
+    except Exception:  # noqa: BLE001 - a combiner the evaluator cannot run: not combined
+        return False
+    outs = out if isinstance(out, tuple) else (out,)
+    return all(np.asarray(o, v.dtype).tobytes() == v.tobytes() for o, v in zip(outs, vals))
 
 
 def reshape_groups(a: Sequence[int], b: Sequence[int]) -> list[tuple[list[int], list[int]]]:
@@ -169,8 +191,8 @@ class PartitionRules:
         return Local(self.emit(inst, [local], s), s, partial)
 
     def _reduce(self, inst: Instruction) -> Local:
-        if len(inst.operands) != 2:
-            return self.whole(inst)
+        if len(inst.operands) != 2:  # (a variadic reduce: argmax, argmin)
+            return self._reduce_gathered(inst)
         x, init = inst.operands
         v = self.env[x]
         sx = v.sharding
@@ -179,8 +201,11 @@ class PartitionRules:
         axes = tuple(a for d in sorted(rdims) for a in sx.dims[d])
         target = sx
         if axes and (reducer not in SPLIT_REDUCERS or not is_identity(init, reducer)):
-            self.refuse(inst, f"reduce with combiner {reducer or 'computation'} and init "
-                        f"{init.name} over split dims: gathered")
+            if combines_again(inst):
+                return self._reduce_gathered(inst)
+            self.refuse(inst, f"reduce with combiner {reducer or 'computation'} over split "
+                        f"dims: its init {init.name} is not the combiner's identity (nor a "
+                        "constant it keeps when combined with itself): gathered")
             target = HloSharding(self.mesh, tuple(() if d in rdims else a
                                                   for d, a in enumerate(sx.dims)))
             axes = ()
@@ -200,6 +225,53 @@ class PartitionRules:
         out = self.rs.all_reduce(local, order, reducer, f"reduce {inst.name} over split "
                                  "dims", to_apply=inst.to_apply)
         return Local(out, s)
+
+    def _reduce_gathered(self, inst: Instruction) -> Local:
+        """A reduce (one input or several) whose split reduced dims are reduced locally,
+        then each device's partial results gathered (a new major dim) and reduced once
+        more, where the combiner allows (`combines_again`); else those dims gathered
+        first (a refusal, with the reason)."""
+        n = len(inst.operands) // 2
+        xs, inits = inst.operands[:n], inst.operands[n:]
+        rdims = set(inst.attrs["dimensions"])
+        target = max((self.env[x].sharding for x in xs), key=blocks_of)
+        for x in xs:
+            target = fit(target, x.shape.dimensions)
+        axes = tuple(a for d in sorted(rdims) for a in target.dims[d])
+        if axes and not combines_again(inst):
+            self.refuse(inst, "reduce over split dims whose init is not its combiner's "
+                        "identity (combining it with itself changes it), or not a "
+                        "constant: gathered")
+            target = HloSharding(self.mesh, tuple(() if d in rdims else a
+                                                  for d, a in enumerate(target.dims)))
+            axes = ()
+        s = HloSharding(self.mesh, tuple(a for d, a in enumerate(target.dims)
+                                         if d not in rdims))
+        why = reader(inst)
+        ops = [self.get(x, target, why) for x in xs]
+        ops += [self.get(i, self.replicated(0), why) for i in inits]
+        b = self.b
+        kept = s.local_shape([m for d, m in enumerate(xs[0].shape.dimensions)
+                              if d not in rdims])
+        shapes = [Shape(x.shape.element_type, kept) for x in xs]
+        shape = shapes[0] if n == 1 else Shape.tuple_of(shapes)
+        md = dict(inst.metadata)
+        md.pop(CONSTRAINT_KEY, None)
+        out = b.op("reduce", ops, dict(inst.attrs), shape=shape,
+                   called=[inst.to_apply], metadata=md, name=inst.name)
+        if axes:
+            order = self._mesh_order(axes)
+            parts = [out] if n == 1 else [
+                b.op("get-tuple-element", [out], {"index": k}, shape=sh)
+                for k, sh in enumerate(shapes)]
+            gathered = [self.rs.all_gather(b.reshape(p, (1, *kept)), 0, order,
+                                           f"reduce {inst.name}: each device's partial "
+                                           "result") for p in parts]
+            out = b.op("reduce", gathered + ops[n:], {"dimensions": (0,)}, shape=shape,
+                       called=[inst.to_apply], metadata=md)
+        if n == 1:
+            return Local(out, s)
+        return Local(out, None, elements=[s] * n)
 
     def _dot(self, inst: Instruction) -> Local:
         lhs, rhs = inst.operands

@@ -10,8 +10,9 @@ caller then runs it on one device). `PartitionedLowered` and `PartitionedCompile
 the stages `JitFunction.lower(...)` gives such a call (`compile().as_text()` is the
 per-device module with its collectives, `partition_report` what it costs).
 Invariants: one mesh per call (shardings over two meshes raise ValueError);
-arguments with no sharding given take their own NamedSharding on that mesh, else are
-whole on every device; programs are cached per trace and shardings.
+arguments with no sharding given take their own NamedSharding on that mesh, else the one
+their readers want (the partitioner's backward propagation), else are whole on every
+device; programs are cached per trace and shardings.
 """
 
 from __future__ import annotations
@@ -92,20 +93,27 @@ def _program(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, PartitionedProgra
         return None
     avals = result.closed_jaxpr.in_avals
     in_hlo = []
+    free = []  # (no sharding given or carried: the partitioner picks, from its readers)
     for k, (s, x, aval) in enumerate(zip(ins, leaves, avals)):
         if s is None and isinstance(x, ShardedArray) and isinstance(x.sharding, NamedSharding) \
                 and x.sharding.mesh == mesh:
             s = x.sharding
         h = _hlo(s, mesh, aval.ndim, f"the sharding of argument {result.arg_names[k]}")
+        if h is None:
+            free.append(k)
         in_hlo.append(h or HloSharding.replicated(mesh_axes(mesh), aval.ndim))
     out_hlo = [_hlo(s, mesh, a.ndim, f"out_shardings[{k}]")
                for k, (s, a) in enumerate(zip(outs, result.closed_jaxpr.out_avals))]
-    key = (id(result), tuple(in_hlo), tuple(out_hlo))
+    from ember.dispatch import _warn_unusable_donations, donated_positions
+
+    donated = donated_positions(result.params)
+    key = (id(result), tuple(in_hlo), tuple(out_hlo), tuple(free), donated)
     cache = fn.__dict__.setdefault("_partitioned", {})
     hit = cache.get(key)
     if hit is None or hit[0] is not result:
         hit = cache[key] = (result, PartitionedProgram(result.closed_jaxpr, fn._name, mesh,
-                                                       in_hlo, out_hlo, outs))
+                                                       in_hlo, out_hlo, outs, free, donated))
+        _warn_unusable_donations(result.closed_jaxpr, donated)
     return result, hit[1], leaves
 
 

@@ -2,8 +2,9 @@
 ember/passes/spmd_partitioner.py) compiled once and run on every device of this process,
 its collectives meeting in memory (and over MPI between processes).
 
-Input: a traced function (ClosedJaxpr), its mesh, a sharding per flat argument and a wanted
-sharding (or None) per flat output. Output: `PartitionedProgram`: `program(leaves)` returns
+Input: a traced function (ClosedJaxpr), its mesh, a sharding per flat argument (those
+numbered in `free` were given none: the partitioner chooses theirs) and a wanted sharding
+(or None) per flat output. Output: `PartitionedProgram`: `program(leaves)` returns
 one `ShardedArray` per output laid out as the partitioner said; `module` (the per-device
 HLO, with its collectives), `report` (collectives and refusals), `out_shardings`.
 How a call runs: each local device gets its block of every argument (an argument already
@@ -12,6 +13,10 @@ compiled module on threads of their own; a collective's code (the CPU backend's 
 callback, or the evaluator) hands the device's buffer to the call's rendezvous
 (`_Launch`), whose last arrival computes every member's result with the shard_map
 runtime's collectives (`run_in_groups`), in group order, so members get the same bits.
+Donated arguments (`donated`, jit's donate_argnums): an output of a device's module with
+a donated block's shape is written into that block where nothing else references it (a
+block cut for the call, or a shard only the donated array holds), and the donated arrays
+are deleted after the call, as JAX does.
 Invariants: devices meet collectives in the same order (one module); a device that fails
 aborts the call's rendezvous, so the others raise instead of waiting forever; while a call
 runs, the CPU kernels' threads are divided among the local devices (`_KernelThreads`);
@@ -28,10 +33,12 @@ from typing import Any
 import numpy as np
 
 from ember import backends, callbacks
+from ember.array import ArrayImpl
 from ember.compiler import _compile_on, backend_name
 from ember.config import config
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr
+from ember.donation import exclusive_shard
 from ember.hlo.evaluator.collectives import running_on
 from ember.hlo.sharding import HloSharding
 from ember.lowering import LoweredModule, lower_jaxpr
@@ -126,6 +133,8 @@ class _Launch:
             if reducer != "add":
                 raise NotImplementedError(f"reduce-scatter combining with {reducer}")
             name, params = "reduce_scatter", {"scatter_dimension": dim, "tiled": True}
+        elif opcode == "all-to-all":
+            name, params = "all_to_all", {"split_axis": dim, "concat_axis": dim}
         else:
             raise NotImplementedError(f"no collective {opcode}")
         return run_in_groups(members, name, params, vals, self.process, self.communicator)
@@ -173,15 +182,20 @@ class PartitionedProgram:
     def __init__(self, closed: ClosedJaxpr, name: str, mesh: Mesh,
                  in_shardings: Sequence[HloSharding],
                  out_wanted: Sequence[HloSharding | None],
-                 out_given: Sequence[NamedSharding | None] = ()) -> None:
+                 out_given: Sequence[NamedSharding | None] = (),
+                 free: Sequence[int] = (), donated: Sequence[int] = ()) -> None:
         self.mesh = mesh
         self.closed = closed
         lowered = lower_jaxpr(closed, name)
         self.lowered = lowered
-        part = partition(lowered.module, mesh_axes(mesh), dict(enumerate(in_shardings)),
-                         list(out_wanted))
+        self.free = tuple(free)
+        given = {k: s for k, s in enumerate(in_shardings) if k not in free}
+        part = partition(lowered.module, mesh_axes(mesh), given, list(out_wanted), free)
         self.module = part.module
         self.report = part.report
+        # (an argument in `free` cut as the partitioner chose: by the host, no collective)
+        in_shardings = [part.in_shardings.get(k) or s if k in free else s
+                        for k, s in enumerate(in_shardings)]
         self.in_shardings = list(in_shardings)
         self._in_named = [to_named(mesh, s) for s in in_shardings]
         self._indices: dict[int, dict] = {}
@@ -201,31 +215,46 @@ class PartitionedProgram:
         # the CPU backend (collectives as host callbacks) unless the interpreter is chosen;
         # the interpreter runs anything (xla-cpu and tpu take no per-device collectives yet)
         chosen = "interpreter" if backend_name() == "interpreter" else "cpu"
+        self.donated = tuple(donated)
         for backend in dict.fromkeys((chosen, "interpreter")):
-            compiled = _compile_on(backends.get(backend), per_device, unsafe, True, ())
+            compiled = _compile_on(backends.get(backend), per_device, unsafe, True,
+                                   self.donated)
             if compiled is not None:
                 break
         assert compiled is not None
         self.compiled = callbacks.guard(compiled)
 
-    def _blocks(self, leaves: Sequence[Any], devices: list) -> list[list[np.ndarray]]:
+    def _blocks(self, leaves: Sequence[Any], devices: list
+                ) -> tuple[list[list[np.ndarray]], list[tuple[int, ...]]]:
         """Each device's blocks of the arguments: an argument laid out as its sharding says
-        lends its own buffers; any other value is cut (its slices computed once)."""
+        lends its own buffers; any other value is cut (its slices computed once). And per
+        device, the donated positions whose block it may write an output into: a block
+        cut here, or a donated array's shard nothing else references."""
         per_arg = []
+        owned: list[list[int]] = [[] for _ in devices]
+        donated = set(self.compiled.donated)
         for j, (x, named, aval) in enumerate(zip(leaves, self._in_named,
                                                  self.closed.in_avals)):
             if isinstance(x, ShardedArray) and (x.sharding == named or x.sharding
                                                 .is_equivalent_to(named, aval.ndim)):
+                if j in donated:  # (asked before this frame holds the buffers)
+                    for k, d in enumerate(devices):
+                        if exclusive_shard(x, d) is not None:
+                            owned[k].append(j)
                 shards = x._shards
                 per_arg.append([np.asarray(shards[d]) for d in devices])
                 continue
+            if j in donated:
+                for k in range(len(devices)):
+                    owned[k].append(j)
             value = np.asarray(x._ember_value() if hasattr(x, "_ember_value") else x)
             value = value.astype(aval.dtype, copy=False)
             index = self._indices.get(j)
             if index is None:
                 index = self._indices[j] = named.devices_indices_map(aval.shape)
             per_arg.append([np.array(value[index[d]], order="C") for d in devices])
-        return [[arg[k] for arg in per_arg] for k in range(len(devices))]
+        return ([[arg[k] for arg in per_arg] for k in range(len(devices))],
+                [tuple(o) for o in owned])
 
     def __call__(self, leaves: Sequence[Any]) -> list[Any]:
         from ember.distributed import topology
@@ -233,7 +262,7 @@ class PartitionedProgram:
         topo = topology.current()
         flat = list(self.mesh.devices.flat)
         devices = [d for d in flat if d.process_index == topo.process_index]
-        blocks = self._blocks(leaves, devices)
+        blocks, owned = self._blocks(leaves, devices)
         launch = _Launch(self.mesh, devices, topo.process_index, topo.communicator)
         exe = self.compiled.executable
         hidden = self.compiled.lowered.hidden_consts
@@ -243,7 +272,9 @@ class PartitionedProgram:
             dev = devices[k]
             try:
                 with running_on(launch.runner_for(dev)):
-                    out = exe(*blocks[k], *hidden, np.int32(flat.index(dev)))
+                    pid = np.int32(flat.index(dev))
+                    out = (exe(*blocks[k], *hidden, pid, owned=owned[k]) if owned[k]
+                           else exe(*blocks[k], *hidden, pid))
             except BaseException as e:
                 launch.abort(e)
                 raise
@@ -265,6 +296,10 @@ class PartitionedProgram:
                     errors.append(e)
         if errors:  # (the device that failed first, not those it aborted)
             raise launch.failed if launch.failed in errors else errors[0]
+        blocks.clear()  # (the donated arrays deleted next hold the last references)
+        for j in self.donated:  # (as JAX: a donated array is deleted by the call)
+            if isinstance(leaves[j], ArrayImpl):
+                leaves[j].delete()
         outs = []
         for j, (aval, named) in enumerate(zip(self.closed.out_avals, self.out_shardings)):
             by_dev = {}

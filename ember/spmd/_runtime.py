@@ -1,6 +1,7 @@
 """Running a shard_map body on every device: the per-device jaxpr cut at its collectives
 into stages; each stage runs on each of this process's devices at once (one worker thread
-per device, the NumPy rules of `core.eval`), and each collective is done by the runtime
+per device: the NumPy rules of `core.eval` on a body's first run, then each stage compiled
+once as a jaxpr of its own, `StagedBody`), and each collective is done by the runtime
 (`_collectives.py`: copies in memory within the process, the communicator across).
 
 Input: the body's ClosedJaxpr (traced once, for the per-device shapes, with the mesh axis
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ember.core.eval import eval_closed_numpy
-from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ember.sharding._mesh import Mesh
 from ember.spmd._collectives import COLLECTIVES, run_collective
 
@@ -105,52 +106,132 @@ def _run_stage(stage: list, env: dict[int, Any]) -> None:
             env[v.id] = o if o.dtype == v.aval.dtype else o.astype(v.aval.dtype)
 
 
+class _Segment:
+    """A run of equations between two collectives, as one jaxpr of its own: the values it
+    reads from before it in, those read after it out (compiled on the body's second run,
+    then reused)."""
+
+    def __init__(self, eqns: list[JaxprEqn], later: set[int]) -> None:
+        self.eqns = eqns
+        made: set[int] = set()
+        reads: list[Var] = []
+        for eqn in eqns:
+            for v in eqn.invars:
+                if isinstance(v, Var) and v.id not in made and v not in reads:
+                    reads.append(v)
+            made.update(v.id for v in eqn.outvars)
+        self.invars = reads
+        self.outvars = [v for eqn in eqns for v in eqn.outvars if v.id in later]
+        self.compiled: Any = None
+
+    def compile(self) -> None:
+        from ember.dispatch import compile_jaxpr
+
+        if not self.outvars:  # (effects only: evaluated each time)
+            return
+        jaxpr = Jaxpr([], list(self.invars), list(self.outvars), list(self.eqns))
+        try:
+            self.compiled = compile_jaxpr(ClosedJaxpr(jaxpr, []), "shard_map_stage")
+        except Exception:  # noqa: BLE001 - a stage jit cannot take stays evaluated (same values)
+            self.compiled = None
+
+    def run(self, env: dict[int, Any]) -> None:
+        if self.compiled is None:
+            _run_stage(self.eqns, env)
+            return
+        outs = self.compiled([np.require(env[v.id], v.aval.dtype, "C")
+                              for v in self.invars])
+        for v, o in zip(self.outvars, outs):
+            env[v.id] = o
+
+
+class StagedBody:
+    """A shard_map body cut at its collectives, built once per traced body: `run` runs it
+    on the devices; the first run evaluates each stage with NumPy, the second compiles
+    each stage once (one jit cannot compile stays evaluated), later runs reuse them."""
+
+    def __init__(self, closed: ClosedJaxpr) -> None:
+        flat = _flatten(closed.jaxpr, list(closed.consts))
+        assert flat is not None, "runnable() was not checked"
+        items, self.const_env = flat
+        self.invars = list(closed.jaxpr.invars)
+        self.outvars = list(closed.jaxpr.outvars)
+        # the values read after each point: what a segment must hand on
+        later: set[int] = {v.id for v in self.outvars if isinstance(v, Var)}
+        steps: list[Any] = []
+        run: list[JaxprEqn] = []
+        after_run: set[int] = set()  # (what is read after the run being collected)
+        for item in reversed(items):  # (last first: `later` is what later items read)
+            if isinstance(item, tuple) or item.primitive.name in COLLECTIVES:
+                if run:
+                    steps.append(_Segment(run[::-1], after_run))
+                    run = []
+                steps.append(item)
+                reads = item[2] if isinstance(item, tuple) else item.invars
+                later.update(v.id for v in reads if isinstance(v, Var))
+                continue
+            if not run:
+                after_run = set(later)
+            run.append(item)
+            later.update(v.id for v in item.invars if isinstance(v, Var))
+        if run:
+            steps.append(_Segment(run[::-1], after_run))
+        self.steps = steps[::-1]
+        self.runs = 0
+
+    def run(self, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],
+            process: int = 0, communicator: Any = None) -> list[list[np.ndarray]]:
+        """Each of `devices`' outputs from its input blocks (`blocks[k][j]`: argument j of
+        devices[k])."""
+        self.runs += 1
+        if self.runs == 2:  # (a body run once never pays for compiling)
+            for s in self.steps:
+                if isinstance(s, _Segment):
+                    s.compile()
+        envs: list[dict[int, Any]] = []
+        for mine in blocks:
+            env = dict(self.const_env)
+            for v, x in zip(self.invars, mine):
+                env[v.id] = x
+            envs.append(env)
+        pool = _pool(len(devices)) if len(devices) > 1 else None
+
+        def run_all(seg: _Segment) -> None:
+            if pool is None:
+                for env in envs:
+                    seg.run(env)
+                return
+            for f in [pool.submit(seg.run, env) for env in envs]:
+                f.result()
+
+        for step in self.steps:
+            if isinstance(step, _Segment):
+                run_all(step)
+                continue
+            if isinstance(step, tuple):  # ("bind", dst vars, src atoms)
+                for env in envs:
+                    _run_stage([step], env)
+                continue
+            eqn = step
+            local = {}
+            for dev, env in zip(devices, envs):
+                local[dev] = (np.zeros(()) if not eqn.invars else
+                              (eqn.invars[0].val if isinstance(eqn.invars[0], Literal)
+                               else env[eqn.invars[0].id]))
+            results = run_collective(mesh, eqn.primitive.name, eqn.params, local, process,
+                                     communicator)
+            (outvar,) = eqn.outvars
+            for dev, env in zip(devices, envs):
+                r = np.asarray(results[dev])
+                env[outvar.id] = r.astype(outvar.aval.dtype, copy=False)
+
+        def read(env: dict[int, Any], v: Any) -> Any:
+            return v.val if isinstance(v, Literal) else env[v.id]
+        return [[np.asarray(read(env, v)) for v in self.outvars] for env in envs]
+
+
 def run(closed: ClosedJaxpr, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],
         process: int = 0, communicator: Any = None) -> list[list[np.ndarray]]:
-    """Each of `devices`' outputs from its input blocks (`blocks[k][j]`: argument j of
-    devices[k])."""
-    flat = _flatten(closed.jaxpr, list(closed.consts))
-    assert flat is not None, "runnable() was not checked"
-    items, const_env = flat
-    envs: list[dict[int, Any]] = []
-    for mine in blocks:
-        env = dict(const_env)
-        for v, x in zip(closed.jaxpr.invars, mine):
-            env[v.id] = x
-        envs.append(env)
-    pool = _pool(len(devices)) if len(devices) > 1 else None
-
-    def run_all(stage: list) -> None:
-        if not stage:
-            return
-        if pool is None:
-            for env in envs:
-                _run_stage(stage, env)
-            return
-        for f in [pool.submit(_run_stage, stage, env) for env in envs]:
-            f.result()
-
-    stage: list = []
-    for item in items:
-        if isinstance(item, tuple) or item.primitive.name not in COLLECTIVES:
-            stage.append(item)
-            continue
-        run_all(stage)
-        stage = []
-        eqn = item
-        local = {}
-        for dev, env in zip(devices, envs):
-            local[dev] = (np.zeros(()) if not eqn.invars else
-                          (eqn.invars[0].val if isinstance(eqn.invars[0], Literal)
-                           else env[eqn.invars[0].id]))
-        results = run_collective(mesh, eqn.primitive.name, eqn.params, local, process,
-                                 communicator)
-        (outvar,) = eqn.outvars
-        for dev, env in zip(devices, envs):
-            r = np.asarray(results[dev])
-            env[outvar.id] = r.astype(outvar.aval.dtype, copy=False)
-    run_all(stage)
-
-    def read(env: dict[int, Any], v: Any) -> Any:
-        return v.val if isinstance(v, Literal) else env[v.id]
-    return [[np.asarray(read(env, v)) for v in closed.jaxpr.outvars] for env in envs]
+    """Each of `devices`' outputs from its input blocks, the body evaluated once (no
+    compiling; a body called again keeps a `StagedBody`)."""
+    return StagedBody(closed).run(mesh, devices, blocks, process, communicator)

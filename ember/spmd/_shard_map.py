@@ -14,6 +14,9 @@ every device, doing the collectives itself (`_runtime.py`); called on traced val
 named vmaps (`_emulate.py`), which the enclosing transformation handles like any other;
 so `jit(shard_map(...))` runs as one program (the SPMD partitioner, passes/
 spmd_partitioner.py, partitions jit over a mesh, but has no manual, shard_map, axes yet).
+A call on arrays outside any trace keeps its traced body per signature (mesh, specs,
+argument structure and types, tracing flags): calls again skip the trace, and the
+runtime compiles the body's stages on the second call and reuses them after.
 Invariants: both ways give the per-device program's values; a body with a collective in a
 loop or branch also runs the second way eagerly. `check_vma` (default True) raises JAX's
 error for an output that may vary along a mesh axis its out spec leaves out
@@ -25,16 +28,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ember.api import fun_name
 from ember.array import ArrayImpl
+from ember.config import config
 from ember.core.aval import ShapedArray
 from ember.core.batching import eval_body, spmd_axis_env
 from ember.core.staging import trace_to_jaxpr
-from ember.core.trace import Tracer, get_aval
+from ember.core.trace import Tracer, current_dynamic, get_aval
 from ember.core.traceback_util import api_boundary
 from ember.sharding._array import ShardedArray
 from ember.sharding._mesh import Mesh, PartitionSpec, current_mesh
@@ -87,6 +92,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         raise TypeError("shard_map requires a callable for its first argument, but got "
                         f"{f} of type {type(f)}.")
 
+    traced: dict[Any, _Traced] = {}  # (calls on arrays, outside any trace: per signature)
+
     @functools.wraps(f)
     @api_boundary
     def wrapped(*args: Any) -> Any:
@@ -94,7 +101,9 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         if m is None:
             raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
                              "enter into a mesh context or pass a mesh to shard_map")
-        return _call(f, m, in_specs, out_specs, args, check_vma)
+        return _call(f, m, in_specs, out_specs, args, check_vma, traced)
+
+    wrapped._traced = traced  # type: ignore[attr-defined]
 
     return wrapped
 
@@ -106,8 +115,20 @@ def _infer_spec(x: Any, mesh: Mesh) -> PartitionSpec:
     return PartitionSpec()
 
 
+@dataclass
+class _Traced:
+    """A body traced for one signature: what a repeated call reuses (no trace, and its
+    stages compiled once, on the second call: `_runtime.StagedBody`)."""
+
+    closed: Any
+    out_tree: Any
+    o_specs: list
+    out_avals: list
+    body: _runtime.StagedBody | None  # None: not runnable stage by stage
+
+
 def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
-          check_vma: bool) -> Any:
+          check_vma: bool, traced: dict[Any, _Traced] | None = None) -> Any:
     leaves, in_tree = tree_flatten(args)
     if in_specs is Infer:
         specs = [_infer_spec(x, mesh) for x in leaves]
@@ -116,6 +137,15 @@ def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
         specs = _broadcast_prefix(prefix, args, "in_specs")
     avals = [get_aval(x) for x in leaves]
     specs = [check_spec(mesh, s, a.ndim, "in_specs") for s, a in zip(specs, avals)]
+    key = None
+    if traced is not None and current_dynamic().level == 0 and not any(
+            isinstance(x, Tracer) for x in leaves):
+        key = (mesh, in_tree, tuple(specs), tuple((a.shape, a.dtype, a.weak_type)
+                                                  for a in avals),
+               check_vma, config.trace_context())
+        got = traced.get(key)
+        if got is not None and got.body is not None:
+            return tree_unflatten(got.out_tree, _run(got, mesh, specs, leaves))
     blocks = [ShapedArray(block_shape(mesh, s, a.shape, "in_specs"), a.dtype, a.weak_type)
               for s, a in zip(specs, avals)]
     out_tree_box: list[Any] = []
@@ -139,26 +169,29 @@ def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
             return eval_body(closed.jaxpr, closed.consts, *xs)
         outs = emulate(per_device, mesh, specs, o_specs, leaves)
         return tree_unflatten(out_tree, outs)
-    return tree_unflatten(out_tree, _run(closed, mesh, specs, o_specs, leaves, out_avals))
+    entry = _Traced(closed, out_tree, o_specs, out_avals, _runtime.StagedBody(closed))
+    if key is not None:
+        traced[key] = entry
+    return tree_unflatten(out_tree, _run(entry, mesh, specs, leaves))
 
 
-def _run(closed: Any, mesh: Mesh, specs: list, o_specs: list, leaves: list,
-         out_avals: list) -> list[Any]:
+def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
     from ember.distributed import topology
     topo = topology.current()
     devices = [d for d in mesh.devices.flat if d.process_index == topo.process_index]
     per_arg = []
     for x, s in zip(leaves, specs):
-        if isinstance(x, ShardedArray) and x.sharding == NamedSharding(mesh, s):
-            by_dev = {sh.device: np.asarray(sh.data) for sh in x.addressable_shards}
-            per_arg.append([by_dev[d] for d in devices])
+        if isinstance(x, ShardedArray) and x.sharding == NamedSharding(mesh, s) \
+                and not x.is_deleted():
+            shards = x._shards  # (its own buffers, lent: nothing writes them)
+            per_arg.append([shards[d] for d in devices])
         else:
             per_arg.append(cut(np.asarray(x), mesh, s, devices))
     blocks = [[arg[k] for arg in per_arg] for k in range(len(devices))]
-    outs = _runtime.run(closed, mesh, devices, blocks, topo.process_index,
-                        topo.communicator)
+    assert entry.body is not None
+    outs = entry.body.run(mesh, devices, blocks, topo.process_index, topo.communicator)
     results = []
-    for j, (s, aval) in enumerate(zip(o_specs, out_avals)):
+    for j, (s, aval) in enumerate(zip(entry.o_specs, entry.out_avals)):
         shape = global_shape(mesh, s, aval.shape)
         by_dev = {}
         for k, d in enumerate(devices):
@@ -166,7 +199,8 @@ def _run(closed: Any, mesh: Mesh, specs: list, o_specs: list, leaves: list,
             if buf.flags.writeable:  # (a fresh result: nobody else holds it)
                 buf.setflags(write=False)
             by_dev[d] = buf
-        # (the value is assembled from the shards when this process holds every block)
+        # (the value is assembled from the shards when first read, where this process
+        # holds every block: a result fed to the next call is never assembled)
         results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type),
-                                    NamedSharding(mesh, s), by_dev))
+                                    NamedSharding(mesh, s), by_dev, lazy=True))
     return results

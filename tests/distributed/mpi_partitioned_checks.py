@@ -2,9 +2,11 @@
 model) mesh whose `data` axis spans the two processes (two CPU devices each), against the
 same program on one device.
 
-Checks: the (x @ w1) @ w2 chain (its all-reduce over `model` stays in a process), and an
-MLP's value_and_grad + SGD step for 20 steps (its gradient all-reduces over `data` cross
-the processes, through MPI), whose parameters must equal the single-device run's to 1e-5
+Checks: the (x @ w1) @ w2 chain (its all-reduce over `model` stays in a process), a
+reshard from rows to columns split over `data` (an all-to-all across the processes), an
+argmax over rows split across them, and an MLP's value_and_grad + SGD step for 20 steps,
+its parameters donated (its gradient all-reduces over `data` cross the processes, through
+MPI), whose parameters must equal the single-device run's to 1e-5
 relative; each device's shard is compared with its block. Each process prints one line
 `partitioned checks passed <process> <largest relative error>`, or raises.
 """
@@ -49,6 +51,21 @@ chain = ember.jit(lambda a, b, c: (a @ b) @ c,
 out = chain(*(placed(a, s) for a, s in zip((x, w1, w2), specs)))
 errors = [relative_error(out, (x @ w1) @ w2)]
 
+# rows split over `data` (across the processes) to columns: an all-to-all through MPI
+to_cols = ember.jit(lambda a: jnp.sin(a) * 2, in_shardings=NamedSharding(mesh, P("data")),
+                    out_shardings=NamedSharding(mesh, P(None, "data")))
+assert "all-to-all(" in to_cols.lower(x).compile().as_text()
+got = to_cols(placed(x, P("data")))
+whole = np.asarray(ember.jit(lambda a: jnp.sin(a) * 2)(x))  # (Ember's sin, not NumPy's)
+for shard in got.addressable_shards:
+    assert np.array_equal(np.asarray(shard.data), whole[shard.index]), "all-to-all"
+# argmax over rows split across the processes: partial results gathered, reduced again
+first = ember.jit(lambda a: jnp.argmax(a, axis=0),
+                  in_shardings=NamedSharding(mesh, P("data", "model")))
+got = first(placed(x, P("data", "model")))
+for shard in got.addressable_shards:
+    assert np.array_equal(np.asarray(shard.data), np.argmax(x, axis=0)[shard.index]), "argmax"
+
 start = {"w1": (rng.standard_normal((12, 16)) * 0.3).astype(np.float32),
          "b1": (rng.standard_normal(16) * 0.1).astype(np.float32),
          "w2": (rng.standard_normal((16, 4)) * 0.3).astype(np.float32),
@@ -70,7 +87,9 @@ def step(p, x, y):
 pspecs = {"w1": P(None, "model"), "b1": P("model"), "w2": P("model", None), "b2": P()}
 ps = {k: NamedSharding(mesh, s) for k, s in pspecs.items()}
 ds = NamedSharding(mesh, P("data", None))
-sharded = ember.jit(step, in_shardings=(ps, ds, ds), out_shardings=(ps, NamedSharding(mesh, P())))
+# (the parameters donated: each step writes them into the last step's blocks)
+sharded = ember.jit(step, in_shardings=(ps, ds, ds), out_shardings=(ps, NamedSharding(mesh, P())),
+                    donate_argnums=0)
 single = ember.jit(step)
 p = {k: placed(v, pspecs[k]) for k, v in start.items()}
 xs, ys = placed(X, P("data", None)), placed(Y, P("data", None))

@@ -186,13 +186,14 @@ def test_sharding_constraint_reshards(mesh):
         return lax.with_sharding_constraint(jnp.sin(v), s_cols) * 2
 
     c = _compiled(f, (s_rows,), x)
-    assert "all-gather(" in c.as_text()
+    # (rows to columns: an all-to-all over `data`, then a local slice over `model`)
+    assert "all-to-all(" in c.as_text() and "all-gather" not in c.as_text()
     out = c(x)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(ember.jit(f)(x)))
     assert out.sharding.spec == P(None, ("data", "model"))
     # a constraint on an argument itself
     c = _compiled(lambda v: lax.with_sharding_constraint(v, s_cols) * 2, (s_rows,), x)
-    assert c.partition_report.collectives[0].opcode == "all-gather"
+    assert c.partition_report.collectives[0].opcode == "all-to-all"
     out = c(x)
     np.testing.assert_array_equal(np.asarray(out), x * 2)
     assert out.sharding.spec == P(None, ("data", "model"))
@@ -200,8 +201,30 @@ def test_sharding_constraint_reshards(mesh):
 
 def test_refusals_are_reported(mesh):
     x = _arr((8, 6))
-    c = _compiled(lambda v: jnp.argmax(v, axis=0), (NamedSharding(mesh, P("data")),), x)
-    assert any(r.opcode == "reduce" for r in c.partition_report.refusals)
+    # a sum whose init is not its identity: 5 + 5 != 5, so partial sums cannot be added
+    from ember.hlo.parser import parse_module
+    from ember.hlo.sharding import HloSharding
+    from ember.passes.spmd_partitioner import partition
+
+    m = parse_module("""HloModule m
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = f32[] add(%a, %b)
+}
+
+ENTRY %main (p: f32[8,6]) -> f32[6] {
+  %p = f32[8,6] parameter(0)
+  %five = f32[] constant(5)
+  ROOT %r = f32[6] reduce(%p, %five), dimensions={0}, to_apply=%add
+}
+""")
+    axes = (("data", 2), ("model", 2))
+    done = partition(m, axes, {0: HloSharding(axes, (("data",), ()))})
+    (r,) = done.report.refusals
+    assert r.opcode == "reduce" and "identity" in r.reason
+    assert [c.opcode for c in done.report.collectives] == ["all-gather"]
     c = _compiled(lambda v: jnp.cumsum(v, axis=0), (NamedSharding(mesh, P("data")),), x)
     assert c.partition_report.refusals
     assert not _compiled(lambda v: v * 2, (NamedSharding(mesh, P("data")),),
@@ -210,10 +233,13 @@ def test_refusals_are_reported(mesh):
     c = _compiled(lambda v: jnp.any(v > 0, axis=0), (NamedSharding(mesh, P("data")),), x)
     assert not c.partition_report.refusals
     assert [k.opcode for k in c.partition_report.collectives] == ["all-reduce"]
+    # a bitwise or of integers (0 | 0 == 0): each device's partial results gathered and
+    # reduced again, no refusal
     xi = (x * 4).astype(np.int32)
     c = _compiled(lambda v: lax.reduce(v, np.int32(0), lax.bitwise_or, (0,)),
                   (NamedSharding(mesh, P("data")),), xi)
-    assert [r.opcode for r in c.partition_report.refusals] == ["reduce"]
+    assert not c.partition_report.refusals
+    assert [k.opcode for k in c.partition_report.collectives] == ["all-gather"]
     np.testing.assert_array_equal(np.asarray(c(xi)), np.bitwise_or.reduce(xi, axis=0))
 
 

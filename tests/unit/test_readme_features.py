@@ -255,8 +255,8 @@ CHECKS: dict[str, Callable[[], None]] = {
     "`device_put`, `addressable_shards`), `shard_map` with `psum`/`all_gather`/"
     "`psum_scatter`/`ppermute`/`all_to_all`, `with_sharding_constraint`": _sharding,
     "`jit` partitioned over a mesh (`in_shardings`/`out_shardings` or sharded arguments): "
-    "one per-device module with `all-reduce`/`all-gather`/`reduce-scatter`, also across "
-    "processes; `ember.explain.collectives`": _partitioned_jit,
+    "one per-device module with `all-reduce`/`all-gather`/`reduce-scatter`/`all-to-all`, "
+    "also across processes; `ember.explain.collectives`": _partitioned_jit,
     "GPUs; `pmap`": _devices,
 }
 

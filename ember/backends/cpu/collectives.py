@@ -1,7 +1,7 @@
-"""Collectives on the CPU: each all-reduce, all-gather and reduce-scatter of a per-device
-module becomes a host callback (`ember.python_callback` custom-call, emit/callbacks.py)
-into the runtime's collective runner (ember/hlo/evaluator/collectives.py), which meets the
-other devices' calls.
+"""Collectives on the CPU: each all-reduce, all-gather, reduce-scatter and all-to-all of a
+per-device module becomes a host callback (`ember.python_callback` custom-call,
+emit/callbacks.py) into the runtime's collective runner (ember/hlo/evaluator/collectives.py),
+which meets the other devices' calls.
 
 Input: a Module. Output: the module with each collective replaced (a clone; the same
 module when it holds none). Invariants: one registry entry per distinct collective

@@ -1,7 +1,7 @@
 """Who runs the collectives of a partitioned per-device module (all-reduce, all-gather,
-reduce-scatter): the runtime that runs the module on every device installs a runner on the
-thread running each device's copy; the evaluator and the CPU backend's collective kernels
-(host callbacks) call `run`, which hands the operand to that runner.
+reduce-scatter, all-to-all): the runtime that runs the module on every device installs a
+runner on the thread running each device's copy; the evaluator and the CPU backend's
+collective kernels (host callbacks) call `run`, which hands the operand to that runner.
 
 Input: `running_on(runner)` from the runtime (ember/spmd/_partitioned.py), around one
 device's run; `run(opcode, reducer, groups, dimension, value)` from the code of the module.
@@ -22,7 +22,7 @@ import numpy as np
 
 # runner(opcode, reducer, groups, dimension, value) -> this device's result
 Runner = Callable[[str, str | None, tuple, int | None, np.ndarray], np.ndarray]
-COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter"})
+COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all"})
 
 
 class NoDeviceRunner(RuntimeError):

@@ -201,11 +201,11 @@ def plain_binary_opcode(comp: Computation) -> str | None:
 # ---------------------------------------------------------------------------------------
 
 
-@_handles("all-reduce", "all-gather", "reduce-scatter")
+@_handles("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
 def _collective(inst, vals):
     """Through the device runner of this thread (collectives.py): reduce-scatter and
-    all-reduce name their combiner ('add', 'maximum', ...), all-gather and reduce-scatter
-    their dimension."""
+    all-reduce name their combiner ('add', 'maximum', ...), all-gather, reduce-scatter and
+    all-to-all their dimension."""
     reducer = (plain_binary_opcode(inst.to_apply) if inst.called_computations else None)
     if inst.called_computations and reducer in (None, "overwrite"):
         raise EvaluationError(f"{inst.opcode} combines with a computation that is not a "
