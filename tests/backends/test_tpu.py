@@ -264,6 +264,28 @@ def test_row_kernels_verify(shape: tuple[int, ...]) -> None:
     (text,) = checked(tpu_module(_variance, x, kernels="auto"), 1)
 
 
+def test_a_causal_softmax_keeps_its_row_kernel() -> None:
+    """The mask's iotas: taken into the row fusion (the CPU generates them in its kernel),
+    then made by XLA as the Ember kernel's inputs (iota_inputs.py: Mosaic has no iota)."""
+    x = arg((64, 256), np.float32)
+
+    def causal(v):
+        s = jnp.where(jnp.tri(64, 256, dtype=bool), v, -jnp.inf)
+        return ember.nn.softmax(s, axis=-1)
+
+    module = tpu.optimize(ember.jit(causal).lower(x)._lowered.module)
+    (text,) = checked(tpu.tpu_module(module, "auto"), 1)
+    assert "iota" not in text and text.count("vector.multi_reduction") == 2
+    (fusion,) = [i for i in module.entry.instructions if i.opcode == "fusion"]
+    assert [o.opcode for o in fusion.operands].count("iota") == 2
+    e = np.where(np.tri(64, 256, dtype=bool), x, -np.inf)
+    e = np.exp(e - e.max(-1, keepdims=True))
+    from ember.hlo.evaluator import evaluate as evaluate_hlo
+
+    np.testing.assert_allclose(np.asarray(evaluate_hlo(module, x)),
+                               e / e.sum(-1, keepdims=True), rtol=2e-6, atol=1e-7)
+
+
 def test_bf16_kernels_compute_within_bf16_rounding() -> None:
     """bf16 kernels (f32 inside) against Ember's HLO evaluator, which rounds every bf16 op:
     within two bf16 ulps (the evaluator rounds twice, the kernel once)."""

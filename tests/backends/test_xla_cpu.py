@@ -197,6 +197,9 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[np.random.Generator], li
     "softmax_layernorm": (lambda x: (_softmax(x), (x - x.mean(-1, keepdims=True))
                                      / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5)),
                           lambda r: [r.standard_normal((8, 33))]),
+    # (a causal mask: its iotas are the row kernel's inputs on the TPU, tpu/iota_inputs.py)
+    "causal_softmax": (lambda x: _softmax(jnp.where(jnp.tri(8, 33, dtype=bool), x, -jnp.inf)),
+                       lambda r: [r.standard_normal((8, 33))]),
     "dots": (lambda a, b, v: (a @ b, jnp.dot(a, v), jnp.einsum("ij,ij->i", a, a),
                               jnp.tanh(a @ b) @ b.T),
              lambda r: [r.standard_normal((12, 20)), r.standard_normal((20, 7)),

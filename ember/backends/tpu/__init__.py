@@ -46,14 +46,18 @@ class NoTpu(RuntimeError):
 def pipeline(unsafe_math: bool = False):
     """The hardware-independent simplifications, then the TPU's fusion decisions:
     elementwise chains and row fusions (Ember's kernels), no dot epilogues (XLA's product
-    emitter fuses its own) and no sibling reductions (one kernel, one result)."""
+    emitter fuses its own) and no sibling reductions (one kernel, one result); a row
+    fusion's iotas then become its inputs (iota_inputs.py)."""
+    from ember.backends.tpu.iota_inputs import IotaInputs
     from ember.passes import hardware_independent_pipeline
     from ember.passes.base import PassPipeline
     from ember.passes.fusion import Fusion, FusionPolicy
 
     return PassPipeline("tpu", [
         hardware_independent_pipeline(unsafe_math),
-        Fusion(FusionPolicy(output_fusion=False, row_fusion=True, sibling_fusion=False))])
+        Fusion(FusionPolicy(output_fusion=False, row_fusion=True, sibling_fusion=False)),
+        # (Mosaic kernels have no iota: a row fusion's iotas are made by XLA)
+        IotaInputs()])
 
 
 def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = True) -> Module:
