@@ -43,6 +43,7 @@ from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import _plain_key, current_dynamic, to_numpy
+from ember.numpy._eager_steps import direct_step
 from ember.prims import elementwise
 from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
 
@@ -53,7 +54,6 @@ STATS = {"hits": 0, "traces": 0, "uncacheable": 0}
 _PLANS: dict[tuple, Any] = {}
 _SEEN: dict[tuple, None] = {}  # keys called once, not traced yet
 _UNCACHEABLE = object()
-_ARRAY = object()  # marks a dynamic (Array) argument in a key
 _LEAF = tree_structure(0)
 
 
@@ -155,7 +155,7 @@ def _key(fun: Callable, args: tuple, kwargs: dict) -> tuple | None:
     parts: list[Any] = [fun, config.trace_context()]
     for a in args:
         if type(a) is ArrayImpl:
-            parts.append((_ARRAY, a._ember_aval))
+            parts.append(a._ember_aval)  # (a static part is never an aval: no mix-up)
             continue
         k = _static_key(a)
         if k is None:
@@ -272,8 +272,15 @@ def _flatten(closed: ClosedJaxpr, tree: Any) -> _Plan:
                 steps.append((prim._impl, dict(eqn.params), ins, outs,
                               [v.aval for v in eqn.outvars]))
             else:
-                steps.append((_one(prim._impl, eqn.outvars[0].aval), dict(eqn.params), ins,
-                              outs[0], None))
+                out_aval = eqn.outvars[0].aval
+                generic = _one(prim._impl, out_aval)
+                direct = None
+                if not eqn.params and _broadcasts_operands(prim):
+                    types = [(v.aval.shape, v.aval.dtype) if base[k] is None
+                             else (np.shape(base[k]), base[k].dtype)
+                             for v, k in zip(eqn.invars, ins)]
+                    direct = direct_step(prim, types, out_aval, generic)
+                steps.append((direct or generic, dict(eqn.params), ins, outs[0], None))
         return [read(v) for v in jaxpr.outvars]
 
     j = closed.jaxpr

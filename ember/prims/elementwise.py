@@ -58,6 +58,8 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
     # rather than failing `import ember`: the coverage test then names every missing rule at
     # once (tests/unit/test_coverage.py).
     fn = rule or ew.ELEMENTWISE.get(opcode)
+    # (what the eager cache's direct steps compare with the evaluator's, numpy/_eager_steps)
+    prim.numpy_rule = fn  # type: ignore[attr-defined]
     prim.def_lowering(lowering or L.elementwise(opcode))
 
     @prim.def_abstract_eval
