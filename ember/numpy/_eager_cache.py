@@ -15,7 +15,9 @@ scalar, `power(x, 2)`, takes the same branch as eagerly); the jaxpr, with the `j
 equations of functions wrapped like JAX's (`_jit_wrap.py`, eagerly they run inline)
 inlined, becomes a flat list of (impl, params, input slots, output slots); an equation
 whose inputs are all constants (a scalar broadcast to the operands' shape) is computed
-once, by its rule, when the plan is made. A call then
+once, by its rule, when the plan is made; an elementwise equation whose operand types
+say which native code its rule ends in (a math kernel, a float ufunc) calls that code
+directly (`_eager_steps.py`: the same bits, without the rule's layers). A call then
 reads each Array's NumPy value, runs the list, and wraps the outputs in Arrays with the
 traced avals. A function whose trace fails (a value-dependent function, bad input),
 warns, holds a primitive with effects or without a NumPy rule, or returns a constant is
