@@ -44,6 +44,7 @@ CASES: tuple[tuple[str, int, Callable[[Any, Any], Any]], ...] = (
     ("x * 2.0 + 1.0", 1000, lambda m, x: x * 2.0 + 1.0),
     ("exp(x)", 1000, lambda m, x: m.exp(x)),
     ("max(x)", 1000, lambda m, x: m.max(x)),
+    ("dot(x, x)", 1000, lambda m, x: m.dot(x, x)),
     ("sin(x)", 1_000_000, lambda m, x: m.sin(x)),
     ("x + x", 1_000_000, lambda m, x: x + x),
 )
