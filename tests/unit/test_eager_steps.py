@@ -119,3 +119,28 @@ def test_a_swapped_math_provider_is_followed():
     finally:
         ew.use_math_kernels(previous)
     _same(jnp.sin(x), ember.jit(jnp.sin)(x))
+
+
+def test_direct_steps_skip_the_rule(monkeypatch):
+    """The direct branch really runs (the generic rule is only the fallback)."""
+    calls = []
+    one = cache._one
+
+    def counting_one(impl, aval):
+        generic = one(impl, aval)
+
+        def run(*args, **params):
+            calls.append(impl)
+            return generic(*args, **params)
+        return run
+
+    monkeypatch.setattr(cache, "_one", counting_one)
+    cache.clear()
+    x = jnp.asarray(_values((9,), np.float32))
+    for _ in range(3):
+        jnp.sin(x), x + x, x * 2.0, x / x
+    assert _step_kinds(jnp.sin, x) == ["math"] and _step_kinds(jnp.add, x, x) == ["ufunc"]
+    assert calls == []
+    strided = jnp.asarray(_values((18,), np.float32))[::2]
+    jnp.sin(strided)  # (the math kernel takes contiguous operands only)
+    assert len(calls) == 1
