@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from ember.compiler import backend_name
+from ember.config import config
+
 MAX_ENTRIES = 512
 # Products of fewer multiply-adds keep NumPy's rule: jit's own threshold between its
 # generated loops and BLAS (dot/plan.py's BLAS_MIN_MACS, which a test keeps equal), below
@@ -61,9 +64,6 @@ def run(lhs: np.ndarray, rhs: np.ndarray, params: dict) -> np.ndarray | None:
         shared *= rhs.shape[d]
     if lhs.size * (rhs.size // shared) < MIN_MACS:
         return None
-    from ember.compiler import backend_name
-    from ember.config import config
-
     key = (lhs.shape, ld, rhs.shape, rd, tuple(params.items()), config.trace_context(),
            backend_name())
     try:
