@@ -12,10 +12,14 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember import eager_dot, lax
+from ember.compiler import backend_name
 from ember.core import dtypes
 from ember.hlo.evaluator.core import dot_general
 
 MM = (((1,), (0,)), ((), ()))
+
+pytestmark = pytest.mark.skipif(
+    backend_name() != "cpu", reason="eager products run the CPU backend's code only")
 
 
 def _bits(a) -> np.ndarray:
