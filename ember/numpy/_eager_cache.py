@@ -62,7 +62,8 @@ _LEAF = tree_structure(0)
 class _Plan:
     """A flat replay of a traced jnp call (see the module doc)."""
 
-    __slots__ = ("steps", "base", "in_slots", "out_slots", "out_avals", "tree", "outer")
+    __slots__ = ("steps", "base", "in_slots", "out_slots", "out_avals", "tree", "outer",
+                 "single")
 
     def __init__(self, steps: list, base: list, in_slots: list[int], out_slots: list[int],
                  out_avals: list, tree: Any, outer: dict[int, int]) -> None:
@@ -73,6 +74,8 @@ class _Plan:
         self.out_avals = out_avals
         self.tree = tree
         self.outer = outer  # output position -> argument position (returned unchanged)
+        # (slot, aval) of the one computed result of the common plan, else None
+        self.single = (out_slots[0], out_avals[0]) if tree is None and not outer else None
 
     def run(self, arrays: list[ArrayImpl]) -> Any:
         env = list(self.base)
@@ -85,6 +88,9 @@ class _Plan:
                 continue
             for k, o, aval in zip(outs, out, avals):
                 env[k] = _as_result(o, aval)
+        single = self.single
+        if single is not None:
+            return ArrayImpl._from_rule(env[single[0]], single[1])
         outer = self.outer
         results = [arrays[outer[pos]] if pos in outer else ArrayImpl._from_rule(env[slot], aval)
                    for pos, (slot, aval) in enumerate(zip(self.out_slots, self.out_avals))]
