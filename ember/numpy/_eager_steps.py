@@ -17,7 +17,8 @@ its time there. Two kinds of equation are taken:
 - add, sub, mul and div of two float or complex operands of the result's shape and dtype
   (not bfloat16: its rule computes in f32): the step runs the NumPy ufunc the rule runs
   (`x + y`, `np.subtract`, `x * y`, `np.true_divide`) with warnings silenced as the rule
-  silences them.
+  silences them; comparisons (eq, lt, ...) of two bool, integer or float operands of the
+  result's shape and one dtype likewise run `ew.compare`'s ufunc.
 Invariants: the same bits as the generic step, since the same native code runs on the same
 values; an operand that is not a C-contiguous ndarray of the planned dtype and shape at
 run time (a strided view an earlier rule returned) takes the generic rule.
@@ -44,6 +45,9 @@ def direct_step(prim: Any, ins: list[tuple[tuple[int, ...], np.dtype]], out: Any
     the result's aval; `generic`: the generic step, which the direct one calls for
     operands it does not take."""
     opcode = getattr(prim, "hlo_opcode", None)
+    compare = getattr(prim, "compare_ufunc", None)
+    if compare is not None:
+        return _compare_step(compare, ins, out, generic)
     rule = getattr(prim, "numpy_rule", None)
     if opcode is None or rule is None or rule is not ew.ELEMENTWISE.get(opcode):
         return None  # (a primitive of its own rule)
@@ -82,6 +86,18 @@ def _math_step(opcode: str, dtype: np.dtype, shape: tuple[int, ...],
         return generic(a)
 
     return step
+
+
+def _compare_step(ufunc: Callable[..., np.ndarray],
+                  ins: list[tuple[tuple[int, ...], np.dtype]], out: Any,
+                  generic: Callable[..., np.ndarray]) -> Callable[..., np.ndarray] | None:
+    """A comparison of two operands of the result's shape and one dtype (bool, integer or
+    float; not bfloat16, whose NumPy type is ml_dtypes'): the ufunc `ew.compare` runs."""
+    (sa, da), (sb, db) = ins
+    if sa != out.shape or sb != out.shape or da != db or da.kind not in "biuf" or not (
+            out.shape):
+        return None
+    return _ufunc_step(ufunc, da, out.shape, generic)
 
 
 def _ufunc_step(ufunc: Callable[..., np.ndarray], dtype: np.dtype, shape: tuple[int, ...],

@@ -160,6 +160,8 @@ def _comparison(name: str, direction: str) -> Primitive:
     prim = _define(name, "compare", 2, kinds, out_bool=True, rule=rule,
                    lowering=L.compare(direction))
     prim.hlo_direction = direction  # type: ignore[attr-defined]
+    # (the ufunc `rule` applies: what the eager cache's direct steps call, _eager_steps.py)
+    prim.compare_ufunc = ew.COMPARE[direction]  # type: ignore[attr-defined]
     return prim
 
 

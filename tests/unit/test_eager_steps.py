@@ -52,6 +52,8 @@ CALLS = [
     ("tanh", lambda x, y: jnp.tanh(x)), ("log1p", lambda x, y: jnp.log1p(x)),
     ("add", lambda x, y: x + y), ("sub", lambda x, y: x - y), ("mul", lambda x, y: x * y),
     ("div", lambda x, y: x / y), ("scalar", lambda x, y: x * 2.0 + 1.0),
+    ("gt", lambda x, y: x > y), ("eq", lambda x, y: x == y), ("le0", lambda x, y: x <= 0),
+    ("where", lambda x, y: jnp.where(x > 0, x, y)),
 ]
 
 
@@ -82,7 +84,11 @@ def test_direct_steps_are_chosen_by_type():
     assert _warm(jnp.add, row, f32)[-1] == "generic"  # (an operand of another shape)
     scalar = jnp.asarray(np.float32(2.0))
     assert _warm(jnp.add, scalar, scalar) == ["generic"]  # (0-d: a ufunc gives a scalar)
+    assert _warm(jnp.greater, f32, f32) == ["ufunc"]
+    assert _warm(jnp.less_equal, i32, 3) == ["ufunc"]
+    assert _warm(jnp.equal, bf16, bf16) == ["generic"]
     c64 = jnp.asarray(_values((9,), np.float32) + 1j)
+    assert _warm(jnp.equal, c64, c64) == ["generic"]
     assert _warm(jnp.multiply, c64, c64) == ["ufunc"]
     assert _warm(jnp.sin, c64) == ["generic"]  # (no complex math kernel)
 
