@@ -15,7 +15,9 @@ scalar, `power(x, 2)`, takes the same branch as eagerly); the jaxpr, with the `j
 equations of functions wrapped like JAX's (`_jit_wrap.py`, eagerly they run inline)
 inlined, becomes a flat list of (impl, params, input slots, output slots); an equation
 whose inputs are all constants (a scalar broadcast to the operands' shape) is computed
-once, by its rule, when the plan is made. A call then
+once, by its rule, when the plan is made; an elementwise equation whose operand types
+say which native code its rule ends in (a math kernel, a float ufunc) calls that code
+directly (`_eager_steps.py`: the same bits, without the rule's layers). A call then
 reads each Array's NumPy value, runs the list, and wraps the outputs in Arrays with the
 traced avals. A function whose trace fails (a value-dependent function, bad input),
 warns, holds a primitive with effects or without a NumPy rule, or returns a constant is
@@ -43,6 +45,7 @@ from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import _plain_key, current_dynamic, to_numpy
+from ember.numpy._eager_steps import direct_step
 from ember.prims import elementwise
 from ember.tree_util import tree_flatten, tree_structure, tree_unflatten
 
@@ -53,14 +56,14 @@ STATS = {"hits": 0, "traces": 0, "uncacheable": 0}
 _PLANS: dict[tuple, Any] = {}
 _SEEN: dict[tuple, None] = {}  # keys called once, not traced yet
 _UNCACHEABLE = object()
-_ARRAY = object()  # marks a dynamic (Array) argument in a key
 _LEAF = tree_structure(0)
 
 
 class _Plan:
     """A flat replay of a traced jnp call (see the module doc)."""
 
-    __slots__ = ("steps", "base", "in_slots", "out_slots", "out_avals", "tree", "outer")
+    __slots__ = ("steps", "base", "in_slots", "out_slots", "out_avals", "tree", "outer",
+                 "single")
 
     def __init__(self, steps: list, base: list, in_slots: list[int], out_slots: list[int],
                  out_avals: list, tree: Any, outer: dict[int, int]) -> None:
@@ -71,6 +74,8 @@ class _Plan:
         self.out_avals = out_avals
         self.tree = tree
         self.outer = outer  # output position -> argument position (returned unchanged)
+        # (slot, aval) of the one computed result of the common plan, else None
+        self.single = (out_slots[0], out_avals[0]) if tree is None and not outer else None
 
     def run(self, arrays: list[ArrayImpl]) -> Any:
         env = list(self.base)
@@ -83,6 +88,9 @@ class _Plan:
                 continue
             for k, o, aval in zip(outs, out, avals):
                 env[k] = _as_result(o, aval)
+        single = self.single
+        if single is not None:
+            return ArrayImpl._from_rule(env[single[0]], single[1])
         outer = self.outer
         results = [arrays[outer[pos]] if pos in outer else ArrayImpl._from_rule(env[slot], aval)
                    for pos, (slot, aval) in enumerate(zip(self.out_slots, self.out_avals))]
@@ -155,7 +163,7 @@ def _key(fun: Callable, args: tuple, kwargs: dict) -> tuple | None:
     parts: list[Any] = [fun, config.trace_context()]
     for a in args:
         if type(a) is ArrayImpl:
-            parts.append((_ARRAY, a._ember_aval))
+            parts.append(a._ember_aval)  # (a static part is never an aval: no mix-up)
             continue
         k = _static_key(a)
         if k is None:
@@ -272,8 +280,15 @@ def _flatten(closed: ClosedJaxpr, tree: Any) -> _Plan:
                 steps.append((prim._impl, dict(eqn.params), ins, outs,
                               [v.aval for v in eqn.outvars]))
             else:
-                steps.append((_one(prim._impl, eqn.outvars[0].aval), dict(eqn.params), ins,
-                              outs[0], None))
+                out_aval = eqn.outvars[0].aval
+                generic = _one(prim._impl, out_aval)
+                direct = None
+                if not eqn.params and _broadcasts_operands(prim):
+                    types = [(v.aval.shape, v.aval.dtype) if base[k] is None
+                             else (np.shape(base[k]), base[k].dtype)
+                             for v, k in zip(eqn.invars, ins)]
+                    direct = direct_step(prim, types, out_aval, generic)
+                steps.append((direct or generic, dict(eqn.params), ins, outs[0], None))
         return [read(v) for v in jaxpr.outvars]
 
     j = closed.jaxpr

@@ -22,6 +22,7 @@ import numpy as np
 from ember import lax
 from ember.core import dtypes
 from ember.core.trace import get_aval
+from ember.numpy._eager_cache import eager_cached
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._manipulation import diagonal
 from ember.numpy._promote import check_arraylike, promote_dtypes
@@ -45,6 +46,7 @@ def _dg(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
                            precision=precision, preferred_element_type=dtype)
 
 
+@eager_cached  # (an eager call replays its primitives: _eager_cache.py)
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Compute the dot product of two arrays (NumPy's ``dot``).
 
@@ -74,6 +76,7 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
     return _dg(a, b, ((an - 1,), (b_axis,)), ((), ()), precision, preferred_element_type)
 
 
+@eager_cached  # (an eager call replays its primitives: _eager_cache.py)
 def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Multiply two arrays as matrices, broadcasting the batch axes (the ``@`` operator).
 
@@ -162,6 +165,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     return lax.transpose(out, perm)
 
 
+@eager_cached  # (an eager call replays its primitives: _eager_cache.py)
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Compute the dot product of two flattened arrays, conjugating the first.
 
@@ -186,6 +190,7 @@ def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any =
     return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
+@eager_cached  # (an eager call replays its primitives: _eager_cache.py)
 def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Compute the inner product of two arrays over their last axes.
 
@@ -234,6 +239,7 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
     return lax.mul(a, b)
 
 
+@eager_cached  # (an eager call replays its primitives: _eager_cache.py)
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """Sum the product of two arrays over the given axes.

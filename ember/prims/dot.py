@@ -103,11 +103,24 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
     return ShapedArray(shape, out, False)
 
 
+# Eager products through a backend's compiled code: `(lhs, rhs, params) -> result`, or None
+# to compute it here. `import ember` installs ember/eager_dot.py's (this layer imports no
+# backend), so eager float products give jit's bits.
+EAGER_PRODUCT: list[Any] = [None]
+
+
 @dot_general_p.def_impl
 def _dot_general_impl(lhs: np.ndarray, rhs: np.ndarray, *,
                       dimension_numbers: DimensionNumbers, precision: object = None,
                       preferred_element_type: np.dtype | None = None,
                       out_sharding: None = None) -> np.ndarray:
+    compiled = EAGER_PRODUCT[0]
+    if compiled is not None:
+        out = compiled(np.asarray(lhs), np.asarray(rhs), {
+            "dimension_numbers": dimension_numbers, "precision": precision,
+            "preferred_element_type": preferred_element_type, "out_sharding": out_sharding})
+        if out is not None:
+            return out
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     # the evaluator's dot: one definition of wrapping, bool and low-precision accumulation

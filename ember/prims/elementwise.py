@@ -58,6 +58,8 @@ def _define(name: str, opcode: str, nargs: int, kinds: str, *, out_bool: bool = 
     # rather than failing `import ember`: the coverage test then names every missing rule at
     # once (tests/unit/test_coverage.py).
     fn = rule or ew.ELEMENTWISE.get(opcode)
+    # (what the eager cache's direct steps compare with the evaluator's, numpy/_eager_steps)
+    prim.numpy_rule = fn  # type: ignore[attr-defined]
     prim.def_lowering(lowering or L.elementwise(opcode))
 
     @prim.def_abstract_eval
@@ -158,6 +160,8 @@ def _comparison(name: str, direction: str) -> Primitive:
     prim = _define(name, "compare", 2, kinds, out_bool=True, rule=rule,
                    lowering=L.compare(direction))
     prim.hlo_direction = direction  # type: ignore[attr-defined]
+    # (the ufunc `rule` applies: what the eager cache's direct steps call, _eager_steps.py)
+    prim.compare_ufunc = ew.COMPARE[direction]  # type: ignore[attr-defined]
     return prim
 
 

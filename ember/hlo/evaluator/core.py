@@ -13,6 +13,7 @@ sort driven by the comparator otherwise.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -430,10 +431,11 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, lc: list[int], rc: list[int],
     rf = [d for d in range(rhs.ndim) if d not in rc + rb]
     out_shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lf]
                  + [rhs.shape[d] for d in rf])
-    m = int(np.prod([lhs.shape[d] for d in lf], dtype=np.int64))
-    n = int(np.prod([rhs.shape[d] for d in rf], dtype=np.int64))
-    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
-    bsz = int(np.prod([lhs.shape[d] for d in lb], dtype=np.int64))
+    # (math.prod of Python ints: np.prod of a list costs ~2 us, a tenth of a small eager dot)
+    m = math.prod(lhs.shape[d] for d in lf)
+    n = math.prod(rhs.shape[d] for d in rf)
+    k = math.prod(lhs.shape[d] for d in lc)
+    bsz = math.prod(lhs.shape[d] for d in lb)
     # (batch, M, K) @ (batch, K, N): BLAS for floats, wrapping loops for integers.
     lm = np.transpose(lhs, lb + lf + lc).reshape(bsz, m, k)
     rm = np.transpose(rhs, rb + rc + rf).reshape(bsz, k, n)
