@@ -115,12 +115,7 @@ def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
     variants = _has_vector_variants(mod)  # (before the pipeline drops the marker)
     with _LOCK:
         _set_epilogue_vectorization(t, epilogue)
-        pto = t.llvm.create_pipeline_tuning_options(speed_level=level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = unroll
-        pto.loop_interleaving = interleave
-        pb = t.llvm.create_pass_builder(t.machine, pto)
+        pb = _pass_builder(t, level, unroll, interleave)
         pm = pb.getModulePassManager()
         try:
             pm.run(mod, pb)
@@ -142,6 +137,27 @@ def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
     STATS["optimize_runs"] += 1
     if not (interleave and unroll and epilogue):
         STATS["light_runs"] += 1
+
+
+_PASS_BUILDERS: dict[tuple[int, int, bool, bool], Any] = {}
+
+
+def _pass_builder(t: Any, level: int, unroll: bool, interleave: bool) -> Any:
+    """One PassBuilder per setting, kept for the process (lock held). llvmlite 0.50's
+    LLVMPY_CreatePassBuilder allocates instrumentation callbacks that disposing the
+    builder never frees: a builder per compile leaked ~1.5 KB per compiled module
+    (tests/codegen/test_live_code.py). A builder holds no state between runs: each run
+    makes its own analysis managers; the pipeline tuning options are copied in."""
+    key = (id(t.machine), level, unroll, interleave)  # (a builder keeps its machine alive)
+    pb = _PASS_BUILDERS.get(key)
+    if pb is None:
+        pto = t.llvm.create_pipeline_tuning_options(speed_level=level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = unroll
+        pto.loop_interleaving = interleave
+        pb = _PASS_BUILDERS[key] = t.llvm.create_pass_builder(t.machine, pto)
+    return pb
 
 
 def _has_vector_variants(mod: Any) -> bool:
