@@ -115,7 +115,12 @@ def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
     variants = _has_vector_variants(mod)  # (before the pipeline drops the marker)
     with _LOCK:
         _set_epilogue_vectorization(t, epilogue)
-        pb = _pass_builder(t, level, unroll, interleave)
+        pto = t.llvm.create_pipeline_tuning_options(speed_level=level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = unroll
+        pto.loop_interleaving = interleave
+        pb = t.llvm.create_pass_builder(t.machine, pto)
         pm = pb.getModulePassManager()
         try:
             pm.run(mod, pb)
@@ -126,38 +131,22 @@ def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
         # loop keeps their constants in registers instead of reloading ~30 per call (pow
         # f32 1.43 -> 1.1-1.2 ns per element on one thread). Only modules that have such
         # variants: the extra pass manager costs ~0.2 ms of every other compile.
+        # A pass builder runs once: llvmlite 0.50's run registers the callbacks of an
+        # instrumentation object on its own stack into the builder and never removes
+        # them, so a second run through the same builder calls into a dead frame (a
+        # builder kept for the process crashed in threads). Each builder leaks ~1.5 KB
+        # (its callbacks are never freed: tests/codegen/test_live_code.py bounds it).
         if variants:
             late = t.llvm.create_new_module_pass_manager()
             late.add_always_inliner_pass()
             try:
-                late.run(mod, pb)
+                late.run(mod, t.llvm.create_pass_builder(t.machine, pto))
             finally:
                 _dispose_pass_manager(late)
     STATS["optimize_s"] += time.perf_counter() - t0
     STATS["optimize_runs"] += 1
     if not (interleave and unroll and epilogue):
         STATS["light_runs"] += 1
-
-
-_PASS_BUILDERS: dict[tuple[int, int, bool, bool], Any] = {}
-
-
-def _pass_builder(t: Any, level: int, unroll: bool, interleave: bool) -> Any:
-    """One PassBuilder per setting, kept for the process (lock held). llvmlite 0.50's
-    LLVMPY_CreatePassBuilder allocates instrumentation callbacks that disposing the
-    builder never frees: a builder per compile leaked ~1.5 KB per compiled module
-    (tests/codegen/test_live_code.py). A builder holds no state between runs: each run
-    makes its own analysis managers; the pipeline tuning options are copied in."""
-    key = (id(t.machine), level, unroll, interleave)  # (a builder keeps its machine alive)
-    pb = _PASS_BUILDERS.get(key)
-    if pb is None:
-        pto = t.llvm.create_pipeline_tuning_options(speed_level=level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = unroll
-        pto.loop_interleaving = interleave
-        pb = _PASS_BUILDERS[key] = t.llvm.create_pass_builder(t.machine, pto)
-    return pb
 
 
 def _has_vector_variants(mod: Any) -> bool:
