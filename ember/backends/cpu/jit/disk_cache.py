@@ -13,7 +13,8 @@ File format (`<key>.o`), all of it covered by the checksum except the checksum i
       process rarely looks at: `load_lazy` decompresses and decodes them on first use only
       (they are most of an entry: ~21 of 25 KB for `a * sin(x) + b`); `load` decodes them
       at once
-A file that fails any check (magic, key, checksum, decoding) is ignored and counted in
+A file that fails any check (magic, key, checksum, decoding, an object whose header names
+another architecture: object_format.py) is ignored and counted in
 `STATS["disk_rejected"]`, never loaded. Writes go to a temporary file in the same folder,
 then `os.replace`, so readers never see half a file.
 
@@ -39,6 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ember.backends.cpu.jit.object_format import foreign_reason
 from ember.config import config
 
 _SHA256: Any = None
@@ -230,6 +232,8 @@ def load_lazy(key: str) -> Entry | None:
         obj = plain[8 + n + nconst:]
         if not obj:
             raise ValueError("no object code")
+        if foreign_reason(obj) is not None:  # (never link another machine's code)
+            raise ValueError("object code for another machine")
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, zlib.error, struct.error):
         STATS["disk_rejected"] += 1
         return None

@@ -298,8 +298,11 @@ def link_library(obj: bytes, symbols: tuple[str, ...]) -> Any:
     keep it alive as long as the symbols may be called."""
     t = target()
     llvm = t.llvm
+    ref = llvm.ObjectFileRef.from_data(obj)
+    if not ref:  # (a null reference: the engine would dereference it)
+        raise CpuCompileError("not an object file LLVM can read for this host")
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), t.new_machine())
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.add_object_file(ref)
     engine.finalize_object()
     for sym in symbols:
         llvm.add_symbol(sym, engine.get_function_address(sym))

@@ -536,8 +536,11 @@ def install(llvm: Any) -> bool:
             machine = llvm.Target.from_triple(triple).create_target_machine(
                 opt=0, reloc="default", codemodel="jitdefault")
             obj = _object(llvm, machine, pool_ir(arch), triple)
+            ref = llvm.ObjectFileRef.from_data(obj)
+            if not ref:  # (LLVM cannot read it: a null reference would be dereferenced)
+                raise RuntimeError("the pool's object code does not parse")
             engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            engine.add_object_file(ref)
             engine.finalize_object()
         except RuntimeError:  # LLVM refused the pool: every kernel runs on its caller
             return False
