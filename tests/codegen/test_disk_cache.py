@@ -500,3 +500,32 @@ def test_a_read_only_or_unwritable_cache_is_used_without_writes(tmp_path):
     assert not unwritable["from_disk"] and unwritable["writes"] == 0
     for k in ("fill", "read-only hit", "read-only miss", "unwritable miss"):
         assert out[k]["right"] and out[k]["rejected"] == 0, (k, out[k])
+
+
+def test_object_headers_name_their_machine():
+    """object_format.foreign_reason: this host's object code passes; another
+    architecture's, another container format or a stub is named; an architecture the
+    table does not know is not checked."""
+    import struct
+
+    from ember.backends.cpu.jit import llvm_target
+    from ember.backends.cpu.jit.object_format import foreign_reason
+
+    host = llvm_target.emit_object(llvm_target.parse_and_verify(
+        "define i64 @f() {\n  ret i64 1\n}\n"))
+    assert foreign_reason(host) is None
+    elf = bytearray(host[:64]) if host[:4] == b"\x7fELF" else bytearray(
+        b"\x7fELF\x02\x01\x01" + bytes(57))
+    elf[18:20] = struct.pack("<H", 183)
+    assert "machine 183" in foreign_reason(bytes(elf), machine="x86_64", system="linux")
+    assert foreign_reason(bytes(elf), machine="aarch64", system="linux") is None
+    elf[4] = 1
+    assert "32-bit" in foreign_reason(bytes(elf), machine="aarch64", system="linux")
+    assert "not an ELF" in foreign_reason(b"OBJ", machine="x86_64", system="linux")
+    macho = b"\xcf\xfa\xed\xfe" + struct.pack("<i", 0x0100000C) + bytes(24)
+    assert foreign_reason(macho, machine="arm64", system="darwin") is None
+    assert "Mach-O" in foreign_reason(macho, machine="x86_64", system="darwin")
+    coff = struct.pack("<H", 0x8664) + bytes(20)
+    assert foreign_reason(coff, machine="AMD64", system="win32") is None
+    assert "COFF" in foreign_reason(coff, machine="ARM64", system="win32")
+    assert foreign_reason(b"anything", machine="mips", system="linux") is None

@@ -13,8 +13,7 @@ File format (`<key>.o`), all of it covered by the checksum except the checksum i
       process rarely looks at: `load_lazy` decompresses and decodes them on first use only
       (they are most of an entry: ~21 of 25 KB for `a * sin(x) + b`); `load` decodes them
       at once
-A file that fails any check (magic, key, checksum, decoding, an object whose header names
-another architecture: object_format.py) is ignored and counted in
+A file that fails any check (magic, key, checksum, decoding) is ignored and counted in
 `STATS["disk_rejected"]`, never loaded. Writes go to a temporary file in the same folder,
 then `os.replace`, so readers never see half a file.
 
@@ -232,8 +231,6 @@ def load_lazy(key: str) -> Entry | None:
         obj = plain[8 + n + nconst:]
         if not obj:
             raise ValueError("no object code")
-        if foreign_reason(obj) is not None:  # (never link another machine's code)
-            raise ValueError("object code for another machine")
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, zlib.error, struct.error):
         STATS["disk_rejected"] += 1
         return None
@@ -272,7 +269,10 @@ def cached_object(text: str, options: str, target_key: str, meta: dict[str, Any]
     key = make_key(text, options, target_key)
     hit = load(key)
     if hit is not None:
-        return hit[2]
+        if foreign_reason(hit[2]) is None:
+            return hit[2]
+        STATS["disk_hits"] -= 1  # (never link another machine's code: build it again)
+        STATS["disk_rejected"] += 1
     obj = build()
     store(key, meta, b"", obj)
     return obj

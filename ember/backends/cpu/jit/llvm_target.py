@@ -220,6 +220,7 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     for prefix, spec in SYMBOL_PROVIDERS.items():
         if prefix in obj:
             provider(spec)(t.llvm)
+    _check_host_object(obj)
     ref = t.llvm.ObjectFileRef.from_data(obj)
     if not ref:  # LLVM could not parse it: llvmlite hands back a null reference, which
         # the engine would dereference (a segfault, not an error)
@@ -241,6 +242,16 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     if not addr:
         raise CpuCompileError(f"entry point {entry_name} not found in the object code")
     return engine, addr
+
+
+def _check_host_object(obj: bytes) -> None:
+    """CpuCompileError unless `obj`'s header names this host's architecture: LLVM's JIT
+    links another architecture's object without complaint, and calling into it crashes."""
+    from ember.backends.cpu.jit.object_format import foreign_reason
+
+    reason = foreign_reason(obj)
+    if reason is not None:
+        raise CpuCompileError(f"object code for another machine: {reason}")
 
 
 def cached_entry(key: str, entry_name: str, meta: dict[str, Any],
@@ -298,6 +309,7 @@ def link_library(obj: bytes, symbols: tuple[str, ...]) -> Any:
     keep it alive as long as the symbols may be called."""
     t = target()
     llvm = t.llvm
+    _check_host_object(obj)
     ref = llvm.ObjectFileRef.from_data(obj)
     if not ref:  # (a null reference: the engine would dereference it)
         raise CpuCompileError("not an object file LLVM can read for this host")

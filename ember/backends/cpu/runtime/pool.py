@@ -536,9 +536,12 @@ def install(llvm: Any) -> bool:
             machine = llvm.Target.from_triple(triple).create_target_machine(
                 opt=0, reloc="default", codemodel="jitdefault")
             obj = _object(llvm, machine, pool_ir(arch), triple)
+            from ember.backends.cpu.jit.object_format import foreign_reason
+
             ref = llvm.ObjectFileRef.from_data(obj)
-            if not ref:  # (LLVM cannot read it: a null reference would be dereferenced)
-                raise RuntimeError("the pool's object code does not parse")
+            if not ref or foreign_reason(obj) is not None:  # (never link what would crash:
+                # a null reference is dereferenced, another machine's code is run)
+                raise RuntimeError("the pool's object code is not this host's")
             engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
             engine.add_object_file(ref)
             engine.finalize_object()
