@@ -33,7 +33,7 @@ from typing import Any
 
 from ember.config import config
 
-# (id(fn), key) -> fn's record in _FNS, least recently used first
+# (id(fn), key) of every cached signature, least recently used first (values unused)
 _ORDER: OrderedDict[tuple[int, Any], None] = OrderedDict()
 # id(fn) -> (weak reference to fn, its keys in _ORDER); the reference's callback queues the
 # id in _DEAD, processed under the lock (a collection may run the callback inside it)
