@@ -12,6 +12,7 @@ extra arguments of that equation.
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import time
@@ -262,6 +263,7 @@ class JitFunction:
         self._fast: Callable[[tuple], Any] | None = None  # the last signature's fast path
         self._fast_paths: dict[int, tuple] = {}  # per cache entry: (entry, fast, config)
         self.trace_count = 0
+        self._dropped: collections.deque[int] | None = None  # live_signatures' drops
         # Copy __name__, __doc__, ... but not __dict__: merging a jitted `fun`'s instance
         # dict would overwrite this wrapper's own fun and cache.
         functools.update_wrapper(self, fun, updated=())
@@ -578,6 +580,9 @@ class JitFunction:
         result = self._cache.pop(key, None)
         if result is None:
             return
+        if self._dropped is None:  # (hashes only, the last 64: for jax_explain_cache_misses)
+            self._dropped = collections.deque(maxlen=64)
+        self._dropped.append(hash(key))
         built = self._fast_paths.pop(id(result), None)
         if built is not None and built[1] is self._fast:
             self._fast = None

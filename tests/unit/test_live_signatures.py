@@ -27,6 +27,11 @@ out["after_d"] = [f._cache_size(), ls.live(), ls.STATS["dropped"]]
 traces = f.trace_count
 f(a); f(c)                           # still cached: no trace
 out["kept_traced"] = f.trace_count - traces
+from ember.config import config
+from ember.explain.cache_miss import explain_cache_miss
+_, _, tree, _, avals, static = f.flatten_call((b,), {})
+out["why"] = explain_cache_miss(f, (tree, avals, static, config.trace_context(), ()),
+                                list(f._cache))
 f(b)                                 # dropped: traced again, right answer
 out["b_traced"] = f.trace_count - traces
 out["b_value"] = float(f(b)[1])
@@ -61,6 +66,8 @@ def test_the_least_recently_used_signature_is_dropped():
     assert out["live3"] == 3
     assert out["after_d"] == [3, 3, 1]
     assert out["kept_traced"] == 0 and out["b_traced"] == 1 and out["b_value"] == 2.0
+    assert "compiled before, then dropped" in out["why"] and "EMBER_JIT_CACHE_SIZE (3)" in \
+        out["why"], out["why"]
     assert out["hot_kept"] and out["hot_traced"] == 0
     live, cached, functions = out["after_del"]
     assert live == cached and functions == 2 and out["after_clear"]
