@@ -12,6 +12,7 @@ extra arguments of that equation.
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import time
@@ -21,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ember import backends as _backends
-from ember import compile_events, device_fastpath, dispatch, fastpath
+from ember import compile_events, device_fastpath, dispatch, fastpath, live_signatures
 from ember.ad_api import float0_outputs_as_nodes
 from ember.array import ArrayImpl
 from ember.compiler import record_trace
@@ -262,6 +263,7 @@ class JitFunction:
         self._fast: Callable[[tuple], Any] | None = None  # the last signature's fast path
         self._fast_paths: dict[int, tuple] = {}  # per cache entry: (entry, fast, config)
         self.trace_count = 0
+        self._dropped: collections.deque[int] | None = None  # live_signatures' drops
         # Copy __name__, __doc__, ... but not __dict__: merging a jitted `fun`'s instance
         # dict would overwrite this wrapper's own fun and cache.
         functools.update_wrapper(self, fun, updated=())
@@ -401,6 +403,7 @@ class JitFunction:
         key = (in_tree, avals, static, config.trace_context(), _axis_env())
         hit = self._cache.get(key)
         if hit is not None:
+            live_signatures.touch(self, key)
             return hit, leaves
         compile_events.cache_miss(self, key, self._cache.keys())  # (jax_explain_cache_misses)
         t0 = time.perf_counter()
@@ -410,6 +413,7 @@ class JitFunction:
         # trace; it is not cached.
         if not result.hoisted:
             self._cache[key] = result
+            live_signatures.admit(self, key)  # (may drop the least recently used signature)
         return result, leaves
 
     def _check_outputs(self, out: Any, leaves: list, traced_for: str) -> None:
@@ -568,6 +572,26 @@ class JitFunction:
         self._cache.clear()
         self._fast = None
         self._fast_paths.clear()
+        live_signatures.forget_all(self)
+
+    def _forget(self, key: Any) -> None:
+        """Drop one signature (ember/live_signatures.py bounds them process-wide): its
+        trace and fast path, so its executable is freed when nothing else holds it."""
+        result = self._cache.pop(key, None)
+        if result is None:
+            return
+        if self._dropped is None:  # (hashes only, the last 64: for jax_explain_cache_misses)
+            self._dropped = collections.deque(maxlen=64)
+        self._dropped.append(hash(key))
+        built = self._fast_paths.pop(id(result), None)
+        if built is not None and built[1] is self._fast:
+            self._fast = None
+
+    def _is_fast_path(self, key: Any) -> bool:
+        """Whether `key`'s signature is the one repeated calls take now."""
+        result = self._cache.get(key)
+        built = self._fast_paths.get(id(result)) if result is not None else None
+        return built is not None and built[1] is self._fast
 
     def _cache_size(self) -> int:
         return len(self._cache)

@@ -305,6 +305,10 @@ _define(Flag("ember_pool_spin_us", "float", 50.0, "EMBER_POOL_SPIN_US", "Microse
 _define(Flag("ember_allocator_bytes", "int", 1 << 30, "EMBER_ALLOCATOR_BYTES", "Bytes of "
              "free blocks the CPU backend's output allocator keeps for reuse, read when it is "
              "created (ember/backends/cpu/runtime/allocator.py).", live=True, parse=int))
+_define(Flag("ember_jit_cache_size", "int", 512, "EMBER_JIT_CACHE_SIZE", "Signatures (shapes, "
+             "dtypes, static arguments) all jitted functions together keep traced and "
+             "compiled; beyond it the least recently used is dropped and its native code "
+             "freed (ember/live_signatures.py).", live=True, parse=int))
 _define(Flag("ember_blas", "str", "auto", "EMBER_BLAS", "Where float products find BLAS, "
              "read when the first product is linked: 'auto' (NumPy's, else SciPy's), "
              "'numpy', 'scipy', or 'none'/'off' (Ember's loops; "

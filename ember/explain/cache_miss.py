@@ -16,7 +16,9 @@ A changed argument type (`x: now f32[4], before f32[3]`; weak types are marked `
 static argument's new value (`static argument n: now 3, before 2`), a new pytree structure
 (`argument structure: now ..., before ...`, plus leaves that appeared or disappeared), a
 changed config value (`config jax_enable_x64: now True, before False`), other named vmap
-axes (`named vmap axes (name, size): now (('i', 5),), before (('i', 3),)`).
+axes (`named vmap axes (name, size): now (('i', 5),), before (('i', 3),)`), or a signature
+the process-wide bound dropped (ember/live_signatures.py: the function keeps the hashes of
+its last 64 dropped keys).
 `report_cache_miss(...)` prints that text to stderr when the flag is on (ember/explain/
 observers.py calls it on every cache miss jit reports, importing this module only while
 the flag is on).
@@ -107,6 +109,14 @@ def explain_cache_miss(fn: Any, key: tuple, cached_keys: Iterable[tuple]) -> str
     name = fun_name(fn.fun)
     head = [f"TRACING CACHE MISS at {call.file}:{call.line} ({call.function}) because:",
             f"  for {name} defined at {fun_location(fn.fun)}"]
+    dropped = getattr(fn, "_dropped", None)
+    if dropped and hash(key) in dropped:
+        from ember.live_signatures import limit
+
+        return "\n".join(head + [
+            f"  this signature was traced and compiled before, then dropped: more than "
+            f"EMBER_JIT_CACHE_SIZE ({limit()}) signatures of all jitted functions were "
+            "cached, and it was the least recently used"])
     keys = list(cached_keys)
     if not keys:
         return "\n".join(head + [f"  first trace of {name}: nothing cached yet"])

@@ -280,3 +280,252 @@ def test_cached_entry_builds_links_stores_then_loads(tmp_path, monkeypatch):
     disk_cache.store(key, {}, b"", good[: len(good) // 2])
     assert llvm_target.cached_entry(key, "ember_test_seven", {}, build)[2] is False
     assert disk_cache.STATS["disk_rejected"] == rejected + 2
+
+
+# -- bad caches in one child process: each entry variant is never executed, never crashes --
+
+BAD_CACHE = """
+import json, os, sys
+import numpy as np
+from ember.backends import cpu
+from ember.backends.cpu.jit import disk_cache, llvm_target
+from ember.backends.cpu.jit.object_format import foreign_reason
+from ember.hlo import Builder, Shape
+
+b = Builder("f")
+x = b.parameter(Shape("f32", (64,)))
+module = b.build(b.add(b.multiply(x, x), b.broadcast(b.scalar(0.5, "f32"), (64,), ())))
+v = np.linspace(-2, 2, 64).astype(np.float32)
+want = v * v + np.float32(0.5)
+folder = os.environ["EMBER_CACHE_DIR"]
+
+def compile_fresh():
+    cpu.clear_cache()
+    s0 = dict(disk_cache.STATS)
+    exe = cpu.compile(module)
+    right = bool(np.array_equal(exe(v), want))
+    s1 = disk_cache.STATS
+    return {"from_disk": exe.from_disk, "right": right,
+            "rejected": s1["disk_rejected"] - s0["disk_rejected"],
+            "writes": s1["disk_writes"] - s0["disk_writes"]}
+
+out = {"cold": compile_fresh(), "warm": compile_fresh()}
+programs = [f for f in os.listdir(folder) if f.endswith(".o")
+            and "what" not in disk_cache.load_lazy(f[:-2]).meta]
+(name,) = programs
+path = os.path.join(folder, name)
+good = open(path, "rb").read()
+key = name[:-2]
+entry = disk_cache.load_lazy(key)
+
+def entry_bytes(obj):
+    # a well-formed entry (right magic, key, checksum) holding `obj` as its object code
+    disk_cache.store(key, dict(entry.meta), entry.consts, obj)
+    data = open(path, "rb").read()
+    return data
+
+variants = {
+    "empty": b"",
+    "magic only": good[:len(disk_cache.MAGIC)],
+    "header only": good[:len(disk_cache.MAGIC) + 128],
+    "half": good[:len(good) // 2],
+    "last byte cut": good[:-1],
+    "flipped byte": good[:-10] + bytes([good[-10] ^ 0xFF]) + good[-9:],
+    "other program's entry": None,       # a valid entry of another key, renamed
+    "truncated object, valid checksum": entry_bytes(entry.obj[:len(entry.obj) // 2]),
+    "aarch64 object, valid checksum": None,
+}
+b2 = Builder("g")
+y = b2.parameter(Shape("f32", (3,)))
+other = cpu.compile(b2.build(b2.negate(y)))
+others = [f for f in os.listdir(folder) if f.endswith(".o") and f != name
+          and "what" not in disk_cache.load_lazy(f[:-2]).meta]
+variants["other program's entry"] = open(os.path.join(folder, others[0]), "rb").read()
+llvm = llvm_target.target().llvm
+llvm.initialize_all_targets()
+llvm.initialize_all_asmprinters()
+m = llvm.parse_assembly("define i64 @ember_entry() {\\n  ret i64 7\\n}\\n")
+m.triple = "aarch64-unknown-linux-gnu"
+arm = bytes(llvm.Target.from_triple(m.triple).create_target_machine().emit_object(m))
+out["arm_reason"] = foreign_reason(arm)
+variants["aarch64 object, valid checksum"] = entry_bytes(arm)
+for label, data in variants.items():
+    with open(path, "wb") as f:
+        f.write(data)
+    out[label] = compile_fresh()
+    with open(path, "wb") as f:   # the entry itself is rewritten by the recompile
+        f.write(good)
+print(json.dumps(out))
+"""
+
+
+def test_bad_entries_are_rejected_and_recompiled(tmp_path):
+    """Truncated (empty, magic only, header only, half, one byte short), corrupt (a byte
+    flipped), another program's entry under this key's name, and well-formed entries (right
+    magic, key, checksum) whose object code is cut in half or built for aarch64: each is
+    rejected, counted, and the program compiled afresh gives the right answer; none is
+    executed, and the process does not crash (it is a child: a crash fails the test)."""
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path), EMBER_ENABLE_CHECKS="0")
+    run = subprocess.run([sys.executable, "-c", BAD_CACHE], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    cold = out["cold"]  # (a first compile may also store a library: the thread pool's)
+    assert not cold["from_disk"] and cold["right"] and cold["rejected"] == 0 \
+        and cold["writes"] >= 1
+    assert out["warm"] == {"from_disk": True, "right": True, "rejected": 0, "writes": 0}
+    assert out.pop("arm_reason").startswith("an ELF object for machine 183")
+    for label, got in out.items():
+        if label in ("cold", "warm"):
+            continue
+        assert got["right"] and not got["from_disk"], (label, got)
+        # the empty file is a miss only when open() finds nothing; a file of 0 bytes is
+        # read and fails the magic: rejected like the rest
+        assert got["rejected"] == 1 and got["writes"] == 1, (label, got)
+
+
+OTHER_BUILDS = """
+import json, os
+import numpy as np
+from ember.backends import cpu
+from ember.backends.cpu.jit import disk_cache, llvm_target
+from ember.hlo import Builder, Shape
+
+b = Builder("f")
+x = b.parameter(Shape("f32", (64,)))
+module = b.build(b.subtract(b.multiply(x, x), x))
+v = np.linspace(-2, 2, 64).astype(np.float32)
+folder = os.environ["EMBER_CACHE_DIR"]
+Target = type(llvm_target.target())
+real_key, real_hash = Target.key, disk_cache.source_hash()
+
+def compile_fresh():
+    cpu.clear_cache()
+    s0 = dict(disk_cache.STATS)
+    exe = cpu.compile(module)
+    return {"from_disk": exe.from_disk, "right": bool(np.array_equal(exe(v), v * v - v)),
+            "rejected": disk_cache.STATS["disk_rejected"] - s0["disk_rejected"],
+            "files": len([f for f in os.listdir(folder) if f.endswith(".o")])}
+
+out = {}
+# another Ember version: its compiler sources hash differently
+disk_cache._SOURCE_HASH = "0" * 64
+out["other version stores"] = compile_fresh()
+disk_cache._SOURCE_HASH = real_hash
+# another machine: another CPU name and features (here an AVX-512 host's)
+Target.key = property(lambda self: real_key.fget(self).replace(self.cpu_name, "other-cpu")
+                      + "+avx512f")
+out["other machine stores"] = compile_fresh()
+Target.key = real_key
+out["this build"] = compile_fresh()
+out["this build again"] = compile_fresh()
+print(json.dumps(out))
+"""
+
+
+def test_other_versions_and_machines_entries_are_never_looked_up(tmp_path):
+    """Entries another Ember version (another source hash) or another machine (another
+    CPU or features) stored in the same folder are not this build's: it misses, compiles,
+    stores its own, and finds that one next time."""
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path), EMBER_ENABLE_CHECKS="0")
+    run = subprocess.run([sys.executable, "-c", OTHER_BUILDS], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    version, machine = out["other version stores"], out["other machine stores"]
+    mine, again = out["this build"], out["this build again"]
+    assert not version["from_disk"] and not machine["from_disk"] and not mine["from_disk"]
+    assert machine["files"] == version["files"] + 1 and mine["files"] == machine["files"] + 1
+    assert again["from_disk"] and again["files"] == mine["files"]
+    assert all(r["right"] and r["rejected"] == 0 for r in out.values()), out
+
+
+READ_ONLY = """
+import json, os, stat
+import numpy as np
+from ember.backends import cpu
+from ember.backends.cpu.jit import disk_cache
+from ember.hlo import Builder, Shape
+
+def module(c):
+    b = Builder("f")
+    x = b.parameter(Shape("f32", (32,)))
+    return b.build(b.multiply(x, b.broadcast(b.scalar(c, "f32"), (32,), ())))
+
+v = np.arange(32, dtype=np.float32)
+
+def compile_fresh(c):
+    cpu.clear_cache()
+    s0 = dict(disk_cache.STATS)
+    exe = cpu.compile(module(c))
+    return {"from_disk": exe.from_disk, "right": bool(np.array_equal(exe(v), v * c)),
+            "writes": disk_cache.STATS["disk_writes"] - s0["disk_writes"],
+            "rejected": disk_cache.STATS["disk_rejected"] - s0["disk_rejected"]}
+
+out = {"fill": compile_fresh(2.0)}
+folder = os.environ["EMBER_CACHE_DIR"]
+os.chmod(folder, stat.S_IRUSR | stat.S_IXUSR)      # read-only, entries in it
+try:
+    out["read-only hit"] = compile_fresh(2.0)
+    out["read-only miss"] = compile_fresh(3.0)
+finally:
+    os.chmod(folder, stat.S_IRWXU)
+# a cache folder that cannot exist (a path through a regular file): even root cannot
+# write it
+blocker = os.path.join(folder, "a-file")
+open(blocker, "w").close()
+os.environ["EMBER_CACHE_DIR"] = os.path.join(blocker, "cache")
+out["unwritable miss"] = compile_fresh(4.0)
+out["root"] = os.geteuid() == 0
+print(json.dumps(out))
+"""
+
+
+def test_a_read_only_or_unwritable_cache_is_used_without_writes(tmp_path):
+    """A read-only cache folder still serves its entries; a miss compiles and simply
+    stores nothing (for root, whom permissions do not stop, the folder is written all the
+    same); a cache path that cannot be created (below a regular file) stores nothing and
+    raises nothing."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, EMBER_CACHE_DIR=str(cache), EMBER_ENABLE_CHECKS="0")
+    run = subprocess.run([sys.executable, "-c", READ_ONLY], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["fill"]["writes"] >= 1 and not out["fill"]["from_disk"]
+    assert out["read-only hit"]["from_disk"] and out["read-only hit"]["writes"] == 0
+    miss = out["read-only miss"]
+    assert not miss["from_disk"] and (out["root"] or miss["writes"] == 0)
+    unwritable = out["unwritable miss"]
+    assert not unwritable["from_disk"] and unwritable["writes"] == 0
+    for k in ("fill", "read-only hit", "read-only miss", "unwritable miss"):
+        assert out[k]["right"] and out[k]["rejected"] == 0, (k, out[k])
+
+
+def test_object_headers_name_their_machine():
+    """object_format.foreign_reason: this host's object code passes; another
+    architecture's, another container format or a stub is named; an architecture the
+    table does not know is not checked."""
+    import struct
+
+    from ember.backends.cpu.jit import llvm_target
+    from ember.backends.cpu.jit.object_format import foreign_reason
+
+    host = llvm_target.emit_object(llvm_target.parse_and_verify(
+        "define i64 @f() {\n  ret i64 1\n}\n"))
+    assert foreign_reason(host) is None
+    elf = bytearray(host[:64]) if host[:4] == b"\x7fELF" else bytearray(
+        b"\x7fELF\x02\x01\x01" + bytes(57))
+    elf[18:20] = struct.pack("<H", 183)
+    assert "machine 183" in foreign_reason(bytes(elf), machine="x86_64", system="linux")
+    assert foreign_reason(bytes(elf), machine="aarch64", system="linux") is None
+    elf[4] = 1
+    assert "32-bit" in foreign_reason(bytes(elf), machine="aarch64", system="linux")
+    assert "not an ELF" in foreign_reason(b"OBJ", machine="x86_64", system="linux")
+    macho = b"\xcf\xfa\xed\xfe" + struct.pack("<i", 0x0100000C) + bytes(24)
+    assert foreign_reason(macho, machine="arm64", system="darwin") is None
+    assert "Mach-O" in foreign_reason(macho, machine="x86_64", system="darwin")
+    coff = struct.pack("<H", 0x8664) + bytes(20)
+    assert foreign_reason(coff, machine="AMD64", system="win32") is None
+    assert "COFF" in foreign_reason(coff, machine="ARM64", system="win32")
+    assert foreign_reason(b"anything", machine="mips", system="linux") is None

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ember.backends.cpu.jit.object_format import foreign_reason
 from ember.config import config
 
 _SHA256: Any = None
@@ -268,7 +269,10 @@ def cached_object(text: str, options: str, target_key: str, meta: dict[str, Any]
     key = make_key(text, options, target_key)
     hit = load(key)
     if hit is not None:
-        return hit[2]
+        if foreign_reason(hit[2]) is None:
+            return hit[2]
+        STATS["disk_hits"] -= 1  # (never link another machine's code: build it again)
+        STATS["disk_rejected"] += 1
     obj = build()
     store(key, meta, b"", obj)
     return obj

@@ -131,11 +131,16 @@ def optimize(mod: Any, *, interleave: bool = True, unroll: bool = True,
         # loop keeps their constants in registers instead of reloading ~30 per call (pow
         # f32 1.43 -> 1.1-1.2 ns per element on one thread). Only modules that have such
         # variants: the extra pass manager costs ~0.2 ms of every other compile.
+        # A pass builder runs once: llvmlite 0.50's run registers the callbacks of an
+        # instrumentation object on its own stack into the builder and never removes
+        # them, so a second run through the same builder calls into a dead frame (a
+        # builder kept for the process crashed in threads). Each builder leaks ~1.5 KB
+        # (its callbacks are never freed: tests/codegen/test_live_code.py bounds it).
         if variants:
             late = t.llvm.create_new_module_pass_manager()
             late.add_always_inliner_pass()
             try:
-                late.run(mod, pb)
+                late.run(mod, t.llvm.create_pass_builder(t.machine, pto))
             finally:
                 _dispose_pass_manager(late)
     STATS["optimize_s"] += time.perf_counter() - t0
@@ -215,6 +220,7 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     for prefix, spec in SYMBOL_PROVIDERS.items():
         if prefix in obj:
             provider(spec)(t.llvm)
+    _check_host_object(obj)
     ref = t.llvm.ObjectFileRef.from_data(obj)
     if not ref:  # LLVM could not parse it: llvmlite hands back a null reference, which
         # the engine would dereference (a segfault, not an error)
@@ -236,6 +242,16 @@ def load_object(obj: bytes, entry_name: str) -> tuple[Any, int]:
     if not addr:
         raise CpuCompileError(f"entry point {entry_name} not found in the object code")
     return engine, addr
+
+
+def _check_host_object(obj: bytes) -> None:
+    """CpuCompileError unless `obj`'s header names this host's architecture: LLVM's JIT
+    links another architecture's object without complaint, and calling into it crashes."""
+    from ember.backends.cpu.jit.object_format import foreign_reason
+
+    reason = foreign_reason(obj)
+    if reason is not None:
+        raise CpuCompileError(f"object code for another machine: {reason}")
 
 
 def cached_entry(key: str, entry_name: str, meta: dict[str, Any],
@@ -293,8 +309,12 @@ def link_library(obj: bytes, symbols: tuple[str, ...]) -> Any:
     keep it alive as long as the symbols may be called."""
     t = target()
     llvm = t.llvm
+    _check_host_object(obj)
+    ref = llvm.ObjectFileRef.from_data(obj)
+    if not ref:  # (a null reference: the engine would dereference it)
+        raise CpuCompileError("not an object file LLVM can read for this host")
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), t.new_machine())
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.add_object_file(ref)
     engine.finalize_object()
     for sym in symbols:
         llvm.add_symbol(sym, engine.get_function_address(sym))

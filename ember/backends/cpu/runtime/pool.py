@@ -536,8 +536,14 @@ def install(llvm: Any) -> bool:
             machine = llvm.Target.from_triple(triple).create_target_machine(
                 opt=0, reloc="default", codemodel="jitdefault")
             obj = _object(llvm, machine, pool_ir(arch), triple)
+            from ember.backends.cpu.jit.object_format import foreign_reason
+
+            ref = llvm.ObjectFileRef.from_data(obj)
+            if not ref or foreign_reason(obj) is not None:  # (never link what would crash:
+                # a null reference is dereferenced, another machine's code is run)
+                raise RuntimeError("the pool's object code is not this host's")
             engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            engine.add_object_file(ref)
             engine.finalize_object()
         except RuntimeError:  # LLVM refused the pool: every kernel runs on its caller
             return False
