@@ -16,8 +16,10 @@ A call takes the fast path when:
   each an `ember.Array` whose aval equals the entry's (identity first: a result of the
   previous call carries the very aval object) or a plain `np.ndarray` of the exact dtype,
   shape and C strides (only where the entry's aval is strongly typed: a NumPy array is
-  never weak).
-Everything else (pytrees, scalars, static arguments, tracers, other shapes) misses.
+  never weak), or a Python float or int where the entry's aval is the weak scalar it traces
+  to (an int only within the dtype's range: outside it the normal path raises
+  OverflowError), converted as the normal path converts it.
+Everything else (pytrees, bools, complex scalars, static arguments, tracers, other shapes) misses.
 
 What a fast call does: collect each argument's C-contiguous value (cached on the Array),
 run the backend's `fast_runner` (CPU: allocate outputs, one native call) and wrap its
@@ -51,13 +53,31 @@ STATS = {"slow_calls": 0, "fast_built": 0}
 _LEAF = tree_structure(0)
 
 
+_SCALARS = (float, int)  # (not bool: a Python bool is not weak; not complex: rare)
+
+
 def eligible(args: tuple) -> bool:
     """Whether a call with these positional arguments could ever take the fast path."""
     for x in args:
         t = type(x)
-        if t is not ArrayImpl and t is not np.ndarray:
+        if t is not ArrayImpl and t is not np.ndarray and t not in _SCALARS:
             return False
     return True
+
+
+def _scalar_spec(x: Any, aval: Any) -> tuple | None:
+    """("python", its type, dtype, lo, hi) when the Python scalar `x` traces to `aval` (a weak
+    scalar of its kind: float to a weak float, int to a weak int), else None. lo..hi: the
+    ints the dtype holds (the normal path raises OverflowError outside them)."""
+    dt = np.dtype(aval.dtype)
+    if aval.shape != () or not aval.weak_type:
+        return None
+    if type(x) is float and dt.kind == "f" and dt.itemsize >= 4:
+        return ("python", float, dt, None, None)
+    if type(x) is int and dt.kind == "i":
+        info = np.iinfo(dt)
+        return ("python", int, dt, int(info.min), int(info.max))
+    return None
 
 
 def build(in_avals: list, out_avals: list, out_tree: PyTreeDef, donated: tuple | None,
@@ -67,6 +87,12 @@ def build(in_avals: list, out_avals: list, out_tree: PyTreeDef, donated: tuple |
         return None  # (a function without results has nothing worth a fast path)
     specs = []
     for x, aval in zip(args, in_avals):
+        if type(x) in _SCALARS:
+            py_spec = _scalar_spec(x, aval)
+            if py_spec is None:
+                return None
+            specs.append((aval, py_spec))
+            continue
         np_spec = None
         if not aval.weak_type:
             strides = np.empty(aval.shape, aval.dtype).strides  # C order
@@ -121,6 +147,7 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
     """
     ns: dict[str, Any] = {
         "MISS": MISS, "ArrayImpl": ArrayImpl, "new": object.__new__, "ndarray": np.ndarray,
+        "array": np.array,
         "wrap_results": wrap_results,
         "tls": _trace._state,  # thread-local: `.dynamic` is this thread's innermost dynamic trace
         "cfg": config, "ctx": config.trace_context(), "runner": runner, "compiled": compiled,
@@ -141,8 +168,16 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
         lines.append("    owned = []")
     for i, (aval, np_spec) in enumerate(specs):
         ns[f"aval{i}"] = aval
-        lines += [f"    if type(x{i}) is ArrayImpl:",
-                  f"        if x{i}._aval is not aval{i} and x{i}._aval != aval{i}:",
+        if np_spec is not None and isinstance(np_spec[0], str):  # a Python scalar
+            _, kind, ns[f"sdt{i}"], lo, hi = np_spec
+            test = (f"type(x{i}) is float" if kind is float
+                    else f"type(x{i}) is int and {lo} <= x{i} <= {hi}")
+            lines += [f"    if {test}:", f"        v{i} = array(x{i}, sdt{i})"]
+            np_spec = None  # (Arrays of the same weak aval are taken below too)
+            lines += [f"    elif type(x{i}) is ArrayImpl:"]
+        else:
+            lines += [f"    if type(x{i}) is ArrayImpl:"]
+        lines += [f"        if x{i}._aval is not aval{i} and x{i}._aval != aval{i}:",
                   "            return MISS"]
         pad = ""
         if lend and i in donated_pos:

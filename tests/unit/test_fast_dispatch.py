@@ -247,21 +247,45 @@ def test_numpy_arguments_needing_conversion_or_a_copy_fall_back():
     assert s.count == 0  # the fast path survived the misses
 
 
-def test_pytree_kwargs_static_and_scalar_arguments_fall_back():
+def test_pytree_kwargs_static_and_bool_arguments_fall_back():
     x = np.arange(6, dtype=np.float32)
     tree = ember.jit(lambda d: d["w"] * d["b"])
     kw = ember.jit(lambda x, y: x - y)
     static = ember.jit(lambda x, n: x * n, static_argnums=1)
-    scalar = ember.jit(lambda x, s: x + s)
+    flag = ember.jit(lambda x, b: x + b)
     for _ in range(3):
         with _Slow() as s:
             _same(tree({"w": x, "b": x}), x * x)
             _same(kw(x, y=x), x - x)
             _same(static(x, 3), x * 3)
-            _same(scalar(x, 2.0), x + 2)
+            _same(flag(x, True), x + 1)
         assert s.count == 4
-    assert (tree.trace_count, kw.trace_count, static.trace_count, scalar.trace_count) == (
+    assert (tree.trace_count, kw.trace_count, static.trace_count, flag.trace_count) == (
         1, 1, 1, 1)
+
+
+def test_python_float_and_int_arguments_take_the_fast_path():
+    """f(x, 2.0): a Python scalar is converted as the normal path converts it (a weak
+    scalar of the default type); an int out of the type's range still raises there."""
+    x = np.arange(6, dtype=np.float32)
+    scale = ember.jit(lambda x, a: x * a + 1)
+    shift = ember.jit(lambda x, n: x + n)
+    for _ in range(2):  # (the second call installs the fast path)
+        scale(x, 2.0)
+        shift(x, 3)
+    with _Slow() as s:
+        _same(scale(x, 2.5), x * np.float32(2.5) + 1)
+        _same(scale(x, 1e-46), x * np.float32(1e-46) + 1)  # (rounds to f32 as the slow path)
+        _same(shift(x, -7), x - 7)
+        _same(scale(x, ember.numpy.asarray(3.0)), x * 3 + 1)  # (an Array of the weak aval)
+    assert s.count == 0
+    with _Slow() as s, pytest.raises(OverflowError):
+        shift(x, 2**40)
+    assert s.count == 1
+    with _Slow() as s:
+        _same(shift(x, 2.5), x + np.float32(2.5))  # (a float where an int was traced)
+        _same(scale(x, 2), x * 2 + 1)
+    assert s.count == 2 and scale.trace_count == 2 and shift.trace_count == 2
 
 
 def test_inside_another_jit_and_under_make_jaxpr_the_call_is_staged():
