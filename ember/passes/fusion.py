@@ -298,6 +298,12 @@ class FusionPolicy(FrozenRecord):
                     (see `fusion_reuse.py`). XLA refuses any expensive producer under a
                     reusing consumer; this counts the work instead, so a long chain of
                     cheap taps counts too and a cheap op under a broadcast does not.
+    input_limit     the most arrays one fusion grown from a root reads (operands of its
+                    members that are not members; copied constant fills not counted): past
+                    it the producer that would add more is a kernel of its own. A long chain
+                    of scalar sums (an unrolled loop's `s = s + sum(x)`) otherwise became one
+                    kernel of 1,600 arguments, whose call LLVM compiles in time superlinear
+                    in their count. XLA bounds a fusion's operands likewise (96 on GPU).
     multi_output_fusion
                     loop groups merge into multi-output loop kernels (`fusion_merge.py`):
                     a producer read at the consumer's index joins it (an extra output while
@@ -306,7 +312,7 @@ class FusionPolicy(FrozenRecord):
     """
 
     FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit",
-              "recompute_limit", "carry_fusion", "multi_output_fusion")
+              "recompute_limit", "carry_fusion", "multi_output_fusion", "input_limit")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
@@ -314,17 +320,20 @@ class FusionPolicy(FrozenRecord):
     recompute_limit: float
     carry_fusion: bool
     multi_output_fusion: bool
+    input_limit: int
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
                  sibling_fusion: bool = True, duplication_limit: int = 15,
                  recompute_limit: float = 32.0, carry_fusion: bool = False,
-                 multi_output_fusion: bool = False) -> None:
+                 multi_output_fusion: bool = False, input_limit: int = 96) -> None:
         if duplication_limit < 1:
             raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
+        if input_limit < 1:
+            raise ValueError(f"input_limit must be at least 1, got {input_limit}")
         if not recompute_limit >= 0:
             raise ValueError(f"recompute_limit must be at least 0, got {recompute_limit}")
         self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit,
-                     float(recompute_limit), carry_fusion, multi_output_fusion)
+                     float(recompute_limit), carry_fusion, multi_output_fusion, input_limit)
 
 
 class Fusion(HloPass):
@@ -369,7 +378,8 @@ class Fusion(HloPass):
             groups = _merge_carries(entry, groups)
         merges: list[FusionMerge] = []
         if self.policy.multi_output_fusion:
-            groups, merges, refused = merge_loop_groups(entry, groups)
+            groups, merges, refused = merge_loop_groups(entry, groups,
+                                                        self.policy.input_limit)
             decisions += [FusionDecision(*d) for d in refused]
         module.fusion_merges = merges  # type: ignore[attr-defined]
         decisions += [FusionDecision(*d) for d in row_decisions]
@@ -450,6 +460,28 @@ class Fusion(HloPass):
         # the element generator's index sources and emission counts of each member
         sources: dict[Instruction, frozenset[Instruction]] = {root: frozenset({root})}
         counts: dict[Instruction, int] = {root: 1}
+        # what the kernel reads: operands of members, not members (constant fills, which
+        # every group copies, left out)
+        inputs = {o for o in root.operands if not is_constant_fill(o)}
+        input_limit = self.policy.input_limit
+
+        def takes_inputs(p: Instruction, group: set[Instruction],
+                         consumer: Instruction) -> bool:
+            """Whether the kernel still reads at most `input_limit` arrays with `p` fused
+            (its operands read instead of it), or no more than without it (a root of many
+            operands, a concatenate of 200 arrays, still fuses their producers); if so
+            they are counted in."""
+            new = [o for o in dict.fromkeys(p.operands) if o not in group
+                   and o not in inputs and not is_constant_fill(o)]
+            after = len(inputs) - (p in inputs) + len(new)
+            if after > input_limit and after > len(inputs):
+                decisions.append(FusionDecision(p.name, consumer.name, (
+                    f"the fusion would read more than {input_limit} arrays; computed in a "
+                    f"kernel of its own so each kernel's arguments stay bounded")))
+                return False
+            inputs.discard(p)
+            inputs.update(new)
+            return True
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             if p in cut:
@@ -474,6 +506,8 @@ class Fusion(HloPass):
                      Decision(False, "the backend runs a dot without its epilogue"))
                 if not d.ok:
                     decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
+                    return False
+                if not takes_inputs(p, group, consumers[0]):
                     return False
                 amplified[p] = copied[p] = False
                 sources[p], counts[p] = frozenset({p}), 1
@@ -501,6 +535,8 @@ class Fusion(HloPass):
                     f"would be emitted {n} times in the fusion (once per index it is read "
                     f"at, above the limit of {limit}); computed once in a kernel of its "
                     f"own so the code does not grow exponentially")))
+                return False
+            if not takes_inputs(p, group, consumers[0]):
                 return False
             sources[p], counts[p] = srcs, n
             amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
