@@ -171,20 +171,18 @@ def main() -> None:
 
     from autodiff import mlp_data, mlp_loss  # benchmarks/autodiff.py (sys.path[0])
     params, xb, yb = mlp_data(rng)
-    loss = mlp_loss(ejnp)
-    _clear_ember()
-    fwd = _first_call_s(lambda: ember.block_until_ready(ember.jit(loss)(params, xb, yb)))
-    grad = _first_call_s(
-        lambda: ember.block_until_ready(ember.jit(ember.grad(loss))(params, xb, yb)))
+    firsts = {}
+    for what, e_fn, j_fn in (
+            ("forward", mlp_loss(ejnp), mlp_loss(jjnp) if has_jax else None),
+            ("jit(grad)", ember.grad(mlp_loss(ejnp)),
+             jax.grad(mlp_loss(jjnp)) if has_jax else None)):
+        firsts[what] = _medians(e_fn, j_fn, (params, xb, yb), args.repeat)
+    (fwd, jf), (grad, jg) = firsts["forward"], firsts["jit(grad)"]
     line = (f"MLP loss first call: forward {fwd:.3f} s, jit(grad) {grad:.3f} s "
             f"({grad / fwd:.2f}x the forward's; goal <= 2x)")
-    if has_jax:
-        jl = mlp_loss(jjnp)
-        jf = _jax_once(jl, params, xb, yb)
-        jg = _first_call_s(lambda: jax.block_until_ready(jax.jit(jax.grad(jl))(params, xb, yb)))
+    if jf is not None and jg is not None:
         line += f"; jax forward {jf:.3f} s, jit(grad) {jg:.3f} s (ember/jax {grad / jg:.2f}x)"
     print(line)
-
 
 if __name__ == "__main__":
     main()
