@@ -47,6 +47,7 @@ from __future__ import annotations
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape, row_major
+from ember.passes.fusion_rules import LOOP_FUSIBLE
 from ember.passes.grouping import is_constant_fill
 from ember.records import FrozenRecord
 
@@ -86,7 +87,6 @@ def _layout(shape: Shape) -> tuple[int, ...]:
 
 def _loop_fusible(inst: Instruction) -> bool:
     # fusion.LOOP_FUSIBLE, read lazily: fusion.py imports this module
-    from ember.passes.fusion import LOOP_FUSIBLE
 
     return inst.opcode in LOOP_FUSIBLE
 
