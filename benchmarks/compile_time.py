@@ -148,13 +148,25 @@ def main() -> None:
         _jax_once(lambda v: v * 2.0, x)
     print(f"{'program (first call, median)':<34}{'ember s':>9}{'kernels':>9}{'bodies':>8}"
           f"{'jax s':>9}{'ember/jax':>11}")
+    seconds: dict[str, tuple[float, float | None]] = {}
     for name, make, arg in cases:
         s, j = _medians(make(ejnp), make(jjnp) if has_jax else None, arg, args.repeat)
+        seconds[name] = (s, j)
         n, bodies = _kernels(make(ejnp), *arg)
         line = f"{name:<34}{s:>9.3f}{n:>9}{bodies:>8}"
         if j is not None:
             line += f"{j:>9.3f}{s / j:>10.2f}x"
         print(line, flush=True)
+    # growth with the program (linear: the time ratio equals the steps ratio)
+    for family, lo, hi in (("unrolled sin/cos", 200, 50 if args.quick else 600),
+                           ("roll Jacobi 256x256", 5, 20)):
+        lo, hi = min(lo, hi), max(lo, hi)
+        (e0, j0), (e1, j1) = (seconds[f"{family}, {k} steps"] for k in (lo, hi))
+        line = (f"{family}: {hi} steps take {e1 / e0:.2f}x the time of {lo} "
+                f"({hi / lo:.0f}x the steps)")
+        if j0 and j1:
+            line += f"; jax {j1 / j0:.2f}x"
+        print(line)
 
     from timing import interleaved_ms  # benchmarks/timing.py (sys.path[0])
     e_mlp = ember.jit(mlp_predict(ejnp))
