@@ -112,7 +112,7 @@ from ember.passes.fusion_rules import (
     should_fuse,
     should_fuse_dot,
 )
-from ember.passes.grouping import grow_group, is_constant_fill
+from ember.passes.grouping import grow_group, is_constant_fill, readers_in
 from ember.passes.row_fusion import form_row_groups
 from ember.records import FrozenRecord
 
@@ -338,7 +338,7 @@ class Fusion(HloPass):
                         "the array a dynamic-update-slice updates stays in memory (the "
                         "update is written into it in place)")))
                 return False
-            consumers = [u for u in p.users if u in group]
+            consumers = readers_in(p, group, pos)
             dots = [c for c in consumers if c.opcode == "dot"]
             if dots:  # BLAS reads a dot's operands from memory
                 if p.opcode != "parameter":
