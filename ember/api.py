@@ -34,6 +34,7 @@ from ember.core.jaxpr import ClosedJaxpr, Jaxpr
 from ember.core.source_info import locate_error
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import Tracer, current_dynamic, get_aval
+from ember.gc_pause import paused_gc
 from ember.prims.call import jit_p
 from ember.tree_util import (
     PyTreeDef,
@@ -407,7 +408,8 @@ class JitFunction:
             return hit, leaves
         compile_events.cache_miss(self, key, self._cache.keys())  # (jax_explain_cache_misses)
         t0 = time.perf_counter()
-        result = self._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
+        with paused_gc():  # (gc_pause.py)
+            result = self._trace_uncached(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals)
         record_trace(result.closed_jaxpr, time.perf_counter() - t0, self.fun)
         # A trace that closed over an enclosing trace's tracers is only valid inside that
         # trace; it is not cached.
@@ -670,7 +672,8 @@ class Lowered:
         from ember.lowering import lower_jaxpr
         self._fn = fn
         self._result = result
-        self._lowered = lower_jaxpr(result.closed_jaxpr, fun_name(fn.fun))
+        with paused_gc():  # (gc_pause.py)
+            self._lowered = lower_jaxpr(result.closed_jaxpr, fun_name(fn.fun))
 
     @property
     def jaxpr(self) -> ClosedJaxpr:

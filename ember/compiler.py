@@ -33,6 +33,7 @@ import numpy as np
 from ember import backends, callbacks, compile_events
 from ember.config import config
 from ember.core.jaxpr import ClosedJaxpr
+from ember.gc_pause import paused_gc
 from ember.hlo.ir import Module
 from ember.lowering import LoweredModule, lower_jaxpr
 
@@ -215,11 +216,12 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
     `backend`: a name of `backends.NAMES` (jit's `backend=`), else EMBER_BACKEND's.
     Watchers of compilations (compile_events.watch_compilation) are told each stage."""
     watch = compile_events.watch_compilation(closed, name)
-    if watch is not None:
-        with watch:
-            lowered, compiled = _lower_and_compile(closed, name, donated, watch, backend)
-    else:
-        lowered, compiled = _lower_and_compile(closed, name, donated, None, backend)
+    with paused_gc():  # (gc_pause.py: the collector's walks were 30% of a long compile)
+        if watch is not None:
+            with watch:
+                lowered, compiled = _lower_and_compile(closed, name, donated, watch, backend)
+        else:
+            lowered, compiled = _lower_and_compile(closed, name, donated, None, backend)
     compiled = callbacks.guard(compiled, closed)  # host callbacks, jax_debug_nans
     if checks_enabled():
         check_round_trip(lowered.module)

@@ -10,9 +10,11 @@ Output, on stderr, by level
   1  one line per compilation: the function, its argument and result types, the backend,
      the time to trace, lower, optimize (the HLO passes) and generate code (everything
      else the backend does: scheduling, IR emission, LLVM O3, machine code, loading; the
-     first compile of a process also imports the backend), the number of kernels, and what
-     the caches did (in-memory hit, disk hit, or compiled and written to disk)
-  2  + the jaxpr and the optimized HLO
+     first compile of a process also imports the backend), with the part of it LLVM's
+     optimization and machine code took, the number of kernels (the first
+     KERNEL_NAMES named), and what the caches did (in-memory hit, disk hit, or compiled
+     and written to disk)
+  2  + the time of each HLO pass (the costliest first), the jaxpr and the optimized HLO
   3  + each kernel's LLVM IR and why-not-fused: the fusion pass's reason for every array
      that crosses a kernel boundary (`ember.explain.refusals`)
   4  + each kernel's assembly
@@ -37,6 +39,10 @@ from ember.compiler import record_trace, trace_record
 from ember.core.jaxpr import ClosedJaxpr
 
 __all__ = ["CompileWatch", "emit", "log_level", "record_trace"]
+
+
+# Kernels the level-1 line names (an unrolled program has thousands: the rest are counted).
+KERNEL_NAMES = 16
 
 
 def log_level() -> int:
@@ -77,6 +83,7 @@ class CompileWatch:
         self._session_cm = dump_session(module_name(name))
         self.dump: Any = None
         self.times: dict[str, float] = {}
+        self.codegen_parts: dict[str, float] = {}  # LLVM's part of "codegen"
         self.cache = ""
         self.lowered: Any = None
         self.compiled: Any = None
@@ -97,6 +104,7 @@ class CompileWatch:
         self._observing = observing(self)  # times the HLO passes (before_pass/after_pass)
         self._observing.__enter__()
         self._pass_s = 0.0
+        self.pass_times: dict[str, float] = {}  # leaf pass -> seconds
         self.dump = self._session_cm.__enter__()
         if self.dump is not None:
             self.dump.write("jaxpr", "txt", str(self.closed) + "\n")
@@ -116,7 +124,9 @@ class CompileWatch:
         self._pass_t0 = time.perf_counter()
 
     def after_pass(self, module: Any, pipeline: str, pass_name: str, changed: bool) -> None:
-        self._pass_s += time.perf_counter() - self._pass_t0
+        spent = time.perf_counter() - self._pass_t0
+        self._pass_s += spent
+        self.pass_times[pass_name] = self.pass_times.get(pass_name, 0.0) + spent
 
     # -- stages, in order ------------------------------------------------------------------
 
@@ -167,6 +177,9 @@ class CompileWatch:
         init = delta("llvm_init_s")  # the process's first compile initializes LLVM
         self.times["optimize"] = self._pass_s
         self.times["codegen"] = max(total - self._pass_s - init, 0.0)
+        # (LLVM's part of it: the rest is Ember's planning, IR emission and loading)
+        self.codegen_parts = {"LLVM optimize": delta("optimize_s"),
+                              "machine code": delta("codegen_s")}
         if init > 0:
             self.times["LLVM initialization"] = init
         if self.dumping:
@@ -186,7 +199,8 @@ class CompileWatch:
         c = self.compiled
         trace, where = trace_record(self.closed)
         times = ([f"trace {_ms(trace)}"] if trace is not None else [])
-        times += [f"{k} {_ms(v)}" for k, v in self.times.items()]
+        times += [f"{k} {_ms(v)}" + (self._codegen_parts() if k == "codegen" else "")
+                  for k, v in self.times.items()]
         head = (f"[ember] compiled jit({self.name})"
                 + (f" (defined at {where})" if where else "")
                 + f" for {_types(self.closed.in_avals)} -> {_types(self.closed.out_avals)}"
@@ -194,19 +208,33 @@ class CompileWatch:
         lines = [head]
         if c.backend == "cpu":
             names = c.executable.kernel_names
+            shown = ", ".join(names[:KERNEL_NAMES]) + (
+                f", ... {len(names) - KERNEL_NAMES} more" if len(names) > KERNEL_NAMES else "")
             lines.append(f"[ember]   {len(names)} kernel{'s' if len(names) != 1 else ''}"
-                         + (f" ({', '.join(names)})" if names else "")
+                         + (f" ({shown})" if names else "")
                          + f"; cache: {self.cache}")
         else:
             lines.append(f"[ember]   {self.cache}")
         if self.level >= 2:
             from ember.hlo.printer import print_module
 
+            if self.pass_times:
+                costliest = sorted(self.pass_times.items(), key=lambda kv: -kv[1])
+                lines.append("[ember]   passes: "
+                             + ", ".join(f"{k} {_ms(v)}" for k, v in costliest))
+
             lines.append(_section("jaxpr", str(self.closed)))
             lines.append(_section("optimized HLO", print_module(c.optimized, mode="display")))
         if self.level >= 3 and c.backend == "cpu":
             lines += self._kernel_sections()
         return "\n".join(lines)
+
+    def _codegen_parts(self) -> str:
+        """" (LLVM optimize X ms, machine code Y ms)" when LLVM ran in this compile."""
+        parts = {k: v for k, v in self.codegen_parts.items() if v > 0}
+        if not parts:
+            return ""
+        return " (" + ", ".join(f"{k} {_ms(v)}" for k, v in parts.items()) + ")"
 
     def _kernel_sections(self) -> list[str]:
         from ember.explain.analysis import analyze_jaxpr

@@ -205,8 +205,13 @@ class Computation:
         inst.name = self.uniquer.unique(inst.name, inst.opcode)
         self._instructions[inst] = None
         if inst.opcode == "parameter":
-            self.parameters.append(inst)
-            self.parameters.sort(key=lambda p: p.parameter_number)
+            params = self.parameters
+            k = len(params)
+            # (in number order: a fusion's parameters come in order, so this is an append;
+            # sorting the list at every parameter made a 1,600-parameter fusion quadratic)
+            while k and params[k - 1].parameter_number > inst.parameter_number:
+                k -= 1
+            params.insert(k, inst)
         return inst
 
     def remove_instruction(self, inst: Instruction) -> None:

@@ -10,6 +10,10 @@ computation holds the group, its parameters are the group's inputs in operand or
 `module.fusion_decisions` lists every refusal as a `FusionDecision(producer, consumer,
 reason)` (instruction names before the rewrite); `module.fusion_merges` every multi-output
 loop fusion formed (`fusion_merge.FusionMerge`: which groups, why, what it writes).
+This file grows the groups under the backend's `FusionPolicy`; the per-edge rules are
+`fusion_rules.py` (should_fuse, emissions, should_fuse_dot), the joins of sibling
+reductions and loop carries `fusion_groups.py`, multi-output loop merges
+`fusion_merge.py`, the rewrite of a group into a fusion `fusion_build.py`.
 
 Rewrites:
   f(g(x)) => fusion(x){f(g(p0))}                 (g's only user is f)
@@ -76,6 +80,12 @@ Invariants:
   `recompute_limit` operations per element of the kernel, the costliest such member is
   cut ("reused operand elements: ...") and computed once in a kernel of its own, e.g. a
   col2im tap sum under a max-pool backward, or a stencil step read by the next step.
+- Bounded inputs: a group reads at most the policy's `input_limit` arrays (operands of
+  its members that are not members, constant fills aside); a producer that would add
+  more is refused ("the fusion would read more than N arrays") and roots a kernel of its
+  own, so no kernel takes thousands of arguments (an unrolled loop's chain of scalar
+  sums). A root that itself reads more (a concatenate of many arrays) still fuses
+  producers that add none.
 - kOutput: at most one dot per group; it joins only if every group member between it and
   the root is elementwise on the dot's dims with all its users in the group (so the
   epilogue reads the dot's value at the index it writes, and the dot is never computed
@@ -86,192 +96,26 @@ from __future__ import annotations
 
 from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.opcodes import OPCODES
-from ember.hlo.shape import Shape
 from ember.hlo.window_reads import reads_only_its_window
 from ember.passes.base import HloPass
+from ember.passes.fusion_build import build_fusion, control_flow_computations
+from ember.passes.fusion_groups import merge_carries, merge_siblings, reads_updated_array
 from ember.passes.fusion_merge import FusionMerge, merge_loop_groups
 from ember.passes.fusion_reuse import worst_recomputation
-from ember.passes.grouping import grow_group, is_constant_fill
+from ember.passes.fusion_rules import (
+    LOOP_FUSIBLE,
+    ROOT_FUSIBLE,
+    Decision,
+    FusionDecision,
+    emissions,
+    expands,
+    reaches_reduction,
+    should_fuse,
+    should_fuse_dot,
+)
+from ember.passes.grouping import grow_group, is_constant_fill, readers_in
 from ember.passes.row_fusion import form_row_groups
 from ember.records import FrozenRecord
-
-# Ops that may sit inside a kLoop fusion (index-remapping ops and elementwise ops).
-LOOP_FUSIBLE: frozenset[str] = frozenset(
-    {n for n, r in OPCODES.items() if r.elementwise and n != "map"}
-    | {"broadcast", "reshape", "transpose", "slice", "pad", "concatenate", "iota", "reverse",
-       "convert", "select", "compare", "clamp", "bitcast-convert", "constant", "gather",
-       "dynamic-update-slice"}
-)
-# Roots a group may grow from: loop-fusible ops and reductions (kInput).
-ROOT_FUSIBLE: frozenset[str] = (LOOP_FUSIBLE - {"constant", "iota"}) | {"reduce"}
-
-
-class Decision(FrozenRecord):
-    """Whether a producer may fuse into a consumer, and why not. (Records, not dataclasses,
-    for import time: ember/records.py; FusionDecision too.)"""
-
-    FIELDS = ("ok", "reason")
-
-    ok: bool
-    reason: str
-
-    def __init__(self, ok: bool, reason: str = "") -> None:
-        self._freeze(ok, reason)
-
-
-class FusionDecision(FrozenRecord):
-    """A refused fusion: `producer` was not fused into `consumer` because of `reason`."""
-
-    FIELDS = ("producer", "consumer", "reason")
-
-    producer: str
-    consumer: str
-    reason: str
-
-    def __init__(self, producer: str, consumer: str, reason: str) -> None:
-        self._freeze(producer, consumer, reason)
-
-    def __str__(self) -> str:
-        return f"%{self.producer} -> %{self.consumer}: {self.reason}"
-
-
-def _expands(inst: Instruction) -> bool:
-    """True when `inst` reads some operand element for several output elements."""
-    if inst.opcode == "gather":
-        return True  # indices may repeat: one operand element read for many outputs
-    if inst.opcode != "broadcast":
-        return False
-    return inst.shape.size > inst.operand.shape.size
-
-
-def _feeds_reduction(inst: Instruction) -> bool:
-    """Does `inst` reach a reduce through a chain of loop-fusible users?"""
-    seen: set[Instruction] = set()
-    stack = list(inst.users)
-    while stack:
-        u = stack.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        if u.opcode == "reduce":
-            return True
-        if u.opcode in LOOP_FUSIBLE:
-            stack.extend(u.users)
-    return False
-
-
-def reaches_reduction(order: list[Instruction]) -> dict[Instruction, bool]:
-    """`_feeds_reduction` of every instruction of a computation (`order`: its post order)
-    in one walk, users first: a walk per candidate made the pass quadratic in the program
-    (an unrolled loop of 600 steps spent 6 of its 9 s of fusion there)."""
-    out: dict[Instruction, bool] = {}
-    for inst in reversed(order):
-        out[inst] = any(u.opcode == "reduce" or (u.opcode in LOOP_FUSIBLE and out.get(u, False))
-                        for u in inst.users)
-    return out
-
-
-def should_fuse(consumer: Instruction, producer: Instruction,
-                group: set[Instruction] | None = None, amplified: bool = False,
-                feeds: dict[Instruction, bool] | None = None) -> Decision:
-    """May `producer` be computed inside the fusion that `consumer` belongs to?
-
-    `group` is the consumer's group so far (users of `producer` outside it force a
-    duplicate); `amplified` says the consumer's value is read several times per output of
-    the group (a broadcast between it and the root); `feeds`: `reaches_reduction` of the
-    computation, when the caller has it.
-    """
-    group = group if group is not None else {consumer}
-    op = producer.opcode
-    if producer.shape.is_tuple:
-        return Decision(False, "tuple-shaped producer")
-    if op == "constant":
-        if producer.shape.size <= 1:
-            return Decision(True)
-        return Decision(False, "array constant stays in memory")
-    if op not in LOOP_FUSIBLE:
-        return Decision(False, f"{op} is not loop-fusible")
-    if consumer.opcode == "reduce" and producer in consumer.operands[len(consumer.operands)
-                                                                    // 2:]:
-        if producer.shape.size > 1:
-            return Decision(False, "reduce init value is not a scalar")
-    if is_constant_fill(producer):
-        # no arithmetic: every copy holds the same bits, and a kernel of its own would only
-        # write memory its consumers then read
-        return Decision(True)
-    expensive = OPCODES[op].expensive
-    if expensive and (amplified or _expands(consumer)):
-        return Decision(False, f"expensive {op} would be recomputed for each element of a "
-                               f"broadcast")
-    outside = [u for u in producer.users if u not in group]
-    if outside:
-        if op == "dynamic-update-slice":
-            # its own kernel updates in place; a copy here would read the operand after it
-            return Decision(False, "dynamic-update-slice has users outside the fusion; "
-                                   "updated in place once, not duplicated")
-        if expensive:
-            return Decision(False, f"expensive {op} has {len(producer.users)} users; "
-                                   f"not duplicated")
-        if feeds[producer] if feeds is not None and producer in feeds else \
-                _feeds_reduction(producer):
-            return Decision(False, "feeds a reduction and another consumer (x - max(x) "
-                                   "pattern); not duplicated")
-    return Decision(True)
-
-
-def passes_index(consumer: Instruction, producer: Instruction) -> bool:
-    """Does the element generator read `producer` at `consumer`'s own index (the same Index
-    object, so a diamond of such users emits it once)? True for elementwise consumers of
-    the same dimensions; every other consumer computes a new index from its own."""
-    return (OPCODES[consumer.opcode].elementwise
-            and producer.shape.dimensions == consumer.shape.dimensions)
-
-
-def emissions(producer: Instruction, consumers: list[Instruction],
-              sources: dict[Instruction, frozenset[Instruction]],
-              counts: dict[Instruction, int]) -> tuple[frozenset[Instruction], int]:
-    """How many times the element generator would emit `producer` inside a fusion whose
-    members `consumers` read it, as (index sources, count).
-
-    An index source is the member that made an index (the root's index, or a consumer that
-    remaps its index for its operand); a member is emitted once per index it is read at:
-        sources(p) = U_c (sources(c) if c passes its index to p else {c})
-        count(p)   = sum_{s in sources(p)} count(s),   count(root) = 1
-    A set, not a sum over paths, so a diamond of elementwise users reading p at one index
-    counts once; a stencil step read through 8 slices counts 8 times its consumers' count.
-    """
-    srcs: set[Instruction] = set()
-    for c in consumers:
-        srcs |= sources[c] if passes_index(c, producer) else {c}
-    out = frozenset(srcs)
-    return out, sum(counts[s] for s in out)
-
-
-def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction) -> Decision:
-    """May `dot` join `group` (grown from `root`) as a kOutput fusion's product? Every member
-    from the dot up to the root must be elementwise on the dot's dims (the epilogue reads
-    the product at the index it writes) with no user outside the group (no copy of it would
-    need the product again)."""
-    if any(m.opcode == "dot" for m in group):
-        return Decision(False, "a kOutput fusion holds one dot")
-    dims = dot.shape.dimensions
-    stack, seen = [dot], set()
-    while stack:
-        inst = stack.pop()
-        if inst in seen:
-            continue
-        seen.add(inst)
-        if inst is not root and any(u not in group for u in inst.users):
-            return Decision(False, f"{inst.opcode} on the dot's path has users outside the "
-                                   f"fusion; the dot is not computed twice")
-        if inst is not dot:
-            info = OPCODES[inst.opcode]
-            if not info.elementwise or inst.opcode == "map" or inst.shape.dimensions != dims:
-                return Decision(False, f"{inst.opcode} reads the dot's result at other "
-                                       f"indices; an epilogue must be elementwise")
-        if inst is not root:
-            stack.extend(inst.users)
-    return Decision(True)
 
 
 class FusionPolicy(FrozenRecord):
@@ -299,6 +143,12 @@ class FusionPolicy(FrozenRecord):
                     (see `fusion_reuse.py`). XLA refuses any expensive producer under a
                     reusing consumer; this counts the work instead, so a long chain of
                     cheap taps counts too and a cheap op under a broadcast does not.
+    input_limit     the most arrays one fusion grown from a root reads (operands of its
+                    members that are not members; copied constant fills not counted): past
+                    it the producer that would add more is a kernel of its own. A long chain
+                    of scalar sums (an unrolled loop's `s = s + sum(x)`) otherwise became one
+                    kernel of 1,600 arguments, whose call LLVM compiles in time superlinear
+                    in their count. XLA bounds a fusion's operands likewise (96 on GPU).
     multi_output_fusion
                     loop groups merge into multi-output loop kernels (`fusion_merge.py`):
                     a producer read at the consumer's index joins it (an extra output while
@@ -307,7 +157,7 @@ class FusionPolicy(FrozenRecord):
     """
 
     FIELDS = ("output_fusion", "row_fusion", "sibling_fusion", "duplication_limit",
-              "recompute_limit", "carry_fusion", "multi_output_fusion")
+              "recompute_limit", "carry_fusion", "multi_output_fusion", "input_limit")
     output_fusion: bool
     row_fusion: bool
     sibling_fusion: bool
@@ -315,17 +165,20 @@ class FusionPolicy(FrozenRecord):
     recompute_limit: float
     carry_fusion: bool
     multi_output_fusion: bool
+    input_limit: int
 
     def __init__(self, output_fusion: bool = True, row_fusion: bool = True,
                  sibling_fusion: bool = True, duplication_limit: int = 15,
                  recompute_limit: float = 32.0, carry_fusion: bool = False,
-                 multi_output_fusion: bool = False) -> None:
+                 multi_output_fusion: bool = False, input_limit: int = 96) -> None:
         if duplication_limit < 1:
             raise ValueError(f"duplication_limit must be at least 1, got {duplication_limit}")
+        if input_limit < 1:
+            raise ValueError(f"input_limit must be at least 1, got {input_limit}")
         if not recompute_limit >= 0:
             raise ValueError(f"recompute_limit must be at least 0, got {recompute_limit}")
         self._freeze(output_fusion, row_fusion, sibling_fusion, duplication_limit,
-                     float(recompute_limit), carry_fusion, multi_output_fusion)
+                     float(recompute_limit), carry_fusion, multi_output_fusion, input_limit)
 
 
 class Fusion(HloPass):
@@ -345,7 +198,7 @@ class Fusion(HloPass):
         changed, found, merges = False, [], []
         bodies = {inst.called_computations[1] for c in module.computations
                   for inst in c.instructions if inst.opcode == "while"}
-        for comp in _control_flow_computations(module):
+        for comp in control_flow_computations(module):
             changed |= self._run_on(module, comp, comp in bodies)
             found += module.fusion_decisions  # type: ignore[attr-defined]
             merges += module.fusion_merges  # type: ignore[attr-defined]
@@ -360,17 +213,18 @@ class Fusion(HloPass):
                       else [])
         pos = {inst: k for k, inst in enumerate(entry.post_order())} if row_groups else {}
         for root, members in row_groups:
-            _build_fusion(module, entry, [root], members, pos)
+            build_fusion(module, entry, [root], members, pos)
         if row_groups:
             entry.remove_dead()
         groups = self._form_groups(entry, decisions)
-        groups = (_merge_siblings(entry, groups, decisions) if self.policy.sibling_fusion
+        groups = (merge_siblings(entry, groups, decisions) if self.policy.sibling_fusion
                   else [([r], m) for r, m in groups])
         if loop_body and self.policy.carry_fusion:
-            groups = _merge_carries(entry, groups)
+            groups = merge_carries(entry, groups)
         merges: list[FusionMerge] = []
         if self.policy.multi_output_fusion:
-            groups, merges, refused = merge_loop_groups(entry, groups)
+            groups, merges, refused = merge_loop_groups(entry, groups,
+                                                        self.policy.input_limit)
             decisions += [FusionDecision(*d) for d in refused]
         module.fusion_merges = merges  # type: ignore[attr-defined]
         decisions += [FusionDecision(*d) for d in row_decisions]
@@ -386,7 +240,7 @@ class Fusion(HloPass):
         pos = {inst: k for k, inst in enumerate(entry.post_order())}
         for roots, members in groups:
             if len(members) > 1:
-                _build_fusion(module, entry, roots, members, pos)
+                build_fusion(module, entry, roots, members, pos)
                 changed = True
         if changed:
             entry.remove_dead()
@@ -423,7 +277,7 @@ class Fusion(HloPass):
         while True:
             tried: list[FusionDecision] = []
             members = self._grow_once(root, pos, tried, cut)
-            if root.opcode == "dynamic-update-slice" and _reads_updated_array(root, members) \
+            if root.opcode == "dynamic-update-slice" and reads_updated_array(root, members) \
                     and not reads_only_its_window(root, set(members)):
                 update = root.operands[1]
                 cut.add(update)
@@ -452,6 +306,28 @@ class Fusion(HloPass):
         # the element generator's index sources and emission counts of each member
         sources: dict[Instruction, frozenset[Instruction]] = {root: frozenset({root})}
         counts: dict[Instruction, int] = {root: 1}
+        # what the kernel reads: operands of members, not members (constant fills, which
+        # every group copies, left out)
+        inputs = {o for o in root.operands if not is_constant_fill(o)}
+        input_limit = self.policy.input_limit
+
+        def takes_inputs(p: Instruction, group: set[Instruction],
+                         consumer: Instruction) -> bool:
+            """Whether the kernel still reads at most `input_limit` arrays with `p` fused
+            (its operands read instead of it), or no more than without it (a root of many
+            operands, a concatenate of 200 arrays, still fuses their producers); if so
+            they are counted in."""
+            new = [o for o in dict.fromkeys(p.operands) if o not in group
+                   and o not in inputs and not is_constant_fill(o)]
+            after = len(inputs) - (p in inputs) + len(new)
+            if after > input_limit and after > len(inputs):
+                decisions.append(FusionDecision(p.name, consumer.name, (
+                    f"the fusion would read more than {input_limit} arrays; computed in a "
+                    f"kernel of its own so each kernel's arguments stay bounded")))
+                return False
+            inputs.discard(p)
+            inputs.update(new)
+            return True
 
         def accept(p: Instruction, group: set[Instruction]) -> bool:
             if p in cut:
@@ -464,7 +340,7 @@ class Fusion(HloPass):
                         "the array a dynamic-update-slice updates stays in memory (the "
                         "update is written into it in place)")))
                 return False
-            consumers = [u for u in p.users if u in group]
+            consumers = readers_in(p, group, pos)
             dots = [c for c in consumers if c.opcode == "dot"]
             if dots:  # BLAS reads a dot's operands from memory
                 if p.opcode != "parameter":
@@ -477,11 +353,13 @@ class Fusion(HloPass):
                 if not d.ok:
                     decisions.append(FusionDecision(p.name, consumers[0].name, d.reason))
                     return False
+                if not takes_inputs(p, group, consumers[0]):
+                    return False
                 amplified[p] = copied[p] = False
                 sources[p], counts[p] = frozenset({p}), 1
                 return True
             for c in consumers:
-                d = should_fuse(c, p, group, amplified[c] or _expands(c), self._feeds)
+                d = should_fuse(c, p, group, amplified[c] or expands(c), self._feeds)
                 if not d.ok:
                     if p.opcode != "parameter":
                         decisions.append(FusionDecision(p.name, c.name, d.reason))
@@ -504,8 +382,10 @@ class Fusion(HloPass):
                     f"at, above the limit of {limit}); computed once in a kernel of its "
                     f"own so the code does not grow exponentially")))
                 return False
+            if not takes_inputs(p, group, consumers[0]):
+                return False
             sources[p], counts[p] = srcs, n
-            amplified[p] = any(amplified[c] or _expands(c) for c in consumers)
+            amplified[p] = any(amplified[c] or expands(c) for c in consumers)
             copied[p] = under is not None or any(u not in group for u in p.users)
             return True
 
@@ -527,187 +407,6 @@ class Fusion(HloPass):
         return False
 
 
-def _reads_updated_array(root: Instruction, members: list[Instruction]) -> bool:
-    """Whether the members computing the update of a group rooted at a dynamic-update-slice
-    read the array it updates, when that array is not a parameter of the computation.
-    Fused, those reads could follow the window's writes in place. (A parameter's buffer is
-    the caller's, never written: a kernel that reads it writes a whole new array instead,
-    region by region, in one pass. The starts are read before any write.)"""
-    target = root.operands[0]
-    if target.opcode == "parameter":
-        return False
-    group, seen = set(members), set()
-    stack = [root.operands[1]]
-    while stack:
-        m = stack.pop()
-        if m in seen or m not in group:
-            continue
-        seen.add(m)
-        if any(o is target for o in m.operands):
-            return True
-        stack.extend(m.operands)
-    return False
-
-
-def _depends_on(inst: Instruction, targets: set[Instruction]) -> bool:
-    """Does `inst` (transitively, through operands) use any of `targets`?"""
-    seen: set[Instruction] = set()
-    stack = [inst]
-    while stack:
-        i = stack.pop()
-        if i in targets:
-            return True
-        if i in seen:
-            continue
-        seen.add(i)
-        stack.extend(i.operands)
-    return False
-
-
-def _merge_siblings(comp: Computation, groups: list[tuple[Instruction, list[Instruction]]],
-                    decisions: list[FusionDecision]
-                    ) -> list[tuple[list[Instruction], list[Instruction]]]:
-    """Merge kInput groups reducing the same input over the same dimensions (sum(x) and
-    sum(x*x), max(x) and min(x)) into multi-output groups: one pass over memory."""
-    out: list[tuple[list[Instruction], list[Instruction]]] = [([r], m) for r, m in groups]
-    by_key: dict[tuple, int] = {}
-    for k, (roots, members) in enumerate(out):
-        red = roots[0]
-        if red.opcode != "reduce" or red.shape.is_tuple:
-            continue
-        x = red.operands[0]
-        key = (x.shape.dimensions, tuple(sorted(red.attrs["dimensions"])))
-        inputs = {o for m in members for o in m.operands if o not in members}
-        j = by_key.get(key)
-        if j is None:
-            by_key[key] = k
-            continue
-        o_roots, o_members = out[j]
-        o_inputs = {o for m in o_members for o in m.operands if o not in o_members}
-        if not inputs & o_inputs:
-            by_key[key] = k  # no shared input: nothing saved by a joint pass
-            continue
-        if any(_depends_on(i, set(o_roots)) for i in inputs) or any(
-                _depends_on(i, {red}) for i in o_inputs):
-            decisions.append(FusionDecision(o_roots[0].name, red.name,
-                                            "sibling reductions depend on each other"))
-            continue
-        merged = o_members + [m for m in members if m not in o_members]
-        out[k] = (o_roots + [red], merged)
-        out[j] = ([], [])
-        by_key[key] = k
-    return [(r, m) for r, m in out if r]
-
-
-def _loop_group(roots: list[Instruction], members: list[Instruction]) -> bool:
-    """One array root, every member a loop-fusible op (no reduce, dot or row)."""
-    return (len(roots) == 1 and not roots[0].shape.is_tuple
-            and all(m.opcode in LOOP_FUSIBLE for m in members))
-
-
-def _same_layout(a: Shape, b: Shape) -> bool:
-    return a.dimensions == b.dimensions and (a.layout or ()) == (b.layout or ())
-
-
-def _merge_carries(comp: Computation, groups: list[tuple[list[Instruction], list[Instruction]]]
-                   ) -> list[tuple[list[Instruction], list[Instruction]]]:
-    """In a while body: a loop group P whose root p is a carry (the body's root tuple holds
-    it) joins a loop group C that reads p only through elementwise members of p's shape
-    and layout (so C reads p at its own index), when none of C's other inputs depends on
-    p: the merged group has roots (C's root, p) and writes both in one pass."""
-    out = [(list(r), list(m)) for r, m in groups]
-    root_tuple = comp.root
-    for i, (p_roots, p_members) in enumerate(out):
-        if not p_roots or not _loop_group(p_roots, p_members):
-            continue
-        p = p_roots[0]
-        if root_tuple is None or root_tuple.opcode != "tuple" or p not in root_tuple.operands:
-            continue
-        for j, (c_roots, c_members) in enumerate(out):
-            if j == i or not c_roots or not _loop_group(c_roots, c_members):
-                continue
-            c = c_roots[0]
-            readers = [m for m in c_members if p in m.operands]
-            if not readers or not _same_layout(c.shape, p.shape) or not all(
-                    m.is_elementwise() and _same_layout(m.shape, p.shape) for m in readers):
-                continue
-            inputs = {o for m in c_members for o in m.operands
-                      if o not in c_members and o is not p}
-            if any(_depends_on(x, {p}) for x in inputs):
-                continue
-            merged = c_members + [m for m in p_members if m not in c_members]
-            out[j] = (c_roots + [p], merged)
-            out[i] = ([], [])
-            break
-    return [(r, m) for r, m in out if r]
-
-
-def _control_flow_computations(module: Module) -> list[Computation]:
-    """The entry, then (depth first) every computation a while, conditional or call in
-    them runs."""
-    out: list[Computation] = []
-    stack = [module.entry]
-    while stack:
-        comp = stack.pop()
-        if comp in out:
-            continue
-        out.append(comp)
-        for inst in comp.instructions:
-            if inst.opcode in ("while", "conditional", "call"):
-                stack.extend(reversed(inst.called_computations))
-    return out
-
-
-def _build_fusion(module: Module, comp: Computation, roots: list[Instruction],
-                  members: list[Instruction], pos: dict[Instruction, int]) -> Instruction:
-    """Replace the group by a fusion instruction (several roots: a tuple-shaped multi-output
-    fusion whose users read get-tuple-element); returns it. `pos`: the post order of `comp`
-    before any group was replaced (still an order of the members: replacing a group only
-    cuts edges into its root; one walk for all groups, not one per group)."""
-    member_set = set(members)
-    fused = Computation("fused_computation", module.uniquer)
-    fused.name = module.uniquer.fresh("fused_computation")
-    fused.is_fusion_computation = True
-    inputs: list[Instruction] = []
-    mapping: dict[Instruction, Instruction] = {}
-    # Members in post order restricted to the group: operands before users.
-    order = sorted(member_set, key=pos.__getitem__)
-    for inst in order:
-        new_ops = []
-        for o in inst.operands:
-            if o in member_set:
-                new_ops.append(mapping[o])
-                continue
-            if o not in mapping:
-                k = len(inputs)
-                inputs.append(o)
-                param = Instruction("parameter", o.shape, (), {"parameter_number": k},
-                                    name=f"param_{k}")
-                mapping[o] = fused.add_instruction(param)
-            new_ops.append(mapping[o])
-        attrs = dict(inst.attrs)
-        clone = Instruction(inst.opcode, inst.shape, new_ops, attrs,
-                            list(inst.called_computations), dict(inst.metadata), inst.name)
-        mapping[inst] = fused.add_instruction(clone)
-    root = roots[0]
-    if len(roots) == 1:
-        fused.root = mapping[root]
-        shape = root.shape
-    else:
-        shape = Shape.tuple_of([r.shape for r in roots])
-        fused.root = fused.add_instruction(Instruction(
-            "tuple", shape, [mapping[r] for r in roots], {}, name="tuple"))
-    module.add_computation(fused, fresh_name=True)
-    kind = ("kOutput" if any(m.opcode == "dot" for m in members) else
-            "kInput" if any(m.opcode == "reduce" for m in members) else "kLoop")
-    fusion = Instruction("fusion", shape, inputs, {"kind": kind}, [fused],
-                         dict(root.metadata), "fusion")
-    comp.add_instruction(fusion)
-    if len(roots) == 1:
-        root.replace_all_uses_with(fusion)
-    else:
-        for k, r in enumerate(roots):
-            gte = comp.add_instruction(Instruction("get-tuple-element", r.shape, [fusion],
-                                                   {"index": k}, name="get-tuple-element"))
-            r.replace_all_uses_with(gte)
-    return fusion
+# (the per-edge rules live in fusion_rules.py; their names stay importable from here)
+__all__ = ["LOOP_FUSIBLE", "ROOT_FUSIBLE", "Decision", "Fusion", "FusionDecision",
+           "FusionPolicy", "should_fuse"]

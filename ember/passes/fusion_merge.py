@@ -34,10 +34,11 @@ Invariants:
   reader of one of its outputs waits for all its inputs). The walk uses the graph before
   fusion, so a path through a duplicated copy counts too: conservative, never a false
   merge.
-- Bounded kernels: at most MAX_OUTPUTS roots and MAX_MEMBERS members (compile time of one
-  LLVM function grows faster than linearly in its size; an unrolled program must not
-  become one kernel), and the code emitted stays the sum of the merged kernels' codes
-  (members are a union: a member is emitted once per index it is read at, as before).
+- Bounded kernels: at most MAX_OUTPUTS roots, MAX_MEMBERS members and the policy's
+  input_limit arrays read (compile time of one LLVM function grows faster than linearly
+  in its size and its arguments; an unrolled program must not become one kernel), and
+  the code emitted stays the sum of the merged kernels' codes (members are a union: a
+  member is emitted once per index it is read at, as before).
 - Pure group bookkeeping: the computation is not changed here.
 """
 
@@ -46,6 +47,8 @@ from __future__ import annotations
 from ember.hlo.ir import Computation, Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.hlo.shape import Shape, row_major
+from ember.passes.fusion_rules import LOOP_FUSIBLE
+from ember.passes.grouping import is_constant_fill
 from ember.records import FrozenRecord
 
 # the most values one multi-output loop kernel stores, and the most instructions it holds
@@ -84,7 +87,6 @@ def _layout(shape: Shape) -> tuple[int, ...]:
 
 def _loop_fusible(inst: Instruction) -> bool:
     # fusion.LOOP_FUSIBLE, read lazily: fusion.py imports this module
-    from ember.passes.fusion import LOOP_FUSIBLE
 
     return inst.opcode in LOOP_FUSIBLE
 
@@ -114,8 +116,9 @@ class _Merger:
     A merged group lives in the later of its two slots (the group list is in dependence
     order, producers' groups first); `parent` leads from a merged-away slot to it."""
 
-    def __init__(self, comp: Computation, groups: list[Group]) -> None:
+    def __init__(self, comp: Computation, groups: list[Group], input_limit: int) -> None:
         self.comp = comp
+        self.input_limit = input_limit
         self.pos = {inst: k for k, inst in enumerate(comp.post_order())}
         self.groups: list[Group | None] = [(list(r), list(m)) for r, m in groups]
         self.sets: list[set[Instruction]] = [set(m) for _, m in groups]
@@ -257,14 +260,18 @@ class _Merger:
         if len(merged) > MAX_MEMBERS:
             return (f"the merged kernel would hold {len(merged)} instructions, above "
                     f"{MAX_MEMBERS} (compile time)")
+        inputs = _inputs(merged)
+        reads = sum(1 for o in inputs if not is_constant_fill(o))
+        if reads > self.input_limit:
+            return (f"the merged kernel would read {reads} arrays, above "
+                    f"{self.input_limit} (its arguments stay bounded)")
         roots = ri + [r for r in rj if r not in ri]
         if len(self._kept(roots, merged, (i, j))) > MAX_OUTPUTS:
             return f"the merged kernel would write more than {MAX_OUTPUTS} outputs"
         why = self._read_elsewhere(i, j) or self._read_elsewhere(j, i)
         if why is not None:
             return why
-        if self._cycle(roots, _inputs(merged) | self._written_elsewhere(merged, (i, j)),
-                       (i, j)):
+        if self._cycle(roots, inputs | self._written_elsewhere(merged, (i, j)), (i, j)):
             return ("an input of one depends on the other's result through another "
                     "kernel (merging would form a cycle)")
         return None
@@ -379,11 +386,12 @@ class _Merger:
         return [g for g in self.groups if g is not None]
 
 
-def merge_loop_groups(comp: Computation, groups: list[Group]
+def merge_loop_groups(comp: Computation, groups: list[Group], input_limit: int = 96
                       ) -> tuple[list[Group], list[FusionMerge], list[tuple[str, str, str]]]:
-    """Merge the loop groups of `comp` into multi-output groups (module doc). Returns
+    """Merge the loop groups of `comp` into multi-output groups (module doc): none whose
+    kernel would read more than `input_limit` arrays (FusionPolicy.input_limit). Returns
     (groups, merges, refusals as (producer, consumer, reason))."""
-    m = _Merger(comp, groups)
+    m = _Merger(comp, groups, input_limit)
     for _ in range(4):  # a merge can make another possible; a few rounds reach a fixpoint
         if not (m.producer_consumer() | m.siblings()):
             break

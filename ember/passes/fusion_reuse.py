@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
+from ember.passes.grouping import readers_in
 
 # the element generator's branching-concatenate threshold (codegen/elemental.py's
 # BRANCHING_CONCAT; tests/codegen/test_fusion_reuse.py checks the two agree)
@@ -100,14 +101,15 @@ def iteration_size(root: Instruction) -> int:
 def evaluations(root: Instruction, members: list[Instruction]) -> dict[Instruction, float]:
     """Total element evaluations of each member when the kernel runs once."""
     group = set(members)
+    order = {m: k for k, m in enumerate(members)}
     # per member: evaluations made at each index it is read at, keyed by the member that
     # made the index (elementwise readers at one shape pass theirs on)
     at: dict[Instruction, dict[Instruction, float]] = {root: {root: float(root.shape.size)}}
     out: dict[Instruction, float] = {root: float(root.shape.size)}
     for p in members[1:]:
         idx: dict[Instruction, float] = {}
-        for c in p.users:
-            if c not in group or c not in at:
+        for c in readers_in(p, group, order):
+            if c not in at:
                 continue
             if _passes_index(c, p):
                 idx.update(at[c])

@@ -41,6 +41,17 @@ def grow_group(root: Instruction, pos: dict[Instruction, int],
     return members
 
 
+def readers_in(p: Instruction, group: set[Instruction], order: dict[Instruction, int]
+               ) -> list[Instruction]:
+    """The users of `p` in `group`: in `p.users` order, or, when `p` has many more users
+    than the group has members (a scalar constant every reduction of an unrolled loop
+    shares after CSE), found from the members and sorted by `order`: a walk of all the
+    users per group made growing n such groups n^2."""
+    if len(p.users) <= 4 * len(group):
+        return [u for u in p.users if u in group]
+    return sorted((m for m in group if any(o is p for o in m.operands)), key=order.__getitem__)
+
+
 def is_constant_fill(inst: Instruction) -> bool:
     """A scalar constant, a broadcast of one, or an iota: values made without arithmetic,
     so a copy in each group that reads it has the bits of the original (and a kernel of its

@@ -3,9 +3,11 @@ scratch block, in-place chains, and the invariant that live buffers never overla
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ember.backends.cpu.plan import buffer_assignment
 from ember.backends.cpu.plan.buffer_assignment import ALIGNMENT, LogicalBuffer, assign_buffers
 
 MB = 1 << 20
@@ -93,6 +95,22 @@ def test_live_buffers_never_overlap(spec):
         bufs.append(LogicalBuffer(f"t{k}", size, start, start + length, reusable=reuse))
     ba = assign_buffers(bufs)
     assert assign_buffers(list(bufs)).offsets == ba.offsets
+    # the NumPy first fit (many chains) places exactly where the Python loop does
+    assert _assign_by(bufs, vector_from=0).offsets == ba.offsets
+    assert _assign_by(bufs, vector_from=10**9).offsets == ba.offsets
+    _assert_never_overlap(bufs, ba)
+
+
+def _assign_by(bufs, vector_from: int):
+    saved = buffer_assignment.VECTOR_MIN_CHAINS
+    buffer_assignment.VECTOR_MIN_CHAINS = vector_from
+    try:
+        return assign_buffers(list(bufs))
+    finally:
+        buffer_assignment.VECTOR_MIN_CHAINS = saved
+
+
+def _assert_never_overlap(bufs, ba):
     chained = {(p.name, q.name) for c in ba.chains for p, q in zip(c.members, c.members[1:])}
     for b in bufs:
         off = ba.offsets[b.name]
@@ -117,3 +135,18 @@ def test_two_results_of_one_kernel_never_chain_onto_each_other():
             LogicalBuffer("c", MB, 1, 2, reusable=("b",))]
     ba = assign_buffers(bufs)
     assert ba.offsets["b"] != ba.offsets["c"]
+
+
+def test_thousands_of_chains_alive_at_once():
+    # an unrolled loop's per-step sums: scalars that all live until the last kernel, among
+    # short-lived arrays (the NumPy first fit; the same offsets as the Python loop's)
+    rng = np.random.default_rng(0)
+    bufs = []
+    for k in range(600):
+        bufs.append(LogicalBuffer(f"x{k}", 4000, 2 * k, 2 * k + int(rng.integers(1, 4)),
+                                  reusable=(f"x{k - 1}",) if k else ()))
+        bufs.append(LogicalBuffer(f"s{k}", 4, 2 * k + 1, 1201))
+    ba = assign_buffers(bufs)
+    assert _assign_by(bufs, vector_from=10**9).offsets == ba.offsets
+    _assert_never_overlap(bufs, ba)
+    assert ba.total_bytes <= 600 * ALIGNMENT + 3 * 4032

@@ -86,3 +86,46 @@ def test_lone_elementwise_ops_with_fusion_disabled():
     # the rule itself allows the same-shape operands.
     assert in_place_operands(ks[1]) == [0]
     assert in_place_operands(ks[2]) == [0, 1]  # exp(...) and the broadcast 3
+
+
+def test_a_read_at_another_index_anywhere_down_the_chain_refuses():
+    # a reaches the root elementwise (exp, *, +) and through a reverse; b only elementwise
+    x = np.ones(16, np.float32)
+    (k,) = _kernels(lambda a, b: jnp.exp(a) * b + jnp.flip(a * 2.0), x, x)
+    assert k.opcode == "fusion" and len(k.operands) == 2
+    assert in_place_operands(k) == [1 - _index_of_a(k)]
+
+
+def _index_of_a(k: Instruction) -> int:
+    """The operand of the fusion the reverse reads (through the multiply)."""
+    comp = k.fused_computation
+    rev = next(i for i in comp.instructions if i.opcode == "reverse")
+    params = [p for p in comp.parameters if _reaches(p, rev)]
+    (p,) = params
+    return p.parameter_number
+
+
+def _reaches(src: Instruction, dst: Instruction) -> bool:
+    stack, seen = [src], set()
+    while stack:
+        i = stack.pop()
+        if i is dst:
+            return True
+        if id(i) not in seen:
+            seen.add(id(i))
+            stack.extend(i.users)
+    return False
+
+
+def test_every_parameter_of_a_long_elementwise_chain_is_in_place():
+    x = np.ones(16, np.float32)
+    n = 40
+
+    def chain(*ps):
+        s = ps[0]
+        for p in ps[1:]:
+            s = s * 0.5 + p
+        return s
+
+    (k,) = _kernels(chain, *([x] * n))
+    assert sorted(in_place_operands(k)) == list(range(n))

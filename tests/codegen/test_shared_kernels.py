@@ -21,10 +21,10 @@ from ember.hlo.parser import parse_module
 
 
 def _kernel_functions(exe) -> list[str]:
-    """The kernel functions the unoptimized module defines (not the entry, the math
-    helpers, the chunk workers or the precise copies)."""
+    """The kernel functions the unoptimized module defines (not the entry or its parts, the
+    math helpers, the chunk workers or the precise copies)."""
     names = re.findall(r'^define [^@]*@"?([A-Za-z0-9_.]+)"?\(', exe.unoptimized_ir, re.M)
-    return [n for n in names if n.startswith("ember_") and n != "ember_entry"
+    return [n for n in names if n.startswith("ember_") and not n.startswith("ember_entry")
             and not n.endswith((".chunk", ".precise"))]
 
 

@@ -293,7 +293,7 @@ def test_expensive_ops_under_copied_producers_are_computed_once(policy):
 
 
 def test_reaches_reduction_agrees_with_the_walk():
-    from ember.passes.fusion import _feeds_reduction, reaches_reduction
+    from ember.passes.fusion_rules import _feeds_reduction, reaches_reduction
 
     text = """HloModule r
 %sum (a: f32[], b: f32[]) -> f32[] {

@@ -88,10 +88,42 @@ def test_trace_time_and_definition_are_logged_when_recorded(cpu_backend, capfd,
     assert f"defined at {__file__}:{line}" in err
 
 
+def test_level_1_splits_out_llvm_time_and_counts_many_kernels(cpu_backend, capfd,
+                                                              monkeypatch):
+    from ember.backends import cpu
+    from ember.explain.compile_log import KERNEL_NAMES
+
+    monkeypatch.setenv("EMBER_DEBUG", "1")
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")
+    cpu.clear_cache()
+
+    def steps(x):
+        for _ in range(3 * KERNEL_NAMES):  # a kernel per step or two (x read at two indices)
+            x = jnp.sin(x) + jnp.cos(x[::-1])
+        return x
+
+    ember.jit(steps)(np.linspace(0, 1, 64, dtype=np.float32))
+    err = capfd.readouterr().err
+    head = next(line for line in err.splitlines() if line.startswith("[ember] compiled"))
+    assert re.search(r"codegen [0-9.e+-]+ ms \(LLVM optimize [0-9.e+-]+ ms, machine code "
+                     r"[0-9.e+-]+ ms\)", head), head
+    kernels = next(line for line in err.splitlines() if " kernels (" in line)
+    n = int(re.search(r"\[ember\]   (\d+) kernels", kernels).group(1))
+    assert n > KERNEL_NAMES
+    assert kernels.count("fusion") == KERNEL_NAMES, kernels
+    assert f"... {n - KERNEL_NAMES} more); cache: miss" in kernels, kernels
+
+
 def test_level_2_adds_jaxpr_and_optimized_hlo(cpu_backend, capfd, monkeypatch):
+    from ember.backends import cpu
+
     monkeypatch.setenv("EMBER_DEBUG", "2")
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")
+    cpu.clear_cache()  # (so the passes run)
     ember.jit(fusion_example)(*_args())
     err = capfd.readouterr().err
+    passes = next(line for line in err.splitlines() if line.startswith("[ember]   passes: "))
+    assert re.search(r"fusion [0-9.e+-]+ ms", passes), passes
     assert "[ember] --- jaxpr ---" in err and "d:f32[7] = sin a" in err
     assert "[ember] --- optimized HLO ---" in err and "kind=kLoop" in err
     assert "LLVM IR" not in err and "why not fused" not in err

@@ -3,7 +3,10 @@
 Input: a fused HLO Module and its Schedule, a unique symbol prefix. Output: LLVM IR text
 with `void @<prefix>entry(ptr %table)`, which loads every buffer pointer from the table
 (temporaries: scratch base + offset) and calls the kernels in schedule order, so a call of
-the executable is one foreign call. Kernels are `noinline` functions `<prefix><kernel name>`
+the executable is one foreign call. A straight-line program of more than ENTRY_PART_CALLS
+calls has them in `<prefix>entry.part<k>` functions (unoptimized, `optnone`: each call is
+a few loads of pointers, and LLVM's time on one huge block grows faster than the block)
+that the entry calls in order. Kernels are `noinline` functions `<prefix><kernel name>`
 whose buffer arguments are all `noalias` (outputs never alias inputs), which lets the
 vectorizer skip runtime alias checks. Kernels with the same body (plan/kernel_key.py: the same
 canonical graph, shapes, layouts and argument pattern; an unrolled loop's steps) are
@@ -43,6 +46,9 @@ from ember.backends.cpu.plan.schedule import Schedule, Slot
 from ember.backends.cpu.runtime.pool import SYMBOL as POOL_SYMBOL
 from ember.codegen.irtypes import I8, I32, I64, PTR, VOID, i64
 from ember.hlo.ir import Instruction, Module
+
+# Kernel calls per function of the entry of a straight-line program (see _emit_entry).
+ENTRY_PART_CALLS = 256
 
 
 class ModuleEmitter:
@@ -172,6 +178,32 @@ class ModuleEmitter:
     def _emit_entry(self) -> None:
         fn = ir.Function(self.ir, ir.FunctionType(VOID, [PTR]), name=self.entry_name)
         fn.attributes.add("nounwind")
+        if self.sched.control and self._calls is self._own_calls:
+            b = self._entry_calls(fn, [], loops=True)
+        elif len(self._calls) <= ENTRY_PART_CALLS:
+            b = self._entry_calls(fn, self._calls)
+        else:
+            # a long straight-line program (an unrolled loop's thousands of kernels) as
+            # parts of ENTRY_PART_CALLS calls each: LLVM's code generation of one basic
+            # block grows faster than its length (an entry of 3,200 calls took 1.2 s of
+            # machine code, 80% of the whole module's), of bounded parts linearly
+            b = ir.IRBuilder(fn.append_basic_block("entry"))
+            for k in range(0, len(self._calls), ENTRY_PART_CALLS):
+                part = ir.Function(self.ir, ir.FunctionType(VOID, [PTR]),
+                                   name=f"{self.entry_name}.part{k // ENTRY_PART_CALLS}")
+                part.attributes.add("nounwind")
+                part.attributes.add("noinline")
+                part.attributes.add("optnone")
+                part.linkage = "internal"
+                self._entry_calls(part, self._calls[k:k + ENTRY_PART_CALLS]).ret_void()
+                b.call(part, [fn.args[0]])
+        b.ret_void()
+
+    def _entry_calls(self, fn: ir.Function, calls: list[tuple[ir.Function, list[Slot], bool]],
+                     loops: bool = False) -> ir.IRBuilder:
+        """A builder at the end of `fn(ptr table)`'s body, which loads the buffer pointers
+        it needs from the table and makes `calls` (`loops`: all of the schedule's, around
+        its loops and branches)."""
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         table = fn.args[0]
         cache: dict[int, ir.Value] = {}
@@ -213,7 +245,7 @@ class ModuleEmitter:
                 with seq:
                     b.call(kernel, [*ptrs, i64(0), i64(extent)])
 
-        if self.sched.control and self._calls is self._own_calls:
+        if loops:
             # loops and branches: every table pointer is loaded here, in the entry block,
             # so the loads dominate every block that uses them
             for k in range(self.sched.slot_count() + 1):
@@ -227,7 +259,7 @@ class ModuleEmitter:
             slot_ptr.redirect = redirect  # type: ignore[attr-defined]
             control_steps.emit_steps(b, self.sched, self.sched.kernels, emit_kernel, slot_ptr)
         else:
-            for call in self._calls:
+            for call in calls:
                 emit_call(*call)
-        b.ret_void()
+        return b
 

@@ -41,22 +41,21 @@ def _same_elements(a: Instruction, out: Instruction) -> bool:
             == (out.shape.layout or row_major(out.shape.rank)))
 
 
-def _reads_pointwise(start: Instruction, root: Instruction) -> bool:
-    """Every use chain from `start` to `root` is elementwise over root's dimensions."""
-    stack = list(start.users)
-    seen: set[int] = set()
-    while stack:
-        inst = stack.pop()
-        if id(inst) in seen:
-            continue
-        seen.add(id(inst))
-        if not inst.is_elementwise() or inst.opcode in RERUN_OPCODES:
-            return False
-        if inst.shape.is_tuple or inst.shape.dimensions != root.shape.dimensions:
-            return False
-        if inst is not root:
-            stack.extend(inst.users)
-    return True
+def _pointwise_users(comp) -> dict[Instruction, bool]:
+    """For each instruction of the fused computation `comp`: is every use chain from it to
+    the root elementwise over the root's dimensions? One walk, users first (a walk from
+    each parameter made a kernel of n parameters chained to its root cost n^2)."""
+    root = comp.root
+    through: dict[Instruction, bool] = {}  # the instruction passes, and so do its users
+    out: dict[Instruction, bool] = {}
+    for inst in reversed(comp.post_order()):
+        users_ok = all(through.get(u, False) for u in inst.users)
+        out[inst] = users_ok
+        through[inst] = (inst.is_elementwise() and inst.opcode not in RERUN_OPCODES
+                         and not inst.shape.is_tuple
+                         and inst.shape.dimensions == root.shape.dimensions
+                         and (inst is root or users_ok))
+    return out
 
 
 def _updated_parameter(comp) -> Instruction | None:
@@ -89,8 +88,9 @@ def in_place_operands(inst: Instruction) -> list[int]:
                 and target.shape == inst.shape else []
         if any(i.opcode in RERUN_OPCODES for i in comp.instructions):
             return []
+        pointwise = _pointwise_users(comp)
         return [p.parameter_number for p in comp.parameters
-                if _same_elements(p, inst) and p.users and _reads_pointwise(p, comp.root)]
+                if _same_elements(p, inst) and p.users and pointwise[p]]
     if inst.opcode in UPDATES_OPERAND_0:
         target = inst.operands[0]
         # one array updated (a variadic scatter has several), laid out as the result
