@@ -13,8 +13,6 @@ import ember.numpy as jnp
 from ember import lax
 from ember.backends import cpu
 from ember.codegen.elemental import BRANCHING_CONCAT
-from ember.explain.analysis import analyze
-from ember.explain.refusals import crossing_edges
 from ember.hlo.evaluator import evaluate
 from ember.hlo.parser import parse_module
 from ember.passes import fusion_reuse
@@ -160,7 +158,12 @@ def _conv_after_pool(h, w, c):
     return jnp.sum(y * c)
 
 
-def test_cnn_pool_backward_under_jit_matches_jax_and_reports_the_cut():
+def test_cnn_pool_backward_under_jit_matches_jax_within_the_recompute_limit():
+    """conv2's col2im tap sum was fused into the max-pool backward kernel and recomputed per
+    window position (2.1x JAX). Now no kernel of the compiled gradient repeats more than
+    the policy's limit of operations per element (the pool's argmax is split into a max
+    and a first-hit min since, argmax_splitting.py, so the cut is no longer needed here:
+    the HLO tests above make it)."""
     jax = pytest.importorskip("jax")
     rng = np.random.default_rng(3)
     h = rng.standard_normal((2, 16, 16, 3)).astype(np.float32)
@@ -170,8 +173,16 @@ def test_cnn_pool_backward_under_jit_matches_jax_and_reports_the_cut():
     got = ember.jit(f)(h, w, c)
     want = jax.grad(_jax_conv_after_pool)(h, w, c)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
-    edges = crossing_edges(analyze(f, h, w, c))
-    assert any("reused operand elements" in e.reason for e in edges), edges
+    module = ember.jit(f).lower(h, w, c).compile()._compiled.optimized
+    limit = FusionPolicy().recompute_limit
+    # (loop kernels: a row kernel computes each reduce once per row, in its phase)
+    fused = [i.fused_computation for c_ in module.computations for i in c_.instructions
+             if i.opcode == "fusion" and i.attrs.get("kind") == "kLoop"]
+    assert fused
+    for comp in fused:
+        members = [i for i in reversed(comp.post_order()) if i.opcode != "parameter"]
+        worst = worst_recomputation(comp.root, members)
+        assert worst is None or worst.per_element <= limit, (comp.name, worst)
 
 
 def _jax_conv_after_pool(h, w, c):
