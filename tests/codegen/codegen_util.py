@@ -96,3 +96,26 @@ def check(module, *args, ulps: int = 0, signed_zeros: bool = True, what: str = "
     want = evaluate(module, *args)
     assert_same(got, want, ulps=ulps, signed_zeros=signed_zeros, what=what or module.name)
     return exe
+
+
+def unrolled_program(steps: int):
+    """The compile-time tests' unrolled program: `steps` rounds of sin, cos of the reversed
+    vector and a running sum (one kernel per round and a scalar sum each)."""
+    import ember.numpy as jnp
+
+    def f(x):
+        s = 0.0
+        for _ in range(steps):
+            x = jnp.sin(x) + jnp.cos(x[::-1])
+            s = s + jnp.sum(x)
+        return x, s
+    return f
+
+
+def unrolled_numpy(x: np.ndarray, steps: int) -> tuple[np.ndarray, np.float32]:
+    """`unrolled_program(steps)` in NumPy."""
+    s = np.float32(0)
+    for _ in range(steps):
+        x = np.sin(x) + np.cos(x[::-1])
+        s += x.sum()
+    return x, s

@@ -10,29 +10,11 @@ import re
 
 import numpy as np
 import pytest
+from codegen_util import unrolled_numpy, unrolled_program
 
 import ember
-import ember.numpy as jnp
 from ember.backends import cpu
 from ember.backends.cpu.emit import emitter
-
-
-def _unrolled(steps):
-    def f(x):
-        s = 0.0
-        for _ in range(steps):
-            x = jnp.sin(x) + jnp.cos(x[::-1])
-            s = s + jnp.sum(x)
-        return x, s
-    return f
-
-
-def _unrolled_np(x, steps):
-    s = np.float32(0)
-    for _ in range(steps):
-        x = np.sin(x) + np.cos(x[::-1])
-        s += x.sum()
-    return x, s
 
 
 def _exe(f, *args):
@@ -49,7 +31,7 @@ def test_parts_run_every_kernel_in_order(monkeypatch, n):
     monkeypatch.setattr(emitter, "ENTRY_PART_CALLS", 3)
     x = np.random.default_rng(0).random(n).astype(np.float32)
     steps = 5
-    exe = _exe(_unrolled(steps), x)
+    exe = _exe(unrolled_program(steps), x)
     calls = len(exe.kernel_names)
     assert calls > 3 * 2  # three parts at least
     parts = _parts(exe)
@@ -60,15 +42,15 @@ def test_parts_run_every_kernel_in_order(monkeypatch, n):
     if n > 1000:
         assert exe.parallel_kernels
     got_x, got_s = exe(x)
-    want_x, want_s = _unrolled_np(x, steps)
+    want_x, want_s = unrolled_numpy(x, steps)
     np.testing.assert_allclose(got_x, want_x, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got_s, want_s, rtol=1e-4)
 
 
 def test_a_short_program_keeps_one_entry():
     x = np.random.default_rng(1).random(100).astype(np.float32)
-    exe = _exe(_unrolled(3), x)
+    exe = _exe(unrolled_program(3), x)
     assert len(exe.kernel_names) <= emitter.ENTRY_PART_CALLS
     assert not _parts(exe)
     got_x, _ = exe(x)
-    np.testing.assert_allclose(got_x, _unrolled_np(x, 3)[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_x, unrolled_numpy(x, 3)[0], rtol=1e-4, atol=1e-4)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from codegen_util import unrolled_program
 
 import ember
 import ember.numpy as jnp
@@ -33,16 +34,6 @@ def jacobi_np(p, steps):
         p = np.float32(0.25) * (np.roll(p, 1, 0) + np.roll(p, -1, 0) + np.roll(p, 1, 1)
                                 + np.roll(p, -1, 1))
     return p
-
-
-def unrolled(steps):
-    def f(x):
-        s = 0.0
-        for _ in range(steps):
-            x = jnp.sin(x) + jnp.cos(x[::-1])
-            s = s + jnp.sum(x)
-        return x, s
-    return f
 
 
 def _ir_size(exe) -> int:
@@ -92,7 +83,7 @@ def test_refusal_is_reported_by_explain():
 def test_unrolled_sin_cos_values_and_linear_kernels():
     x = np.random.default_rng(2).random(1000).astype(np.float32)
     steps = 12  # (the map is chaotic: more f32 steps amplify rounding past any tolerance)
-    m = lower_jaxpr(ember.make_jaxpr(unrolled(steps))(x)).module
+    m = lower_jaxpr(ember.make_jaxpr(unrolled_program(steps))(x)).module
     exe = cpu.compile(m)
     got_x, got_s = exe(x)
     want_x, want_s = x, np.float32(0)
@@ -167,7 +158,7 @@ def test_fusion_pass_walks_the_graph_a_fixed_number_of_times(monkeypatch):
     x = np.ones(100, np.float32)
     seen = []
     for steps in (10, 40):
-        m = lower_jaxpr(ember.make_jaxpr(unrolled(steps))(x)).module
+        m = lower_jaxpr(ember.make_jaxpr(unrolled_program(steps))(x)).module
         for k in calls:
             calls[k] = 0
         Fusion().run(m)

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from codegen_util import unrolled_numpy, unrolled_program
 
 import ember
 import ember.numpy as jnp
@@ -28,24 +29,6 @@ def _kernel_functions(exe) -> list[str]:
             and not n.endswith((".chunk", ".precise"))]
 
 
-def _unrolled(steps):
-    def f(x):
-        s = 0.0
-        for _ in range(steps):
-            x = jnp.sin(x) + jnp.cos(x[::-1])
-            s = s + jnp.sum(x)
-        return x, s
-    return f
-
-
-def _unrolled_np(x, steps):
-    s = np.float32(0)
-    for _ in range(steps):
-        x = np.sin(x) + np.cos(x[::-1])
-        s += x.sum()
-    return x, s
-
-
 def _exe(f, *args):
     return ember.jit(f).lower(*args).compile()._compiled.executable
 
@@ -54,9 +37,9 @@ def test_unrolled_steps_share_functions_and_values_match():
     x = np.random.default_rng(0).random(1000).astype(np.float32)
     counts = {}
     for steps in (3, 9):
-        exe = _exe(_unrolled(steps), x)
+        exe = _exe(unrolled_program(steps), x)
         got_x, got_s = exe(x)
-        want_x, want_s = _unrolled_np(x, steps)
+        want_x, want_s = unrolled_numpy(x, steps)
         np.testing.assert_allclose(got_x, want_x, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(got_s, want_s, rtol=1e-4)
         funcs = _kernel_functions(exe)
@@ -75,7 +58,7 @@ def test_unrolled_steps_share_functions_and_values_match():
 def test_sharing_off_defines_every_kernel(monkeypatch):
     x = np.random.default_rng(1).random(100).astype(np.float32)
     monkeypatch.setattr(kernel_key, "SHARED_KINDS", frozenset())
-    m = ember.jit(_unrolled(4)).lower(x).compiler_ir("hlo")
+    m = ember.jit(unrolled_program(4)).lower(x).compiler_ir("hlo")
     exe = cpu.compile(m, use_cache=False)
     assert exe.shared_kernels == {}
     assert len(_kernel_functions(exe)) == len(exe.kernel_names)
@@ -196,9 +179,9 @@ def test_shared_reductions_and_rows():
 def test_shared_split_kernels_under_threads():
     # large enough to be split among threads: the shared chunk worker runs every step
     x = np.random.default_rng(4).random(300_000).astype(np.float32)
-    exe = _exe(_unrolled(3), x)
+    exe = _exe(unrolled_program(3), x)
     got_x, got_s = exe(x)
-    want_x, want_s = _unrolled_np(x, 3)
+    want_x, want_s = unrolled_numpy(x, 3)
     np.testing.assert_allclose(got_x, want_x, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got_s, want_s, rtol=1e-4)
     assert exe.shared_kernels
@@ -209,7 +192,7 @@ def test_shared_split_kernels_under_threads():
 
 def test_explain_shows_a_shared_kernels_code():
     x = np.random.default_rng(5).random(64).astype(np.float32)
-    exe = _exe(_unrolled(3), x)
+    exe = _exe(unrolled_program(3), x)
     records = {r.name: r for r in kernel_records(exe)}
     for name, first in exe.shared_kernels.items():
         assert records[name].llvm_ir and records[name].llvm_ir == records[first].llvm_ir
@@ -218,7 +201,7 @@ def test_explain_shows_a_shared_kernels_code():
 def test_disk_cache_keeps_the_sharing(tmp_path, monkeypatch):
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     x = np.random.default_rng(6).random(50).astype(np.float32)
-    m = ember.jit(_unrolled(4)).lower(x).compiler_ir("hlo")
+    m = ember.jit(unrolled_program(4)).lower(x).compiler_ir("hlo")
     first = cpu.compile(m)
     cpu.clear_cache()
     again = cpu.compile(m)
