@@ -21,12 +21,12 @@ import numpy as np
 
 from ember import lax
 from ember.core import dtypes
-from ember.core.trace import get_aval
+from ember.core.trace import get_aval as _get_aval
 from ember.numpy import _linalg, _manipulation
 from ember.numpy import _linalg_lapack as _lapack
 from ember.numpy._linalg_lapack import *  # noqa: F403
 from ember.numpy._linalg_lapack import __all__ as _lapack_all
-from ember.numpy._promote import check_arraylike
+from ember.numpy._promote import check_arraylike as _check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_dtypes_inexact
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
@@ -44,7 +44,7 @@ def _abs(x: Any) -> Any:
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     r = _reductions()
-    if dtypes.kind(get_aval(x).dtype) == "c":  # every vector norm is the norm of the moduli
+    if dtypes.kind(_get_aval(x).dtype) == "c":  # every vector norm is the norm of the moduli
         x = _abs(x)
     if ord is None or ord == 2:
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
@@ -53,13 +53,13 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     if ord == -np.inf:
         return r.min(_abs(x), axis=axes, keepdims=keepdims)
     if ord == 0:
-        nz = lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), get_aval(x).dtype)
+        nz = lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), _get_aval(x).dtype)
         return r.sum(nz, axis=axes, keepdims=keepdims)
     if ord == 1:
         return r.sum(_abs(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    p = lax.convert_element_type(ord, get_aval(x).dtype)
+    p = lax.convert_element_type(ord, _get_aval(x).dtype)
     total = r.sum(lax.pow(_abs(x), lax.full_like(x, p)), axis=axes, keepdims=keepdims)
     return lax.pow(total, lax.div(lax.full_like(total, 1), lax.full_like(total, p)))
 
@@ -67,7 +67,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r = _reductions()
     row, col = axes
-    if dtypes.kind(get_aval(x).dtype) == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
+    if dtypes.kind(_get_aval(x).dtype) == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
         x = _abs(x)  # these are norms of the moduli; 2, -2, nuc take the complex SVD
     if ord is None or ord == "fro":
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
@@ -123,12 +123,12 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         >>> jnp.linalg.norm(x, axis=1)
         Array([2.236068, 5.      ], dtype=float32)
     """
-    check_arraylike("norm", x)
+    _check_arraylike("norm", x)
     (x,) = _promote_dtypes_inexact(x)
-    ndim = get_aval(x).ndim
+    ndim = _get_aval(x).ndim
     if axis is None:
         if ord is None:
-            flat = lax.reshape(x, (get_aval(x).size,))
+            flat = lax.reshape(x, (_get_aval(x).size,))
             out = _vector_norm(flat, None, (0,), False)
             return lax.reshape(out, (1,) * ndim) if keepdims else out
         if ndim == 1:
@@ -149,20 +149,20 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
     """Array API vector norm: over all axes when axis is None (as if flattened)."""
-    check_arraylike("vector_norm", x)
+    _check_arraylike("vector_norm", x)
     (x,) = _promote_dtypes_inexact(x)
-    ndim = get_aval(x).ndim
+    ndim = _get_aval(x).ndim
     if axis is None:
-        out = _vector_norm(lax.reshape(x, (get_aval(x).size,)), ord, (0,), False)
+        out = _vector_norm(lax.reshape(x, (_get_aval(x).size,)), ord, (0,), False)
         return lax.reshape(out, (1,) * ndim) if keepdims else out
     return _vector_norm(x, ord, _norm_axes(axis, ndim), keepdims)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     """Array API matrix norm over the last two axes."""
-    check_arraylike("matrix_norm", x)
+    _check_arraylike("matrix_norm", x)
     (x,) = _promote_dtypes_inexact(x)
-    ndim = get_aval(x).ndim
+    ndim = _get_aval(x).ndim
     if ndim < 2:
         raise ValueError(f"matrix_norm requires an array of rank >= 2, got rank {ndim}")
     return _matrix_norm(x, ord, (ndim - 2, ndim - 1), keepdims)
@@ -186,9 +186,9 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
 
 def outer(x1: Any, x2: Any, /) -> Any:
     """Outer product of two 1-D arrays."""
-    if get_aval(x1).ndim != 1 or get_aval(x2).ndim != 1:
+    if _get_aval(x1).ndim != 1 or _get_aval(x2).ndim != 1:
         raise ValueError("linalg.outer requires 1-D arguments, got shapes "
-                         f"{get_aval(x1).shape} and {get_aval(x2).shape}")
+                         f"{_get_aval(x1).shape} and {_get_aval(x2).shape}")
     return _linalg.outer(x1, x2)
 
 
