@@ -195,7 +195,8 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, **kwargs
         func1d: a function of a 1-D array (traced, so written with ``ember.numpy``).
         axis: the axis whose slices ``func1d`` receives.
         arr: the input array.
-        *args, **kwargs: passed on to ``func1d`` after the slice.
+        *args: passed on to ``func1d`` after the slice.
+        **kwargs: passed on to ``func1d`` as keywords.
 
     Returns:
         The stacked results: the dimensions of ``func1d``'s output take the place of

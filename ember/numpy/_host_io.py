@@ -48,7 +48,8 @@ def printoptions(*args: Any, **kwargs: Any) -> Any:
     arrays use when they print).
 
     Args:
-        *args, **kwargs: the options, as :func:`set_printoptions` takes them.
+        *args: the options, as :func:`set_printoptions` takes them.
+        **kwargs: the options by name.
 
     Returns:
         A context manager; leaving the block restores the previous options.
@@ -68,7 +69,8 @@ def set_printoptions(*args: Any, **kwargs: Any) -> None:
     Prefer :func:`printoptions`, which restores the previous options.
 
     Args:
-        *args, **kwargs: NumPy's options, such as ``precision``, ``threshold``,
+        *args: NumPy's options, in NumPy's order.
+        **kwargs: NumPy's options by name, such as ``precision``, ``threshold``,
             ``linewidth`` and ``suppress``.
 
     Returns:
@@ -91,7 +93,8 @@ def load(file: Any, *args: Any, **kwargs: Any) -> Any:
 
     Args:
         file: a path or a file object.
-        *args, **kwargs: passed on to :func:`numpy.load` (``mmap_mode``,
+        *args: passed on to :func:`numpy.load`.
+        **kwargs: passed on to :func:`numpy.load` (``mmap_mode``,
             ``allow_pickle``, ...).
 
     Returns:
@@ -146,7 +149,8 @@ def fromfile(*args: Any, **kwargs: Any) -> Any:
     ``jnp.asarray(np.fromfile(...))``.
 
     Args:
-        *args, **kwargs: ignored.
+        *args: ignored.
+        **kwargs: ignored.
 
     Returns:
         Never: it raises ``NotImplementedError`` with JAX's message.

@@ -37,9 +37,10 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any | Callable[..., Any]
         x: the input array.
         condlist: a list of bool arrays (or one bool array) shaped like ``x``.
         funclist: one entry per condition, plus optionally one more used where no condition
-            holds (default 0 there). Each entry is a function called as ``f(x, *args,
-            **kw)`` or a constant.
-        *args, **kw: passed on to the functions.
+            holds (default 0 there). Each entry is a constant or a function, called
+            as ``f(x, *args, **kw)``.
+        *args: passed on to the functions after ``x``.
+        **kw: passed on to the functions as keywords.
 
     Returns:
         An array shaped like ``x`` with ``x``'s dtype: where several conditions hold, the
