@@ -161,4 +161,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "max_0d": (lambda jnp: lambda x: jnp.max(x), (np.float32(1),)),
     "prod_int8_0d": (lambda jnp: lambda x: jnp.prod(x), (np.int8(1),)),
     "any_0d": (lambda jnp: lambda x: jnp.any(x), (np.float32(1),)),
+    # x.at[].add/mul/min/max: the scatter carries its scalar combiner as update_jaxpr (set
+    # has none); static indices are staged as broadcast_in_dim literals, then concatenated
+    "at_add": (lambda jnp: lambda x: jnp.asarray(x).at[2].add(1.0), (X7,)),
+    "at_set": (lambda jnp: lambda x: jnp.asarray(x).at[-1].set(1.0), (X7,)),
+    "at_mul_2d": (lambda jnp: lambda x: jnp.asarray(x).at[1, 2].mul(3.0), (M34,)),
+    "at_max_row": (lambda jnp: lambda x: jnp.asarray(x).at[1].max(3.0), (M34,)),
+    "at_min_slice": (lambda jnp: lambda x: jnp.asarray(x).at[1:3].min(0.0), (X7,)),
+    "at_add_traced": (lambda jnp: lambda x, i: jnp.asarray(x).at[i].add(1.0),
+                      (X7, np.array([1, -5], np.int32))),
 }

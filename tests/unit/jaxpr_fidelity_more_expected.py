@@ -2857,3 +2857,89 @@ EXPECTED['any_0d'] = """\
     b:bool[] = convert_element_type[new_dtype=bool weak_type=False] a
     c:bool[] = reduce_or[axes=()] b
   in (c,) }"""
+
+EXPECTED['at_add'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[1] = broadcast_in_dim 2:i32[]
+    c:f32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; d:f32[] e:f32[]. let f:f32[] = add d e in (f,) }
+    ] a b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['at_set'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[1] = broadcast_in_dim 6:i32[]
+    c:f32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] a b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['at_mul_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:i32[1] = broadcast_in_dim 2:i32[]
+    d:i32[2] = concatenate[dimension=0] b c
+    e:f32[3,4] = scatter-mul[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0, 1), scatter_dims_to_operand_dims=(0, 1), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; f:f32[] g:f32[]. let h:f32[] = mul f g in (h,) }
+    ] a d 3.0:f32[]
+  in (e,) }"""
+
+EXPECTED['at_max_row'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:f32[4] = broadcast_in_dim 3.0:f32[]
+    d:f32[3,4] = scatter-max[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = max e f in (g,) }
+    ] a b c
+  in (d,) }"""
+
+EXPECTED['at_min_slice'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:f32[2] = broadcast_in_dim 0.0:f32[]
+    d:f32[7] = scatter-min[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = min e f in (g,) }
+    ] a b c
+  in (d,) }"""
+
+EXPECTED['at_add_traced'] = """\
+{ lambda ; a:f32[7] b:i32[2]. let
+    c:bool[2] = lt b 0:i32[]
+    d:i32[2] = add b 7:i32[]
+    e:i32[2] = select_n c b d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[2] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = add i j in (k,) }
+    ] a f g
+  in (h,) }"""
