@@ -23,6 +23,7 @@ import ember.numpy as jnp
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import _to_inexact, check_arraylike, promote_dtypes_inexact
 
 __all__ = ["bincount", "digitize", "histogram_bin_edges", "histogram", "histogram2d",
@@ -127,13 +128,19 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
         raise ConcretizationTypeError("right argument of jnp.digitize() must be static")
     if b.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    return _digitize(x, b, right=right, method=method)
+
+
+@jit_like_jax("digitize", static_argnames=("right", "method"))
+def _digitize(x: Any, b: Any, right: bool, method: str | None) -> Any:
     if b.shape[0] == 0:
         return jnp.zeros_like(x, dtype=np.int32)
     side = "left" if right else "right"
     kw = {} if method is None else {"method": method}
+    increasing = b[-1] >= b[0]
     up = jnp.searchsorted(b, x, side=side, **kw)
     down = b.shape[0] - jnp.searchsorted(b[::-1], x, side=side, **kw)
-    return jnp.where(b[-1] >= b[0], up, down)
+    return jnp.where(increasing, up, down)
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,

@@ -27,6 +27,7 @@ from ember.lax._sorting import argsort as _lax_argsort
 from ember.lax._sorting import masked_pick, take_prefix, total_order_key
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes
+from ember.numpy._searchsorted import searchsorted
 
 __all__ = ["sort", "argsort", "lexsort", "searchsorted", "unique", "unique_values",
            "unique_counts", "unique_inverse", "unique_all", "nonzero", "argwhere",
@@ -168,53 +169,6 @@ def _index_first(arr: Any, i: int) -> Any:
 
 
 # -- searching ---------------------------------------------------------------------------------
-
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
-                 method: str = "scan") -> Any:
-    """Find the positions where values would be inserted to keep a sorted array sorted.
-
-    Args:
-        a: a sorted 1-d array (in JAX's total order, where NaN sorts last).
-        v: the values to place, an array of any shape or a scalar.
-        side: ``'left'`` (the default) gives the first valid position, the count of
-            entries ``a[i] < v``; ``'right'`` gives the last, the count of ``a[i] <= v``.
-        sorter: optional indices that sort ``a`` (such as ``argsort(a)``), used in place
-            of ``a`` being sorted itself.
-        method: ``'scan'``, ``'scan_unrolled'``, ``'sort'`` or ``'compare_all'``, JAX's
-            names for its algorithms. They all give the same indices; Ember computes
-            each by comparing every pair ``(a[i], v[j])`` and counting.
-
-    Returns:
-        An integer array of ``v``'s shape.
-
-    Example:
-        >>> jnp.searchsorted(jnp.array([1, 3, 5, 7]), jnp.array([0, 3, 6, 8]))
-        Array([0, 1, 3, 4], dtype=int32)
-        >>> jnp.searchsorted(jnp.array([1, 3, 5, 7]), jnp.array([0, 3, 6, 8]), side='right')
-        Array([0, 2, 3, 4], dtype=int32)
-    """
-    if side not in ("left", "right"):
-        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "
-                         "['left', 'right'].")
-    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
-        raise ValueError(f"{method!r} is an invalid value for keyword 'method'. Expected one "
-                         "of ['sort', 'scan', 'scan_unrolled', 'compare_all'].")
-    check_arraylike("searchsorted", a, v)
-    a, v = promote_dtypes(a, v)
-    if get_aval(a).ndim != 1:
-        raise ValueError("a should be 1-dimensional")
-    if sorter is not None:
-        a = _take_1d(a, sorter)
-    ka, kv = total_order_key(a), total_order_key(v)
-    n = get_aval(a).shape[0]
-    vshape = get_aval(v).shape
-    full = vshape + (n,)
-    ae = lax.broadcast_in_dim(ka, full, (len(vshape),))
-    ve = lax.broadcast_in_dim(kv, full, tuple(range(len(vshape))))
-    before = lax.lt(ae, ve) if side == "left" else lax.le(ae, ve)
-    counts = lax.convert_element_type(before, dtypes.default_int())
-    return lax.reduce_sum(counts, (len(vshape),))
-
 
 def _take_1d(a: Any, idx: Any) -> Any:
     """a[idx] for a 1-D a and 1-D integer idx in range (a one-hot select, exact)."""

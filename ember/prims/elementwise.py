@@ -180,7 +180,8 @@ def _total_order_key(x: np.ndarray) -> np.ndarray:
     if dtypes.kind(x.dtype) != "f":
         return x
     ity = _TOTAL_ORDER_INT[x.dtype.itemsize]
-    bits = np.ascontiguousarray(x).view(ity)
+    x = np.asarray(x)
+    bits = (x if x.flags.c_contiguous else x.copy()).view(ity)  # (0-d stays 0-d)
     return np.where(bits < 0, bits ^ np.iinfo(ity).max, bits)
 
 

@@ -19,6 +19,7 @@ X7 = np.linspace(-2, 2, 7).astype(np.float32)
 R7 = X7[::-1].copy()
 M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 I7 = np.arange(-3, 4, dtype=np.int32)
+S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
 
 Make = Callable[[Any], Callable[..., Any]]
@@ -170,4 +171,27 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "at_min_slice": (lambda jnp: lambda x: jnp.asarray(x).at[1:3].min(0.0), (X7,)),
     "at_add_traced": (lambda jnp: lambda x, i: jnp.asarray(x).at[i].add(1.0),
                       (X7, np.array([1, -5], np.int32))),
+    # searchsorted: jit[searchsorted] > the method's jit; 'scan' is a binary search in a scan
+    # of unsigned halvings vmapped over the queries (a batched jit per query dimension),
+    # comparing canonical keys with lt_to/le_to; digitize and histogram with edges use it
+    "searchsorted": (lambda jnp: lambda a, v: jnp.searchsorted(a, v), (S5, X7)),
+    "searchsorted_right_int": (lambda jnp: lambda a, v: jnp.searchsorted(a, v, side="right"),
+                               (I7, np.array([-1, 0, 5], np.int32))),
+    "searchsorted_2d_query": (lambda jnp: lambda a, v: jnp.searchsorted(a, v), (S5, M34)),
+    "searchsorted_scalar_query": (lambda jnp: lambda a, v: jnp.searchsorted(a, v),
+                                  (S5, np.float32(2.5))),
+    "searchsorted_unrolled": (lambda jnp: lambda a, v: jnp.searchsorted(
+        a, v, method="scan_unrolled"), (S5, X7)),
+    "searchsorted_compare_all": (lambda jnp: lambda a, v: jnp.searchsorted(
+        a, v, side="right", method="compare_all"), (S5, X7)),
+    "searchsorted_sort": (lambda jnp: lambda a, v: jnp.searchsorted(a, v, method="sort"),
+                          (S5, X7)),
+    "searchsorted_complex": (lambda jnp: lambda a, v: jnp.searchsorted(a, v),
+                             (S5.astype(np.complex64), X7.astype(np.complex64))),
+    "searchsorted_sorter": (lambda jnp: lambda a, v, s: jnp.searchsorted(a, v, sorter=s),
+                            (R7, X7[:3].copy(), np.arange(6, -1, -1, dtype=np.int32))),
+    "digitize": (lambda jnp: lambda x, b: jnp.digitize(x, b), (X7, S5)),
+    "digitize_right_decreasing": (lambda jnp: lambda x, b: jnp.digitize(x, b, right=True),
+                                  (X7, S5[::-1].copy())),
+    "histogram_edges": (lambda jnp: lambda x, b: jnp.histogram(x, bins=b), (X7, S5)),
 }
