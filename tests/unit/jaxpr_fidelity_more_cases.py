@@ -10,6 +10,7 @@ each with Ember and compares the texts character for character.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,12 @@ S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
 
 Make = Callable[[Any], Callable[..., Any]]
+
+
+def _vmap(jnp: Any) -> Callable[..., Any]:
+    """The vmap of the library whose jnp module this is (jax.vmap or ember.vmap)."""
+    return importlib.import_module(jnp.__name__.split(".")[0]).vmap
+
 
 CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # roll: a static shift is jit[_roll_static], a traced one jit[_roll_dynamic]
@@ -194,6 +201,18 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "digitize_right_decreasing": (lambda jnp: lambda x, b: jnp.digitize(x, b, right=True),
                                   (X7, S5[::-1].copy())),
     "histogram_edges": (lambda jnp: lambda x, b: jnp.histogram(x, bins=b), (X7, S5)),
+    # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
+    # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
+    "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
+    "vmap_where": (lambda jnp: lambda x: _vmap(jnp)(lambda r: jnp.where(r > 2, r, 0.0))(x),
+                   (M34,)),
+    "vmap_add_unmapped": (lambda jnp: lambda x, y: _vmap(jnp)(lambda a: a + y)(x),
+                          (M34, M34[0].copy())),
+    "vmap_scalar_times_vector": (lambda jnp: lambda x, y: _vmap(jnp)(lambda a: a * y)(x),
+                                 (X7, M34[0].copy())),
+    "vmap_searchsorted": (lambda jnp: lambda a, v: _vmap(jnp)(jnp.searchsorted,
+                                                              in_axes=(None, 0))(a, v),
+                          (S5, M34)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above):

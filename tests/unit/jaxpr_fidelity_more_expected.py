@@ -3778,3 +3778,119 @@ let jaxpr = { lambda ; a:f32[5] b:f32[7] c:u32[7] d:u32[7]. let
     ] bq bu bd
     bz:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=None] bv
   in (bz, bc) }"""
+
+EXPECTED['vmap_cumsum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = cumsum[axis=1 reverse=False] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['vmap_where'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = gt a 2.0:f32[]
+    c:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] a:f32[3,4] d:f32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          f:f32[4] = broadcast_in_dim e
+          g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] f
+          c:f32[3,4] = select_n b g a
+        in (c,) }
+    ] b a 0.0:f32[]
+  in (c,) }"""
+
+EXPECTED['vmap_add_unmapped'] = """\
+{ lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] b
+    d:f32[3,4] = add a c
+  in (d,) }"""
+
+EXPECTED['vmap_scalar_times_vector'] = """\
+{ lambda ; a:f32[7] b:f32[4]. let
+    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] b
+    d:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+    e:f32[7,4] = mul d c
+  in (e,) }"""
+
+EXPECTED['vmap_searchsorted'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[3,4] c:u32[3,4] d:u32[3,4]. let
+    e:u32[3,4] = sub d c
+    f:u32[3,4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[3,4] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[3,4] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[3,4] = add c f
+    j:u32[3,4,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] i
+    k:f32[3,4,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[3,4] = squeeze[dimensions=(2,)] k
+    m:bool[3,4] = eq b 0.0:f32[]
+    n:f32[4] = broadcast_in_dim 0.0:f32[]
+    o:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] n
+    p:f32[3,4] = select_n m b o
+    q:bool[3,4] = ne b b
+    r:f32[4] = broadcast_in_dim nan:f32[]
+    s:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] r
+    t:f32[3,4] = select_n q p s
+    u:bool[3,4] = eq l 0.0:f32[]
+    v:f32[4] = broadcast_in_dim 0.0:f32[]
+    w:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] v
+    x:f32[3,4] = select_n u l w
+    y:bool[3,4] = ne l l
+    z:f32[4] = broadcast_in_dim nan:f32[]
+    ba:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] z
+    bb:f32[3,4] = select_n y x ba
+    bc:bool[3,4] = le_to t bb
+    bd:u32[3,4] = select_n bc i c
+    be:u32[3,4] = select_n bc d i
+  in (bd, be) } in
+{ lambda ; bf:f32[5] bg:f32[3,4]. let
+    bh:i32[3,4] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+          bh:i32[3,4] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                bh:i32[3,4] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                      bi:u32[4] = broadcast_in_dim 0:u32[]
+                      bj:u32[4] = broadcast_in_dim 5:u32[]
+                      bk:u32[3,4] = broadcast_in_dim[
+                        broadcast_dimensions=(np.int64(1),)
+                      ] bi
+                      bl:u32[3,4] = broadcast_in_dim[
+                        broadcast_dimensions=(np.int64(1),)
+                      ] bj
+                      bm:u32[3,4] bn:u32[3,4] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bf bg bk bl
+                      bh:i32[3,4] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bn
+                    in (bh,) }
+                ] bf bg
+              in (bh,) }
+          ] bf bg
+        in (bh,) }
+    ] bf bg
+  in (bh,) }"""
