@@ -213,6 +213,9 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "vmap_searchsorted": (lambda jnp: lambda a, v: _vmap(jnp)(jnp.searchsorted,
                                                               in_axes=(None, 0))(a, v),
                           (S5, M34)),
+    # a reduction under vmap shifts its axes past the batch axis (NumPy integers, as JAX's)
+    "vmap_var_axis1": (lambda jnp: lambda x: _vmap(jnp)(jnp.var, in_axes=1)(x), (M34,)),
+    "vmap_argmax_axis1": (lambda jnp: lambda x: _vmap(jnp)(jnp.argmax, in_axes=1)(x), (M34,)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above):

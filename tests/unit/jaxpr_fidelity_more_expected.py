@@ -3894,3 +3894,34 @@ let jaxpr = { lambda ; a:f32[5] b:f32[3,4] c:u32[3,4] d:u32[3,4]. let
         in (bh,) }
     ] bf bg
   in (bh,) }"""
+
+EXPECTED['vmap_var_axis1'] = """\
+let _var = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[4] = reduce_sum[axes=(np.int64(0),) out_sharding=None] a
+    d:f32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[4,1] = div d 3.0:f32[]
+    f:f32[4,3] = transpose[permutation=(1, 0)] a
+    g:f32[4,3] = sub f e
+    h:f32[4,3] = square g
+    i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    j:f32[] = sub 3.0:f32[] i
+    k:f32[4] = reduce_sum[axes=(np.int64(1),) out_sharding=None] h
+    l:f32[4] = div k j
+    m:bool[] = gt j 0.0:f32[]
+    n:f32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; m:bool[] l:f32[4] o:f32[]. let
+          p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] o
+          q:f32[4] = broadcast_in_dim p
+          n:f32[4] = select_n m q l
+        in (n,) }
+    ] m l nan:f32[]
+  in (n,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[4] = jit[name=_var jaxpr=_var] r 0:i32[]
+  in (s,) }"""
+
+EXPECTED['vmap_argmax_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[4] = argmax[axes=(np.int64(0),) index_dtype=int32] a
+  in (b,) }"""
