@@ -216,6 +216,14 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # a reduction under vmap shifts its axes past the batch axis (NumPy integers, as JAX's)
     "vmap_var_axis1": (lambda jnp: lambda x: _vmap(jnp)(jnp.var, in_axes=1)(x), (M34,)),
     "vmap_argmax_axis1": (lambda jnp: lambda x: _vmap(jnp)(jnp.argmax, in_axes=1)(x), (M34,)),
+    # static slices: a forward one slices from start to stop with its stride (kept for one
+    # element); a backward one slices forward from its lowest element, then rev
+    "getitem_step": (lambda jnp: lambda x: jnp.asarray(x)[1::3], (X7,)),
+    "getitem_step_one_element": (lambda jnp: lambda x: jnp.asarray(x)[2:3:5], (X7,)),
+    "getitem_empty_step": (lambda jnp: lambda x: jnp.asarray(x)[5:2:2], (X7,)),
+    "getitem_back_one_element": (lambda jnp: lambda x: jnp.asarray(x)[5:4:-3], (X7,)),
+    "getitem_back_empty": (lambda jnp: lambda x: jnp.asarray(x)[2:5:-1], (X7,)),
+    "getitem_mixed_2d": (lambda jnp: lambda x: jnp.asarray(x)[2:0:-2, 1::2], (M34,)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above):

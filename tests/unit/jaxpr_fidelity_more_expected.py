@@ -3925,3 +3925,36 @@ EXPECTED['vmap_argmax_axis1'] = """\
 { lambda ; a:f32[3,4]. let
     b:i32[4] = argmax[axes=(np.int64(0),) index_dtype=int32] a
   in (b,) }"""
+
+EXPECTED['getitem_step'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[2] = slice[limit_indices=(7,) start_indices=(1,) strides=(3,)] a
+  in (b,) }"""
+
+EXPECTED['getitem_step_one_element'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=(5,)] a
+  in (b,) }"""
+
+EXPECTED['getitem_empty_step'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[0] = slice[limit_indices=(5,) start_indices=(5,) strides=(2,)] a
+  in (b,) }"""
+
+EXPECTED['getitem_back_one_element'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[1] = slice[limit_indices=(6,) start_indices=(5,) strides=(3,)] a
+    c:f32[1] = rev[dimensions=(0,)] b
+  in (c,) }"""
+
+EXPECTED['getitem_back_empty'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[0] = slice[limit_indices=(6,) start_indices=(6,) strides=None] a
+    c:f32[0] = rev[dimensions=(0,)] b
+  in (c,) }"""
+
+EXPECTED['getitem_mixed_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,2] = slice[limit_indices=(3, 4) start_indices=(2, 1) strides=(2, 2)] a
+    c:f32[1,2] = rev[dimensions=(0,)] b
+  in (c,) }"""
