@@ -156,12 +156,12 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     if x.shape[0] != y.shape[0]:
         raise TypeError("expected x and y to have same length")
     if full:
-        raise NotImplementedError("polyfit(full=True) returns singular values: it needs "
-                                  "jnp.linalg.svd, which Ember does not have yet.")
+        raise NotImplementedError("polyfit(full=True) (residuals, rank, singular values) "
+                                  "is not implemented yet.")
     if x.shape[0] < order:
-        raise NotImplementedError("polyfit with fewer points than coefficients needs the "
-                                  "minimum-norm least-squares solution (jnp.linalg.lstsq), "
-                                  "which Ember does not have yet.")
+        raise NotImplementedError("polyfit with fewer points than coefficients (the "
+                                  "minimum-norm least-squares solution) is not implemented "
+                                  "yet.")
     x, y = promote_dtypes_inexact(x, y)
     lhs = jnp.vander(x, order)
     rhs = y
