@@ -38,7 +38,7 @@ from typing import Any
 from ember.core.aval import ShapedArray
 from ember.core.eval import eval_jaxpr
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
-from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, JaxprTracer
+from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, JaxprTracer, trace_to_jaxpr
 from ember.core.trace import Trace, Tracer, current_dynamic, get_aval, new_main
 
 not_mapped = None  # the batch "axis" of a value shared by every example
@@ -159,8 +159,37 @@ class BatchTrace(Trace):
             return [BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
         return BatchTracer(self, out, out_dims)
 
-    # process_call: Trace's default inlines the callee's equations at this level, so a
-    # jitted function under vmap is batched equation by equation.
+    def process_call(self, prim: Any, tracers: list, params: dict) -> Any:
+        """A jitted call under vmap. While a jaxpr is being staged, it stays one call, of the
+        batched callee (as JAX batches a pjit: the batch dims stay where they are, and an
+        output the body leaves unmapped stays unmapped), so `make_jaxpr(vmap(f))` prints the
+        nested `jit[...]` JAX prints. Eagerly, or when the body holds a collective, the
+        callee's equations are inlined at this level: eager mode never compiles."""
+        from ember.core.trace import _collective_axis_names
+        closed = params["jaxpr"]
+        if current_dynamic().level == 0 or _collective_axis_names(closed, set()):
+            return super().process_call(prim, tracers, params)
+        vals = [t.val for t in tracers]
+        dims = [t.batch_dim for t in tracers]
+        if all(d is not_mapped for d in dims):
+            return [BatchTracer(self, o, not_mapped) for o in prim.bind(*vals, **params)]
+        out_dims: list[int | None] = []
+
+        def batched_body(*xs: Any) -> list:
+            out_dims.clear()
+            with new_main(BatchTrace, payload=self.axis) as main:
+                trace = BatchTrace(main)
+                ins = [BatchTracer(trace, x, d) for x, d in zip(xs, dims)]
+                outs = [trace.full_raise(o)
+                        for o in eval_jaxpr(closed.jaxpr, closed.consts, *ins)]
+            out_dims.extend(o.batch_dim for o in outs)
+            return [o.val for o in outs]
+
+        batched, _ = trace_to_jaxpr(batched_body, [get_aval(v) for v in vals])
+        if any(isinstance(c, Tracer) for c in batched.consts):
+            return super().process_call(prim, tracers, params)
+        outs = prim.bind(*vals, **dict(params, jaxpr=batched))
+        return [BatchTracer(self, o, d) for o, d in zip(outs, out_dims)]
 
 
 def vmap_flat(fun: Callable[..., Sequence[Any]], args: Sequence[Any],

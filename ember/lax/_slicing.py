@@ -283,6 +283,8 @@ def _scatter(prim: Any, operand: Any, scatter_indices: Any, updates: Any,
              unique_indices: bool, mode: str | GatherScatterMode | None,
              update_jaxpr: Any = None, update_consts: tuple = ()) -> Any:
     operand, updates = to_common_dtype(operand, updates)
+    if update_jaxpr is None:
+        update_jaxpr = G.combiner_jaxpr(prim, aval_of(operand).dtype)
     return prim.bind(operand, _as_index_array(scatter_indices), updates,
                      dimension_numbers=_canonical_scatter_dnums(dimension_numbers),
                      indices_are_sorted=bool(indices_are_sorted),

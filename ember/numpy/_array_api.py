@@ -67,7 +67,24 @@ def __array_namespace_info__() -> _NamespaceInfo:  # noqa: N807
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
-    """An Array holding a copy of a DLPack-exporting object's data."""
+    """Copy the data of an object that exports DLPack into an Ember array.
+
+    The counterpart of :func:`numpy.from_dlpack`: any object with ``__dlpack__`` (a NumPy
+    array, a PyTorch tensor, another Ember array) is read through NumPy's DLPack import.
+
+    Args:
+        x: the object exporting DLPack.
+        device: accepted for Array API compatibility.
+        copy: accepted for Array API compatibility; the data is always copied.
+
+    Returns:
+        An Ember array with ``x``'s shape, dtype (canonicalized as ``jnp.array`` does) and
+        values.
+
+    Example:
+        >>> jnp.from_dlpack(np.arange(3, dtype=np.int32))
+        Array([0, 1, 2], dtype=int32)
+    """
     from ember.numpy._creation import array
     return array(np.from_dlpack(x))
 

@@ -91,7 +91,24 @@ def lcm(x1: Any, x2: Any, /) -> Any:
 
 
 def spacing(x: Any, /) -> Any:
-    """The distance from x to the next float away from zero (signed like x)."""
+    """Return the distance from each value to the next float away from zero.
+
+    The counterpart of :func:`numpy.spacing`: the size of one unit in the last place at
+    ``x``, signed like ``x``.
+
+    Args:
+        x: an array; integers promote to the default float type.
+
+    Returns:
+        ``nextafter(x, copysign(inf, x)) - x``: the smallest subnormal at 0, NaN at
+        infinities and NaN.
+
+    Example:
+        >>> jnp.spacing(jnp.array([1.0, -1.0, 1024.0]))
+        Array([ 1.1920929e-07, -1.1920929e-07,  1.2207031e-04], dtype=float32)
+        >>> jnp.spacing(jnp.float32(0.0))
+        Array(1.e-45, dtype=float32)
+    """
     check_arraylike("spacing", x)
     (x,) = promote_dtypes_inexact(jnp.asarray(x))
     inf = jnp.asarray(np.inf, x.dtype)
@@ -108,7 +125,22 @@ _SWITCH = 20.0
 
 
 def i0(x: Any) -> Any:
-    """The modified Bessel function of the first kind, order 0."""
+    """Compute the modified Bessel function of the first kind of order 0.
+
+    The counterpart of :func:`numpy.i0`. Ember evaluates its power series for
+    ``|x| <= 20`` and its asymptotic expansion above, both in ``x``'s own precision.
+
+    Args:
+        x: a real array; integers promote to the default float type (complex input raises).
+
+    Returns:
+        ``I0(x)``, even in ``x`` and at least 1; it overflows to inf near ``|x| = 90`` in
+        float32.
+
+    Example:
+        >>> jnp.i0(jnp.array([0.0, 1.0, -2.0]))
+        Array([1.       , 1.266066 , 2.2795851], dtype=float32)
+    """
     check_arraylike("i0", x)
     (x,) = promote_dtypes_inexact(jnp.asarray(x))
     if not jnp.issubdtype(x.dtype, np.floating):
@@ -139,11 +171,17 @@ def i0(x: Any) -> Any:
 def bitwise_count(x: Any, /) -> Any:
     """Return the number of 1 bits in ``abs(x)``, element-wise.
 
+    The counterpart of :func:`numpy.bitwise_count` (NumPy 2).
+
     Args:
         x: an integer or bool array or scalar.
 
     Returns:
         The population count of ``x``'s absolute value, as uint8.
+
+    Example:
+        >>> jnp.bitwise_count(jnp.array([0, 7, 8, -3, 255]))
+        Array([0, 3, 1, 2, 8], dtype=uint8)
     """
     check_arraylike("bitwise_count", x)
     (x,) = promote_args_numeric("bitwise_count", x)
@@ -161,7 +199,26 @@ def bitwise_count(x: Any, /) -> Any:
 
 
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
-    """Eight truth values per uint8 along axis (flattened when None), zero-padded."""
+    """Pack an array of truth values into the bits of uint8 bytes.
+
+    The counterpart of :func:`numpy.packbits`.
+
+    Args:
+        a: an integer or bool array; each nonzero entry is a 1 bit.
+        axis: the axis packed eight entries to a byte; None (default) flattens first.
+        bitorder: ``"big"`` (default: the first entry is the most significant bit) or
+            ``"little"``.
+
+    Returns:
+        A uint8 array whose ``axis`` is ``ceil(n / 8)`` long; a last partial byte is padded
+        with zero bits.
+
+    Example:
+        >>> jnp.packbits(jnp.array([1, 0, 1, 1, 0, 0, 0, 1, 1]))
+        Array([177, 128], dtype=uint8)
+        >>> jnp.packbits(jnp.array([1, 0, 1]), bitorder="little")
+        Array([5], dtype=uint8)
+    """
     check_arraylike("packbits", a)
     arr = jnp.asarray(a)
     if not (jnp.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
@@ -185,8 +242,27 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
 
 def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
                bitorder: str = "big") -> Any:
-    """The bits of a uint8 array as 0/1 uint8 values along axis; `count` keeps (or
-    zero-pads to) that many."""
+    """Unpack the bits of uint8 bytes into an array of 0s and 1s.
+
+    The counterpart of :func:`numpy.unpackbits`; the inverse of :func:`packbits`.
+
+    Args:
+        a: a uint8 array.
+        axis: the axis each byte expands along, eight entries per byte; None (default)
+            flattens first.
+        count: keep only this many bits along ``axis`` (a larger count pads with zeros; a
+            negative one drops that many from the end).
+        bitorder: ``"big"`` (default: the most significant bit first) or ``"little"``.
+
+    Returns:
+        A uint8 array of 0s and 1s.
+
+    Example:
+        >>> jnp.unpackbits(jnp.array([5, 128], dtype=jnp.uint8))
+        Array([0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0], dtype=uint8)
+        >>> jnp.unpackbits(jnp.array([5], dtype=jnp.uint8), count=4, bitorder="little")
+        Array([1, 0, 1, 0], dtype=uint8)
+    """
     check_arraylike("unpackbits", a)
     arr = jnp.asarray(a)
     if arr.dtype != np.uint8:

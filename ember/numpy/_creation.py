@@ -351,16 +351,21 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
     """Create an array of the given shape; as in JAX it holds zeros.
 
-    XLA has no uninitialized memory, so unlike NumPy the contents are defined: ``empty`` is
-    ``zeros``.
+    The counterpart of :func:`numpy.empty`. XLA has no uninitialized memory, so unlike
+    NumPy the contents are defined: ``empty`` is ``zeros``.
 
     Args:
         shape: an int or a sequence of ints (static under ``jit``).
         dtype: the element type; default the default float.
-        device: accepted for JAX compatibility; Ember runs on one CPU device.
+        device: accepted for JAX compatibility; the result is placed as ``zeros`` places it.
 
     Returns:
         An array of ``shape`` and ``dtype`` holding zeros.
+
+    Example:
+        >>> jnp.empty((2, 3), dtype=jnp.int32)
+        Array([[0, 0, 0],
+               [0, 0, 0]], dtype=int32)
     """
     return _filled(_shape(shape), 0, _dtype(dtype, "empty"), False)
 

@@ -84,8 +84,34 @@ def _checking_outputs(func: Callable, sizes: dict[str, int], out_core: list[Core
 
 def vectorize(pyfunc: Callable, *, excluded: Any = frozenset(),
               signature: str | None = None) -> Callable:
-    """pyfunc mapped (by vmap) over the broadcast loop dimensions of its arguments, NumPy's
-    vectorize semantics; `excluded` positions / keyword names are passed through as is."""
+    """Turn a function of scalars (or of core blocks) into one that broadcasts over arrays.
+
+    The counterpart of :func:`numpy.vectorize` for traced code: instead of a Python loop,
+    each broadcast loop dimension becomes one ``vmap``, so ``pyfunc`` is traced once and
+    must be written with ``ember.numpy`` / ``lax`` operations.
+
+    Args:
+        pyfunc: the function to vectorize.
+        excluded: positions (ints) and keyword names (strs) of arguments passed to
+            ``pyfunc`` unchanged instead of being mapped over.
+        signature: an optional gufunc signature such as ``"(n),(n)->()"``: the named
+            trailing dimensions are core dimensions handed whole to ``pyfunc``; sizes that
+            share a name must agree. Without it every argument is mapped element by element.
+            With a signature, keyword arguments must be listed in ``excluded``.
+
+    Returns:
+        A function taking the same arguments as ``pyfunc``: the loop dimensions of its
+        arguments broadcast together and lead each output. Unlike NumPy, ``otypes`` and
+        ``cache`` are not accepted and the output dtype is whatever ``pyfunc`` returns.
+
+    Example:
+        >>> f = jnp.vectorize(lambda a, b: jnp.where(a > b, a - b, a + b))
+        >>> f(jnp.array([1, 5, 3]), 2)
+        Array([3, 3, 1], dtype=int32)
+        >>> dot = jnp.vectorize(jnp.dot, signature="(n),(n)->()")
+        >>> dot(jnp.ones((2, 3)), jnp.arange(3.0))
+        Array([3., 3.], dtype=float32)
+    """
     if any(not isinstance(e, (str, int)) for e in excluded):
         raise TypeError("jax.numpy.vectorize can only exclude integer or string arguments, "
                         f"but excluded={excluded!r}")
@@ -160,8 +186,30 @@ def vectorize(pyfunc: Callable, *, excluded: Any = frozenset(),
 
 
 def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
-    """func1d applied to every 1-D slice of arr along axis; its output's dimensions
-    replace that axis."""
+    """Apply a function to every 1-D slice of an array along one axis.
+
+    The counterpart of :func:`numpy.apply_along_axis`, built on ``vmap``: ``func1d`` is
+    traced once on one slice rather than called once per slice.
+
+    Args:
+        func1d: a function of a 1-D array (traced, so written with ``ember.numpy``).
+        axis: the axis whose slices ``func1d`` receives.
+        arr: the input array.
+        *args: passed on to ``func1d`` after the slice.
+        **kwargs: passed on to ``func1d`` as keywords.
+
+    Returns:
+        The stacked results: the dimensions of ``func1d``'s output take the place of
+        ``axis`` (a scalar output removes it).
+
+    Example:
+        >>> x = jnp.array([[3, 1, 2], [9, 7, 8]])
+        >>> jnp.apply_along_axis(jnp.sort, 1, x)
+        Array([[1, 2, 3],
+               [7, 8, 9]], dtype=int32)
+        >>> jnp.apply_along_axis(lambda v: v[0] - v[-1], 0, x)
+        Array([-6, -6, -6], dtype=int32)
+    """
     check_arraylike("apply_along_axis", arr)
     from ember.vmap_api import vmap
     nd = np.ndim(arr)
@@ -179,8 +227,28 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, **kwargs
 
 
 def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Sequence[int]) -> Any:
-    """func(a, axis) for each axis in turn, each result kept at a's rank (a reduced axis is
-    put back with size 1)."""
+    """Apply a reduction repeatedly over several axes, keeping the array's rank.
+
+    The counterpart of :func:`numpy.apply_over_axes`.
+
+    Args:
+        func: called as ``func(a, axis)``; it must return an array of the same rank, or of
+            one rank less (the reduced axis is then put back with length 1).
+        a: the input array.
+        axes: the axes, applied in order.
+
+    Returns:
+        The result after the last axis, with ``a``'s number of dimensions. A ``func`` that
+        returns any other rank raises ``ValueError``.
+
+    Example:
+        >>> x = jnp.arange(6).reshape(2, 3)
+        >>> jnp.apply_over_axes(jnp.sum, x, [0, 1])
+        Array([[15]], dtype=int32)
+        >>> jnp.apply_over_axes(jnp.sum, x, [1])
+        Array([[ 3],
+               [12]], dtype=int32)
+    """
     check_arraylike("apply_over_axes", a)
     arr = jnp.asarray(a)
     for axis in axes:
@@ -196,7 +264,30 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Sequence[int]
 
 def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float,
                  **kwargs: Any) -> Any:
-    """function(i0, i1, ...) over the index grid of `shape` (vmapped, one index per axis)."""
+    """Build an array by calling a function on the index grid of a shape.
+
+    The counterpart of :func:`numpy.fromfunction`. Where NumPy calls ``function`` once
+    with whole index arrays, Ember maps it with one ``vmap`` per axis, so ``function``
+    receives scalar indices; an elementwise function gives the same result either way.
+
+    Args:
+        function: called as ``function(i0, i1, ..., **kwargs)`` with one index per axis.
+        shape: an int or a tuple of ints (static).
+        dtype: the dtype of the indices passed in (default: the default float type).
+        **kwargs: passed on to ``function``.
+
+    Returns:
+        The array of ``function``'s values, of shape ``shape`` (followed by the shape of
+        each value when ``function`` returns non-scalars).
+
+    Example:
+        >>> jnp.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=int)
+        Array([[ 0,  1,  2],
+               [10, 11, 12]], dtype=int32)
+        >>> jnp.fromfunction(lambda i, j: i == j, (2, 2))
+        Array([[ True, False],
+               [False,  True]], dtype=bool)
+    """
     from ember.vmap_api import vmap
     dims = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     fn = function
@@ -208,12 +299,51 @@ def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float
 
 
 def matvec(x1: Any, x2: Any, /) -> Any:
-    """Matrix-vector products over broadcast leading dimensions."""
+    """Compute matrix-vector products over broadcast leading dimensions.
+
+    The counterpart of :func:`numpy.matvec` (NumPy 2.2): the gufunc
+    ``(n,m),(m)->(n)``.
+
+    Args:
+        x1: an array of matrices, shape ``(..., n, m)``.
+        x2: an array of vectors, shape ``(..., m)``; the leading dimensions of both
+            broadcast together.
+
+    Returns:
+        The products ``x1 @ x2`` of each matrix with its vector, shape ``(..., n)``.
+
+    Example:
+        >>> a = jnp.array([[1, 2], [3, 4]])
+        >>> jnp.matvec(a, jnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+        >>> jnp.matvec(a, jnp.array([[1, 0], [0, 1], [1, 1]]))
+        Array([[1, 3],
+               [2, 4],
+               [3, 7]], dtype=int32)
+    """
     check_arraylike("matvec", x1, x2)
     return vectorize(jnp.matmul, signature="(n,m),(m)->(n)")(x1, x2)
 
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
-    """Vector-matrix products (conj(x1) @ x2) over broadcast leading dimensions."""
-    check_arraylike("matvec", x1, x2)
+    """Compute vector-matrix products over broadcast leading dimensions.
+
+    The counterpart of :func:`numpy.vecmat` (NumPy 2.2): the gufunc
+    ``(n),(n,m)->(m)``, with the vector conjugated as in :func:`numpy.vecdot`.
+
+    Args:
+        x1: an array of vectors, shape ``(..., n)`` (conjugated when complex).
+        x2: an array of matrices, shape ``(..., n, m)``; the leading dimensions of both
+            broadcast together.
+
+    Returns:
+        ``conj(x1) @ x2`` for each pair, shape ``(..., m)``.
+
+    Example:
+        >>> jnp.vecmat(jnp.array([1, 1]), jnp.array([[1, 2], [3, 4]]))
+        Array([4, 6], dtype=int32)
+        >>> jnp.vecmat(jnp.array([1j, 1]), jnp.array([[1, 0], [0, 1]]))
+        Array([0.-1.j, 1.+0.j], dtype=complex64)
+    """
+    check_arraylike("vecmat", x1, x2)
     return vectorize(jnp.matmul, signature="(n),(n,m)->(m)")(jnp.conj(x1), x2)

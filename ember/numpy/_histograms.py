@@ -23,6 +23,7 @@ import ember.numpy as jnp
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import _to_inexact, check_arraylike, promote_dtypes_inexact
 
 __all__ = ["bincount", "digitize", "histogram_bin_edges", "histogram", "histogram2d",
@@ -39,8 +40,32 @@ def _static_int(value: Any, what: str) -> int:
 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
              length: int | None = None) -> Any:
-    """counts[i] = sum of weights (1 when None) where x == i; negative x count in bin 0,
-    x >= length are dropped. Without `length` the size is max(minlength, max(x) + 1)."""
+    """Count (or sum weights of) the occurrences of each non-negative integer.
+
+    The counterpart of :func:`numpy.bincount`. The result's length must be static: under
+    ``jit`` pass ``length``. Unlike NumPy, negative values are counted in bin 0 instead of
+    raising, and values at or past ``length`` are dropped.
+
+    Args:
+        x: a 1-D array of integers (or bools).
+        weights: an optional array shaped like ``x``; bin ``i`` then sums the weights of the
+            entries equal to ``i``.
+        minlength: the smallest length of the result.
+        length: the exact length of the result (static); needed when ``x`` is traced.
+
+    Returns:
+        ``counts`` with ``counts[i]`` the number (or weight) of entries equal to ``i``, of
+        length ``length``, or else ``max(minlength, max(x) + 1)``; int32 without weights,
+        the weights' dtype with them.
+
+    Example:
+        >>> jnp.bincount(jnp.array([0, 1, 1, 3]))
+        Array([1, 2, 0, 1], dtype=int32)
+        >>> jnp.bincount(jnp.array([0, 1, 1, 3]), weights=jnp.array([0.5, 1.0, 2.0, 4.0]))
+        Array([0.5, 3. , 0. , 4. ], dtype=float32)
+        >>> jnp.bincount(jnp.array([0, 1, 1, 3]), length=3)
+        Array([1, 2, 0], dtype=int32)
+    """
     check_arraylike("bincount", x)
     x = jnp.asarray(x)
     if x.dtype == np.bool_:
@@ -75,27 +100,72 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
 
 
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
-    """Index of the bin of each x: bins[i-1] <= x < bins[i] for increasing bins (the
-    other inequality when `right`), mirrored for decreasing bins."""
+    """Find the bin of each value among a sorted array of bin edges.
+
+    The counterpart of :func:`numpy.digitize`, computed with :func:`searchsorted`.
+
+    Args:
+        x: the values to place.
+        bins: a 1-D array of edges, increasing or decreasing.
+        right: for increasing ``bins``, False (default) puts ``x`` in bin ``i`` when
+            ``bins[i-1] <= x < bins[i]``, True when ``bins[i-1] < x <= bins[i]``; decreasing
+            bins mirror the inequalities.
+        method: the search method passed to :func:`searchsorted`.
+
+    Returns:
+        An int32 array shaped like ``x``: 0 below the first edge, ``len(bins)`` past the last.
+
+    Example:
+        >>> bins = jnp.array([0.0, 1.0, 2.5])
+        >>> jnp.digitize(jnp.array([-1.0, 0.0, 1.0, 2.0, 3.0]), bins)
+        Array([0, 1, 2, 2, 3], dtype=int32)
+        >>> jnp.digitize(jnp.array([-1.0, 0.0, 1.0, 2.0, 3.0]), bins, right=True)
+        Array([0, 0, 1, 2, 3], dtype=int32)
+    """
     check_arraylike("digitize", x, bins)
     x, b = jnp.asarray(x), jnp.asarray(bins)
     if isinstance(right, Tracer):
         raise ConcretizationTypeError("right argument of jnp.digitize() must be static")
     if b.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    return _digitize(x, b, right=right, method=method)
+
+
+@jit_like_jax("digitize", static_argnames=("right", "method"))
+def _digitize(x: Any, b: Any, right: bool, method: str | None) -> Any:
     if b.shape[0] == 0:
         return jnp.zeros_like(x, dtype=np.int32)
     side = "left" if right else "right"
     kw = {} if method is None else {"method": method}
+    increasing = b[-1] >= b[0]
     up = jnp.searchsorted(b, x, side=side, **kw)
     down = b.shape[0] - jnp.searchsorted(b[::-1], x, side=side, **kw)
-    return jnp.where(b[-1] >= b[0], up, down)
+    return jnp.where(increasing, up, down)
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,
                         weights: Any = None) -> Any:
-    """The edges: `bins` itself when 1-D, else bins + 1 evenly spaced points over `range`
-    (default [min a, max a]; an empty range widens to [lo - 0.5, hi + 0.5])."""
+    """Compute the bin edges a histogram would use.
+
+    The counterpart of :func:`numpy.histogram_bin_edges`; NumPy's string estimators
+    (``bins="auto"`` and the like) raise ``NotImplementedError``.
+
+    Args:
+        a: the data (flattened).
+        bins: an int (static): that many equal bins; or a 1-D array of edges, returned as is.
+        range: ``(lo, hi)``, the span of the equal bins; default ``(a.min(), a.max())``. An
+            empty span ``lo == hi`` widens to ``(lo - 0.5, hi + 0.5)``.
+        weights: accepted for NumPy compatibility; the edges do not depend on it.
+
+    Returns:
+        The ``bins + 1`` edges, in ``a``'s inexact dtype.
+
+    Example:
+        >>> jnp.histogram_bin_edges(jnp.array([1, 2, 5]), bins=4)
+        Array([1., 2., 3., 4., 5.], dtype=float32)
+        >>> jnp.histogram_bin_edges(jnp.array([3.0, 3.0]), bins=2)
+        Array([2.5, 3. , 3.5], dtype=float32)
+    """
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
     check_arraylike("histogram_bin_edges", a, bins)
@@ -137,8 +207,34 @@ def _bin_index(values: Any, edges: Any, uniform: bool = False) -> Any:
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
               density: bool | None = None) -> tuple[Any, Any]:
-    """(counts, edges) of a's values (flattened); `density` divides by the total and the
-    bin widths."""
+    """Count how many values fall into each bin.
+
+    The counterpart of :func:`numpy.histogram`. Every bin is half-open ``[e_i, e_i+1)``
+    except the last, which also holds its right edge; values outside the edges (and NaNs)
+    are not counted.
+
+    Args:
+        a: the data (flattened).
+        bins: an int (static): that many equal bins over ``range``; or a 1-D array of
+            monotonically increasing edges.
+        range: ``(lo, hi)`` for the equal bins; default ``(a.min(), a.max())``.
+        weights: an optional array shaped like ``a``: each value counts with its weight.
+        density: divide the counts by their total and by the bin widths, so the histogram
+            integrates to 1.
+
+    Returns:
+        ``(counts, edges)``: the ``len(edges) - 1`` counts (floats, in the inexact dtype of
+        ``a`` and ``weights``, as in JAX; NumPy gives integers without weights) and the edges.
+
+    Example:
+        >>> counts, edges = jnp.histogram(jnp.array([1.0, 2.0, 2.0, 3.0, 4.0]), bins=3)
+        >>> counts
+        Array([1., 2., 2.], dtype=float32)
+        >>> edges
+        Array([1., 2., 3., 4.], dtype=float32)
+        >>> jnp.histogram(jnp.array([0.5, 1.5, 9.0]), bins=jnp.array([0.0, 1.0, 2.0]))[0]
+        Array([1., 1.], dtype=float32)
+    """
     if weights is None:
         check_arraylike("histogram", a, bins)
         (a,) = promote_dtypes_inexact(jnp.asarray(a))
@@ -158,7 +254,34 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any = None,
                 density: bool | None = None) -> tuple[Any, Any, Any]:
-    """histogramdd of the points (x[i], y[i]): (counts, x edges, y edges)."""
+    """Count the points of two coordinate arrays in a 2-D grid of bins.
+
+    The counterpart of :func:`numpy.histogram2d`: :func:`histogramdd` of the points
+    ``(x[i], y[i])``.
+
+    Args:
+        x: the first coordinates, 1-D.
+        y: the second coordinates, shaped like ``x``.
+        bins: an int (the same number of equal bins for both), a pair of ints, a 1-D array of
+            edges shared by both, or a pair of edge arrays.
+        range: ``[(xlo, xhi), (ylo, yhi)]`` for the equal bins (an entry may be None).
+        weights: an optional weight per point.
+        density: normalize so that the histogram integrates to 1 over the grid.
+
+    Returns:
+        ``(counts, x_edges, y_edges)``, ``counts`` of shape ``(len(x_edges) - 1,
+        len(y_edges) - 1)`` with the first coordinate along the first axis.
+
+    Example:
+        >>> x = jnp.array([0.0, 0.5, 1.0, 1.0])
+        >>> y = jnp.array([0.0, 1.0, 1.0, 0.2])
+        >>> counts, xe, ye = jnp.histogram2d(x, y, bins=2)
+        >>> counts
+        Array([[1., 0.],
+               [1., 2.]], dtype=float32)
+        >>> xe
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     check_arraylike("histogram2d", x, y)
     try:
         n = len(bins)
@@ -173,8 +296,32 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any 
 
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, weights: Any = None,
                 density: bool | None = None) -> tuple[Any, list[Any]]:
-    """(counts of shape (bins_0, ..., bins_D-1), [edges per dimension]) of N points in D
-    dimensions (sample of shape (N, D)): one bincount over the raveled bin indices."""
+    """Count points in D dimensions on a grid of bins.
+
+    The counterpart of :func:`numpy.histogramdd`: each point's bin index per dimension is
+    found as in :func:`histogram`, and one :func:`bincount` counts the combined indices.
+
+    Args:
+        sample: an ``(N, D)`` array of N points in D dimensions.
+        bins: an int for all dimensions, or one entry per dimension, each an int or a 1-D
+            array of edges.
+        range: None, or one ``(lo, hi)`` pair (or None) per dimension.
+        weights: an optional array of N weights.
+        density: normalize so that the histogram integrates to 1 over the grid.
+
+    Returns:
+        ``(counts, edges)``: ``counts`` of shape ``(bins_0, ..., bins_D-1)`` and the list of
+        the D arrays of edges.
+
+    Example:
+        >>> pts = jnp.array([[0.0, 0.0], [0.2, 1.0], [1.0, 1.0]])
+        >>> counts, edges = jnp.histogramdd(pts, bins=(2, 2))
+        >>> counts
+        Array([[1., 1.],
+               [0., 1.]], dtype=float32)
+        >>> edges[1]
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     if weights is None:
         check_arraylike("histogramdd", sample)
         (sample,) = promote_dtypes_inexact(jnp.asarray(sample))

@@ -219,24 +219,19 @@ def _apply_static_slices(x: Any, entries: list[Any]) -> Any:
         if d is None:
             continue
         size = shape[d]
-        if isinstance(e, _Slice) and e.size > 0:
-            if e.step > 0:
-                starts.append(e.start)
-                limits.append(e.start + (e.size - 1) * e.step + 1)
-                strides.append(e.step)
-            else:
-                # Elements start, start+step, ..., lowest: slice them in increasing order
-                # (stride -step from the lowest one), then reverse the dim.
-                low = e.start + (e.size - 1) * e.step
-                starts.append(low)
-                limits.append(e.start + 1)
-                strides.append(-e.step)
-                if e.size > 1:
-                    revs.append(d)
+        # The start, limit and stride JAX stages: a forward slice runs from its start to its
+        # stop (its stride kept even for one element); a backward one is sliced forward
+        # from its lowest element, then reversed (an empty one at its stop + 1).
+        if isinstance(e, _Slice) and e.step > 0:
+            starts.append(e.start)
+            limits.append(max(e.start, e.stop))
+            strides.append(e.step)
         elif isinstance(e, _Slice):
-            starts.append(0)
-            limits.append(0)
-            strides.append(1)
+            low = e.start + (e.size - 1) * e.step if e.size else max(e.stop, e.start) + 1
+            starts.append(low)
+            limits.append(e.start + 1 if e.size else low)
+            strides.append(-e.step)
+            revs.append(d)
         elif isinstance(e, _Int):
             i = e.value + size if e.value < 0 else e.value
             starts.append(i)
@@ -246,8 +241,6 @@ def _apply_static_slices(x: Any, entries: list[Any]) -> Any:
             starts.append(0)
             limits.append(size)
             strides.append(1)
-    # Strides collapse to 1 where they make no difference (a single element).
-    strides = [1 if lim - s <= 1 else st for s, lim, st in zip(starts, limits, strides)]
     if tuple(starts) != (0,) * len(shape) or tuple(limits) != shape or any(
             st != 1 for st in strides):
         x = lax.slice(x, starts, limits, None if all(st == 1 for st in strides) else strides)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import lax
 from ember.core import dtypes
-from ember.core.trace import get_aval
+from ember.core.trace import current_dynamic, get_aval
 from ember.lax._slicing import GatherDimensionNumbers, ScatterDimensionNumbers
 from ember.numpy._index_entries import _Array, _Int, _None, _operand_dims, _Slice
 
@@ -162,7 +162,10 @@ def _stack_components(comps: list[tuple[int, Any, list[int]]], batch_shape: tupl
     dtype = _index_dtype(comps)
     k = len(comps)
     nb = len(batch_shape)
-    if all(isinstance(v, np.ndarray) for _, v, _ in comps):
+    # Static indices become one NumPy constant in eager mode; under a trace each component is
+    # staged (a broadcast_in_dim of its literal, then one concatenate), as JAX stages them.
+    if all(isinstance(v, np.ndarray) for _, v, _ in comps) and (
+            current_dynamic().level == 0 or not comps):
         out = np.zeros(batch_shape + (k,), dtype)
         for j, (_, v, bdims) in enumerate(comps):
             shape = [1] * nb

@@ -90,15 +90,61 @@ def _diag(x: Any) -> Any:
 # -- factorizations ------------------------------------------------------------------------------
 
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
-    """Cholesky factor of symmetric (Hermitian) positive definite matrices (lower, or
-    upper = L^H); NaN where the matrix is not positive definite."""
+    """Compute the Cholesky factor of symmetric (Hermitian) positive definite matrices.
+
+    The counterpart of :func:`numpy.linalg.cholesky`.
+
+    Args:
+        a: a matrix or a stack of them, shape ``(..., n, n)``; integers promote to the
+            default float type.
+        upper: return the upper factor ``U = L^H`` (``a = U^H U``) instead of the lower
+            one.
+        symmetrize_input: first replace ``a`` by ``(a + a^H) / 2``, as JAX does, so the
+            result (and its derivative) does not depend on one triangle alone.
+
+    Returns:
+        The triangular factor ``L`` with ``a = L @ L^H``. Unlike NumPy, a matrix that is not
+        positive definite gives NaNs rather than raising ``LinAlgError``.
+
+    Example:
+        >>> jnp.linalg.cholesky(jnp.array([[4.0, 2.0], [2.0, 5.0]]))
+        Array([[2., 0.],
+               [1., 2.]], dtype=float32)
+        >>> jnp.linalg.cholesky(jnp.array([[4.0, 2.0], [2.0, 5.0]]), upper=True)
+        Array([[2., 1.],
+               [0., 2.]], dtype=float32)
+    """
     (a,) = _inexact("cholesky", a)
     low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return _H(low) if upper else low
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """QR decomposition: mode 'reduced' (default), 'complete' or 'r'."""
+    """Compute the QR decomposition of matrices.
+
+    The counterpart of :func:`numpy.linalg.qr`.
+
+    Args:
+        a: a matrix or a stack of them, shape ``(..., m, n)``; integers promote to the
+            default float type.
+        mode: ``"reduced"`` (default): ``Q`` is ``(..., m, k)`` and ``R`` ``(..., k, n)``
+            with ``k = min(m, n)``; ``"complete"``: ``Q`` is square ``(..., m, m)``; ``"r"``:
+            only ``R``.
+
+    Returns:
+        ``QRResult(Q, R)`` with orthonormal (unitary) columns in ``Q`` and an upper
+        triangular ``R``, ``a = Q @ R``; just ``R`` for ``mode="r"``. The signs of the
+        columns of ``Q`` (and rows of ``R``) are LAPACK's Householder convention.
+
+    Example:
+        >>> q, r = jnp.linalg.qr(jnp.array([[3.0, 1.0], [4.0, 2.0]]))
+        >>> jnp.round(r, 4) + 0.0
+        Array([[-5. , -2.2],
+               [ 0. ,  0.4]], dtype=float32)
+        >>> jnp.round(q @ r, 4) + 0.0
+        Array([[3., 1.],
+               [4., 2.]], dtype=float32)
+    """
     (a,) = _inexact("qr", a)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
@@ -107,7 +153,31 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices."""
+    """Compute the eigenvalues and eigenvectors of symmetric (Hermitian) matrices.
+
+    The counterpart of :func:`numpy.linalg.eigh`.
+
+    Args:
+        a: a matrix or a stack of them, shape ``(..., n, n)``; integers promote to the
+            default float type.
+        UPLO: ``"L"`` (default) or ``"U"``: which triangle is read when
+            ``symmetrize_input`` is False.
+        symmetrize_input: first replace ``a`` by ``(a + a^H) / 2`` (JAX's default).
+
+    Returns:
+        ``EighResult(eigenvalues, eigenvectors)``: real eigenvalues in ascending order,
+        shape ``(..., n)``, and the orthonormal eigenvectors as the columns of an
+        ``(..., n, n)`` array (each determined up to its sign or phase).
+
+    Example:
+        >>> a = jnp.array([[2.0, 1.0], [1.0, 2.0]])
+        >>> w, v = jnp.linalg.eigh(a)
+        >>> jnp.round(w, 4) + 0.0
+        Array([1., 3.], dtype=float32)
+        >>> jnp.round(jnp.abs(v), 4)
+        Array([[0.7071, 0.7071],
+               [0.7071, 0.7071]], dtype=float32)
+    """
     (a,) = _inexact("eigh", a)
     if UPLO is None or UPLO == "L":
         lower = True
@@ -120,13 +190,57 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
 
 
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
-    """Eigenvalues (ascending) of symmetric matrices."""
+    """Compute the eigenvalues of symmetric (Hermitian) matrices.
+
+    The counterpart of :func:`numpy.linalg.eigvalsh`: the eigenvalues of :func:`eigh`.
+
+    Args:
+        a: a matrix or a stack of them, shape ``(..., n, n)``.
+        UPLO: ``"L"`` (default) or ``"U"``: which triangle is read when
+            ``symmetrize_input`` is False.
+        symmetrize_input: first replace ``a`` by ``(a + a^H) / 2`` (JAX's default).
+
+    Returns:
+        The real eigenvalues in ascending order, shape ``(..., n)``.
+
+    Example:
+        >>> jnp.round(jnp.linalg.eigvalsh(jnp.array([[2.0, 0.0], [0.0, -1.0]])), 4)
+        Array([-1.,  2.], dtype=float32)
+    """
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: tuple[int, int] | None = None) -> Any:
-    """Singular value decomposition: SVDResult(U, S, Vh), or S alone."""
+    """Compute the singular value decomposition of matrices.
+
+    The counterpart of :func:`numpy.linalg.svd`.
+
+    Args:
+        a: a matrix or a stack of them, shape ``(..., m, n)``; integers promote to the
+            default float type.
+        full_matrices: True (default): ``U`` is ``(..., m, m)`` and ``Vh`` ``(..., n, n)``;
+            False: ``(..., m, k)`` and ``(..., k, n)`` with ``k = min(m, n)``.
+        compute_uv: False returns the singular values alone.
+        hermitian: accepted for NumPy compatibility; the general algorithm is used.
+        subset_by_index: ``(start, stop)``: keep only the singular values (and vectors) of
+            those indices, in descending order.
+
+    Returns:
+        ``SVDResult(U, S, Vh)`` with ``a = U @ diag(S) @ Vh`` and ``S`` real, non-negative
+        and descending; just ``S`` when ``compute_uv`` is False. Singular vectors are
+        determined up to sign (or phase).
+
+    Example:
+        >>> a = jnp.array([[3.0, 0.0], [0.0, -2.0], [0.0, 0.0]])
+        >>> u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+        >>> jnp.round(s, 4)
+        Array([3., 2.], dtype=float32)
+        >>> jnp.round(u * s @ vh, 4) + 0.0
+        Array([[ 3.,  0.],
+               [ 0., -2.],
+               [ 0.,  0.]], dtype=float32)
+    """
     (a,) = _inexact("svd", a)
     out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
                          subset_by_index=subset_by_index)
@@ -134,7 +248,21 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
 
 
 def svdvals(x: Any, /) -> Any:
-    """Singular values, descending."""
+    """Compute the singular values of matrices.
+
+    The counterpart of :func:`numpy.linalg.svdvals` (NumPy 2):
+    ``svd(x, compute_uv=False)``.
+
+    Args:
+        x: a matrix or a stack of them, shape ``(..., m, n)``.
+
+    Returns:
+        The ``min(m, n)`` singular values of each matrix, real and descending.
+
+    Example:
+        >>> jnp.linalg.svdvals(jnp.array([[0.0, 2.0], [1.0, 0.0]]))
+        Array([2., 1.], dtype=float32)
+    """
     return svd(x, compute_uv=False)
 
 
@@ -305,7 +433,26 @@ def _make_slogdet() -> Any:
 
 
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
-    """sign and log|det| of square matrices, from LU; d log|det| = trace(a^-1 da)."""
+    """Compute the sign and the logarithm of the absolute value of determinants.
+
+    The counterpart of :func:`numpy.linalg.slogdet`; it avoids the overflow and underflow
+    of :func:`det` for large matrices.
+
+    Args:
+        a: a square matrix or a stack of them, shape ``(..., n, n)``; integers promote to
+            the default float type.
+        method: ``"lu"`` or None (default, the same): from the LU factorization with partial
+            pivoting.
+
+    Returns:
+        ``SlogdetResult(sign, logabsdet)`` with ``det(a) = sign * exp(logabsdet)``: ``sign``
+        is -1, 0 or 1 (a unit-modulus complex number for complex ``a``), and a singular
+        matrix gives ``(0, -inf)``.
+
+    Example:
+        >>> jnp.linalg.slogdet(jnp.array([[0.0, 2.0], [4.0, 0.0]]))
+        SlogdetResult(sign=Array(-1., dtype=float32), logabsdet=Array(2.0794415, dtype=float32))
+    """
     (a,) = _inexact("slogdet", a)
     _square("slogdet()", a, "")
     if method not in (None, "lu"):
@@ -383,7 +530,28 @@ def det(a: Any) -> Any:
 
 
 def matrix_power(a: Any, n: int) -> Any:
-    """a multiplied by itself n times (n < 0: of its inverse; n == 0: the identity)."""
+    """Raise square matrices to an integer power.
+
+    The counterpart of :func:`numpy.linalg.matrix_power`, by repeated squaring.
+
+    Args:
+        a: a square matrix or a stack of them, shape ``(..., n, n)``.
+        n: the exponent, a static int: 0 gives the identity, a negative one powers the
+            inverse.
+
+    Returns:
+        ``a @ a @ ... @ a`` (``n`` factors), in ``a``'s dtype (integers stay integers unless
+        ``n < 0``).
+
+    Example:
+        >>> a = jnp.array([[1, 1], [0, 1]])
+        >>> jnp.linalg.matrix_power(a, 3)
+        Array([[1, 3],
+               [0, 1]], dtype=int32)
+        >>> jnp.linalg.matrix_power(jnp.array([[2.0, 0.0], [0.0, 4.0]]), -1)
+        Array([[0.5 , 0.  ],
+               [0.  , 0.25]], dtype=float32)
+    """
     jnp = _jnp()
     check_arraylike("matrix_power", a)
     a = jnp.asarray(a)
@@ -420,7 +588,25 @@ def _default_rtol(shape: tuple[int, ...], dtype: Any) -> float:
 
 
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
-    """Moore-Penrose pseudo-inverse: singular values at most rtol * max(s) are dropped."""
+    """Compute the Moore-Penrose pseudo-inverse of matrices.
+
+    The counterpart of :func:`numpy.linalg.pinv`, from the singular value decomposition.
+
+    Args:
+        a: a matrix or a stack of them, shape ``(..., m, n)``.
+        rtol: singular values at most ``rtol * max(s)`` are treated as zero; default
+            ``max(m, n) * eps``.
+        hermitian: accepted for NumPy compatibility; the general SVD is used.
+        rcond: NumPy's older name for ``rtol`` (give only one of them).
+
+    Returns:
+        The ``(..., n, m)`` pseudo-inverse.
+
+    Example:
+        >>> jnp.round(jnp.linalg.pinv(jnp.array([[1.0, 0.0], [0.0, 0.0], [0.0, 2.0]])), 4)
+        Array([[1. , 0. , 0. ],
+               [0. , 0. , 0.5]], dtype=float32)
+    """
     jnp = _jnp()
     (a,) = _inexact("pinv", a)
     if rcond is not None:
@@ -440,7 +626,28 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
-    """The number of singular values above tol (default rtol * max(s))."""
+    """Compute the rank of matrices from their singular values.
+
+    The counterpart of :func:`numpy.linalg.matrix_rank`.
+
+    Args:
+        M: a matrix or a stack of them, shape ``(..., m, n)`` (a 0-d or 1-d ``M`` has rank 1
+            unless it is all zeros).
+        rtol: the relative tolerance: singular values above ``rtol * max(s)`` count; default
+            ``max(m, n) * eps``.
+        hermitian: accepted for NumPy compatibility; the general SVD is used.
+        tol: an absolute tolerance, used instead of ``rtol``.
+
+    Returns:
+        The number of singular values above the tolerance, as an int32 array of the batch
+        shape.
+
+    Example:
+        >>> jnp.linalg.matrix_rank(jnp.array([[1.0, 2.0], [2.0, 4.0]]))
+        Array(1, dtype=int32)
+        >>> jnp.linalg.matrix_rank(jnp.eye(3))
+        Array(3, dtype=int32)
+    """
     jnp = _jnp()
     (M,) = _inexact("matrix_rank", M)
     aval = get_aval(M)
@@ -459,7 +666,31 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
 
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False
           ) -> tuple[Any, Any, Any, Any]:
-    """Least squares: (x, residuals, rank, s) as numpy.linalg.lstsq, for 2-D a."""
+    """Solve a linear least-squares problem.
+
+    The counterpart of :func:`numpy.linalg.lstsq`, from the singular value decomposition.
+
+    Args:
+        a: the ``(m, n)`` coefficient matrix.
+        b: the right-hand side, ``(m,)`` or ``(m, k)``.
+        rcond: singular values below ``rcond * max(s)`` are treated as zero; default
+            ``max(m, n) * eps``; a negative value means ``eps``.
+        numpy_resid: give the residuals only where NumPy does (full rank and ``m > n``,
+            else zeros); by default they are always computed, as in JAX.
+
+    Returns:
+        ``(x, residuals, rank, s)``: the minimum-norm solution minimizing
+        ``|b - a @ x|``, the squared residual norm per column of ``b``, the effective rank
+        of ``a`` and its singular values.
+
+    Example:
+        >>> a = jnp.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+        >>> x, resid, rank, s = jnp.linalg.lstsq(a, jnp.array([1.0, 2.0, 2.0]))
+        >>> jnp.round(x, 4)
+        Array([1.1667, 0.5   ], dtype=float32)
+        >>> rank
+        Array(2, dtype=int32)
+    """
     jnp = _jnp()
     a, b = _inexact("lstsq", a, b)
     ash, bsh = get_aval(a).shape, get_aval(b).shape
@@ -494,7 +725,25 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
 
 
 def cond(x: Any, p: Any = None) -> Any:
-    """Condition number in norm p (None/2: the ratio of extreme singular values)."""
+    """Compute the condition number of matrices.
+
+    The counterpart of :func:`numpy.linalg.cond`.
+
+    Args:
+        x: a matrix or a stack of them, shape ``(..., m, n)``.
+        p: the norm: None or 2 (default: the ratio of the largest to the smallest singular
+            value), -2 (its inverse), or any matrix norm of :func:`norm` (``"fro"``,
+            ``"nuc"``, 1, -1, inf, -inf), which needs square matrices.
+
+    Returns:
+        ``norm(x, p) * norm(inv(x), p)``; inf for a singular matrix.
+
+    Example:
+        >>> jnp.linalg.cond(jnp.array([[2.0, 0.0], [0.0, 0.5]]))
+        Array(4., dtype=float32)
+        >>> jnp.linalg.cond(jnp.array([[1.0, 1.0], [1.0, 1.0]]), p=1)
+        Array(inf, dtype=float32)
+    """
     jnp = _jnp()
     (x,) = _inexact("cond", x)
     aval = get_aval(x)
@@ -531,8 +780,26 @@ def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool)
 # -- products and tensor solves ------------------------------------------------------------------
 
 def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
-    """The product of a chain of matrices (first may be 1-D, last may be 1-D), multiplied
-    in the cheapest order."""
+    """Multiply a chain of matrices in the cheapest order.
+
+    The counterpart of :func:`numpy.linalg.multi_dot`: the order of the products is chosen
+    by the classic dynamic program over the matrices' shapes, so the result equals
+    ``arrays[0] @ arrays[1] @ ...`` with the fewest multiplications.
+
+    Args:
+        arrays: two or more arrays: the first may be 1-D (a row vector), the last may be 1-D
+            (a column vector), the others must be 2-D.
+        precision: passed to each product, as for :func:`matmul`.
+
+    Returns:
+        The product, with the dimensions of 1-D ends removed.
+
+    Example:
+        >>> a = jnp.ones((2, 3))
+        >>> b = jnp.arange(12.0).reshape(3, 4)
+        >>> jnp.linalg.multi_dot([a, b, jnp.ones(4)])
+        Array([66., 66.], dtype=float32)
+    """
     jnp = _jnp()
     arrs = [jnp.asarray(x) for x in arrays]
     if len(arrs) < 2:
@@ -575,7 +842,28 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
 
 
 def tensorinv(a: Any, ind: int = 2) -> Any:
-    """The inverse of a as a tensor with respect to tensordot over its first `ind` axes."""
+    """Compute the inverse of an array seen as a tensor operator.
+
+    The counterpart of :func:`numpy.linalg.tensorinv`: the first ``ind`` axes of ``a`` are
+    its outputs and the rest its inputs, so that ``tensordot(tensorinv(a), a, ind)`` is the
+    identity.
+
+    Args:
+        a: an array whose first ``ind`` dimensions have the same number of elements as the
+            others.
+        ind: how many leading axes are the outputs (default 2).
+
+    Returns:
+        An array of shape ``a.shape[ind:] + a.shape[:ind]``.
+
+    Example:
+        >>> a = jnp.eye(4).reshape(4, 2, 2) * 2
+        >>> jnp.linalg.tensorinv(a, ind=1).shape
+        (2, 2, 4)
+        >>> jnp.linalg.tensorinv(a, ind=1)[0]
+        Array([[0.5, 0. , 0. , 0. ],
+               [0. , 0.5, 0. , 0. ]], dtype=float32)
+    """
     jnp = _jnp()
     (a,) = _inexact("tensorinv", a)
     ind = operator.index(ind)
@@ -592,7 +880,25 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
 
 
 def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
-    """x with tensordot(a, x, x.ndim) = b."""
+    """Solve the tensor equation ``tensordot(a, x, x.ndim) = b`` for ``x``.
+
+    The counterpart of :func:`numpy.linalg.tensorsolve`.
+
+    Args:
+        a: the coefficient tensor; its leading dimensions are ``b``'s shape and the
+            number of elements of the rest equals ``b.size``.
+        b: the right-hand side.
+        axes: axes of ``a`` to move to the end first, as in NumPy.
+
+    Returns:
+        ``x``, of shape ``a.shape[b.ndim:]``.
+
+    Example:
+        >>> a = jnp.eye(6).reshape(6, 2, 3) * 2
+        >>> jnp.linalg.tensorsolve(a, jnp.arange(6.0))
+        Array([[0. , 0.5, 1. ],
+               [1.5, 2. , 2.5]], dtype=float32)
+    """
     jnp = _jnp()
     a, b = _inexact("tensorsolve", a, b)
     bsh = get_aval(b).shape
@@ -611,7 +917,24 @@ def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """The cross product of 3-vectors along `axis` (the Array API's linalg.cross)."""
+    """Compute the cross product of 3-element vectors (the Array API's form).
+
+    The counterpart of :func:`numpy.linalg.cross`: unlike :func:`ember.numpy.cross`, both
+    vectors must have 3 elements along ``axis``.
+
+    Args:
+        x1, x2: arrays whose ``axis`` has length 3; the other dimensions broadcast.
+        axis: the axis holding the vectors (default the last).
+
+    Returns:
+        The cross products ``x1 x x2``, in the promoted dtype.
+
+    Example:
+        >>> jnp.linalg.cross(jnp.array([1, 0, 0]), jnp.array([0, 1, 0]))
+        Array([0, 0, 1], dtype=int32)
+        >>> jnp.linalg.cross(jnp.array([[1.0, 2.0, 3.0]]), jnp.array([4.0, 5.0, 6.0]))
+        Array([[-3.,  6., -3.]], dtype=float32)
+    """
     jnp = _jnp()
     check_arraylike("cross", x1, x2)
     s1, s2 = get_aval(jnp.asarray(x1)).shape, get_aval(jnp.asarray(x2)).shape

@@ -27,7 +27,32 @@ __all__ = ["piecewise"]
 
 def piecewise(x: Any, condlist: Any, funclist: Sequence[Any | Callable[..., Any]],
               *args: Any, **kw: Any) -> Any:
-    """Evaluate `funclist[k]` where `condlist[k]` holds (the last true condition wins)."""
+    """Evaluate a different function on each region of an array that a condition selects.
+
+    The counterpart of :func:`numpy.piecewise`. Every function is traced and evaluated on
+    the whole of ``x`` (Ember selects among the results), so each must be defined for all
+    values, and the functions must be hashable (they are static).
+
+    Args:
+        x: the input array.
+        condlist: a list of bool arrays (or one bool array) shaped like ``x``.
+        funclist: one entry per condition, plus optionally one more used where no condition
+            holds (default 0 there). Each entry is a constant or a function, called
+            as ``f(x, *args, **kw)``.
+        *args: passed on to the functions after ``x``.
+        **kw: passed on to the functions as keywords.
+
+    Returns:
+        An array shaped like ``x`` with ``x``'s dtype: where several conditions hold, the
+        last one wins.
+
+    Example:
+        >>> x = jnp.array([-2.0, -0.5, 0.5, 2.0])
+        >>> jnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * v])
+        Array([2.  , 0.5 , 0.25, 4.  ], dtype=float32)
+        >>> jnp.piecewise(x, [x < -1, x > 1], [-1.0, 1.0, lambda v: v])
+        Array([-1. , -0.5,  0.5,  1. ], dtype=float32)
+    """
     import ember.numpy as jnp
 
     x = jnp.asarray(x)

@@ -110,10 +110,34 @@ def _upper_inverse(r: Any) -> Any:
 
 def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
             w: Any = None, cov: Any = False) -> Any:
-    """Least-squares coefficients (highest power first) of the degree-`deg` polynomial
-    through (x, y) (y may hold several columns), optionally weighted by w; cov=True also
-    returns the scaled covariance of the coefficients ('unscaled' leaves out the residual
-    factor)."""
+    """Fit a polynomial to points by least squares.
+
+    The counterpart of :func:`numpy.polyfit`, solved by a Householder QR of the
+    column-scaled Vandermonde matrix. ``full=True`` and fewer points than coefficients are
+    not supported yet (``NotImplementedError``).
+
+    Args:
+        x: the sample points, 1-D.
+        y: the values at ``x``: 1-D, or 2-D with one column per data set.
+        deg: the degree of the polynomial (static).
+        rcond: accepted for NumPy compatibility; the QR solve does not use it.
+        full: only False is supported.
+        w: optional weights, one per point, multiplying the residuals.
+        cov: True also returns the covariance of the coefficients, scaled by the residual
+            sum of squares over ``len(x) - deg - 1``; ``"unscaled"`` leaves that factor out.
+
+    Returns:
+        The ``deg + 1`` coefficients, highest power first (one column per data set for a
+        2-D ``y``); with ``cov``, the pair ``(coefficients, covariance)``.
+
+    Example:
+        >>> x = jnp.array([0.0, 1.0, 2.0, 3.0])
+        >>> jnp.polyfit(x, 2 * x * x - 1, 2).round(4) + 0.0  # + 0.0: no -0.
+        Array([ 2.,  0., -1.], dtype=float32)
+        >>> jnp.polyfit(x, jnp.stack([x, -x], axis=1), 1).round(4) + 0.0
+        Array([[ 1., -1.],
+               [ 0.,  0.]], dtype=float32)
+    """
     if w is None:
         check_arraylike("polyfit", x, y)
     else:
@@ -132,12 +156,12 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     if x.shape[0] != y.shape[0]:
         raise TypeError("expected x and y to have same length")
     if full:
-        raise NotImplementedError("polyfit(full=True) returns singular values: it needs "
-                                  "jnp.linalg.svd, which Ember does not have yet.")
+        raise NotImplementedError("polyfit(full=True) (residuals, rank, singular values) "
+                                  "is not implemented yet.")
     if x.shape[0] < order:
-        raise NotImplementedError("polyfit with fewer points than coefficients needs the "
-                                  "minimum-norm least-squares solution (jnp.linalg.lstsq), "
-                                  "which Ember does not have yet.")
+        raise NotImplementedError("polyfit with fewer points than coefficients (the "
+                                  "minimum-norm least-squares solution) is not implemented "
+                                  "yet.")
     x, y = promote_dtypes_inexact(x, y)
     lhs = jnp.vander(x, order)
     rhs = y

@@ -431,6 +431,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
     """Compute the standard deviation along the given axes.
 
+    The counterpart of :func:`numpy.std`.
+
     Args:
         a: the array.
         axis: an int, a tuple of ints, or None for all axes.
@@ -442,7 +444,14 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         correction: the Array API's name for ``ddof``.
 
     Returns:
-        ``sqrt(var(a, ...))``.
+        ``sqrt(var(a, ...))``; NaN where ``N - ddof <= 0``.
+
+    Example:
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 6.0]])
+        >>> jnp.std(x)
+        Array(1.8708287, dtype=float32)
+        >>> jnp.std(x, axis=0, ddof=1)
+        Array([1.4142135, 2.828427 ], dtype=float32)
     """
     check_arraylike("std", a)
     axis, ddof = _var_args(axis, ddof, correction)
@@ -576,6 +585,8 @@ def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Return the range (maximum minus minimum) of the values along the given axes.
 
+    The counterpart of :func:`numpy.ptp` ("peak to peak").
+
     Args:
         a: the array.
         axis: an int, a tuple of ints, or None for all axes.
@@ -583,7 +594,15 @@ def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
         keepdims: whether to keep the reduced axes with size 1.
 
     Returns:
-        ``max(a, axis) - min(a, axis)``.
+        ``max(a, axis) - min(a, axis)``; for integers the difference wraps around like any
+        integer subtraction.
+
+    Example:
+        >>> x = jnp.array([[4, 9, 2], [3, 5, 7]])
+        >>> jnp.ptp(x)
+        Array(7, dtype=int32)
+        >>> jnp.ptp(x, axis=0)
+        Array([1, 4, 5], dtype=int32)
     """
     if isinstance(axis, list):  # a static argument of the nested jit must be hashable
         axis = tuple(axis)
@@ -600,9 +619,29 @@ def _ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
             keepdims: bool = False) -> Any:
-    """The weighted mean sum(a w) / sum(w) along axis (mean without weights). 1-D weights
-    apply along a single axis. With `returned`, also the sum of weights (broadcast to the
-    result's shape)."""
+    """Compute the weighted mean along the given axes.
+
+    The counterpart of :func:`numpy.average`; without weights it is :func:`mean`.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        weights: weights shaped like ``a``, or a 1-D array as long as ``a``'s single
+            reduced ``axis``.
+        returned: also return the sum of the weights.
+        keepdims: whether to keep the reduced axes with size 1.
+
+    Returns:
+        ``sum(a * weights) / sum(weights)``, in ``a``'s inexact dtype; with ``returned``,
+        the pair ``(average, sum_of_weights)``, the sum broadcast to the average's shape.
+
+    Example:
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> jnp.average(x, axis=1, weights=jnp.array([3.0, 1.0]))
+        Array([1.25, 3.25], dtype=float32)
+        >>> jnp.average(x, weights=x, returned=True)
+        (Array(3., dtype=float32), Array(10., dtype=float32))
+    """
     from ember.numpy._manipulation import broadcast_to
     check_arraylike("average", a)
     a = ensure_array(a)
@@ -646,6 +685,8 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
            keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Sum the elements along the given axes, ignoring NaNs (counted as 0).
 
+    The counterpart of :func:`numpy.nansum`.
+
     Args:
         a: the array.
         axis: an int, a tuple of ints, or None for all axes.
@@ -657,6 +698,13 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
 
     Returns:
         The sum of the non-NaN elements (0 where all are NaN).
+
+    Example:
+        >>> x = jnp.array([[1.0, jnp.nan], [jnp.nan, jnp.nan]])
+        >>> jnp.nansum(x)
+        Array(1., dtype=float32)
+        >>> jnp.nansum(x, axis=1)
+        Array([1., 0.], dtype=float32)
     """
     return sum(_nan_fill(a, 0), axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
@@ -665,6 +713,8 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Multiply the elements along the given axes, ignoring NaNs (counted as 1).
+
+    The counterpart of :func:`numpy.nanprod`.
 
     Args:
         a: the array.
@@ -677,6 +727,10 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
 
     Returns:
         The product of the non-NaN elements (1 where all are NaN).
+
+    Example:
+        >>> jnp.nanprod(jnp.array([[2.0, jnp.nan], [jnp.nan, jnp.nan]]), axis=1)
+        Array([2., 1.], dtype=float32)
     """
     return prod(_nan_fill(a, 1), axis, dtype, keepdims=keepdims, initial=initial, where=where)
 

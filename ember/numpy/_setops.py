@@ -52,7 +52,29 @@ def _in1d(a: Any, b: Any, invert: bool, method: str = "auto",
 
 def isin(element: Any, test_elements: Any, assume_unique: bool = False,
          invert: bool = False, *, method: str = "auto") -> Any:
-    """element's entries that occur in test_elements (that do not, when invert)."""
+    """Test which elements of an array occur in a second array.
+
+    The counterpart of :func:`numpy.isin`.
+
+    Args:
+        element: the array whose entries are tested.
+        test_elements: the values to look for (flattened).
+        assume_unique: accepted for NumPy compatibility; the result does not depend on it.
+        invert: return the complement: True where an entry does *not* occur.
+        method: ``"auto"`` or ``"compare_all"`` (every pair compared: fast for small
+            inputs, memory ``len(element) * len(test_elements)``), or ``"binary_search"`` /
+            ``"sort"`` (search a sorted copy of ``test_elements``).
+
+    Returns:
+        A bool array shaped like ``element``. NaN occurs in nothing, as in NumPy.
+
+    Example:
+        >>> jnp.isin(jnp.array([[1, 2], [3, 4]]), jnp.array([2, 3, 7]))
+        Array([[False,  True],
+               [ True, False]], dtype=bool)
+        >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([2]), invert=True)
+        Array([ True, False,  True], dtype=bool)
+    """
     check_arraylike("isin", element, test_elements)
     out = _in1d(element, test_elements, invert=invert, method=method,
                 assume_unique=assume_unique)
@@ -101,7 +123,25 @@ def _select(fname: str, vals: Any, mask: Any, size: Any, fill_value: Any,
 
 
 def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
-    """The sorted distinct values found in either array."""
+    """Find the sorted distinct values that occur in either of two arrays.
+
+    The counterpart of :func:`numpy.union1d`. The result's length depends on the data, so
+    under ``jit`` pass ``size``.
+
+    Args:
+        ar1, ar2: the arrays (flattened).
+        size: the static length of the result: shorter results are padded, longer ones cut.
+        fill_value: the padding value (default: the smallest value of the union).
+
+    Returns:
+        The sorted union, 1-D.
+
+    Example:
+        >>> jnp.union1d(jnp.array([3, 1, 3]), jnp.array([2, 1]))
+        Array([1, 2, 3], dtype=int32)
+        >>> jnp.union1d(jnp.array([3, 1, 3]), jnp.array([2, 1]), size=5, fill_value=-1)
+        Array([ 1,  2,  3, -1, -1], dtype=int32)
+    """
     check_arraylike("union1d", ar1, ar2)
     size = _check_size("union1d", size)
     both = jnp.concatenate((jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))))
@@ -110,7 +150,27 @@ def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = No
 
 def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
               fill_value: Any = None) -> Any:
-    """The sorted distinct values of ar1 that are not in ar2."""
+    """Find the sorted distinct values of one array that are not in another.
+
+    The counterpart of :func:`numpy.setdiff1d`. The result's length depends on the data, so
+    under ``jit`` pass ``size``.
+
+    Args:
+        ar1: the array whose values are kept (flattened).
+        ar2: the values to remove (flattened).
+        assume_unique: accepted for NumPy compatibility; the result does not depend on it.
+        size: the static length of the result: shorter results are padded, longer ones cut.
+        fill_value: the padding value (default 0).
+
+    Returns:
+        The sorted values of ``ar1`` absent from ``ar2``, each once.
+
+    Example:
+        >>> jnp.setdiff1d(jnp.array([5, 1, 4, 1, 2]), jnp.array([4, 2]))
+        Array([1, 5], dtype=int32)
+        >>> jnp.setdiff1d(jnp.array([5, 1, 4, 1, 2]), jnp.array([4, 2]), size=4)
+        Array([1, 5, 0, 0], dtype=int32)
+    """
     a, b = _flat_pair("setdiff1d", ar1, ar2)
     size = _check_size("setdiff1d", size)
     s = jnp.sort(a)
@@ -121,7 +181,25 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
 
 def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
              fill_value: Any = None) -> Any:
-    """The sorted distinct values found in exactly one of the arrays."""
+    """Find the sorted distinct values that occur in exactly one of two arrays.
+
+    The counterpart of :func:`numpy.setxor1d`. The result's length depends on the data, so
+    under ``jit`` pass ``size``.
+
+    Args:
+        ar1, ar2: the arrays (flattened).
+        assume_unique: accepted for NumPy compatibility; the result does not depend on it.
+        size: the static length of the result: shorter results are padded, longer ones cut.
+        fill_value: the padding value (default: the smallest value of the result).
+
+    Returns:
+        The sorted symmetric difference, 1-D. Each input that holds a NaN contributes one
+        NaN, as in NumPy.
+
+    Example:
+        >>> jnp.setxor1d(jnp.array([1, 2, 3, 2]), jnp.array([3, 4]))
+        Array([1, 2, 4], dtype=int32)
+    """
     a, b = _flat_pair("setxor1d", ar1, ar2)
     size = _check_size("setxor1d", size)
     s = jnp.sort(jnp.concatenate((a, b)))
@@ -153,8 +231,31 @@ def _member_sorted(x: Any, sorted_ref: Any) -> Any:
 def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
                 return_indices: bool = False, *, size: int | None = None,
                 fill_value: Any = None) -> Any:
-    """The sorted distinct values found in both arrays; with return_indices also the index
-    of each value's first occurrence in ar1 and in ar2 (padding: the arrays' lengths)."""
+    """Find the sorted distinct values that occur in both of two arrays.
+
+    The counterpart of :func:`numpy.intersect1d`. The result's length depends on the data,
+    so under ``jit`` pass ``size``.
+
+    Args:
+        ar1, ar2: the arrays (flattened).
+        assume_unique: accepted for NumPy compatibility; the result does not depend on it.
+        return_indices: also return where each common value first occurs in ``ar1`` and in
+            ``ar2``.
+        size: the static length of the result: shorter results are padded, longer ones cut
+            (padded indices are the arrays' lengths).
+        fill_value: the padding value (default: the smallest common value).
+
+    Returns:
+        The sorted intersection, or ``(values, indices_in_ar1, indices_in_ar2)`` with
+        ``return_indices``. NaN is in no intersection.
+
+    Example:
+        >>> a, b = jnp.array([4, 1, 3, 1]), jnp.array([3, 1, 5])
+        >>> jnp.intersect1d(a, b)
+        Array([1, 3], dtype=int32)
+        >>> jnp.intersect1d(a, b, return_indices=True)
+        (Array([1, 3], dtype=int32), Array([1, 2], dtype=int32), Array([1, 0], dtype=int32))
+    """
     a, b = _flat_pair("intersect1d", ar1, ar2)
     size = _check_size("intersect1d", size)
     # Stable argsorts: the first of a run of equal values has the smallest original index.

@@ -27,6 +27,7 @@ from ember.lax._sorting import argsort as _lax_argsort
 from ember.lax._sorting import masked_pick, take_prefix, total_order_key
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes
+from ember.numpy._searchsorted import searchsorted
 
 __all__ = ["sort", "argsort", "lexsort", "searchsorted", "unique", "unique_values",
            "unique_counts", "unique_inverse", "unique_all", "nonzero", "argwhere",
@@ -121,7 +122,25 @@ def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, 
 
 
 def lexsort(keys: Any, axis: int = -1) -> Any:
-    """Indices sorting by keys[-1] first, ties broken by keys[-2], ... (stable)."""
+    """Return the indices that sort by several keys, the last key first.
+
+    The counterpart of :func:`numpy.lexsort`: the sort is stable, by ``keys[-1]``, then
+    ties by ``keys[-2]``, and so on.
+
+    Args:
+        keys: a sequence of arrays of one shape, or an array whose first axis indexes the
+            keys.
+        axis: the axis to sort along (default the last).
+
+    Returns:
+        An int32 array of indices, shaped like one key.
+
+    Example:
+        >>> surname = jnp.array([2, 1, 2, 1])
+        >>> first = jnp.array([0, 5, 3, 4])
+        >>> jnp.lexsort((first, surname))
+        Array([3, 1, 0, 2], dtype=int32)
+    """
     if isinstance(keys, (tuple, list)):
         ks = [_array("lexsort", k) for k in keys]
     else:
@@ -150,53 +169,6 @@ def _index_first(arr: Any, i: int) -> Any:
 
 
 # -- searching ---------------------------------------------------------------------------------
-
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
-                 method: str = "scan") -> Any:
-    """Find the positions where values would be inserted to keep a sorted array sorted.
-
-    Args:
-        a: a sorted 1-d array (in JAX's total order, where NaN sorts last).
-        v: the values to place, an array of any shape or a scalar.
-        side: ``'left'`` (the default) gives the first valid position, the count of
-            entries ``a[i] < v``; ``'right'`` gives the last, the count of ``a[i] <= v``.
-        sorter: optional indices that sort ``a`` (such as ``argsort(a)``), used in place
-            of ``a`` being sorted itself.
-        method: ``'scan'``, ``'scan_unrolled'``, ``'sort'`` or ``'compare_all'``, JAX's
-            names for its algorithms. They all give the same indices; Ember computes
-            each by comparing every pair ``(a[i], v[j])`` and counting.
-
-    Returns:
-        An integer array of ``v``'s shape.
-
-    Example:
-        >>> jnp.searchsorted(jnp.array([1, 3, 5, 7]), jnp.array([0, 3, 6, 8]))
-        Array([0, 1, 3, 4], dtype=int32)
-        >>> jnp.searchsorted(jnp.array([1, 3, 5, 7]), jnp.array([0, 3, 6, 8]), side='right')
-        Array([0, 2, 3, 4], dtype=int32)
-    """
-    if side not in ("left", "right"):
-        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "
-                         "['left', 'right'].")
-    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
-        raise ValueError(f"{method!r} is an invalid value for keyword 'method'. Expected one "
-                         "of ['sort', 'scan', 'scan_unrolled', 'compare_all'].")
-    check_arraylike("searchsorted", a, v)
-    a, v = promote_dtypes(a, v)
-    if get_aval(a).ndim != 1:
-        raise ValueError("a should be 1-dimensional")
-    if sorter is not None:
-        a = _take_1d(a, sorter)
-    ka, kv = total_order_key(a), total_order_key(v)
-    n = get_aval(a).shape[0]
-    vshape = get_aval(v).shape
-    full = vshape + (n,)
-    ae = lax.broadcast_in_dim(ka, full, (len(vshape),))
-    ve = lax.broadcast_in_dim(kv, full, tuple(range(len(vshape))))
-    before = lax.lt(ae, ve) if side == "left" else lax.le(ae, ve)
-    counts = lax.convert_element_type(before, dtypes.default_int())
-    return lax.reduce_sum(counts, (len(vshape),))
-
 
 def _take_1d(a: Any, idx: Any) -> Any:
     """a[idx] for a 1-D a and 1-D integer idx in range (a one-hot select, exact)."""
@@ -245,10 +217,27 @@ def _fill_tail(x: Any, count: Any, size: int, fill: Any) -> Any:
 
 
 def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, ...]:
-    """The indices of the non-zero entries, one index array per dimension (row-major order).
+    """Return the indices of an array's nonzero entries.
 
-    With size=: the first `size` indices, padded with fill_value (default 0; a tuple gives
-    one fill per dimension)."""
+    The counterpart of :func:`numpy.nonzero`.
+
+    Args:
+        a: an array of at least one dimension (0-d raises ``ValueError``, as in NumPy 2).
+        size: the static number of indices, needed under ``jit`` (the count depends on the
+            data): fewer are padded with ``fill_value``, more are cut.
+        fill_value: the padding index (default 0), or a tuple with one per dimension.
+
+    Returns:
+        A tuple with one int32 index array per dimension of ``a``, in row-major order, so
+        that ``a[nonzero(a)]`` holds the nonzero entries.
+
+    Example:
+        >>> x = jnp.array([[0, 3], [5, 0]])
+        >>> jnp.nonzero(x)
+        (Array([0, 1], dtype=int32), Array([1, 0], dtype=int32))
+        >>> jnp.nonzero(jnp.array([0, 7, 0]), size=3, fill_value=-1)
+        (Array([ 1, -1, -1], dtype=int32),)
+    """
     a = _array("nonzero", a)
     aval = get_aval(a)
     if aval.ndim == 0:
@@ -282,12 +271,52 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
 
 
 def flatnonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
-    """The indices of the non-zero entries of ravel(a)."""
+    """Return the indices of the nonzero entries of the flattened array.
+
+    The counterpart of :func:`numpy.flatnonzero`: ``nonzero(ravel(a))[0]``.
+
+    Args:
+        a: an array.
+        size: the static number of indices, needed under ``jit``: fewer are padded with
+            ``fill_value``, more are cut.
+        fill_value: the padding index (default 0).
+
+    Returns:
+        A 1-D int32 array of positions in ``ravel(a)``.
+
+    Example:
+        >>> jnp.flatnonzero(jnp.array([[0, 3], [5, 0]]))
+        Array([1, 2], dtype=int32)
+        >>> jnp.flatnonzero(jnp.array([0, 1, 1]), size=4, fill_value=9)
+        Array([1, 2, 9, 9], dtype=int32)
+    """
     return nonzero(_flatten(_array("flatnonzero", a)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
-    """nonzero's indices as the columns of an (N, a.ndim) array (0-d a: shape (N, 0))."""
+    """Return the indices of the nonzero entries, one row per entry.
+
+    The counterpart of :func:`numpy.argwhere`: the arrays of :func:`nonzero` stacked as
+    columns.
+
+    Args:
+        a: an array (a 0-d one gives shape ``(N, 0)``).
+        size: the static number of rows, needed under ``jit``: fewer are padded with
+            ``fill_value``, more are cut.
+        fill_value: the padding index (default 0).
+
+    Returns:
+        An int32 array of shape ``(N, a.ndim)``.
+
+    Example:
+        >>> jnp.argwhere(jnp.array([[0, 3], [5, 0]]))
+        Array([[0, 1],
+               [1, 0]], dtype=int32)
+        >>> jnp.argwhere(jnp.array([1, 0, 1]), size=3)
+        Array([[0],
+               [2],
+               [0]], dtype=int32)
+    """
     a = _array("argwhere", a)
     ndim = get_aval(a).ndim
     cols = nonzero(lax.reshape(a, (1,)) if ndim == 0 else a, size=size,
@@ -642,13 +671,48 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> An
 
 @jit_like_jax("nancumsum", static_argnames=("axis", "dtype"))
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
-    """cumsum with NaNs counted as 0."""
+    """Compute the cumulative sum along an axis, with NaNs counted as 0.
+
+    The counterpart of :func:`numpy.nancumsum`.
+
+    Args:
+        a: the array.
+        axis: the axis to accumulate along; None (default) flattens ``a`` first.
+        dtype: the accumulation and result dtype.
+        out: unsupported; must be None.
+
+    Returns:
+        The running sums, shaped like ``a`` (flat when ``axis`` is None).
+
+    Example:
+        >>> jnp.nancumsum(jnp.array([1.0, jnp.nan, 2.0, 3.0]))
+        Array([1., 1., 3., 6.], dtype=float32)
+        >>> jnp.nancumsum(jnp.array([[1.0, jnp.nan], [2.0, 3.0]]), axis=0)
+        Array([[1., 0.],
+               [3., 3.]], dtype=float32)
+    """
     return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, nan_fill=0)
 
 
 @jit_like_jax("nancumprod", static_argnames=("axis", "dtype"))
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
-    """cumprod with NaNs counted as 1."""
+    """Compute the cumulative product along an axis, with NaNs counted as 1.
+
+    The counterpart of :func:`numpy.nancumprod`.
+
+    Args:
+        a: the array.
+        axis: the axis to accumulate along; None (default) flattens ``a`` first.
+        dtype: the accumulation and result dtype.
+        out: unsupported; must be None.
+
+    Returns:
+        The running products, shaped like ``a`` (flat when ``axis`` is None).
+
+    Example:
+        >>> jnp.nancumprod(jnp.array([2.0, jnp.nan, 3.0, 0.5]))
+        Array([2., 2., 6., 3.], dtype=float32)
+    """
     return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_fill=1)
 
 
@@ -674,13 +738,52 @@ def _array_api_cumulative(fname: str, scan: Any, identity: int, x: Any, axis: An
 
 def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None,
                    include_initial: bool = False) -> Any:
-    """Array API cumulative sum; include_initial prepends a 0."""
+    """Compute the cumulative sum along an axis (the Array API's form).
+
+    The counterpart of :func:`numpy.cumulative_sum` (NumPy 2.1): unlike :func:`cumsum` it
+    never flattens, and it can start with the sum of nothing.
+
+    Args:
+        x: an array of at least one dimension.
+        axis: the axis; may be omitted only for a 1-D ``x``.
+        dtype: the accumulation and result dtype.
+        include_initial: prepend a 0, so the axis grows by one.
+
+    Returns:
+        The running sums.
+
+    Example:
+        >>> jnp.cumulative_sum(jnp.array([1, 2, 3]))
+        Array([1, 3, 6], dtype=int32)
+        >>> jnp.cumulative_sum(jnp.array([[1, 2], [3, 4]]), axis=1, include_initial=True)
+        Array([[0, 1, 3],
+               [0, 3, 7]], dtype=int32)
+    """
     return _array_api_cumulative("cumulative_sum", lax.cumsum, 0, x, axis, dtype,
                                  include_initial)
 
 
 def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None,
                     include_initial: bool = False) -> Any:
-    """Array API cumulative product; include_initial prepends a 1."""
+    """Compute the cumulative product along an axis (the Array API's form).
+
+    The counterpart of :func:`numpy.cumulative_prod` (NumPy 2.1): unlike :func:`cumprod` it
+    never flattens, and it can start with the product of nothing.
+
+    Args:
+        x: an array of at least one dimension.
+        axis: the axis; may be omitted only for a 1-D ``x``.
+        dtype: the accumulation and result dtype.
+        include_initial: prepend a 1, so the axis grows by one.
+
+    Returns:
+        The running products.
+
+    Example:
+        >>> jnp.cumulative_prod(jnp.array([1, 2, 3, 4]))
+        Array([ 1,  2,  6, 24], dtype=int32)
+        >>> jnp.cumulative_prod(jnp.array([2.0, 3.0]), include_initial=True)
+        Array([1., 2., 6.], dtype=float32)
+    """
     return _array_api_cumulative("cumulative_prod", lax.cumprod, 1, x, axis, dtype,
                                  include_initial)

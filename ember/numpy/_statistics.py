@@ -32,9 +32,33 @@ __all__ = ["cov", "corrcoef", "nanvar", "nanstd", "nanquantile", "nanpercentile"
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
         ddof: int | None = None, fweights: Any = None, aweights: Any = None,
         dtype: Any = None) -> Any:
-    """The covariance matrix of the variables in m's rows (columns when not rowvar), with
-    y's variables appended; fweights (integer repeat counts) and aweights weight the
-    observations."""
+    """Estimate the covariance matrix of variables from their observations.
+
+    The counterpart of :func:`numpy.cov`.
+
+    Args:
+        m: a 1-D or 2-D array: each row is one variable and each column one observation
+            (the other way round when ``rowvar`` is False).
+        y: optional further variables in the same layout, appended to ``m``'s.
+        rowvar: whether rows (True, default) or columns hold the variables.
+        bias: divide by N instead of N - 1.
+        ddof: the divisor is ``N - ddof``; overrides ``bias``.
+        fweights: optional integer repeat counts, one per observation.
+        aweights: optional observation weights, one per observation.
+        dtype: the result's inexact dtype.
+
+    Returns:
+        The ``(V, V)`` covariance matrix of the V variables (a 0-d array when there is one
+        variable), in the inexact dtype of the inputs.
+
+    Example:
+        >>> x = jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])
+        >>> jnp.cov(x)
+        Array([[ 1., -1.],
+               [-1.,  1.]], dtype=float32)
+        >>> jnp.cov(jnp.array([1.0, 2.0, 4.0]), bias=True)
+        Array(1.5555557, dtype=float32)
+    """
     if y is not None:
         check_arraylike("cov", m, y)
         m, y = promote_dtypes_inexact(jnp.asarray(m), jnp.asarray(y))
@@ -104,7 +128,28 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Any:
-    """Pearson correlation coefficients: cov / (std_i std_j), clipped to [-1, 1]."""
+    """Compute the Pearson correlation coefficients of variables.
+
+    The counterpart of :func:`numpy.corrcoef`: :func:`cov` normalized by the standard
+    deviations, with the results clipped to ``[-1, 1]``.
+
+    Args:
+        x: a 1-D or 2-D array of variables (rows) and observations (columns).
+        y: optional further variables, appended to ``x``'s.
+        rowvar: whether rows (True, default) or columns hold the variables.
+        dtype: the result's inexact dtype.
+
+    Returns:
+        The ``(V, V)`` matrix of correlation coefficients (NaN for a variable that does not
+        vary).
+
+    Example:
+        >>> x = jnp.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.5], [3.0, 2.0, 1.0]])
+        >>> jnp.corrcoef(x)
+        Array([[ 1.       ,  0.9979487, -1.       ],
+               [ 0.9979487,  1.       , -0.9979487],
+               [-1.       , -0.9979487,  1.       ]], dtype=float32)
+    """
     check_arraylike("corrcoef", x)
     if dtype is not None and not jnp.issubdtype(dtype, np.inexact):
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got "
@@ -124,7 +169,31 @@ def _var_dtypes(a: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:
 
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Any:
-    """The variance ignoring NaNs: sum((a - nanmean)^2) / (count - ddof)."""
+    """Compute the variance along the given axes, ignoring NaNs.
+
+    The counterpart of :func:`numpy.nanvar`.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        dtype: the result's dtype (by default the inexact dtype of ``a``).
+        out: unsupported; must be None.
+        ddof: delta degrees of freedom: the divisor is ``count - ddof``, ``count`` being
+            the number of non-NaN values.
+        keepdims: whether to keep the reduced axes with size 1.
+        where: a bool mask of the elements to include.
+        mean: a precomputed mean (with the reduced axes kept), used instead of ``nanmean``.
+
+    Returns:
+        The variance of the non-NaN values; NaN where ``count - ddof <= 0``.
+
+    Example:
+        >>> x = jnp.array([[1.0, jnp.nan, 3.0], [2.0, 2.0, jnp.nan]])
+        >>> jnp.nanvar(x)
+        Array(0.5, dtype=float32)
+        >>> jnp.nanvar(x, axis=1, ddof=1)
+        Array([2., 0.], dtype=float32)
+    """
     check_arraylike("nanvar", a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.nanvar is not supported.")
@@ -146,7 +215,27 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Any:
-    """sqrt(nanvar)."""
+    """Compute the standard deviation along the given axes, ignoring NaNs.
+
+    The counterpart of :func:`numpy.nanstd`: the square root of :func:`nanvar`.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        dtype: the result's dtype (by default the inexact dtype of ``a``).
+        out: unsupported; must be None.
+        ddof: delta degrees of freedom: the divisor is ``count - ddof``.
+        keepdims: whether to keep the reduced axes with size 1.
+        where: a bool mask of the elements to include.
+        mean: a precomputed mean (with the reduced axes kept).
+
+    Returns:
+        The standard deviation of the non-NaN values; NaN where ``count - ddof <= 0``.
+
+    Example:
+        >>> jnp.nanstd(jnp.array([1.0, jnp.nan, 3.0]))
+        Array(1., dtype=float32)
+    """
     check_arraylike("nanstd", a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.nanstd is not supported.")
@@ -162,8 +251,31 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
                 overwrite_input: bool = False, method: str = "linear",
                 keepdims: bool = False, *, weights: Any = None) -> Any:
-    """The q-th quantiles (q a scalar or 1-D, in [0, 1]) of the non-NaN values along axis;
-    q's dimension leads the result."""
+    """Compute quantiles along the given axes, ignoring NaNs.
+
+    The counterpart of :func:`numpy.nanquantile`.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        q: the quantile(s) to compute, a scalar or a 1-D array of values in ``[0, 1]``.
+        out, overwrite_input: unsupported; must be None and False.
+        method: how to pick a value between two data points: ``"linear"`` (default),
+            ``"lower"``, ``"higher"``, ``"midpoint"``, ``"nearest"`` or ``"inverted_cdf"``.
+        keepdims: whether to keep the reduced axes with size 1.
+        weights: observation weights, only with ``method="inverted_cdf"``.
+
+    Returns:
+        The quantiles of the non-NaN values; a 1-D ``q`` adds a leading axis with one entry
+        per quantile. A slice that is all NaN gives NaN.
+
+    Example:
+        >>> x = jnp.array([1.0, jnp.nan, 2.0, 4.0])
+        >>> jnp.nanquantile(x, 0.5)
+        Array(2., dtype=float32)
+        >>> jnp.nanquantile(x, jnp.array([0.0, 0.25, 1.0]))
+        Array([1. , 1.5, 4. ], dtype=float32)
+    """
     check_arraylike("nanquantile", a, q)
     if overwrite_input or out is not None:
         raise ValueError("jax.numpy.nanquantile does not support overwrite_input=True or "
@@ -279,7 +391,26 @@ def _inverted_cdf(a: Any, qf: Any, w: Any) -> Any:
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
                   overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False, *, weights: Any = None) -> Any:
-    """nanquantile(a, q / 100)."""
+    """Compute percentiles along the given axes, ignoring NaNs.
+
+    The counterpart of :func:`numpy.nanpercentile`: :func:`nanquantile` of ``q / 100``.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        q: the percentile(s), a scalar or a 1-D array of values in ``[0, 100]``.
+        out, overwrite_input: unsupported; must be None and False.
+        method: the interpolation method, as for :func:`nanquantile`.
+        keepdims: whether to keep the reduced axes with size 1.
+        weights: observation weights, only with ``method="inverted_cdf"``.
+
+    Returns:
+        The percentiles of the non-NaN values; a 1-D ``q`` adds a leading axis.
+
+    Example:
+        >>> jnp.nanpercentile(jnp.array([[10.0, jnp.nan], [30.0, 40.0]]), 50, axis=0)
+        Array([20., 40.], dtype=float32)
+    """
     check_arraylike("nanpercentile", a, q)
     (qf,) = promote_dtypes_inexact(jnp.asarray(q))
     return nanquantile(a, qf / 100, axis=axis, out=out, overwrite_input=overwrite_input,
@@ -289,7 +420,27 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
 @jit_like_jax("nanmedian", static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
-    """The median of the non-NaN values along axis."""
+    """Compute the median along the given axes, ignoring NaNs.
+
+    The counterpart of :func:`numpy.nanmedian`.
+
+    Args:
+        a: the array.
+        axis: an int, a tuple of ints, or None for all axes.
+        out, overwrite_input: unsupported; must be None and False.
+        keepdims: whether to keep the reduced axes with size 1.
+
+    Returns:
+        The median of the non-NaN values (the mean of the two middle ones for an even
+        count); NaN where all are NaN.
+
+    Example:
+        >>> x = jnp.array([[3.0, jnp.nan, 1.0], [4.0, 2.0, jnp.nan]])
+        >>> jnp.nanmedian(x)
+        Array(2.5, dtype=float32)
+        >>> jnp.nanmedian(x, axis=1)
+        Array([2., 3.], dtype=float32)
+    """
     check_arraylike("nanmedian", a)
     return nanquantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
                        keepdims=keepdims, method="midpoint")

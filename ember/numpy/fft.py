@@ -29,9 +29,10 @@ import numpy as np
 
 from ember import lax
 from ember.core import dtypes
-from ember.core.trace import get_aval
+from ember.core.trace import get_aval as _get_aval
 from ember.numpy import _creation, _manipulation, _ufuncs
-from ember.numpy._promote import check_arraylike, ensure_array
+from ember.numpy._promote import check_arraylike as _check_arraylike
+from ember.numpy._promote import ensure_array as _ensure_array
 from ember.prims.fft import FftType
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
@@ -59,7 +60,7 @@ def _transform_nd(x: Any, fft_type: FftType, lengths: tuple[int, ...]) -> Any:
     k = len(lengths)
     if k <= 3:
         return lax.fft(x, fft_type, lengths)
-    nd = get_aval(x).ndim
+    nd = _get_aval(x).ndim
     head = tuple(range(nd - k, nd - 3))  # the leading k - 3 transformed axes
     end = tuple(range(nd - (k - 3), nd))  # where they go for their own transform
     inner = FftType.IFFT if fft_type in _INVERSE else FftType.FFT
@@ -75,12 +76,12 @@ def _transform_nd(x: Any, fft_type: FftType, lengths: tuple[int, ...]) -> Any:
 
 def _resize(x: Any, shape: list[int]) -> Any:
     """x cut or zero-padded (at the end) to `shape`."""
-    have = get_aval(x).shape
+    have = _get_aval(x).shape
     if any(n < h for n, h in zip(shape, have)):
         x = lax.slice(x, (0,) * len(shape), tuple(min(n, h) for n, h in zip(shape, have)))
-    have = get_aval(x).shape
+    have = _get_aval(x).shape
     if any(n > h for n, h in zip(shape, have)):
-        zero = np.zeros((), get_aval(x).dtype)
+        zero = np.zeros((), _get_aval(x).dtype)
         x = lax.pad(x, zero, [(0, n - h, 0) for n, h in zip(shape, have)])
     return x
 
@@ -88,9 +89,9 @@ def _resize(x: Any, shape: list[int]) -> Any:
 def _core(name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
           axes: Sequence[int] | None, norm: str | None) -> Any:
     full_name = f"jax.numpy.fft.{name}"
-    check_arraylike(full_name, a)
-    x = ensure_array(a)
-    nd = get_aval(x).ndim
+    _check_arraylike(full_name, a)
+    x = _ensure_array(a)
+    nd = _get_aval(x).ndim
     if s is not None:
         s = tuple(operator.index(n) for n in s)
         if any(n <= 0 for n in s):
@@ -106,7 +107,7 @@ def _core(name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
     last = tuple(range(nd - k, nd))
     if given is not None:
         x = _manipulation.moveaxis(x, tuple(given), last)
-    shape = list(get_aval(x).shape)
+    shape = list(_get_aval(x).shape)
     if s is not None:
         for ax, n in zip(last, s):
             shape[ax] = n
@@ -122,7 +123,7 @@ def _core(name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
     if norm is not None:
         scale = _norm_scale(norm, lengths, name.startswith("i"))
         if scale is not None:
-            out = lax.mul(out, np.array(scale, get_aval(out).dtype))
+            out = lax.mul(out, np.array(scale, _get_aval(out).dtype))
     if given is not None:
         out = _manipulation.moveaxis(out, last, tuple(given))
     return out
@@ -257,9 +258,9 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     """
     conj_a = _ufuncs.conj(a)
     _one_axis("hfft", axis)
-    count = (get_aval(conj_a).shape[axis] - 1) * 2 if n is None else n
+    count = (_get_aval(conj_a).shape[axis] - 1) * 2 if n is None else n
     out = _core_1d("hfft", FftType.IRFFT, conj_a, n, axis, norm)
-    return lax.mul(out, np.array(count, get_aval(out).dtype))
+    return lax.mul(out, np.array(count, _get_aval(out).dtype))
 
 
 def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
@@ -282,10 +283,10 @@ def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
         Array(2.5+0.j, dtype=complex64)
     """
     _one_axis("ihfft", axis)
-    x = ensure_array(a)
-    count = get_aval(x).shape[axis] if n is None else n
+    x = _ensure_array(a)
+    count = _get_aval(x).shape[axis] if n is None else n
     out = _core_1d("ihfft", FftType.RFFT, x, n, axis, norm)
-    return lax.mul(_ufuncs.conj(out), np.array(1 / count, get_aval(out).dtype))
+    return lax.mul(_ufuncs.conj(out), np.array(1 / count, _get_aval(out).dtype))
 
 
 # -- two axes ------------------------------------------------------------------------------------
@@ -543,7 +544,7 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> 
 
 
 def _shifts(x: Any, axes: None | int | Sequence[int], sign: int) -> tuple[Any, Any]:
-    shape = get_aval(x).shape
+    shape = _get_aval(x).shape
     if axes is None:
         return [sign * (m // 2) for m in shape], tuple(range(len(shape)))
     if isinstance(axes, int):
@@ -565,8 +566,8 @@ def fftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
         >>> jnp.fft.fftshift(jnp.array([0, 1, 2, -2, -1]))
         Array([-2, -1,  0,  1,  2], dtype=int32)
     """
-    check_arraylike("fftshift", x)
-    x = ensure_array(x)
+    _check_arraylike("fftshift", x)
+    x = _ensure_array(x)
     shift, axes = _shifts(x, axes, 1)
     return _manipulation.roll(x, shift, axes)
 
@@ -586,8 +587,8 @@ def ifftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
         >>> jnp.fft.ifftshift(jnp.array([-2, -1, 0, 1, 2]))
         Array([ 0,  1,  2, -2, -1], dtype=int32)
     """
-    check_arraylike("ifftshift", x)
-    x = ensure_array(x)
+    _check_arraylike("ifftshift", x)
+    x = _ensure_array(x)
     shift, axes = _shifts(x, axes, -1)
     return _manipulation.roll(x, shift, axes)
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from ember import lax
 from ember.core import dtypes
-from ember.core.trace import get_aval
+from ember.core.trace import get_aval as _get_aval
 from ember.numpy import _linalg, _manipulation
 from ember.numpy import _linalg_lapack as _lapack
 from ember.numpy._linalg_lapack import *  # noqa: F403
 from ember.numpy._linalg_lapack import __all__ as _lapack_all
-from ember.numpy._promote import check_arraylike
+from ember.numpy._promote import check_arraylike as _check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_dtypes_inexact
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
@@ -44,7 +44,7 @@ def _abs(x: Any) -> Any:
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     r = _reductions()
-    if dtypes.kind(get_aval(x).dtype) == "c":  # every vector norm is the norm of the moduli
+    if dtypes.kind(_get_aval(x).dtype) == "c":  # every vector norm is the norm of the moduli
         x = _abs(x)
     if ord is None or ord == 2:
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
@@ -53,13 +53,13 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     if ord == -np.inf:
         return r.min(_abs(x), axis=axes, keepdims=keepdims)
     if ord == 0:
-        nz = lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), get_aval(x).dtype)
+        nz = lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), _get_aval(x).dtype)
         return r.sum(nz, axis=axes, keepdims=keepdims)
     if ord == 1:
         return r.sum(_abs(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    p = lax.convert_element_type(ord, get_aval(x).dtype)
+    p = lax.convert_element_type(ord, _get_aval(x).dtype)
     total = r.sum(lax.pow(_abs(x), lax.full_like(x, p)), axis=axes, keepdims=keepdims)
     return lax.pow(total, lax.div(lax.full_like(total, 1), lax.full_like(total, p)))
 
@@ -67,7 +67,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r = _reductions()
     row, col = axes
-    if dtypes.kind(get_aval(x).dtype) == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
+    if dtypes.kind(_get_aval(x).dtype) == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
         x = _abs(x)  # these are norms of the moduli; 2, -2, nuc take the complex SVD
     if ord is None or ord == "fro":
         return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
@@ -123,12 +123,12 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         >>> jnp.linalg.norm(x, axis=1)
         Array([2.236068, 5.      ], dtype=float32)
     """
-    check_arraylike("norm", x)
+    _check_arraylike("norm", x)
     (x,) = _promote_dtypes_inexact(x)
-    ndim = get_aval(x).ndim
+    ndim = _get_aval(x).ndim
     if axis is None:
         if ord is None:
-            flat = lax.reshape(x, (get_aval(x).size,))
+            flat = lax.reshape(x, (_get_aval(x).size,))
             out = _vector_norm(flat, None, (0,), False)
             return lax.reshape(out, (1,) * ndim) if keepdims else out
         if ndim == 1:
@@ -148,21 +148,62 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
-    """Array API vector norm: over all axes when axis is None (as if flattened)."""
-    check_arraylike("vector_norm", x)
+    """Compute vector norms (the Array API's form).
+
+    The counterpart of :func:`numpy.linalg.vector_norm`: unlike :func:`norm`, it is always a
+    vector norm, over all axes of ``x`` (as if flattened) by default.
+
+    Args:
+        x: an array.
+        axis: None (default: all axes), an int or a tuple of ints.
+        keepdims: keep the reduced axes with length 1.
+        ord: 2 (default), inf, -inf, 0 (the count of nonzeros), 1, or any other number p
+            (``sum(|x|**p)**(1/p)``).
+
+    Returns:
+        The norm, real, in ``x``'s inexact dtype.
+
+    Example:
+        >>> x = jnp.array([[3.0, -4.0], [0.0, 0.0]])
+        >>> jnp.linalg.vector_norm(x)
+        Array(5., dtype=float32)
+        >>> jnp.linalg.vector_norm(x, ord=1, axis=1)
+        Array([7., 0.], dtype=float32)
+    """
+    _check_arraylike("vector_norm", x)
     (x,) = _promote_dtypes_inexact(x)
-    ndim = get_aval(x).ndim
+    ndim = _get_aval(x).ndim
     if axis is None:
-        out = _vector_norm(lax.reshape(x, (get_aval(x).size,)), ord, (0,), False)
+        out = _vector_norm(lax.reshape(x, (_get_aval(x).size,)), ord, (0,), False)
         return lax.reshape(out, (1,) * ndim) if keepdims else out
     return _vector_norm(x, ord, _norm_axes(axis, ndim), keepdims)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
-    """Array API matrix norm over the last two axes."""
-    check_arraylike("matrix_norm", x)
+    """Compute matrix norms over the last two axes (the Array API's form).
+
+    The counterpart of :func:`numpy.linalg.matrix_norm`.
+
+    Args:
+        x: an array of at least two dimensions (a stack of matrices).
+        keepdims: keep the two reduced axes with length 1.
+        ord: ``"fro"`` (default, Frobenius), ``"nuc"`` (nuclear), 1, -1, inf, -inf
+            (maximum or minimum absolute column or row sum), 2, -2 (largest or smallest
+            singular value).
+
+    Returns:
+        One norm per matrix, real, in ``x``'s inexact dtype.
+
+    Example:
+        >>> x = jnp.array([[1.0, -2.0], [3.0, 4.0]])
+        >>> jnp.linalg.matrix_norm(x, ord=1)
+        Array(6., dtype=float32)
+        >>> jnp.linalg.matrix_norm(x, ord=jnp.inf)
+        Array(7., dtype=float32)
+    """
+    _check_arraylike("matrix_norm", x)
     (x,) = _promote_dtypes_inexact(x)
-    ndim = get_aval(x).ndim
+    ndim = _get_aval(x).ndim
     if ndim < 2:
         raise ValueError(f"matrix_norm requires an array of rank >= 2, got rank {ndim}")
     return _matrix_norm(x, ord, (ndim - 2, ndim - 1), keepdims)
@@ -170,32 +211,98 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
 
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """Compute the matrix product of two arrays (as numpy.linalg.matmul /
-    jax.numpy.linalg.matmul)."""
+    """Compute the matrix product of two arrays.
+
+    The counterpart of :func:`numpy.linalg.matmul` (the Array API's place for it): the same
+    function as :func:`ember.numpy.matmul`, with positional-only arrays.
+
+    Args:
+        x1, x2: arrays of at least one dimension; their batch dimensions broadcast.
+        precision: the product's precision, as for ``lax.dot_general``.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``x1 @ x2``.
+
+    Example:
+        >>> jnp.linalg.matmul(jnp.array([[1, 2], [3, 4]]), jnp.array([1, -1]))
+        Array([-1, -1], dtype=int32)
+    """
     return _linalg.matmul(x1, x2, precision=precision,
                           preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """Compute the vector dot product of two arrays along `axis` (as
-    numpy.linalg.vecdot / jax.numpy.linalg.vecdot)."""
+    """Compute the dot products of vectors along an axis.
+
+    The counterpart of :func:`numpy.linalg.vecdot` (the Array API's place for it): the same
+    function as :func:`ember.numpy.vecdot`; the first argument is conjugated.
+
+    Args:
+        x1, x2: arrays that broadcast together.
+        axis: the axis holding the vectors (default the last).
+        precision: the product's precision, as for ``lax.dot_general``.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        ``sum(conj(x1) * x2, axis)``.
+
+    Example:
+        >>> jnp.linalg.vecdot(jnp.array([[1, 2], [3, 4]]), jnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
     return _linalg.vecdot(x1, x2, axis=axis, precision=precision,
                           preferred_element_type=preferred_element_type)
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
-    """Outer product of two 1-D arrays."""
-    if get_aval(x1).ndim != 1 or get_aval(x2).ndim != 1:
+    """Compute the outer product of two vectors.
+
+    The counterpart of :func:`numpy.linalg.outer`: unlike :func:`ember.numpy.outer`, which
+    flattens its inputs, both arguments must be 1-D.
+
+    Args:
+        x1: a 1-D array of length m.
+        x2: a 1-D array of length n.
+
+    Returns:
+        The ``(m, n)`` array ``x1[:, None] * x2[None, :]``.
+
+    Example:
+        >>> jnp.linalg.outer(jnp.array([1, 2]), jnp.array([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int32)
+    """
+    if _get_aval(x1).ndim != 1 or _get_aval(x2).ndim != 1:
         raise ValueError("linalg.outer requires 1-D arguments, got shapes "
-                         f"{get_aval(x1).shape} and {get_aval(x2).shape}")
+                         f"{_get_aval(x1).shape} and {_get_aval(x2).shape}")
     return _linalg.outer(x1, x2)
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
-    """Compute the tensor dot product of two arrays over `axes` (as
-    numpy.linalg.tensordot / jax.numpy.linalg.tensordot)."""
+    """Compute the tensor dot product of two arrays over the given axes.
+
+    The counterpart of :func:`numpy.linalg.tensordot` (the Array API's place for it): the
+    same function as :func:`ember.numpy.tensordot`, with ``axes`` keyword-only.
+
+    Args:
+        x1, x2: the arrays.
+        axes: an int n (default 2: the last n axes of ``x1`` with the first n of ``x2``) or
+            a pair of axis sequences.
+        precision: the product's precision, as for ``lax.dot_general``.
+        preferred_element_type: the accumulation and result dtype.
+
+    Returns:
+        The contraction: ``x1``'s free axes followed by ``x2``'s.
+
+    Example:
+        >>> a = jnp.arange(6.0).reshape(2, 3)
+        >>> jnp.linalg.tensordot(a, jnp.ones((3, 2)), axes=1)
+        Array([[ 3.,  3.],
+               [12., 12.]], dtype=float32)
+    """
     return _linalg.tensordot(x1, x2, axes, precision=precision,
                              preferred_element_type=preferred_element_type)
 
@@ -223,13 +330,45 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
-    """The `offset` diagonal of the last two axes."""
+    """Return a diagonal of the last two axes (the Array API's form of ``jnp.diagonal``).
+
+    The counterpart of :func:`numpy.linalg.diagonal`: unlike :func:`ember.numpy.diagonal`,
+    whose default axes are the first two, it reads each matrix in the last two axes.
+
+    Args:
+        x: an array of at least two dimensions.
+        offset: which diagonal: 0 the main one, > 0 above it, < 0 below it.
+
+    Returns:
+        An array of ``x.ndim - 1`` dimensions: the diagonal of each matrix.
+
+    Example:
+        >>> x = jnp.arange(8).reshape(2, 2, 2)
+        >>> jnp.linalg.diagonal(x)
+        Array([[0, 3],
+               [4, 7]], dtype=int32)
+        >>> jnp.linalg.diagonal(jnp.arange(9).reshape(3, 3), offset=1)
+        Array([1, 5], dtype=int32)
+    """
     return _manipulation.diagonal(x, offset, -2, -1)
 
 
 def matrix_transpose(x: Any, /) -> Any:
-    """Transpose the last two axes of `x` (as numpy.linalg.matrix_transpose /
-    jax.numpy.linalg.matrix_transpose)."""
+    """Transpose the last two axes of an array.
+
+    The counterpart of :func:`numpy.linalg.matrix_transpose` (the same function as
+    :func:`ember.numpy.matrix_transpose`).
+
+    Args:
+        x: an array of at least two dimensions.
+
+    Returns:
+        ``x`` with its last two axes swapped (no conjugation).
+
+    Example:
+        >>> jnp.linalg.matrix_transpose(jnp.arange(6).reshape(1, 2, 3)).shape
+        (1, 3, 2)
+    """
     from ember.numpy._manipulation import matrix_transpose as _mt
     return _mt(x)
 

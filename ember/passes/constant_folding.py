@@ -4,7 +4,9 @@ Input: a Module. Output: the module with such instructions replaced by `constant
 by the NumPy evaluator (so folding is bit-identical to running the module).
 Rewrite: `op(constant, ..., constant) => constant`.
 Not folded, to keep modules small and fusion-friendly:
-- a broadcast of a scalar (it stays a broadcast however big);
+- a broadcast of a scalar to more than one element (it stays a broadcast however big;
+  one element is folded: a staged static index, `x.at[2]`, must reach the
+  scatter-to-dynamic-update-slice rewrite as a constant);
 - any result with more than MAX_FOLD_ELEMENTS elements (a big iota stays an iota);
 - tuple-shaped results, parameters, constants, custom-calls, and control flow
   (while, conditional, call) whose bodies may be large.
@@ -31,7 +33,7 @@ def foldable(inst: Instruction) -> bool:
         return False
     if inst.shape.size > MAX_FOLD_ELEMENTS:
         return False
-    if inst.opcode == "broadcast" and inst.operand.shape.rank == 0:
+    if inst.opcode == "broadcast" and inst.operand.shape.rank == 0 and inst.shape.size > 1:
         return False
     return True
 

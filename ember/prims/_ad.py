@@ -143,8 +143,9 @@ def moveaxis(x: Any, src: int, dst: int) -> Any:
 def broadcast_axis(x: Any, size: int, axis: int) -> Any:
     """x with a new axis of `size` at position `axis`, every slice along it equal to x."""
     shape = list(get_aval(x).shape)
-    dims = tuple(d if d < axis else d + 1 for d in range(len(shape)))
     shape.insert(axis, size)
+    # (NumPy integers, as JAX's np.delete makes them: a jaxpr prints them so)
+    dims = tuple(np.delete(np.arange(len(shape)), axis))
     return broadcast_in_dim(x, tuple(shape), dims)
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ember.core import batching
 from ember.core.batching import AxisData, not_mapped
 from ember.core.trace import get_aval
@@ -26,33 +28,45 @@ def _rank(x: Any) -> int:
     return len(get_aval(x).shape)
 
 
-def elementwise_operands(args: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
-    """The operands of an elementwise op under vmap, batch axis first where mapped.
+def elementwise_operands(args: Sequence[Any], dims: Sequence[int | None]
+                         ) -> tuple[list[Any], int]:
+    """The operands of an elementwise op under vmap, and the batch axis of its result.
 
-    With r the largest unbatched rank: a mapped operand of unbatched rank 0 (among operands
-    of rank r > 0) becomes (B, 1, ..., 1); an unmapped operand of rank r gets a leading size-1
-    axis; unmapped rank-0 operands stay rank 0.
+    As JAX's broadcast batcher: when every operand that is not rank 0 is mapped, at one
+    axis, with one shape, they go as they are (the result is mapped there). Otherwise each
+    mapped operand's batch axis moves to the front and each unmapped one of rank > 0 gets a
+    leading size-1 axis (a broadcast_in_dim); then a mapped operand of lower rank than the
+    highest gets trailing size-1 axes (lax.expand_dims). Unmapped rank-0 operands stay
+    rank 0, and the result is mapped along axis 0.
     """
-    ranks = [_rank(x) - (d is not not_mapped) for x, d in zip(args, dims)]
-    r = max(ranks)
+    shapes = [get_aval(x).shape for x in args]
+    first = next(k for k, d in enumerate(dims) if d is not not_mapped)
+    if all(shape == shapes[first] and d == dims[first]
+           for shape, d in zip(shapes, dims) if shape):
+        return list(args), dims[first]
     out = []
-    for x, d, k in zip(args, dims, ranks):
-        if d is not_mapped:
-            out.append(x if k == 0 else _ad.reshape(x, (1, *get_aval(x).shape)))
-            continue
-        x = batching.moveaxis(x, d, 0)
-        if k < r:
-            x = _ad.reshape(x, (get_aval(x).shape[0],) + (1,) * r)
-        out.append(x)
-    return out
+    for x, d, shape in zip(args, dims, shapes):
+        if not shape:
+            out.append(x)
+        elif d is not_mapped:
+            # (the dims are NumPy integers, as JAX's np.delete makes them: they print so)
+            out.append(_ad.broadcast_in_dim(x, (1, *shape), tuple(np.arange(1, len(shape) + 1))))
+        else:
+            out.append(batching.moveaxis(x, d, 0))
+    nd = max(_rank(x) for x in out)
+    return [x if d is not_mapped or _rank(x) == nd else
+            _ad.broadcast_in_dim(x, (*get_aval(x).shape, *(1,) * (nd - _rank(x))),
+                                 tuple(range(_rank(x))))
+            for x, d in zip(out, dims)], 0
 
 
 def elementwise_rule(prim: Any) -> None:
     """Register the batching rule of an elementwise primitive: apply it to the operands
-    lined up by `elementwise_operands`; the result is mapped along axis 0."""
+    lined up by `elementwise_operands`."""
     def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None],
              **params: Any) -> tuple[Any, int]:
-        return prim.bind(*elementwise_operands(args, dims), **params), 0
+        operands, bdim = elementwise_operands(args, dims)
+        return prim.bind(*operands, **params), bdim
 
     prim.def_batch(rule)
 

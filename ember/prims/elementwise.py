@@ -172,6 +172,54 @@ le_p = _comparison("le", "LE")
 gt_p = _comparison("gt", "GT")
 ge_p = _comparison("ge", "GE")
 
+# -- total-order comparisons (JAX's eq_to, le_to, lt_to: the sort comparator's) ---------------
+# XLA's TOTALORDER comparison: floats are ordered -NaN < -inf < ... < -0 < +0 < ... < +inf <
+# +NaN by their sign-magnitude bits; other dtypes compare as usual. Ember's HLO has no
+# comparison type, so the rule and the lowering compare integer keys with that order: the
+# float's bits read as a signed integer, with the magnitude bits of negatives flipped.
+_TOTAL_ORDER_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _total_order_key(x: np.ndarray) -> np.ndarray:
+    if dtypes.kind(x.dtype) != "f":
+        return x
+    ity = _TOTAL_ORDER_INT[x.dtype.itemsize]
+    x = np.asarray(x)
+    bits = (x if x.flags.c_contiguous else x.copy()).view(ity)  # (0-d stays 0-d)
+    return np.where(bits < 0, bits ^ np.iinfo(ity).max, bits)
+
+
+def _total_order_key_hlo(ctx: Any, x: Any, dtype: np.dtype) -> Any:
+    if dtypes.kind(dtype) != "f":
+        return x
+    ity = np.dtype(_TOTAL_ORDER_INT[dtype.itemsize])
+    bits = ctx.b.bitcast_convert(x, L.et(ity))
+    dims = tuple(x.shape.dimensions)
+    zero = ctx.b.broadcast(ctx.b.constant(np.zeros((), ity)), dims, ())
+    flip = ctx.b.broadcast(ctx.b.constant(np.array(np.iinfo(ity).max, ity)), dims, ())
+    return ctx.b.select(ctx.b.compare(bits, zero, "LT"), ctx.b.binary("xor", bits, flip), bits)
+
+
+def _total_order_comparison(name: str, direction: str) -> Primitive:
+    def rule(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return ew.compare(_total_order_key(x), _total_order_key(y), direction)
+
+    def lowering(ctx: Any, x: Any, y: Any) -> Any:
+        x, y = ctx.elementwise_operands(x, y)
+        dtype = np.dtype(ctx.avals_in[0].dtype)
+        return ctx.b.compare(_total_order_key_hlo(ctx, x, dtype),
+                             _total_order_key_hlo(ctx, y, dtype), direction)
+
+    prim = _define(name, "compare", 2, R.ANY if direction == "EQ" else R.ORDERED,
+                   out_bool=True, rule=rule, lowering=lowering)
+    del prim.hlo_opcode  # (not XLA's plain compare: no ember.lax function binds it)
+    return prim
+
+
+eq_to_p = _total_order_comparison("eq_to", "EQ")
+le_to_p = _total_order_comparison("le_to", "LE")
+lt_to_p = _total_order_comparison("lt_to", "LT")
+
 # -- bitwise and logical ----------------------------------------------------------------------
 and_p = _binary("and", "and", R.INT_OR_BOOL)
 or_p = _binary("or", "or", R.INT_OR_BOOL)
@@ -440,8 +488,8 @@ for _p, _d in _UNARY_DERIVATIVES.items():
 
 # Piecewise constant or integer-valued: their tangents are zero.
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
-           and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
-           shift_right_arithmetic_p, population_count_p, clz_p):
+           eq_to_p, le_to_p, lt_to_p, and_p, or_p, xor_p, not_p, shift_left_p,
+           shift_right_logical_p, shift_right_arithmetic_p, population_count_p, clz_p):
     ad.defjvp_zero(_p)
 
 
@@ -483,6 +531,7 @@ _jvp(integer_pow_p, _integer_pow_jvp)
 # Every primitive of this module is elementwise: one rule lines the batch axes up.
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, neg_p, abs_p, sign_p,
            floor_p, ceil_p, is_finite_p, *_UNARY_DERIVATIVES, eq_p, ne_p, lt_p, le_p, gt_p,
-           ge_p, and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
-           shift_right_arithmetic_p, population_count_p, clz_p, pow_p, integer_pow_p, round_p):
+           ge_p, eq_to_p, le_to_p, lt_to_p, and_p, or_p, xor_p, not_p, shift_left_p,
+           shift_right_logical_p, shift_right_arithmetic_p, population_count_p, clz_p, pow_p,
+           integer_pow_p, round_p):
     _batching.elementwise_rule(_p)

@@ -733,14 +733,39 @@ def _gather_transpose(ct: Any, operand: Any, indices: Any, *,
         zeros, indices, ct, dimension_numbers=_scatter_dnums_of(dimension_numbers),
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
         mode=GatherScatterMode.FILL_OR_DROP if fill else GatherScatterMode.CLIP,
-        update_jaxpr=None, update_consts=())
+        update_jaxpr=combiner_jaxpr(scatter_add_p, operand.aval.dtype), update_consts=())
     return [t_x, None]
+
+
+_COMBINER_JAXPRS: dict[tuple[str, np.dtype], Any] = {}
+
+
+def combiner_jaxpr(prim: Primitive, dtype: Any) -> Any:
+    """The `update_jaxpr` JAX stages on a scatter-add/mul/min/max of `dtype`: the scalar
+    combiner `(old, new) -> old op new` (None for `scatter` and for a dtype the combiner does
+    not take). It annotates the equation only: the combiner comes from the primitive."""
+    ops = {"scatter-add": "add", "scatter-mul": "mul", "scatter-min": "min",
+           "scatter-max": "max"}
+    if prim.name not in ops:
+        return None
+    key = (prim.name, np.dtype(dtype))
+    if key not in _COMBINER_JAXPRS:
+        from ember.core.staging import trace_to_jaxpr
+        from ember.prims import elementwise
+        op = getattr(elementwise, f"{ops[prim.name]}_p")
+        scalar = ShapedArray((), np.dtype(dtype))
+        try:
+            closed, _ = trace_to_jaxpr(lambda a, b: [op.bind(a, b)], [scalar, scalar])
+            _COMBINER_JAXPRS[key] = closed.jaxpr
+        except TypeError:  # (add of bools: JAX's combiner is undefined there too)
+            _COMBINER_JAXPRS[key] = None
+    return _COMBINER_JAXPRS[key]
 
 
 def _linear_scatter_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
     def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
         operand, indices, updates = primals
-        if params.get("update_jaxpr") is not None:
+        if prim is scatter_p and params.get("update_jaxpr") is not None:
             raise NotImplementedError("Differentiation rule for 'scatter' with an update "
                                       "function (.at[].apply) not implemented")
         ans = prim.bind(operand, indices, updates, **params)

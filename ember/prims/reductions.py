@@ -273,7 +273,8 @@ def _reduce_batch(prim: Primitive) -> Callable[..., tuple[Any, int]]:
     def rule(axis: AxisData, args: list, dims: list, *, axes: tuple[int, ...],
              **params: Any) -> tuple[Any, int]:
         (x,), (b,) = args, dims
-        shifted = _batching.shift_axes(axes, b)
+        # (NumPy integers, as JAX's np.where makes them: a jaxpr prints them so)
+        shifted = tuple(np.where(np.less(axes, b), axes, np.add(axes, 1))) if axes else ()
         return prim.bind(x, axes=shifted, **params), _batching.bdim_after_removing(b, shifted)
     return rule
 

@@ -235,6 +235,11 @@ def _broadcast_in_dim_batch(axis: AxisData, args: list, dims: list, *,
     # b) goes just before where operand dim b goes (after the last one when b is last), so
     # the dimension map stays increasing and the operand needs no transpose.
     (x,), (b,) = args, dims
+    if b == 0:  # JAX's form (its dims NumPy integers, as JAX's np.add makes them)
+        return broadcast_in_dim_p.bind(
+            x, shape=(axis.size, *shape),
+            broadcast_dimensions=(0, *np.add(1, np.asarray(broadcast_dimensions, np.int64))),
+            sharding=sharding), 0
     out_b = broadcast_dimensions[b] if b < len(broadcast_dimensions) else len(shape)
     new_dims = (*broadcast_dimensions[:b], out_b,
                 *(d + 1 for d in broadcast_dimensions[b:]))

@@ -449,7 +449,8 @@ def _concatenate_batch(axis: AxisData, args: list, dims: list, *, dimension: int
 def _index_vectors(indices: list, dims: list, size: int) -> Any:
     """Per-example scalar start indices as one (size, n) array: example i's index vector
     in row i (an unmapped index repeated for every example)."""
-    cols = [_ad.reshape(batching.bdim_at_front(i, d, size), (size, 1))
+    # (a mapped scalar index is 1-d, mapped along 0: one broadcast_in_dim per index, as JAX)
+    cols = [_ad.broadcast_in_dim(i, (size, 1), () if d is not_mapped else (0,))
             for i, d in zip(indices, dims)]
     return cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=1)
 

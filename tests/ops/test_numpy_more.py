@@ -324,7 +324,7 @@ def test_polyfit():
         jnp.polyfit(x, y[:3], 1)
     with pytest.raises(TypeError, match="expected non-empty vector for x"):
         jnp.polyfit(np.zeros(0), np.zeros(0), 1)
-    with pytest.raises(NotImplementedError, match="svd"):
+    with pytest.raises(NotImplementedError, match=r"full=True.*not implemented yet"):
         jnp.polyfit(x, y, 1, full=True)
 
 

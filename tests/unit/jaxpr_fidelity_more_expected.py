@@ -2857,3 +2857,1104 @@ EXPECTED['any_0d'] = """\
     b:bool[] = convert_element_type[new_dtype=bool weak_type=False] a
     c:bool[] = reduce_or[axes=()] b
   in (c,) }"""
+
+EXPECTED['at_add'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[1] = broadcast_in_dim 2:i32[]
+    c:f32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; d:f32[] e:f32[]. let f:f32[] = add d e in (f,) }
+    ] a b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['at_set'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[1] = broadcast_in_dim 6:i32[]
+    c:f32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] a b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['at_mul_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:i32[1] = broadcast_in_dim 2:i32[]
+    d:i32[2] = concatenate[dimension=0] b c
+    e:f32[3,4] = scatter-mul[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0, 1), scatter_dims_to_operand_dims=(0, 1), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; f:f32[] g:f32[]. let h:f32[] = mul f g in (h,) }
+    ] a d 3.0:f32[]
+  in (e,) }"""
+
+EXPECTED['at_max_row'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:f32[4] = broadcast_in_dim 3.0:f32[]
+    d:f32[3,4] = scatter-max[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = max e f in (g,) }
+    ] a b c
+  in (d,) }"""
+
+EXPECTED['at_min_slice'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:f32[2] = broadcast_in_dim 0.0:f32[]
+    d:f32[7] = scatter-min[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = min e f in (g,) }
+    ] a b c
+  in (d,) }"""
+
+EXPECTED['at_add_traced'] = """\
+{ lambda ; a:f32[7] b:i32[2]. let
+    c:bool[2] = lt b 0:i32[]
+    d:i32[2] = add b 7:i32[]
+    e:i32[2] = select_n c b d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[2] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = add i j in (k,) }
+    ] a f g
+  in (h,) }"""
+
+EXPECTED['searchsorted'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[7] c:u32[7] d:u32[7]. let
+    e:u32[7] = sub d c
+    f:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[7] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[7] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[7] = add c f
+    j:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[7] = squeeze[dimensions=(1,)] k
+    m:bool[7] = eq b 0.0:f32[]
+    n:f32[7] = broadcast_in_dim 0.0:f32[]
+    o:f32[7] = select_n m b n
+    p:bool[7] = ne b b
+    q:f32[7] = broadcast_in_dim nan:f32[]
+    r:f32[7] = select_n p o q
+    s:bool[7] = eq l 0.0:f32[]
+    t:f32[7] = broadcast_in_dim 0.0:f32[]
+    u:f32[7] = select_n s l t
+    v:bool[7] = ne l l
+    w:f32[7] = broadcast_in_dim nan:f32[]
+    x:f32[7] = select_n v u w
+    y:bool[7] = le_to r x
+    z:u32[7] = select_n y i c
+    ba:u32[7] = select_n y d i
+  in (z, ba) } in
+{ lambda ; bb:f32[5] bc:f32[7]. let
+    bd:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bb:f32[5] bc:f32[7]. let
+          bd:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bb:f32[5] bc:f32[7]. let
+                bd:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bb:f32[5] bc:f32[7]. let
+                      be:u32[7] = broadcast_in_dim 0:u32[]
+                      bf:u32[7] = broadcast_in_dim 5:u32[]
+                      bg:u32[7] bh:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bb bc be bf
+                      bd:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bh
+                    in (bd,) }
+                ] bb bc
+              in (bd,) }
+          ] bb bc
+        in (bd,) }
+    ] bb bc
+  in (bd,) }"""
+
+EXPECTED['searchsorted_right_int'] = """\
+{ lambda ; a:i32[7] b:i32[3]. let
+    c:i32[3] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; a:i32[7] b:i32[3]. let
+          c:i32[3] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; a:i32[7] b:i32[3]. let
+                c:i32[3] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; a:i32[7] b:i32[3]. let
+                      d:u32[3] = broadcast_in_dim 0:u32[]
+                      e:u32[3] = broadcast_in_dim 7:u32[]
+                      f:u32[3] g:u32[3] = scan[
+                        jaxpr={ lambda ; h:i32[7] i:i32[3] j:u32[3] k:u32[3]. let
+                            l:u32[3] = sub k j
+                            m:u32[3] = jit[
+                              name=floor_divide
+                              jaxpr={ lambda ; l:u32[3] n:i32[]. let
+                                  o:u32[] = convert_element_type[
+                                    new_dtype=uint32
+                                    weak_type=False
+                                  ] n
+                                  m:u32[3] = div l o
+                                in (m,) }
+                            ] l 2:i32[]
+                            p:u32[3] = add j m
+                            q:u32[3,1] = broadcast_in_dim[
+                              broadcast_dimensions=(0,)
+                            ] p
+                            r:i32[3,1] = gather[
+                              dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+                              fill_value=None
+                              indices_are_sorted=False
+                              mode=GatherScatterMode.CLIP
+                              slice_sizes=(1,)
+                              unique_indices=False
+                            ] h q
+                            s:i32[3] = squeeze[dimensions=(1,)] r
+                            t:bool[3] = lt_to i s
+                            u:u32[3] = select_n t p j
+                            v:u32[3] = select_n t k p
+                          in (u, v) }
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] a b d e
+                      c:i32[3] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] g
+                    in (c,) }
+                ] a b
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['searchsorted_2d_query'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[3,4] c:u32[3,4] d:u32[3,4]. let
+    e:u32[3,4] = sub d c
+    f:u32[3,4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[3,4] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[3,4] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[3,4] = add c f
+    j:u32[3,4,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] i
+    k:f32[3,4,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[3,4] = squeeze[dimensions=(2,)] k
+    m:bool[3,4] = eq b 0.0:f32[]
+    n:f32[4] = broadcast_in_dim 0.0:f32[]
+    o:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] n
+    p:f32[3,4] = select_n m b o
+    q:bool[3,4] = ne b b
+    r:f32[4] = broadcast_in_dim nan:f32[]
+    s:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] r
+    t:f32[3,4] = select_n q p s
+    u:bool[3,4] = eq l 0.0:f32[]
+    v:f32[4] = broadcast_in_dim 0.0:f32[]
+    w:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] v
+    x:f32[3,4] = select_n u l w
+    y:bool[3,4] = ne l l
+    z:f32[4] = broadcast_in_dim nan:f32[]
+    ba:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] z
+    bb:f32[3,4] = select_n y x ba
+    bc:bool[3,4] = le_to t bb
+    bd:u32[3,4] = select_n bc i c
+    be:u32[3,4] = select_n bc d i
+  in (bd, be) } in
+{ lambda ; bf:f32[5] bg:f32[3,4]. let
+    bh:i32[3,4] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+          bh:i32[3,4] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                bh:i32[3,4] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                      bh:i32[3,4] = jit[
+                        name=_searchsorted_scan_impl
+                        jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                            bi:u32[4] = broadcast_in_dim 0:u32[]
+                            bj:u32[4] = broadcast_in_dim 5:u32[]
+                            bk:u32[3,4] = broadcast_in_dim[
+                              broadcast_dimensions=(np.int64(1),)
+                            ] bi
+                            bl:u32[3,4] = broadcast_in_dim[
+                              broadcast_dimensions=(np.int64(1),)
+                            ] bj
+                            bm:u32[3,4] bn:u32[3,4] = scan[
+                              jaxpr=jaxpr
+                              length=3
+                              num_carry=2
+                              num_consts=2
+                              reverse=False
+                              unroll=1
+                            ] bf bg bk bl
+                            bh:i32[3,4] = convert_element_type[
+                              new_dtype=int32
+                              weak_type=False
+                            ] bn
+                          in (bh,) }
+                      ] bf bg
+                    in (bh,) }
+                ] bf bg
+              in (bh,) }
+          ] bf bg
+        in (bh,) }
+    ] bf bg
+  in (bh,) }"""
+
+EXPECTED['searchsorted_scalar_query'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[] c:u32[] d:u32[]. let
+    e:u32[] = sub d c
+    f:u32[] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[] = add c f
+    j:f32[1] = dynamic_slice[slice_sizes=(1,)] a i
+    k:f32[] = squeeze[dimensions=(0,)] j
+    l:bool[] = eq b 0.0:f32[]
+    m:f32[] = select_n l b 0.0:f32[]
+    n:bool[] = ne b b
+    o:f32[] = select_n n m nan:f32[]
+    p:bool[] = eq k 0.0:f32[]
+    q:f32[] = select_n p k 0.0:f32[]
+    r:bool[] = ne k k
+    s:f32[] = select_n r q nan:f32[]
+    t:bool[] = le_to o s
+    u:u32[] = select_n t i c
+    v:u32[] = select_n t d i
+  in (u, v) } in
+{ lambda ; w:f32[5] x:f32[]. let
+    y:i32[] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; w:f32[5] x:f32[]. let
+          y:i32[] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; w:f32[5] x:f32[]. let
+                z:u32[] ba:u32[] = scan[
+                  jaxpr=jaxpr
+                  length=3
+                  num_carry=2
+                  num_consts=2
+                  reverse=False
+                  unroll=1
+                ] w x 0:u32[] 5:u32[]
+                y:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ba
+              in (y,) }
+          ] w x
+        in (y,) }
+    ] w x
+  in (y,) }"""
+
+EXPECTED['searchsorted_unrolled'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[7] c:u32[7] d:u32[7]. let
+    e:u32[7] = sub d c
+    f:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[7] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[7] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[7] = add c f
+    j:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[7] = squeeze[dimensions=(1,)] k
+    m:bool[7] = eq b 0.0:f32[]
+    n:f32[7] = broadcast_in_dim 0.0:f32[]
+    o:f32[7] = select_n m b n
+    p:bool[7] = ne b b
+    q:f32[7] = broadcast_in_dim nan:f32[]
+    r:f32[7] = select_n p o q
+    s:bool[7] = eq l 0.0:f32[]
+    t:f32[7] = broadcast_in_dim 0.0:f32[]
+    u:f32[7] = select_n s l t
+    v:bool[7] = ne l l
+    w:f32[7] = broadcast_in_dim nan:f32[]
+    x:f32[7] = select_n v u w
+    y:bool[7] = le_to r x
+    z:u32[7] = select_n y i c
+    ba:u32[7] = select_n y d i
+  in (z, ba) } in
+{ lambda ; bb:f32[5] bc:f32[7]. let
+    bd:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bb:f32[5] bc:f32[7]. let
+          bd:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bb:f32[5] bc:f32[7]. let
+                bd:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bb:f32[5] bc:f32[7]. let
+                      be:u32[7] = broadcast_in_dim 0:u32[]
+                      bf:u32[7] = broadcast_in_dim 5:u32[]
+                      bg:u32[7] bh:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=3
+                      ] bb bc be bf
+                      bd:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bh
+                    in (bd,) }
+                ] bb bc
+              in (bd,) }
+          ] bb bc
+        in (bd,) }
+    ] bb bc
+  in (bd,) }"""
+
+EXPECTED['searchsorted_compare_all'] = """\
+let _searchsorted_compare_all_impl = { lambda ; a:f32[5] b:f32[7]. let
+    c:bool[5] = eq a 0.0:f32[]
+    d:f32[5] = broadcast_in_dim 0.0:f32[]
+    e:f32[5] = select_n c a d
+    f:bool[5] = ne a a
+    g:f32[5] = broadcast_in_dim nan:f32[]
+    h:f32[5] = select_n f e g
+    i:bool[7] = eq b 0.0:f32[]
+    j:f32[7] = broadcast_in_dim 0.0:f32[]
+    k:f32[7] = select_n i b j
+    l:bool[7] = ne b b
+    m:f32[7] = broadcast_in_dim nan:f32[]
+    n:f32[7] = select_n l k m
+    o:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] n
+    p:f32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    q:bool[5,7] = le_to p o
+    r:i32[5,7] = convert_element_type[new_dtype=int32 weak_type=False] q
+    s:i32[7] = reduce_sum[axes=(0,) out_sharding=None] r
+  in (s,) } in
+{ lambda ; t:f32[5] u:f32[7]. let
+    v:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; t:f32[5] u:f32[7]. let
+          v:i32[7] = jit[
+            name=_searchsorted_compare_all_impl
+            jaxpr=_searchsorted_compare_all_impl
+          ] t u
+        in (v,) }
+    ] t u
+  in (v,) }"""
+
+EXPECTED['searchsorted_sort'] = """\
+let _searchsorted_sort_impl = { lambda ; a:f32[5] b:f32[7]. let
+    c:f32[12] = concatenate[dimension=0] b a
+    d:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+    e:i32[12] = broadcast_in_dim 0:i32[]
+    f:f32[12] g:i32[12] = sort[dimension=0 is_stable=True num_keys=1] c d
+    h:bool[12] = lt g 0:i32[]
+    i:i32[12] = add g 12:i32[]
+    j:i32[12] = select_n h g i
+    k:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    l:i32[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] e k d
+    m:i32[7] = slice[limit_indices=(7,) start_indices=(0,) strides=None] l
+    n:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    o:i32[7] = broadcast_in_dim 0:i32[]
+    p:f32[7] q:i32[7] = sort[dimension=0 is_stable=True num_keys=1] b n
+    r:bool[7] = lt q 0:i32[]
+    s:i32[7] = add q 7:i32[]
+    t:i32[7] = select_n r q s
+    u:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] t
+    v:i32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] o u n
+    w:i32[7] = sub m v
+  in (w,) } in
+{ lambda ; x:f32[5] y:f32[7]. let
+    z:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; x:f32[5] y:f32[7]. let
+          z:i32[7] = jit[
+            name=_searchsorted_sort_impl
+            jaxpr=_searchsorted_sort_impl
+          ] x y
+        in (z,) }
+    ] x y
+  in (z,) }"""
+
+EXPECTED['searchsorted_complex'] = """\
+let jaxpr = { lambda ; a:c64[5] b:c64[7] c:u32[7] d:u32[7]. let
+    e:u32[7] = sub d c
+    f:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[7] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[7] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[7] = add c f
+    j:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:c64[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:c64[7] = squeeze[dimensions=(1,)] k
+    m:f32[7] = real b
+    n:bool[7] = eq m 0.0:f32[]
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n n m o
+    q:bool[7] = ne m m
+    r:f32[7] = broadcast_in_dim nan:f32[]
+    s:f32[7] = select_n q p r
+    t:f32[7] = imag b
+    u:bool[7] = eq t 0.0:f32[]
+    v:f32[7] = broadcast_in_dim 0.0:f32[]
+    w:f32[7] = select_n u t v
+    x:bool[7] = ne t t
+    y:f32[7] = broadcast_in_dim nan:f32[]
+    z:f32[7] = select_n x w y
+    ba:f32[7] = real l
+    bb:bool[7] = eq ba 0.0:f32[]
+    bc:f32[7] = broadcast_in_dim 0.0:f32[]
+    bd:f32[7] = select_n bb ba bc
+    be:bool[7] = ne ba ba
+    bf:f32[7] = broadcast_in_dim nan:f32[]
+    bg:f32[7] = select_n be bd bf
+    bh:f32[7] = imag l
+    bi:bool[7] = eq bh 0.0:f32[]
+    bj:f32[7] = broadcast_in_dim 0.0:f32[]
+    bk:f32[7] = select_n bi bh bj
+    bl:bool[7] = ne bh bh
+    bm:f32[7] = broadcast_in_dim nan:f32[]
+    bn:f32[7] = select_n bl bk bm
+    bo:bool[7] = le_to z bn
+    bp:bool[7] = lt_to s bg
+    bq:bool[7] = eq_to s bg
+    br:bool[7] = and bq bo
+    bs:bool[7] = or bp br
+    bt:u32[7] = select_n bs i c
+    bu:u32[7] = select_n bs d i
+  in (bt, bu) } in
+{ lambda ; bv:c64[5] bw:c64[7]. let
+    bx:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bv:c64[5] bw:c64[7]. let
+          bx:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bv:c64[5] bw:c64[7]. let
+                bx:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bv:c64[5] bw:c64[7]. let
+                      by:u32[7] = broadcast_in_dim 0:u32[]
+                      bz:u32[7] = broadcast_in_dim 5:u32[]
+                      ca:u32[7] cb:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bv bw by bz
+                      bx:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] cb
+                    in (bx,) }
+                ] bv bw
+              in (bx,) }
+          ] bv bw
+        in (bx,) }
+    ] bv bw
+  in (bx,) }"""
+
+EXPECTED['searchsorted_sorter'] = """\
+let jaxpr = { lambda ; a:f32[7] b:f32[3] c:u32[3] d:u32[3]. let
+    e:u32[3] = sub d c
+    f:u32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[3] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[3] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[3] = add c f
+    j:u32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[3] = squeeze[dimensions=(1,)] k
+    m:bool[3] = eq b 0.0:f32[]
+    n:f32[3] = broadcast_in_dim 0.0:f32[]
+    o:f32[3] = select_n m b n
+    p:bool[3] = ne b b
+    q:f32[3] = broadcast_in_dim nan:f32[]
+    r:f32[3] = select_n p o q
+    s:bool[3] = eq l 0.0:f32[]
+    t:f32[3] = broadcast_in_dim 0.0:f32[]
+    u:f32[3] = select_n s l t
+    v:bool[3] = ne l l
+    w:f32[3] = broadcast_in_dim nan:f32[]
+    x:f32[3] = select_n v u w
+    y:bool[3] = le_to r x
+    z:u32[3] = select_n y i c
+    ba:u32[3] = select_n y d i
+  in (z, ba) } in
+{ lambda ; bb:f32[7] bc:f32[3] bd:i32[7]. let
+    be:i32[3] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bb:f32[7] bc:f32[3] bd:i32[7]. let
+          bf:bool[7] = lt bd 0:i32[]
+          bg:i32[7] = add bd 7:i32[]
+          bh:i32[7] = select_n bf bd bg
+          bi:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bh
+          bj:f32[7] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1,)
+            unique_indices=False
+          ] bb bi
+          be:i32[3] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bj:f32[7] bc:f32[3]. let
+                be:i32[3] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bj:f32[7] bc:f32[3]. let
+                      bk:u32[3] = broadcast_in_dim 0:u32[]
+                      bl:u32[3] = broadcast_in_dim 7:u32[]
+                      bm:u32[3] bn:u32[3] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bj bc bk bl
+                      be:i32[3] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bn
+                    in (be,) }
+                ] bj bc
+              in (be,) }
+          ] bj bc
+        in (be,) }
+    ] bb bc bd
+  in (be,) }"""
+
+EXPECTED['digitize'] = """\
+let searchsorted = { lambda ; a:f32[5] b:f32[7]. let
+    c:i32[7] = jit[name=_searchsorted_scan_impl jaxpr=_searchsorted_scan_impl] a
+      b
+  in (c,) } in
+let _searchsorted_scan_impl = { lambda ; d:f32[5] e:f32[7]. let
+    f:i32[7] = jit[name=_searchsorted_scan_impl jaxpr=_searchsorted_scan_impl1] d
+      e
+  in (f,) } in
+let _searchsorted_scan_impl1 = { lambda ; g:f32[5] h:f32[7]. let
+    i:u32[7] = broadcast_in_dim 0:u32[]
+    j:u32[7] = broadcast_in_dim 5:u32[]
+    k:u32[7] l:u32[7] = scan[
+      jaxpr=jaxpr
+      length=3
+      num_carry=2
+      num_consts=2
+      reverse=False
+      unroll=1
+    ] g h i j
+    m:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] l
+  in (m,) } in
+let jaxpr = { lambda ; n:f32[5] o:f32[7] p:u32[7] q:u32[7]. let
+    r:u32[7] = sub q p
+    s:u32[7] = jit[name=floor_divide jaxpr=floor_divide] r 2:i32[]
+    t:u32[7] = add p s
+    u:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] t
+    v:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] n u
+    w:f32[7] = squeeze[dimensions=(1,)] v
+    x:bool[7] = eq o 0.0:f32[]
+    y:f32[7] = broadcast_in_dim 0.0:f32[]
+    z:f32[7] = select_n x o y
+    ba:bool[7] = ne o o
+    bb:f32[7] = broadcast_in_dim nan:f32[]
+    bc:f32[7] = select_n ba z bb
+    bd:bool[7] = eq w 0.0:f32[]
+    be:f32[7] = broadcast_in_dim 0.0:f32[]
+    bf:f32[7] = select_n bd w be
+    bg:bool[7] = ne w w
+    bh:f32[7] = broadcast_in_dim nan:f32[]
+    bi:f32[7] = select_n bg bf bh
+    bj:bool[7] = lt_to bc bi
+    bk:u32[7] = select_n bj t p
+    bl:u32[7] = select_n bj q t
+  in (bk, bl) } in
+let floor_divide = { lambda ; bm:u32[7] bn:i32[]. let
+    bo:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] bn
+    bp:u32[7] = div bm bo
+  in (bp,) } in
+{ lambda ; bq:f32[7] br:f32[5]. let
+    bs:i32[7] = jit[
+      name=digitize
+      jaxpr={ lambda ; bq:f32[7] br:f32[5]. let
+          bt:f32[1] = slice[limit_indices=(5,) start_indices=(4,) strides=None] br
+          bu:f32[] = squeeze[dimensions=(0,)] bt
+          bv:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] br
+          bw:f32[] = squeeze[dimensions=(0,)] bv
+          bx:bool[] = ge bu bw
+          by:i32[7] = jit[name=searchsorted jaxpr=searchsorted] br bq
+          bz:f32[5] = rev[dimensions=(0,)] br
+          ca:i32[7] = jit[name=searchsorted jaxpr=searchsorted] bz bq
+          cb:i32[7] = sub 5:i32[] ca
+          bs:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; bx:bool[] by:i32[7] cb:i32[7]. let
+                bs:i32[7] = select_n bx cb by
+              in (bs,) }
+          ] bx by cb
+        in (bs,) }
+    ] bq br
+  in (bs,) }"""
+
+EXPECTED['digitize_right_decreasing'] = """\
+let searchsorted = { lambda ; a:f32[5] b:f32[7]. let
+    c:i32[7] = jit[name=_searchsorted_scan_impl jaxpr=_searchsorted_scan_impl] a
+      b
+  in (c,) } in
+let _searchsorted_scan_impl = { lambda ; d:f32[5] e:f32[7]. let
+    f:i32[7] = jit[name=_searchsorted_scan_impl jaxpr=_searchsorted_scan_impl1] d
+      e
+  in (f,) } in
+let _searchsorted_scan_impl1 = { lambda ; g:f32[5] h:f32[7]. let
+    i:u32[7] = broadcast_in_dim 0:u32[]
+    j:u32[7] = broadcast_in_dim 5:u32[]
+    k:u32[7] l:u32[7] = scan[
+      jaxpr=jaxpr
+      length=3
+      num_carry=2
+      num_consts=2
+      reverse=False
+      unroll=1
+    ] g h i j
+    m:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] l
+  in (m,) } in
+let jaxpr = { lambda ; n:f32[5] o:f32[7] p:u32[7] q:u32[7]. let
+    r:u32[7] = sub q p
+    s:u32[7] = jit[name=floor_divide jaxpr=floor_divide] r 2:i32[]
+    t:u32[7] = add p s
+    u:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] t
+    v:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] n u
+    w:f32[7] = squeeze[dimensions=(1,)] v
+    x:bool[7] = eq o 0.0:f32[]
+    y:f32[7] = broadcast_in_dim 0.0:f32[]
+    z:f32[7] = select_n x o y
+    ba:bool[7] = ne o o
+    bb:f32[7] = broadcast_in_dim nan:f32[]
+    bc:f32[7] = select_n ba z bb
+    bd:bool[7] = eq w 0.0:f32[]
+    be:f32[7] = broadcast_in_dim 0.0:f32[]
+    bf:f32[7] = select_n bd w be
+    bg:bool[7] = ne w w
+    bh:f32[7] = broadcast_in_dim nan:f32[]
+    bi:f32[7] = select_n bg bf bh
+    bj:bool[7] = le_to bc bi
+    bk:u32[7] = select_n bj t p
+    bl:u32[7] = select_n bj q t
+  in (bk, bl) } in
+let floor_divide = { lambda ; bm:u32[7] bn:i32[]. let
+    bo:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] bn
+    bp:u32[7] = div bm bo
+  in (bp,) } in
+{ lambda ; bq:f32[7] br:f32[5]. let
+    bs:i32[7] = jit[
+      name=digitize
+      jaxpr={ lambda ; bq:f32[7] br:f32[5]. let
+          bt:f32[1] = slice[limit_indices=(5,) start_indices=(4,) strides=None] br
+          bu:f32[] = squeeze[dimensions=(0,)] bt
+          bv:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] br
+          bw:f32[] = squeeze[dimensions=(0,)] bv
+          bx:bool[] = ge bu bw
+          by:i32[7] = jit[name=searchsorted jaxpr=searchsorted] br bq
+          bz:f32[5] = rev[dimensions=(0,)] br
+          ca:i32[7] = jit[name=searchsorted jaxpr=searchsorted] bz bq
+          cb:i32[7] = sub 5:i32[] ca
+          bs:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; bx:bool[] by:i32[7] cb:i32[7]. let
+                bs:i32[7] = select_n bx cb by
+              in (bs,) }
+          ] bx by cb
+        in (bs,) }
+    ] bq br
+  in (bs,) }"""
+
+EXPECTED['histogram_edges'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[7] c:u32[7] d:u32[7]. let
+    e:u32[7] = sub d c
+    f:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[7] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[7] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[7] = add c f
+    j:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[7] = squeeze[dimensions=(1,)] k
+    m:bool[7] = eq b 0.0:f32[]
+    n:f32[7] = broadcast_in_dim 0.0:f32[]
+    o:f32[7] = select_n m b n
+    p:bool[7] = ne b b
+    q:f32[7] = broadcast_in_dim nan:f32[]
+    r:f32[7] = select_n p o q
+    s:bool[7] = eq l 0.0:f32[]
+    t:f32[7] = broadcast_in_dim 0.0:f32[]
+    u:f32[7] = select_n s l t
+    v:bool[7] = ne l l
+    w:f32[7] = broadcast_in_dim nan:f32[]
+    x:f32[7] = select_n v u w
+    y:bool[7] = lt_to r x
+    z:u32[7] = select_n y i c
+    ba:u32[7] = select_n y d i
+  in (z, ba) } in
+{ lambda ; bb:f32[7] bc:f32[5]. let
+    bd:f32[7] = broadcast_in_dim 1.0:f32[]
+    be:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bc:f32[5] bb:f32[7]. let
+          be:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bc:f32[5] bb:f32[7]. let
+                be:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bc:f32[5] bb:f32[7]. let
+                      bf:u32[7] = broadcast_in_dim 0:u32[]
+                      bg:u32[7] = broadcast_in_dim 5:u32[]
+                      bh:u32[7] bi:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bc bb bf bg
+                      be:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bi
+                    in (be,) }
+                ] bc bb
+              in (be,) }
+          ] bc bb
+        in (be,) }
+    ] bc bb
+    bj:f32[1] = slice[limit_indices=(5,) start_indices=(4,) strides=None] bc
+    bk:f32[] = squeeze[dimensions=(0,)] bj
+    bl:bool[7] = eq bb bk
+    bm:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; bl:bool[7] bn:i32[] be:i32[7]. let
+          bo:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bn
+          bp:i32[7] = broadcast_in_dim bo
+          bm:i32[7] = select_n bl be bp
+        in (bm,) }
+    ] bl 4:i32[] be
+    bq:f32[5] = broadcast_in_dim 0.0:f32[]
+    br:bool[7] = lt bm 0:i32[]
+    bs:i32[7] = add bm 5:i32[]
+    bt:i32[7] = select_n br bm bs
+    bu:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bt
+    bv:f32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bw:f32[] bx:f32[]. let
+          by:f32[] = add bw bx
+        in (by,) }
+    ] bq bu bd
+    bz:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=None] bv
+  in (bz, bc) }"""
+
+EXPECTED['vmap_cumsum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = cumsum[axis=1 reverse=False] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['vmap_where'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = gt a 2.0:f32[]
+    c:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] a:f32[3,4] d:f32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          f:f32[4] = broadcast_in_dim e
+          g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] f
+          c:f32[3,4] = select_n b g a
+        in (c,) }
+    ] b a 0.0:f32[]
+  in (c,) }"""
+
+EXPECTED['vmap_add_unmapped'] = """\
+{ lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] b
+    d:f32[3,4] = add a c
+  in (d,) }"""
+
+EXPECTED['vmap_scalar_times_vector'] = """\
+{ lambda ; a:f32[7] b:f32[4]. let
+    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] b
+    d:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+    e:f32[7,4] = mul d c
+  in (e,) }"""
+
+EXPECTED['vmap_searchsorted'] = """\
+let jaxpr = { lambda ; a:f32[5] b:f32[3,4] c:u32[3,4] d:u32[3,4]. let
+    e:u32[3,4] = sub d c
+    f:u32[3,4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; e:u32[3,4] g:i32[]. let
+          h:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] g
+          f:u32[3,4] = div e h
+        in (f,) }
+    ] e 2:i32[]
+    i:u32[3,4] = add c f
+    j:u32[3,4,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] i
+    k:f32[3,4,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a j
+    l:f32[3,4] = squeeze[dimensions=(2,)] k
+    m:bool[3,4] = eq b 0.0:f32[]
+    n:f32[4] = broadcast_in_dim 0.0:f32[]
+    o:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] n
+    p:f32[3,4] = select_n m b o
+    q:bool[3,4] = ne b b
+    r:f32[4] = broadcast_in_dim nan:f32[]
+    s:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] r
+    t:f32[3,4] = select_n q p s
+    u:bool[3,4] = eq l 0.0:f32[]
+    v:f32[4] = broadcast_in_dim 0.0:f32[]
+    w:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] v
+    x:f32[3,4] = select_n u l w
+    y:bool[3,4] = ne l l
+    z:f32[4] = broadcast_in_dim nan:f32[]
+    ba:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] z
+    bb:f32[3,4] = select_n y x ba
+    bc:bool[3,4] = le_to t bb
+    bd:u32[3,4] = select_n bc i c
+    be:u32[3,4] = select_n bc d i
+  in (bd, be) } in
+{ lambda ; bf:f32[5] bg:f32[3,4]. let
+    bh:i32[3,4] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+          bh:i32[3,4] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                bh:i32[3,4] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bf:f32[5] bg:f32[3,4]. let
+                      bi:u32[4] = broadcast_in_dim 0:u32[]
+                      bj:u32[4] = broadcast_in_dim 5:u32[]
+                      bk:u32[3,4] = broadcast_in_dim[
+                        broadcast_dimensions=(np.int64(1),)
+                      ] bi
+                      bl:u32[3,4] = broadcast_in_dim[
+                        broadcast_dimensions=(np.int64(1),)
+                      ] bj
+                      bm:u32[3,4] bn:u32[3,4] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bf bg bk bl
+                      bh:i32[3,4] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bn
+                    in (bh,) }
+                ] bf bg
+              in (bh,) }
+          ] bf bg
+        in (bh,) }
+    ] bf bg
+  in (bh,) }"""
+
+EXPECTED['vmap_var_axis1'] = """\
+let _var = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[4] = reduce_sum[axes=(np.int64(0),) out_sharding=None] a
+    d:f32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[4,1] = div d 3.0:f32[]
+    f:f32[4,3] = transpose[permutation=(1, 0)] a
+    g:f32[4,3] = sub f e
+    h:f32[4,3] = square g
+    i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    j:f32[] = sub 3.0:f32[] i
+    k:f32[4] = reduce_sum[axes=(np.int64(1),) out_sharding=None] h
+    l:f32[4] = div k j
+    m:bool[] = gt j 0.0:f32[]
+    n:f32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; m:bool[] l:f32[4] o:f32[]. let
+          p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] o
+          q:f32[4] = broadcast_in_dim p
+          n:f32[4] = select_n m q l
+        in (n,) }
+    ] m l nan:f32[]
+  in (n,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[4] = jit[name=_var jaxpr=_var] r 0:i32[]
+  in (s,) }"""
+
+EXPECTED['vmap_argmax_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[4] = argmax[axes=(np.int64(0),) index_dtype=int32] a
+  in (b,) }"""
+
+EXPECTED['getitem_step'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[2] = slice[limit_indices=(7,) start_indices=(1,) strides=(3,)] a
+  in (b,) }"""
+
+EXPECTED['getitem_step_one_element'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=(5,)] a
+  in (b,) }"""
+
+EXPECTED['getitem_empty_step'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[0] = slice[limit_indices=(5,) start_indices=(5,) strides=(2,)] a
+  in (b,) }"""
+
+EXPECTED['getitem_back_one_element'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[1] = slice[limit_indices=(6,) start_indices=(5,) strides=(3,)] a
+    c:f32[1] = rev[dimensions=(0,)] b
+  in (c,) }"""
+
+EXPECTED['getitem_back_empty'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[0] = slice[limit_indices=(6,) start_indices=(6,) strides=None] a
+    c:f32[0] = rev[dimensions=(0,)] b
+  in (c,) }"""
+
+EXPECTED['getitem_mixed_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,2] = slice[limit_indices=(3, 4) start_indices=(2, 1) strides=(2, 2)] a
+    c:f32[1,2] = rev[dimensions=(0,)] b
+  in (c,) }"""

@@ -6,7 +6,8 @@ Input: every public callable of those modules defined in Ember (NumPy's own func
 ember.numpy re-exports, such as ``save``, are NumPy's to test) whose docstring has an
 example. Output: one doctest per module, run with ``jnp``, ``lax``, ``ember`` and ``np``
 in scope and whitespace normalized; a failure prints the example, what it expected and
-what it got. The whole file takes well under a second.
+what it got. Its tests take about 1 s on an idle core (0.8 s of it ember.numpy's examples,
+where roots, float_power and acos, whose first calls build math kernels, are the slowest).
 """
 
 from __future__ import annotations
