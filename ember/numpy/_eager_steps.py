@@ -64,9 +64,12 @@ def direct_step(prim: Any, ins: list[tuple[tuple[int, ...], np.dtype]], out: Any
 
 def _math_step(opcode: str, dtype: np.dtype, shape: tuple[int, ...],
                generic: Callable[..., np.ndarray]) -> Callable[..., np.ndarray] | None:
-    from ember.backends.cpu.runtime import eager_math
-
-    if ew._math_kernels is not eager_math or not eager_math.covers(opcode, dtype):
+    # (the math provider `import ember` installs: the CPU backend's vector kernels, reached
+    # through the evaluator, so nothing below the backends imports one)
+    eager_math = ew._math_kernels
+    if eager_math is None or not all(hasattr(eager_math, a) for a in
+                                     ("covers", "kernel", "element_type")) \
+            or not eager_math.covers(opcode, dtype):
         return None
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:
