@@ -16,10 +16,10 @@ A call takes the fast path when:
   each an `ember.Array` whose aval equals the entry's (identity first: a result of the
   previous call carries the very aval object) or a plain `np.ndarray` of the exact dtype,
   shape and C strides (only where the entry's aval is strongly typed: a NumPy array is
-  never weak), or a Python float or int where the entry's aval is the weak scalar it traces
+  never weak), or a Python float, int or bool where the entry's aval is the scalar it traces
   to (an int only within the dtype's range: outside it the normal path raises
   OverflowError), converted as the normal path converts it.
-Everything else (pytrees, bools, complex scalars, static arguments, tracers, other shapes) misses.
+Everything else (pytrees, complex scalars, static arguments, tracers, other shapes) misses.
 
 What a fast call does: collect each argument's C-contiguous value (cached on the Array),
 run the backend's `fast_runner` (CPU: allocate outputs, one native call) and wrap its
@@ -53,7 +53,7 @@ STATS = {"slow_calls": 0, "fast_built": 0}
 _LEAF = tree_structure(0)
 
 
-_SCALARS = (float, int)  # (not bool: a Python bool is not weak; not complex: rare)
+_SCALARS = (float, int, bool)  # (not complex: rare)
 
 
 def eligible(args: tuple) -> bool:
@@ -67,10 +67,16 @@ def eligible(args: tuple) -> bool:
 
 def _scalar_spec(x: Any, aval: Any) -> tuple | None:
     """("python", its type, dtype, lo, hi) when the Python scalar `x` traces to `aval` (a weak
-    scalar of its kind: float to a weak float, int to a weak int), else None. lo..hi: the
+    scalar of its kind: float to a weak float, int to a weak int; bool to a strong bool),
+    else None. lo..hi: the
     ints the dtype holds (the normal path raises OverflowError outside them)."""
     dt = np.dtype(aval.dtype)
-    if aval.shape != () or not aval.weak_type:
+    if aval.shape != ():
+        return None
+    if type(x) is bool:  # (a Python bool is a strong bool[], as in JAX)
+        return ("python", bool, dt, None, None) if dt == np.bool_ and not aval.weak_type \
+            else None
+    if not aval.weak_type:
         return None
     if type(x) is float and dt.kind == "f" and dt.itemsize >= 4:
         return ("python", float, dt, None, None)
@@ -170,8 +176,8 @@ def _closure(nargs: int, specs: list, runner: Any, compiled: CompiledModule,
         ns[f"aval{i}"] = aval
         if np_spec is not None and isinstance(np_spec[0], str):  # a Python scalar
             _, kind, ns[f"sdt{i}"], lo, hi = np_spec
-            test = (f"type(x{i}) is float" if kind is float
-                    else f"type(x{i}) is int and {lo} <= x{i} <= {hi}")
+            test = (f"type(x{i}) is int and {lo} <= x{i} <= {hi}" if kind is int
+                    else f"type(x{i}) is {kind.__name__}")
             lines += [f"    if {test}:", f"        v{i} = array(x{i}, sdt{i})"]
             np_spec = None  # (Arrays of the same weak aval are taken below too)
             lines += [f"    elif type(x{i}) is ArrayImpl:"]

@@ -247,24 +247,24 @@ def test_numpy_arguments_needing_conversion_or_a_copy_fall_back():
     assert s.count == 0  # the fast path survived the misses
 
 
-def test_pytree_kwargs_static_and_bool_arguments_fall_back():
+def test_pytree_kwargs_static_and_complex_arguments_fall_back():
     x = np.arange(6, dtype=np.float32)
     tree = ember.jit(lambda d: d["w"] * d["b"])
     kw = ember.jit(lambda x, y: x - y)
     static = ember.jit(lambda x, n: x * n, static_argnums=1)
-    flag = ember.jit(lambda x, b: x + b)
+    cplx = ember.jit(lambda x, z: x * z)
     for _ in range(3):
         with _Slow() as s:
             _same(tree({"w": x, "b": x}), x * x)
             _same(kw(x, y=x), x - x)
             _same(static(x, 3), x * 3)
-            _same(flag(x, True), x + 1)
+            _same(cplx(x, 2j), x * np.complex64(2j))
         assert s.count == 4
-    assert (tree.trace_count, kw.trace_count, static.trace_count, flag.trace_count) == (
+    assert (tree.trace_count, kw.trace_count, static.trace_count, cplx.trace_count) == (
         1, 1, 1, 1)
 
 
-def test_python_float_and_int_arguments_take_the_fast_path():
+def test_python_float_int_and_bool_arguments_take_the_fast_path():
     """f(x, 2.0): a Python scalar is converted as the normal path converts it (a weak
     scalar of the default type); an int out of the type's range still raises there."""
     x = np.arange(6, dtype=np.float32)
@@ -282,6 +282,11 @@ def test_python_float_and_int_arguments_take_the_fast_path():
     with _Slow() as s, pytest.raises(OverflowError):
         shift(x, 2**40)
     assert s.count == 1
+    flag = ember.jit(lambda x, b: ember.numpy.where(b, x, -x))
+    flag(x, True), flag(x, True)
+    with _Slow() as s:
+        _same(flag(x, False), -x)  # (a Python bool: a strong bool[], as in JAX)
+    assert s.count == 0
     with _Slow() as s:
         _same(shift(x, 2.5), x + np.float32(2.5))  # (a float where an int was traced)
         _same(scale(x, 2), x * 2 + 1)
