@@ -201,6 +201,17 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "digitize_right_decreasing": (lambda jnp: lambda x, b: jnp.digitize(x, b, right=True),
                                   (X7, S5[::-1].copy())),
     "histogram_edges": (lambda jnp: lambda x, b: jnp.histogram(x, bins=b), (X7, S5)),
+    # an int `bins`: the edges are jit[_linspace] over the data's span, widened through
+    # jit[_ptp] and _where when the span is empty, then searched as given edges are
+    "histogram_int_bins": (lambda jnp: lambda x: jnp.histogram(x, bins=4), (X7,)),
+    "histogram_range_density": (lambda jnp: lambda x: jnp.histogram(
+        x, bins=3, range=(-1.0, 2.0), density=True), (X7,)),
+    "histogram_bin_edges": (lambda jnp: lambda x: jnp.histogram_bin_edges(x, bins=2), (I7,)),
+    # linspace: jit[_linspace]; the endpoint is concatenated after the first num-1 samples
+    "linspace_axis_retstep": (lambda jnp: lambda a, b: jnp.linspace(
+        a, b, 4, endpoint=False, axis=-1, retstep=True), (X7[:2].copy(), np.float32(1))),
+    "linspace_int": (lambda jnp: lambda a, b: jnp.linspace(a, b, 3, dtype=jnp.int32),
+                     (np.int32(0), np.int32(7))),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
@@ -229,8 +240,6 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above):
 # - jnp.diagonal of a square matrix: JAX stages a `platform_index` and a cond whose
 #   branches are chosen per platform (a masked sum for Mosaic); Ember has neither.
-# - jnp.histogram with an int `bins`: Ember bins equal-width edges by arithmetic (no search)
-#   and stages no jit[_ptp]/jit[_linspace]; with edges given it prints JAX's text.
 # - quantile(method="nearest"): Ember rounds the position half to even as NumPy does; JAX
 #   takes the lower value at a half, so its text (and its values there) differ.
 # - unique and the set operations: JAX's lexsort-based staging is not ported.

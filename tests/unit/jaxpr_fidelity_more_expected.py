@@ -3779,6 +3779,386 @@ let jaxpr = { lambda ; a:f32[5] b:f32[7] c:u32[7] d:u32[7]. let
     bz:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=None] bv
   in (bz, bc) }"""
 
+EXPECTED['histogram_int_bins'] = """\
+let _ptp = { lambda ; a:f32[2]. let
+    b:f32[] = reduce_max[axes=(0,)] a
+    c:f32[] = reduce_min[axes=(0,)] a
+    d:f32[] = sub b c
+  in (d,) } in
+let _where = { lambda ; e:bool[] f:f32[] g:f32[]. let
+    h:f32[] = select_n e g f
+  in (h,) } in
+let _linspace = { lambda ; i:f32[] j:f32[]. let
+    k:f32[] = sub j i
+    l:f32[] = div k 4.0:f32[]
+    m:f32[4] = iota[dimension=0 dtype=float32 shape=(4,) sharding=None] 
+    n:f32[4] = div m 4.0:f32[]
+    o:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] i
+    p:f32[4] = sub 1.0:f32[] n
+    q:f32[4] = mul o p
+    r:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] j
+    s:f32[4] = mul r n
+    t:f32[4] = add q s
+    u:f32[1] = broadcast_in_dim j
+    v:f32[5] = concatenate[dimension=0] t u
+  in (v,) } in
+let jaxpr = { lambda ; w:f32[5] x:f32[7] y:u32[7] z:u32[7]. let
+    ba:u32[7] = sub z y
+    bb:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ba:u32[7] bc:i32[]. let
+          bd:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] bc
+          bb:u32[7] = div ba bd
+        in (bb,) }
+    ] ba 2:i32[]
+    be:u32[7] = add y bb
+    bf:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] be
+    bg:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] w bf
+    bh:f32[7] = squeeze[dimensions=(1,)] bg
+    bi:bool[7] = eq x 0.0:f32[]
+    bj:f32[7] = broadcast_in_dim 0.0:f32[]
+    bk:f32[7] = select_n bi x bj
+    bl:bool[7] = ne x x
+    bm:f32[7] = broadcast_in_dim nan:f32[]
+    bn:f32[7] = select_n bl bk bm
+    bo:bool[7] = eq bh 0.0:f32[]
+    bp:f32[7] = broadcast_in_dim 0.0:f32[]
+    bq:f32[7] = select_n bo bh bp
+    br:bool[7] = ne bh bh
+    bs:f32[7] = broadcast_in_dim nan:f32[]
+    bt:f32[7] = select_n br bq bs
+    bu:bool[7] = lt_to bn bt
+    bv:u32[7] = select_n bu be y
+    bw:u32[7] = select_n bu z be
+  in (bv, bw) } in
+{ lambda ; bx:f32[7]. let
+    by:f32[7] = broadcast_in_dim 1.0:f32[]
+    bz:f32[] = reduce_min[axes=(0,)] bx
+    ca:f32[] = reduce_max[axes=(0,)] bx
+    cb:f32[1] = broadcast_in_dim bz
+    cc:f32[1] = broadcast_in_dim ca
+    cd:f32[2] = concatenate[dimension=0] cb cc
+    ce:f32[] = jit[name=_ptp jaxpr=_ptp] cd
+    cf:bool[] = eq ce 0.0:f32[]
+    cg:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] cd
+    ch:f32[] = squeeze[dimensions=(0,)] cg
+    ci:f32[] = sub ch 0.5:f32[]
+    cj:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] cd
+    ck:f32[] = squeeze[dimensions=(0,)] cj
+    cl:f32[] = jit[name=_where jaxpr=_where] cf ci ck
+    cm:f32[] = jit[name=_ptp jaxpr=_ptp] cd
+    cn:bool[] = eq cm 0.0:f32[]
+    co:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] cd
+    cp:f32[] = squeeze[dimensions=(0,)] co
+    cq:f32[] = add cp 0.5:f32[]
+    cr:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] cd
+    cs:f32[] = squeeze[dimensions=(0,)] cr
+    ct:f32[] = jit[name=_where jaxpr=_where] cn cq cs
+    cu:f32[5] = jit[name=_linspace jaxpr=_linspace] cl ct
+    cv:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; cu:f32[5] bx:f32[7]. let
+          cv:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; cu:f32[5] bx:f32[7]. let
+                cv:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; cu:f32[5] bx:f32[7]. let
+                      cw:u32[7] = broadcast_in_dim 0:u32[]
+                      cx:u32[7] = broadcast_in_dim 5:u32[]
+                      cy:u32[7] cz:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] cu bx cw cx
+                      cv:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] cz
+                    in (cv,) }
+                ] cu bx
+              in (cv,) }
+          ] cu bx
+        in (cv,) }
+    ] cu bx
+    da:f32[1] = slice[limit_indices=(5,) start_indices=(4,) strides=None] cu
+    db:f32[] = squeeze[dimensions=(0,)] da
+    dc:bool[7] = eq bx db
+    dd:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; dc:bool[7] de:i32[] cv:i32[7]. let
+          df:i32[] = convert_element_type[new_dtype=int32 weak_type=False] de
+          dg:i32[7] = broadcast_in_dim df
+          dd:i32[7] = select_n dc cv dg
+        in (dd,) }
+    ] dc 4:i32[] cv
+    dh:f32[5] = broadcast_in_dim 0.0:f32[]
+    di:bool[7] = lt dd 0:i32[]
+    dj:i32[7] = add dd 5:i32[]
+    dk:i32[7] = select_n di dd dj
+    dl:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dk
+    dm:f32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; dn:f32[] do:f32[]. let
+          dp:f32[] = add dn do
+        in (dp,) }
+    ] dh dl by
+    dq:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=None] dm
+  in (dq, cu) }"""
+
+EXPECTED['histogram_range_density'] = """\
+let _ptp = { lambda ; a:f32[2]. let
+    b:f32[] = reduce_max[axes=(0,)] a
+    c:f32[] = reduce_min[axes=(0,)] a
+    d:f32[] = sub b c
+  in (d,) } in
+let _where = { lambda ; e:bool[] f:f32[] g:f32[]. let
+    h:f32[] = select_n e g f
+  in (h,) } in
+let _linspace = { lambda ; i:f32[] j:f32[]. let
+    k:f32[] = sub j i
+    l:f32[] = div k 3.0:f32[]
+    m:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    n:f32[3] = div m 3.0:f32[]
+    o:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] i
+    p:f32[3] = sub 1.0:f32[] n
+    q:f32[3] = mul o p
+    r:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] j
+    s:f32[3] = mul r n
+    t:f32[3] = add q s
+    u:f32[1] = broadcast_in_dim j
+    v:f32[4] = concatenate[dimension=0] t u
+  in (v,) } in
+let jaxpr = { lambda ; w:f32[4] x:f32[7] y:u32[7] z:u32[7]. let
+    ba:u32[7] = sub z y
+    bb:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ba:u32[7] bc:i32[]. let
+          bd:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] bc
+          bb:u32[7] = div ba bd
+        in (bb,) }
+    ] ba 2:i32[]
+    be:u32[7] = add y bb
+    bf:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] be
+    bg:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] w bf
+    bh:f32[7] = squeeze[dimensions=(1,)] bg
+    bi:bool[7] = eq x 0.0:f32[]
+    bj:f32[7] = broadcast_in_dim 0.0:f32[]
+    bk:f32[7] = select_n bi x bj
+    bl:bool[7] = ne x x
+    bm:f32[7] = broadcast_in_dim nan:f32[]
+    bn:f32[7] = select_n bl bk bm
+    bo:bool[7] = eq bh 0.0:f32[]
+    bp:f32[7] = broadcast_in_dim 0.0:f32[]
+    bq:f32[7] = select_n bo bh bp
+    br:bool[7] = ne bh bh
+    bs:f32[7] = broadcast_in_dim nan:f32[]
+    bt:f32[7] = select_n br bq bs
+    bu:bool[7] = lt_to bn bt
+    bv:u32[7] = select_n bu be y
+    bw:u32[7] = select_n bu z be
+  in (bv, bw) } in
+{ lambda bx:f32[2]; by:f32[7]. let
+    bz:f32[7] = broadcast_in_dim 1.0:f32[]
+    ca:f32[] = jit[name=_ptp jaxpr=_ptp] bx
+    cb:bool[] = eq ca 0.0:f32[]
+    cc:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bx
+    cd:f32[] = squeeze[dimensions=(0,)] cc
+    ce:f32[] = sub cd 0.5:f32[]
+    cf:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bx
+    cg:f32[] = squeeze[dimensions=(0,)] cf
+    ch:f32[] = jit[name=_where jaxpr=_where] cb ce cg
+    ci:f32[] = jit[name=_ptp jaxpr=_ptp] bx
+    cj:bool[] = eq ci 0.0:f32[]
+    ck:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bx
+    cl:f32[] = squeeze[dimensions=(0,)] ck
+    cm:f32[] = add cl 0.5:f32[]
+    cn:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bx
+    co:f32[] = squeeze[dimensions=(0,)] cn
+    cp:f32[] = jit[name=_where jaxpr=_where] cj cm co
+    cq:f32[4] = jit[name=_linspace jaxpr=_linspace] ch cp
+    cr:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; cq:f32[4] by:f32[7]. let
+          cr:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; cq:f32[4] by:f32[7]. let
+                cr:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; cq:f32[4] by:f32[7]. let
+                      cs:u32[7] = broadcast_in_dim 0:u32[]
+                      ct:u32[7] = broadcast_in_dim 4:u32[]
+                      cu:u32[7] cv:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] cq by cs ct
+                      cr:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] cv
+                    in (cr,) }
+                ] cq by
+              in (cr,) }
+          ] cq by
+        in (cr,) }
+    ] cq by
+    cw:f32[1] = slice[limit_indices=(4,) start_indices=(3,) strides=None] cq
+    cx:f32[] = squeeze[dimensions=(0,)] cw
+    cy:bool[7] = eq by cx
+    cz:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; cy:bool[7] da:i32[] cr:i32[7]. let
+          db:i32[] = convert_element_type[new_dtype=int32 weak_type=False] da
+          dc:i32[7] = broadcast_in_dim db
+          cz:i32[7] = select_n cy cr dc
+        in (cz,) }
+    ] cy 3:i32[] cr
+    dd:f32[4] = broadcast_in_dim 0.0:f32[]
+    de:bool[7] = lt cz 0:i32[]
+    df:i32[7] = add cz 4:i32[]
+    dg:i32[7] = select_n de cz df
+    dh:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dg
+    di:f32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; dj:f32[] dk:f32[]. let
+          dl:f32[] = add dj dk
+        in (dl,) }
+    ] dd dh bz
+    dm:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] di
+    dn:f32[3] = jit[
+      name=diff
+      jaxpr={ lambda ; cq:f32[4]. let
+          do:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] cq
+          dp:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=None] cq
+          dn:f32[3] = sub do dp
+        in (dn,) }
+    ] cq
+    dq:f32[3] = div dm dn
+    dr:f32[] = reduce_sum[axes=(0,) out_sharding=None] dm
+    ds:f32[3] = div dq dr
+  in (ds, cq) }"""
+
+EXPECTED['histogram_bin_edges'] = """\
+let _ptp = { lambda ; a:f32[2]. let
+    b:f32[] = reduce_max[axes=(0,)] a
+    c:f32[] = reduce_min[axes=(0,)] a
+    d:f32[] = sub b c
+  in (d,) } in
+let _where = { lambda ; e:bool[] f:f32[] g:f32[]. let
+    h:f32[] = select_n e g f
+  in (h,) } in
+let _linspace = { lambda ; i:f32[] j:f32[]. let
+    k:f32[] = sub j i
+    l:f32[] = div k 2.0:f32[]
+    m:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    n:f32[2] = div m 2.0:f32[]
+    o:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] i
+    p:f32[2] = sub 1.0:f32[] n
+    q:f32[2] = mul o p
+    r:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] j
+    s:f32[2] = mul r n
+    t:f32[2] = add q s
+    u:f32[1] = broadcast_in_dim j
+    v:f32[3] = concatenate[dimension=0] t u
+  in (v,) } in
+{ lambda ; w:i32[7]. let
+    x:i32[] = reduce_min[axes=(0,)] w
+    y:i32[] = reduce_max[axes=(0,)] w
+    z:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+    ba:f32[1] = broadcast_in_dim z
+    bb:f32[] = convert_element_type[new_dtype=float32 weak_type=False] y
+    bc:f32[1] = broadcast_in_dim bb
+    bd:f32[2] = concatenate[dimension=0] ba bc
+    be:f32[] = jit[name=_ptp jaxpr=_ptp] bd
+    bf:bool[] = eq be 0.0:f32[]
+    bg:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bd
+    bh:f32[] = squeeze[dimensions=(0,)] bg
+    bi:f32[] = sub bh 0.5:f32[]
+    bj:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bd
+    bk:f32[] = squeeze[dimensions=(0,)] bj
+    bl:f32[] = jit[name=_where jaxpr=_where] bf bi bk
+    bm:f32[] = jit[name=_ptp jaxpr=_ptp] bd
+    bn:bool[] = eq bm 0.0:f32[]
+    bo:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bd
+    bp:f32[] = squeeze[dimensions=(0,)] bo
+    bq:f32[] = add bp 0.5:f32[]
+    br:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bd
+    bs:f32[] = squeeze[dimensions=(0,)] br
+    bt:f32[] = jit[name=_where jaxpr=_where] bn bq bs
+    bu:f32[3] = jit[name=_linspace jaxpr=_linspace] bl bt
+  in (bu,) }"""
+
+EXPECTED['linspace_axis_retstep'] = """\
+let _linspace = { lambda ; a:f32[2] b:f32[]. let
+    c:f32[2] = broadcast_in_dim b
+    d:f32[2] = sub b a
+    e:f32[2] = div d 4.0:f32[]
+    f:f32[4] = iota[dimension=0 dtype=float32 shape=(4,) sharding=None] 
+    g:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] f
+    h:f32[1,4] = div g 4.0:f32[]
+    i:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] a
+    j:f32[1,4] = sub 1.0:f32[] h
+    k:f32[2,4] = mul i j
+    l:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] c
+    m:f32[2,4] = mul l h
+    n:f32[2,4] = add k m
+  in (n, e) } in
+{ lambda ; o:f32[2] p:f32[]. let
+    q:f32[2,4] r:f32[2] = jit[name=_linspace jaxpr=_linspace] o p
+  in (q, r) }"""
+
+EXPECTED['linspace_int'] = """\
+let _linspace = { lambda ; a:i32[] b:i32[]. let
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[] = sub d c
+    f:f32[] = div e 2.0:f32[]
+    g:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    h:f32[2] = div g 2.0:f32[]
+    i:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] c
+    j:f32[2] = sub 1.0:f32[] h
+    k:f32[2] = mul i j
+    l:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] d
+    m:f32[2] = mul l h
+    n:f32[2] = add k m
+    o:f32[1] = broadcast_in_dim d
+    p:f32[3] = concatenate[dimension=0] n o
+    q:f32[3] = floor p
+    r:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] q
+  in (r,) } in
+{ lambda ; s:i32[] t:i32[]. let
+    u:i32[3] = jit[name=_linspace jaxpr=_linspace] s t
+  in (u,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
