@@ -142,12 +142,24 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
         Array([3, 1, 0, 2], dtype=int32)
     """
     if isinstance(keys, (tuple, list)):
-        ks = [_array("lexsort", k) for k in keys]
+        ks: Any = [_array("lexsort", k) for k in keys]
     else:
-        arr = _array("lexsort", keys)
-        if get_aval(arr).ndim == 0:
+        ks = _array("lexsort", keys)
+        if get_aval(ks).ndim == 0:
             raise TypeError("lexsort keys must be a sequence or an array of rank >= 1")
-        ks = [_index_first(arr, i) for i in range(get_aval(arr).shape[0])]
+    return _lexsort(ks, operator.index(axis))
+
+
+@jit_like_jax("lexsort", static_argnames=("axis",))
+def _lexsort(keys: Any, axis: int) -> Any:
+    if not isinstance(keys, (tuple, list)):
+        # An array's keys are its rows along axis 0, each cut out by a unit-stride slice
+        # and squeezed (as iterating over an array stages it).
+        shape = get_aval(keys).shape
+        keys = [lax.squeeze(lax.slice(keys, (i, *[0] * (len(shape) - 1)),
+                                      (i + 1, *shape[1:]), (1,) * len(shape)), (0,))
+                for i in range(shape[0])]
+    ks = list(keys)
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     shape = get_aval(ks[0]).shape
@@ -159,13 +171,6 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
     iota = lax.broadcasted_iota(dtypes.default_int(), shape, ax)
     outs = lax.sort((*ks[::-1], iota), ax, True, len(ks))
     return outs[-1]
-
-
-def _index_first(arr: Any, i: int) -> Any:
-    """arr[i] for a static i (a one-hot select along axis 0, exact)."""
-    shape = get_aval(arr).shape
-    mask = lax.eq(lax.broadcasted_iota(np.int32, shape, 0), lax.full(shape, i, np.int32))
-    return masked_pick(arr, mask, (0,))
 
 
 # -- searching ---------------------------------------------------------------------------------
@@ -243,12 +248,9 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
     if aval.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d "
                          "(scalar) instead.")
-    mask = lax.ne(a, lax.full_like(a, 0)) if dtypes.kind(aval.dtype) != "b" else a
-    flat_mask = _flatten(mask)
-    idx_t = dtypes.default_int()
-    count = lax.reduce_sum(lax.convert_element_type(flat_mask, idx_t), (0,))
-    n = _static_size("nonzero", a, size, lambda: count)
-    (flat_idx,) = _compact(flat_mask, [lax.iota(idx_t, aval.size)])
+    import ember.numpy as jnp
+    mask = a if dtypes.kind(aval.dtype) == "b" else jnp.not_equal(a, 0)
+    n = _static_size("nonzero", a, size, lambda: jnp.sum(mask))
     if isinstance(fill_value, (tuple, list)):
         if len(fill_value) != aval.ndim:
             raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
@@ -256,17 +258,25 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
         fills = list(fill_value)
     else:
         fills = [fill_value] * aval.ndim
-    flat_idx = take_prefix(flat_idx, n, 0, 0)
-    out = []
-    stride = aval.size
-    for d, s in enumerate(aval.shape):
-        stride //= s if s else 1
-        coord = flat_idx
-        if stride != 1 and s:
-            coord = lax.div(coord, lax.full((n,), stride, idx_t))
-        if d > 0 and s:
-            coord = lax.rem(coord, lax.full((n,), s, idx_t))
-        out.append(_fill_tail(coord, count, n, fills[d]))
+    if aval.size == 0 or n == 0:
+        # (JAX returns zeros here even with a fill_value; the padding is kept as documented)
+        return tuple(jnp.full(n, 0 if f is None else f, dtypes.default_int()) for f in fills)
+    # Staged as JAX stages it: c = cumsum(mask) counts the nonzeros up to each entry, so
+    # bincount(c)[k] is how many entries have exactly k before-or-at them, and its cumsum
+    # at j is the flat position of the (j+1)-th nonzero (the size past the last one, which
+    # the remainders below turn into index 0, the default padding).
+    from ember.numpy._histograms import bincount
+    flat = jnp.cumsum(bincount(jnp.cumsum(mask), length=n))
+    strides = (np.cumprod(aval.shape[::-1])[::-1] // aval.shape).astype(
+        get_aval(flat).dtype)
+    out = [jnp.remainder(jnp.floor_divide(flat, st), int(dim))
+           for st, dim in zip(strides, aval.shape)]
+    if any(f is not None for f in fills):
+        if any(np.shape(f) != () for f in fills):
+            raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                             f"{aval.ndim}, got {fill_value!r}")
+        pad = jnp.arange(n) >= jnp.sum(mask)
+        out = [o if f is None else jnp.where(pad, f, o) for f, o in zip(fills, out)]
     return tuple(out)
 
 

@@ -212,6 +212,16 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         a, b, 4, endpoint=False, axis=-1, retstep=True), (X7[:2].copy(), np.float32(1))),
     "linspace_int": (lambda jnp: lambda a, b: jnp.linspace(a, b, 3, dtype=jnp.int32),
                      (np.int32(0), np.int32(7))),
+    # nonzero with size=: cumsum of a bincount of the running count of nonzeros, then each
+    # dimension's index by floor_divide and remainder; fill_value pads through _where
+    "nonzero_size": (lambda jnp: lambda m: jnp.nonzero(m, size=5), (X7 > 0.5,)),
+    "nonzero_2d_fill": (lambda jnp: lambda m: jnp.nonzero(m, size=5, fill_value=(-1, 7)),
+                        (M34 % 3,)),
+    "flatnonzero_size": (lambda jnp: lambda m: jnp.flatnonzero(m, size=4, fill_value=9),
+                         (M34 % 4,)),
+    # lexsort: jit[lexsort]; an array's keys are unit-stride slices of its rows
+    "lexsort_array": (lambda jnp: lambda k: jnp.lexsort(k), (M34,)),
+    "lexsort_tuple": (lambda jnp: lambda a, b: jnp.lexsort((a, b), axis=0), (M34, M34 % 2)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

@@ -4159,6 +4159,311 @@ let _linspace = { lambda ; a:i32[] b:i32[]. let
     u:i32[3] = jit[name=_linspace jaxpr=_linspace] s t
   in (u,) }"""
 
+EXPECTED['nonzero_size'] = """\
+let remainder = { lambda ; a:i32[5] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[5] = rem a e
+    h:bool[5] = ne g 0:i32[]
+    i:bool[5] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[5] = ne i j
+    l:bool[5] = and k h
+    m:i32[5] = add g e
+    n:i32[5] = select_n l g m
+  in (n,) } in
+{ lambda ; o:bool[7]. let
+    p:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; o:bool[7]. let
+          q:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] o
+          p:i32[7] = cumsum[axis=0 reverse=False] q
+        in (p,) }
+    ] o
+    r:i32[5] = broadcast_in_dim 0:i32[]
+    s:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; p:i32[7] t:i32[]. let
+          u:i32[] = convert_element_type[new_dtype=int32 weak_type=False] t
+          s:i32[7] = max u p
+        in (s,) }
+    ] p 0:i32[]
+    v:bool[7] = lt s 0:i32[]
+    w:i32[7] = add s 5:i32[]
+    x:i32[7] = select_n v s w
+    y:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] x
+    z:i32[7] = broadcast_in_dim 1:i32[]
+    ba:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bb:i32[] bc:i32[]. let
+          bd:i32[] = add bb bc
+        in (bd,) }
+    ] r y z
+    be:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ba:i32[5]. let
+          be:i32[5] = cumsum[axis=0 reverse=False] ba
+        in (be,) }
+    ] ba
+    bf:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; be:i32[5] bg:i32[]. let
+          bh:i32[5] = div be bg
+          bi:i32[5] = sign be
+          bj:i32[] = sign bg
+          bk:bool[5] = ne bi bj
+          bl:i32[5] = rem be bg
+          bm:bool[5] = ne bl 0:i32[]
+          bn:bool[5] = and bk bm
+          bo:i32[5] = sub bh 1:i32[]
+          bf:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; bn:bool[5] bo:i32[5] bh:i32[5]. let
+                bf:i32[5] = select_n bn bh bo
+              in (bf,) }
+          ] bn bo bh
+        in (bf,) }
+    ] be 1:i32[]
+    bp:i32[5] = jit[name=remainder jaxpr=remainder] bf 7:i32[]
+  in (bp,) }"""
+
+EXPECTED['nonzero_2d_fill'] = """\
+let floor_divide = { lambda ; a:i32[5] b:i32[]. let
+    c:i32[5] = div a b
+    d:i32[5] = sign a
+    e:i32[] = sign b
+    f:bool[5] = ne d e
+    g:i32[5] = rem a b
+    h:bool[5] = ne g 0:i32[]
+    i:bool[5] = and f h
+    j:i32[5] = sub c 1:i32[]
+    k:i32[5] = jit[name=_where jaxpr=_where1] i j c
+  in (k,) } in
+let remainder = { lambda ; l:i32[5] m:i32[]. let
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+    o:bool[] = eq n 0:i32[]
+    p:i32[] = jit[name=_where jaxpr=_where2] o 1:i32[] n
+    q:i32[5] = rem l p
+    r:bool[5] = ne q 0:i32[]
+    s:bool[5] = lt q 0:i32[]
+    t:bool[] = lt p 0:i32[]
+    u:bool[5] = ne s t
+    v:bool[5] = and u r
+    w:i32[5] = add q p
+    x:i32[5] = select_n v q w
+  in (x,) } in
+let _where = { lambda ; y:bool[5] z:i32[] ba:i32[5]. let
+    bb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] z
+    bc:i32[5] = broadcast_in_dim bb
+    bd:i32[5] = select_n y ba bc
+  in (bd,) } in
+let _where1 = { lambda ; be:bool[5] bf:i32[5] bg:i32[5]. let
+    bh:i32[5] = select_n be bg bf
+  in (bh,) } in
+let _where2 = { lambda ; bi:bool[] bj:i32[] bk:i32[]. let
+    bl:i32[] = select_n bi bk bj
+  in (bl,) } in
+{ lambda ; bm:f32[3,4]. let
+    bn:bool[3,4] = ne bm 0.0:f32[]
+    bo:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bn:bool[3,4]. let
+          bp:bool[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] bn
+          bq:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] bp
+          bo:i32[12] = cumsum[axis=0 reverse=False] bq
+        in (bo,) }
+    ] bn
+    br:i32[5] = broadcast_in_dim 0:i32[]
+    bs:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; bo:i32[12] bt:i32[]. let
+          bu:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bt
+          bs:i32[12] = max bu bo
+        in (bs,) }
+    ] bo 0:i32[]
+    bv:bool[12] = lt bs 0:i32[]
+    bw:i32[12] = add bs 5:i32[]
+    bx:i32[12] = select_n bv bs bw
+    by:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bx
+    bz:i32[12] = broadcast_in_dim 1:i32[]
+    ca:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; cb:i32[] cc:i32[]. let
+          cd:i32[] = add cb cc
+        in (cd,) }
+    ] br by bz
+    ce:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ca:i32[5]. let
+          ce:i32[5] = cumsum[axis=0 reverse=False] ca
+        in (ce,) }
+    ] ca
+    cf:i32[5] = jit[name=floor_divide jaxpr=floor_divide] ce 4:i32[]
+    cg:i32[5] = jit[name=remainder jaxpr=remainder] cf 3:i32[]
+    ch:i32[5] = jit[name=floor_divide jaxpr=floor_divide] ce 1:i32[]
+    ci:i32[5] = jit[name=remainder jaxpr=remainder] ch 4:i32[]
+    cj:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    ck:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] bn
+    cl:i32[] = reduce_sum[axes=(0, 1) out_sharding=None] ck
+    cm:bool[5] = ge cj cl
+    cn:i32[5] = jit[name=_where jaxpr=_where] cm -1:i32[] cg
+    co:i32[5] = jit[name=_where jaxpr=_where] cm 7:i32[] ci
+  in (cn, co) }"""
+
+EXPECTED['flatnonzero_size'] = """\
+let remainder = { lambda ; a:i32[4] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[4] = rem a e
+    h:bool[4] = ne g 0:i32[]
+    i:bool[4] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[4] = ne i j
+    l:bool[4] = and k h
+    m:i32[4] = add g e
+    n:i32[4] = select_n l g m
+  in (n,) } in
+{ lambda ; o:f32[3,4]. let
+    p:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] o
+    q:bool[12] = ne p 0.0:f32[]
+    r:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:bool[12]. let
+          s:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] q
+          r:i32[12] = cumsum[axis=0 reverse=False] s
+        in (r,) }
+    ] q
+    t:i32[4] = broadcast_in_dim 0:i32[]
+    u:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; r:i32[12] v:i32[]. let
+          w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+          u:i32[12] = max w r
+        in (u,) }
+    ] r 0:i32[]
+    x:bool[12] = lt u 0:i32[]
+    y:i32[12] = add u 4:i32[]
+    z:i32[12] = select_n x u y
+    ba:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] z
+    bb:i32[12] = broadcast_in_dim 1:i32[]
+    bc:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bd:i32[] be:i32[]. let
+          bf:i32[] = add bd be
+        in (bf,) }
+    ] t ba bb
+    bg:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bc:i32[4]. let
+          bg:i32[4] = cumsum[axis=0 reverse=False] bc
+        in (bg,) }
+    ] bc
+    bh:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bg:i32[4] bi:i32[]. let
+          bj:i32[4] = div bg bi
+          bk:i32[4] = sign bg
+          bl:i32[] = sign bi
+          bm:bool[4] = ne bk bl
+          bn:i32[4] = rem bg bi
+          bo:bool[4] = ne bn 0:i32[]
+          bp:bool[4] = and bm bo
+          bq:i32[4] = sub bj 1:i32[]
+          bh:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; bp:bool[4] bq:i32[4] bj:i32[4]. let
+                bh:i32[4] = select_n bp bj bq
+              in (bh,) }
+          ] bp bq bj
+        in (bh,) }
+    ] bg 1:i32[]
+    br:i32[4] = jit[name=remainder jaxpr=remainder] bh 12:i32[]
+    bs:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    bt:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] q
+    bu:i32[] = reduce_sum[axes=(0,) out_sharding=None] bt
+    bv:bool[4] = ge bs bu
+    bw:i32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; bv:bool[4] bx:i32[] br:i32[4]. let
+          by:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          bz:i32[4] = broadcast_in_dim by
+          bw:i32[4] = select_n bv br bz
+        in (bw,) }
+    ] bv 9:i32[] br
+  in (bw,) }"""
+
+EXPECTED['lexsort_array'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[4] = jit[
+      name=lexsort
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[1,4] = slice[
+            limit_indices=(1, 4)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] a
+          d:f32[4] = squeeze[dimensions=(0,)] c
+          e:f32[1,4] = slice[
+            limit_indices=(2, 4)
+            start_indices=(1, 0)
+            strides=(1, 1)
+          ] a
+          f:f32[4] = squeeze[dimensions=(0,)] e
+          g:f32[1,4] = slice[
+            limit_indices=(3, 4)
+            start_indices=(2, 0)
+            strides=(1, 1)
+          ] a
+          h:f32[4] = squeeze[dimensions=(0,)] g
+          i:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+          j:f32[4] k:f32[4] l:f32[4] b:i32[4] = sort[
+            dimension=0
+            is_stable=True
+            num_keys=3
+          ] h f d i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['lexsort_tuple'] = """\
+{ lambda ; a:f32[3,4] b:f32[3,4]. let
+    c:i32[3,4] = jit[
+      name=lexsort
+      jaxpr={ lambda ; a:f32[3,4] b:f32[3,4]. let
+          d:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          e:f32[3,4] f:f32[3,4] c:i32[3,4] = sort[
+            dimension=0
+            is_stable=True
+            num_keys=2
+          ] b a d
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
