@@ -21,6 +21,7 @@ R7 = X7[::-1].copy()
 M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 I7 = np.arange(-3, 4, dtype=np.int32)
 S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
+U7 = np.array([3.0, 1.0, np.nan, 1.0, -0.0, 0.0, np.nan], np.float32)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
 
 Make = Callable[[Any], Callable[..., Any]]
@@ -222,6 +223,20 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # lexsort: jit[lexsort]; an array's keys are unit-stride slices of its rows
     "lexsort_array": (lambda jnp: lambda k: jnp.lexsort(k), (M34,)),
     "lexsort_tuple": (lambda jnp: lambda a, b: jnp.lexsort((a, b), axis=0), (M34, M34 % 2)),
+    # unique with size=: jit[_unique_sorted_mask] (a lexsort, a gather, neighbours compared
+    # with NaNs equal unless equal_nan=False), the runs' starts by nonzero(size=), the
+    # fill_value through _where, the inverse scattered through the permutation, the
+    # counts a diff of nonzero(size=size+1) with the end patched in
+    "unique_size_fill": (lambda jnp: lambda x: jnp.unique(x, size=5, fill_value=-1.0),
+                         (U7,)),
+    "unique_all_size": (lambda jnp: lambda x: jnp.unique(
+        x, size=5, return_index=True, return_inverse=True, return_counts=True), (U7,)),
+    "unique_2d_inverse_counts": (lambda jnp: lambda x: jnp.unique(
+        x, size=3, return_inverse=True, return_counts=True), (M34 % 3,)),
+    "unique_int_not_equal_nan": (lambda jnp: lambda x: jnp.unique(
+        x, size=3, fill_value=9, equal_nan=False), (I7 % 3,)),
+    "unique_complex": (lambda jnp: lambda x: jnp.unique(x, size=4),
+                       (U7.astype(np.complex64),)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
@@ -252,6 +267,7 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   branches are chosen per platform (a masked sum for Mosaic); Ember has neither.
 # - quantile(method="nearest"): Ember rounds the position half to even as NumPy does; JAX
 #   takes the lower value at a half, so its text (and its values there) differ.
-# - unique and the set operations: JAX's lexsort-based staging is not ported.
+# - the set operations (union1d, intersect1d, setdiff1d, setxor1d): not yet staged as
+#   JAX's (unique and nonzero with size= are).
 # - jnp.any of complex values: JAX reads only the real part (so any(1j) is False there);
 #   Ember compares with 0 as NumPy does.

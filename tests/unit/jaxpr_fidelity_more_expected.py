@@ -4464,6 +4464,942 @@ EXPECTED['lexsort_tuple'] = """\
     ] a b
   in (c,) }"""
 
+EXPECTED['unique_size_fill'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[7]. let
+    b:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:f32[1,7] = transpose[permutation=(1, 0)] b
+    d:f32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,7]. let
+          f:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:f32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = ne p p
+    t:bool[6] = ne q q
+    u:bool[6] = and s t
+    v:bool[6] = not u
+    w:bool[6] = and r v
+    x:bool[6] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let remainder = { lambda ; ba:i32[5] bb:i32[]. let
+    bc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bb
+    bd:bool[] = eq bc 0:i32[]
+    be:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; bd:bool[] bf:i32[] bc:i32[]. let
+          be:i32[] = select_n bd bc bf
+        in (be,) }
+    ] bd 1:i32[] bc
+    bg:i32[5] = rem ba be
+    bh:bool[5] = ne bg 0:i32[]
+    bi:bool[5] = lt bg 0:i32[]
+    bj:bool[] = lt be 0:i32[]
+    bk:bool[5] = ne bi bj
+    bl:bool[5] = and bk bh
+    bm:i32[5] = add bg be
+    bn:i32[5] = select_n bl bg bm
+  in (bn,) } in
+{ lambda ; bo:f32[7]. let
+    bp:f32[7] bq:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bo
+    br:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bq:bool[7]. let
+          bs:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          br:i32[7] = cumsum[axis=0 reverse=False] bs
+        in (br,) }
+    ] bq
+    bt:i32[5] = broadcast_in_dim 0:i32[]
+    bu:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; br:i32[7] bv:i32[]. let
+          bw:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bv
+          bu:i32[7] = max bw br
+        in (bu,) }
+    ] br 0:i32[]
+    bx:bool[7] = lt bu 0:i32[]
+    by:i32[7] = add bu 5:i32[]
+    bz:i32[7] = select_n bx bu by
+    ca:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bz
+    cb:i32[7] = broadcast_in_dim 1:i32[]
+    cc:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; cd:i32[] ce:i32[]. let
+          cf:i32[] = add cd ce
+        in (cf,) }
+    ] bt ca cb
+    cg:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cc:i32[5]. let
+          cg:i32[5] = cumsum[axis=0 reverse=False] cc
+        in (cg,) }
+    ] cc
+    ch:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cg:i32[5] ci:i32[]. let
+          cj:i32[5] = div cg ci
+          ck:i32[5] = sign cg
+          cl:i32[] = sign ci
+          cm:bool[5] = ne ck cl
+          cn:i32[5] = rem cg ci
+          co:bool[5] = ne cn 0:i32[]
+          cp:bool[5] = and cm co
+          cq:i32[5] = sub cj 1:i32[]
+          ch:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; cp:bool[5] cq:i32[5] cj:i32[5]. let
+                ch:i32[5] = select_n cp cj cq
+              in (ch,) }
+          ] cp cq cj
+        in (ch,) }
+    ] cg 1:i32[]
+    cr:i32[5] = jit[name=remainder jaxpr=remainder] ch 7:i32[]
+    cs:bool[5] = lt cr 0:i32[]
+    ct:i32[5] = add cr 7:i32[]
+    cu:i32[5] = select_n cs cr ct
+    cv:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cu
+    cw:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bp cv
+    cx:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    cy:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bq
+    cz:i32[] = reduce_sum[axes=(0,) out_sharding=None] cy
+    da:bool[5] = lt cx cz
+    db:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; da:bool[5] cw:f32[5] dc:f32[]. let
+          dd:f32[5] = broadcast_in_dim dc
+          db:f32[5] = select_n da dd cw
+        in (db,) }
+    ] da cw -1.0:f32[]
+  in (db,) }"""
+
+EXPECTED['unique_all_size'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[7]. let
+    b:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:f32[1,7] = transpose[permutation=(1, 0)] b
+    d:f32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,7]. let
+          f:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:f32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = ne p p
+    t:bool[6] = ne q q
+    u:bool[6] = and s t
+    v:bool[6] = not u
+    w:bool[6] = and r v
+    x:bool[6] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let cumsum = { lambda ; ba:bool[7]. let
+    bb:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bc:i32[7] = cumsum[axis=0 reverse=False] bb
+  in (bc,) } in
+let clip = { lambda ; bd:i32[7] be:i32[]. let
+    bf:i32[] = convert_element_type[new_dtype=int32 weak_type=False] be
+    bg:i32[7] = max bf bd
+  in (bg,) } in
+let jaxpr = { lambda ; bh:i32[] bi:i32[]. let bj:i32[] = add bh bi in (bj,) } in
+let remainder = { lambda ; bk:i32[5] bl:i32[]. let
+    bm:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    bn:bool[] = eq bm 0:i32[]
+    bo:i32[] = jit[name=_where jaxpr=_where] bn 1:i32[] bm
+    bp:i32[5] = rem bk bo
+    bq:bool[5] = ne bp 0:i32[]
+    br:bool[5] = lt bp 0:i32[]
+    bs:bool[] = lt bo 0:i32[]
+    bt:bool[5] = ne br bs
+    bu:bool[5] = and bt bq
+    bv:i32[5] = add bp bo
+    bw:i32[5] = select_n bu bp bv
+  in (bw,) } in
+let remainder1 = { lambda ; bx:i32[6] by:i32[]. let
+    bz:i32[] = convert_element_type[new_dtype=int32 weak_type=False] by
+    ca:bool[] = eq bz 0:i32[]
+    cb:i32[] = jit[name=_where jaxpr=_where] ca 1:i32[] bz
+    cc:i32[6] = rem bx cb
+    cd:bool[6] = ne cc 0:i32[]
+    ce:bool[6] = lt cc 0:i32[]
+    cf:bool[] = lt cb 0:i32[]
+    cg:bool[6] = ne ce cf
+    ch:bool[6] = and cg cd
+    ci:i32[6] = add cc cb
+    cj:i32[6] = select_n ch cc ci
+  in (cj,) } in
+let _where = { lambda ; ck:bool[] cl:i32[] cm:i32[]. let
+    cn:i32[] = select_n ck cm cl
+  in (cn,) } in
+{ lambda ; co:f32[7]. let
+    cp:f32[7] cq:bool[7] cr:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] co
+    cs:i32[7] = jit[name=cumsum jaxpr=cumsum] cq
+    ct:i32[5] = broadcast_in_dim 0:i32[]
+    cu:i32[7] = jit[name=clip jaxpr=clip] cs 0:i32[]
+    cv:bool[7] = lt cu 0:i32[]
+    cw:i32[7] = add cu 5:i32[]
+    cx:i32[7] = select_n cv cu cw
+    cy:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cx
+    cz:i32[7] = broadcast_in_dim 1:i32[]
+    da:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ct cy cz
+    db:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; da:i32[5]. let
+          db:i32[5] = cumsum[axis=0 reverse=False] da
+        in (db,) }
+    ] da
+    dc:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; db:i32[5] dd:i32[]. let
+          de:i32[5] = div db dd
+          df:i32[5] = sign db
+          dg:i32[] = sign dd
+          dh:bool[5] = ne df dg
+          di:i32[5] = rem db dd
+          dj:bool[5] = ne di 0:i32[]
+          dk:bool[5] = and dh dj
+          dl:i32[5] = sub de 1:i32[]
+          dc:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; dk:bool[5] dl:i32[5] de:i32[5]. let
+                dc:i32[5] = select_n dk de dl
+              in (dc,) }
+          ] dk dl de
+        in (dc,) }
+    ] db 1:i32[]
+    dm:i32[5] = jit[name=remainder jaxpr=remainder] dc 7:i32[]
+    dn:bool[5] = lt dm 0:i32[]
+    do:i32[5] = add dm 7:i32[]
+    dp:i32[5] = select_n dn dm do
+    dq:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dp
+    dr:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cp dq
+    ds:bool[5] = lt dm 0:i32[]
+    dt:i32[5] = add dm 7:i32[]
+    du:i32[5] = select_n ds dm dt
+    dv:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] du
+    dw:i32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cr dv
+    dx:i32[7] = jit[name=cumsum jaxpr=cumsum] cq
+    dy:i32[7] = sub dx 1:i32[]
+    dz:i32[7] = broadcast_in_dim 0:i32[]
+    ea:bool[7] = lt cr 0:i32[]
+    eb:i32[7] = add cr 7:i32[]
+    ec:i32[7] = select_n ea cr eb
+    ed:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ec
+    ee:i32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] dz ed dy
+    ef:i32[7] = jit[name=cumsum jaxpr=cumsum] cq
+    eg:i32[6] = broadcast_in_dim 0:i32[]
+    eh:i32[7] = jit[name=clip jaxpr=clip] ef 0:i32[]
+    ei:bool[7] = lt eh 0:i32[]
+    ej:i32[7] = add eh 6:i32[]
+    ek:i32[7] = select_n ei eh ej
+    el:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ek
+    em:i32[7] = broadcast_in_dim 1:i32[]
+    en:i32[6] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] eg el em
+    eo:i32[6] = jit[
+      name=cumsum
+      jaxpr={ lambda ; en:i32[6]. let
+          eo:i32[6] = cumsum[axis=0 reverse=False] en
+        in (eo,) }
+    ] en
+    ep:i32[6] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; eo:i32[6] eq:i32[]. let
+          er:i32[6] = div eo eq
+          es:i32[6] = sign eo
+          et:i32[] = sign eq
+          eu:bool[6] = ne es et
+          ev:i32[6] = rem eo eq
+          ew:bool[6] = ne ev 0:i32[]
+          ex:bool[6] = and eu ew
+          ey:i32[6] = sub er 1:i32[]
+          ep:i32[6] = jit[
+            name=_where
+            jaxpr={ lambda ; ex:bool[6] ey:i32[6] er:i32[6]. let
+                ep:i32[6] = select_n ex er ey
+              in (ep,) }
+          ] ex ey er
+        in (ep,) }
+    ] eo 1:i32[]
+    ez:i32[6] = jit[name=remainder jaxpr=remainder1] ep 7:i32[]
+    fa:i32[5] = slice[limit_indices=(6,) start_indices=(1,) strides=None] ez
+    fb:i32[5] = slice[limit_indices=(6,) start_indices=(1,) strides=None] ez
+    fc:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; fa:i32[5] fb:i32[5] fd:i32[]. let
+          fe:bool[5] = ne fa 0:i32[]
+          ff:i32[] = convert_element_type[new_dtype=int32 weak_type=False] fd
+          fg:i32[5] = broadcast_in_dim ff
+          fc:i32[5] = select_n fe fg fb
+        in (fc,) }
+    ] fa fb 7:i32[]
+    fh:i32[1] = broadcast_in_dim 1:i32[]
+    fi:i32[6] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ez fh fc
+    fj:i32[5] = jit[
+      name=diff
+      jaxpr={ lambda ; fi:i32[6]. let
+          fk:i32[5] = slice[limit_indices=(6,) start_indices=(1,) strides=None] fi
+          fl:i32[5] = slice[limit_indices=(5,) start_indices=(0,) strides=None] fi
+          fj:i32[5] = sub fk fl
+        in (fj,) }
+    ] fi
+  in (dr, dw, ee, fj) }"""
+
+EXPECTED['unique_2d_inverse_counts'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[12]. let
+    b:f32[12,1] = reshape[dimensions=None new_sizes=(12, 1) sharding=None] a
+    c:f32[1,12] = transpose[permutation=(1, 0)] b
+    d:f32[1,12] = rev[dimensions=(0,)] c
+    e:i32[12] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,12]. let
+          f:f32[1,12] = slice[
+            limit_indices=(1, 12)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[12] = squeeze[dimensions=(0,)] f
+          h:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+          i:f32[12] e:i32[12] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[12] = lt e 0:i32[]
+    k:i32[12] = add e 12:i32[]
+    l:i32[12] = select_n j e k
+    m:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[12] = broadcast_in_dim True:bool[]
+    p:f32[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] n
+    q:f32[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] n
+    r:bool[11] = ne p q
+    s:bool[11] = ne p p
+    t:bool[11] = ne q q
+    u:bool[11] = and s t
+    v:bool[11] = not u
+    w:bool[11] = and r v
+    x:bool[11] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let cumsum = { lambda ; ba:bool[12]. let
+    bb:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bc:i32[12] = cumsum[axis=0 reverse=False] bb
+  in (bc,) } in
+let clip = { lambda ; bd:i32[12] be:i32[]. let
+    bf:i32[] = convert_element_type[new_dtype=int32 weak_type=False] be
+    bg:i32[12] = max bf bd
+  in (bg,) } in
+let jaxpr = { lambda ; bh:i32[] bi:i32[]. let bj:i32[] = add bh bi in (bj,) } in
+let remainder = { lambda ; bk:i32[3] bl:i32[]. let
+    bm:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    bn:bool[] = eq bm 0:i32[]
+    bo:i32[] = jit[name=_where jaxpr=_where] bn 1:i32[] bm
+    bp:i32[3] = rem bk bo
+    bq:bool[3] = ne bp 0:i32[]
+    br:bool[3] = lt bp 0:i32[]
+    bs:bool[] = lt bo 0:i32[]
+    bt:bool[3] = ne br bs
+    bu:bool[3] = and bt bq
+    bv:i32[3] = add bp bo
+    bw:i32[3] = select_n bu bp bv
+  in (bw,) } in
+let remainder1 = { lambda ; bx:i32[4] by:i32[]. let
+    bz:i32[] = convert_element_type[new_dtype=int32 weak_type=False] by
+    ca:bool[] = eq bz 0:i32[]
+    cb:i32[] = jit[name=_where jaxpr=_where] ca 1:i32[] bz
+    cc:i32[4] = rem bx cb
+    cd:bool[4] = ne cc 0:i32[]
+    ce:bool[4] = lt cc 0:i32[]
+    cf:bool[] = lt cb 0:i32[]
+    cg:bool[4] = ne ce cf
+    ch:bool[4] = and cg cd
+    ci:i32[4] = add cc cb
+    cj:i32[4] = select_n ch cc ci
+  in (cj,) } in
+let _where = { lambda ; ck:bool[] cl:i32[] cm:i32[]. let
+    cn:i32[] = select_n ck cm cl
+  in (cn,) } in
+{ lambda ; co:f32[3,4]. let
+    cp:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] co
+    cq:f32[12] cr:bool[12] cs:i32[12] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] cp
+    ct:i32[12] = jit[name=cumsum jaxpr=cumsum] cr
+    cu:i32[3] = broadcast_in_dim 0:i32[]
+    cv:i32[12] = jit[name=clip jaxpr=clip] ct 0:i32[]
+    cw:bool[12] = lt cv 0:i32[]
+    cx:i32[12] = add cv 3:i32[]
+    cy:i32[12] = select_n cw cv cx
+    cz:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cy
+    da:i32[12] = broadcast_in_dim 1:i32[]
+    db:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] cu cz da
+    dc:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; db:i32[3]. let
+          dc:i32[3] = cumsum[axis=0 reverse=False] db
+        in (dc,) }
+    ] db
+    dd:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; dc:i32[3] de:i32[]. let
+          df:i32[3] = div dc de
+          dg:i32[3] = sign dc
+          dh:i32[] = sign de
+          di:bool[3] = ne dg dh
+          dj:i32[3] = rem dc de
+          dk:bool[3] = ne dj 0:i32[]
+          dl:bool[3] = and di dk
+          dm:i32[3] = sub df 1:i32[]
+          dd:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; dl:bool[3] dm:i32[3] df:i32[3]. let
+                dd:i32[3] = select_n dl df dm
+              in (dd,) }
+          ] dl dm df
+        in (dd,) }
+    ] dc 1:i32[]
+    dn:i32[3] = jit[name=remainder jaxpr=remainder] dd 12:i32[]
+    do:bool[3] = lt dn 0:i32[]
+    dp:i32[3] = add dn 12:i32[]
+    dq:i32[3] = select_n do dn dp
+    dr:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dq
+    ds:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cq dr
+    dt:i32[12] = jit[name=cumsum jaxpr=cumsum] cr
+    du:i32[12] = sub dt 1:i32[]
+    dv:i32[12] = broadcast_in_dim 0:i32[]
+    dw:bool[12] = lt cs 0:i32[]
+    dx:i32[12] = add cs 12:i32[]
+    dy:i32[12] = select_n dw cs dx
+    dz:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dy
+    ea:i32[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] dv dz du
+    eb:i32[12] = jit[name=cumsum jaxpr=cumsum] cr
+    ec:i32[4] = broadcast_in_dim 0:i32[]
+    ed:i32[12] = jit[name=clip jaxpr=clip] eb 0:i32[]
+    ee:bool[12] = lt ed 0:i32[]
+    ef:i32[12] = add ed 4:i32[]
+    eg:i32[12] = select_n ee ed ef
+    eh:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] eg
+    ei:i32[12] = broadcast_in_dim 1:i32[]
+    ej:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ec eh ei
+    ek:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ej:i32[4]. let
+          ek:i32[4] = cumsum[axis=0 reverse=False] ej
+        in (ek,) }
+    ] ej
+    el:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ek:i32[4] em:i32[]. let
+          en:i32[4] = div ek em
+          eo:i32[4] = sign ek
+          ep:i32[] = sign em
+          eq:bool[4] = ne eo ep
+          er:i32[4] = rem ek em
+          es:bool[4] = ne er 0:i32[]
+          et:bool[4] = and eq es
+          eu:i32[4] = sub en 1:i32[]
+          el:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; et:bool[4] eu:i32[4] en:i32[4]. let
+                el:i32[4] = select_n et en eu
+              in (el,) }
+          ] et eu en
+        in (el,) }
+    ] ek 1:i32[]
+    ev:i32[4] = jit[name=remainder jaxpr=remainder1] el 12:i32[]
+    ew:i32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] ev
+    ex:i32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] ev
+    ey:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; ew:i32[3] ex:i32[3] ez:i32[]. let
+          fa:bool[3] = ne ew 0:i32[]
+          fb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ez
+          fc:i32[3] = broadcast_in_dim fb
+          ey:i32[3] = select_n fa fc ex
+        in (ey,) }
+    ] ew ex 12:i32[]
+    fd:i32[1] = broadcast_in_dim 1:i32[]
+    fe:i32[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ev fd ey
+    ff:i32[3] = jit[
+      name=diff
+      jaxpr={ lambda ; fe:i32[4]. let
+          fg:i32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] fe
+          fh:i32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=None] fe
+          ff:i32[3] = sub fg fh
+        in (ff,) }
+    ] fe
+    fi:i32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] ea
+  in (ds, fi, ff) }"""
+
+EXPECTED['unique_int_not_equal_nan'] = """\
+let _unique_sorted_mask = { lambda ; a:i32[7]. let
+    b:i32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:i32[1,7] = transpose[permutation=(1, 0)] b
+    d:i32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:i32[1,7]. let
+          f:i32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:i32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:i32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = reduce_or[axes=()] r
+    t:i32[1] = broadcast_in_dim 1:i32[]
+    u:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o t s
+  in (n, u, e) } in
+let remainder = { lambda ; v:i32[3] w:i32[]. let
+    x:i32[] = convert_element_type[new_dtype=int32 weak_type=False] w
+    y:bool[] = eq x 0:i32[]
+    z:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; y:bool[] ba:i32[] x:i32[]. let
+          z:i32[] = select_n y x ba
+        in (z,) }
+    ] y 1:i32[] x
+    bb:i32[3] = rem v z
+    bc:bool[3] = ne bb 0:i32[]
+    bd:bool[3] = lt bb 0:i32[]
+    be:bool[] = lt z 0:i32[]
+    bf:bool[3] = ne bd be
+    bg:bool[3] = and bf bc
+    bh:i32[3] = add bb z
+    bi:i32[3] = select_n bg bb bh
+  in (bi,) } in
+{ lambda ; bj:i32[7]. let
+    bk:i32[7] bl:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bj
+    bm:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bl:bool[7]. let
+          bn:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bl
+          bm:i32[7] = cumsum[axis=0 reverse=False] bn
+        in (bm,) }
+    ] bl
+    bo:i32[3] = broadcast_in_dim 0:i32[]
+    bp:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bm:i32[7] bq:i32[]. let
+          br:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          bp:i32[7] = max br bm
+        in (bp,) }
+    ] bm 0:i32[]
+    bs:bool[7] = lt bp 0:i32[]
+    bt:i32[7] = add bp 3:i32[]
+    bu:i32[7] = select_n bs bp bt
+    bv:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:i32[7] = broadcast_in_dim 1:i32[]
+    bx:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; by:i32[] bz:i32[]. let
+          ca:i32[] = add by bz
+        in (ca,) }
+    ] bo bv bw
+    cb:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:i32[3]. let
+          cb:i32[3] = cumsum[axis=0 reverse=False] bx
+        in (cb,) }
+    ] bx
+    cc:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cb:i32[3] cd:i32[]. let
+          ce:i32[3] = div cb cd
+          cf:i32[3] = sign cb
+          cg:i32[] = sign cd
+          ch:bool[3] = ne cf cg
+          ci:i32[3] = rem cb cd
+          cj:bool[3] = ne ci 0:i32[]
+          ck:bool[3] = and ch cj
+          cl:i32[3] = sub ce 1:i32[]
+          cc:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; ck:bool[3] cl:i32[3] ce:i32[3]. let
+                cc:i32[3] = select_n ck ce cl
+              in (cc,) }
+          ] ck cl ce
+        in (cc,) }
+    ] cb 1:i32[]
+    cm:i32[3] = jit[name=remainder jaxpr=remainder] cc 7:i32[]
+    cn:bool[3] = lt cm 0:i32[]
+    co:i32[3] = add cm 7:i32[]
+    cp:i32[3] = select_n cn cm co
+    cq:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cp
+    cr:i32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bk cq
+    cs:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    ct:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    cu:i32[] = reduce_sum[axes=(0,) out_sharding=None] ct
+    cv:bool[3] = lt cs cu
+    cw:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; cv:bool[3] cr:i32[3] cx:i32[]. let
+          cy:i32[3] = broadcast_in_dim cx
+          cw:i32[3] = select_n cv cy cr
+        in (cw,) }
+    ] cv cr 9:i32[]
+  in (cw,) }"""
+
+EXPECTED['unique_complex'] = """\
+let _unique_sorted_mask = { lambda ; a:c64[7]. let
+    b:bool[7] = ne a a
+    c:c64[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] d:c64[] a:c64[7]. let
+          e:c64[7] = broadcast_in_dim d
+          c:c64[7] = select_n b a e
+        in (c,) }
+    ] b (nan+0j):c64[] a
+    f:c64[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] c
+    g:c64[1,7] = transpose[permutation=(1, 0)] f
+    h:c64[1,7] = rev[dimensions=(0,)] g
+    i:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; h:c64[1,7]. let
+          j:c64[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] h
+          k:c64[7] = squeeze[dimensions=(0,)] j
+          l:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          m:c64[7] i:i32[7] = sort[dimension=0 is_stable=True num_keys=1] k l
+        in (i,) }
+    ] h
+    n:bool[7] = lt i 0:i32[]
+    o:i32[7] = add i 7:i32[]
+    p:i32[7] = select_n n i o
+    q:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    r:c64[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c q
+    s:bool[7] = broadcast_in_dim True:bool[]
+    t:c64[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] r
+    u:c64[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] r
+    v:bool[6] = ne t u
+    w:bool[6] = ne t t
+    x:bool[6] = ne u u
+    y:bool[6] = and w x
+    z:bool[6] = not y
+    ba:bool[6] = and v z
+    bb:bool[6] = reduce_or[axes=()] ba
+    bc:i32[1] = broadcast_in_dim 1:i32[]
+    bd:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] s bc bb
+  in (r, bd, i) } in
+let remainder = { lambda ; be:i32[4] bf:i32[]. let
+    bg:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bf
+    bh:bool[] = eq bg 0:i32[]
+    bi:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; bh:bool[] bj:i32[] bg:i32[]. let
+          bi:i32[] = select_n bh bg bj
+        in (bi,) }
+    ] bh 1:i32[] bg
+    bk:i32[4] = rem be bi
+    bl:bool[4] = ne bk 0:i32[]
+    bm:bool[4] = lt bk 0:i32[]
+    bn:bool[] = lt bi 0:i32[]
+    bo:bool[4] = ne bm bn
+    bp:bool[4] = and bo bl
+    bq:i32[4] = add bk bi
+    br:i32[4] = select_n bp bk bq
+  in (br,) } in
+{ lambda ; bs:c64[7]. let
+    bt:c64[7] bu:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bs
+    bv:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bu:bool[7]. let
+          bw:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bu
+          bv:i32[7] = cumsum[axis=0 reverse=False] bw
+        in (bv,) }
+    ] bu
+    bx:i32[4] = broadcast_in_dim 0:i32[]
+    by:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bv:i32[7] bz:i32[]. let
+          ca:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bz
+          by:i32[7] = max ca bv
+        in (by,) }
+    ] bv 0:i32[]
+    cb:bool[7] = lt by 0:i32[]
+    cc:i32[7] = add by 4:i32[]
+    cd:i32[7] = select_n cb by cc
+    ce:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cd
+    cf:i32[7] = broadcast_in_dim 1:i32[]
+    cg:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; ch:i32[] ci:i32[]. let
+          cj:i32[] = add ch ci
+        in (cj,) }
+    ] bx ce cf
+    ck:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cg:i32[4]. let
+          ck:i32[4] = cumsum[axis=0 reverse=False] cg
+        in (ck,) }
+    ] cg
+    cl:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ck:i32[4] cm:i32[]. let
+          cn:i32[4] = div ck cm
+          co:i32[4] = sign ck
+          cp:i32[] = sign cm
+          cq:bool[4] = ne co cp
+          cr:i32[4] = rem ck cm
+          cs:bool[4] = ne cr 0:i32[]
+          ct:bool[4] = and cq cs
+          cu:i32[4] = sub cn 1:i32[]
+          cl:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; ct:bool[4] cu:i32[4] cn:i32[4]. let
+                cl:i32[4] = select_n ct cn cu
+              in (cl,) }
+          ] ct cu cn
+        in (cl,) }
+    ] ck 1:i32[]
+    cv:i32[4] = jit[name=remainder jaxpr=remainder] cl 7:i32[]
+    cw:bool[4] = lt cv 0:i32[]
+    cx:i32[4] = add cv 7:i32[]
+    cy:i32[4] = select_n cw cv cx
+    cz:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cy
+    da:c64[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bt cz
+  in (da,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
