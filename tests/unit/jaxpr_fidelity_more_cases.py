@@ -237,6 +237,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         x, size=3, fill_value=9, equal_nan=False), (I7 % 3,)),
     "unique_complex": (lambda jnp: lambda x: jnp.unique(x, size=4),
                        (U7.astype(np.complex64),)),
+    # union1d is unique of the concatenation; isin of mixed dtypes and of NaNs
+    "union1d_size_fill": (lambda jnp: lambda a, b: jnp.union1d(a, b, size=9, fill_value=0.5),
+                          (U7, X7[:4].copy())),
+    "isin_2d_int": (lambda jnp: lambda a, b: jnp.isin(a, b), (M34, I7)),
+    "isin_invert_nan": (lambda jnp: lambda a, b: jnp.isin(a, b, invert=True), (X7, U7)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
@@ -267,7 +272,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   branches are chosen per platform (a masked sum for Mosaic); Ember has neither.
 # - quantile(method="nearest"): Ember rounds the position half to even as NumPy does; JAX
 #   takes the lower value at a half, so its text (and its values there) differ.
-# - the set operations (union1d, intersect1d, setdiff1d, setxor1d): not yet staged as
-#   JAX's (unique and nonzero with size= are).
+# - intersect1d, setdiff1d and setxor1d: their own sorts and masks are not staged as JAX's
+#   yet (unique, nonzero(size=), union1d and isin are). Note for a port: JAX's setdiff1d
+#   with size= finds unique's padding by comparing with the first value, so a NaN-only
+#   input keeps its NaN padding (setdiff1d([nan, nan], [1.0], size=2) is [nan, nan] there,
+#   [nan] in NumPy); Ember's present staging gives NumPy's values.
 # - jnp.any of complex values: JAX reads only the real part (so any(1j) is False there);
 #   Ember compares with 0 as NumPy does.

@@ -5400,6 +5400,190 @@ let remainder = { lambda ; be:i32[4] bf:i32[]. let
     ] bt cz
   in (da,) }"""
 
+EXPECTED['union1d_size_fill'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[11]. let
+    b:f32[11,1] = reshape[dimensions=None new_sizes=(11, 1) sharding=None] a
+    c:f32[1,11] = transpose[permutation=(1, 0)] b
+    d:f32[1,11] = rev[dimensions=(0,)] c
+    e:i32[11] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,11]. let
+          f:f32[1,11] = slice[
+            limit_indices=(1, 11)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[11] = squeeze[dimensions=(0,)] f
+          h:i32[11] = iota[dimension=0 dtype=int32 shape=(11,) sharding=None] 
+          i:f32[11] e:i32[11] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[11] = lt e 0:i32[]
+    k:i32[11] = add e 11:i32[]
+    l:i32[11] = select_n j e k
+    m:i32[11,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[11] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[11] = broadcast_in_dim True:bool[]
+    p:f32[10] = slice[limit_indices=(11,) start_indices=(1,) strides=None] n
+    q:f32[10] = slice[limit_indices=(10,) start_indices=(0,) strides=None] n
+    r:bool[10] = ne p q
+    s:bool[10] = ne p p
+    t:bool[10] = ne q q
+    u:bool[10] = and s t
+    v:bool[10] = not u
+    w:bool[10] = and r v
+    x:bool[10] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[11] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let remainder = { lambda ; ba:i32[9] bb:i32[]. let
+    bc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bb
+    bd:bool[] = eq bc 0:i32[]
+    be:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; bd:bool[] bf:i32[] bc:i32[]. let
+          be:i32[] = select_n bd bc bf
+        in (be,) }
+    ] bd 1:i32[] bc
+    bg:i32[9] = rem ba be
+    bh:bool[9] = ne bg 0:i32[]
+    bi:bool[9] = lt bg 0:i32[]
+    bj:bool[] = lt be 0:i32[]
+    bk:bool[9] = ne bi bj
+    bl:bool[9] = and bk bh
+    bm:i32[9] = add bg be
+    bn:i32[9] = select_n bl bg bm
+  in (bn,) } in
+{ lambda ; bo:f32[7] bp:f32[4]. let
+    bq:f32[11] = concatenate[dimension=0] bo bp
+    br:f32[11] bs:bool[11] _:i32[11] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bq
+    bt:i32[11] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bs:bool[11]. let
+          bu:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] bs
+          bt:i32[11] = cumsum[axis=0 reverse=False] bu
+        in (bt,) }
+    ] bs
+    bv:i32[9] = broadcast_in_dim 0:i32[]
+    bw:i32[11] = jit[
+      name=clip
+      jaxpr={ lambda ; bt:i32[11] bx:i32[]. let
+          by:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          bw:i32[11] = max by bt
+        in (bw,) }
+    ] bt 0:i32[]
+    bz:bool[11] = lt bw 0:i32[]
+    ca:i32[11] = add bw 9:i32[]
+    cb:i32[11] = select_n bz bw ca
+    cc:i32[11,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cb
+    cd:i32[11] = broadcast_in_dim 1:i32[]
+    ce:i32[9] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; cf:i32[] cg:i32[]. let
+          ch:i32[] = add cf cg
+        in (ch,) }
+    ] bv cc cd
+    ci:i32[9] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ce:i32[9]. let
+          ci:i32[9] = cumsum[axis=0 reverse=False] ce
+        in (ci,) }
+    ] ce
+    cj:i32[9] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ci:i32[9] ck:i32[]. let
+          cl:i32[9] = div ci ck
+          cm:i32[9] = sign ci
+          cn:i32[] = sign ck
+          co:bool[9] = ne cm cn
+          cp:i32[9] = rem ci ck
+          cq:bool[9] = ne cp 0:i32[]
+          cr:bool[9] = and co cq
+          cs:i32[9] = sub cl 1:i32[]
+          cj:i32[9] = jit[
+            name=_where
+            jaxpr={ lambda ; cr:bool[9] cs:i32[9] cl:i32[9]. let
+                cj:i32[9] = select_n cr cl cs
+              in (cj,) }
+          ] cr cs cl
+        in (cj,) }
+    ] ci 1:i32[]
+    ct:i32[9] = jit[name=remainder jaxpr=remainder] cj 11:i32[]
+    cu:bool[9] = lt ct 0:i32[]
+    cv:i32[9] = add ct 11:i32[]
+    cw:i32[9] = select_n cu ct cv
+    cx:i32[9,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cw
+    cy:f32[9] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] br cx
+    cz:i32[9] = iota[dimension=0 dtype=int32 shape=(9,) sharding=None] 
+    da:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] bs
+    db:i32[] = reduce_sum[axes=(0,) out_sharding=None] da
+    dc:bool[9] = lt cz db
+    dd:f32[9] = jit[
+      name=_where
+      jaxpr={ lambda ; dc:bool[9] cy:f32[9] de:f32[]. let
+          df:f32[9] = broadcast_in_dim de
+          dd:f32[9] = select_n dc df cy
+        in (dd,) }
+    ] dc cy 0.5:f32[]
+  in (dd,) }"""
+
+EXPECTED['isin_2d_int'] = """\
+{ lambda ; a:f32[3,4] b:i32[7]. let
+    c:bool[12] = jit[
+      name=_in1d
+      jaxpr={ lambda ; a:f32[3,4] b:i32[7]. let
+          d:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+          e:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          f:f32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          g:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+          h:bool[12,7] = eq f g
+          c:bool[12] = reduce_or[axes=(1,)] h
+        in (c,) }
+    ] a b
+    i:bool[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] c
+  in (i,) }"""
+
+EXPECTED['isin_invert_nan'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:bool[7] = jit[
+      name=_in1d
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+          e:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          f:bool[7,7] = ne d e
+          c:bool[7] = reduce_and[axes=(1,)] f
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
