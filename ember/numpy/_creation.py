@@ -177,12 +177,20 @@ def _stack_nested(seq: Sequence[Any], dtype: np.dtype | None) -> Any:
     promoted together as JAX does (`array([x, 1.0])` with x f32 is f32)."""
     from ember.numpy._manipulation import stack
     from ember.numpy._promote import promote_dtypes
-    items = [_stack_nested(s, None) if isinstance(s, (list, tuple)) else ensure_array(s)
+    items = [_stack_nested(s, dtype) if isinstance(s, (list, tuple)) else ensure_array(s)
              for s in seq]
     if not items:
         return _array(np.zeros((0,)), dtype)
-    items = promote_dtypes(*items)
-    out = stack(items)
+    if dtype is not None:
+        # Each element goes straight to the asked dtype and gains the new axis before the
+        # next one is read (as JAX stages it): no detour through the promoted type, so no
+        # double rounding.
+        shapes = {get_aval(i).shape for i in items}
+        if len(shapes) > 1:
+            raise ValueError("all input arrays must have the same shape")
+        return lax.concatenate([lax.expand_dims(lax.convert_element_type(i, dtype, False),
+                                                (0,)) for i in items], 0)
+    out = stack(promote_dtypes(*items))
     aval = get_aval(out)
     if dtype is not None:
         return lax.convert_element_type(out, dtype)
@@ -603,35 +611,52 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     check_arraylike("linspace", start, stop)
     out_dtype, comp = _inexact_dtype(start, stop, dtype=dtype, fname="linspace")
-    start = lax.convert_element_type(ensure_array(start), comp)
-    stop = lax.convert_element_type(ensure_array(stop), comp)
-    from ember.numpy._manipulation import broadcast_to, moveaxis
-    bshape = np.broadcast_shapes(get_aval(start).shape, get_aval(stop).shape)
-    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
-    nd = len(bshape)
+    nd = len(np.broadcast_shapes(np.shape(start), np.shape(stop)))
     ax = operator.index(axis)
     if not -(nd + 1) <= ax <= nd:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd + 1}")
-    ax %= nd + 1
+    return _linspace(ensure_array(start), ensure_array(stop), num, bool(endpoint),
+                     bool(retstep), out_dtype, comp, ax % (nd + 1))
+
+
+@jit_like_jax("_linspace", static_argnames=("num", "endpoint", "retstep", "out_dtype",
+                                            "comp", "axis"))
+def _linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: bool,
+              out_dtype: np.dtype, comp: np.dtype, axis: int) -> Any:
+    # Staged in JAX's order (so make_jaxpr prints jit[_linspace] as JAX does): the first
+    # `div` samples are start * (1 - t) + stop * t with t = i / div on a length-`div` iota
+    # laid along `axis`, and with the endpoint `stop` itself is concatenated after them,
+    # so the last sample is exact.
+    from ember.numpy._manipulation import broadcast_to
+    start = lax.convert_element_type(start, comp)
+    stop = lax.convert_element_type(stop, comp)
+    bshape = np.broadcast_shapes(get_aval(start).shape, get_aval(stop).shape)
+    bstart, bstop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+    ishape = list(bshape)
+    ishape.insert(axis, 1)
     div = num - 1 if endpoint else num
-    shape = (num, *bshape)
-    lo = lax.broadcast_in_dim(start, shape, tuple(range(1, nd + 1)))
-    hi = lax.broadcast_in_dim(stop, shape, tuple(range(1, nd + 1)))
-    if num > 1 or (num == 1 and not endpoint):
-        t = lax.div(lax.broadcasted_iota(comp, shape, 0),
+    if num > 1:
+        delta = lax.div(lax.sub(stop, start), lax.convert_element_type(div, comp))
+        tshape = [1] * len(ishape)
+        tshape[axis] = div
+        t = lax.div(lax.reshape(lax.iota(comp, div), tuple(tshape)),
                     lax.convert_element_type(div, comp))
         one = lax.convert_element_type(1, comp)
-        out = lax.add(lax.mul(lo, lax.sub(one, t)), lax.mul(hi, t))
-        delta = lax.div(lax.sub(stop, start), lax.convert_element_type(div, comp))
-    else:
-        # num == 1 with the endpoint (the single sample is start) or num == 0.
-        out = lo
-        nan = lax.convert_element_type(np.nan, comp)
-        delta = lax.broadcast_in_dim(nan, bshape, ())
+        out = lax.add(lax.mul(lax.reshape(bstart, tuple(ishape)), lax.sub(one, t)),
+                      lax.mul(lax.reshape(bstop, tuple(ishape)), t))
+        if endpoint:
+            out = lax.concatenate([out, lax.expand_dims(bstop, (axis,))], axis)
+    elif num == 1:
+        delta = (lax.convert_element_type(np.nan, comp) if endpoint
+                 else lax.sub(stop, start))
+        out = lax.reshape(bstart, tuple(ishape))
+    else:  # no samples: an empty array, as NumPy gives
+        ishape[axis] = 0
+        delta = lax.convert_element_type(np.nan, comp)
+        out = lax.full(tuple(ishape), 0, comp)
     if dtypes.kind(out_dtype) in "iu":
         out = lax.floor(out)
     out = lax.convert_element_type(out, out_dtype)
-    out = moveaxis(out, 0, ax)
     if retstep:
         return out, lax.convert_element_type(delta, out_dtype)
     return out

@@ -511,8 +511,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
 @jit_like_jax("_where")
 def _where(condition: Any, x: Any, y: Any) -> Any:
     """Three-argument `where`: staged as JAX's jitted `_where` (see _jit_wrap.py)."""
+    cond = _to_bool(condition)  # (before the promotion: JAX's order of equations)
     x, y = promote_dtypes(x, y)
-    cond = _to_bool(condition)
     shp = broadcast_shapes(get_aval(cond).shape, get_aval(x).shape, get_aval(y).shape)
     # select_n takes a scalar predicate as it is (as JAX's _where leaves it unbroadcast)
     operands = (x, y) if get_aval(cond).ndim == 0 else (cond, x, y)

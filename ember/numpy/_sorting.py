@@ -24,7 +24,7 @@ from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
 from ember.lax._sorting import argsort as _lax_argsort
-from ember.lax._sorting import masked_pick, take_prefix, total_order_key
+from ember.lax._sorting import masked_pick, take_prefix
 from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes
 from ember.numpy._searchsorted import searchsorted
@@ -142,12 +142,24 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
         Array([3, 1, 0, 2], dtype=int32)
     """
     if isinstance(keys, (tuple, list)):
-        ks = [_array("lexsort", k) for k in keys]
+        ks: Any = [_array("lexsort", k) for k in keys]
     else:
-        arr = _array("lexsort", keys)
-        if get_aval(arr).ndim == 0:
+        ks = _array("lexsort", keys)
+        if get_aval(ks).ndim == 0:
             raise TypeError("lexsort keys must be a sequence or an array of rank >= 1")
-        ks = [_index_first(arr, i) for i in range(get_aval(arr).shape[0])]
+    return _lexsort(ks, operator.index(axis))
+
+
+@jit_like_jax("lexsort", static_argnames=("axis",))
+def _lexsort(keys: Any, axis: int) -> Any:
+    if not isinstance(keys, (tuple, list)):
+        # An array's keys are its rows along axis 0, each cut out by a unit-stride slice
+        # and squeezed (as iterating over an array stages it).
+        shape = get_aval(keys).shape
+        keys = [lax.squeeze(lax.slice(keys, (i, *[0] * (len(shape) - 1)),
+                                      (i + 1, *shape[1:]), (1,) * len(shape)), (0,))
+                for i in range(shape[0])]
+    ks = list(keys)
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     shape = get_aval(ks[0]).shape
@@ -159,13 +171,6 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
     iota = lax.broadcasted_iota(dtypes.default_int(), shape, ax)
     outs = lax.sort((*ks[::-1], iota), ax, True, len(ks))
     return outs[-1]
-
-
-def _index_first(arr: Any, i: int) -> Any:
-    """arr[i] for a static i (a one-hot select along axis 0, exact)."""
-    shape = get_aval(arr).shape
-    mask = lax.eq(lax.broadcasted_iota(np.int32, shape, 0), lax.full(shape, i, np.int32))
-    return masked_pick(arr, mask, (0,))
 
 
 # -- searching ---------------------------------------------------------------------------------
@@ -243,12 +248,9 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
     if aval.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d "
                          "(scalar) instead.")
-    mask = lax.ne(a, lax.full_like(a, 0)) if dtypes.kind(aval.dtype) != "b" else a
-    flat_mask = _flatten(mask)
-    idx_t = dtypes.default_int()
-    count = lax.reduce_sum(lax.convert_element_type(flat_mask, idx_t), (0,))
-    n = _static_size("nonzero", a, size, lambda: count)
-    (flat_idx,) = _compact(flat_mask, [lax.iota(idx_t, aval.size)])
+    import ember.numpy as jnp
+    mask = a if dtypes.kind(aval.dtype) == "b" else jnp.not_equal(a, 0)
+    n = _static_size("nonzero", a, size, lambda: jnp.sum(mask))
     if isinstance(fill_value, (tuple, list)):
         if len(fill_value) != aval.ndim:
             raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
@@ -256,17 +258,25 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
         fills = list(fill_value)
     else:
         fills = [fill_value] * aval.ndim
-    flat_idx = take_prefix(flat_idx, n, 0, 0)
-    out = []
-    stride = aval.size
-    for d, s in enumerate(aval.shape):
-        stride //= s if s else 1
-        coord = flat_idx
-        if stride != 1 and s:
-            coord = lax.div(coord, lax.full((n,), stride, idx_t))
-        if d > 0 and s:
-            coord = lax.rem(coord, lax.full((n,), s, idx_t))
-        out.append(_fill_tail(coord, count, n, fills[d]))
+    if aval.size == 0 or n == 0:
+        # (JAX returns zeros here even with a fill_value; the padding is kept as documented)
+        return tuple(jnp.full(n, 0 if f is None else f, dtypes.default_int()) for f in fills)
+    # Staged as JAX stages it: c = cumsum(mask) counts the nonzeros up to each entry, so
+    # bincount(c)[k] is how many entries have exactly k before-or-at them, and its cumsum
+    # at j is the flat position of the (j+1)-th nonzero (the size past the last one, which
+    # the remainders below turn into index 0, the default padding).
+    from ember.numpy._histograms import bincount
+    flat = jnp.cumsum(bincount(jnp.cumsum(mask), length=n))
+    strides = (np.cumprod(aval.shape[::-1])[::-1] // aval.shape).astype(
+        get_aval(flat).dtype)
+    out = [jnp.remainder(jnp.floor_divide(flat, st), int(dim))
+           for st, dim in zip(strides, aval.shape)]
+    if any(f is not None for f in fills):
+        if any(np.shape(f) != () for f in fills):
+            raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                             f"{aval.ndim}, got {fill_value!r}")
+        pad = jnp.arange(n) >= jnp.sum(mask)
+        out = [o if f is None else jnp.where(pad, f, o) for f, o in zip(fills, out)]
     return tuple(out)
 
 
@@ -359,64 +369,78 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _sum(lax.ne(a, zero), axis=axis, dtype=dtypes.default_int(), keepdims=keepdims)
 
 
+@jit_like_jax("_unique_sorted_mask", static_argnames=("equal_nan",))
+def _unique_sorted_mask(x: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
+    """(sorted x, mask of the first entry of each run of equal values, the sorting
+    permutation) for a 1-D x, staged as JAX stages it: a lexsort of x's single key, a
+    gather by that permutation, and neighbours compared with `ne` (NaNs equal when
+    equal_nan, so they form one run; -0.0 equals 0.0, as in NumPy)."""
+    import ember.numpy as jnp
+    if dtypes.kind(get_aval(x).dtype) == "c":
+        # Every complex NaN becomes the same NaN, so equal_nan groups them as NumPy does.
+        x = jnp.where(jnp.isnan(x), lax.full((), np.nan, get_aval(x).dtype), x)
+    n = get_aval(x).shape[0]
+    perm = lexsort(jnp.reshape(x, (n, 1)).T[::-1])
+    srt = x[perm]
+    if not n:
+        return srt, jnp.zeros(0, dtype=bool), perm
+    ones = jnp.ones(n, dtype=bool)
+    hi, lo = srt[1:], srt[:-1]
+    new_run = lax.ne(hi, lo)
+    if equal_nan and dtypes.kind(get_aval(x).dtype) in "fc":
+        new_run = new_run & ~(jnp.isnan(hi) & jnp.isnan(lo))
+    mask = ones.at[1:].set(jnp.any(new_run, ()))
+    return srt, mask, perm
+
+
 def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inverse: bool,
                  want_counts: bool, equal_nan: bool) -> dict[str, Any]:
     """Sorted unique values of ravel(ar), with first indices, inverse and counts.
 
-    sorted, perm = sort(x, iota); first[i] = (i == 0) | (sorted[i] != sorted[i - 1]) in the
-    total order (NaNs equal when equal_nan); the group number of sorted entry i is
-    cumsum(first)[i] - 1. Compaction keeps the first-of-group entries; counts are the
-    differences of the group starts.
+    The runs' first entries of the sorted values are picked by nonzero(mask, size=size)
+    (padded with position 0: the smallest value, its first index); a given fill_value
+    replaces the padding. The inverse scatters cumsum(mask) - 1 back through the
+    permutation; counts are the differences of the run starts, with n after the last.
     """
-    x = _flatten(ar)
+    import ember.numpy as jnp
+    x = jnp.ravel(ar)
     n = get_aval(x).shape[0]
-    idx_t = dtypes.default_int()
-    iota = lax.iota(idx_t, n)
-    svals, perm = lax.sort((x, iota), 0, True, 1)
-    key = total_order_key(svals)
-    if n:
-        first = lax.ne(key, _shift_right(key))
-        if dtypes.kind(get_aval(svals).dtype) == "f" and not equal_nan:
-            first = lax.bitwise_or(first, lax.ne(svals, svals))
-        first = lax.bitwise_or(first, lax.eq(iota, lax.full((n,), 0, idx_t)))
-    else:
-        first = lax.full((0,), False, np.bool_)
-    count = lax.reduce_sum(lax.convert_element_type(first, idx_t), (0,))
-    m = _static_size("unique", ar, size, lambda: count)
-    (uvals,) = _compact(first, [svals])
+    m = _static_size("unique", ar, size, lambda: 0)  # (checks size, or that ar is concrete)
+    srt, mask, perm = _unique_sorted_mask(x, equal_nan)
+    ind = nonzero(mask, size=size)[0]
     res: dict[str, Any] = {}
-    fill = fill_value
-    if fill is None:
-        # JAX pads unique with the minimum value (so padded output stays sorted-ish).
-        from ember.numpy._reductions import min as _min
-        fill = _min(x) if n else 0
-    res["values"] = _fill_tail(uvals, count, m, fill)
+    if n:
+        values = srt[ind]
+        if size is not None and fill_value is not None:
+            dt = get_aval(values).dtype
+            # A concrete fill is converted now (a constant in the trace, as in JAX).
+            fill = (fill_value.astype(dt) if isinstance(fill_value, Tracer)
+                    else np.asarray(fill_value).astype(dt))
+            values = jnp.where(jnp.arange(m) < mask.sum(), values, fill)
+    else:
+        # (JAX asks for a fill_value here; without one the padding is 0)
+        values = jnp.full(m, 0 if fill_value is None else fill_value, get_aval(x).dtype)
+    res["values"] = values
     if want_index:
-        first_idx = _compact(first, [perm])[0]
-        res["indices"] = _fill_tail(first_idx, count, m, 0)
+        res["indices"] = perm[ind] if n else jnp.zeros(m, dtypes.default_int())
     if want_inverse:
-        group = lax.sub(lax.cumsum(lax.convert_element_type(first, idx_t)),
-                        lax.full((n,), 1, idx_t))
-        # Scatter the sorted entries' groups back to their original positions: sorting by
-        # perm (a permutation) applies the inverse permutation.
-        _, inv = lax.sort((perm, group), 0, True, 1)
-        res["inverse"] = lax.reshape(inv, get_aval(ar).shape)
+        if n:
+            imask = jnp.cumsum(mask) - 1
+            inv = jnp.zeros(n, dtypes.default_int()).at[perm].set(imask)
+        else:
+            inv = jnp.zeros(0, dtypes.default_int())
+        res["inverse"] = inv  # (reshaped to ar's shape by the caller, after the counts)
     if want_counts:
-        # Start position of each group, then count[g] = start[g + 1] - start[g] with
-        # start[count] = n: padded starts beyond the groups equal n, giving 0 counts there.
-        starts = _compact(first, [iota])[0]
-        starts = _fill_tail(starts, count, m + 1, n)
-        nxt = lax.rev(take_prefix(lax.rev(starts, (0,)), m, 0, 0), (0,))  # starts[1:]
-        res["counts"] = lax.sub(nxt, take_prefix(starts, m, 0, 0))
+        if not n:
+            res["counts"] = jnp.zeros(m, dtypes.default_int())
+        else:
+            if size is None:
+                starts = jnp.append(nonzero(mask)[0], n)
+            else:
+                starts = nonzero(mask, size=m + 1)[0]
+                starts = starts.at[1:].set(jnp.where(starts[1:], starts[1:], n))
+            res["counts"] = jnp.diff(starts)
     return res
-
-
-def _shift_right(x: Any) -> Any:
-    """[0, x[0], x[1], ..., x[n-2]]: x moved one place later (1-D, n >= 1); the first
-    entry is a filler the callers ignore. Built as rev(prefix(rev(x) extended by one))."""
-    n = get_aval(x).shape[0]
-    extended = lax.rev(take_prefix(lax.rev(x, (0,)), n + 1, 0, 0), (0,))  # [0, x0, ..., xn-1]
-    return take_prefix(extended, n, 0, 0)
 
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
@@ -460,7 +484,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     if return_index:
         outs.append(r["indices"])
     if return_inverse:
-        outs.append(r["inverse"])
+        outs.append(lax.reshape(r["inverse"], get_aval(ar).shape))
     if return_counts:
         outs.append(r["counts"])
     return outs[0] if len(outs) == 1 else tuple(outs)

@@ -62,6 +62,21 @@ def test_bincount_digitize():
         jnp.digitize(x, np.ones((2, 2)))
 
 
+def test_histogram_int_bins_places_values_on_edges_as_numpy() -> None:
+    # Equal-width edges are searched (as JAX stages it): a value on an inner edge opens
+    # the next bin, one on the last edge closes the last bin, a NaN or outside value is
+    # dropped, and an empty span widens by 0.5 each way, as NumPy counts them.
+    a = np.array([-1.0, -0.75, -0.5, 0.0, 0.25, 0.5, 1.0, 1.0, 3.0, np.nan, 9.0], F32)
+    cases = [(a[:9], 4, None), (a[:9], 8, None), (a, 4, (-1.0, 1.0)), (a, 2, (0.0, 1.0)),
+             (np.full(5, 2.0, F32), 3, None)]
+    for x, bins, rng in cases:
+        want_counts, want_edges = np.histogram(x, bins, rng)
+        for fun in (jnp.histogram, ember.jit(jnp.histogram, static_argnums=(1, 2))):
+            counts, edges = fun(x, bins, rng)
+            np.testing.assert_array_equal(np.asarray(counts), want_counts)
+            np.testing.assert_allclose(np.asarray(edges), want_edges, rtol=1e-7)
+
+
 def test_histograms():
     b = NumpyBatch()
     for n in (2, 10, 37):

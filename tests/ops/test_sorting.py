@@ -222,10 +222,14 @@ def test_unique(dtype):
             if dtype in FULL_SORT_DTYPES or (shape == (7,) and size == count + 3):
                 batch.add(f, None, x)
             keep = min(size, count)
-            for g, want in zip(got, ref):
+            # Padding (as JAX's): fill_value for the values, the first index of the
+            # smallest value for the indices (nonzero's padding position 0 of the sorted
+            # order), 0 for the counts.
+            pads = [0, ref[1][0] if count else 0, None, 0]
+            for g, want, pad in zip(got, ref, pads):
                 if g.shape != x.shape:
                     np.testing.assert_array_equal(np.asarray(g)[:keep], want[:keep])
-                    assert (np.asarray(g)[keep:] == 0).all()
+                    assert (np.asarray(g)[keep:] == pad).all()
             np.testing.assert_array_equal(np.asarray(got[2]), ref[2].reshape(x.shape))
     x = _with_ties((33,), dtype)
     vals, counts = jnp.unique_counts(x)
@@ -234,6 +238,25 @@ def test_unique(dtype):
     np.testing.assert_array_equal(np.asarray(jnp.unique_values(x)), np.unique(x))
     np.testing.assert_array_equal(np.asarray(jnp.unique_inverse(x).values), np.unique(x))
     batch.run()
+
+
+def test_unique_merges_signed_zeros_and_nans_as_numpy() -> None:
+    # -0.0 == 0.0 joins one run (the first in sorted order is kept); NaNs join one run
+    # unless equal_nan=False; eager and jit(size=) agree with NumPy.
+    x = np.array([3.0, 1.0, np.nan, 1.0, -0.0, 0.0, np.nan], np.float32)
+    for equal_nan in (True, False):
+        want = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                         equal_nan=equal_nan)
+        m = want[0].size
+        got = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                         equal_nan=equal_nan)
+        jitted = ember.jit(lambda v, e=equal_nan, m=m: jnp.unique(
+            v, return_index=True, return_inverse=True, return_counts=True, equal_nan=e,
+            size=m))(x)
+        for g, j, w in zip(got, jitted, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+            np.testing.assert_array_equal(np.asarray(j), w)
+        assert np.signbit(np.asarray(got[0])[0])
 
 
 def test_unique_nan_and_jit_errors():

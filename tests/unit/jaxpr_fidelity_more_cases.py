@@ -21,6 +21,7 @@ R7 = X7[::-1].copy()
 M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 I7 = np.arange(-3, 4, dtype=np.int32)
 S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
+U7 = np.array([3.0, 1.0, np.nan, 1.0, -0.0, 0.0, np.nan], np.float32)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
 
 Make = Callable[[Any], Callable[..., Any]]
@@ -201,6 +202,46 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "digitize_right_decreasing": (lambda jnp: lambda x, b: jnp.digitize(x, b, right=True),
                                   (X7, S5[::-1].copy())),
     "histogram_edges": (lambda jnp: lambda x, b: jnp.histogram(x, bins=b), (X7, S5)),
+    # an int `bins`: the edges are jit[_linspace] over the data's span, widened through
+    # jit[_ptp] and _where when the span is empty, then searched as given edges are
+    "histogram_int_bins": (lambda jnp: lambda x: jnp.histogram(x, bins=4), (X7,)),
+    "histogram_range_density": (lambda jnp: lambda x: jnp.histogram(
+        x, bins=3, range=(-1.0, 2.0), density=True), (X7,)),
+    "histogram_bin_edges": (lambda jnp: lambda x: jnp.histogram_bin_edges(x, bins=2), (I7,)),
+    # linspace: jit[_linspace]; the endpoint is concatenated after the first num-1 samples
+    "linspace_axis_retstep": (lambda jnp: lambda a, b: jnp.linspace(
+        a, b, 4, endpoint=False, axis=-1, retstep=True), (X7[:2].copy(), np.float32(1))),
+    "linspace_int": (lambda jnp: lambda a, b: jnp.linspace(a, b, 3, dtype=jnp.int32),
+                     (np.int32(0), np.int32(7))),
+    # nonzero with size=: cumsum of a bincount of the running count of nonzeros, then each
+    # dimension's index by floor_divide and remainder; fill_value pads through _where
+    "nonzero_size": (lambda jnp: lambda m: jnp.nonzero(m, size=5), (X7 > 0.5,)),
+    "nonzero_2d_fill": (lambda jnp: lambda m: jnp.nonzero(m, size=5, fill_value=(-1, 7)),
+                        (M34 % 3,)),
+    "flatnonzero_size": (lambda jnp: lambda m: jnp.flatnonzero(m, size=4, fill_value=9),
+                         (M34 % 4,)),
+    # lexsort: jit[lexsort]; an array's keys are unit-stride slices of its rows
+    "lexsort_array": (lambda jnp: lambda k: jnp.lexsort(k), (M34,)),
+    "lexsort_tuple": (lambda jnp: lambda a, b: jnp.lexsort((a, b), axis=0), (M34, M34 % 2)),
+    # unique with size=: jit[_unique_sorted_mask] (a lexsort, a gather, neighbours compared
+    # with NaNs equal unless equal_nan=False), the runs' starts by nonzero(size=), the
+    # fill_value through _where, the inverse scattered through the permutation, the
+    # counts a diff of nonzero(size=size+1) with the end patched in
+    "unique_size_fill": (lambda jnp: lambda x: jnp.unique(x, size=5, fill_value=-1.0),
+                         (U7,)),
+    "unique_all_size": (lambda jnp: lambda x: jnp.unique(
+        x, size=5, return_index=True, return_inverse=True, return_counts=True), (U7,)),
+    "unique_2d_inverse_counts": (lambda jnp: lambda x: jnp.unique(
+        x, size=3, return_inverse=True, return_counts=True), (M34 % 3,)),
+    "unique_int_not_equal_nan": (lambda jnp: lambda x: jnp.unique(
+        x, size=3, fill_value=9, equal_nan=False), (I7 % 3,)),
+    "unique_complex": (lambda jnp: lambda x: jnp.unique(x, size=4),
+                       (U7.astype(np.complex64),)),
+    # union1d is unique of the concatenation; isin of mixed dtypes and of NaNs
+    "union1d_size_fill": (lambda jnp: lambda a, b: jnp.union1d(a, b, size=9, fill_value=0.5),
+                          (U7, X7[:4].copy())),
+    "isin_2d_int": (lambda jnp: lambda a, b: jnp.isin(a, b), (M34, I7)),
+    "isin_invert_nan": (lambda jnp: lambda a, b: jnp.isin(a, b, invert=True), (X7, U7)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
@@ -229,10 +270,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above):
 # - jnp.diagonal of a square matrix: JAX stages a `platform_index` and a cond whose
 #   branches are chosen per platform (a masked sum for Mosaic); Ember has neither.
-# - jnp.histogram with an int `bins`: Ember bins equal-width edges by arithmetic (no search)
-#   and stages no jit[_ptp]/jit[_linspace]; with edges given it prints JAX's text.
 # - quantile(method="nearest"): Ember rounds the position half to even as NumPy does; JAX
 #   takes the lower value at a half, so its text (and its values there) differ.
-# - unique and the set operations: JAX's lexsort-based staging is not ported.
+# - intersect1d, setdiff1d and setxor1d: their own sorts and masks are not staged as JAX's
+#   yet (unique, nonzero(size=), union1d and isin are). Note for a port: JAX's setdiff1d
+#   with size= finds unique's padding by comparing with the first value, so a NaN-only
+#   input keeps its NaN padding (setdiff1d([nan, nan], [1.0], size=2) is [nan, nan] there,
+#   [nan] in NumPy); Ember's present staging gives NumPy's values.
 # - jnp.any of complex values: JAX reads only the real part (so any(1j) is False there);
 #   Ember compares with 0 as NumPy does.

@@ -3779,6 +3779,1811 @@ let jaxpr = { lambda ; a:f32[5] b:f32[7] c:u32[7] d:u32[7]. let
     bz:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=None] bv
   in (bz, bc) }"""
 
+EXPECTED['histogram_int_bins'] = """\
+let _ptp = { lambda ; a:f32[2]. let
+    b:f32[] = reduce_max[axes=(0,)] a
+    c:f32[] = reduce_min[axes=(0,)] a
+    d:f32[] = sub b c
+  in (d,) } in
+let _where = { lambda ; e:bool[] f:f32[] g:f32[]. let
+    h:f32[] = select_n e g f
+  in (h,) } in
+let _linspace = { lambda ; i:f32[] j:f32[]. let
+    k:f32[] = sub j i
+    l:f32[] = div k 4.0:f32[]
+    m:f32[4] = iota[dimension=0 dtype=float32 shape=(4,) sharding=None] 
+    n:f32[4] = div m 4.0:f32[]
+    o:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] i
+    p:f32[4] = sub 1.0:f32[] n
+    q:f32[4] = mul o p
+    r:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] j
+    s:f32[4] = mul r n
+    t:f32[4] = add q s
+    u:f32[1] = broadcast_in_dim j
+    v:f32[5] = concatenate[dimension=0] t u
+  in (v,) } in
+let jaxpr = { lambda ; w:f32[5] x:f32[7] y:u32[7] z:u32[7]. let
+    ba:u32[7] = sub z y
+    bb:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ba:u32[7] bc:i32[]. let
+          bd:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] bc
+          bb:u32[7] = div ba bd
+        in (bb,) }
+    ] ba 2:i32[]
+    be:u32[7] = add y bb
+    bf:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] be
+    bg:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] w bf
+    bh:f32[7] = squeeze[dimensions=(1,)] bg
+    bi:bool[7] = eq x 0.0:f32[]
+    bj:f32[7] = broadcast_in_dim 0.0:f32[]
+    bk:f32[7] = select_n bi x bj
+    bl:bool[7] = ne x x
+    bm:f32[7] = broadcast_in_dim nan:f32[]
+    bn:f32[7] = select_n bl bk bm
+    bo:bool[7] = eq bh 0.0:f32[]
+    bp:f32[7] = broadcast_in_dim 0.0:f32[]
+    bq:f32[7] = select_n bo bh bp
+    br:bool[7] = ne bh bh
+    bs:f32[7] = broadcast_in_dim nan:f32[]
+    bt:f32[7] = select_n br bq bs
+    bu:bool[7] = lt_to bn bt
+    bv:u32[7] = select_n bu be y
+    bw:u32[7] = select_n bu z be
+  in (bv, bw) } in
+{ lambda ; bx:f32[7]. let
+    by:f32[7] = broadcast_in_dim 1.0:f32[]
+    bz:f32[] = reduce_min[axes=(0,)] bx
+    ca:f32[] = reduce_max[axes=(0,)] bx
+    cb:f32[1] = broadcast_in_dim bz
+    cc:f32[1] = broadcast_in_dim ca
+    cd:f32[2] = concatenate[dimension=0] cb cc
+    ce:f32[] = jit[name=_ptp jaxpr=_ptp] cd
+    cf:bool[] = eq ce 0.0:f32[]
+    cg:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] cd
+    ch:f32[] = squeeze[dimensions=(0,)] cg
+    ci:f32[] = sub ch 0.5:f32[]
+    cj:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] cd
+    ck:f32[] = squeeze[dimensions=(0,)] cj
+    cl:f32[] = jit[name=_where jaxpr=_where] cf ci ck
+    cm:f32[] = jit[name=_ptp jaxpr=_ptp] cd
+    cn:bool[] = eq cm 0.0:f32[]
+    co:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] cd
+    cp:f32[] = squeeze[dimensions=(0,)] co
+    cq:f32[] = add cp 0.5:f32[]
+    cr:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] cd
+    cs:f32[] = squeeze[dimensions=(0,)] cr
+    ct:f32[] = jit[name=_where jaxpr=_where] cn cq cs
+    cu:f32[5] = jit[name=_linspace jaxpr=_linspace] cl ct
+    cv:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; cu:f32[5] bx:f32[7]. let
+          cv:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; cu:f32[5] bx:f32[7]. let
+                cv:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; cu:f32[5] bx:f32[7]. let
+                      cw:u32[7] = broadcast_in_dim 0:u32[]
+                      cx:u32[7] = broadcast_in_dim 5:u32[]
+                      cy:u32[7] cz:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] cu bx cw cx
+                      cv:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] cz
+                    in (cv,) }
+                ] cu bx
+              in (cv,) }
+          ] cu bx
+        in (cv,) }
+    ] cu bx
+    da:f32[1] = slice[limit_indices=(5,) start_indices=(4,) strides=None] cu
+    db:f32[] = squeeze[dimensions=(0,)] da
+    dc:bool[7] = eq bx db
+    dd:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; dc:bool[7] de:i32[] cv:i32[7]. let
+          df:i32[] = convert_element_type[new_dtype=int32 weak_type=False] de
+          dg:i32[7] = broadcast_in_dim df
+          dd:i32[7] = select_n dc cv dg
+        in (dd,) }
+    ] dc 4:i32[] cv
+    dh:f32[5] = broadcast_in_dim 0.0:f32[]
+    di:bool[7] = lt dd 0:i32[]
+    dj:i32[7] = add dd 5:i32[]
+    dk:i32[7] = select_n di dd dj
+    dl:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dk
+    dm:f32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; dn:f32[] do:f32[]. let
+          dp:f32[] = add dn do
+        in (dp,) }
+    ] dh dl by
+    dq:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=None] dm
+  in (dq, cu) }"""
+
+EXPECTED['histogram_range_density'] = """\
+let _ptp = { lambda ; a:f32[2]. let
+    b:f32[] = reduce_max[axes=(0,)] a
+    c:f32[] = reduce_min[axes=(0,)] a
+    d:f32[] = sub b c
+  in (d,) } in
+let _where = { lambda ; e:bool[] f:f32[] g:f32[]. let
+    h:f32[] = select_n e g f
+  in (h,) } in
+let _linspace = { lambda ; i:f32[] j:f32[]. let
+    k:f32[] = sub j i
+    l:f32[] = div k 3.0:f32[]
+    m:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    n:f32[3] = div m 3.0:f32[]
+    o:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] i
+    p:f32[3] = sub 1.0:f32[] n
+    q:f32[3] = mul o p
+    r:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] j
+    s:f32[3] = mul r n
+    t:f32[3] = add q s
+    u:f32[1] = broadcast_in_dim j
+    v:f32[4] = concatenate[dimension=0] t u
+  in (v,) } in
+let jaxpr = { lambda ; w:f32[4] x:f32[7] y:u32[7] z:u32[7]. let
+    ba:u32[7] = sub z y
+    bb:u32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ba:u32[7] bc:i32[]. let
+          bd:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] bc
+          bb:u32[7] = div ba bd
+        in (bb,) }
+    ] ba 2:i32[]
+    be:u32[7] = add y bb
+    bf:u32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] be
+    bg:f32[7,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] w bf
+    bh:f32[7] = squeeze[dimensions=(1,)] bg
+    bi:bool[7] = eq x 0.0:f32[]
+    bj:f32[7] = broadcast_in_dim 0.0:f32[]
+    bk:f32[7] = select_n bi x bj
+    bl:bool[7] = ne x x
+    bm:f32[7] = broadcast_in_dim nan:f32[]
+    bn:f32[7] = select_n bl bk bm
+    bo:bool[7] = eq bh 0.0:f32[]
+    bp:f32[7] = broadcast_in_dim 0.0:f32[]
+    bq:f32[7] = select_n bo bh bp
+    br:bool[7] = ne bh bh
+    bs:f32[7] = broadcast_in_dim nan:f32[]
+    bt:f32[7] = select_n br bq bs
+    bu:bool[7] = lt_to bn bt
+    bv:u32[7] = select_n bu be y
+    bw:u32[7] = select_n bu z be
+  in (bv, bw) } in
+{ lambda bx:f32[2]; by:f32[7]. let
+    bz:f32[7] = broadcast_in_dim 1.0:f32[]
+    ca:f32[] = jit[name=_ptp jaxpr=_ptp] bx
+    cb:bool[] = eq ca 0.0:f32[]
+    cc:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bx
+    cd:f32[] = squeeze[dimensions=(0,)] cc
+    ce:f32[] = sub cd 0.5:f32[]
+    cf:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bx
+    cg:f32[] = squeeze[dimensions=(0,)] cf
+    ch:f32[] = jit[name=_where jaxpr=_where] cb ce cg
+    ci:f32[] = jit[name=_ptp jaxpr=_ptp] bx
+    cj:bool[] = eq ci 0.0:f32[]
+    ck:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bx
+    cl:f32[] = squeeze[dimensions=(0,)] ck
+    cm:f32[] = add cl 0.5:f32[]
+    cn:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bx
+    co:f32[] = squeeze[dimensions=(0,)] cn
+    cp:f32[] = jit[name=_where jaxpr=_where] cj cm co
+    cq:f32[4] = jit[name=_linspace jaxpr=_linspace] ch cp
+    cr:i32[7] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; cq:f32[4] by:f32[7]. let
+          cr:i32[7] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; cq:f32[4] by:f32[7]. let
+                cr:i32[7] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; cq:f32[4] by:f32[7]. let
+                      cs:u32[7] = broadcast_in_dim 0:u32[]
+                      ct:u32[7] = broadcast_in_dim 4:u32[]
+                      cu:u32[7] cv:u32[7] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] cq by cs ct
+                      cr:i32[7] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] cv
+                    in (cr,) }
+                ] cq by
+              in (cr,) }
+          ] cq by
+        in (cr,) }
+    ] cq by
+    cw:f32[1] = slice[limit_indices=(4,) start_indices=(3,) strides=None] cq
+    cx:f32[] = squeeze[dimensions=(0,)] cw
+    cy:bool[7] = eq by cx
+    cz:i32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; cy:bool[7] da:i32[] cr:i32[7]. let
+          db:i32[] = convert_element_type[new_dtype=int32 weak_type=False] da
+          dc:i32[7] = broadcast_in_dim db
+          cz:i32[7] = select_n cy cr dc
+        in (cz,) }
+    ] cy 3:i32[] cr
+    dd:f32[4] = broadcast_in_dim 0.0:f32[]
+    de:bool[7] = lt cz 0:i32[]
+    df:i32[7] = add cz 4:i32[]
+    dg:i32[7] = select_n de cz df
+    dh:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dg
+    di:f32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; dj:f32[] dk:f32[]. let
+          dl:f32[] = add dj dk
+        in (dl,) }
+    ] dd dh bz
+    dm:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] di
+    dn:f32[3] = jit[
+      name=diff
+      jaxpr={ lambda ; cq:f32[4]. let
+          do:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] cq
+          dp:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=None] cq
+          dn:f32[3] = sub do dp
+        in (dn,) }
+    ] cq
+    dq:f32[3] = div dm dn
+    dr:f32[] = reduce_sum[axes=(0,) out_sharding=None] dm
+    ds:f32[3] = div dq dr
+  in (ds, cq) }"""
+
+EXPECTED['histogram_bin_edges'] = """\
+let _ptp = { lambda ; a:f32[2]. let
+    b:f32[] = reduce_max[axes=(0,)] a
+    c:f32[] = reduce_min[axes=(0,)] a
+    d:f32[] = sub b c
+  in (d,) } in
+let _where = { lambda ; e:bool[] f:f32[] g:f32[]. let
+    h:f32[] = select_n e g f
+  in (h,) } in
+let _linspace = { lambda ; i:f32[] j:f32[]. let
+    k:f32[] = sub j i
+    l:f32[] = div k 2.0:f32[]
+    m:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    n:f32[2] = div m 2.0:f32[]
+    o:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] i
+    p:f32[2] = sub 1.0:f32[] n
+    q:f32[2] = mul o p
+    r:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] j
+    s:f32[2] = mul r n
+    t:f32[2] = add q s
+    u:f32[1] = broadcast_in_dim j
+    v:f32[3] = concatenate[dimension=0] t u
+  in (v,) } in
+{ lambda ; w:i32[7]. let
+    x:i32[] = reduce_min[axes=(0,)] w
+    y:i32[] = reduce_max[axes=(0,)] w
+    z:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+    ba:f32[1] = broadcast_in_dim z
+    bb:f32[] = convert_element_type[new_dtype=float32 weak_type=False] y
+    bc:f32[1] = broadcast_in_dim bb
+    bd:f32[2] = concatenate[dimension=0] ba bc
+    be:f32[] = jit[name=_ptp jaxpr=_ptp] bd
+    bf:bool[] = eq be 0.0:f32[]
+    bg:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bd
+    bh:f32[] = squeeze[dimensions=(0,)] bg
+    bi:f32[] = sub bh 0.5:f32[]
+    bj:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bd
+    bk:f32[] = squeeze[dimensions=(0,)] bj
+    bl:f32[] = jit[name=_where jaxpr=_where] bf bi bk
+    bm:f32[] = jit[name=_ptp jaxpr=_ptp] bd
+    bn:bool[] = eq bm 0.0:f32[]
+    bo:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bd
+    bp:f32[] = squeeze[dimensions=(0,)] bo
+    bq:f32[] = add bp 0.5:f32[]
+    br:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bd
+    bs:f32[] = squeeze[dimensions=(0,)] br
+    bt:f32[] = jit[name=_where jaxpr=_where] bn bq bs
+    bu:f32[3] = jit[name=_linspace jaxpr=_linspace] bl bt
+  in (bu,) }"""
+
+EXPECTED['linspace_axis_retstep'] = """\
+let _linspace = { lambda ; a:f32[2] b:f32[]. let
+    c:f32[2] = broadcast_in_dim b
+    d:f32[2] = sub b a
+    e:f32[2] = div d 4.0:f32[]
+    f:f32[4] = iota[dimension=0 dtype=float32 shape=(4,) sharding=None] 
+    g:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] f
+    h:f32[1,4] = div g 4.0:f32[]
+    i:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] a
+    j:f32[1,4] = sub 1.0:f32[] h
+    k:f32[2,4] = mul i j
+    l:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] c
+    m:f32[2,4] = mul l h
+    n:f32[2,4] = add k m
+  in (n, e) } in
+{ lambda ; o:f32[2] p:f32[]. let
+    q:f32[2,4] r:f32[2] = jit[name=_linspace jaxpr=_linspace] o p
+  in (q, r) }"""
+
+EXPECTED['linspace_int'] = """\
+let _linspace = { lambda ; a:i32[] b:i32[]. let
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[] = sub d c
+    f:f32[] = div e 2.0:f32[]
+    g:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    h:f32[2] = div g 2.0:f32[]
+    i:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] c
+    j:f32[2] = sub 1.0:f32[] h
+    k:f32[2] = mul i j
+    l:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] d
+    m:f32[2] = mul l h
+    n:f32[2] = add k m
+    o:f32[1] = broadcast_in_dim d
+    p:f32[3] = concatenate[dimension=0] n o
+    q:f32[3] = floor p
+    r:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] q
+  in (r,) } in
+{ lambda ; s:i32[] t:i32[]. let
+    u:i32[3] = jit[name=_linspace jaxpr=_linspace] s t
+  in (u,) }"""
+
+EXPECTED['nonzero_size'] = """\
+let remainder = { lambda ; a:i32[5] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[5] = rem a e
+    h:bool[5] = ne g 0:i32[]
+    i:bool[5] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[5] = ne i j
+    l:bool[5] = and k h
+    m:i32[5] = add g e
+    n:i32[5] = select_n l g m
+  in (n,) } in
+{ lambda ; o:bool[7]. let
+    p:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; o:bool[7]. let
+          q:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] o
+          p:i32[7] = cumsum[axis=0 reverse=False] q
+        in (p,) }
+    ] o
+    r:i32[5] = broadcast_in_dim 0:i32[]
+    s:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; p:i32[7] t:i32[]. let
+          u:i32[] = convert_element_type[new_dtype=int32 weak_type=False] t
+          s:i32[7] = max u p
+        in (s,) }
+    ] p 0:i32[]
+    v:bool[7] = lt s 0:i32[]
+    w:i32[7] = add s 5:i32[]
+    x:i32[7] = select_n v s w
+    y:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] x
+    z:i32[7] = broadcast_in_dim 1:i32[]
+    ba:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bb:i32[] bc:i32[]. let
+          bd:i32[] = add bb bc
+        in (bd,) }
+    ] r y z
+    be:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ba:i32[5]. let
+          be:i32[5] = cumsum[axis=0 reverse=False] ba
+        in (be,) }
+    ] ba
+    bf:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; be:i32[5] bg:i32[]. let
+          bh:i32[5] = div be bg
+          bi:i32[5] = sign be
+          bj:i32[] = sign bg
+          bk:bool[5] = ne bi bj
+          bl:i32[5] = rem be bg
+          bm:bool[5] = ne bl 0:i32[]
+          bn:bool[5] = and bk bm
+          bo:i32[5] = sub bh 1:i32[]
+          bf:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; bn:bool[5] bo:i32[5] bh:i32[5]. let
+                bf:i32[5] = select_n bn bh bo
+              in (bf,) }
+          ] bn bo bh
+        in (bf,) }
+    ] be 1:i32[]
+    bp:i32[5] = jit[name=remainder jaxpr=remainder] bf 7:i32[]
+  in (bp,) }"""
+
+EXPECTED['nonzero_2d_fill'] = """\
+let floor_divide = { lambda ; a:i32[5] b:i32[]. let
+    c:i32[5] = div a b
+    d:i32[5] = sign a
+    e:i32[] = sign b
+    f:bool[5] = ne d e
+    g:i32[5] = rem a b
+    h:bool[5] = ne g 0:i32[]
+    i:bool[5] = and f h
+    j:i32[5] = sub c 1:i32[]
+    k:i32[5] = jit[name=_where jaxpr=_where1] i j c
+  in (k,) } in
+let remainder = { lambda ; l:i32[5] m:i32[]. let
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+    o:bool[] = eq n 0:i32[]
+    p:i32[] = jit[name=_where jaxpr=_where2] o 1:i32[] n
+    q:i32[5] = rem l p
+    r:bool[5] = ne q 0:i32[]
+    s:bool[5] = lt q 0:i32[]
+    t:bool[] = lt p 0:i32[]
+    u:bool[5] = ne s t
+    v:bool[5] = and u r
+    w:i32[5] = add q p
+    x:i32[5] = select_n v q w
+  in (x,) } in
+let _where = { lambda ; y:bool[5] z:i32[] ba:i32[5]. let
+    bb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] z
+    bc:i32[5] = broadcast_in_dim bb
+    bd:i32[5] = select_n y ba bc
+  in (bd,) } in
+let _where1 = { lambda ; be:bool[5] bf:i32[5] bg:i32[5]. let
+    bh:i32[5] = select_n be bg bf
+  in (bh,) } in
+let _where2 = { lambda ; bi:bool[] bj:i32[] bk:i32[]. let
+    bl:i32[] = select_n bi bk bj
+  in (bl,) } in
+{ lambda ; bm:f32[3,4]. let
+    bn:bool[3,4] = ne bm 0.0:f32[]
+    bo:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bn:bool[3,4]. let
+          bp:bool[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] bn
+          bq:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] bp
+          bo:i32[12] = cumsum[axis=0 reverse=False] bq
+        in (bo,) }
+    ] bn
+    br:i32[5] = broadcast_in_dim 0:i32[]
+    bs:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; bo:i32[12] bt:i32[]. let
+          bu:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bt
+          bs:i32[12] = max bu bo
+        in (bs,) }
+    ] bo 0:i32[]
+    bv:bool[12] = lt bs 0:i32[]
+    bw:i32[12] = add bs 5:i32[]
+    bx:i32[12] = select_n bv bs bw
+    by:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bx
+    bz:i32[12] = broadcast_in_dim 1:i32[]
+    ca:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; cb:i32[] cc:i32[]. let
+          cd:i32[] = add cb cc
+        in (cd,) }
+    ] br by bz
+    ce:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ca:i32[5]. let
+          ce:i32[5] = cumsum[axis=0 reverse=False] ca
+        in (ce,) }
+    ] ca
+    cf:i32[5] = jit[name=floor_divide jaxpr=floor_divide] ce 4:i32[]
+    cg:i32[5] = jit[name=remainder jaxpr=remainder] cf 3:i32[]
+    ch:i32[5] = jit[name=floor_divide jaxpr=floor_divide] ce 1:i32[]
+    ci:i32[5] = jit[name=remainder jaxpr=remainder] ch 4:i32[]
+    cj:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    ck:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] bn
+    cl:i32[] = reduce_sum[axes=(0, 1) out_sharding=None] ck
+    cm:bool[5] = ge cj cl
+    cn:i32[5] = jit[name=_where jaxpr=_where] cm -1:i32[] cg
+    co:i32[5] = jit[name=_where jaxpr=_where] cm 7:i32[] ci
+  in (cn, co) }"""
+
+EXPECTED['flatnonzero_size'] = """\
+let remainder = { lambda ; a:i32[4] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[4] = rem a e
+    h:bool[4] = ne g 0:i32[]
+    i:bool[4] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[4] = ne i j
+    l:bool[4] = and k h
+    m:i32[4] = add g e
+    n:i32[4] = select_n l g m
+  in (n,) } in
+{ lambda ; o:f32[3,4]. let
+    p:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] o
+    q:bool[12] = ne p 0.0:f32[]
+    r:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:bool[12]. let
+          s:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] q
+          r:i32[12] = cumsum[axis=0 reverse=False] s
+        in (r,) }
+    ] q
+    t:i32[4] = broadcast_in_dim 0:i32[]
+    u:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; r:i32[12] v:i32[]. let
+          w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+          u:i32[12] = max w r
+        in (u,) }
+    ] r 0:i32[]
+    x:bool[12] = lt u 0:i32[]
+    y:i32[12] = add u 4:i32[]
+    z:i32[12] = select_n x u y
+    ba:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] z
+    bb:i32[12] = broadcast_in_dim 1:i32[]
+    bc:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bd:i32[] be:i32[]. let
+          bf:i32[] = add bd be
+        in (bf,) }
+    ] t ba bb
+    bg:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bc:i32[4]. let
+          bg:i32[4] = cumsum[axis=0 reverse=False] bc
+        in (bg,) }
+    ] bc
+    bh:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bg:i32[4] bi:i32[]. let
+          bj:i32[4] = div bg bi
+          bk:i32[4] = sign bg
+          bl:i32[] = sign bi
+          bm:bool[4] = ne bk bl
+          bn:i32[4] = rem bg bi
+          bo:bool[4] = ne bn 0:i32[]
+          bp:bool[4] = and bm bo
+          bq:i32[4] = sub bj 1:i32[]
+          bh:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; bp:bool[4] bq:i32[4] bj:i32[4]. let
+                bh:i32[4] = select_n bp bj bq
+              in (bh,) }
+          ] bp bq bj
+        in (bh,) }
+    ] bg 1:i32[]
+    br:i32[4] = jit[name=remainder jaxpr=remainder] bh 12:i32[]
+    bs:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    bt:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] q
+    bu:i32[] = reduce_sum[axes=(0,) out_sharding=None] bt
+    bv:bool[4] = ge bs bu
+    bw:i32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; bv:bool[4] bx:i32[] br:i32[4]. let
+          by:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          bz:i32[4] = broadcast_in_dim by
+          bw:i32[4] = select_n bv br bz
+        in (bw,) }
+    ] bv 9:i32[] br
+  in (bw,) }"""
+
+EXPECTED['lexsort_array'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[4] = jit[
+      name=lexsort
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[1,4] = slice[
+            limit_indices=(1, 4)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] a
+          d:f32[4] = squeeze[dimensions=(0,)] c
+          e:f32[1,4] = slice[
+            limit_indices=(2, 4)
+            start_indices=(1, 0)
+            strides=(1, 1)
+          ] a
+          f:f32[4] = squeeze[dimensions=(0,)] e
+          g:f32[1,4] = slice[
+            limit_indices=(3, 4)
+            start_indices=(2, 0)
+            strides=(1, 1)
+          ] a
+          h:f32[4] = squeeze[dimensions=(0,)] g
+          i:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+          j:f32[4] k:f32[4] l:f32[4] b:i32[4] = sort[
+            dimension=0
+            is_stable=True
+            num_keys=3
+          ] h f d i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['lexsort_tuple'] = """\
+{ lambda ; a:f32[3,4] b:f32[3,4]. let
+    c:i32[3,4] = jit[
+      name=lexsort
+      jaxpr={ lambda ; a:f32[3,4] b:f32[3,4]. let
+          d:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] 
+          e:f32[3,4] f:f32[3,4] c:i32[3,4] = sort[
+            dimension=0
+            is_stable=True
+            num_keys=2
+          ] b a d
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['unique_size_fill'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[7]. let
+    b:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:f32[1,7] = transpose[permutation=(1, 0)] b
+    d:f32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,7]. let
+          f:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:f32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = ne p p
+    t:bool[6] = ne q q
+    u:bool[6] = and s t
+    v:bool[6] = not u
+    w:bool[6] = and r v
+    x:bool[6] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let remainder = { lambda ; ba:i32[5] bb:i32[]. let
+    bc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bb
+    bd:bool[] = eq bc 0:i32[]
+    be:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; bd:bool[] bf:i32[] bc:i32[]. let
+          be:i32[] = select_n bd bc bf
+        in (be,) }
+    ] bd 1:i32[] bc
+    bg:i32[5] = rem ba be
+    bh:bool[5] = ne bg 0:i32[]
+    bi:bool[5] = lt bg 0:i32[]
+    bj:bool[] = lt be 0:i32[]
+    bk:bool[5] = ne bi bj
+    bl:bool[5] = and bk bh
+    bm:i32[5] = add bg be
+    bn:i32[5] = select_n bl bg bm
+  in (bn,) } in
+{ lambda ; bo:f32[7]. let
+    bp:f32[7] bq:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bo
+    br:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bq:bool[7]. let
+          bs:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          br:i32[7] = cumsum[axis=0 reverse=False] bs
+        in (br,) }
+    ] bq
+    bt:i32[5] = broadcast_in_dim 0:i32[]
+    bu:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; br:i32[7] bv:i32[]. let
+          bw:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bv
+          bu:i32[7] = max bw br
+        in (bu,) }
+    ] br 0:i32[]
+    bx:bool[7] = lt bu 0:i32[]
+    by:i32[7] = add bu 5:i32[]
+    bz:i32[7] = select_n bx bu by
+    ca:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bz
+    cb:i32[7] = broadcast_in_dim 1:i32[]
+    cc:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; cd:i32[] ce:i32[]. let
+          cf:i32[] = add cd ce
+        in (cf,) }
+    ] bt ca cb
+    cg:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cc:i32[5]. let
+          cg:i32[5] = cumsum[axis=0 reverse=False] cc
+        in (cg,) }
+    ] cc
+    ch:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cg:i32[5] ci:i32[]. let
+          cj:i32[5] = div cg ci
+          ck:i32[5] = sign cg
+          cl:i32[] = sign ci
+          cm:bool[5] = ne ck cl
+          cn:i32[5] = rem cg ci
+          co:bool[5] = ne cn 0:i32[]
+          cp:bool[5] = and cm co
+          cq:i32[5] = sub cj 1:i32[]
+          ch:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; cp:bool[5] cq:i32[5] cj:i32[5]. let
+                ch:i32[5] = select_n cp cj cq
+              in (ch,) }
+          ] cp cq cj
+        in (ch,) }
+    ] cg 1:i32[]
+    cr:i32[5] = jit[name=remainder jaxpr=remainder] ch 7:i32[]
+    cs:bool[5] = lt cr 0:i32[]
+    ct:i32[5] = add cr 7:i32[]
+    cu:i32[5] = select_n cs cr ct
+    cv:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cu
+    cw:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bp cv
+    cx:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    cy:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bq
+    cz:i32[] = reduce_sum[axes=(0,) out_sharding=None] cy
+    da:bool[5] = lt cx cz
+    db:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; da:bool[5] cw:f32[5] dc:f32[]. let
+          dd:f32[5] = broadcast_in_dim dc
+          db:f32[5] = select_n da dd cw
+        in (db,) }
+    ] da cw -1.0:f32[]
+  in (db,) }"""
+
+EXPECTED['unique_all_size'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[7]. let
+    b:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:f32[1,7] = transpose[permutation=(1, 0)] b
+    d:f32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,7]. let
+          f:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:f32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = ne p p
+    t:bool[6] = ne q q
+    u:bool[6] = and s t
+    v:bool[6] = not u
+    w:bool[6] = and r v
+    x:bool[6] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let cumsum = { lambda ; ba:bool[7]. let
+    bb:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bc:i32[7] = cumsum[axis=0 reverse=False] bb
+  in (bc,) } in
+let clip = { lambda ; bd:i32[7] be:i32[]. let
+    bf:i32[] = convert_element_type[new_dtype=int32 weak_type=False] be
+    bg:i32[7] = max bf bd
+  in (bg,) } in
+let jaxpr = { lambda ; bh:i32[] bi:i32[]. let bj:i32[] = add bh bi in (bj,) } in
+let remainder = { lambda ; bk:i32[5] bl:i32[]. let
+    bm:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    bn:bool[] = eq bm 0:i32[]
+    bo:i32[] = jit[name=_where jaxpr=_where] bn 1:i32[] bm
+    bp:i32[5] = rem bk bo
+    bq:bool[5] = ne bp 0:i32[]
+    br:bool[5] = lt bp 0:i32[]
+    bs:bool[] = lt bo 0:i32[]
+    bt:bool[5] = ne br bs
+    bu:bool[5] = and bt bq
+    bv:i32[5] = add bp bo
+    bw:i32[5] = select_n bu bp bv
+  in (bw,) } in
+let remainder1 = { lambda ; bx:i32[6] by:i32[]. let
+    bz:i32[] = convert_element_type[new_dtype=int32 weak_type=False] by
+    ca:bool[] = eq bz 0:i32[]
+    cb:i32[] = jit[name=_where jaxpr=_where] ca 1:i32[] bz
+    cc:i32[6] = rem bx cb
+    cd:bool[6] = ne cc 0:i32[]
+    ce:bool[6] = lt cc 0:i32[]
+    cf:bool[] = lt cb 0:i32[]
+    cg:bool[6] = ne ce cf
+    ch:bool[6] = and cg cd
+    ci:i32[6] = add cc cb
+    cj:i32[6] = select_n ch cc ci
+  in (cj,) } in
+let _where = { lambda ; ck:bool[] cl:i32[] cm:i32[]. let
+    cn:i32[] = select_n ck cm cl
+  in (cn,) } in
+{ lambda ; co:f32[7]. let
+    cp:f32[7] cq:bool[7] cr:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] co
+    cs:i32[7] = jit[name=cumsum jaxpr=cumsum] cq
+    ct:i32[5] = broadcast_in_dim 0:i32[]
+    cu:i32[7] = jit[name=clip jaxpr=clip] cs 0:i32[]
+    cv:bool[7] = lt cu 0:i32[]
+    cw:i32[7] = add cu 5:i32[]
+    cx:i32[7] = select_n cv cu cw
+    cy:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cx
+    cz:i32[7] = broadcast_in_dim 1:i32[]
+    da:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ct cy cz
+    db:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; da:i32[5]. let
+          db:i32[5] = cumsum[axis=0 reverse=False] da
+        in (db,) }
+    ] da
+    dc:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; db:i32[5] dd:i32[]. let
+          de:i32[5] = div db dd
+          df:i32[5] = sign db
+          dg:i32[] = sign dd
+          dh:bool[5] = ne df dg
+          di:i32[5] = rem db dd
+          dj:bool[5] = ne di 0:i32[]
+          dk:bool[5] = and dh dj
+          dl:i32[5] = sub de 1:i32[]
+          dc:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; dk:bool[5] dl:i32[5] de:i32[5]. let
+                dc:i32[5] = select_n dk de dl
+              in (dc,) }
+          ] dk dl de
+        in (dc,) }
+    ] db 1:i32[]
+    dm:i32[5] = jit[name=remainder jaxpr=remainder] dc 7:i32[]
+    dn:bool[5] = lt dm 0:i32[]
+    do:i32[5] = add dm 7:i32[]
+    dp:i32[5] = select_n dn dm do
+    dq:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dp
+    dr:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cp dq
+    ds:bool[5] = lt dm 0:i32[]
+    dt:i32[5] = add dm 7:i32[]
+    du:i32[5] = select_n ds dm dt
+    dv:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] du
+    dw:i32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cr dv
+    dx:i32[7] = jit[name=cumsum jaxpr=cumsum] cq
+    dy:i32[7] = sub dx 1:i32[]
+    dz:i32[7] = broadcast_in_dim 0:i32[]
+    ea:bool[7] = lt cr 0:i32[]
+    eb:i32[7] = add cr 7:i32[]
+    ec:i32[7] = select_n ea cr eb
+    ed:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ec
+    ee:i32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] dz ed dy
+    ef:i32[7] = jit[name=cumsum jaxpr=cumsum] cq
+    eg:i32[6] = broadcast_in_dim 0:i32[]
+    eh:i32[7] = jit[name=clip jaxpr=clip] ef 0:i32[]
+    ei:bool[7] = lt eh 0:i32[]
+    ej:i32[7] = add eh 6:i32[]
+    ek:i32[7] = select_n ei eh ej
+    el:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ek
+    em:i32[7] = broadcast_in_dim 1:i32[]
+    en:i32[6] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] eg el em
+    eo:i32[6] = jit[
+      name=cumsum
+      jaxpr={ lambda ; en:i32[6]. let
+          eo:i32[6] = cumsum[axis=0 reverse=False] en
+        in (eo,) }
+    ] en
+    ep:i32[6] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; eo:i32[6] eq:i32[]. let
+          er:i32[6] = div eo eq
+          es:i32[6] = sign eo
+          et:i32[] = sign eq
+          eu:bool[6] = ne es et
+          ev:i32[6] = rem eo eq
+          ew:bool[6] = ne ev 0:i32[]
+          ex:bool[6] = and eu ew
+          ey:i32[6] = sub er 1:i32[]
+          ep:i32[6] = jit[
+            name=_where
+            jaxpr={ lambda ; ex:bool[6] ey:i32[6] er:i32[6]. let
+                ep:i32[6] = select_n ex er ey
+              in (ep,) }
+          ] ex ey er
+        in (ep,) }
+    ] eo 1:i32[]
+    ez:i32[6] = jit[name=remainder jaxpr=remainder1] ep 7:i32[]
+    fa:i32[5] = slice[limit_indices=(6,) start_indices=(1,) strides=None] ez
+    fb:i32[5] = slice[limit_indices=(6,) start_indices=(1,) strides=None] ez
+    fc:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; fa:i32[5] fb:i32[5] fd:i32[]. let
+          fe:bool[5] = ne fa 0:i32[]
+          ff:i32[] = convert_element_type[new_dtype=int32 weak_type=False] fd
+          fg:i32[5] = broadcast_in_dim ff
+          fc:i32[5] = select_n fe fg fb
+        in (fc,) }
+    ] fa fb 7:i32[]
+    fh:i32[1] = broadcast_in_dim 1:i32[]
+    fi:i32[6] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ez fh fc
+    fj:i32[5] = jit[
+      name=diff
+      jaxpr={ lambda ; fi:i32[6]. let
+          fk:i32[5] = slice[limit_indices=(6,) start_indices=(1,) strides=None] fi
+          fl:i32[5] = slice[limit_indices=(5,) start_indices=(0,) strides=None] fi
+          fj:i32[5] = sub fk fl
+        in (fj,) }
+    ] fi
+  in (dr, dw, ee, fj) }"""
+
+EXPECTED['unique_2d_inverse_counts'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[12]. let
+    b:f32[12,1] = reshape[dimensions=None new_sizes=(12, 1) sharding=None] a
+    c:f32[1,12] = transpose[permutation=(1, 0)] b
+    d:f32[1,12] = rev[dimensions=(0,)] c
+    e:i32[12] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,12]. let
+          f:f32[1,12] = slice[
+            limit_indices=(1, 12)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[12] = squeeze[dimensions=(0,)] f
+          h:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+          i:f32[12] e:i32[12] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[12] = lt e 0:i32[]
+    k:i32[12] = add e 12:i32[]
+    l:i32[12] = select_n j e k
+    m:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[12] = broadcast_in_dim True:bool[]
+    p:f32[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] n
+    q:f32[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] n
+    r:bool[11] = ne p q
+    s:bool[11] = ne p p
+    t:bool[11] = ne q q
+    u:bool[11] = and s t
+    v:bool[11] = not u
+    w:bool[11] = and r v
+    x:bool[11] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let cumsum = { lambda ; ba:bool[12]. let
+    bb:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bc:i32[12] = cumsum[axis=0 reverse=False] bb
+  in (bc,) } in
+let clip = { lambda ; bd:i32[12] be:i32[]. let
+    bf:i32[] = convert_element_type[new_dtype=int32 weak_type=False] be
+    bg:i32[12] = max bf bd
+  in (bg,) } in
+let jaxpr = { lambda ; bh:i32[] bi:i32[]. let bj:i32[] = add bh bi in (bj,) } in
+let remainder = { lambda ; bk:i32[3] bl:i32[]. let
+    bm:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    bn:bool[] = eq bm 0:i32[]
+    bo:i32[] = jit[name=_where jaxpr=_where] bn 1:i32[] bm
+    bp:i32[3] = rem bk bo
+    bq:bool[3] = ne bp 0:i32[]
+    br:bool[3] = lt bp 0:i32[]
+    bs:bool[] = lt bo 0:i32[]
+    bt:bool[3] = ne br bs
+    bu:bool[3] = and bt bq
+    bv:i32[3] = add bp bo
+    bw:i32[3] = select_n bu bp bv
+  in (bw,) } in
+let remainder1 = { lambda ; bx:i32[4] by:i32[]. let
+    bz:i32[] = convert_element_type[new_dtype=int32 weak_type=False] by
+    ca:bool[] = eq bz 0:i32[]
+    cb:i32[] = jit[name=_where jaxpr=_where] ca 1:i32[] bz
+    cc:i32[4] = rem bx cb
+    cd:bool[4] = ne cc 0:i32[]
+    ce:bool[4] = lt cc 0:i32[]
+    cf:bool[] = lt cb 0:i32[]
+    cg:bool[4] = ne ce cf
+    ch:bool[4] = and cg cd
+    ci:i32[4] = add cc cb
+    cj:i32[4] = select_n ch cc ci
+  in (cj,) } in
+let _where = { lambda ; ck:bool[] cl:i32[] cm:i32[]. let
+    cn:i32[] = select_n ck cm cl
+  in (cn,) } in
+{ lambda ; co:f32[3,4]. let
+    cp:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] co
+    cq:f32[12] cr:bool[12] cs:i32[12] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] cp
+    ct:i32[12] = jit[name=cumsum jaxpr=cumsum] cr
+    cu:i32[3] = broadcast_in_dim 0:i32[]
+    cv:i32[12] = jit[name=clip jaxpr=clip] ct 0:i32[]
+    cw:bool[12] = lt cv 0:i32[]
+    cx:i32[12] = add cv 3:i32[]
+    cy:i32[12] = select_n cw cv cx
+    cz:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cy
+    da:i32[12] = broadcast_in_dim 1:i32[]
+    db:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] cu cz da
+    dc:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; db:i32[3]. let
+          dc:i32[3] = cumsum[axis=0 reverse=False] db
+        in (dc,) }
+    ] db
+    dd:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; dc:i32[3] de:i32[]. let
+          df:i32[3] = div dc de
+          dg:i32[3] = sign dc
+          dh:i32[] = sign de
+          di:bool[3] = ne dg dh
+          dj:i32[3] = rem dc de
+          dk:bool[3] = ne dj 0:i32[]
+          dl:bool[3] = and di dk
+          dm:i32[3] = sub df 1:i32[]
+          dd:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; dl:bool[3] dm:i32[3] df:i32[3]. let
+                dd:i32[3] = select_n dl df dm
+              in (dd,) }
+          ] dl dm df
+        in (dd,) }
+    ] dc 1:i32[]
+    dn:i32[3] = jit[name=remainder jaxpr=remainder] dd 12:i32[]
+    do:bool[3] = lt dn 0:i32[]
+    dp:i32[3] = add dn 12:i32[]
+    dq:i32[3] = select_n do dn dp
+    dr:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dq
+    ds:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cq dr
+    dt:i32[12] = jit[name=cumsum jaxpr=cumsum] cr
+    du:i32[12] = sub dt 1:i32[]
+    dv:i32[12] = broadcast_in_dim 0:i32[]
+    dw:bool[12] = lt cs 0:i32[]
+    dx:i32[12] = add cs 12:i32[]
+    dy:i32[12] = select_n dw cs dx
+    dz:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dy
+    ea:i32[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] dv dz du
+    eb:i32[12] = jit[name=cumsum jaxpr=cumsum] cr
+    ec:i32[4] = broadcast_in_dim 0:i32[]
+    ed:i32[12] = jit[name=clip jaxpr=clip] eb 0:i32[]
+    ee:bool[12] = lt ed 0:i32[]
+    ef:i32[12] = add ed 4:i32[]
+    eg:i32[12] = select_n ee ed ef
+    eh:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] eg
+    ei:i32[12] = broadcast_in_dim 1:i32[]
+    ej:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ec eh ei
+    ek:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ej:i32[4]. let
+          ek:i32[4] = cumsum[axis=0 reverse=False] ej
+        in (ek,) }
+    ] ej
+    el:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ek:i32[4] em:i32[]. let
+          en:i32[4] = div ek em
+          eo:i32[4] = sign ek
+          ep:i32[] = sign em
+          eq:bool[4] = ne eo ep
+          er:i32[4] = rem ek em
+          es:bool[4] = ne er 0:i32[]
+          et:bool[4] = and eq es
+          eu:i32[4] = sub en 1:i32[]
+          el:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; et:bool[4] eu:i32[4] en:i32[4]. let
+                el:i32[4] = select_n et en eu
+              in (el,) }
+          ] et eu en
+        in (el,) }
+    ] ek 1:i32[]
+    ev:i32[4] = jit[name=remainder jaxpr=remainder1] el 12:i32[]
+    ew:i32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] ev
+    ex:i32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] ev
+    ey:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; ew:i32[3] ex:i32[3] ez:i32[]. let
+          fa:bool[3] = ne ew 0:i32[]
+          fb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ez
+          fc:i32[3] = broadcast_in_dim fb
+          ey:i32[3] = select_n fa fc ex
+        in (ey,) }
+    ] ew ex 12:i32[]
+    fd:i32[1] = broadcast_in_dim 1:i32[]
+    fe:i32[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ev fd ey
+    ff:i32[3] = jit[
+      name=diff
+      jaxpr={ lambda ; fe:i32[4]. let
+          fg:i32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] fe
+          fh:i32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=None] fe
+          ff:i32[3] = sub fg fh
+        in (ff,) }
+    ] fe
+    fi:i32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] ea
+  in (ds, fi, ff) }"""
+
+EXPECTED['unique_int_not_equal_nan'] = """\
+let _unique_sorted_mask = { lambda ; a:i32[7]. let
+    b:i32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:i32[1,7] = transpose[permutation=(1, 0)] b
+    d:i32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:i32[1,7]. let
+          f:i32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:i32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:i32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = reduce_or[axes=()] r
+    t:i32[1] = broadcast_in_dim 1:i32[]
+    u:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o t s
+  in (n, u, e) } in
+let remainder = { lambda ; v:i32[3] w:i32[]. let
+    x:i32[] = convert_element_type[new_dtype=int32 weak_type=False] w
+    y:bool[] = eq x 0:i32[]
+    z:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; y:bool[] ba:i32[] x:i32[]. let
+          z:i32[] = select_n y x ba
+        in (z,) }
+    ] y 1:i32[] x
+    bb:i32[3] = rem v z
+    bc:bool[3] = ne bb 0:i32[]
+    bd:bool[3] = lt bb 0:i32[]
+    be:bool[] = lt z 0:i32[]
+    bf:bool[3] = ne bd be
+    bg:bool[3] = and bf bc
+    bh:i32[3] = add bb z
+    bi:i32[3] = select_n bg bb bh
+  in (bi,) } in
+{ lambda ; bj:i32[7]. let
+    bk:i32[7] bl:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bj
+    bm:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bl:bool[7]. let
+          bn:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bl
+          bm:i32[7] = cumsum[axis=0 reverse=False] bn
+        in (bm,) }
+    ] bl
+    bo:i32[3] = broadcast_in_dim 0:i32[]
+    bp:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bm:i32[7] bq:i32[]. let
+          br:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          bp:i32[7] = max br bm
+        in (bp,) }
+    ] bm 0:i32[]
+    bs:bool[7] = lt bp 0:i32[]
+    bt:i32[7] = add bp 3:i32[]
+    bu:i32[7] = select_n bs bp bt
+    bv:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:i32[7] = broadcast_in_dim 1:i32[]
+    bx:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; by:i32[] bz:i32[]. let
+          ca:i32[] = add by bz
+        in (ca,) }
+    ] bo bv bw
+    cb:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:i32[3]. let
+          cb:i32[3] = cumsum[axis=0 reverse=False] bx
+        in (cb,) }
+    ] bx
+    cc:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cb:i32[3] cd:i32[]. let
+          ce:i32[3] = div cb cd
+          cf:i32[3] = sign cb
+          cg:i32[] = sign cd
+          ch:bool[3] = ne cf cg
+          ci:i32[3] = rem cb cd
+          cj:bool[3] = ne ci 0:i32[]
+          ck:bool[3] = and ch cj
+          cl:i32[3] = sub ce 1:i32[]
+          cc:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; ck:bool[3] cl:i32[3] ce:i32[3]. let
+                cc:i32[3] = select_n ck ce cl
+              in (cc,) }
+          ] ck cl ce
+        in (cc,) }
+    ] cb 1:i32[]
+    cm:i32[3] = jit[name=remainder jaxpr=remainder] cc 7:i32[]
+    cn:bool[3] = lt cm 0:i32[]
+    co:i32[3] = add cm 7:i32[]
+    cp:i32[3] = select_n cn cm co
+    cq:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cp
+    cr:i32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bk cq
+    cs:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    ct:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    cu:i32[] = reduce_sum[axes=(0,) out_sharding=None] ct
+    cv:bool[3] = lt cs cu
+    cw:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; cv:bool[3] cr:i32[3] cx:i32[]. let
+          cy:i32[3] = broadcast_in_dim cx
+          cw:i32[3] = select_n cv cy cr
+        in (cw,) }
+    ] cv cr 9:i32[]
+  in (cw,) }"""
+
+EXPECTED['unique_complex'] = """\
+let _unique_sorted_mask = { lambda ; a:c64[7]. let
+    b:bool[7] = ne a a
+    c:c64[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] d:c64[] a:c64[7]. let
+          e:c64[7] = broadcast_in_dim d
+          c:c64[7] = select_n b a e
+        in (c,) }
+    ] b (nan+0j):c64[] a
+    f:c64[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] c
+    g:c64[1,7] = transpose[permutation=(1, 0)] f
+    h:c64[1,7] = rev[dimensions=(0,)] g
+    i:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; h:c64[1,7]. let
+          j:c64[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] h
+          k:c64[7] = squeeze[dimensions=(0,)] j
+          l:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          m:c64[7] i:i32[7] = sort[dimension=0 is_stable=True num_keys=1] k l
+        in (i,) }
+    ] h
+    n:bool[7] = lt i 0:i32[]
+    o:i32[7] = add i 7:i32[]
+    p:i32[7] = select_n n i o
+    q:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    r:c64[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c q
+    s:bool[7] = broadcast_in_dim True:bool[]
+    t:c64[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] r
+    u:c64[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] r
+    v:bool[6] = ne t u
+    w:bool[6] = ne t t
+    x:bool[6] = ne u u
+    y:bool[6] = and w x
+    z:bool[6] = not y
+    ba:bool[6] = and v z
+    bb:bool[6] = reduce_or[axes=()] ba
+    bc:i32[1] = broadcast_in_dim 1:i32[]
+    bd:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] s bc bb
+  in (r, bd, i) } in
+let remainder = { lambda ; be:i32[4] bf:i32[]. let
+    bg:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bf
+    bh:bool[] = eq bg 0:i32[]
+    bi:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; bh:bool[] bj:i32[] bg:i32[]. let
+          bi:i32[] = select_n bh bg bj
+        in (bi,) }
+    ] bh 1:i32[] bg
+    bk:i32[4] = rem be bi
+    bl:bool[4] = ne bk 0:i32[]
+    bm:bool[4] = lt bk 0:i32[]
+    bn:bool[] = lt bi 0:i32[]
+    bo:bool[4] = ne bm bn
+    bp:bool[4] = and bo bl
+    bq:i32[4] = add bk bi
+    br:i32[4] = select_n bp bk bq
+  in (br,) } in
+{ lambda ; bs:c64[7]. let
+    bt:c64[7] bu:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bs
+    bv:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bu:bool[7]. let
+          bw:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bu
+          bv:i32[7] = cumsum[axis=0 reverse=False] bw
+        in (bv,) }
+    ] bu
+    bx:i32[4] = broadcast_in_dim 0:i32[]
+    by:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bv:i32[7] bz:i32[]. let
+          ca:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bz
+          by:i32[7] = max ca bv
+        in (by,) }
+    ] bv 0:i32[]
+    cb:bool[7] = lt by 0:i32[]
+    cc:i32[7] = add by 4:i32[]
+    cd:i32[7] = select_n cb by cc
+    ce:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cd
+    cf:i32[7] = broadcast_in_dim 1:i32[]
+    cg:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; ch:i32[] ci:i32[]. let
+          cj:i32[] = add ch ci
+        in (cj,) }
+    ] bx ce cf
+    ck:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cg:i32[4]. let
+          ck:i32[4] = cumsum[axis=0 reverse=False] cg
+        in (ck,) }
+    ] cg
+    cl:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ck:i32[4] cm:i32[]. let
+          cn:i32[4] = div ck cm
+          co:i32[4] = sign ck
+          cp:i32[] = sign cm
+          cq:bool[4] = ne co cp
+          cr:i32[4] = rem ck cm
+          cs:bool[4] = ne cr 0:i32[]
+          ct:bool[4] = and cq cs
+          cu:i32[4] = sub cn 1:i32[]
+          cl:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; ct:bool[4] cu:i32[4] cn:i32[4]. let
+                cl:i32[4] = select_n ct cn cu
+              in (cl,) }
+          ] ct cu cn
+        in (cl,) }
+    ] ck 1:i32[]
+    cv:i32[4] = jit[name=remainder jaxpr=remainder] cl 7:i32[]
+    cw:bool[4] = lt cv 0:i32[]
+    cx:i32[4] = add cv 7:i32[]
+    cy:i32[4] = select_n cw cv cx
+    cz:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cy
+    da:c64[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bt cz
+  in (da,) }"""
+
+EXPECTED['union1d_size_fill'] = """\
+let _unique_sorted_mask = { lambda ; a:f32[11]. let
+    b:f32[11,1] = reshape[dimensions=None new_sizes=(11, 1) sharding=None] a
+    c:f32[1,11] = transpose[permutation=(1, 0)] b
+    d:f32[1,11] = rev[dimensions=(0,)] c
+    e:i32[11] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:f32[1,11]. let
+          f:f32[1,11] = slice[
+            limit_indices=(1, 11)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:f32[11] = squeeze[dimensions=(0,)] f
+          h:i32[11] = iota[dimension=0 dtype=int32 shape=(11,) sharding=None] 
+          i:f32[11] e:i32[11] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[11] = lt e 0:i32[]
+    k:i32[11] = add e 11:i32[]
+    l:i32[11] = select_n j e k
+    m:i32[11,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[11] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[11] = broadcast_in_dim True:bool[]
+    p:f32[10] = slice[limit_indices=(11,) start_indices=(1,) strides=None] n
+    q:f32[10] = slice[limit_indices=(10,) start_indices=(0,) strides=None] n
+    r:bool[10] = ne p q
+    s:bool[10] = ne p p
+    t:bool[10] = ne q q
+    u:bool[10] = and s t
+    v:bool[10] = not u
+    w:bool[10] = and r v
+    x:bool[10] = reduce_or[axes=()] w
+    y:i32[1] = broadcast_in_dim 1:i32[]
+    z:bool[11] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o y x
+  in (n, z, e) } in
+let remainder = { lambda ; ba:i32[9] bb:i32[]. let
+    bc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bb
+    bd:bool[] = eq bc 0:i32[]
+    be:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; bd:bool[] bf:i32[] bc:i32[]. let
+          be:i32[] = select_n bd bc bf
+        in (be,) }
+    ] bd 1:i32[] bc
+    bg:i32[9] = rem ba be
+    bh:bool[9] = ne bg 0:i32[]
+    bi:bool[9] = lt bg 0:i32[]
+    bj:bool[] = lt be 0:i32[]
+    bk:bool[9] = ne bi bj
+    bl:bool[9] = and bk bh
+    bm:i32[9] = add bg be
+    bn:i32[9] = select_n bl bg bm
+  in (bn,) } in
+{ lambda ; bo:f32[7] bp:f32[4]. let
+    bq:f32[11] = concatenate[dimension=0] bo bp
+    br:f32[11] bs:bool[11] _:i32[11] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] bq
+    bt:i32[11] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bs:bool[11]. let
+          bu:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] bs
+          bt:i32[11] = cumsum[axis=0 reverse=False] bu
+        in (bt,) }
+    ] bs
+    bv:i32[9] = broadcast_in_dim 0:i32[]
+    bw:i32[11] = jit[
+      name=clip
+      jaxpr={ lambda ; bt:i32[11] bx:i32[]. let
+          by:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          bw:i32[11] = max by bt
+        in (bw,) }
+    ] bt 0:i32[]
+    bz:bool[11] = lt bw 0:i32[]
+    ca:i32[11] = add bw 9:i32[]
+    cb:i32[11] = select_n bz bw ca
+    cc:i32[11,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cb
+    cd:i32[11] = broadcast_in_dim 1:i32[]
+    ce:i32[9] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; cf:i32[] cg:i32[]. let
+          ch:i32[] = add cf cg
+        in (ch,) }
+    ] bv cc cd
+    ci:i32[9] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ce:i32[9]. let
+          ci:i32[9] = cumsum[axis=0 reverse=False] ce
+        in (ci,) }
+    ] ce
+    cj:i32[9] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ci:i32[9] ck:i32[]. let
+          cl:i32[9] = div ci ck
+          cm:i32[9] = sign ci
+          cn:i32[] = sign ck
+          co:bool[9] = ne cm cn
+          cp:i32[9] = rem ci ck
+          cq:bool[9] = ne cp 0:i32[]
+          cr:bool[9] = and co cq
+          cs:i32[9] = sub cl 1:i32[]
+          cj:i32[9] = jit[
+            name=_where
+            jaxpr={ lambda ; cr:bool[9] cs:i32[9] cl:i32[9]. let
+                cj:i32[9] = select_n cr cl cs
+              in (cj,) }
+          ] cr cs cl
+        in (cj,) }
+    ] ci 1:i32[]
+    ct:i32[9] = jit[name=remainder jaxpr=remainder] cj 11:i32[]
+    cu:bool[9] = lt ct 0:i32[]
+    cv:i32[9] = add ct 11:i32[]
+    cw:i32[9] = select_n cu ct cv
+    cx:i32[9,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cw
+    cy:f32[9] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] br cx
+    cz:i32[9] = iota[dimension=0 dtype=int32 shape=(9,) sharding=None] 
+    da:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] bs
+    db:i32[] = reduce_sum[axes=(0,) out_sharding=None] da
+    dc:bool[9] = lt cz db
+    dd:f32[9] = jit[
+      name=_where
+      jaxpr={ lambda ; dc:bool[9] cy:f32[9] de:f32[]. let
+          df:f32[9] = broadcast_in_dim de
+          dd:f32[9] = select_n dc df cy
+        in (dd,) }
+    ] dc cy 0.5:f32[]
+  in (dd,) }"""
+
+EXPECTED['isin_2d_int'] = """\
+{ lambda ; a:f32[3,4] b:i32[7]. let
+    c:bool[12] = jit[
+      name=_in1d
+      jaxpr={ lambda ; a:f32[3,4] b:i32[7]. let
+          d:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+          e:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          f:f32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+          g:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+          h:bool[12,7] = eq f g
+          c:bool[12] = reduce_or[axes=(1,)] h
+        in (c,) }
+    ] a b
+    i:bool[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] c
+  in (i,) }"""
+
+EXPECTED['isin_invert_nan'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:bool[7] = jit[
+      name=_in1d
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+          e:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+          f:bool[7,7] = ne d e
+          c:bool[7] = reduce_and[axes=(1,)] f
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
