@@ -83,3 +83,23 @@ def test_only_an_aligned_update_fuses_with_its_computation(kind, fused) -> None:
     a = ember.explain.analyze(lambda u, v: lax.fori_loop(0, 3, _step(kind), (u, v))[0], u, u)
     refused = [str(d) for d in a.decisions if "the update reads the array" in str(d)]
     assert bool(refused) is not fused
+
+
+def test_a_chain_of_window_updates_writes_the_carry_in_place() -> None:
+    """u.at[0].set(r) then u.at[1:].set(u[1:] - ...) in a loop body: both write into the
+    carry's own buffer (loops_native._chain_in_place); the first used to copy all of u into
+    a temporary each iteration. One full-size temporary fewer (3 -> 2 here), same values."""
+    def body(i, c):
+        u, v = c
+        u = u.at[0].set(v[0] + i.astype(u.dtype))
+        return u.at[1:].set(u[1:] - 0.5 * (v[1:] - v[:-1])), v
+
+    u = np.random.default_rng(5).standard_normal((256, 64)).astype(np.float32)
+    v = np.random.default_rng(6).standard_normal((256, 64)).astype(np.float32)
+    f = ember.jit(lambda u, v: lax.fori_loop(0, 5, body, (u, v))[0])
+    assert f.lower(u, v).compile().memory_analysis().temp_size_in_bytes <= 2 * u.nbytes
+    want = u.copy()
+    for i in range(5):
+        want[0] = v[0] + i
+        want[1:] = want[1:] - np.float32(0.5) * (v[1:] - v[:-1])
+    np.testing.assert_allclose(np.asarray(f(u, v)), want, rtol=1e-5, atol=1e-6)

@@ -261,7 +261,46 @@ def _update_in_place(sched, body: Computation, steps: list[Instruction], roots: 
             continue
         sched.buffers[kern] = dst
         roots[k] = dst
+        _chain_in_place(sched, steps, producer, kern, dst)
     return roots
+
+
+def _chain_in_place(sched, steps: list[Instruction], producer: dict, last: Instruction,
+                    dst) -> None:
+    """Kernels before `last` (which now writes state leaf `dst` in place) that form a chain
+    of in-place updates from `dst` write it in place too: `x.at[0].set(r)` then
+    `x.at[1:].set(x[1:] - ...)` is two window writes into the state, where the first
+    otherwise copied the whole leaf into a temporary. A kernel P joins when `cur` (the
+    chain's first member so far) may overwrite P's result in place, P's only user is
+    `cur`, P reads `dst` only at the index it writes, and no step after P outside the
+    chain reads `dst`."""
+    from ember.backends.cpu.plan.in_place import in_place_operands
+
+    s = _sched_api()
+    kernels = set(producer.values())
+    chain = [last]
+    cur = last
+    while True:
+        prev = None
+        for p in in_place_operands(cur):
+            o = cur.operands[p]
+            if (o in kernels and o.users == [cur] and sched.buffers[o].kind == "temp"
+                    and sched.buffers[o] != dst):
+                prev = o
+                break
+        if prev is None:
+            return
+        reads = [q for q, o in enumerate(prev.operands)
+                 if any(x.buffer == dst.buffer for x in s.flatten_slots(sched.buffers[o]))]
+        if (not reads or any(sched.buffers[prev.operands[q]] != dst for q in reads)
+                or not set(reads) <= set(in_place_operands(prev))):
+            return
+        if any(dst.buffer in {r.buffer for r in _reads(sched, later)}
+               for later in steps[steps.index(prev) + 1:] if later not in chain):
+            return
+        sched.buffers[prev] = dst
+        chain.append(prev)
+        cur = prev
 
 
 def kernels_in_order(sched, steps: list[Instruction] | None = None) -> Iterator[Instruction]:
