@@ -753,15 +753,20 @@ def _all_gather(opcode, shapes, attrs, called, hint):
     return Shape(x.element_type, tuple(dims))
 
 
+def _splits(opcode, x, d, n, shapes):
+    """Dimension d of x cuts into n equal blocks (all-to-all, reduce-scatter)."""
+    if x.dimensions[d] % n:
+        raise _fail(opcode, f"dimension {d} of size {x.dimensions[d]} does not split into "
+                    f"{n} equal blocks", shapes)
+
+
 @_rule("all-to-all")
 def _all_to_all(opcode, shapes, attrs, called, hint):
     (x,) = shapes
     _array(opcode, x, shapes)
     n = _group_size(opcode, attrs, shapes)
     d = _collective_dim(opcode, attrs, x, shapes)
-    if x.dimensions[d] % n:
-        raise _fail(opcode, f"dimension {d} of size {x.dimensions[d]} does not split into "
-                    f"{n} equal blocks", shapes)
+    _splits(opcode, x, d, n, shapes)
     return x.without_layout()
 
 
@@ -772,9 +777,7 @@ def _reduce_scatter(opcode, shapes, attrs, called, hint):
     n = _group_size(opcode, attrs, shapes)
     d = _collective_dim(opcode, attrs, x, shapes)
     _scalar_combiner(opcode, x, called, shapes)
-    if x.dimensions[d] % n:
-        raise _fail(opcode, f"dimension {d} of size {x.dimensions[d]} does not split into "
-                    f"{n} equal blocks", shapes)
+    _splits(opcode, x, d, n, shapes)
     dims = list(x.dimensions)
     dims[d] //= n
     return Shape(x.element_type, tuple(dims))
