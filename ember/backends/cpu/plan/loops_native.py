@@ -46,7 +46,7 @@ loop (`_swapped_leaves`: its temporary is a body result copied into one state le
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 from ember.backends.cpu.errors import CpuCompileError
@@ -237,9 +237,6 @@ def _update_in_place(sched, body: Computation, steps: list[Instruction], roots: 
     it once; K reads state[k] only at the index it writes (in_place.py's rule, or not at
     all); no later step of the body reads state[k]; and no root leaf reads the old
     state[k] (a permutation). Returns the root leaves with K's buffers re-pointed."""
-    from ember.backends.cpu.plan.in_place import in_place_operands
-
-    s = _sched_api()
     producer = {sched.buffers[k]: k for k in steps if k not in sched.control
                 and not k.shape.is_tuple and k.opcode != "custom-call"}
     roots = list(roots)
@@ -250,19 +247,36 @@ def _update_in_place(sched, body: Computation, steps: list[Instruction], roots: 
                 or kern.users != [body.root]
                 or body.root.operands.count(kern) != 1):
             continue
-        reads_dst = [p for p, o in enumerate(kern.operands)
-                     if any(x.buffer == dst.buffer for x in s.flatten_slots(sched.buffers[o]))]
-        if any(sched.buffers[kern.operands[p]] != dst for p in reads_dst):
-            continue  # state[k] read through a view of another shape
-        if reads_dst and not set(reads_dst) <= set(in_place_operands(kern)):
-            continue
-        if any(dst.buffer in {r.buffer for r in _reads(sched, later)}
-               for later in steps[steps.index(kern) + 1:]):
+        if _reads_in_place(sched, kern, dst) is None or _read_later(sched, steps, kern, dst,
+                                                                    ()):
             continue
         sched.buffers[kern] = dst
         roots[k] = dst
         _chain_in_place(sched, steps, producer, kern, dst)
     return roots
+
+
+def _reads_in_place(sched, kern: Instruction, dst) -> list[int] | None:
+    """The operand positions through which `kern` reads the state leaf `dst`, when it reads
+    it only at the index it writes (in_place.py's rule; [] when it does not read it); None
+    when it reads it otherwise, or through a view of another shape."""
+    from ember.backends.cpu.plan.in_place import in_place_operands
+
+    s = _sched_api()
+    reads = [p for p, o in enumerate(kern.operands)
+             if any(x.buffer == dst.buffer for x in s.flatten_slots(sched.buffers[o]))]
+    if any(sched.buffers[kern.operands[p]] != dst for p in reads):
+        return None
+    if reads and not set(reads) <= set(in_place_operands(kern)):
+        return None
+    return reads
+
+
+def _read_later(sched, steps: list[Instruction], kern: Instruction, dst,
+                skip: Collection[Instruction]) -> bool:
+    """Whether a step after `kern` (those in `skip` aside) reads the state leaf `dst`."""
+    return any(dst.buffer in {r.buffer for r in _reads(sched, later)}
+               for later in steps[steps.index(kern) + 1:] if later not in skip)
 
 
 def _chain_in_place(sched, steps: list[Instruction], producer: dict, last: Instruction,
@@ -276,7 +290,6 @@ def _chain_in_place(sched, steps: list[Instruction], producer: dict, last: Instr
     chain reads `dst`."""
     from ember.backends.cpu.plan.in_place import in_place_operands
 
-    s = _sched_api()
     kernels = set(producer.values())
     chain = [last]
     cur = last
@@ -290,13 +303,8 @@ def _chain_in_place(sched, steps: list[Instruction], producer: dict, last: Instr
                 break
         if prev is None:
             return
-        reads = [q for q, o in enumerate(prev.operands)
-                 if any(x.buffer == dst.buffer for x in s.flatten_slots(sched.buffers[o]))]
-        if (not reads or any(sched.buffers[prev.operands[q]] != dst for q in reads)
-                or not set(reads) <= set(in_place_operands(prev))):
-            return
-        if any(dst.buffer in {r.buffer for r in _reads(sched, later)}
-               for later in steps[steps.index(prev) + 1:] if later not in chain):
+        if not _reads_in_place(sched, prev, dst) or _read_later(sched, steps, prev, dst,
+                                                                chain):
             return
         sched.buffers[prev] = dst
         chain.append(prev)
