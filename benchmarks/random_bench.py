@@ -41,8 +41,8 @@ def main() -> None:
             assert np.array_equal(e_val, j_val), "uniform bits differ from JAX's"
         kernels = len(e_fn.lower(ek).compile().kernels())
         t = interleaved_median_ms({
-            "ember": lambda: e_fn(ek).block_until_ready(),
-            "jax": lambda: j_fn(jk).block_until_ready()}, args.repeat)
+            "ember": lambda e_fn=e_fn: e_fn(ek).block_until_ready(),
+            "jax": lambda j_fn=j_fn: j_fn(jk).block_until_ready()}, args.repeat)
         print(f"{name:8s} ember {t['ember']:8.2f}  jax {t['jax']:8.2f}  "
               f"ratio {t['ember'] / t['jax']:5.2f}x  kernels {kernels}")
 

@@ -10,7 +10,7 @@ dimensions. Then element i of the window is computed from target[start + i] alon
 other arrays), so a kernel writing the window into target's own buffer reads each element
 before it writes it: in place is exact. Chains through sine, cosine or tan are refused:
 their CPU kernels may rerun the whole loop nest in precise mode, re-reading elements
-already written (backends/cpu/plan/in_place.py RERUN_OPCODES).
+already written (RERUN_OPCODES, which backends/cpu/plan/in_place.py reads too).
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ import numpy as np
 
 from ember.hlo.ir import Instruction
 
-_RERUN = frozenset({"sine", "cosine", "tan"})
+# The opcodes whose fast CPU code may ask for a precise rerun of its whole loop nest
+# (mathlib `_REDUCED`; a test keeps the two in step): defined here, in the HLO layer, so
+# the fusion pass and the CPU backend's in-place planning read one list.
+RERUN_OPCODES: frozenset[str] = frozenset({"sine", "cosine", "tan"})
 
 
 def _constant_starts(dus: Instruction) -> list[int] | None:
@@ -55,7 +58,7 @@ def _pointwise_to_update(read: Instruction, dus: Instruction,
         for u in inst.users:
             if members is not None and u not in members:
                 continue
-            if u is dus or u.opcode in _RERUN or not u.is_elementwise() \
+            if u is dus or u.opcode in RERUN_OPCODES or not u.is_elementwise() \
                     or u.shape.is_tuple or u.shape.dimensions != update.shape.dimensions:
                 return False
             stack.append(u)
@@ -76,7 +79,7 @@ def reads_only_its_window(dus: Instruction,
     for read in target.users:
         if read is dus or (members is not None and read not in members):
             continue
-        if update.opcode in _RERUN or not _aligned_slice(read, dus, starts) \
+        if update.opcode in RERUN_OPCODES or not _aligned_slice(read, dus, starts) \
                 or not _pointwise_to_update(read, dus, members):
             return False
     return True

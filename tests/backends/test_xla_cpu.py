@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -46,7 +47,9 @@ XLA_ULPS = {np.dtype(np.float32): 4, np.dtype(np.float64): 4}
 XLA_EXTRA_ULPS = {"div": 1}
 # lax functions whose opcode XLA's HLO lacks (ember/backends/xla/legalize.py): they run on
 # the interpreter, checked in test_ops_xla_lacks_fall_back_to_the_interpreter
-FALLS_BACK = {"erfc", "erf_inv"}
+FALLS_BACK = {"erfc"}
+# ... and per dtype: f64 erf-inv (legalize.py expands f32 only)
+FALLS_BACK_F64 = {"erf_inv"}
 # Float reductions and products: XLA vectorizes sums in its own order.
 SUM_RTOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
 
@@ -123,7 +126,7 @@ def _shapes_of(x: np.ndarray) -> list[np.ndarray]:
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", list(table.FLOAT_UNARY))
 def test_float_unary(name: str, dtype: np.dtype, maybe_x64: Any) -> None:
-    if name in FALLS_BACK:
+    if name in FALLS_BACK or (name in FALLS_BACK_F64 and dtype == np.float64):
         pytest.skip(f"{name}: no XLA opcode, runs on the interpreter (tested below)")
     maybe_x64(dtype)
     fn, _, budget, (lo, hi) = table.FLOAT_UNARY[name]
@@ -239,6 +242,83 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[np.random.Generator], li
 }
 
 
+
+# -- transformed programs: what a JAX user's code does around the ops --------------------------
+# Gradients, vmap, random numbers and checkpointing produce ordinary jaxprs, so every backend
+# must run them like any other program (these run on the TPU chip too: test_tpu_chip.py).
+
+def _mlp_loss(params: Any, x: Any, y: Any) -> Any:
+    (w1, b1), (w2, b2) = params
+    h = jnp.tanh(x @ w1 + b1)
+    z = h @ w2 + b2
+    logp = z - jax_like_logsumexp(z)
+    return -jnp.mean(jnp.sum(y * logp, axis=-1))
+
+
+def jax_like_logsumexp(z: Any) -> Any:
+    m = lax.stop_gradient(jnp.max(z, axis=-1, keepdims=True))
+    return m + jnp.log(jnp.sum(jnp.exp(z - m), axis=-1, keepdims=True))
+
+
+def _sgd_step(w1: Any, b1: Any, w2: Any, b2: Any, x: Any, y: Any) -> Any:
+    params = ((w1, b1), (w2, b2))
+    loss, grads = ember.value_and_grad(_mlp_loss)(params, x, y)
+    new = ember.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    return (loss, *ember.tree_util.tree_leaves(new))
+
+
+@ember.custom_jvp
+def _log1pexp(x: Any) -> Any:
+    return jnp.log1p(jnp.exp(x))
+
+
+@_log1pexp.defjvp
+def _log1pexp_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return _log1pexp(x), t * lax.logistic(x)
+
+
+def _scan_loss(w: Any, xs: Any) -> Any:
+    def body(c: Any, x: Any) -> Any:
+        c = jnp.tanh(c * w + x)
+        return c, jnp.sum(c * c)
+    _, ys = lax.scan(ember.checkpoint(body), jnp.zeros_like(xs[0]), xs)
+    return jnp.sum(ys)
+
+
+def _random_draws(key: Any) -> Any:
+    k1, k2, k3 = ember.random.split(key, 3)
+    return (ember.random.normal(k1, (4, 33)), ember.random.uniform(k2, (17,)),
+            ember.random.bits(k3, (9,)), ember.random.permutation(k3, 12))
+
+
+TRANSFORMED: dict[str, tuple[Callable[..., Any], Callable[[np.random.Generator], list[Any]]]] = {
+    "mlp_sgd_step": (_sgd_step,
+                     lambda r: [r.standard_normal((12, 16)) * 0.3, r.standard_normal(16) * 0.1,
+                                r.standard_normal((16, 5)) * 0.3, r.standard_normal(5) * 0.1,
+                                r.standard_normal((8, 12)),
+                                np.eye(5)[r.integers(0, 5, 8)]]),
+    "grad_of_grad": (lambda x: (ember.grad(ember.grad(lambda v: jnp.sin(v) * v ** 3))(x),
+                                ember.hessian(lambda v: jnp.sum(jnp.tanh(v) * v[::-1]))(
+                                    jnp.stack([x, x * 0.5, x - 1])),
+                                ember.jacrev(lambda v: jnp.cumsum(jnp.exp(v) * v))(
+                                    jnp.stack([x, -x]))),
+                     lambda r: [np.float64(r.standard_normal())]),
+    "jvp_vjp": (lambda x, t: (ember.jvp(lambda v: jnp.sum(jnp.sin(v) ** 2, axis=0), (x,), (t,)),
+                              ember.vjp(lambda v: jnp.cumprod(v, axis=1), x)[1](t),
+                              ember.grad(lambda v: jnp.sum(_log1pexp(v)))(x)),
+                lambda r: [r.standard_normal((5, 6)), r.standard_normal((5, 6))]),
+    "vmap": (lambda x, w: (ember.vmap(lambda v: v @ w + jnp.max(v))(x),
+                           ember.vmap(lambda v, i: jnp.roll(v, 1) * i, in_axes=(1, 0))(x, w[:, 0]),
+                           ember.vmap(ember.grad(lambda v: jnp.sum(jnp.tanh(v * w[0, 0]))))(x)),
+             lambda r: [r.standard_normal((6, 4)), r.standard_normal((4, 6))]),
+    "scan_checkpoint_grad": (lambda w, xs: ember.tree_util.tree_leaves(
+                                 ember.value_and_grad(_scan_loss, argnums=(0, 1))(w, xs)),
+                             lambda r: [r.standard_normal(7) * 0.5, r.standard_normal((10, 7))]),
+    "random": (_random_draws, lambda r: [np.array([0, 42], np.uint32)]),
+}
+PROGRAMS.update(TRANSFORMED)
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_program(name: str, dtype: np.dtype, maybe_x64: Any) -> None:
@@ -246,6 +326,8 @@ def test_program(name: str, dtype: np.dtype, maybe_x64: Any) -> None:
     fn, make = PROGRAMS[name]
     if name == "converts" and dtype == np.float64:
         pytest.skip("bitcast to int32 is a float32 program")
+    if name == "random" and dtype == np.float64:
+        pytest.skip("f64 normals draw through f64 erf-inv, which runs on the interpreter")
     args = [a.astype(dtype) if isinstance(a, np.ndarray | np.floating) and a.dtype.kind == "f"
             else a for a in make(seeded_rng("xla-prog", name))]
     got, want = both(fn, *args)
@@ -273,6 +355,35 @@ ENTRY %main (x: f32[9]) -> f32[9] {
         del os.environ["EMBER_BACKEND"]
     assert compiled._compiled.backend == "interpreter"
     np.testing.assert_allclose(np.asarray(compiled(x)), run_on("cpu", lax.erfc, x), rtol=1e-6)
+
+
+def test_erf_inv_expands_for_f32_and_falls_back_for_f64(x64: Any) -> None:
+    """f32 erf-inv (and bf16, widened to f32) is expanded for XLA, with its edges: +-1 ->
+    +-inf, |x| > 1 and NaN -> NaN, -0.0 kept; f64 has no expansion: Unsupported naming
+    f64, and the interpreter runs it."""
+    x = np.array([-1.0, -0.999999, -0.5, -0.0, 0.0, 1e-30, 0.3, 0.49999, 0.5, 0.9999, 1.0,
+                  1.5, -2.0, np.nan, np.inf], np.float32)
+    got, want = both(lax.erf_inv, x)
+    assert_close(got, want, ulps=2 * table.FLOAT_UNARY["erf_inv"][2] + XLA_ULPS[x.dtype])
+    assert np.signbit(got[3]) and not np.signbit(got[4])
+    xb = x.astype(ml_dtypes.bfloat16)
+    got_b, want_b = both(lax.erf_inv, xb)
+    np.testing.assert_allclose(got_b.astype(np.float32), want_b.astype(np.float32),
+                               rtol=1e-2, equal_nan=True)
+    os.environ["EMBER_BACKEND"] = "xla-cpu"
+    try:
+        compiled = ember.jit(lax.erf_inv).lower(x.astype(np.float64)).compile()
+    finally:
+        del os.environ["EMBER_BACKEND"]
+    assert compiled._compiled.backend == "interpreter"
+    module = parse_module("""HloModule m
+ENTRY %main (x: f64[3]) -> f64[3] {
+  %x = f64[3] parameter(0)
+  ROOT %r = f64[3] erf-inv(%x)
+}
+""")
+    with pytest.raises(backends.Unsupported, match="erf-inv of f64"):
+        backends.get("xla-cpu").compile(module)
 
 
 def test_xla_text_legalizes_and_respells() -> None:

@@ -26,9 +26,19 @@ cancellation where the result is small, no overflow before the result overflows)
                 else log(|x|) + log(2))
     acosh(x) => x < 1: NaN; x < 2^(p/2): log1p(t + sqrt(t(x+1))) with t = x-1; else log(x) + log(2)
 
+    erf-inv(x) (f32; f16 and bf16 through f32) => the CPU's float body (mathlib
+                f32/special.py) written in HLO: w = -log((1-a)(1+a)) (log1p(-a*a) for
+                a < 1/2, where 1 - a*a loses nothing and the chip's log near 1 would),
+                a = |x|; y = a (A0 + w A1(w)) for w <= 6.25, a (B0 + v B1(v)) beyond,
+                v = sqrt(w) - 13/4; sign, +-1 -> +-inf, |x| > 1 and NaN -> NaN, +-0 kept
+
 (`h = exp(|x|/2)` keeps `exp` finite up to the overflow of the result itself; p is the
-significand width, so x^2 stays finite.) `erfc` and `erf-inv` have no short accurate
-expansion and raise `Unsupported` (the driver runs such a module on the interpreter).
+significand width, so x^2 stays finite.) erf-inv without fma rounds a few times more than
+the CPU's body (measured within 20 ulps of it: tests/backends/test_xla_cpu.py). `erfc`, and
+erf-inv of f64 (whose polynomials reach 2^-27 only: the CPU refines them with a Halley
+step whose residual needs erfc near |x| = 1), have no short accurate expansion and raise
+`Unsupported` (the driver runs such a module on the interpreter). random.normal draws
+through erf-inv, so without the expansion every f32 program that draws normals would.
 `clz` is XLA's `count-leading-zeros`: only a spelling, fixed in the text (`xla_text`).
 Custom calls (host callbacks, Ember's own targets) are Ember runtime features: Unsupported.
 A `fusion` (none from the xla backends' pipeline, but a module may arrive fused) becomes a
@@ -52,7 +62,6 @@ from ember.hlo.shape import numpy_dtype
 # opcodes XLA lacks with no expansion here (the reason goes into the Unsupported message)
 _UNSUPPORTED = {
     "erfc": "XLA's HLO has no erfc (JAX decomposes CHLO's erfc before HLO)",
-    "erf-inv": "XLA's HLO has no erf-inv (JAX decomposes CHLO's erf_inv before HLO)",
     "custom-call": "custom calls are Ember runtime targets XLA does not know",
 }
 
@@ -85,6 +94,12 @@ class _At:
         """2^(p/2): above it x*x may overflow (p: the significand width)."""
         p = np.finfo(self.dtype).nmant + 1
         return self.const(2.0 ** (p // 2))
+
+    def in_f32(self) -> _At:
+        """The same place, with float32 constants (for a computation widened to f32)."""
+        wide = _At.__new__(_At)
+        wide.b, wide.shape, wide.dtype = self.b, self.shape, np.dtype(np.float32)
+        return wide
 
 
 def _atan(a: _At, x: Instruction) -> Instruction:
@@ -184,11 +199,55 @@ def _sign(a: _At, x: Instruction) -> Instruction | None:
     return a.select(nonzero, a.const(1), a.const(0))
 
 
+def _horner(a: _At, v: Instruction, coeffs: list[float]) -> Instruction:
+    """c0 + v (c1 + v (c2 + ...)), coefficients c0 first."""
+    acc = a.const(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        acc = a("add", a("multiply", acc, v), a.const(c))
+    return acc
+
+
+def _scaled(a: _At, ax: Instruction, v: Instruction, c0: tuple[float, float],
+            coeffs: list[float]) -> Instruction:
+    """ax (c0 + v C(v)) with c0 = hi + lo, the large hi multiplied on its own."""
+    inner = a("add", a("multiply", v, _horner(a, v, coeffs)), a.const(c0[1]))
+    return a("add", a("multiply", ax, a.const(c0[0])), a("multiply", ax, inner))
+
+
+def _erf_inv(a: _At, x: Instruction) -> Instruction:
+    from ember.backends.cpu.mathlib.f32.special import ERFINV_SHIFT, ERFINV_SPLIT
+    from ember.backends.cpu.mathlib.tables import coeffs32
+
+    if a.dtype == np.float64:
+        raise Unsupported("erf-inv of f64: XLA's HLO has no erf-inv, and no expansion here "
+                          "reaches f64's precision (it needs erfc, which XLA lacks too)")
+    narrow = a.dtype != np.float32
+    w32 = a.in_f32() if narrow else a
+    x32 = a.b.convert(x, "f32") if narrow else x
+    one = w32.const(1.0)
+    ax = w32("abs", x32)
+    sq = w32("multiply", ax, ax)
+    near_one = w32("multiply", w32("subtract", one, ax), w32("add", one, ax))
+    w = w32("negate", w32.select(w32.lt(ax, w32.const(0.5)),
+                                 w32("log-plus-one", w32("negate", sq)),
+                                 w32("log", near_one)))
+    ya = _scaled(w32, ax, w, coeffs32.ERFINV_A0, coeffs32.ERFINV_A1)
+    v = w32("subtract", w32("sqrt", w), w32.const(ERFINV_SHIFT))
+    yb = _scaled(w32, ax, v, coeffs32.ERFINV_B0, coeffs32.ERFINV_B1)
+    y = w32.select(w32.b.compare(w, w32.const(ERFINV_SPLIT), "LE"), ya, yb)
+    y = w32.select(w32.b.compare(ax, one, "EQ"), w32.const(math.inf), y)
+    # (sign(x) * y would make 0 * inf a NaN: the sign goes on by a select)
+    y = w32.select(w32.lt(x32, w32.const(0.0)), w32("negate", y), y)
+    y = w32.select(w32.b.compare(x32, w32.const(0.0), "EQ"), x32, y)  # +-0 stays
+    bad = w32.b.op("or", (w32.b.compare(ax, one, "GT"), w32.b.compare(x32, x32, "NE")))
+    y = w32.select(bad, w32.const(math.nan), y)
+    return a.b.convert(y, a.shape.element_type) if narrow else y
+
 _EXPANSIONS: dict[str, Callable[[_At, Instruction], Instruction | None]] = {
     "abs": _abs, "sign": _sign,
     "atan": _atan, "exp2": _exp2, "log2": _log_base(2.0), "log10": _log_base(10.0),
     "asin": _asin, "acos": _acos, "atanh": _atanh, "sinh": _sinh, "cosh": _cosh,
-    "asinh": _asinh, "acosh": _acosh, "logistic": _logistic,
+    "asinh": _asinh, "acosh": _acosh, "logistic": _logistic, "erf-inv": _erf_inv,
 }
 
 # expansions that hold for complex operands too (the others compare, take abs or atan2)

@@ -24,11 +24,8 @@ from __future__ import annotations
 
 from ember.hlo.ir import Instruction
 from ember.hlo.shape import row_major
-from ember.hlo.window_reads import reads_only_its_window
+from ember.hlo.window_reads import RERUN_OPCODES, reads_only_its_window
 
-# The opcodes whose fast CPU code may ask for a precise rerun (mathlib `_REDUCED`; a test
-# keeps the two in step).
-RERUN_OPCODES: frozenset[str] = frozenset({"sine", "cosine", "tan"})
 # Lone ops whose result is operand 0 with some elements replaced.
 UPDATES_OPERAND_0: frozenset[str] = frozenset({"scatter", "dynamic-update-slice"})
 
