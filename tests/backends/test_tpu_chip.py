@@ -70,7 +70,10 @@ def same_as_jax(name: str, fn: Callable[..., Any], args: list[Any]) -> None:
 
 
 def on(backend: str, fn: Callable[..., Any], *args: Any) -> tuple[np.ndarray, ...]:
-    out = ember.jit(fn, backend=backend)(*args)
+    compiled = ember.jit(fn, backend=backend).lower(*args).compile()
+    # (no silent fallback: a module XLA cannot take would run on the host's interpreter)
+    assert compiled._compiled.backend == backend, f"{backend} fell back"
+    out = compiled(*args)
     out = out if isinstance(out, tuple | list) else (out,)
     return tuple(np.asarray(o) for o in out)
 
