@@ -31,6 +31,10 @@ from ember.hlo.shape import element_type_from_numpy
 from ember.prims import _ad, _batching
 from ember.prims import _rules as R
 
+# Eager float scans through a backend's compiled code (as prims/reductions.py's
+# EAGER_COMPILED; `import ember` installs ember/eager_reduce.py's).
+EAGER_COMPILED: list[Any] = [None]
+
 
 def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray],
             combine: Callable[[Any, Any, Any], Any], identity: Callable[[np.dtype], Any],
@@ -48,6 +52,11 @@ def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray]
 
     @prim.def_impl
     def _impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
+        compiled = EAGER_COMPILED[0]
+        if compiled is not None:
+            out = compiled(prim, np.asarray(x), {"axis": axis, "reverse": reverse})
+            if out is not None:
+                return out
         if reverse:
             x = np.flip(x, axis)
         with np.errstate(all="ignore"):
