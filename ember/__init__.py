@@ -25,8 +25,7 @@ from ember import (
     tree_util,
 )
 from ember import device_state as _device_state
-from ember import eager_dot as _eager_dot
-from ember import eager_reduce as _eager_reduce
+from ember import eager_native as _eager_native
 from ember.ad_api import (
     float0,
     grad,
@@ -48,19 +47,15 @@ from ember.explain import observers as _explain_observers
 from ember.hlo.evaluator import elementwise as _hlo_elementwise
 from ember.jac_api import hessian, jacfwd, jacobian, jacrev
 from ember.lax import stop_gradient
-from ember.prims import cumulative as _cumulative_prims
-from ember.prims import dot as _dot_prims
-from ember.prims import reductions as _reduction_prims
+from ember.prims import _eager_native as _eager_hook
 from ember.vmap_api import vmap
 
 # Eager math, constant folding and the interpreter run the transcendental opcodes on the CPU
 # backend's vector kernels (compiled on first use), so they give jit's bits.
 _hlo_elementwise.use_math_kernels(_cpu_math)
-# Eager float products run the CPU backend's compiled product (one per shape), jit's bits.
-_dot_prims.EAGER_PRODUCT[0] = _eager_dot.run
-# ... and float sums, products and scans theirs (one compile per shape), jit's bits.
-_reduction_prims.EAGER_COMPILED[0] = _eager_reduce.run
-_cumulative_prims.EAGER_COMPILED[0] = _eager_reduce.run
+# Eager float products, sums, scans, convolutions and triangular solves run the CPU
+# backend's compiled equation (one compile per shape), jit's bits (ember/eager_native.py).
+_eager_hook.HOOK[0] = _eager_native.run
 _explain_observers.install()  # (each subscriber imports its module when a flag asks)
 host_malloc.tune()  # eager results of MBs reuse heap memory instead of faulting it in
 

@@ -51,7 +51,7 @@ class LoneCache:
         self.STATS: dict[str, float] = {"compiled": 0, "calls": 0, "declined": 0,
                                         "compile_s": 0.0}
         self._runners: dict[tuple, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (a compile that runs an eager equation nests)
 
     def run(self, prim: Any, operands: list[np.ndarray], params: dict) -> np.ndarray | None:
         """`prim.bind(*operands, **params)` as jit computes it, or None."""

@@ -28,12 +28,8 @@ from ember.core.trace import get_aval
 from ember.hlo.accumulation import accumulation_dtype
 from ember.hlo.evaluator.reductions import extremum_accumulate
 from ember.hlo.shape import element_type_from_numpy
-from ember.prims import _ad, _batching
+from ember.prims import _ad, _batching, _eager_native
 from ember.prims import _rules as R
-
-# Eager float scans through a backend's compiled code (as prims/reductions.py's
-# EAGER_COMPILED; `import ember` installs ember/eager_reduce.py's).
-EAGER_COMPILED: list[Any] = [None]
 
 
 def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray],
@@ -52,11 +48,9 @@ def _define(name: str, kinds: str, scan: Callable[[np.ndarray, int], np.ndarray]
 
     @prim.def_impl
     def _impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
-        compiled = EAGER_COMPILED[0]
-        if compiled is not None:
-            out = compiled(prim, np.asarray(x), {"axis": axis, "reverse": reverse})
-            if out is not None:
-                return out
+        out = _eager_native.compiled(prim, [x], {"axis": axis, "reverse": reverse})
+        if out is not None:  # (float scans: jit's bits, ember/eager_native.py)
+            return out
         if reverse:
             x = np.flip(x, axis)
         with np.errstate(all="ignore"):

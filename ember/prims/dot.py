@@ -28,7 +28,7 @@ from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator.core import dot_general
-from ember.prims import _ad, _batching
+from ember.prims import _ad, _batching, _eager_native
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -103,24 +103,16 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
     return ShapedArray(shape, out, False)
 
 
-# Eager products through a backend's compiled code: `(lhs, rhs, params) -> result`, or None
-# to compute it here. `import ember` installs ember/eager_dot.py's (this layer imports no
-# backend), so eager float products give jit's bits.
-EAGER_PRODUCT: list[Any] = [None]
-
-
 @dot_general_p.def_impl
 def _dot_general_impl(lhs: np.ndarray, rhs: np.ndarray, *,
                       dimension_numbers: DimensionNumbers, precision: object = None,
                       preferred_element_type: np.dtype | None = None,
                       out_sharding: None = None) -> np.ndarray:
-    compiled = EAGER_PRODUCT[0]
-    if compiled is not None:
-        out = compiled(np.asarray(lhs), np.asarray(rhs), {
-            "dimension_numbers": dimension_numbers, "precision": precision,
-            "preferred_element_type": preferred_element_type, "out_sharding": out_sharding})
-        if out is not None:
-            return out
+    out = _eager_native.compiled(dot_general_p, [lhs, rhs], {
+        "dimension_numbers": dimension_numbers, "precision": precision,
+        "preferred_element_type": preferred_element_type, "out_sharding": out_sharding})
+    if out is not None:  # (float products: jit's compiled product, ember/eager_native.py)
+        return out
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     # the evaluator's dot: one definition of wrapping, bool and low-precision accumulation

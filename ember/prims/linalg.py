@@ -44,6 +44,7 @@ from ember.core.primitive import Primitive
 from ember.hlo.builder import Builder
 from ember.hlo.evaluator import linalg as npl
 from ember.hlo.shape import Shape, numpy_dtype
+from ember.prims import _eager_native
 from ember.prims import _lower as L
 
 cholesky_p = Primitive("cholesky")
@@ -100,6 +101,9 @@ def _cholesky_abstract(a: ShapedArray) -> ShapedArray:
 
 @cholesky_p.def_impl
 def _cholesky_impl(a: np.ndarray) -> np.ndarray:
+    out = _eager_native.compiled(cholesky_p, [a], {})
+    if out is not None:  # (float operands: jit's bits, ember/eager_native.py)
+        return out
     return np.tril(npl.cholesky(a, lower=True))  # as the lowering: NaN below, 0 above
 
 
@@ -157,6 +161,11 @@ def _triangular_solve_abstract(a: ShapedArray, b: ShapedArray, *, left_side: boo
 def _triangular_solve_impl(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool,
                            transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
                            ) -> np.ndarray:
+    params = {"left_side": left_side, "lower": lower, "transpose_a": transpose_a,
+              "conjugate_a": conjugate_a, "unit_diagonal": unit_diagonal}
+    out = _eager_native.compiled(triangular_solve_p, [a, b], params)
+    if out is not None:  # (float operands: jit's bits, ember/eager_native.py)
+        return out
     return npl.triangular_solve(a, b, left_side=left_side, lower=lower,
                                 transpose_a=transpose_a, conjugate_a=conjugate_a,
                                 unit_diagonal=unit_diagonal)

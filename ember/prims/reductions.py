@@ -22,7 +22,7 @@ from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.evaluator.reductions import plain_reduce
-from ember.prims import _ad, _batching
+from ember.prims import _ad, _batching, _eager_native
 from ember.prims import _lower as L
 from ember.prims import _rules as R
 
@@ -48,12 +48,6 @@ def _check_dtype(name: str, x: ShapedArray, kinds: str) -> None:
                     "subtypes of number.")
 
 
-# Eager float sums and products through a backend's compiled code: `(prim, x, params) ->
-# result`, or None to compute it here. `import ember` installs ember/eager_reduce.py's (this
-# layer imports no backend), so eager results have jit's bits.
-EAGER_COMPILED: list[Any] = [None]
-
-
 def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
             ) -> Primitive:
     prim = Primitive(name)
@@ -66,11 +60,9 @@ def _define(name: str, kinds: str, rule: Callable[[np.ndarray, tuple[int, ...]],
 
     @prim.def_impl
     def _impl(x: np.ndarray, *, axes: tuple[int, ...], out_sharding: None = None) -> np.ndarray:
-        compiled = EAGER_COMPILED[0]
-        if compiled is not None:
-            out = compiled(prim, np.asarray(x), {"axes": axes, "out_sharding": out_sharding})
-            if out is not None:
-                return out
+        out = _eager_native.compiled(prim, [x], {"axes": axes, "out_sharding": out_sharding})
+        if out is not None:  # (float sums and products: jit's bits, ember/eager_native.py)
+            return out
         with np.errstate(all="ignore"):
             return np.asarray(rule(x, tuple(axes))).astype(x.dtype, copy=False)
 

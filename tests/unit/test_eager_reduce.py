@@ -108,3 +108,26 @@ def test_another_backend_declines(monkeypatch):
     got = jnp.sum(jnp.asarray(x))
     assert eager_reduce.STATS["calls"] == c0
     np.testing.assert_allclose(np.asarray(got), x.sum(dtype=np.float64), rtol=1e-5)
+
+
+# -- convolutions and triangular work (ember/eager_native.py's ALWAYS) ----------------------
+
+def test_convolution_and_linalg_are_jits_bits():
+    from ember import eager_native
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 17, 19)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 5, 3)).astype(np.float32)
+    a = rng.standard_normal((21, 21)).astype(np.float32)
+    spd = a @ a.T + 21 * np.eye(21, dtype=np.float32)
+    b = rng.standard_normal((21, 4)).astype(np.float32)
+    c0 = eager_native.OTHER_STATS["calls"]
+    for fn, args in [
+            (lambda u, v: lax.conv_general_dilated(u, v, (2, 1), "SAME"), (x, w)),
+            (jnp.linalg.cholesky, (spd,)),
+            (lambda m, r: ember.scipy.linalg.solve_triangular(m, r, lower=True),
+             (np.tril(a) + 8 * np.eye(21, dtype=np.float32), b)),
+            (jnp.linalg.solve, (a, b))]:
+        eager = fn(*[jnp.asarray(v) for v in args])
+        assert _bits(eager) == _bits(ember.jit(fn)(*args))
+    assert eager_native.OTHER_STATS["calls"] >= c0 + 4
