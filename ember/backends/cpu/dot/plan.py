@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass
 
 from ember.hlo.ir import Instruction
-from ember.hlo.shape import Shape
+from ember.hlo.shape import Shape, row_major
 
 BLAS_MIN_MACS = 32 ** 3  # smaller products run as generated loops
 PARALLEL_MIN_MACS = 1 << 21  # below this (~50 us of one core) a product stays on one thread
@@ -188,6 +188,15 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
     if found is None:
         raise ValueError(f"{inst.name} is neither a dot nor a kOutput fusion")
     dot, root = found
+    for v in (dot, root):  # the kernels store the product's rows and columns row-major
+        if v.shape.layout is not None and v.shape.layout != row_major(v.shape.rank):
+            from ember.backends.cpu.errors import CpuCompileError
+
+            layout = ",".join(map(str, v.shape.layout))
+            raise CpuCompileError(
+                f"{inst.name}: {v.opcode} {v.name} has layout {{{layout}}}; a dot or kOutput "
+                "fusion writes its result row-major (the fusion pass keeps layout changes "
+                "out of epilogues)")
     lhs, rhs = dot.operands
     a = dot.attrs
     lb, lc = list(a["lhs_batch_dims"]), list(a["lhs_contracting_dims"])
