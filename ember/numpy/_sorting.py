@@ -394,8 +394,10 @@ def _unique_sorted_mask(x: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
 
 
 def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inverse: bool,
-                 want_counts: bool, equal_nan: bool) -> dict[str, Any]:
-    """Sorted unique values of ravel(ar), with first indices, inverse and counts.
+                 want_counts: bool, equal_nan: bool, want_true_size: bool = False
+                 ) -> dict[str, Any]:
+    """Sorted unique values of ravel(ar), with first indices, inverse, counts and (for the
+    set operations) the number of unique values, under "true_size".
 
     The runs' first entries of the sorted values are picked by nonzero(mask, size=size)
     (padded with position 0: the smallest value, its first index); a given fill_value
@@ -417,12 +419,15 @@ def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inv
             fill = (fill_value.astype(dt) if isinstance(fill_value, Tracer)
                     else np.asarray(fill_value).astype(dt))
             values = jnp.where(jnp.arange(m) < mask.sum(), values, fill)
+    elif m == 0 and fill_value is None:
+        values = srt  # (empty, as JAX's: no equation)
     else:
-        # (JAX asks for a fill_value here; without one the padding is 0)
+        # (JAX asks for a fill_value when m > 0; without one the padding is 0)
         values = jnp.full(m, 0 if fill_value is None else fill_value, get_aval(x).dtype)
     res["values"] = values
     if want_index:
-        res["indices"] = perm[ind] if n else jnp.zeros(m, dtypes.default_int())
+        res["indices"] = perm[ind] if n else (
+            perm if m == 0 else jnp.zeros(m, dtypes.default_int()))
     if want_inverse:
         if n:
             imask = jnp.cumsum(mask) - 1
@@ -440,6 +445,8 @@ def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inv
                 starts = nonzero(mask, size=m + 1)[0]
                 starts = starts.at[1:].set(jnp.where(starts[1:], starts[1:], n))
             res["counts"] = jnp.diff(starts)
+    if want_true_size:
+        res["true_size"] = mask.sum()
     return res
 
 

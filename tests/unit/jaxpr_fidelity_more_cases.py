@@ -237,6 +237,41 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # union1d is unique of the concatenation; isin of mixed dtypes and of NaNs
     "union1d_size_fill": (lambda jnp: lambda a, b: jnp.union1d(a, b, size=9, fill_value=0.5),
                           (U7, X7[:4].copy())),
+    # intersect1d with size=: jit[_intersect1d_size] (each input's unique values padded with
+    # 0, written into one array by dynamic_update_slice, sorted with the padding last; equal
+    # neighbours are the common values, gathered in fill mode; the default padding is the
+    # min of a max-padded result); the indices unwind the sort's permutation
+    "intersect1d_size": (lambda jnp: lambda a, b: jnp.intersect1d(a, b, size=5),
+                         (U7, X7[:4].copy())),
+    "intersect1d_indices_fill": (lambda jnp: lambda a, b: jnp.intersect1d(
+        a, b, return_indices=True, size=4, fill_value=-1), (I7 % 3, I7[::-1].copy())),
+    "intersect1d_assume_unique": (lambda jnp: lambda a, b: jnp.intersect1d(
+        a, b, assume_unique=True, return_indices=True, size=3), (X7, X7[2:5].copy())),
+    "intersect1d_mixed_2d": (lambda jnp: lambda a, b: jnp.intersect1d(a, b, size=3),
+                             (M34 % 5, I7)),
+    "intersect1d_empty": (lambda jnp: lambda a, b: jnp.intersect1d(a, b, size=2),
+                          (X7[:0].copy(), X7)),
+    # setdiff1d with size=: unique(size=), jit[_in1d] inverted, unique's padding masked off
+    # by counting the entries equal to the first (for floats see the end), nonzero(size=)
+    "setdiff1d_size": (lambda jnp: lambda a, b: jnp.setdiff1d(a, b, size=6),
+                       (I7 % 4, I7[:3].copy())),
+    "setdiff1d_assume_unique": (lambda jnp: lambda a, b: jnp.setdiff1d(
+        a, b, assume_unique=True, size=4), (X7, X7[2:5].copy())),
+    "setdiff1d_int_from_float": (lambda jnp: lambda a, b: jnp.setdiff1d(a, b, size=3),
+                                 (I7, X7)),
+    "setdiff1d_empty": (lambda jnp: lambda a, b: jnp.setdiff1d(a, b, size=2),
+                        (X7[:0].copy(), X7)),
+    # setxor1d with size=: jit[_setxor1d_size], unique's values of both sorted together
+    # (padding last); an entry differing from both neighbours is in one input only
+    "setxor1d_size": (lambda jnp: lambda a, b: jnp.setxor1d(a, b, size=8),
+                      (U7, X7[:4].copy())),
+    "setxor1d_fill_mixed": (lambda jnp: lambda a, b: jnp.setxor1d(a, b, size=5,
+                                                                  fill_value=-1),
+                            (M34 % 5, I7)),
+    "setxor1d_assume_unique": (lambda jnp: lambda a, b: jnp.setxor1d(
+        a, b, assume_unique=True, size=5), (X7, X7[2:5].copy())),
+    "setxor1d_empty": (lambda jnp: lambda a, b: jnp.setxor1d(a, b, size=3),
+                       (X7[:0].copy(), X7[:0].copy())),
     "isin_2d_int": (lambda jnp: lambda a, b: jnp.isin(a, b), (M34, I7)),
     "isin_invert_nan": (lambda jnp: lambda a, b: jnp.isin(a, b, invert=True), (X7, U7)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
@@ -269,11 +304,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   branches are chosen per platform (a masked sum for Mosaic); Ember has neither.
 # - quantile(method="nearest"): Ember rounds the position half to even as NumPy does; JAX
 #   takes the lower value at a half, so its text (and its values there) differ.
-# - intersect1d, setdiff1d and setxor1d: their own sorts and masks are not staged as JAX's
-#   yet (unique, nonzero(size=), union1d and isin are). Note for a port: JAX's setdiff1d
-#   with size= finds unique's padding by comparing with the first value, so a NaN-only
-#   input keeps its NaN padding (setdiff1d([nan, nan], [1.0], size=2) is [nan, nan] there,
-#   [nan] in NumPy); Ember's present staging gives NumPy's values.
+# - setdiff1d(size=) of floats: JAX finds unique's padding (copies of the first value) by
+#   `eq` with the first value, so an all-NaN input counts its NaN padding as values:
+#   setdiff1d([nan, nan], [1.0], size=2) is [nan, nan] in JAX, [nan] in NumPy. Ember adds
+#   `ne a a`, `ne first first`, `and`, `or` (NaN equals the NaN first value) and gives
+#   NumPy's [nan, 0.0]; integer inputs and assume_unique print as JAX's (cases above).
 # - jnp.histogram with an int `bins`: JAX binary-searches the equal-width edges; Ember
 #   bins them by arithmetic (floor((v - e0) n / span), corrected at the edges as NumPy
 #   does: the same counts), which is 4x faster (1e7 values: 18 ms against 70 searched,
