@@ -327,22 +327,16 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
                [2],
                [0]], dtype=int32)
     """
+    import ember.numpy as jnp
     a = _array("argwhere", a)
+    # Staged as JAX stages it: nonzero of atleast_1d(a), the index arrays stacked as rows
+    # by vstack (one jit[atleast_2d] each) and transposed into columns.
+    result = jnp.transpose(jnp.vstack(nonzero(jnp.atleast_1d(a), size=size,
+                                              fill_value=fill_value)))
     ndim = get_aval(a).ndim
-    cols = nonzero(lax.reshape(a, (1,)) if ndim == 0 else a, size=size,
-                   fill_value=fill_value)
-    m = get_aval(cols[0]).shape[0]
-    idx_t = get_aval(cols[0]).dtype
     if ndim == 0:
-        return lax.full((m, 0), 0, idx_t)
-    # Column d of the result is cols[d]: broadcast each along the new axis and keep it only
-    # in its own column (a select per column; no concatenate needed).
-    which = lax.broadcasted_iota(np.int32, (m, ndim), 1)
-    out = lax.full((m, ndim), 0, idx_t)
-    for d, c in enumerate(cols):
-        here = lax.eq(which, lax.full((m, ndim), d, np.int32))
-        out = lax.select(here, lax.broadcast_in_dim(c, (m, ndim), (0,)), out)
-    return out
+        return jnp.reshape(result[:0], (get_aval(result).shape[0], 0))
+    return jnp.reshape(result, (get_aval(result).shape[0], ndim))
 
 
 @jit_like_jax("count_nonzero", static_argnames=("axis", "keepdims"))

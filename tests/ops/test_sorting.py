@@ -308,6 +308,24 @@ def test_nonzero_family(dtype):
         jnp.nonzero(np.float32(1.0))
 
 
+def test_argwhere_size_fill_and_0d():
+    # NumPy's rows, cut or padded to size= with fill_value (0 by default), eagerly and
+    # under jit; 0-d inputs give shape (N, 0) as NumPy's (N = size when given)
+    x = np.array([[0.0, -0.0, np.nan], [2.0, 0.0, -1.0]], np.float32)
+    want = np.argwhere(x)
+    for size, fill in ((5, None), (5, -1), (2, 7), (0, None)):
+        pad = np.full((max(size - len(want), 0), 2), 0 if fill is None else fill)
+        ref = np.concatenate([want, pad])[:size]
+        for fn in (jnp.argwhere, ember.jit(jnp.argwhere, static_argnames=("size",
+                                                                          "fill_value"))):
+            got = np.asarray(fn(x, size=size, fill_value=fill))
+            assert got.shape == ref.shape and (got == ref).all(), (size, fill, got)
+    for v in (np.float32(0.0), np.float32(3.0), np.zeros((0, 3), np.float32)):
+        assert np.asarray(jnp.argwhere(v)).shape == np.argwhere(v).shape
+    assert np.asarray(ember.jit(lambda v: jnp.argwhere(v, size=3))(np.float32(2.0))
+                      ).shape == (3, 0)
+
+
 def test_take_prefix_paths_agree():
     x = np.array([[-0.0, np.nan, 1.5], [2.0, -np.inf, 3.0]], np.float32)
     for k in (0, 2, 3, 5):

@@ -217,6 +217,14 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                         (M34 % 3,)),
     "flatnonzero_size": (lambda jnp: lambda m: jnp.flatnonzero(m, size=4, fill_value=9),
                          (M34 % 4,)),
+    # argwhere with size=: nonzero of jit[atleast_1d], the index arrays stacked by vstack
+    # (one jit[atleast_2d] each) and transposed; a 0-d input keeps no column
+    "argwhere_size": (lambda jnp: lambda m: jnp.argwhere(m, size=4), (M34 % 3,)),
+    "argwhere_1d_fill": (lambda jnp: lambda m: jnp.argwhere(m, size=5, fill_value=-1),
+                         (X7 > 0,)),
+    "argwhere_0d": (lambda jnp: lambda m: jnp.argwhere(m, size=2), (np.float32(1),)),
+    "argwhere_3d": (lambda jnp: lambda m: jnp.argwhere(m, size=2),
+                    (M34.reshape(2, 3, 2) > 5,)),
     # lexsort: jit[lexsort]; an array's keys are unit-stride slices of its rows
     "lexsort_array": (lambda jnp: lambda k: jnp.lexsort(k), (M34,)),
     "lexsort_tuple": (lambda jnp: lambda a, b: jnp.lexsort((a, b), axis=0), (M34, M34 % 2)),

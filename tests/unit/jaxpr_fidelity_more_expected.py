@@ -4128,6 +4128,372 @@ let remainder = { lambda ; a:i32[4] b:i32[]. let
     ] bv 9:i32[] br
   in (bw,) }"""
 
+EXPECTED['argwhere_size'] = """\
+let floor_divide = { lambda ; a:i32[4] b:i32[]. let
+    c:i32[4] = div a b
+    d:i32[4] = sign a
+    e:i32[] = sign b
+    f:bool[4] = ne d e
+    g:i32[4] = rem a b
+    h:bool[4] = ne g 0:i32[]
+    i:bool[4] = and f h
+    j:i32[4] = sub c 1:i32[]
+    k:i32[4] = jit[name=_where jaxpr=_where] i j c
+  in (k,) } in
+let remainder = { lambda ; l:i32[4] m:i32[]. let
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+    o:bool[] = eq n 0:i32[]
+    p:i32[] = jit[name=_where jaxpr=_where1] o 1:i32[] n
+    q:i32[4] = rem l p
+    r:bool[4] = ne q 0:i32[]
+    s:bool[4] = lt q 0:i32[]
+    t:bool[] = lt p 0:i32[]
+    u:bool[4] = ne s t
+    v:bool[4] = and u r
+    w:i32[4] = add q p
+    x:i32[4] = select_n v q w
+  in (x,) } in
+let atleast_2d = { lambda ; y:i32[4]. let
+    z:i32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] y
+  in (z,) } in
+let _where = { lambda ; ba:bool[4] bb:i32[4] bc:i32[4]. let
+    bd:i32[4] = select_n ba bc bb
+  in (bd,) } in
+let _where1 = { lambda ; be:bool[] bf:i32[] bg:i32[]. let
+    bh:i32[] = select_n be bg bf
+  in (bh,) } in
+{ lambda ; bi:f32[3,4]. let
+    bj:f32[3,4] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; bi:f32[3,4]. let  in (bi,) }
+    ] bi
+    bk:bool[3,4] = ne bj 0.0:f32[]
+    bl:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bk:bool[3,4]. let
+          bm:bool[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] bk
+          bn:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] bm
+          bl:i32[12] = cumsum[axis=0 reverse=False] bn
+        in (bl,) }
+    ] bk
+    bo:i32[4] = broadcast_in_dim 0:i32[]
+    bp:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; bl:i32[12] bq:i32[]. let
+          br:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          bp:i32[12] = max br bl
+        in (bp,) }
+    ] bl 0:i32[]
+    bs:bool[12] = lt bp 0:i32[]
+    bt:i32[12] = add bp 4:i32[]
+    bu:i32[12] = select_n bs bp bt
+    bv:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:i32[12] = broadcast_in_dim 1:i32[]
+    bx:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; by:i32[] bz:i32[]. let
+          ca:i32[] = add by bz
+        in (ca,) }
+    ] bo bv bw
+    cb:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:i32[4]. let
+          cb:i32[4] = cumsum[axis=0 reverse=False] bx
+        in (cb,) }
+    ] bx
+    cc:i32[4] = jit[name=floor_divide jaxpr=floor_divide] cb 4:i32[]
+    cd:i32[4] = jit[name=remainder jaxpr=remainder] cc 3:i32[]
+    ce:i32[4] = jit[name=floor_divide jaxpr=floor_divide] cb 1:i32[]
+    cf:i32[4] = jit[name=remainder jaxpr=remainder] ce 4:i32[]
+    cg:i32[1,4] = jit[name=atleast_2d jaxpr=atleast_2d] cd
+    ch:i32[1,4] = jit[name=atleast_2d jaxpr=atleast_2d] cf
+    ci:i32[2,4] = concatenate[dimension=0] cg ch
+    cj:i32[4,2] = transpose[permutation=(1, 0)] ci
+  in (cj,) }"""
+
+EXPECTED['argwhere_1d_fill'] = """\
+let remainder = { lambda ; a:i32[5] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[5] = rem a e
+    h:bool[5] = ne g 0:i32[]
+    i:bool[5] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[5] = ne i j
+    l:bool[5] = and k h
+    m:i32[5] = add g e
+    n:i32[5] = select_n l g m
+  in (n,) } in
+{ lambda ; o:bool[7]. let
+    p:bool[7] = jit[name=atleast_1d jaxpr={ lambda ; o:bool[7]. let  in (o,) }] o
+    q:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; p:bool[7]. let
+          r:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] p
+          q:i32[7] = cumsum[axis=0 reverse=False] r
+        in (q,) }
+    ] p
+    s:i32[5] = broadcast_in_dim 0:i32[]
+    t:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; q:i32[7] u:i32[]. let
+          v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+          t:i32[7] = max v q
+        in (t,) }
+    ] q 0:i32[]
+    w:bool[7] = lt t 0:i32[]
+    x:i32[7] = add t 5:i32[]
+    y:i32[7] = select_n w t x
+    z:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] y
+    ba:i32[7] = broadcast_in_dim 1:i32[]
+    bb:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bc:i32[] bd:i32[]. let
+          be:i32[] = add bc bd
+        in (be,) }
+    ] s z ba
+    bf:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bb:i32[5]. let
+          bf:i32[5] = cumsum[axis=0 reverse=False] bb
+        in (bf,) }
+    ] bb
+    bg:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bf:i32[5] bh:i32[]. let
+          bi:i32[5] = div bf bh
+          bj:i32[5] = sign bf
+          bk:i32[] = sign bh
+          bl:bool[5] = ne bj bk
+          bm:i32[5] = rem bf bh
+          bn:bool[5] = ne bm 0:i32[]
+          bo:bool[5] = and bl bn
+          bp:i32[5] = sub bi 1:i32[]
+          bg:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; bo:bool[5] bp:i32[5] bi:i32[5]. let
+                bg:i32[5] = select_n bo bi bp
+              in (bg,) }
+          ] bo bp bi
+        in (bg,) }
+    ] bf 1:i32[]
+    bq:i32[5] = jit[name=remainder jaxpr=remainder] bg 7:i32[]
+    br:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    bs:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] p
+    bt:i32[] = reduce_sum[axes=(0,) out_sharding=None] bs
+    bu:bool[5] = ge br bt
+    bv:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] bw:i32[] bq:i32[5]. let
+          bx:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bw
+          by:i32[5] = broadcast_in_dim bx
+          bv:i32[5] = select_n bu bq by
+        in (bv,) }
+    ] bu -1:i32[] bq
+    bz:i32[1,5] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; bv:i32[5]. let
+          bz:i32[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bv
+        in (bz,) }
+    ] bv
+    ca:i32[5,1] = transpose[permutation=(1, 0)] bz
+  in (ca,) }"""
+
+EXPECTED['argwhere_0d'] = """\
+let remainder = { lambda ; a:i32[2] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[2] = rem a e
+    h:bool[2] = ne g 0:i32[]
+    i:bool[2] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[2] = ne i j
+    l:bool[2] = and k h
+    m:i32[2] = add g e
+    n:i32[2] = select_n l g m
+  in (n,) } in
+{ lambda ; o:f32[]. let
+    p:f32[1] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; o:f32[]. let p:f32[1] = broadcast_in_dim o in (p,) }
+    ] o
+    q:bool[1] = ne p 0.0:f32[]
+    r:i32[1] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:bool[1]. let
+          s:i32[1] = convert_element_type[new_dtype=int32 weak_type=False] q
+          r:i32[1] = cumsum[axis=0 reverse=False] s
+        in (r,) }
+    ] q
+    t:i32[2] = broadcast_in_dim 0:i32[]
+    u:i32[1] = jit[
+      name=clip
+      jaxpr={ lambda ; r:i32[1] v:i32[]. let
+          w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+          u:i32[1] = max w r
+        in (u,) }
+    ] r 0:i32[]
+    x:bool[1] = lt u 0:i32[]
+    y:i32[1] = add u 2:i32[]
+    z:i32[1] = select_n x u y
+    ba:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] z
+    bb:i32[1] = broadcast_in_dim 1:i32[]
+    bc:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bd:i32[] be:i32[]. let
+          bf:i32[] = add bd be
+        in (bf,) }
+    ] t ba bb
+    bg:i32[2] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bc:i32[2]. let
+          bg:i32[2] = cumsum[axis=0 reverse=False] bc
+        in (bg,) }
+    ] bc
+    bh:i32[2] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bg:i32[2] bi:i32[]. let
+          bj:i32[2] = div bg bi
+          bk:i32[2] = sign bg
+          bl:i32[] = sign bi
+          bm:bool[2] = ne bk bl
+          bn:i32[2] = rem bg bi
+          bo:bool[2] = ne bn 0:i32[]
+          bp:bool[2] = and bm bo
+          bq:i32[2] = sub bj 1:i32[]
+          bh:i32[2] = jit[
+            name=_where
+            jaxpr={ lambda ; bp:bool[2] bq:i32[2] bj:i32[2]. let
+                bh:i32[2] = select_n bp bj bq
+              in (bh,) }
+          ] bp bq bj
+        in (bh,) }
+    ] bg 1:i32[]
+    br:i32[2] = jit[name=remainder jaxpr=remainder] bh 1:i32[]
+    bs:i32[1,2] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; br:i32[2]. let
+          bs:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] br
+        in (bs,) }
+    ] br
+    bt:i32[2,1] = transpose[permutation=(1, 0)] bs
+    bu:i32[0,1] = slice[limit_indices=(0, 1) start_indices=(0, 0) strides=None] bt
+    bv:i32[2,0] = reshape[dimensions=None new_sizes=(2, 0) sharding=None] bu
+  in (bv,) }"""
+
+EXPECTED['argwhere_3d'] = """\
+let floor_divide = { lambda ; a:i32[2] b:i32[]. let
+    c:i32[2] = div a b
+    d:i32[2] = sign a
+    e:i32[] = sign b
+    f:bool[2] = ne d e
+    g:i32[2] = rem a b
+    h:bool[2] = ne g 0:i32[]
+    i:bool[2] = and f h
+    j:i32[2] = sub c 1:i32[]
+    k:i32[2] = jit[name=_where jaxpr=_where] i j c
+  in (k,) } in
+let remainder = { lambda ; l:i32[2] m:i32[]. let
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+    o:bool[] = eq n 0:i32[]
+    p:i32[] = jit[name=_where jaxpr=_where1] o 1:i32[] n
+    q:i32[2] = rem l p
+    r:bool[2] = ne q 0:i32[]
+    s:bool[2] = lt q 0:i32[]
+    t:bool[] = lt p 0:i32[]
+    u:bool[2] = ne s t
+    v:bool[2] = and u r
+    w:i32[2] = add q p
+    x:i32[2] = select_n v q w
+  in (x,) } in
+let atleast_2d = { lambda ; y:i32[2]. let
+    z:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] y
+  in (z,) } in
+let _where = { lambda ; ba:bool[2] bb:i32[2] bc:i32[2]. let
+    bd:i32[2] = select_n ba bc bb
+  in (bd,) } in
+let _where1 = { lambda ; be:bool[] bf:i32[] bg:i32[]. let
+    bh:i32[] = select_n be bg bf
+  in (bh,) } in
+{ lambda ; bi:bool[2,3,2]. let
+    bj:bool[2,3,2] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; bi:bool[2,3,2]. let  in (bi,) }
+    ] bi
+    bk:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bj:bool[2,3,2]. let
+          bl:bool[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] bj
+          bm:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] bl
+          bk:i32[12] = cumsum[axis=0 reverse=False] bm
+        in (bk,) }
+    ] bj
+    bn:i32[2] = broadcast_in_dim 0:i32[]
+    bo:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; bk:i32[12] bp:i32[]. let
+          bq:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bp
+          bo:i32[12] = max bq bk
+        in (bo,) }
+    ] bk 0:i32[]
+    br:bool[12] = lt bo 0:i32[]
+    bs:i32[12] = add bo 2:i32[]
+    bt:i32[12] = select_n br bo bs
+    bu:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bt
+    bv:i32[12] = broadcast_in_dim 1:i32[]
+    bw:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bx:i32[] by:i32[]. let
+          bz:i32[] = add bx by
+        in (bz,) }
+    ] bn bu bv
+    ca:i32[2] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bw:i32[2]. let
+          ca:i32[2] = cumsum[axis=0 reverse=False] bw
+        in (ca,) }
+    ] bw
+    cb:i32[2] = jit[name=floor_divide jaxpr=floor_divide] ca 6:i32[]
+    cc:i32[2] = jit[name=remainder jaxpr=remainder] cb 2:i32[]
+    cd:i32[2] = jit[name=floor_divide jaxpr=floor_divide] ca 2:i32[]
+    ce:i32[2] = jit[name=remainder jaxpr=remainder] cd 3:i32[]
+    cf:i32[2] = jit[name=floor_divide jaxpr=floor_divide] ca 1:i32[]
+    cg:i32[2] = jit[name=remainder jaxpr=remainder] cf 2:i32[]
+    ch:i32[1,2] = jit[name=atleast_2d jaxpr=atleast_2d] cc
+    ci:i32[1,2] = jit[name=atleast_2d jaxpr=atleast_2d] ce
+    cj:i32[1,2] = jit[name=atleast_2d jaxpr=atleast_2d] cg
+    ck:i32[3,2] = concatenate[dimension=0] ch ci cj
+    cl:i32[2,3] = transpose[permutation=(1, 0)] ck
+  in (cl,) }"""
+
 EXPECTED['lexsort_array'] = """\
 { lambda ; a:f32[3,4]. let
     b:i32[4] = jit[
