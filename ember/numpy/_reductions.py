@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 
-def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+def normalize_axes(axis: Any, ndim: int, keep_order: bool = False) -> tuple[int, ...]:
+    """The axes in [0, ndim), sorted (in the order given with keep_order, as JAX passes a
+    reduction's axes to its primitive: reduce_sum[axes=(1, 0)])."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (list, tuple)):
@@ -46,7 +48,9 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"repeated axis in reduction: {axis}")
-    return tuple(sorted(out)) if ndim else ()
+    if not ndim:
+        return ()
+    return tuple(out) if keep_order else tuple(sorted(out))
 
 
 def _keepdims(out: Any, in_shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
@@ -99,7 +103,7 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         if target != aval.dtype:
             a = lax.convert_element_type(a, target)
     aval = get_aval(a)
-    axes = normalize_axes(axis, aval.ndim)
+    axes = normalize_axes(axis, aval.ndim, keep_order=True)
     if where is not None:
         from ember.numpy._manipulation import where as _where
         # (the identity as a 0-d constant of a's dtype, broadcast inside `_where`, as JAX)

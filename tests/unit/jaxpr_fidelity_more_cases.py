@@ -170,6 +170,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "max_0d": (lambda jnp: lambda x: jnp.max(x), (np.float32(1),)),
     "prod_int8_0d": (lambda jnp: lambda x: jnp.prod(x), (np.int8(1),)),
     "any_0d": (lambda jnp: lambda x: jnp.any(x), (np.float32(1),)),
+    # axes given out of order reach the reduction primitive in that order
+    "reductions_axes_out_of_order": (lambda jnp: lambda x: (
+        jnp.sum(x, axis=(2, 0)), jnp.any(x > 0, axis=(2, -3)), jnp.var(x, axis=(2, 0)),
+        jnp.max(x, axis=(1, 0), keepdims=True)), (M34.reshape(2, 3, 2),)),
     # x.at[].add/mul/min/max: the scatter carries its scalar combiner as update_jaxpr (set
     # has none); static indices are staged as broadcast_in_dim literals, then concatenated
     "at_add": (lambda jnp: lambda x: jnp.asarray(x).at[2].add(1.0), (X7,)),
@@ -282,6 +286,27 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                        (X7[:0].copy(), X7[:0].copy())),
     "isin_2d_int": (lambda jnp: lambda a, b: jnp.isin(a, b), (M34, I7)),
     "isin_invert_nan": (lambda jnp: lambda a, b: jnp.isin(a, b, invert=True), (X7, U7)),
+    # linalg.norm: jit[norm]; the 2-norm is sqrt(sum(real(x * conj(x)))) over the axes
+    # (every axis, unflattened, when axis is None); inf-norms take max with initial=0;
+    # matrix 1/inf-norms sum then reduce the other axis; matrix_norm calls norm
+    "norm": (lambda jnp: lambda x: jnp.linalg.norm(x), (M34,)),
+    "norm_3d_keepdims": (lambda jnp: lambda x: jnp.linalg.norm(x, keepdims=True),
+                         (M34.reshape(2, 3, 2),)),
+    "norm_axis": (lambda jnp: lambda x: jnp.linalg.norm(x, axis=1), (M34,)),
+    "norm_vector_orders": (lambda jnp: lambda x: [jnp.linalg.norm(x, o) for o in (
+        1, np.inf, -np.inf, 0, 3)], (X7,)),
+    "norm_matrix_orders": (lambda jnp: lambda x: [jnp.linalg.norm(x, o, axis=(1, 0)) for o in (
+        "fro", 1, -1, np.inf)] + [jnp.linalg.norm(x, -np.inf, keepdims=True)], (M34,)),
+    "norm_int": (lambda jnp: lambda x: jnp.linalg.norm(x), (I7,)),
+    "norm_complex_axis": (lambda jnp: lambda x: jnp.linalg.norm(x, axis=0),
+                          ((M34 - 5).astype(np.complex64) * (1 + 2j),)),
+    "vector_norm": (lambda jnp: lambda x: jnp.linalg.vector_norm(x, ord=1, axis=0), (M34,)),
+    "matrix_norm": (lambda jnp: lambda x: jnp.linalg.matrix_norm(x), (M34,)),
+    # outer: each raveled input given a unit axis by broadcast_in_dim; meshgrid with 'xy'
+    # broadcasts the second input first
+    "outer": (lambda jnp: lambda x, y: jnp.outer(x, y), (M34, I7)),
+    "meshgrid": (lambda jnp: lambda x, y: jnp.meshgrid(x, y, x), (X7, S5)),
+    "meshgrid_sparse": (lambda jnp: lambda x, y: jnp.meshgrid(x, y, sparse=True), (X7, S5)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

@@ -2858,6 +2858,36 @@ EXPECTED['any_0d'] = """\
     c:bool[] = reduce_or[axes=()] b
   in (c,) }"""
 
+EXPECTED['reductions_axes_out_of_order'] = """\
+let _var = { lambda ; a:f32[2,3,2] b:i32[]. let
+    c:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] a
+    d:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,3,1] = div d 4.0:f32[]
+    f:f32[2,3,2] = sub a e
+    g:f32[2,3,2] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 4.0:f32[] h
+    j:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] g
+    k:f32[3] = div j i
+    l:bool[] = gt i 0.0:f32[]
+    m:f32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; l:bool[] k:f32[3] n:f32[]. let
+          o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+          p:f32[3] = broadcast_in_dim o
+          m:f32[3] = select_n l p k
+        in (m,) }
+    ] l k nan:f32[]
+  in (m,) } in
+{ lambda ; q:f32[2,3,2]. let
+    r:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] q
+    s:bool[2,3,2] = gt q 0.0:f32[]
+    t:bool[3] = reduce_or[axes=(2, 0)] s
+    u:f32[3] = jit[name=_var jaxpr=_var] q 0:i32[]
+    v:f32[2] = reduce_max[axes=(1, 0)] q
+    w:f32[1,1,2] = broadcast_in_dim[broadcast_dimensions=(2,)] v
+  in (r, t, u, w) }"""
+
 EXPECTED['at_add'] = """\
 { lambda ; a:f32[7]. let
     b:i32[1] = broadcast_in_dim 2:i32[]
@@ -9096,6 +9126,202 @@ EXPECTED['isin_invert_nan'] = """\
         in (c,) }
     ] a b
   in (c,) }"""
+
+EXPECTED['norm'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+          b:f32[] = sqrt d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_3d_keepdims'] = """\
+{ lambda ; a:f32[2,3,2]. let
+    b:f32[1,1,1] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[2,3,2]. let
+          c:f32[2,3,2] = mul a a
+          d:f32[] = reduce_sum[axes=(0, 1, 2) out_sharding=None] c
+          e:f32[1,1,1] = broadcast_in_dim d
+          b:f32[1,1,1] = sqrt e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[3] = reduce_sum[axes=(1,) out_sharding=None] c
+          b:f32[3] = sqrt d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_vector_orders'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = abs a
+          b:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+        in (b,) }
+    ] a
+    d:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          e:f32[7] = abs a
+          f:f32[] = reduce_max[axes=(0,)] e
+          d:f32[] = max 0.0:f32[] f
+        in (d,) }
+    ] a
+    g:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          h:f32[7] = abs a
+          g:f32[] = reduce_min[axes=(0,)] h
+        in (g,) }
+    ] a
+    i:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          j:bool[7] = ne a 0.0:f32[]
+          k:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] j
+          l:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] k
+          i:f32[] = reduce_sum[axes=(0,) out_sharding=None] l
+        in (i,) }
+    ] a
+    m:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          n:f32[7] = abs a
+          o:f32[7] = pow n 3.0:f32[]
+          p:f32[] = reduce_sum[axes=(0,) out_sharding=None] o
+          m:f32[] = pow p 0.3333333432674408:f32[]
+        in (m,) }
+    ] a
+  in (b, d, g, i, m) }"""
+
+EXPECTED['norm_matrix_orders'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[] = reduce_sum[axes=(1, 0) out_sharding=None] c
+          b:f32[] = sqrt d
+        in (b,) }
+    ] a
+    e:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          f:f32[3,4] = abs a
+          g:f32[3] = reduce_sum[axes=(1,) out_sharding=None] f
+          h:f32[] = reduce_max[axes=(0,)] g
+          e:f32[] = max 0.0:f32[] h
+        in (e,) }
+    ] a
+    i:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          j:f32[3,4] = abs a
+          k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j
+          i:f32[] = reduce_min[axes=(0,)] k
+        in (i,) }
+    ] a
+    l:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          m:f32[3,4] = abs a
+          n:f32[4] = reduce_sum[axes=(0,) out_sharding=None] m
+          o:f32[] = reduce_max[axes=(0,)] n
+          l:f32[] = max 0.0:f32[] o
+        in (l,) }
+    ] a
+    p:f32[1,1] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          q:f32[3,4] = abs a
+          r:f32[3] = reduce_sum[axes=(1,) out_sharding=None] q
+          s:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+          t:f32[1] = reduce_min[axes=(0,)] s
+          p:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(1,)] t
+        in (p,) }
+    ] a
+  in (b, e, i, l, p) }"""
+
+EXPECTED['norm_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:i32[7]. let
+          c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] a
+          d:f32[7] = mul c c
+          e:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+          b:f32[] = sqrt e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_complex_axis'] = """\
+{ lambda ; a:c64[3,4]. let
+    b:f32[4] = jit[
+      name=norm
+      jaxpr={ lambda ; a:c64[3,4]. let
+          c:c64[3,4] = conj[input_dtype=complex64] a
+          d:c64[3,4] = mul a c
+          e:f32[3,4] = real d
+          f:f32[4] = reduce_sum[axes=(0,) out_sharding=None] e
+          b:f32[4] = sqrt f
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['vector_norm'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = abs a
+    c:f32[4] = reduce_sum[axes=(0,) out_sharding=None] b
+  in (c,) }"""
+
+EXPECTED['matrix_norm'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+          b:f32[] = sqrt d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['outer'] = """\
+{ lambda ; a:f32[3,4] b:i32[7]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+    e:f32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+    f:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    g:f32[12,7] = mul e f
+  in (g,) }"""
+
+EXPECTED['meshgrid'] = """\
+{ lambda ; a:f32[7] b:f32[5]. let
+    c:f32[5,7,7] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[5,7,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+    e:f32[5,7,7] = broadcast_in_dim[broadcast_dimensions=(2,)] a
+  in (d, c, e) }"""
+
+EXPECTED['meshgrid_sparse'] = """\
+{ lambda ; a:f32[7] b:f32[5]. let
+    c:f32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+  in (d, c) }"""
 
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
