@@ -13,6 +13,7 @@ in float32.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -564,7 +565,18 @@ def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
         >>> jnp.nanargmax(jnp.array([2.0, jnp.nan, 5.0, 1.0]))
         Array(2, dtype=int32)
     """
+    return _nanargmax(ensure_array(a), axis=None if axis is None else operator.index(axis),
+                      keepdims=bool(keepdims))
+
+
+@jit_like_jax("_nanargmax", static_argnames=("axis", "keepdims"))
+def _nanargmax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _nan_arg_extreme(a, axis, keepdims, argmax, -np.inf)
+
+
+@jit_like_jax("_nanargmin", static_argnames=("axis", "keepdims"))
+def _nanargmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _nan_arg_extreme(a, axis, keepdims, argmin, np.inf)
 
 
 def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
@@ -583,7 +595,8 @@ def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
         >>> jnp.nanargmin(jnp.array([[jnp.nan, 1.0], [jnp.nan, jnp.nan]]), axis=1)
         Array([ 1, -1], dtype=int32)
     """
-    return _nan_arg_extreme(a, axis, keepdims, argmin, np.inf)
+    return _nanargmin(ensure_array(a), axis=None if axis is None else operator.index(axis),
+                      keepdims=bool(keepdims))
 
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
@@ -662,12 +675,14 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     if a_shape != w_shape:
         if axis is None:
             raise ValueError("Axis must be specified when shapes of a and weights differ.")
-        if len(w_shape) != 1:
-            raise ValueError("1D weights expected when shapes of a and weights differ.")
-        ax = normalize_axes(axis, len(a_shape))
-        if len(ax) != 1 or w_shape[0] != a_shape[ax[0]]:
-            raise ValueError("Length of weights not compatible with specified axis.")
-        w = lax.broadcast_in_dim(w, a_shape, ax)
+        ax = normalize_axes(axis, len(a_shape), keep_order=True)
+        if w_shape != tuple(a_shape[d] for d in ax):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        # weights laid along their axes with unit axes elsewhere (a reshape, as JAX's;
+        # its axes first put in increasing order of the axes of a they lie along)
+        new_shape = tuple(s if i in ax else 1 for i, s in enumerate(a_shape))
+        w = lax.reshape(w, new_shape, tuple(int(i) for i in np.argsort(ax)))
     weights_sum = sum(w, axis, keepdims=keepdims)
     avg = lax.div(sum(lax.mul(a, w), axis, keepdims=keepdims), weights_sum)
     if returned:

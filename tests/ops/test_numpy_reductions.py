@@ -178,7 +178,15 @@ def test_average():
                 lambda a, b: np.average(a, 0, weights=b, returned=True), x, w, rtol=1e-5)
     batch.check(lambda a: jnp.average(a, 1, keepdims=True),
                 lambda a: np.average(a, 1, keepdims=True), x, rtol=1e-5)
+    # weights along a tuple of axes, in either order (shaped as a along them, as NumPy)
+    x3 = x.reshape(2, 3, 2)
+    for axes, wt in (((0, 2), w[0, :4].reshape(2, 2)), ((2, 0), w[1, :4].reshape(2, 2))):
+        batch.check(lambda a, b, ax=axes: jnp.average(a, ax, weights=b, returned=True),
+                    lambda a, b, ax=axes: np.average(a, ax, weights=b, returned=True), x3,
+                    wt, rtol=1e-5)
     batch.run()
+    with pytest.raises(ValueError, match="Shape of weights must be consistent"):
+        jnp.average(x, 1, weights=w[:, 0])
 
 
 def test_nan_reductions():

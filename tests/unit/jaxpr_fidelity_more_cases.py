@@ -307,6 +307,23 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "outer": (lambda jnp: lambda x, y: jnp.outer(x, y), (M34, I7)),
     "meshgrid": (lambda jnp: lambda x, y: jnp.meshgrid(x, y, x), (X7, S5)),
     "meshgrid_sparse": (lambda jnp: lambda x, y: jnp.meshgrid(x, y, sparse=True), (X7, S5)),
+    # column_stack: a 1-d input becomes a column by jit[atleast_2d] and a transpose
+    "column_stack": (lambda jnp: lambda x, y: jnp.column_stack([x, y.reshape(7, 1)]),
+                     (X7, R7)),
+    # average: weights along the axis are reshaped with unit axes elsewhere (not broadcast)
+    "average_weights_axis": (lambda jnp: lambda x: jnp.average(x, axis=0, weights=x[:, 0],
+                                                               returned=True), (M34,)),
+    "average_weights_full": (lambda jnp: lambda x: jnp.average(x, weights=x, keepdims=True),
+                             (M34,)),
+    # nanargmax/nanargmin: jit[_nanargmax] / jit[_nanargmin]
+    "nanargmax": (lambda jnp: lambda x: jnp.nanargmax(x, axis=0), (M34,)),
+    "nanargmin_keepdims": (lambda jnp: lambda x: jnp.nanargmin(x, axis=1, keepdims=True),
+                           (M34,)),
+    # matrix_power: jit[matrix_power], multiplied in JAX's order ((a @ a) @ a for n=3)
+    "matrix_power_3": (lambda jnp: lambda x: jnp.linalg.matrix_power(x, 3), (M34[:, :3],)),
+    "matrix_power_7": (lambda jnp: lambda x: jnp.linalg.matrix_power(x, 7),
+                       (M34[:, :3] / 10,)),
+    "matrix_power_0": (lambda jnp: lambda x: jnp.linalg.matrix_power(x, 0), (M34[:, :3],)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

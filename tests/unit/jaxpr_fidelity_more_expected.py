@@ -9323,6 +9323,161 @@ EXPECTED['meshgrid_sparse'] = """\
     d:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
   in (d, c) }"""
 
+EXPECTED['column_stack'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] b
+    d:f32[1,7] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[7]. let
+          d:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+        in (d,) }
+    ] a
+    e:f32[7,1] = transpose[permutation=(1, 0)] d
+    f:f32[7,2] = concatenate[dimension=1] e c
+  in (f,) }"""
+
+EXPECTED['average_weights_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] a
+    c:f32[3] = squeeze[dimensions=(1,)] b
+    d:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] c
+    e:f32[1] = reduce_sum[axes=(0,) out_sharding=None] d
+    f:f32[3,4] = mul a d
+    g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[4] = div g e
+    i:f32[4] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+  in (h, i) }"""
+
+EXPECTED['average_weights_full'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] a
+    c:f32[1,1] = broadcast_in_dim b
+    d:f32[3,4] = mul a a
+    e:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[1,1] = broadcast_in_dim e
+    g:f32[1,1] = div f c
+  in (g,) }"""
+
+EXPECTED['nanargmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[4] = jit[
+      name=_nanargmax
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] e
+                g:f32[3,4] = broadcast_in_dim f
+                d:f32[3,4] = select_n c a g
+              in (d,) }
+          ] c -inf:f32[] a
+          h:i32[4] = argmax[axes=(0,) index_dtype=int32] d
+          i:bool[4] = reduce_and[axes=(0,)] c
+          b:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; i:bool[4] j:i32[] h:i32[4]. let
+                k:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+                l:i32[4] = broadcast_in_dim k
+                b:i32[4] = select_n i h l
+              in (b,) }
+          ] i -1:i32[] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nanargmin_keepdims'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[3,1] = jit[
+      name=_nanargmin
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] e
+                g:f32[3,4] = broadcast_in_dim f
+                d:f32[3,4] = select_n c a g
+              in (d,) }
+          ] c inf:f32[] a
+          h:i32[3] = argmin[axes=(1,) index_dtype=int32] d
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:bool[3] = reduce_and[axes=(1,)] c
+          k:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+          b:i32[3,1] = jit[
+            name=_where
+            jaxpr={ lambda ; k:bool[3,1] l:i32[] i:i32[3,1]. let
+                m:i32[] = convert_element_type[new_dtype=int32 weak_type=False] l
+                n:i32[3,1] = broadcast_in_dim m
+                b:i32[3,1] = select_n k i n
+              in (b,) }
+          ] k -1:i32[] i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['matrix_power_3'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] a a
+          b:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] c a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['matrix_power_7'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] a a
+          d:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] a c
+          e:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] c c
+          b:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] d e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['matrix_power_0'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          d:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          e:i32[3,3] = add c 0:i32[]
+          f:bool[3,3] = eq e d
+          b:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] f
+        in (b,) }
+    ] a
+  in (b,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
