@@ -23,7 +23,7 @@ from ember import lax
 from ember.core.trace import get_aval as _get_aval
 from ember.numpy import _linalg, _manipulation
 from ember.numpy import _linalg_lapack as _lapack
-from ember.numpy._jit_wrap import jit_like_jax
+from ember.numpy._jit_wrap import jit_like_jax as _jit_like_jax
 from ember.numpy._linalg_lapack import *  # noqa: F403
 from ember.numpy._linalg_lapack import __all__ as _lapack_all
 from ember.numpy._promote import check_arraylike as _check_arraylike
@@ -143,7 +143,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     return _norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
-@jit_like_jax("norm", static_argnames=("ord", "axis", "keepdims"))
+@_jit_like_jax("norm", static_argnames=("ord", "axis", "keepdims"))
 def _norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     (x,) = _promote_dtypes_inexact(x)
     ndim = _get_aval(x).ndim
