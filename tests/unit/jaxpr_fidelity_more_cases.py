@@ -324,6 +324,16 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "matrix_power_7": (lambda jnp: lambda x: jnp.linalg.matrix_power(x, 7),
                        (M34[:, :3] / 10,)),
     "matrix_power_0": (lambda jnp: lambda x: jnp.linalg.matrix_power(x, 0), (M34[:, :3],)),
+    # trapezoid: jit[trapezoid] (a constant dx multiplies as a literal); gradient:
+    # jit[gradient], unit-stride slices, each edge divided after the inner differences
+    "trapezoid": (lambda jnp: lambda x: jnp.trapezoid(x, axis=1), (M34,)),
+    "trapezoid_x": (lambda jnp: lambda y, x: jnp.trapezoid(y, x), (X7, R7)),
+    "gradient_2d": (lambda jnp: lambda x: jnp.gradient(x), (M34,)),
+    "gradient_coordinates": (lambda jnp: lambda x, h: jnp.gradient(x, h, axis=1),
+                             (M34, S5[:4].copy())),
+    # a scalar made by jnp.asarray/jnp.array inside the function converts as a constant
+    "scalar_array_constants": (lambda jnp: lambda x: x * jnp.asarray(2.0) + jnp.array(1),
+                               (M34,)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

@@ -9478,6 +9478,163 @@ EXPECTED['matrix_power_0'] = """\
     ] a
   in (b,) }"""
 
+EXPECTED['trapezoid'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = jit[
+      name=trapezoid
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3] = reduce_sum[axes=(1,) out_sharding=None] a
+          d:f32[3,1] = slice[
+            limit_indices=(3, 1)
+            start_indices=(0, 0)
+            strides=None
+          ] a
+          e:f32[3] = squeeze[dimensions=(1,)] d
+          f:f32[3,1] = slice[
+            limit_indices=(3, 4)
+            start_indices=(0, 3)
+            strides=None
+          ] a
+          g:f32[3] = squeeze[dimensions=(1,)] f
+          h:f32[3] = add e g
+          i:f32[3] = mul 0.5:f32[] h
+          j:f32[3] = sub c i
+          b:f32[3] = mul 1.0:f32[] j
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['trapezoid_x'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[] = jit[
+      name=trapezoid
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:f32[6] = jit[
+            name=diff
+            jaxpr={ lambda ; b:f32[7]. let
+                e:f32[6] = slice[
+                  limit_indices=(7,)
+                  start_indices=(1,)
+                  strides=None
+                ] b
+                f:f32[6] = slice[
+                  limit_indices=(6,)
+                  start_indices=(0,)
+                  strides=None
+                ] b
+                d:f32[6] = sub e f
+              in (d,) }
+          ] b
+          g:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] a
+          h:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] a
+          i:f32[6] = add g h
+          j:f32[6] = mul d i
+          k:f32[] = reduce_sum[axes=(0,) out_sharding=None] j
+          c:f32[] = mul 0.5:f32[] k
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['gradient_2d'] = """\
+let gradient = { lambda ; a:f32[3,4]. let
+    b:f32[1,4] = slice[limit_indices=(2, 4) start_indices=(1, 0) strides=(1, 1)] a
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,4] = sub b c
+    e:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    f:f32[1,4] = slice[limit_indices=(2, 4) start_indices=(1, 0) strides=(1, 1)] a
+    g:f32[1,4] = sub e f
+    h:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    i:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    j:f32[1,4] = sub h i
+    k:f32[1,4] = mul j 0.5:f32[]
+    l:f32[1,4] = div k 1.0:f32[]
+    m:f32[1,4] = div g 1.0:f32[]
+    n:f32[1,4] = div d 1.0:f32[]
+    o:f32[3,4] = concatenate[dimension=0] n l m
+    p:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=(1, 1)] a
+    q:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=(1, 1)] a
+    r:f32[3,1] = sub p q
+    s:f32[3,1] = slice[limit_indices=(3, 4) start_indices=(0, 3) strides=(1, 1)] a
+    t:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=(1, 1)] a
+    u:f32[3,1] = sub s t
+    v:f32[3,2] = slice[limit_indices=(3, 4) start_indices=(0, 2) strides=(1, 1)] a
+    w:f32[3,2] = slice[limit_indices=(3, 2) start_indices=(0, 0) strides=(1, 1)] a
+    x:f32[3,2] = sub v w
+    y:f32[3,2] = mul x 0.5:f32[]
+    z:f32[3,2] = div y 1.0:f32[]
+    ba:f32[3,1] = div u 1.0:f32[]
+    bb:f32[3,1] = div r 1.0:f32[]
+    bc:f32[3,4] = concatenate[dimension=1] bb z ba
+  in (o, bc) } in
+{ lambda ; bd:f32[3,4]. let
+    be:f32[3,4] bf:f32[3,4] = jit[name=gradient jaxpr=gradient] bd
+  in (be, bf) }"""
+
+EXPECTED['gradient_coordinates'] = """\
+let gradient = { lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=(1, 1)] a
+    d:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=(1, 1)] a
+    e:f32[3,1] = sub c d
+    f:f32[3,1] = slice[limit_indices=(3, 4) start_indices=(0, 3) strides=(1, 1)] a
+    g:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=(1, 1)] a
+    h:f32[3,1] = sub f g
+    i:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] b
+    j:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=(1, 1)] i
+    k:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=(1, 1)] i
+    l:f32[1,1] = sub j k
+    m:f32[3,1] = div e l
+    n:f32[1,1] = slice[limit_indices=(1, 4) start_indices=(0, 3) strides=(1, 1)] i
+    o:f32[1,1] = slice[limit_indices=(1, 3) start_indices=(0, 2) strides=(1, 1)] i
+    p:f32[1,1] = sub n o
+    q:f32[3,1] = div h p
+    r:f32[1,2] = slice[limit_indices=(1, 3) start_indices=(0, 1) strides=(1, 1)] i
+    s:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=(1, 1)] i
+    t:f32[1,2] = sub r s
+    u:f32[1,2] = slice[limit_indices=(1, 4) start_indices=(0, 2) strides=(1, 1)] i
+    v:f32[1,2] = slice[limit_indices=(1, 3) start_indices=(0, 1) strides=(1, 1)] i
+    w:f32[1,2] = sub u v
+    x:f32[1,2] = neg w
+    y:f32[1,2] = add t w
+    z:f32[1,2] = mul t y
+    ba:f32[1,2] = div x z
+    bb:f32[1,2] = sub w t
+    bc:f32[1,2] = mul t w
+    bd:f32[1,2] = div bb bc
+    be:f32[1,2] = add t w
+    bf:f32[1,2] = mul w be
+    bg:f32[1,2] = div t bf
+    bh:f32[3,2] = slice[
+      limit_indices=(3, 2)
+      start_indices=(0, 0)
+      strides=(1, 1)
+    ] a
+    bi:f32[3,2] = mul ba bh
+    bj:f32[3,2] = slice[
+      limit_indices=(3, 3)
+      start_indices=(0, 1)
+      strides=(1, 1)
+    ] a
+    bk:f32[3,2] = mul bd bj
+    bl:f32[3,2] = add bi bk
+    bm:f32[3,2] = slice[
+      limit_indices=(3, 4)
+      start_indices=(0, 2)
+      strides=(1, 1)
+    ] a
+    bn:f32[3,2] = mul bg bm
+    bo:f32[3,2] = add bl bn
+    bp:f32[3,4] = concatenate[dimension=1] m bo q
+  in (bp,) } in
+{ lambda ; bq:f32[3,4] br:f32[4]. let
+    bs:f32[3,4] = jit[name=gradient jaxpr=gradient] bq br
+  in (bs,) }"""
+
+EXPECTED['scalar_array_constants'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = mul a 2.0:f32[]
+    c:f32[3,4] = add b 1.0:f32[]
+  in (c,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
