@@ -334,6 +334,15 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # a scalar made by jnp.asarray/jnp.array inside the function converts as a constant
     "scalar_array_constants": (lambda jnp: lambda x: x * jnp.asarray(2.0) + jnp.array(1),
                                (M34,)),
+    # cross: jit[cross], the three components in JAX's order stacked by jnp.array
+    "cross": (lambda jnp: lambda x: jnp.cross(x[0, :3], x[1, :3]), (M34,)),
+    "cross_2_and_3": (lambda jnp: lambda x, y: jnp.cross(x, y), (M34[:, :2].copy(),
+                                                                 M34[:, 1:].copy())),
+    "cross_mixed_axisc": (lambda jnp: lambda x, y: jnp.cross(x, y, axisc=0),
+                          (M34[:, :3].copy(), I7[:3].copy())),
+    # jnp.square: the square primitive (integer_pow[y=2] is lax.integer_pow's)
+    "square_and_power": (lambda jnp: lambda x: jnp.power(x, 3) + jnp.square(x)
+                         + jnp.square(x > 2), (M34,)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

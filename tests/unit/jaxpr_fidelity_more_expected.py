@@ -9635,6 +9635,124 @@ EXPECTED['scalar_array_constants'] = """\
     c:f32[3,4] = add b 1.0:f32[]
   in (c,) }"""
 
+EXPECTED['cross'] = """\
+let cross = { lambda ; a:f32[3] b:f32[3]. let
+    c:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    d:f32[] = squeeze[dimensions=(0,)] c
+    e:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] a
+    f:f32[] = squeeze[dimensions=(0,)] e
+    g:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] a
+    h:f32[] = squeeze[dimensions=(0,)] g
+    i:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    j:f32[] = squeeze[dimensions=(0,)] i
+    k:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] b
+    l:f32[] = squeeze[dimensions=(0,)] k
+    m:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] b
+    n:f32[] = squeeze[dimensions=(0,)] m
+    o:f32[] = mul f n
+    p:f32[] = mul h l
+    q:f32[] = sub o p
+    r:f32[] = mul h j
+    s:f32[] = mul d n
+    t:f32[] = sub r s
+    u:f32[] = mul d l
+    v:f32[] = mul f j
+    w:f32[] = sub u v
+    x:f32[1] = broadcast_in_dim q
+    y:f32[1] = broadcast_in_dim t
+    z:f32[1] = broadcast_in_dim w
+    ba:f32[3] = concatenate[dimension=0] x y z
+  in (ba,) } in
+{ lambda ; bb:f32[3,4]. let
+    bc:f32[1,3] = slice[limit_indices=(1, 3) start_indices=(0, 0) strides=None] bb
+    bd:f32[3] = squeeze[dimensions=(0,)] bc
+    be:f32[1,3] = slice[limit_indices=(2, 3) start_indices=(1, 0) strides=None] bb
+    bf:f32[3] = squeeze[dimensions=(0,)] be
+    bg:f32[3] = jit[name=cross jaxpr=cross] bd bf
+  in (bg,) }"""
+
+EXPECTED['cross_2_and_3'] = """\
+let cross = { lambda ; a:f32[3,2] b:f32[3,3]. let
+    c:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] a
+    d:f32[3] = squeeze[dimensions=(1,)] c
+    e:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] a
+    f:f32[3] = squeeze[dimensions=(1,)] e
+    g:f32[3] = broadcast_in_dim 0.0:f32[]
+    h:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] b
+    i:f32[3] = squeeze[dimensions=(1,)] h
+    j:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] b
+    k:f32[3] = squeeze[dimensions=(1,)] j
+    l:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=None] b
+    m:f32[3] = squeeze[dimensions=(1,)] l
+    n:f32[3] = mul f m
+    o:f32[3] = mul g k
+    p:f32[3] = sub n o
+    q:f32[3] = mul g i
+    r:f32[3] = mul d m
+    s:f32[3] = sub q r
+    t:f32[3] = mul d k
+    u:f32[3] = mul f i
+    v:f32[3] = sub t u
+    w:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+    x:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] s
+    y:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] v
+    z:f32[3,3] = concatenate[dimension=0] w x y
+    ba:f32[3,3] = transpose[permutation=(1, 0)] z
+  in (ba,) } in
+{ lambda ; bb:f32[3,2] bc:f32[3,3]. let
+    bd:f32[3,3] = jit[name=cross jaxpr=cross] bb bc
+  in (bd,) }"""
+
+EXPECTED['cross_mixed_axisc'] = """\
+let cross = { lambda ; a:f32[3,3] b:i32[3]. let
+    c:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] a
+    d:f32[3] = squeeze[dimensions=(1,)] c
+    e:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] a
+    f:f32[3] = squeeze[dimensions=(1,)] e
+    g:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=None] a
+    h:f32[3] = squeeze[dimensions=(1,)] g
+    i:i32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    j:i32[] = squeeze[dimensions=(0,)] i
+    k:i32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] b
+    l:i32[] = squeeze[dimensions=(0,)] k
+    m:i32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] b
+    n:i32[] = squeeze[dimensions=(0,)] m
+    o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+    p:f32[3] = mul f o
+    q:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+    r:f32[3] = mul h q
+    s:f32[3] = sub p r
+    t:f32[] = convert_element_type[new_dtype=float32 weak_type=False] j
+    u:f32[3] = mul h t
+    v:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+    w:f32[3] = mul d v
+    x:f32[3] = sub u w
+    y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+    z:f32[3] = mul d y
+    ba:f32[] = convert_element_type[new_dtype=float32 weak_type=False] j
+    bb:f32[3] = mul f ba
+    bc:f32[3] = sub z bb
+    bd:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] s
+    be:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] x
+    bf:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] bc
+    bg:f32[3,3] = concatenate[dimension=0] bd be bf
+  in (bg,) } in
+{ lambda ; bh:f32[3,3] bi:i32[3]. let
+    bj:f32[3,3] = jit[name=cross jaxpr=cross] bh bi
+  in (bj,) }"""
+
+EXPECTED['square_and_power'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = integer_pow[y=3] a
+    c:f32[3,4] = square a
+    d:f32[3,4] = add b c
+    e:bool[3,4] = gt a 2.0:f32[]
+    f:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] e
+    g:i32[3,4] = square f
+    h:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] g
+    i:f32[3,4] = add d h
+  in (i,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
