@@ -343,6 +343,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # jnp.square: the square primitive (integer_pow[y=2] is lax.integer_pow's)
     "square_and_power": (lambda jnp: lambda x: jnp.power(x, 3) + jnp.square(x)
                          + jnp.square(x > 2), (M34,)),
+    # logaddexp/logaddexp2: custom_jvp_call[name=logaddexp jvp=_logaddexp_jvp] (the JVP is
+    # Ember's own, right at the infinities; only its name prints)
+    "logaddexp": (lambda jnp: lambda x: jnp.logaddexp(x, 1.0), (M34,)),
+    "logaddexp_int_broadcast": (lambda jnp: lambda x, y: jnp.logaddexp(x, y), (M34 % 3,
+                                                                              I7[:4].copy())),
+    "logaddexp2": (lambda jnp: lambda x, y: jnp.logaddexp2(x, y), (X7, R7)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

@@ -9753,6 +9753,73 @@ EXPECTED['square_and_power'] = """\
     i:f32[3,4] = add d h
   in (i,) }"""
 
+EXPECTED['logaddexp'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = custom_jvp_call[
+      name=logaddexp
+      call_jaxpr={ lambda ; c:f32[3,4] d:f32[]. let
+          e:f32[3,4] = max c d
+          f:f32[3,4] = sub c d
+          g:bool[3,4] = ne f f
+          h:f32[3,4] = add c d
+          i:f32[3,4] = abs f
+          j:f32[3,4] = neg i
+          k:f32[3,4] = exp j
+          l:f32[3,4] = log1p k
+          m:f32[3,4] = add e l
+          n:f32[3,4] = select_n g m h
+        in (n,) }
+      jvp=_logaddexp_jvp
+      symbolic_zeros=False
+    ] a 1.0:f32[]
+  in (b,) }"""
+
+EXPECTED['logaddexp_int_broadcast'] = """\
+{ lambda ; a:f32[3,4] b:i32[4]. let
+    c:f32[4] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[3,4] = custom_jvp_call[
+      name=logaddexp
+      call_jaxpr={ lambda ; f:f32[3,4] g:f32[1,4]. let
+          h:f32[3,4] = max f g
+          i:f32[3,4] = sub f g
+          j:bool[3,4] = ne i i
+          k:f32[3,4] = add f g
+          l:f32[3,4] = abs i
+          m:f32[3,4] = neg l
+          n:f32[3,4] = exp m
+          o:f32[3,4] = log1p n
+          p:f32[3,4] = add h o
+          q:f32[3,4] = select_n j p k
+        in (q,) }
+      jvp=_logaddexp_jvp
+      symbolic_zeros=False
+    ] a d
+  in (e,) }"""
+
+EXPECTED['logaddexp2'] = """\
+let jaxpr = { lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = max a b
+    d:f32[7] = sub a b
+    e:bool[7] = ne d d
+    f:f32[7] = add a b
+    g:f32[7] = abs d
+    h:f32[7] = neg g
+    i:f32[7] = exp2 h
+    j:f32[7] = log1p i
+    k:f32[7] = mul 1.4426950216293335:f32[] j
+    l:f32[7] = add c k
+    m:f32[7] = select_n e l f
+  in (m,) } in
+{ lambda ; n:f32[7] o:f32[7]. let
+    p:f32[7] = custom_jvp_call[
+      name=logaddexp2
+      call_jaxpr=jaxpr
+      jvp=_logaddexp2_jvp
+      symbolic_zeros=False
+    ] n o
+  in (p,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
