@@ -349,6 +349,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "logaddexp_int_broadcast": (lambda jnp: lambda x, y: jnp.logaddexp(x, y), (M34 % 3,
                                                                               I7[:4].copy())),
     "logaddexp2": (lambda jnp: lambda x, y: jnp.logaddexp2(x, y), (X7, R7)),
+    # cov: jit[cov] (average's weights, the centered product by dot_general)
+    "cov": (lambda jnp: lambda x: jnp.cov(x), (M34,)),
+    "cov_y_ddof": (lambda jnp: lambda x, y: jnp.cov(x, y, ddof=0), (X7, R7)),
+    "cov_columns_fweights": (lambda jnp: lambda x, w: jnp.cov(x, rowvar=False, fweights=w),
+                             (M34, np.array([1, 2, 1], np.int32))),
+    "cov_aweights": (lambda jnp: lambda x, w: jnp.cov(x, aweights=w), (M34, S5[1:].copy())),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

@@ -9820,6 +9820,123 @@ let jaxpr = { lambda ; a:f32[7] b:f32[7]. let
     ] n o
   in (p,) }"""
 
+EXPECTED['cov'] = """\
+let cov = { lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+    c:f32[3] = reduce_sum[axes=(1,) out_sharding=None] b
+    d:f32[3] = div c 4.0:f32[]
+    e:f32[3] = broadcast_in_dim 4.0:f32[]
+    f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] e
+    g:f32[] = squeeze[dimensions=(0,)] f
+    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+    i:f32[3,4] = sub b h
+    j:f32[4,3] = transpose[permutation=(1, 0)] i
+    k:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] i j
+    l:f32[3,3] = div k 3.0:f32[]
+  in (l,) } in
+{ lambda ; m:f32[3,4]. let n:f32[3,3] = jit[name=cov jaxpr=cov] m in (n,) }"""
+
+EXPECTED['cov_y_ddof'] = """\
+let cov = { lambda ; a:f32[7] b:f32[7]. let
+    c:f32[1,7] = jit[name=atleast_2d jaxpr=atleast_2d] a
+    d:f32[1,7] = jit[name=atleast_2d jaxpr=atleast_2d] b
+    e:f32[2,7] = concatenate[dimension=0] c d
+    f:f32[2] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[2] = div f 7.0:f32[]
+    h:f32[2] = broadcast_in_dim 7.0:f32[]
+    i:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] h
+    j:f32[] = squeeze[dimensions=(0,)] i
+    k:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    l:f32[2,7] = sub e k
+    m:f32[7,2] = transpose[permutation=(1, 0)] l
+    n:f32[2,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] l m
+    o:f32[2,2] = div n 7.0:f32[]
+  in (o,) } in
+let atleast_2d = { lambda ; p:f32[7]. let
+    q:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+  in (q,) } in
+{ lambda ; r:f32[7] s:f32[7]. let
+    t:f32[2,2] = jit[name=cov jaxpr=cov] r s
+  in (t,) }"""
+
+EXPECTED['cov_columns_fweights'] = """\
+let cov = { lambda ; a:f32[3,4] b:i32[3]. let
+    c:f32[3,4] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+    d:f32[4,3] = transpose[permutation=(1, 0)] c
+    e:i32[3] = abs b
+    f:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[1,3] = reshape[dimensions=None new_sizes=(1, 3) sharding=None] f
+    h:f32[1] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[4,3] = mul d g
+    j:f32[4] = reduce_sum[axes=(1,) out_sharding=None] i
+    k:f32[4] = div j h
+    l:f32[4] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    m:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] l
+    n:f32[] = squeeze[dimensions=(0,)] m
+    o:f32[] = sub n 1.0:f32[]
+    p:f32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] k
+    q:f32[4,3] = sub d p
+    r:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] e
+    s:f32[1,3] = convert_element_type[new_dtype=float32 weak_type=False] r
+    t:f32[4,3] = mul q s
+    u:f32[3,4] = transpose[permutation=(1, 0)] t
+    v:f32[4,4] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] q u
+    w:f32[4,4] = div v o
+  in (w,) } in
+{ lambda ; x:f32[3,4] y:i32[3]. let
+    z:f32[4,4] = jit[name=cov jaxpr=cov] x y
+  in (z,) }"""
+
+EXPECTED['cov_aweights'] = """\
+let cov = { lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,4] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+    d:f32[4] = abs b
+    e:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] d
+    f:f32[1] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[3,4] = mul c e
+    h:f32[3] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[3] = div h f
+    j:f32[3] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    k:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] j
+    l:f32[] = squeeze[dimensions=(0,)] k
+    m:f32[4] = mul d d
+    n:f32[] = reduce_sum[axes=(0,) out_sharding=None] m
+    o:f32[] = mul 1.0:f32[] n
+    p:f32[] = div o l
+    q:f32[] = sub l p
+    r:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    s:f32[3,4] = sub c r
+    t:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    u:f32[3,4] = mul s t
+    v:f32[4,3] = transpose[permutation=(1, 0)] u
+    w:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] s v
+    x:f32[3,3] = div w q
+  in (x,) } in
+{ lambda ; y:f32[3,4] z:f32[4]. let
+    ba:f32[3,3] = jit[name=cov jaxpr=cov] y z
+  in (ba,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
