@@ -380,19 +380,51 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "getitem_mixed_2d": (lambda jnp: lambda x: jnp.asarray(x)[2:0:-2, 1::2], (M34,)),
 }
 
-# Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above):
-# - jnp.diagonal of a square matrix: JAX stages a `platform_index` and a cond whose
-#   branches are chosen per platform (a masked sum for Mosaic); Ember has neither.
-# - quantile(method="nearest"): Ember rounds the position half to even as NumPy does; JAX
-#   takes the lower value at a half, so its text (and its values there) differ.
-# - setdiff1d(size=) of floats: JAX finds unique's padding (copies of the first value) by
-#   `eq` with the first value, so an all-NaN input counts its NaN padding as values:
-#   setdiff1d([nan, nan], [1.0], size=2) is [nan, nan] in JAX, [nan] in NumPy. Ember adds
-#   `ne a a`, `ne first first`, `and`, `or` (NaN equals the NaN first value) and gives
-#   NumPy's [nan, 0.0]; integer inputs and assume_unique print as JAX's (cases above).
-# - jnp.histogram with an int `bins`: JAX binary-searches the equal-width edges; Ember
-#   bins them by arithmetic (floor((v - e0) n / span), corrected at the edges as NumPy
-#   does: the same counts), which is 4x faster (1e7 values: 18 ms against 70 searched,
-#   NumPy 40; benchmarks/histogram.py). The edges print as JAX's.
-# - jnp.any of complex values: JAX reads only the real part (so any(1j) is False there);
-#   Ember compares with 0 as NumPy does.
+# Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above;
+# re-checked 2026-12-06 against the venv's JAX 0.10.2):
+# - jnp.diagonal of a square 2-D non-bool matrix with offset 0 (so corrcoef too): JAX's
+#   jit[diagonal] builds an eye mask (iota, iota, add, eq, convert_element_type), then
+#   `platform_index[platforms=(('mosaic',), None)]` and `cond[branches=(masked sum, gather)
+#   branches_platforms=(('mosaic',), None)]`; Ember prints only the gather, JAX's branch
+#   for every platform but Mosaic. Ember has no platform_index primitive or per-platform
+#   cond, and the Mosaic branch is wrong for it: sum(eye * x) costs n^2 products and gives
+#   NaN where an off-diagonal entry is inf or NaN (0 * inf).
+# - quantile/percentile(method="nearest"): JAX prints `le frac 0.5:f32[]` and a select (the
+#   lower value at a half); Ember prints `round[rounding_method=1] pos`, `eq` with the
+#   lower index and a select (half to even, NumPy's rule): quantile([1, 2, 3, 4, 5, 6], 0.3,
+#   method="nearest") is 3.0 in NumPy and Ember, 2.0 in JAX.
+# - setdiff1d(size=) of floats (without assume_unique): JAX finds unique's padding (copies
+#   of the first value) by `eq` with the first value, so an all-NaN input counts its NaN
+#   padding as values: setdiff1d([nan, nan], [1.0], size=2) is [nan, nan] in JAX, [nan] in
+#   NumPy. Ember adds `ne a a`, `ne first first`, `and`, `or` (NaN equals the NaN first
+#   value) and gives NumPy's [nan, 0.0]; integer inputs and assume_unique print as JAX's.
+# - jnp.histogram with an int `bins`: JAX finds each value's bin by jit[searchsorted] of
+#   the equal-width edges (a binary search in a scan); Ember prints floor((v - e0) *
+#   (n / span)) corrected at the edges as NumPy does (the same counts), 4x faster (1e7
+#   values: 18 ms against 70 searched, NumPy 40; benchmarks/histogram.py). The edges
+#   print as JAX's (histogram_bin_edges above).
+# - jnp.any/jnp.all of complex values: JAX prints `real a`, `convert_element_type[new_dtype=
+#   bool]`, `reduce_or` (reduce_and), reading the real part only, so any([1j]) and
+#   all([1j]) are False there; Ember prints `ne a 0j` and the reduction, NumPy's values
+#   (both True).
+# - jnp.stack, jnp.split/array_split, jnp.tile: JAX 0.10.2 stages its primitives
+#   `stack[axis=]`, `split[axis= sizes=]`, `tile[reps=]`; Ember keeps its primitive set and
+#   stages broadcast_in_dim + concatenate, slices, broadcast_in_dim + reshape (same values).
+# - jnp.pad: JAX's jit[_pad] takes the constant as an argument converted inside and prints
+#   the widths as np.int64 (every mode in one jit); Ember stages the pad (or reflect's rev
+#   and concatenate) directly.
+# - jnp.take_along_axis: JAX's jit[take_along_axis] gathers with operand_batching_dims;
+#   Ember gathers with an explicit iota index column (no batching dims).
+# - Indexing by a constant list or NumPy array (x[:, [0, 2]]): JAX normalizes negative
+#   indices (lt, add, select_n, on a bool constant for NumPy indices) even when none is
+#   negative; Ember knows the constant is non-negative and stages only the gather.
+# - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
+#   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
+# - jnp.average with weights over several axes given out of increasing order: JAX prints
+#   one `reshape[dimensions=perm]`; Ember's reshape primitive takes no dimensions, so it
+#   prints a transpose, then the reshape.
+# - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
+#   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
+#   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed
+#   primitives), not JAX's (nonzero of a mask, a scatter into a flat array, JAX's lu,
+#   custom_linear_solve and pivot permutations).
