@@ -324,3 +324,23 @@ def test_set_operations_size_edge_cases():
     with pytest.raises(TypeError, match="fill_value must be a concrete scalar"):
         ember.jit(lambda a, f: jnp.intersect1d(a, a, size=2, fill_value=f))(
             np.arange(3), np.int32(1))
+
+
+def test_membership_past_the_all_pairs_limit_searches():
+    # Past 2**22 pairs isin (method="auto") and setdiff1d search a sorted copy instead of
+    # comparing every pair (JAX's program): the same answers, NaN in nothing, -0.0 == 0.0
+    rng = np.random.default_rng(9)
+    x = rng.integers(-1500, 1500, 2100).astype(F32)
+    y = rng.integers(-1500, 1500, 2100).astype(F32)
+    x[::97], y[::89], x[5], y[7] = np.nan, np.nan, -0.0, 0.0
+    assert x.size * y.size > 1 << 22
+    for invert in (False, True):
+        want = np.isin(x, y, invert=invert)
+        np.testing.assert_array_equal(np.asarray(jnp.isin(x, y, invert=invert)), want)
+        np.testing.assert_array_equal(
+            np.asarray(ember.jit(lambda a, b, i=invert: jnp.isin(a, b, invert=i))(x, y)), want)
+    want = np.setdiff1d(x, y)
+    np.testing.assert_array_equal(np.asarray(jnp.setdiff1d(x, y)), want)
+    np.testing.assert_array_equal(np.asarray(jnp.setdiff1d(x, y, size=want.size + 2,
+                                                           fill_value=-7)),
+                                  np.concatenate([want, [-7, -7]]))
