@@ -303,6 +303,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     return jnp.power(x[:, None], powers[None, :])
 
 
+@jit_like_jax("ediff1d")
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Return the differences between consecutive elements of a flattened array.
 

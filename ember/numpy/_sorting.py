@@ -636,8 +636,11 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
     if aval.ndim == 0:
         a, aval = lax.reshape(a, (1,)), get_aval(lax.reshape(a, (1,)))
     ax = _norm_axis(axis, aval.ndim)
-    if nan_fill is not None and dtypes.kind(aval.dtype) in "fc":  # (complex: either part NaN)
-        a = lax.select(lax.ne(a, a), lax.full_like(a, nan_fill), a)
+    if nan_fill is not None:
+        from ember.numpy._manipulation import where
+        # a != a (complex: either part NaN; never for integers, where JAX stages it too)
+        # through jnp.where's jit[_where] with a 0-d fill, as JAX stages it
+        a = where(lax.ne(a, a), lax.convert_element_type(nan_fill, aval.dtype), a)
     target = dtypes.canonicalize(dtype) if dtype is not None else _upcast_small_int(aval.dtype)
     if dtypes.kind(target) == "b":
         # A bool result: x != 0, accumulated in int, then != 0 again (as JAX does).

@@ -355,6 +355,16 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "cov_columns_fweights": (lambda jnp: lambda x, w: jnp.cov(x, rowvar=False, fweights=w),
                              (M34, np.array([1, 2, 1], np.int32))),
     "cov_aweights": (lambda jnp: lambda x, w: jnp.cov(x, aweights=w), (M34, S5[1:].copy())),
+    # nancumsum/nancumprod: NaNs replaced through jit[_where] (for integers too, as JAX);
+    # ediff1d: jit[ediff1d], to_begin/to_end converted inside
+    "nancumsum": (lambda jnp: lambda x: jnp.nancumsum(x, axis=0), (M34,)),
+    "nancumprod_complex": (lambda jnp: lambda x: jnp.nancumprod(x),
+                           (U7.astype(np.complex64),)),
+    "nancumsum_int": (lambda jnp: lambda x: jnp.nancumsum(x), (I7,)),
+    "ediff1d": (lambda jnp: lambda x: jnp.ediff1d(x, to_begin=0.0), (M34,)),
+    "ediff1d_ends": (lambda jnp: lambda x, e: jnp.ediff1d(x, to_end=e,
+                                                          to_begin=np.array([1, 2])),
+                     (I7, X7[:2].copy())),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),

@@ -9937,6 +9937,91 @@ let cov = { lambda ; a:f32[3,4] b:f32[4]. let
     ba:f32[3,3] = jit[name=cov jaxpr=cov] y z
   in (ba,) }"""
 
+EXPECTED['nancumsum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=nancumsum
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[3,4] = broadcast_in_dim e
+                d:f32[3,4] = select_n c a f
+              in (d,) }
+          ] c 0.0:f32[] a
+          b:f32[3,4] = cumsum[axis=0 reverse=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nancumprod_complex'] = """\
+{ lambda ; a:c64[7]. let
+    b:c64[7] = jit[
+      name=nancumprod
+      jaxpr={ lambda ; a:c64[7]. let
+          c:bool[7] = ne a a
+          d:c64[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] e:c64[] a:c64[7]. let
+                f:c64[7] = broadcast_in_dim e
+                d:c64[7] = select_n c a f
+              in (d,) }
+          ] c (1+0j):c64[] a
+          b:c64[7] = cumprod[axis=0 reverse=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nancumsum_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:i32[7] = jit[
+      name=nancumsum
+      jaxpr={ lambda ; a:i32[7]. let
+          c:bool[7] = ne a a
+          d:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] e:i32[] a:i32[7]. let
+                f:i32[7] = broadcast_in_dim e
+                d:i32[7] = select_n c a f
+              in (d,) }
+          ] c 0:i32[] a
+          b:i32[7] = cumsum[axis=0 reverse=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['ediff1d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[12] = jit[
+      name=ediff1d
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:f32[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] d
+          f:f32[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] d
+          g:f32[11] = sub e f
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          i:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] h
+          b:f32[12] = concatenate[dimension=0] i g
+        in (b,) }
+    ] a 0.0:f32[]
+  in (b,) }"""
+
+EXPECTED['ediff1d_ends'] = """\
+{ lambda a:i32[2]; b:i32[7] c:f32[2]. let
+    d:i32[10] = jit[
+      name=ediff1d
+      jaxpr={ lambda ; b:i32[7] a:i32[2] c:f32[2]. let
+          e:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] b
+          f:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] b
+          g:i32[6] = sub e f
+          h:i32[8] = concatenate[dimension=0] a g
+          i:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] c
+          d:i32[10] = concatenate[dimension=0] h i
+        in (d,) }
+    ] b a c
+  in (d,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
