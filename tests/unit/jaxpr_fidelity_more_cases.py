@@ -365,6 +365,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "ediff1d_ends": (lambda jnp: lambda x, e: jnp.ediff1d(x, to_end=e,
                                                           to_begin=np.array([1, 2])),
                      (I7, X7[:2].copy())),
+    # block: jit[block] over the flattened blocks (lower-rank ones raised by
+    # broadcast_in_dim); ix_: each index array laid along its axis by broadcast_in_dim
+    "block": (lambda jnp: lambda x: jnp.block([[x, x], [x, x]]), (M34,)),
+    "block_mixed": (lambda jnp: lambda x, y: jnp.block([x, y, 1.0]), (X7, I7)),
+    "ix": (lambda jnp: lambda i, j: jnp.ix_(i, j), (I7[:2].copy(), I7[2:5].copy())),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
@@ -432,6 +437,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - Indexing by a constant list or NumPy array (x[:, [0, 2]]): JAX normalizes negative
 #   indices (lt, add, select_n, on a bool constant for NumPy indices) even when none is
 #   negative; Ember knows the constant is non-negative and stages only the gather.
+# - Indexing by several index arrays (x[jnp.ix_(i, j)]): JAX first broadcasts each index
+#   array to their common shape, then adds the trailing axis (two broadcast_in_dim each);
+#   Ember broadcasts each straight to the trailing-axis shape (one).
+# - jnp.mean(x, dtype=float16) of float32 x: JAX converts x to float16 and sums there;
+#   Ember sums in float32 and converts the mean (one rounding, not one per addition).
+# - jnp.partition/argpartition: JAX stages top_k of the negated values; Ember sorts (a
+#   stable sort, so ties keep NumPy's order).
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
 # - jnp.average with weights over several axes given out of increasing order: JAX prints

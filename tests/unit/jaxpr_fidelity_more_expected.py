@@ -10022,6 +10022,37 @@ EXPECTED['ediff1d_ends'] = """\
     ] b a c
   in (d,) }"""
 
+EXPECTED['block'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[6,8] = jit[
+      name=block
+      jaxpr={ lambda ; a:f32[3,4] c:f32[3,4] d:f32[3,4] e:f32[3,4]. let
+          f:f32[3,8] = concatenate[dimension=1] a c
+          g:f32[3,8] = concatenate[dimension=1] d e
+          b:f32[6,8] = concatenate[dimension=0] f g
+        in (b,) }
+    ] a a a a
+  in (b,) }"""
+
+EXPECTED['block_mixed'] = """\
+{ lambda ; a:f32[7] b:i32[7]. let
+    c:f32[15] = jit[
+      name=block
+      jaxpr={ lambda ; a:f32[7] b:i32[7] d:f32[]. let
+          e:f32[1] = broadcast_in_dim d
+          f:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+          g:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] e
+          c:f32[15] = concatenate[dimension=0] a f g
+        in (c,) }
+    ] a b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['ix'] = """\
+{ lambda ; a:i32[2] b:i32[3]. let
+    c:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+    d:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+  in (c, d) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
