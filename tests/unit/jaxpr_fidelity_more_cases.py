@@ -442,8 +442,8 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   Ember broadcasts each straight to the trailing-axis shape (one).
 # - jnp.mean(x, dtype=float16) of float32 x: JAX converts x to float16 and sums there;
 #   Ember sums in float32 and converts the mean (one rounding, not one per addition).
-# - jnp.partition/argpartition: JAX stages top_k of the negated values; Ember sorts (a
-#   stable sort, so ties keep NumPy's order).
+# - jnp.partition/argpartition: JAX stages top_k of the negated values; Ember sorts the
+#   axis (a stable sort) and takes the parts from it.
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
 # - jnp.average with weights over several axes given out of increasing order: JAX prints
