@@ -370,6 +370,17 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "block": (lambda jnp: lambda x: jnp.block([[x, x], [x, x]]), (M34,)),
     "block_mixed": (lambda jnp: lambda x, y: jnp.block([x, y, 1.0]), (X7, I7)),
     "ix": (lambda jnp: lambda i, j: jnp.ix_(i, j), (I7[:2].copy(), I7[2:5].copy())),
+    # take_along_axis: jit[take_along_axis], one gather whose matching dimensions are
+    # batching dimensions (a length-1 index dimension is taken whole, a length-1 array
+    # dimension squeezed)
+    "take_along_axis": (lambda jnp: lambda x, i: jnp.take_along_axis(x, i, axis=1),
+                        (M34, np.array([[0, 3], [1, 1], [2, 0]], np.int32))),
+    "take_along_axis_broadcast": (lambda jnp: lambda x, i: jnp.take_along_axis(x, i, axis=0),
+                                  (M34[:1].copy(), np.zeros((3, 4), np.int32))),
+    "take_along_axis_fill_none": (lambda jnp: lambda x, i: jnp.take_along_axis(
+        x, i, axis=None, fill_value=-1.0), (M34, np.array([0, 11, -3, 12], np.int32))),
+    "take_along_axis_argsort": (lambda jnp: lambda x: jnp.take_along_axis(
+        x, jnp.argsort(x, axis=1), axis=1), (M34,)),
     # vmap of a jnp function JAX wraps in jit: one jit equation of the batched body; an
     # elementwise op meeting an unmapped operand gives it a leading axis (broadcast_in_dim)
     "vmap_cumsum": (lambda jnp: lambda x: _vmap(jnp)(jnp.cumsum)(x), (M34,)),
@@ -432,8 +443,9 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - jnp.pad: JAX's jit[_pad] takes the constant as an argument converted inside and prints
 #   the widths as np.int64 (every mode in one jit); Ember stages the pad (or reflect's rev
 #   and concatenate) directly.
-# - jnp.take_along_axis: JAX's jit[take_along_axis] gathers with operand_batching_dims;
-#   Ember gathers with an explicit iota index column (no batching dims).
+# - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
+#   batching-dimension gather in every mode; Ember does in the default mode (above) and
+#   gathers with explicit iota index columns in the others.
 # - Indexing by a constant list or NumPy array (x[:, [0, 2]]): JAX normalizes negative
 #   indices (lt, add, select_n, on a bool constant for NumPy indices) even when none is
 #   negative; Ember knows the constant is non-negative and stages only the gather.

@@ -10053,6 +10053,110 @@ EXPECTED['ix'] = """\
     d:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
   in (c, d) }"""
 
+EXPECTED['take_along_axis'] = """\
+{ lambda ; a:f32[3,4] b:i32[3,2]. let
+    c:f32[3,2] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[3,2]. let
+          d:bool[3,2] = lt b 0:i32[]
+          e:i32[3,2] = add b 4:i32[]
+          f:i32[3,2] = select_n d b e
+          g:i32[3,2,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 2, 1)
+            sharding=None
+          ] f
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_broadcast'] = """\
+{ lambda ; a:f32[1,4] b:i32[3,4]. let
+    c:f32[3,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[1,4] b:i32[3,4]. let
+          d:bool[3,4] = lt b 0:i32[]
+          e:i32[3,4] = add b 1:i32[]
+          f:i32[3,4] = select_n d b e
+          g:i32[3,4,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 4, 1)
+            sharding=None
+          ] f
+          c:f32[3,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(1,), start_indices_batching_dims=(1,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_fill_none'] = """\
+{ lambda ; a:f32[3,4] b:i32[4]. let
+    c:f32[4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[4]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:bool[4] = lt b 0:i32[]
+          f:i32[4] = add b 12:i32[]
+          g:i32[4] = select_n e b f
+          h:i32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] g
+          c:f32[4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=-1.0
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] d h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_argsort'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[3,4] = jit[
+      name=argsort
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          d:f32[3,4] b:i32[3,4] = sort[dimension=1 is_stable=True num_keys=1] a c
+        in (b,) }
+    ] a
+    e:f32[3,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[3,4]. let
+          f:bool[3,4] = lt b 0:i32[]
+          g:i32[3,4] = add b 4:i32[]
+          h:i32[3,4] = select_n f b g
+          i:i32[3,4,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 4, 1)
+            sharding=None
+          ] h
+          e:f32[3,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a i
+        in (e,) }
+    ] a b
+  in (e,) }"""
+
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,4] = jit[
