@@ -79,6 +79,15 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     if dtypes.kind(aval.dtype) == "c" and dtypes.kind(new_dtype) != "c":
         warnings.warn("Casting complex values to real discards the imaginary part",
                       np.exceptions.ComplexWarning, stacklevel=2)
+    if isinstance(x, ArrayImpl) and aval.shape == ():
+        # A concrete scalar (jnp.asarray(2.0) inside a traced function) is converted now,
+        # not staged: JAX folds a convert of a scalar constant, so `x * jnp.asarray(2.0)`
+        # prints `mul x 2.0:f32[]` there too.
+        from ember.hlo.evaluator.elementwise import convert_array
+        value = np.asarray(x)
+        out = convert_array(value, new_dtype) if value.dtype != new_dtype else value
+        return ArrayImpl._from_rule(np.array(out, copy=True), ShapedArray(
+            (), new_dtype, bool(weak_type)))
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

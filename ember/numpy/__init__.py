@@ -40,6 +40,7 @@ from ember.numpy._histograms import *  # noqa: E402, F403
 from ember.numpy._host_io import *  # noqa: E402, F403
 from ember.numpy._index_tricks import *  # noqa: E402, F403
 from ember.numpy._polynomial import *  # noqa: E402, F403
+from ember.numpy._set_pairs import *  # noqa: E402, F403
 from ember.numpy._setops import *  # noqa: E402, F403
 from ember.numpy._statistics import *  # noqa: E402, F403
 from ember.numpy._type_predicates import *  # noqa: E402, F403

@@ -23,17 +23,23 @@ from ember import lax
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["trapezoid", "gradient", "interp", "unwrap", "vander", "ediff1d"]
 
 
 def _slice(a: Any, start: Any, stop: Any, axis: int) -> Any:
-    idx = [builtins.slice(None)] * a.ndim
-    idx[axis] = builtins.slice(start, stop)
-    return a[tuple(idx)]
+    """a[start:stop] along axis, as one lax.slice with unit strides (JAX's slice_in_dim)."""
+    n = a.shape[axis]
+    lo = 0 if start is None else (start + n if start < 0 else start)
+    hi = n if stop is None else (stop + n if stop < 0 else stop)
+    starts, limits = [0] * a.ndim, list(a.shape)
+    starts[axis], limits[axis] = lo, hi
+    return lax.slice(a, starts, limits, (1,) * a.ndim)
 
 
+@jit_like_jax("trapezoid", static_argnames=("axis",))
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     """Integrate sampled values along an axis by the trapezoidal rule.
 
@@ -74,11 +80,14 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 
 
 def _gradient_1(a: Any, h: Any, axis: int) -> Any:
-    lo_edge = _slice(a, 1, 2, axis) - _slice(a, 0, 1, axis)
-    hi_edge = _slice(a, -1, None, axis) - _slice(a, -2, -1, axis)
+    """The gradient along one axis (in JAX's operation order, so its text prints alike)."""
+    upper_edge = _slice(a, 1, 2, axis) - _slice(a, 0, 1, axis)
+    lower_edge = _slice(a, -1, None, axis) - _slice(a, -2, -1, axis)
     if np.ndim(h) == 0:
         inner = (_slice(a, 2, None, axis) - _slice(a, None, -2, axis)) * 0.5 / h
-        return jnp.concatenate((lo_edge / h, inner, hi_edge / h), axis=axis)
+        lower_edge = lower_edge / h
+        upper_edge = upper_edge / h
+        return jnp.concatenate((upper_edge, inner, lower_edge), axis=axis)
     if np.ndim(h) != 1:
         raise ValueError("Spacing arrays must be 1D arrays or scalars.")
     if h.shape[0] != a.shape[axis]:
@@ -87,16 +96,18 @@ def _gradient_1(a: Any, h: Any, axis: int) -> Any:
     shape = [1] * a.ndim
     shape[axis] = h.shape[0]
     h = h.reshape(shape)
-    lo_edge = lo_edge / (_slice(h, 1, 2, axis) - _slice(h, 0, 1, axis))
-    hi_edge = hi_edge / (_slice(h, -1, None, axis) - _slice(h, -2, -1, axis))
+    upper_edge = upper_edge / (_slice(h, 1, 2, axis) - _slice(h, 0, 1, axis))
+    lower_edge = lower_edge / (_slice(h, -1, None, axis) - _slice(h, -2, -1, axis))
     # Non-uniform second-order central difference with steps d1 (left) and d2 (right):
     # f'(x) ~ -d2/(d1(d1+d2)) f[-1] + (d2-d1)/(d1 d2) f[0] + d1/(d2(d1+d2)) f[+1].
     d1 = _slice(h, 1, -1, axis) - _slice(h, 0, -2, axis)
     d2 = _slice(h, 2, None, axis) - _slice(h, 1, -1, axis)
-    inner = (-d2 / (d1 * (d1 + d2)) * _slice(a, 0, -2, axis)
-             + (d2 - d1) / (d1 * d2) * _slice(a, 1, -1, axis)
-             + d1 / (d2 * (d1 + d2)) * _slice(a, 2, None, axis))
-    return jnp.concatenate((lo_edge, inner, hi_edge), axis=axis)
+    wa = -d2 / (d1 * (d1 + d2))
+    wb = (d2 - d1) / (d1 * d2)
+    wc = d1 / (d2 * (d1 + d2))
+    inner = wa * _slice(a, 0, -2, axis) + wb * _slice(a, 1, -1, axis) + \
+        wc * _slice(a, 2, None, axis)
+    return jnp.concatenate((upper_edge, inner, lower_edge), axis=axis)
 
 
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
@@ -120,6 +131,13 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = N
         >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0, 16.0]), 2.0)
         Array([1.5, 2. , 3. , 3.5], dtype=float32)
     """
+    if isinstance(axis, list):
+        axis = tuple(axis)  # (a static argument of jit[gradient]: hashable)
+    return _gradient(f, *varargs, axis=axis, edge_order=edge_order)
+
+
+@jit_like_jax("gradient", static_argnames=("axis", "edge_order"))
+def _gradient(f: Any, *varargs: Any, axis: Any, edge_order: Any) -> Any:
     if edge_order is not None:
         raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
     check_arraylike("gradient", f, *varargs)
@@ -285,6 +303,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     return jnp.power(x[:, None], powers[None, :])
 
 
+@jit_like_jax("ediff1d")
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Return the differences between consecutive elements of a flattened array.
 

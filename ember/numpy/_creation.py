@@ -998,20 +998,19 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
         if get_aval(a).ndim != 1:
             raise ValueError(f"Arguments to ember.numpy.meshgrid must be 1D, got shape "
                              f"{get_aval(a).shape}")
-    sizes = [get_aval(a).shape[0] for a in args]
+    # With 'xy' the first two inputs trade places, are broadcast in input order, and their
+    # outputs trade back (so the second input's broadcast is staged first, as in JAX).
     nd = len(args)
     if indexing == "xy" and nd >= 2:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
+        args[0], args[1] = args[1], args[0]
+    sizes = [get_aval(a).shape[0] for a in args]
     out = []
     for i, a in enumerate(args):
-        dim = i
-        if indexing == "xy" and nd >= 2 and i < 2:
-            dim = 1 - i
-        if sparse:
-            shape = tuple(s if d == dim else 1 for d, s in enumerate(sizes))
-        else:
-            shape = tuple(sizes)
-        out.append(lax.broadcast_in_dim(a, shape, (dim,)))
+        shape = tuple(s if d == i else 1 for d, s in enumerate(sizes)) if sparse else \
+            tuple(sizes)
+        out.append(lax.broadcast_in_dim(a, shape, (i,)))
+    if indexing == "xy" and nd >= 2:
+        out[0], out[1] = out[1], out[0]
     return out
 
 

@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 
 import ember.numpy as jnp
+from ember import lax
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike
 from ember.numpy._reductions import normalize_axes
 
@@ -53,11 +55,13 @@ def _block(xs: Any) -> tuple[Any, int]:
     if builtins.any(d != depths[0] for d in depths[1:]):
         raise ValueError("Mismatched list depths in jax.numpy.block")
     rank = builtins.max(depths[0], builtins.max(p.ndim for p in parts))
-    parts = [p.reshape((1,) * (rank - p.ndim) + p.shape) for p in parts]
+    # (leading unit axes by broadcast_in_dim, JAX's broadcast_to_rank)
+    parts = [p if p.ndim >= rank else lax.broadcast_to_rank(p, rank) for p in parts]
     # The innermost lists join along the last axis, each level out one axis further left.
     return jnp.concatenate(parts, axis=-depths[0]), depths[0] + 1
 
 
+@jit_like_jax("block")
 def block(arrays: Any) -> Any:
     """Assemble an array from nested lists of blocks.
 

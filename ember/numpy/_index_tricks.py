@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import ember.numpy as jnp
+from ember import lax
 from ember.core import dtypes
 from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer
@@ -365,7 +366,7 @@ def ix_(*args: Any) -> tuple[Any, ...]:
         if a.shape[0] == 0:  # NumPy gives an empty index array the integer index type
             out.append(jnp.zeros(shape, dtypes.canonicalize(np.intp)))
         else:
-            out.append(jnp.reshape(a, shape))
+            out.append(lax.broadcast_in_dim(a, tuple(shape), (i,)))  # (as JAX stages it)
     return tuple(out)
 
 

@@ -234,8 +234,9 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
                [  2,  20, 200]], dtype=int32)
     """
     a, b = _promote("outer", a, b)
-    a = lax.reshape(a, (get_aval(a).size, 1))
-    b = lax.reshape(b, (1, get_aval(b).size))
+    # (each raveled, then given a unit axis by broadcast_in_dim, as JAX's a[:, None])
+    a = lax.broadcast_in_dim(lax.reshape(a, (get_aval(a).size,)), (get_aval(a).size, 1), (0,))
+    b = lax.broadcast_in_dim(lax.reshape(b, (get_aval(b).size,)), (1, get_aval(b).size), (1,))
     return lax.mul(a, b)
 
 

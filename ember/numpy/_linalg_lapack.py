@@ -21,6 +21,7 @@ import numpy as np
 from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
 
@@ -552,32 +553,41 @@ def matrix_power(a: Any, n: int) -> Any:
         Array([[0.5 , 0.  ],
                [0.  , 0.25]], dtype=float32)
     """
-    jnp = _jnp()
     check_arraylike("matrix_power", a)
-    a = jnp.asarray(a)
+    try:
+        n = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"exponent must be an integer, got {n}") from err
+    return _matrix_power(_jnp().asarray(a), n)
+
+
+@jit_like_jax("matrix_power", static_argnames=("n",))
+def _matrix_power(a: Any, n: int) -> Any:
+    """a^n, multiplied in JAX's order (so its rounding is JAX's too)."""
+    jnp = _jnp()
     shape = get_aval(a).shape
     if len(shape) < 2:
         raise TypeError(f"{len(shape)}-dimensional array given. Array must be at least "
                         "two-dimensional")
     if shape[-1] != shape[-2]:
         raise TypeError("Last 2 dimensions of the array must be square")
-    try:
-        n = operator.index(n)
-    except TypeError as err:
-        raise TypeError(f"exponent must be an integer, got {n}") from err
     if n == 0:
         return jnp.broadcast_to(jnp.eye(shape[-1], dtype=get_aval(a).dtype), shape)
     if n < 0:
         a = inv(a)
         n = -n
-    result = None
-    z = a
-    while n:  # binary powering: z = a^(2^i), multiplied in where n's bit i is set
-        if n & 1:
+    if n == 1:
+        return a
+    if n == 2:
+        return jnp.matmul(a, a)
+    if n == 3:
+        return jnp.matmul(jnp.matmul(a, a), a)
+    result = z = None
+    while n > 0:  # binary powering: z = a^(2^i), multiplied in where n's bit i is set
+        z = a if z is None else jnp.matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
             result = z if result is None else jnp.matmul(result, z)
-        n >>= 1
-        if n:
-            z = jnp.matmul(z, z)
     return result
 
 

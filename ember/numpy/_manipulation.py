@@ -817,8 +817,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
     for a in _as_list(tup):
         a = ensure_array(a)
         if get_aval(a).ndim < 2:
-            a = lax.broadcast_to_rank(a, 1)
-            a = lax.expand_dims(a, (1,))
+            a = transpose(atleast_2d(a))  # (a column: jit[atleast_2d], then .T, as JAX)
         arrs.append(a)
     return concatenate(arrs, 1)
 

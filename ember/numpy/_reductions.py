@@ -13,6 +13,7 @@ in float32.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,9 @@ __all__ = [
 ]
 
 
-def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+def normalize_axes(axis: Any, ndim: int, keep_order: bool = False) -> tuple[int, ...]:
+    """The axes in [0, ndim), sorted (in the order given with keep_order, as JAX passes a
+    reduction's axes to its primitive: reduce_sum[axes=(1, 0)])."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (list, tuple)):
@@ -46,7 +49,9 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"repeated axis in reduction: {axis}")
-    return tuple(sorted(out)) if ndim else ()
+    if not ndim:
+        return ()
+    return tuple(out) if keep_order else tuple(sorted(out))
 
 
 def _keepdims(out: Any, in_shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
@@ -99,7 +104,7 @@ def _reduction(a: Any, name: str, lax_reduce: Callable[[Any, tuple[int, ...]], A
         if target != aval.dtype:
             a = lax.convert_element_type(a, target)
     aval = get_aval(a)
-    axes = normalize_axes(axis, aval.ndim)
+    axes = normalize_axes(axis, aval.ndim, keep_order=True)
     if where is not None:
         from ember.numpy._manipulation import where as _where
         # (the identity as a 0-d constant of a's dtype, broadcast inside `_where`, as JAX)
@@ -560,7 +565,18 @@ def nanargmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
         >>> jnp.nanargmax(jnp.array([2.0, jnp.nan, 5.0, 1.0]))
         Array(2, dtype=int32)
     """
+    return _nanargmax(ensure_array(a), axis=None if axis is None else operator.index(axis),
+                      keepdims=bool(keepdims))
+
+
+@jit_like_jax("_nanargmax", static_argnames=("axis", "keepdims"))
+def _nanargmax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _nan_arg_extreme(a, axis, keepdims, argmax, -np.inf)
+
+
+@jit_like_jax("_nanargmin", static_argnames=("axis", "keepdims"))
+def _nanargmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _nan_arg_extreme(a, axis, keepdims, argmin, np.inf)
 
 
 def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
@@ -579,7 +595,8 @@ def nanargmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False
         >>> jnp.nanargmin(jnp.array([[jnp.nan, 1.0], [jnp.nan, jnp.nan]]), axis=1)
         Array([ 1, -1], dtype=int32)
     """
-    return _nan_arg_extreme(a, axis, keepdims, argmin, np.inf)
+    return _nanargmin(ensure_array(a), axis=None if axis is None else operator.index(axis),
+                      keepdims=bool(keepdims))
 
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
@@ -658,12 +675,14 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     if a_shape != w_shape:
         if axis is None:
             raise ValueError("Axis must be specified when shapes of a and weights differ.")
-        if len(w_shape) != 1:
-            raise ValueError("1D weights expected when shapes of a and weights differ.")
-        ax = normalize_axes(axis, len(a_shape))
-        if len(ax) != 1 or w_shape[0] != a_shape[ax[0]]:
-            raise ValueError("Length of weights not compatible with specified axis.")
-        w = lax.broadcast_in_dim(w, a_shape, ax)
+        ax = normalize_axes(axis, len(a_shape), keep_order=True)
+        if w_shape != tuple(a_shape[d] for d in ax):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        # weights laid along their axes with unit axes elsewhere (a reshape, as JAX's;
+        # its axes first put in increasing order of the axes of a they lie along)
+        new_shape = tuple(s if i in ax else 1 for i, s in enumerate(a_shape))
+        w = lax.reshape(w, new_shape, tuple(int(i) for i in np.argsort(ax)))
     weights_sum = sum(w, axis, keepdims=keepdims)
     avg = lax.div(sum(lax.mul(a, w), axis, keepdims=keepdims), weights_sum)
     if returned:

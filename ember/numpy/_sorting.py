@@ -327,22 +327,16 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
                [2],
                [0]], dtype=int32)
     """
+    import ember.numpy as jnp
     a = _array("argwhere", a)
+    # Staged as JAX stages it: nonzero of atleast_1d(a), the index arrays stacked as rows
+    # by vstack (one jit[atleast_2d] each) and transposed into columns.
+    result = jnp.transpose(jnp.vstack(nonzero(jnp.atleast_1d(a), size=size,
+                                              fill_value=fill_value)))
     ndim = get_aval(a).ndim
-    cols = nonzero(lax.reshape(a, (1,)) if ndim == 0 else a, size=size,
-                   fill_value=fill_value)
-    m = get_aval(cols[0]).shape[0]
-    idx_t = get_aval(cols[0]).dtype
     if ndim == 0:
-        return lax.full((m, 0), 0, idx_t)
-    # Column d of the result is cols[d]: broadcast each along the new axis and keep it only
-    # in its own column (a select per column; no concatenate needed).
-    which = lax.broadcasted_iota(np.int32, (m, ndim), 1)
-    out = lax.full((m, ndim), 0, idx_t)
-    for d, c in enumerate(cols):
-        here = lax.eq(which, lax.full((m, ndim), d, np.int32))
-        out = lax.select(here, lax.broadcast_in_dim(c, (m, ndim), (0,)), out)
-    return out
+        return jnp.reshape(result[:0], (get_aval(result).shape[0], 0))
+    return jnp.reshape(result, (get_aval(result).shape[0], ndim))
 
 
 @jit_like_jax("count_nonzero", static_argnames=("axis", "keepdims"))
@@ -394,8 +388,10 @@ def _unique_sorted_mask(x: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
 
 
 def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inverse: bool,
-                 want_counts: bool, equal_nan: bool) -> dict[str, Any]:
-    """Sorted unique values of ravel(ar), with first indices, inverse and counts.
+                 want_counts: bool, equal_nan: bool, want_true_size: bool = False
+                 ) -> dict[str, Any]:
+    """Sorted unique values of ravel(ar), with first indices, inverse, counts and (for the
+    set operations) the number of unique values, under "true_size".
 
     The runs' first entries of the sorted values are picked by nonzero(mask, size=size)
     (padded with position 0: the smallest value, its first index); a given fill_value
@@ -417,12 +413,15 @@ def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inv
             fill = (fill_value.astype(dt) if isinstance(fill_value, Tracer)
                     else np.asarray(fill_value).astype(dt))
             values = jnp.where(jnp.arange(m) < mask.sum(), values, fill)
+    elif m == 0 and fill_value is None:
+        values = srt  # (empty, as JAX's: no equation)
     else:
-        # (JAX asks for a fill_value here; without one the padding is 0)
+        # (JAX asks for a fill_value when m > 0; without one the padding is 0)
         values = jnp.full(m, 0 if fill_value is None else fill_value, get_aval(x).dtype)
     res["values"] = values
     if want_index:
-        res["indices"] = perm[ind] if n else jnp.zeros(m, dtypes.default_int())
+        res["indices"] = perm[ind] if n else (
+            perm if m == 0 else jnp.zeros(m, dtypes.default_int()))
     if want_inverse:
         if n:
             imask = jnp.cumsum(mask) - 1
@@ -440,6 +439,8 @@ def _unique_core(ar: Any, size: Any, fill_value: Any, want_index: bool, want_inv
                 starts = nonzero(mask, size=m + 1)[0]
                 starts = starts.at[1:].set(jnp.where(starts[1:], starts[1:], n))
             res["counts"] = jnp.diff(starts)
+    if want_true_size:
+        res["true_size"] = mask.sum()
     return res
 
 
@@ -635,8 +636,11 @@ def _cumulative(fname: str, scan: Any, a: Any, axis: Any, dtype: Any,
     if aval.ndim == 0:
         a, aval = lax.reshape(a, (1,)), get_aval(lax.reshape(a, (1,)))
     ax = _norm_axis(axis, aval.ndim)
-    if nan_fill is not None and dtypes.kind(aval.dtype) in "fc":  # (complex: either part NaN)
-        a = lax.select(lax.ne(a, a), lax.full_like(a, nan_fill), a)
+    if nan_fill is not None:
+        from ember.numpy._manipulation import where
+        # a != a (complex: either part NaN; never for integers, where JAX stages it too)
+        # through jnp.where's jit[_where] with a 0-d fill, as JAX stages it
+        a = where(lax.ne(a, a), lax.convert_element_type(nan_fill, aval.dtype), a)
     target = dtypes.canonicalize(dtype) if dtype is not None else _upcast_small_int(aval.dtype)
     if dtypes.kind(target) == "b":
         # A bool result: x != 0, accumulated in int, then != 0 again (as JAX does).

@@ -29,6 +29,7 @@ __all__ = ["cov", "corrcoef", "nanvar", "nanstd", "nanquantile", "nanpercentile"
            "nanmedian"]
 
 
+@jit_like_jax("cov", static_argnames=("rowvar", "bias", "ddof", "dtype"))
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
         ddof: int | None = None, fweights: Any = None, aweights: Any = None,
         dtype: Any = None) -> Any:
@@ -127,6 +128,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
     return jnp.squeeze(jnp.true_divide(jnp.dot(xc, xt), f))
 
 
+@jit_like_jax("corrcoef", static_argnames=("rowvar", "dtype"))
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Any:
     """Compute the Pearson correlation coefficients of variables.
 

@@ -16,7 +16,7 @@ from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax._slicing import GatherScatterMode
 from ember.numpy._index_entries import _Array, _as_array, _Slice
-from ember.numpy._indexer import _gather
+from ember.numpy._indexer import _gather, _wrap_negative
 from ember.numpy._jit_wrap import jit_like_jax
 
 __all__ = ["take", "take_along_axis"]
@@ -199,6 +199,13 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     """
     a = _as_array(arr)
     idx = _index_operand(indices, "take_along_axis")
+    if mode in (None, "fill") and not isinstance(fill_value, (np.ndarray, list)):
+        # The default mode as JAX 0.10.2 stages it: jit[take_along_axis] of a gather whose
+        # matching dimensions are batching dimensions (no iota index columns)
+        if isinstance(idx, np.ndarray):
+            import ember.numpy as jnp
+            idx = jnp.asarray(idx.astype(np.int64))
+        return _take_along_axis_batched(a, idx, axis=axis, fill_value=fill_value)
     idx_shape = idx.shape if isinstance(idx, np.ndarray) else get_aval(idx).shape
     if axis is None:
         if len(idx_shape) != 1:
@@ -223,3 +230,66 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
         line = np.arange(s, dtype=np.int64).reshape([s if i == d else 1 for i in range(rank)])
         other.append(_Array(line))
     return _take_on_axis(a, idx, axis, "take_along_axis", mode, fill_value, other=other)
+
+
+@jit_like_jax("take_along_axis", static_argnames=("axis", "fill_value"))
+def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> Any:
+    """take_along_axis in 'fill' mode by one gather: the index's axis is the gathered one,
+    a dimension where the index has length 1 is taken whole (an offset dimension), one
+    where the array has length 1 is squeezed away, and the others pair array and index
+    dimensions as batching dimensions."""
+    idx_shape = get_aval(idx).shape
+    if axis is None:
+        if len(idx_shape) != 1:
+            raise ValueError(f"when axis=None, `indices` must have a single dimension, got "
+                             f"shape {idx_shape}")
+        a = lax.reshape(a, (get_aval(a).size,))
+        axis = 0
+    shape = get_aval(a).shape
+    rank = len(shape)
+    if len(idx_shape) != rank:
+        raise ValueError(f"indices and arr must have the same number of dimensions; "
+                         f"{len(idx_shape)} vs. {rank}")
+    axis = _canonical_axis(axis, rank)
+    arr_shape = tuple(1 if d == axis else s for d, s in enumerate(shape))
+    for s, t in zip(arr_shape, idx_shape):
+        if s != t and 1 not in (s, t):
+            raise ValueError(f"indices and arr shapes are not broadcast-compatible: "
+                             f"{idx_shape} vs. {shape}")
+    out_shape = tuple(max(s, t) if 0 not in (s, t) else 0
+                      for s, t in zip(arr_shape, idx_shape))
+    size = shape[axis]
+    if size == 0:
+        return lax.full(out_shape, 0, get_aval(a).dtype)
+    idx = _wrap_negative(idx, size)  # (negative indices count from the end)
+    index_dims = [d for d, t in enumerate(idx_shape) if d == axis or t != 1]
+    idx = lax.reshape(idx, tuple(out_shape[d] for d in index_dims) + (1,))
+    slice_sizes, offset_dims, start_index_map, collapsed = [], [], [], []
+    obatch, ibatch, squeeze = [], [], []
+    new_d = j = 0
+    for d in range(rank):
+        if d == axis:
+            slice_sizes.append(1)
+            start_index_map.append(new_d)
+            collapsed.append(new_d)
+            new_d += 1
+            j += 1
+        elif idx_shape[d] == 1:
+            offset_dims.append(d)
+            slice_sizes.append(arr_shape[d])
+            new_d += 1
+        elif arr_shape[d] == 1:
+            squeeze.append(d)
+            j += 1
+        else:
+            slice_sizes.append(0 if arr_shape[d] == 0 else 1)
+            obatch.append(new_d)
+            ibatch.append(j)
+            new_d += 1
+            j += 1
+    a = lax.squeeze(a, squeeze)
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
+        start_index_map=tuple(start_index_map), operand_batching_dims=tuple(obatch),
+        start_indices_batching_dims=tuple(ibatch))
+    return lax.gather(a, idx, dnums, tuple(slice_sizes), mode="fill", fill_value=fill_value)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.core.trace import get_aval
+from ember.numpy._jit_wrap import jit_like_jax
 
 object_ = np.object_
 
@@ -48,29 +49,31 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
       Array(-2., dtype=float32)
     """
     jnp = _jnp()
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    if not get_aval(a).shape or not get_aval(b).shape:
+        raise ValueError("cross: both inputs must have at least one dimension")
+    return _cross(a, b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+
+
+@jit_like_jax("cross", static_argnames=("axisa", "axisb", "axisc", "axis"))
+def _cross(a: Any, b: Any, axisa: int, axisb: int, axisc: int, axis: int | None) -> Any:
+    # (the components in JAX's order, stacked by jnp.array, so the text prints as JAX's)
+    jnp = _jnp()
     if axis is not None:
         axisa = axisb = axisc = axis
-    a, b = jnp.asarray(a), jnp.asarray(b)
-    sa, sb = get_aval(a).shape, get_aval(b).shape
-    if not sa or not sb:
-        raise ValueError("cross: both inputs must have at least one dimension")
     a, b = jnp.moveaxis(a, axisa, -1), jnp.moveaxis(b, axisb, -1)
     na, nb = get_aval(a).shape[-1], get_aval(b).shape[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product (dimension must be 2 "
                          "or 3)")
-    dt = jnp.result_type(a, b)
-    a, b = a.astype(dt), b.astype(dt)
-    a0, a1 = a[..., 0], a[..., 1]
-    b0, b1 = b[..., 0], b[..., 1]
-    z = a0 * b1 - a1 * b0
     if na == 2 and nb == 2:
-        return z
-    zero = jnp.zeros((), dt)
-    a2 = a[..., 2] if na == 3 else zero
-    b2 = b[..., 2] if nb == 3 else zero
-    out = jnp.stack(jnp.broadcast_arrays(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z), axis=-1)
-    return jnp.moveaxis(out, -1, axisc)
+        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a0, a1 = a[..., 0], a[..., 1]
+    a2 = a[..., 2] if na == 3 else jnp.zeros_like(a0)
+    b0, b1 = b[..., 0], b[..., 1]
+    b2 = b[..., 2] if nb == 3 else jnp.zeros_like(b0)
+    c = jnp.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+    return jnp.moveaxis(c, 0, axisc)
 
 
 def sort_complex(a: Any) -> Any:

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from ember import lax
-from ember.core import dtypes
 from ember.core.trace import get_aval as _get_aval
 from ember.numpy import _linalg, _manipulation
 from ember.numpy import _linalg_lapack as _lapack
+from ember.numpy._jit_wrap import jit_like_jax as _jit_like_jax
 from ember.numpy._linalg_lapack import *  # noqa: F403
 from ember.numpy._linalg_lapack import __all__ as _lapack_all
 from ember.numpy._promote import check_arraylike as _check_arraylike
@@ -42,45 +42,59 @@ def _abs(x: Any) -> Any:
     return lax.abs(x)
 
 
-def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
-    r = _reductions()
-    if dtypes.kind(_get_aval(x).dtype) == "c":  # every vector norm is the norm of the moduli
-        x = _abs(x)
+def _sum_sq(x: Any, axis: Any, keepdims: bool) -> Any:
+    """sqrt(sum(real(x * conj(x)))): the 2-norm (conj and real stage nothing for reals)."""
+    import ember.numpy as jnp
+    return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axis, keepdims=keepdims))
+
+
+def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """The vector norm over `axis` (None: all axes), staged as JAX stages it."""
+    import ember.numpy as jnp
     if ord is None or ord == 2:
-        return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
+        return _sum_sq(x, axis, keepdims)
     if ord == np.inf:
-        return r.max(_abs(x), axis=axes, keepdims=keepdims)
+        # (initial=0: an empty vector's norm is 0, as in JAX)
+        return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims, initial=0)
     if ord == -np.inf:
-        return r.min(_abs(x), axis=axes, keepdims=keepdims)
+        return jnp.min(jnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        nz = lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), _get_aval(x).dtype)
-        return r.sum(nz, axis=axes, keepdims=keepdims)
+        real = np.finfo(_get_aval(x).dtype).dtype
+        return jnp.sum(x != 0, dtype=real, axis=axis, keepdims=keepdims)
     if ord == 1:
-        return r.sum(_abs(x), axis=axes, keepdims=keepdims)
+        return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    p = lax.convert_element_type(ord, _get_aval(x).dtype)
-    total = r.sum(lax.pow(_abs(x), lax.full_like(x, p)), axis=axes, keepdims=keepdims)
-    return lax.pow(total, lax.div(lax.full_like(total, 1), lax.full_like(total, p)))
+    abs_x = jnp.abs(x)
+    dt = _get_aval(abs_x).dtype
+    p = np.asarray(ord, dt)
+    total = jnp.sum(abs_x ** p, axis=axis, keepdims=keepdims)
+    return jnp.power(total, np.asarray(1.0 / p, dt))
 
 
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
-    r = _reductions()
+    """The matrix norm over the (row, col) axes, staged as JAX stages it."""
+    import ember.numpy as jnp
     row, col = axes
-    if dtypes.kind(_get_aval(x).dtype) == "c" and ord in (None, "fro", 1, -1, np.inf, -np.inf):
-        x = _abs(x)  # these are norms of the moduli; 2, -2, nuc take the complex SVD
-    if ord is None or ord == "fro":
-        return lax.sqrt(r.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
-    if ord in (1, -1, np.inf, -np.inf):
-        # 1-norm: the largest column sum (sum over rows); inf-norm: the largest row sum.
-        summed_axis, reduced_axis = (row, col) if ord in (1, -1) else (col, row)
-        sums = r.sum(_abs(x), axis=summed_axis, keepdims=True)
-        pick = r.max if ord in (1, np.inf) else r.min
-        out = pick(sums, axis=reduced_axis, keepdims=True)
-        return out if keepdims else lax.squeeze(out, sorted(axes))
+    if ord is None or ord in ("f", "fro"):
+        return _sum_sq(x, axes, keepdims)
+    if ord in (1, -1):
+        # the largest (smallest) column sum: sum over the rows, then over the columns
+        if not keepdims and col > row:
+            col -= 1
+        sums = jnp.sum(jnp.abs(x), axis=row, keepdims=keepdims)
+        return (jnp.max(sums, axis=col, keepdims=keepdims, initial=0) if ord == 1 else
+                jnp.min(sums, axis=col, keepdims=keepdims))
+    if ord in (np.inf, -np.inf):
+        # the largest (smallest) row sum
+        if not keepdims and row > col:
+            row -= 1
+        sums = jnp.sum(jnp.abs(x), axis=col, keepdims=keepdims)
+        return (jnp.max(sums, axis=row, keepdims=keepdims, initial=0) if ord == np.inf else
+                jnp.min(sums, axis=row, keepdims=keepdims))
     if ord in (2, -2, "nuc"):
         return _lapack.singular_value_norm(x, ord, axes, keepdims)
-    raise ValueError(f"Invalid norm order {ord!r} for matrices.")
+    raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
 def _norm_axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -124,24 +138,27 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         Array([2.236068, 5.      ], dtype=float32)
     """
     _check_arraylike("norm", x)
+    if isinstance(axis, list):
+        axis = tuple(axis)  # (a static argument of jit[norm]: hashable)
+    return _norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+@_jit_like_jax("norm", static_argnames=("ord", "axis", "keepdims"))
+def _norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     (x,) = _promote_dtypes_inexact(x)
     ndim = _get_aval(x).ndim
     if axis is None:
         if ord is None:
-            flat = lax.reshape(x, (_get_aval(x).size,))
-            out = _vector_norm(flat, None, (0,), False)
-            return lax.reshape(out, (1,) * ndim) if keepdims else out
-        if ndim == 1:
-            axes: tuple[int, ...] = (0,)
-        elif ndim == 2:
-            axes = (0, 1)
-        else:
+            # (any rank, as NumPy allows: the 2-norm over every axis)
+            return _sum_sq(x, None, keepdims)
+        if ndim not in (1, 2):
             raise ValueError("Improper number of axes for norm: pass axis= for arrays of "
                              "rank other than 1 or 2 when ord is given.")
+        axes: tuple[int, ...] = tuple(range(ndim))
     else:
         axes = _norm_axes(axis, ndim)
     if len(axes) == 1:
-        return _vector_norm(x, ord, axes, keepdims)
+        return _vector_norm(x, 2 if ord is None else ord, axes, keepdims)
     if len(axes) == 2:
         return _matrix_norm(x, ord, (axes[0], axes[1]), keepdims)
     raise ValueError(f"Improper number of axes for norm: {axis}")
@@ -173,10 +190,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     _check_arraylike("vector_norm", x)
     (x,) = _promote_dtypes_inexact(x)
     ndim = _get_aval(x).ndim
-    if axis is None:
-        out = _vector_norm(lax.reshape(x, (_get_aval(x).size,)), ord, (0,), False)
-        return lax.reshape(out, (1,) * ndim) if keepdims else out
-    return _vector_norm(x, ord, _norm_axes(axis, ndim), keepdims)
+    return _vector_norm(x, ord, None if axis is None else _norm_axes(axis, ndim), keepdims)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
@@ -206,7 +220,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     ndim = _get_aval(x).ndim
     if ndim < 2:
         raise ValueError(f"matrix_norm requires an array of rank >= 2, got rank {ndim}")
-    return _matrix_norm(x, ord, (ndim - 2, ndim - 1), keepdims)
+    return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
 
 
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None,

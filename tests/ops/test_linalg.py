@@ -256,6 +256,19 @@ def test_norms():
                                    np.linalg.norm(x, o), rtol=1e-5)
     n = jnp.linalg.norm(np.arange(5, dtype=np.int32))
     assert n.dtype == np.float32
+    # complex values (staged as JAX: sqrt(sum(real(x * conj(x))))), a list of axes, and
+    # the empty vector's inf-norm (0, as JAX's initial=0; NumPy raises)
+    z = (x + 1j * x[::-1]).astype(np.complex64)
+    for o, ax in ((None, None), (None, 0), (1, 1), (np.inf, [0, 1]), ("fro", (0, 1))):
+        assert_eager_jit_numpy(lambda a, o=o, ax=ax: jnp.linalg.norm(a, o, axis=ax),
+                               lambda a, o=o, ax=ax: np.linalg.norm(
+                                   a, o, axis=None if ax is None else tuple(np.atleast_1d(ax))),
+                               z, rtol=2e-6)
+    assert float(jnp.linalg.norm(np.zeros(0, np.float32), np.inf)) == 0.0
+    with pytest.raises(ValueError, match="Invalid order 'bad' for vector norm"):
+        jnp.linalg.norm(v, "bad")
+    with pytest.raises(ValueError, match="Invalid order 3 for matrix norm|Invalid order '3'"):
+        jnp.linalg.norm(x, 3)
 
 
 def test_linalg_aliases():

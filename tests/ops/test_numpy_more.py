@@ -370,6 +370,9 @@ def test_trapezoid_gradient():
         coords = np.cumsum(np.abs(_data(shape[0], 5)) + 0.2).astype(F32)
         b.check(lambda f, c: jnp.gradient(f, c, axis=0), lambda f, c: np.gradient(
             f, c, axis=0), f, coords, rtol=1e-4, atol=1e-5)
+    f = _data((4, 5), 6)
+    b.check(lambda f: tuple(jnp.gradient(f, 2.0, axis=[1, 0])),  # (a list of axes)
+            lambda f: tuple(np.gradient(f, 2.0, axis=(1, 0))), f, rtol=1e-5, atol=1e-6)
     b.run()
     assert jnp.gradient(np.ones((3, 3)), axis=()) == []
     with pytest.raises(ValueError, match="at least 2 elements are required"):

@@ -25,6 +25,12 @@ def _pad(v, size, fill):
     return np.concatenate([v, np.full(size - v.shape[0], fill, v.dtype)])
 
 
+def _smallest(v):
+    """JAX's default padding of setxor1d and intersect1d: the min of the result (NaN when
+    it holds one), 0 when it is empty."""
+    return np.min(v) if v.size else 0
+
+
 def _pairs():
     rng = np.random.default_rng(0)
     out = []
@@ -52,7 +58,7 @@ def test_set_operations_eager_and_jit_with_size():
             fills = {"union1d": np.nanmin(np.concatenate([x.ravel(), y.ravel()]))
                      if x.size + y.size else 0,
                      "intersect1d": want[0] if want.size else 0,
-                     "setxor1d": want[0] if want.size else 0, "setdiff1d": 0}
+                     "setxor1d": _smallest(want), "setdiff1d": 0}
             if x.dtype == F32 and name == "union1d":
                 continue  # unique's own padding of a NaN-holding float input
             check(lambda x, y: getattr(jnp, name)(x, y, size=size),
@@ -220,3 +226,121 @@ def test_host_io(tmp_path):
     assert issubclass(jnp.ComplexWarning, Warning)
     with pytest.raises(NotImplementedError, match="may be non-pure"):
         jnp.fromfile(str(path))
+
+
+def _many_pairs():
+    """Inputs of odd sizes with repeats, NaN, -0.0 beside 0.0, infinities, empty ones,
+    all-NaN ones, 2-D ones and mixed dtypes."""
+    rng = np.random.default_rng(7)
+    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.5, -2.0], F32)
+    out = []
+    for n, m in ((1, 1), (2, 3), (5, 5), (7, 2), (11, 6), (13, 17), (0, 3), (4, 0)):
+        out.append((rng.integers(-3, 4, n).astype(np.int32),
+                    rng.integers(-3, 4, m).astype(np.int32)))
+        out.append((rng.choice(special, n), rng.choice(special, m)))
+    out.append((np.full(3, np.nan, F32), np.array([1.0], F32)))
+    out.append((np.array([np.nan, 2.0, np.nan], F32), np.full(2, np.nan, F32)))
+    out.append((np.array([-0.0, 0.0, -0.0], F32), np.array([0.0], F32)))
+    out.append((rng.integers(0, 4, (3, 3)).astype(np.int32), rng.choice(special, (2, 2))))
+    return out
+
+
+def _unique_shuffled(rng, v):
+    u = np.unique(v)
+    if u.dtype.kind == "f":
+        u = u[~np.isnan(u)]
+    return rng.permutation(u)
+
+
+def test_intersect_setdiff_setxor_against_numpy_over_many_inputs():
+    # Eagerly, with and without size= (padding as JAX defines it: fill_value, else
+    # setdiff1d 0, intersect1d and setxor1d the result's min, 0 when empty); under jit
+    # one pair. assume_unique on inputs without repeats.
+    rng = np.random.default_rng(8)
+    b = NumpyBatch()
+    for k, (x, y) in enumerate(_many_pairs()):
+        # (under jit: one pair of floats with NaN, -0.0 and infinities; compiles are costly,
+        # and the fidelity table checks jit against eager on its own set-op cases)
+        check = b.check if k == 11 else b.check_eager
+        for name in ("intersect1d", "setdiff1d", "setxor1d"):
+            want = getattr(np, name)(x, y)
+            got = b.check_eager(getattr(jnp, name), getattr(np, name), x, y)
+            # (JAX's promotion: int32 with float32 is float32; setdiff1d keeps x's dtype)
+            assert got.dtype == (x.dtype if name == "setdiff1d" else jnp.result_type(x, y))
+            default = 0 if name == "setdiff1d" else _smallest(want)
+            for size in (want.size + 3, max(want.size - 1, 0)):
+                (check if size > want.size else b.check_eager)(
+                    lambda x, y: getattr(jnp, name)(x, y, size=size),
+                    lambda x, y: _pad(want, size, default), x, y)
+                b.check_eager(lambda x, y: getattr(jnp, name)(x, y, size=size, fill_value=7),
+                              lambda x, y: _pad(want, size, 7), x, y)
+            xu, yu = _unique_shuffled(rng, x), _unique_shuffled(rng, y)
+            want_u = getattr(np, name)(xu, yu, assume_unique=True)
+            b.check_eager(lambda x, y: getattr(jnp, name)(x, y, assume_unique=True),
+                          lambda x, y: want_u, xu, yu)
+            b.check_eager(lambda x, y: getattr(jnp, name)(x, y, assume_unique=True,
+                                                          size=want_u.size + 2),
+                          lambda x, y: _pad(want_u, want_u.size + 2, 0 if name == "setdiff1d"
+                                            else _smallest(want_u)), xu, yu)
+        vals, ia, ib = np.intersect1d(x, y, return_indices=True)
+        b.check_eager(lambda x, y: jnp.intersect1d(x, y, return_indices=True),
+                      lambda x, y: (vals, ia, ib), x, y)
+        for size in (vals.size + 2, max(vals.size - 1, 0)):
+            (check if size > vals.size else b.check_eager)(
+                lambda x, y: jnp.intersect1d(x, y, return_indices=True, size=size),
+                lambda x, y: (_pad(vals, size, _smallest(vals)), _pad(ia, size, x.size),
+                              _pad(ib, size, y.size)), x, y)
+        vu, iu, ju = np.intersect1d(xu, yu, assume_unique=True, return_indices=True)
+        b.check_eager(lambda x, y: jnp.intersect1d(x, y, assume_unique=True,
+                                                   return_indices=True),
+                      lambda x, y: (vu, iu, ju), xu, yu)
+        check(lambda x, y: jnp.intersect1d(x, y, assume_unique=True, return_indices=True,
+                                           size=vu.size + 1, fill_value=-1),
+              lambda x, y: (_pad(vu, vu.size + 1, -1), _pad(iu, vu.size + 1, xu.size),
+                            _pad(ju, vu.size + 1, yu.size)), xu, yu)
+    b.run()
+
+
+def test_set_operations_size_edge_cases():
+    nan2 = np.full(2, np.nan, F32)
+    # NumPy's setdiff1d([nan, nan], [1]) is [nan]: padded with 0, not with a second NaN
+    # (JAX 0.10.2's [nan, nan]; see setdiff1d's docstring)
+    np.testing.assert_array_equal(jnp.setdiff1d(nan2, np.ones(1, F32), size=2), [np.nan, 0])
+    np.testing.assert_array_equal(
+        ember.jit(lambda a, b: jnp.setdiff1d(a, b, size=3, fill_value=5))(nan2, nan2[:1]),
+        [np.nan, 5, 5])
+    # setxor1d pads with the result's min, NaN when it holds one (as JAX)
+    np.testing.assert_array_equal(jnp.setxor1d(np.array([1.0, np.nan], F32),
+                                               np.array([2.0], F32), size=4),
+                                  [1.0, 2.0, np.nan, np.nan])
+    for name in ("intersect1d", "setdiff1d", "setxor1d"):
+        assert getattr(jnp, name)(np.arange(3), np.arange(2), size=0).shape == (0,)
+        with pytest.raises(ValueError, match="size must be non-negative"):
+            getattr(jnp, name)(np.arange(3), np.arange(2), size=-1)
+    # both inputs empty: every index is padding (JAX's gather of an empty array fails)
+    e = np.zeros(0, np.int32)
+    out = jnp.intersect1d(e, np.arange(3, dtype=np.int32), return_indices=True, size=2)
+    assert [np.asarray(o).tolist() for o in out] == [[0, 0], [0, 0], [3, 3]]
+    with pytest.raises(TypeError, match="fill_value must be a concrete scalar"):
+        ember.jit(lambda a, f: jnp.intersect1d(a, a, size=2, fill_value=f))(
+            np.arange(3), np.int32(1))
+
+
+def test_membership_past_the_all_pairs_limit_searches():
+    # Past 2**22 pairs isin (method="auto") and setdiff1d search a sorted copy instead of
+    # comparing every pair (JAX's program): the same answers, NaN in nothing, -0.0 == 0.0
+    rng = np.random.default_rng(9)
+    x = rng.integers(-1500, 1500, 2100).astype(F32)
+    y = rng.integers(-1500, 1500, 2100).astype(F32)
+    x[::97], y[::89], x[5], y[7] = np.nan, np.nan, -0.0, 0.0
+    assert x.size * y.size > 1 << 22
+    for invert in (False, True):
+        want = np.isin(x, y, invert=invert)
+        np.testing.assert_array_equal(np.asarray(jnp.isin(x, y, invert=invert)), want)
+        np.testing.assert_array_equal(
+            np.asarray(ember.jit(lambda a, b, i=invert: jnp.isin(a, b, invert=i))(x, y)), want)
+    want = np.setdiff1d(x, y)
+    np.testing.assert_array_equal(np.asarray(jnp.setdiff1d(x, y)), want)
+    np.testing.assert_array_equal(np.asarray(jnp.setdiff1d(x, y, size=want.size + 2,
+                                                           fill_value=-7)),
+                                  np.concatenate([want, [-7, -7]]))

@@ -178,7 +178,15 @@ def test_average():
                 lambda a, b: np.average(a, 0, weights=b, returned=True), x, w, rtol=1e-5)
     batch.check(lambda a: jnp.average(a, 1, keepdims=True),
                 lambda a: np.average(a, 1, keepdims=True), x, rtol=1e-5)
+    # weights along a tuple of axes, in either order (shaped as a along them, as NumPy)
+    x3 = x.reshape(2, 3, 2)
+    for axes, wt in (((0, 2), w[0, :4].reshape(2, 2)), ((2, 0), w[1, :4].reshape(2, 2))):
+        batch.check(lambda a, b, ax=axes: jnp.average(a, ax, weights=b, returned=True),
+                    lambda a, b, ax=axes: np.average(a, ax, weights=b, returned=True), x3,
+                    wt, rtol=1e-5)
     batch.run()
+    with pytest.raises(ValueError, match="Shape of weights must be consistent"):
+        jnp.average(x, 1, weights=w[:, 0])
 
 
 def test_nan_reductions():
@@ -300,3 +308,24 @@ def test_var_std_nonpositive_divisor_is_nan(fname: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         np.testing.assert_allclose(got, getattr(np, fname)(x, axis=1, where=w), rtol=1e-6)
+
+
+def test_reductions_over_axes_given_out_of_order() -> None:
+    # The axes reach the primitive in the order given (reduce_sum[axes=(2, 0)], as JAX);
+    # values, keepdims shapes, gradients and vmap match NumPy's for any order
+    x = np.random.default_rng(5).standard_normal((2, 3, 4)).astype(np.float32)
+    b = NumpyBatch()
+    for axes in ((2, 0), (1, -3), (2, 1, 0)):
+        for name in ("sum", "prod", "max", "min", "mean", "var", "any", "all"):
+            b.check(lambda a, n=name, ax=axes: getattr(jnp, n)(a > 0 if n in ("any", "all")
+                                                                else a, axis=ax),
+                    lambda a, n=name, ax=axes: getattr(np, n)(a > 0 if n in ("any", "all")
+                                                              else a, axis=ax), x, rtol=1e-5)
+        b.check(lambda a, ax=axes: jnp.max(a, axis=ax, keepdims=True),
+                lambda a, ax=axes: np.max(a, axis=ax, keepdims=True), x)
+    b.run()
+    grad = ember.grad(lambda a: jnp.prod(a, axis=(2, 0)).sum())(x)
+    want = np.prod(x, axis=(2, 0), keepdims=True) / x
+    np.testing.assert_allclose(np.asarray(grad), want, rtol=1e-4)
+    out = ember.vmap(lambda a: jnp.sum(a, axis=(1, 0)))(x)
+    np.testing.assert_allclose(np.asarray(out), x.sum(axis=(2, 1)), rtol=1e-5)

@@ -267,3 +267,28 @@ def test_operators_with_numpy_and_python_scalars():
 
     out = ember.jit(traced)(np.arange(4, dtype=np.float32))
     np.testing.assert_array_equal(out[0], 2 * np.arange(4) + 1)
+
+
+def test_logaddexp_values_and_derivatives_at_the_infinities():
+    # Values: NumPy's, eagerly and under jit, with infinities and NaN. Derivatives: the
+    # weights e^x / (e^x + e^y) (2^x / (2^x + 2^y)), their limits at the infinities, and
+    # 1 for logaddexp(a, a) everywhere (the custom JVP; JAX's gives e at (1, inf), 2 at
+    # (inf, inf))
+    inf = np.inf
+    x = np.array([1.0, 1.0, inf, -inf, 1.0, 50.0, np.nan, inf, -3.0], np.float32)
+    y = np.array([-inf, inf, inf, -inf, 2.0, -50.0, 1.0, -inf, 0.5], np.float32)
+    for jf, nf, base in ((jnp.logaddexp, np.logaddexp, np.e), (jnp.logaddexp2, np.logaddexp2,
+                                                                 2.0)):
+        for fn in (jf, ember.jit(jf)):
+            np.testing.assert_allclose(np.asarray(fn(x, y)), nf(x, y), rtol=1e-6)
+        gx, gy = ember.vmap(ember.grad(jf, argnums=(0, 1)))(x, y)
+        with np.errstate(all="ignore"):
+            d = (x.astype(np.float64) - y) * np.log(base)
+            want_x = np.where(np.isnan(d) & ~np.isnan(x) & ~np.isnan(y), 0.5,
+                              1 / (1 + np.exp(-d)))
+        np.testing.assert_allclose(np.asarray(gx), want_x, rtol=1e-5, atol=1e-30)
+        np.testing.assert_allclose(np.asarray(gy), np.where(np.isnan(want_x), np.nan,
+                                                            1 - want_x), rtol=1e-5,
+                                   atol=1e-30)
+        diag = ember.vmap(ember.grad(lambda a, f=jf: f(a, a)))(x)
+        np.testing.assert_allclose(np.asarray(diag), np.where(np.isnan(x), np.nan, 1.0))

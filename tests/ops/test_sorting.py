@@ -308,6 +308,46 @@ def test_nonzero_family(dtype):
         jnp.nonzero(np.float32(1.0))
 
 
+def test_argwhere_size_fill_and_0d():
+    # NumPy's rows, cut or padded to size= with fill_value (0 by default), eagerly and
+    # under jit; 0-d inputs give shape (N, 0) as NumPy's (N = size when given)
+    x = np.array([[0.0, -0.0, np.nan], [2.0, 0.0, -1.0]], np.float32)
+    want = np.argwhere(x)
+    for size, fill in ((5, None), (5, -1), (2, 7), (0, None)):
+        pad = np.full((max(size - len(want), 0), 2), 0 if fill is None else fill)
+        ref = np.concatenate([want, pad])[:size]
+        for fn in (jnp.argwhere, ember.jit(jnp.argwhere, static_argnames=("size",
+                                                                          "fill_value"))):
+            got = np.asarray(fn(x, size=size, fill_value=fill))
+            assert got.shape == ref.shape and (got == ref).all(), (size, fill, got)
+    for v in (np.float32(0.0), np.float32(3.0), np.zeros((0, 3), np.float32)):
+        assert np.asarray(jnp.argwhere(v)).shape == np.argwhere(v).shape
+    assert np.asarray(ember.jit(lambda v: jnp.argwhere(v, size=3))(np.float32(2.0))
+                      ).shape == (3, 0)
+
+
+def test_take_along_axis_by_batched_gather():
+    # The default mode is one gather with batching dimensions (JAX's program): NumPy's
+    # values where the index broadcasts against the array on either side, negative
+    # indices from the end, out-of-range ones filled (NaN, or fill_value), axis=None
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    for ax, shape in ((0, (2, 4, 5)), (1, (3, 6, 1)), (2, (1, 4, 3)), (-1, (3, 1, 7)),
+                      (1, (1, 2, 5))):
+        i = rng.integers(-x.shape[ax], x.shape[ax], shape).astype(np.int32)
+        want = np.take_along_axis(x, i, axis=ax)
+        for fn in (jnp.take_along_axis, ember.jit(jnp.take_along_axis,
+                                                  static_argnames=("axis",))):
+            np.testing.assert_array_equal(np.asarray(fn(x, i, axis=ax)), want)
+    i = np.array([0, 59, -1, 60, -61], np.int32)
+    np.testing.assert_array_equal(np.asarray(jnp.take_along_axis(x, i, axis=None)),
+                                  [x.ravel()[0], x.ravel()[59], x.ravel()[-1], np.nan, np.nan])
+    got = jnp.take_along_axis(x[0], np.array([[0, 5]]), axis=1, fill_value=-1.0)
+    np.testing.assert_array_equal(np.asarray(got)[:, 1], -1.0)
+    assert jnp.take_along_axis(np.zeros((3, 0), np.float32), np.zeros((3, 2), np.int32),
+                               axis=1).shape == (3, 2)
+
+
 def test_take_prefix_paths_agree():
     x = np.array([[-0.0, np.nan, 1.5], [2.0, -np.inf, 3.0]], np.float32)
     for k in (0, 2, 3, 5):

@@ -2858,6 +2858,36 @@ EXPECTED['any_0d'] = """\
     c:bool[] = reduce_or[axes=()] b
   in (c,) }"""
 
+EXPECTED['reductions_axes_out_of_order'] = """\
+let _var = { lambda ; a:f32[2,3,2] b:i32[]. let
+    c:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] a
+    d:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,3,1] = div d 4.0:f32[]
+    f:f32[2,3,2] = sub a e
+    g:f32[2,3,2] = square f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[] = sub 4.0:f32[] h
+    j:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] g
+    k:f32[3] = div j i
+    l:bool[] = gt i 0.0:f32[]
+    m:f32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; l:bool[] k:f32[3] n:f32[]. let
+          o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+          p:f32[3] = broadcast_in_dim o
+          m:f32[3] = select_n l p k
+        in (m,) }
+    ] l k nan:f32[]
+  in (m,) } in
+{ lambda ; q:f32[2,3,2]. let
+    r:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] q
+    s:bool[2,3,2] = gt q 0.0:f32[]
+    t:bool[3] = reduce_or[axes=(2, 0)] s
+    u:f32[3] = jit[name=_var jaxpr=_var] q 0:i32[]
+    v:f32[2] = reduce_max[axes=(1, 0)] q
+    w:f32[1,1,2] = broadcast_in_dim[broadcast_dimensions=(2,)] v
+  in (r, t, u, w) }"""
+
 EXPECTED['at_add'] = """\
 { lambda ; a:f32[7]. let
     b:i32[1] = broadcast_in_dim 2:i32[]
@@ -4128,6 +4158,372 @@ let remainder = { lambda ; a:i32[4] b:i32[]. let
     ] bv 9:i32[] br
   in (bw,) }"""
 
+EXPECTED['argwhere_size'] = """\
+let floor_divide = { lambda ; a:i32[4] b:i32[]. let
+    c:i32[4] = div a b
+    d:i32[4] = sign a
+    e:i32[] = sign b
+    f:bool[4] = ne d e
+    g:i32[4] = rem a b
+    h:bool[4] = ne g 0:i32[]
+    i:bool[4] = and f h
+    j:i32[4] = sub c 1:i32[]
+    k:i32[4] = jit[name=_where jaxpr=_where] i j c
+  in (k,) } in
+let remainder = { lambda ; l:i32[4] m:i32[]. let
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+    o:bool[] = eq n 0:i32[]
+    p:i32[] = jit[name=_where jaxpr=_where1] o 1:i32[] n
+    q:i32[4] = rem l p
+    r:bool[4] = ne q 0:i32[]
+    s:bool[4] = lt q 0:i32[]
+    t:bool[] = lt p 0:i32[]
+    u:bool[4] = ne s t
+    v:bool[4] = and u r
+    w:i32[4] = add q p
+    x:i32[4] = select_n v q w
+  in (x,) } in
+let atleast_2d = { lambda ; y:i32[4]. let
+    z:i32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] y
+  in (z,) } in
+let _where = { lambda ; ba:bool[4] bb:i32[4] bc:i32[4]. let
+    bd:i32[4] = select_n ba bc bb
+  in (bd,) } in
+let _where1 = { lambda ; be:bool[] bf:i32[] bg:i32[]. let
+    bh:i32[] = select_n be bg bf
+  in (bh,) } in
+{ lambda ; bi:f32[3,4]. let
+    bj:f32[3,4] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; bi:f32[3,4]. let  in (bi,) }
+    ] bi
+    bk:bool[3,4] = ne bj 0.0:f32[]
+    bl:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bk:bool[3,4]. let
+          bm:bool[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] bk
+          bn:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] bm
+          bl:i32[12] = cumsum[axis=0 reverse=False] bn
+        in (bl,) }
+    ] bk
+    bo:i32[4] = broadcast_in_dim 0:i32[]
+    bp:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; bl:i32[12] bq:i32[]. let
+          br:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          bp:i32[12] = max br bl
+        in (bp,) }
+    ] bl 0:i32[]
+    bs:bool[12] = lt bp 0:i32[]
+    bt:i32[12] = add bp 4:i32[]
+    bu:i32[12] = select_n bs bp bt
+    bv:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:i32[12] = broadcast_in_dim 1:i32[]
+    bx:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; by:i32[] bz:i32[]. let
+          ca:i32[] = add by bz
+        in (ca,) }
+    ] bo bv bw
+    cb:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:i32[4]. let
+          cb:i32[4] = cumsum[axis=0 reverse=False] bx
+        in (cb,) }
+    ] bx
+    cc:i32[4] = jit[name=floor_divide jaxpr=floor_divide] cb 4:i32[]
+    cd:i32[4] = jit[name=remainder jaxpr=remainder] cc 3:i32[]
+    ce:i32[4] = jit[name=floor_divide jaxpr=floor_divide] cb 1:i32[]
+    cf:i32[4] = jit[name=remainder jaxpr=remainder] ce 4:i32[]
+    cg:i32[1,4] = jit[name=atleast_2d jaxpr=atleast_2d] cd
+    ch:i32[1,4] = jit[name=atleast_2d jaxpr=atleast_2d] cf
+    ci:i32[2,4] = concatenate[dimension=0] cg ch
+    cj:i32[4,2] = transpose[permutation=(1, 0)] ci
+  in (cj,) }"""
+
+EXPECTED['argwhere_1d_fill'] = """\
+let remainder = { lambda ; a:i32[5] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[5] = rem a e
+    h:bool[5] = ne g 0:i32[]
+    i:bool[5] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[5] = ne i j
+    l:bool[5] = and k h
+    m:i32[5] = add g e
+    n:i32[5] = select_n l g m
+  in (n,) } in
+{ lambda ; o:bool[7]. let
+    p:bool[7] = jit[name=atleast_1d jaxpr={ lambda ; o:bool[7]. let  in (o,) }] o
+    q:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; p:bool[7]. let
+          r:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] p
+          q:i32[7] = cumsum[axis=0 reverse=False] r
+        in (q,) }
+    ] p
+    s:i32[5] = broadcast_in_dim 0:i32[]
+    t:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; q:i32[7] u:i32[]. let
+          v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+          t:i32[7] = max v q
+        in (t,) }
+    ] q 0:i32[]
+    w:bool[7] = lt t 0:i32[]
+    x:i32[7] = add t 5:i32[]
+    y:i32[7] = select_n w t x
+    z:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] y
+    ba:i32[7] = broadcast_in_dim 1:i32[]
+    bb:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bc:i32[] bd:i32[]. let
+          be:i32[] = add bc bd
+        in (be,) }
+    ] s z ba
+    bf:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bb:i32[5]. let
+          bf:i32[5] = cumsum[axis=0 reverse=False] bb
+        in (bf,) }
+    ] bb
+    bg:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bf:i32[5] bh:i32[]. let
+          bi:i32[5] = div bf bh
+          bj:i32[5] = sign bf
+          bk:i32[] = sign bh
+          bl:bool[5] = ne bj bk
+          bm:i32[5] = rem bf bh
+          bn:bool[5] = ne bm 0:i32[]
+          bo:bool[5] = and bl bn
+          bp:i32[5] = sub bi 1:i32[]
+          bg:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; bo:bool[5] bp:i32[5] bi:i32[5]. let
+                bg:i32[5] = select_n bo bi bp
+              in (bg,) }
+          ] bo bp bi
+        in (bg,) }
+    ] bf 1:i32[]
+    bq:i32[5] = jit[name=remainder jaxpr=remainder] bg 7:i32[]
+    br:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    bs:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] p
+    bt:i32[] = reduce_sum[axes=(0,) out_sharding=None] bs
+    bu:bool[5] = ge br bt
+    bv:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] bw:i32[] bq:i32[5]. let
+          bx:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bw
+          by:i32[5] = broadcast_in_dim bx
+          bv:i32[5] = select_n bu bq by
+        in (bv,) }
+    ] bu -1:i32[] bq
+    bz:i32[1,5] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; bv:i32[5]. let
+          bz:i32[1,5] = broadcast_in_dim[broadcast_dimensions=(1,)] bv
+        in (bz,) }
+    ] bv
+    ca:i32[5,1] = transpose[permutation=(1, 0)] bz
+  in (ca,) }"""
+
+EXPECTED['argwhere_0d'] = """\
+let remainder = { lambda ; a:i32[2] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[2] = rem a e
+    h:bool[2] = ne g 0:i32[]
+    i:bool[2] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[2] = ne i j
+    l:bool[2] = and k h
+    m:i32[2] = add g e
+    n:i32[2] = select_n l g m
+  in (n,) } in
+{ lambda ; o:f32[]. let
+    p:f32[1] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; o:f32[]. let p:f32[1] = broadcast_in_dim o in (p,) }
+    ] o
+    q:bool[1] = ne p 0.0:f32[]
+    r:i32[1] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:bool[1]. let
+          s:i32[1] = convert_element_type[new_dtype=int32 weak_type=False] q
+          r:i32[1] = cumsum[axis=0 reverse=False] s
+        in (r,) }
+    ] q
+    t:i32[2] = broadcast_in_dim 0:i32[]
+    u:i32[1] = jit[
+      name=clip
+      jaxpr={ lambda ; r:i32[1] v:i32[]. let
+          w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+          u:i32[1] = max w r
+        in (u,) }
+    ] r 0:i32[]
+    x:bool[1] = lt u 0:i32[]
+    y:i32[1] = add u 2:i32[]
+    z:i32[1] = select_n x u y
+    ba:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] z
+    bb:i32[1] = broadcast_in_dim 1:i32[]
+    bc:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bd:i32[] be:i32[]. let
+          bf:i32[] = add bd be
+        in (bf,) }
+    ] t ba bb
+    bg:i32[2] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bc:i32[2]. let
+          bg:i32[2] = cumsum[axis=0 reverse=False] bc
+        in (bg,) }
+    ] bc
+    bh:i32[2] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bg:i32[2] bi:i32[]. let
+          bj:i32[2] = div bg bi
+          bk:i32[2] = sign bg
+          bl:i32[] = sign bi
+          bm:bool[2] = ne bk bl
+          bn:i32[2] = rem bg bi
+          bo:bool[2] = ne bn 0:i32[]
+          bp:bool[2] = and bm bo
+          bq:i32[2] = sub bj 1:i32[]
+          bh:i32[2] = jit[
+            name=_where
+            jaxpr={ lambda ; bp:bool[2] bq:i32[2] bj:i32[2]. let
+                bh:i32[2] = select_n bp bj bq
+              in (bh,) }
+          ] bp bq bj
+        in (bh,) }
+    ] bg 1:i32[]
+    br:i32[2] = jit[name=remainder jaxpr=remainder] bh 1:i32[]
+    bs:i32[1,2] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; br:i32[2]. let
+          bs:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] br
+        in (bs,) }
+    ] br
+    bt:i32[2,1] = transpose[permutation=(1, 0)] bs
+    bu:i32[0,1] = slice[limit_indices=(0, 1) start_indices=(0, 0) strides=None] bt
+    bv:i32[2,0] = reshape[dimensions=None new_sizes=(2, 0) sharding=None] bu
+  in (bv,) }"""
+
+EXPECTED['argwhere_3d'] = """\
+let floor_divide = { lambda ; a:i32[2] b:i32[]. let
+    c:i32[2] = div a b
+    d:i32[2] = sign a
+    e:i32[] = sign b
+    f:bool[2] = ne d e
+    g:i32[2] = rem a b
+    h:bool[2] = ne g 0:i32[]
+    i:bool[2] = and f h
+    j:i32[2] = sub c 1:i32[]
+    k:i32[2] = jit[name=_where jaxpr=_where] i j c
+  in (k,) } in
+let remainder = { lambda ; l:i32[2] m:i32[]. let
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+    o:bool[] = eq n 0:i32[]
+    p:i32[] = jit[name=_where jaxpr=_where1] o 1:i32[] n
+    q:i32[2] = rem l p
+    r:bool[2] = ne q 0:i32[]
+    s:bool[2] = lt q 0:i32[]
+    t:bool[] = lt p 0:i32[]
+    u:bool[2] = ne s t
+    v:bool[2] = and u r
+    w:i32[2] = add q p
+    x:i32[2] = select_n v q w
+  in (x,) } in
+let atleast_2d = { lambda ; y:i32[2]. let
+    z:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] y
+  in (z,) } in
+let _where = { lambda ; ba:bool[2] bb:i32[2] bc:i32[2]. let
+    bd:i32[2] = select_n ba bc bb
+  in (bd,) } in
+let _where1 = { lambda ; be:bool[] bf:i32[] bg:i32[]. let
+    bh:i32[] = select_n be bg bf
+  in (bh,) } in
+{ lambda ; bi:bool[2,3,2]. let
+    bj:bool[2,3,2] = jit[
+      name=atleast_1d
+      jaxpr={ lambda ; bi:bool[2,3,2]. let  in (bi,) }
+    ] bi
+    bk:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bj:bool[2,3,2]. let
+          bl:bool[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] bj
+          bm:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] bl
+          bk:i32[12] = cumsum[axis=0 reverse=False] bm
+        in (bk,) }
+    ] bj
+    bn:i32[2] = broadcast_in_dim 0:i32[]
+    bo:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; bk:i32[12] bp:i32[]. let
+          bq:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bp
+          bo:i32[12] = max bq bk
+        in (bo,) }
+    ] bk 0:i32[]
+    br:bool[12] = lt bo 0:i32[]
+    bs:i32[12] = add bo 2:i32[]
+    bt:i32[12] = select_n br bo bs
+    bu:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bt
+    bv:i32[12] = broadcast_in_dim 1:i32[]
+    bw:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bx:i32[] by:i32[]. let
+          bz:i32[] = add bx by
+        in (bz,) }
+    ] bn bu bv
+    ca:i32[2] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bw:i32[2]. let
+          ca:i32[2] = cumsum[axis=0 reverse=False] bw
+        in (ca,) }
+    ] bw
+    cb:i32[2] = jit[name=floor_divide jaxpr=floor_divide] ca 6:i32[]
+    cc:i32[2] = jit[name=remainder jaxpr=remainder] cb 2:i32[]
+    cd:i32[2] = jit[name=floor_divide jaxpr=floor_divide] ca 2:i32[]
+    ce:i32[2] = jit[name=remainder jaxpr=remainder] cd 3:i32[]
+    cf:i32[2] = jit[name=floor_divide jaxpr=floor_divide] ca 1:i32[]
+    cg:i32[2] = jit[name=remainder jaxpr=remainder] cf 2:i32[]
+    ch:i32[1,2] = jit[name=atleast_2d jaxpr=atleast_2d] cc
+    ci:i32[1,2] = jit[name=atleast_2d jaxpr=atleast_2d] ce
+    cj:i32[1,2] = jit[name=atleast_2d jaxpr=atleast_2d] cg
+    ck:i32[3,2] = concatenate[dimension=0] ch ci cj
+    cl:i32[2,3] = transpose[permutation=(1, 0)] ck
+  in (cl,) }"""
+
 EXPECTED['lexsort_array'] = """\
 { lambda ; a:f32[3,4]. let
     b:i32[4] = jit[
@@ -5267,6 +5663,3441 @@ let remainder = { lambda ; ba:i32[9] bb:i32[]. let
     ] dc cy 0.5:f32[]
   in (dd,) }"""
 
+EXPECTED['intersect1d_size'] = """\
+let _intersect1d_size = { lambda ; a:f32[7] b:f32[4]. let
+    c:f32[7] d:bool[7] e:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] a
+    f:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; d:bool[7]. let
+          g:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+          f:i32[7] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] d
+    h:i32[7] = broadcast_in_dim 0:i32[]
+    i:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; f:i32[7] j:i32[]. let
+          k:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+          i:i32[7] = max k f
+        in (i,) }
+    ] f 0:i32[]
+    l:bool[7] = lt i 0:i32[]
+    m:i32[7] = add i 7:i32[]
+    n:i32[7] = select_n l i m
+    o:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] n
+    p:i32[7] = broadcast_in_dim 1:i32[]
+    q:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] h o p
+    r:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:i32[7]. let
+          r:i32[7] = cumsum[axis=0 reverse=False] q
+        in (r,) }
+    ] q
+    s:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; r:i32[7] t:i32[]. let
+          u:i32[7] = div r t
+          v:i32[7] = sign r
+          w:i32[] = sign t
+          x:bool[7] = ne v w
+          y:i32[7] = rem r t
+          z:bool[7] = ne y 0:i32[]
+          ba:bool[7] = and x z
+          bb:i32[7] = sub u 1:i32[]
+          s:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; ba:bool[7] bb:i32[7] u:i32[7]. let
+                s:i32[7] = select_n ba u bb
+              in (s,) }
+          ] ba bb u
+        in (s,) }
+    ] r 1:i32[]
+    bc:i32[7] = jit[name=remainder jaxpr=remainder] s 7:i32[]
+    bd:bool[7] = lt bc 0:i32[]
+    be:i32[7] = add bc 7:i32[]
+    bf:i32[7] = select_n bd bc be
+    bg:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bf
+    bh:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c bg
+    bi:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    bj:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+    bk:i32[] = reduce_sum[axes=(0,) out_sharding=None] bj
+    bl:bool[7] = lt bi bk
+    bm:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; bl:bool[7] bh:f32[7] bn:f32[]. let
+          bo:f32[7] = broadcast_in_dim bn
+          bm:f32[7] = select_n bl bo bh
+        in (bm,) }
+    ] bl bh 0.0:f32[]
+    bp:bool[7] = lt bc 0:i32[]
+    bq:i32[7] = add bc 7:i32[]
+    br:i32[7] = select_n bp bc bq
+    bs:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] br
+    bt:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] e bs
+    bu:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+    bv:i32[] = reduce_sum[axes=(0,) out_sharding=None] bu
+    bw:f32[4] bx:bool[4] by:i32[4] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask1
+    ] b
+    bz:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:bool[4]. let
+          ca:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          bz:i32[4] = cumsum[axis=0 reverse=False] ca
+        in (bz,) }
+    ] bx
+    cb:i32[4] = broadcast_in_dim 0:i32[]
+    cc:i32[4] = jit[
+      name=clip
+      jaxpr={ lambda ; bz:i32[4] cd:i32[]. let
+          ce:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cd
+          cc:i32[4] = max ce bz
+        in (cc,) }
+    ] bz 0:i32[]
+    cf:bool[4] = lt cc 0:i32[]
+    cg:i32[4] = add cc 4:i32[]
+    ch:i32[4] = select_n cf cc cg
+    ci:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ch
+    cj:i32[4] = broadcast_in_dim 1:i32[]
+    ck:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] cb ci cj
+    cl:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ck:i32[4]. let
+          cl:i32[4] = cumsum[axis=0 reverse=False] ck
+        in (cl,) }
+    ] ck
+    cm:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cl:i32[4] cn:i32[]. let
+          co:i32[4] = div cl cn
+          cp:i32[4] = sign cl
+          cq:i32[] = sign cn
+          cr:bool[4] = ne cp cq
+          cs:i32[4] = rem cl cn
+          ct:bool[4] = ne cs 0:i32[]
+          cu:bool[4] = and cr ct
+          cv:i32[4] = sub co 1:i32[]
+          cm:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; cu:bool[4] cv:i32[4] co:i32[4]. let
+                cm:i32[4] = select_n cu co cv
+              in (cm,) }
+          ] cu cv co
+        in (cm,) }
+    ] cl 1:i32[]
+    cw:i32[4] = jit[name=remainder jaxpr=remainder1] cm 4:i32[]
+    cx:bool[4] = lt cw 0:i32[]
+    cy:i32[4] = add cw 4:i32[]
+    cz:i32[4] = select_n cx cw cy
+    da:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cz
+    db:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bw da
+    dc:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    dd:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bx
+    de:i32[] = reduce_sum[axes=(0,) out_sharding=None] dd
+    df:bool[4] = lt dc de
+    dg:f32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; df:bool[4] db:f32[4] dh:f32[]. let
+          di:f32[4] = broadcast_in_dim dh
+          dg:f32[4] = select_n df di db
+        in (dg,) }
+    ] df db 0.0:f32[]
+    dj:bool[4] = lt cw 0:i32[]
+    dk:i32[4] = add cw 4:i32[]
+    dl:i32[4] = select_n dj cw dk
+    dm:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dl
+    dn:i32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] by dm
+    do:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bx
+    dp:i32[] = reduce_sum[axes=(0,) out_sharding=None] do
+    dq:f32[11] = broadcast_in_dim 0.0:f32[]
+    dr:f32[11] = dynamic_update_slice dq bm 0:i32[]
+    ds:bool[] = lt bv 0:i32[]
+    dt:i32[] = add bv 11:i32[]
+    du:i32[] = select_n ds bv dt
+    dv:f32[11] = dynamic_update_slice dr dg du
+    dw:i32[11] = iota[dimension=0 dtype=int32 shape=(11,) sharding=None] 
+    dx:i32[] = add bv dp
+    dy:bool[11] = lt dw dx
+    dz:bool[11] = not dy
+    ea:i32[11] = iota[dimension=0 dtype=int32 shape=(11,) sharding=None] 
+    eb:bool[11] ec:f32[11] ed:i32[11] = sort[
+      dimension=0
+      is_stable=True
+      num_keys=2
+    ] dz dv ea
+    ee:f32[10] = slice[limit_indices=(11,) start_indices=(1,) strides=None] ec
+    ef:f32[10] = slice[limit_indices=(10,) start_indices=(0,) strides=None] ec
+    eg:bool[10] = eq ee ef
+    eh:bool[10] = slice[limit_indices=(11,) start_indices=(1,) strides=None] dy
+    ei:bool[10] = and eg eh
+    ej:i32[10] = convert_element_type[new_dtype=int32 weak_type=False] ei
+    ek:i32[] = reduce_sum[axes=(0,) out_sharding=None] ej
+    el:i32[10] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ei:bool[10]. let
+          em:i32[10] = convert_element_type[new_dtype=int32 weak_type=False] ei
+          el:i32[10] = cumsum[axis=0 reverse=False] em
+        in (el,) }
+    ] ei
+    en:i32[5] = broadcast_in_dim 0:i32[]
+    eo:i32[10] = jit[
+      name=clip
+      jaxpr={ lambda ; el:i32[10] ep:i32[]. let
+          eq:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ep
+          eo:i32[10] = max eq el
+        in (eo,) }
+    ] el 0:i32[]
+    er:bool[10] = lt eo 0:i32[]
+    es:i32[10] = add eo 5:i32[]
+    et:i32[10] = select_n er eo es
+    eu:i32[10,1] = broadcast_in_dim[broadcast_dimensions=(0,)] et
+    ev:i32[10] = broadcast_in_dim 1:i32[]
+    ew:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] en eu ev
+    ex:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ew:i32[5]. let
+          ex:i32[5] = cumsum[axis=0 reverse=False] ew
+        in (ex,) }
+    ] ew
+    ey:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ex:i32[5] ez:i32[]. let
+          fa:i32[5] = div ex ez
+          fb:i32[5] = sign ex
+          fc:i32[] = sign ez
+          fd:bool[5] = ne fb fc
+          fe:i32[5] = rem ex ez
+          ff:bool[5] = ne fe 0:i32[]
+          fg:bool[5] = and fd ff
+          fh:i32[5] = sub fa 1:i32[]
+          ey:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; fg:bool[5] fh:i32[5] fa:i32[5]. let
+                ey:i32[5] = select_n fg fa fh
+              in (ey,) }
+          ] fg fh fa
+        in (ey,) }
+    ] ex 1:i32[]
+    fi:i32[5] = jit[name=remainder jaxpr=remainder2] ey 10:i32[]
+    fj:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    fk:i32[10] = convert_element_type[new_dtype=int32 weak_type=False] ei
+    fl:i32[] = reduce_sum[axes=(0,) out_sharding=None] fk
+    fm:bool[5] = ge fj fl
+    fn:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; fm:bool[5] fo:i32[] fi:i32[5]. let
+          fp:i32[] = convert_element_type[new_dtype=int32 weak_type=False] fo
+          fq:i32[5] = broadcast_in_dim fp
+          fn:i32[5] = select_n fm fi fq
+        in (fn,) }
+    ] fm 11:i32[] fi
+    fr:bool[5] = lt fn 0:i32[]
+    fs:i32[5] = add fn 11:i32[]
+    ft:i32[5] = select_n fr fn fs
+    fu:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ft
+    fv:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] ec fu
+    fw:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    fx:bool[5] = lt fw ek
+    fy:f32[] = reduce_max[axes=(0,)] fv
+    fz:f32[5] = jit[name=_where jaxpr=_where] fx fv fy
+    ga:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    gb:bool[5] = lt ga ek
+    gc:f32[] = reduce_min[axes=(0,)] fz
+    gd:f32[5] = jit[name=_where jaxpr=_where] gb fz gc
+  in (gd,) } in
+let _unique_sorted_mask = { lambda ; ge:f32[7]. let
+    gf:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] ge
+    gg:f32[1,7] = transpose[permutation=(1, 0)] gf
+    gh:f32[1,7] = rev[dimensions=(0,)] gg
+    gi:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; gh:f32[1,7]. let
+          gj:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] gh
+          gk:f32[7] = squeeze[dimensions=(0,)] gj
+          gl:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          gm:f32[7] gi:i32[7] = sort[dimension=0 is_stable=True num_keys=1] gk gl
+        in (gi,) }
+    ] gh
+    gn:bool[7] = lt gi 0:i32[]
+    go:i32[7] = add gi 7:i32[]
+    gp:i32[7] = select_n gn gi go
+    gq:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] gp
+    gr:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] ge gq
+    gs:bool[7] = broadcast_in_dim True:bool[]
+    gt:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] gr
+    gu:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] gr
+    gv:bool[6] = ne gt gu
+    gw:bool[6] = ne gt gt
+    gx:bool[6] = ne gu gu
+    gy:bool[6] = and gw gx
+    gz:bool[6] = not gy
+    ha:bool[6] = and gv gz
+    hb:bool[6] = reduce_or[axes=()] ha
+    hc:i32[1] = broadcast_in_dim 1:i32[]
+    hd:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] gs hc hb
+  in (gr, hd, gi) } in
+let jaxpr = { lambda ; he:i32[] hf:i32[]. let hg:i32[] = add he hf in (hg,) } in
+let remainder = { lambda ; hh:i32[7] hi:i32[]. let
+    hj:i32[] = convert_element_type[new_dtype=int32 weak_type=False] hi
+    hk:bool[] = eq hj 0:i32[]
+    hl:i32[] = jit[name=_where jaxpr=_where1] hk 1:i32[] hj
+    hm:i32[7] = rem hh hl
+    hn:bool[7] = ne hm 0:i32[]
+    ho:bool[7] = lt hm 0:i32[]
+    hp:bool[] = lt hl 0:i32[]
+    hq:bool[7] = ne ho hp
+    hr:bool[7] = and hq hn
+    hs:i32[7] = add hm hl
+    ht:i32[7] = select_n hr hm hs
+  in (ht,) } in
+let _unique_sorted_mask1 = { lambda ; hu:f32[4]. let
+    hv:f32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] hu
+    hw:f32[1,4] = transpose[permutation=(1, 0)] hv
+    hx:f32[1,4] = rev[dimensions=(0,)] hw
+    hy:i32[4] = jit[
+      name=lexsort
+      jaxpr={ lambda ; hx:f32[1,4]. let
+          hz:f32[1,4] = slice[
+            limit_indices=(1, 4)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] hx
+          ia:f32[4] = squeeze[dimensions=(0,)] hz
+          ib:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+          ic:f32[4] hy:i32[4] = sort[dimension=0 is_stable=True num_keys=1] ia ib
+        in (hy,) }
+    ] hx
+    id:bool[4] = lt hy 0:i32[]
+    ie:i32[4] = add hy 4:i32[]
+    if:i32[4] = select_n id hy ie
+    ig:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] if
+    ih:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] hu ig
+    ii:bool[4] = broadcast_in_dim True:bool[]
+    ij:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] ih
+    ik:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=None] ih
+    il:bool[3] = ne ij ik
+    im:bool[3] = ne ij ij
+    in:bool[3] = ne ik ik
+    io:bool[3] = and im in
+    ip:bool[3] = not io
+    iq:bool[3] = and il ip
+    ir:bool[3] = reduce_or[axes=()] iq
+    is:i32[1] = broadcast_in_dim 1:i32[]
+    it:bool[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ii is ir
+  in (ih, it, hy) } in
+let remainder1 = { lambda ; iu:i32[4] iv:i32[]. let
+    iw:i32[] = convert_element_type[new_dtype=int32 weak_type=False] iv
+    ix:bool[] = eq iw 0:i32[]
+    iy:i32[] = jit[name=_where jaxpr=_where1] ix 1:i32[] iw
+    iz:i32[4] = rem iu iy
+    ja:bool[4] = ne iz 0:i32[]
+    jb:bool[4] = lt iz 0:i32[]
+    jc:bool[] = lt iy 0:i32[]
+    jd:bool[4] = ne jb jc
+    je:bool[4] = and jd ja
+    jf:i32[4] = add iz iy
+    jg:i32[4] = select_n je iz jf
+  in (jg,) } in
+let remainder2 = { lambda ; jh:i32[5] ji:i32[]. let
+    jj:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ji
+    jk:bool[] = eq jj 0:i32[]
+    jl:i32[] = jit[name=_where jaxpr=_where1] jk 1:i32[] jj
+    jm:i32[5] = rem jh jl
+    jn:bool[5] = ne jm 0:i32[]
+    jo:bool[5] = lt jm 0:i32[]
+    jp:bool[] = lt jl 0:i32[]
+    jq:bool[5] = ne jo jp
+    jr:bool[5] = and jq jn
+    js:i32[5] = add jm jl
+    jt:i32[5] = select_n jr jm js
+  in (jt,) } in
+let _where = { lambda ; ju:bool[5] jv:f32[5] jw:f32[]. let
+    jx:f32[5] = broadcast_in_dim jw
+    jy:f32[5] = select_n ju jx jv
+  in (jy,) } in
+let _where1 = { lambda ; jz:bool[] ka:i32[] kb:i32[]. let
+    kc:i32[] = select_n jz kb ka
+  in (kc,) } in
+{ lambda ; kd:f32[7] ke:f32[4]. let
+    kf:f32[5] = jit[name=_intersect1d_size jaxpr=_intersect1d_size] kd ke
+  in (kf,) }"""
+
+EXPECTED['intersect1d_indices_fill'] = """\
+let _intersect1d_size = { lambda ; a:i32[7] b:i32[7]. let
+    c:i32[7] d:bool[7] e:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] a
+    f:i32[7] = jit[name=cumsum jaxpr=cumsum] d
+    g:i32[7] = broadcast_in_dim 0:i32[]
+    h:i32[7] = jit[name=clip jaxpr=clip] f 0:i32[]
+    i:bool[7] = lt h 0:i32[]
+    j:i32[7] = add h 7:i32[]
+    k:i32[7] = select_n i h j
+    l:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] k
+    m:i32[7] = broadcast_in_dim 1:i32[]
+    n:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] g l m
+    o:i32[7] = jit[name=cumsum jaxpr=cumsum1] n
+    p:i32[7] = jit[name=floor_divide jaxpr=floor_divide] o 1:i32[]
+    q:i32[7] = jit[name=remainder jaxpr=remainder] p 7:i32[]
+    r:bool[7] = lt q 0:i32[]
+    s:i32[7] = add q 7:i32[]
+    t:i32[7] = select_n r q s
+    u:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] t
+    v:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c u
+    w:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    x:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+    y:i32[] = reduce_sum[axes=(0,) out_sharding=None] x
+    z:bool[7] = lt w y
+    ba:i32[7] = jit[name=_where jaxpr=_where] z v 0:i32[]
+    bb:bool[7] = lt q 0:i32[]
+    bc:i32[7] = add q 7:i32[]
+    bd:i32[7] = select_n bb q bc
+    be:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bd
+    bf:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] e be
+    bg:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+    bh:i32[] = reduce_sum[axes=(0,) out_sharding=None] bg
+    bi:i32[7] bj:bool[7] bk:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] b
+    bl:i32[7] = jit[name=cumsum jaxpr=cumsum] bj
+    bm:i32[7] = broadcast_in_dim 0:i32[]
+    bn:i32[7] = jit[name=clip jaxpr=clip] bl 0:i32[]
+    bo:bool[7] = lt bn 0:i32[]
+    bp:i32[7] = add bn 7:i32[]
+    bq:i32[7] = select_n bo bn bp
+    br:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bq
+    bs:i32[7] = broadcast_in_dim 1:i32[]
+    bt:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bm br bs
+    bu:i32[7] = jit[name=cumsum jaxpr=cumsum1] bt
+    bv:i32[7] = jit[name=floor_divide jaxpr=floor_divide] bu 1:i32[]
+    bw:i32[7] = jit[name=remainder jaxpr=remainder] bv 7:i32[]
+    bx:bool[7] = lt bw 0:i32[]
+    by:i32[7] = add bw 7:i32[]
+    bz:i32[7] = select_n bx bw by
+    ca:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bz
+    cb:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bi ca
+    cc:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    cd:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bj
+    ce:i32[] = reduce_sum[axes=(0,) out_sharding=None] cd
+    cf:bool[7] = lt cc ce
+    cg:i32[7] = jit[name=_where jaxpr=_where] cf cb 0:i32[]
+    ch:bool[7] = lt bw 0:i32[]
+    ci:i32[7] = add bw 7:i32[]
+    cj:i32[7] = select_n ch bw ci
+    ck:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cj
+    cl:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bk ck
+    cm:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bj
+    cn:i32[] = reduce_sum[axes=(0,) out_sharding=None] cm
+    co:i32[14] = broadcast_in_dim 0:i32[]
+    cp:i32[14] = dynamic_update_slice co ba 0:i32[]
+    cq:bool[] = lt bh 0:i32[]
+    cr:i32[] = add bh 14:i32[]
+    cs:i32[] = select_n cq bh cr
+    ct:i32[14] = dynamic_update_slice cp cg cs
+    cu:i32[14] = iota[dimension=0 dtype=int32 shape=(14,) sharding=None] 
+    cv:i32[] = add bh cn
+    cw:bool[14] = lt cu cv
+    cx:bool[14] = not cw
+    cy:i32[14] = iota[dimension=0 dtype=int32 shape=(14,) sharding=None] 
+    cz:bool[14] da:i32[14] db:i32[14] = sort[
+      dimension=0
+      is_stable=True
+      num_keys=2
+    ] cx ct cy
+    dc:i32[13] = slice[limit_indices=(14,) start_indices=(1,) strides=None] da
+    dd:i32[13] = slice[limit_indices=(13,) start_indices=(0,) strides=None] da
+    de:bool[13] = eq dc dd
+    df:bool[13] = slice[limit_indices=(14,) start_indices=(1,) strides=None] cw
+    dg:bool[13] = and de df
+    dh:i32[13] = convert_element_type[new_dtype=int32 weak_type=False] dg
+    di:i32[] = reduce_sum[axes=(0,) out_sharding=None] dh
+    dj:i32[13] = jit[
+      name=cumsum
+      jaxpr={ lambda ; dg:bool[13]. let
+          dk:i32[13] = convert_element_type[new_dtype=int32 weak_type=False] dg
+          dj:i32[13] = cumsum[axis=0 reverse=False] dk
+        in (dj,) }
+    ] dg
+    dl:i32[4] = broadcast_in_dim 0:i32[]
+    dm:i32[13] = jit[
+      name=clip
+      jaxpr={ lambda ; dj:i32[13] dn:i32[]. let
+          do:i32[] = convert_element_type[new_dtype=int32 weak_type=False] dn
+          dm:i32[13] = max do dj
+        in (dm,) }
+    ] dj 0:i32[]
+    dp:bool[13] = lt dm 0:i32[]
+    dq:i32[13] = add dm 4:i32[]
+    dr:i32[13] = select_n dp dm dq
+    ds:i32[13,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dr
+    dt:i32[13] = broadcast_in_dim 1:i32[]
+    du:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] dl ds dt
+    dv:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; du:i32[4]. let
+          dv:i32[4] = cumsum[axis=0 reverse=False] du
+        in (dv,) }
+    ] du
+    dw:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; dv:i32[4] dx:i32[]. let
+          dy:i32[4] = div dv dx
+          dz:i32[4] = sign dv
+          ea:i32[] = sign dx
+          eb:bool[4] = ne dz ea
+          ec:i32[4] = rem dv dx
+          ed:bool[4] = ne ec 0:i32[]
+          ee:bool[4] = and eb ed
+          ef:i32[4] = sub dy 1:i32[]
+          dw:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; ee:bool[4] ef:i32[4] dy:i32[4]. let
+                dw:i32[4] = select_n ee dy ef
+              in (dw,) }
+          ] ee ef dy
+        in (dw,) }
+    ] dv 1:i32[]
+    eg:i32[4] = jit[name=remainder jaxpr=remainder1] dw 13:i32[]
+    eh:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    ei:i32[13] = convert_element_type[new_dtype=int32 weak_type=False] dg
+    ej:i32[] = reduce_sum[axes=(0,) out_sharding=None] ei
+    ek:bool[4] = ge eh ej
+    el:i32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; ek:bool[4] em:i32[] eg:i32[4]. let
+          en:i32[] = convert_element_type[new_dtype=int32 weak_type=False] em
+          eo:i32[4] = broadcast_in_dim en
+          el:i32[4] = select_n ek eg eo
+        in (el,) }
+    ] ek 14:i32[] eg
+    ep:bool[4] = lt el 0:i32[]
+    eq:i32[4] = add el 14:i32[]
+    er:i32[4] = select_n ep el eq
+    es:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] er
+    et:i32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] da es
+    eu:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    ev:bool[4] = lt eu di
+    ew:i32[4] = jit[name=_where jaxpr=_where1] ev et -1:i32[]
+    ex:bool[4] = lt el 0:i32[]
+    ey:i32[4] = add el 14:i32[]
+    ez:i32[4] = select_n ex el ey
+    fa:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ez
+    fb:i32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=7
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] db fa
+    fc:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    fd:bool[4] = lt fc di
+    fe:i32[4] = jit[name=_where jaxpr=_where1] fd fb 7:i32[]
+    ff:i32[4] = add el 1:i32[]
+    fg:bool[4] = lt ff 0:i32[]
+    fh:i32[4] = add ff 14:i32[]
+    fi:i32[4] = select_n fg ff fh
+    fj:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fi
+    fk:i32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=7
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] db fj
+    fl:i32[4] = sub fk bh
+    fm:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    fn:bool[4] = lt fm di
+    fo:i32[4] = jit[name=_where jaxpr=_where1] fn fl 7:i32[]
+    fp:bool[4] = lt fe 0:i32[]
+    fq:i32[4] = add fe 7:i32[]
+    fr:i32[4] = select_n fp fe fq
+    fs:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fr
+    ft:i32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=7
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bf fs
+    fu:bool[4] = lt fo 0:i32[]
+    fv:i32[4] = add fo 7:i32[]
+    fw:i32[4] = select_n fu fo fv
+    fx:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fw
+    fy:i32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=7
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cl fx
+  in (ew, ft, fy) } in
+let _unique_sorted_mask = { lambda ; fz:i32[7]. let
+    ga:i32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] fz
+    gb:i32[1,7] = transpose[permutation=(1, 0)] ga
+    gc:i32[1,7] = rev[dimensions=(0,)] gb
+    gd:i32[7] = jit[name=lexsort jaxpr=lexsort] gc
+    ge:bool[7] = lt gd 0:i32[]
+    gf:i32[7] = add gd 7:i32[]
+    gg:i32[7] = select_n ge gd gf
+    gh:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] gg
+    gi:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] fz gh
+    gj:bool[7] = broadcast_in_dim True:bool[]
+    gk:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] gi
+    gl:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] gi
+    gm:bool[6] = ne gk gl
+    gn:bool[6] = reduce_or[axes=()] gm
+    go:i32[1] = broadcast_in_dim 1:i32[]
+    gp:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] gj go gn
+  in (gi, gp, gd) } in
+let cumsum = { lambda ; gq:bool[7]. let
+    gr:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] gq
+    gs:i32[7] = cumsum[axis=0 reverse=False] gr
+  in (gs,) } in
+let clip = { lambda ; gt:i32[7] gu:i32[]. let
+    gv:i32[] = convert_element_type[new_dtype=int32 weak_type=False] gu
+    gw:i32[7] = max gv gt
+  in (gw,) } in
+let jaxpr = { lambda ; gx:i32[] gy:i32[]. let gz:i32[] = add gx gy in (gz,) } in
+let cumsum1 = { lambda ; ha:i32[7]. let
+    hb:i32[7] = cumsum[axis=0 reverse=False] ha
+  in (hb,) } in
+let floor_divide = { lambda ; hc:i32[7] hd:i32[]. let
+    he:i32[7] = div hc hd
+    hf:i32[7] = sign hc
+    hg:i32[] = sign hd
+    hh:bool[7] = ne hf hg
+    hi:i32[7] = rem hc hd
+    hj:bool[7] = ne hi 0:i32[]
+    hk:bool[7] = and hh hj
+    hl:i32[7] = sub he 1:i32[]
+    hm:i32[7] = jit[name=_where jaxpr=_where2] hk hl he
+  in (hm,) } in
+let remainder = { lambda ; hn:i32[7] ho:i32[]. let
+    hp:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ho
+    hq:bool[] = eq hp 0:i32[]
+    hr:i32[] = jit[name=_where jaxpr=_where3] hq 1:i32[] hp
+    hs:i32[7] = rem hn hr
+    ht:bool[7] = ne hs 0:i32[]
+    hu:bool[7] = lt hs 0:i32[]
+    hv:bool[] = lt hr 0:i32[]
+    hw:bool[7] = ne hu hv
+    hx:bool[7] = and hw ht
+    hy:i32[7] = add hs hr
+    hz:i32[7] = select_n hx hs hy
+  in (hz,) } in
+let _where = { lambda ; ia:bool[7] ib:i32[7] ic:i32[]. let
+    id:i32[7] = broadcast_in_dim ic
+    ie:i32[7] = select_n ia id ib
+  in (ie,) } in
+let remainder1 = { lambda ; if:i32[4] ig:i32[]. let
+    ih:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ig
+    ii:bool[] = eq ih 0:i32[]
+    ij:i32[] = jit[name=_where jaxpr=_where3] ii 1:i32[] ih
+    ik:i32[4] = rem if ij
+    il:bool[4] = ne ik 0:i32[]
+    im:bool[4] = lt ik 0:i32[]
+    in:bool[] = lt ij 0:i32[]
+    io:bool[4] = ne im in
+    ip:bool[4] = and io il
+    iq:i32[4] = add ik ij
+    ir:i32[4] = select_n ip ik iq
+  in (ir,) } in
+let _where1 = { lambda ; is:bool[4] it:i32[4] iu:i32[]. let
+    iv:i32[] = convert_element_type[new_dtype=int32 weak_type=False] iu
+    iw:i32[4] = broadcast_in_dim iv
+    ix:i32[4] = select_n is iw it
+  in (ix,) } in
+let lexsort = { lambda ; iy:i32[1,7]. let
+    iz:i32[1,7] = slice[
+      limit_indices=(1, 7)
+      start_indices=(0, 0)
+      strides=(1, 1)
+    ] iy
+    ja:i32[7] = squeeze[dimensions=(0,)] iz
+    jb:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    jc:i32[7] jd:i32[7] = sort[dimension=0 is_stable=True num_keys=1] ja jb
+  in (jd,) } in
+let _where2 = { lambda ; je:bool[7] jf:i32[7] jg:i32[7]. let
+    jh:i32[7] = select_n je jg jf
+  in (jh,) } in
+let _where3 = { lambda ; ji:bool[] jj:i32[] jk:i32[]. let
+    jl:i32[] = select_n ji jk jj
+  in (jl,) } in
+{ lambda ; jm:i32[7] jn:i32[7]. let
+    jo:i32[4] jp:i32[4] jq:i32[4] = jit[
+      name=_intersect1d_size
+      jaxpr=_intersect1d_size
+    ] jm jn
+  in (jo, jp, jq) }"""
+
+EXPECTED['intersect1d_assume_unique'] = """\
+let _intersect1d_size = { lambda ; a:f32[7] b:f32[3]. let
+    c:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    d:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    e:f32[10] = concatenate[dimension=0] a b
+    f:i32[10] = iota[dimension=0 dtype=int32 shape=(10,) sharding=None] 
+    g:f32[10] h:i32[10] = sort[dimension=0 is_stable=True num_keys=1] e f
+    i:bool[10] = broadcast_in_dim True:bool[]
+    j:f32[9] = slice[limit_indices=(10,) start_indices=(1,) strides=None] g
+    k:f32[9] = slice[limit_indices=(9,) start_indices=(0,) strides=None] g
+    l:bool[9] = eq j k
+    m:bool[9] = slice[limit_indices=(10,) start_indices=(1,) strides=None] i
+    n:bool[9] = and l m
+    o:i32[9] = convert_element_type[new_dtype=int32 weak_type=False] n
+    p:i32[] = reduce_sum[axes=(0,) out_sharding=None] o
+    q:i32[9] = jit[
+      name=cumsum
+      jaxpr={ lambda ; n:bool[9]. let
+          r:i32[9] = convert_element_type[new_dtype=int32 weak_type=False] n
+          q:i32[9] = cumsum[axis=0 reverse=False] r
+        in (q,) }
+    ] n
+    s:i32[3] = broadcast_in_dim 0:i32[]
+    t:i32[9] = jit[
+      name=clip
+      jaxpr={ lambda ; q:i32[9] u:i32[]. let
+          v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+          t:i32[9] = max v q
+        in (t,) }
+    ] q 0:i32[]
+    w:bool[9] = lt t 0:i32[]
+    x:i32[9] = add t 3:i32[]
+    y:i32[9] = select_n w t x
+    z:i32[9,1] = broadcast_in_dim[broadcast_dimensions=(0,)] y
+    ba:i32[9] = broadcast_in_dim 1:i32[]
+    bb:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bc:i32[] bd:i32[]. let
+          be:i32[] = add bc bd
+        in (be,) }
+    ] s z ba
+    bf:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bb:i32[3]. let
+          bf:i32[3] = cumsum[axis=0 reverse=False] bb
+        in (bf,) }
+    ] bb
+    bg:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bf:i32[3] bh:i32[]. let
+          bi:i32[3] = div bf bh
+          bj:i32[3] = sign bf
+          bk:i32[] = sign bh
+          bl:bool[3] = ne bj bk
+          bm:i32[3] = rem bf bh
+          bn:bool[3] = ne bm 0:i32[]
+          bo:bool[3] = and bl bn
+          bp:i32[3] = sub bi 1:i32[]
+          bg:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; bo:bool[3] bp:i32[3] bi:i32[3]. let
+                bg:i32[3] = select_n bo bi bp
+              in (bg,) }
+          ] bo bp bi
+        in (bg,) }
+    ] bf 1:i32[]
+    bq:i32[3] = jit[name=remainder jaxpr=remainder] bg 9:i32[]
+    br:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bs:i32[9] = convert_element_type[new_dtype=int32 weak_type=False] n
+    bt:i32[] = reduce_sum[axes=(0,) out_sharding=None] bs
+    bu:bool[3] = ge br bt
+    bv:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[3] bw:i32[] bq:i32[3]. let
+          bx:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bw
+          by:i32[3] = broadcast_in_dim bx
+          bv:i32[3] = select_n bu bq by
+        in (bv,) }
+    ] bu 10:i32[] bq
+    bz:bool[3] = lt bv 0:i32[]
+    ca:i32[3] = add bv 10:i32[]
+    cb:i32[3] = select_n bz bv ca
+    cc:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cb
+    cd:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] g cc
+    ce:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    cf:bool[3] = lt ce p
+    cg:f32[] = reduce_max[axes=(0,)] cd
+    ch:f32[3] = jit[name=_where jaxpr=_where] cf cd cg
+    ci:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    cj:bool[3] = lt ci p
+    ck:f32[] = reduce_min[axes=(0,)] ch
+    cl:f32[3] = jit[name=_where jaxpr=_where] cj ch ck
+    cm:bool[3] = lt bv 0:i32[]
+    cn:i32[3] = add bv 10:i32[]
+    co:i32[3] = select_n cm bv cn
+    cp:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] co
+    cq:i32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=7
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] h cp
+    cr:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    cs:bool[3] = lt cr p
+    ct:i32[3] = jit[name=_where jaxpr=_where1] cs cq 7:i32[]
+    cu:i32[3] = add bv 1:i32[]
+    cv:bool[3] = lt cu 0:i32[]
+    cw:i32[3] = add cu 10:i32[]
+    cx:i32[3] = select_n cv cu cw
+    cy:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cx
+    cz:i32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=3
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] h cy
+    da:i32[3] = sub cz 7:i32[]
+    db:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    dc:bool[3] = lt db p
+    dd:i32[3] = jit[name=_where jaxpr=_where1] dc da 3:i32[]
+  in (cl, ct, dd) } in
+let remainder = { lambda ; de:i32[3] df:i32[]. let
+    dg:i32[] = convert_element_type[new_dtype=int32 weak_type=False] df
+    dh:bool[] = eq dg 0:i32[]
+    di:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; dh:bool[] dj:i32[] dg:i32[]. let
+          di:i32[] = select_n dh dg dj
+        in (di,) }
+    ] dh 1:i32[] dg
+    dk:i32[3] = rem de di
+    dl:bool[3] = ne dk 0:i32[]
+    dm:bool[3] = lt dk 0:i32[]
+    dn:bool[] = lt di 0:i32[]
+    do:bool[3] = ne dm dn
+    dp:bool[3] = and do dl
+    dq:i32[3] = add dk di
+    dr:i32[3] = select_n dp dk dq
+  in (dr,) } in
+let _where = { lambda ; ds:bool[3] dt:f32[3] du:f32[]. let
+    dv:f32[3] = broadcast_in_dim du
+    dw:f32[3] = select_n ds dv dt
+  in (dw,) } in
+let _where1 = { lambda ; dx:bool[3] dy:i32[3] dz:i32[]. let
+    ea:i32[] = convert_element_type[new_dtype=int32 weak_type=False] dz
+    eb:i32[3] = broadcast_in_dim ea
+    ec:i32[3] = select_n dx eb dy
+  in (ec,) } in
+{ lambda ; ed:f32[7] ee:f32[3]. let
+    ef:f32[3] eg:i32[3] eh:i32[3] = jit[
+      name=_intersect1d_size
+      jaxpr=_intersect1d_size
+    ] ed ee
+  in (ef, eg, eh) }"""
+
+EXPECTED['intersect1d_mixed_2d'] = """\
+let _intersect1d_size = { lambda ; a:f32[12] b:f32[7]. let
+    c:f32[12] d:bool[12] e:i32[12] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] a
+    f:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; d:bool[12]. let
+          g:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] d
+          f:i32[12] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] d
+    h:i32[12] = broadcast_in_dim 0:i32[]
+    i:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; f:i32[12] j:i32[]. let
+          k:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+          i:i32[12] = max k f
+        in (i,) }
+    ] f 0:i32[]
+    l:bool[12] = lt i 0:i32[]
+    m:i32[12] = add i 12:i32[]
+    n:i32[12] = select_n l i m
+    o:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] n
+    p:i32[12] = broadcast_in_dim 1:i32[]
+    q:i32[12] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] h o p
+    r:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:i32[12]. let
+          r:i32[12] = cumsum[axis=0 reverse=False] q
+        in (r,) }
+    ] q
+    s:i32[12] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; r:i32[12] t:i32[]. let
+          u:i32[12] = div r t
+          v:i32[12] = sign r
+          w:i32[] = sign t
+          x:bool[12] = ne v w
+          y:i32[12] = rem r t
+          z:bool[12] = ne y 0:i32[]
+          ba:bool[12] = and x z
+          bb:i32[12] = sub u 1:i32[]
+          s:i32[12] = jit[
+            name=_where
+            jaxpr={ lambda ; ba:bool[12] bb:i32[12] u:i32[12]. let
+                s:i32[12] = select_n ba u bb
+              in (s,) }
+          ] ba bb u
+        in (s,) }
+    ] r 1:i32[]
+    bc:i32[12] = jit[name=remainder jaxpr=remainder] s 12:i32[]
+    bd:bool[12] = lt bc 0:i32[]
+    be:i32[12] = add bc 12:i32[]
+    bf:i32[12] = select_n bd bc be
+    bg:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bf
+    bh:f32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c bg
+    bi:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+    bj:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] d
+    bk:i32[] = reduce_sum[axes=(0,) out_sharding=None] bj
+    bl:bool[12] = lt bi bk
+    bm:f32[12] = jit[
+      name=_where
+      jaxpr={ lambda ; bl:bool[12] bh:f32[12] bn:f32[]. let
+          bo:f32[12] = broadcast_in_dim bn
+          bm:f32[12] = select_n bl bo bh
+        in (bm,) }
+    ] bl bh 0.0:f32[]
+    bp:bool[12] = lt bc 0:i32[]
+    bq:i32[12] = add bc 12:i32[]
+    br:i32[12] = select_n bp bc bq
+    bs:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] br
+    bt:i32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] e bs
+    bu:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] d
+    bv:i32[] = reduce_sum[axes=(0,) out_sharding=None] bu
+    bw:f32[7] bx:bool[7] by:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask1
+    ] b
+    bz:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:bool[7]. let
+          ca:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          bz:i32[7] = cumsum[axis=0 reverse=False] ca
+        in (bz,) }
+    ] bx
+    cb:i32[7] = broadcast_in_dim 0:i32[]
+    cc:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bz:i32[7] cd:i32[]. let
+          ce:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cd
+          cc:i32[7] = max ce bz
+        in (cc,) }
+    ] bz 0:i32[]
+    cf:bool[7] = lt cc 0:i32[]
+    cg:i32[7] = add cc 7:i32[]
+    ch:i32[7] = select_n cf cc cg
+    ci:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ch
+    cj:i32[7] = broadcast_in_dim 1:i32[]
+    ck:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] cb ci cj
+    cl:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ck:i32[7]. let
+          cl:i32[7] = cumsum[axis=0 reverse=False] ck
+        in (cl,) }
+    ] ck
+    cm:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cl:i32[7] cn:i32[]. let
+          co:i32[7] = div cl cn
+          cp:i32[7] = sign cl
+          cq:i32[] = sign cn
+          cr:bool[7] = ne cp cq
+          cs:i32[7] = rem cl cn
+          ct:bool[7] = ne cs 0:i32[]
+          cu:bool[7] = and cr ct
+          cv:i32[7] = sub co 1:i32[]
+          cm:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; cu:bool[7] cv:i32[7] co:i32[7]. let
+                cm:i32[7] = select_n cu co cv
+              in (cm,) }
+          ] cu cv co
+        in (cm,) }
+    ] cl 1:i32[]
+    cw:i32[7] = jit[name=remainder jaxpr=remainder1] cm 7:i32[]
+    cx:bool[7] = lt cw 0:i32[]
+    cy:i32[7] = add cw 7:i32[]
+    cz:i32[7] = select_n cx cw cy
+    da:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cz
+    db:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bw da
+    dc:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    dd:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bx
+    de:i32[] = reduce_sum[axes=(0,) out_sharding=None] dd
+    df:bool[7] = lt dc de
+    dg:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; df:bool[7] db:f32[7] dh:f32[]. let
+          di:f32[7] = broadcast_in_dim dh
+          dg:f32[7] = select_n df di db
+        in (dg,) }
+    ] df db 0.0:f32[]
+    dj:bool[7] = lt cw 0:i32[]
+    dk:i32[7] = add cw 7:i32[]
+    dl:i32[7] = select_n dj cw dk
+    dm:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dl
+    dn:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] by dm
+    do:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bx
+    dp:i32[] = reduce_sum[axes=(0,) out_sharding=None] do
+    dq:f32[19] = broadcast_in_dim 0.0:f32[]
+    dr:f32[19] = dynamic_update_slice dq bm 0:i32[]
+    ds:bool[] = lt bv 0:i32[]
+    dt:i32[] = add bv 19:i32[]
+    du:i32[] = select_n ds bv dt
+    dv:f32[19] = dynamic_update_slice dr dg du
+    dw:i32[19] = iota[dimension=0 dtype=int32 shape=(19,) sharding=None] 
+    dx:i32[] = add bv dp
+    dy:bool[19] = lt dw dx
+    dz:bool[19] = not dy
+    ea:i32[19] = iota[dimension=0 dtype=int32 shape=(19,) sharding=None] 
+    eb:bool[19] ec:f32[19] ed:i32[19] = sort[
+      dimension=0
+      is_stable=True
+      num_keys=2
+    ] dz dv ea
+    ee:f32[18] = slice[limit_indices=(19,) start_indices=(1,) strides=None] ec
+    ef:f32[18] = slice[limit_indices=(18,) start_indices=(0,) strides=None] ec
+    eg:bool[18] = eq ee ef
+    eh:bool[18] = slice[limit_indices=(19,) start_indices=(1,) strides=None] dy
+    ei:bool[18] = and eg eh
+    ej:i32[18] = convert_element_type[new_dtype=int32 weak_type=False] ei
+    ek:i32[] = reduce_sum[axes=(0,) out_sharding=None] ej
+    el:i32[18] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ei:bool[18]. let
+          em:i32[18] = convert_element_type[new_dtype=int32 weak_type=False] ei
+          el:i32[18] = cumsum[axis=0 reverse=False] em
+        in (el,) }
+    ] ei
+    en:i32[3] = broadcast_in_dim 0:i32[]
+    eo:i32[18] = jit[
+      name=clip
+      jaxpr={ lambda ; el:i32[18] ep:i32[]. let
+          eq:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ep
+          eo:i32[18] = max eq el
+        in (eo,) }
+    ] el 0:i32[]
+    er:bool[18] = lt eo 0:i32[]
+    es:i32[18] = add eo 3:i32[]
+    et:i32[18] = select_n er eo es
+    eu:i32[18,1] = broadcast_in_dim[broadcast_dimensions=(0,)] et
+    ev:i32[18] = broadcast_in_dim 1:i32[]
+    ew:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] en eu ev
+    ex:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ew:i32[3]. let
+          ex:i32[3] = cumsum[axis=0 reverse=False] ew
+        in (ex,) }
+    ] ew
+    ey:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ex:i32[3] ez:i32[]. let
+          fa:i32[3] = div ex ez
+          fb:i32[3] = sign ex
+          fc:i32[] = sign ez
+          fd:bool[3] = ne fb fc
+          fe:i32[3] = rem ex ez
+          ff:bool[3] = ne fe 0:i32[]
+          fg:bool[3] = and fd ff
+          fh:i32[3] = sub fa 1:i32[]
+          ey:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; fg:bool[3] fh:i32[3] fa:i32[3]. let
+                ey:i32[3] = select_n fg fa fh
+              in (ey,) }
+          ] fg fh fa
+        in (ey,) }
+    ] ex 1:i32[]
+    fi:i32[3] = jit[name=remainder jaxpr=remainder2] ey 18:i32[]
+    fj:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    fk:i32[18] = convert_element_type[new_dtype=int32 weak_type=False] ei
+    fl:i32[] = reduce_sum[axes=(0,) out_sharding=None] fk
+    fm:bool[3] = ge fj fl
+    fn:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; fm:bool[3] fo:i32[] fi:i32[3]. let
+          fp:i32[] = convert_element_type[new_dtype=int32 weak_type=False] fo
+          fq:i32[3] = broadcast_in_dim fp
+          fn:i32[3] = select_n fm fi fq
+        in (fn,) }
+    ] fm 19:i32[] fi
+    fr:bool[3] = lt fn 0:i32[]
+    fs:i32[3] = add fn 19:i32[]
+    ft:i32[3] = select_n fr fn fs
+    fu:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ft
+    fv:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] ec fu
+    fw:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    fx:bool[3] = lt fw ek
+    fy:f32[] = reduce_max[axes=(0,)] fv
+    fz:f32[3] = jit[name=_where jaxpr=_where] fx fv fy
+    ga:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    gb:bool[3] = lt ga ek
+    gc:f32[] = reduce_min[axes=(0,)] fz
+    gd:f32[3] = jit[name=_where jaxpr=_where] gb fz gc
+  in (gd,) } in
+let _unique_sorted_mask = { lambda ; ge:f32[12]. let
+    gf:f32[12,1] = reshape[dimensions=None new_sizes=(12, 1) sharding=None] ge
+    gg:f32[1,12] = transpose[permutation=(1, 0)] gf
+    gh:f32[1,12] = rev[dimensions=(0,)] gg
+    gi:i32[12] = jit[
+      name=lexsort
+      jaxpr={ lambda ; gh:f32[1,12]. let
+          gj:f32[1,12] = slice[
+            limit_indices=(1, 12)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] gh
+          gk:f32[12] = squeeze[dimensions=(0,)] gj
+          gl:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+          gm:f32[12] gi:i32[12] = sort[dimension=0 is_stable=True num_keys=1] gk
+            gl
+        in (gi,) }
+    ] gh
+    gn:bool[12] = lt gi 0:i32[]
+    go:i32[12] = add gi 12:i32[]
+    gp:i32[12] = select_n gn gi go
+    gq:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] gp
+    gr:f32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] ge gq
+    gs:bool[12] = broadcast_in_dim True:bool[]
+    gt:f32[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] gr
+    gu:f32[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] gr
+    gv:bool[11] = ne gt gu
+    gw:bool[11] = ne gt gt
+    gx:bool[11] = ne gu gu
+    gy:bool[11] = and gw gx
+    gz:bool[11] = not gy
+    ha:bool[11] = and gv gz
+    hb:bool[11] = reduce_or[axes=()] ha
+    hc:i32[1] = broadcast_in_dim 1:i32[]
+    hd:bool[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] gs hc hb
+  in (gr, hd, gi) } in
+let jaxpr = { lambda ; he:i32[] hf:i32[]. let hg:i32[] = add he hf in (hg,) } in
+let remainder = { lambda ; hh:i32[12] hi:i32[]. let
+    hj:i32[] = convert_element_type[new_dtype=int32 weak_type=False] hi
+    hk:bool[] = eq hj 0:i32[]
+    hl:i32[] = jit[name=_where jaxpr=_where1] hk 1:i32[] hj
+    hm:i32[12] = rem hh hl
+    hn:bool[12] = ne hm 0:i32[]
+    ho:bool[12] = lt hm 0:i32[]
+    hp:bool[] = lt hl 0:i32[]
+    hq:bool[12] = ne ho hp
+    hr:bool[12] = and hq hn
+    hs:i32[12] = add hm hl
+    ht:i32[12] = select_n hr hm hs
+  in (ht,) } in
+let _unique_sorted_mask1 = { lambda ; hu:f32[7]. let
+    hv:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] hu
+    hw:f32[1,7] = transpose[permutation=(1, 0)] hv
+    hx:f32[1,7] = rev[dimensions=(0,)] hw
+    hy:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; hx:f32[1,7]. let
+          hz:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] hx
+          ia:f32[7] = squeeze[dimensions=(0,)] hz
+          ib:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          ic:f32[7] hy:i32[7] = sort[dimension=0 is_stable=True num_keys=1] ia ib
+        in (hy,) }
+    ] hx
+    id:bool[7] = lt hy 0:i32[]
+    ie:i32[7] = add hy 7:i32[]
+    if:i32[7] = select_n id hy ie
+    ig:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] if
+    ih:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] hu ig
+    ii:bool[7] = broadcast_in_dim True:bool[]
+    ij:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] ih
+    ik:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] ih
+    il:bool[6] = ne ij ik
+    im:bool[6] = ne ij ij
+    in:bool[6] = ne ik ik
+    io:bool[6] = and im in
+    ip:bool[6] = not io
+    iq:bool[6] = and il ip
+    ir:bool[6] = reduce_or[axes=()] iq
+    is:i32[1] = broadcast_in_dim 1:i32[]
+    it:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ii is ir
+  in (ih, it, hy) } in
+let remainder1 = { lambda ; iu:i32[7] iv:i32[]. let
+    iw:i32[] = convert_element_type[new_dtype=int32 weak_type=False] iv
+    ix:bool[] = eq iw 0:i32[]
+    iy:i32[] = jit[name=_where jaxpr=_where1] ix 1:i32[] iw
+    iz:i32[7] = rem iu iy
+    ja:bool[7] = ne iz 0:i32[]
+    jb:bool[7] = lt iz 0:i32[]
+    jc:bool[] = lt iy 0:i32[]
+    jd:bool[7] = ne jb jc
+    je:bool[7] = and jd ja
+    jf:i32[7] = add iz iy
+    jg:i32[7] = select_n je iz jf
+  in (jg,) } in
+let remainder2 = { lambda ; jh:i32[3] ji:i32[]. let
+    jj:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ji
+    jk:bool[] = eq jj 0:i32[]
+    jl:i32[] = jit[name=_where jaxpr=_where1] jk 1:i32[] jj
+    jm:i32[3] = rem jh jl
+    jn:bool[3] = ne jm 0:i32[]
+    jo:bool[3] = lt jm 0:i32[]
+    jp:bool[] = lt jl 0:i32[]
+    jq:bool[3] = ne jo jp
+    jr:bool[3] = and jq jn
+    js:i32[3] = add jm jl
+    jt:i32[3] = select_n jr jm js
+  in (jt,) } in
+let _where = { lambda ; ju:bool[3] jv:f32[3] jw:f32[]. let
+    jx:f32[3] = broadcast_in_dim jw
+    jy:f32[3] = select_n ju jx jv
+  in (jy,) } in
+let _where1 = { lambda ; jz:bool[] ka:i32[] kb:i32[]. let
+    kc:i32[] = select_n jz kb ka
+  in (kc,) } in
+{ lambda ; kd:f32[3,4] ke:i32[7]. let
+    kf:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] ke
+    kg:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] kd
+    kh:f32[3] = jit[name=_intersect1d_size jaxpr=_intersect1d_size] kg kf
+  in (kh,) }"""
+
+EXPECTED['intersect1d_empty'] = """\
+let _intersect1d_size = { lambda ; a:f32[0] b:f32[7]. let
+    c:f32[0] d:bool[0] e:i32[0] = jit[
+      name=_unique_sorted_mask
+      jaxpr={ lambda ; a:f32[0]. let
+          f:f32[0,1] = reshape[dimensions=None new_sizes=(0, 1) sharding=None] a
+          g:f32[1,0] = transpose[permutation=(1, 0)] f
+          h:f32[1,0] = rev[dimensions=(0,)] g
+          e:i32[0] = jit[
+            name=lexsort
+            jaxpr={ lambda ; h:f32[1,0]. let
+                i:f32[1,0] = slice[
+                  limit_indices=(1, 0)
+                  start_indices=(0, 0)
+                  strides=(1, 1)
+                ] h
+                j:f32[0] = squeeze[dimensions=(0,)] i
+                k:i32[0] = iota[
+                  dimension=0
+                  dtype=int32
+                  shape=(0,)
+                  sharding=None
+                ] 
+                l:f32[0] e:i32[0] = sort[dimension=0 is_stable=True num_keys=1] j
+                  k
+              in (e,) }
+          ] h
+          m:bool[0] = lt e 0:i32[]
+          n:i32[0] = add e 0:i32[]
+          o:i32[0] = select_n m e n
+          p:i32[0,1] = broadcast_in_dim[broadcast_dimensions=(0,)] o
+          c:f32[0] = broadcast_in_dim 0.0:f32[]
+          d:bool[0] = broadcast_in_dim False:bool[]
+        in (c, d, e) }
+    ] a
+    q:i32[0] = broadcast_in_dim 0:i32[]
+    r:f32[0] = broadcast_in_dim 0.0:f32[]
+    s:i32[0] = convert_element_type[new_dtype=int32 weak_type=False] d
+    t:i32[] = reduce_sum[axes=(0,) out_sharding=None] s
+    u:f32[7] v:bool[7] w:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] b
+    x:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; v:bool[7]. let
+          y:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] v
+          x:i32[7] = cumsum[axis=0 reverse=False] y
+        in (x,) }
+    ] v
+    z:i32[7] = broadcast_in_dim 0:i32[]
+    ba:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; x:i32[7] bb:i32[]. let
+          bc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bb
+          ba:i32[7] = max bc x
+        in (ba,) }
+    ] x 0:i32[]
+    bd:bool[7] = lt ba 0:i32[]
+    be:i32[7] = add ba 7:i32[]
+    bf:i32[7] = select_n bd ba be
+    bg:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bf
+    bh:i32[7] = broadcast_in_dim 1:i32[]
+    bi:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] z bg bh
+    bj:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bi:i32[7]. let
+          bj:i32[7] = cumsum[axis=0 reverse=False] bi
+        in (bj,) }
+    ] bi
+    bk:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bj:i32[7] bl:i32[]. let
+          bm:i32[7] = div bj bl
+          bn:i32[7] = sign bj
+          bo:i32[] = sign bl
+          bp:bool[7] = ne bn bo
+          bq:i32[7] = rem bj bl
+          br:bool[7] = ne bq 0:i32[]
+          bs:bool[7] = and bp br
+          bt:i32[7] = sub bm 1:i32[]
+          bk:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; bs:bool[7] bt:i32[7] bm:i32[7]. let
+                bk:i32[7] = select_n bs bm bt
+              in (bk,) }
+          ] bs bt bm
+        in (bk,) }
+    ] bj 1:i32[]
+    bu:i32[7] = jit[name=remainder jaxpr=remainder] bk 7:i32[]
+    bv:bool[7] = lt bu 0:i32[]
+    bw:i32[7] = add bu 7:i32[]
+    bx:i32[7] = select_n bv bu bw
+    by:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bx
+    bz:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] u by
+    ca:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    cb:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] v
+    cc:i32[] = reduce_sum[axes=(0,) out_sharding=None] cb
+    cd:bool[7] = lt ca cc
+    ce:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; cd:bool[7] bz:f32[7] cf:f32[]. let
+          cg:f32[7] = broadcast_in_dim cf
+          ce:f32[7] = select_n cd cg bz
+        in (ce,) }
+    ] cd bz 0.0:f32[]
+    ch:bool[7] = lt bu 0:i32[]
+    ci:i32[7] = add bu 7:i32[]
+    cj:i32[7] = select_n ch bu ci
+    ck:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cj
+    cl:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] w ck
+    cm:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] v
+    cn:i32[] = reduce_sum[axes=(0,) out_sharding=None] cm
+    co:f32[7] = broadcast_in_dim 0.0:f32[]
+    cp:f32[7] = dynamic_update_slice co r 0:i32[]
+    cq:bool[] = lt t 0:i32[]
+    cr:i32[] = add t 7:i32[]
+    cs:i32[] = select_n cq t cr
+    ct:f32[7] = dynamic_update_slice cp ce cs
+    cu:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    cv:i32[] = add t cn
+    cw:bool[7] = lt cu cv
+    cx:bool[7] = not cw
+    cy:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    cz:bool[7] da:f32[7] db:i32[7] = sort[dimension=0 is_stable=True num_keys=2] cx
+      ct cy
+    dc:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] da
+    dd:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] da
+    de:bool[6] = eq dc dd
+    df:bool[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] cw
+    dg:bool[6] = and de df
+    dh:i32[6] = convert_element_type[new_dtype=int32 weak_type=False] dg
+    di:i32[] = reduce_sum[axes=(0,) out_sharding=None] dh
+    dj:i32[6] = jit[
+      name=cumsum
+      jaxpr={ lambda ; dg:bool[6]. let
+          dk:i32[6] = convert_element_type[new_dtype=int32 weak_type=False] dg
+          dj:i32[6] = cumsum[axis=0 reverse=False] dk
+        in (dj,) }
+    ] dg
+    dl:i32[2] = broadcast_in_dim 0:i32[]
+    dm:i32[6] = jit[
+      name=clip
+      jaxpr={ lambda ; dj:i32[6] dn:i32[]. let
+          do:i32[] = convert_element_type[new_dtype=int32 weak_type=False] dn
+          dm:i32[6] = max do dj
+        in (dm,) }
+    ] dj 0:i32[]
+    dp:bool[6] = lt dm 0:i32[]
+    dq:i32[6] = add dm 2:i32[]
+    dr:i32[6] = select_n dp dm dq
+    ds:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dr
+    dt:i32[6] = broadcast_in_dim 1:i32[]
+    du:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] dl ds dt
+    dv:i32[2] = jit[
+      name=cumsum
+      jaxpr={ lambda ; du:i32[2]. let
+          dv:i32[2] = cumsum[axis=0 reverse=False] du
+        in (dv,) }
+    ] du
+    dw:i32[2] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; dv:i32[2] dx:i32[]. let
+          dy:i32[2] = div dv dx
+          dz:i32[2] = sign dv
+          ea:i32[] = sign dx
+          eb:bool[2] = ne dz ea
+          ec:i32[2] = rem dv dx
+          ed:bool[2] = ne ec 0:i32[]
+          ee:bool[2] = and eb ed
+          ef:i32[2] = sub dy 1:i32[]
+          dw:i32[2] = jit[
+            name=_where
+            jaxpr={ lambda ; ee:bool[2] ef:i32[2] dy:i32[2]. let
+                dw:i32[2] = select_n ee dy ef
+              in (dw,) }
+          ] ee ef dy
+        in (dw,) }
+    ] dv 1:i32[]
+    eg:i32[2] = jit[name=remainder jaxpr=remainder1] dw 6:i32[]
+    eh:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    ei:i32[6] = convert_element_type[new_dtype=int32 weak_type=False] dg
+    ej:i32[] = reduce_sum[axes=(0,) out_sharding=None] ei
+    ek:bool[2] = ge eh ej
+    el:i32[2] = jit[
+      name=_where
+      jaxpr={ lambda ; ek:bool[2] em:i32[] eg:i32[2]. let
+          en:i32[] = convert_element_type[new_dtype=int32 weak_type=False] em
+          eo:i32[2] = broadcast_in_dim en
+          el:i32[2] = select_n ek eg eo
+        in (el,) }
+    ] ek 7:i32[] eg
+    ep:bool[2] = lt el 0:i32[]
+    eq:i32[2] = add el 7:i32[]
+    er:i32[2] = select_n ep el eq
+    es:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] er
+    et:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] da es
+    eu:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    ev:bool[2] = lt eu di
+    ew:f32[] = reduce_max[axes=(0,)] et
+    ex:f32[2] = jit[name=_where jaxpr=_where] ev et ew
+    ey:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    ez:bool[2] = lt ey di
+    fa:f32[] = reduce_min[axes=(0,)] ex
+    fb:f32[2] = jit[name=_where jaxpr=_where] ez ex fa
+  in (fb,) } in
+let _unique_sorted_mask = { lambda ; fc:f32[7]. let
+    fd:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] fc
+    fe:f32[1,7] = transpose[permutation=(1, 0)] fd
+    ff:f32[1,7] = rev[dimensions=(0,)] fe
+    fg:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; ff:f32[1,7]. let
+          fh:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] ff
+          fi:f32[7] = squeeze[dimensions=(0,)] fh
+          fj:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          fk:f32[7] fg:i32[7] = sort[dimension=0 is_stable=True num_keys=1] fi fj
+        in (fg,) }
+    ] ff
+    fl:bool[7] = lt fg 0:i32[]
+    fm:i32[7] = add fg 7:i32[]
+    fn:i32[7] = select_n fl fg fm
+    fo:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fn
+    fp:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] fc fo
+    fq:bool[7] = broadcast_in_dim True:bool[]
+    fr:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] fp
+    fs:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] fp
+    ft:bool[6] = ne fr fs
+    fu:bool[6] = ne fr fr
+    fv:bool[6] = ne fs fs
+    fw:bool[6] = and fu fv
+    fx:bool[6] = not fw
+    fy:bool[6] = and ft fx
+    fz:bool[6] = reduce_or[axes=()] fy
+    ga:i32[1] = broadcast_in_dim 1:i32[]
+    gb:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] fq ga fz
+  in (fp, gb, fg) } in
+let jaxpr = { lambda ; gc:i32[] gd:i32[]. let ge:i32[] = add gc gd in (ge,) } in
+let remainder = { lambda ; gf:i32[7] gg:i32[]. let
+    gh:i32[] = convert_element_type[new_dtype=int32 weak_type=False] gg
+    gi:bool[] = eq gh 0:i32[]
+    gj:i32[] = jit[name=_where jaxpr=_where1] gi 1:i32[] gh
+    gk:i32[7] = rem gf gj
+    gl:bool[7] = ne gk 0:i32[]
+    gm:bool[7] = lt gk 0:i32[]
+    gn:bool[] = lt gj 0:i32[]
+    go:bool[7] = ne gm gn
+    gp:bool[7] = and go gl
+    gq:i32[7] = add gk gj
+    gr:i32[7] = select_n gp gk gq
+  in (gr,) } in
+let remainder1 = { lambda ; gs:i32[2] gt:i32[]. let
+    gu:i32[] = convert_element_type[new_dtype=int32 weak_type=False] gt
+    gv:bool[] = eq gu 0:i32[]
+    gw:i32[] = jit[name=_where jaxpr=_where1] gv 1:i32[] gu
+    gx:i32[2] = rem gs gw
+    gy:bool[2] = ne gx 0:i32[]
+    gz:bool[2] = lt gx 0:i32[]
+    ha:bool[] = lt gw 0:i32[]
+    hb:bool[2] = ne gz ha
+    hc:bool[2] = and hb gy
+    hd:i32[2] = add gx gw
+    he:i32[2] = select_n hc gx hd
+  in (he,) } in
+let _where = { lambda ; hf:bool[2] hg:f32[2] hh:f32[]. let
+    hi:f32[2] = broadcast_in_dim hh
+    hj:f32[2] = select_n hf hi hg
+  in (hj,) } in
+let _where1 = { lambda ; hk:bool[] hl:i32[] hm:i32[]. let
+    hn:i32[] = select_n hk hm hl
+  in (hn,) } in
+{ lambda ; ho:f32[0] hp:f32[7]. let
+    hq:f32[2] = jit[name=_intersect1d_size jaxpr=_intersect1d_size] ho hp
+  in (hq,) }"""
+
+EXPECTED['setdiff1d_size'] = """\
+let _unique_sorted_mask = { lambda ; a:i32[7]. let
+    b:i32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:i32[1,7] = transpose[permutation=(1, 0)] b
+    d:i32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:i32[1,7]. let
+          f:i32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:i32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:i32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = reduce_or[axes=()] r
+    t:i32[1] = broadcast_in_dim 1:i32[]
+    u:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o t s
+  in (n, u, e) } in
+let cumsum = { lambda ; v:bool[7]. let
+    w:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] v
+    x:i32[7] = cumsum[axis=0 reverse=False] w
+  in (x,) } in
+let clip = { lambda ; y:i32[7] z:i32[]. let
+    ba:i32[] = convert_element_type[new_dtype=int32 weak_type=False] z
+    bb:i32[7] = max ba y
+  in (bb,) } in
+let jaxpr = { lambda ; bc:i32[] bd:i32[]. let be:i32[] = add bc bd in (be,) } in
+let remainder = { lambda ; bf:i32[7] bg:i32[]. let
+    bh:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bg
+    bi:bool[] = eq bh 0:i32[]
+    bj:i32[] = jit[name=_where jaxpr=_where] bi 1:i32[] bh
+    bk:i32[7] = rem bf bj
+    bl:bool[7] = ne bk 0:i32[]
+    bm:bool[7] = lt bk 0:i32[]
+    bn:bool[] = lt bj 0:i32[]
+    bo:bool[7] = ne bm bn
+    bp:bool[7] = and bo bl
+    bq:i32[7] = add bk bj
+    br:i32[7] = select_n bp bk bq
+  in (br,) } in
+let remainder1 = { lambda ; bs:i32[6] bt:i32[]. let
+    bu:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bt
+    bv:bool[] = eq bu 0:i32[]
+    bw:i32[] = jit[name=_where jaxpr=_where] bv 1:i32[] bu
+    bx:i32[6] = rem bs bw
+    by:bool[6] = ne bx 0:i32[]
+    bz:bool[6] = lt bx 0:i32[]
+    ca:bool[] = lt bw 0:i32[]
+    cb:bool[6] = ne bz ca
+    cc:bool[6] = and cb by
+    cd:i32[6] = add bx bw
+    ce:i32[6] = select_n cc bx cd
+  in (ce,) } in
+let _where = { lambda ; cf:bool[] cg:i32[] ch:i32[]. let
+    ci:i32[] = select_n cf ch cg
+  in (ci,) } in
+{ lambda ; cj:i32[7] ck:i32[3]. let
+    cl:i32[7] cm:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] cj
+    cn:i32[7] = jit[name=cumsum jaxpr=cumsum] cm
+    co:i32[7] = broadcast_in_dim 0:i32[]
+    cp:i32[7] = jit[name=clip jaxpr=clip] cn 0:i32[]
+    cq:bool[7] = lt cp 0:i32[]
+    cr:i32[7] = add cp 7:i32[]
+    cs:i32[7] = select_n cq cp cr
+    ct:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cs
+    cu:i32[7] = broadcast_in_dim 1:i32[]
+    cv:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] co ct cu
+    cw:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cv:i32[7]. let
+          cw:i32[7] = cumsum[axis=0 reverse=False] cv
+        in (cw,) }
+    ] cv
+    cx:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cw:i32[7] cy:i32[]. let
+          cz:i32[7] = div cw cy
+          da:i32[7] = sign cw
+          db:i32[] = sign cy
+          dc:bool[7] = ne da db
+          dd:i32[7] = rem cw cy
+          de:bool[7] = ne dd 0:i32[]
+          df:bool[7] = and dc de
+          dg:i32[7] = sub cz 1:i32[]
+          cx:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; df:bool[7] dg:i32[7] cz:i32[7]. let
+                cx:i32[7] = select_n df cz dg
+              in (cx,) }
+          ] df dg cz
+        in (cx,) }
+    ] cw 1:i32[]
+    dh:i32[7] = jit[name=remainder jaxpr=remainder] cx 7:i32[]
+    di:bool[7] = lt dh 0:i32[]
+    dj:i32[7] = add dh 7:i32[]
+    dk:i32[7] = select_n di dh dj
+    dl:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dk
+    dm:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cl dl
+    dn:bool[7] = jit[
+      name=_in1d
+      jaxpr={ lambda ; dm:i32[7] ck:i32[3]. let
+          do:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dm
+          dp:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] ck
+          dq:bool[7,3] = ne do dp
+          dn:bool[7] = reduce_and[axes=(1,)] dq
+        in (dn,) }
+    ] dm ck
+    dr:i32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] dm
+    ds:i32[] = squeeze[dimensions=(0,)] dr
+    dt:bool[7] = eq dm ds
+    du:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] dt
+    dv:i32[] = reduce_sum[axes=(0,) out_sharding=None] du
+    dw:i32[] = sub 8:i32[] dv
+    dx:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    dy:bool[7] = lt dx dw
+    dz:bool[7] = jit[
+      name=_where
+      jaxpr={ lambda ; dy:bool[7] dn:bool[7] ea:bool[]. let
+          eb:bool[7] = broadcast_in_dim ea
+          dz:bool[7] = select_n dy eb dn
+        in (dz,) }
+    ] dy dn False:bool[]
+    ec:i32[6] = iota[dimension=0 dtype=int32 shape=(6,) sharding=None] 
+    ed:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] dz
+    ee:i32[] = reduce_sum[axes=(0,) out_sharding=None] ed
+    ef:bool[6] = lt ec ee
+    eg:i32[7] = jit[name=cumsum jaxpr=cumsum] dz
+    eh:i32[6] = broadcast_in_dim 0:i32[]
+    ei:i32[7] = jit[name=clip jaxpr=clip] eg 0:i32[]
+    ej:bool[7] = lt ei 0:i32[]
+    ek:i32[7] = add ei 6:i32[]
+    el:i32[7] = select_n ej ei ek
+    em:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] el
+    en:i32[7] = broadcast_in_dim 1:i32[]
+    eo:i32[6] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] eh em en
+    ep:i32[6] = jit[
+      name=cumsum
+      jaxpr={ lambda ; eo:i32[6]. let
+          ep:i32[6] = cumsum[axis=0 reverse=False] eo
+        in (ep,) }
+    ] eo
+    eq:i32[6] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ep:i32[6] er:i32[]. let
+          es:i32[6] = div ep er
+          et:i32[6] = sign ep
+          eu:i32[] = sign er
+          ev:bool[6] = ne et eu
+          ew:i32[6] = rem ep er
+          ex:bool[6] = ne ew 0:i32[]
+          ey:bool[6] = and ev ex
+          ez:i32[6] = sub es 1:i32[]
+          eq:i32[6] = jit[
+            name=_where
+            jaxpr={ lambda ; ey:bool[6] ez:i32[6] es:i32[6]. let
+                eq:i32[6] = select_n ey es ez
+              in (eq,) }
+          ] ey ez es
+        in (eq,) }
+    ] ep 1:i32[]
+    fa:i32[6] = jit[name=remainder jaxpr=remainder1] eq 7:i32[]
+    fb:bool[6] = lt fa 0:i32[]
+    fc:i32[6] = add fa 7:i32[]
+    fd:i32[6] = select_n fb fa fc
+    fe:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fd
+    ff:i32[6] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] dm fe
+    fg:i32[6] = jit[
+      name=_where
+      jaxpr={ lambda ; ef:bool[6] ff:i32[6] fh:i32[]. let
+          fi:i32[6] = broadcast_in_dim fh
+          fg:i32[6] = select_n ef fi ff
+        in (fg,) }
+    ] ef ff 0:i32[]
+  in (fg,) }"""
+
+EXPECTED['setdiff1d_assume_unique'] = """\
+let remainder = { lambda ; a:i32[4] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:bool[] = eq c 0:i32[]
+    e:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[] f:i32[] c:i32[]. let
+          e:i32[] = select_n d c f
+        in (e,) }
+    ] d 1:i32[] c
+    g:i32[4] = rem a e
+    h:bool[4] = ne g 0:i32[]
+    i:bool[4] = lt g 0:i32[]
+    j:bool[] = lt e 0:i32[]
+    k:bool[4] = ne i j
+    l:bool[4] = and k h
+    m:i32[4] = add g e
+    n:i32[4] = select_n l g m
+  in (n,) } in
+{ lambda ; o:f32[7] p:f32[3]. let
+    q:bool[7] = jit[
+      name=_in1d
+      jaxpr={ lambda ; o:f32[7] p:f32[3]. let
+          r:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] o
+          s:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+          t:bool[7,3] = ne r s
+          q:bool[7] = reduce_and[axes=(1,)] t
+        in (q,) }
+    ] o p
+    u:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+    v:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] q
+    w:i32[] = reduce_sum[axes=(0,) out_sharding=None] v
+    x:bool[4] = lt u w
+    y:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:bool[7]. let
+          z:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] q
+          y:i32[7] = cumsum[axis=0 reverse=False] z
+        in (y,) }
+    ] q
+    ba:i32[4] = broadcast_in_dim 0:i32[]
+    bb:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; y:i32[7] bc:i32[]. let
+          bd:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bc
+          bb:i32[7] = max bd y
+        in (bb,) }
+    ] y 0:i32[]
+    be:bool[7] = lt bb 0:i32[]
+    bf:i32[7] = add bb 4:i32[]
+    bg:i32[7] = select_n be bb bf
+    bh:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bg
+    bi:i32[7] = broadcast_in_dim 1:i32[]
+    bj:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bk:i32[] bl:i32[]. let
+          bm:i32[] = add bk bl
+        in (bm,) }
+    ] ba bh bi
+    bn:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bj:i32[4]. let
+          bn:i32[4] = cumsum[axis=0 reverse=False] bj
+        in (bn,) }
+    ] bj
+    bo:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bn:i32[4] bp:i32[]. let
+          bq:i32[4] = div bn bp
+          br:i32[4] = sign bn
+          bs:i32[] = sign bp
+          bt:bool[4] = ne br bs
+          bu:i32[4] = rem bn bp
+          bv:bool[4] = ne bu 0:i32[]
+          bw:bool[4] = and bt bv
+          bx:i32[4] = sub bq 1:i32[]
+          bo:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; bw:bool[4] bx:i32[4] bq:i32[4]. let
+                bo:i32[4] = select_n bw bq bx
+              in (bo,) }
+          ] bw bx bq
+        in (bo,) }
+    ] bn 1:i32[]
+    by:i32[4] = jit[name=remainder jaxpr=remainder] bo 7:i32[]
+    bz:bool[4] = lt by 0:i32[]
+    ca:i32[4] = add by 7:i32[]
+    cb:i32[4] = select_n bz by ca
+    cc:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cb
+    cd:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] o cc
+    ce:f32[4] = jit[
+      name=_where
+      jaxpr={ lambda ; x:bool[4] cd:f32[4] cf:f32[]. let
+          cg:f32[4] = broadcast_in_dim cf
+          ce:f32[4] = select_n x cg cd
+        in (ce,) }
+    ] x cd 0.0:f32[]
+  in (ce,) }"""
+
+EXPECTED['setdiff1d_int_from_float'] = """\
+let _unique_sorted_mask = { lambda ; a:i32[7]. let
+    b:i32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] a
+    c:i32[1,7] = transpose[permutation=(1, 0)] b
+    d:i32[1,7] = rev[dimensions=(0,)] c
+    e:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; d:i32[1,7]. let
+          f:i32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] d
+          g:i32[7] = squeeze[dimensions=(0,)] f
+          h:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          i:i32[7] e:i32[7] = sort[dimension=0 is_stable=True num_keys=1] g h
+        in (e,) }
+    ] d
+    j:bool[7] = lt e 0:i32[]
+    k:i32[7] = add e 7:i32[]
+    l:i32[7] = select_n j e k
+    m:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] a m
+    o:bool[7] = broadcast_in_dim True:bool[]
+    p:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] n
+    q:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] n
+    r:bool[6] = ne p q
+    s:bool[6] = reduce_or[axes=()] r
+    t:i32[1] = broadcast_in_dim 1:i32[]
+    u:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] o t s
+  in (n, u, e) } in
+let cumsum = { lambda ; v:bool[7]. let
+    w:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] v
+    x:i32[7] = cumsum[axis=0 reverse=False] w
+  in (x,) } in
+let clip = { lambda ; y:i32[7] z:i32[]. let
+    ba:i32[] = convert_element_type[new_dtype=int32 weak_type=False] z
+    bb:i32[7] = max ba y
+  in (bb,) } in
+let jaxpr = { lambda ; bc:i32[] bd:i32[]. let be:i32[] = add bc bd in (be,) } in
+let remainder = { lambda ; bf:i32[7] bg:i32[]. let
+    bh:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bg
+    bi:bool[] = eq bh 0:i32[]
+    bj:i32[] = jit[name=_where jaxpr=_where] bi 1:i32[] bh
+    bk:i32[7] = rem bf bj
+    bl:bool[7] = ne bk 0:i32[]
+    bm:bool[7] = lt bk 0:i32[]
+    bn:bool[] = lt bj 0:i32[]
+    bo:bool[7] = ne bm bn
+    bp:bool[7] = and bo bl
+    bq:i32[7] = add bk bj
+    br:i32[7] = select_n bp bk bq
+  in (br,) } in
+let remainder1 = { lambda ; bs:i32[3] bt:i32[]. let
+    bu:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bt
+    bv:bool[] = eq bu 0:i32[]
+    bw:i32[] = jit[name=_where jaxpr=_where] bv 1:i32[] bu
+    bx:i32[3] = rem bs bw
+    by:bool[3] = ne bx 0:i32[]
+    bz:bool[3] = lt bx 0:i32[]
+    ca:bool[] = lt bw 0:i32[]
+    cb:bool[3] = ne bz ca
+    cc:bool[3] = and cb by
+    cd:i32[3] = add bx bw
+    ce:i32[3] = select_n cc bx cd
+  in (ce,) } in
+let _where = { lambda ; cf:bool[] cg:i32[] ch:i32[]. let
+    ci:i32[] = select_n cf ch cg
+  in (ci,) } in
+{ lambda ; cj:i32[7] ck:f32[7]. let
+    cl:i32[7] cm:bool[7] _:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] cj
+    cn:i32[7] = jit[name=cumsum jaxpr=cumsum] cm
+    co:i32[7] = broadcast_in_dim 0:i32[]
+    cp:i32[7] = jit[name=clip jaxpr=clip] cn 0:i32[]
+    cq:bool[7] = lt cp 0:i32[]
+    cr:i32[7] = add cp 7:i32[]
+    cs:i32[7] = select_n cq cp cr
+    ct:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cs
+    cu:i32[7] = broadcast_in_dim 1:i32[]
+    cv:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] co ct cu
+    cw:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cv:i32[7]. let
+          cw:i32[7] = cumsum[axis=0 reverse=False] cv
+        in (cw,) }
+    ] cv
+    cx:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cw:i32[7] cy:i32[]. let
+          cz:i32[7] = div cw cy
+          da:i32[7] = sign cw
+          db:i32[] = sign cy
+          dc:bool[7] = ne da db
+          dd:i32[7] = rem cw cy
+          de:bool[7] = ne dd 0:i32[]
+          df:bool[7] = and dc de
+          dg:i32[7] = sub cz 1:i32[]
+          cx:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; df:bool[7] dg:i32[7] cz:i32[7]. let
+                cx:i32[7] = select_n df cz dg
+              in (cx,) }
+          ] df dg cz
+        in (cx,) }
+    ] cw 1:i32[]
+    dh:i32[7] = jit[name=remainder jaxpr=remainder] cx 7:i32[]
+    di:bool[7] = lt dh 0:i32[]
+    dj:i32[7] = add dh 7:i32[]
+    dk:i32[7] = select_n di dh dj
+    dl:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dk
+    dm:i32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cl dl
+    dn:bool[7] = jit[
+      name=_in1d
+      jaxpr={ lambda ; dm:i32[7] ck:f32[7]. let
+          do:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] dm
+          dp:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] do
+          dq:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] ck
+          dr:bool[7,7] = ne dp dq
+          dn:bool[7] = reduce_and[axes=(1,)] dr
+        in (dn,) }
+    ] dm ck
+    ds:i32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] dm
+    dt:i32[] = squeeze[dimensions=(0,)] ds
+    du:bool[7] = eq dm dt
+    dv:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] du
+    dw:i32[] = reduce_sum[axes=(0,) out_sharding=None] dv
+    dx:i32[] = sub 8:i32[] dw
+    dy:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+    dz:bool[7] = lt dy dx
+    ea:bool[7] = jit[
+      name=_where
+      jaxpr={ lambda ; dz:bool[7] dn:bool[7] eb:bool[]. let
+          ec:bool[7] = broadcast_in_dim eb
+          ea:bool[7] = select_n dz ec dn
+        in (ea,) }
+    ] dz dn False:bool[]
+    ed:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    ee:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] ea
+    ef:i32[] = reduce_sum[axes=(0,) out_sharding=None] ee
+    eg:bool[3] = lt ed ef
+    eh:i32[7] = jit[name=cumsum jaxpr=cumsum] ea
+    ei:i32[3] = broadcast_in_dim 0:i32[]
+    ej:i32[7] = jit[name=clip jaxpr=clip] eh 0:i32[]
+    ek:bool[7] = lt ej 0:i32[]
+    el:i32[7] = add ej 3:i32[]
+    em:i32[7] = select_n ek ej el
+    en:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] em
+    eo:i32[7] = broadcast_in_dim 1:i32[]
+    ep:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ei en eo
+    eq:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ep:i32[3]. let
+          eq:i32[3] = cumsum[axis=0 reverse=False] ep
+        in (eq,) }
+    ] ep
+    er:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; eq:i32[3] es:i32[]. let
+          et:i32[3] = div eq es
+          eu:i32[3] = sign eq
+          ev:i32[] = sign es
+          ew:bool[3] = ne eu ev
+          ex:i32[3] = rem eq es
+          ey:bool[3] = ne ex 0:i32[]
+          ez:bool[3] = and ew ey
+          fa:i32[3] = sub et 1:i32[]
+          er:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; ez:bool[3] fa:i32[3] et:i32[3]. let
+                er:i32[3] = select_n ez et fa
+              in (er,) }
+          ] ez fa et
+        in (er,) }
+    ] eq 1:i32[]
+    fb:i32[3] = jit[name=remainder jaxpr=remainder1] er 7:i32[]
+    fc:bool[3] = lt fb 0:i32[]
+    fd:i32[3] = add fb 7:i32[]
+    fe:i32[3] = select_n fc fb fd
+    ff:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fe
+    fg:i32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] dm ff
+    fh:i32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; eg:bool[3] fg:i32[3] fi:i32[]. let
+          fj:i32[3] = broadcast_in_dim fi
+          fh:i32[3] = select_n eg fj fg
+        in (fh,) }
+    ] eg fg 0:i32[]
+  in (fh,) }"""
+
+EXPECTED['setdiff1d_empty'] = """\
+{ lambda ; a:f32[0] b:f32[7]. let
+    c:f32[2] = broadcast_in_dim 0.0:f32[]
+  in (c,) }"""
+
+EXPECTED['setxor1d_size'] = """\
+let _setxor1d_size = { lambda ; a:f32[7] b:f32[4]. let
+    c:f32[7] d:bool[7] e:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] a
+    f:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; d:bool[7]. let
+          g:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+          f:i32[7] = cumsum[axis=0 reverse=False] g
+        in (f,) }
+    ] d
+    h:i32[7] = broadcast_in_dim 0:i32[]
+    i:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; f:i32[7] j:i32[]. let
+          k:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+          i:i32[7] = max k f
+        in (i,) }
+    ] f 0:i32[]
+    l:bool[7] = lt i 0:i32[]
+    m:i32[7] = add i 7:i32[]
+    n:i32[7] = select_n l i m
+    o:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] n
+    p:i32[7] = broadcast_in_dim 1:i32[]
+    q:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] h o p
+    r:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; q:i32[7]. let
+          r:i32[7] = cumsum[axis=0 reverse=False] q
+        in (r,) }
+    ] q
+    s:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; r:i32[7] t:i32[]. let
+          u:i32[7] = div r t
+          v:i32[7] = sign r
+          w:i32[] = sign t
+          x:bool[7] = ne v w
+          y:i32[7] = rem r t
+          z:bool[7] = ne y 0:i32[]
+          ba:bool[7] = and x z
+          bb:i32[7] = sub u 1:i32[]
+          s:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; ba:bool[7] bb:i32[7] u:i32[7]. let
+                s:i32[7] = select_n ba u bb
+              in (s,) }
+          ] ba bb u
+        in (s,) }
+    ] r 1:i32[]
+    bc:i32[7] = jit[name=remainder jaxpr=remainder] s 7:i32[]
+    bd:bool[7] = lt bc 0:i32[]
+    be:i32[7] = add bc 7:i32[]
+    bf:i32[7] = select_n bd bc be
+    bg:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bf
+    bh:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c bg
+    bi:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] d
+    bj:i32[] = reduce_sum[axes=(0,) out_sharding=None] bi
+    bk:f32[4] bl:bool[4] bm:i32[4] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask1
+    ] b
+    bn:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bl:bool[4]. let
+          bo:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bl
+          bn:i32[4] = cumsum[axis=0 reverse=False] bo
+        in (bn,) }
+    ] bl
+    bp:i32[4] = broadcast_in_dim 0:i32[]
+    bq:i32[4] = jit[
+      name=clip
+      jaxpr={ lambda ; bn:i32[4] br:i32[]. let
+          bs:i32[] = convert_element_type[new_dtype=int32 weak_type=False] br
+          bq:i32[4] = max bs bn
+        in (bq,) }
+    ] bn 0:i32[]
+    bt:bool[4] = lt bq 0:i32[]
+    bu:i32[4] = add bq 4:i32[]
+    bv:i32[4] = select_n bt bq bu
+    bw:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bv
+    bx:i32[4] = broadcast_in_dim 1:i32[]
+    by:i32[4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bp bw bx
+    bz:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; by:i32[4]. let
+          bz:i32[4] = cumsum[axis=0 reverse=False] by
+        in (bz,) }
+    ] by
+    ca:i32[4] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bz:i32[4] cb:i32[]. let
+          cc:i32[4] = div bz cb
+          cd:i32[4] = sign bz
+          ce:i32[] = sign cb
+          cf:bool[4] = ne cd ce
+          cg:i32[4] = rem bz cb
+          ch:bool[4] = ne cg 0:i32[]
+          ci:bool[4] = and cf ch
+          cj:i32[4] = sub cc 1:i32[]
+          ca:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; ci:bool[4] cj:i32[4] cc:i32[4]. let
+                ca:i32[4] = select_n ci cc cj
+              in (ca,) }
+          ] ci cj cc
+        in (ca,) }
+    ] bz 1:i32[]
+    ck:i32[4] = jit[name=remainder jaxpr=remainder1] ca 4:i32[]
+    cl:bool[4] = lt ck 0:i32[]
+    cm:i32[4] = add ck 4:i32[]
+    cn:i32[4] = select_n cl ck cm
+    co:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cn
+    cp:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bk co
+    cq:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bl
+    cr:i32[] = reduce_sum[axes=(0,) out_sharding=None] cq
+    cs:f32[11] = broadcast_in_dim 0.0:f32[]
+    ct:f32[11] = dynamic_update_slice cs bh 0:i32[]
+    cu:bool[] = lt bj 0:i32[]
+    cv:i32[] = add bj 11:i32[]
+    cw:i32[] = select_n cu bj cv
+    cx:f32[11] = dynamic_update_slice ct cp cw
+    cy:i32[] = add bj cr
+    cz:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+    da:i32[] = add cy 1:i32[]
+    db:bool[12] = lt cz da
+    dc:bool[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] db
+    dd:bool[11] = not dc
+    de:bool[11] df:f32[11] = sort[dimension=0 is_stable=True num_keys=2] dd cx
+    dg:f32[10] = slice[limit_indices=(11,) start_indices=(1,) strides=None] df
+    dh:f32[10] = slice[limit_indices=(10,) start_indices=(0,) strides=None] df
+    di:bool[10] = ne dg dh
+    dj:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] True:bool[]
+    dk:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] False:bool[]
+    dl:bool[12] = concatenate[dimension=0] dj di dk
+    dm:bool[] = lt cy 0:i32[]
+    dn:i32[] = add cy 12:i32[]
+    do:i32[] = select_n dm cy dn
+    dp:i32[1] = broadcast_in_dim do
+    dq:bool[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] dl dp True:bool[]
+    dr:bool[12] = and db dq
+    ds:bool[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] dr
+    dt:bool[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] dr
+    du:bool[11] = and ds dt
+    dv:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] du
+    dw:i32[] = reduce_sum[axes=(0,) out_sharding=None] dv
+    dx:i32[11] = jit[
+      name=cumsum
+      jaxpr={ lambda ; du:bool[11]. let
+          dy:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] du
+          dx:i32[11] = cumsum[axis=0 reverse=False] dy
+        in (dx,) }
+    ] du
+    dz:i32[8] = broadcast_in_dim 0:i32[]
+    ea:i32[11] = jit[
+      name=clip
+      jaxpr={ lambda ; dx:i32[11] eb:i32[]. let
+          ec:i32[] = convert_element_type[new_dtype=int32 weak_type=False] eb
+          ea:i32[11] = max ec dx
+        in (ea,) }
+    ] dx 0:i32[]
+    ed:bool[11] = lt ea 0:i32[]
+    ee:i32[11] = add ea 8:i32[]
+    ef:i32[11] = select_n ed ea ee
+    eg:i32[11,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ef
+    eh:i32[11] = broadcast_in_dim 1:i32[]
+    ei:i32[8] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] dz eg eh
+    ej:i32[8] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ei:i32[8]. let
+          ej:i32[8] = cumsum[axis=0 reverse=False] ei
+        in (ej,) }
+    ] ei
+    ek:i32[8] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ej:i32[8] el:i32[]. let
+          em:i32[8] = div ej el
+          en:i32[8] = sign ej
+          eo:i32[] = sign el
+          ep:bool[8] = ne en eo
+          eq:i32[8] = rem ej el
+          er:bool[8] = ne eq 0:i32[]
+          es:bool[8] = and ep er
+          et:i32[8] = sub em 1:i32[]
+          ek:i32[8] = jit[
+            name=_where
+            jaxpr={ lambda ; es:bool[8] et:i32[8] em:i32[8]. let
+                ek:i32[8] = select_n es em et
+              in (ek,) }
+          ] es et em
+        in (ek,) }
+    ] ej 1:i32[]
+    eu:i32[8] = jit[name=remainder jaxpr=remainder2] ek 11:i32[]
+    ev:i32[8] = iota[dimension=0 dtype=int32 shape=(8,) sharding=None] 
+    ew:i32[11] = convert_element_type[new_dtype=int32 weak_type=False] du
+    ex:i32[] = reduce_sum[axes=(0,) out_sharding=None] ew
+    ey:bool[8] = ge ev ex
+    ez:i32[8] = jit[
+      name=_where
+      jaxpr={ lambda ; ey:bool[8] fa:i32[] eu:i32[8]. let
+          fb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] fa
+          fc:i32[8] = broadcast_in_dim fb
+          ez:i32[8] = select_n ey eu fc
+        in (ez,) }
+    ] ey 11:i32[] eu
+    fd:bool[8] = lt ez 0:i32[]
+    fe:i32[8] = add ez 11:i32[]
+    ff:i32[8] = select_n fd ez fe
+    fg:i32[8,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ff
+    fh:f32[8] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] df fg
+    fi:i32[8] = iota[dimension=0 dtype=int32 shape=(8,) sharding=None] 
+    fj:bool[8] = lt fi dw
+    fk:f32[] = reduce_max[axes=(0,)] fh
+    fl:f32[8] = jit[name=_where jaxpr=_where] fj fh fk
+    fm:i32[8] = iota[dimension=0 dtype=int32 shape=(8,) sharding=None] 
+    fn:bool[8] = lt fm dw
+    fo:f32[] = reduce_min[axes=(0,)] fl
+    fp:f32[8] = jit[name=_where jaxpr=_where] fn fl fo
+  in (fp,) } in
+let _unique_sorted_mask = { lambda ; fq:f32[7]. let
+    fr:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] fq
+    fs:f32[1,7] = transpose[permutation=(1, 0)] fr
+    ft:f32[1,7] = rev[dimensions=(0,)] fs
+    fu:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; ft:f32[1,7]. let
+          fv:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] ft
+          fw:f32[7] = squeeze[dimensions=(0,)] fv
+          fx:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          fy:f32[7] fu:i32[7] = sort[dimension=0 is_stable=True num_keys=1] fw fx
+        in (fu,) }
+    ] ft
+    fz:bool[7] = lt fu 0:i32[]
+    ga:i32[7] = add fu 7:i32[]
+    gb:i32[7] = select_n fz fu ga
+    gc:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] gb
+    gd:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] fq gc
+    ge:bool[7] = broadcast_in_dim True:bool[]
+    gf:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] gd
+    gg:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] gd
+    gh:bool[6] = ne gf gg
+    gi:bool[6] = ne gf gf
+    gj:bool[6] = ne gg gg
+    gk:bool[6] = and gi gj
+    gl:bool[6] = not gk
+    gm:bool[6] = and gh gl
+    gn:bool[6] = reduce_or[axes=()] gm
+    go:i32[1] = broadcast_in_dim 1:i32[]
+    gp:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] ge go gn
+  in (gd, gp, fu) } in
+let jaxpr = { lambda ; gq:i32[] gr:i32[]. let gs:i32[] = add gq gr in (gs,) } in
+let remainder = { lambda ; gt:i32[7] gu:i32[]. let
+    gv:i32[] = convert_element_type[new_dtype=int32 weak_type=False] gu
+    gw:bool[] = eq gv 0:i32[]
+    gx:i32[] = jit[name=_where jaxpr=_where1] gw 1:i32[] gv
+    gy:i32[7] = rem gt gx
+    gz:bool[7] = ne gy 0:i32[]
+    ha:bool[7] = lt gy 0:i32[]
+    hb:bool[] = lt gx 0:i32[]
+    hc:bool[7] = ne ha hb
+    hd:bool[7] = and hc gz
+    he:i32[7] = add gy gx
+    hf:i32[7] = select_n hd gy he
+  in (hf,) } in
+let _unique_sorted_mask1 = { lambda ; hg:f32[4]. let
+    hh:f32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] hg
+    hi:f32[1,4] = transpose[permutation=(1, 0)] hh
+    hj:f32[1,4] = rev[dimensions=(0,)] hi
+    hk:i32[4] = jit[
+      name=lexsort
+      jaxpr={ lambda ; hj:f32[1,4]. let
+          hl:f32[1,4] = slice[
+            limit_indices=(1, 4)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] hj
+          hm:f32[4] = squeeze[dimensions=(0,)] hl
+          hn:i32[4] = iota[dimension=0 dtype=int32 shape=(4,) sharding=None] 
+          ho:f32[4] hk:i32[4] = sort[dimension=0 is_stable=True num_keys=1] hm hn
+        in (hk,) }
+    ] hj
+    hp:bool[4] = lt hk 0:i32[]
+    hq:i32[4] = add hk 4:i32[]
+    hr:i32[4] = select_n hp hk hq
+    hs:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] hr
+    ht:f32[4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] hg hs
+    hu:bool[4] = broadcast_in_dim True:bool[]
+    hv:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] ht
+    hw:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=None] ht
+    hx:bool[3] = ne hv hw
+    hy:bool[3] = ne hv hv
+    hz:bool[3] = ne hw hw
+    ia:bool[3] = and hy hz
+    ib:bool[3] = not ia
+    ic:bool[3] = and hx ib
+    id:bool[3] = reduce_or[axes=()] ic
+    ie:i32[1] = broadcast_in_dim 1:i32[]
+    if:bool[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] hu ie id
+  in (ht, if, hk) } in
+let remainder1 = { lambda ; ig:i32[4] ih:i32[]. let
+    ii:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ih
+    ij:bool[] = eq ii 0:i32[]
+    ik:i32[] = jit[name=_where jaxpr=_where1] ij 1:i32[] ii
+    il:i32[4] = rem ig ik
+    im:bool[4] = ne il 0:i32[]
+    in:bool[4] = lt il 0:i32[]
+    io:bool[] = lt ik 0:i32[]
+    ip:bool[4] = ne in io
+    iq:bool[4] = and ip im
+    ir:i32[4] = add il ik
+    is:i32[4] = select_n iq il ir
+  in (is,) } in
+let remainder2 = { lambda ; it:i32[8] iu:i32[]. let
+    iv:i32[] = convert_element_type[new_dtype=int32 weak_type=False] iu
+    iw:bool[] = eq iv 0:i32[]
+    ix:i32[] = jit[name=_where jaxpr=_where1] iw 1:i32[] iv
+    iy:i32[8] = rem it ix
+    iz:bool[8] = ne iy 0:i32[]
+    ja:bool[8] = lt iy 0:i32[]
+    jb:bool[] = lt ix 0:i32[]
+    jc:bool[8] = ne ja jb
+    jd:bool[8] = and jc iz
+    je:i32[8] = add iy ix
+    jf:i32[8] = select_n jd iy je
+  in (jf,) } in
+let _where = { lambda ; jg:bool[8] jh:f32[8] ji:f32[]. let
+    jj:f32[8] = broadcast_in_dim ji
+    jk:f32[8] = select_n jg jj jh
+  in (jk,) } in
+let _where1 = { lambda ; jl:bool[] jm:i32[] jn:i32[]. let
+    jo:i32[] = select_n jl jn jm
+  in (jo,) } in
+{ lambda ; jp:f32[7] jq:f32[4]. let
+    jr:f32[8] = jit[name=_setxor1d_size jaxpr=_setxor1d_size] jp jq
+  in (jr,) }"""
+
+EXPECTED['setxor1d_fill_mixed'] = """\
+let _setxor1d_size = { lambda ; a:f32[12] b:f32[7] c:i32[]. let
+    d:f32[12] e:bool[12] f:i32[12] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] a
+    g:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; e:bool[12]. let
+          h:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] e
+          g:i32[12] = cumsum[axis=0 reverse=False] h
+        in (g,) }
+    ] e
+    i:i32[12] = broadcast_in_dim 0:i32[]
+    j:i32[12] = jit[
+      name=clip
+      jaxpr={ lambda ; g:i32[12] k:i32[]. let
+          l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] k
+          j:i32[12] = max l g
+        in (j,) }
+    ] g 0:i32[]
+    m:bool[12] = lt j 0:i32[]
+    n:i32[12] = add j 12:i32[]
+    o:i32[12] = select_n m j n
+    p:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] o
+    q:i32[12] = broadcast_in_dim 1:i32[]
+    r:i32[12] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] i p q
+    s:i32[12] = jit[
+      name=cumsum
+      jaxpr={ lambda ; r:i32[12]. let
+          s:i32[12] = cumsum[axis=0 reverse=False] r
+        in (s,) }
+    ] r
+    t:i32[12] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; s:i32[12] u:i32[]. let
+          v:i32[12] = div s u
+          w:i32[12] = sign s
+          x:i32[] = sign u
+          y:bool[12] = ne w x
+          z:i32[12] = rem s u
+          ba:bool[12] = ne z 0:i32[]
+          bb:bool[12] = and y ba
+          bc:i32[12] = sub v 1:i32[]
+          t:i32[12] = jit[
+            name=_where
+            jaxpr={ lambda ; bb:bool[12] bc:i32[12] v:i32[12]. let
+                t:i32[12] = select_n bb v bc
+              in (t,) }
+          ] bb bc v
+        in (t,) }
+    ] s 1:i32[]
+    bd:i32[12] = jit[name=remainder jaxpr=remainder] t 12:i32[]
+    be:bool[12] = lt bd 0:i32[]
+    bf:i32[12] = add bd 12:i32[]
+    bg:i32[12] = select_n be bd bf
+    bh:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bg
+    bi:f32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] d bh
+    bj:i32[12] = convert_element_type[new_dtype=int32 weak_type=False] e
+    bk:i32[] = reduce_sum[axes=(0,) out_sharding=None] bj
+    bl:f32[7] bm:bool[7] bn:i32[7] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask1
+    ] b
+    bo:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bm:bool[7]. let
+          bp:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bm
+          bo:i32[7] = cumsum[axis=0 reverse=False] bp
+        in (bo,) }
+    ] bm
+    bq:i32[7] = broadcast_in_dim 0:i32[]
+    br:i32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bo:i32[7] bs:i32[]. let
+          bt:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bs
+          br:i32[7] = max bt bo
+        in (br,) }
+    ] bo 0:i32[]
+    bu:bool[7] = lt br 0:i32[]
+    bv:i32[7] = add br 7:i32[]
+    bw:i32[7] = select_n bu br bv
+    bx:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bw
+    by:i32[7] = broadcast_in_dim 1:i32[]
+    bz:i32[7] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bq bx by
+    ca:i32[7] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bz:i32[7]. let
+          ca:i32[7] = cumsum[axis=0 reverse=False] bz
+        in (ca,) }
+    ] bz
+    cb:i32[7] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ca:i32[7] cc:i32[]. let
+          cd:i32[7] = div ca cc
+          ce:i32[7] = sign ca
+          cf:i32[] = sign cc
+          cg:bool[7] = ne ce cf
+          ch:i32[7] = rem ca cc
+          ci:bool[7] = ne ch 0:i32[]
+          cj:bool[7] = and cg ci
+          ck:i32[7] = sub cd 1:i32[]
+          cb:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; cj:bool[7] ck:i32[7] cd:i32[7]. let
+                cb:i32[7] = select_n cj cd ck
+              in (cb,) }
+          ] cj ck cd
+        in (cb,) }
+    ] ca 1:i32[]
+    cl:i32[7] = jit[name=remainder jaxpr=remainder1] cb 7:i32[]
+    cm:bool[7] = lt cl 0:i32[]
+    cn:i32[7] = add cl 7:i32[]
+    co:i32[7] = select_n cm cl cn
+    cp:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] co
+    cq:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bl cp
+    cr:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] bm
+    cs:i32[] = reduce_sum[axes=(0,) out_sharding=None] cr
+    ct:f32[19] = broadcast_in_dim 0.0:f32[]
+    cu:f32[19] = dynamic_update_slice ct bi 0:i32[]
+    cv:bool[] = lt bk 0:i32[]
+    cw:i32[] = add bk 19:i32[]
+    cx:i32[] = select_n cv bk cw
+    cy:f32[19] = dynamic_update_slice cu cq cx
+    cz:i32[] = add bk cs
+    da:i32[20] = iota[dimension=0 dtype=int32 shape=(20,) sharding=None] 
+    db:i32[] = add cz 1:i32[]
+    dc:bool[20] = lt da db
+    dd:bool[19] = slice[limit_indices=(20,) start_indices=(1,) strides=None] dc
+    de:bool[19] = not dd
+    df:bool[19] dg:f32[19] = sort[dimension=0 is_stable=True num_keys=2] de cy
+    dh:f32[18] = slice[limit_indices=(19,) start_indices=(1,) strides=None] dg
+    di:f32[18] = slice[limit_indices=(18,) start_indices=(0,) strides=None] dg
+    dj:bool[18] = ne dh di
+    dk:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] True:bool[]
+    dl:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] False:bool[]
+    dm:bool[20] = concatenate[dimension=0] dk dj dl
+    dn:bool[] = lt cz 0:i32[]
+    do:i32[] = add cz 20:i32[]
+    dp:i32[] = select_n dn cz do
+    dq:i32[1] = broadcast_in_dim dp
+    dr:bool[20] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] dm dq True:bool[]
+    ds:bool[20] = and dc dr
+    dt:bool[19] = slice[limit_indices=(20,) start_indices=(1,) strides=None] ds
+    du:bool[19] = slice[limit_indices=(19,) start_indices=(0,) strides=None] ds
+    dv:bool[19] = and dt du
+    dw:i32[19] = convert_element_type[new_dtype=int32 weak_type=False] dv
+    dx:i32[] = reduce_sum[axes=(0,) out_sharding=None] dw
+    dy:i32[19] = jit[
+      name=cumsum
+      jaxpr={ lambda ; dv:bool[19]. let
+          dz:i32[19] = convert_element_type[new_dtype=int32 weak_type=False] dv
+          dy:i32[19] = cumsum[axis=0 reverse=False] dz
+        in (dy,) }
+    ] dv
+    ea:i32[5] = broadcast_in_dim 0:i32[]
+    eb:i32[19] = jit[
+      name=clip
+      jaxpr={ lambda ; dy:i32[19] ec:i32[]. let
+          ed:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ec
+          eb:i32[19] = max ed dy
+        in (eb,) }
+    ] dy 0:i32[]
+    ee:bool[19] = lt eb 0:i32[]
+    ef:i32[19] = add eb 5:i32[]
+    eg:i32[19] = select_n ee eb ef
+    eh:i32[19,1] = broadcast_in_dim[broadcast_dimensions=(0,)] eg
+    ei:i32[19] = broadcast_in_dim 1:i32[]
+    ej:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ea eh ei
+    ek:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ej:i32[5]. let
+          ek:i32[5] = cumsum[axis=0 reverse=False] ej
+        in (ek,) }
+    ] ej
+    el:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ek:i32[5] em:i32[]. let
+          en:i32[5] = div ek em
+          eo:i32[5] = sign ek
+          ep:i32[] = sign em
+          eq:bool[5] = ne eo ep
+          er:i32[5] = rem ek em
+          es:bool[5] = ne er 0:i32[]
+          et:bool[5] = and eq es
+          eu:i32[5] = sub en 1:i32[]
+          el:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; et:bool[5] eu:i32[5] en:i32[5]. let
+                el:i32[5] = select_n et en eu
+              in (el,) }
+          ] et eu en
+        in (el,) }
+    ] ek 1:i32[]
+    ev:i32[5] = jit[name=remainder jaxpr=remainder2] el 19:i32[]
+    ew:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    ex:i32[19] = convert_element_type[new_dtype=int32 weak_type=False] dv
+    ey:i32[] = reduce_sum[axes=(0,) out_sharding=None] ex
+    ez:bool[5] = ge ew ey
+    fa:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; ez:bool[5] fb:i32[] ev:i32[5]. let
+          fc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] fb
+          fd:i32[5] = broadcast_in_dim fc
+          fa:i32[5] = select_n ez ev fd
+        in (fa,) }
+    ] ez 19:i32[] ev
+    fe:bool[5] = lt fa 0:i32[]
+    ff:i32[5] = add fa 19:i32[]
+    fg:i32[5] = select_n fe fa ff
+    fh:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fg
+    fi:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] dg fh
+    fj:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    fk:bool[5] = lt fj dx
+    fl:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; fk:bool[5] fi:f32[5] c:i32[]. let
+          fm:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          fn:f32[5] = broadcast_in_dim fm
+          fl:f32[5] = select_n fk fn fi
+        in (fl,) }
+    ] fk fi c
+  in (fl,) } in
+let _unique_sorted_mask = { lambda ; fo:f32[12]. let
+    fp:f32[12,1] = reshape[dimensions=None new_sizes=(12, 1) sharding=None] fo
+    fq:f32[1,12] = transpose[permutation=(1, 0)] fp
+    fr:f32[1,12] = rev[dimensions=(0,)] fq
+    fs:i32[12] = jit[
+      name=lexsort
+      jaxpr={ lambda ; fr:f32[1,12]. let
+          ft:f32[1,12] = slice[
+            limit_indices=(1, 12)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] fr
+          fu:f32[12] = squeeze[dimensions=(0,)] ft
+          fv:i32[12] = iota[dimension=0 dtype=int32 shape=(12,) sharding=None] 
+          fw:f32[12] fs:i32[12] = sort[dimension=0 is_stable=True num_keys=1] fu
+            fv
+        in (fs,) }
+    ] fr
+    fx:bool[12] = lt fs 0:i32[]
+    fy:i32[12] = add fs 12:i32[]
+    fz:i32[12] = select_n fx fs fy
+    ga:i32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] fz
+    gb:f32[12] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] fo ga
+    gc:bool[12] = broadcast_in_dim True:bool[]
+    gd:f32[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] gb
+    ge:f32[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] gb
+    gf:bool[11] = ne gd ge
+    gg:bool[11] = ne gd gd
+    gh:bool[11] = ne ge ge
+    gi:bool[11] = and gg gh
+    gj:bool[11] = not gi
+    gk:bool[11] = and gf gj
+    gl:bool[11] = reduce_or[axes=()] gk
+    gm:i32[1] = broadcast_in_dim 1:i32[]
+    gn:bool[12] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] gc gm gl
+  in (gb, gn, fs) } in
+let jaxpr = { lambda ; go:i32[] gp:i32[]. let gq:i32[] = add go gp in (gq,) } in
+let remainder = { lambda ; gr:i32[12] gs:i32[]. let
+    gt:i32[] = convert_element_type[new_dtype=int32 weak_type=False] gs
+    gu:bool[] = eq gt 0:i32[]
+    gv:i32[] = jit[name=_where jaxpr=_where] gu 1:i32[] gt
+    gw:i32[12] = rem gr gv
+    gx:bool[12] = ne gw 0:i32[]
+    gy:bool[12] = lt gw 0:i32[]
+    gz:bool[] = lt gv 0:i32[]
+    ha:bool[12] = ne gy gz
+    hb:bool[12] = and ha gx
+    hc:i32[12] = add gw gv
+    hd:i32[12] = select_n hb gw hc
+  in (hd,) } in
+let _unique_sorted_mask1 = { lambda ; he:f32[7]. let
+    hf:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] he
+    hg:f32[1,7] = transpose[permutation=(1, 0)] hf
+    hh:f32[1,7] = rev[dimensions=(0,)] hg
+    hi:i32[7] = jit[
+      name=lexsort
+      jaxpr={ lambda ; hh:f32[1,7]. let
+          hj:f32[1,7] = slice[
+            limit_indices=(1, 7)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] hh
+          hk:f32[7] = squeeze[dimensions=(0,)] hj
+          hl:i32[7] = iota[dimension=0 dtype=int32 shape=(7,) sharding=None] 
+          hm:f32[7] hi:i32[7] = sort[dimension=0 is_stable=True num_keys=1] hk hl
+        in (hi,) }
+    ] hh
+    hn:bool[7] = lt hi 0:i32[]
+    ho:i32[7] = add hi 7:i32[]
+    hp:i32[7] = select_n hn hi ho
+    hq:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] hp
+    hr:f32[7] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] he hq
+    hs:bool[7] = broadcast_in_dim True:bool[]
+    ht:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] hr
+    hu:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] hr
+    hv:bool[6] = ne ht hu
+    hw:bool[6] = ne ht ht
+    hx:bool[6] = ne hu hu
+    hy:bool[6] = and hw hx
+    hz:bool[6] = not hy
+    ia:bool[6] = and hv hz
+    ib:bool[6] = reduce_or[axes=()] ia
+    ic:i32[1] = broadcast_in_dim 1:i32[]
+    id:bool[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] hs ic ib
+  in (hr, id, hi) } in
+let remainder1 = { lambda ; ie:i32[7] if:i32[]. let
+    ig:i32[] = convert_element_type[new_dtype=int32 weak_type=False] if
+    ih:bool[] = eq ig 0:i32[]
+    ii:i32[] = jit[name=_where jaxpr=_where] ih 1:i32[] ig
+    ij:i32[7] = rem ie ii
+    ik:bool[7] = ne ij 0:i32[]
+    il:bool[7] = lt ij 0:i32[]
+    im:bool[] = lt ii 0:i32[]
+    in:bool[7] = ne il im
+    io:bool[7] = and in ik
+    ip:i32[7] = add ij ii
+    iq:i32[7] = select_n io ij ip
+  in (iq,) } in
+let remainder2 = { lambda ; ir:i32[5] is:i32[]. let
+    it:i32[] = convert_element_type[new_dtype=int32 weak_type=False] is
+    iu:bool[] = eq it 0:i32[]
+    iv:i32[] = jit[name=_where jaxpr=_where] iu 1:i32[] it
+    iw:i32[5] = rem ir iv
+    ix:bool[5] = ne iw 0:i32[]
+    iy:bool[5] = lt iw 0:i32[]
+    iz:bool[] = lt iv 0:i32[]
+    ja:bool[5] = ne iy iz
+    jb:bool[5] = and ja ix
+    jc:i32[5] = add iw iv
+    jd:i32[5] = select_n jb iw jc
+  in (jd,) } in
+let _where = { lambda ; je:bool[] jf:i32[] jg:i32[]. let
+    jh:i32[] = select_n je jg jf
+  in (jh,) } in
+{ lambda ; ji:f32[3,4] jj:i32[7]. let
+    jk:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] ji
+    jl:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] jj
+    jm:f32[5] = jit[name=_setxor1d_size jaxpr=_setxor1d_size] jk jl -1:i32[]
+  in (jm,) }"""
+
+EXPECTED['setxor1d_assume_unique'] = """\
+let _setxor1d_size = { lambda ; a:f32[7] b:f32[3]. let
+    c:f32[10] = concatenate[dimension=0] a b
+    d:f32[10] = concatenate[dimension=0] a b
+    e:f32[10] = jit[
+      name=sort
+      jaxpr={ lambda ; d:f32[10]. let
+          e:f32[10] = sort[dimension=0 is_stable=True num_keys=1] d
+        in (e,) }
+    ] d
+    f:f32[9] = slice[limit_indices=(10,) start_indices=(1,) strides=None] e
+    g:f32[9] = slice[limit_indices=(9,) start_indices=(0,) strides=None] e
+    h:bool[9] = ne f g
+    i:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] True:bool[]
+    j:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] True:bool[]
+    k:bool[11] = concatenate[dimension=0] i h j
+    l:bool[10] = slice[limit_indices=(11,) start_indices=(1,) strides=None] k
+    m:bool[10] = slice[limit_indices=(10,) start_indices=(0,) strides=None] k
+    n:bool[10] = and l m
+    o:i32[10] = convert_element_type[new_dtype=int32 weak_type=False] n
+    p:i32[] = reduce_sum[axes=(0,) out_sharding=None] o
+    q:i32[10] = jit[
+      name=cumsum
+      jaxpr={ lambda ; n:bool[10]. let
+          r:i32[10] = convert_element_type[new_dtype=int32 weak_type=False] n
+          q:i32[10] = cumsum[axis=0 reverse=False] r
+        in (q,) }
+    ] n
+    s:i32[5] = broadcast_in_dim 0:i32[]
+    t:i32[10] = jit[
+      name=clip
+      jaxpr={ lambda ; q:i32[10] u:i32[]. let
+          v:i32[] = convert_element_type[new_dtype=int32 weak_type=False] u
+          t:i32[10] = max v q
+        in (t,) }
+    ] q 0:i32[]
+    w:bool[10] = lt t 0:i32[]
+    x:i32[10] = add t 5:i32[]
+    y:i32[10] = select_n w t x
+    z:i32[10,1] = broadcast_in_dim[broadcast_dimensions=(0,)] y
+    ba:i32[10] = broadcast_in_dim 1:i32[]
+    bb:i32[5] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; bc:i32[] bd:i32[]. let
+          be:i32[] = add bc bd
+        in (be,) }
+    ] s z ba
+    bf:i32[5] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bb:i32[5]. let
+          bf:i32[5] = cumsum[axis=0 reverse=False] bb
+        in (bf,) }
+    ] bb
+    bg:i32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; bf:i32[5] bh:i32[]. let
+          bi:i32[5] = div bf bh
+          bj:i32[5] = sign bf
+          bk:i32[] = sign bh
+          bl:bool[5] = ne bj bk
+          bm:i32[5] = rem bf bh
+          bn:bool[5] = ne bm 0:i32[]
+          bo:bool[5] = and bl bn
+          bp:i32[5] = sub bi 1:i32[]
+          bg:i32[5] = jit[
+            name=_where
+            jaxpr={ lambda ; bo:bool[5] bp:i32[5] bi:i32[5]. let
+                bg:i32[5] = select_n bo bi bp
+              in (bg,) }
+          ] bo bp bi
+        in (bg,) }
+    ] bf 1:i32[]
+    bq:i32[5] = jit[name=remainder jaxpr=remainder] bg 10:i32[]
+    br:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    bs:i32[10] = convert_element_type[new_dtype=int32 weak_type=False] n
+    bt:i32[] = reduce_sum[axes=(0,) out_sharding=None] bs
+    bu:bool[5] = ge br bt
+    bv:i32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] bw:i32[] bq:i32[5]. let
+          bx:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bw
+          by:i32[5] = broadcast_in_dim bx
+          bv:i32[5] = select_n bu bq by
+        in (bv,) }
+    ] bu 10:i32[] bq
+    bz:bool[5] = lt bv 0:i32[]
+    ca:i32[5] = add bv 10:i32[]
+    cb:i32[5] = select_n bz bv ca
+    cc:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cb
+    cd:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] e cc
+    ce:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    cf:bool[5] = lt ce p
+    cg:f32[] = reduce_max[axes=(0,)] cd
+    ch:f32[5] = jit[name=_where jaxpr=_where] cf cd cg
+    ci:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    cj:bool[5] = lt ci p
+    ck:f32[] = reduce_min[axes=(0,)] ch
+    cl:f32[5] = jit[name=_where jaxpr=_where] cj ch ck
+  in (cl,) } in
+let remainder = { lambda ; cm:i32[5] cn:i32[]. let
+    co:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cn
+    cp:bool[] = eq co 0:i32[]
+    cq:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; cp:bool[] cr:i32[] co:i32[]. let
+          cq:i32[] = select_n cp co cr
+        in (cq,) }
+    ] cp 1:i32[] co
+    cs:i32[5] = rem cm cq
+    ct:bool[5] = ne cs 0:i32[]
+    cu:bool[5] = lt cs 0:i32[]
+    cv:bool[] = lt cq 0:i32[]
+    cw:bool[5] = ne cu cv
+    cx:bool[5] = and cw ct
+    cy:i32[5] = add cs cq
+    cz:i32[5] = select_n cx cs cy
+  in (cz,) } in
+let _where = { lambda ; da:bool[5] db:f32[5] dc:f32[]. let
+    dd:f32[5] = broadcast_in_dim dc
+    de:f32[5] = select_n da dd db
+  in (de,) } in
+{ lambda ; df:f32[7] dg:f32[3]. let
+    dh:f32[5] = jit[name=_setxor1d_size jaxpr=_setxor1d_size] df dg
+  in (dh,) }"""
+
+EXPECTED['setxor1d_empty'] = """\
+let _setxor1d_size = { lambda ; a:f32[0] b:f32[0]. let
+    c:f32[0] d:bool[0] e:i32[0] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] a
+    f:i32[0] = broadcast_in_dim 0:i32[]
+    g:i32[0] = convert_element_type[new_dtype=int32 weak_type=False] d
+    h:i32[] = reduce_sum[axes=(0,) out_sharding=None] g
+    i:f32[0] j:bool[0] k:i32[0] = jit[
+      name=_unique_sorted_mask
+      jaxpr=_unique_sorted_mask
+    ] b
+    l:i32[0] = broadcast_in_dim 0:i32[]
+    m:i32[0] = convert_element_type[new_dtype=int32 weak_type=False] j
+    n:i32[] = reduce_sum[axes=(0,) out_sharding=None] m
+    o:f32[0] = broadcast_in_dim 0.0:f32[]
+    p:f32[0] = dynamic_update_slice o c 0:i32[]
+    q:bool[] = lt h 0:i32[]
+    r:i32[] = add h 0:i32[]
+    s:i32[] = select_n q h r
+    t:f32[0] = dynamic_update_slice p i s
+    u:i32[] = add h n
+    v:i32[1] = iota[dimension=0 dtype=int32 shape=(1,) sharding=None] 
+    w:i32[] = add u 1:i32[]
+    x:bool[1] = lt v w
+    y:bool[0] = slice[limit_indices=(1,) start_indices=(1,) strides=None] x
+    z:bool[0] = not y
+    ba:bool[0] bb:f32[0] = sort[dimension=0 is_stable=True num_keys=2] z t
+    bc:bool[0] = ne bb bb
+    bd:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] False:bool[]
+    be:bool[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] False:bool[]
+    bf:bool[2] = concatenate[dimension=0] bd bc be
+    bg:bool[] = lt u 0:i32[]
+    bh:i32[] = add u 2:i32[]
+    bi:i32[] = select_n bg u bh
+    bj:i32[1] = broadcast_in_dim bi
+    bk:bool[2] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] bf bj True:bool[]
+    bl:bool[2] = and x bk
+    bm:bool[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] bl
+    bn:bool[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bl
+    bo:bool[1] = and bm bn
+    bp:i32[1] = convert_element_type[new_dtype=int32 weak_type=False] bo
+    bq:i32[] = reduce_sum[axes=(0,) out_sharding=None] bp
+    br:f32[3] = broadcast_in_dim 0.0:f32[]
+    bs:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bt:bool[3] = lt bs bq
+    bu:f32[] = reduce_max[axes=(0,)] br
+    bv:f32[3] = jit[name=_where jaxpr=_where] bt br bu
+    bw:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bx:bool[3] = lt bw bq
+    by:f32[] = reduce_min[axes=(0,)] bv
+    bz:f32[3] = jit[name=_where jaxpr=_where] bx bv by
+  in (bz,) } in
+let _unique_sorted_mask = { lambda ; ca:f32[0]. let
+    cb:f32[0,1] = reshape[dimensions=None new_sizes=(0, 1) sharding=None] ca
+    cc:f32[1,0] = transpose[permutation=(1, 0)] cb
+    cd:f32[1,0] = rev[dimensions=(0,)] cc
+    ce:i32[0] = jit[name=lexsort jaxpr=lexsort] cd
+    cf:bool[0] = lt ce 0:i32[]
+    cg:i32[0] = add ce 0:i32[]
+    ch:i32[0] = select_n cf ce cg
+    ci:i32[0,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ch
+    cj:f32[0] = broadcast_in_dim 0.0:f32[]
+    ck:bool[0] = broadcast_in_dim False:bool[]
+  in (cj, ck, ce) } in
+let _where = { lambda ; cl:bool[3] cm:f32[3] cn:f32[]. let
+    co:f32[3] = broadcast_in_dim cn
+    cp:f32[3] = select_n cl co cm
+  in (cp,) } in
+let lexsort = { lambda ; cq:f32[1,0]. let
+    cr:f32[1,0] = slice[
+      limit_indices=(1, 0)
+      start_indices=(0, 0)
+      strides=(1, 1)
+    ] cq
+    cs:f32[0] = squeeze[dimensions=(0,)] cr
+    ct:i32[0] = iota[dimension=0 dtype=int32 shape=(0,) sharding=None] 
+    cu:f32[0] cv:i32[0] = sort[dimension=0 is_stable=True num_keys=1] cs ct
+  in (cv,) } in
+{ lambda ; cw:f32[0] cx:f32[0]. let
+    cy:f32[3] = jit[name=_setxor1d_size jaxpr=_setxor1d_size] cw cx
+  in (cy,) }"""
+
 EXPECTED['isin_2d_int'] = """\
 { lambda ; a:f32[3,4] b:i32[7]. let
     c:bool[12] = jit[
@@ -5295,6 +9126,1036 @@ EXPECTED['isin_invert_nan'] = """\
         in (c,) }
     ] a b
   in (c,) }"""
+
+EXPECTED['norm'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+          b:f32[] = sqrt d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_3d_keepdims'] = """\
+{ lambda ; a:f32[2,3,2]. let
+    b:f32[1,1,1] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[2,3,2]. let
+          c:f32[2,3,2] = mul a a
+          d:f32[] = reduce_sum[axes=(0, 1, 2) out_sharding=None] c
+          e:f32[1,1,1] = broadcast_in_dim d
+          b:f32[1,1,1] = sqrt e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[3] = reduce_sum[axes=(1,) out_sharding=None] c
+          b:f32[3] = sqrt d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_vector_orders'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = abs a
+          b:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+        in (b,) }
+    ] a
+    d:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          e:f32[7] = abs a
+          f:f32[] = reduce_max[axes=(0,)] e
+          d:f32[] = max 0.0:f32[] f
+        in (d,) }
+    ] a
+    g:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          h:f32[7] = abs a
+          g:f32[] = reduce_min[axes=(0,)] h
+        in (g,) }
+    ] a
+    i:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          j:bool[7] = ne a 0.0:f32[]
+          k:i32[7] = convert_element_type[new_dtype=int32 weak_type=False] j
+          l:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] k
+          i:f32[] = reduce_sum[axes=(0,) out_sharding=None] l
+        in (i,) }
+    ] a
+    m:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[7]. let
+          n:f32[7] = abs a
+          o:f32[7] = pow n 3.0:f32[]
+          p:f32[] = reduce_sum[axes=(0,) out_sharding=None] o
+          m:f32[] = pow p 0.3333333432674408:f32[]
+        in (m,) }
+    ] a
+  in (b, d, g, i, m) }"""
+
+EXPECTED['norm_matrix_orders'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[] = reduce_sum[axes=(1, 0) out_sharding=None] c
+          b:f32[] = sqrt d
+        in (b,) }
+    ] a
+    e:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          f:f32[3,4] = abs a
+          g:f32[3] = reduce_sum[axes=(1,) out_sharding=None] f
+          h:f32[] = reduce_max[axes=(0,)] g
+          e:f32[] = max 0.0:f32[] h
+        in (e,) }
+    ] a
+    i:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          j:f32[3,4] = abs a
+          k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j
+          i:f32[] = reduce_min[axes=(0,)] k
+        in (i,) }
+    ] a
+    l:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          m:f32[3,4] = abs a
+          n:f32[4] = reduce_sum[axes=(0,) out_sharding=None] m
+          o:f32[] = reduce_max[axes=(0,)] n
+          l:f32[] = max 0.0:f32[] o
+        in (l,) }
+    ] a
+    p:f32[1,1] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          q:f32[3,4] = abs a
+          r:f32[3] = reduce_sum[axes=(1,) out_sharding=None] q
+          s:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+          t:f32[1] = reduce_min[axes=(0,)] s
+          p:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(1,)] t
+        in (p,) }
+    ] a
+  in (b, e, i, l, p) }"""
+
+EXPECTED['norm_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:i32[7]. let
+          c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] a
+          d:f32[7] = mul c c
+          e:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+          b:f32[] = sqrt e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['norm_complex_axis'] = """\
+{ lambda ; a:c64[3,4]. let
+    b:f32[4] = jit[
+      name=norm
+      jaxpr={ lambda ; a:c64[3,4]. let
+          c:c64[3,4] = conj[input_dtype=complex64] a
+          d:c64[3,4] = mul a c
+          e:f32[3,4] = real d
+          f:f32[4] = reduce_sum[axes=(0,) out_sharding=None] e
+          b:f32[4] = sqrt f
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['vector_norm'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = abs a
+    c:f32[4] = reduce_sum[axes=(0,) out_sharding=None] b
+  in (c,) }"""
+
+EXPECTED['matrix_norm'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = mul a a
+          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+          b:f32[] = sqrt d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['outer'] = """\
+{ lambda ; a:f32[3,4] b:i32[7]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+    e:f32[12,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+    f:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    g:f32[12,7] = mul e f
+  in (g,) }"""
+
+EXPECTED['meshgrid'] = """\
+{ lambda ; a:f32[7] b:f32[5]. let
+    c:f32[5,7,7] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[5,7,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+    e:f32[5,7,7] = broadcast_in_dim[broadcast_dimensions=(2,)] a
+  in (d, c, e) }"""
+
+EXPECTED['meshgrid_sparse'] = """\
+{ lambda ; a:f32[7] b:f32[5]. let
+    c:f32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+  in (d, c) }"""
+
+EXPECTED['column_stack'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7,1] = reshape[dimensions=None new_sizes=(7, 1) sharding=None] b
+    d:f32[1,7] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[7]. let
+          d:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+        in (d,) }
+    ] a
+    e:f32[7,1] = transpose[permutation=(1, 0)] d
+    f:f32[7,2] = concatenate[dimension=1] e c
+  in (f,) }"""
+
+EXPECTED['average_weights_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] a
+    c:f32[3] = squeeze[dimensions=(1,)] b
+    d:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] c
+    e:f32[1] = reduce_sum[axes=(0,) out_sharding=None] d
+    f:f32[3,4] = mul a d
+    g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[4] = div g e
+    i:f32[4] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+  in (h, i) }"""
+
+EXPECTED['average_weights_full'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] a
+    c:f32[1,1] = broadcast_in_dim b
+    d:f32[3,4] = mul a a
+    e:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[1,1] = broadcast_in_dim e
+    g:f32[1,1] = div f c
+  in (g,) }"""
+
+EXPECTED['nanargmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[4] = jit[
+      name=_nanargmax
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] e
+                g:f32[3,4] = broadcast_in_dim f
+                d:f32[3,4] = select_n c a g
+              in (d,) }
+          ] c -inf:f32[] a
+          h:i32[4] = argmax[axes=(0,) index_dtype=int32] d
+          i:bool[4] = reduce_and[axes=(0,)] c
+          b:i32[4] = jit[
+            name=_where
+            jaxpr={ lambda ; i:bool[4] j:i32[] h:i32[4]. let
+                k:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+                l:i32[4] = broadcast_in_dim k
+                b:i32[4] = select_n i h l
+              in (b,) }
+          ] i -1:i32[] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nanargmin_keepdims'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[3,1] = jit[
+      name=_nanargmin
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] e
+                g:f32[3,4] = broadcast_in_dim f
+                d:f32[3,4] = select_n c a g
+              in (d,) }
+          ] c inf:f32[] a
+          h:i32[3] = argmin[axes=(1,) index_dtype=int32] d
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:bool[3] = reduce_and[axes=(1,)] c
+          k:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+          b:i32[3,1] = jit[
+            name=_where
+            jaxpr={ lambda ; k:bool[3,1] l:i32[] i:i32[3,1]. let
+                m:i32[] = convert_element_type[new_dtype=int32 weak_type=False] l
+                n:i32[3,1] = broadcast_in_dim m
+                b:i32[3,1] = select_n k i n
+              in (b,) }
+          ] k -1:i32[] i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['matrix_power_3'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] a a
+          b:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] c a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['matrix_power_7'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] a a
+          d:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] a c
+          e:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] c c
+          b:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] d e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['matrix_power_0'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          d:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          e:i32[3,3] = add c 0:i32[]
+          f:bool[3,3] = eq e d
+          b:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] f
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['trapezoid'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = jit[
+      name=trapezoid
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3] = reduce_sum[axes=(1,) out_sharding=None] a
+          d:f32[3,1] = slice[
+            limit_indices=(3, 1)
+            start_indices=(0, 0)
+            strides=None
+          ] a
+          e:f32[3] = squeeze[dimensions=(1,)] d
+          f:f32[3,1] = slice[
+            limit_indices=(3, 4)
+            start_indices=(0, 3)
+            strides=None
+          ] a
+          g:f32[3] = squeeze[dimensions=(1,)] f
+          h:f32[3] = add e g
+          i:f32[3] = mul 0.5:f32[] h
+          j:f32[3] = sub c i
+          b:f32[3] = mul 1.0:f32[] j
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['trapezoid_x'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[] = jit[
+      name=trapezoid
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          d:f32[6] = jit[
+            name=diff
+            jaxpr={ lambda ; b:f32[7]. let
+                e:f32[6] = slice[
+                  limit_indices=(7,)
+                  start_indices=(1,)
+                  strides=None
+                ] b
+                f:f32[6] = slice[
+                  limit_indices=(6,)
+                  start_indices=(0,)
+                  strides=None
+                ] b
+                d:f32[6] = sub e f
+              in (d,) }
+          ] b
+          g:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] a
+          h:f32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] a
+          i:f32[6] = add g h
+          j:f32[6] = mul d i
+          k:f32[] = reduce_sum[axes=(0,) out_sharding=None] j
+          c:f32[] = mul 0.5:f32[] k
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['gradient_2d'] = """\
+let gradient = { lambda ; a:f32[3,4]. let
+    b:f32[1,4] = slice[limit_indices=(2, 4) start_indices=(1, 0) strides=(1, 1)] a
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,4] = sub b c
+    e:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    f:f32[1,4] = slice[limit_indices=(2, 4) start_indices=(1, 0) strides=(1, 1)] a
+    g:f32[1,4] = sub e f
+    h:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    i:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    j:f32[1,4] = sub h i
+    k:f32[1,4] = mul j 0.5:f32[]
+    l:f32[1,4] = div k 1.0:f32[]
+    m:f32[1,4] = div g 1.0:f32[]
+    n:f32[1,4] = div d 1.0:f32[]
+    o:f32[3,4] = concatenate[dimension=0] n l m
+    p:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=(1, 1)] a
+    q:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=(1, 1)] a
+    r:f32[3,1] = sub p q
+    s:f32[3,1] = slice[limit_indices=(3, 4) start_indices=(0, 3) strides=(1, 1)] a
+    t:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=(1, 1)] a
+    u:f32[3,1] = sub s t
+    v:f32[3,2] = slice[limit_indices=(3, 4) start_indices=(0, 2) strides=(1, 1)] a
+    w:f32[3,2] = slice[limit_indices=(3, 2) start_indices=(0, 0) strides=(1, 1)] a
+    x:f32[3,2] = sub v w
+    y:f32[3,2] = mul x 0.5:f32[]
+    z:f32[3,2] = div y 1.0:f32[]
+    ba:f32[3,1] = div u 1.0:f32[]
+    bb:f32[3,1] = div r 1.0:f32[]
+    bc:f32[3,4] = concatenate[dimension=1] bb z ba
+  in (o, bc) } in
+{ lambda ; bd:f32[3,4]. let
+    be:f32[3,4] bf:f32[3,4] = jit[name=gradient jaxpr=gradient] bd
+  in (be, bf) }"""
+
+EXPECTED['gradient_coordinates'] = """\
+let gradient = { lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=(1, 1)] a
+    d:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=(1, 1)] a
+    e:f32[3,1] = sub c d
+    f:f32[3,1] = slice[limit_indices=(3, 4) start_indices=(0, 3) strides=(1, 1)] a
+    g:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=(1, 1)] a
+    h:f32[3,1] = sub f g
+    i:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] b
+    j:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=(1, 1)] i
+    k:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=(1, 1)] i
+    l:f32[1,1] = sub j k
+    m:f32[3,1] = div e l
+    n:f32[1,1] = slice[limit_indices=(1, 4) start_indices=(0, 3) strides=(1, 1)] i
+    o:f32[1,1] = slice[limit_indices=(1, 3) start_indices=(0, 2) strides=(1, 1)] i
+    p:f32[1,1] = sub n o
+    q:f32[3,1] = div h p
+    r:f32[1,2] = slice[limit_indices=(1, 3) start_indices=(0, 1) strides=(1, 1)] i
+    s:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=(1, 1)] i
+    t:f32[1,2] = sub r s
+    u:f32[1,2] = slice[limit_indices=(1, 4) start_indices=(0, 2) strides=(1, 1)] i
+    v:f32[1,2] = slice[limit_indices=(1, 3) start_indices=(0, 1) strides=(1, 1)] i
+    w:f32[1,2] = sub u v
+    x:f32[1,2] = neg w
+    y:f32[1,2] = add t w
+    z:f32[1,2] = mul t y
+    ba:f32[1,2] = div x z
+    bb:f32[1,2] = sub w t
+    bc:f32[1,2] = mul t w
+    bd:f32[1,2] = div bb bc
+    be:f32[1,2] = add t w
+    bf:f32[1,2] = mul w be
+    bg:f32[1,2] = div t bf
+    bh:f32[3,2] = slice[
+      limit_indices=(3, 2)
+      start_indices=(0, 0)
+      strides=(1, 1)
+    ] a
+    bi:f32[3,2] = mul ba bh
+    bj:f32[3,2] = slice[
+      limit_indices=(3, 3)
+      start_indices=(0, 1)
+      strides=(1, 1)
+    ] a
+    bk:f32[3,2] = mul bd bj
+    bl:f32[3,2] = add bi bk
+    bm:f32[3,2] = slice[
+      limit_indices=(3, 4)
+      start_indices=(0, 2)
+      strides=(1, 1)
+    ] a
+    bn:f32[3,2] = mul bg bm
+    bo:f32[3,2] = add bl bn
+    bp:f32[3,4] = concatenate[dimension=1] m bo q
+  in (bp,) } in
+{ lambda ; bq:f32[3,4] br:f32[4]. let
+    bs:f32[3,4] = jit[name=gradient jaxpr=gradient] bq br
+  in (bs,) }"""
+
+EXPECTED['scalar_array_constants'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = mul a 2.0:f32[]
+    c:f32[3,4] = add b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['cross'] = """\
+let cross = { lambda ; a:f32[3] b:f32[3]. let
+    c:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    d:f32[] = squeeze[dimensions=(0,)] c
+    e:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] a
+    f:f32[] = squeeze[dimensions=(0,)] e
+    g:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] a
+    h:f32[] = squeeze[dimensions=(0,)] g
+    i:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    j:f32[] = squeeze[dimensions=(0,)] i
+    k:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] b
+    l:f32[] = squeeze[dimensions=(0,)] k
+    m:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] b
+    n:f32[] = squeeze[dimensions=(0,)] m
+    o:f32[] = mul f n
+    p:f32[] = mul h l
+    q:f32[] = sub o p
+    r:f32[] = mul h j
+    s:f32[] = mul d n
+    t:f32[] = sub r s
+    u:f32[] = mul d l
+    v:f32[] = mul f j
+    w:f32[] = sub u v
+    x:f32[1] = broadcast_in_dim q
+    y:f32[1] = broadcast_in_dim t
+    z:f32[1] = broadcast_in_dim w
+    ba:f32[3] = concatenate[dimension=0] x y z
+  in (ba,) } in
+{ lambda ; bb:f32[3,4]. let
+    bc:f32[1,3] = slice[limit_indices=(1, 3) start_indices=(0, 0) strides=None] bb
+    bd:f32[3] = squeeze[dimensions=(0,)] bc
+    be:f32[1,3] = slice[limit_indices=(2, 3) start_indices=(1, 0) strides=None] bb
+    bf:f32[3] = squeeze[dimensions=(0,)] be
+    bg:f32[3] = jit[name=cross jaxpr=cross] bd bf
+  in (bg,) }"""
+
+EXPECTED['cross_2_and_3'] = """\
+let cross = { lambda ; a:f32[3,2] b:f32[3,3]. let
+    c:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] a
+    d:f32[3] = squeeze[dimensions=(1,)] c
+    e:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] a
+    f:f32[3] = squeeze[dimensions=(1,)] e
+    g:f32[3] = broadcast_in_dim 0.0:f32[]
+    h:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] b
+    i:f32[3] = squeeze[dimensions=(1,)] h
+    j:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] b
+    k:f32[3] = squeeze[dimensions=(1,)] j
+    l:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=None] b
+    m:f32[3] = squeeze[dimensions=(1,)] l
+    n:f32[3] = mul f m
+    o:f32[3] = mul g k
+    p:f32[3] = sub n o
+    q:f32[3] = mul g i
+    r:f32[3] = mul d m
+    s:f32[3] = sub q r
+    t:f32[3] = mul d k
+    u:f32[3] = mul f i
+    v:f32[3] = sub t u
+    w:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+    x:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] s
+    y:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] v
+    z:f32[3,3] = concatenate[dimension=0] w x y
+    ba:f32[3,3] = transpose[permutation=(1, 0)] z
+  in (ba,) } in
+{ lambda ; bb:f32[3,2] bc:f32[3,3]. let
+    bd:f32[3,3] = jit[name=cross jaxpr=cross] bb bc
+  in (bd,) }"""
+
+EXPECTED['cross_mixed_axisc'] = """\
+let cross = { lambda ; a:f32[3,3] b:i32[3]. let
+    c:f32[3,1] = slice[limit_indices=(3, 1) start_indices=(0, 0) strides=None] a
+    d:f32[3] = squeeze[dimensions=(1,)] c
+    e:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] a
+    f:f32[3] = squeeze[dimensions=(1,)] e
+    g:f32[3,1] = slice[limit_indices=(3, 3) start_indices=(0, 2) strides=None] a
+    h:f32[3] = squeeze[dimensions=(1,)] g
+    i:i32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    j:i32[] = squeeze[dimensions=(0,)] i
+    k:i32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] b
+    l:i32[] = squeeze[dimensions=(0,)] k
+    m:i32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] b
+    n:i32[] = squeeze[dimensions=(0,)] m
+    o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+    p:f32[3] = mul f o
+    q:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+    r:f32[3] = mul h q
+    s:f32[3] = sub p r
+    t:f32[] = convert_element_type[new_dtype=float32 weak_type=False] j
+    u:f32[3] = mul h t
+    v:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+    w:f32[3] = mul d v
+    x:f32[3] = sub u w
+    y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+    z:f32[3] = mul d y
+    ba:f32[] = convert_element_type[new_dtype=float32 weak_type=False] j
+    bb:f32[3] = mul f ba
+    bc:f32[3] = sub z bb
+    bd:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] s
+    be:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] x
+    bf:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] bc
+    bg:f32[3,3] = concatenate[dimension=0] bd be bf
+  in (bg,) } in
+{ lambda ; bh:f32[3,3] bi:i32[3]. let
+    bj:f32[3,3] = jit[name=cross jaxpr=cross] bh bi
+  in (bj,) }"""
+
+EXPECTED['square_and_power'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = integer_pow[y=3] a
+    c:f32[3,4] = square a
+    d:f32[3,4] = add b c
+    e:bool[3,4] = gt a 2.0:f32[]
+    f:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] e
+    g:i32[3,4] = square f
+    h:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] g
+    i:f32[3,4] = add d h
+  in (i,) }"""
+
+EXPECTED['logaddexp'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = custom_jvp_call[
+      name=logaddexp
+      call_jaxpr={ lambda ; c:f32[3,4] d:f32[]. let
+          e:f32[3,4] = max c d
+          f:f32[3,4] = sub c d
+          g:bool[3,4] = ne f f
+          h:f32[3,4] = add c d
+          i:f32[3,4] = abs f
+          j:f32[3,4] = neg i
+          k:f32[3,4] = exp j
+          l:f32[3,4] = log1p k
+          m:f32[3,4] = add e l
+          n:f32[3,4] = select_n g m h
+        in (n,) }
+      jvp=_logaddexp_jvp
+      symbolic_zeros=False
+    ] a 1.0:f32[]
+  in (b,) }"""
+
+EXPECTED['logaddexp_int_broadcast'] = """\
+{ lambda ; a:f32[3,4] b:i32[4]. let
+    c:f32[4] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[3,4] = custom_jvp_call[
+      name=logaddexp
+      call_jaxpr={ lambda ; f:f32[3,4] g:f32[1,4]. let
+          h:f32[3,4] = max f g
+          i:f32[3,4] = sub f g
+          j:bool[3,4] = ne i i
+          k:f32[3,4] = add f g
+          l:f32[3,4] = abs i
+          m:f32[3,4] = neg l
+          n:f32[3,4] = exp m
+          o:f32[3,4] = log1p n
+          p:f32[3,4] = add h o
+          q:f32[3,4] = select_n j p k
+        in (q,) }
+      jvp=_logaddexp_jvp
+      symbolic_zeros=False
+    ] a d
+  in (e,) }"""
+
+EXPECTED['logaddexp2'] = """\
+let jaxpr = { lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = max a b
+    d:f32[7] = sub a b
+    e:bool[7] = ne d d
+    f:f32[7] = add a b
+    g:f32[7] = abs d
+    h:f32[7] = neg g
+    i:f32[7] = exp2 h
+    j:f32[7] = log1p i
+    k:f32[7] = mul 1.4426950216293335:f32[] j
+    l:f32[7] = add c k
+    m:f32[7] = select_n e l f
+  in (m,) } in
+{ lambda ; n:f32[7] o:f32[7]. let
+    p:f32[7] = custom_jvp_call[
+      name=logaddexp2
+      call_jaxpr=jaxpr
+      jvp=_logaddexp2_jvp
+      symbolic_zeros=False
+    ] n o
+  in (p,) }"""
+
+EXPECTED['cov'] = """\
+let cov = { lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+    c:f32[3] = reduce_sum[axes=(1,) out_sharding=None] b
+    d:f32[3] = div c 4.0:f32[]
+    e:f32[3] = broadcast_in_dim 4.0:f32[]
+    f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] e
+    g:f32[] = squeeze[dimensions=(0,)] f
+    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+    i:f32[3,4] = sub b h
+    j:f32[4,3] = transpose[permutation=(1, 0)] i
+    k:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] i j
+    l:f32[3,3] = div k 3.0:f32[]
+  in (l,) } in
+{ lambda ; m:f32[3,4]. let n:f32[3,3] = jit[name=cov jaxpr=cov] m in (n,) }"""
+
+EXPECTED['cov_y_ddof'] = """\
+let cov = { lambda ; a:f32[7] b:f32[7]. let
+    c:f32[1,7] = jit[name=atleast_2d jaxpr=atleast_2d] a
+    d:f32[1,7] = jit[name=atleast_2d jaxpr=atleast_2d] b
+    e:f32[2,7] = concatenate[dimension=0] c d
+    f:f32[2] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[2] = div f 7.0:f32[]
+    h:f32[2] = broadcast_in_dim 7.0:f32[]
+    i:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] h
+    j:f32[] = squeeze[dimensions=(0,)] i
+    k:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    l:f32[2,7] = sub e k
+    m:f32[7,2] = transpose[permutation=(1, 0)] l
+    n:f32[2,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] l m
+    o:f32[2,2] = div n 7.0:f32[]
+  in (o,) } in
+let atleast_2d = { lambda ; p:f32[7]. let
+    q:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+  in (q,) } in
+{ lambda ; r:f32[7] s:f32[7]. let
+    t:f32[2,2] = jit[name=cov jaxpr=cov] r s
+  in (t,) }"""
+
+EXPECTED['cov_columns_fweights'] = """\
+let cov = { lambda ; a:f32[3,4] b:i32[3]. let
+    c:f32[3,4] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+    d:f32[4,3] = transpose[permutation=(1, 0)] c
+    e:i32[3] = abs b
+    f:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[1,3] = reshape[dimensions=None new_sizes=(1, 3) sharding=None] f
+    h:f32[1] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[4,3] = mul d g
+    j:f32[4] = reduce_sum[axes=(1,) out_sharding=None] i
+    k:f32[4] = div j h
+    l:f32[4] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    m:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] l
+    n:f32[] = squeeze[dimensions=(0,)] m
+    o:f32[] = sub n 1.0:f32[]
+    p:f32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] k
+    q:f32[4,3] = sub d p
+    r:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] e
+    s:f32[1,3] = convert_element_type[new_dtype=float32 weak_type=False] r
+    t:f32[4,3] = mul q s
+    u:f32[3,4] = transpose[permutation=(1, 0)] t
+    v:f32[4,4] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] q u
+    w:f32[4,4] = div v o
+  in (w,) } in
+{ lambda ; x:f32[3,4] y:i32[3]. let
+    z:f32[4,4] = jit[name=cov jaxpr=cov] x y
+  in (z,) }"""
+
+EXPECTED['cov_aweights'] = """\
+let cov = { lambda ; a:f32[3,4] b:f32[4]. let
+    c:f32[3,4] = jit[
+      name=atleast_2d
+      jaxpr={ lambda ; a:f32[3,4]. let  in (a,) }
+    ] a
+    d:f32[4] = abs b
+    e:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] d
+    f:f32[1] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[3,4] = mul c e
+    h:f32[3] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[3] = div h f
+    j:f32[3] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    k:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] j
+    l:f32[] = squeeze[dimensions=(0,)] k
+    m:f32[4] = mul d d
+    n:f32[] = reduce_sum[axes=(0,) out_sharding=None] m
+    o:f32[] = mul 1.0:f32[] n
+    p:f32[] = div o l
+    q:f32[] = sub l p
+    r:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    s:f32[3,4] = sub c r
+    t:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    u:f32[3,4] = mul s t
+    v:f32[4,3] = transpose[permutation=(1, 0)] u
+    w:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] s v
+    x:f32[3,3] = div w q
+  in (x,) } in
+{ lambda ; y:f32[3,4] z:f32[4]. let
+    ba:f32[3,3] = jit[name=cov jaxpr=cov] y z
+  in (ba,) }"""
+
+EXPECTED['nancumsum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=nancumsum
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:bool[3,4] = ne a a
+          d:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[3,4] e:f32[] a:f32[3,4]. let
+                f:f32[3,4] = broadcast_in_dim e
+                d:f32[3,4] = select_n c a f
+              in (d,) }
+          ] c 0.0:f32[] a
+          b:f32[3,4] = cumsum[axis=0 reverse=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nancumprod_complex'] = """\
+{ lambda ; a:c64[7]. let
+    b:c64[7] = jit[
+      name=nancumprod
+      jaxpr={ lambda ; a:c64[7]. let
+          c:bool[7] = ne a a
+          d:c64[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] e:c64[] a:c64[7]. let
+                f:c64[7] = broadcast_in_dim e
+                d:c64[7] = select_n c a f
+              in (d,) }
+          ] c (1+0j):c64[] a
+          b:c64[7] = cumprod[axis=0 reverse=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nancumsum_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:i32[7] = jit[
+      name=nancumsum
+      jaxpr={ lambda ; a:i32[7]. let
+          c:bool[7] = ne a a
+          d:i32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] e:i32[] a:i32[7]. let
+                f:i32[7] = broadcast_in_dim e
+                d:i32[7] = select_n c a f
+              in (d,) }
+          ] c 0:i32[] a
+          b:i32[7] = cumsum[axis=0 reverse=False] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['ediff1d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[12] = jit[
+      name=ediff1d
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:f32[11] = slice[limit_indices=(12,) start_indices=(1,) strides=None] d
+          f:f32[11] = slice[limit_indices=(11,) start_indices=(0,) strides=None] d
+          g:f32[11] = sub e f
+          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          i:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] h
+          b:f32[12] = concatenate[dimension=0] i g
+        in (b,) }
+    ] a 0.0:f32[]
+  in (b,) }"""
+
+EXPECTED['ediff1d_ends'] = """\
+{ lambda a:i32[2]; b:i32[7] c:f32[2]. let
+    d:i32[10] = jit[
+      name=ediff1d
+      jaxpr={ lambda ; b:i32[7] a:i32[2] c:f32[2]. let
+          e:i32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=None] b
+          f:i32[6] = slice[limit_indices=(6,) start_indices=(0,) strides=None] b
+          g:i32[6] = sub e f
+          h:i32[8] = concatenate[dimension=0] a g
+          i:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] c
+          d:i32[10] = concatenate[dimension=0] h i
+        in (d,) }
+    ] b a c
+  in (d,) }"""
+
+EXPECTED['block'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[6,8] = jit[
+      name=block
+      jaxpr={ lambda ; a:f32[3,4] c:f32[3,4] d:f32[3,4] e:f32[3,4]. let
+          f:f32[3,8] = concatenate[dimension=1] a c
+          g:f32[3,8] = concatenate[dimension=1] d e
+          b:f32[6,8] = concatenate[dimension=0] f g
+        in (b,) }
+    ] a a a a
+  in (b,) }"""
+
+EXPECTED['block_mixed'] = """\
+{ lambda ; a:f32[7] b:i32[7]. let
+    c:f32[15] = jit[
+      name=block
+      jaxpr={ lambda ; a:f32[7] b:i32[7] d:f32[]. let
+          e:f32[1] = broadcast_in_dim d
+          f:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+          g:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] e
+          c:f32[15] = concatenate[dimension=0] a f g
+        in (c,) }
+    ] a b 1.0:f32[]
+  in (c,) }"""
+
+EXPECTED['ix'] = """\
+{ lambda ; a:i32[2] b:i32[3]. let
+    c:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+    d:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+  in (c, d) }"""
+
+EXPECTED['take_along_axis'] = """\
+{ lambda ; a:f32[3,4] b:i32[3,2]. let
+    c:f32[3,2] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[3,2]. let
+          d:bool[3,2] = lt b 0:i32[]
+          e:i32[3,2] = add b 4:i32[]
+          f:i32[3,2] = select_n d b e
+          g:i32[3,2,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 2, 1)
+            sharding=None
+          ] f
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_broadcast'] = """\
+{ lambda ; a:f32[1,4] b:i32[3,4]. let
+    c:f32[3,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[1,4] b:i32[3,4]. let
+          d:bool[3,4] = lt b 0:i32[]
+          e:i32[3,4] = add b 1:i32[]
+          f:i32[3,4] = select_n d b e
+          g:i32[3,4,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 4, 1)
+            sharding=None
+          ] f
+          c:f32[3,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(1,), start_indices_batching_dims=(1,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_fill_none'] = """\
+{ lambda ; a:f32[3,4] b:i32[4]. let
+    c:f32[4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[4]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:bool[4] = lt b 0:i32[]
+          f:i32[4] = add b 12:i32[]
+          g:i32[4] = select_n e b f
+          h:i32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] g
+          c:f32[4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=-1.0
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] d h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_argsort'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[3,4] = jit[
+      name=argsort
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] 
+          d:f32[3,4] b:i32[3,4] = sort[dimension=1 is_stable=True num_keys=1] a c
+        in (b,) }
+    ] a
+    e:f32[3,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[3,4]. let
+          f:bool[3,4] = lt b 0:i32[]
+          g:i32[3,4] = add b 4:i32[]
+          h:i32[3,4] = select_n f b g
+          i:i32[3,4,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 4, 1)
+            sharding=None
+          ] h
+          e:f32[3,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a i
+        in (e,) }
+    ] a b
+  in (e,) }"""
 
 EXPECTED['vmap_cumsum'] = """\
 { lambda ; a:f32[3,4]. let
