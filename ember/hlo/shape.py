@@ -86,7 +86,10 @@ def bit_width(element_type: str) -> int:
     return int(element_type.lstrip("bfsuc"))
 
 
-@dataclass(frozen=True)
+_ELEMENT_TYPES = frozenset(ELEMENT_TYPES)
+
+
+@dataclass(frozen=True, init=False)
 class Shape:
     """An array shape (`Shape("f32", (8, 3))`) or a tuple shape (`Shape.tuple_of([...])`)."""
 
@@ -95,21 +98,39 @@ class Shape:
     layout: tuple[int, ...] | None = None
     tuple_shapes: tuple[Shape, ...] = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "dimensions", tuple(int(d) for d in self.dimensions))
-        if self.layout is not None:
-            object.__setattr__(self, "layout", tuple(int(d) for d in self.layout))
-        object.__setattr__(self, "tuple_shapes", tuple(self.tuple_shapes))
-        if self.element_type == "tuple":
-            if self.dimensions:
+    def __init__(self, element_type: str, dimensions: tuple[int, ...] = (),
+                 layout: tuple[int, ...] | None = None,
+                 tuple_shapes: tuple[Shape, ...] = ()) -> None:
+        # (fields written into the instance dict: a compile builds tens of thousands of
+        # shapes, and the frozen dataclass's object.__setattr__ per field was most of it)
+        d = self.__dict__
+        d["element_type"] = element_type
+        d["dimensions"] = dims = tuple(map(int, dimensions))
+        d["layout"] = None if layout is None else tuple(map(int, layout))
+        d["tuple_shapes"] = tuple(tuple_shapes)
+        if element_type == "tuple":
+            if dims:
                 raise ValueError("tuple shapes have no dimensions")
             return
-        if self.element_type not in ELEMENT_TYPES:
-            raise ValueError(f"unknown element type {self.element_type!r}")
-        if any(d < 0 for d in self.dimensions):
-            raise ValueError(f"negative dimension in {self.dimensions}")
-        if self.layout is not None and sorted(self.layout) != list(range(len(self.dimensions))):
-            raise ValueError(f"layout {self.layout} is not a permutation of the dimensions")
+        if element_type not in _ELEMENT_TYPES:
+            raise ValueError(f"unknown element type {element_type!r}")
+        if dims and min(dims) < 0:
+            raise ValueError(f"negative dimension in {dims}")
+        layout = d["layout"]
+        if layout is not None and sorted(layout) != list(range(len(dims))):
+            raise ValueError(f"layout {layout} is not a permutation of the dimensions")
+
+    def __hash__(self) -> int:
+        # (computed once: shapes key many dicts; the cached value stays out of pickles,
+        # whose process may hash strings differently: __reduce__)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash(
+                (self.element_type, self.dimensions, self.layout, self.tuple_shapes))
+        return h
+
+    def __reduce__(self) -> tuple:
+        return (Shape, (self.element_type, self.dimensions, self.layout, self.tuple_shapes))
 
     @staticmethod
     def tuple_of(shapes: list[Shape] | tuple[Shape, ...]) -> Shape:
@@ -169,11 +190,16 @@ class Shape:
         return self.without_layout() == other.without_layout()
 
     def __str__(self) -> str:
+        text = self.__dict__.get("_text")  # (printed once: printers and keys ask often)
+        if text is not None:
+            return text
         if self.is_tuple:
-            return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
-        text = f"{self.element_type}[{','.join(str(d) for d in self.dimensions)}]"
-        if self.layout is not None and self.dimensions:
-            text += "{" + ",".join(str(d) for d in self.layout) + "}"
+            text = "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
+        else:
+            text = f"{self.element_type}[{','.join(map(str, self.dimensions))}]"
+            if self.layout is not None and self.dimensions:
+                text += "{" + ",".join(map(str, self.layout)) + "}"
+        self.__dict__["_text"] = text
         return text
 
     def __repr__(self) -> str:

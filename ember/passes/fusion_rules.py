@@ -41,6 +41,10 @@ class Decision(FrozenRecord):
         self._freeze(ok, reason)
 
 
+# (one shared yes: the rules answer it for most of the edges of a program)
+OK = Decision(True)
+
+
 class FusionDecision(FrozenRecord):
     """A refused fusion: `producer` was not fused into `consumer` because of `reason`."""
 
@@ -109,7 +113,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
         return Decision(False, "tuple-shaped producer")
     if op == "constant":
         if producer.shape.size <= 1:
-            return Decision(True)
+            return OK
         return Decision(False, "array constant stays in memory")
     if op not in LOOP_FUSIBLE:
         return Decision(False, f"{op} is not loop-fusible")
@@ -120,7 +124,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
     if is_constant_fill(producer):
         # no arithmetic: every copy holds the same bits, and a kernel of its own would only
         # write memory its consumers then read
-        return Decision(True)
+        return OK
     expensive = OPCODES[op].expensive
     if expensive and (amplified or expands(consumer)):
         return Decision(False, f"expensive {op} would be recomputed for each element of a "
@@ -138,7 +142,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                 _feeds_reduction(producer):
             return Decision(False, "feeds a reduction and another consumer (x - max(x) "
                                    "pattern); not duplicated")
-    return Decision(True)
+    return OK
 
 
 def passes_index(consumer: Instruction, producer: Instruction) -> bool:
@@ -193,7 +197,7 @@ def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction
                                        f"indices; an epilogue must be elementwise")
         if inst is not root:
             stack.extend(inst.users)
-    return Decision(True)
+    return OK
 
 
 __all__ = ["LOOP_FUSIBLE", "ROOT_FUSIBLE", "Decision", "FusionDecision", "emissions", "expands",
