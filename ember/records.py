@@ -50,7 +50,18 @@ class FrozenRecord(Record):
         self.__dict__.update(zip(fields, values))
 
     def __hash__(self) -> int:  # type: ignore[override]
-        return hash(self._values())
+        # (computed once: slots and buffers key the schedule's dicts by the thousand; the
+        # value stays out of pickles, whose process may hash strings differently)
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = hash(self._values())
+        return h
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

@@ -45,6 +45,18 @@ class NameUniquer:
             if n > self.next_id:
                 self.next_id = n
 
+    def register_all(self, names: list[str]) -> None:
+        """`register` of each name (the counter ends past every suffix, in any order)."""
+        self.used.update(names)
+        top = self.next_id
+        for name in names:
+            head, dot, tail = name.rpartition(".")
+            if dot and tail.isdecimal():
+                n = int(tail) + 1
+                if n > top:
+                    top = n
+        self.next_id = top
+
     def fresh(self, prefix: str) -> str:
         head, dot, tail = prefix.rpartition(".")
         base = head if dot and tail.isdecimal() else prefix
@@ -307,6 +319,14 @@ class Computation:
                     append(inst)
         return order
 
+    def holds(self, opcodes: frozenset[str]) -> bool:
+        """Whether some instruction here has one of `opcodes` (a loop over the instructions,
+        cheaper than a post order, for passes that only act on a few opcodes)."""
+        for inst in self._instructions:
+            if inst.opcode in opcodes:
+                return True
+        return False
+
     def called_computations(self) -> list[Computation]:
         """The computations this one's instructions call, each once, in first-call order."""
         out: list[Computation] = []
@@ -362,12 +382,22 @@ class Module:
     def _adopt_all(self) -> None:
         """Share one name uniquer among all computations, renaming any collisions."""
         comp_names: set[str] = set()
-        for comp in self.computations:
+        comps = self.computations
+        for comp in comps:
             if comp.name in comp_names:
                 comp.name = self.uniquer.fresh(comp.name)
             comp_names.add(comp.name)
             self.uniquer.register(comp.name)
-        for comp in self.computations:
+        names = [inst.name for comp in comps for inst in comp._instructions]
+        if None not in names and len(set(names)) == len(names) \
+                and comp_names.isdisjoint(names):
+            # no collision (a clone, a parsed module): nothing is renamed, so the names
+            # register in any order, without a post order of every computation
+            self.uniquer.register_all(names)
+            for comp in comps:
+                comp.uniquer = self.uniquer
+            return
+        for comp in comps:
             for inst in comp.post_order():
                 if inst.name in self.uniquer.used:
                     inst.name = self.uniquer.fresh(inst.name or inst.opcode)
@@ -450,10 +480,11 @@ class Module:
     def clone(self, name: str | None = None) -> Module:
         """A deep copy: new instructions and computations, same names, copied literals."""
         comp_map: dict[Computation, Computation] = {}
-        for comp in self.computations:
+        comps = self.computations
+        for comp in comps:
             comp_map[comp] = clone_computation(comp, comp_map)
         new = Module(name or self.name, comp_map[self.entry],
-                     [comp_map[c] for c in self.computations if c is not self.entry])
+                     [comp_map[c] for c in comps if c is not self.entry])
         new.config = dict(self.config)
         return new
 
@@ -478,13 +509,21 @@ def clone_computation(comp: Computation,
     new = Computation(comp.name)
     new.is_fusion_computation = comp.is_fusion_computation
     inst_map: dict[Instruction, Instruction] = {}
-    for inst in comp.post_order():
+    order = comp.post_order()
+    # (the copies join `new` directly, not through add_instruction: the names are unique
+    # in `comp` already, so they are registered at once and no name is made twice)
+    adopted = new._instructions
+    for inst in order:
         attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                  for k, v in inst.attrs.items()}
         copy = Instruction(
             inst.opcode, inst.shape, [inst_map[o] for o in inst.operands], attrs,
-            [comp_map[c] for c in inst.called_computations], dict(inst.metadata), inst.name,
+            [comp_map[c] for c in inst.called_computations], inst.metadata, inst.name,
         )
-        inst_map[inst] = new.add_instruction(copy)
+        copy.parent = new
+        adopted[copy] = None
+        inst_map[inst] = copy
+    new.parameters = [inst_map[p] for p in comp.parameters]
+    new.uniquer.register_all([i.name for i in order])
     new.root = inst_map[comp.root] if comp.root is not None else None
     return new

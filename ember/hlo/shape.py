@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -43,15 +44,24 @@ def numpy_dtype(element_type: str) -> np.dtype:
         raise TypeError(f"no NumPy dtype for element type {element_type!r}") from None
 
 
+_FROM_DTYPE: dict[np.dtype, str] = {}  # (dtype.name is Python code in NumPy: slow)
+
+
 def element_type_from_numpy(dtype: np.dtype | type | str) -> str:
     """XLA element type name of a NumPy dtype (np.float32 -> 'f32')."""
     dt = np.dtype(dtype)
+    et = _FROM_DTYPE.get(dt)
+    if et is not None:
+        return et
     if dt.name == "bfloat16":
-        return "bf16"
-    try:
-        return _FROM_NUMPY[dt.name]
-    except KeyError:
-        raise TypeError(f"dtype {dt} has no HLO element type") from None
+        et = "bf16"
+    else:
+        try:
+            et = _FROM_NUMPY[dt.name]
+        except KeyError:
+            raise TypeError(f"dtype {dt} has no HLO element type") from None
+    _FROM_DTYPE[dt] = et
+    return et
 
 
 def is_float(element_type: str) -> bool:
@@ -87,6 +97,23 @@ def bit_width(element_type: str) -> int:
 
 
 _ELEMENT_TYPES = frozenset(ELEMENT_TYPES)
+
+
+class _computed_once:  # noqa: N801 (used as a decorator, like `property`)
+    """A read-only property of a Shape computed on first use and kept in the instance
+    dict, where later reads find it without a call (passes ask `size` and `is_tuple` of
+    the same shapes many times). Shapes are immutable, so the value never goes stale."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 @dataclass(frozen=True, init=False)
@@ -144,7 +171,7 @@ class Shape:
     def from_numpy(x: np.ndarray) -> Shape:
         return Shape(element_type_from_numpy(x.dtype), tuple(x.shape))
 
-    @property
+    @_computed_once
     def is_tuple(self) -> bool:
         return self.element_type == "tuple"
 
@@ -152,7 +179,7 @@ class Shape:
     def rank(self) -> int:
         return len(self.dimensions)
 
-    @property
+    @_computed_once
     def size(self) -> int:
         """Number of elements (1 for a scalar); the sum over leaves for a tuple."""
         if self.is_tuple:
@@ -164,9 +191,13 @@ class Shape:
         return numpy_dtype(self.element_type)
 
     def with_layout(self, layout: tuple[int, ...] | None) -> Shape:
+        if layout is None and self.layout is None:
+            return self  # (shapes are immutable: the same value, not built again)
         return Shape(self.element_type, self.dimensions, layout, self.tuple_shapes)
 
     def without_layout(self) -> Shape:
+        if self.layout is None and not self.tuple_shapes:
+            return self  # (shape inference asks this of every operand of every op)
         if self.is_tuple:
             return Shape.tuple_of([s.without_layout() for s in self.tuple_shapes])
         return Shape(self.element_type, self.dimensions)
