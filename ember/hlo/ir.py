@@ -97,8 +97,11 @@ class Instruction:
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.name: str | None = name
         self.parent: Computation | None = None
-        for op in operands:
-            self._add_operand(op)
+        ops = self.operands
+        for op in operands:  # (_add_operand, inlined: every instruction made passes here)
+            if op not in ops:
+                op.users.append(self)
+            ops.append(op)
 
     # -- operand / user bookkeeping -----------------------------------------------------
 
@@ -195,6 +198,10 @@ class Computation:
     def __init__(self, name: str, uniquer: NameUniquer | None = None) -> None:
         self.name = name
         self._instructions: dict[Instruction, None] = {}  # insertion-ordered set
+        # the instructions that call computations or may have side effects (_special), in
+        # the same order: the walks over callees and effects (Module.computations,
+        # side_effect_roots, has_side_effect) read these few, not every instruction
+        self._special: dict[Instruction, None] = {}
         self.parameters: list[Instruction] = []
         self.root: Instruction | None = None
         self.uniquer = uniquer or NameUniquer()
@@ -217,6 +224,8 @@ class Computation:
         inst.parent = self
         inst.name = self.uniquer.unique(inst.name, inst.opcode)
         self._instructions[inst] = None
+        if _is_special(inst):
+            self._special[inst] = None
         if inst.opcode == "parameter":
             params = self.parameters
             k = len(params)
@@ -235,6 +244,7 @@ class Computation:
             raise ValueError(f"cannot remove the root {inst!r}")
         inst.drop_operands()
         del self._instructions[inst]
+        self._special.pop(inst, None)
         if inst.opcode == "parameter":
             self.parameters.remove(inst)
         inst.parent = None
@@ -264,6 +274,7 @@ class Computation:
         for inst in dead:
             inst.users = [u for u in inst.users if u.parent is self and u in live]
             del self._instructions[inst]
+            self._special.pop(inst, None)
             inst.parent = None
         return bool(dead)
 
@@ -283,7 +294,7 @@ class Computation:
         """Instructions that must run though nothing reads them (`has_side_effect`), in
         program order: those the lowering numbered (metadata EFFECT_ORDER, which passes
         copy when they rebuild a loop, appending it) sorted among themselves by number."""
-        roots = [i for i in self._instructions
+        roots = [i for i in self._special
                  if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)]
         if not roots:
             return roots
@@ -331,7 +342,7 @@ class Computation:
         """The computations this one's instructions call, each once, in first-call order."""
         out: list[Computation] = []
         seen: set[int] = set()  # (a set: a 1,200-fusion entry made every walk quadratic)
-        for inst in self._instructions:
+        for inst in self._special:
             called = inst.called_computations
             if called:
                 for c in called:
@@ -348,6 +359,13 @@ class Computation:
         return f"<Computation {self.name}: {len(self._instructions)} instructions>"
 
 
+def _is_special(inst: Instruction) -> bool:
+    """Whether `inst` belongs in its computation's `_special`: it calls computations or has
+    an opcode that may have a side effect. (Nothing gives an instruction callees after it
+    joins a computation: they are set when it is made, as its opcode is.)"""
+    return bool(inst.called_computations) or inst.opcode in _MAY_HAVE_EFFECTS
+
+
 # Metadata key: a side effect's place in program order (ember/lowering.py numbers them).
 EFFECT_ORDER = "ember_effect_order"
 # Opcodes that are, or may call a computation holding, a side-effecting custom-call.
@@ -361,7 +379,7 @@ def has_side_effect(inst: Instruction) -> bool:
         return bool(inst.attrs.get("custom_call_has_side_effect"))
     # (loops, not a generator: post_order asks this of every fusion of the entry)
     for c in inst.called_computations:
-        for i in c._instructions:
+        for i in c._special:
             if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i):
                 return True
     return False
@@ -512,7 +530,7 @@ def clone_computation(comp: Computation,
     order = comp.post_order()
     # (the copies join `new` directly, not through add_instruction: the names are unique
     # in `comp` already, so they are registered at once and no name is made twice)
-    adopted = new._instructions
+    adopted, special = new._instructions, new._special
     for inst in order:
         attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                  for k, v in inst.attrs.items()}
@@ -522,6 +540,8 @@ def clone_computation(comp: Computation,
         )
         copy.parent = new
         adopted[copy] = None
+        if _is_special(copy):
+            special[copy] = None
         inst_map[inst] = copy
     new.parameters = [inst_map[p] for p in comp.parameters]
     new.uniquer.register_all([i.name for i in order])

@@ -32,6 +32,16 @@ _FROM_NUMPY: dict[str, str] = {v: k for k, v in _TO_NUMPY.items()}
 
 def numpy_dtype(element_type: str) -> np.dtype:
     """NumPy dtype of an XLA element type; bf16 needs the optional ml_dtypes package."""
+    dt = _DTYPES.get(element_type)  # (made once per type: shapes ask for it often)
+    if dt is None:
+        dt = _DTYPES[element_type] = _make_numpy_dtype(element_type)
+    return dt
+
+
+_DTYPES: dict[str, np.dtype] = {}
+
+
+def _make_numpy_dtype(element_type: str) -> np.dtype:
     if element_type == "bf16":
         try:
             import ml_dtypes  # optional dependency
