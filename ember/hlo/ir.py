@@ -19,7 +19,7 @@ Invariants (checked by `verifier.py`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -262,7 +262,9 @@ class Computation:
 
     def remove_dead(self) -> bool:
         """Remove instructions that cannot reach the root (parameters stay)."""
-        live = set(self._reachable())
+        live = self._reachable()
+        if len(live) == len(self._instructions):
+            return False  # (everything reaches the root: nothing to look for)
         dead = [i for i in self._instructions if i not in live and i.opcode != "parameter"]
         if not dead:
             return False
@@ -278,17 +280,19 @@ class Computation:
             inst.parent = None
         return bool(dead)
 
-    def _reachable(self) -> Iterator[Instruction]:
+    def _reachable(self) -> set[Instruction]:
+        """The instructions the root and the side effects reach (all of them here)."""
         seen: set[Instruction] = set()
         stack = [self.root] if self.root is not None else []
         stack += self.side_effect_roots()
+        add, push, pop = seen.add, stack.extend, stack.pop
         while stack:
-            inst = stack.pop()
+            inst = pop()
             if inst in seen:
                 continue
-            seen.add(inst)
-            yield inst
-            stack.extend(inst.operands)
+            add(inst)
+            push(inst.operands)
+        return seen
 
     def side_effect_roots(self) -> list[Instruction]:
         """Instructions that must run though nothing reads them (`has_side_effect`), in

@@ -38,7 +38,9 @@ class Decision(FrozenRecord):
     reason: str
 
     def __init__(self, ok: bool, reason: str = "") -> None:
-        self._freeze(ok, reason)
+        d = self.__dict__  # (_freeze's effect, written out: the rules answer every edge)
+        d["ok"] = ok
+        d["reason"] = reason
 
 
 # (one shared yes: the rules answer it for most of the edges of a program)
@@ -55,7 +57,10 @@ class FusionDecision(FrozenRecord):
     reason: str
 
     def __init__(self, producer: str, consumer: str, reason: str) -> None:
-        self._freeze(producer, consumer, reason)
+        d = self.__dict__  # (_freeze's effect, written out: one per refused edge)
+        d["producer"] = producer
+        d["consumer"] = consumer
+        d["reason"] = reason
 
     def __str__(self) -> str:
         return f"%{self.producer} -> %{self.consumer}: {self.reason}"
