@@ -312,26 +312,33 @@ class Computation:
         seen: set[Instruction] = set()
         # Side-effecting instructions (host callbacks, loops around them) are roots too,
         # walked first in program order; each one's token operand orders it after the last.
-        starts = (self.side_effect_roots() + ([self.root] if self.root is not None else [])
-                  + list(self._instructions))
-        append = order.append
-        for start in starts:
-            if start in seen:
-                continue
-            # (each frame holds an iterator over its operands, which resumes where it
-            # stopped: the walk is the index-counting DFS's, at a third of its cost)
-            stack = [(start, iter(start.operands))]
-            seen.add(start)
-            while stack:
-                inst, operands = stack[-1]
-                for op in operands:
-                    if op not in seen:
-                        seen.add(op)
-                        stack.append((op, iter(op.operands)))
-                        break
-                else:
-                    stack.pop()
-                    append(inst)
+        starts = self.side_effect_roots() if self._special else []
+        if self.root is not None:
+            starts.append(self.root)
+        append, see = order.append, seen.add
+        n = len(self._instructions)
+        for pass_ in (starts, self._instructions):
+            for start in pass_:
+                if start in seen:
+                    continue
+                # (each frame holds an iterator over its operands, which resumes where it
+                # stopped: the walk is the index-counting DFS's, at a third of its cost)
+                stack = [(start, iter(start.operands))]
+                see(start)
+                while stack:
+                    inst, operands = stack[-1]
+                    for op in operands:
+                        if op not in seen:
+                            see(op)
+                            if op.operands:
+                                stack.append((op, iter(op.operands)))
+                                break
+                            append(op)  # (a leaf: done at once, no frame)
+                    else:
+                        stack.pop()
+                        append(inst)
+            if len(order) == n:  # (all reached from the roots: no unreachable ones left)
+                break
         return order
 
     def holds(self, opcodes: frozenset[str]) -> bool:
