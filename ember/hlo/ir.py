@@ -97,6 +97,7 @@ class Instruction:
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.name: str | None = name
         self.parent: Computation | None = None
+        # (clone_computation sets these fields itself: a field added here goes there too)
         ops = self.operands
         for op in operands:  # (_add_operand, inlined: every instruction made passes here)
             if op not in ops:
@@ -543,12 +544,23 @@ def clone_computation(comp: Computation,
     # in `comp` already, so they are registered at once and no name is made twice)
     adopted, special = new._instructions, new._special
     for inst in order:
-        attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                 for k, v in inst.attrs.items()}
-        copy = Instruction(
-            inst.opcode, inst.shape, [inst_map[o] for o in inst.operands], attrs,
-            [comp_map[c] for c in inst.called_computations], inst.metadata, inst.name,
-        )
+        # (Instruction.__init__'s fields set here directly, without its second copy of
+        # the attributes or its search of the operand list: a clone copies every
+        # instruction of the program; keep the two in step)
+        copy = Instruction.__new__(Instruction)
+        copy.opcode = inst.opcode
+        copy.shape = inst.shape
+        copy.operands = ops = [inst_map[o] for o in inst.operands]
+        copy.users = []
+        for o in ops:  # (each distinct operand lists the copy once, as _add_operand does)
+            users = o.users
+            if not users or users[-1] is not copy:
+                users.append(copy)
+        copy.attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                      for k, v in inst.attrs.items()} if inst.attrs else {}
+        copy.called_computations = [comp_map[c] for c in inst.called_computations]
+        copy.metadata = dict(inst.metadata)
+        copy.name = inst.name
         copy.parent = new
         adopted[copy] = None
         if _is_special(copy):

@@ -252,7 +252,13 @@ class Shape:
 
 def row_major(rank: int) -> tuple[int, ...]:
     """The default (C order) layout: the last dimension is minor, {rank-1, ..., 0}."""
-    return tuple(range(rank - 1, -1, -1))
+    lay = _ROW_MAJOR.get(rank)  # (one tuple per rank: layouts are asked for constantly)
+    if lay is None:
+        lay = _ROW_MAJOR[rank] = tuple(range(rank - 1, -1, -1))
+    return lay
+
+
+_ROW_MAJOR: dict[int, tuple[int, ...]] = {}
 
 
 def layout_strides(dims: tuple[int, ...], layout: tuple[int, ...] | None) -> tuple[int, ...]:

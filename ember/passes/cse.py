@@ -25,7 +25,7 @@ def _freeze(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return (str(v.dtype), v.shape, v.tobytes())
     if isinstance(v, list | tuple):
-        return tuple(_freeze(x) for x in v)
+        return tuple([_freeze(x) for x in v])
     return v
 
 
