@@ -4,7 +4,8 @@ Input: instructions built by `builder.py`, `parser.py`, or passes. Output: a gra
 passes rewrite in place and the printer, verifier and evaluator read.
 Invariants (checked by `verifier.py`):
 - `inst.users` lists each instruction that has `inst` as an operand, once, and is kept in
-  sync by every mutation helper here (never assign `operands` directly).
+  sync by every mutation helper here (never assign `operands` directly: the helpers also
+  count the change, which is how a computation knows its cached post order is stale).
 - Instruction names are unique within a module (`add.3`); computation names too.
 - A computation's parameters are numbered 0..n-1; `post_order()` lists operands before
   users and the root last among the live instructions.
@@ -113,11 +114,15 @@ class Instruction:
         if op not in self.operands:
             op.users.append(self)
         self.operands.append(op)
+        if self.parent is not None:
+            self.parent._version += 1
 
     def replace_operand(self, index: int, new: Instruction) -> None:
         """Make operand `index` be `new`, keeping both use lists right."""
         old = self.operands[index]
         self.operands[index] = new
+        if self.parent is not None:
+            self.parent._version += 1
         if old is not new and old not in self.operands:
             old.users.remove(self)
         if self not in new.users:
@@ -142,6 +147,8 @@ class Instruction:
             if self in op.users:
                 op.users.remove(self)
         self.operands = []
+        if self.parent is not None:
+            self.parent._version += 1
 
     # -- convenient views ----------------------------------------------------------------
 
@@ -203,6 +210,12 @@ class Computation:
         # the same order: the walks over callees and effects (Module.computations,
         # side_effect_roots, has_side_effect) read these few, not every instruction
         self._special: dict[Instruction, None] = {}
+        # post_order's last answer, kept while nothing it depends on changed: `_version`
+        # counts the changes to the instruction set and to operands (every mutation
+        # helper here bumps it), and the root and the effect roots are compared at use
+        self._version = 0
+        self._order: tuple[int, Instruction | None, list[Instruction],
+                           list[Instruction]] | None = None
         self.parameters: list[Instruction] = []
         self.root: Instruction | None = None
         self.uniquer = uniquer or NameUniquer()
@@ -225,6 +238,7 @@ class Computation:
         inst.parent = self
         inst.name = self.uniquer.unique(inst.name, inst.opcode)
         self._instructions[inst] = None
+        self._version += 1
         if _is_special(inst):
             self._special[inst] = None
         if inst.opcode == "parameter":
@@ -245,6 +259,7 @@ class Computation:
             raise ValueError(f"cannot remove the root {inst!r}")
         inst.drop_operands()
         del self._instructions[inst]
+        self._version += 1
         self._special.pop(inst, None)
         if inst.opcode == "parameter":
             self.parameters.remove(inst)
@@ -272,6 +287,7 @@ class Computation:
         # (no order needed: each dead instruction leaves its operands' user lists, which
         # keep the order of the users that stay, and its own users are all dead or gone;
         # a post order of the whole computation per call was most of the cost)
+        self._version += 1
         for inst in dead:
             inst.drop_operands()
         for inst in dead:
@@ -313,9 +329,18 @@ class Computation:
         seen: set[Instruction] = set()
         # Side-effecting instructions (host callbacks, loops around them) are roots too,
         # walked first in program order; each one's token operand orders it after the last.
-        starts = self.side_effect_roots() if self._special else []
-        if self.root is not None:
-            starts.append(self.root)
+        effects = self.side_effect_roots() if self._special else []
+        root = self.root
+        kept = self._order
+        if (kept is not None and kept[0] == self._version and kept[1] is root
+                and kept[2] == effects):
+            # (nothing changed since the last walk: passes and analyses ask for the same
+            # order several times in a row; a copy, as callers may change their list)
+            return list(kept[3])
+        version = self._version
+        starts = list(effects)
+        if root is not None:
+            starts.append(root)
         append, see = order.append, seen.add
         n = len(self._instructions)
         for pass_ in (starts, self._instructions):
@@ -340,7 +365,8 @@ class Computation:
                         append(inst)
             if len(order) == n:  # (all reached from the roots: no unreachable ones left)
                 break
-        return order
+        self._order = (version, root, effects, order)
+        return list(order)
 
     def holds(self, opcodes: frozenset[str]) -> bool:
         """Whether some instruction here has one of `opcodes` (a loop over the instructions,
