@@ -241,6 +241,8 @@ class Computation:
         self._version += 1
         if _is_special(inst):
             self._special[inst] = None
+            if inst.called_computations:
+                note_callees_changed()
         if inst.opcode == "parameter":
             params = self.parameters
             k = len(params)
@@ -261,6 +263,8 @@ class Computation:
         del self._instructions[inst]
         self._version += 1
         self._special.pop(inst, None)
+        if inst.called_computations:
+            note_callees_changed()
         if inst.opcode == "parameter":
             self.parameters.remove(inst)
         inst.parent = None
@@ -293,7 +297,10 @@ class Computation:
         for inst in dead:
             inst.users = [u for u in inst.users if u.parent is self and u in live]
             del self._instructions[inst]
-            self._special.pop(inst, None)
+            if inst in self._special:
+                del self._special[inst]
+                if inst.called_computations:
+                    note_callees_changed()
             inst.parent = None
         return bool(dead)
 
@@ -397,6 +404,19 @@ class Computation:
         return f"<Computation {self.name}: {len(self._instructions)} instructions>"
 
 
+# Counts changes to which computations call which (an instruction with callees joining or
+# leaving a computation, a module's computation list, a callee replaced in place); a
+# module's `computations` answer is kept while the count stays.
+_CALLEE_CHANGES = [0]
+
+
+def note_callees_changed() -> None:
+    """Tell the cached `Module.computations` answers that some instruction's callees, or
+    some module's computations, changed other than through the helpers here (which tell
+    it themselves): e.g. after `inst.called_computations[k] = other`."""
+    _CALLEE_CHANGES[0] += 1
+
+
 def _is_special(inst: Instruction) -> bool:
     """Whether `inst` belongs in its computation's `_special`: it calls computations or has
     an opcode that may have a side effect. (Nothing gives an instruction callees after it
@@ -431,6 +451,9 @@ class Module:
         self.name = name
         self.entry = entry
         self._extra: list[Computation] = list(computations)
+        # the last `computations` answer and what it depended on (see _CALLEE_CHANGES)
+        self._computations: tuple[int, Computation, list[Computation], int,
+                                  list[Computation]] | None = None
         self.uniquer = NameUniquer()
         self.config: dict[str, Any] = {}
         self._adopt_all()
@@ -464,6 +487,11 @@ class Module:
     @property
     def computations(self) -> list[Computation]:
         """Every computation, callees before callers, the entry last."""
+        kept = self._computations
+        if (kept is not None and kept[0] == _CALLEE_CHANGES[0] and kept[1] is self.entry
+                and kept[2] is self._extra and kept[3] == len(self._extra)):
+            return list(kept[4])  # (passes ask for it again and again; a copy to change)
+        changes = _CALLEE_CHANGES[0]
         order: list[Computation] = []
         seen: set[Computation] = set()
 
@@ -482,7 +510,8 @@ class Module:
         if order[-1] is not self.entry:  # entry called by an extra computation: keep it last
             order.remove(self.entry)
             order.append(self.entry)
-        return order
+        self._computations = (changes, self.entry, self._extra, len(self._extra), order)
+        return list(order)
 
     def add_computation(self, comp: Computation, fresh_name: bool = False) -> Computation:
         """Add `comp` to the module, renaming it (and its instructions) where names clash.
@@ -502,6 +531,7 @@ class Module:
                     self.uniquer.register(inst.name)
         comp.uniquer = self.uniquer
         self._extra.append(comp)
+        note_callees_changed()
         return comp
 
     def remove_dead_computations(self) -> bool:
@@ -509,6 +539,7 @@ class Module:
         live = set(self._reachable_computations())
         before = len(self._extra)
         self._extra = [c for c in self._extra if c in live]
+        note_callees_changed()
         return len(self._extra) != before
 
     def _reachable_computations(self) -> list[Computation]:
