@@ -87,7 +87,8 @@ def _has_bf16(comp: Computation) -> bool:
 
 def has_bf16_arithmetic(module: Module) -> bool:
     """Whether some instruction of `module` still computes on bf16 (the pass did not run)."""
-    return any(_needs_widening(i) for c in module.computations for i in c.instructions)
+    return any(_has_bf16(c) and any(_needs_widening(i) for i in c.instructions)
+               for c in module.computations)
 
 
 class Bf16Expansion(HloPass):
