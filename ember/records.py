@@ -23,7 +23,8 @@ class Record:
     __hash__ = None  # type: ignore[assignment]
 
     def _values(self) -> tuple:
-        return tuple(getattr(self, f) for f in self.FIELDS)
+        # (a list, not a generator: records are hashed by the thousand)
+        return tuple([getattr(self, f) for f in self.FIELDS])
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -40,11 +41,27 @@ class FrozenRecord(Record):
     (in FIELDS order) once, from `__init__`."""
 
     def _freeze(self, *values: object) -> None:
-        for name, value in zip(self.FIELDS, values, strict=True):
-            object.__setattr__(self, name, value)
+        fields = self.FIELDS
+        if len(values) != len(fields):
+            raise ValueError(f"{type(self).__name__} takes {len(fields)} fields, "
+                             f"not {len(values)}")
+        # (the instance dict written directly: object.__setattr__ per field was a tenth
+        # of the fusion pass, which records a decision for every refused producer)
+        self.__dict__.update(zip(fields, values))
 
     def __hash__(self) -> int:  # type: ignore[override]
-        return hash(self._values())
+        # (computed once: slots and buffers key the schedule's dicts by the thousand; the
+        # value stays out of pickles, whose process may hash strings differently)
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = hash(self._values())
+        return h
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

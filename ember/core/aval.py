@@ -18,7 +18,7 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape: tuple[int, ...], dtype: np.dtype, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(map(int, shape))
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self._hash = hash((self.shape, self.dtype, self.weak_type))

@@ -30,12 +30,20 @@ UNKNOWN = SourceInfo("<unknown>", 0, "<unknown>")
 def user_frame() -> SourceInfo:
     """The innermost frame whose file is not part of the ember package."""
     frame = sys._getframe(1)
+    inside = _INSIDE
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_EMBER_DIR) or filename.endswith("__main__.py"):
+        known = inside.get(filename)
+        if known is None:  # (each file tested once: every traced operation walks here)
+            known = inside[filename] = (filename.startswith(_EMBER_DIR)
+                                        and not filename.endswith("__main__.py"))
+        if not known:
             return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return UNKNOWN
+
+
+_INSIDE: dict[str, bool] = {}  # file name -> part of the ember package (not __main__.py)
 
 
 def innermost_user_frame(tb: TracebackType | None) -> SourceInfo | None:

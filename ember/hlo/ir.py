@@ -4,7 +4,8 @@ Input: instructions built by `builder.py`, `parser.py`, or passes. Output: a gra
 passes rewrite in place and the printer, verifier and evaluator read.
 Invariants (checked by `verifier.py`):
 - `inst.users` lists each instruction that has `inst` as an operand, once, and is kept in
-  sync by every mutation helper here (never assign `operands` directly).
+  sync by every mutation helper here (never assign `operands` directly: the helpers also
+  count the change, which is how a computation knows its cached post order is stale).
 - Instruction names are unique within a module (`add.3`); computation names too.
 - A computation's parameters are numbered 0..n-1; `post_order()` lists operands before
   users and the root last among the live instructions.
@@ -19,16 +20,13 @@ Invariants (checked by `verifier.py`):
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from ember.hlo.opcodes import is_elementwise
 from ember.hlo.shape import Shape
-
-_SUFFIX = re.compile(r"^(.*)\.(\d+)$")
 
 
 class NameUniquer:
@@ -40,13 +38,29 @@ class NameUniquer:
 
     def register(self, name: str) -> None:
         self.used.add(name)
-        m = _SUFFIX.match(name)
-        if m:
-            self.next_id = max(self.next_id, int(m.group(2)) + 1)
+        # (a name `prefix.N` raises the counter past N; partition, not a regex: every
+        # instruction name passes here)
+        head, dot, tail = name.rpartition(".")
+        if dot and tail.isdecimal():
+            n = int(tail) + 1
+            if n > self.next_id:
+                self.next_id = n
+
+    def register_all(self, names: list[str]) -> None:
+        """`register` of each name (the counter ends past every suffix, in any order)."""
+        self.used.update(names)
+        top = self.next_id
+        for name in names:
+            head, dot, tail = name.rpartition(".")
+            if dot and tail.isdecimal():
+                n = int(tail) + 1
+                if n > top:
+                    top = n
+        self.next_id = top
 
     def fresh(self, prefix: str) -> str:
-        m = _SUFFIX.match(prefix)
-        base = m.group(1) if m else prefix
+        head, dot, tail = prefix.rpartition(".")
+        base = head if dot and tail.isdecimal() else prefix
         while True:
             name = f"{base}.{self.next_id}"
             self.next_id += 1
@@ -84,8 +98,12 @@ class Instruction:
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.name: str | None = name
         self.parent: Computation | None = None
-        for op in operands:
-            self._add_operand(op)
+        # (clone_computation sets these fields itself: a field added here goes there too)
+        ops = self.operands
+        for op in operands:  # (_add_operand, inlined: every instruction made passes here)
+            if op not in ops:
+                op.users.append(self)
+            ops.append(op)
 
     # -- operand / user bookkeeping -----------------------------------------------------
 
@@ -96,11 +114,15 @@ class Instruction:
         if op not in self.operands:
             op.users.append(self)
         self.operands.append(op)
+        if self.parent is not None:
+            self.parent._version += 1
 
     def replace_operand(self, index: int, new: Instruction) -> None:
         """Make operand `index` be `new`, keeping both use lists right."""
         old = self.operands[index]
         self.operands[index] = new
+        if self.parent is not None:
+            self.parent._version += 1
         if old is not new and old not in self.operands:
             old.users.remove(self)
         if self not in new.users:
@@ -125,6 +147,8 @@ class Instruction:
             if self in op.users:
                 op.users.remove(self)
         self.operands = []
+        if self.parent is not None:
+            self.parent._version += 1
 
     # -- convenient views ----------------------------------------------------------------
 
@@ -182,6 +206,16 @@ class Computation:
     def __init__(self, name: str, uniquer: NameUniquer | None = None) -> None:
         self.name = name
         self._instructions: dict[Instruction, None] = {}  # insertion-ordered set
+        # the instructions that call computations or may have side effects (_special), in
+        # the same order: the walks over callees and effects (Module.computations,
+        # side_effect_roots, has_side_effect) read these few, not every instruction
+        self._special: dict[Instruction, None] = {}
+        # post_order's last answer, kept while nothing it depends on changed: `_version`
+        # counts the changes to the instruction set and to operands (every mutation
+        # helper here bumps it), and the root and the effect roots are compared at use
+        self._version = 0
+        self._order: tuple[int, Instruction | None, list[Instruction],
+                           list[Instruction]] | None = None
         self.parameters: list[Instruction] = []
         self.root: Instruction | None = None
         self.uniquer = uniquer or NameUniquer()
@@ -204,6 +238,11 @@ class Computation:
         inst.parent = self
         inst.name = self.uniquer.unique(inst.name, inst.opcode)
         self._instructions[inst] = None
+        self._version += 1
+        if _is_special(inst):
+            self._special[inst] = None
+            if inst.called_computations:
+                note_callees_changed()
         if inst.opcode == "parameter":
             params = self.parameters
             k = len(params)
@@ -222,6 +261,10 @@ class Computation:
             raise ValueError(f"cannot remove the root {inst!r}")
         inst.drop_operands()
         del self._instructions[inst]
+        self._version += 1
+        self._special.pop(inst, None)
+        if inst.called_computations:
+            note_callees_changed()
         if inst.opcode == "parameter":
             self.parameters.remove(inst)
         inst.parent = None
@@ -239,40 +282,50 @@ class Computation:
 
     def remove_dead(self) -> bool:
         """Remove instructions that cannot reach the root (parameters stay)."""
-        live = set(self._reachable())
+        live = self._reachable()
+        if len(live) == len(self._instructions):
+            return False  # (everything reaches the root: nothing to look for)
         dead = [i for i in self._instructions if i not in live and i.opcode != "parameter"]
         if not dead:
             return False
-        # Remove users before operands: reverse of a post order over the dead set (one set,
-        # not one per instruction: a pass that kills many would be quadratic).
-        dead_set = set(dead)
-        order = [i for i in self.post_order() if i in dead_set]
-        for inst in reversed(order):
+        # (no order needed: each dead instruction leaves its operands' user lists, which
+        # keep the order of the users that stay, and its own users are all dead or gone;
+        # a post order of the whole computation per call was most of the cost)
+        self._version += 1
+        for inst in dead:
             inst.drop_operands()
-        for inst in reversed(order):
+        for inst in dead:
             inst.users = [u for u in inst.users if u.parent is self and u in live]
             del self._instructions[inst]
+            if inst in self._special:
+                del self._special[inst]
+                if inst.called_computations:
+                    note_callees_changed()
             inst.parent = None
         return bool(dead)
 
-    def _reachable(self) -> Iterator[Instruction]:
+    def _reachable(self) -> set[Instruction]:
+        """The instructions the root and the side effects reach (all of them here)."""
         seen: set[Instruction] = set()
         stack = [self.root] if self.root is not None else []
         stack += self.side_effect_roots()
+        add, push, pop = seen.add, stack.extend, stack.pop
         while stack:
-            inst = stack.pop()
+            inst = pop()
             if inst in seen:
                 continue
-            seen.add(inst)
-            yield inst
-            stack.extend(inst.operands)
+            add(inst)
+            push(inst.operands)
+        return seen
 
     def side_effect_roots(self) -> list[Instruction]:
         """Instructions that must run though nothing reads them (`has_side_effect`), in
         program order: those the lowering numbered (metadata EFFECT_ORDER, which passes
         copy when they rebuild a loop, appending it) sorted among themselves by number."""
-        roots = [i for i in self._instructions
+        roots = [i for i in self._special
                  if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)]
+        if not roots:
+            return roots
         numbered = iter(sorted((i for i in roots if EFFECT_ORDER in i.metadata),
                                key=lambda i: i.metadata[EFFECT_ORDER]))
         return [next(numbered) if EFFECT_ORDER in i.metadata else i for i in roots]
@@ -283,35 +336,64 @@ class Computation:
         seen: set[Instruction] = set()
         # Side-effecting instructions (host callbacks, loops around them) are roots too,
         # walked first in program order; each one's token operand orders it after the last.
-        starts = (self.side_effect_roots() + ([self.root] if self.root is not None else [])
-                  + list(self._instructions))
-        for start in starts:
-            if start in seen:
-                continue
-            stack: list[tuple[Instruction, int]] = [(start, 0)]
-            seen.add(start)
-            while stack:
-                inst, i = stack[-1]
-                if i < len(inst.operands):
-                    stack[-1] = (inst, i + 1)
-                    op = inst.operands[i]
-                    if op not in seen:
-                        seen.add(op)
-                        stack.append((op, 0))
-                else:
-                    stack.pop()
-                    order.append(inst)
-        return order
+        effects = self.side_effect_roots() if self._special else []
+        root = self.root
+        kept = self._order
+        if (kept is not None and kept[0] == self._version and kept[1] is root
+                and kept[2] == effects):
+            # (nothing changed since the last walk: passes and analyses ask for the same
+            # order several times in a row; a copy, as callers may change their list)
+            return list(kept[3])
+        version = self._version
+        starts = list(effects)
+        if root is not None:
+            starts.append(root)
+        append, see = order.append, seen.add
+        n = len(self._instructions)
+        for pass_ in (starts, self._instructions):
+            for start in pass_:
+                if start in seen:
+                    continue
+                # (each frame holds an iterator over its operands, which resumes where it
+                # stopped: the walk is the index-counting DFS's, at a third of its cost)
+                stack = [(start, iter(start.operands))]
+                see(start)
+                while stack:
+                    inst, operands = stack[-1]
+                    for op in operands:
+                        if op not in seen:
+                            see(op)
+                            if op.operands:
+                                stack.append((op, iter(op.operands)))
+                                break
+                            append(op)  # (a leaf: done at once, no frame)
+                    else:
+                        stack.pop()
+                        append(inst)
+            if len(order) == n:  # (all reached from the roots: no unreachable ones left)
+                break
+        self._order = (version, root, effects, order)
+        return list(order)
+
+    def holds(self, opcodes: frozenset[str]) -> bool:
+        """Whether some instruction here has one of `opcodes` (a loop over the instructions,
+        cheaper than a post order, for passes that only act on a few opcodes)."""
+        for inst in self._instructions:
+            if inst.opcode in opcodes:
+                return True
+        return False
 
     def called_computations(self) -> list[Computation]:
         """The computations this one's instructions call, each once, in first-call order."""
         out: list[Computation] = []
         seen: set[int] = set()  # (a set: a 1,200-fusion entry made every walk quadratic)
-        for inst in self._instructions:
-            for c in inst.called_computations:
-                if id(c) not in seen:
-                    seen.add(id(c))
-                    out.append(c)
+        for inst in self._special:
+            called = inst.called_computations
+            if called:
+                for c in called:
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        out.append(c)
         return out
 
     def program_shape(self) -> tuple[list[Shape], Shape]:
@@ -320,6 +402,26 @@ class Computation:
 
     def __repr__(self) -> str:
         return f"<Computation {self.name}: {len(self._instructions)} instructions>"
+
+
+# Counts changes to which computations call which (an instruction with callees joining or
+# leaving a computation, a module's computation list, a callee replaced in place); a
+# module's `computations` answer is kept while the count stays.
+_CALLEE_CHANGES = [0]
+
+
+def note_callees_changed() -> None:
+    """Tell the cached `Module.computations` answers that some instruction's callees, or
+    some module's computations, changed other than through the helpers here (which tell
+    it themselves): e.g. after `inst.called_computations[k] = other`."""
+    _CALLEE_CHANGES[0] += 1
+
+
+def _is_special(inst: Instruction) -> bool:
+    """Whether `inst` belongs in its computation's `_special`: it calls computations or has
+    an opcode that may have a side effect. (Nothing gives an instruction callees after it
+    joins a computation: they are set when it is made, as its opcode is.)"""
+    return bool(inst.called_computations) or inst.opcode in _MAY_HAVE_EFFECTS
 
 
 # Metadata key: a side effect's place in program order (ember/lowering.py numbers them).
@@ -333,8 +435,12 @@ def has_side_effect(inst: Instruction) -> bool:
     computations hold one (a while whose body prints): passes must keep these, in order."""
     if inst.opcode == "custom-call":
         return bool(inst.attrs.get("custom_call_has_side_effect"))
-    return any(i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i)
-               for c in inst.called_computations for i in c._instructions)
+    # (loops, not a generator: post_order asks this of every fusion of the entry)
+    for c in inst.called_computations:
+        for i in c._special:
+            if i.opcode in _MAY_HAVE_EFFECTS and has_side_effect(i):
+                return True
+    return False
 
 
 class Module:
@@ -345,6 +451,9 @@ class Module:
         self.name = name
         self.entry = entry
         self._extra: list[Computation] = list(computations)
+        # the last `computations` answer and what it depended on (see _CALLEE_CHANGES)
+        self._computations: tuple[int, Computation, list[Computation], int,
+                                  list[Computation]] | None = None
         self.uniquer = NameUniquer()
         self.config: dict[str, Any] = {}
         self._adopt_all()
@@ -352,12 +461,22 @@ class Module:
     def _adopt_all(self) -> None:
         """Share one name uniquer among all computations, renaming any collisions."""
         comp_names: set[str] = set()
-        for comp in self.computations:
+        comps = self.computations
+        for comp in comps:
             if comp.name in comp_names:
                 comp.name = self.uniquer.fresh(comp.name)
             comp_names.add(comp.name)
             self.uniquer.register(comp.name)
-        for comp in self.computations:
+        names = [inst.name for comp in comps for inst in comp._instructions]
+        if None not in names and len(set(names)) == len(names) \
+                and comp_names.isdisjoint(names):
+            # no collision (a clone, a parsed module): nothing is renamed, so the names
+            # register in any order, without a post order of every computation
+            self.uniquer.register_all(names)
+            for comp in comps:
+                comp.uniquer = self.uniquer
+            return
+        for comp in comps:
             for inst in comp.post_order():
                 if inst.name in self.uniquer.used:
                     inst.name = self.uniquer.fresh(inst.name or inst.opcode)
@@ -368,6 +487,11 @@ class Module:
     @property
     def computations(self) -> list[Computation]:
         """Every computation, callees before callers, the entry last."""
+        kept = self._computations
+        if (kept is not None and kept[0] == _CALLEE_CHANGES[0] and kept[1] is self.entry
+                and kept[2] is self._extra and kept[3] == len(self._extra)):
+            return list(kept[4])  # (passes ask for it again and again; a copy to change)
+        changes = _CALLEE_CHANGES[0]
         order: list[Computation] = []
         seen: set[Computation] = set()
 
@@ -386,7 +510,8 @@ class Module:
         if order[-1] is not self.entry:  # entry called by an extra computation: keep it last
             order.remove(self.entry)
             order.append(self.entry)
-        return order
+        self._computations = (changes, self.entry, self._extra, len(self._extra), order)
+        return list(order)
 
     def add_computation(self, comp: Computation, fresh_name: bool = False) -> Computation:
         """Add `comp` to the module, renaming it (and its instructions) where names clash.
@@ -396,13 +521,17 @@ class Module:
         if not fresh_name and comp.name in {c.name for c in self.computations}:
             comp.name = self.uniquer.fresh(comp.name)
         self.uniquer.register(comp.name)
-        for inst in comp.post_order():
-            if inst.name in self.uniquer.used and comp.uniquer is not self.uniquer:
-                inst.name = self.uniquer.fresh(inst.name or inst.opcode)
-            else:
-                self.uniquer.register(inst.name)
+        if comp.uniquer is not self.uniquer:
+            # (a computation built on the module's uniquer has every name registered in it
+            # already: add_instruction took them from it)
+            for inst in comp.post_order():
+                if inst.name in self.uniquer.used:
+                    inst.name = self.uniquer.fresh(inst.name or inst.opcode)
+                else:
+                    self.uniquer.register(inst.name)
         comp.uniquer = self.uniquer
         self._extra.append(comp)
+        note_callees_changed()
         return comp
 
     def remove_dead_computations(self) -> bool:
@@ -410,15 +539,18 @@ class Module:
         live = set(self._reachable_computations())
         before = len(self._extra)
         self._extra = [c for c in self._extra if c in live]
+        note_callees_changed()
         return len(self._extra) != before
 
     def _reachable_computations(self) -> list[Computation]:
         out: list[Computation] = []
+        seen: set[Computation] = set()  # (not `in out`: quadratic over 1,800 computations)
         stack = [self.entry]
         while stack:
             c = stack.pop()
-            if c in out:
+            if c in seen:
                 continue
+            seen.add(c)
             out.append(c)
             stack.extend(c.called_computations())
         return out
@@ -435,10 +567,11 @@ class Module:
     def clone(self, name: str | None = None) -> Module:
         """A deep copy: new instructions and computations, same names, copied literals."""
         comp_map: dict[Computation, Computation] = {}
-        for comp in self.computations:
+        comps = self.computations
+        for comp in comps:
             comp_map[comp] = clone_computation(comp, comp_map)
         new = Module(name or self.name, comp_map[self.entry],
-                     [comp_map[c] for c in self.computations if c is not self.entry])
+                     [comp_map[c] for c in comps if c is not self.entry])
         new.config = dict(self.config)
         return new
 
@@ -463,13 +596,34 @@ def clone_computation(comp: Computation,
     new = Computation(comp.name)
     new.is_fusion_computation = comp.is_fusion_computation
     inst_map: dict[Instruction, Instruction] = {}
-    for inst in comp.post_order():
-        attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                 for k, v in inst.attrs.items()}
-        copy = Instruction(
-            inst.opcode, inst.shape, [inst_map[o] for o in inst.operands], attrs,
-            [comp_map[c] for c in inst.called_computations], dict(inst.metadata), inst.name,
-        )
-        inst_map[inst] = new.add_instruction(copy)
+    order = comp.post_order()
+    # (the copies join `new` directly, not through add_instruction: the names are unique
+    # in `comp` already, so they are registered at once and no name is made twice)
+    adopted, special = new._instructions, new._special
+    for inst in order:
+        # (Instruction.__init__'s fields set here directly, without its second copy of
+        # the attributes or its search of the operand list: a clone copies every
+        # instruction of the program; keep the two in step)
+        copy = Instruction.__new__(Instruction)
+        copy.opcode = inst.opcode
+        copy.shape = inst.shape
+        copy.operands = ops = [inst_map[o] for o in inst.operands]
+        copy.users = []
+        for o in ops:  # (each distinct operand lists the copy once, as _add_operand does)
+            users = o.users
+            if not users or users[-1] is not copy:
+                users.append(copy)
+        copy.attrs = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                      for k, v in inst.attrs.items()} if inst.attrs else {}
+        copy.called_computations = [comp_map[c] for c in inst.called_computations]
+        copy.metadata = dict(inst.metadata)
+        copy.name = inst.name
+        copy.parent = new
+        adopted[copy] = None
+        if _is_special(copy):
+            special[copy] = None
+        inst_map[inst] = copy
+    new.parameters = [inst_map[p] for p in comp.parameters]
+    new.uniquer.register_all([i.name for i in order])
     new.root = inst_map[comp.root] if comp.root is not None else None
     return new

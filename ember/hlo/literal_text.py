@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 ELIDE_OVER = 8  # display mode prints arrays with more elements than this as {...}
+_SCALAR_TEXT: dict[tuple[np.dtype, bytes], str] = {}  # format_literal's scalars by bits
 
 
 def _mantissa_bits(dt: np.dtype) -> int:
@@ -62,7 +63,15 @@ def format_literal(value: np.ndarray, elide: bool = False) -> str:
     """The literal text; with `elide`, arrays of more than ELIDE_OVER elements are `{...}`."""
     value = np.asarray(value)
     if value.ndim == 0:
-        return format_scalar(value[()])
+        # (a scalar's text kept by its bits: every reduction's init value and every
+        # scalar constant of a long program prints through NumPy's float formatting)
+        key = (value.dtype, value.tobytes())
+        text = _SCALAR_TEXT.get(key)
+        if text is None:
+            if len(_SCALAR_TEXT) >= 4096:
+                _SCALAR_TEXT.clear()
+            text = _SCALAR_TEXT[key] = format_scalar(value[()])
+        return text
     if elide and value.size > ELIDE_OVER:
         return "{...}"
     if value.size == 0:

@@ -53,7 +53,7 @@ METADATA_KEYS = ("op_name", "source_file", "source_line")
 
 
 def format_dims(dims: Any) -> str:
-    return "{" + ",".join(str(int(d)) for d in dims) + "}"
+    return "{" + ",".join([str(int(d)) for d in dims]) + "}"
 
 
 def format_replica_groups(groups: Any) -> str:
@@ -72,6 +72,8 @@ def format_padding(cfg: Any) -> str:
 def _format_attrs(inst: Instruction, cname: dict[Computation, str]) -> list[str]:
     out: list[str] = []
     row = OPCODES[inst.opcode]
+    if not row.attrs and not row.called:  # (most opcodes: elementwise ops print none)
+        return out
     for key in row.attrs:
         if key in ("value", "parameter_number") or key not in inst.attrs:
             continue
@@ -136,17 +138,18 @@ def format_metadata(md: dict[str, Any]) -> str:
 def format_instruction(inst: Instruction, name: dict[Instruction, str],
                        cname: dict[Computation, str], *, mode: str = "parsable",
                        metadata: bool = False, is_root: bool = False) -> str:
-    if inst.opcode == "constant":
+    opcode = inst.opcode
+    if opcode == "constant":
         args = format_literal(inst.value, elide=(mode == "display"))
-    elif inst.opcode == "parameter":
+    elif opcode == "parameter":
         args = str(inst.parameter_number)
     else:
-        args = ", ".join(f"%{name[o]}" for o in inst.operands)
-    parts = [f"{'ROOT ' if is_root else ''}%{name[inst]} = {inst.shape} {inst.opcode}({args})"]
-    parts += _format_attrs(inst, cname)
+        args = ", ".join(["%" + name[o] for o in inst.operands])
+    head = f"{'ROOT ' if is_root else ''}%{name[inst]} = {inst.shape} {opcode}({args})"
+    parts = _format_attrs(inst, cname)
     if metadata and mode != "canonical" and inst.metadata:
         parts.append(format_metadata(inst.metadata))
-    return ", ".join(parts)
+    return ", ".join([head, *parts]) if parts else head
 
 
 def print_order(comp: Computation) -> list[Instruction]:

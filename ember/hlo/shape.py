@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,16 @@ _FROM_NUMPY: dict[str, str] = {v: k for k, v in _TO_NUMPY.items()}
 
 def numpy_dtype(element_type: str) -> np.dtype:
     """NumPy dtype of an XLA element type; bf16 needs the optional ml_dtypes package."""
+    dt = _DTYPES.get(element_type)  # (made once per type: shapes ask for it often)
+    if dt is None:
+        dt = _DTYPES[element_type] = _make_numpy_dtype(element_type)
+    return dt
+
+
+_DTYPES: dict[str, np.dtype] = {}
+
+
+def _make_numpy_dtype(element_type: str) -> np.dtype:
     if element_type == "bf16":
         try:
             import ml_dtypes  # optional dependency
@@ -43,15 +54,24 @@ def numpy_dtype(element_type: str) -> np.dtype:
         raise TypeError(f"no NumPy dtype for element type {element_type!r}") from None
 
 
+_FROM_DTYPE: dict[np.dtype, str] = {}  # (dtype.name is Python code in NumPy: slow)
+
+
 def element_type_from_numpy(dtype: np.dtype | type | str) -> str:
     """XLA element type name of a NumPy dtype (np.float32 -> 'f32')."""
     dt = np.dtype(dtype)
+    et = _FROM_DTYPE.get(dt)
+    if et is not None:
+        return et
     if dt.name == "bfloat16":
-        return "bf16"
-    try:
-        return _FROM_NUMPY[dt.name]
-    except KeyError:
-        raise TypeError(f"dtype {dt} has no HLO element type") from None
+        et = "bf16"
+    else:
+        try:
+            et = _FROM_NUMPY[dt.name]
+        except KeyError:
+            raise TypeError(f"dtype {dt} has no HLO element type") from None
+    _FROM_DTYPE[dt] = et
+    return et
 
 
 def is_float(element_type: str) -> bool:
@@ -86,7 +106,27 @@ def bit_width(element_type: str) -> int:
     return int(element_type.lstrip("bfsuc"))
 
 
-@dataclass(frozen=True)
+_ELEMENT_TYPES = frozenset(ELEMENT_TYPES)
+
+
+class _computed_once:  # noqa: N801 (used as a decorator, like `property`)
+    """A read-only property of a Shape computed on first use and kept in the instance
+    dict, where later reads find it without a call (passes ask `size` and `is_tuple` of
+    the same shapes many times). Shapes are immutable, so the value never goes stale."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
+
+@dataclass(frozen=True, init=False)
 class Shape:
     """An array shape (`Shape("f32", (8, 3))`) or a tuple shape (`Shape.tuple_of([...])`)."""
 
@@ -95,21 +135,39 @@ class Shape:
     layout: tuple[int, ...] | None = None
     tuple_shapes: tuple[Shape, ...] = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "dimensions", tuple(int(d) for d in self.dimensions))
-        if self.layout is not None:
-            object.__setattr__(self, "layout", tuple(int(d) for d in self.layout))
-        object.__setattr__(self, "tuple_shapes", tuple(self.tuple_shapes))
-        if self.element_type == "tuple":
-            if self.dimensions:
+    def __init__(self, element_type: str, dimensions: tuple[int, ...] = (),
+                 layout: tuple[int, ...] | None = None,
+                 tuple_shapes: tuple[Shape, ...] = ()) -> None:
+        # (fields written into the instance dict: a compile builds tens of thousands of
+        # shapes, and the frozen dataclass's object.__setattr__ per field was most of it)
+        d = self.__dict__
+        d["element_type"] = element_type
+        d["dimensions"] = dims = tuple(map(int, dimensions))
+        d["layout"] = None if layout is None else tuple(map(int, layout))
+        d["tuple_shapes"] = tuple(tuple_shapes)
+        if element_type == "tuple":
+            if dims:
                 raise ValueError("tuple shapes have no dimensions")
             return
-        if self.element_type not in ELEMENT_TYPES:
-            raise ValueError(f"unknown element type {self.element_type!r}")
-        if any(d < 0 for d in self.dimensions):
-            raise ValueError(f"negative dimension in {self.dimensions}")
-        if self.layout is not None and sorted(self.layout) != list(range(len(self.dimensions))):
-            raise ValueError(f"layout {self.layout} is not a permutation of the dimensions")
+        if element_type not in _ELEMENT_TYPES:
+            raise ValueError(f"unknown element type {element_type!r}")
+        if dims and min(dims) < 0:
+            raise ValueError(f"negative dimension in {dims}")
+        layout = d["layout"]
+        if layout is not None and sorted(layout) != list(range(len(dims))):
+            raise ValueError(f"layout {layout} is not a permutation of the dimensions")
+
+    def __hash__(self) -> int:
+        # (computed once: shapes key many dicts; the cached value stays out of pickles,
+        # whose process may hash strings differently: __reduce__)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash(
+                (self.element_type, self.dimensions, self.layout, self.tuple_shapes))
+        return h
+
+    def __reduce__(self) -> tuple:
+        return (Shape, (self.element_type, self.dimensions, self.layout, self.tuple_shapes))
 
     @staticmethod
     def tuple_of(shapes: list[Shape] | tuple[Shape, ...]) -> Shape:
@@ -123,7 +181,7 @@ class Shape:
     def from_numpy(x: np.ndarray) -> Shape:
         return Shape(element_type_from_numpy(x.dtype), tuple(x.shape))
 
-    @property
+    @_computed_once
     def is_tuple(self) -> bool:
         return self.element_type == "tuple"
 
@@ -131,7 +189,7 @@ class Shape:
     def rank(self) -> int:
         return len(self.dimensions)
 
-    @property
+    @_computed_once
     def size(self) -> int:
         """Number of elements (1 for a scalar); the sum over leaves for a tuple."""
         if self.is_tuple:
@@ -143,9 +201,13 @@ class Shape:
         return numpy_dtype(self.element_type)
 
     def with_layout(self, layout: tuple[int, ...] | None) -> Shape:
+        if layout is None and self.layout is None:
+            return self  # (shapes are immutable: the same value, not built again)
         return Shape(self.element_type, self.dimensions, layout, self.tuple_shapes)
 
     def without_layout(self) -> Shape:
+        if self.layout is None and not self.tuple_shapes:
+            return self  # (shape inference asks this of every operand of every op)
         if self.is_tuple:
             return Shape.tuple_of([s.without_layout() for s in self.tuple_shapes])
         return Shape(self.element_type, self.dimensions)
@@ -169,11 +231,16 @@ class Shape:
         return self.without_layout() == other.without_layout()
 
     def __str__(self) -> str:
+        text = self.__dict__.get("_text")  # (printed once: printers and keys ask often)
+        if text is not None:
+            return text
         if self.is_tuple:
-            return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
-        text = f"{self.element_type}[{','.join(str(d) for d in self.dimensions)}]"
-        if self.layout is not None and self.dimensions:
-            text += "{" + ",".join(str(d) for d in self.layout) + "}"
+            text = "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
+        else:
+            text = f"{self.element_type}[{','.join(map(str, self.dimensions))}]"
+            if self.layout is not None and self.dimensions:
+                text += "{" + ",".join(map(str, self.layout)) + "}"
+        self.__dict__["_text"] = text
         return text
 
     def __repr__(self) -> str:
@@ -185,7 +252,13 @@ class Shape:
 
 def row_major(rank: int) -> tuple[int, ...]:
     """The default (C order) layout: the last dimension is minor, {rank-1, ..., 0}."""
-    return tuple(range(rank - 1, -1, -1))
+    lay = _ROW_MAJOR.get(rank)  # (one tuple per rank: layouts are asked for constantly)
+    if lay is None:
+        lay = _ROW_MAJOR[rank] = tuple(range(rank - 1, -1, -1))
+    return lay
+
+
+_ROW_MAJOR: dict[int, tuple[int, ...]] = {}
 
 
 def layout_strides(dims: tuple[int, ...], layout: tuple[int, ...] | None) -> tuple[int, ...]:

@@ -32,6 +32,8 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
 
+_REDUCE = frozenset({"reduce"})
+
 
 def _edge_values(dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "f":
@@ -162,6 +164,8 @@ class ArgmaxSplitting(HloPass):
     def run(self, module: Module) -> bool:
         changed = False
         for comp in list(module.computations):
+            if not comp.holds(_REDUCE):  # (what _splittable needs)
+                continue
             for inst in comp.post_order():
                 found = _splittable(inst)
                 if found is not None:

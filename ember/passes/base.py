@@ -71,8 +71,7 @@ class OnOpcodes(HloPass):
         self._pass: HloPass | None = None
 
     def run(self, module: Module) -> bool:
-        if not any(i.opcode in self.opcodes for c in module.computations
-                   for i in c.instructions):
+        if not any(c.holds(self.opcodes) for c in module.computations):
             return False
         if self._pass is None:
             import importlib

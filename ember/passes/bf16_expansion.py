@@ -76,9 +76,19 @@ def _needs_widening(inst: Instruction) -> bool:
             and _uses_bf16(inst))
 
 
+def _has_bf16(comp: Computation) -> bool:
+    """Whether some value of `comp` is a bf16 array (every operand `_needs_widening` looks
+    at is an instruction of the same computation): else there is nothing to widen."""
+    for inst in comp.instructions:
+        if inst.shape.element_type == BF16:
+            return True
+    return False
+
+
 def has_bf16_arithmetic(module: Module) -> bool:
     """Whether some instruction of `module` still computes on bf16 (the pass did not run)."""
-    return any(_needs_widening(i) for c in module.computations for i in c.instructions)
+    return any(_has_bf16(c) and any(_needs_widening(i) for i in c.instructions)
+               for c in module.computations)
 
 
 class Bf16Expansion(HloPass):
@@ -89,6 +99,8 @@ class Bf16Expansion(HloPass):
     def run(self, module: Module) -> bool:
         changed = False
         for comp in list(module.computations):
+            if not _has_bf16(comp):
+                continue
             here = False
             for inst in comp.post_order():
                 if _needs_widening(inst):

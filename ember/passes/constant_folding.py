@@ -29,8 +29,9 @@ _NEVER = {"parameter", "constant", "custom-call", "while", "conditional", "call"
 def foldable(inst: Instruction) -> bool:
     if inst.opcode in _NEVER or inst.shape.is_tuple:
         return False
-    if not all(o.opcode == "constant" for o in inst.operands):
-        return False
+    for o in inst.operands:  # (a loop, not all() of a generator: asked of every op)
+        if o.opcode != "constant":
+            return False
     if inst.shape.size > MAX_FOLD_ELEMENTS:
         return False
     if inst.opcode == "broadcast" and inst.operand.shape.rank == 0 and inst.shape.size > 1:

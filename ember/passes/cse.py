@@ -25,17 +25,21 @@ def _freeze(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return (str(v.dtype), v.shape, v.tobytes())
     if isinstance(v, list | tuple):
-        return tuple(_freeze(x) for x in v)
+        return tuple([_freeze(x) for x in v])
     return v
 
 
 def instruction_key(inst: Instruction) -> tuple:
     ops = [id(o) for o in inst.operands]
-    if inst.opcode in COMMUTATIVE and len(ops) == 2:
+    if len(ops) == 2 and inst.opcode in COMMUTATIVE:
         ops.sort()
-    attrs = tuple(sorted((k, _freeze(v)) for k, v in inst.attrs.items()))
+    # (lists, not generators, and nothing built for empty attributes or callees: a key is
+    # made for every instruction of every computation, twice per compile)
+    a = inst.attrs
+    attrs = tuple(sorted([(k, _freeze(v)) for k, v in a.items()])) if a else ()
+    called = inst.called_computations
     return (inst.opcode, inst.shape, tuple(ops), attrs,
-            tuple(id(c) for c in inst.called_computations))
+            tuple([id(c) for c in called]) if called else ())
 
 
 def cse_computation(comp: Computation) -> bool:

@@ -98,5 +98,8 @@ class DeadCodeElimination(HloPass):
         return changed
 
 
+_WHILE = frozenset({"while"})
+
+
 def _has_while(module: Module) -> bool:
-    return any(i.opcode == "while" for c in module.computations for i in c.instructions)
+    return any(c.holds(_WHILE) for c in module.computations)

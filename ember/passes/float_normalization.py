@@ -28,6 +28,8 @@ from ember.hlo.ir import Computation, Instruction, Module
 from ember.hlo.shape import Shape, numpy_dtype
 from ember.passes.base import HloPass
 
+_REDUCE_OR_DOT = frozenset({"reduce", "dot"})
+
 
 def convert_to(comp: Computation, x: Instruction, element_type: str,
              metadata: dict) -> Instruction:
@@ -103,6 +105,8 @@ class FloatNormalization(HloPass):
     def run(self, module: Module) -> bool:
         changed = False
         for comp in list(module.computations):
+            if not comp.holds(_REDUCE_OR_DOT):  # (the only opcodes it rewrites)
+                continue
             here = False
             for inst in comp.post_order():
                 if inst.opcode == "reduce":

@@ -209,14 +209,18 @@ class Fusion(HloPass):
     def _run_on(self, module: Module, entry: Computation, loop_body: bool = False) -> bool:
         decisions: list[FusionDecision] = []
         row_decisions: list[tuple[str, str, str]] = []
-        row_groups = (form_row_groups(entry, row_decisions) if self.policy.row_fusion
+        order = entry.post_order()
+        row_groups = (form_row_groups(entry, row_decisions, order) if self.policy.row_fusion
                       else [])
-        pos = {inst: k for k, inst in enumerate(entry.post_order())} if row_groups else {}
+        pos = {inst: k for k, inst in enumerate(order)} if row_groups else {}
         for root, members in row_groups:
             build_fusion(module, entry, [root], members, pos)
         if row_groups:
             entry.remove_dead()
-        groups = self._form_groups(entry, decisions)
+            order = entry.post_order()
+        # (one post order from here to the rewrite: forming, merging and ordering the
+        # groups change no instruction)
+        groups = self._form_groups(entry, decisions, order)
         groups = (merge_siblings(entry, groups, decisions) if self.policy.sibling_fusion
                   else [([r], m) for r, m in groups])
         if loop_body and self.policy.carry_fusion:
@@ -224,7 +228,7 @@ class Fusion(HloPass):
         merges: list[FusionMerge] = []
         if self.policy.multi_output_fusion:
             groups, merges, refused = merge_loop_groups(entry, groups,
-                                                        self.policy.input_limit)
+                                                        self.policy.input_limit, order)
             decisions += [FusionDecision(*d) for d in refused]
         module.fusion_merges = merges  # type: ignore[attr-defined]
         decisions += [FusionDecision(*d) for d in row_decisions]
@@ -237,7 +241,7 @@ class Fusion(HloPass):
                 unique.append(d)
         module.fusion_decisions = unique  # type: ignore[attr-defined]
         changed = bool(row_groups)
-        pos = {inst: k for k, inst in enumerate(entry.post_order())}
+        pos = {inst: k for k, inst in enumerate(order)}
         for roots, members in groups:
             if len(members) > 1:
                 build_fusion(module, entry, roots, members, pos)
@@ -246,9 +250,11 @@ class Fusion(HloPass):
             entry.remove_dead()
         return changed
 
-    def _form_groups(self, comp: Computation, decisions: list[FusionDecision]
+    def _form_groups(self, comp: Computation, decisions: list[FusionDecision],
+                     order: list[Instruction] | None = None
                      ) -> list[tuple[Instruction, list[Instruction]]]:
-        order = comp.post_order()
+        """`order`: `comp.post_order()`, when the caller has it."""
+        order = comp.post_order() if order is None else order
         pos = {inst: k for k, inst in enumerate(order)}
         self._feeds = reaches_reduction(order)
         member_of: dict[Instruction, list[set[Instruction]]] = {}

@@ -116,10 +116,12 @@ class _Merger:
     A merged group lives in the later of its two slots (the group list is in dependence
     order, producers' groups first); `parent` leads from a merged-away slot to it."""
 
-    def __init__(self, comp: Computation, groups: list[Group], input_limit: int) -> None:
+    def __init__(self, comp: Computation, groups: list[Group], input_limit: int,
+                 order: list[Instruction] | None = None) -> None:
         self.comp = comp
         self.input_limit = input_limit
-        self.pos = {inst: k for k, inst in enumerate(comp.post_order())}
+        order = comp.post_order() if order is None else order
+        self.pos = {inst: k for k, inst in enumerate(order)}
         self.groups: list[Group | None] = [(list(r), list(m)) for r, m in groups]
         self.sets: list[set[Instruction]] = [set(m) for _, m in groups]
         self.loop = [is_loop_group(r, m) for r, m in groups]
@@ -386,12 +388,14 @@ class _Merger:
         return [g for g in self.groups if g is not None]
 
 
-def merge_loop_groups(comp: Computation, groups: list[Group], input_limit: int = 96
+def merge_loop_groups(comp: Computation, groups: list[Group], input_limit: int = 96,
+                      order: list[Instruction] | None = None
                       ) -> tuple[list[Group], list[FusionMerge], list[tuple[str, str, str]]]:
     """Merge the loop groups of `comp` into multi-output groups (module doc): none whose
     kernel would read more than `input_limit` arrays (FusionPolicy.input_limit). Returns
-    (groups, merges, refusals as (producer, consumer, reason))."""
-    m = _Merger(comp, groups, input_limit)
+    (groups, merges, refusals as (producer, consumer, reason)). `order`:
+    `comp.post_order()`, when the caller has it."""
+    m = _Merger(comp, groups, input_limit, order)
     for _ in range(4):  # a merge can make another possible; a few rounds reach a fixpoint
         if not (m.producer_consumer() | m.siblings()):
             break

@@ -163,11 +163,14 @@ def worst_recomputation(root: Instruction, members: list[Instruction]
     to re-read, or are never recomputed) whose repeated evaluation repeats the most work,
     or None when nothing is evaluated more than once per element."""
     evals = evaluations(root, members)
+    candidates = [m for m in members[1:]
+                  if m.opcode not in ("broadcast", "constant", "iota", "dot")
+                  and m.shape.size != 0]
+    if not any(evals[m] - m.shape.size > 0 for m in candidates):
+        return None  # (nothing evaluated twice: no costs needed, costs are never negative)
     costs = subtree_costs(members)
     best: tuple[float, Instruction] | None = None
-    for m in members[1:]:
-        if m.opcode in ("broadcast", "constant", "iota", "dot") or m.shape.size == 0:
-            continue
+    for m in candidates:
         extra = (evals[m] - m.shape.size) * costs[m]
         if extra > 0 and (best is None or extra > best[0]):
             best = (extra, m)

@@ -39,7 +39,13 @@ class Decision(FrozenRecord):
     reason: str
 
     def __init__(self, ok: bool, reason: str = "") -> None:
-        self._freeze(ok, reason)
+        d = self.__dict__  # (_freeze's effect, written out: the rules answer every edge)
+        d["ok"] = ok
+        d["reason"] = reason
+
+
+# (one shared yes: the rules answer it for most of the edges of a program)
+OK = Decision(True)
 
 
 class FusionDecision(FrozenRecord):
@@ -52,7 +58,10 @@ class FusionDecision(FrozenRecord):
     reason: str
 
     def __init__(self, producer: str, consumer: str, reason: str) -> None:
-        self._freeze(producer, consumer, reason)
+        d = self.__dict__  # (_freeze's effect, written out: one per refused edge)
+        d["producer"] = producer
+        d["consumer"] = consumer
+        d["reason"] = reason
 
     def __str__(self) -> str:
         return f"%{self.producer} -> %{self.consumer}: {self.reason}"
@@ -110,7 +119,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
         return Decision(False, "tuple-shaped producer")
     if op == "constant":
         if producer.shape.size <= 1:
-            return Decision(True)
+            return OK
         return Decision(False, "array constant stays in memory")
     if op not in LOOP_FUSIBLE:
         return Decision(False, f"{op} is not loop-fusible")
@@ -121,7 +130,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
     if is_constant_fill(producer):
         # no arithmetic: every copy holds the same bits, and a kernel of its own would only
         # write memory its consumers then read
-        return Decision(True)
+        return OK
     expensive = OPCODES[op].expensive
     if expensive and (amplified or expands(consumer)):
         return Decision(False, f"expensive {op} would be recomputed for each element of a "
@@ -139,7 +148,7 @@ def should_fuse(consumer: Instruction, producer: Instruction,
                 _feeds_reduction(producer):
             return Decision(False, "feeds a reduction and another consumer (x - max(x) "
                                    "pattern); not duplicated")
-    return Decision(True)
+    return OK
 
 
 def passes_index(consumer: Instruction, producer: Instruction) -> bool:
@@ -203,7 +212,7 @@ def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction
                                        f"an epilogue writes the product's layout")
         if inst is not root:
             stack.extend(inst.users)
-    return Decision(True)
+    return OK
 
 
 __all__ = ["LOOP_FUSIBLE", "ROOT_FUSIBLE", "Decision", "FusionDecision", "emissions", "expands",

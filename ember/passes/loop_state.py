@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ember.hlo.ir import Computation, Instruction, Module, clone_computation
+from ember.hlo.ir import (
+    Computation,
+    Instruction,
+    Module,
+    clone_computation,
+    note_callees_changed,
+)
 from ember.hlo.shape import Shape
 
 
@@ -73,6 +79,7 @@ def own_computation(module: Module, w: Instruction, slot: int,
     who_calls.setdefault(copy, []).append(w)
     who_calls[comp].remove(w)
     w.called_computations[slot] = copy
+    note_callees_changed()  # (a callee replaced in place: Module.computations' cache)
     return copy
 
 

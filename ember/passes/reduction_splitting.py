@@ -34,6 +34,8 @@ from ember.hlo.ir import Computation, Instruction, Module, clone_computation
 from ember.hlo.shape import Shape
 from ember.passes.base import HloPass
 
+_REDUCE = frozenset({"reduce"})
+
 MIN_REDUCED = 1 << 18  # below this one thread reads the whole input in well under 100 us
 MAX_OUTPUTS = 16  # more outputs already split across threads without help
 MAX_BLOCKS = 64
@@ -151,6 +153,8 @@ class ReductionSplitting(HloPass):
     def run(self, module: Module) -> bool:
         changed = False
         for comp in list(module.computations):
+            if not comp.holds(_REDUCE):  # (what _splittable needs)
+                continue
             for inst in comp.post_order():
                 form, blocks = _splittable(inst)
                 if blocks > 1:

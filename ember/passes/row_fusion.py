@@ -240,10 +240,12 @@ def _grow(root: Instruction, rs: _RowShape, pos: dict[Instruction, int],
     return members
 
 
-def form_row_groups(comp: Computation, decisions: list[tuple[str, str, str]]
+def form_row_groups(comp: Computation, decisions: list[tuple[str, str, str]],
+                    order: list[Instruction] | None = None
                     ) -> list[tuple[Instruction, list[Instruction]]]:
-    """Row groups of `comp`, latest roots first claiming their producers."""
-    order = comp.post_order()
+    """Row groups of `comp`, latest roots first claiming their producers (`order`:
+    `comp.post_order()`, when the caller has it)."""
+    order = comp.post_order() if order is None else order
     pos = {inst: k for k, inst in enumerate(order)}
     # (rows each candidate reduce makes: roots of other sizes skip the walk down to one,
     # which would make the pass quadratic in a long chain of row-less code)

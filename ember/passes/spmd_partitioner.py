@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ember.hlo.builder import Builder
-from ember.hlo.ir import Instruction, Module
+from ember.hlo.ir import Instruction, Module, note_callees_changed
 from ember.hlo.shape import Shape
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding, MeshAxes
 from ember.passes.base import HloPass
@@ -330,5 +330,6 @@ class SpmdPartitioner(HloPass):
         done = partition(module, self.mesh, self.params, self.outs)
         new = done.module
         module.entry, module._extra, module.uniquer = new.entry, new._extra, new.uniquer
+        note_callees_changed()
         self.report, self.out_shardings = done.report, done.out_shardings
         return True

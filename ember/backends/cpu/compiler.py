@@ -168,15 +168,18 @@ def optimize(module: Module, *, unsafe_math: bool = False, run_passes: bool = Tr
     if bf16_expansion.has_bf16_arithmetic(m):  # bf16-expansion disabled
         raise UnsupportedOnCpu({"(bf16 arithmetic)"},
                                "the CPU backend needs the bf16-expansion pass")
-    windowed = {i.opcode for c in m.computations for i in c.instructions} & _WINDOWED
+    opcodes = {i.opcode for c in m.computations for i in c.instructions}
+    windowed = opcodes & _WINDOWED
     if windowed and not run_passes:  # (the other rewrite the code generator needs)
         from ember.passes.window_expansion import WindowExpansion
 
         WindowExpansion().run(m)
+        opcodes = {i.opcode for c in m.computations for i in c.instructions}  # (dots now)
     elif windowed:  # window-expansion disabled
         raise UnsupportedOnCpu(windowed, "the CPU backend needs the window-expansion pass")
     complex_dots = [i for c in m.computations for i in c.instructions
-                    if i.opcode == "dot" and i.shape.element_type in ("c64", "c128")]
+                    if i.opcode == "dot" and i.shape.element_type in ("c64", "c128")
+                    ] if "dot" in opcodes else []
     if complex_dots:  # (dot/plan.py loads only for modules that have them)
         from ember.backends.cpu.dot.plan import complex_gemm_runs
         complex_dots = [i for i in complex_dots if not complex_gemm_runs(i)]

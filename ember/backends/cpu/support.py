@@ -55,8 +55,13 @@ def _lapack_compilable(inst) -> bool:
 
 
 def _touches_complex(inst) -> bool:
-    return any(t in _COMPLEX for t in _leaf_types(inst.shape)) or any(
-        t in _COMPLEX for o in inst.operands for t in _leaf_types(o.shape))
+    # (an array's element type read directly, no list of leaves: every instruction of
+    # every computation is asked this)
+    for s in (inst.shape, *[o.shape for o in inst.operands]):
+        if s.element_type in _COMPLEX or (
+                s.is_tuple and any(t in _COMPLEX for t in _leaf_types(s))):
+            return True
+    return False
 
 
 def complex_compiles(inst) -> bool:
@@ -97,7 +102,11 @@ def check_supported(module: Module) -> None:
                 bad.add(f"custom-call {inst.attrs.get('custom_call_target')}")
             if inst.opcode in _LAPACK_OPCODES and not _lapack_compilable(inst):
                 bad.add(f"{inst.opcode} on an empty matrix")
-            types.update(t for t in _leaf_types(inst.shape) if t in UNSUPPORTED_ELEMENT_TYPES)
+            s = inst.shape
+            if s.is_tuple:
+                types.update(t for t in _leaf_types(s) if t in UNSUPPORTED_ELEMENT_TYPES)
+            elif s.element_type in UNSUPPORTED_ELEMENT_TYPES:
+                types.add(s.element_type)
     if bad or types:
         detail = f"element types {sorted(types)}" if types else ""
         raise UnsupportedOnCpu(bad or {"(element type)"}, detail)

@@ -173,12 +173,14 @@ class _Placed:
         lo, hi = lo[live], hi[live]
         if not lo.size:
             return 0
-        order = np.argsort(lo, kind="stable")
+        order = lo.argsort(kind="stable")  # (the method: np.argsort's wrapper costs more)
         lo, hi = lo[order], hi[order]
+        if need <= lo[0]:
+            return 0  # (below the lowest range)
         reach = np.maximum.accumulate(hi)  # the first-fit offset once each range is passed
-        before = np.concatenate(([0], reach[:-1]))  # the offset tried against each range
-        fits = np.flatnonzero(before + need <= lo)
-        return int(before[fits[0]]) if fits.size else int(reach[-1])
+        # range k > 0 is tried at the reach of those before it
+        fits = np.flatnonzero(reach[:-1] + need <= lo[1:])
+        return int(reach[fits[0]]) if fits.size else int(reach[-1])
 
 
 def assign_buffers(buffers: list[LogicalBuffer]) -> BufferAssignment:

@@ -48,7 +48,10 @@ class Slot(FrozenRecord):
     shape: Shape
 
     def __init__(self, kind: str, index: int, shape: Shape) -> None:
-        self._freeze(kind, index, shape)
+        d = self.__dict__  # (_freeze's effect, written out: slots are made by the thousand)
+        d["kind"] = kind
+        d["index"] = index
+        d["shape"] = shape
 
     @property
     def buffer(self) -> tuple[str, int]:

@@ -105,22 +105,24 @@ class _Liveness:
             return
         out = outs[0]
         reads = [s for o in inst.operands for s in _leaves(self.sched.buffers[o])]
+        views: dict | None = None  # buffer -> the Slots `inst` reads it through
         for k in in_place_operands(inst):
             a = self.sched.buffers[inst.operands[k]]
-            if (not isinstance(a, tuple) and a.kind == "temp" and a.shape == out.shape
-                    and not _seen_twice(a, reads)):
-                self.reusable.setdefault(out.index, []).append(a.index)
+            if not isinstance(a, tuple) and a.kind == "temp" and a.shape == out.shape:
+                if views is None:  # (once per kernel: a test per operand was quadratic)
+                    views = {}
+                    for r in reads:
+                        views.setdefault(r.buffer, set()).add(r)
+                # the kernel must not also read a's memory through a view of another
+                # shape: writing it in place would give one kernel two different pointers
+                # to the same bytes
+                if not views[a.buffer] - {a}:
+                    self.reusable.setdefault(out.index, []).append(a.index)
         self.defined_at.setdefault(out.index, at)
 
     def ranges(self) -> dict[int, tuple[int, int]]:
         spans = {k: (min(p), max(p)) for k, p in self.uses.items()}
         return _extend_over_loops(spans, self.uses, self.loops)
-
-
-def _seen_twice(slot, reads: list) -> bool:
-    """The kernel also reads `slot`'s memory through a view of another shape: writing it
-    in place would give one kernel two different pointers to the same bytes."""
-    return any(r.buffer == slot.buffer and r != slot for r in reads)
 
 
 def _extend_over_loops(spans: dict[int, tuple[int, int]], uses: dict[int, list[int]],
