@@ -15,8 +15,8 @@ where those wants can change a choice, forward again following them (`partition`
 value's sharding is that of its operands where the rule allows, and operands are
 resharded to what the rule needs (spmd_reshard.py: local slices cost nothing, all-gathers
 and all-to-alls are communication); the rules, per opcode family, are spmd_rules.py's,
-those of gather and scatter spmd_indexing.py's, those of tuples and while loops
-spmd_loops.py's (anything without one is computed whole on every device, its operands
+those of gather and scatter spmd_indexing.py's, those of tuples, while loops and
+conditionals spmd_loops.py's (anything without one is computed whole on every device, its operands
 gathered: a refusal when one was split). A broadcast wanted split further is broadcast
 again from its operand's block, and a whole iota, elementwise op or transpose wanted split
 is computed again for the block from its operands' blocks (no whole temporary: `get`);
@@ -233,7 +233,7 @@ class _Partitioner(PartitionRules, IndexingRules, LoopRules):
 
     def visit(self, inst: Instruction) -> Local:
         op = inst.opcode
-        if op in ("tuple", "get-tuple-element", "while"):  # (spmd_loops.py)
+        if op in ("tuple", "get-tuple-element", "while", "conditional"):  # (spmd_loops.py)
             return getattr(self, "_" + op.replace("-", "_"))(inst)
         if op == "reduce" and not any(o.shape.is_tuple for o in inst.operands):
             return self._reduce(inst)  # (a variadic one's result is a tuple)

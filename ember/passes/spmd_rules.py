@@ -26,7 +26,8 @@ made so far). Output: the `Local` of an instruction. The rules:
   slice, concatenate, dims they leave whole keep their split; the others are gathered
   reverse, pad, sort, (a refusal)
   dynamic-slice
-  tuple, while        spmd_loops.py
+  tuple, while,       spmd_loops.py
+  conditional
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
 Invariants: a rule only ever splits a value the way its operands' blocks allow; where it
