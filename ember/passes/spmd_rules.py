@@ -28,6 +28,7 @@ made so far). Output: the `Local` of an instruction. The rules:
   dynamic-slice
   tuple, while,       spmd_loops.py
   conditional
+  convolution         spmd_conv.py
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
 Invariants: a rule only ever splits a value the way its operands' blocks allow; where it
