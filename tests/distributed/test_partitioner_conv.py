@@ -52,6 +52,10 @@ CASES = [
      [("all-gather", "f32[2,6,2,8]")], P("model", None, "data")),
     ("rows_dilated_kernel", _conv(rhs_dilation=(2, 1)), P(None, None, ("data", "model")),
      P(), [("all-gather", "f32[4,6,16,8]")], P(None, None, ("data", "model"))),
+    ("rows_valid", _conv(pad="VALID"), P(None, None, "data"), P(),
+     [("all-gather", "f32[4,6,4,8]")], P(None, None, "data")),
+    ("rows_valid_strided", _conv(stride=(2, 1), pad=((0, 1), (0, 0))), P(None, None, "model"),
+     P("data"), [("all-gather", "f32[4,6,2,8]")], P(None, "data", "model")),
     ("uneven_pad_nhwc", _conv(pad=((2, 0), (0, 2)), dn=("NHWC", "HWIO", "NHWC")),
      P(None, "data"), P(), [("all-gather", "f32[4,4,8,6]")], P(None, "data")),
 ]
@@ -93,10 +97,11 @@ def test_halo_reaches_the_right_neighbours_with_floats(mesh):
 
 
 def test_spatial_split_the_window_does_not_allow_is_gathered(mesh):
-    """VALID padding makes the output shorter than the input: its blocks do not line up
-    with the input's, so the rows are gathered first (a refusal naming why)."""
+    """VALID padding over 4 blocks: 6 output rows do not cut into 4 blocks, so the rows
+    are gathered first (a refusal naming why)."""
     fn = _conv(pad="VALID")
-    f = ember.jit(fn, in_shardings=(NamedSharding(mesh, P(None, None, "data")), None))
+    f = ember.jit(fn, in_shardings=(NamedSharding(mesh, P(None, None, ("data", "model"))),
+                                    None))
     report = ember.explain.collectives(f, X, K)
     (r,) = report.refusals
     assert r.opcode == "convolution" and "spatial split its window does not allow" in r.reason
@@ -129,3 +134,32 @@ def test_data_parallel_cnn_gradient_is_one_all_reduce_per_kernel(mesh):
     np.testing.assert_allclose(float(v), float(vw), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(g1), np.asarray(w1), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(np.asarray(g2), np.asarray(w2), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("xs,ks,out", [
+    (P(None, None, None, "model"), P(), P(None, None, None, "model")),
+    (P("data", None, None, "model"), P(None, None, None, "model"),
+     P("data", None, None, "model")),
+    (P(None, None, None, ("data", "model")), P(), P(None, None, None, ("data", "model"))),
+])
+def test_depthwise_conv_split_by_channel_groups(mesh, xs, ks, out):
+    """A depthwise convolution (feature_group_count = channels) split along its channels:
+    each device convolves its whole groups with its filters, no communication; a split
+    that does not divide the groups is gathered (a refusal)."""
+    x, k = _ints((2, 8, 8, 4)), _ints((3, 3, 1, 8))
+
+    def fn(x, k, groups=4):
+        return lax.conv_general_dilated(x, k, (1, 1), "SAME", feature_group_count=groups,
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    f = ember.jit(fn, in_shardings=(NamedSharding(mesh, xs), NamedSharding(mesh, ks)))
+    report = ember.explain.collectives(f, x, k)
+    assert not report.refusals and not report.collectives, report
+    got = f(x, k)
+    assert np.asarray(got).tobytes() == np.asarray(ember.jit(fn)(x, k)).tobytes()
+    assert got.sharding.spec == out
+    if xs == P(None, None, None, ("data", "model")):  # (2 groups over 4 devices)
+        g = ember.jit(lambda x, k: fn(x, k[..., :4].reshape(3, 3, 2, 2), 2),
+                      in_shardings=(NamedSharding(mesh, xs), None))
+        (r,) = ember.explain.collectives(g, x, k).refusals
+        assert r.opcode == "convolution"
