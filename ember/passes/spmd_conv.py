@@ -17,23 +17,30 @@ Output: the `Local` of a convolution. Dims and what a split of each does:
                        results are partial sums over those axes (an all-reduce where read,
                        as a dot's contraction; a conv's kernel gradient contracts the
                        batch this way)
-  lhs spatial          (no base dilation, the output as long as the input over the stride,
-                       and halos no longer than a block) each device convolves its block
-                       extended by a halo: the last `lo` rows of the block before it and
-                       the first `hi` rows of the block after (lo = the window's low
-                       padding, hi = its extent less the stride less lo), zeros past the
-                       ends (the convolution's own padding). The halos come from one
+  lhs spatial          (no base dilation, input and output rows cut evenly, halos no
+                       longer than a block: SAME, VALID, strided, any padding) each device
+                       convolves its block extended by a halo, `Halo`: the last `lo` rows
+                       of the block before it and the first `hi` rows of the block after
+                       (the most any block's output rows read past its own), zeros past
+                       the ends (the convolution's own padding), then cut to the rows its
+                       output block reads (a table of starts by device where they differ);
+                       the local window unpadded along that dim. The halos come from one
                        all-gather of every device's edge rows (lo + hi rows each), each
-                       device then slicing its neighbours' pieces (no collective-permute:
-                       it moves (n-1) edges rather than 2, a few rows); the local window
-                       is unpadded along that dim.
-  anything else        (kernel spatial dims, grouped convolutions' feature dims, a spatial
-                       split the conditions above exclude) gathered first (a refusal).
+                       device slicing its neighbours' pieces (no collective-permute: it
+                       moves (n-1) edges rather than 2, a few rows).
+  lhs and kernel       (a kernel gradient: its window, the output gradient, split as its
+  spatial alike        input is; window stride and base dilation 1) each device sums the
+                       taps it holds over every output position, its input block extended
+                       by the halo those taps read (as above): partial sums over those axes
+  anything else        (other kernel spatial splits, grouped convolutions' features cut
+                       into blocks that do not divide the groups, a spatial split the
+                       conditions above exclude) gathered first (a refusal).
 A mesh axis wanted by two dims keeps the first (input features or groups, batch, output
 features, spatial dims in order).
 Invariants: a device's local convolution reads exactly the input rows, padding and taps
-the whole one reads for its block of the result; only sums over input features are left
-to add (so results equal the whole convolution's, float sums perhaps in another order).
+the whole one reads for its block of the result; only sums over input features and split
+taps are left to add (so results equal the whole convolution's, float sums perhaps in
+another order).
 """
 
 from __future__ import annotations
@@ -80,6 +87,27 @@ def _halo(w: WindowDim, n: int, n_out: int, blocks: int) -> Halo | None:
     return Halo(lo, hi, tuple(lo - m for m in need_lo), length)
 
 
+def _tap_halo(w: WindowDim, n: int, m: int, n_out: int, blocks: int) -> Halo | None:
+    """The halo along a spatial dim of `n` input rows whose window of `m` taps is split
+    alike (`blocks` blocks of both: a kernel gradient's convolution, the window being the
+    output gradient), where each device sums the taps it holds over every output row
+    (partial sums), or None (a window stride or base dilation, rows not cut evenly, a halo
+    past the next block). Output row t reads input rows t - lo + j*r for taps j (r the
+    window dilation): block k's taps [k*mb, (k+1)*mb) read rows [k*mb*r - lo,
+    k*mb*r - lo + (mb-1)*r + n_out)."""
+    if w.stride != 1 or w.lhs_dilate != 1 or n % blocks or m % blocks or not n_out:
+        return None
+    block, mb = n // blocks, m // blocks
+    length = (mb - 1) * w.rhs_dilate + n_out
+    first = [k * mb * w.rhs_dilate - w.pad_lo for k in range(blocks)]
+    need_lo = [k * block - f for k, f in enumerate(first)]
+    need_hi = [f + length - (k + 1) * block for k, f in enumerate(first)]
+    lo, hi = max(0, *need_lo), max(0, *need_hi)
+    if lo > block or hi > block:
+        return None
+    return Halo(lo, hi, tuple(lo - m_ for m_ in need_lo), length)
+
+
 class ConvRules:
     """Mixed into the partitioner (see the module docstring)."""
 
@@ -111,10 +139,19 @@ class ConvRules:
         feature = groups or (() if grouped else take(sr.dims[dl.rhs_out]))
         halos: dict[int, Halo] = {}
         spatial: list[tuple[str, ...]] = []
-        for k, (i, o) in enumerate(zip(dl.lhs_spatial, dl.out_spatial)):
+        taps: set[int] = set()  # (spatial dims whose kernel taps are split too: summed)
+        for k, (i, j, o) in enumerate(zip(dl.lhs_spatial, dl.rhs_spatial, dl.out_spatial)):
             axes = sl.dims[i]
-            halo = None if not axes or used & set(axes) else _halo(
-                window[k], lhs.shape.dimensions[i], inst.shape.dimensions[o], sl.blocks(i))
+            n, n_out = lhs.shape.dimensions[i], inst.shape.dimensions[o]
+            halo = None
+            if axes and not used & set(axes):
+                if sr.dims[j] == axes:
+                    halo = _tap_halo(window[k], n, rhs.shape.dimensions[j], n_out,
+                                     sl.blocks(i))
+                    if halo is not None:
+                        taps.add(k)
+                if halo is None:
+                    halo = _halo(window[k], n, n_out, sl.blocks(i))
             spatial.append(take(axes) if halo is not None else ())
             if halo is not None:
                 halos[k] = halo
@@ -124,8 +161,10 @@ class ConvRules:
         tl[dl.lhs_feature] = groups or contract
         tl[dl.lhs_batch] = batch
         tr[dl.rhs_out] = feature
-        for i, axes in zip(dl.lhs_spatial, spatial):
+        for k, (i, axes) in enumerate(zip(dl.lhs_spatial, spatial)):
             tl[i] = axes
+            if k in taps:
+                tr[dl.rhs_spatial[k]] = axes
         want_l = fit(HloSharding(self.mesh, tuple(tl)), lhs.shape.dimensions)
         want_r = fit(HloSharding(self.mesh, tuple(tr)), rhs.shape.dimensions)
         if groups and want_l.dims[dl.lhs_feature] != want_r.dims[dl.rhs_out]:
@@ -147,8 +186,8 @@ class ConvRules:
         dims: list[tuple[str, ...]] = [()] * inst.shape.rank
         dims[dl.out_batch] = want_l.dims[dl.lhs_batch]
         dims[dl.out_feature] = want_r.dims[dl.rhs_out]
-        for i, o in zip(dl.lhs_spatial, dl.out_spatial):
-            dims[o] = want_l.dims[i]
+        for k, (i, o) in enumerate(zip(dl.lhs_spatial, dl.out_spatial)):
+            dims[o] = () if k in taps else want_l.dims[i]
         s = HloSharding(self.mesh, tuple(dims))
         why = reader(inst)
         x = self.get(lhs, want_l, why)
@@ -156,13 +195,18 @@ class ConvRules:
             if want_l.dims[i]:
                 x = self._with_halo(inst, x, i, want_l.dims[i], halos[k])
                 window[k] = window[k]._replace(pad_lo=0, pad_hi=0)
+                if k in taps:  # (the taps this device holds)
+                    window[k] = window[k]._replace(size=want_r.local_shape(
+                        rhs.shape.dimensions)[dl.rhs_spatial[k]])
         ops = [x, self.get(rhs, want_r, why)]
         attrs = {**at, "window": tuple(window)}
-        partial: tuple[str, ...] = ()
+        # (the sums left to add: over split input features, and over split taps)
+        summed = {a for k in taps for a in want_l.dims[dl.lhs_spatial[k]]}
         if groups:
             attrs["feature_group_count"] = fg // want_l.blocks(dl.lhs_feature)
         else:
-            partial = tuple(a for a, _ in self.mesh if a in want_l.dims[dl.lhs_feature])
+            summed |= set(want_l.dims[dl.lhs_feature])
+        partial = tuple(a for a, _ in self.mesh if a in summed)
         return Local(self.emit(inst, ops, s, attrs), s, partial)
 
     def _with_halo(self: Any, inst: Instruction, x: Instruction, d: int,

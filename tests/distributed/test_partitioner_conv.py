@@ -163,3 +163,32 @@ def test_depthwise_conv_split_by_channel_groups(mesh, xs, ks, out):
                       in_shardings=(NamedSharding(mesh, xs), None))
         (r,) = ember.explain.collectives(g, x, k).refusals
         assert r.opcode == "convolution"
+
+
+def test_spatially_split_cnn_gradient_sums_each_devices_taps(mesh):
+    """value_and_grad of a two-layer CNN with the batch split over one axis and the image
+    rows over the other: the forward and input-gradient convolutions take halos, and each
+    kernel gradient (a convolution whose window, the output gradient, is split as its
+    input is) sums over the rows each device holds, with a halo of its input: only halos
+    and the kernels' partial sums move."""
+    def loss(ps, x):
+        k1, k2 = ps
+        dn = ("NHWC", "HWIO", "NHWC")
+        h = jnp.tanh(lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=dn))
+        h = lax.conv_general_dilated(h, k2, (1, 1), ((2, 0), (1, 1)), dimension_numbers=dn)
+        return jnp.sum(h ** 2)
+
+    x = RNG.standard_normal((2, 8, 4, 2)).astype(np.float32)
+    ps = (RNG.standard_normal((3, 3, 2, 3)).astype(np.float32) * 0.3,
+          RNG.standard_normal((3, 3, 3, 2)).astype(np.float32) * 0.3)
+    g = ember.grad(loss)
+    f = ember.jit(g, in_shardings=(None, NamedSharding(mesh, P("data", "model"))))
+    report = ember.explain.collectives(f, ps, x)
+    assert not report.refusals, report
+    reduces = [c for c in report.collectives if c.opcode == "all-reduce"]
+    assert sorted(c.shape for c in reduces) == ["f32[3,3,2,3]", "f32[3,3,3,2]"], report
+    assert all(c.group_size == 4 for c in reduces)
+    halos = [c for c in report.collectives if c.opcode == "all-gather"]
+    assert halos and all("halo" in c.reason for c in halos), report
+    for a, b in zip(f(ps, x), ember.jit(g)(ps, x)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
