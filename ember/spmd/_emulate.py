@@ -16,9 +16,10 @@ leading mesh-axis dims are constrained to be split over their mesh axes and each
 its out spec (`with_sharding_constraint`s): the jit is then partitioned
 (passes/spmd_partitioner.py), each device running the body on its own block, and the
 collectives' vmapped forms become the per-device collectives (a sum over a split mesh dim:
-an all-reduce; an all_gather: an all-gather; an all_to_all: an all-to-all; axis_index: a
-local iota). ppermute (a gather of permuted blocks) is still gathered whole there (a
-refusal) until the partitioner has a collective-permute.
+an all-reduce, or a reduce-scatter for psum_scatter; an all_gather: an all-gather; an
+all_to_all: an all-to-all; axis_index: a local iota). ppermute (a gather of permuted
+blocks) is still gathered whole there (a refusal) until the partitioner has a
+collective-permute.
 """
 
 from __future__ import annotations

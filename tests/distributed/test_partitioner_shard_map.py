@@ -2,7 +2,8 @@
 carries sharding constraints (ember/spmd/_emulate.py), so the jit is partitioned
 (passes/spmd_partitioner.py) into one per-device module, compiled once, that runs the body
 on each device's block; the collectives come out as the HLO collectives the body names
-(psum: all-reduce, all_gather: all-gather, all_to_all: all-to-all, axis_index: none),
+(psum: all-reduce, psum_scatter: reduce-scatter, all_gather: all-gather, all_to_all:
+all-to-all, axis_index: none),
 checked in the compiled text and the explain report, and the results equal the eager
 shard_map's (the runtime's) bit for bit."""
 
@@ -27,7 +28,7 @@ def mesh(devices4):
 # (name, body, in spec, out spec, collectives (opcode, per-device shape), per-device input)
 CASES = [
     ("psum", lambda b: lax.psum(b * 2, "model"), P("data", "model"), P("data"),
-     [("all-reduce", "f32[1,4,3]")], "f32[4,3]"),
+     [("all-reduce", "f32[4,3]")], "f32[4,3]"),
     ("psum_both", lambda b: lax.psum(jnp.sin(b), ("data", "model")), P("data", "model"), P(),
      [("all-reduce", "f32[4,3]")], "f32[4,3]"),
     ("pmax", lambda b: lax.pmax(b, "data"), P("data", "model"), P(None, "model"),
@@ -41,7 +42,9 @@ CASES = [
     ("axis_index", lambda b: b * lax.axis_index("model") + lax.axis_index("data"),
      P("data", "model"), P("data", "model"), [], "f32[4,3]"),
     ("matmul_psum", lambda b: lax.psum(b @ b.T, "model"), P("data", "model"), P("data"),
-     [("all-reduce", "f32[1,4,4]")], "f32[4,3]"),
+     [("all-reduce", "f32[4,4]")], "f32[4,3]"),
+    ("psum_scatter", lambda b: lax.psum_scatter(b, "model", scatter_dimension=0, tiled=True),
+     P(None, "model"), P("model"), [("reduce-scatter", "f32[4,3]")], "f32[8,3]"),
 ]
 
 
