@@ -15,14 +15,15 @@ where those wants can change a choice, forward again following them (`partition`
 value's sharding is that of its operands where the rule allows, and operands are
 resharded to what the rule needs (spmd_reshard.py: local slices cost nothing, all-gathers
 and all-to-alls are communication); the rules, per opcode family, are spmd_rules.py's,
-those of gather and scatter spmd_indexing.py's, those of tuples and while loops
-spmd_loops.py's (anything without one is computed whole on every device, its operands
-gathered: a refusal when one was split). A broadcast wanted split further is broadcast
-again from its operand's block, and a whole iota, elementwise op or transpose wanted split
-is computed again for the block from its operands' blocks (no whole temporary: `get`);
-dead leftovers are removed. A constraint reshards the value to its sharding; an output is
-resharded to its wanted sharding, else its partial sums are added. A sharding that does
-not divide a dimension leaves that dimension whole.
+those of gather and scatter spmd_indexing.py's, that of convolution spmd_conv.py's, those
+of tuples, while loops and conditionals spmd_loops.py's (anything without one is computed
+whole on every device, its operands gathered: a refusal when one was split). A broadcast
+wanted split further is broadcast again from its operand's block, and a whole iota,
+elementwise op or transpose wanted split is computed again for the block from its
+operands' blocks (no whole temporary: `get`); dead leftovers are removed. A constraint
+reshards the value to its sharding; an output is resharded to its wanted sharding, else
+its partial sums are added. A sharding that does not divide a dimension leaves that
+dimension whole.
 Invariants: every device computes the same program; collectives appear in the same order
 on every device; the result equals the unpartitioned module's (sums in another order).
 """
@@ -41,6 +42,7 @@ from ember.hlo.shape import Shape
 from ember.hlo.sharding import CONSTRAINT_KEY, HloSharding, MeshAxes
 from ember.passes.base import HloPass
 from ember.passes.spmd_backward import Wants, propagate_back
+from ember.passes.spmd_conv import ConvRules
 from ember.passes.spmd_indexing import IndexingRules
 from ember.passes.spmd_loops import LoopRules
 from ember.passes.spmd_reshard import Local, PartitionReport, Refusal, Resharder
@@ -56,7 +58,7 @@ class Partitioned:
     in_shardings: dict[int, HloSharding | None] = field(default_factory=dict)
 
 
-class _Partitioner(PartitionRules, IndexingRules, LoopRules):
+class _Partitioner(PartitionRules, IndexingRules, LoopRules, ConvRules):
     def __init__(self, module: Module, mesh: MeshAxes,
                  params: dict[int, HloSharding], outs: Sequence[HloSharding | None] | None,
                  free: frozenset[int] = frozenset(), wants: Wants | None = None,
@@ -233,7 +235,7 @@ class _Partitioner(PartitionRules, IndexingRules, LoopRules):
 
     def visit(self, inst: Instruction) -> Local:
         op = inst.opcode
-        if op in ("tuple", "get-tuple-element", "while"):  # (spmd_loops.py)
+        if op in ("tuple", "get-tuple-element", "while", "conditional"):  # (spmd_loops.py)
             return getattr(self, "_" + op.replace("-", "_"))(inst)
         if op == "reduce" and not any(o.shape.is_tuple for o in inst.operands):
             return self._reduce(inst)  # (a variadic one's result is a tuple)

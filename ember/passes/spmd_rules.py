@@ -5,7 +5,9 @@ instruction (spmd_partitioner.py drives them over the module in program order).
 Input: the partitioner's state (`get`, `emit`, `refuse`, `whole`, the mesh and the values
 made so far). Output: the `Local` of an instruction. The rules:
   elementwise         the operands' most split sharding; the others sliced to it
-  broadcast           operand dim i's split on result dim dimensions[i]; new dims whole
+  broadcast           operand dim i's split on result dim dimensions[i]; new dims whole;
+                      partial sums stay pending where a slice back to no more elements
+                      is its only reader (and it its operand's)
   transpose           permuted
   reshape             a split dim keeps its split where it is the major dim of a group of
                       dims whose product the reshape keeps and the result's major dim of
@@ -24,9 +26,11 @@ made so far). Output: the `Local` of an instruction. The rules:
                       side only, the other side is sliced to match; a mesh axis wanted by two
                       dims of the result keeps the first (contracting, batch, lhs, rhs)
   slice, concatenate, dims they leave whole keep their split; the others are gathered
-  reverse, pad, sort, (a refusal)
-  dynamic-slice
-  tuple, while        spmd_loops.py
+  reverse, pad, sort, (a refusal); a slice that is its operand's only reader keeps the
+  dynamic-slice       operand's partial sums pending
+  tuple, while,       spmd_loops.py
+  conditional
+  convolution         spmd_conv.py
   anything else       operands gathered, computed whole on every device (a refusal, said
                       in the report, when an operand was split)
 Invariants: a rule only ever splits a value the way its operands' blocks allow; where it
@@ -35,6 +39,7 @@ cannot keep a split it gathers, and says why (`refuse`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -142,6 +147,15 @@ class PartitionRules:
         for i, d in enumerate(inst.attrs["dimensions"]):
             dims[d] = sx.dims[i]
         s = HloSharding(self.mesh, tuple(dims))
+        # (partial sums stay pending where the operand's only reader is this broadcast and
+        # its only reader a slice back to no more elements than the operand: linear, and
+        # never added on more elements; shard_map's psum_scatter under jit, whose sums
+        # become a reduce-scatter)
+        size = math.prod(x.shape.dimensions)
+        if len(x.users) == 1 and len(inst.users) == 1 and inst.users[0].opcode == "slice" \
+                and math.prod(inst.users[0].shape.dimensions) <= size:
+            local, partial = self.get_linear(x, sx, reader(inst))
+            return Local(self.emit(inst, [local], s), s, partial)
         return Local(self.emit(inst, [self.get(x, sx, reader(inst))], s), s)
 
     def get_linear(self, inst: Instruction, target: HloSharding, why: str
@@ -338,8 +352,14 @@ class PartitionRules:
             self.refuse(inst, "slice of a split dim (a part of it, or strided): gathered")
         local_spec = tuple((0, n // target.blocks(d), 1) if full[d] else spec[d]
                            for d, n in enumerate(x.shape.dimensions))
-        return Local(self.emit(inst, [self.get(x, target, reader(inst))], target,
-                               {**inst.attrs, "slice": local_spec}), target)
+        # (a slice is linear and no larger than its operand: where it is the operand's only
+        # reader, partial sums stay pending, added on the fewer elements where read)
+        if len(x.users) == 1:
+            local, partial = self.get_linear(x, target, reader(inst))
+        else:
+            local, partial = self.get(x, target, reader(inst)), ()
+        return Local(self.emit(inst, [local], target, {**inst.attrs, "slice": local_spec}),
+                     target, partial)
 
     def _keep_dims(self, inst: Instruction, keep: Sequence[bool], what: str,
                    extra: Sequence[Instruction] = (), attrs: Any = None) -> Local:

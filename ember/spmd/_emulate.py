@@ -11,6 +11,15 @@ order (a dimension split over (a, b) is reshaped to (size(a), size(b), block) fi
 vmap of mesh axis a maps the arguments that have its axis and broadcasts the others. An
 output comes back with every mesh axis in front; the axes its spec names are merged into
 their dimensions, the others are read at coordinate 0 (the replicas agree).
+Under a staging trace (inside `jit`) with a mesh of several devices, each argument's
+leading mesh-axis dims are constrained to be split over their mesh axes and each output to
+its out spec (`with_sharding_constraint`s): the jit is then partitioned
+(passes/spmd_partitioner.py), each device running the body on its own block, and the
+collectives' vmapped forms become the per-device collectives (a sum over a split mesh dim:
+an all-reduce, or a reduce-scatter for psum_scatter; an all_gather: an all-gather; an
+all_to_all: an all-to-all; axis_index: a local iota). ppermute (a gather of permuted
+blocks) is still gathered whole there (a refusal) until the partitioner has a
+collective-permute.
 """
 
 from __future__ import annotations
@@ -19,10 +28,13 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember.core.trace import current_dynamic
 from ember.lax import _ops
 from ember.lax._base import aval_of
 from ember.lax._slicing import index_in_dim
+from ember.prims.sharding_constraint import sharding_constraint_p
 from ember.sharding._mesh import Mesh, PartitionSpec
+from ember.sharding._shardings import NamedSharding
 from ember.spmd._specs import parts
 from ember.vmap_api import vmap
 
@@ -83,6 +95,10 @@ def emulate(fun: Callable[..., Sequence[Any]], mesh: Mesh, in_specs: Sequence[Pa
     """`fun` (flat per-device args -> flat per-device outputs, one per out spec) run as
     shard_map runs it."""
     fronts = [_to_front(x, mesh, s) for x, s in zip(args, in_specs)]
+    staged = current_dynamic().level > 0 and mesh.size > 1
+    if staged:
+        fronts = [(_pin(y, mesh, [a for a in mesh.axis_names if a in present]), present)
+                  for y, present in fronts]
     def level(i: int) -> Callable[..., Any]:
         if i == len(mesh.axis_names):
             def body(*xs: Any) -> tuple:
@@ -95,4 +111,16 @@ def emulate(fun: Callable[..., Sequence[Any]], mesh: Mesh, in_specs: Sequence[Pa
                     axis_size=mesh.shape[name])
 
     outs = level(0)(*[y for y, _ in fronts])
-    return [_from_front(o, mesh, s) for o, s in zip(outs, out_specs)]
+    outs = [_from_front(o, mesh, s) for o, s in zip(outs, out_specs)]
+    if staged:
+        outs = [sharding_constraint_p.bind(o, sharding=NamedSharding(mesh, s))
+                for o, s in zip(outs, out_specs)]
+    return outs
+
+
+def _pin(y: Any, mesh: Mesh, axes: list[str]) -> Any:
+    """y (its leading dims one per mesh axis in `axes`) constrained to have each of
+    those dims split over its axis: every device holds its own block."""
+    if not axes:
+        return y
+    return sharding_constraint_p.bind(y, sharding=NamedSharding(mesh, PartitionSpec(*axes)))

@@ -12,8 +12,9 @@ How it runs: the body is traced once, for the per-device shapes (mesh axis names
 every device, doing the collectives itself (`_runtime.py`); called on traced values (inside
 `jit`, `grad`, `vmap`) the jaxpr becomes one program over all the blocks, the mesh axes as
 named vmaps (`_emulate.py`), which the enclosing transformation handles like any other;
-so `jit(shard_map(...))` runs as one program (the SPMD partitioner, passes/
-spmd_partitioner.py, partitions jit over a mesh, but has no manual, shard_map, axes yet).
+inside `jit` over a mesh of several devices that program carries sharding constraints
+(each block on its device, each output laid out as its out spec), so the SPMD partitioner
+(passes/spmd_partitioner.py) makes it the per-device body with its collectives.
 A call on arrays outside any trace keeps its traced body per signature (mesh, specs,
 argument structure and types, tracing flags): calls again skip the trace, and the
 runtime compiles the body's stages on the second call and reuses them after.

@@ -136,16 +136,65 @@ def test_scatter_into_blocks(mesh, name, fn, specs):
     assert _same(f, fn, x, IDX, U).sharding.spec == specs[0]
 
 
-def test_scatter_of_split_updates_is_refused(mesh):
-    """Updates split along their scatter dims would each reach only some devices' rows:
-    gathered first (a refusal naming why)."""
-    fn = lambda v, k, w: v.at[k].add(w)  # noqa: E731
+def test_scatter_of_split_updates(mesh):
+    """Updates (and indices) split along their scatter dims: each device scatters its
+    share. An add into the operand kept by one device of the group and the identity
+    (-0.0) on the others, left as partial sums (an all-reduce of the result where read:
+    floats within a tolerance, integers exact); a max or min into the whole block on
+    every device, then an all-reduce with the combiner (bit for bit); a set, whose later
+    update wins, is gathered first (a refusal naming why)."""
     x = np.nan_to_num(_x(), posinf=0, neginf=0)
+    fn = lambda v, k, w: v.at[k].add(w)  # noqa: E731
     f, report = _report(fn, mesh, [P(None, "model"), P("data"), P("data", "model")], x, IDX,
                         U)
+    assert not report.refusals, report
+    assert [(c.opcode, c.shape, c.group_size) for c in report.collectives] == [
+        ("all-reduce", "f32[8,3]", 2)], report
+    np.testing.assert_allclose(np.asarray(f(x, IDX, U)), np.asarray(ember.jit(fn)(x, IDX, U)),
+                               rtol=1e-6, atol=1e-6)
+    xi, ui = (x * 4).astype(np.int32), (U * 4).astype(np.int32)
+    f, _ = _report(fn, mesh, [P(), P(("data", "model")), P()], xi, IDX, ui)
+    _same(f, fn, xi, IDX, ui)
+    for g in (lambda v, k, w: v.at[k].max(w), lambda v, k, w: v.at[k].min(w)):
+        f, report = _report(g, mesh, [P("data"), P("model"), P("model")], _x(), IDX, U)
+        assert not report.refusals, report
+        assert [c.opcode for c in report.collectives] == ["all-reduce"], report
+        _same(f, g, _x(), IDX, U)
+    s = lambda v, k, w: v.at[k].set(w)  # noqa: E731
+    f, report = _report(s, mesh, [P(None, "model"), P("data"), P("data", "model")], x, IDX, U)
     (r,) = report.refusals
     assert r.opcode == "scatter" and "split indices or update scatter dims" in r.reason
-    _same(f, fn, x, IDX, U)
+    _same(f, s, x, IDX, U)
+
+
+GRID = RNG.standard_normal((16, 8, 6)).astype(np.float32)
+GRID[3, 1, 0], GRID[9, 2, 1], GRID[15, 7, 5] = -0.0, np.nan, -np.inf
+ROWS = np.array([[3, 9, 15, 0], [20, -1, 8, 7]], np.int32)
+COLS = np.array([[1, 2, 7, 0], [4, 9, -3, 5]], np.int32)
+
+
+@pytest.mark.parametrize("spec", [P("data", "model"), P("model", "data", None),
+                                  P(("data", "model"), None)])
+def test_gather_and_scatter_in_a_table_split_along_two_indexed_dims(mesh, spec):
+    """t[r, c] with t split along both indexed dims: each device looks up what its block
+    holds (a lookup is its device's when every component falls in its block; clamped
+    indices as the whole gather clamps them), the rest masked with -0.0, the results
+    added (one all-reduce of the output, bit for bit); the scatter back moves each
+    component to the block's origin and moves nothing."""
+    fn = lambda t, r, c: t[r, c]  # noqa: E731
+    f, report = _report(fn, mesh, [spec, P(), P()], GRID, ROWS, COLS)
+    assert not report.refusals, report
+    assert [(c.opcode, c.shape) for c in report.collectives] == [("all-reduce", "f32[2,4,6]")]
+    got = np.asarray(f(GRID, ROWS, COLS))
+    assert got.tobytes() == np.asarray(ember.jit(fn)(GRID, ROWS, COLS)).tobytes()
+    u = RNG.standard_normal((2, 4, 6)).astype(np.float32)
+    g = lambda t, r, c, u: t.at[r, c].add(u, mode="drop")  # noqa: E731
+    f = ember.jit(g, in_shardings=(NamedSharding(mesh, spec), None, None, None))
+    report = ember.explain.collectives(f, GRID, ROWS, COLS, u)
+    assert not report.refusals and not report.collectives, report
+    got = f(GRID, ROWS, COLS, u)
+    assert np.asarray(got).tobytes() == np.asarray(ember.jit(g)(GRID, ROWS, COLS, u)).tobytes()
+    assert got.sharding.is_equivalent_to(NamedSharding(mesh, spec), 3)
 
 
 UPD = RNG.standard_normal((3, 4, 6)).astype(np.float32)
