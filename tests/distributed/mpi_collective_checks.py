@@ -110,6 +110,18 @@ def check_communicator(comm: MpiCommunicator, tag: str) -> None:
         partial = ((0, n - 1),)
         same(comm.permute(mine, partial),
              everyone[0] if me == n - 1 else np.zeros_like(mine), f"permute partial {case}")
+        # exchange: two messages to the next member told apart by their tags (received in
+        # the other order), and one to itself
+        nxt, prv = (me + 1) % n, (me - 1) % n
+        other = data(world[me], dtype, blocked, salt + 1000)
+        first, second, own = (np.empty_like(mine), np.empty_like(other),
+                              np.empty_like(mine))
+        comm.exchange([(nxt, 3, mine), (nxt, 4, other), (me, 5, mine)],
+                      [(prv, 4, second), (prv, 3, first), (me, 5, own)])
+        same(first, everyone[prv], f"exchange tag 3 {case}")
+        same(second, data(world[prv], dtype, blocked, salt + 1000), f"exchange tag 4 {case}")
+        same(own, mine, f"exchange to itself {case}")
+        comm.exchange([], [])  # (nothing to move: counted, returns)
     x = np.arange(6.0, dtype=np.float32)
     if n > 1:
         raises(ValueError, lambda: comm.reduce_scatter(np.zeros(2 * n + 1), "sum"),
