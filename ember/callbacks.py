@@ -101,7 +101,7 @@ def uses_callbacks(module: Any) -> bool:
 # opcodes whose CPU code calls Python: fft (NumPy's FFT), the collectives (host callbacks
 # into the runtime's rendezvous: backends/cpu/collectives.py)
 _CALLS_PYTHON = frozenset({"fft", "all-reduce", "all-gather", "reduce-scatter",
-                           "all-to-all"})
+                           "all-to-all", "collective-permute"})
 
 
 class CallbackExecutable:

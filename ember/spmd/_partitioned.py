@@ -135,6 +135,9 @@ class _Launch:
             name, params = "reduce_scatter", {"scatter_dimension": dim, "tiled": True}
         elif opcode == "all-to-all":
             name, params = "all_to_all", {"split_axis": dim, "concat_axis": dim}
+        elif opcode == "collective-permute":  # (`groups`: its pairs, of partition ids)
+            return run_in_groups([flat], "ppermute", {"perm": groups}, vals, self.process,
+                                 self.communicator)
         else:
             raise NotImplementedError(f"no collective {opcode}")
         return run_in_groups(members, name, params, vals, self.process, self.communicator)
@@ -170,6 +173,49 @@ class _KernelThreads:
 
 
 _KERNEL_THREADS = _KernelThreads()
+
+
+def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],
+                   owned: Sequence[tuple[int, ...]] | None, process: int, communicator: Any
+                   ) -> list[list[np.ndarray]]:
+    """Each of `devices`' outputs of a per-device module (taking its blocks, the hidden
+    constants and its partition id), the devices on threads of their own meeting at the
+    collectives; a device that fails aborts the others, and its error is raised."""
+    flat = list(mesh.devices.flat)
+    launch = _Launch(mesh, devices, process, communicator)
+    exe = compiled.executable
+    hidden = compiled.lowered.hidden_consts
+    tuple_result = compiled.lowered.tuple_result
+
+    def one(k: int) -> list[np.ndarray]:
+        dev = devices[k]
+        try:
+            with running_on(launch.runner_for(dev)):
+                pid = np.int32(flat.index(dev))
+                out = (exe(*blocks[k], *hidden, pid, owned=owned[k]) if owned and owned[k]
+                       else exe(*blocks[k], *hidden, pid))
+        except BaseException as e:
+            launch.abort(e)
+            raise
+        return list(out) if tuple_result else [out]
+
+    results, errors = [], []
+    with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
+        # (the first device runs on this thread: one hand-over fewer per call)
+        futures = [_runtime._pool(len(devices)).submit(one, k)
+                   for k in range(1, len(devices))]
+        try:
+            results.append(one(0))
+        except BaseException as e:  # noqa: B036 - re-raised below
+            errors.append(e)
+        for f in futures:
+            try:
+                results.append(f.result())
+            except BaseException as e:  # noqa: B036 - re-raised below
+                errors.append(e)
+    if errors:  # (the device that failed first, not those it aborted)
+        raise launch.failed if launch.failed in errors else errors[0]
+    return results
 # Partitioned calls from several Python threads take turns: the device pool's workers could
 # otherwise all wait at rendezvous whose other members are queued behind them (and every
 # process must meet the collectives of its calls in one order)
@@ -260,42 +306,10 @@ class PartitionedProgram:
         from ember.distributed import topology
 
         topo = topology.current()
-        flat = list(self.mesh.devices.flat)
-        devices = [d for d in flat if d.process_index == topo.process_index]
+        devices = [d for d in self.mesh.devices.flat if d.process_index == topo.process_index]
         blocks, owned = self._blocks(leaves, devices)
-        launch = _Launch(self.mesh, devices, topo.process_index, topo.communicator)
-        exe = self.compiled.executable
-        hidden = self.compiled.lowered.hidden_consts
-        tuple_result = self.compiled.lowered.tuple_result
-
-        def one(k: int) -> list[np.ndarray]:
-            dev = devices[k]
-            try:
-                with running_on(launch.runner_for(dev)):
-                    pid = np.int32(flat.index(dev))
-                    out = (exe(*blocks[k], *hidden, pid, owned=owned[k]) if owned[k]
-                           else exe(*blocks[k], *hidden, pid))
-            except BaseException as e:
-                launch.abort(e)
-                raise
-            return list(out) if tuple_result else [out]
-
-        results, errors = [], []
-        with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
-            # (the first device runs on this thread: one hand-over fewer per call)
-            futures = [_runtime._pool(len(devices)).submit(one, k)
-                       for k in range(1, len(devices))]
-            try:
-                results.append(one(0))
-            except BaseException as e:  # noqa: B036 - re-raised below
-                errors.append(e)
-            for f in futures:
-                try:
-                    results.append(f.result())
-                except BaseException as e:  # noqa: B036 - re-raised below
-                    errors.append(e)
-        if errors:  # (the device that failed first, not those it aborted)
-            raise launch.failed if launch.failed in errors else errors[0]
+        results = run_on_devices(self.compiled, self.mesh, devices, blocks, owned,
+                                 topo.process_index, topo.communicator)
         blocks.clear()  # (the donated arrays deleted next hold the last references)
         for j in self.donated:  # (as JAX: a donated array is deleted by the call)
             if isinstance(leaves[j], ArrayImpl):

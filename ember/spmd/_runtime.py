@@ -151,6 +151,8 @@ class StagedBody:
     each stage once (one jit cannot compile stays evaluated), later runs reuse them."""
 
     def __init__(self, closed: ClosedJaxpr) -> None:
+        self.closed = closed
+        self.per_device: Any = None  # (_per_device.PerDeviceBody, from the second run)
         flat = _flatten(closed.jaxpr, list(closed.consts))
         assert flat is not None, "runnable() was not checked"
         items, self.const_env = flat
@@ -185,9 +187,9 @@ class StagedBody:
         devices[k])."""
         self.runs += 1
         if self.runs == 2:  # (a body run once never pays for compiling)
-            for s in self.steps:
-                if isinstance(s, _Segment):
-                    s.compile()
+            self._compile(mesh)
+        if self.per_device is not None:
+            return self.per_device.run(mesh, devices, blocks, process, communicator)
         envs: list[dict[int, Any]] = []
         for mine in blocks:
             env = dict(self.const_env)
@@ -228,6 +230,20 @@ class StagedBody:
         def read(env: dict[int, Any], v: Any) -> Any:
             return v.val if isinstance(v, Literal) else env[v.id]
         return [[np.asarray(read(env, v)) for v in self.outvars] for env in envs]
+
+    def _compile(self, mesh: Mesh) -> None:
+        """The whole body as one per-device module whose collectives are HLO collectives;
+        where it cannot be one (_per_device.py says when), each stage compiled alone."""
+        from ember.spmd._per_device import PerDeviceBody
+
+        try:
+            self.per_device = PerDeviceBody(self.closed, mesh)
+            return
+        except Exception:  # noqa: BLE001 - the stages compute the same values
+            self.per_device = None
+        for s in self.steps:
+            if isinstance(s, _Segment):
+                s.compile()
 
 
 def run(closed: ClosedJaxpr, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],

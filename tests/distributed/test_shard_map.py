@@ -1,9 +1,11 @@
 """shard_map over 4 CPU devices in this process: every collective (psum, pmean, pmax, pmin,
 all_gather, psum_scatter, ppermute, all_to_all, axis_index) against JAX 0.10.2's shard_map
 over 4 CPU devices (one JAX subprocess computes the whole table, values and gradients),
-eagerly (the runtime: per-device stages, collectives by copies in memory) and under jit
-(one program, the mesh axes as named vmaps). Inputs are small integers in float32, so every
-order of summation gives the same bits and the comparisons are exact."""
+eagerly (the runtime: the first call per-device stages evaluated with NumPy, the second
+the body compiled as one per-device module whose collectives are HLO collectives, met by
+copies in memory) and under jit (one program, the mesh axes as named vmaps). Inputs are
+small integers in float32, so every order of summation gives the same bits and the
+comparisons are exact."""
 
 from __future__ import annotations
 
@@ -39,6 +41,13 @@ CASES = [
      "lambda a: L.ppermute(a, 'i', [(0, 1), (1, 2), (2, 3), (3, 0)])", [[8, 5]], 0),
     ("ppermute_partial", M22, "P('x', 'y')", "P('x', 'y')",
      "lambda a: L.ppermute(a, 'y', [(1, 0)])", [[4, 4]], 0),
+    ("ppermute_shift", M4, "P('i')", "P('i')",
+     "lambda a: L.ppermute(a, 'i', [(0, 1), (1, 2), (2, 3)])", [[8, 3]], 0),
+    ("ppermute_perm", M4, "P(None, 'i')", "P(None, 'i')",
+     "lambda a: L.ppermute(a * 2, 'i', [(0, 2), (2, 1), (1, 3), (3, 0)]) + a", [[3, 8]], 0),
+    ("ppermute_x", M22, "P('x', 'y')", "P('x', 'y')",
+     "lambda a: L.ppermute(a, 'x', [(0, 1), (1, 0)]) - L.ppermute(a, 'y', [(0, 1)])",
+     [[4, 6]], 0),
     ("ppermute_two_axes", M22, "P(('x', 'y'))", "P(('x', 'y'))",
      "lambda a: L.ppermute(a, ('x', 'y'), [(0, 3), (3, 1), (1, 2), (2, 0)])", [[8]], 1),
     ("all_to_all_tiled", M4, "P('i')", "P('i')",
@@ -132,15 +141,27 @@ def _make(case):
     return f, args, mesh
 
 
+# the HLO collective each primitive of the table's bodies becomes in the per-device module
+HLO_OF = {"psum": "all-reduce", "pmean": "all-reduce", "pmax": "all-reduce",
+          "pmin": "all-reduce", "all_gather": "all-gather", "psum_scatter": "reduce-scatter",
+          "ppermute": "collective-permute", "all_to_all": "all-to-all"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_collective_table_matches_jax(devices4, jax_results, case):
     name, eager_only = case[0], case[6]
     f, args, mesh = _make(case)
-    got = ember.tree_util.tree_leaves(f(*args))
-    for k, v in enumerate(got):
-        want = jax_results[f"{name}/out{k}"]
-        assert v.shape == want.shape and v.dtype == want.dtype, (name, k)
-        np.testing.assert_array_equal(np.asarray(v), want, err_msg=f"{name} eager out{k}")
+    for call in ("eager", "eager per-device module"):  # (the second call compiles it)
+        got = ember.tree_util.tree_leaves(f(*args))
+        for k, v in enumerate(got):
+            want = jax_results[f"{name}/out{k}"]
+            assert v.shape == want.shape and v.dtype == want.dtype, (name, k)
+            np.testing.assert_array_equal(np.asarray(v), want, err_msg=f"{name} {call} out{k}")
+    (entry,) = f._traced.values() if f._traced else (None,)
+    if entry is not None:  # (a body with a collective in a loop runs as one program)
+        module = entry.body.per_device.compiled.lowered.module.as_hlo_text()
+        for prim, opcode in HLO_OF.items():
+            assert (f"L.{prim}(" in case[4]) <= (f" {opcode}(" in module), (prim, module)
     if not eager_only:
         for k, v in enumerate(ember.tree_util.tree_leaves(ember.jit(f)(*args))):
             np.testing.assert_array_equal(np.asarray(v), jax_results[f"{name}/out{k}"],

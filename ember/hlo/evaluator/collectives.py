@@ -1,10 +1,12 @@
 """Who runs the collectives of a partitioned per-device module (all-reduce, all-gather,
-reduce-scatter, all-to-all): the runtime that runs the module on every device installs a
-runner on the thread running each device's copy; the evaluator and the CPU backend's
-collective kernels (host callbacks) call `run`, which hands the operand to that runner.
+reduce-scatter, all-to-all, collective-permute): the runtime that runs the module on every
+device installs a runner on the thread running each device's copy; the evaluator and the
+CPU backend's collective kernels (host callbacks) call `run`, which hands the operand to
+that runner.
 
 Input: `running_on(runner)` from the runtime (ember/spmd/_partitioned.py), around one
-device's run; `run(opcode, reducer, groups, dimension, value)` from the code of the module.
+device's run; `run(opcode, reducer, groups, dimension, value)` from the code of the module
+(`groups`: the replica groups, or collective-permute's (source, target) pairs).
 Output: the device's result of the collective. Invariants: a collective outside a device
 run (a compile-time check evaluating the module on one set of inputs) raises
 `NoDeviceRunner`; the runner is per thread, so devices run on threads of their own.
@@ -22,7 +24,15 @@ import numpy as np
 
 # runner(opcode, reducer, groups, dimension, value) -> this device's result
 Runner = Callable[[str, str | None, tuple, int | None, np.ndarray], np.ndarray]
-COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all"})
+COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                         "collective-permute"})
+
+
+def partners(attrs: dict[str, Any]) -> tuple[tuple[int, ...], ...]:
+    """A collective's replica groups, or collective-permute's (source, target) pairs."""
+    groups = attrs["replica_groups"] if "replica_groups" in attrs else \
+        attrs["source_target_pairs"]
+    return tuple(tuple(int(p) for p in g) for g in groups)
 
 
 class NoDeviceRunner(RuntimeError):
