@@ -83,7 +83,7 @@ CHECKS = [
     ("lambda a: L.ppermute(L.psum(a, 'i'), 'i', [(0, 1), (1, 0)])", "P()"),
 ]
 GRAD_CASES = ["psum", "pmean", "all_gather_tiled", "psum_scatter_tiled", "ppermute_ring",
-              "all_to_all_tiled"]
+              "ppermute_shift", "ppermute_perm", "ppermute_x", "all_to_all_tiled"]
 
 SCRIPT = """
 import json, sys
