@@ -43,6 +43,13 @@ class HostCallback:
     out_avals: tuple[ShapedArray, ...]
     side_effect: bool
     name: str
+    # reads its arguments in place, during the call only, and keeps no reference to them
+    # (the collectives, backends/cpu/collectives.py): they are handed over as read-only
+    # views of the kernel's buffers instead of copies (a 32 MB all-reduce copied its
+    # operand twice), and it is called as fn(args, outs) with views of the output
+    # buffers (None from the evaluator), into which it may write its results and return
+    # them (then nothing is copied)
+    borrows: bool = False
 
 
 _REGISTRY: list[HostCallback] = []
@@ -73,10 +80,14 @@ def executing() -> bool:
     return _state.depth > 0
 
 
-def run_callback(callback_id: int, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+def run_callback(callback_id: int, args: Sequence[np.ndarray],
+                 outs: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Run entry `callback_id` on its (flat) arguments; results as the declared avals.
-    Called by the evaluator and by the CPU trampoline (on the caller's thread)."""
+    Called by the evaluator and by the CPU trampoline (on the caller's thread); `outs`:
+    the output buffers a borrowing callback may write into."""
     cb = lookup(callback_id)
+    if cb.borrows:
+        return cb.fn(list(args[:len(cb.in_avals)]), outs)  # type: ignore[call-arg]
     return cb.fn([np.array(a, copy=True) for a in args[:len(cb.in_avals)]])
 
 

@@ -66,14 +66,21 @@ class MpiCommunicator:
         self._waiter.check(name)
         return np.asarray(send, order="C")  # (ascontiguousarray makes a 0-d array 1-d)
 
-    def all_reduce(self, send: np.ndarray, op: str) -> np.ndarray:
-        """The elementwise reduction (`op`: sum, prod, max, min) of every member's `send`."""
+    def all_reduce(self, send: np.ndarray, op: str, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """The elementwise reduction (`op`: sum, prod, max, min) of every member's `send`;
+        written into `out` (and `out` returned) when it is a C-contiguous writable buffer
+        of the result's shape and dtype apart from `send` and the reduction needs no
+        conversion, else into a new buffer."""
         send = self._start("all_reduce", send)
         p = mpi_reduce.plan(self._mpi, send.dtype, op)
         if p.wire is None:
             return mpi_reduce.numpy_reduce(self.all_gather(send), op)
         wire = send.astype(p.wire) if p.wire != send.dtype else send
-        out = self._buffers.empty(wire.shape, wire.dtype)
+        if not (out is not None and wire is send and out.shape == send.shape
+                and out.dtype == send.dtype and out.flags.c_contiguous
+                and out.flags.writeable and not np.may_share_memory(out, send)):
+            out = self._buffers.empty(wire.shape, wire.dtype)
         self._wait([self.comm.Iallreduce([wire, p.datatype], [out, p.datatype], p.mpi_op)],
                    "all_reduce")
         if p.nan_pass:

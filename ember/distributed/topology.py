@@ -27,8 +27,11 @@ class Communicator(Protocol):
     rank: int
     size: int
 
-    def all_reduce(self, send: np.ndarray, op: str) -> np.ndarray:
-        """The elementwise reduction of every member's `send`."""
+    def all_reduce(self, send: np.ndarray, op: str, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """The elementwise reduction of every member's `send` (written into `out` and
+        `out` returned where the communicator can: a buffer of the result's shape and
+        dtype; else a new array)."""
         ...
 
     def all_gather(self, send: np.ndarray) -> np.ndarray:

@@ -133,10 +133,13 @@ def run_collective(mesh: Mesh, name: str, params: dict, local: dict[Any, np.ndar
 
 def run_in_groups(all_groups: Sequence[Sequence[Any]], name: str, params: dict,
                   local: dict[Any, np.ndarray], process: int = 0,
-                  communicator: Any = None) -> dict[Any, np.ndarray]:
+                  communicator: Any = None,
+                  outs: dict[Any, np.ndarray] | None = None) -> dict[Any, np.ndarray]:
     """`run_collective` over explicit device groups (each in position order, every
     process listing the same groups in the same order): a partitioned module's replica
-    groups (ember/spmd/_partitioned.py) as well as a mesh's."""
+    groups (ember/spmd/_partitioned.py) as well as a mesh's. `outs`: buffers some devices'
+    results may be written into (a device alone in its process in a reduction across
+    processes receives MPI's result there, without a copy)."""
     spans = [len({d.process_index for d in members}) > 1 for members in all_groups]
     if any(spans) and communicator is None:
         raise RuntimeError("a collective spans processes but no communicator is set: "
@@ -163,7 +166,9 @@ def run_in_groups(all_groups: Sequence[Sequence[Any]], name: str, params: dict,
             continue
         if name in REDUCE_OPS:
             partial = _reduce(REDUCE_OPS[name], [local[d] for d in mine])
-            total = sub.all_reduce(_contiguous(partial), REDUCE_OPS[name])
+            dest = outs.get(mine[0]) if outs and len(mine) == 1 else None
+            total = (sub.all_reduce(_contiguous(partial), REDUCE_OPS[name]) if dest is None
+                     else sub.all_reduce(_contiguous(partial), REDUCE_OPS[name], out=dest))
             for d in mine:
                 out[d] = total
             continue

@@ -89,10 +89,10 @@ class _Launch:
         count = [0]
 
         def runner(opcode: str, reducer: str | None, groups: tuple, dim: int | None,
-                   value: np.ndarray) -> np.ndarray:
+                   value: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             k = count[0]
             count[0] += 1
-            return self.arrive(k, device, opcode, reducer, groups, dim, value)
+            return self.arrive(k, device, opcode, reducer, groups, dim, value, out)
         return runner
 
     def abort(self, e: BaseException) -> None:
@@ -102,13 +102,19 @@ class _Launch:
             self.cond.notify_all()
 
     def arrive(self, k: int, device: Any, opcode: str, reducer: str | None, groups: tuple,
-               dim: int | None, value: np.ndarray) -> np.ndarray:
+               dim: int | None, value: np.ndarray, out: np.ndarray | None = None
+               ) -> np.ndarray:
         with self.cond:
-            slot = self.slots.setdefault(k, {"vals": {}, "out": None})
-            slot["vals"][device] = np.array(value, copy=True, order="C")
+            slot = self.slots.setdefault(k, {"vals": {}, "outs": {}, "out": None})
+            # (not copied: the device's code waits here until every member's result is
+            # made, and results never alias another device's operand)
+            slot["vals"][device] = np.asarray(value)
+            if out is not None:
+                slot["outs"][device] = out
             if len(slot["vals"]) == self.n:
                 try:
-                    slot["out"] = self._combine(opcode, reducer, groups, dim, slot["vals"])
+                    slot["out"] = self._combine(opcode, reducer, groups, dim, slot["vals"],
+                                                slot["outs"])
                 except BaseException as e:  # noqa: B036 - every waiting device must hear
                     self.failed = self.failed or e
                 self.cond.notify_all()
@@ -120,7 +126,8 @@ class _Launch:
             return slot["out"][device]
 
     def _combine(self, opcode: str, reducer: str | None, groups: tuple, dim: int | None,
-                 vals: dict[Any, np.ndarray]) -> dict[Any, np.ndarray]:
+                 vals: dict[Any, np.ndarray], outs: dict[Any, np.ndarray]
+                 ) -> dict[Any, np.ndarray]:
         flat = list(self.mesh.devices.flat)
         members = [[flat[p] for p in g] for g in groups]
         if opcode == "all-reduce":
@@ -140,7 +147,8 @@ class _Launch:
                                  self.communicator)
         else:
             raise NotImplementedError(f"no collective {opcode}")
-        return run_in_groups(members, name, params, vals, self.process, self.communicator)
+        return run_in_groups(members, name, params, vals, self.process, self.communicator,
+                             outs)
 
 
 class _KernelThreads:

@@ -47,12 +47,14 @@ def _callback_id(inst: Instruction) -> int:
             return got
         opcode = inst.opcode
 
-        def fn(args: list[np.ndarray]) -> list[np.ndarray]:
-            return [collectives.run(opcode, reducer, groups, dim, args[0])]
+        def fn(args: list[np.ndarray], outs: list[np.ndarray] | None = None
+               ) -> list[np.ndarray]:
+            return [collectives.run(opcode, reducer, groups, dim, args[0],
+                                    outs[0] if outs else None)]
 
         got = _IDS[key] = callbacks.register(callbacks.HostCallback(
             fn, (ShapedArray(src.dimensions, src.dtype),),
-            (ShapedArray(out.dimensions, out.dtype),), False, opcode))
+            (ShapedArray(out.dimensions, out.dtype),), False, opcode, borrows=True))
         return got
 
 

@@ -23,7 +23,10 @@ from typing import Any
 import numpy as np
 
 # runner(opcode, reducer, groups, dimension, value) -> this device's result
-Runner = Callable[[str, str | None, tuple, int | None, np.ndarray], np.ndarray]
+# (and `out`: a buffer of the result's shape it may write the result into and return, or
+# None)
+Runner = Callable[[str, str | None, tuple, int | None, np.ndarray, np.ndarray | None],
+                  np.ndarray]
 COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                          "collective-permute"})
 
@@ -58,10 +61,11 @@ def running_on(runner: Runner) -> Iterator[None]:
 
 
 def run(opcode: str, reducer: str | None, groups: Any, dimension: int | None,
-        value: np.ndarray) -> np.ndarray:
-    """This thread's device's result of the collective (see the module docstring)."""
+        value: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """This thread's device's result of the collective (see the module docstring); `out`:
+    where the runner may write it (the CPU kernel's output buffer)."""
     runner = _local.runner
     if runner is None:
         raise NoDeviceRunner(f"{opcode} runs only on the devices of a partitioned program "
                              "(not in a compile-time check on one device)")
-    return runner(opcode, reducer, tuple(tuple(g) for g in groups), dimension, value)
+    return runner(opcode, reducer, tuple(tuple(g) for g in groups), dimension, value, out)
