@@ -207,6 +207,9 @@ def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[n
             raise
         return list(out) if tuple_result else [out]
 
+    if len(devices) == 1:  # (one device in this process: no threads to divide or start)
+        with _ONE_CALL_AT_A_TIME:
+            return [one(0)]
     results, errors = [], []
     with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
         # (the first device runs on this thread: one hand-over fewer per call)
