@@ -115,10 +115,28 @@ _CALLS_PYTHON = frozenset({"fft", "all-reduce", "all-gather", "reduce-scatter",
                            "all-to-all", "collective-permute"})
 
 
+def run_guarded(fn: Callable[..., Any], *args: Any, **options: Any) -> Any:
+    """`fn(*args, **options)`, a call of compiled code that calls Python: marked as
+    executing, and a callback's exception re-raised once it returns."""
+    _state.depth += 1
+    if _state.depth == 1:
+        _state.pending = None
+    try:
+        out = fn(*args, **options)
+    finally:
+        _state.depth -= 1
+    err = _state.pending
+    if err is not None and _state.depth == 0:
+        _state.pending = None
+        raise err
+    return out
+
+
 class CallbackExecutable:
     """Wraps a backend executable whose module calls Python: marks the call as executing,
     and re-raises a callback's exception after the native call. Has no fast path (the
-    fast runner would bypass this guard)."""
+    fast runner would bypass this guard; a caller may take the wrapped executable's own,
+    `unguarded_fast_runner`, and call it through `run_guarded`)."""
 
     fast_runner = None
 
@@ -128,19 +146,12 @@ class CallbackExecutable:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._exe, name)
 
+    def unguarded_fast_runner(self, bound: Any = ()) -> Any:
+        make = getattr(self._exe, "fast_runner", None)
+        return make(bound) if make is not None else None
+
     def __call__(self, *args: Any, **options: Any) -> Any:
-        _state.depth += 1
-        if _state.depth == 1:
-            _state.pending = None
-        try:
-            out = self._exe(*args, **options)
-        finally:
-            _state.depth -= 1
-        err = _state.pending
-        if err is not None and _state.depth == 0:
-            _state.pending = None
-            raise err
-        return out
+        return run_guarded(self._exe, *args, **options)
 
 
 def guard(compiled: Any, closed: Any = None) -> Any:

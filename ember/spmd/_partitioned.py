@@ -183,6 +183,20 @@ class _KernelThreads:
 _KERNEL_THREADS = _KernelThreads()
 
 
+_NO_RUNNER = object()
+
+
+def _fast_runner(compiled: Any) -> Any:
+    """The CPU executable's one-native-call path (the hidden constants bound; made once
+    per compiled module), or None (the interpreter; a nested tuple root)."""
+    got = getattr(compiled, "_ember_device_runner", _NO_RUNNER)
+    if got is _NO_RUNNER:
+        make = getattr(compiled.executable, "unguarded_fast_runner", None)
+        got = make(compiled.lowered.hidden_consts) if make is not None else None
+        compiled._ember_device_runner = got
+    return got
+
+
 def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],
                    owned: Sequence[tuple[int, ...]] | None, process: int, communicator: Any
                    ) -> list[list[np.ndarray]]:
@@ -194,12 +208,18 @@ def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[n
     exe = compiled.executable
     hidden = compiled.lowered.hidden_consts
     tuple_result = compiled.lowered.tuple_result
+    fast = _fast_runner(compiled)
+    types = list(getattr(exe, "_param_dtypes", ()))
 
     def one(k: int) -> list[np.ndarray]:
         dev = devices[k]
         try:
             with running_on(launch.runner_for(dev)):
                 pid = np.int32(flat.index(dev))
+                if fast is not None:  # (it takes C-contiguous arrays of the right dtypes)
+                    vals = [np.require(b, t, "C") for b, t in zip(blocks[k], types)]
+                    return callbacks.run_guarded(fast, [*vals, np.array(pid)],
+                                                 owned[k] if owned else ())
                 out = (exe(*blocks[k], *hidden, pid, owned=owned[k]) if owned and owned[k]
                        else exe(*blocks[k], *hidden, pid))
         except BaseException as e:
