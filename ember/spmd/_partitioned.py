@@ -229,7 +229,12 @@ def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[n
 
     if len(devices) == 1:  # (one device in this process: no threads to divide or start)
         with _ONE_CALL_AT_A_TIME:
-            return [one(0)]
+            try:
+                return [one(0)]
+            except BaseException:  # (the collective's own error, not its wrapper)
+                if launch.failed is not None:
+                    raise launch.failed from None
+                raise
     results, errors = [], []
     with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
         # (the first device runs on this thread: one hand-over fewer per call)
@@ -244,8 +249,8 @@ def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[n
                 results.append(f.result())
             except BaseException as e:  # noqa: B036 - re-raised below
                 errors.append(e)
-    if errors:  # (the device that failed first, not those it aborted)
-        raise launch.failed if launch.failed in errors else errors[0]
+    if errors:  # (what failed first, a device or a collective, not those it aborted)
+        raise launch.failed if launch.failed is not None else errors[0]
     return results
 # Partitioned calls from several Python threads take turns: the device pool's workers could
 # otherwise all wait at rendezvous whose other members are queued behind them (and every

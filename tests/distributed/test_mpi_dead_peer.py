@@ -59,3 +59,16 @@ def test_survivor_raises_naming_the_missing_process(how, collective, flags, n):
     if how == "hang":  # (after an exit, mpiexec may kill process 0 before this line)
         assert "AGAIN CollectiveError: barrier: this communicator is unusable" in out
     assert done.returncode != 0  # (the exit hook aborted the job)
+
+
+def test_survivor_of_a_shard_map_collective_raises():
+    """The same through a shard_map body's per-device module: its collective-permute (a
+    host callback) raises the communicator's error out of the compiled call."""
+    done = _run("hang", "shard_map")
+    found = re.search(r"RAISED CollectiveTimeoutError: (.*) after ([\d.]+)", done.stdout)
+    assert found, _text(done)
+    message, seconds = found.group(1), float(found.group(2))
+    assert message.startswith("exchange between processes [0, 1]"), message
+    assert "process(es) [1] did not arrive" in message, message
+    assert 1.0 <= seconds < 10, seconds
+    assert done.returncode != 0
