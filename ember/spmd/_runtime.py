@@ -1,15 +1,16 @@
-"""Running a shard_map body on every device: the per-device jaxpr cut at its collectives
-into stages; each stage runs on each of this process's devices at once (one worker thread
-per device: the NumPy rules of `core.eval` on a body's first run, then each stage compiled
-once as a jaxpr of its own, `StagedBody`), and each collective is done by the runtime
-(`_collectives.py`: copies in memory within the process, the communicator across).
+"""Running a shard_map body on every device: on its first run the per-device jaxpr is
+cut at its collectives into stages; each stage runs on each of this process's devices at
+once (one worker thread per device, the NumPy rules of `core.eval`), and each collective
+is done by the runtime (`_collectives.py`: copies in memory within the process, the
+communicator across). On the second run the whole body is compiled as one per-device
+module whose collectives are HLO collectives (`_per_device.py`), used from then on; a
+body that cannot be one module has each stage compiled as a jaxpr of its own instead
+(`StagedBody`).
 
 Input: the body's ClosedJaxpr (traced once, for the per-device shapes, with the mesh axis
 names bound), the mesh and each device's input blocks. Output: each device's output
-blocks. Why stages and not calls out of compiled code: a collective at the top level of
-the body is a point where every device must have arrived, which a stage boundary gives
-without a rendezvous inside kernels; call-like equations (a `jit` in the body) holding
-collectives are inlined into the stages. Invariant: `runnable(jaxpr)` says whether every
+blocks. Call-like equations (a `jit` in the body) holding collectives are inlined into
+the stages. Invariant: `runnable(jaxpr)` says whether every
 collective is at the top level after inlining; when one sits in a loop or a branch, the
 caller runs shard_map as one program instead (`_emulate.py`), which computes the same.
 """

@@ -16,7 +16,8 @@ so `jit(shard_map(...))` runs as one program (the SPMD partitioner, passes/
 spmd_partitioner.py, partitions jit over a mesh, but has no manual, shard_map, axes yet).
 A call on arrays outside any trace keeps its traced body per signature (mesh, specs,
 argument structure and types, tracing flags): calls again skip the trace, and the
-runtime compiles the body's stages on the second call and reuses them after.
+runtime compiles the body on the second call (one per-device module with HLO
+collectives, else its stages) and reuses it after.
 Invariants: both ways give the per-device program's values; a body with a collective in a
 loop or branch also runs the second way eagerly. `check_vma` (default True) raises JAX's
 error for an output that may vary along a mesh axis its out spec leaves out
