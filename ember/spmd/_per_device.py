@@ -8,7 +8,7 @@ Input: the body's ClosedJaxpr (traced for the per-device shapes, mesh axis names
 and the mesh. Output: `PerDeviceBody`, whose `run` gives each local device's outputs from
 its blocks; `lower_per_device` gives the per-device module alone (its text shows the
 collectives). Raises `LoweringError` (or the backend's error) when the body cannot be one
-module (a collective with axis_index_groups, an axis_index in a loop): the runtime then
+module (prims/collectives_manual.py says which collectives refuse): the runtime then
 keeps running it stage by stage (_runtime.py).
 Invariants: the module's parameters are the body's arguments, the hidden constants, then
 the partition id (row-major over the mesh), as the SPMD partitioner's; one module serves
