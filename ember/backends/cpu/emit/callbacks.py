@@ -60,7 +60,8 @@ def _trampoline(cb_id: int, ins: Any, nin: int, outs: Any, nout: int) -> None:
     try:
         cb = callbacks.lookup(cb_id)
         args = [_view(ins[k], a.shape, a.dtype) for k, a in enumerate(cb.in_avals)]
-        views = [_view(outs[k], a.shape, a.dtype) for k, a in enumerate(cb.out_avals)]
+        # (only the outputs the kernel passed: a side effect's token is not one)
+        views = [_view(outs[k], a.shape, a.dtype) for k, a in enumerate(cb.out_avals[:nout])]
         if cb.borrows:  # (read in place, during this call only; may write `views`)
             for a in args:
                 a.setflags(write=False)
