@@ -269,3 +269,39 @@ def test_under_vmap_and_grad_of_jit(devices4):
     # device's y index (the replicated output is not counted once per device)
     g = ember.jit(ember.grad(lambda x: f(x).sum()))(xs[0])
     np.testing.assert_array_equal(np.asarray(g), np.repeat([[0.0, 1.0]], 4, 0).repeat(2, 1))
+
+
+def test_ppermute_under_vmap_jvp_vjp_and_inside_a_vmapped_body(devices4):
+    """ppermute's batching rule (vmap of a shard_map, and a vmap inside the body, whose
+    per-device collective-permute then moves the whole batch), its JVP (linear: the tangent
+    moves as the primal) and its transpose (the inverse pairs), against NumPy."""
+    mesh = ember.make_mesh((4,), ("i",))
+    perm = [(0, 2), (2, 1), (1, 3), (3, 0)]
+    src = {t: s for s, t in perm}
+
+    def moved(a, axis=0):  # (block t of the result is block src[t] of a, along `axis`)
+        blocks = np.split(a, 4, axis=axis)
+        return np.concatenate([blocks[src[t]] for t in range(4)], axis=axis)
+
+    f = ember.shard_map(lambda a: lax.ppermute(a, "i", perm) * 3, mesh=mesh,
+                        in_specs=P("i"), out_specs=P("i"))
+    xs = (np.arange(2 * 8 * 3) % 7 - 3).astype(np.float32).reshape(2, 8, 3)
+    want = np.stack([moved(x) * 3 for x in xs])
+    np.testing.assert_array_equal(np.asarray(ember.vmap(f)(xs)), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(ember.vmap(f))(xs)), want)
+    primal, tangent = ember.jvp(f, (xs[0],), (xs[1],))
+    np.testing.assert_array_equal(np.asarray(primal), want[0])
+    np.testing.assert_array_equal(np.asarray(tangent), want[1])
+    _, pull = ember.vjp(f, xs[0])
+    (ct,) = pull(xs[1])
+    inverse = {s: t for s, t in perm}  # (block s of the cotangent is block inverse[s])
+    blocks = np.split(xs[1], 4)
+    np.testing.assert_array_equal(np.asarray(ct), np.concatenate(
+        [blocks[inverse[s]] * 3 for s in range(4)]))
+    g = ember.shard_map(lambda a: ember.vmap(lambda r: lax.ppermute(r, "i", perm))(a),
+                        mesh=mesh, in_specs=P(None, "i"), out_specs=P(None, "i"))
+    y = (np.arange(3 * 8) % 5).astype(np.float32).reshape(3, 8)
+    for _ in range(2):  # (NumPy stages, then the per-device module)
+        np.testing.assert_array_equal(np.asarray(g(y)), moved(y, axis=1))
+    (entry,) = g._traced.values()
+    assert "collective-permute(" in entry.body.per_device.compiled.lowered.module.as_hlo_text()
