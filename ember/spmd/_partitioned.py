@@ -26,6 +26,7 @@ calls from several Python threads take turns.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -73,6 +74,13 @@ def to_named(mesh: Mesh, s: HloSharding) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec(*parts))
 
 
+@functools.lru_cache(maxsize=256)
+def _members(mesh: Mesh, groups: tuple) -> tuple[list, list[list]]:
+    """The mesh's devices in partition-id order, and each replica group's devices."""
+    flat = list(mesh.devices.flat)
+    return flat, [[flat[p] for p in g] for g in groups]
+
+
 class _Launch:
     """One call's rendezvous: collective number k of every local device meets in slot k."""
 
@@ -104,6 +112,14 @@ class _Launch:
     def arrive(self, k: int, device: Any, opcode: str, reducer: str | None, groups: tuple,
                dim: int | None, value: np.ndarray, out: np.ndarray | None = None
                ) -> np.ndarray:
+        if self.n == 1:  # (this process's only device: nobody to wait for here)
+            try:
+                got = self._combine(opcode, reducer, groups, dim, {device: value},
+                                    {device: out} if out is not None else {})
+            except BaseException as e:  # noqa: B036 - re-raised, the call's first failure
+                self.failed = self.failed or e
+                raise
+            return got[device]
         with self.cond:
             slot = self.slots.setdefault(k, {"vals": {}, "outs": {}, "out": None})
             # (not copied: the device's code waits here until every member's result is
@@ -128,8 +144,7 @@ class _Launch:
     def _combine(self, opcode: str, reducer: str | None, groups: tuple, dim: int | None,
                  vals: dict[Any, np.ndarray], outs: dict[Any, np.ndarray]
                  ) -> dict[Any, np.ndarray]:
-        flat = list(self.mesh.devices.flat)
-        members = [[flat[p] for p in g] for g in groups]
+        flat, members = _members(self.mesh, groups)
         if opcode == "all-reduce":
             if reducer not in _REDUCE_NAMES:
                 raise NotImplementedError(f"all-reduce combining with {reducer}")
