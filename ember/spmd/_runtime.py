@@ -17,6 +17,7 @@ caller runs shard_map as one program instead (`_emulate.py`), which computes the
 
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -240,8 +241,13 @@ class StagedBody:
         try:
             self.per_device = PerDeviceBody(self.closed, mesh)
             return
-        except Exception:  # noqa: BLE001 - the stages compute the same values
+        except Exception as e:  # noqa: BLE001 - the stages compute the same values
             self.per_device = None
+            from ember.compiler import debug_level
+
+            if debug_level() >= 1:  # (EMBER_DEBUG=1 says why, as for a backend refusal)
+                print(f"[ember] shard_map body stays in stages: {type(e).__name__}: {e}",
+                      file=sys.stderr)
         for s in self.steps:
             if isinstance(s, _Segment):
                 s.compile()
