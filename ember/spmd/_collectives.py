@@ -145,7 +145,7 @@ def run_in_groups(all_groups: Sequence[Sequence[Any]], name: str, params: dict,
         raise RuntimeError("a collective spans processes but no communicator is set: "
                            "call ember.distributed.initialize() first")
     if name == "ppermute" and any(spans):
-        return _permute_across(all_groups, params["perm"], local, communicator)
+        return _permute_across(all_groups, params["perm"], local, communicator, outs)
     out: dict[Any, np.ndarray] = {}
     for members in all_groups:
         procs = sorted({d.process_index for d in members})
@@ -247,35 +247,53 @@ def _across(sub: Any, name: str, params: dict, members: Sequence[Any], procs: li
 
 
 def _permute_across(all_groups: Sequence[Sequence[Any]], perm: Sequence[tuple[int, int]],
-                    local: dict[Any, np.ndarray], communicator: Any
-                    ) -> dict[Any, np.ndarray]:
+                    local: dict[Any, np.ndarray], communicator: Any,
+                    outs: dict[Any, np.ndarray] | None = None) -> dict[Any, np.ndarray]:
     """ppermute where a group spans processes: a pair within this process is a copy, one
     between processes a message from the source's process to the target's (point to
     point, tagged with the target device's id, so several pairs between two processes
     stay apart); every process makes the one `exchange` call, with what it sends and
-    receives (perhaps nothing), so the communicator's collectives stay counted alike."""
+    receives (perhaps nothing), so the communicator's collectives stay counted alike.
+    A target's result goes straight into its buffer in `outs` where one fits and shares
+    no memory with any operand (a message then lands there, no copy after)."""
     src_of = {int(t): int(s) for s, t in perm}
     out: dict[Any, np.ndarray] = {}
     sends: list[tuple[int, int, np.ndarray]] = []
     receives: list[tuple[int, int, np.ndarray]] = []
+    operands = list(local.values())
     for members in all_groups:
         for t, target in enumerate(members):
             s = src_of.get(t)
             source = members[s] if s is not None else None
             if target in local:
                 like = np.asarray(local[target])
+                dest = _fitting(outs.get(target) if outs else None, like, operands)
+                if dest is None:
+                    dest = np.empty(like.shape, like.dtype)
                 if source is None:
-                    out[target] = np.zeros_like(like)
+                    dest.fill(0)
                 elif source in local:
-                    out[target] = np.array(local[source], copy=True, order="C")
+                    np.copyto(dest, local[source])
                 else:
-                    out[target] = np.empty(like.shape, like.dtype)
-                    receives.append((source.process_index, _tag(target), out[target]))
+                    receives.append((source.process_index, _tag(target), dest))
+                out[target] = dest
             elif source is not None and source in local:
                 sends.append((target.process_index, _tag(target),
                               _contiguous(local[source])))
     communicator.exchange(sends, receives)
     return out
+
+
+def _fitting(buf: np.ndarray | None, like: np.ndarray, operands: list[np.ndarray]
+             ) -> np.ndarray | None:
+    """`buf` where it can take a result like `like` (same shape and dtype, C-contiguous,
+    writable, apart from every operand), else None."""
+    if buf is None or buf.shape != like.shape or buf.dtype != like.dtype \
+            or not buf.flags.c_contiguous or not buf.flags.writeable:
+        return None
+    if any(np.may_share_memory(buf, o) for o in operands):
+        return None
+    return buf
 
 
 def _tag(device: Any) -> int:

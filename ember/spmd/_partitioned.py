@@ -159,7 +159,7 @@ class _Launch:
             name, params = "all_to_all", {"split_axis": dim, "concat_axis": dim}
         elif opcode == "collective-permute":  # (`groups`: its pairs, of partition ids)
             return run_in_groups([flat], "ppermute", {"perm": groups}, vals, self.process,
-                                 self.communicator)
+                                 self.communicator, outs)
         else:
             raise NotImplementedError(f"no collective {opcode}")
         return run_in_groups(members, name, params, vals, self.process, self.communicator,
