@@ -176,3 +176,42 @@ def test_without_communicator_a_cross_process_group_raises():
     mine = {d: np.ones(2, np.float32) for d in split.devices.flat if d.process_index == 0}
     with pytest.raises(RuntimeError, match="no communicator is set"):
         run_collective(split, "psum", {"axes": ("i",), "axis_index_groups": None}, mine)
+
+
+def test_sub_communicators_are_made_once():
+    """Four 'processes' of one device each, a psum over one axis of a 2x2 mesh (groups of
+    two processes): the first call makes both groups' sub-communicators (every process
+    takes part in each), later calls make none, and each sums within its group."""
+    devs = np.empty(4, dtype=object)
+    devs[:] = [CpuDevice(i, i, 0) for i in range(4)]
+    mesh = Mesh(devs.reshape(2, 2), ("p", "l"))
+    hub = _Hub(4)
+    comms = [FakeComm(hub, r, (0, 1, 2, 3)) for r in range(4)]
+    made = [0] * 4
+    for r, c in enumerate(comms):
+        def counted(ranks, c=c, r=r, make=c.subgroup):
+            made[r] += 1
+            return make(ranks)
+        c.subgroup = counted
+    got: dict = {}
+    errors: list = []
+
+    def process(p: int) -> None:
+        try:
+            for call in range(3):
+                dev = mesh.devices.flat[p]
+                out = run_collective(mesh, "psum", {"axes": ("l",), "axis_index_groups": None},
+                                     {dev: np.full(2, p + 1.0, np.float32)}, p, comms[p])
+                got[(p, call)] = out[dev]
+        except Exception as e:  # (re-raised in the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=process, args=(p,)) for p in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert made == [2, 2, 2, 2], made
+    for (p, _), v in got.items():
+        np.testing.assert_array_equal(v, np.full(2, 3.0 if p < 2 else 7.0, np.float32))
