@@ -42,7 +42,7 @@ from ember.core.batching import eval_body, spmd_axis_env
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import Tracer, current_dynamic, get_aval
 from ember.core.traceback_util import api_boundary
-from ember.sharding._array import ShardedArray
+from ember.sharding._array import ShardedArray, covers
 from ember.sharding._mesh import Mesh, PartitionSpec, current_mesh
 from ember.sharding._shardings import NamedSharding
 from ember.spmd import _runtime
@@ -132,6 +132,7 @@ class _Traced:
     in_named: list | None = None
     out_named: list | None = None
     out_global: list | None = None
+    out_covers: list | None = None  # (whether this process holds every block of each)
 
 
 def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
@@ -199,6 +200,9 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
         entry.out_named = [NamedSharding(mesh, s) for s in entry.o_specs]
         entry.out_global = [ShapedArray(global_shape(mesh, s, a.shape), a.dtype, a.weak_type)
                             for s, a in zip(entry.o_specs, entry.out_avals)]
+        mine = dict.fromkeys(devices)
+        entry.out_covers = [covers(a, n, mine)
+                            for a, n in zip(entry.out_global, entry.out_named)]
     per_arg = []
     for x, s, named in zip(leaves, specs, entry.in_named):
         if isinstance(x, ShardedArray) and x.sharding == named and not x.is_deleted():
@@ -211,7 +215,9 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
     outs = entry.body.run(mesh, devices, blocks, topo.process_index, topo.communicator)
     results = []
     assert entry.out_named is not None and entry.out_global is not None
-    for j, (named, aval) in enumerate(zip(entry.out_named, entry.out_global)):
+    assert entry.out_covers is not None
+    for j, (named, aval, whole) in enumerate(zip(entry.out_named, entry.out_global,
+                                                 entry.out_covers)):
         by_dev = {}
         for k, d in enumerate(devices):
             buf = np.require(outs[k][j], dtype=aval.dtype, requirements="C")
@@ -220,5 +226,5 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
             by_dev[d] = buf
         # (the value is assembled from the shards when first read, where this process
         # holds every block: a result fed to the next call is never assembled)
-        results.append(ShardedArray(aval, named, by_dev, lazy=True))
+        results.append(ShardedArray(aval, named, by_dev, lazy=True, covers=whole))
     return results

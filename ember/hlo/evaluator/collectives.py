@@ -68,4 +68,6 @@ def run(opcode: str, reducer: str | None, groups: Any, dimension: int | None,
     if runner is None:
         raise NoDeviceRunner(f"{opcode} runs only on the devices of a partitioned program "
                              "(not in a compile-time check on one device)")
-    return runner(opcode, reducer, tuple(tuple(g) for g in groups), dimension, value, out)
+    if not isinstance(groups, tuple):  # (the callers' groups are tuples of tuples already)
+        groups = tuple(tuple(g) for g in groups)
+    return runner(opcode, reducer, groups, dimension, value, out)
