@@ -43,6 +43,13 @@ class HostCallback:
     out_avals: tuple[ShapedArray, ...]
     side_effect: bool
     name: str
+    # reads its arguments in place, during the call only, and keeps no reference to them
+    # (the collectives, backends/cpu/collectives.py): they are handed over as read-only
+    # views of the kernel's buffers instead of copies (a 32 MB all-reduce copied its
+    # operand twice), and it is called as fn(args, outs) with views of the output
+    # buffers (None from the evaluator), into which it may write its results and return
+    # them (then nothing is copied)
+    borrows: bool = False
 
 
 _REGISTRY: list[HostCallback] = []
@@ -73,10 +80,14 @@ def executing() -> bool:
     return _state.depth > 0
 
 
-def run_callback(callback_id: int, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+def run_callback(callback_id: int, args: Sequence[np.ndarray],
+                 outs: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Run entry `callback_id` on its (flat) arguments; results as the declared avals.
-    Called by the evaluator and by the CPU trampoline (on the caller's thread)."""
+    Called by the evaluator and by the CPU trampoline (on the caller's thread); `outs`:
+    the output buffers a borrowing callback may write into."""
     cb = lookup(callback_id)
+    if cb.borrows:
+        return cb.fn(list(args[:len(cb.in_avals)]), outs)  # type: ignore[call-arg]
     return cb.fn([np.array(a, copy=True) for a in args[:len(cb.in_avals)]])
 
 
@@ -101,13 +112,31 @@ def uses_callbacks(module: Any) -> bool:
 # opcodes whose CPU code calls Python: fft (NumPy's FFT), the collectives (host callbacks
 # into the runtime's rendezvous: backends/cpu/collectives.py)
 _CALLS_PYTHON = frozenset({"fft", "all-reduce", "all-gather", "reduce-scatter",
-                           "all-to-all"})
+                           "all-to-all", "collective-permute"})
+
+
+def run_guarded(fn: Callable[..., Any], *args: Any, **options: Any) -> Any:
+    """`fn(*args, **options)`, a call of compiled code that calls Python: marked as
+    executing, and a callback's exception re-raised once it returns."""
+    _state.depth += 1
+    if _state.depth == 1:
+        _state.pending = None
+    try:
+        out = fn(*args, **options)
+    finally:
+        _state.depth -= 1
+    err = _state.pending
+    if err is not None and _state.depth == 0:
+        _state.pending = None
+        raise err
+    return out
 
 
 class CallbackExecutable:
     """Wraps a backend executable whose module calls Python: marks the call as executing,
     and re-raises a callback's exception after the native call. Has no fast path (the
-    fast runner would bypass this guard)."""
+    fast runner would bypass this guard; a caller may take the wrapped executable's own,
+    `unguarded_fast_runner`, and call it through `run_guarded`)."""
 
     fast_runner = None
 
@@ -117,19 +146,12 @@ class CallbackExecutable:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._exe, name)
 
+    def unguarded_fast_runner(self, bound: Any = ()) -> Any:
+        make = getattr(self._exe, "fast_runner", None)
+        return make(bound) if make is not None else None
+
     def __call__(self, *args: Any, **options: Any) -> Any:
-        _state.depth += 1
-        if _state.depth == 1:
-            _state.pending = None
-        try:
-            out = self._exe(*args, **options)
-        finally:
-            _state.depth -= 1
-        err = _state.pending
-        if err is not None and _state.depth == 0:
-            _state.pending = None
-            raise err
-        return out
+        return run_guarded(self._exe, *args, **options)
 
 
 def guard(compiled: Any, closed: Any = None) -> Any:

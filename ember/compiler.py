@@ -209,33 +209,40 @@ def trace_record(closed: ClosedJaxpr) -> tuple[float | None, str]:
 
 
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "main",
-                  donated: tuple[int, ...] = (), backend: str | None = None) -> CompiledModule:
+                  donated: tuple[int, ...] = (), backend: str | None = None,
+                  manual: tuple[tuple[str, int], ...] | None = None) -> CompiledModule:
     """Lower, optimize and compile; the CPU backend unless the module holds opcodes it does
     not compile yet (then the interpreter runs it, and EMBER_DEBUG=1 says so). `donated`:
     argument positions (donate_argnums) whose memory outputs of the same type may reuse.
     `backend`: a name of `backends.NAMES` (jit's `backend=`), else EMBER_BACKEND's.
+    `manual`: a shard_map body's mesh axes, lowered for one device (lowering.py).
     Watchers of compilations (compile_events.watch_compilation) are told each stage."""
     watch = compile_events.watch_compilation(closed, name)
     with paused_gc():  # (gc_pause.py: the collector's walks were 30% of a long compile)
         if watch is not None:
             with watch:
-                lowered, compiled = _lower_and_compile(closed, name, donated, watch, backend)
+                lowered, compiled = _lower_and_compile(closed, name, donated, watch, backend,
+                                                       manual)
         else:
-            lowered, compiled = _lower_and_compile(closed, name, donated, None, backend)
+            lowered, compiled = _lower_and_compile(closed, name, donated, None, backend,
+                                                   manual)
     compiled = callbacks.guard(compiled, closed)  # host callbacks, jax_debug_nans
     if checks_enabled():
         check_round_trip(lowered.module)
         check_round_trip(compiled.optimized)
-        check_same_values(lowered.module, compiled.optimized, lowered.hidden_consts)
+        if manual is None:  # (collectives evaluate only on the devices of a run)
+            check_same_values(lowered.module, compiled.optimized, lowered.hidden_consts)
     return compiled
 
 
 def _lower_and_compile(closed: ClosedJaxpr, name: str, donated: tuple[int, ...],
                        watch: compile_events.CompilationWatch | None,
-                       backend: str | None = None) -> tuple[LoweredModule, CompiledModule]:
+                       backend: str | None = None,
+                       manual: tuple[tuple[str, int], ...] | None = None
+                       ) -> tuple[LoweredModule, CompiledModule]:
     """The stages, reported to `watch` (None when nothing watches): lowering, then the
     chosen backend, then the interpreter if that backend does not run the module."""
-    lowered = lower_jaxpr(closed, name)
+    lowered = lower_jaxpr(closed, name, manual=manual)
     if watch is not None:
         watch.did_lower(lowered)
     unsafe = bool(config.ember_unsafe_math)

@@ -19,6 +19,10 @@ Invariants:
   program order; ember/hlo/ir.py treats them as roots.
 - Implicit broadcasting of the jaxpr (size-1 and rank-0 operands of elementwise ops) is
   made explicit here: HLO elementwise ops take operands of exactly the result shape.
+- A shard_map body lowered for one device (`manual=`, the mesh axes): its collectives over
+  mesh axis names become HLO collectives with replica groups of partition ids (row-major
+  over the mesh), and the entry takes one last parameter, `s32[] partition-id` (after the
+  hidden ones), as the SPMD partitioner's per-device modules do.
 """
 
 from __future__ import annotations
@@ -107,11 +111,19 @@ class Lowerer:
     sub-computation's builder (the lowering rules' `ctx.lower_sub`). The module-level
     `lower_jaxpr` drives one per module; scatter's update jaxpr gets one of its own."""
 
-    def __init__(self, name: str, num_args: int) -> None:
+    def __init__(self, name: str, num_args: int,
+                 manual: tuple[tuple[str, int], ...] | None = None) -> None:
         self.b = Builder(name)
         self.entry = self.b
         self.num_args = num_args
         self.hidden: list[np.ndarray] = []
+        # a shard_map body lowered for one device: the mesh axes (name, size), and the
+        # entry's partition-id parameter (numbered last once the hidden ones are known)
+        self.manual = manual
+        self.partition_id: Instruction | None = None
+        if manual is not None:
+            self.partition_id = self.b.parameter(Shape("s32", ()), name="partition-id",
+                                                 number=_LAST)
 
     def const(self, value: Any, aval: ShapedArray) -> Instruction:
         arr = np.asarray(to_numpy(value, aval), order="C")
@@ -210,13 +222,20 @@ def module_name(fun_name: str) -> str:
     return "jit_" + "".join(c if c in _NAME_CHARS else "_" for c in fun_name)
 
 
-def lower_jaxpr(closed: ClosedJaxpr, name: str = "main") -> LoweredModule:
-    """The HLO module of a traced function (see module docstring for its signature)."""
+_LAST = 1 << 30  # (the partition id's number while the hidden parameters are counted)
+
+
+def lower_jaxpr(closed: ClosedJaxpr, name: str = "main",
+                manual: tuple[tuple[str, int], ...] | None = None) -> LoweredModule:
+    """The HLO module of a traced function (see module docstring for its signature);
+    `manual`: a shard_map body's mesh axes, lowered for one device."""
     jaxpr = closed.jaxpr
-    lw = Lowerer(module_name(name), len(jaxpr.invars))
-    params = [lw.b.parameter(hlo_shape(v.aval), name=f"Arg_{i}")
+    lw = Lowerer(module_name(name), len(jaxpr.invars), manual)
+    params = [lw.b.parameter(hlo_shape(v.aval), name=f"Arg_{i}", number=i)
               for i, v in enumerate(jaxpr.invars)]
     outs = lw.lower_jaxpr(jaxpr, closed.consts, params, f"jit({name})")
+    if lw.partition_id is not None:  # (last: still the largest number, order unchanged)
+        lw.partition_id.attrs["parameter_number"] = len(jaxpr.invars) + len(lw.hidden)
     if len(outs) == 1:
         root = outs[0]
         tuple_result = False

@@ -104,6 +104,8 @@ class Waiter:
         limit = float(config.ember_collective_timeout_s if timeout is None else timeout)
         if self._notes_pending is not None:
             requests = [*requests, self._notes_pending]
+        if not requests:  # (a member with nothing to send or receive: counted only)
+            return
         test = requests[0].Test if len(requests) == 1 else (
             lambda: self._mpi.Request.Testall(requests))
         try:

@@ -6,8 +6,8 @@ of the same shape and dtype on every member. Output: the result of the matching 
 collective, a new NumPy array.
 
 Each method is one of MPI's buffer-based nonblocking collectives (`Iallreduce`,
-`Iallgather`, `Ireduce_scatter_block`, `Ialltoall`, `Ibarrier`; `permute` is `Isend` and
-`Irecv` per pair) on the array's memory: no pickling, no Python per element. Data
+`Iallgather`, `Ireduce_scatter_block`, `Ialltoall`, `Ibarrier`; `permute` and `exchange`
+are `Isend` and `Irecv` per message) on the array's memory: no pickling, no Python per element. Data
 movement (gather, all-to-all, permute) travels as bytes, so every dtype moves, bfloat16
 included; reductions follow `mpi_reduce.plan` (16-bit floats in float32, NaN-propagating
 max/min). Every wait is `deadline.Waiter.wait`: a dead or absent member makes the others
@@ -20,6 +20,7 @@ only after the caller dropped it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -65,14 +66,21 @@ class MpiCommunicator:
         self._waiter.check(name)
         return np.asarray(send, order="C")  # (ascontiguousarray makes a 0-d array 1-d)
 
-    def all_reduce(self, send: np.ndarray, op: str) -> np.ndarray:
-        """The elementwise reduction (`op`: sum, prod, max, min) of every member's `send`."""
+    def all_reduce(self, send: np.ndarray, op: str, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """The elementwise reduction (`op`: sum, prod, max, min) of every member's `send`;
+        written into `out` (and `out` returned) when it is a C-contiguous writable buffer
+        of the result's shape and dtype apart from `send` and the reduction needs no
+        conversion, else into a new buffer."""
         send = self._start("all_reduce", send)
         p = mpi_reduce.plan(self._mpi, send.dtype, op)
         if p.wire is None:
             return mpi_reduce.numpy_reduce(self.all_gather(send), op)
         wire = send.astype(p.wire) if p.wire != send.dtype else send
-        out = self._buffers.empty(wire.shape, wire.dtype)
+        if not (out is not None and wire is send and out.shape == send.shape
+                and out.dtype == send.dtype and out.flags.c_contiguous
+                and out.flags.writeable and not np.may_share_memory(out, send)):
+            out = self._buffers.empty(wire.shape, wire.dtype)
         self._wait([self.comm.Iallreduce([wire, p.datatype], [out, p.datatype], p.mpi_op)],
                    "all_reduce")
         if p.nan_pass:
@@ -163,6 +171,21 @@ class MpiCommunicator:
         # may still finish locally, as MPI buffers small messages)
         self._wait(requests, "permute", waiting_on=came_from or None)
         return out
+
+    def exchange(self, sends: Sequence[tuple[int, int, np.ndarray]],
+                 receives: Sequence[tuple[int, int, np.ndarray]]) -> None:
+        """Point to point: each (rank, tag, buffer) of `sends` goes to member `rank`;
+        each (rank, tag, out) of `receives` is filled, in place, by the send of member
+        `rank` with that tag (same size in bytes; `out` C-contiguous). Every member makes
+        the call (with nothing to move, too), so the collectives stay counted alike."""
+        self._waiter.check("exchange")
+        keep = [np.asarray(b, order="C") for _, _, b in sends]  # (alive until sent)
+        requests = [self.comm.Irecv(_bytes(out), source=int(r), tag=int(t))
+                    for r, t, out in receives]
+        requests += [self.comm.Isend(_bytes(b), dest=int(r), tag=int(t))
+                     for (r, t, _), b in zip(sends, keep)]
+        peers = tuple(sorted({int(r) for r, _, _ in receives} | {int(r) for r, _, _ in sends}))
+        self._wait(requests, "exchange", waiting_on=peers)
 
     def subgroup(self, ranks: tuple[int, ...]) -> MpiCommunicator:
         """The communicator of the members `ranks` (collective over all members), whose

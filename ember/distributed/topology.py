@@ -9,6 +9,7 @@ equal to process indices) without pickling.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,8 +27,11 @@ class Communicator(Protocol):
     rank: int
     size: int
 
-    def all_reduce(self, send: np.ndarray, op: str) -> np.ndarray:
-        """The elementwise reduction of every member's `send`."""
+    def all_reduce(self, send: np.ndarray, op: str, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """The elementwise reduction of every member's `send` (written into `out` and
+        `out` returned where the communicator can: a buffer of the result's shape and
+        dtype; else a new array)."""
         ...
 
     def all_gather(self, send: np.ndarray) -> np.ndarray:
@@ -47,6 +51,13 @@ class Communicator(Protocol):
     def permute(self, send: np.ndarray, pairs: tuple[tuple[int, int], ...]) -> np.ndarray:
         """Send to `dst` and receive from `src` for each (src, dst) pair naming this
         member; a member no pair sends to receives zeros."""
+        ...
+
+    def exchange(self, sends: Sequence[tuple[int, int, np.ndarray]],
+                 receives: Sequence[tuple[int, int, np.ndarray]]) -> None:
+        """Point to point: each (rank, tag, buffer) of `sends` goes to member `rank`; each
+        (rank, tag, out) of `receives` is filled in place by the send of member `rank` with
+        that tag. Every member calls it, perhaps with nothing to move."""
         ...
 
     def subgroup(self, ranks: tuple[int, ...]) -> Communicator:

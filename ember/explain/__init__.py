@@ -12,9 +12,10 @@ Public API (each loads its module on first use, so `import ember` stays cheap):
   analyze(f, *args) -> Analysis        the whole pipeline with every intermediate kept
   story(f, *args, out_dir=...)         the full report `python -m ember explain` prints
   explain_cache_miss(fn, key, keys)    why a jitted function traced again (cache_miss.py)
-  collectives(f, *args) -> CollectivesReport   a jit over a mesh: each collective of its
-                                       per-device module with the bytes each device sends
-                                       and receives, and the partitioner's refusals
+  collectives(f, *args) -> CollectivesReport   a jit over a mesh (or a shard_map): each
+                                       collective of its per-device module with the bytes
+                                       each device sends and receives, and the
+                                       partitioner's refusals
 Modules: analysis, cache_miss, compile_log, diagram (DOT), graphviz (drawing), hardware
 (the machine's ceilings), kernels, loading (the CLI's file:function and argument types),
 partitioning (collectives), report (the story), refusals (why not fused), roofline

@@ -3,15 +3,16 @@ of its per-device module with the bytes each device sends and receives, and the 
 partitioner could not keep a value split (its refusals), with their reasons.
 
 Input: a `jit(f, in_shardings=..., out_shardings=...)` over a mesh of several devices (or a
-jit whose arguments or constraints lay values out over one) and example arguments (arrays, or
-ShapeDtypeStructs filled with random values). Output: `collectives(f, *args)` ->
-`CollectivesReport` (`str()` prints the table; `module` is the per-device HLO text), or
-ValueError when the call is not partitioned. A collective in a loop's body is listed once
-and marked "each iteration of %body" (the totals count it once). Arguments given no
-sharding are listed with the layout the partitioner chose for them (`chosen`). Bytes are
-per device, as a ring moves them (ember/passes/spmd_reshard.py says how each collective
-counts); in one process the runtime copies them in memory, between processes MPI moves
-them.
+jit whose arguments or constraints lay values out over one), or an `ember.shard_map`
+function (its body's per-device module: explain/shard_map_collectives.py), and example
+arguments (arrays, or ShapeDtypeStructs filled with random values). Output:
+`collectives(f, *args)` -> `CollectivesReport` (`str()` prints the table; `module` is the
+per-device HLO text), or ValueError when the call is not partitioned. A collective in a
+loop's body is listed once and marked "each iteration of %body" (the totals count it
+once). Arguments given no sharding are listed with the layout the partitioner chose for
+them (`chosen`). Bytes are per device, as a ring moves them (ember/passes/spmd_reshard.py
+says how each collective counts); in one process the runtime copies them in memory,
+between processes MPI moves them.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def collectives(f: Callable, *args: Any, **kwargs: Any) -> CollectivesReport:
     from ember.explain.roofline import concrete_arguments
 
     args, kwargs = concrete_arguments(args, kwargs)
+    if hasattr(f, "_traced") and not kwargs:  # (a shard_map: its per-device module's)
+        from ember.explain.shard_map_collectives import shard_map_collectives
+
+        return shard_map_collectives(f, *args)
     lowered = f.lower(*args, **kwargs) if isinstance(f, JitFunction) else None
     compiled = lowered.compile() if lowered is not None else None
     report = getattr(compiled, "partition_report", None)

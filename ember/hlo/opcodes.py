@@ -57,6 +57,10 @@ Attribute names, per opcode (values as stored in `Instruction.attrs`):
        scattered, or cut into one block per member, block j sent to member j and the
        blocks received put back in member order along it, as XLA's array all-to-all);
        all-reduce and reduce-scatter call to_apply, the scalar combiner
+  collective-permute: source_target_pairs (a tuple of (source, target) partition id
+       pairs, sources distinct and targets distinct, printed
+       source_target_pairs={{0,1},{1,0}}); the target of a pair receives its source's
+       operand, a device no pair targets receives zeros (as XLA)
 """
 
 from __future__ import annotations
@@ -197,6 +201,8 @@ def _rows() -> list[OpInfo]:
                        attrs=("dimensions", "replica_groups"), called=("to_apply",)))
     rows.append(OpInfo("all-to-all", 1, expensive=True,
                        attrs=("dimensions", "replica_groups")))
+    rows.append(OpInfo("collective-permute", 1, expensive=True,
+                       attrs=("source_target_pairs",)))
     return rows
 
 

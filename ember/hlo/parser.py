@@ -121,10 +121,10 @@ def _parse_slice(v: str) -> tuple[tuple[int, int, int], ...]:
 
 
 def _parse_replica_groups(v: str) -> tuple[tuple[int, ...], ...]:
-    """`{{0,1},{2,3}}` -> ((0, 1), (2, 3))."""
+    """`{{0,1},{2,3}}` -> ((0, 1), (2, 3)) (replica groups, and source-target pairs)."""
     inner = v.strip()
     if not (inner.startswith("{") and inner.endswith("}")):
-        raise HloParseError(f"bad replica_groups {v}")
+        raise HloParseError(f"bad replica_groups or source_target_pairs {v}")
     groups = re.findall(r"\{([^{}]*)\}", inner[1:-1])
     return tuple(tuple(int(x) for x in g.split(",") if x.strip()) for g in groups)
 
@@ -258,7 +258,7 @@ class _Parser:
                 attrs[key] = _parse_padding(v)
             elif key == "window":
                 attrs[key] = parse_window(v)
-            elif key == "replica_groups":
+            elif key in ("replica_groups", "source_target_pairs"):
                 attrs[key] = _parse_replica_groups(v)
             elif key in ("to_apply", "calls"):
                 called = [self.comp(v)]

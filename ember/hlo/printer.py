@@ -57,7 +57,7 @@ def format_dims(dims: Any) -> str:
 
 
 def format_replica_groups(groups: Any) -> str:
-    """XLA's spelling: `{{0,1},{2,3}}`."""
+    """XLA's spelling: `{{0,1},{2,3}}` (replica groups, and source-target pairs)."""
     return "{" + ",".join(format_dims(g) for g in groups) + "}"
 
 
@@ -101,8 +101,8 @@ def _format_attrs(inst: Instruction, cname: dict[Computation, str]) -> list[str]
             out.append(f"padding={format_padding(v)}")
         elif key == "window":
             out.append(f"window={format_window(v)}")
-        elif key == "replica_groups":
-            out.append(f"replica_groups={format_replica_groups(v)}")
+        elif key in ("replica_groups", "source_target_pairs"):
+            out.append(f"{key}={format_replica_groups(v)}")
         else:  # pragma: no cover - table and printer out of sync
             raise ValueError(f"printer does not know attribute {key}")
     comps = inst.called_computations

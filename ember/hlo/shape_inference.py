@@ -770,6 +770,22 @@ def _all_to_all(opcode, shapes, attrs, called, hint):
     return x.without_layout()
 
 
+@_rule("collective-permute")
+def _collective_permute(opcode, shapes, attrs, called, hint):
+    (x,) = shapes
+    _array(opcode, x, shapes)
+    pairs = tuple(tuple(p) for p in attrs.get("source_target_pairs", ()))
+    if any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise _fail(opcode, f"source_target_pairs={pairs} must be pairs of partition ids",
+                    shapes)
+    for k, what in ((0, "sources"), (1, "targets")):
+        ids = [p[k] for p in pairs]
+        if len(set(ids)) != len(ids):
+            raise _fail(opcode, f"source_target_pairs={pairs} repeat one of their {what}",
+                        shapes)
+    return x.without_layout()
+
+
 @_rule("reduce-scatter")
 def _reduce_scatter(opcode, shapes, attrs, called, hint):
     (x,) = shapes

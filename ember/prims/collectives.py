@@ -55,6 +55,7 @@ from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
 from ember.prims import _ad
+from ember.prims import collectives_manual as manual
 from ember.prims import reductions as Rd
 from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather_p
 from ember.prims.shape_ops import iota_p
@@ -123,6 +124,10 @@ def _define_reduction(name: str, reduce_p: Primitive,
     @prim.def_lowering
     def _lower(ctx: Any, x: Instruction, *, axes: tuple, axis_index_groups: Any
                ) -> Instruction:
+        if _named(axes) and manual.manual_axes(ctx) is not None:  # (one device's module)
+            if _positional(axes):  # (the named axes leave the shape: ctx's out aval fits)
+                x = reduce_p.lowering(ctx, x, axes=_positional(axes))
+            return manual.reduction(ctx, x, name, _named(axes), axis_index_groups)
         if _named(axes):  # (the abstract eval raised already, unless the vmap is gone)
             raise unbound_error(_named(axes)[0], "psum")
         return reduce_p.lowering(ctx, x, axes=_positional(axes))
@@ -232,6 +237,8 @@ def _all_gather_impl(x: np.ndarray, *, axis_name: tuple, **params: Any) -> np.nd
 @all_gather_p.def_lowering
 def _all_gather_lower(ctx: Any, x: Instruction, *, axis_name: tuple, **params: Any
                       ) -> Instruction:
+    if manual.manual_axes(ctx) is not None:
+        return manual.all_gather(ctx, x, axis_name=axis_name, **params)
     raise unbound_error(axis_name[0], "all_gather")
 
 
@@ -311,6 +318,8 @@ def _axis_index_impl(*, axis_name: Any) -> np.ndarray:
 
 @axis_index_p.def_lowering
 def _axis_index_lower(ctx: Any, *, axis_name: Any) -> Instruction:
+    if manual.manual_axes(ctx) is not None:
+        return manual.axis_index(ctx, axis_name=axis_name)
     raise unbound_error(axis_name, "axis_index")
 
 

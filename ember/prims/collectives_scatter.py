@@ -35,6 +35,7 @@ from ember.core.primitive import Primitive
 from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
 from ember.prims import _ad
+from ember.prims import collectives_manual as manual
 from ember.prims.collectives import _check_bound, all_gather_p, unbound_error
 from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather_p
 
@@ -62,6 +63,8 @@ def _unbound_rules(prim: Primitive, what: str) -> None:
 
     @prim.def_lowering
     def _lower(ctx: Any, x: Instruction, **params: Any) -> Instruction:
+        if manual.manual_axes(ctx) is not None:  # (a shard_map body, one device's module)
+            return getattr(manual, prim.name)(ctx, x, **params)
         raise unbound_error(_names(params)[0], what)
 
 

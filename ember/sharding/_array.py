@@ -65,10 +65,13 @@ class ShardedArray(ArrayImpl):
     __slots__ = ("_sharding", "_shards", "_lazy")
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray],
-                 value: np.ndarray | None = None, lazy: bool = False) -> None:
+                 value: np.ndarray | None = None, lazy: bool = False,
+                 covers: bool | None = None) -> None:
         # `lazy`: the global value is assembled when first read, not now (a partitioned
-        # jit's results: fed to the next call, their blocks are all that is read)
-        covers = value is None and _covers(aval, sharding, shards)
+        # jit's results: fed to the next call, their blocks are all that is read);
+        # `covers`: whether `shards` hold every block, when the caller knows already
+        covers = value is None and (_covers(aval, sharding, shards) if covers is None
+                                    else covers)
         if covers and not lazy:
             value = _assemble(aval, sharding, shards)
         super().__init__(value, aval)  # type: ignore[arg-type]
@@ -160,6 +163,12 @@ class ShardedArray(ArrayImpl):
 
 def _key(idx: Index) -> tuple:
     return tuple((s.start, s.stop) for s in idx)
+
+
+def covers(aval: ShapedArray, sharding: Sharding, shards: dict[Any, Any]) -> bool:
+    """Whether shards on the devices `shards` names hold every block of an array of
+    `aval`'s shape laid out by `sharding` (see `_covers`)."""
+    return _covers(aval, sharding, shards)
 
 
 def _covers(aval: ShapedArray, sharding: Sharding, shards: dict[Any, np.ndarray]) -> bool:

@@ -8,17 +8,23 @@ group is the row-major index of its coordinates over the named axes, in the orde
 collective names them (axis_index's and all_gather's order).
 Within a process the buffers are combined in memory (`combine`, in group order, so every
 member computes the same bits). A group spanning processes goes through the
-`Communicator` of `ember.distributed.topology`: a reduction is reduced over the local
-members first and then all-reduced; any other collective all-gathers each process's
-stacked local members and then combines locally. Invariants: every process calls the
-communicator for the same groups in the same order (groups are visited in mesh order, and
-a group's sub-communicator is made, once, by every process for each distinct set of
-processes); no Python object crosses a process, only contiguous buffers.
+`Communicator` of `ember.distributed.topology` by the matching MPI collective, on buffers
+laid out so that each process's part is contiguous: a reduction is reduced over the local
+members first and then all-reduced; all_gather is an Allgather of each process's stacked
+members, reduce_scatter a Reduce_scatter_block of the local members' sum (each process
+receiving its members' blocks), all_to_all an Alltoall of the pieces each local member
+sends to each remote one, ppermute point-to-point messages (`exchange`) for the pairs
+between processes and copies for the others. Invariants: every process calls the
+communicator for the same groups in the same order (groups are visited in mesh order; a
+group's sub-communicator is made once per communicator, by every process, the first time a
+collective needs it, and kept); no Python object crosses a process, only contiguous
+buffers.
 """
 
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -127,12 +133,20 @@ def run_collective(mesh: Mesh, name: str, params: dict, local: dict[Any, np.ndar
 
 def run_in_groups(all_groups: Sequence[Sequence[Any]], name: str, params: dict,
                   local: dict[Any, np.ndarray], process: int = 0,
-                  communicator: Any = None) -> dict[Any, np.ndarray]:
+                  communicator: Any = None,
+                  outs: dict[Any, np.ndarray] | None = None) -> dict[Any, np.ndarray]:
     """`run_collective` over explicit device groups (each in position order, every
     process listing the same groups in the same order): a partitioned module's replica
-    groups (ember/spmd/_partitioned.py) as well as a mesh's."""
+    groups (ember/spmd/_partitioned.py) as well as a mesh's. `outs`: buffers some devices'
+    results may be written into (a device alone in its process in a reduction across
+    processes receives MPI's result there, without a copy)."""
+    spans = [len({d.process_index for d in members}) > 1 for members in all_groups]
+    if any(spans) and communicator is None:
+        raise RuntimeError("a collective spans processes but no communicator is set: "
+                           "call ember.distributed.initialize() first")
+    if name == "ppermute" and any(spans):
+        return _permute_across(all_groups, params["perm"], local, communicator, outs)
     out: dict[Any, np.ndarray] = {}
-    subs: dict[tuple[int, ...], Any] = {}
     for members in all_groups:
         procs = sorted({d.process_index for d in members})
         mine = [d for d in members if d in local]
@@ -143,46 +157,145 @@ def run_in_groups(all_groups: Sequence[Sequence[Any]], name: str, params: dict,
             for d, r in zip(members, results):
                 out[d] = r
             continue
-        if communicator is None:
-            raise RuntimeError("a collective spans processes but no communicator is set: "
-                               "call ember.distributed.initialize() first")
-        key = tuple(procs)
-        if key not in subs:  # (made by every process, in the same order)
-            if len(procs) == communicator.size:
-                subs[key] = communicator
-            else:
-                try:
-                    subs[key] = communicator.subgroup(key)
-                except ValueError:  # (not a member: it took part, as the protocol says)
-                    if process in procs:
-                        raise
-                    subs[key] = None
+        sub = _subgroup(communicator, tuple(procs), process)
         if process not in procs:
-            continue
-        sub = subs[key]
-        if name in REDUCE_OPS:
-            partial = _reduce(REDUCE_OPS[name], [local[d] for d in mine])
-            total = sub.all_reduce(_contiguous(partial), REDUCE_OPS[name])
-            for d in mine:
-                out[d] = total
             continue
         if name == "axis_index":
             for d in mine:
                 out[d] = np.array(members.index(d), np.int32)
             continue
-        counts = {p: sum(d.process_index == p for d in members) for p in procs}
-        if len(set(counts.values())) != 1:
-            raise NotImplementedError(f"{name} over a group whose processes hold different "
-                                      "numbers of its devices")
-        stacked = sub.all_gather(np.stack([local[d] for d in mine]))
-        taken = {p: 0 for p in procs}
-        full = []
-        for d in members:  # member d is the next of its process's stacked buffers
-            p = d.process_index
-            full.append(stacked[procs.index(p)][taken[p]])
-            taken[p] += 1
-        results = combine(name, params, full)
-        for d, r in zip(members, results):
-            if d in local:
-                out[d] = r
+        if name in REDUCE_OPS:
+            partial = _reduce(REDUCE_OPS[name], [local[d] for d in mine])
+            dest = outs.get(mine[0]) if outs and len(mine) == 1 else None
+            total = (sub.all_reduce(_contiguous(partial), REDUCE_OPS[name]) if dest is None
+                     else sub.all_reduce(_contiguous(partial), REDUCE_OPS[name], out=dest))
+            for d in mine:
+                out[d] = total
+            continue
+        out.update(_across(sub, name, params, members, procs, process, local))
     return out
+
+
+# each communicator's sub-communicators by the processes they join (None where this
+# process is not one of them): MPI_Comm_split is collective and costs a round trip, so each
+# is made once, the first time a collective needs it (every process meets that collective
+# at the same point of the same program, so they all make it there together)
+_SUBGROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _subgroup(communicator: Any, procs: tuple[int, ...], process: int) -> Any:
+    """The communicator of the processes `procs` (made by every process, once)."""
+    if len(procs) == communicator.size:
+        return communicator
+    made = _SUBGROUPS.setdefault(communicator, {})
+    if procs not in made:
+        try:
+            made[procs] = communicator.subgroup(procs)
+        except ValueError:  # (not a member: it took part, as the protocol says)
+            if process in procs:
+                raise
+            made[procs] = None
+    return made[procs]
+
+
+def _across(sub: Any, name: str, params: dict, members: Sequence[Any], procs: list[int],
+            process: int, local: dict[Any, np.ndarray]) -> dict[Any, np.ndarray]:
+    """This process's members' results of a collective whose group spans processes, by the
+    matching MPI collective of the group's communicator (rank r: process procs[r]) on
+    buffers laid out so that rank r's part is contiguous: all_gather by Allgather,
+    reduce_scatter by Reduce_scatter_block, all_to_all by Alltoall. Every process holds
+    the same number k of the group's members."""
+    held = {p: [d for d in members if d.process_index == p] for p in procs}
+    k = len(held[procs[0]])
+    if any(len(v) != k for v in held.values()):
+        raise NotImplementedError(f"{name} over a group whose processes hold different "
+                                  "numbers of its devices")
+    mine = held[process]
+    pos = {d: i for i, d in enumerate(members)}
+    n = len(members)
+    if name == "all_gather":
+        stacked = sub.all_gather(np.stack([local[d] for d in mine]))  # (P, k, *block)
+        full = [stacked[procs.index(d.process_index)][held[d.process_index].index(d)]
+                for d in members]
+        out = combine(name, params, full)[0]
+        return {d: out for d in mine}
+    if name == "reduce_scatter":
+        partial = _reduce("sum", [local[d] for d in mine])
+        sd = params["scatter_dimension"]
+        blocks = (np.split(partial, n, axis=sd) if params["tiled"]
+                  else [np.take(partial, i, axis=sd) for i in range(n)])
+        # (rank r's members' blocks together, in the order r holds them)
+        send = np.stack([blocks[pos[d]] for p in procs for d in held[p]])
+        got = sub.reduce_scatter(send, "sum")  # (k, *block): this process's members'
+        return {d: np.array(got[a], order="C") for a, d in enumerate(mine)}
+    if name == "all_to_all":
+        sa, ca = params["split_axis"], params["concat_axis"]
+        pieces = {d: np.split(local[d], n, axis=sa) for d in mine}
+        # for rank r: for each of r's members t, for each of this process's members s,
+        # the piece s sends to t
+        send = np.stack([pieces[s][pos[t]] for p in procs for t in held[p] for s in mine])
+        got = sub.all_to_all(send)
+        got = got.reshape((len(procs), k, k) + got.shape[1:])  # [rank, my member, theirs]
+        out = {}
+        for a, t in enumerate(mine):
+            parts = [got[procs.index(j.process_index), a, held[j.process_index].index(j)]
+                     for j in members]
+            out[t] = np.concatenate(parts, axis=ca)
+        return out
+    raise NotImplementedError(f"the shard_map runtime has no collective {name} across "
+                              "processes")
+
+
+def _permute_across(all_groups: Sequence[Sequence[Any]], perm: Sequence[tuple[int, int]],
+                    local: dict[Any, np.ndarray], communicator: Any,
+                    outs: dict[Any, np.ndarray] | None = None) -> dict[Any, np.ndarray]:
+    """ppermute where a group spans processes: a pair within this process is a copy, one
+    between processes a message from the source's process to the target's (point to
+    point, tagged with the target device's id, so several pairs between two processes
+    stay apart); every process makes the one `exchange` call, with what it sends and
+    receives (perhaps nothing), so the communicator's collectives stay counted alike.
+    A target's result goes straight into its buffer in `outs` where one fits and shares
+    no memory with any operand (a message then lands there, no copy after)."""
+    src_of = {int(t): int(s) for s, t in perm}
+    out: dict[Any, np.ndarray] = {}
+    sends: list[tuple[int, int, np.ndarray]] = []
+    receives: list[tuple[int, int, np.ndarray]] = []
+    operands = list(local.values())
+    for members in all_groups:
+        for t, target in enumerate(members):
+            s = src_of.get(t)
+            source = members[s] if s is not None else None
+            if target in local:
+                like = np.asarray(local[target])
+                dest = _fitting(outs.get(target) if outs else None, like, operands)
+                if dest is None:
+                    dest = np.empty(like.shape, like.dtype)
+                if source is None:
+                    dest.fill(0)
+                elif source in local:
+                    np.copyto(dest, local[source])
+                else:
+                    receives.append((source.process_index, _tag(target), dest))
+                out[target] = dest
+            elif source is not None and source in local:
+                sends.append((target.process_index, _tag(target),
+                              _contiguous(local[source])))
+    communicator.exchange(sends, receives)
+    return out
+
+
+def _fitting(buf: np.ndarray | None, like: np.ndarray, operands: list[np.ndarray]
+             ) -> np.ndarray | None:
+    """`buf` where it can take a result like `like` (same shape and dtype, C-contiguous,
+    writable, apart from every operand), else None."""
+    if buf is None or buf.shape != like.shape or buf.dtype != like.dtype \
+            or not buf.flags.c_contiguous or not buf.flags.writeable:
+        return None
+    if any(np.may_share_memory(buf, o) for o in operands):
+        return None
+    return buf
+
+
+def _tag(device: Any) -> int:
+    """A message's tag: its target device's id (MPI guarantees tags up to 32767)."""
+    return int(device.id) % 32768

@@ -26,6 +26,7 @@ calls from several Python threads take turns.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -73,6 +74,13 @@ def to_named(mesh: Mesh, s: HloSharding) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec(*parts))
 
 
+@functools.lru_cache(maxsize=256)
+def _members(mesh: Mesh, groups: tuple) -> tuple[list, list[list]]:
+    """The mesh's devices in partition-id order, and each replica group's devices."""
+    flat = list(mesh.devices.flat)
+    return flat, [[flat[p] for p in g] for g in groups]
+
+
 class _Launch:
     """One call's rendezvous: collective number k of every local device meets in slot k."""
 
@@ -89,10 +97,10 @@ class _Launch:
         count = [0]
 
         def runner(opcode: str, reducer: str | None, groups: tuple, dim: int | None,
-                   value: np.ndarray) -> np.ndarray:
+                   value: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             k = count[0]
             count[0] += 1
-            return self.arrive(k, device, opcode, reducer, groups, dim, value)
+            return self.arrive(k, device, opcode, reducer, groups, dim, value, out)
         return runner
 
     def abort(self, e: BaseException) -> None:
@@ -102,13 +110,27 @@ class _Launch:
             self.cond.notify_all()
 
     def arrive(self, k: int, device: Any, opcode: str, reducer: str | None, groups: tuple,
-               dim: int | None, value: np.ndarray) -> np.ndarray:
+               dim: int | None, value: np.ndarray, out: np.ndarray | None = None
+               ) -> np.ndarray:
+        if self.n == 1:  # (this process's only device: nobody to wait for here)
+            try:
+                got = self._combine(opcode, reducer, groups, dim, {device: value},
+                                    {device: out} if out is not None else {})
+            except BaseException as e:  # noqa: B036 - re-raised, the call's first failure
+                self.failed = self.failed or e
+                raise
+            return got[device]
         with self.cond:
-            slot = self.slots.setdefault(k, {"vals": {}, "out": None})
-            slot["vals"][device] = np.array(value, copy=True, order="C")
+            slot = self.slots.setdefault(k, {"vals": {}, "outs": {}, "out": None})
+            # (not copied: the device's code waits here until every member's result is
+            # made, and results never alias another device's operand)
+            slot["vals"][device] = np.asarray(value)
+            if out is not None:
+                slot["outs"][device] = out
             if len(slot["vals"]) == self.n:
                 try:
-                    slot["out"] = self._combine(opcode, reducer, groups, dim, slot["vals"])
+                    slot["out"] = self._combine(opcode, reducer, groups, dim, slot["vals"],
+                                                slot["outs"])
                 except BaseException as e:  # noqa: B036 - every waiting device must hear
                     self.failed = self.failed or e
                 self.cond.notify_all()
@@ -120,9 +142,9 @@ class _Launch:
             return slot["out"][device]
 
     def _combine(self, opcode: str, reducer: str | None, groups: tuple, dim: int | None,
-                 vals: dict[Any, np.ndarray]) -> dict[Any, np.ndarray]:
-        flat = list(self.mesh.devices.flat)
-        members = [[flat[p] for p in g] for g in groups]
+                 vals: dict[Any, np.ndarray], outs: dict[Any, np.ndarray]
+                 ) -> dict[Any, np.ndarray]:
+        flat, members = _members(self.mesh, groups)
         if opcode == "all-reduce":
             if reducer not in _REDUCE_NAMES:
                 raise NotImplementedError(f"all-reduce combining with {reducer}")
@@ -135,9 +157,13 @@ class _Launch:
             name, params = "reduce_scatter", {"scatter_dimension": dim, "tiled": True}
         elif opcode == "all-to-all":
             name, params = "all_to_all", {"split_axis": dim, "concat_axis": dim}
+        elif opcode == "collective-permute":  # (`groups`: its pairs, of partition ids)
+            return run_in_groups([flat], "ppermute", {"perm": groups}, vals, self.process,
+                                 self.communicator, outs)
         else:
             raise NotImplementedError(f"no collective {opcode}")
-        return run_in_groups(members, name, params, vals, self.process, self.communicator)
+        return run_in_groups(members, name, params, vals, self.process, self.communicator,
+                             outs)
 
 
 class _KernelThreads:
@@ -170,6 +196,77 @@ class _KernelThreads:
 
 
 _KERNEL_THREADS = _KernelThreads()
+
+
+_NO_RUNNER = object()
+
+
+def _fast_runner(compiled: Any) -> Any:
+    """The CPU executable's one-native-call path (the hidden constants bound; made once
+    per compiled module), or None (the interpreter; a nested tuple root)."""
+    got = getattr(compiled, "_ember_device_runner", _NO_RUNNER)
+    if got is _NO_RUNNER:
+        make = getattr(compiled.executable, "unguarded_fast_runner", None)
+        got = make(compiled.lowered.hidden_consts) if make is not None else None
+        compiled._ember_device_runner = got
+    return got
+
+
+def run_on_devices(compiled: Any, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],
+                   owned: Sequence[tuple[int, ...]] | None, process: int, communicator: Any
+                   ) -> list[list[np.ndarray]]:
+    """Each of `devices`' outputs of a per-device module (taking its blocks, the hidden
+    constants and its partition id), the devices on threads of their own meeting at the
+    collectives; a device that fails aborts the others, and its error is raised."""
+    flat = list(mesh.devices.flat)
+    launch = _Launch(mesh, devices, process, communicator)
+    exe = compiled.executable
+    hidden = compiled.lowered.hidden_consts
+    tuple_result = compiled.lowered.tuple_result
+    fast = _fast_runner(compiled)
+    types = list(getattr(exe, "_param_dtypes", ()))
+
+    def one(k: int) -> list[np.ndarray]:
+        dev = devices[k]
+        try:
+            with running_on(launch.runner_for(dev)):
+                pid = np.int32(flat.index(dev))
+                if fast is not None:  # (it takes C-contiguous arrays of the right dtypes)
+                    vals = [np.require(b, t, "C") for b, t in zip(blocks[k], types)]
+                    return callbacks.run_guarded(fast, [*vals, np.array(pid)],
+                                                 owned[k] if owned else ())
+                out = (exe(*blocks[k], *hidden, pid, owned=owned[k]) if owned and owned[k]
+                       else exe(*blocks[k], *hidden, pid))
+        except BaseException as e:
+            launch.abort(e)
+            raise
+        return list(out) if tuple_result else [out]
+
+    if len(devices) == 1:  # (one device in this process: no threads to divide or start)
+        with _ONE_CALL_AT_A_TIME:
+            try:
+                return [one(0)]
+            except BaseException:  # (the collective's own error, not its wrapper)
+                if launch.failed is not None:
+                    raise launch.failed from None
+                raise
+    results, errors = [], []
+    with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
+        # (the first device runs on this thread: one hand-over fewer per call)
+        futures = [_runtime._pool(len(devices)).submit(one, k)
+                   for k in range(1, len(devices))]
+        try:
+            results.append(one(0))
+        except BaseException as e:  # noqa: B036 - re-raised below
+            errors.append(e)
+        for f in futures:
+            try:
+                results.append(f.result())
+            except BaseException as e:  # noqa: B036 - re-raised below
+                errors.append(e)
+    if errors:  # (what failed first, a device or a collective, not those it aborted)
+        raise launch.failed if launch.failed is not None else errors[0]
+    return results
 # Partitioned calls from several Python threads take turns: the device pool's workers could
 # otherwise all wait at rendezvous whose other members are queued behind them (and every
 # process must meet the collectives of its calls in one order)
@@ -260,42 +357,10 @@ class PartitionedProgram:
         from ember.distributed import topology
 
         topo = topology.current()
-        flat = list(self.mesh.devices.flat)
-        devices = [d for d in flat if d.process_index == topo.process_index]
+        devices = [d for d in self.mesh.devices.flat if d.process_index == topo.process_index]
         blocks, owned = self._blocks(leaves, devices)
-        launch = _Launch(self.mesh, devices, topo.process_index, topo.communicator)
-        exe = self.compiled.executable
-        hidden = self.compiled.lowered.hidden_consts
-        tuple_result = self.compiled.lowered.tuple_result
-
-        def one(k: int) -> list[np.ndarray]:
-            dev = devices[k]
-            try:
-                with running_on(launch.runner_for(dev)):
-                    pid = np.int32(flat.index(dev))
-                    out = (exe(*blocks[k], *hidden, pid, owned=owned[k]) if owned[k]
-                           else exe(*blocks[k], *hidden, pid))
-            except BaseException as e:
-                launch.abort(e)
-                raise
-            return list(out) if tuple_result else [out]
-
-        results, errors = [], []
-        with _ONE_CALL_AT_A_TIME, _KERNEL_THREADS.divided(len(devices)):
-            # (the first device runs on this thread: one hand-over fewer per call)
-            futures = [_runtime._pool(len(devices)).submit(one, k)
-                       for k in range(1, len(devices))]
-            try:
-                results.append(one(0))
-            except BaseException as e:  # noqa: B036 - re-raised below
-                errors.append(e)
-            for f in futures:
-                try:
-                    results.append(f.result())
-                except BaseException as e:  # noqa: B036 - re-raised below
-                    errors.append(e)
-        if errors:  # (the device that failed first, not those it aborted)
-            raise launch.failed if launch.failed in errors else errors[0]
+        results = run_on_devices(self.compiled, self.mesh, devices, blocks, owned,
+                                 topo.process_index, topo.communicator)
         blocks.clear()  # (the donated arrays deleted next hold the last references)
         for j in self.donated:  # (as JAX: a donated array is deleted by the call)
             if isinstance(leaves[j], ArrayImpl):

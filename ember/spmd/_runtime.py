@@ -1,21 +1,23 @@
-"""Running a shard_map body on every device: the per-device jaxpr cut at its collectives
-into stages; each stage runs on each of this process's devices at once (one worker thread
-per device: the NumPy rules of `core.eval` on a body's first run, then each stage compiled
-once as a jaxpr of its own, `StagedBody`), and each collective is done by the runtime
-(`_collectives.py`: copies in memory within the process, the communicator across).
+"""Running a shard_map body on every device: on its first run the per-device jaxpr is
+cut at its collectives into stages; each stage runs on each of this process's devices at
+once (one worker thread per device, the NumPy rules of `core.eval`), and each collective
+is done by the runtime (`_collectives.py`: copies in memory within the process, the
+communicator across). On the second run the whole body is compiled as one per-device
+module whose collectives are HLO collectives (`_per_device.py`), used from then on; a
+body that cannot be one module has each stage compiled as a jaxpr of its own instead
+(`StagedBody`).
 
 Input: the body's ClosedJaxpr (traced once, for the per-device shapes, with the mesh axis
 names bound), the mesh and each device's input blocks. Output: each device's output
-blocks. Why stages and not calls out of compiled code: a collective at the top level of
-the body is a point where every device must have arrived, which a stage boundary gives
-without a rendezvous inside kernels; call-like equations (a `jit` in the body) holding
-collectives are inlined into the stages. Invariant: `runnable(jaxpr)` says whether every
+blocks. Call-like equations (a `jit` in the body) holding collectives are inlined into
+the stages. Invariant: `runnable(jaxpr)` says whether every
 collective is at the top level after inlining; when one sits in a loop or a branch, the
 caller runs shard_map as one program instead (`_emulate.py`), which computes the same.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -151,6 +153,8 @@ class StagedBody:
     each stage once (one jit cannot compile stays evaluated), later runs reuse them."""
 
     def __init__(self, closed: ClosedJaxpr) -> None:
+        self.closed = closed
+        self.per_device: Any = None  # (_per_device.PerDeviceBody, from the second run)
         flat = _flatten(closed.jaxpr, list(closed.consts))
         assert flat is not None, "runnable() was not checked"
         items, self.const_env = flat
@@ -185,9 +189,9 @@ class StagedBody:
         devices[k])."""
         self.runs += 1
         if self.runs == 2:  # (a body run once never pays for compiling)
-            for s in self.steps:
-                if isinstance(s, _Segment):
-                    s.compile()
+            self._compile(mesh)
+        if self.per_device is not None:
+            return self.per_device.run(mesh, devices, blocks, process, communicator)
         envs: list[dict[int, Any]] = []
         for mine in blocks:
             env = dict(self.const_env)
@@ -228,6 +232,25 @@ class StagedBody:
         def read(env: dict[int, Any], v: Any) -> Any:
             return v.val if isinstance(v, Literal) else env[v.id]
         return [[np.asarray(read(env, v)) for v in self.outvars] for env in envs]
+
+    def _compile(self, mesh: Mesh) -> None:
+        """The whole body as one per-device module whose collectives are HLO collectives;
+        where it cannot be one (_per_device.py says when), each stage compiled alone."""
+        from ember.spmd._per_device import PerDeviceBody
+
+        try:
+            self.per_device = PerDeviceBody(self.closed, mesh)
+            return
+        except Exception as e:  # noqa: BLE001 - the stages compute the same values
+            self.per_device = None
+            from ember.compiler import debug_level
+
+            if debug_level() >= 1:  # (EMBER_DEBUG=1 says why, as for a backend refusal)
+                print(f"[ember] shard_map body stays in stages: {type(e).__name__}: {e}",
+                      file=sys.stderr)
+        for s in self.steps:
+            if isinstance(s, _Segment):
+                s.compile()
 
 
 def run(closed: ClosedJaxpr, mesh: Mesh, devices: list, blocks: list[list[np.ndarray]],

@@ -17,7 +17,8 @@ inside `jit` over a mesh of several devices that program carries sharding constr
 (passes/spmd_partitioner.py) makes it the per-device body with its collectives.
 A call on arrays outside any trace keeps its traced body per signature (mesh, specs,
 argument structure and types, tracing flags): calls again skip the trace, and the
-runtime compiles the body's stages on the second call and reuses them after.
+runtime compiles the body on the second call (one per-device module with HLO
+collectives, else its stages) and reuses it after.
 Invariants: both ways give the per-device program's values; a body with a collective in a
 loop or branch also runs the second way eagerly. `check_vma` (default True) raises JAX's
 error for an output that may vary along a mesh axis its out spec leaves out
@@ -42,7 +43,7 @@ from ember.core.batching import eval_body, spmd_axis_env
 from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import Tracer, current_dynamic, get_aval
 from ember.core.traceback_util import api_boundary
-from ember.sharding._array import ShardedArray
+from ember.sharding._array import ShardedArray, covers
 from ember.sharding._mesh import Mesh, PartitionSpec, current_mesh
 from ember.sharding._shardings import NamedSharding
 from ember.spmd import _runtime
@@ -94,6 +95,7 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
                         f"{f} of type {type(f)}.")
 
     traced: dict[Any, _Traced] = {}  # (calls on arrays, outside any trace: per signature)
+    specs: dict[Any, list] = {}  # (in_specs broadcast per argument structure)
 
     @functools.wraps(f)
     @api_boundary
@@ -102,7 +104,7 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
         if m is None:
             raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
                              "enter into a mesh context or pass a mesh to shard_map")
-        return _call(f, m, in_specs, out_specs, args, check_vma, traced)
+        return _call(f, m, in_specs, out_specs, args, check_vma, traced, specs)
 
     wrapped._traced = traced  # type: ignore[attr-defined]
 
@@ -126,18 +128,32 @@ class _Traced:
     o_specs: list
     out_avals: list
     body: _runtime.StagedBody | None  # None: not runnable stage by stage
+    # (made on the first run, reused by every call: the arguments' shardings, and each
+    # output's sharding and global aval)
+    in_named: list | None = None
+    out_named: list | None = None
+    out_global: list | None = None
+    out_covers: list | None = None  # (whether this process holds every block of each)
 
 
 def _call(f: Callable, mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple,
-          check_vma: bool, traced: dict[Any, _Traced] | None = None) -> Any:
+          check_vma: bool, traced: dict[Any, _Traced] | None = None,
+          spec_cache: dict[Any, list] | None = None) -> Any:
     leaves, in_tree = tree_flatten(args)
-    if in_specs is Infer:
-        specs = [_infer_spec(x, mesh) for x in leaves]
-    else:
-        prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
-        specs = _broadcast_prefix(prefix, args, "in_specs")
     avals = [get_aval(x) for x in leaves]
-    specs = [check_spec(mesh, s, a.ndim, "in_specs") for s, a in zip(specs, avals)]
+    # (the given in_specs broadcast over an argument structure once: a repeated call
+    # skips the prefix matching, tens of microseconds)
+    spec_key = (mesh, in_tree, tuple(a.ndim for a in avals))
+    specs = None if in_specs is Infer or spec_cache is None else spec_cache.get(spec_key)
+    if specs is None:
+        if in_specs is Infer:
+            specs = [_infer_spec(x, mesh) for x in leaves]
+        else:
+            prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+            specs = _broadcast_prefix(prefix, args, "in_specs")
+        specs = [check_spec(mesh, s, a.ndim, "in_specs") for s, a in zip(specs, avals)]
+        if in_specs is not Infer and spec_cache is not None:
+            spec_cache[spec_key] = specs
     key = None
     if traced is not None and current_dynamic().level == 0 and not any(
             isinstance(x, Tracer) for x in leaves):
@@ -180,10 +196,17 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
     from ember.distributed import topology
     topo = topology.current()
     devices = [d for d in mesh.devices.flat if d.process_index == topo.process_index]
+    if entry.in_named is None:
+        entry.in_named = [NamedSharding(mesh, s) for s in specs]
+        entry.out_named = [NamedSharding(mesh, s) for s in entry.o_specs]
+        entry.out_global = [ShapedArray(global_shape(mesh, s, a.shape), a.dtype, a.weak_type)
+                            for s, a in zip(entry.o_specs, entry.out_avals)]
+        mine = dict.fromkeys(devices)
+        entry.out_covers = [covers(a, n, mine)
+                            for a, n in zip(entry.out_global, entry.out_named)]
     per_arg = []
-    for x, s in zip(leaves, specs):
-        if isinstance(x, ShardedArray) and x.sharding == NamedSharding(mesh, s) \
-                and not x.is_deleted():
+    for x, s, named in zip(leaves, specs, entry.in_named):
+        if isinstance(x, ShardedArray) and x.sharding == named and not x.is_deleted():
             shards = x._shards  # (its own buffers, lent: nothing writes them)
             per_arg.append([shards[d] for d in devices])
         else:
@@ -192,8 +215,10 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
     assert entry.body is not None
     outs = entry.body.run(mesh, devices, blocks, topo.process_index, topo.communicator)
     results = []
-    for j, (s, aval) in enumerate(zip(entry.o_specs, entry.out_avals)):
-        shape = global_shape(mesh, s, aval.shape)
+    assert entry.out_named is not None and entry.out_global is not None
+    assert entry.out_covers is not None
+    for j, (named, aval, whole) in enumerate(zip(entry.out_named, entry.out_global,
+                                                 entry.out_covers)):
         by_dev = {}
         for k, d in enumerate(devices):
             buf = np.require(outs[k][j], dtype=aval.dtype, requirements="C")
@@ -202,6 +227,5 @@ def _run(entry: _Traced, mesh: Mesh, specs: list, leaves: list) -> list[Any]:
             by_dev[d] = buf
         # (the value is assembled from the shards when first read, where this process
         # holds every block: a result fed to the next call is never assembled)
-        results.append(ShardedArray(ShapedArray(shape, aval.dtype, aval.weak_type),
-                                    NamedSharding(mesh, s), by_dev, lazy=True))
+        results.append(ShardedArray(aval, named, by_dev, lazy=True, covers=whole))
     return results

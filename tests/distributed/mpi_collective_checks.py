@@ -110,6 +110,18 @@ def check_communicator(comm: MpiCommunicator, tag: str) -> None:
         partial = ((0, n - 1),)
         same(comm.permute(mine, partial),
              everyone[0] if me == n - 1 else np.zeros_like(mine), f"permute partial {case}")
+        # exchange: two messages to the next member told apart by their tags (received in
+        # the other order), and one to itself
+        nxt, prv = (me + 1) % n, (me - 1) % n
+        other = data(world[me], dtype, blocked, salt + 1000)
+        first, second, own = (np.empty_like(mine), np.empty_like(other),
+                              np.empty_like(mine))
+        comm.exchange([(nxt, 3, mine), (nxt, 4, other), (me, 5, mine)],
+                      [(prv, 4, second), (prv, 3, first), (me, 5, own)])
+        same(first, everyone[prv], f"exchange tag 3 {case}")
+        same(second, data(world[prv], dtype, blocked, salt + 1000), f"exchange tag 4 {case}")
+        same(own, mine, f"exchange to itself {case}")
+        comm.exchange([], [])  # (nothing to move: counted, returns)
     x = np.arange(6.0, dtype=np.float32)
     if n > 1:
         raises(ValueError, lambda: comm.reduce_scatter(np.zeros(2 * n + 1), "sum"),
@@ -162,6 +174,55 @@ def check_large_results_stay(comm: MpiCommunicator) -> None:
     same(view, np.full(n // 4, 1, np.float32), "a view of a large result is not overwritten")
 
 
+def check_all_reduce_into(comm: MpiCommunicator) -> None:
+    """all_reduce(out=): a fitting buffer receives the result and is returned; one of
+    another dtype or shape, or the send buffer itself, is left alone (a new result)."""
+    global passed
+    x = np.arange(6, dtype=np.float32) * (comm.rank + 1)
+    want = np.arange(6, dtype=np.float32) * (comm.size * (comm.size + 1) // 2)
+    into = np.full(6, -1.0, np.float32)
+    got = comm.all_reduce(x, "sum", out=into)
+    same(got, want, "all_reduce into a buffer")
+    passed += got is into
+    if got is not into:
+        failures.append("all_reduce into a buffer: not written in place")
+    for bad, what in ((np.zeros(6, np.float64), "of another dtype"),
+                      (np.zeros(5, np.float32), "of another shape"), (x, "the send buffer")):
+        before = bad.copy()
+        got = comm.all_reduce(x, "sum", out=bad)
+        same(got, want, f"all_reduce into a buffer {what}")
+        same(bad, before if bad is not x else x, f"all_reduce leaves a buffer {what}")
+
+
+def check_shard_map_one_device_each() -> None:
+    """shard_map over one device per process: a psum and a pmax with a NaN (the reduction
+    written straight into the per-device module's result: the path above) and a ppermute
+    ring, each called three times (NumPy stages, then the per-device module)."""
+    from ember import lax
+    from ember.sharding import NamedSharding, P
+
+    n, me = ember.process_count(), ember.process_index()
+    mesh = ember.make_mesh((n,), ("i",))
+    split = NamedSharding(mesh, P("i"))
+    x = np.arange(5, dtype=np.float32) + 10 * me
+    if me == 0:
+        x[2] = np.nan
+    xs = ember.make_array_from_process_local_data(split, x)
+    every = [np.arange(5, dtype=np.float32) + 10 * r for r in range(n)]
+    every[0][2] = np.nan
+    f = ember.shard_map(lambda a: (lax.psum(a, "i"), lax.pmax(a, "i"),
+                                   lax.ppermute(a, "i", [(r, (r + 1) % n) for r in range(n)])),
+                        mesh=mesh, in_specs=P("i"), out_specs=(P(), P(), P("i")))
+    for call in range(3):
+        total, top, moved = f(xs)
+        same(np.asarray(total.addressable_shards[0].data), np.sum(every, axis=0),
+             f"shard_map psum, call {call}")
+        same(np.asarray(top.addressable_shards[0].data), np.max(every, axis=0),
+             f"shard_map pmax, call {call}")
+        same(np.asarray(moved.addressable_shards[0].data), every[(me - 1) % n],
+             f"shard_map ppermute, call {call}")
+
+
 def check_plans() -> None:
     """The reduction plans mpi_reduce.py documents."""
     global passed
@@ -201,6 +262,8 @@ def main() -> None:
     check_plans()
     check_late_arrivals(comm)
     check_large_results_stay(comm)
+    check_all_reduce_into(comm)
+    check_shard_map_one_device_each()
     # subgroups: all name the same group, reversed (rank i is ranks[i]); a partition
     reverse = comm.subgroup(tuple(range(size))[::-1])
     same(np.array([reverse.rank, reverse.size]), np.array([size - 1 - rank, size]),

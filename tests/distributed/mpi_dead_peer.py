@@ -27,9 +27,28 @@ CALLS = {
     "reduce_scatter": lambda c, x: c.reduce_scatter(x, "max"),
     "all_to_all": lambda c, x: c.all_to_all(x),
     "permute": lambda c, x: c.permute(x, ((1, 0), (0, 1))),
+    "exchange": lambda c, x: c.exchange([(1, 7, x)], [(1, 7, np.empty_like(x))]),
     "barrier": lambda c, x: c.barrier(),
     "subgroup": lambda c, x: c.subgroup((0, 1)),
 }
+
+
+def _shard_map_ring() -> object:
+    """A shard_map ppermute over one device per process, run twice by every process (its
+    NumPy stages, then its per-device module): the third call is collective-permute in
+    compiled code, whose exchange between the processes must time out."""
+    from ember import lax
+    from ember.sharding import NamedSharding, P
+
+    mesh = ember.make_mesh((ember.process_count(),), ("i",))
+    n = ember.process_count()
+    f = ember.shard_map(lambda a: lax.ppermute(a * 2, "i", [(r, (r + 1) % n) for r in range(n)]),
+                        mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    xs = ember.make_array_from_process_local_data(NamedSharding(mesh, P("i")),
+                                                  np.ones(8, np.float32))
+    f(xs)
+    f(xs)
+    return lambda c, x: f(xs)
 
 
 def main() -> None:
@@ -37,6 +56,8 @@ def main() -> None:
     ember.distributed.initialize()
     comm = topology.current().communicator
     x = np.arange(1 << 16, dtype=np.float32)
+    if name == "shard_map":
+        CALLS[name] = _shard_map_ring()
     comm.all_reduce(x, "sum")  # (all alive and joined up to here)
     if comm.rank == 1:
         if how == "exit":

@@ -2,7 +2,11 @@
 CPU devices each (a mesh of 4), against the same program on one process.
 
 Checks: psum over all four devices, psum over the process axis of a 2x2 mesh with the
-model axis kept, and a data-parallel training step (an MLP's value_and_grad under jit, the
+model axis kept, a table of ppermute (a shift, a permutation, partial pairs, two in a
+row), all_gather, psum_scatter, all_to_all and axis_index over the four devices and of
+ppermutes along each axis of the 2x2 mesh (each body called twice: its stages evaluated
+with NumPy, then compiled as one per-device module; bit for bit against NumPy), and a
+data-parallel training step (an MLP's value_and_grad under jit, the
 gradients pmean'd over the batch axis, SGD) for 20 steps, whose parameters must equal the
 single-process full-batch run's to 1e-5 relative. Each process prints one line
 `sharded checks passed <process> <largest relative error>`, or raises.
@@ -49,6 +53,57 @@ out = ember.shard_map(lambda v: lax.psum(v, "p"), mesh=mesh2, in_specs=P("p", "d
 want = y[:2] + y[2:]
 for shard in out.addressable_shards:
     np.testing.assert_array_equal(np.asarray(shard.data), want[shard.index])
+
+# the table of collectives across the processes, each body called twice (its stages
+# evaluated with NumPy, then the body compiled as one per-device module with HLO
+# collectives), bit for bit against NumPy on the whole array (small integers in float32:
+# every order of summation gives the same bits)
+z = (np.arange(96) % 7 - 3).astype(np.float32).reshape(8, 12)
+blocks = np.split(z, 4)  # (device k's block of P("i"))
+TABLE = [
+    ("ppermute shift", lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 3)]),
+     np.concatenate([np.zeros_like(blocks[0])] + blocks[:3])),
+    ("ppermute permutation", lambda v: lax.ppermute(v, "i", [(0, 2), (2, 1), (1, 3), (3, 0)]),
+     np.concatenate([blocks[3], blocks[2], blocks[0], blocks[1]])),
+    ("ppermute partial", lambda v: lax.ppermute(v, "i", [(3, 0), (1, 2)]),
+     np.concatenate([blocks[3], 0 * blocks[0], blocks[1], 0 * blocks[0]])),
+    ("ppermute twice", lambda v: lax.ppermute(lax.ppermute(v, "i", [(0, 1), (1, 0), (2, 3),
+                                                                    (3, 2)]), "i",
+                                              [(0, 3), (3, 0)]) + v,
+     np.concatenate([blocks[2] + blocks[0], blocks[1], blocks[2], blocks[1] + blocks[3]])),
+    ("all_gather", lambda v: lax.all_gather(v, "i", axis=1, tiled=True),
+     np.concatenate([np.concatenate(blocks, axis=1)] * 4)),
+    ("psum_scatter", lambda v: lax.psum_scatter(v, "i", scatter_dimension=1, tiled=True),
+     np.concatenate(np.split(sum(blocks), 4, axis=1))),
+    ("all_to_all", lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True),
+     np.concatenate([np.concatenate([b[:, 3 * k:3 * k + 3] for b in blocks])
+                     for k in range(4)])),
+    ("axis_index", lambda v: v * lax.axis_index("i"),
+     np.concatenate([b * k for k, b in enumerate(blocks)])),
+]
+for what, body, want in TABLE:
+    f = ember.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    for call in ("stages", "per-device module"):
+        got = f(placed(z, mesh, P("i")))
+        for shard in got.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data), want[shard.index],
+                                          err_msg=f"{what} ({call})")
+    (entry,) = f._traced.values()
+    assert entry.body.per_device is not None, what
+# on the 2x2 mesh: pairs along the process axis and along the local one, and a ppermute
+# over both axes at once
+g = ember.shard_map(lambda v: lax.ppermute(v, "p", [(0, 1), (1, 0)]) * 10
+                    + lax.ppermute(v, "d", [(1, 0)])
+                    + lax.ppermute(v, ("p", "d"), [(0, 3), (3, 2), (2, 1)]) * 100,
+                    mesh=mesh2, in_specs=P("p", "d"), out_specs=P("p", "d"))
+y4 = [[y[:2, :2], y[:2, 2:]], [y[2:, :2], y[2:, 2:]]]  # [p][d] blocks
+want2 = np.block([[y4[1][0] * 10 + y4[0][1], y4[1][1] * 10 + y4[1][0] * 100],
+                  [y4[0][0] * 10 + y4[1][1] + y4[1][1] * 100, y4[0][1] * 10 + y4[0][0] * 100]])
+for call in ("stages", "per-device module"):
+    got = g(placed(y, mesh2, P("p", "d")))
+    for shard in got.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(shard.data), want2[shard.index],
+                                      err_msg=f"2x2 ppermutes ({call})")
 
 # data-parallel training: the batch over the 4 devices, the parameters replicated
 rng = np.random.default_rng(0)

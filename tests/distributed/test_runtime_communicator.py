@@ -53,9 +53,13 @@ class FakeComm:
         return np.stack(self.hub.exchange(self.rank, send))
 
     def reduce_scatter(self, send, op):
-        return np.split(self.all_reduce(send, op), self.size)[self.rank]
+        self.calls.append("reduce_scatter")
+        assert send.shape[0] % self.size == 0
+        vals = self.hub.exchange(self.rank, send)
+        return np.split(np.sum(vals, axis=0), self.size)[self.rank]
 
     def all_to_all(self, send):
+        self.calls.append("all_to_all")
         vals = self.hub.exchange(self.rank, send)
         return np.concatenate([np.split(v, self.size)[self.rank] for v in vals])
 
@@ -63,6 +67,14 @@ class FakeComm:
         vals = self.hub.exchange(self.rank, send)
         src = {d: s for s, d in pairs}
         return vals[src[self.rank]] if self.rank in src else np.zeros_like(send)
+
+    def exchange(self, sends, receives):
+        self.calls.append("exchange")
+        posted = self.hub.exchange(self.rank, np.array(
+            [(d, t, np.array(b, copy=True)) for d, t, b in sends] + [None], dtype=object))
+        for r, t, out in receives:
+            (buf,) = [b for d, tag, b in posted[r][:-1] if d == self.rank and tag == t]
+            out[...] = buf
 
     def subgroup(self, ranks):
         with self.hub.lock:
@@ -89,6 +101,10 @@ CASES = [  # (mesh shape, names, collective, params)
                                       "axis_index_groups": None, "axis_size": 4,
                                       "tiled": True}),
     ((4,), ("i",), "ppermute", {"axis_name": ("i",), "perm": ((0, 3), (3, 1), (1, 0))}),
+    ((4,), ("i",), "ppermute", {"axis_name": ("i",), "perm": ((0, 1), (1, 2), (2, 3),
+                                                               (3, 0))}),
+    ((4,), ("i",), "ppermute", {"axis_name": ("i",), "perm": ((2, 0),)}),
+    ((2, 2), ("p", "l"), "ppermute", {"axis_name": ("p",), "perm": ((0, 1), (1, 0))}),
     ((4,), ("i",), "all_to_all", {"axis_name": ("i",), "split_axis": 0, "concat_axis": 1,
                                   "axis_index_groups": None, "tiled": True}),
     ((4,), ("i",), "axis_index", {"axis_name": "i"}),
@@ -97,7 +113,23 @@ CASES = [  # (mesh shape, names, collective, params)
     ((2, 2), ("p", "l"), "all_gather", {"all_gather_dimension": 0, "axis_name": ("l", "p"),
                                         "axis_index_groups": None, "axis_size": 4,
                                         "tiled": False}),
+    ((2, 2), ("p", "l"), "reduce_scatter", {"axis_name": ("p",), "scatter_dimension": 1,
+                                            "axis_index_groups": None, "axis_size": 3,
+                                            "tiled": False}),
+    ((2, 2), ("p", "l"), "reduce_scatter", {"axis_name": ("l", "p"), "scatter_dimension": 0,
+                                            "axis_index_groups": None, "axis_size": 4,
+                                            "tiled": True}),
+    ((2, 2), ("p", "l"), "all_to_all", {"axis_name": ("p",), "split_axis": 0,
+                                        "concat_axis": 1, "axis_index_groups": None,
+                                        "tiled": True}),
+    ((2, 2), ("p", "l"), "all_to_all", {"axis_name": ("l", "p"), "split_axis": 0,
+                                        "concat_axis": 0, "axis_index_groups": None,
+                                        "tiled": True}),
 ]
+# the communicator method each collective across processes must call (MPI's matching one)
+MATCHING = {"psum": "all_reduce", "pmax": "all_reduce", "all_gather": "all_gather",
+            "reduce_scatter": "reduce_scatter", "all_to_all": "all_to_all",
+            "ppermute": "exchange"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[2]}-{''.join(c[1])}-{i}"
@@ -135,6 +167,8 @@ def test_two_processes_match_one(case):
     # a group within one process never touches the communicator
     local_only = name == "axis_index" or (names == ("p", "l") and params.get("axes") == ("l",))
     assert (not comms[0].calls) == local_only
+    if not local_only:
+        assert set(comms[0].calls) == {MATCHING[name]}, comms[0].calls
 
 
 def test_without_communicator_a_cross_process_group_raises():
@@ -142,3 +176,42 @@ def test_without_communicator_a_cross_process_group_raises():
     mine = {d: np.ones(2, np.float32) for d in split.devices.flat if d.process_index == 0}
     with pytest.raises(RuntimeError, match="no communicator is set"):
         run_collective(split, "psum", {"axes": ("i",), "axis_index_groups": None}, mine)
+
+
+def test_sub_communicators_are_made_once():
+    """Four 'processes' of one device each, a psum over one axis of a 2x2 mesh (groups of
+    two processes): the first call makes both groups' sub-communicators (every process
+    takes part in each), later calls make none, and each sums within its group."""
+    devs = np.empty(4, dtype=object)
+    devs[:] = [CpuDevice(i, i, 0) for i in range(4)]
+    mesh = Mesh(devs.reshape(2, 2), ("p", "l"))
+    hub = _Hub(4)
+    comms = [FakeComm(hub, r, (0, 1, 2, 3)) for r in range(4)]
+    made = [0] * 4
+    for r, c in enumerate(comms):
+        def counted(ranks, c=c, r=r, make=c.subgroup):
+            made[r] += 1
+            return make(ranks)
+        c.subgroup = counted
+    got: dict = {}
+    errors: list = []
+
+    def process(p: int) -> None:
+        try:
+            for call in range(3):
+                dev = mesh.devices.flat[p]
+                out = run_collective(mesh, "psum", {"axes": ("l",), "axis_index_groups": None},
+                                     {dev: np.full(2, p + 1.0, np.float32)}, p, comms[p])
+                got[(p, call)] = out[dev]
+        except Exception as e:  # (re-raised in the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=process, args=(p,)) for p in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert made == [2, 2, 2, 2], made
+    for (p, _), v in got.items():
+        np.testing.assert_array_equal(v, np.full(2, 3.0 if p < 2 else 7.0, np.float32))

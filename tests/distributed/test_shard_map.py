@@ -1,9 +1,11 @@
 """shard_map over 4 CPU devices in this process: every collective (psum, pmean, pmax, pmin,
 all_gather, psum_scatter, ppermute, all_to_all, axis_index) against JAX 0.10.2's shard_map
 over 4 CPU devices (one JAX subprocess computes the whole table, values and gradients),
-eagerly (the runtime: per-device stages, collectives by copies in memory) and under jit
-(one program, the mesh axes as named vmaps). Inputs are small integers in float32, so every
-order of summation gives the same bits and the comparisons are exact."""
+eagerly (the runtime: the first call per-device stages evaluated with NumPy, the second
+the body compiled as one per-device module whose collectives are HLO collectives, met by
+copies in memory) and under jit (one program, the mesh axes as named vmaps). Inputs are
+small integers in float32, so every order of summation gives the same bits and the
+comparisons are exact."""
 
 from __future__ import annotations
 
@@ -39,6 +41,13 @@ CASES = [
      "lambda a: L.ppermute(a, 'i', [(0, 1), (1, 2), (2, 3), (3, 0)])", [[8, 5]], 0),
     ("ppermute_partial", M22, "P('x', 'y')", "P('x', 'y')",
      "lambda a: L.ppermute(a, 'y', [(1, 0)])", [[4, 4]], 0),
+    ("ppermute_shift", M4, "P('i')", "P('i')",
+     "lambda a: L.ppermute(a, 'i', [(0, 1), (1, 2), (2, 3)])", [[8, 3]], 0),
+    ("ppermute_perm", M4, "P(None, 'i')", "P(None, 'i')",
+     "lambda a: L.ppermute(a * 2, 'i', [(0, 2), (2, 1), (1, 3), (3, 0)]) + a", [[3, 8]], 0),
+    ("ppermute_x", M22, "P('x', 'y')", "P('x', 'y')",
+     "lambda a: L.ppermute(a, 'x', [(0, 1), (1, 0)]) - L.ppermute(a, 'y', [(0, 1)])",
+     [[4, 6]], 0),
     ("ppermute_two_axes", M22, "P(('x', 'y'))", "P(('x', 'y'))",
      "lambda a: L.ppermute(a, ('x', 'y'), [(0, 3), (3, 1), (1, 2), (2, 0)])", [[8]], 1),
     ("all_to_all_tiled", M4, "P('i')", "P('i')",
@@ -74,7 +83,7 @@ CHECKS = [
     ("lambda a: L.ppermute(L.psum(a, 'i'), 'i', [(0, 1), (1, 0)])", "P()"),
 ]
 GRAD_CASES = ["psum", "pmean", "all_gather_tiled", "psum_scatter_tiled", "ppermute_ring",
-              "all_to_all_tiled"]
+              "ppermute_shift", "ppermute_perm", "ppermute_x", "all_to_all_tiled"]
 
 SCRIPT = """
 import json, sys
@@ -132,15 +141,27 @@ def _make(case):
     return f, args, mesh
 
 
+# the HLO collective each primitive of the table's bodies becomes in the per-device module
+HLO_OF = {"psum": "all-reduce", "pmean": "all-reduce", "pmax": "all-reduce",
+          "pmin": "all-reduce", "all_gather": "all-gather", "psum_scatter": "reduce-scatter",
+          "ppermute": "collective-permute", "all_to_all": "all-to-all"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_collective_table_matches_jax(devices4, jax_results, case):
     name, eager_only = case[0], case[6]
     f, args, mesh = _make(case)
-    got = ember.tree_util.tree_leaves(f(*args))
-    for k, v in enumerate(got):
-        want = jax_results[f"{name}/out{k}"]
-        assert v.shape == want.shape and v.dtype == want.dtype, (name, k)
-        np.testing.assert_array_equal(np.asarray(v), want, err_msg=f"{name} eager out{k}")
+    for call in ("eager", "eager per-device module"):  # (the second call compiles it)
+        got = ember.tree_util.tree_leaves(f(*args))
+        for k, v in enumerate(got):
+            want = jax_results[f"{name}/out{k}"]
+            assert v.shape == want.shape and v.dtype == want.dtype, (name, k)
+            np.testing.assert_array_equal(np.asarray(v), want, err_msg=f"{name} {call} out{k}")
+    (entry,) = f._traced.values() if f._traced else (None,)
+    if entry is not None:  # (a body with a collective in a loop runs as one program)
+        module = entry.body.per_device.compiled.lowered.module.as_hlo_text()
+        for prim, opcode in HLO_OF.items():
+            assert (f"L.{prim}(" in case[4]) <= (f" {opcode}(" in module), (prim, module)
     if not eager_only:
         for k, v in enumerate(ember.tree_util.tree_leaves(ember.jit(f)(*args))):
             np.testing.assert_array_equal(np.asarray(v), jax_results[f"{name}/out{k}"],
@@ -248,3 +269,39 @@ def test_under_vmap_and_grad_of_jit(devices4):
     # device's y index (the replicated output is not counted once per device)
     g = ember.jit(ember.grad(lambda x: f(x).sum()))(xs[0])
     np.testing.assert_array_equal(np.asarray(g), np.repeat([[0.0, 1.0]], 4, 0).repeat(2, 1))
+
+
+def test_ppermute_under_vmap_jvp_vjp_and_inside_a_vmapped_body(devices4):
+    """ppermute's batching rule (vmap of a shard_map, and a vmap inside the body, whose
+    per-device collective-permute then moves the whole batch), its JVP (linear: the tangent
+    moves as the primal) and its transpose (the inverse pairs), against NumPy."""
+    mesh = ember.make_mesh((4,), ("i",))
+    perm = [(0, 2), (2, 1), (1, 3), (3, 0)]
+    src = {t: s for s, t in perm}
+
+    def moved(a, axis=0):  # (block t of the result is block src[t] of a, along `axis`)
+        blocks = np.split(a, 4, axis=axis)
+        return np.concatenate([blocks[src[t]] for t in range(4)], axis=axis)
+
+    f = ember.shard_map(lambda a: lax.ppermute(a, "i", perm) * 3, mesh=mesh,
+                        in_specs=P("i"), out_specs=P("i"))
+    xs = (np.arange(2 * 8 * 3) % 7 - 3).astype(np.float32).reshape(2, 8, 3)
+    want = np.stack([moved(x) * 3 for x in xs])
+    np.testing.assert_array_equal(np.asarray(ember.vmap(f)(xs)), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(ember.vmap(f))(xs)), want)
+    primal, tangent = ember.jvp(f, (xs[0],), (xs[1],))
+    np.testing.assert_array_equal(np.asarray(primal), want[0])
+    np.testing.assert_array_equal(np.asarray(tangent), want[1])
+    _, pull = ember.vjp(f, xs[0])
+    (ct,) = pull(xs[1])
+    inverse = {s: t for s, t in perm}  # (block s of the cotangent is block inverse[s])
+    blocks = np.split(xs[1], 4)
+    np.testing.assert_array_equal(np.asarray(ct), np.concatenate(
+        [blocks[inverse[s]] * 3 for s in range(4)]))
+    g = ember.shard_map(lambda a: ember.vmap(lambda r: lax.ppermute(r, "i", perm))(a),
+                        mesh=mesh, in_specs=P(None, "i"), out_specs=P(None, "i"))
+    y = (np.arange(3 * 8) % 5).astype(np.float32).reshape(3, 8)
+    for _ in range(2):  # (NumPy stages, then the per-device module)
+        np.testing.assert_array_equal(np.asarray(g(y)), moved(y, axis=1))
+    (entry,) = g._traced.values()
+    assert "collective-permute(" in entry.body.per_device.compiled.lowered.module.as_hlo_text()

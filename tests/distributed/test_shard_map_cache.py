@@ -1,6 +1,7 @@
 """A shard_map called again on arrays of the same signature reuses its traced body: the
-first call traces and evaluates the stages with NumPy, the second compiles each stage
-between collectives once, later calls trace and compile nothing (counted with the compile
+first call traces and evaluates the stages with NumPy, the second compiles the body once
+as a per-device module with its collectives (or, where it cannot be one, each stage
+between collectives), later calls trace and compile nothing (counted with the compile
 events every compilation reports); the results are the same on every call."""
 
 from __future__ import annotations
@@ -32,7 +33,15 @@ def compiles():
     compile_events.remove_compile_watcher(factory)
 
 
-def test_repeat_calls_neither_trace_nor_compile_again(mesh, compiles):
+@pytest.mark.parametrize("one_module", [True, False])
+def test_repeat_calls_neither_trace_nor_compile_again(mesh, compiles, one_module,
+                                                      monkeypatch):
+    if not one_module:  # (a body that cannot be one module: its stages compile)
+        from ember.spmd import _per_device
+
+        def refuse(*args):
+            raise NotImplementedError("not one module")
+        monkeypatch.setattr(_per_device, "PerDeviceBody", refuse)
     traces = []
 
     def body(a, b):
@@ -52,9 +61,12 @@ def test_repeat_calls_neither_trace_nor_compile_again(mesh, compiles):
         outs.append(np.asarray(f(x, y)))
         counts.append(len(compiles))
     assert len(traces) == 1  # (traced on the first call only)
-    # the first call compiles nothing; the second compiles each stage once; then none
-    assert counts[0] == 0 and counts[1] == 3 and counts[4] == counts[1], counts
-    assert all(n.startswith("shard_map_stage") for n in compiles)
+    # the first call compiles nothing; the second compiles the body (else each stage) once;
+    # then none
+    assert counts[0] == 0 and counts[1] == (1 if one_module else 3), counts
+    assert counts[4] == counts[1], counts
+    assert all(n.startswith("shard_map_body" if one_module else "shard_map_stage")
+               for n in compiles), compiles
     for got in outs:
         np.testing.assert_allclose(got, want, rtol=2e-6)
     # compiled stages give what the NumPy ones gave (the first call's)

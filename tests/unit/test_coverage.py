@@ -63,7 +63,7 @@ CPU_KERNEL_KINDS: frozenset[str] = frozenset({
     # removed by the CPU pipeline once CSE has run (passes/barrier_removal.py)
     "opt-barrier",
     # host callbacks into the runtime's rendezvous (backends/cpu/collectives.py)
-    "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
 })
 # Elementwise opcodes no primitive binds: passes and other lowerings create them (round_p
 # picks round-nearest-* by a parameter, select_n lowers to select, jnp.log2 and log10 divide

@@ -1,14 +1,15 @@
-"""Collectives on the CPU: each all-reduce, all-gather, reduce-scatter and all-to-all of a
-per-device module becomes a host callback (`ember.python_callback` custom-call,
-emit/callbacks.py) into the runtime's collective runner (ember/hlo/evaluator/collectives.py),
-which meets the other devices' calls.
+"""Collectives on the CPU: each all-reduce, all-gather, reduce-scatter, all-to-all and
+collective-permute of a per-device module becomes a host callback
+(`ember.python_callback` custom-call, emit/callbacks.py) into the runtime's collective
+runner (ember/hlo/evaluator/collectives.py), which meets the other devices' calls.
 
 Input: a Module. Output: the module with each collective replaced (a clone; the same
 module when it holds none). Invariants: one registry entry per distinct collective
-(opcode, combiner, groups, dimension, shapes), reused by every compile in the process, so
-recompiling registers nothing new; the callback has no side effect (every device runs the
-same code, so a pass that merges or drops one does it on every device alike). Done before
-the caches' key is taken: the key then names the callback ids of this process.
+(opcode, combiner, groups or pairs, dimension, shapes), reused by every compile in the
+process, so recompiling registers nothing new; the callback has no side effect (every
+device runs the same code, so a pass that merges or drops one does it on every device
+alike). Done before the caches' key is taken: the key then names the callback ids of this
+process.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _callback_id(inst: Instruction) -> int:
                                         "plain add/multiply/maximum/minimum")
     dims = inst.attrs.get("dimensions")
     dim = int(dims[0]) if dims else None
-    groups = tuple(tuple(int(p) for p in g) for g in inst.attrs["replica_groups"])
+    groups = collectives.partners(inst.attrs)
     src, out = inst.operand.shape, inst.shape
     key = (inst.opcode, reducer, groups, dim, src.dimensions, out.dimensions, src.dtype)
     with _LOCK:
@@ -46,12 +47,14 @@ def _callback_id(inst: Instruction) -> int:
             return got
         opcode = inst.opcode
 
-        def fn(args: list[np.ndarray]) -> list[np.ndarray]:
-            return [collectives.run(opcode, reducer, groups, dim, args[0])]
+        def fn(args: list[np.ndarray], outs: list[np.ndarray] | None = None
+               ) -> list[np.ndarray]:
+            return [collectives.run(opcode, reducer, groups, dim, args[0],
+                                    outs[0] if outs else None)]
 
         got = _IDS[key] = callbacks.register(callbacks.HostCallback(
             fn, (ShapedArray(src.dimensions, src.dtype),),
-            (ShapedArray(out.dimensions, out.dtype),), False, opcode))
+            (ShapedArray(out.dimensions, out.dtype),), False, opcode, borrows=True))
         return got
 
 

@@ -202,18 +202,19 @@ def plain_binary_opcode(comp: Computation) -> str | None:
 # ---------------------------------------------------------------------------------------
 
 
-@_handles("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
+@_handles("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 def _collective(inst, vals):
     """Through the device runner of this thread (collectives.py): reduce-scatter and
     all-reduce name their combiner ('add', 'maximum', ...), all-gather, reduce-scatter and
-    all-to-all their dimension."""
+    all-to-all their dimension; collective-permute its pairs where the others their
+    groups."""
     reducer = (plain_binary_opcode(inst.to_apply) if inst.called_computations else None)
     if inst.called_computations and reducer in (None, "overwrite"):
         raise EvaluationError(f"{inst.opcode} combines with a computation that is not a "
                               "plain add/multiply/maximum/minimum/and/or/xor")
     dims = inst.attrs.get("dimensions")
     try:
-        out = collectives.run(inst.opcode, reducer, inst.attrs["replica_groups"],
+        out = collectives.run(inst.opcode, reducer, collectives.partners(inst.attrs),
                               int(dims[0]) if dims else None, np.asarray(vals[0]))
     except collectives.NoDeviceRunner as e:
         raise EvaluationError(str(e)) from None

@@ -16,8 +16,10 @@ Invariants:
   parallel slices (the emitter gives them no `(begin, end)` span), so a callback runs
   once per execution of its instruction, in schedule order, on the calling thread.
 - Inputs are copied into fresh NumPy arrays before the callback sees them (they may live in
-  the scratch block); results are checked against the declared avals and copied into the
-  output buffers. A side-effecting call's pred[] token output is written by the kernel.
+  the scratch block), except for a callback that `borrows` them (the collectives: read-only
+  views, read during the call only); results are checked against the declared avals and
+  copied into the output buffers. A side-effecting call's pred[] token output is written
+  by the kernel.
 - An exception in the callback is recorded (ember/callbacks.py `record_error`) and raised
   after the native call returns; later callbacks of that call are skipped.
 """
@@ -25,6 +27,7 @@ Invariants:
 from __future__ import annotations
 
 import ctypes
+import math
 from typing import TYPE_CHECKING, Any
 
 import llvmlite.ir as ir
@@ -44,7 +47,7 @@ SYMBOL = "ember_python_callback"
 
 def _view(address: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A NumPy array over `address` (no copy)."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # (np.prod: microseconds)
     if nbytes == 0:
         return np.empty(shape, dtype)
     buf = (ctypes.c_char * nbytes).from_address(address)
@@ -56,10 +59,18 @@ def _trampoline(cb_id: int, ins: Any, nin: int, outs: Any, nout: int) -> None:
         return  # an earlier callback of this call failed: its error is raised afterwards
     try:
         cb = callbacks.lookup(cb_id)
-        args = [_view(ins[k], a.shape, a.dtype).copy() for k, a in enumerate(cb.in_avals)]
-        results = callbacks.run_callback(cb_id, args)
-        for k, (r, a) in enumerate(zip(results, cb.out_avals)):
-            np.copyto(_view(outs[k], a.shape, a.dtype), r)
+        args = [_view(ins[k], a.shape, a.dtype) for k, a in enumerate(cb.in_avals)]
+        # (only the outputs the kernel passed: a side effect's token is not one)
+        views = [_view(outs[k], a.shape, a.dtype) for k, a in enumerate(cb.out_avals[:nout])]
+        if cb.borrows:  # (read in place, during this call only; may write `views`)
+            for a in args:
+                a.setflags(write=False)
+            results = callbacks.run_callback(cb_id, args, views)
+        else:
+            results = callbacks.run_callback(cb_id, [a.copy() for a in args])
+        for r, v in zip(results, views):
+            if r is not v:
+                np.copyto(v, r)
     except BaseException as e:  # noqa: B036 - nothing may unwind through native frames
         callbacks.record_error(e)
 
