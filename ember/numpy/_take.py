@@ -208,11 +208,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
         return _take_along_axis_batched(a, idx, axis=axis, fill_value=fill_value)
     idx_shape = idx.shape if isinstance(idx, np.ndarray) else get_aval(idx).shape
     if axis is None:
-        if len(idx_shape) != 1:
-            raise ValueError(f"when axis=None, `indices` must have a single dimension, got "
-                             f"shape {idx_shape}")
-        a = lax.reshape(a, (get_aval(a).size,))
-        axis = 0
+        a, axis = _flat_for_axis_none(a, idx_shape)
     shape = get_aval(a).shape
     if len(idx_shape) != len(shape):
         raise ValueError(f"indices and arr must have the same number of dimensions; "
@@ -232,6 +228,15 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     return _take_on_axis(a, idx, axis, "take_along_axis", mode, fill_value, other=other)
 
 
+def _flat_for_axis_none(a: Any, idx_shape: tuple[int, ...]) -> tuple[Any, int]:
+    """take_along_axis with axis=None: the array flattened, read along axis 0 by a 1-D
+    index."""
+    if len(idx_shape) != 1:
+        raise ValueError(f"when axis=None, `indices` must have a single dimension, got "
+                         f"shape {idx_shape}")
+    return lax.reshape(a, (get_aval(a).size,)), 0
+
+
 @jit_like_jax("take_along_axis", static_argnames=("axis", "fill_value"))
 def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> Any:
     """take_along_axis in 'fill' mode by one gather: the index's axis is the gathered one,
@@ -240,11 +245,7 @@ def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> An
     dimensions as batching dimensions."""
     idx_shape = get_aval(idx).shape
     if axis is None:
-        if len(idx_shape) != 1:
-            raise ValueError(f"when axis=None, `indices` must have a single dimension, got "
-                             f"shape {idx_shape}")
-        a = lax.reshape(a, (get_aval(a).size,))
-        axis = 0
+        a, axis = _flat_for_axis_none(a, idx_shape)
     shape = get_aval(a).shape
     rank = len(shape)
     if len(idx_shape) != rank:

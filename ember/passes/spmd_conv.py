@@ -54,7 +54,7 @@ from ember.hlo.ir import Instruction
 from ember.hlo.sharding import HloSharding, block_index
 from ember.hlo.window import WindowDim, dilated, parse_dim_labels
 from ember.passes.spmd_reshard import Local
-from ember.passes.spmd_rules import fit, reader
+from ember.passes.spmd_rules import AxisTaker, fit, reader
 
 
 class Halo(NamedTuple):
@@ -119,14 +119,7 @@ class ConvRules:
         fg, bg = at.get("feature_group_count", 1), at.get("batch_group_count", 1)
         grouped = fg != 1 or bg != 1
         sl, sr = self.env[lhs].sharding, self.env[rhs].sharding
-        used: set[str] = set()
-
-        def take(axes: tuple[str, ...]) -> tuple[str, ...]:
-            if not axes or used & set(axes):
-                return ()
-            used.update(axes)
-            return axes
-
+        take = AxisTaker()
         contract = () if grouped else take(sl.dims[dl.lhs_feature] or sr.dims[dl.rhs_in])
         # (feature groups, a depthwise convolution's channels: whole groups a device, its
         # input features and its filters cut alike)
@@ -144,7 +137,7 @@ class ConvRules:
             axes = sl.dims[i]
             n, n_out = lhs.shape.dimensions[i], inst.shape.dimensions[o]
             halo = None
-            if axes and not used & set(axes):
+            if axes and take.free(axes):
                 if sr.dims[j] == axes:
                     halo = _tap_halo(window[k], n, rhs.shape.dimensions[j], n_out,
                                      sl.blocks(i))

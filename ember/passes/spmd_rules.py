@@ -54,6 +54,24 @@ from ember.passes.spmd_reshard import Local
 SPLIT_REDUCERS = ("add", "maximum", "minimum", "or", "and")
 
 
+
+class AxisTaker:
+    """`take(axes)`: the mesh axes themselves the first time any of them is asked for, ()
+    after (one operation splits each mesh axis over one of its dimensions at most);
+    `free(axes)`: none of them taken yet."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def free(self, axes: tuple[str, ...]) -> bool:
+        return not self.used & set(axes)
+
+    def __call__(self, axes: tuple[str, ...]) -> tuple[str, ...]:
+        if not axes or not self.free(axes):
+            return ()
+        self.used.update(axes)
+        return axes
+
 def fit(s: HloSharding, shape: Sequence[int]) -> HloSharding:
     """`s` with the split of any dimension it does not divide evenly dropped."""
     dims = tuple(a if n % s.blocks(d) == 0 else () for d, (n, a) in
@@ -295,14 +313,7 @@ class PartitionRules:
         lc, rc = list(at["lhs_contracting_dims"]), list(at["rhs_contracting_dims"])
         lfree = [d for d in range(lhs.shape.rank) if d not in lb and d not in lc]
         rfree = [d for d in range(rhs.shape.rank) if d not in rb and d not in rc]
-        used: set[str] = set()
-
-        def take(axes: tuple[str, ...]) -> tuple[str, ...]:
-            if not axes or used & set(axes):
-                return ()
-            used.update(axes)
-            return axes
-
+        take = AxisTaker()
         contract = [take(sl.dims[i] or sr.dims[j]) for i, j in zip(lc, rc)]
         batch = [take(sl.dims[i] or sr.dims[j]) for i, j in zip(lb, rb)]
         lout = [take(sl.dims[d]) for d in lfree]
