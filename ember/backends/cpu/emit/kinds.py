@@ -277,6 +277,18 @@ def _is_in_place_update(inst: Instruction, root: Instruction, sched: Schedule) -
     return sched.buffers[target] == flatten_slots(sched.buffers[inst])[0]
 
 
+def _is_in_place_outputs(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
+    """A multi-output fusion some of whose outputs share the buffer of the array they
+    update (in_place.py `in_place_outputs`: a loop body's carried arrays)."""
+    if root.opcode != "tuple" or inst.opcode != "fusion":
+        return False
+    from ember.backends.cpu.plan.in_place import in_place_outputs
+
+    outs = flatten_slots(sched.buffers[inst])
+    return any(sched.buffers[inst.operands[p]] == outs[j]
+               for j, p in in_place_outputs(inst).items())
+
+
 def _opcode(name: str) -> Test:
     return lambda inst, root, sched: root.opcode == name
 
@@ -305,6 +317,7 @@ KINDS: tuple[KindEntry, ...] = (
     KindEntry("scatter", _opcode("scatter"), f"{_EMIT}.scatter:KIND"),
     KindEntry("sort", _opcode("sort"), f"{_EMIT}.sort:KIND"),
     KindEntry("update_slice", _is_in_place_update, f"{_EMIT}.update_slice:KIND"),
+    KindEntry("update_slices", _is_in_place_outputs, f"{_EMIT}.update_slice:OUTPUTS"),
     KindEntry("loop", lambda inst, root, sched: True, f"{_EMIT}.kernels:LOOP"),
 )
 

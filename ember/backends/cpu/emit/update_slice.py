@@ -12,6 +12,10 @@ whole stack. Invariants: every store is in bounds (the window fits after clampin
 update is another buffer, or computed by the fusion from buffers other than the one
 written, so no store changes a value the loops read later (and a precise rerun of the
 window recomputes the same values).
+A multi-output fusion some of whose outputs are such updates written in place (a loop body's
+carried arrays, in_place.py `in_place_outputs`) runs output by output: each in-place output
+stores its window, each other output its whole array (the loop kernel's code, one root).
+No output reads an array another one writes in place, so the order does not matter.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import TYPE_CHECKING
 import llvmlite.ir as ir
 
 from ember.backends.cpu.emit.elements import LoopElements
-from ember.backends.cpu.emit.kernels import with_precise_rerun
+from ember.backends.cpu.emit.kernels import emit_loop_kernel, with_precise_rerun
+from ember.backends.cpu.plan.in_place import in_place_outputs
 from ember.codegen.elemental import Buf, ElementGenerator, store
 from ember.codegen.index import Index
 from ember.codegen.loops import for_nest
@@ -64,6 +69,24 @@ class _UpdateSliceKind:
         emit_update_slice_in_place(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0])
 
 
-KIND = _UpdateSliceKind()
+class _UpdateSlicesKind:
+    """A multi-output fusion with outputs written in place: serial, one output at a time."""
 
-__all__ = ["KIND", "emit_update_slice_in_place"]
+    def split_extent(self, ctx: KernelContext) -> int:
+        return 1
+
+    def emit(self, ctx: KernelContext) -> None:
+        inst, b = ctx.inst, ctx.builder
+        targets = in_place_outputs(inst)
+        for j, (value, out) in enumerate(zip(ctx.root.operands, ctx.outputs)):
+            p = targets.get(j)
+            if p is not None and ctx.sched.buffers[inst.operands[p]] == ctx.outs[j]:
+                emit_update_slice_in_place(b, value, ctx.inputs, out)
+            else:
+                emit_loop_kernel(b, value, ctx.inputs, out, tail_fold=not ctx.in_loop)
+
+
+KIND = _UpdateSliceKind()
+OUTPUTS = _UpdateSlicesKind()
+
+__all__ = ["KIND", "OUTPUTS", "emit_update_slice_in_place"]
