@@ -72,6 +72,9 @@ class KernelContext:
         self.extent = extent
         self.inlinable = inlinable
         self.in_loop = in_loop
+        # a member of a sweep (plan/sweeps.py): its function takes (begin, end) rows of its
+        # window, which the sweep's driver passes, block by block
+        self.swept = False
         self._opened = False
 
     # -- the instruction's buffers ---------------------------------------------------------
@@ -87,7 +90,8 @@ class KernelContext:
 
     @property
     def split(self) -> bool:
-        return self.extent > 1
+        """The function takes (begin, end) after its buffers: split for threads, or swept."""
+        return self.extent > 1 or self.swept
 
     @cached_property
     def bound(self) -> dict[Instruction, Slot]:

@@ -21,6 +21,8 @@ Invariants: `redirect` holds, at every point of emission, exactly the buffers sw
 the loops around that point, each mapped to its innermost loop's variable; it is the same
 on return as on entry. Imported only through control_steps.py, by a program with a while
 or conditional (issue 4).
+A loop body's sweep (plan/sweeps.py) is called through a driver function (`emit_driver`)
+that runs its members' kernels block by block.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import llvmlite.ir as ir
 
 from ember.backends.cpu.plan.loops_native import CondPlan, Copy, WhilePlan
 from ember.codegen.irtypes import I1, I8, I32, I64, PTR, VOID, i64
+from ember.codegen.loops import for_span, smax, smin
 from ember.hlo.ir import Instruction
 
 
@@ -151,4 +154,36 @@ def _emit_conditional(b, sched, inst, plan: CondPlan, emit_call, slot_ptr) -> No
     b.position_at_end(merge)
 
 
-__all__ = ["emit_steps"]
+def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Function, list]]
+                ) -> tuple[ir.Function, list]:
+    """A sweep's driver (plan/sweeps.py): `void <name>(ptr buffers...)`, its buffers the
+    members' slots, each once, and those slots (to call it with); `members`: per member in
+    order, its kernel function (buffers, then (begin, end) rows of its window) and slots.
+        for (t0 = 0; t0 < extent; t0 += block)
+            for each member K: lo = max(t0 - lag, 0), hi = min(t0 + block - lag, rows)
+                               if lo < hi: K(buffers of K..., lo, hi)
+    The emitter calls it where the members' calls would be (consecutive steps)."""
+    slots: list = []
+    for _, ss in members:
+        slots += [s for s in ss if s not in slots]
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * len(slots)), name=name)
+    fn.attributes.add("nounwind")
+    fn.attributes.add("noinline")
+    for a in fn.args:
+        a.add_attribute("noalias")
+    arg = dict(zip(slots, fn.args))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def block(t0: ir.Value) -> None:
+        for (kfn, ss), lag, rows in zip(members, sweep.lags, sweep.rows):
+            lo = smax(b, b.sub(t0, i64(lag)), i64(0))
+            hi = smin(b, b.add(t0, i64(sweep.block - lag)), i64(rows))
+            with b.if_then(b.icmp_signed("<", lo, hi)):
+                b.call(kfn, [arg[s] for s in ss] + [lo, hi])
+
+    for_span(b, i64(0), i64(sweep.extent), block, name="t", step=sweep.block)
+    b.ret_void()
+    return fn, slots
+
+
+__all__ = ["emit_driver", "emit_steps"]

@@ -29,20 +29,27 @@ from ember.backends.cpu.emit.kernels import emit_loop_kernel, with_precise_rerun
 from ember.backends.cpu.plan.in_place import in_place_outputs
 from ember.codegen.elemental import Buf, ElementGenerator, store
 from ember.codegen.index import Index
-from ember.codegen.loops import for_nest
+from ember.codegen.irtypes import i64
+from ember.codegen.loops import for_nest, smin
 from ember.hlo.ir import Instruction
 
 if TYPE_CHECKING:
     from ember.backends.cpu.emit.kinds import KernelContext
 
+Span = tuple[ir.Value, ir.Value] | None
+
 
 def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
-                               inputs: dict[Instruction, Buf], out: Buf) -> None:
+                               inputs: dict[Instruction, Buf], out: Buf,
+                               span: Span = None) -> None:
+    """`span`: only the window's rows (dimension 0) in [begin, end) (a sweep's block,
+    plan/sweeps.py; `end` may pass the window's last row)."""
     operand, update = dus.operands[0], dus.operands[1]
     dims = operand.shape.dimensions
     udims = update.shape.dimensions
     if update.shape.size == 0:
         return
+    rows = None if span is None else (span[0], smin(b, span[1], i64(udims[0])))
 
     def body(gen: ElementGenerator) -> None:
         starts = gen.clamped_starts(dus, 2, [n - u for n, u in zip(dims, udims)])
@@ -52,7 +59,7 @@ def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
             store(b, out, at.linear, gen.value(update, Index(b, udims, multi=w)))
             gen.flush()  # type: ignore[attr-defined]
 
-        for_nest(b, udims, element, name="w")
+        for_nest(b, udims, element, name="w", span_at=0, span=rows)
 
     # a fused update may use fast sin/cos: rerun the window precisely if a lane asks
     # (safe in place: the update never reads the array it is written into, in_place.py)
@@ -66,7 +73,8 @@ class _UpdateSliceKind:
         return 1
 
     def emit(self, ctx: KernelContext) -> None:
-        emit_update_slice_in_place(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0])
+        emit_update_slice_in_place(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0],
+                                   ctx.span)
 
 
 class _UpdateSlicesKind:
@@ -81,7 +89,9 @@ class _UpdateSlicesKind:
         for j, (value, out) in enumerate(zip(ctx.root.operands, ctx.outputs)):
             p = targets.get(j)
             if p is not None and ctx.sched.buffers[inst.operands[p]] == ctx.outs[j]:
-                emit_update_slice_in_place(b, value, ctx.inputs, out)
+                emit_update_slice_in_place(b, value, ctx.inputs, out, ctx.span)
+            elif ctx.swept:  # (sweeps.py takes only kernels whose outputs are all in place)
+                raise AssertionError(f"{inst.name}: output {j} of a swept kernel not in place")
             else:
                 emit_loop_kernel(b, value, ctx.inputs, out, tail_fold=not ctx.in_loop)
 

@@ -32,9 +32,11 @@ s32 index outside [0, n) runs the last branch (as the evaluator's `branch_index`
 branch's kernels read its operand's buffers and its root leaves are copied into the
 conditional's result buffers. A `call` inside a called computation is scheduled in place:
 its result is its callee's root buffers, no copy.
-Invariants: kernels of a body never write the state (they write temporaries), so reading
-the state anywhere in the body is safe; the state is written only by the copies at the end
-of an iteration. Every called computation is scheduled once per call site: one reused by a
+Invariants: a body kernel writes the state only where `_update_in_place` let it (its new
+value is that leaf's root value, and no later step reads the old value); every other
+kernel writes temporaries, which the copies at the end of an iteration move into the
+state. Consecutive in-place window updates of a body run as sweeps (sweeps.py, in
+`WhilePlan.sweeps`): block by block, each lagging the ones before it. Every called computation is scheduled once per call site: one reused by a
 second site is cloned first (fresh instruction names, so kernel symbols stay unique).
 Element-sized state (a counter, a scalar) costs one small kernel call and a 4- or 8-byte
 memcpy, which LLVM turns into a load and a store.
@@ -69,6 +71,8 @@ class WhilePlan:
     # (state leaf, body result): the two buffers trade places after each iteration instead
     # of a copy (`_swapped_leaves`); emission reaches both through pointer variables
     swaps: list[Copy] = field(default_factory=list)
+    # runs of body kernels that update arrays in place, run block by block (sweeps.py)
+    sweeps: list = field(default_factory=list)
 
 
 @dataclass
@@ -168,8 +172,10 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
             update.append((src, dst))
         swaps = _swapped_leaves(sched, body_steps, update, stage)
         update = [pair for pair in update if (pair[1], pair[0]) not in swaps]
+        from ember.backends.cpu.plan.sweeps import plan_sweeps
+
         sched.control[inst] = WhilePlan(result, init, cond_steps, pred, body_steps,
-                                        stage, update, swaps)
+                                        stage, update, swaps, plan_sweeps(sched, body_steps))
         return
     plan = CondPlan(sched.buffers[inst.operands[0]])
     for k, comp in enumerate(inst.branch_computations):
