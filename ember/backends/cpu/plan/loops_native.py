@@ -36,8 +36,9 @@ Invariants: a body kernel writes the state only where `_update_in_place` let it 
 value is that leaf's root value, and no later step reads the old value); every other
 kernel writes temporaries, which the copies at the end of an iteration move into the
 state. Consecutive in-place window updates of a body run as sweeps (sweeps.py, in
-`WhilePlan.sweeps`): block by block, each lagging the ones before it. Every called computation is scheduled once per call site: one reused by a
-second site is cloned first (fresh instruction names, so kernel symbols stay unique).
+`WhilePlan.sweeps`): block by block, each lagging the ones before it. Every called
+computation is scheduled once per call site: one reused by a second site is cloned first
+(fresh instruction names, so kernel symbols stay unique).
 Element-sized state (a counter, a scalar) costs one small kernel call and a 4- or 8-byte
 memcpy, which LLVM turns into a load and a store.
 Imported only by a program that has a while or conditional: schedule.py and scratch_plan.py
