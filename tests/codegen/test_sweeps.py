@@ -3,7 +3,8 @@ block by block, each member lagging the ones before it by the rows its reads nee
 
 Random bodies of window updates (`X.at[s:n-e].set(c * X[s:n-e] + d * Y[s+o : n-e+o])`
 over three carried arrays, 1-D and 2-D) compiled with tiny blocks (so lags cross block
-borders) are checked against NumPy's sequential updates; the plans of Jacobi and FDTD
+borders) are checked against NumPy's sequential updates, over three iterations (the driver
+runs forward, backward, forward); the plans of Jacobi and FDTD
 bodies are checked for their members and lags; a read the planner cannot place by rows (a
 reversed slice) keeps the updates apart.
 """
@@ -133,8 +134,10 @@ def test_a_reversed_read_keeps_updates_apart() -> None:
 
 def test_an_earlier_read_behind_a_later_write_sets_the_lag(monkeypatch) -> None:
     """b's update reads a's rows [0, n-1) (old values) while a's update writes rows from 2
-    on: a must lag two rows, or a block of a's writes would overwrite rows b reads in its
-    next block."""
+    on: going forward a must lag two rows, or a block of a's writes would overwrite rows b
+    reads in its next block; going backward (every other call of the sweep) a's writes are
+    behind b's reads already. Trip counts 0 to 4 (a runtime argument) end after forward
+    and backward runs alike."""
     monkeypatch.setattr(sweeps, "BLOCK_ELEMENTS", 4)
 
     def step(i, c):
@@ -144,16 +147,46 @@ def test_an_earlier_read_behind_a_later_write_sets_the_lag(monkeypatch) -> None:
 
     rng = np.random.default_rng(11)
     a, b = (rng.standard_normal(29).astype(np.float32) for _ in range(2))
-    f = lambda a, b: lax.fori_loop(0, 3, step, (a, b))  # noqa: E731
-    module = ember.jit(f).lower(a, b)._lowered.module
-    sched = build_schedule(cpu.compile(module, use_cache=False).module)
+    f = lambda a, b, n: lax.fori_loop(0, n, step, (a, b))  # noqa: E731
+    module = ember.jit(f).lower(a, b, 3)._lowered.module
+    exe = cpu.compile(module, use_cache=False)
+    sched = build_schedule(exe.module)
     (sweep,) = [s for p in sched.control.values() if isinstance(p, WhilePlan)
                 for s in p.sweeps]
-    assert sweep.lags == [0, 2]
+    assert sweep.lags == [0, 2] and sweep.back_lags == [0, 0]
+    assert "back.loop" in exe.llvm_ir  # (the driver's backward run)
+    for n in range(5):
+        wa, wb = a.copy(), b.copy()
+        for _ in range(n):
+            wb[1:] = wa[:-1] * np.float32(0.5) + wb[1:]
+            wa[2:] = wb[2:] + wa[2:] * np.float32(0.3)
+        ga, gb = exe(a, b, np.int32(n))
+        np.testing.assert_allclose(np.asarray(ga), wa, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(gb), wb, rtol=1e-5, atol=1e-6)
+
+
+def test_a_backward_run_lags_where_a_forward_one_need_not(monkeypatch) -> None:
+    """The mirror image: b's update reads a's rows from 2 on, a's update writes rows
+    [0, n-2): forward they may run in step, backward a must lag two rows."""
+    monkeypatch.setattr(sweeps, "BLOCK_ELEMENTS", 4)
+
+    def step(i, c):
+        a, b = c
+        b = b.at[:-2].set(a[2:] * 0.5 + b[:-2])
+        return a.at[:-2].set(b[:-2] - a[:-2] * 0.3), b
+
+    rng = np.random.default_rng(12)
+    a, b = (rng.standard_normal(31).astype(np.float32) for _ in range(2))
+    f = lambda a, b: lax.fori_loop(0, 4, step, (a, b))  # noqa: E731
+    module = ember.jit(f).lower(a, b)._lowered.module
+    exe = cpu.compile(module, use_cache=False)
+    (sweep,) = [s for p in build_schedule(exe.module).control.values()
+                if isinstance(p, WhilePlan) for s in p.sweeps]
+    assert sweep.lags == [0, 0] and sweep.back_lags == [0, 2]
     wa, wb = a.copy(), b.copy()
-    for _ in range(3):
-        wb[1:] = wa[:-1] * np.float32(0.5) + wb[1:]
-        wa[2:] = wb[2:] + wa[2:] * np.float32(0.3)
-    ga, gb = cpu.compile(module, use_cache=False)(a, b)
+    for _ in range(4):
+        wb[:-2] = wa[2:] * np.float32(0.5) + wb[:-2]
+        wa[:-2] = wb[:-2] - wa[:-2] * np.float32(0.3)
+    ga, gb = exe(a, b)
     np.testing.assert_allclose(np.asarray(ga), wa, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(gb), wb, rtol=1e-5, atol=1e-6)
