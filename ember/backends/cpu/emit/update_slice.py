@@ -39,11 +39,13 @@ if TYPE_CHECKING:
 Span = tuple[ir.Value, ir.Value] | None
 
 
-# Rows of a window at least this long start with a scalar loop up to the first element
-# whose store is aligned to STORE_ALIGN bytes: a window's first element is rarely aligned
-# (u.at[1:-1]), and a vector store that straddles two cache lines costs about two
-# (FDTD 200x220 f64, whose update reads its array at the index it stores: 1.87 -> 1.76 ms;
-# Jacobi 1-D, whose loads stay unaligned either way: no change).
+# In a sweep (plan/sweeps.py), rows of a window at least this long start with a scalar
+# loop up to the first element whose store is aligned to STORE_ALIGN bytes: a window's
+# first element is rarely aligned (u.at[1:-1]), and a vector store that straddles two
+# cache lines costs about two (FDTD 200x220 f64, whose update reads its array at the index
+# it stores: 1.87 -> 1.76 ms; Jacobi 1-D, whose loads stay unaligned either way: no
+# change). Only there: reading the output's address (ptrtoint) costs the kernel's output
+# argument LLVM's `writeonly` and `captures(none)`, which a kernel alone keeps.
 ALIGN_MIN_ROW = 32
 STORE_ALIGN = 64
 NO_VECTORIZE = (("llvm.loop.vectorize.enable", False), "llvm.loop.unroll.disable")
@@ -65,9 +67,10 @@ def _first_aligned(b: ir.IRBuilder, out: Buf, linear: ir.Value, lo: ir.Value, hi
 
 def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
                                inputs: dict[Instruction, Buf], out: Buf,
-                               span: Span = None) -> None:
+                               span: Span = None, peel: bool = False) -> None:
     """`span`: only the window's rows (dimension 0) in [begin, end) (a sweep's block,
-    plan/sweeps.py; `end` may pass the window's last row)."""
+    plan/sweeps.py; `end` may pass the window's last row). `peel`: long rows start with
+    the scalar loop to an aligned store (ALIGN_MIN_ROW)."""
     operand, update = dus.operands[0], dus.operands[1]
     dims = operand.shape.dimensions
     udims = update.shape.dimensions
@@ -83,7 +86,7 @@ def emit_update_slice_in_place(b: ir.IRBuilder, dus: Instruction,
             store(b, out, at.linear, gen.value(update, Index(b, udims, multi=w)))
             gen.flush()  # type: ignore[attr-defined]
 
-        if udims[-1] < ALIGN_MIN_ROW or not out.shape.is_row_major:
+        if not peel or udims[-1] < ALIGN_MIN_ROW or not out.shape.is_row_major:
             for_nest(b, udims, element, name="w", span_at=0, span=rows)
             return
 
@@ -114,7 +117,7 @@ class _UpdateSliceKind:
 
     def emit(self, ctx: KernelContext) -> None:
         emit_update_slice_in_place(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0],
-                                   ctx.span)
+                                   ctx.span, peel=ctx.swept)
 
 
 class _UpdateSlicesKind:
@@ -129,7 +132,8 @@ class _UpdateSlicesKind:
         for j, (value, out) in enumerate(zip(ctx.root.operands, ctx.outputs)):
             p = targets.get(j)
             if p is not None and ctx.sched.buffers[inst.operands[p]] == ctx.outs[j]:
-                emit_update_slice_in_place(b, value, ctx.inputs, out, ctx.span)
+                emit_update_slice_in_place(b, value, ctx.inputs, out, ctx.span,
+                                           peel=ctx.swept)
             elif ctx.swept:  # (sweeps.py takes only kernels whose outputs are all in place)
                 raise AssertionError(f"{inst.name}: output {j} of a swept kernel not in place")
             else:
