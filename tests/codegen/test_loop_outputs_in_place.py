@@ -5,7 +5,9 @@ through the hz they both read) writes each into its own carry (in_place.py
 (hz's update) reads those new values from the carries (loops_native._update_in_place).
 Each program is checked against NumPy, and its loop plan has no full-size temporary and no
 copy or swap of an array leaf; programs where an output reads another's carry, or a
-later kernel reads the old carry, keep their temporaries and their values.
+later kernel reads the old carry, keep their temporaries and their values. A leapfrog's
+(prev, u) <- (u, new) copies u into prev without staging it first (loops_native.py: only
+an old value that another copy overwrites is staged).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.numpy as jnp
 from ember import lax
 from ember.backends.cpu.plan.in_place import in_place_outputs
 from ember.backends.cpu.plan.loops_native import WhilePlan
@@ -173,3 +176,30 @@ def test_swept_window_rows_start_with_a_peel_to_an_aligned_store(dtype, shape, w
     np.testing.assert_allclose(np.asarray(gv), wv, rtol=1e-6)
     # (both members' kernels; LLVM keeps the peel loop's name)
     assert exe.llvm_ir.count("peel.loop:") == 2
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 5])
+def test_leapfrog_copies_the_old_value_without_a_stage(steps) -> None:
+    """(prev, u) <- (u, new): u's buffer trades places with new's (a swap, no write), so u's
+    old value is copied into prev directly; it used to be staged through a temporary
+    first (two copies of the array per step)."""
+    def step(i, c):
+        prev, u = c
+        new = 2 * u - prev + 0.25 * (jnp.roll(u, 1) - 2 * u + jnp.roll(u, -1))
+        return u, new.at[0].set(0.0).at[-1].set(0.0)
+
+    rng = np.random.default_rng(7)
+    p0, u0 = (rng.standard_normal(1500).astype(np.float32) for _ in range(2))
+    f = lambda p, u: lax.fori_loop(0, steps, step, (p, u))  # noqa: E731
+    wp, wu = p0.copy(), u0.copy()
+    for _ in range(steps):
+        new = 2 * wu - wp + np.float32(0.25) * (np.roll(wu, 1) - 2 * wu + np.roll(wu, -1))
+        new[0] = new[-1] = 0
+        wp, wu = wu, new
+    gp, gu = ember.jit(f)(p0, u0)
+    np.testing.assert_allclose(np.asarray(gp), wp, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(gu), wu, rtol=1e-5, atol=1e-5)
+    if steps:
+        plan, _ = _plan(f, p0, u0)
+        assert plan.stage == [] and len(_array_copies(plan)) == 2  # one copy, one swap
+        assert [len(plan.swaps)] == [1]

@@ -15,7 +15,8 @@ A while loop, with `state` = the while's own result buffers (one per leaf of its
     if !p goto exit
     run body's kernels (its parameter is `state`; results land in temporaries)
     stage <- root leaves that are other state leaves   (a permutation such as (b, a) must
-    state <- root leaves                                read every old value before any write)
+             which a copy below overwrites          read every old value before any write)
+    state <- root leaves
     goto cond
   exit:
 A large leaf whose new value the body computes into a temporary of its own is not copied:
@@ -161,18 +162,21 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
             raise CpuCompileError(f"malformed while {inst.name}")
         roots = _update_in_place(sched, body, body_steps, roots, result)
         in_state = {x.buffer for x in result}
+        # (src == dst: the body passes this leaf through unchanged, or wrote it in place)
+        pairs = [(src, dst) for src, dst in zip(roots, result) if src != dst]
+        swaps = _swapped_leaves(sched, body_steps, pairs, [])
+        copies = [pair for pair in pairs if (pair[1], pair[0]) not in swaps]
+        written = {dst.buffer for _, dst in copies}
         stage, update = [], []
-        for src, dst in zip(roots, result):
-            if src == dst:
-                continue  # the body passes this leaf through unchanged
-            if src.buffer in in_state:  # another leaf's old value (or a view of it):
-                # save it before any write
+        for src, dst in copies:
+            if src.buffer in in_state and src.buffer in written:
+                # another leaf's old value (or a view of it) that a copy overwrites: saved
+                # first. (A leaf whose buffer only trades places keeps its contents: the
+                # leapfrog's (prev, u) <- (u, new) copies u into prev directly.)
                 tmp = s.alloc_temp(sched, src.shape, f"{inst.name} stage {len(stage)}")
                 stage.append((src, tmp))
                 src = tmp
             update.append((src, dst))
-        swaps = _swapped_leaves(sched, body_steps, update, stage)
-        update = [pair for pair in update if (pair[1], pair[0]) not in swaps]
         from ember.backends.cpu.plan.sweeps import plan_sweeps
 
         sched.control[inst] = WhilePlan(result, init, cond_steps, pred, body_steps,
