@@ -117,7 +117,7 @@ class _UpdateSliceKind:
 
     def emit(self, ctx: KernelContext) -> None:
         emit_update_slice_in_place(ctx.builder, ctx.root, ctx.inputs, ctx.outputs[0],
-                                   ctx.span, peel=ctx.swept)
+                                   ctx.span, ctx.swept)
 
 
 class _UpdateSlicesKind:
@@ -133,7 +133,7 @@ class _UpdateSlicesKind:
             p = targets.get(j)
             if p is not None and ctx.sched.buffers[inst.operands[p]] == ctx.outs[j]:
                 emit_update_slice_in_place(b, value, ctx.inputs, out, ctx.span,
-                                           peel=ctx.swept)
+                                           ctx.swept)
             elif ctx.swept:  # (sweeps.py takes only kernels whose outputs are all in place)
                 raise AssertionError(f"{inst.name}: output {j} of a swept kernel not in place")
             else:
