@@ -31,6 +31,8 @@ through the public `add_call` and `chunk_function`.
 While loops and conditionals become basic blocks of the entry around their computations'
 kernel calls (planned by loops_native.py, emitted by loops_emit.py); a loop's scalar
 kernels (a counter, its compare) may be inlined there, so LLVM keeps them in registers.
+The members of a loop body's sweep (plan/sweeps.py) take (begin, end) rows of their
+window; the entry calls the sweep's driver (loops_emit.emit_driver) in their place.
 """
 
 from __future__ import annotations
@@ -86,10 +88,17 @@ class ModuleEmitter:
         self.share = share
         self._bodies: dict[tuple, tuple[str, ir.Function]] = {}
         self.shared_kernels: dict[str, str] = {}  # kernel -> the kernel whose function it runs
+        # members of sweeps (plan/sweeps.py): kernel -> its sweep; their functions, until
+        # the last member's, when the sweep's driver is emitted and called instead
+        self._sweep_of: dict[Instruction, object] = {}
+        self._swept: list[tuple[ir.Function, list[Slot]]] = []
 
     def emit(self) -> str:
         # nested kernels of loops and branches (loops_native.py) are kernels like any other
         self._in_loops = set(control_steps.kernels_in_order(self.sched)) - set(self.sched.kernels)
+        for plan in self.sched.control.values():
+            for sweep in getattr(plan, "sweeps", ()):
+                self._sweep_of.update((k, sweep) for k in sweep.members)
         for inst in control_steps.kernels_in_order(self.sched):
             start = len(self._calls)
             self._emit_kernel(inst)
@@ -116,9 +125,12 @@ class ModuleEmitter:
         in_loop = inst in self._in_loops
         ctx = KernelContext(self, inst, root, inlinable=in_loop and instruction_work(inst) <= 1,
                             in_loop=in_loop)
-        if self.parallel:
+        sweep = self._sweep_of.get(inst)
+        if sweep is not None:
+            ctx.swept = True
+        elif self.parallel:
             ctx.extent = kind.split_extent(ctx)
-        key = kernel_key(ctx, entry.name) if self.share else None
+        key = kernel_key(ctx, entry.name) if self.share and sweep is None else None
         twin = self._bodies.get(key) if key is not None else None
         self.kernel_names.append(inst.name)
         if twin is not None:  # the same body: call its function with this kernel's buffers
@@ -137,6 +149,16 @@ class ModuleEmitter:
             return
         ctx.builder.ret_void()
         fn = ctx.function
+        if sweep is not None:
+            self._swept.append((fn, ctx.arg_slots))
+            if inst is sweep.members[-1]:
+                from ember.backends.cpu.emit.loops_emit import emit_driver
+
+                driver, slots = emit_driver(self.ir, f"{self.prefix}sweep.{ctx.name}", sweep,
+                                            self._swept)
+                self._swept = []
+                self.add_call(driver, slots)
+            return
         if ctx.split:
             fn = self.chunk_function(fn, len(ctx.arg_slots), ctx.extent)
             self.parallel_kernels.append(inst.name)

@@ -72,6 +72,9 @@ class KernelContext:
         self.extent = extent
         self.inlinable = inlinable
         self.in_loop = in_loop
+        # a member of a sweep (plan/sweeps.py): its function takes (begin, end) rows of its
+        # window, which the sweep's driver passes, block by block
+        self.swept = False
         self._opened = False
 
     # -- the instruction's buffers ---------------------------------------------------------
@@ -87,7 +90,8 @@ class KernelContext:
 
     @property
     def split(self) -> bool:
-        return self.extent > 1
+        """The function takes (begin, end) after its buffers: split for threads, or swept."""
+        return self.extent > 1 or self.swept
 
     @cached_property
     def bound(self) -> dict[Instruction, Slot]:
@@ -277,6 +281,18 @@ def _is_in_place_update(inst: Instruction, root: Instruction, sched: Schedule) -
     return sched.buffers[target] == flatten_slots(sched.buffers[inst])[0]
 
 
+def _is_in_place_outputs(inst: Instruction, root: Instruction, sched: Schedule) -> bool:
+    """A multi-output fusion some of whose outputs share the buffer of the array they
+    update (in_place.py `in_place_outputs`: a loop body's carried arrays)."""
+    if root.opcode != "tuple" or inst.opcode != "fusion":
+        return False
+    from ember.backends.cpu.plan.in_place import in_place_outputs
+
+    outs = flatten_slots(sched.buffers[inst])
+    return any(sched.buffers[inst.operands[p]] == outs[j]
+               for j, p in in_place_outputs(inst).items())
+
+
 def _opcode(name: str) -> Test:
     return lambda inst, root, sched: root.opcode == name
 
@@ -305,6 +321,7 @@ KINDS: tuple[KindEntry, ...] = (
     KindEntry("scatter", _opcode("scatter"), f"{_EMIT}.scatter:KIND"),
     KindEntry("sort", _opcode("sort"), f"{_EMIT}.sort:KIND"),
     KindEntry("update_slice", _is_in_place_update, f"{_EMIT}.update_slice:KIND"),
+    KindEntry("update_slices", _is_in_place_outputs, f"{_EMIT}.update_slice:OUTPUTS"),
     KindEntry("loop", lambda inst, root, sched: True, f"{_EMIT}.kernels:LOOP"),
 )
 

@@ -21,6 +21,8 @@ Invariants: `redirect` holds, at every point of emission, exactly the buffers sw
 the loops around that point, each mapped to its innermost loop's variable; it is the same
 on return as on entry. Imported only through control_steps.py, by a program with a while
 or conditional (issue 4).
+A loop body's sweep (plan/sweeps.py) is called through a driver function (`emit_driver`)
+that runs its members' kernels block by block.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import llvmlite.ir as ir
 
 from ember.backends.cpu.plan.loops_native import CondPlan, Copy, WhilePlan
 from ember.codegen.irtypes import I1, I8, I32, I64, PTR, VOID, i64
+from ember.codegen.loops import for_span, smax, smin
 from ember.hlo.ir import Instruction
 
 
@@ -102,6 +105,12 @@ def _emit_while(b, sched, inst, plan: WhilePlan, emit_call, slot_ptr) -> None:
     exit_bb = fn.append_basic_block(f"{inst.name}.exit")
     _copies(b, plan.init, slot_ptr)
     scope = _SwapScope(b, plan.swaps, slot_ptr)
+    for sweep in plan.sweeps:  # the byte each sweep's driver flips (its direction)
+        with b.goto_entry_block():
+            flag, var = b.alloca(I8), b.alloca(PTR)
+        b.store(ir.Constant(I8, 0), flag)
+        b.store(flag, var)
+        slot_ptr.redirect[sweep.flag.buffer] = var
     b.branch(cond_bb)
     b.position_at_end(cond_bb)
     emit_steps(b, sched, plan.cond, emit_call, slot_ptr)
@@ -125,6 +134,8 @@ def _emit_while(b, sched, inst, plan: WhilePlan, emit_call, slot_ptr) -> None:
         with b.if_then(b.icmp_unsigned("!=", cur, home)):
             _memcpy(b, home, cur, _nbytes(state))
     scope.close()
+    for sweep in plan.sweeps:
+        del slot_ptr.redirect[sweep.flag.buffer]
 
 
 def _emit_conditional(b, sched, inst, plan: CondPlan, emit_call, slot_ptr) -> None:
@@ -151,4 +162,59 @@ def _emit_conditional(b, sched, inst, plan: CondPlan, emit_call, slot_ptr) -> No
     b.position_at_end(merge)
 
 
-__all__ = ["emit_steps"]
+def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Function, list]]
+                ) -> tuple[ir.Function, list]:
+    """A sweep's driver (plan/sweeps.py): `void <name>(ptr buffers..., ptr flag)`, its
+    buffers the members' slots, each once, then the sweep's flag, and those slots (to call
+    it with); `members`: per member in order, its kernel function (buffers, then (begin,
+    end) rows of its window) and slots. A run forward (flag 0), then backward:
+        for (t0 = 0; t0 < extent; t0 += block)
+            for each member K: forward   lo = t0 - lag,                hi = lo + block
+                               backward  hi = R + back_lag - t0,       lo = hi - block
+                               (clamped to [0, rows)) if lo < hi: K(buffers of K..., lo, hi)
+    The emitter calls it where the members' calls would be (consecutive steps)."""
+    slots: list = []
+    for _, ss in members:
+        slots += [s for s in ss if s not in slots]
+    slots.append(sweep.flag)
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * len(slots)), name=name)
+    fn.attributes.add("nounwind")
+    fn.attributes.add("noinline")
+    for a in fn.args:
+        a.add_attribute("noalias")
+    arg = dict(zip(slots, fn.args))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    top = max(sweep.rows)
+
+    def run(backward: bool) -> None:
+        lags = sweep.back_lags if backward else sweep.lags
+
+        def block(t0: ir.Value) -> None:
+            for (kfn, ss), lag, rows in zip(members, lags, sweep.rows):
+                if backward:
+                    end = b.sub(i64(top + lag), t0)
+                    start = b.sub(end, i64(sweep.block))
+                else:
+                    start = b.sub(t0, i64(lag))
+                    end = b.add(start, i64(sweep.block))
+                lo, hi = smax(b, start, i64(0)), smin(b, end, i64(rows))
+                with b.if_then(b.icmp_signed("<", lo, hi)):
+                    b.call(kfn, [arg[s] for s in ss] + [lo, hi])
+
+        extent = sweep.back_extent if backward else sweep.extent
+        for_span(b, i64(0), i64(extent), block, name="back" if backward else "t",
+                 step=sweep.block)
+
+    flag = arg[sweep.flag]
+    backward = b.trunc(b.load(flag, typ=I8), I1)
+    b.store(b.zext(b.not_(backward), I8), flag)
+    with b.if_else(backward) as (back, fwd):
+        with back:
+            run(True)
+        with fwd:
+            run(False)
+    b.ret_void()
+    return fn, slots
+
+
+__all__ = ["emit_driver", "emit_steps"]

@@ -10,7 +10,13 @@ indices), and a's elements are as wide as the result's (a wider result element w
 overwrite operand elements not read yet). Kernels that may run their loop nest twice are
 excluded: sin, cos and tan raise a "huge argument" flag in the fast pass and then rerun the
 whole nest in precise mode, re-reading every input (kernels.py `with_precise_rerun`).
-Multi-output fusions, reductions and products never write in place.
+Reductions and products never write in place, and a multi-output fusion's result never
+takes an operand's memory in the entry's buffer assignment. Inside a loop body (loops_native
+.py) one may write some of its outputs into the arrays they update (`in_place_outputs`):
+output j a dynamic-update-slice of parameter p, p read by nothing but output j's own
+instructions (the update, in its window: hlo/window_reads.py) and by no other output. Its
+kernel then runs output by output (emit/update_slice.py), so the outputs written earlier
+never change a value a later output reads.
 A lone scatter or dynamic-update-slice may write over its operand 0 (the array it
 updates): its result is that array with some elements replaced, so in place it only writes
 those elements (scatter.py, update_slice.py skip the copy when the two buffers are one). So
@@ -71,6 +77,42 @@ def _updated_parameter(comp) -> Instruction | None:
     return target
 
 
+def _cone(root: Instruction) -> set[Instruction]:
+    """`root` and every instruction it reads, inside its fused computation."""
+    cone, stack = set(), [root]
+    while stack:
+        inst = stack.pop()
+        if inst not in cone:
+            cone.add(inst)
+            stack.extend(inst.operands)
+    return cone
+
+
+def in_place_outputs(inst: Instruction) -> dict[int, int]:
+    """For a kLoop multi-output fusion: output index j -> operand position p such that
+    output j may be written into operand p's buffer (the module docstring's rule)."""
+    if not (inst.opcode == "fusion" and inst.attrs.get("kind") == "kLoop"
+            and inst.shape.is_tuple):
+        return {}
+    root = inst.fused_computation.root
+    if root.opcode != "tuple":
+        return {}
+    cones = [_cone(o) for o in root.operands]
+    out: dict[int, int] = {}
+    for j, dus in enumerate(root.operands):
+        if dus.opcode != "dynamic-update-slice" or root.operands.count(dus) != 1:
+            continue
+        target = dus.operands[0]
+        if (target.opcode != "parameter" or any(o is target for o in dus.operands[1:])
+                or not _same_elements(target, dus) or target.shape != dus.shape
+                or any(target in c for k, c in enumerate(cones) if k != j)
+                or not all(u in cones[j] for u in target.users)):
+            continue
+        if list(target.users) == [dus] or reads_only_its_window(dus, cones[j]):
+            out[j] = target.parameter_number
+    return out
+
+
 def in_place_operands(inst: Instruction) -> list[int]:
     """Operand positions of `inst` whose buffers its result may overwrite."""
     if inst.shape.is_tuple:
@@ -99,4 +141,4 @@ def in_place_operands(inst: Instruction) -> list[int]:
     return [k for k, o in enumerate(inst.operands) if _same_elements(o, inst)]
 
 
-__all__ = ["RERUN_OPCODES", "UPDATES_OPERAND_0", "in_place_operands"]
+__all__ = ["RERUN_OPCODES", "UPDATES_OPERAND_0", "in_place_operands", "in_place_outputs"]

@@ -15,7 +15,8 @@ A while loop, with `state` = the while's own result buffers (one per leaf of its
     if !p goto exit
     run body's kernels (its parameter is `state`; results land in temporaries)
     stage <- root leaves that are other state leaves   (a permutation such as (b, a) must
-    state <- root leaves                                read every old value before any write)
+             which a copy below overwrites          read every old value before any write)
+    state <- root leaves
     goto cond
   exit:
 A large leaf whose new value the body computes into a temporary of its own is not copied:
@@ -32,10 +33,13 @@ s32 index outside [0, n) runs the last branch (as the evaluator's `branch_index`
 branch's kernels read its operand's buffers and its root leaves are copied into the
 conditional's result buffers. A `call` inside a called computation is scheduled in place:
 its result is its callee's root buffers, no copy.
-Invariants: kernels of a body never write the state (they write temporaries), so reading
-the state anywhere in the body is safe; the state is written only by the copies at the end
-of an iteration. Every called computation is scheduled once per call site: one reused by a
-second site is cloned first (fresh instruction names, so kernel symbols stay unique).
+Invariants: a body kernel writes the state only where `_update_in_place` let it (its new
+value is that leaf's root value, and no later step reads the old value); every other
+kernel writes temporaries, which the copies at the end of an iteration move into the
+state. Consecutive in-place window updates of a body run as sweeps (sweeps.py, in
+`WhilePlan.sweeps`): block by block, each lagging the ones before it. Every called
+computation is scheduled once per call site: one reused by a second site is cloned first
+(fresh instruction names, so kernel symbols stay unique).
 Element-sized state (a counter, a scalar) costs one small kernel call and a 4- or 8-byte
 memcpy, which LLVM turns into a load and a store.
 Imported only by a program that has a while or conditional: schedule.py and scratch_plan.py
@@ -69,6 +73,8 @@ class WhilePlan:
     # (state leaf, body result): the two buffers trade places after each iteration instead
     # of a copy (`_swapped_leaves`); emission reaches both through pointer variables
     swaps: list[Copy] = field(default_factory=list)
+    # runs of body kernels that update arrays in place, run block by block (sweeps.py)
+    sweeps: list = field(default_factory=list)
 
 
 @dataclass
@@ -156,20 +162,25 @@ def plan_control(sched, module: Module, inst: Instruction) -> None:
             raise CpuCompileError(f"malformed while {inst.name}")
         roots = _update_in_place(sched, body, body_steps, roots, result)
         in_state = {x.buffer for x in result}
+        # (src == dst: the body passes this leaf through unchanged, or wrote it in place)
+        pairs = [(src, dst) for src, dst in zip(roots, result) if src != dst]
+        swaps = _swapped_leaves(sched, body_steps, pairs, [])
+        copies = [pair for pair in pairs if (pair[1], pair[0]) not in swaps]
+        written = {dst.buffer for _, dst in copies}
         stage, update = [], []
-        for src, dst in zip(roots, result):
-            if src == dst:
-                continue  # the body passes this leaf through unchanged
-            if src.buffer in in_state:  # another leaf's old value (or a view of it):
-                # save it before any write
+        for src, dst in copies:
+            if src.buffer in in_state and src.buffer in written:
+                # another leaf's old value (or a view of it) that a copy overwrites: saved
+                # first. (A leaf whose buffer only trades places keeps its contents: the
+                # leapfrog's (prev, u) <- (u, new) copies u into prev directly.)
                 tmp = s.alloc_temp(sched, src.shape, f"{inst.name} stage {len(stage)}")
                 stage.append((src, tmp))
                 src = tmp
             update.append((src, dst))
-        swaps = _swapped_leaves(sched, body_steps, update, stage)
-        update = [pair for pair in update if (pair[1], pair[0]) not in swaps]
+        from ember.backends.cpu.plan.sweeps import plan_sweeps
+
         sched.control[inst] = WhilePlan(result, init, cond_steps, pred, body_steps,
-                                        stage, update, swaps)
+                                        stage, update, swaps, plan_sweeps(sched, body_steps))
         return
     plan = CondPlan(sched.buffers[inst.operands[0]])
     for k, comp in enumerate(inst.branch_computations):
@@ -232,79 +243,133 @@ def _reads(sched, inst: Instruction) -> set:
 def _update_in_place(sched, body: Computation, steps: list[Instruction], roots: list,
                      state: list) -> list:
     """Let a body kernel write its carry leaf straight into the state buffer when that is
-    safe, so the end-of-iteration copy disappears (issue 7 item 4). Leaf k's producer K
-    may do so when: K is an array kernel whose only user is the body's root, which holds
-    it once; K reads state[k] only at the index it writes (in_place.py's rule, or not at
-    all); no later step of the body reads state[k]; and no root leaf reads the old
-    state[k] (a permutation). Returns the root leaves with K's buffers re-pointed."""
-    producer = {sched.buffers[k]: k for k in steps if k not in sched.control
-                and not k.shape.is_tuple and k.opcode != "custom-call"}
+    safe, so the end-of-iteration copy disappears (issue 7 item 4). Output j of kernel K
+    (its result, or one output of a multi-output fusion) may write leaf k's state when: it
+    is root leaf k alone; K reads state[k] only through the operands that output may
+    overwrite (in_place.py: `in_place_operands`, or `in_place_outputs` for one output of
+    several), or not at all; no later step of the body reads the old state[k]; no root
+    leaf is the old state[k] (a permutation); and every reader of the result is a kernel
+    of the body or the root (they are then pointed at the state buffer with it: a view,
+    a tuple or a nested loop's copies would keep the temporary's slot). Later kernels
+    that read the new value (FDTD's hz from the new ex and ey) read it from the state.
+    Returns the root leaves with those outputs re-pointed."""
+    s = _sched_api()
+    kernels = [k for k in steps if k not in sched.control and k.opcode != "custom-call"]
+    producer = {leaf: (k, j) for k in kernels
+                for j, leaf in enumerate(s.flatten_slots(sched.buffers[k]))}
+    kernel_set = set(kernels)
     roots = list(roots)
     for k, (src, dst) in enumerate(zip(roots, state)):
-        kern = producer.get(src)
-        if (kern is None or src == dst or src.kind != "temp" or roots.count(src) != 1
-                or dst.buffer in {r.buffer for r in roots}
-                or kern.users != [body.root]
-                or body.root.operands.count(kern) != 1):
+        hit = producer.get(src)
+        if (hit is None or src == dst or src.kind != "temp" or roots.count(src) != 1
+                or dst.buffer in {r.buffer for r in roots}):
             continue
-        if _reads_in_place(sched, kern, dst) is None or _read_later(sched, steps, kern, dst,
-                                                                    ()):
+        kern, j = hit
+        readers = _result_readers(kern, j)
+        if readers is None or not all(r is body.root or r in kernel_set for r in readers):
             continue
-        sched.buffers[kern] = dst
+        positions = _overwritable(kern, j)
+        old = _readers_of(sched, steps, dst)  # before any of dst's writers is re-pointed
+        if _reads_in_place(sched, kern, dst, positions) is None or _read_after(
+                steps, kern, old, ()):
+            continue
+        _repoint(sched, kern, j, dst)
         roots[k] = dst
-        _chain_in_place(sched, steps, producer, kern, dst)
+        _chain_in_place(sched, steps, producer, kern, positions, dst, old)
     return roots
 
 
-def _reads_in_place(sched, kern: Instruction, dst) -> list[int] | None:
-    """The operand positions through which `kern` reads the state leaf `dst`, when it reads
-    it only at the index it writes (in_place.py's rule; [] when it does not read it); None
-    when it reads it otherwise, or through a view of another shape."""
-    from ember.backends.cpu.plan.in_place import in_place_operands
+def _result_readers(kern: Instruction, j: int) -> list[Instruction] | None:
+    """The instructions that read output j of `kern` (through a get-tuple-element for a
+    multi-output kernel); None when something else than get-tuple-element reads a tuple."""
+    if not kern.shape.is_tuple:
+        return list(kern.users)
+    out = []
+    for u in kern.users:
+        if u.opcode != "get-tuple-element":
+            return None
+        if u.attrs["index"] == j:
+            out += u.users
+    return out
 
+
+def _overwritable(kern: Instruction, j: int) -> list[int]:
+    """Operand positions whose buffers output j of `kern` may be written over."""
+    from ember.backends.cpu.plan.in_place import in_place_operands, in_place_outputs
+
+    if not kern.shape.is_tuple:
+        return in_place_operands(kern)
+    p = in_place_outputs(kern).get(j)
+    return [] if p is None else [p]
+
+
+def _repoint(sched, kern: Instruction, j: int, dst) -> None:
+    """Output j of `kern` (and each get-tuple-element of it) now lives in `dst`."""
+    if not kern.shape.is_tuple:
+        sched.buffers[kern] = dst
+        return
+    tree = list(sched.buffers[kern])
+    tree[j] = dst
+    sched.buffers[kern] = tuple(tree)
+    for u in kern.users:
+        if u.attrs["index"] == j:
+            sched.buffers[u] = dst
+
+
+def _reads_in_place(sched, kern: Instruction, dst, positions: list[int]) -> list[int] | None:
+    """The operand positions through which `kern` reads the state leaf `dst`, when it reads
+    it only through `positions` (those it may overwrite; [] when it does not read it); None
+    when it reads it otherwise, or through a view of another shape."""
     s = _sched_api()
     reads = [p for p, o in enumerate(kern.operands)
              if any(x.buffer == dst.buffer for x in s.flatten_slots(sched.buffers[o]))]
     if any(sched.buffers[kern.operands[p]] != dst for p in reads):
         return None
-    if reads and not set(reads) <= set(in_place_operands(kern)):
+    if reads and not set(reads) <= set(positions):
         return None
     return reads
 
 
-def _read_later(sched, steps: list[Instruction], kern: Instruction, dst,
+def _readers_of(sched, steps: list[Instruction], dst) -> set[Instruction]:
+    """The steps that read buffer `dst` now."""
+    return {k for k in steps if dst.buffer in {r.buffer for r in _reads(sched, k)}}
+
+
+def _read_after(steps: list[Instruction], kern: Instruction, readers: set[Instruction],
                 skip: Collection[Instruction]) -> bool:
-    """Whether a step after `kern` (those in `skip` aside) reads the state leaf `dst`."""
-    return any(dst.buffer in {r.buffer for r in _reads(sched, later)}
-               for later in steps[steps.index(kern) + 1:] if later not in skip)
+    """Whether a step after `kern` (those in `skip` aside) is one of `readers`."""
+    return any(later in readers for later in steps[steps.index(kern) + 1:]
+               if later not in skip)
 
 
 def _chain_in_place(sched, steps: list[Instruction], producer: dict, last: Instruction,
-                    dst) -> None:
-    """Kernels before `last` (which now writes state leaf `dst` in place) that form a chain
-    of in-place updates from `dst` write it in place too: `x.at[0].set(r)` then
-    `x.at[1:].set(x[1:] - ...)` is two window writes into the state, where the first
-    otherwise copied the whole leaf into a temporary. A kernel P joins when `cur` (the
-    chain's first member so far) may overwrite P's result in place, P's only user is
-    `cur`, P reads `dst` only at the index it writes, and no step after P outside the
-    chain reads `dst`."""
+                    positions: list[int], dst, old: set[Instruction]) -> None:
+    """Kernels before `last` (whose output now writes state leaf `dst` in place, and may
+    overwrite its operands at `positions`) that form a chain of in-place updates from `dst`
+    write it in place too: `x.at[0].set(r)` then `x.at[1:].set(x[1:] - ...)` is two window
+    writes into the state, where the first otherwise copied the whole leaf into a
+    temporary. A kernel P joins when `cur` (the chain's first member so far) may overwrite
+    P's result in place, P's only user is `cur`, P reads `dst` only at the index it writes,
+    and no step after P outside the chain reads the old `dst` (`old`: its readers before
+    any re-pointing; the readers of the new value read it from `dst` on purpose)."""
     from ember.backends.cpu.plan.in_place import in_place_operands
 
-    kernels = set(producer.values())
+    kernels = {k for k, _ in producer.values()}
     chain = [last]
     cur = last
     while True:
         prev = None
-        for p in in_place_operands(cur):
+        for p in positions:
             o = cur.operands[p]
-            if (o in kernels and o.users == [cur] and sched.buffers[o].kind == "temp"
-                    and sched.buffers[o] != dst):
+            if (o in kernels and not o.shape.is_tuple and o.users == [cur]
+                    and sched.buffers[o].kind == "temp" and sched.buffers[o] != dst):
                 prev = o
                 break
         if prev is None:
             return
-        if not _reads_in_place(sched, prev, dst) or _read_later(sched, steps, prev, dst,
-                                                                chain):
+        positions = in_place_operands(prev)
+        if not _reads_in_place(sched, prev, dst, positions) or _read_after(steps, prev, old,
+                                                                           chain):
             return
         sched.buffers[prev] = dst
         chain.append(prev)
