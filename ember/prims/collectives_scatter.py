@@ -36,6 +36,7 @@ from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
 from ember.prims import _ad
 from ember.prims import collectives_manual as manual
+from ember.prims.collectives_permute import is_pinned, mesh_permute_p
 from ember.prims.collectives import _check_bound, all_gather_p, unbound_error
 from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather_p
 
@@ -191,6 +192,10 @@ def _ppermute_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | No
     if axis.name not in axis_name:  # elementwise in another vmap's axis
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     _single_name(axis_name, axis, "ppermute")
+    if is_pinned(axis.name):  # (jit(shard_map)'s mesh axis: one the partitioner can move)
+        if d is not_mapped:
+            x, d = _ad.broadcast_axis(x, axis.size, 0), 0
+        return mesh_permute_p.bind(x, axis=d, perm=perm), d
     # member t reads member s's value for each pair (s, t); the others read zeros
     src = {t: s for s, t in perm}
     xs = _front(x, d, axis.size)
