@@ -15,6 +15,9 @@ Semantics under vmap (batching rules) give each member's value from the stack of
 members' operands along the batch axis; under `ember.shard_map` the runtime exchanges the
 devices' buffers (ember/spmd/). A name neither defines raises JAX's unbound-axis error
 (abstract eval, NumPy rule, lowering), as the other collectives.
+Under jit(shard_map), whose one-program form pins the mesh axes to devices, ppermute over
+such an axis is `mesh_permute` instead (collectives_permute.py: the same values, a form the
+SPMD partitioner makes a collective-permute).
 Autodiff: all three are linear. reduce_scatter transposes to all_gather, ppermute to the
 inverse permutation, all_to_all to all_to_all with the two axes swapped (JAX's rules).
 Invariant: only one named axis per collective under vmap (several names at once are the
@@ -36,8 +39,8 @@ from ember.core.trace import get_aval
 from ember.hlo.ir import Instruction
 from ember.prims import _ad
 from ember.prims import collectives_manual as manual
-from ember.prims.collectives_permute import is_pinned, mesh_permute_p
 from ember.prims.collectives import _check_bound, all_gather_p, unbound_error
+from ember.prims.collectives_permute import is_pinned, mesh_permute_p
 from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather_p
 
 # ---------------------------------------------------------------------------------------------
