@@ -32,7 +32,8 @@ Output: the `Local` of a gather or scatter. The rules:
            with another combiner: a set's last update wins) is gathered first (a refusal).
   gather marked PERMUTE_KEY (ppermute's one-program form, prims/collectives_permute.py)
            whose permuted dim is split one position per device: a collective-permute of
-           each device's block (pairs of members made pairs of partitions per group).
+           each device's block (pairs of members made pairs of partitions per group);
+           the select after it, marked too, is then that collective-permute.
 A mesh axis wanted by two dims of a result keeps the first (offset dims, then batch dims).
 Invariants: a device only ever reads and writes its own blocks; the local gather or
 scatter is the whole one's with slice sizes or window sizes of the block.
@@ -317,6 +318,15 @@ class IndexingRules:
         shift = b.binary("multiply", b.broadcast(unit, dims, (ivd,)),
                          b.broadcast(offset, dims, ()))
         return b.binary("subtract", idx, shift)
+
+    def permuted_select(self: Any, inst: Instruction) -> Local | None:
+        """The select of ppermute's one-program form (zeros where no pair targets), marked
+        PERMUTE_KEY, after its gather became a collective-permute: that value as it is (a
+        collective-permute leaves zeros on the partitions no pair targets)."""
+        if inst.opcode != "select" or PERMUTE_KEY not in inst.metadata:
+            return None
+        v = self.env[inst.operands[1]]
+        return v if v.inst.opcode == "collective-permute" else None
 
     def _permute(self: Any, inst: Instruction) -> Local | None:
         """ppermute's one-program form (a gather marked PERMUTE_KEY: position t of a dim,

@@ -9,10 +9,11 @@ Why a primitive of its own: ppermute's batching rule (collectives_scatter.py) gi
 form, a gather of rows and a select, which the SPMD partitioner can only compute whole.
 While shard_map's one-program form pins mesh axes to positions (`pinned_axes`, set by
 ember/spmd/_emulate.py under jit), the batching rule binds this instead; its lowering is the
-same gather and select, the gather marked (metadata PERMUTE_KEY: the axis and the pairs),
+same gather and select, both marked (metadata PERMUTE_KEY: the axis and the pairs),
 so that the partitioner (passes/spmd_indexing.py), finding that axis split one position
-per device over the mesh axis, makes it one `collective-permute` of the device's block;
-anywhere else the gather is an ordinary one.
+per device over the mesh axis, makes it one `collective-permute` of the device's block
+(which leaves zeros where no pair targets: the select is dropped); anywhere else they are
+an ordinary gather and select.
 Autodiff: linear; transposed by the inverse pairs. vmap: elementwise in the batch axis
 (`axis` moves past it).
 """
@@ -97,7 +98,10 @@ def _lower(ctx: Any, x: Instruction, *, axis: int, perm: tuple) -> Instruction:
     if all(s is not None for s in src):
         return out
     keep = b.broadcast(b.constant(np.array([s is not None for s in src])), shape, (axis,))
-    return b.select(keep, out, L.full_like(ctx, 0, aval))
+    out = b.select(keep, out, L.full_like(ctx, 0, aval))
+    # (marked too: where the gather becomes a collective-permute, its zeros are these)
+    out.metadata[PERMUTE_KEY] = (axis, tuple(tuple(p) for p in perm))
+    return out
 
 
 mesh_permute_p.def_lowering(_lower)

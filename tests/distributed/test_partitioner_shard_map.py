@@ -145,7 +145,7 @@ def test_ppermute_under_jit_is_a_collective_permute(request, name, which, body, 
     """ppermute's one-program form (prims/collectives_permute.py) is partitioned into one
     collective-permute of each device's block, the pairs of members made pairs of
     partition ids (row-major over the mesh) per group; devices no pair targets get zeros,
-    as the eager shard_map's: equal bit for bit, with no gather and no refusal."""
+    as the eager shard_map's: equal bit for bit, with no gather, select or refusal."""
     mesh = request.getfixturevalue(which)
     sm = ember.shard_map(body, mesh=mesh, in_specs=i, out_specs=o, check_vma=False)
     want = sm(X)
@@ -158,7 +158,8 @@ def test_ppermute_under_jit_is_a_collective_permute(request, name, which, body, 
             for c in report.collectives] == [("collective-permute", shape, nbytes, nbytes)
                                              ] * count, report
     text = jf.lower(X).compile().as_text()
-    assert "gather(" not in text and "all-gather(" not in text, text
+    # (no gather, and no select: the collective-permute leaves zeros where no pair targets)
+    assert "gather(" not in text and "select(" not in text, text
     assert text.count("collective-permute(") == count, text
     stp = "{" + ",".join(f"{{{s},{t}}}" for s, t in pairs) + "}"
     assert f"source_target_pairs={stp}" in text, text
