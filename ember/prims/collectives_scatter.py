@@ -49,6 +49,10 @@ from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode
 
 
 def _single_name(axis_name: tuple, axis: AxisData, what: str) -> None:
+    if len(axis_name) > 1 and is_pinned(axis.name):  # (jit(shard_map)'s mesh axes)
+        raise NotImplementedError(f"{what} over several mesh axes at once {axis_name} inside "
+                                  "jit(shard_map(...)) is not supported yet (eager shard_map "
+                                  "runs it); use one mesh axis per collective under jit")
     if len(axis_name) > 1:
         raise NotImplementedError(f"{what} over several named axes at once under vmap is not "
                                   "supported (as in JAX); use one axis name, or shard_map")

@@ -176,3 +176,14 @@ def test_ppermute_of_a_block_not_split_is_computed_on_each_device(mesh):
     assert np.asarray(jf(X)).tobytes() == np.asarray(sm(X)).tobytes()
     report = ember.explain.collectives(jf, X)
     assert not report.refusals and not report.collectives, report
+
+
+def test_ppermute_over_two_mesh_axes_under_jit_says_so(mesh):
+    """ppermute over (data, model) at once: eager shard_map runs it; under jit the one-program
+    form (one vmap per mesh axis) cannot yet, and says so rather than pointing at vmap."""
+    sm = ember.shard_map(lambda b: lax.ppermute(b, ("data", "model"), [(0, 3), (3, 2)]),
+                         mesh=mesh, in_specs=P(("data", "model")),
+                         out_specs=P(("data", "model")))
+    sm(X)
+    with pytest.raises(NotImplementedError, match=r"inside jit\(shard_map"):
+        ember.jit(sm)(X)
