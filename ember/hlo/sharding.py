@@ -21,6 +21,9 @@ from dataclasses import dataclass
 MeshAxes = tuple[tuple[str, int], ...]
 # the key of `Instruction.metadata` holding a `with_sharding_constraint`'s HloSharding
 CONSTRAINT_KEY = "ember_sharding"
+# the key of a gather's metadata saying it is ppermute's one-program form over the members
+# stacked along one dimension: (that dimension, the (source, target) pairs of members)
+PERMUTE_KEY = "ember_permute"
 
 
 @dataclass(frozen=True)

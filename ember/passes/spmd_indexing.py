@@ -30,6 +30,10 @@ Output: the `Local` of a gather or scatter. The rules:
            device of the group and into -0.0 (the identity) on the others, the results
            left as partial sums. Any other split (of other indexed dims, or split updates
            with another combiner: a set's last update wins) is gathered first (a refusal).
+  gather marked PERMUTE_KEY (ppermute's one-program form, prims/collectives_permute.py)
+           whose permuted dim is split one position per device: a collective-permute of
+           each device's block (pairs of members made pairs of partitions per group);
+           the select after it, marked too, is then that collective-permute.
 A mesh axis wanted by two dims of a result keeps the first (offset dims, then batch dims).
 Invariants: a device only ever reads and writes its own blocks; the local gather or
 scatter is the whole one's with slice sizes or window sizes of the block.
@@ -44,7 +48,7 @@ import numpy as np
 
 from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
-from ember.hlo.sharding import HloSharding
+from ember.hlo.sharding import PERMUTE_KEY, HloSharding, replica_groups
 from ember.passes.spmd_reshard import Local
 from ember.passes.spmd_rules import fit, reader
 
@@ -53,6 +57,9 @@ class IndexingRules:
     """Mixed into the partitioner (see the module docstring)."""
 
     def _gather(self: Any, inst: Instruction) -> Local:
+        moved = self._permute(inst)
+        if moved is not None:
+            return moved
         operand, indices = inst.operands
         at = inst.attrs
         so, si = self.env[operand].sharding, self.env[indices].sharding
@@ -311,3 +318,33 @@ class IndexingRules:
         shift = b.binary("multiply", b.broadcast(unit, dims, (ivd,)),
                          b.broadcast(offset, dims, ()))
         return b.binary("subtract", idx, shift)
+
+    def permuted_select(self: Any, inst: Instruction) -> Local | None:
+        """The select of ppermute's one-program form (zeros where no pair targets), marked
+        PERMUTE_KEY, after its gather became a collective-permute: that value as it is (a
+        collective-permute leaves zeros on the partitions no pair targets)."""
+        if inst.opcode != "select" or PERMUTE_KEY not in inst.metadata:
+            return None
+        v = self.env[inst.operands[1]]
+        return v if v.inst.opcode == "collective-permute" else None
+
+    def _permute(self: Any, inst: Instruction) -> Local | None:
+        """ppermute's one-program form (a gather marked PERMUTE_KEY: position t of a dim,
+        one per member of a mesh axis, read from position s for each pair (s, t)) whose
+        dim is split one position per device: a collective-permute of each device's
+        block, the pairs of members made pairs of partitions within each group of the
+        axes splitting the dim. None where the dim is split otherwise."""
+        mark = inst.metadata.get(PERMUTE_KEY)
+        if mark is None:
+            return None
+        d, perm = mark
+        operand = inst.operands[0]
+        s = self.env[operand].sharding
+        if s is None or not s.dims[d] or s.blocks(d) != operand.shape.dimensions[d]:
+            return None
+        x = self.get(operand, s, reader(inst))  # (pending partial sums added first)
+        groups = replica_groups(self.mesh, s.dims[d])
+        pairs = tuple((g[a], g[b]) for g in groups for a, b in perm)
+        out = self.rs.collective_permute(x, pairs, len(groups[0]),
+                                         f"ppermute over {s.dims[d]} (%{inst.name})")
+        return Local(out, s)

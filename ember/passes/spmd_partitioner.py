@@ -241,6 +241,9 @@ class _Partitioner(PartitionRules, IndexingRules, LoopRules, ConvRules):
             return self._reduce(inst)  # (a variadic one's result is a tuple)
         if inst.shape.is_tuple or any(o.shape.is_tuple for o in inst.operands):
             return self.whole(inst)
+        moved = self.permuted_select(inst)  # (spmd_indexing.py: ppermute's zeros)
+        if moved is not None:
+            return moved
         if inst.is_elementwise() and all(o.shape.dimensions in ((), inst.shape.dimensions)
                                          for o in inst.operands) and inst.operands:
             return self.elementwise(inst)

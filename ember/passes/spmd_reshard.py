@@ -19,7 +19,7 @@ instruction of the value laid out as `target`, through, in this order:
 Every collective is recorded (`Collective`: opcode, result name, bytes each device sends
 and receives as a ring moves them: all-reduce 2(n-1)/n of its buffer, all-gather (n-1)/n
 of its result, reduce-scatter (n-1)/n of its operand, all-to-all (n-1)/n of its
-operand).
+operand; collective-permute, which the partitioner's rules make themselves, its block).
 Invariants: a reshard to the value's own sharding adds nothing; partial sums are only
 ever sums (the partitioner keeps other reductions' results whole).
 """
@@ -165,6 +165,17 @@ class Resharder:
         out = list(shape)
         out[src], out[dst] = shape[src] * n, shape[dst] // n
         return b.reshape(y, out)
+
+    def collective_permute(self, x: Instruction, pairs: tuple[tuple[int, int], ...],
+                           n: int, reason: str) -> Instruction:
+        """`x` moved from each pair's source partition to its target (zeros on a partition
+        no pair targets); recorded as the busiest device's bytes: its whole block, sent and
+        received (nothing where every pair stays on its device)."""
+        out = self.b.op("collective-permute", [x], {"source_target_pairs": pairs},
+                        metadata=dict(x.metadata))
+        moved = _nbytes(x.shape) if any(s != t for s, t in pairs) else 0
+        self._record(out, n, moved, reason)
+        return out
 
     def offset(self, axes: tuple[str, ...], block: int) -> Instruction:
         """s32[]: this device's block index over `axes` times `block`."""

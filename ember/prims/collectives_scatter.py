@@ -15,6 +15,9 @@ Semantics under vmap (batching rules) give each member's value from the stack of
 members' operands along the batch axis; under `ember.shard_map` the runtime exchanges the
 devices' buffers (ember/spmd/). A name neither defines raises JAX's unbound-axis error
 (abstract eval, NumPy rule, lowering), as the other collectives.
+Under jit(shard_map), whose one-program form pins the mesh axes to devices, ppermute over
+such an axis is `mesh_permute` instead (collectives_permute.py: the same values, a form the
+SPMD partitioner makes a collective-permute).
 Autodiff: all three are linear. reduce_scatter transposes to all_gather, ppermute to the
 inverse permutation, all_to_all to all_to_all with the two axes swapped (JAX's rules).
 Invariant: only one named axis per collective under vmap (several names at once are the
@@ -37,6 +40,7 @@ from ember.hlo.ir import Instruction
 from ember.prims import _ad
 from ember.prims import collectives_manual as manual
 from ember.prims.collectives import _check_bound, all_gather_p, unbound_error
+from ember.prims.collectives_permute import is_pinned, mesh_permute_p
 from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather_p
 
 # ---------------------------------------------------------------------------------------------
@@ -45,6 +49,10 @@ from ember.prims.gather_scatter import GatherDimensionNumbers, GatherScatterMode
 
 
 def _single_name(axis_name: tuple, axis: AxisData, what: str) -> None:
+    if len(axis_name) > 1 and is_pinned(axis.name):  # (jit(shard_map)'s mesh axes)
+        raise NotImplementedError(f"{what} over several mesh axes at once {axis_name} inside "
+                                  "jit(shard_map(...)) is not supported yet (eager shard_map "
+                                  "runs it); use one mesh axis per collective under jit")
     if len(axis_name) > 1:
         raise NotImplementedError(f"{what} over several named axes at once under vmap is not "
                                   "supported (as in JAX); use one axis name, or shard_map")
@@ -191,6 +199,10 @@ def _ppermute_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | No
     if axis.name not in axis_name:  # elementwise in another vmap's axis
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     _single_name(axis_name, axis, "ppermute")
+    if is_pinned(axis.name):  # (jit(shard_map)'s mesh axis: one the partitioner can move)
+        if d is not_mapped:
+            x, d = _ad.broadcast_axis(x, axis.size, 0), 0
+        return mesh_permute_p.bind(x, axis=d, perm=perm), d
     # member t reads member s's value for each pair (s, t); the others read zeros
     src = {t: s for s, t in perm}
     xs = _front(x, d, axis.size)

@@ -17,13 +17,14 @@ its out spec (`with_sharding_constraint`s): the jit is then partitioned
 (passes/spmd_partitioner.py), each device running the body on its own block, and the
 collectives' vmapped forms become the per-device collectives (a sum over a split mesh dim:
 an all-reduce, or a reduce-scatter for psum_scatter; an all_gather: an all-gather; an
-all_to_all: an all-to-all; axis_index: a local iota). ppermute (a gather of permuted
-blocks) is still gathered whole there (a refusal) until the partitioner has a
-collective-permute.
+all_to_all: an all-to-all; axis_index: a local iota; ppermute: a collective-permute, its
+one-program form there being `mesh_permute` (prims/collectives_permute.py), a gather the
+partitioner recognizes, rather than the plain gather vmap gives it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,6 +33,7 @@ from ember.core.trace import current_dynamic
 from ember.lax import _ops
 from ember.lax._base import aval_of
 from ember.lax._slicing import index_in_dim
+from ember.prims.collectives_permute import pinned_axes
 from ember.prims.sharding_constraint import sharding_constraint_p
 from ember.sharding._mesh import Mesh, PartitionSpec
 from ember.sharding._shardings import NamedSharding
@@ -110,7 +112,8 @@ def emulate(fun: Callable[..., Sequence[Any]], mesh: Mesh, in_specs: Sequence[Pa
         return vmap(level(i + 1), in_axes=in_axes, out_axes=0, axis_name=name,
                     axis_size=mesh.shape[name])
 
-    outs = level(0)(*[y for y, _ in fronts])
+    with pinned_axes(mesh.axis_names) if staged else contextlib.nullcontext():
+        outs = level(0)(*[y for y, _ in fronts])
     outs = [_from_front(o, mesh, s) for o, s in zip(outs, out_specs)]
     if staged:
         outs = [sharding_constraint_p.bind(o, sharding=NamedSharding(mesh, s))

@@ -17,6 +17,7 @@ import numpy as np
 
 import ember
 import ember.numpy as jnp
+from ember import lax
 
 ember.config.update("jax_num_cpu_devices", 2)
 ember.distributed.initialize()
@@ -65,6 +66,19 @@ first = ember.jit(lambda a: jnp.argmax(a, axis=0),
 got = first(placed(x, P("data", "model")))
 for shard in got.addressable_shards:
     assert np.array_equal(np.asarray(shard.data), np.argmax(x, axis=0)[shard.index]), "argmax"
+
+# ppermute under jit(shard_map): a collective-permute along `data` (across the processes:
+# MPI point to point) and one along `model` (in memory), equal to the eager shard_map's
+moved = ember.shard_map(lambda v: lax.ppermute(v, "data", [(0, 1), (1, 0)]) * 10
+                        + lax.ppermute(v, "model", [(1, 0)]), mesh=mesh,
+                        in_specs=P("data", "model"), out_specs=P("data", "model"))
+text = ember.jit(moved).lower(x).compile().as_text()
+assert text.count("collective-permute(") == 2 and "gather(" not in text, text
+xp = placed(x, P("data", "model"))
+got, want = ember.jit(moved)(xp), moved(xp)
+eager = {s.device: np.asarray(s.data) for s in want.addressable_shards}
+for shard in got.addressable_shards:
+    assert np.asarray(shard.data).tobytes() == eager[shard.device].tobytes(), "ppermute"
 
 start = {"w1": (rng.standard_normal((12, 16)) * 0.3).astype(np.float32),
          "b1": (rng.standard_normal(16) * 0.1).astype(np.float32),

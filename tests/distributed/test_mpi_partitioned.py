@@ -1,6 +1,7 @@
 """jit partitioned across processes: two processes of two CPU devices each under mpiexec
 (mpi_partitioned_checks.py): a 2x2 mesh whose data axis spans the processes runs a matmul
-chain and 20 steps of an MLP's training, equal to one device's."""
+chain, ppermutes under jit(shard_map) and 20 steps of an MLP's training, equal to one
+device's (the eager shard_map's for the ppermutes)."""
 
 from __future__ import annotations
 
