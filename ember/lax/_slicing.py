@@ -48,6 +48,13 @@ def _ints(xs: Sequence[Any], what: str) -> tuple[int, ...]:
         raise TypeError(f"{what} must be static integers, got {tuple(xs)!r} ({e})") from None
 
 
+def _ints_as_given(xs: Sequence[Any], what: str) -> tuple[Any, ...]:
+    """Static integers, a NumPy integer kept as it is: JAX keeps jnp.pad's np.int64 widths
+    in the equation, and its text prints them as `np.int64(2)`."""
+    _ints(xs, what)
+    return tuple(x if isinstance(x, np.integer) else operator.index(x) for x in xs)
+
+
 # ---------------------------------------------------------------------------------------------
 # Static slices and padding.
 # ---------------------------------------------------------------------------------------------
@@ -92,7 +99,7 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
 def pad(operand: Any, padding_value: Any,
         padding_config: Sequence[tuple[int, int, int]]) -> Any:
     """Pad with a scalar: (low, high, interior) per dimension; negative low/high crop."""
-    config = tuple(_ints(c, "pad padding_config") for c in padding_config)
+    config = tuple(_ints_as_given(c, "pad padding_config") for c in padding_config)
     operand, padding_value = to_common_dtype(operand, padding_value)
     return P.pad_p.bind(operand, padding_value, padding_config=config)
 

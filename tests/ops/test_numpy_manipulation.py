@@ -173,8 +173,12 @@ def test_pad(dtype, mode):
     batch = NumpyBatch()
     if mode == "mean" and dtype == np.bool_:
         pytest.skip("NumPy's mean mode is undefined for bool")
+    # widths 0, 1 and wider than the axis (reflect/symmetric/wrap then take several
+    # rounds), 1-D to 3-D, scalar / pair / per-axis widths
     for shape, width in (((5,), 2), ((5,), (1, 3)), ((3, 4), ((1, 2), (0, 3))),
-                         ((2, 3, 2), 1), ((1,), 3), ((3, 2), ((7, 7), (5, 1)))):
+                         ((2, 3, 2), 1), ((1,), 3), ((3, 2), ((7, 7), (5, 1))),
+                         ((4,), 0), ((2,), 9), ((2, 3, 4), ((0, 2), (4, 0), (1, 11))),
+                         ((3, 1, 2), ((1, 1),))):
         x = rand(shape, dtype)
         batch.check(lambda a: jnp.pad(a, width, mode=mode),
                     lambda a: np.pad(a, width, mode=mode), x, rtol=1e-6)
@@ -191,8 +195,44 @@ def test_pad_errors_and_jaxpr():
         jnp.pad(np.ones(3), -1)
     with pytest.raises(NotImplementedError):
         jnp.pad(np.ones(3), 1, mode="bogus")
+    with pytest.raises(TypeError, match="integral"):
+        jnp.pad(np.ones(3), 1.5)
+    with pytest.raises(ValueError, match="unsupported shape"):
+        jnp.pad(np.ones((2, 2)), ((1, 2, 3),))
+    with pytest.raises(ValueError, match="empty axis"):
+        jnp.pad(np.ones((0, 2)), 1, mode="edge")
+    with pytest.raises(ValueError, match="constant_values"):
+        jnp.pad(np.ones(3), 1, constant_values=[1, 2, 3])
+    with pytest.raises(ember.errors.ConcretizationTypeError):
+        ember.jit(lambda a, w: jnp.pad(a, w))(np.ones(3), 1)
+    # one nested jit[name=_pad], as JAX stages it, whose body converts the traced constant
     closed = ember.make_jaxpr(lambda a: jnp.pad(a, 1))(np.zeros(3, np.float32))
-    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["pad"]
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["jit"]
+    inner = closed.jaxpr.eqns[0].params["jaxpr"].jaxpr
+    assert [e.primitive.name for e in inner.eqns] == ["convert_element_type", "pad"]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_reflect_type_odd(mode):
+    batch = NumpyBatch()
+    for dtype in (np.float32, np.int32):
+        for shape, width in (((5,), (2, 3)), ((1,), 2), ((3,), 7), ((3, 4), ((1, 2), (4, 0)))):
+            x = rand(shape, dtype)
+            batch.check(lambda a: jnp.pad(a, width, mode=mode, reflect_type="odd"),
+                        lambda a: np.pad(a, width, mode=mode, reflect_type="odd"), x,
+                        rtol=1e-6)
+    batch.run()
+
+
+def test_pad_zero_dim_and_empty_axes():
+    # a 0-d array comes back as it is; an empty axis takes constant padding
+    np.testing.assert_array_equal(np.asarray(jnp.pad(np.float32(3), 2)), np.float32(3))
+    np.testing.assert_array_equal(np.asarray(jnp.pad(np.ones((0, 2), np.float32), 1)),
+                                  np.pad(np.ones((0, 2), np.float32), 1))
+    np.testing.assert_array_equal(
+        np.asarray(ember.jit(lambda a: jnp.pad(a, ((0, 0), (1, 2)), mode="wrap"))(
+            np.ones((0, 2), np.float32))),
+        np.pad(np.ones((0, 2), np.float32), ((0, 0), (1, 2)), mode="wrap"))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

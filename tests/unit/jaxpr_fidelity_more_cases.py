@@ -22,6 +22,7 @@ M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 I7 = np.arange(-3, 4, dtype=np.int32)
 S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
 U7 = np.array([3.0, 1.0, np.nan, 1.0, -0.0, 0.0, np.nan], np.float32)
+T234 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
 
 Make = Callable[[Any], Callable[..., Any]]
@@ -404,6 +405,34 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "getitem_back_one_element": (lambda jnp: lambda x: jnp.asarray(x)[5:4:-3], (X7,)),
     "getitem_back_empty": (lambda jnp: lambda x: jnp.asarray(x)[2:5:-1], (X7,)),
     "getitem_mixed_2d": (lambda jnp: lambda x: jnp.asarray(x)[2:0:-2, 1::2], (M34,)),
+    # pad: every mode is one jit[_pad] taking the constant (0 by default) as an argument;
+    # constant widths print as np.int64, the other modes stage slices and concatenates
+    "pad_constant": (lambda jnp: lambda x: jnp.pad(x, 2), (X7,)),
+    "pad_constant_int": (lambda jnp: lambda x: jnp.pad(x, 1), (I7,)),
+    "pad_zero_width": (lambda jnp: lambda x: jnp.pad(x, 0), (X7,)),
+    "pad_constant_value": (lambda jnp: lambda x: jnp.pad(x, ((1, 2), (0, 3)),
+                                                         constant_values=5.0), (M34,)),
+    "pad_constant_per_side": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (0, 3)), constant_values=np.array([[1, 2], [3, 4]], np.float32)), (M34,)),
+    "pad_constant_3d": (lambda jnp: lambda x: jnp.pad(x, ((0, 1), (2, 0), (1, 1))), (T234,)),
+    "pad_of_stencil": (lambda jnp: lambda u: jnp.pad(u[1:-1, 1:-1] * 2.0, 1), (M34,)),
+    "pad_edge": (lambda jnp: lambda x: jnp.pad(x, 2, mode="edge"), (X7,)),
+    "pad_edge_2d": (lambda jnp: lambda x: jnp.pad(x, ((1, 0), (2, 1)), mode="edge"), (M34,)),
+    "pad_reflect": (lambda jnp: lambda x: jnp.pad(x, 2, mode="reflect"), (X7,)),
+    "pad_reflect_2d": (lambda jnp: lambda x: jnp.pad(x, ((1, 0), (2, 1)), mode="reflect"),
+                       (M34,)),
+    "pad_reflect_wide": (lambda jnp: lambda x: jnp.pad(x, 10, mode="reflect"), (X7,)),
+    "pad_reflect_odd": (lambda jnp: lambda x: jnp.pad(x, (2, 3), mode="reflect",
+                                                      reflect_type="odd"), (X7,)),
+    "pad_symmetric": (lambda jnp: lambda x: jnp.pad(x, 2, mode="symmetric"), (X7,)),
+    "pad_symmetric_3d": (lambda jnp: lambda x: jnp.pad(x, 1, mode="symmetric"), (T234,)),
+    "pad_wrap": (lambda jnp: lambda x: jnp.pad(x, 2, mode="wrap"), (X7,)),
+    "pad_wrap_2d": (lambda jnp: lambda x: jnp.pad(x, ((1, 0), (2, 1)), mode="wrap"), (M34,)),
+    "pad_wrap_wide": (lambda jnp: lambda x: jnp.pad(x, (9, 3), mode="wrap"), (X7,)),
+    "pad_maximum": (lambda jnp: lambda x: jnp.pad(x, (1, 2), mode="maximum"), (M34,)),
+    "pad_mean_int": (lambda jnp: lambda x: jnp.pad(x, 1, mode="mean"),
+                     (np.arange(12, dtype=np.int32).reshape(3, 4),)),
+    "pad_empty": (lambda jnp: lambda x: jnp.pad(x, 1, mode="empty"), (M34,)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above;
@@ -440,9 +469,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - jnp.stack, jnp.split/array_split, jnp.tile: JAX 0.10.2 stages its primitives
 #   `stack[axis=]`, `split[axis= sizes=]`, `tile[reps=]`; Ember keeps its primitive set and
 #   stages broadcast_in_dim + concatenate, slices, broadcast_in_dim + reshape (same values).
-# - jnp.pad: JAX's jit[_pad] takes the constant as an argument converted inside and prints
-#   the widths as np.int64 (every mode in one jit); Ember stages the pad (or reflect's rev
-#   and concatenate) directly.
+# - jnp.pad with constant_values given as nested Python numbers (((1, 2), (3, 4))): each is a
+#   traced argument of jit[_pad] (as in JAX), and jnp.asarray of the nested tracers differs:
+#   JAX converts each scalar (weak to strong) before its broadcast_in_dim, Ember converts
+#   each row after its concatenate. The same values; a NumPy array of values prints as JAX's.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
 #   batching-dimension gather in every mode; Ember does in the default mode (above) and
 #   gathers with explicit iota index columns in the others.

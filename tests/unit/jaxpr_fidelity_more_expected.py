@@ -10336,3 +10336,480 @@ EXPECTED['getitem_mixed_2d'] = """\
     b:f32[1,2] = slice[limit_indices=(3, 4) start_indices=(2, 1) strides=(2, 2)] a
     c:f32[1,2] = rev[dimensions=(0,)] b
   in (c,) }"""
+
+EXPECTED['pad_constant'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[11] = pad[padding_config=((np.int64(2), np.int64(2), 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_constant_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:i32[9] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:i32[7] c:i32[]. let
+          d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          b:i32[9] = pad[padding_config=((np.int64(1), np.int64(1), 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_zero_width'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[7] = pad[padding_config=((np.int64(0), np.int64(0), 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_constant_value'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[6,7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[6,7] = pad[
+            padding_config=((np.int64(1), np.int64(2), 0), (np.int64(0), np.int64(3), 0))
+          ] a d
+        in (b,) }
+    ] a 5.0:f32[]
+  in (b,) }"""
+
+EXPECTED['pad_constant_per_side'] = """\
+{ lambda a:f32[2,2]; b:f32[3,4]. let
+    c:f32[6,7] = jit[
+      name=_pad
+      jaxpr={ lambda ; b:f32[3,4] a:f32[2,2]. let
+          d:f32[1,1] = slice[
+            limit_indices=(1, 1)
+            start_indices=(0, 0)
+            strides=None
+          ] a
+          e:f32[] = squeeze[dimensions=(0, 1)] d
+          f:f32[4,4] = pad[padding_config=((np.int64(1), 0, 0), (0, 0, 0))] b e
+          g:f32[1,1] = slice[
+            limit_indices=(1, 2)
+            start_indices=(0, 1)
+            strides=None
+          ] a
+          h:f32[] = squeeze[dimensions=(0, 1)] g
+          i:f32[6,4] = pad[padding_config=((0, np.int64(2), 0), (0, 0, 0))] f h
+          j:f32[1,1] = slice[
+            limit_indices=(2, 2)
+            start_indices=(1, 1)
+            strides=None
+          ] a
+          k:f32[] = squeeze[dimensions=(0, 1)] j
+          c:f32[6,7] = pad[padding_config=((0, 0, 0), (0, np.int64(3), 0))] i k
+        in (c,) }
+    ] b a
+  in (c,) }"""
+
+EXPECTED['pad_constant_3d'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[3,5,6] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[2,3,4] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[3,5,6] = pad[
+            padding_config=((np.int64(0), np.int64(1), 0), (np.int64(2), np.int64(0), 0), (np.int64(1), np.int64(1), 0))
+          ] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_of_stencil'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,2] = slice[limit_indices=(2, 3) start_indices=(1, 1) strides=None] a
+    c:f32[1,2] = mul b 2.0:f32[]
+    d:f32[3,4] = jit[
+      name=_pad
+      jaxpr={ lambda ; c:f32[1,2] e:i32[]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          d:f32[3,4] = pad[
+            padding_config=((np.int64(1), np.int64(1), 0), (np.int64(1), np.int64(1), 0))
+          ] c f
+        in (d,) }
+    ] c 0:i32[]
+  in (d,) }"""
+
+EXPECTED['pad_edge'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a
+          e:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+          f:f32[2] = reshape[dimensions=None new_sizes=(2,) sharding=None] e
+          g:f32[1] = slice[limit_indices=(7,) start_indices=(6,) strides=(1,)] a
+          h:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+          i:f32[2] = reshape[dimensions=None new_sizes=(2,) sharding=None] h
+          b:f32[11] = concatenate[dimension=0] f a i
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_edge_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] c
+    e:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] d
+    f:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    g:f32[1,0,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] f
+    h:f32[0,4] = reshape[dimensions=None new_sizes=(0, 4) sharding=None] g
+    i:f32[4,4] = concatenate[dimension=0] e a h
+    j:f32[4,1] = slice[limit_indices=(4, 1) start_indices=(0, 0) strides=(1, 1)] i
+    k:f32[4,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] j
+    l:f32[4,2] = reshape[dimensions=None new_sizes=(4, 2) sharding=None] k
+    m:f32[4,1] = slice[limit_indices=(4, 4) start_indices=(0, 3) strides=(1, 1)] i
+    n:f32[4,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] m
+    o:f32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] n
+    p:f32[4,7] = concatenate[dimension=1] l i o
+  in (p,) } in
+{ lambda ; q:f32[3,4]. let
+    r:f32[4,7] = jit[name=_pad jaxpr=_pad] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['pad_reflect'] = """\
+let _flip = { lambda ; a:f32[2]. let b:f32[2] = rev[dimensions=(0,)] a in (b,) } in
+{ lambda ; c:f32[7]. let
+    d:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; c:f32[7] e:i32[]. let
+          f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] c
+          g:f32[2] = slice[limit_indices=(3,) start_indices=(1,) strides=(1,)] c
+          h:f32[2] = jit[name=_flip jaxpr=_flip] g
+          i:f32[9] = concatenate[dimension=0] h c
+          j:f32[1] = slice[limit_indices=(9,) start_indices=(8,) strides=(1,)] i
+          k:f32[2] = slice[limit_indices=(8,) start_indices=(6,) strides=(1,)] i
+          l:f32[2] = jit[name=_flip jaxpr=_flip] k
+          d:f32[11] = concatenate[dimension=0] i l
+        in (d,) }
+    ] c 0:i32[]
+  in (d,) }"""
+
+EXPECTED['pad_reflect_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,4] = slice[limit_indices=(2, 4) start_indices=(1, 0) strides=(1, 1)] a
+    e:f32[1,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; d:f32[1,4]. let
+          e:f32[1,4] = rev[dimensions=(0,)] d
+        in (e,) }
+    ] d
+    f:f32[4,4] = concatenate[dimension=0] e a
+    g:f32[1,4] = slice[limit_indices=(4, 4) start_indices=(3, 0) strides=(1, 1)] f
+    h:f32[4,1] = slice[limit_indices=(4, 1) start_indices=(0, 0) strides=(1, 1)] f
+    i:f32[4,2] = slice[limit_indices=(4, 3) start_indices=(0, 1) strides=(1, 1)] f
+    j:f32[4,2] = jit[
+      name=_flip
+      jaxpr={ lambda ; i:f32[4,2]. let
+          j:f32[4,2] = rev[dimensions=(1,)] i
+        in (j,) }
+    ] i
+    k:f32[4,6] = concatenate[dimension=1] j f
+    l:f32[4,1] = slice[limit_indices=(4, 6) start_indices=(0, 5) strides=(1, 1)] k
+    m:f32[4,1] = slice[limit_indices=(4, 5) start_indices=(0, 4) strides=(1, 1)] k
+    n:f32[4,1] = jit[
+      name=_flip
+      jaxpr={ lambda ; m:f32[4,1]. let
+          n:f32[4,1] = rev[dimensions=(1,)] m
+        in (n,) }
+    ] m
+    o:f32[4,7] = concatenate[dimension=1] k n
+  in (o,) } in
+{ lambda ; p:f32[3,4]. let
+    q:f32[4,7] = jit[name=_pad jaxpr=_pad] p 0:i32[]
+  in (q,) }"""
+
+EXPECTED['pad_reflect_wide'] = """\
+let _pad = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a
+    d:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=(1,)] a
+    e:f32[6] = jit[name=_flip jaxpr=_flip] d
+    f:f32[13] = concatenate[dimension=0] e a
+    g:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=(1,)] f
+    h:f32[4] = jit[name=_flip jaxpr=_flip1] g
+    i:f32[17] = concatenate[dimension=0] h f
+    j:f32[1] = slice[limit_indices=(17,) start_indices=(16,) strides=(1,)] i
+    k:f32[6] = slice[limit_indices=(16,) start_indices=(10,) strides=(1,)] i
+    l:f32[6] = jit[name=_flip jaxpr=_flip] k
+    m:f32[23] = concatenate[dimension=0] i l
+    n:f32[4] = slice[limit_indices=(22,) start_indices=(18,) strides=(1,)] m
+    o:f32[4] = jit[name=_flip jaxpr=_flip1] n
+    p:f32[27] = concatenate[dimension=0] m o
+  in (p,) } in
+let _flip = { lambda ; q:f32[6]. let r:f32[6] = rev[dimensions=(0,)] q in (r,) } in
+let _flip1 = { lambda ; s:f32[4]. let
+    t:f32[4] = rev[dimensions=(0,)] s
+  in (t,) } in
+{ lambda ; u:f32[7]. let
+    v:f32[27] = jit[name=_pad jaxpr=_pad] u 0:i32[]
+  in (v,) }"""
+
+EXPECTED['pad_reflect_odd'] = """\
+let _pad = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a
+    d:f32[2] = slice[limit_indices=(3,) start_indices=(1,) strides=(1,)] a
+    e:f32[2] = jit[
+      name=_flip
+      jaxpr={ lambda ; d:f32[2]. let e:f32[2] = rev[dimensions=(0,)] d in (e,) }
+    ] d
+    f:f32[1] = mul 2.0:f32[] c
+    g:f32[2] = sub f e
+    h:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] g
+    i:f32[9] = concatenate[dimension=0] g a
+    j:f32[1] = slice[limit_indices=(9,) start_indices=(8,) strides=(1,)] i
+    k:f32[3] = slice[limit_indices=(8,) start_indices=(5,) strides=(1,)] i
+    l:f32[3] = jit[
+      name=_flip
+      jaxpr={ lambda ; k:f32[3]. let l:f32[3] = rev[dimensions=(0,)] k in (l,) }
+    ] k
+    m:f32[1] = mul 2.0:f32[] j
+    n:f32[3] = sub m l
+    o:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=(1,)] n
+    p:f32[12] = concatenate[dimension=0] i n
+  in (p,) } in
+{ lambda ; q:f32[7]. let
+    r:f32[12] = jit[name=_pad jaxpr=_pad] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['pad_symmetric'] = """\
+let _flip = { lambda ; a:f32[2]. let b:f32[2] = rev[dimensions=(0,)] a in (b,) } in
+{ lambda ; c:f32[7]. let
+    d:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; c:f32[7] e:i32[]. let
+          f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] c
+          g:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=(1,)] c
+          h:f32[2] = jit[name=_flip jaxpr=_flip] g
+          i:f32[9] = concatenate[dimension=0] h c
+          j:f32[1] = slice[limit_indices=(9,) start_indices=(8,) strides=(1,)] i
+          k:f32[2] = slice[limit_indices=(9,) start_indices=(7,) strides=(1,)] i
+          l:f32[2] = jit[name=_flip jaxpr=_flip] k
+          d:f32[11] = concatenate[dimension=0] i l
+        in (d,) }
+    ] c 0:i32[]
+  in (d,) }"""
+
+EXPECTED['pad_symmetric_3d'] = """\
+let _pad = { lambda ; a:f32[2,3,4] b:i32[]. let
+    c:f32[1,3,4] = slice[
+      limit_indices=(1, 3, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] a
+    d:f32[1,3,4] = slice[
+      limit_indices=(1, 3, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] a
+    e:f32[1,3,4] = jit[name=_flip jaxpr=_flip] d
+    f:f32[3,3,4] = concatenate[dimension=0] e a
+    g:f32[1,3,4] = slice[
+      limit_indices=(3, 3, 4)
+      start_indices=(2, 0, 0)
+      strides=(1, 1, 1)
+    ] f
+    h:f32[1,3,4] = slice[
+      limit_indices=(3, 3, 4)
+      start_indices=(2, 0, 0)
+      strides=(1, 1, 1)
+    ] f
+    i:f32[1,3,4] = jit[name=_flip jaxpr=_flip] h
+    j:f32[4,3,4] = concatenate[dimension=0] f i
+    k:f32[4,1,4] = slice[
+      limit_indices=(4, 1, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] j
+    l:f32[4,1,4] = slice[
+      limit_indices=(4, 1, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] j
+    m:f32[4,1,4] = jit[name=_flip jaxpr=_flip1] l
+    n:f32[4,4,4] = concatenate[dimension=1] m j
+    o:f32[4,1,4] = slice[
+      limit_indices=(4, 4, 4)
+      start_indices=(0, 3, 0)
+      strides=(1, 1, 1)
+    ] n
+    p:f32[4,1,4] = slice[
+      limit_indices=(4, 4, 4)
+      start_indices=(0, 3, 0)
+      strides=(1, 1, 1)
+    ] n
+    q:f32[4,1,4] = jit[name=_flip jaxpr=_flip1] p
+    r:f32[4,5,4] = concatenate[dimension=1] n q
+    s:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 1)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] r
+    t:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 1)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] r
+    u:f32[4,5,1] = jit[name=_flip jaxpr=_flip2] t
+    v:f32[4,5,5] = concatenate[dimension=2] u r
+    w:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 5)
+      start_indices=(0, 0, 4)
+      strides=(1, 1, 1)
+    ] v
+    x:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 5)
+      start_indices=(0, 0, 4)
+      strides=(1, 1, 1)
+    ] v
+    y:f32[4,5,1] = jit[name=_flip jaxpr=_flip2] x
+    z:f32[4,5,6] = concatenate[dimension=2] v y
+  in (z,) } in
+let _flip = { lambda ; ba:f32[1,3,4]. let
+    bb:f32[1,3,4] = rev[dimensions=(0,)] ba
+  in (bb,) } in
+let _flip1 = { lambda ; bc:f32[4,1,4]. let
+    bd:f32[4,1,4] = rev[dimensions=(1,)] bc
+  in (bd,) } in
+let _flip2 = { lambda ; be:f32[4,5,1]. let
+    bf:f32[4,5,1] = rev[dimensions=(2,)] be
+  in (bf,) } in
+{ lambda ; bg:f32[2,3,4]. let
+    bh:f32[4,5,6] = jit[name=_pad jaxpr=_pad] bg 0:i32[]
+  in (bh,) }"""
+
+EXPECTED['pad_wrap'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+          e:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=(1,)] a
+          b:f32[11] = concatenate[dimension=0] d a e
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_wrap_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4,7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:f32[1,4] = slice[
+            limit_indices=(3, 4)
+            start_indices=(2, 0)
+            strides=(1, 1)
+          ] a
+          e:f32[4,4] = concatenate[dimension=0] d a
+          f:f32[4,2] = slice[
+            limit_indices=(4, 4)
+            start_indices=(0, 2)
+            strides=(1, 1)
+          ] e
+          g:f32[4,1] = slice[
+            limit_indices=(4, 1)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] e
+          b:f32[4,7] = concatenate[dimension=1] f e g
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_wrap_wide'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[19] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+          e:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=(1,)] a
+          b:f32[19] = concatenate[dimension=0] d a a e
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_maximum'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[4] = reduce_max[axes=(0,)] a
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] d
+    f:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] e
+    g:f32[1,2,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] d
+    h:f32[2,4] = reshape[dimensions=None new_sizes=(2, 4) sharding=None] g
+    i:f32[6,4] = concatenate[dimension=0] f a h
+    j:f32[6] = reduce_max[axes=(1,)] i
+    k:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    l:f32[6,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    m:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] l
+    n:f32[6,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    o:f32[6,2] = reshape[dimensions=None new_sizes=(6, 2) sharding=None] n
+    p:f32[6,7] = concatenate[dimension=1] m i o
+  in (p,) } in
+{ lambda ; q:f32[3,4]. let
+    r:f32[6,7] = jit[name=_pad jaxpr=_pad] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['pad_mean_int'] = """\
+let _pad = { lambda ; a:i32[3,4] b:i32[]. let
+    c:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[4] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    f:f32[1,4] = div e 3.0:f32[]
+    g:f32[1,4] = jit[name=round jaxpr=round] f
+    h:f32[1,4] = jit[name=round jaxpr=round] f
+    i:i32[1,4] = convert_element_type[new_dtype=int32 weak_type=False] g
+    j:i32[1,4] = convert_element_type[new_dtype=int32 weak_type=False] h
+    k:i32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] i
+    l:i32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] k
+    m:i32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] j
+    n:i32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] m
+    o:i32[5,4] = concatenate[dimension=0] l a n
+    p:f32[5,4] = convert_element_type[new_dtype=float32 weak_type=False] o
+    q:f32[5] = reduce_sum[axes=(1,) out_sharding=None] p
+    r:f32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[5,1] = div r 4.0:f32[]
+    t:f32[5,1] = jit[name=round jaxpr=round1] s
+    u:f32[5,1] = jit[name=round jaxpr=round1] s
+    v:i32[5,1] = convert_element_type[new_dtype=int32 weak_type=False] t
+    w:i32[5,1] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[5,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] v
+    y:i32[5,1] = reshape[dimensions=None new_sizes=(5, 1) sharding=None] x
+    z:i32[5,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] w
+    ba:i32[5,1] = reshape[dimensions=None new_sizes=(5, 1) sharding=None] z
+    bb:i32[5,6] = concatenate[dimension=1] y o ba
+  in (bb,) } in
+let round = { lambda ; bc:f32[1,4]. let
+    bd:f32[1,4] = round[rounding_method=1] bc
+  in (bd,) } in
+let round1 = { lambda ; be:f32[5,1]. let
+    bf:f32[5,1] = round[rounding_method=1] be
+  in (bf,) } in
+{ lambda ; bg:i32[3,4]. let
+    bh:i32[5,6] = jit[name=_pad jaxpr=_pad] bg 0:i32[]
+  in (bh,) }"""
+
+EXPECTED['pad_empty'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[5,6] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:f32[1,4] = broadcast_in_dim 0.0:f32[]
+          e:f32[1,4] = broadcast_in_dim 0.0:f32[]
+          f:f32[5,4] = concatenate[dimension=0] d a e
+          g:f32[5,1] = broadcast_in_dim 0.0:f32[]
+          h:f32[5,1] = broadcast_in_dim 0.0:f32[]
+          b:f32[5,6] = concatenate[dimension=1] g f h
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
