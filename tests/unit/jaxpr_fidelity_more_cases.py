@@ -414,6 +414,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                                                          constant_values=5.0), (M34,)),
     "pad_constant_per_side": (lambda jnp: lambda x: jnp.pad(
         x, ((1, 2), (0, 3)), constant_values=np.array([[1, 2], [3, 4]], np.float32)), (M34,)),
+    # nested Python constant values: four traced arguments, each converted before it is
+    # stacked (jnp.asarray of a nested sequence of tracers)
+    "pad_constant_nested_values": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (0, 3)), constant_values=((1, 2), (3, 4))), (M34,)),
+    "array_nested_mixed_tracers": (lambda jnp: lambda x, i: jnp.array([[x, i], [i, x]]),
+                                   (np.float32(2), np.int32(3))),
     "pad_constant_3d": (lambda jnp: lambda x: jnp.pad(x, ((0, 1), (2, 0), (1, 1))), (T234,)),
     "pad_of_stencil": (lambda jnp: lambda u: jnp.pad(u[1:-1, 1:-1] * 2.0, 1), (M34,)),
     "pad_edge": (lambda jnp: lambda x: jnp.pad(x, 2, mode="edge"), (X7,)),
@@ -469,10 +475,6 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - jnp.stack, jnp.split/array_split, jnp.tile: JAX 0.10.2 stages its primitives
 #   `stack[axis=]`, `split[axis= sizes=]`, `tile[reps=]`; Ember keeps its primitive set and
 #   stages broadcast_in_dim + concatenate, slices, broadcast_in_dim + reshape (same values).
-# - jnp.pad with constant_values given as nested Python numbers (((1, 2), (3, 4))): each is a
-#   traced argument of jit[_pad] (as in JAX), and jnp.asarray of the nested tracers differs:
-#   JAX converts each scalar (weak to strong) before its broadcast_in_dim, Ember converts
-#   each row after its concatenate. The same values; a NumPy array of values prints as JAX's.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
 #   batching-dimension gather in every mode; Ember does in the default mode (above) and
 #   gathers with explicit iota index columns in the others.

@@ -10413,6 +10413,51 @@ EXPECTED['pad_constant_per_side'] = """\
     ] b a
   in (c,) }"""
 
+EXPECTED['pad_constant_nested_values'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[] c:i32[] d:i32[] e:i32[]. let
+    f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    g:i32[1] = broadcast_in_dim f
+    h:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+    i:i32[1] = broadcast_in_dim h
+    j:i32[2] = concatenate[dimension=0] g i
+    k:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] j
+    l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d
+    m:i32[1] = broadcast_in_dim l
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] e
+    o:i32[1] = broadcast_in_dim n
+    p:i32[2] = concatenate[dimension=0] m o
+    q:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+    r:i32[2,2] = concatenate[dimension=0] k q
+    s:f32[2,2] = convert_element_type[new_dtype=float32 weak_type=False] r
+    t:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] s
+    u:f32[] = squeeze[dimensions=(0, 1)] t
+    v:f32[4,4] = pad[padding_config=((np.int64(1), 0, 0), (0, 0, 0))] a u
+    w:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=None] s
+    x:f32[] = squeeze[dimensions=(0, 1)] w
+    y:f32[6,4] = pad[padding_config=((0, np.int64(2), 0), (0, 0, 0))] v x
+    z:f32[1,1] = slice[limit_indices=(2, 2) start_indices=(1, 1) strides=None] s
+    ba:f32[] = squeeze[dimensions=(0, 1)] z
+    bb:f32[6,7] = pad[padding_config=((0, 0, 0), (0, np.int64(3), 0))] y ba
+  in (bb,) } in
+{ lambda ; bc:f32[3,4]. let
+    bd:f32[6,7] = jit[name=_pad jaxpr=_pad] bc 1:i32[] 2:i32[] 3:i32[] 4:i32[]
+  in (bd,) }"""
+
+EXPECTED['array_nested_mixed_tracers'] = """\
+{ lambda ; a:f32[] b:i32[]. let
+    c:f32[1] = broadcast_in_dim a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[1] = broadcast_in_dim d
+    f:f32[2] = concatenate[dimension=0] c e
+    g:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[1] = broadcast_in_dim h
+    j:f32[1] = broadcast_in_dim a
+    k:f32[2] = concatenate[dimension=0] i j
+    l:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] k
+    m:f32[2,2] = concatenate[dimension=0] g l
+  in (m,) }"""
+
 EXPECTED['pad_constant_3d'] = """\
 { lambda ; a:f32[2,3,4]. let
     b:f32[3,5,6] = jit[
