@@ -31,9 +31,10 @@ from ember.prims.gather_scatter import (
     GatherScatterMode,
     ScatterDimensionNumbers,
 )
+from ember.prims.split import split_p
 
 __all__ = [
-    "slice", "slice_in_dim", "index_in_dim", "pad", "concatenate", "dynamic_slice",
+    "slice", "slice_in_dim", "index_in_dim", "pad", "concatenate", "split", "dynamic_slice",
     "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "gather", "scatter",
     "scatter_add", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
@@ -102,6 +103,17 @@ def pad(operand: Any, padding_value: Any,
     config = tuple(_ints_as_given(c, "pad padding_config") for c in padding_config)
     operand, padding_value = to_common_dtype(operand, padding_value)
     return P.pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """Cut `operand` along `axis` into consecutive pieces of the given `sizes` (non-negative,
+    summing to the axis length); the inverse of concatenate."""
+    ndim = aval_of(operand).ndim
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return split_p.bind(operand, sizes=_ints_as_given(sizes, "split sizes"),
+                        axis=axis % ndim)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:

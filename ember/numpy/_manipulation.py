@@ -886,6 +886,12 @@ def _split(name: str, ary: Any, indices_or_sections: Any, axis: int,
         idx = [operator.index(i) for i in np.asarray(indices_or_sections).ravel()]
         # Python slice semantics: negative indices count from the end; out-of-range clamps.
         bounds = [0] + [slice(i, None).indices(n)[0] for i in idx] + [n]
+    if all(a <= b for a, b in zip(bounds[:-1], bounds[1:])):
+        # Consecutive pieces covering the axis: JAX's split primitive, its sizes as NumPy
+        # integers (JAX's text prints them as np.int64).
+        return list(lax.split(ary, [np.int64(b - a) for a, b in zip(bounds[:-1], bounds[1:])],
+                              ax))
+    # Decreasing indices (NumPy's pieces then overlap or are empty): one slice per piece.
     pieces = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
         stop = builtins.max(start, stop)

@@ -439,6 +439,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "pad_mean_int": (lambda jnp: lambda x: jnp.pad(x, 1, mode="mean"),
                      (np.arange(12, dtype=np.int32).reshape(3, 4),)),
     "pad_empty": (lambda jnp: lambda x: jnp.pad(x, 1, mode="empty"), (M34,)),
+    # split, array_split, hsplit: one split[axis= sizes=] (np.int64 sizes), not slices
+    "split_sections": (lambda jnp: lambda x: jnp.split(x, 2, axis=1), (M34,)),
+    "split_indices": (lambda jnp: lambda x: jnp.split(x, [2, 5]), (X7,)),
+    "split_one_section": (lambda jnp: lambda x: jnp.split(x, 1), (X7,)),
+    "array_split_uneven": (lambda jnp: lambda x: jnp.array_split(x, 3), (X7,)),
+    "hsplit": (lambda jnp: lambda x: jnp.hsplit(x, [1]), (M34,)),
+    "split_then_sum": (lambda jnp: lambda x: sum(jnp.split(x, 3)), (M34,)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above;
@@ -472,9 +479,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   bool]`, `reduce_or` (reduce_and), reading the real part only, so any([1j]) and
 #   all([1j]) are False there; Ember prints `ne a 0j` and the reduction, NumPy's values
 #   (both True).
-# - jnp.stack, jnp.split/array_split, jnp.tile: JAX 0.10.2 stages its primitives
-#   `stack[axis=]`, `split[axis= sizes=]`, `tile[reps=]`; Ember keeps its primitive set and
-#   stages broadcast_in_dim + concatenate, slices, broadcast_in_dim + reshape (same values).
+# - jnp.stack, jnp.tile, jnp.unstack: JAX 0.10.2 stages its primitives `stack[axis=]`,
+#   `tile[reps=]`, `unstack[axis=]`; Ember stages broadcast_in_dim + concatenate,
+#   broadcast_in_dim + reshape, slice + squeeze per piece (the same values).
+# - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
+#   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
 #   batching-dimension gather in every mode; Ember does in the default mode (above) and
 #   gathers with explicit iota index columns in the others.

@@ -10858,3 +10858,45 @@ EXPECTED['pad_empty'] = """\
         in (b,) }
     ] a 0:i32[]
   in (b,) }"""
+
+EXPECTED['split_sections'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,2] c:f32[3,2] = split[axis=1 sizes=(np.int64(2), np.int64(2))] a
+  in (b, c) }"""
+
+EXPECTED['split_indices'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[2] c:f32[3] d:f32[2] = split[
+      axis=0
+      sizes=(np.int64(2), np.int64(3), np.int64(2))
+    ] a
+  in (b, c, d) }"""
+
+EXPECTED['split_one_section'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = split[axis=0 sizes=(np.int64(7),)] a
+  in (b,) }"""
+
+EXPECTED['array_split_uneven'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[3] c:f32[2] d:f32[2] = split[
+      axis=0
+      sizes=(np.int64(3), np.int64(2), np.int64(2))
+    ] a
+  in (b, c, d) }"""
+
+EXPECTED['hsplit'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,1] c:f32[3,3] = split[axis=1 sizes=(np.int64(1), np.int64(3))] a
+  in (b, c) }"""
+
+EXPECTED['split_then_sum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,4] c:f32[1,4] d:f32[1,4] = split[
+      axis=0
+      sizes=(np.int64(1), np.int64(1), np.int64(1))
+    ] a
+    e:f32[1,4] = add 0.0:f32[] b
+    f:f32[1,4] = add e c
+    g:f32[1,4] = add f d
+  in (g,) }"""
