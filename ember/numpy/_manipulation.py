@@ -1,13 +1,14 @@
 """Shape manipulation and selection: reshape, ravel, transpose, moveaxis, broadcast_to, where,
-astype, squeeze, expand_dims, concatenate, stack, split, flip, roll, rot90, tile, repeat, pad,
-atleast_nd, diagonal, trace, ...
+astype, squeeze, expand_dims, concatenate, stack, split, flip, roll, rot90, tile, repeat,
+atleast_nd, diagonal, trace, ... (pad lives in _pad.py and is re-exported here)
 
 Input: arrays (or array-likes) and static shapes/axes/sizes (Python ints or concrete
 values). Output: ember Arrays (eager) or staged equations (jit) built from lax's shape
-primitives (reshape, transpose, broadcast_in_dim, squeeze, rev) and slicing primitives
-(slice, concatenate, pad). Invariants: negative axes count from the end and are normalized
-before any primitive is bound; functions that only move data never change dtype or weak
-type (except concatenate/stack, which promote their inputs together as JAX does).
+primitives (reshape, transpose, broadcast_in_dim, squeeze, rev), slicing primitives
+(slice, concatenate) and JAX's split, stack, unstack and tile primitives. Invariants:
+negative axes count from the end and are normalized before any primitive is bound;
+functions that only move data never change dtype or weak type (except concatenate/stack,
+which promote their inputs together as JAX does).
 """
 
 from __future__ import annotations
@@ -653,8 +654,10 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     if len(shapes) > 1:
         raise ValueError("All input arrays must have the same shape.")
     ax = _axis(axis, get_aval(arrays[0]).ndim + 1)
-    expanded = [lax.expand_dims(a, (ax,)) for a in arrays]
-    return concatenate(expanded, ax, dtype)
+    # JAX's order: the operands promoted together (or each converted to `dtype`), then one
+    # stack[axis=] equation.
+    arrays = promote_dtypes(*arrays) if dtype is None else [astype(a, dtype) for a in arrays]
+    return lax.stack(arrays, ax)
 
 
 def _atleast(n: int, *arys: Any) -> Any:
@@ -1026,8 +1029,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     ax = _axis(axis, aval.ndim)
-    return tuple(lax.squeeze(_slice_axis(x, ax, i, i + 1), (ax,))
-                 for i in range(aval.shape[ax]))
+    return tuple(lax.unstack(x, ax))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1248,8 +1250,9 @@ def _rot90(m: Any, k: int, axes: tuple[int, ...]) -> Any:
 def tile(A: Any, reps: Any) -> Any:
     """Repeat a whole array a number of times along each axis.
 
-    Ember's plan: the shapes are padded with leading 1s to a common rank ``d``; then ``A``
-    (``a_0 .. a_d-1``) is broadcast to ``(r_0, a_0, ..., r_d-1, a_d-1)`` and reshaped to
+    As in JAX, the shapes are padded with leading 1s to a common rank ``d`` and one
+    ``tile[reps=]`` equation is staged; it lowers to a broadcast of ``A`` (``a_0 ..
+    a_d-1``) to ``(r_0, a_0, ..., r_d-1, a_d-1)`` and a reshape to
     ``(r_0 a_0, ..., r_d-1 a_d-1)``.
 
     Args:
@@ -1268,14 +1271,13 @@ def tile(A: Any, reps: Any) -> Any:
     A = ensure_array(A)
     reps = (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
     reps = tuple(operator.index(r) for r in reps)
-    aval = get_aval(A)
-    d = builtins.max(aval.ndim, len(reps))
-    A = lax.broadcast_to_rank(A, d)
-    shp = get_aval(A).shape
-    reps = (1,) * (d - len(reps)) + reps
-    big = tuple(x for pair in zip(reps, shp) for x in pair)
-    out = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * d, 2)))
-    return lax.reshape(out, tuple(r * s for r, s in zip(reps, shp)))
+    nd = get_aval(A).ndim
+    # JAX's staging: reps padded with leading 1s to the array's rank, the array given leading
+    # axes of 1 to the reps' length, then one tile[reps=] equation.
+    reps = (1,) * (nd - len(reps)) + reps
+    if len(reps) > nd:
+        A = lax.expand_dims(A, tuple(range(len(reps) - nd)))
+    return lax.tile(A, reps)
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,

@@ -33,6 +33,11 @@ def _vmap(jnp: Any) -> Callable[..., Any]:
     return importlib.import_module(jnp.__name__.split(".")[0]).vmap
 
 
+def _grad(jnp: Any) -> Callable[..., Any]:
+    """The grad of the library whose jnp module this is (jax.grad or ember.grad)."""
+    return importlib.import_module(jnp.__name__.split(".")[0]).grad
+
+
 CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # roll: a static shift is jit[_roll_static], a traced one jit[_roll_dynamic]
     "roll": (lambda jnp: lambda x: jnp.roll(x, 2), (X7,)),
@@ -446,6 +451,23 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "array_split_uneven": (lambda jnp: lambda x: jnp.array_split(x, 3), (X7,)),
     "hsplit": (lambda jnp: lambda x: jnp.hsplit(x, [1]), (M34,)),
     "split_then_sum": (lambda jnp: lambda x: sum(jnp.split(x, 3)), (M34,)),
+    # stack, unstack, tile: one primitive each (stack after promoting its operands; tile
+    # after padding reps to the rank, or giving the array leading axes for longer reps)
+    "stack": (lambda jnp: lambda x, y: jnp.stack([x, y]), (X7, R7)),
+    "stack_last_axis": (lambda jnp: lambda x: jnp.stack([x, x * 2], axis=-1), (M34,)),
+    "stack_mixed_dtypes": (lambda jnp: lambda x, i: jnp.stack([x, i]), (X7, I7)),
+    "stack_weak_scalar": (lambda jnp: lambda s: jnp.stack([s, 2.0]), (np.float32(1),)),
+    "unstack_axis1": (lambda jnp: lambda x: jnp.unstack(x, axis=1), (M34,)),
+    "tile": (lambda jnp: lambda x: jnp.tile(x, 2), (X7,)),
+    "tile_short_reps": (lambda jnp: lambda x: jnp.tile(x, 3), (M34,)),
+    "tile_long_reps": (lambda jnp: lambda x: jnp.tile(x, (2, 1, 3)), (M34,)),
+    "tile_scalar": (lambda jnp: lambda s: jnp.tile(s, 3), (np.float32(2),)),
+    # (a stacked once: where a value fans out, JAX sums cotangents with add_any, Ember with
+    # add, a difference of every gradient, not of stack's)
+    "grad_of_stack": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(jnp.stack([a, b]) ** 2)),
+                      (X7, R7)),
+    "grad_of_tile": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.tile(a, (2, 3)) ** 2)),
+                     (M34,)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above;
@@ -479,9 +501,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   bool]`, `reduce_or` (reduce_and), reading the real part only, so any([1j]) and
 #   all([1j]) are False there; Ember prints `ne a 0j` and the reduction, NumPy's values
 #   (both True).
-# - jnp.stack, jnp.tile, jnp.unstack: JAX 0.10.2 stages its primitives `stack[axis=]`,
-#   `tile[reps=]`, `unstack[axis=]`; Ember stages broadcast_in_dim + concatenate,
-#   broadcast_in_dim + reshape, slice + squeeze per piece (the same values).
+# - A gradient where a value fans out to several uses: JAX sums the cotangents with
+#   `add_any`, Ember with `add` (the same values; grad_of_stack above uses each input once).
+# - jnp.stack of one array (not a sequence): JAX concatenates expand_dims(arrays, axis + 1)
+#   (a broadcast_in_dim and a reshape); Ember takes its rows and stacks them (stack[axis=]).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its

@@ -10900,3 +10900,72 @@ EXPECTED['split_then_sum'] = """\
     f:f32[1,4] = add e c
     g:f32[1,4] = add f d
   in (g,) }"""
+
+EXPECTED['stack'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let c:f32[2,7] = stack[axis=0] a b in (c,) }"""
+
+EXPECTED['stack_last_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = mul a 2.0:f32[]
+    c:f32[3,4,2] = stack[axis=2] a b
+  in (c,) }"""
+
+EXPECTED['stack_mixed_dtypes'] = """\
+{ lambda ; a:f32[7] b:i32[7]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[2,7] = stack[axis=0] a c
+  in (d,) }"""
+
+EXPECTED['stack_weak_scalar'] = """\
+{ lambda ; a:f32[]. let b:f32[2] = stack[axis=0] a 2.0:f32[] in (b,) }"""
+
+EXPECTED['unstack_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] c:f32[3] d:f32[3] e:f32[3] = unstack[axis=1] a
+  in (b, c, d, e) }"""
+
+EXPECTED['tile'] = """\
+{ lambda ; a:f32[7]. let b:f32[14] = tile[reps=(2,)] a in (b,) }"""
+
+EXPECTED['tile_short_reps'] = """\
+{ lambda ; a:f32[3,4]. let b:f32[3,12] = tile[reps=(1, 3)] a in (b,) }"""
+
+EXPECTED['tile_long_reps'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,3,4] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a
+    c:f32[2,3,12] = tile[reps=(2, 1, 3)] b
+  in (c,) }"""
+
+EXPECTED['tile_scalar'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[1] = broadcast_in_dim a
+    c:f32[3] = tile[reps=(3,)] b
+  in (c,) }"""
+
+EXPECTED['grad_of_stack'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[2,7] = stack[axis=0] a b
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    d:f32[2,7] = integer_pow[y=2] c
+    e:f32[2,7] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[2,7] = broadcast_in_dim 1.0:f32[]
+    g:f32[2,7] = mul f e
+    h:f32[7] _:f32[7] = unstack[axis=0] g
+  in (h,) }"""
+
+EXPECTED['grad_of_tile'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[6,12] = tile[reps=(2, 3)] a
+    c:f32[6,12] = integer_pow[y=2] b
+    d:f32[6,12] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[6,12] = broadcast_in_dim 1.0:f32[]
+    f:f32[6,12] = mul e d
+    g:f32[2,3,3,4] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 3, 4)
+      sharding=None
+    ] f
+    h:f32[3,4] = reduce_sum[axes=(0, 2) out_sharding=None] g
+  in (h,) }"""
