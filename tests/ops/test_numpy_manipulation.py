@@ -260,3 +260,20 @@ def test_diff():
     check(lambda a: jnp.diff(a, prepend=0, append=1), lambda a: np.diff(a, prepend=0, append=1),
           rand((5,), np.int32))
     check(jnp.diff, np.diff, rand((6,), np.bool_))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric", "wrap", "mean"])
+def test_pad_under_vmap_and_grad(mode):
+    # the jit[_pad] inside vmap and grad: per-row pads, and the gradient of sum(pad(a)**2),
+    # 2 P^T P a for the (linear) padding matrix P that np.pad gives column by column
+    m = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    got = ember.vmap(lambda r: jnp.pad(r, (2, 5), mode=mode))(m)
+    np.testing.assert_allclose(np.asarray(got),
+                               np.stack([np.pad(r, (2, 5), mode=mode) for r in m]), rtol=1e-6)
+    a = m[0]
+    p = np.stack([np.pad(e, (2, 5), mode=mode) for e in np.eye(4, dtype=np.float32)], axis=1)
+    g = ember.grad(lambda v: jnp.sum(jnp.pad(v, (2, 5), mode=mode) ** 2))(a)
+    np.testing.assert_allclose(np.asarray(g), 2 * p.T @ p @ a, rtol=1e-5)
+    # a traced constant value, one per row under vmap
+    got = ember.vmap(lambda r, c: jnp.pad(r, 1, constant_values=c))(m, np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(got)[:, 0], [0, 1, 2])

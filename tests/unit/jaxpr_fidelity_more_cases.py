@@ -425,6 +425,8 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         x, ((1, 2), (0, 3)), constant_values=((1, 2), (3, 4))), (M34,)),
     "array_nested_mixed_tracers": (lambda jnp: lambda x, i: jnp.array([[x, i], [i, x]]),
                                    (np.float32(2), np.int32(3))),
+    "pad_traced_constant": (lambda jnp: lambda x, c: jnp.pad(x, 1, constant_values=c),
+                            (X7, np.float32(3))),
     "pad_constant_3d": (lambda jnp: lambda x: jnp.pad(x, ((0, 1), (2, 0), (1, 1))), (T234,)),
     "pad_of_stencil": (lambda jnp: lambda u: jnp.pad(u[1:-1, 1:-1] * 2.0, 1), (M34,)),
     "pad_edge": (lambda jnp: lambda x: jnp.pad(x, 2, mode="edge"), (X7,)),

@@ -10458,6 +10458,16 @@ EXPECTED['array_nested_mixed_tracers'] = """\
     m:f32[2,2] = concatenate[dimension=0] g l
   in (m,) }"""
 
+EXPECTED['pad_traced_constant'] = """\
+{ lambda ; a:f32[7] b:f32[]. let
+    c:f32[9] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] b:f32[]. let
+          c:f32[9] = pad[padding_config=((np.int64(1), np.int64(1), 0),)] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
 EXPECTED['pad_constant_3d'] = """\
 { lambda ; a:f32[2,3,4]. let
     b:f32[3,5,6] = jit[
