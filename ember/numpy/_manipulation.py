@@ -578,8 +578,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
                [3, 4],
                [5, 6]], dtype=int32)
     """
-    if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_ember_aval"):
-        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
+    if isinstance(arrays, (Tracer, np.ndarray)) or hasattr(arrays, "_ember_aval"):
+        return _concatenate_array(arrays, axis, dtype)
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
@@ -602,6 +602,27 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if len(arrays) == 1:
         return arrays[0]
     return lax.concatenate(arrays, ax)
+
+
+def _concatenate_array(arr: Any, axis: int | None, dtype: Any) -> Any:
+    """concatenate of one array's rows (JAX's path for an array argument): the leading
+    axis merged into `axis` by one reshape (after a transpose bringing it there; JAX's
+    reshape takes that permutation as its `dimensions`), not one slice per row."""
+    arr = ensure_array(arr)
+    if dtype is not None:
+        arr = astype(arr, dtype)
+    shape = get_aval(arr).shape
+    if not shape or shape[0] == 0:
+        raise ValueError("Need at least one array to concatenate.")
+    if axis is None:
+        return lax.reshape(arr, (math.prod(shape),))
+    if len(shape) == 1:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    ax = _axis(axis, len(shape) - 1)
+    perm = (*range(1, ax + 1), 0, *range(ax + 1, len(shape)))
+    if perm != tuple(range(len(shape))):
+        arr = lax.transpose(arr, perm)
+    return lax.reshape(arr, shape[1:ax + 1] + (shape[0] * shape[ax + 1],) + shape[ax + 2:])
 
 
 def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
@@ -645,10 +666,14 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
                [ 1, 10],
                [ 2, 20]], dtype=int32)
     """
-    if hasattr(arrays, "_ember_aval") or isinstance(arrays, Tracer):
-        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
+    if hasattr(arrays, "_ember_aval") or isinstance(arrays, (Tracer, np.ndarray)):
+        # One array: its rows stacked, as JAX stages it (a new axis after `axis`, then the
+        # leading axis merged into it).
+        nd = get_aval(arrays).ndim
+        ax = _axis(axis, nd)
+        return _concatenate_array(lax.expand_dims(ensure_array(arrays), (ax + 1,)), ax, dtype)
     arrays = [ensure_array(a) for a in arrays]
     shapes = {get_aval(a).shape for a in arrays}
     if len(shapes) > 1:

@@ -277,3 +277,24 @@ def test_pad_under_vmap_and_grad(mode):
     # a traced constant value, one per row under vmap
     got = ember.vmap(lambda r, c: jnp.pad(r, 1, constant_values=c))(m, np.arange(3.0))
     np.testing.assert_array_equal(np.asarray(got)[:, 0], [0, 1, 2])
+
+
+def test_concatenate_and_stack_of_one_array():
+    # an array argument is its rows (JAX's reshape path), NumPy's values eagerly and in jit
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for axis in (0, 1, -1, -2, None):
+        want = np.concatenate(x, axis=axis)
+        for fun in (jnp.concatenate, ember.jit(jnp.concatenate, static_argnums=1)):
+            np.testing.assert_array_equal(np.asarray(fun(x, axis)), want)
+        np.testing.assert_array_equal(np.asarray(jnp.concatenate(jnp.asarray(x), axis)),
+                                      want)
+    for axis in (0, 1, 2, -1, -3):
+        want = np.stack(x, axis=axis)
+        for fun in (jnp.stack, ember.jit(jnp.stack, static_argnums=1)):
+            np.testing.assert_array_equal(np.asarray(fun(x, axis)), want)
+    got = jnp.concatenate(np.arange(6).reshape(3, 2), dtype=np.float32)
+    assert np.asarray(got).dtype == np.float32
+    with pytest.raises(ValueError, match="Zero-dimensional"):
+        jnp.concatenate(np.arange(3))
+    with pytest.raises(ValueError, match="at least one"):
+        jnp.concatenate(np.zeros((0, 2)))

@@ -459,6 +459,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "stack_last_axis": (lambda jnp: lambda x: jnp.stack([x, x * 2], axis=-1), (M34,)),
     "stack_mixed_dtypes": (lambda jnp: lambda x, i: jnp.stack([x, i]), (X7, I7)),
     "stack_weak_scalar": (lambda jnp: lambda s: jnp.stack([s, 2.0]), (np.float32(1),)),
+    # one array (not a sequence): a new axis after `axis`, then one reshape merging rows
+    "stack_of_one_array": (lambda jnp: lambda x: jnp.stack(x), (T234,)),
+    "concatenate_of_one_array": (lambda jnp: lambda x: jnp.concatenate(x), (T234,)),
+    "concatenate_of_one_array_flat": (lambda jnp: lambda x: jnp.concatenate(x, axis=None),
+                                      (T234,)),
     "unstack_axis1": (lambda jnp: lambda x: jnp.unstack(x, axis=1), (M34,)),
     "tile": (lambda jnp: lambda x: jnp.tile(x, 2), (X7,)),
     "tile_short_reps": (lambda jnp: lambda x: jnp.tile(x, 3), (M34,)),
@@ -505,8 +510,9 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   (both True).
 # - A gradient where a value fans out to several uses: JAX sums the cotangents with
 #   `add_any`, Ember with `add` (the same values; grad_of_stack above uses each input once).
-# - jnp.stack of one array (not a sequence): JAX concatenates expand_dims(arrays, axis + 1)
-#   (a broadcast_in_dim and a reshape); Ember takes its rows and stacks them (stack[axis=]).
+# - jnp.stack/jnp.concatenate of one array (not a sequence) along an axis past 0: JAX
+#   merges the leading axis in with one `reshape[dimensions=perm]`; Ember's reshape takes no
+#   dimensions, so it prints a transpose, then the reshape (along axis 0 both print alike).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its

@@ -10929,6 +10929,22 @@ EXPECTED['stack_mixed_dtypes'] = """\
 EXPECTED['stack_weak_scalar'] = """\
 { lambda ; a:f32[]. let b:f32[2] = stack[axis=0] a 2.0:f32[] in (b,) }"""
 
+EXPECTED['stack_of_one_array'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,1,3,4] = broadcast_in_dim[broadcast_dimensions=(0, 2, 3)] a
+    c:f32[2,3,4] = reshape[dimensions=None new_sizes=(2, 3, 4) sharding=None] b
+  in (c,) }"""
+
+EXPECTED['concatenate_of_one_array'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[6,4] = reshape[dimensions=None new_sizes=(6, 4) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['concatenate_of_one_array_flat'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[24] = reshape[dimensions=None new_sizes=(24,) sharding=None] a
+  in (b,) }"""
+
 EXPECTED['unstack_axis1'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3] c:f32[3] d:f32[3] e:f32[3] = unstack[axis=1] a
