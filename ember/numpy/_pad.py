@@ -11,8 +11,9 @@ every mode), so `make_jaxpr` prints JAX's text:
 - wrap: slices of the far end and near end joined around whole copies (concatenate).
 - reflect/symmetric: slice, `_flip` (a nested jit of rev), concatenate, one side at a
   time, repeated while a side is wider than the axis.
-- edge and maximum/minimum/mean: the end slice (or the statistic) repeated by
-  broadcast_in_dim + reshape, then concatenate.
+- edge and maximum/minimum/mean/median: the end slice (or the statistic, of the axis or of
+  stat_length values) repeated by broadcast_in_dim + reshape, then concatenate.
+- linear_ramp: a linspace from the end value to the edge per side, then concatenate.
 Invariants: eager mode runs the same code primitive by primitive; widths are static and
 non-negative; an empty axis may only be padded by zeros widths outside constant/empty.
 """
@@ -36,28 +37,34 @@ Widths = tuple[tuple[Any, Any], ...]
 _MODE_KWARGS = {
     "constant": ("constant_values",), "edge": (), "wrap": (), "empty": (),
     "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
-    "maximum": (), "minimum": (), "mean": (),
+    "maximum": ("stat_length",), "minimum": ("stat_length",), "mean": ("stat_length",),
+    "median": ("stat_length",), "linear_ramp": ("end_values",),
 }
 
 
-def _widths(pad_width: Any, nd: int) -> Widths:
-    """pad_width broadcast to one (before, after) per axis, NumPy's rule; entries keep their
-    NumPy integer type (np.int64 for Python ints), which is what JAX's text prints."""
+def _pairs(value: Any, nd: int, name: str, integral: bool = True) -> Widths:
+    """`value` broadcast to one (before, after) per axis, NumPy's rule; entries keep their
+    NumPy type (np.int64 for Python ints, which is what JAX's text prints for widths)."""
     from ember.tree_util import tree_leaves
-    if any(isinstance(v, Tracer) for v in tree_leaves(pad_width)):
-        raise ConcretizationTypeError("pad_width argument of jnp.pad must be static "
-                                      "(concrete integers), got a traced value")
-    arr = np.asarray(pad_width)
-    if arr.dtype == object or dtypes.kind(arr.dtype) not in "iu":
-        raise TypeError(f"`pad_width` must be of integral type, got {pad_width!r}")
+    if any(isinstance(v, Tracer) for v in tree_leaves(value)):
+        raise ConcretizationTypeError(f"{name} argument of jnp.pad must be static "
+                                      "(concrete values), got a traced value")
+    arr = np.asarray(value)
+    if integral and (arr.dtype == object or dtypes.kind(arr.dtype) not in "iu"):
+        raise TypeError(f"`{name}` must be of integral type, got {value!r}")
     try:
         pairs = np.broadcast_to(arr, (nd, 2))
     except ValueError:
-        raise ValueError(f"jnp.pad: pad_width with nd={nd} has unsupported shape {arr.shape}. "
+        raise ValueError(f"jnp.pad: {name} with nd={nd} has unsupported shape {arr.shape}. "
                          f"Valid shapes are ({nd}, 2), (1, 2), (2,), (1,), or ().") from None
-    if np.any(pairs < 0):
-        raise ValueError("index can't contain negative values")
     return tuple((row[0], row[1]) for row in pairs)
+
+
+def _widths(pad_width: Any, nd: int) -> Widths:
+    widths = _pairs(pad_width, nd, "pad_width")
+    if any(w < 0 for pair in widths for w in pair):
+        raise ValueError("index can't contain negative values")
+    return widths
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
@@ -72,12 +79,14 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             default, or a pair per axis), ``'edge'`` (repeat the end values), ``'wrap'``
             (the array repeated periodically), ``'reflect'`` (mirrored without repeating the
             end value), ``'symmetric'`` (mirrored with it), ``'maximum'``, ``'minimum'``,
-            ``'mean'`` (the statistic of the whole axis) or ``'empty'`` (zeros, as XLA has
+            ``'mean'``, ``'median'`` (the statistic of the whole axis, or of the
+            ``stat_length`` values nearest each side), ``'linear_ramp'`` (a ramp from
+            ``end_values``, 0 by default, to the edge) or ``'empty'`` (zeros, as XLA has
             no uninitialized memory).
         **kwargs: ``constant_values`` for ``'constant'``; ``reflect_type`` (``'even'``, the
             default, or ``'odd'``: the reflection is ``2 * edge - mirrored``) for
-            ``'reflect'`` and ``'symmetric'``. NumPy's ``'linear_ramp'``, ``'median'``,
-            ``stat_length`` and a callable mode are not supported.
+            ``'reflect'`` and ``'symmetric'``; ``stat_length`` for the statistics;
+            ``end_values`` for ``'linear_ramp'``. A callable mode is not supported.
 
     Returns:
         The padded array, of ``array``'s dtype, each axis ``before + n + after`` long.
@@ -102,16 +111,30 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     reflect_type = kwargs.get("reflect_type", "even")
     if reflect_type not in ("even", "odd"):
         raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
-    return _pad(x, widths, mode, kwargs.get("constant_values", 0), reflect_type)
+    nd = get_aval(x).ndim
+    # static and hashable, as the nested jit's static arguments must be
+    stat_length = kwargs.get("stat_length")
+    if stat_length is not None:
+        stat_length = _pairs(stat_length, nd, "stat_length")
+        if any(v <= 0 for pair in stat_length for v in pair):
+            raise ValueError("stat_length of 0 yields no value for padding")
+    end_values = _pairs(kwargs.get("end_values", 0), nd, "end_values", integral=False)
+    return _pad(x, widths, mode, kwargs.get("constant_values", 0), stat_length, end_values,
+                reflect_type)
 
 
-@jit_like_jax("_pad", static_argnames=("pad_width", "mode", "reflect_type"))
+@jit_like_jax("_pad", static_argnames=("pad_width", "mode", "stat_length", "end_values",
+                                       "reflect_type"))
 def _pad(array: Any, pad_width: Widths, mode: str, constant_values: Any,
-         reflect_type: str) -> Any:
+         stat_length: Widths | None, end_values: Widths, reflect_type: str) -> Any:
     if get_aval(array).ndim == 0:
         return array
     if mode == "constant":
         return _pad_constant(array, pad_width, constant_values)
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(array, pad_width, end_values)
+    if mode in ("maximum", "minimum", "mean", "median"):
+        return _pad_stats(array, pad_width, mode, stat_length)
     if mode == "wrap":
         return _pad_wrap(array, pad_width)
     if mode in ("reflect", "symmetric"):
@@ -224,33 +247,67 @@ def _reflect_side(x: Any, i: int, n: int, width: Any, mode: str, reflect_type: s
 
 
 def _pad_repeated_ends(x: Any, pad_width: Widths, mode: str) -> Any:
-    """edge, maximum, minimum, mean: a size-1 slice per side repeated over the width."""
+    """edge: each end slice repeated over its side's width."""
     from ember.numpy._manipulation import repeat
+    for i, (lo, hi) in enumerate(pad_width):
+        n = get_aval(x).shape[i]
+        if n == 0:
+            _check_no_padding((lo, hi), mode)
+            continue
+        # Each end is sliced just before it is repeated (JAX's order of equations).
+        before = repeat(_slice_axis(x, i, 0, 1), lo, axis=i)
+        after = repeat(_slice_axis(x, i, n - 1, n), hi, axis=i)
+        x = lax.concatenate([before, x, after], i)
+    return x
+
+
+def _pad_stats(x: Any, pad_width: Widths, mode: str, stat_length: Widths | None) -> Any:
+    """maximum/minimum/mean/median of the whole axis, or of the stat_length values nearest
+    each side, repeated over that side."""
+    from ember.numpy._manipulation import repeat
+    from ember.numpy._quantile import median
     from ember.numpy._reductions import max as amax
     from ember.numpy._reductions import mean
     from ember.numpy._reductions import min as amin
     from ember.numpy._ufuncs import round as jround
-    stat = {"maximum": amax, "minimum": amin, "mean": mean}.get(mode)
+    stat = {"maximum": amax, "minimum": amin, "mean": mean, "median": median}[mode]
     for i, (lo, hi) in enumerate(pad_width):
         aval = get_aval(x)
-        n = aval.shape[i]
-        if stat is None and n == 0:
-            _check_no_padding((lo, hi), mode)
-            continue
-        if stat is None:
-            # Each end is sliced just before it is repeated (JAX's order of equations).
-            before = repeat(_slice_axis(x, i, 0, 1), lo, axis=i)
-            after = repeat(_slice_axis(x, i, n - 1, n), hi, axis=i)
-        else:
-            # One statistic serves both sides, each side rounded and converted on its own.
+        if stat_length is None:
             before = after = stat(x, axis=i, keepdims=True)
-            if dtypes.kind(aval.dtype) in "iu":
-                # NumPy rounds an integer array's mean to the nearest value, half to even.
-                before, after = jround(before), jround(after)
-            before = lax.convert_element_type(before, aval.dtype, aval.weak_type)
-            after = lax.convert_element_type(after, aval.dtype, aval.weak_type)
-            before, after = repeat(before, lo, axis=i), repeat(after, hi, axis=i)
+        else:
+            n = aval.shape[i]
+            len_lo, len_hi = min(stat_length[i][0], n), min(stat_length[i][1], n)
+            near_lo, near_hi = _slice_axis(x, i, 0, len_lo), _slice_axis(x, i, -len_hi, None)
+            before = stat(near_lo, axis=i, keepdims=True)
+            after = stat(near_hi, axis=i, keepdims=True)
+        # Each side rounded and converted on its own, JAX's order of equations.
+        if dtypes.kind(aval.dtype) in "iu":
+            # NumPy rounds an integer array's statistic to the nearest value, half to even.
+            before, after = jround(before), jround(after)
+        before = lax.convert_element_type(before, aval.dtype, aval.weak_type)
+        after = lax.convert_element_type(after, aval.dtype, aval.weak_type)
+        before, after = repeat(before, lo, axis=i), repeat(after, hi, axis=i)
         x = lax.concatenate([before, x, after], i)
+    return x
+
+
+def _pad_linear_ramp(x: Any, pad_width: Widths, end_values: Widths) -> Any:
+    """Each side a ramp from its end value to the array's edge (the edge itself left out),
+    made by linspace along the axis; the after side's ramp is reversed."""
+    from ember.numpy._creation import linspace
+    from ember.numpy._manipulation import flip, squeeze
+    for i, (lo, hi) in enumerate(pad_width):
+        aval = get_aval(x)
+        first = _slice_axis(x, i, 0, 1)
+        last = _slice_axis(x, i, -1, None)
+        before = linspace(end_values[i][0], squeeze(first, i), num=lo, endpoint=False,
+                          dtype=aval.dtype, axis=i)
+        before = lax.convert_element_type(before, aval.dtype, aval.weak_type)
+        after = linspace(end_values[i][1], squeeze(last, i), num=hi, endpoint=False,
+                         dtype=aval.dtype, axis=i)
+        after = lax.convert_element_type(after, aval.dtype, aval.weak_type)
+        x = lax.concatenate([before, x, flip(after, i)], i)
     return x
 
 

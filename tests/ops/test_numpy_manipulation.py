@@ -168,11 +168,11 @@ def test_tile_repeat(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric", "wrap",
-                                  "maximum", "minimum", "mean"])
+                                  "maximum", "minimum", "mean", "median", "linear_ramp"])
 def test_pad(dtype, mode):
     batch = NumpyBatch()
-    if mode == "mean" and dtype == np.bool_:
-        pytest.skip("NumPy's mean mode is undefined for bool")
+    if mode in ("mean", "median", "linear_ramp") and dtype == np.bool_:
+        pytest.skip(f"NumPy's {mode} mode is undefined for bool")
     # widths 0, 1 and wider than the axis (reflect/symmetric/wrap then take several
     # rounds), 1-D to 3-D, scalar / pair / per-axis widths
     for shape, width in (((5,), 2), ((5,), (1, 3)), ((3, 4), ((1, 2), (0, 3))),
@@ -182,6 +182,18 @@ def test_pad(dtype, mode):
         x = rand(shape, dtype)
         batch.check(lambda a: jnp.pad(a, width, mode=mode),
                     lambda a: np.pad(a, width, mode=mode), x, rtol=1e-6)
+    if mode in ("maximum", "minimum", "mean", "median"):
+        x = rand((3, 5), dtype)
+        for sl in (2, ((1, 2), (3, 9)), (4, 1)):
+            batch.check(lambda a: jnp.pad(a, ((1, 2), (2, 3)), mode=mode, stat_length=sl),
+                        lambda a: np.pad(a, ((1, 2), (2, 3)), mode=mode, stat_length=sl), x,
+                        rtol=1e-6)
+    if mode == "linear_ramp":
+        x = rand((3, 5), dtype)
+        for ev in (3, ((1, 2), (4, 0))):
+            batch.check(lambda a: jnp.pad(a, ((1, 2), (4, 3)), mode=mode, end_values=ev),
+                        lambda a: np.pad(a, ((1, 2), (4, 3)), mode=mode, end_values=ev), x,
+                        rtol=1e-5, atol=1e-5)
     if mode == "constant":
         x = rand((3, 4), dtype)
         for cv in (5, ((1, 2), (3, 4))):
@@ -201,6 +213,10 @@ def test_pad_errors_and_jaxpr():
         jnp.pad(np.ones((2, 2)), ((1, 2, 3),))
     with pytest.raises(ValueError, match="empty axis"):
         jnp.pad(np.ones((0, 2)), 1, mode="edge")
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        jnp.pad(np.ones(3), 1, mode="mean", stat_length=0)
+    with pytest.raises(ValueError, match="unsupported keyword"):
+        jnp.pad(np.ones(3), 1, mode="edge", stat_length=1)
     with pytest.raises(ValueError, match="constant_values"):
         jnp.pad(np.ones(3), 1, constant_values=[1, 2, 3])
     with pytest.raises(ember.errors.ConcretizationTypeError):

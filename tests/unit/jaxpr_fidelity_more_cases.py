@@ -446,6 +446,14 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "pad_mean_int": (lambda jnp: lambda x: jnp.pad(x, 1, mode="mean"),
                      (np.arange(12, dtype=np.int32).reshape(3, 4),)),
     "pad_empty": (lambda jnp: lambda x: jnp.pad(x, 1, mode="empty"), (M34,)),
+    "pad_median": (lambda jnp: lambda x: jnp.pad(x, (2, 1), mode="median"), (M34,)),
+    "pad_mean_stat_length": (lambda jnp: lambda x: jnp.pad(x, (2, 3), mode="mean",
+                                                           stat_length=2), (X7,)),
+    "pad_maximum_stat_length_2d": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (2, 1)), mode="maximum", stat_length=((1, 2), (3, 9))), (M34,)),
+    "pad_linear_ramp": (lambda jnp: lambda x: jnp.pad(x, (2, 3), mode="linear_ramp"), (X7,)),
+    "pad_linear_ramp_end_values_2d": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (3, 0)), mode="linear_ramp", end_values=((5, -1), (2.5, 7))), (M34,)),
     # split, array_split, hsplit: one split[axis= sizes=] (np.int64 sizes), not slices
     "split_sections": (lambda jnp: lambda x: jnp.split(x, 2, axis=1), (M34,)),
     "split_indices": (lambda jnp: lambda x: jnp.split(x, [2, 5]), (X7,)),

@@ -10869,6 +10869,300 @@ EXPECTED['pad_empty'] = """\
     ] a 0:i32[]
   in (b,) }"""
 
+EXPECTED['pad_median'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = jit[
+      name=median
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[1,4] = jit[name=quantile jaxpr=quantile] a 0.5:f32[]
+        in (c,) }
+    ] a
+    d:f32[1,2,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] c
+    e:f32[2,4] = reshape[dimensions=None new_sizes=(2, 4) sharding=None] d
+    f:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] c
+    g:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] f
+    h:f32[6,4] = concatenate[dimension=0] e a g
+    i:f32[6,1] = jit[
+      name=median
+      jaxpr={ lambda ; h:f32[6,4]. let
+          i:f32[6,1] = jit[name=quantile jaxpr=quantile1] h 0.5:f32[]
+        in (i,) }
+    ] h
+    j:f32[6,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    k:f32[6,2] = reshape[dimensions=None new_sizes=(6, 2) sharding=None] j
+    l:f32[6,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    m:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] l
+    n:f32[6,7] = concatenate[dimension=1] k h m
+  in (n,) } in
+let quantile = { lambda ; o:f32[3,4] p:f32[]. let
+    q:bool[3,4] = ne o o
+    r:bool[4] = reduce_or[axes=(0,)] q
+    s:bool[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] r
+    t:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; s:bool[1,4] u:f32[] o:f32[3,4]. let
+          v:f32[] = convert_element_type[new_dtype=float32 weak_type=False] u
+          w:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] s
+          x:f32[3,4] = broadcast_in_dim v
+          t:f32[3,4] = select_n w o x
+        in (t,) }
+    ] s nan:f32[] o
+    y:f32[3,4] = sort[dimension=0 is_stable=True num_keys=1] t
+    z:f32[] = sub 3.0:f32[] 1.0:f32[]
+    ba:f32[] = mul p z
+    bb:f32[] = floor ba
+    bc:f32[] = ceil ba
+    bd:f32[] = sub ba bb
+    be:f32[] = sub 1.0:f32[] bd
+    bf:f32[] = sub 3.0:f32[] 1.0:f32[]
+    bg:f32[] = clamp 0.0:f32[] bb bf
+    bh:f32[] = sub 3.0:f32[] 1.0:f32[]
+    bi:f32[] = clamp 0.0:f32[] bc bh
+    bj:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bg
+    bk:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bi
+    bl:i32[1] = broadcast_in_dim bj
+    bm:f32[1,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] y bl
+    bn:i32[1] = broadcast_in_dim bk
+    bo:f32[1,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] y bn
+    bp:f32[1,4] = add bm bo
+    bq:f32[1,4] = mul bp 0.5:f32[]
+  in (bq,) } in
+let quantile1 = { lambda ; br:f32[6,4] bs:f32[]. let
+    bt:bool[6,4] = ne br br
+    bu:bool[6] = reduce_or[axes=(1,)] bt
+    bv:bool[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:f32[6,4] = jit[
+      name=_where
+      jaxpr={ lambda ; bv:bool[6,1] bx:f32[] br:f32[6,4]. let
+          by:f32[] = convert_element_type[new_dtype=float32 weak_type=False] bx
+          bz:bool[6,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bv
+          ca:f32[6,4] = broadcast_in_dim by
+          bw:f32[6,4] = select_n bz br ca
+        in (bw,) }
+    ] bv nan:f32[] br
+    cb:f32[6,4] = sort[dimension=1 is_stable=True num_keys=1] bw
+    cc:f32[] = sub 4.0:f32[] 1.0:f32[]
+    cd:f32[] = mul bs cc
+    ce:f32[] = floor cd
+    cf:f32[] = ceil cd
+    cg:f32[] = sub cd ce
+    ch:f32[] = sub 1.0:f32[] cg
+    ci:f32[] = sub 4.0:f32[] 1.0:f32[]
+    cj:f32[] = clamp 0.0:f32[] ce ci
+    ck:f32[] = sub 4.0:f32[] 1.0:f32[]
+    cl:f32[] = clamp 0.0:f32[] cf ck
+    cm:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cj
+    cn:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cl
+    co:i32[1] = broadcast_in_dim cm
+    cp:f32[6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1)
+      unique_indices=False
+    ] cb co
+    cq:i32[1] = broadcast_in_dim cn
+    cr:f32[6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1)
+      unique_indices=False
+    ] cb cq
+    cs:f32[6,1] = add cp cr
+    ct:f32[6,1] = mul cs 0.5:f32[]
+  in (ct,) } in
+{ lambda ; cu:f32[3,4]. let
+    cv:f32[6,7] = jit[name=_pad jaxpr=_pad] cu 0:i32[]
+  in (cv,) }"""
+
+EXPECTED['pad_mean_stat_length'] = """\
+let _pad = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=(1,)] a
+    d:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+    e:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    f:f32[1] = broadcast_in_dim e
+    g:f32[1] = div f 2.0:f32[]
+    h:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    i:f32[1] = broadcast_in_dim h
+    j:f32[1] = div i 2.0:f32[]
+    k:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    l:f32[2] = reshape[dimensions=None new_sizes=(2,) sharding=None] k
+    m:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    n:f32[3] = reshape[dimensions=None new_sizes=(3,) sharding=None] m
+    o:f32[12] = concatenate[dimension=0] l a n
+  in (o,) } in
+{ lambda ; p:f32[7]. let
+    q:f32[12] = jit[name=_pad jaxpr=_pad] p 0:i32[]
+  in (q,) }"""
+
+EXPECTED['pad_maximum_stat_length_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[2,4] = slice[limit_indices=(3, 4) start_indices=(1, 0) strides=(1, 1)] a
+    e:f32[4] = reduce_max[axes=(0,)] c
+    f:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] e
+    g:f32[4] = reduce_max[axes=(0,)] d
+    h:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] f
+    j:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] i
+    k:f32[1,2,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] h
+    l:f32[2,4] = reshape[dimensions=None new_sizes=(2, 4) sharding=None] k
+    m:f32[6,4] = concatenate[dimension=0] j a l
+    n:f32[6,3] = slice[limit_indices=(6, 3) start_indices=(0, 0) strides=(1, 1)] m
+    o:f32[6,4] = slice[limit_indices=(6, 4) start_indices=(0, 0) strides=(1, 1)] m
+    p:f32[6] = reduce_max[axes=(1,)] n
+    q:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    r:f32[6] = reduce_max[axes=(1,)] o
+    s:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+    t:f32[6,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] q
+    u:f32[6,2] = reshape[dimensions=None new_sizes=(6, 2) sharding=None] t
+    v:f32[6,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] s
+    w:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] v
+    x:f32[6,7] = concatenate[dimension=1] u m w
+  in (x,) } in
+{ lambda ; y:f32[3,4]. let
+    z:f32[6,7] = jit[name=_pad jaxpr=_pad] y 0:i32[]
+  in (z,) }"""
+
+EXPECTED['pad_linear_ramp'] = """\
+let _linspace = { lambda ; a:i32[] b:f32[]. let
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = sub b c
+    e:f32[] = div d 2.0:f32[]
+    f:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    g:f32[2] = div f 2.0:f32[]
+    h:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] c
+    i:f32[2] = sub 1.0:f32[] g
+    j:f32[2] = mul h i
+    k:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] b
+    l:f32[2] = mul k g
+    m:f32[2] = add j l
+  in (m,) } in
+let _linspace1 = { lambda ; n:i32[] o:f32[]. let
+    p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+    q:f32[] = sub o p
+    r:f32[] = div q 3.0:f32[]
+    s:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    t:f32[3] = div s 3.0:f32[]
+    u:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] p
+    v:f32[3] = sub 1.0:f32[] t
+    w:f32[3] = mul u v
+    x:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] o
+    y:f32[3] = mul x t
+    z:f32[3] = add w y
+  in (z,) } in
+{ lambda ; ba:f32[7]. let
+    bb:f32[12] = jit[
+      name=_pad
+      jaxpr={ lambda ; ba:f32[7] bc:i32[]. let
+          bd:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] ba
+          be:f32[1] = slice[limit_indices=(7,) start_indices=(6,) strides=(1,)] ba
+          bf:f32[] = squeeze[dimensions=(0,)] bd
+          bg:f32[2] = jit[name=_linspace jaxpr=_linspace] 0:i32[] bf
+          bh:f32[] = squeeze[dimensions=(0,)] be
+          bi:f32[3] = jit[name=_linspace jaxpr=_linspace1] 0:i32[] bh
+          bj:f32[3] = jit[
+            name=_flip
+            jaxpr={ lambda ; bi:f32[3]. let
+                bj:f32[3] = rev[dimensions=(0,)] bi
+              in (bj,) }
+          ] bi
+          bb:f32[12] = concatenate[dimension=0] bg ba bj
+        in (bb,) }
+    ] ba 0:i32[]
+  in (bb,) }"""
+
+EXPECTED['pad_linear_ramp_end_values_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    e:f32[4] = squeeze[dimensions=(0,)] c
+    f:f32[1,4] = jit[
+      name=_linspace
+      jaxpr={ lambda ; g:f32[] e:f32[4]. let
+          h:f32[4] = broadcast_in_dim g
+          i:f32[4] = sub e g
+          f:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] h
+        in (f,) }
+    ] 5.0:f32[] e
+    j:f32[4] = squeeze[dimensions=(0,)] d
+    k:f32[2,4] = jit[name=_linspace jaxpr=_linspace] -1.0:f32[] j
+    l:f32[2,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; k:f32[2,4]. let
+          l:f32[2,4] = rev[dimensions=(0,)] k
+        in (l,) }
+    ] k
+    m:f32[6,4] = concatenate[dimension=0] f a l
+    n:f32[6,1] = slice[limit_indices=(6, 1) start_indices=(0, 0) strides=(1, 1)] m
+    o:f32[6,1] = slice[limit_indices=(6, 4) start_indices=(0, 3) strides=(1, 1)] m
+    p:f32[6] = squeeze[dimensions=(1,)] n
+    q:f32[6,3] = jit[name=_linspace jaxpr=_linspace1] 2.5:f32[] p
+    r:f32[6] = squeeze[dimensions=(1,)] o
+    s:f32[6,0] = jit[
+      name=_linspace
+      jaxpr={ lambda ; t:f32[] r:f32[6]. let
+          u:f32[6] = broadcast_in_dim t
+          s:f32[6,0] = broadcast_in_dim 0.0:f32[]
+        in (s,) }
+    ] 7.0:f32[] r
+    v:f32[6,0] = jit[
+      name=_flip
+      jaxpr={ lambda ; s:f32[6,0]. let
+          v:f32[6,0] = rev[dimensions=(1,)] s
+        in (v,) }
+    ] s
+    w:f32[6,7] = concatenate[dimension=1] q m v
+  in (w,) } in
+let _linspace = { lambda ; x:f32[] y:f32[4]. let
+    z:f32[4] = broadcast_in_dim x
+    ba:f32[4] = sub y x
+    bb:f32[4] = div ba 2.0:f32[]
+    bc:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    bd:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] bc
+    be:f32[2,1] = div bd 2.0:f32[]
+    bf:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] z
+    bg:f32[2,1] = sub 1.0:f32[] be
+    bh:f32[2,4] = mul bf bg
+    bi:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] y
+    bj:f32[2,4] = mul bi be
+    bk:f32[2,4] = add bh bj
+  in (bk,) } in
+let _linspace1 = { lambda ; bl:f32[] bm:f32[6]. let
+    bn:f32[6] = broadcast_in_dim bl
+    bo:f32[6] = sub bm bl
+    bp:f32[6] = div bo 3.0:f32[]
+    bq:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    br:f32[1,3] = reshape[dimensions=None new_sizes=(1, 3) sharding=None] bq
+    bs:f32[1,3] = div br 3.0:f32[]
+    bt:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] bn
+    bu:f32[1,3] = sub 1.0:f32[] bs
+    bv:f32[6,3] = mul bt bu
+    bw:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] bm
+    bx:f32[6,3] = mul bw bs
+    by:f32[6,3] = add bv bx
+  in (by,) } in
+{ lambda ; bz:f32[3,4]. let
+    ca:f32[6,7] = jit[name=_pad jaxpr=_pad] bz 0:i32[]
+  in (ca,) }"""
+
 EXPECTED['split_sections'] = """\
 { lambda ; a:f32[3,4]. let
     b:f32[3,2] c:f32[3,2] = split[axis=1 sizes=(np.int64(2), np.int64(2))] a
