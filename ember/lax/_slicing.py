@@ -31,9 +31,12 @@ from ember.prims.gather_scatter import (
     GatherScatterMode,
     ScatterDimensionNumbers,
 )
+from ember.prims.split import split_p
+from ember.prims.stacking import stack_p, tile_p, unstack_p
 
 __all__ = [
-    "slice", "slice_in_dim", "index_in_dim", "pad", "concatenate", "dynamic_slice",
+    "slice", "slice_in_dim", "index_in_dim", "pad", "concatenate", "split", "stack", "unstack",
+    "tile", "dynamic_slice",
     "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "gather", "scatter",
     "scatter_add", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
@@ -46,6 +49,13 @@ def _ints(xs: Sequence[Any], what: str) -> tuple[int, ...]:
         return tuple(operator.index(x) for x in xs)
     except TypeError as e:
         raise TypeError(f"{what} must be static integers, got {tuple(xs)!r} ({e})") from None
+
+
+def _ints_as_given(xs: Sequence[Any], what: str) -> tuple[Any, ...]:
+    """Static integers, a NumPy integer kept as it is: JAX keeps jnp.pad's np.int64 widths
+    in the equation, and its text prints them as `np.int64(2)`."""
+    _ints(xs, what)
+    return tuple(x if isinstance(x, np.integer) else operator.index(x) for x in xs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,9 +102,47 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
 def pad(operand: Any, padding_value: Any,
         padding_config: Sequence[tuple[int, int, int]]) -> Any:
     """Pad with a scalar: (low, high, interior) per dimension; negative low/high crop."""
-    config = tuple(_ints(c, "pad padding_config") for c in padding_config)
+    config = tuple(_ints_as_given(c, "pad padding_config") for c in padding_config)
     operand, padding_value = to_common_dtype(operand, padding_value)
     return P.pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """Cut `operand` along `axis` into consecutive pieces of the given `sizes` (non-negative,
+    summing to the axis length); the inverse of concatenate."""
+    ndim = aval_of(operand).ndim
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return split_p.bind(operand, sizes=_ints_as_given(sizes, "split sizes"),
+                        axis=axis % ndim)
+
+
+def stack(operands: Sequence[Any], axis: int = 0) -> Any:
+    """Join arrays of one shape and dtype along a new axis `axis` (0 <= axis <= ndim, or
+    negative from the end of the result's axes)."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack requires at least one operand")
+    ndim = aval_of(operands[0]).ndim + 1
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return stack_p.bind(*to_common_dtype(*operands), axis=axis % ndim)
+
+
+def unstack(operand: Any, axis: int = 0) -> list[Any]:
+    """The slices of `operand` along `axis`, that axis removed (the inverse of stack)."""
+    ndim = aval_of(operand).ndim
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return unstack_p.bind(operand, axis=axis % ndim)
+
+
+def tile(operand: Any, reps: Sequence[int]) -> Any:
+    """`operand` repeated reps[i] times along each axis i (one non-negative count per axis)."""
+    return tile_p.bind(operand, reps=_ints(reps, "tile reps"))
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:

@@ -175,27 +175,25 @@ def _contains_array(seq: Any) -> bool:
 def _stack_nested(seq: Sequence[Any], dtype: np.dtype | None) -> Any:
     """array([...]) of a sequence holding Arrays/tracers: stack its elements (recursively),
     promoted together as JAX does (`array([x, 1.0])` with x f32 is f32)."""
-    from ember.numpy._manipulation import stack
-    from ember.numpy._promote import promote_dtypes
-    items = [_stack_nested(s, dtype) if isinstance(s, (list, tuple)) else ensure_array(s)
-             for s in seq]
-    if not items:
+    if dtype is None:
+        # The dtype all leaves promote to (a list is never weakly typed: jnp.array([1.0])
+        # is a strong f32); each leaf is then converted to it before it is stacked, JAX's
+        # order of equations (a weak i32 leaf gets its own convert to the strong i32).
+        typed = [(get_aval(v).dtype, get_aval(v).weak_type) for v in _leaves(seq)]
+        if not typed:
+            return _array(np.zeros((0,)), None)
+        dtype = dtypes.canonicalize(dtypes.promote(*typed)[0])
+    if not seq:
         return _array(np.zeros((0,)), dtype)
-    if dtype is not None:
-        # Each element goes straight to the asked dtype and gains the new axis before the
-        # next one is read (as JAX stages it): no detour through the promoted type, so no
-        # double rounding.
-        shapes = {get_aval(i).shape for i in items}
-        if len(shapes) > 1:
-            raise ValueError("all input arrays must have the same shape")
-        return lax.concatenate([lax.expand_dims(lax.convert_element_type(i, dtype, False),
-                                                (0,)) for i in items], 0)
-    out = stack(promote_dtypes(*items))
-    aval = get_aval(out)
-    if dtype is not None:
-        return lax.convert_element_type(out, dtype)
-    # A list is never weakly typed (jnp.array([1.0]) is a strong f32).
-    return lax.convert_element_type(out, aval.dtype, False)
+    # Each element goes straight to the dtype and gains the new axis before the next one is
+    # read (as JAX stages it): no detour through another type, so no double rounding.
+    parts = []
+    for s in seq:
+        item = _stack_nested(s, dtype) if isinstance(s, (list, tuple)) else ensure_array(s)
+        parts.append(lax.expand_dims(lax.convert_element_type(item, dtype, False), (0,)))
+    if len({get_aval(p).shape for p in parts}) > 1:
+        raise ValueError("all input arrays must have the same shape")
+    return lax.concatenate(parts, 0)
 
 
 def _list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:

@@ -1,13 +1,14 @@
 """Shape manipulation and selection: reshape, ravel, transpose, moveaxis, broadcast_to, where,
-astype, squeeze, expand_dims, concatenate, stack, split, flip, roll, rot90, tile, repeat, pad,
-atleast_nd, diagonal, trace, ...
+astype, squeeze, expand_dims, concatenate, stack, split, flip, roll, rot90, tile, repeat,
+atleast_nd, diagonal, trace, ... (pad lives in _pad.py and is re-exported here)
 
 Input: arrays (or array-likes) and static shapes/axes/sizes (Python ints or concrete
 values). Output: ember Arrays (eager) or staged equations (jit) built from lax's shape
-primitives (reshape, transpose, broadcast_in_dim, squeeze, rev) and slicing primitives
-(slice, concatenate, pad). Invariants: negative axes count from the end and are normalized
-before any primitive is bound; functions that only move data never change dtype or weak
-type (except concatenate/stack, which promote their inputs together as JAX does).
+primitives (reshape, transpose, broadcast_in_dim, squeeze, rev), slicing primitives
+(slice, concatenate) and JAX's split, stack, unstack and tile primitives. Invariants:
+negative axes count from the end and are normalized before any primitive is bound;
+functions that only move data never change dtype or weak type (except concatenate/stack,
+which promote their inputs together as JAX does).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
 from ember.numpy._eager_cache import eager_cached
 from ember.numpy._jit_wrap import jit_like_jax
+from ember.numpy._pad import pad
 from ember.numpy._promote import check_arraylike, ensure_array, promote_dtypes
 
 __all__ = [
@@ -576,8 +578,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
                [3, 4],
                [5, 6]], dtype=int32)
     """
-    if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_ember_aval"):
-        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
+    if isinstance(arrays, (Tracer, np.ndarray)) or hasattr(arrays, "_ember_aval"):
+        return _concatenate_array(arrays, axis, dtype)
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
@@ -600,6 +602,27 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if len(arrays) == 1:
         return arrays[0]
     return lax.concatenate(arrays, ax)
+
+
+def _concatenate_array(arr: Any, axis: int | None, dtype: Any) -> Any:
+    """concatenate of one array's rows (JAX's path for an array argument): the leading
+    axis merged into `axis` by one reshape (after a transpose bringing it there; JAX's
+    reshape takes that permutation as its `dimensions`), not one slice per row."""
+    arr = ensure_array(arr)
+    if dtype is not None:
+        arr = astype(arr, dtype)
+    shape = get_aval(arr).shape
+    if not shape or shape[0] == 0:
+        raise ValueError("Need at least one array to concatenate.")
+    if axis is None:
+        return lax.reshape(arr, (math.prod(shape),))
+    if len(shape) == 1:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    ax = _axis(axis, len(shape) - 1)
+    perm = (*range(1, ax + 1), 0, *range(ax + 1, len(shape)))
+    if perm != tuple(range(len(shape))):
+        arr = lax.transpose(arr, perm)
+    return lax.reshape(arr, shape[1:ax + 1] + (shape[0] * shape[ax + 1],) + shape[ax + 2:])
 
 
 def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
@@ -643,17 +666,23 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
                [ 1, 10],
                [ 2, 20]], dtype=int32)
     """
-    if hasattr(arrays, "_ember_aval") or isinstance(arrays, Tracer):
-        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
+    if hasattr(arrays, "_ember_aval") or isinstance(arrays, (Tracer, np.ndarray)):
+        # One array: its rows stacked, as JAX stages it (a new axis after `axis`, then the
+        # leading axis merged into it).
+        nd = get_aval(arrays).ndim
+        ax = _axis(axis, nd)
+        return _concatenate_array(lax.expand_dims(ensure_array(arrays), (ax + 1,)), ax, dtype)
     arrays = [ensure_array(a) for a in arrays]
     shapes = {get_aval(a).shape for a in arrays}
     if len(shapes) > 1:
         raise ValueError("All input arrays must have the same shape.")
     ax = _axis(axis, get_aval(arrays[0]).ndim + 1)
-    expanded = [lax.expand_dims(a, (ax,)) for a in arrays]
-    return concatenate(expanded, ax, dtype)
+    # JAX's order: the operands promoted together (or each converted to `dtype`), then one
+    # stack[axis=] equation.
+    arrays = promote_dtypes(*arrays) if dtype is None else [astype(a, dtype) for a in arrays]
+    return lax.stack(arrays, ax)
 
 
 def _atleast(n: int, *arys: Any) -> Any:
@@ -885,6 +914,12 @@ def _split(name: str, ary: Any, indices_or_sections: Any, axis: int,
         idx = [operator.index(i) for i in np.asarray(indices_or_sections).ravel()]
         # Python slice semantics: negative indices count from the end; out-of-range clamps.
         bounds = [0] + [slice(i, None).indices(n)[0] for i in idx] + [n]
+    if all(a <= b for a, b in zip(bounds[:-1], bounds[1:])):
+        # Consecutive pieces covering the axis: JAX's split primitive, its sizes as NumPy
+        # integers (JAX's text prints them as np.int64).
+        return list(lax.split(ary, [np.int64(b - a) for a, b in zip(bounds[:-1], bounds[1:])],
+                              ax))
+    # Decreasing indices (NumPy's pieces then overlap or are empty): one slice per piece.
     pieces = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
         stop = builtins.max(start, stop)
@@ -1019,8 +1054,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     ax = _axis(axis, aval.ndim)
-    return tuple(lax.squeeze(_slice_axis(x, ax, i, i + 1), (ax,))
-                 for i in range(aval.shape[ax]))
+    return tuple(lax.unstack(x, ax))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1241,8 +1275,9 @@ def _rot90(m: Any, k: int, axes: tuple[int, ...]) -> Any:
 def tile(A: Any, reps: Any) -> Any:
     """Repeat a whole array a number of times along each axis.
 
-    Ember's plan: the shapes are padded with leading 1s to a common rank ``d``; then ``A``
-    (``a_0 .. a_d-1``) is broadcast to ``(r_0, a_0, ..., r_d-1, a_d-1)`` and reshaped to
+    As in JAX, the shapes are padded with leading 1s to a common rank ``d`` and one
+    ``tile[reps=]`` equation is staged; it lowers to a broadcast of ``A`` (``a_0 ..
+    a_d-1``) to ``(r_0, a_0, ..., r_d-1, a_d-1)`` and a reshape to
     ``(r_0 a_0, ..., r_d-1 a_d-1)``.
 
     Args:
@@ -1261,14 +1296,13 @@ def tile(A: Any, reps: Any) -> Any:
     A = ensure_array(A)
     reps = (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
     reps = tuple(operator.index(r) for r in reps)
-    aval = get_aval(A)
-    d = builtins.max(aval.ndim, len(reps))
-    A = lax.broadcast_to_rank(A, d)
-    shp = get_aval(A).shape
-    reps = (1,) * (d - len(reps)) + reps
-    big = tuple(x for pair in zip(reps, shp) for x in pair)
-    out = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * d, 2)))
-    return lax.reshape(out, tuple(r * s for r, s in zip(reps, shp)))
+    nd = get_aval(A).ndim
+    # JAX's staging: reps padded with leading 1s to the array's rank, the array given leading
+    # axes of 1 to the reps' length, then one tile[reps=] equation.
+    reps = (1,) * (nd - len(reps)) + reps
+    if len(reps) > nd:
+        A = lax.expand_dims(A, tuple(range(len(reps) - nd)))
+    return lax.tile(A, reps)
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
@@ -1362,175 +1396,6 @@ def _tri_int(n: int) -> Any:
     rows = lax.broadcasted_iota(np.int32, (n, n), 0)
     cols = lax.broadcasted_iota(np.int32, (n, n), 1)
     return lax.convert_element_type(lax.ge(rows, cols), np.int32)
-
-
-# ---------------------------------------------------------------------------------------------
-# pad
-# ---------------------------------------------------------------------------------------------
-
-def _pad_pairs(pad_width: Any, nd: int, name: str) -> list[tuple[Any, Any]]:
-    """NumPy's broadcasting of a pad_width-like argument to one (before, after) per axis."""
-    arr = np.asarray(pad_width, dtype=object) if not isinstance(pad_width, np.ndarray) \
-        else pad_width
-    if arr.ndim == 0:
-        return [(arr.item(), arr.item())] * nd
-    if arr.ndim == 1:
-        if arr.shape[0] == 1:
-            return [(arr[0], arr[0])] * nd
-        if arr.shape[0] == 2:
-            return [(arr[0], arr[1])] * nd
-    if arr.ndim == 2 and arr.shape[1] in (1, 2) and arr.shape[0] in (1, nd):
-        rows = [tuple(r) * (2 if arr.shape[1] == 1 else 1) for r in arr]
-        return rows * nd if arr.shape[0] == 1 else rows
-    raise ValueError(f"{name} of shape {arr.shape} cannot be broadcast to ({nd}, 2)")
-
-
-def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """Pad an array.
-
-    Args:
-        array: an array.
-        pad_width: how many values to add before and after each axis: an int (the same
-            everywhere), a pair ``(before, after)`` (the same for every axis), or one pair
-            per axis. Static, non-negative ints.
-        mode: ``'constant'`` (the default; ``constant_values=`` gives the value, 0 by
-            default, or a pair per axis), ``'edge'`` (repeat the end values), ``'wrap'``
-            (the array repeated periodically), ``'reflect'`` (mirrored without repeating the
-            end value), ``'symmetric'`` (mirrored with it), ``'maximum'``, ``'minimum'``,
-            ``'mean'`` (the statistic of the whole axis) or ``'empty'`` (zeros, as XLA has
-            no uninitialized memory).
-        **kwargs: ``constant_values`` for ``'constant'``; ``reflect_type='even'`` for
-            ``'reflect'`` and ``'symmetric'``. NumPy's ``'linear_ramp'``, ``'median'``,
-            ``stat_length``, ``reflect_type='odd'`` and a callable mode are not supported.
-
-    Returns:
-        The padded array, of ``array``'s dtype, each axis ``before + n + after`` long.
-
-    Example:
-        >>> jnp.pad(jnp.array([1, 2, 3]), 2)
-        Array([0, 0, 1, 2, 3, 0, 0], dtype=int32)
-        >>> jnp.pad(jnp.array([1, 2, 3]), (2, 1), mode="reflect")
-        Array([3, 2, 1, 2, 3, 2], dtype=int32)
-        >>> jnp.pad(jnp.array([[1, 2], [3, 4]]), ((1, 0), (0, 1)), constant_values=9)
-        Array([[9, 9, 9],
-               [1, 2, 9],
-               [3, 4, 9]], dtype=int32)
-    """
-    # constant pads with lax.pad; the others join slices along one axis at a time. reflect,
-    # symmetric and wrap are periodic extensions: the padded axis at position i (from
-    # -before) is p[i mod P] for the period p = x (wrap, P = n), x + reversed(x[1:-1])
-    # (reflect, P = 2n - 2) or x + reversed(x) (symmetric, P = 2n).
-    x = ensure_array(array)
-    aval = get_aval(x)
-    nd = aval.ndim
-    pads = []
-    for lo, hi in _pad_pairs(pad_width, nd, "pad_width"):
-        if isinstance(lo, Tracer) or isinstance(hi, Tracer):
-            raise ConcretizationTypeError("pad_width must be static")
-        lo, hi = operator.index(lo), operator.index(hi)
-        if lo < 0 or hi < 0:
-            raise ValueError("index can't contain negative values")
-        pads.append((lo, hi))
-    allowed = {"constant": {"constant_values"}, "reflect": {"reflect_type"},
-               "symmetric": {"reflect_type"}, "maximum": set(), "minimum": set(),
-               "mean": set(), "edge": set(), "wrap": set(), "empty": set()}
-    if mode not in allowed:
-        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
-    extra = set(kwargs) - allowed[mode]
-    if extra:
-        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {sorted(extra)}")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise NotImplementedError("pad: reflect_type='odd' is not supported")
-    if mode in ("constant", "empty"):
-        return _pad_constant(x, pads, kwargs.get("constant_values", 0))
-    for ax, (lo, hi) in enumerate(pads):
-        if lo == 0 and hi == 0:
-            continue
-        n = get_aval(x).shape[ax]
-        if n == 0:
-            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' "
-                             "or 'empty'")
-        if mode == "edge":
-            x = _pad_edge_values(x, ax, lo, hi, _slice_axis(x, ax, 0, 1),
-                                 _slice_axis(x, ax, n - 1, n))
-        elif mode in ("maximum", "minimum", "mean"):
-            stat = _axis_stat(x, ax, mode)
-            x = _pad_edge_values(x, ax, lo, hi, stat, stat)
-        else:
-            x = _pad_periodic(x, ax, lo, hi, mode)
-    return x
-
-
-def _pad_constant(x: Any, pads: list[tuple[int, int]], constant_values: Any) -> Any:
-    aval = get_aval(x)
-    if isinstance(constant_values, Tracer) or hasattr(constant_values, "_ember_aval"):
-        cv = constant_values
-        if get_aval(cv).ndim == 0:
-            value = lax.convert_element_type(cv, aval.dtype)
-            return lax.pad(x, value, [(lo, hi, 0) for lo, hi in pads])
-        constant_values = np.asarray(cv)
-    values = _pad_pairs(constant_values, aval.ndim, "constant_values")
-    flat = {(lo if not isinstance(lo, np.ndarray) else lo.item()) for pair in values
-            for lo in pair}
-    if len(flat) == 1:
-        value = lax.convert_element_type(np.asarray(next(iter(flat))), aval.dtype)
-        return lax.pad(x, value, [(lo, hi, 0) for lo, hi in pads])
-    # Different values per axis or side: one side of one axis at a time.
-    for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(pads, values)):
-        for width, v, before in ((lo, vlo, True), (hi, vhi, False)):
-            if not width:
-                continue
-            cfg = [(0, 0, 0)] * aval.ndim
-            cfg[ax] = (width, 0, 0) if before else (0, width, 0)
-            x = lax.pad(x, lax.convert_element_type(np.asarray(v), aval.dtype), cfg)
-    return x
-
-
-def _pad_edge_values(x: Any, ax: int, lo: int, hi: int, first: Any, last: Any) -> Any:
-    """x with `first` (a size-1 slice along ax) repeated lo times before and `last` hi times
-    after."""
-    shp = list(get_aval(x).shape)
-    parts = []
-    if lo:
-        shp[ax] = lo
-        parts.append(broadcast_to(first, tuple(shp)))
-    parts.append(x)
-    if hi:
-        shp[ax] = hi
-        parts.append(broadcast_to(last, tuple(shp)))
-    return lax.concatenate(parts, ax)
-
-
-def _axis_stat(x: Any, ax: int, mode: str) -> Any:
-    from ember.numpy import _reductions as R
-    if mode == "maximum":
-        return R.max(x, axis=ax, keepdims=True)
-    if mode == "minimum":
-        return R.min(x, axis=ax, keepdims=True)
-    m = R.mean(x, axis=ax, keepdims=True)
-    dt = get_aval(x).dtype
-    if dtypes.kind(dt) in "iub":
-        # NumPy rounds the mean to the nearest integer (half to even) for integer arrays.
-        m = lax.round(m, lax.RoundingMethod.TO_NEAREST_EVEN)
-    return lax.convert_element_type(m, dt)
-
-
-def _pad_periodic(x: Any, ax: int, lo: int, hi: int, mode: str) -> Any:
-    n = get_aval(x).shape[ax]
-    if mode == "wrap":
-        period = x
-    elif mode == "symmetric":
-        period = lax.concatenate([x, lax.rev(x, (ax,))], ax)
-    elif n <= 2:  # reflect: period x + reversed(x[1:-1]) is x itself (n = 1 repeats it)
-        period = x
-    else:
-        period = lax.concatenate([x, _slice_axis(lax.rev(x, (ax,)), ax, 1, n - 1)], ax)
-    p = get_aval(period).shape[ax]
-    total = lo + n + hi
-    start = (-lo) % p
-    copies = -(-(start + total) // p)
-    tiled = lax.concatenate([period] * copies, ax) if copies > 1 else period
-    return _slice_axis(tiled, ax, start, start + total)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def _pad_abstract(x: ShapedArray, value: ShapedArray, *,
     if any(i < 0 for _, _, i in padding_config):
         raise ValueError(f"interior padding in padding_config must be nonnegative, got "
                          f"padding_config {padding_config}")
-    shape = tuple(_padded_size(d, *cfg) for d, cfg in zip(x.shape, padding_config))
+    shape = tuple(int(_padded_size(d, *cfg)) for d, cfg in zip(x.shape, padding_config))
     if any(s < 0 for s in shape):
         raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
                          f"{shape}, for padding_config {padding_config} and operand shape "
@@ -274,7 +274,8 @@ def _slice_lowering(ctx: Any, x: Instruction, *, start_indices: tuple[int, ...],
 @pad_p.def_lowering
 def _pad_lowering(ctx: Any, x: Instruction, value: Instruction, *,
                   padding_config: tuple[tuple[int, int, int], ...]) -> Instruction:
-    return ctx.b.pad(x, value, padding_config)
+    # Widths may be NumPy integers (jnp.pad keeps them, as JAX does); HLO holds ints.
+    return ctx.b.pad(x, value, tuple(tuple(int(v) for v in c) for c in padding_config))
 
 
 @concatenate_p.def_lowering

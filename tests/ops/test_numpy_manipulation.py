@@ -168,16 +168,32 @@ def test_tile_repeat(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric", "wrap",
-                                  "maximum", "minimum", "mean"])
+                                  "maximum", "minimum", "mean", "median", "linear_ramp"])
 def test_pad(dtype, mode):
     batch = NumpyBatch()
-    if mode == "mean" and dtype == np.bool_:
-        pytest.skip("NumPy's mean mode is undefined for bool")
+    if mode in ("mean", "median", "linear_ramp") and dtype == np.bool_:
+        pytest.skip(f"NumPy's {mode} mode is undefined for bool")
+    # widths 0, 1 and wider than the axis (reflect/symmetric/wrap then take several
+    # rounds), 1-D to 3-D, scalar / pair / per-axis widths
     for shape, width in (((5,), 2), ((5,), (1, 3)), ((3, 4), ((1, 2), (0, 3))),
-                         ((2, 3, 2), 1), ((1,), 3), ((3, 2), ((7, 7), (5, 1)))):
+                         ((2, 3, 2), 1), ((1,), 3), ((3, 2), ((7, 7), (5, 1))),
+                         ((4,), 0), ((2,), 9), ((2, 3, 4), ((0, 2), (4, 0), (1, 11))),
+                         ((3, 1, 2), ((1, 1),))):
         x = rand(shape, dtype)
         batch.check(lambda a: jnp.pad(a, width, mode=mode),
                     lambda a: np.pad(a, width, mode=mode), x, rtol=1e-6)
+    if mode in ("maximum", "minimum", "mean", "median"):
+        x = rand((3, 5), dtype)
+        for sl in (2, ((1, 2), (3, 9)), (4, 1)):
+            batch.check(lambda a: jnp.pad(a, ((1, 2), (2, 3)), mode=mode, stat_length=sl),
+                        lambda a: np.pad(a, ((1, 2), (2, 3)), mode=mode, stat_length=sl), x,
+                        rtol=1e-6)
+    if mode == "linear_ramp":
+        x = rand((3, 5), dtype)
+        for ev in (3, ((1, 2), (4, 0))):
+            batch.check(lambda a: jnp.pad(a, ((1, 2), (4, 3)), mode=mode, end_values=ev),
+                        lambda a: np.pad(a, ((1, 2), (4, 3)), mode=mode, end_values=ev), x,
+                        rtol=1e-5, atol=1e-5)
     if mode == "constant":
         x = rand((3, 4), dtype)
         for cv in (5, ((1, 2), (3, 4))):
@@ -191,8 +207,48 @@ def test_pad_errors_and_jaxpr():
         jnp.pad(np.ones(3), -1)
     with pytest.raises(NotImplementedError):
         jnp.pad(np.ones(3), 1, mode="bogus")
+    with pytest.raises(TypeError, match="integral"):
+        jnp.pad(np.ones(3), 1.5)
+    with pytest.raises(ValueError, match="unsupported shape"):
+        jnp.pad(np.ones((2, 2)), ((1, 2, 3),))
+    with pytest.raises(ValueError, match="empty axis"):
+        jnp.pad(np.ones((0, 2)), 1, mode="edge")
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        jnp.pad(np.ones(3), 1, mode="mean", stat_length=0)
+    with pytest.raises(ValueError, match="unsupported keyword"):
+        jnp.pad(np.ones(3), 1, mode="edge", stat_length=1)
+    with pytest.raises(ValueError, match="constant_values"):
+        jnp.pad(np.ones(3), 1, constant_values=[1, 2, 3])
+    with pytest.raises(ember.errors.ConcretizationTypeError):
+        ember.jit(lambda a, w: jnp.pad(a, w))(np.ones(3), 1)
+    # one nested jit[name=_pad], as JAX stages it, whose body converts the traced constant
     closed = ember.make_jaxpr(lambda a: jnp.pad(a, 1))(np.zeros(3, np.float32))
-    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["pad"]
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["jit"]
+    inner = closed.jaxpr.eqns[0].params["jaxpr"].jaxpr
+    assert [e.primitive.name for e in inner.eqns] == ["convert_element_type", "pad"]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_reflect_type_odd(mode):
+    batch = NumpyBatch()
+    for dtype in (np.float32, np.int32):
+        for shape, width in (((5,), (2, 3)), ((1,), 2), ((3,), 7), ((3, 4), ((1, 2), (4, 0)))):
+            x = rand(shape, dtype)
+            batch.check(lambda a: jnp.pad(a, width, mode=mode, reflect_type="odd"),
+                        lambda a: np.pad(a, width, mode=mode, reflect_type="odd"), x,
+                        rtol=1e-6)
+    batch.run()
+
+
+def test_pad_zero_dim_and_empty_axes():
+    # a 0-d array comes back as it is; an empty axis takes constant padding
+    np.testing.assert_array_equal(np.asarray(jnp.pad(np.float32(3), 2)), np.float32(3))
+    np.testing.assert_array_equal(np.asarray(jnp.pad(np.ones((0, 2), np.float32), 1)),
+                                  np.pad(np.ones((0, 2), np.float32), 1))
+    np.testing.assert_array_equal(
+        np.asarray(ember.jit(lambda a: jnp.pad(a, ((0, 0), (1, 2)), mode="wrap"))(
+            np.ones((0, 2), np.float32))),
+        np.pad(np.ones((0, 2), np.float32), ((0, 0), (1, 2)), mode="wrap"))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -220,3 +276,41 @@ def test_diff():
     check(lambda a: jnp.diff(a, prepend=0, append=1), lambda a: np.diff(a, prepend=0, append=1),
           rand((5,), np.int32))
     check(jnp.diff, np.diff, rand((6,), np.bool_))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric", "wrap", "mean"])
+def test_pad_under_vmap_and_grad(mode):
+    # the jit[_pad] inside vmap and grad: per-row pads, and the gradient of sum(pad(a)**2),
+    # 2 P^T P a for the (linear) padding matrix P that np.pad gives column by column
+    m = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    got = ember.vmap(lambda r: jnp.pad(r, (2, 5), mode=mode))(m)
+    np.testing.assert_allclose(np.asarray(got),
+                               np.stack([np.pad(r, (2, 5), mode=mode) for r in m]), rtol=1e-6)
+    a = m[0]
+    p = np.stack([np.pad(e, (2, 5), mode=mode) for e in np.eye(4, dtype=np.float32)], axis=1)
+    g = ember.grad(lambda v: jnp.sum(jnp.pad(v, (2, 5), mode=mode) ** 2))(a)
+    np.testing.assert_allclose(np.asarray(g), 2 * p.T @ p @ a, rtol=1e-5)
+    # a traced constant value, one per row under vmap
+    got = ember.vmap(lambda r, c: jnp.pad(r, 1, constant_values=c))(m, np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(got)[:, 0], [0, 1, 2])
+
+
+def test_concatenate_and_stack_of_one_array():
+    # an array argument is its rows (JAX's reshape path), NumPy's values eagerly and in jit
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for axis in (0, 1, -1, -2, None):
+        want = np.concatenate(x, axis=axis)
+        for fun in (jnp.concatenate, ember.jit(jnp.concatenate, static_argnums=1)):
+            np.testing.assert_array_equal(np.asarray(fun(x, axis)), want)
+        np.testing.assert_array_equal(np.asarray(jnp.concatenate(jnp.asarray(x), axis)),
+                                      want)
+    for axis in (0, 1, 2, -1, -3):
+        want = np.stack(x, axis=axis)
+        for fun in (jnp.stack, ember.jit(jnp.stack, static_argnums=1)):
+            np.testing.assert_array_equal(np.asarray(fun(x, axis)), want)
+    got = jnp.concatenate(np.arange(6).reshape(3, 2), dtype=np.float32)
+    assert np.asarray(got).dtype == np.float32
+    with pytest.raises(ValueError, match="Zero-dimensional"):
+        jnp.concatenate(np.arange(3))
+    with pytest.raises(ValueError, match="at least one"):
+        jnp.concatenate(np.zeros((0, 2)))

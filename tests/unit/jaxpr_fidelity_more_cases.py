@@ -22,6 +22,7 @@ M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 I7 = np.arange(-3, 4, dtype=np.int32)
 S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
 U7 = np.array([3.0, 1.0, np.nan, 1.0, -0.0, 0.0, np.nan], np.float32)
+T234 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
 
 Make = Callable[[Any], Callable[..., Any]]
@@ -30,6 +31,11 @@ Make = Callable[[Any], Callable[..., Any]]
 def _vmap(jnp: Any) -> Callable[..., Any]:
     """The vmap of the library whose jnp module this is (jax.vmap or ember.vmap)."""
     return importlib.import_module(jnp.__name__.split(".")[0]).vmap
+
+
+def _grad(jnp: Any) -> Callable[..., Any]:
+    """The grad of the library whose jnp module this is (jax.grad or ember.grad)."""
+    return importlib.import_module(jnp.__name__.split(".")[0]).grad
 
 
 CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
@@ -404,6 +410,79 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "getitem_back_one_element": (lambda jnp: lambda x: jnp.asarray(x)[5:4:-3], (X7,)),
     "getitem_back_empty": (lambda jnp: lambda x: jnp.asarray(x)[2:5:-1], (X7,)),
     "getitem_mixed_2d": (lambda jnp: lambda x: jnp.asarray(x)[2:0:-2, 1::2], (M34,)),
+    # pad: every mode is one jit[_pad] taking the constant (0 by default) as an argument;
+    # constant widths print as np.int64, the other modes stage slices and concatenates
+    "pad_constant": (lambda jnp: lambda x: jnp.pad(x, 2), (X7,)),
+    "pad_constant_int": (lambda jnp: lambda x: jnp.pad(x, 1), (I7,)),
+    "pad_zero_width": (lambda jnp: lambda x: jnp.pad(x, 0), (X7,)),
+    "pad_constant_value": (lambda jnp: lambda x: jnp.pad(x, ((1, 2), (0, 3)),
+                                                         constant_values=5.0), (M34,)),
+    "pad_constant_per_side": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (0, 3)), constant_values=np.array([[1, 2], [3, 4]], np.float32)), (M34,)),
+    # nested Python constant values: four traced arguments, each converted before it is
+    # stacked (jnp.asarray of a nested sequence of tracers)
+    "pad_constant_nested_values": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (0, 3)), constant_values=((1, 2), (3, 4))), (M34,)),
+    "array_nested_mixed_tracers": (lambda jnp: lambda x, i: jnp.array([[x, i], [i, x]]),
+                                   (np.float32(2), np.int32(3))),
+    "pad_traced_constant": (lambda jnp: lambda x, c: jnp.pad(x, 1, constant_values=c),
+                            (X7, np.float32(3))),
+    "pad_constant_3d": (lambda jnp: lambda x: jnp.pad(x, ((0, 1), (2, 0), (1, 1))), (T234,)),
+    "pad_of_stencil": (lambda jnp: lambda u: jnp.pad(u[1:-1, 1:-1] * 2.0, 1), (M34,)),
+    "pad_edge": (lambda jnp: lambda x: jnp.pad(x, 2, mode="edge"), (X7,)),
+    "pad_edge_2d": (lambda jnp: lambda x: jnp.pad(x, ((1, 0), (2, 1)), mode="edge"), (M34,)),
+    "pad_reflect": (lambda jnp: lambda x: jnp.pad(x, 2, mode="reflect"), (X7,)),
+    "pad_reflect_2d": (lambda jnp: lambda x: jnp.pad(x, ((1, 0), (2, 1)), mode="reflect"),
+                       (M34,)),
+    "pad_reflect_wide": (lambda jnp: lambda x: jnp.pad(x, 10, mode="reflect"), (X7,)),
+    "pad_reflect_odd": (lambda jnp: lambda x: jnp.pad(x, (2, 3), mode="reflect",
+                                                      reflect_type="odd"), (X7,)),
+    "pad_symmetric": (lambda jnp: lambda x: jnp.pad(x, 2, mode="symmetric"), (X7,)),
+    "pad_symmetric_3d": (lambda jnp: lambda x: jnp.pad(x, 1, mode="symmetric"), (T234,)),
+    "pad_wrap": (lambda jnp: lambda x: jnp.pad(x, 2, mode="wrap"), (X7,)),
+    "pad_wrap_2d": (lambda jnp: lambda x: jnp.pad(x, ((1, 0), (2, 1)), mode="wrap"), (M34,)),
+    "pad_wrap_wide": (lambda jnp: lambda x: jnp.pad(x, (9, 3), mode="wrap"), (X7,)),
+    "pad_maximum": (lambda jnp: lambda x: jnp.pad(x, (1, 2), mode="maximum"), (M34,)),
+    "pad_mean_int": (lambda jnp: lambda x: jnp.pad(x, 1, mode="mean"),
+                     (np.arange(12, dtype=np.int32).reshape(3, 4),)),
+    "pad_empty": (lambda jnp: lambda x: jnp.pad(x, 1, mode="empty"), (M34,)),
+    "pad_median": (lambda jnp: lambda x: jnp.pad(x, (2, 1), mode="median"), (M34,)),
+    "pad_mean_stat_length": (lambda jnp: lambda x: jnp.pad(x, (2, 3), mode="mean",
+                                                           stat_length=2), (X7,)),
+    "pad_maximum_stat_length_2d": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (2, 1)), mode="maximum", stat_length=((1, 2), (3, 9))), (M34,)),
+    "pad_linear_ramp": (lambda jnp: lambda x: jnp.pad(x, (2, 3), mode="linear_ramp"), (X7,)),
+    "pad_linear_ramp_end_values_2d": (lambda jnp: lambda x: jnp.pad(
+        x, ((1, 2), (3, 0)), mode="linear_ramp", end_values=((5, -1), (2.5, 7))), (M34,)),
+    # split, array_split, hsplit: one split[axis= sizes=] (np.int64 sizes), not slices
+    "split_sections": (lambda jnp: lambda x: jnp.split(x, 2, axis=1), (M34,)),
+    "split_indices": (lambda jnp: lambda x: jnp.split(x, [2, 5]), (X7,)),
+    "split_one_section": (lambda jnp: lambda x: jnp.split(x, 1), (X7,)),
+    "array_split_uneven": (lambda jnp: lambda x: jnp.array_split(x, 3), (X7,)),
+    "hsplit": (lambda jnp: lambda x: jnp.hsplit(x, [1]), (M34,)),
+    "split_then_sum": (lambda jnp: lambda x: sum(jnp.split(x, 3)), (M34,)),
+    # stack, unstack, tile: one primitive each (stack after promoting its operands; tile
+    # after padding reps to the rank, or giving the array leading axes for longer reps)
+    "stack": (lambda jnp: lambda x, y: jnp.stack([x, y]), (X7, R7)),
+    "stack_last_axis": (lambda jnp: lambda x: jnp.stack([x, x * 2], axis=-1), (M34,)),
+    "stack_mixed_dtypes": (lambda jnp: lambda x, i: jnp.stack([x, i]), (X7, I7)),
+    "stack_weak_scalar": (lambda jnp: lambda s: jnp.stack([s, 2.0]), (np.float32(1),)),
+    # one array (not a sequence): a new axis after `axis`, then one reshape merging rows
+    "stack_of_one_array": (lambda jnp: lambda x: jnp.stack(x), (T234,)),
+    "concatenate_of_one_array": (lambda jnp: lambda x: jnp.concatenate(x), (T234,)),
+    "concatenate_of_one_array_flat": (lambda jnp: lambda x: jnp.concatenate(x, axis=None),
+                                      (T234,)),
+    "unstack_axis1": (lambda jnp: lambda x: jnp.unstack(x, axis=1), (M34,)),
+    "tile": (lambda jnp: lambda x: jnp.tile(x, 2), (X7,)),
+    "tile_short_reps": (lambda jnp: lambda x: jnp.tile(x, 3), (M34,)),
+    "tile_long_reps": (lambda jnp: lambda x: jnp.tile(x, (2, 1, 3)), (M34,)),
+    "tile_scalar": (lambda jnp: lambda s: jnp.tile(s, 3), (np.float32(2),)),
+    # (a stacked once: where a value fans out, JAX sums cotangents with add_any, Ember with
+    # add, a difference of every gradient, not of stack's)
+    "grad_of_stack": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(jnp.stack([a, b]) ** 2)),
+                      (X7, R7)),
+    "grad_of_tile": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.tile(a, (2, 3)) ** 2)),
+                     (M34,)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above;
@@ -437,12 +516,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   bool]`, `reduce_or` (reduce_and), reading the real part only, so any([1j]) and
 #   all([1j]) are False there; Ember prints `ne a 0j` and the reduction, NumPy's values
 #   (both True).
-# - jnp.stack, jnp.split/array_split, jnp.tile: JAX 0.10.2 stages its primitives
-#   `stack[axis=]`, `split[axis= sizes=]`, `tile[reps=]`; Ember keeps its primitive set and
-#   stages broadcast_in_dim + concatenate, slices, broadcast_in_dim + reshape (same values).
-# - jnp.pad: JAX's jit[_pad] takes the constant as an argument converted inside and prints
-#   the widths as np.int64 (every mode in one jit); Ember stages the pad (or reflect's rev
-#   and concatenate) directly.
+# - A gradient where a value fans out to several uses: JAX sums the cotangents with
+#   `add_any`, Ember with `add` (the same values; grad_of_stack above uses each input once).
+# - jnp.stack/jnp.concatenate of one array (not a sequence) along an axis past 0: JAX
+#   merges the leading axis in with one `reshape[dimensions=perm]`; Ember's reshape takes no
+#   dimensions, so it prints a transpose, then the reshape (along axis 0 both print alike).
+# - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
+#   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
 #   batching-dimension gather in every mode; Ember does in the default mode (above) and
 #   gathers with explicit iota index columns in the others.

@@ -10336,3 +10336,956 @@ EXPECTED['getitem_mixed_2d'] = """\
     b:f32[1,2] = slice[limit_indices=(3, 4) start_indices=(2, 1) strides=(2, 2)] a
     c:f32[1,2] = rev[dimensions=(0,)] b
   in (c,) }"""
+
+EXPECTED['pad_constant'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[11] = pad[padding_config=((np.int64(2), np.int64(2), 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_constant_int'] = """\
+{ lambda ; a:i32[7]. let
+    b:i32[9] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:i32[7] c:i32[]. let
+          d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+          b:i32[9] = pad[padding_config=((np.int64(1), np.int64(1), 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_zero_width'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[7] = pad[padding_config=((np.int64(0), np.int64(0), 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_constant_value'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[6,7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[6,7] = pad[
+            padding_config=((np.int64(1), np.int64(2), 0), (np.int64(0), np.int64(3), 0))
+          ] a d
+        in (b,) }
+    ] a 5.0:f32[]
+  in (b,) }"""
+
+EXPECTED['pad_constant_per_side'] = """\
+{ lambda a:f32[2,2]; b:f32[3,4]. let
+    c:f32[6,7] = jit[
+      name=_pad
+      jaxpr={ lambda ; b:f32[3,4] a:f32[2,2]. let
+          d:f32[1,1] = slice[
+            limit_indices=(1, 1)
+            start_indices=(0, 0)
+            strides=None
+          ] a
+          e:f32[] = squeeze[dimensions=(0, 1)] d
+          f:f32[4,4] = pad[padding_config=((np.int64(1), 0, 0), (0, 0, 0))] b e
+          g:f32[1,1] = slice[
+            limit_indices=(1, 2)
+            start_indices=(0, 1)
+            strides=None
+          ] a
+          h:f32[] = squeeze[dimensions=(0, 1)] g
+          i:f32[6,4] = pad[padding_config=((0, np.int64(2), 0), (0, 0, 0))] f h
+          j:f32[1,1] = slice[
+            limit_indices=(2, 2)
+            start_indices=(1, 1)
+            strides=None
+          ] a
+          k:f32[] = squeeze[dimensions=(0, 1)] j
+          c:f32[6,7] = pad[padding_config=((0, 0, 0), (0, np.int64(3), 0))] i k
+        in (c,) }
+    ] b a
+  in (c,) }"""
+
+EXPECTED['pad_constant_nested_values'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[] c:i32[] d:i32[] e:i32[]. let
+    f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    g:i32[1] = broadcast_in_dim f
+    h:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+    i:i32[1] = broadcast_in_dim h
+    j:i32[2] = concatenate[dimension=0] g i
+    k:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] j
+    l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d
+    m:i32[1] = broadcast_in_dim l
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] e
+    o:i32[1] = broadcast_in_dim n
+    p:i32[2] = concatenate[dimension=0] m o
+    q:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] p
+    r:i32[2,2] = concatenate[dimension=0] k q
+    s:f32[2,2] = convert_element_type[new_dtype=float32 weak_type=False] r
+    t:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] s
+    u:f32[] = squeeze[dimensions=(0, 1)] t
+    v:f32[4,4] = pad[padding_config=((np.int64(1), 0, 0), (0, 0, 0))] a u
+    w:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=None] s
+    x:f32[] = squeeze[dimensions=(0, 1)] w
+    y:f32[6,4] = pad[padding_config=((0, np.int64(2), 0), (0, 0, 0))] v x
+    z:f32[1,1] = slice[limit_indices=(2, 2) start_indices=(1, 1) strides=None] s
+    ba:f32[] = squeeze[dimensions=(0, 1)] z
+    bb:f32[6,7] = pad[padding_config=((0, 0, 0), (0, np.int64(3), 0))] y ba
+  in (bb,) } in
+{ lambda ; bc:f32[3,4]. let
+    bd:f32[6,7] = jit[name=_pad jaxpr=_pad] bc 1:i32[] 2:i32[] 3:i32[] 4:i32[]
+  in (bd,) }"""
+
+EXPECTED['array_nested_mixed_tracers'] = """\
+{ lambda ; a:f32[] b:i32[]. let
+    c:f32[1] = broadcast_in_dim a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[1] = broadcast_in_dim d
+    f:f32[2] = concatenate[dimension=0] c e
+    g:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    i:f32[1] = broadcast_in_dim h
+    j:f32[1] = broadcast_in_dim a
+    k:f32[2] = concatenate[dimension=0] i j
+    l:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] k
+    m:f32[2,2] = concatenate[dimension=0] g l
+  in (m,) }"""
+
+EXPECTED['pad_traced_constant'] = """\
+{ lambda ; a:f32[7] b:f32[]. let
+    c:f32[9] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] b:f32[]. let
+          c:f32[9] = pad[padding_config=((np.int64(1), np.int64(1), 0),)] a b
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['pad_constant_3d'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[3,5,6] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[2,3,4] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[3,5,6] = pad[
+            padding_config=((np.int64(0), np.int64(1), 0), (np.int64(2), np.int64(0), 0), (np.int64(1), np.int64(1), 0))
+          ] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_of_stencil'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,2] = slice[limit_indices=(2, 3) start_indices=(1, 1) strides=None] a
+    c:f32[1,2] = mul b 2.0:f32[]
+    d:f32[3,4] = jit[
+      name=_pad
+      jaxpr={ lambda ; c:f32[1,2] e:i32[]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          d:f32[3,4] = pad[
+            padding_config=((np.int64(1), np.int64(1), 0), (np.int64(1), np.int64(1), 0))
+          ] c f
+        in (d,) }
+    ] c 0:i32[]
+  in (d,) }"""
+
+EXPECTED['pad_edge'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a
+          e:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+          f:f32[2] = reshape[dimensions=None new_sizes=(2,) sharding=None] e
+          g:f32[1] = slice[limit_indices=(7,) start_indices=(6,) strides=(1,)] a
+          h:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+          i:f32[2] = reshape[dimensions=None new_sizes=(2,) sharding=None] h
+          b:f32[11] = concatenate[dimension=0] f a i
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_edge_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] c
+    e:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] d
+    f:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    g:f32[1,0,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] f
+    h:f32[0,4] = reshape[dimensions=None new_sizes=(0, 4) sharding=None] g
+    i:f32[4,4] = concatenate[dimension=0] e a h
+    j:f32[4,1] = slice[limit_indices=(4, 1) start_indices=(0, 0) strides=(1, 1)] i
+    k:f32[4,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] j
+    l:f32[4,2] = reshape[dimensions=None new_sizes=(4, 2) sharding=None] k
+    m:f32[4,1] = slice[limit_indices=(4, 4) start_indices=(0, 3) strides=(1, 1)] i
+    n:f32[4,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] m
+    o:f32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] n
+    p:f32[4,7] = concatenate[dimension=1] l i o
+  in (p,) } in
+{ lambda ; q:f32[3,4]. let
+    r:f32[4,7] = jit[name=_pad jaxpr=_pad] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['pad_reflect'] = """\
+let _flip = { lambda ; a:f32[2]. let b:f32[2] = rev[dimensions=(0,)] a in (b,) } in
+{ lambda ; c:f32[7]. let
+    d:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; c:f32[7] e:i32[]. let
+          f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] c
+          g:f32[2] = slice[limit_indices=(3,) start_indices=(1,) strides=(1,)] c
+          h:f32[2] = jit[name=_flip jaxpr=_flip] g
+          i:f32[9] = concatenate[dimension=0] h c
+          j:f32[1] = slice[limit_indices=(9,) start_indices=(8,) strides=(1,)] i
+          k:f32[2] = slice[limit_indices=(8,) start_indices=(6,) strides=(1,)] i
+          l:f32[2] = jit[name=_flip jaxpr=_flip] k
+          d:f32[11] = concatenate[dimension=0] i l
+        in (d,) }
+    ] c 0:i32[]
+  in (d,) }"""
+
+EXPECTED['pad_reflect_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,4] = slice[limit_indices=(2, 4) start_indices=(1, 0) strides=(1, 1)] a
+    e:f32[1,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; d:f32[1,4]. let
+          e:f32[1,4] = rev[dimensions=(0,)] d
+        in (e,) }
+    ] d
+    f:f32[4,4] = concatenate[dimension=0] e a
+    g:f32[1,4] = slice[limit_indices=(4, 4) start_indices=(3, 0) strides=(1, 1)] f
+    h:f32[4,1] = slice[limit_indices=(4, 1) start_indices=(0, 0) strides=(1, 1)] f
+    i:f32[4,2] = slice[limit_indices=(4, 3) start_indices=(0, 1) strides=(1, 1)] f
+    j:f32[4,2] = jit[
+      name=_flip
+      jaxpr={ lambda ; i:f32[4,2]. let
+          j:f32[4,2] = rev[dimensions=(1,)] i
+        in (j,) }
+    ] i
+    k:f32[4,6] = concatenate[dimension=1] j f
+    l:f32[4,1] = slice[limit_indices=(4, 6) start_indices=(0, 5) strides=(1, 1)] k
+    m:f32[4,1] = slice[limit_indices=(4, 5) start_indices=(0, 4) strides=(1, 1)] k
+    n:f32[4,1] = jit[
+      name=_flip
+      jaxpr={ lambda ; m:f32[4,1]. let
+          n:f32[4,1] = rev[dimensions=(1,)] m
+        in (n,) }
+    ] m
+    o:f32[4,7] = concatenate[dimension=1] k n
+  in (o,) } in
+{ lambda ; p:f32[3,4]. let
+    q:f32[4,7] = jit[name=_pad jaxpr=_pad] p 0:i32[]
+  in (q,) }"""
+
+EXPECTED['pad_reflect_wide'] = """\
+let _pad = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a
+    d:f32[6] = slice[limit_indices=(7,) start_indices=(1,) strides=(1,)] a
+    e:f32[6] = jit[name=_flip jaxpr=_flip] d
+    f:f32[13] = concatenate[dimension=0] e a
+    g:f32[4] = slice[limit_indices=(5,) start_indices=(1,) strides=(1,)] f
+    h:f32[4] = jit[name=_flip jaxpr=_flip1] g
+    i:f32[17] = concatenate[dimension=0] h f
+    j:f32[1] = slice[limit_indices=(17,) start_indices=(16,) strides=(1,)] i
+    k:f32[6] = slice[limit_indices=(16,) start_indices=(10,) strides=(1,)] i
+    l:f32[6] = jit[name=_flip jaxpr=_flip] k
+    m:f32[23] = concatenate[dimension=0] i l
+    n:f32[4] = slice[limit_indices=(22,) start_indices=(18,) strides=(1,)] m
+    o:f32[4] = jit[name=_flip jaxpr=_flip1] n
+    p:f32[27] = concatenate[dimension=0] m o
+  in (p,) } in
+let _flip = { lambda ; q:f32[6]. let r:f32[6] = rev[dimensions=(0,)] q in (r,) } in
+let _flip1 = { lambda ; s:f32[4]. let
+    t:f32[4] = rev[dimensions=(0,)] s
+  in (t,) } in
+{ lambda ; u:f32[7]. let
+    v:f32[27] = jit[name=_pad jaxpr=_pad] u 0:i32[]
+  in (v,) }"""
+
+EXPECTED['pad_reflect_odd'] = """\
+let _pad = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a
+    d:f32[2] = slice[limit_indices=(3,) start_indices=(1,) strides=(1,)] a
+    e:f32[2] = jit[
+      name=_flip
+      jaxpr={ lambda ; d:f32[2]. let e:f32[2] = rev[dimensions=(0,)] d in (e,) }
+    ] d
+    f:f32[1] = mul 2.0:f32[] c
+    g:f32[2] = sub f e
+    h:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] g
+    i:f32[9] = concatenate[dimension=0] g a
+    j:f32[1] = slice[limit_indices=(9,) start_indices=(8,) strides=(1,)] i
+    k:f32[3] = slice[limit_indices=(8,) start_indices=(5,) strides=(1,)] i
+    l:f32[3] = jit[
+      name=_flip
+      jaxpr={ lambda ; k:f32[3]. let l:f32[3] = rev[dimensions=(0,)] k in (l,) }
+    ] k
+    m:f32[1] = mul 2.0:f32[] j
+    n:f32[3] = sub m l
+    o:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=(1,)] n
+    p:f32[12] = concatenate[dimension=0] i n
+  in (p,) } in
+{ lambda ; q:f32[7]. let
+    r:f32[12] = jit[name=_pad jaxpr=_pad] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['pad_symmetric'] = """\
+let _flip = { lambda ; a:f32[2]. let b:f32[2] = rev[dimensions=(0,)] a in (b,) } in
+{ lambda ; c:f32[7]. let
+    d:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; c:f32[7] e:i32[]. let
+          f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] c
+          g:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=(1,)] c
+          h:f32[2] = jit[name=_flip jaxpr=_flip] g
+          i:f32[9] = concatenate[dimension=0] h c
+          j:f32[1] = slice[limit_indices=(9,) start_indices=(8,) strides=(1,)] i
+          k:f32[2] = slice[limit_indices=(9,) start_indices=(7,) strides=(1,)] i
+          l:f32[2] = jit[name=_flip jaxpr=_flip] k
+          d:f32[11] = concatenate[dimension=0] i l
+        in (d,) }
+    ] c 0:i32[]
+  in (d,) }"""
+
+EXPECTED['pad_symmetric_3d'] = """\
+let _pad = { lambda ; a:f32[2,3,4] b:i32[]. let
+    c:f32[1,3,4] = slice[
+      limit_indices=(1, 3, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] a
+    d:f32[1,3,4] = slice[
+      limit_indices=(1, 3, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] a
+    e:f32[1,3,4] = jit[name=_flip jaxpr=_flip] d
+    f:f32[3,3,4] = concatenate[dimension=0] e a
+    g:f32[1,3,4] = slice[
+      limit_indices=(3, 3, 4)
+      start_indices=(2, 0, 0)
+      strides=(1, 1, 1)
+    ] f
+    h:f32[1,3,4] = slice[
+      limit_indices=(3, 3, 4)
+      start_indices=(2, 0, 0)
+      strides=(1, 1, 1)
+    ] f
+    i:f32[1,3,4] = jit[name=_flip jaxpr=_flip] h
+    j:f32[4,3,4] = concatenate[dimension=0] f i
+    k:f32[4,1,4] = slice[
+      limit_indices=(4, 1, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] j
+    l:f32[4,1,4] = slice[
+      limit_indices=(4, 1, 4)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] j
+    m:f32[4,1,4] = jit[name=_flip jaxpr=_flip1] l
+    n:f32[4,4,4] = concatenate[dimension=1] m j
+    o:f32[4,1,4] = slice[
+      limit_indices=(4, 4, 4)
+      start_indices=(0, 3, 0)
+      strides=(1, 1, 1)
+    ] n
+    p:f32[4,1,4] = slice[
+      limit_indices=(4, 4, 4)
+      start_indices=(0, 3, 0)
+      strides=(1, 1, 1)
+    ] n
+    q:f32[4,1,4] = jit[name=_flip jaxpr=_flip1] p
+    r:f32[4,5,4] = concatenate[dimension=1] n q
+    s:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 1)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] r
+    t:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 1)
+      start_indices=(0, 0, 0)
+      strides=(1, 1, 1)
+    ] r
+    u:f32[4,5,1] = jit[name=_flip jaxpr=_flip2] t
+    v:f32[4,5,5] = concatenate[dimension=2] u r
+    w:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 5)
+      start_indices=(0, 0, 4)
+      strides=(1, 1, 1)
+    ] v
+    x:f32[4,5,1] = slice[
+      limit_indices=(4, 5, 5)
+      start_indices=(0, 0, 4)
+      strides=(1, 1, 1)
+    ] v
+    y:f32[4,5,1] = jit[name=_flip jaxpr=_flip2] x
+    z:f32[4,5,6] = concatenate[dimension=2] v y
+  in (z,) } in
+let _flip = { lambda ; ba:f32[1,3,4]. let
+    bb:f32[1,3,4] = rev[dimensions=(0,)] ba
+  in (bb,) } in
+let _flip1 = { lambda ; bc:f32[4,1,4]. let
+    bd:f32[4,1,4] = rev[dimensions=(1,)] bc
+  in (bd,) } in
+let _flip2 = { lambda ; be:f32[4,5,1]. let
+    bf:f32[4,5,1] = rev[dimensions=(2,)] be
+  in (bf,) } in
+{ lambda ; bg:f32[2,3,4]. let
+    bh:f32[4,5,6] = jit[name=_pad jaxpr=_pad] bg 0:i32[]
+  in (bh,) }"""
+
+EXPECTED['pad_wrap'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[11] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+          e:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=(1,)] a
+          b:f32[11] = concatenate[dimension=0] d a e
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_wrap_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4,7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:f32[1,4] = slice[
+            limit_indices=(3, 4)
+            start_indices=(2, 0)
+            strides=(1, 1)
+          ] a
+          e:f32[4,4] = concatenate[dimension=0] d a
+          f:f32[4,2] = slice[
+            limit_indices=(4, 4)
+            start_indices=(0, 2)
+            strides=(1, 1)
+          ] e
+          g:f32[4,1] = slice[
+            limit_indices=(4, 1)
+            start_indices=(0, 0)
+            strides=(1, 1)
+          ] e
+          b:f32[4,7] = concatenate[dimension=1] f e g
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_wrap_wide'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[19] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[7] c:i32[]. let
+          d:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+          e:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=(1,)] a
+          b:f32[19] = concatenate[dimension=0] d a a e
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_maximum'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[4] = reduce_max[axes=(0,)] a
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] d
+    f:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] e
+    g:f32[1,2,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] d
+    h:f32[2,4] = reshape[dimensions=None new_sizes=(2, 4) sharding=None] g
+    i:f32[6,4] = concatenate[dimension=0] f a h
+    j:f32[6] = reduce_max[axes=(1,)] i
+    k:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    l:f32[6,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    m:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] l
+    n:f32[6,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    o:f32[6,2] = reshape[dimensions=None new_sizes=(6, 2) sharding=None] n
+    p:f32[6,7] = concatenate[dimension=1] m i o
+  in (p,) } in
+{ lambda ; q:f32[3,4]. let
+    r:f32[6,7] = jit[name=_pad jaxpr=_pad] q 0:i32[]
+  in (r,) }"""
+
+EXPECTED['pad_mean_int'] = """\
+let _pad = { lambda ; a:i32[3,4] b:i32[]. let
+    c:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[4] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    f:f32[1,4] = div e 3.0:f32[]
+    g:f32[1,4] = jit[name=round jaxpr=round] f
+    h:f32[1,4] = jit[name=round jaxpr=round] f
+    i:i32[1,4] = convert_element_type[new_dtype=int32 weak_type=False] g
+    j:i32[1,4] = convert_element_type[new_dtype=int32 weak_type=False] h
+    k:i32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] i
+    l:i32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] k
+    m:i32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] j
+    n:i32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] m
+    o:i32[5,4] = concatenate[dimension=0] l a n
+    p:f32[5,4] = convert_element_type[new_dtype=float32 weak_type=False] o
+    q:f32[5] = reduce_sum[axes=(1,) out_sharding=None] p
+    r:f32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[5,1] = div r 4.0:f32[]
+    t:f32[5,1] = jit[name=round jaxpr=round1] s
+    u:f32[5,1] = jit[name=round jaxpr=round1] s
+    v:i32[5,1] = convert_element_type[new_dtype=int32 weak_type=False] t
+    w:i32[5,1] = convert_element_type[new_dtype=int32 weak_type=False] u
+    x:i32[5,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] v
+    y:i32[5,1] = reshape[dimensions=None new_sizes=(5, 1) sharding=None] x
+    z:i32[5,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] w
+    ba:i32[5,1] = reshape[dimensions=None new_sizes=(5, 1) sharding=None] z
+    bb:i32[5,6] = concatenate[dimension=1] y o ba
+  in (bb,) } in
+let round = { lambda ; bc:f32[1,4]. let
+    bd:f32[1,4] = round[rounding_method=1] bc
+  in (bd,) } in
+let round1 = { lambda ; be:f32[5,1]. let
+    bf:f32[5,1] = round[rounding_method=1] be
+  in (bf,) } in
+{ lambda ; bg:i32[3,4]. let
+    bh:i32[5,6] = jit[name=_pad jaxpr=_pad] bg 0:i32[]
+  in (bh,) }"""
+
+EXPECTED['pad_empty'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[5,6] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3,4] c:i32[]. let
+          d:f32[1,4] = broadcast_in_dim 0.0:f32[]
+          e:f32[1,4] = broadcast_in_dim 0.0:f32[]
+          f:f32[5,4] = concatenate[dimension=0] d a e
+          g:f32[5,1] = broadcast_in_dim 0.0:f32[]
+          h:f32[5,1] = broadcast_in_dim 0.0:f32[]
+          b:f32[5,6] = concatenate[dimension=1] g f h
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+
+EXPECTED['pad_median'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = jit[
+      name=median
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[1,4] = jit[name=quantile jaxpr=quantile] a 0.5:f32[]
+        in (c,) }
+    ] a
+    d:f32[1,2,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] c
+    e:f32[2,4] = reshape[dimensions=None new_sizes=(2, 4) sharding=None] d
+    f:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] c
+    g:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] f
+    h:f32[6,4] = concatenate[dimension=0] e a g
+    i:f32[6,1] = jit[
+      name=median
+      jaxpr={ lambda ; h:f32[6,4]. let
+          i:f32[6,1] = jit[name=quantile jaxpr=quantile1] h 0.5:f32[]
+        in (i,) }
+    ] h
+    j:f32[6,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    k:f32[6,2] = reshape[dimensions=None new_sizes=(6, 2) sharding=None] j
+    l:f32[6,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    m:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] l
+    n:f32[6,7] = concatenate[dimension=1] k h m
+  in (n,) } in
+let quantile = { lambda ; o:f32[3,4] p:f32[]. let
+    q:bool[3,4] = ne o o
+    r:bool[4] = reduce_or[axes=(0,)] q
+    s:bool[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] r
+    t:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; s:bool[1,4] u:f32[] o:f32[3,4]. let
+          v:f32[] = convert_element_type[new_dtype=float32 weak_type=False] u
+          w:bool[3,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] s
+          x:f32[3,4] = broadcast_in_dim v
+          t:f32[3,4] = select_n w o x
+        in (t,) }
+    ] s nan:f32[] o
+    y:f32[3,4] = sort[dimension=0 is_stable=True num_keys=1] t
+    z:f32[] = sub 3.0:f32[] 1.0:f32[]
+    ba:f32[] = mul p z
+    bb:f32[] = floor ba
+    bc:f32[] = ceil ba
+    bd:f32[] = sub ba bb
+    be:f32[] = sub 1.0:f32[] bd
+    bf:f32[] = sub 3.0:f32[] 1.0:f32[]
+    bg:f32[] = clamp 0.0:f32[] bb bf
+    bh:f32[] = sub 3.0:f32[] 1.0:f32[]
+    bi:f32[] = clamp 0.0:f32[] bc bh
+    bj:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bg
+    bk:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bi
+    bl:i32[1] = broadcast_in_dim bj
+    bm:f32[1,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] y bl
+    bn:i32[1] = broadcast_in_dim bk
+    bo:f32[1,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] y bn
+    bp:f32[1,4] = add bm bo
+    bq:f32[1,4] = mul bp 0.5:f32[]
+  in (bq,) } in
+let quantile1 = { lambda ; br:f32[6,4] bs:f32[]. let
+    bt:bool[6,4] = ne br br
+    bu:bool[6] = reduce_or[axes=(1,)] bt
+    bv:bool[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:f32[6,4] = jit[
+      name=_where
+      jaxpr={ lambda ; bv:bool[6,1] bx:f32[] br:f32[6,4]. let
+          by:f32[] = convert_element_type[new_dtype=float32 weak_type=False] bx
+          bz:bool[6,4] = broadcast_in_dim[broadcast_dimensions=(0, 1)] bv
+          ca:f32[6,4] = broadcast_in_dim by
+          bw:f32[6,4] = select_n bz br ca
+        in (bw,) }
+    ] bv nan:f32[] br
+    cb:f32[6,4] = sort[dimension=1 is_stable=True num_keys=1] bw
+    cc:f32[] = sub 4.0:f32[] 1.0:f32[]
+    cd:f32[] = mul bs cc
+    ce:f32[] = floor cd
+    cf:f32[] = ceil cd
+    cg:f32[] = sub cd ce
+    ch:f32[] = sub 1.0:f32[] cg
+    ci:f32[] = sub 4.0:f32[] 1.0:f32[]
+    cj:f32[] = clamp 0.0:f32[] ce ci
+    ck:f32[] = sub 4.0:f32[] 1.0:f32[]
+    cl:f32[] = clamp 0.0:f32[] cf ck
+    cm:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cj
+    cn:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cl
+    co:i32[1] = broadcast_in_dim cm
+    cp:f32[6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1)
+      unique_indices=False
+    ] cb co
+    cq:i32[1] = broadcast_in_dim cn
+    cr:f32[6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1)
+      unique_indices=False
+    ] cb cq
+    cs:f32[6,1] = add cp cr
+    ct:f32[6,1] = mul cs 0.5:f32[]
+  in (ct,) } in
+{ lambda ; cu:f32[3,4]. let
+    cv:f32[6,7] = jit[name=_pad jaxpr=_pad] cu 0:i32[]
+  in (cv,) }"""
+
+EXPECTED['pad_mean_stat_length'] = """\
+let _pad = { lambda ; a:f32[7] b:i32[]. let
+    c:f32[2] = slice[limit_indices=(2,) start_indices=(0,) strides=(1,)] a
+    d:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+    e:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    f:f32[1] = broadcast_in_dim e
+    g:f32[1] = div f 2.0:f32[]
+    h:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    i:f32[1] = broadcast_in_dim h
+    j:f32[1] = div i 2.0:f32[]
+    k:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    l:f32[2] = reshape[dimensions=None new_sizes=(2,) sharding=None] k
+    m:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    n:f32[3] = reshape[dimensions=None new_sizes=(3,) sharding=None] m
+    o:f32[12] = concatenate[dimension=0] l a n
+  in (o,) } in
+{ lambda ; p:f32[7]. let
+    q:f32[12] = jit[name=_pad jaxpr=_pad] p 0:i32[]
+  in (q,) }"""
+
+EXPECTED['pad_maximum_stat_length_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[2,4] = slice[limit_indices=(3, 4) start_indices=(1, 0) strides=(1, 1)] a
+    e:f32[4] = reduce_max[axes=(0,)] c
+    f:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] e
+    g:f32[4] = reduce_max[axes=(0,)] d
+    h:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:f32[1,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] f
+    j:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] i
+    k:f32[1,2,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] h
+    l:f32[2,4] = reshape[dimensions=None new_sizes=(2, 4) sharding=None] k
+    m:f32[6,4] = concatenate[dimension=0] j a l
+    n:f32[6,3] = slice[limit_indices=(6, 3) start_indices=(0, 0) strides=(1, 1)] m
+    o:f32[6,4] = slice[limit_indices=(6, 4) start_indices=(0, 0) strides=(1, 1)] m
+    p:f32[6] = reduce_max[axes=(1,)] n
+    q:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    r:f32[6] = reduce_max[axes=(1,)] o
+    s:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+    t:f32[6,1,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] q
+    u:f32[6,2] = reshape[dimensions=None new_sizes=(6, 2) sharding=None] t
+    v:f32[6,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] s
+    w:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] v
+    x:f32[6,7] = concatenate[dimension=1] u m w
+  in (x,) } in
+{ lambda ; y:f32[3,4]. let
+    z:f32[6,7] = jit[name=_pad jaxpr=_pad] y 0:i32[]
+  in (z,) }"""
+
+EXPECTED['pad_linear_ramp'] = """\
+let _linspace = { lambda ; a:i32[] b:f32[]. let
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = sub b c
+    e:f32[] = div d 2.0:f32[]
+    f:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    g:f32[2] = div f 2.0:f32[]
+    h:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] c
+    i:f32[2] = sub 1.0:f32[] g
+    j:f32[2] = mul h i
+    k:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] b
+    l:f32[2] = mul k g
+    m:f32[2] = add j l
+  in (m,) } in
+let _linspace1 = { lambda ; n:i32[] o:f32[]. let
+    p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] n
+    q:f32[] = sub o p
+    r:f32[] = div q 3.0:f32[]
+    s:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    t:f32[3] = div s 3.0:f32[]
+    u:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] p
+    v:f32[3] = sub 1.0:f32[] t
+    w:f32[3] = mul u v
+    x:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] o
+    y:f32[3] = mul x t
+    z:f32[3] = add w y
+  in (z,) } in
+{ lambda ; ba:f32[7]. let
+    bb:f32[12] = jit[
+      name=_pad
+      jaxpr={ lambda ; ba:f32[7] bc:i32[]. let
+          bd:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] ba
+          be:f32[1] = slice[limit_indices=(7,) start_indices=(6,) strides=(1,)] ba
+          bf:f32[] = squeeze[dimensions=(0,)] bd
+          bg:f32[2] = jit[name=_linspace jaxpr=_linspace] 0:i32[] bf
+          bh:f32[] = squeeze[dimensions=(0,)] be
+          bi:f32[3] = jit[name=_linspace jaxpr=_linspace1] 0:i32[] bh
+          bj:f32[3] = jit[
+            name=_flip
+            jaxpr={ lambda ; bi:f32[3]. let
+                bj:f32[3] = rev[dimensions=(0,)] bi
+              in (bj,) }
+          ] bi
+          bb:f32[12] = concatenate[dimension=0] bg ba bj
+        in (bb,) }
+    ] ba 0:i32[]
+  in (bb,) }"""
+
+EXPECTED['pad_linear_ramp_end_values_2d'] = """\
+let _pad = { lambda ; a:f32[3,4] b:i32[]. let
+    c:f32[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=(1, 1)] a
+    d:f32[1,4] = slice[limit_indices=(3, 4) start_indices=(2, 0) strides=(1, 1)] a
+    e:f32[4] = squeeze[dimensions=(0,)] c
+    f:f32[1,4] = jit[
+      name=_linspace
+      jaxpr={ lambda ; g:f32[] e:f32[4]. let
+          h:f32[4] = broadcast_in_dim g
+          i:f32[4] = sub e g
+          f:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] h
+        in (f,) }
+    ] 5.0:f32[] e
+    j:f32[4] = squeeze[dimensions=(0,)] d
+    k:f32[2,4] = jit[name=_linspace jaxpr=_linspace] -1.0:f32[] j
+    l:f32[2,4] = jit[
+      name=_flip
+      jaxpr={ lambda ; k:f32[2,4]. let
+          l:f32[2,4] = rev[dimensions=(0,)] k
+        in (l,) }
+    ] k
+    m:f32[6,4] = concatenate[dimension=0] f a l
+    n:f32[6,1] = slice[limit_indices=(6, 1) start_indices=(0, 0) strides=(1, 1)] m
+    o:f32[6,1] = slice[limit_indices=(6, 4) start_indices=(0, 3) strides=(1, 1)] m
+    p:f32[6] = squeeze[dimensions=(1,)] n
+    q:f32[6,3] = jit[name=_linspace jaxpr=_linspace1] 2.5:f32[] p
+    r:f32[6] = squeeze[dimensions=(1,)] o
+    s:f32[6,0] = jit[
+      name=_linspace
+      jaxpr={ lambda ; t:f32[] r:f32[6]. let
+          u:f32[6] = broadcast_in_dim t
+          s:f32[6,0] = broadcast_in_dim 0.0:f32[]
+        in (s,) }
+    ] 7.0:f32[] r
+    v:f32[6,0] = jit[
+      name=_flip
+      jaxpr={ lambda ; s:f32[6,0]. let
+          v:f32[6,0] = rev[dimensions=(1,)] s
+        in (v,) }
+    ] s
+    w:f32[6,7] = concatenate[dimension=1] q m v
+  in (w,) } in
+let _linspace = { lambda ; x:f32[] y:f32[4]. let
+    z:f32[4] = broadcast_in_dim x
+    ba:f32[4] = sub y x
+    bb:f32[4] = div ba 2.0:f32[]
+    bc:f32[2] = iota[dimension=0 dtype=float32 shape=(2,) sharding=None] 
+    bd:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] bc
+    be:f32[2,1] = div bd 2.0:f32[]
+    bf:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] z
+    bg:f32[2,1] = sub 1.0:f32[] be
+    bh:f32[2,4] = mul bf bg
+    bi:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] y
+    bj:f32[2,4] = mul bi be
+    bk:f32[2,4] = add bh bj
+  in (bk,) } in
+let _linspace1 = { lambda ; bl:f32[] bm:f32[6]. let
+    bn:f32[6] = broadcast_in_dim bl
+    bo:f32[6] = sub bm bl
+    bp:f32[6] = div bo 3.0:f32[]
+    bq:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    br:f32[1,3] = reshape[dimensions=None new_sizes=(1, 3) sharding=None] bq
+    bs:f32[1,3] = div br 3.0:f32[]
+    bt:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] bn
+    bu:f32[1,3] = sub 1.0:f32[] bs
+    bv:f32[6,3] = mul bt bu
+    bw:f32[6,1] = reshape[dimensions=None new_sizes=(6, 1) sharding=None] bm
+    bx:f32[6,3] = mul bw bs
+    by:f32[6,3] = add bv bx
+  in (by,) } in
+{ lambda ; bz:f32[3,4]. let
+    ca:f32[6,7] = jit[name=_pad jaxpr=_pad] bz 0:i32[]
+  in (ca,) }"""
+
+EXPECTED['split_sections'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,2] c:f32[3,2] = split[axis=1 sizes=(np.int64(2), np.int64(2))] a
+  in (b, c) }"""
+
+EXPECTED['split_indices'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[2] c:f32[3] d:f32[2] = split[
+      axis=0
+      sizes=(np.int64(2), np.int64(3), np.int64(2))
+    ] a
+  in (b, c, d) }"""
+
+EXPECTED['split_one_section'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = split[axis=0 sizes=(np.int64(7),)] a
+  in (b,) }"""
+
+EXPECTED['array_split_uneven'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[3] c:f32[2] d:f32[2] = split[
+      axis=0
+      sizes=(np.int64(3), np.int64(2), np.int64(2))
+    ] a
+  in (b, c, d) }"""
+
+EXPECTED['hsplit'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,1] c:f32[3,3] = split[axis=1 sizes=(np.int64(1), np.int64(3))] a
+  in (b, c) }"""
+
+EXPECTED['split_then_sum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,4] c:f32[1,4] d:f32[1,4] = split[
+      axis=0
+      sizes=(np.int64(1), np.int64(1), np.int64(1))
+    ] a
+    e:f32[1,4] = add 0.0:f32[] b
+    f:f32[1,4] = add e c
+    g:f32[1,4] = add f d
+  in (g,) }"""
+
+EXPECTED['stack'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let c:f32[2,7] = stack[axis=0] a b in (c,) }"""
+
+EXPECTED['stack_last_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = mul a 2.0:f32[]
+    c:f32[3,4,2] = stack[axis=2] a b
+  in (c,) }"""
+
+EXPECTED['stack_mixed_dtypes'] = """\
+{ lambda ; a:f32[7] b:i32[7]. let
+    c:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:f32[2,7] = stack[axis=0] a c
+  in (d,) }"""
+
+EXPECTED['stack_weak_scalar'] = """\
+{ lambda ; a:f32[]. let b:f32[2] = stack[axis=0] a 2.0:f32[] in (b,) }"""
+
+EXPECTED['stack_of_one_array'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,1,3,4] = broadcast_in_dim[broadcast_dimensions=(0, 2, 3)] a
+    c:f32[2,3,4] = reshape[dimensions=None new_sizes=(2, 3, 4) sharding=None] b
+  in (c,) }"""
+
+EXPECTED['concatenate_of_one_array'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[6,4] = reshape[dimensions=None new_sizes=(6, 4) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['concatenate_of_one_array_flat'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[24] = reshape[dimensions=None new_sizes=(24,) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['unstack_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] c:f32[3] d:f32[3] e:f32[3] = unstack[axis=1] a
+  in (b, c, d, e) }"""
+
+EXPECTED['tile'] = """\
+{ lambda ; a:f32[7]. let b:f32[14] = tile[reps=(2,)] a in (b,) }"""
+
+EXPECTED['tile_short_reps'] = """\
+{ lambda ; a:f32[3,4]. let b:f32[3,12] = tile[reps=(1, 3)] a in (b,) }"""
+
+EXPECTED['tile_long_reps'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[1,3,4] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a
+    c:f32[2,3,12] = tile[reps=(2, 1, 3)] b
+  in (c,) }"""
+
+EXPECTED['tile_scalar'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[1] = broadcast_in_dim a
+    c:f32[3] = tile[reps=(3,)] b
+  in (c,) }"""
+
+EXPECTED['grad_of_stack'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[2,7] = stack[axis=0] a b
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    d:f32[2,7] = integer_pow[y=2] c
+    e:f32[2,7] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[2,7] = broadcast_in_dim 1.0:f32[]
+    g:f32[2,7] = mul f e
+    h:f32[7] _:f32[7] = unstack[axis=0] g
+  in (h,) }"""
+
+EXPECTED['grad_of_tile'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[6,12] = tile[reps=(2, 3)] a
+    c:f32[6,12] = integer_pow[y=2] b
+    d:f32[6,12] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[6,12] = broadcast_in_dim 1.0:f32[]
+    f:f32[6,12] = mul e d
+    g:f32[2,3,3,4] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 3, 4)
+      sharding=None
+    ] f
+    h:f32[3,4] = reduce_sum[axes=(0, 2) out_sharding=None] g
+  in (h,) }"""
