@@ -258,6 +258,11 @@ def row_major(rank: int) -> tuple[int, ...]:
     return lay
 
 
+def memory_order(shape: Shape) -> tuple[int, ...]:
+    """`shape`'s layout (minor to major), row-major when it has none."""
+    return shape.layout if shape.layout is not None else row_major(shape.rank)
+
+
 _ROW_MAJOR: dict[int, tuple[int, ...]] = {}
 
 

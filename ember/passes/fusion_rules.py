@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
-from ember.hlo.shape import Shape, row_major
+from ember.hlo.shape import memory_order
 from ember.passes.grouping import is_constant_fill
 from ember.records import FrozenRecord
 
@@ -179,10 +179,6 @@ def emissions(producer: Instruction, consumers: list[Instruction],
     return out, sum(counts[s] for s in out)
 
 
-def _memory_order(shape: Shape) -> tuple[int, ...]:
-    return shape.layout if shape.layout is not None else row_major(shape.rank)
-
-
 def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction) -> Decision:
     """May `dot` join `group` (grown from `root`) as a kOutput fusion's product? Every member
     from the dot up to the root must be elementwise on the dot's dims (the epilogue reads
@@ -205,7 +201,7 @@ def should_fuse_dot(dot: Instruction, group: set[Instruction], root: Instruction
             if not info.elementwise or inst.opcode == "map" or inst.shape.dimensions != dims:
                 return Decision(False, f"{inst.opcode} reads the dot's result at other "
                                        f"indices; an epilogue must be elementwise")
-            if _memory_order(inst.shape) != _memory_order(dot.shape):
+            if memory_order(inst.shape) != memory_order(dot.shape):
                 # (the epilogue stores each element where the product's block has it: a copy
                 # into another layout moves elements, which a kLoop fusion does)
                 return Decision(False, f"{inst.opcode} has another layout than the dot's; "

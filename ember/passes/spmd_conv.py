@@ -78,13 +78,7 @@ def _halo(w: WindowDim, n: int, n_out: int, blocks: int) -> Halo | None:
         return None
     block, bo = n // blocks, n_out // blocks
     length = (bo - 1) * w.stride + dilated(w.size, w.rhs_dilate)
-    first = [k * bo * w.stride - w.pad_lo for k in range(blocks)]
-    need_lo = [k * block - f for k, f in enumerate(first)]
-    need_hi = [f + length - (k + 1) * block for k, f in enumerate(first)]
-    lo, hi = max(0, *need_lo), max(0, *need_hi)
-    if lo > block or hi > block:
-        return None
-    return Halo(lo, hi, tuple(lo - m for m in need_lo), length)
+    return _block_halo([k * bo * w.stride - w.pad_lo for k in range(blocks)], block, length)
 
 
 def _tap_halo(w: WindowDim, n: int, m: int, n_out: int, blocks: int) -> Halo | None:
@@ -99,13 +93,19 @@ def _tap_halo(w: WindowDim, n: int, m: int, n_out: int, blocks: int) -> Halo | N
         return None
     block, mb = n // blocks, m // blocks
     length = (mb - 1) * w.rhs_dilate + n_out
-    first = [k * mb * w.rhs_dilate - w.pad_lo for k in range(blocks)]
+    return _block_halo([k * mb * w.rhs_dilate - w.pad_lo for k in range(blocks)], block,
+                       length)
+
+
+def _block_halo(first: list[int], block: int, length: int) -> Halo | None:
+    """The halo when block k (of `block` rows) reads `length` rows from row `first[k]`, or
+    None when it reaches past a neighbouring block."""
     need_lo = [k * block - f for k, f in enumerate(first)]
     need_hi = [f + length - (k + 1) * block for k, f in enumerate(first)]
     lo, hi = max(0, *need_lo), max(0, *need_hi)
     if lo > block or hi > block:
         return None
-    return Halo(lo, hi, tuple(lo - m_ for m_ in need_lo), length)
+    return Halo(lo, hi, tuple(lo - m for m in need_lo), length)
 
 
 class ConvRules:

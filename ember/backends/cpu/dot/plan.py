@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass
 
 from ember.hlo.ir import Instruction
-from ember.hlo.shape import Shape, row_major
+from ember.hlo.shape import Shape
 
 BLAS_MIN_MACS = 32 ** 3  # smaller products run as generated loops
 # Below this a product stays on one thread. 2^20 multiply-adds: measured on 2 idle cores
@@ -193,7 +193,7 @@ def plan(inst: Instruction, cpus: int | None = None) -> DotPlan:
         raise ValueError(f"{inst.name} is neither a dot nor a kOutput fusion")
     dot, root = found
     for v in (dot, root):  # the kernels store the product's rows and columns row-major
-        if v.shape.layout is not None and v.shape.layout != row_major(v.shape.rank):
+        if not v.shape.is_row_major:
             from ember.backends.cpu.errors import CpuCompileError
 
             layout = ",".join(map(str, v.shape.layout))

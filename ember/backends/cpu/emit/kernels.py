@@ -59,7 +59,7 @@ from ember.codegen.scalar_ops import emit_elementwise
 from ember.hlo.evaluator.core import plain_binary_opcode
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
-from ember.hlo.shape import Shape, bit_width, row_major
+from ember.hlo.shape import bit_width, memory_order
 
 if TYPE_CHECKING:
     from ember.backends.cpu.emit.kinds import KernelContext
@@ -269,17 +269,13 @@ Span = tuple[ir.Value, ir.Value] | None  # [begin, end) of the split loop, for t
 TAIL_FOLD_MAX_ELEMENTS = LIGHT_MAX_ELEMENTS
 
 
-def _layout(shape: Shape) -> tuple[int, ...]:
-    return shape.layout if shape.layout is not None else row_major(shape.rank)
-
-
 def _loop_order(root: Instruction, inputs: Inputs) -> tuple[bool, tuple[int, ...]]:
     """How a loop kernel walks its output: (flat, dims from major to minor in the output's
     layout). Walking memory order makes the innermost loop store with stride 1; one flat
     loop also needs every array input laid out as the output (one offset serves all)."""
-    lay = _layout(root.shape)
+    lay = memory_order(root.shape)
     flat = _is_flat(root, inputs) and all(  # a boundary instruction has its buffer's shape
-        _layout(i.shape) == lay for i in inputs if not i.shape.is_tuple and i.shape.size > 1)
+        memory_order(i.shape) == lay for i in inputs if not i.shape.is_tuple and i.shape.size > 1)
     return flat, tuple(reversed(lay))
 
 
@@ -409,7 +405,7 @@ def _column_split_dim(red: Instruction) -> int | None:
     C columns: each thread reads a stride-1 stretch of every row)."""
     in_dims = red.operands[0].shape.dimensions
     rdims = red.attrs["dimensions"]
-    kept = [d for d in reversed(_layout(red.operands[0].shape)) if d not in rdims]
+    kept = [d for d in reversed(memory_order(red.operands[0].shape)) if d not in rdims]
     if not kept:
         return None
     if in_dims[kept[0]] >= _MAJOR_SPLIT_MIN:
@@ -455,7 +451,7 @@ def reduce_split_extent(reds: list[Instruction]) -> int:
     rdims = reds[0].attrs["dimensions"]
     if not in_dims:
         return 1
-    if _layout(reds[0].operands[0].shape)[0] not in rdims:
+    if memory_order(reds[0].operands[0].shape)[0] not in rdims:
         d = _column_split_dim(reds[0])
         return 1 if d is None else in_dims[d]
     return reds[0].shape.tuple_shapes[0].size if reds[0].shape.is_tuple else reds[0].shape.size
@@ -488,7 +484,7 @@ class _ReduceKernel:
         # memory order of the input (its layout, major to minor) picks the scheme and the
         # loop order, so the innermost loop reads with stride 1: "row" when the minor dim
         # is reduced
-        self.walk = tuple(reversed(_layout(red0.operands[0].shape)))
+        self.walk = tuple(reversed(memory_order(red0.operands[0].shape)))
         self.row = not self.in_dims or self.walk[-1] in self.rdims
         self.rwalk = [d for d in self.walk if d in self.rdims]  # reduced dims, major to minor
         # one accumulator per reduce output; (reduce, first accumulator, count, plain op)

@@ -29,7 +29,7 @@ reads does not die before it), so no write can change a value the kernel reads l
 from __future__ import annotations
 
 from ember.hlo.ir import Instruction
-from ember.hlo.shape import row_major
+from ember.hlo.shape import memory_order
 from ember.hlo.window_reads import RERUN_OPCODES, reads_only_its_window
 
 # Lone ops whose result is operand 0 with some elements replaced.
@@ -40,8 +40,7 @@ def _same_elements(a: Instruction, out: Instruction) -> bool:
     return (not a.shape.is_tuple and a.shape.dimensions == out.shape.dimensions
             and a.shape.dtype.itemsize == out.shape.dtype.itemsize
             # element i at the same offset in both: layout assignment may lay them out apart
-            and (a.shape.layout or row_major(a.shape.rank))
-            == (out.shape.layout or row_major(out.shape.rank)))
+            and memory_order(a.shape) == memory_order(out.shape))
 
 
 def _pointwise_users(comp) -> dict[Instruction, bool]:
