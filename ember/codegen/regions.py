@@ -201,6 +201,42 @@ def boxes(roots: Sequence[Instruction], inputs: Iterable[Instruction],
     return out
 
 
+def settled_concatenates(roots: Sequence[Instruction], inputs: Iterable[Instruction],
+                         order: Sequence[int] | None = None) -> set[int]:
+    """The ids of the concatenates that, in every box of `plan`'s split, read one operand
+    at every index they are read at (the generator then evaluates only that operand: per
+    element of a concatenate, each operand costs its share of the dimension, not one
+    evaluation). A concatenate whose dimension has no known map, or that a walk over some
+    box leaves out, is not in the set; a walk past MAX_VISITS gives the empty set."""
+    roots = list(roots)
+    inputs = set(inputs)
+    live = _bordered(roots, inputs)
+    if not live:
+        return set()
+    rank = roots[0].shape.rank
+    identity: tuple[DimMap, ...] = tuple((d, 1, 0) for d in range(rank))
+    settled: set[int] = set()
+    mixed: set[int] = set()
+    for box in boxes(roots, inputs, order):
+        stack = [(root, identity) for root in roots]
+        seen: set[tuple[int, tuple[DimMap, ...]]] = set()
+        while stack:
+            inst, maps = stack.pop()
+            key = (id(inst), maps)
+            if key in seen or id(inst) not in live:
+                continue
+            seen.add(key)
+            if len(seen) > MAX_VISITS:
+                return set()
+            ranges = [_range(m, box, n) for m, n in zip(maps, inst.shape.dimensions)]
+            _, reads = _borders(inst, maps, ranges)
+            if inst.opcode == "concatenate":
+                known = maps[inst.attrs["dimension"]] is not None
+                (settled if known and len(reads) <= 1 else mixed).add(id(inst))
+            stack.extend(reads)
+    return settled - mixed
+
+
 def _split(roots: Sequence[Instruction], live: set[int], order: list[int],
            first: int, k: int, box: list[Range], count: list[int]) -> Tree | None:
     """The tree below level k of `box` (whose dimensions order[:k] are settled), splitting

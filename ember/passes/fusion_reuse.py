@@ -14,6 +14,9 @@ index, so elementwise readers at one index share an evaluation), and
         reduce            operand.size / reduce.size (each output element reads its window)
         concatenate       1 per operand (a select chain evaluates every operand), or the
                           operand's share of the dimension with the branching form (>= 8)
+                          or where the loop nest's regions settle which operand each
+                          index reads (codegen/regions.py: a wrap-mode pad's
+                          concatenate of slices reads one piece per region)
         everything else   1 (pad included: it reads its operand at every output index,
                           clamped, and selects; slice/broadcast/reshape/... read one element)
     reuse(p) = evals(p) / p.size
@@ -31,6 +34,7 @@ Invariant: pure analysis, no rewriting; every number is finite (costs are capped
 
 from __future__ import annotations
 
+from ember.codegen.regions import settled_concatenates
 from ember.hlo.ir import Instruction
 from ember.hlo.opcodes import OPCODES
 from ember.passes.grouping import readers_in
@@ -68,8 +72,10 @@ def own_cost(inst: Instruction) -> float:
     return 1.0
 
 
-def fanin(consumer: Instruction, producer: Instruction) -> float:
-    """Evaluations of `producer` per evaluation of `consumer` (see the module docstring)."""
+def fanin(consumer: Instruction, producer: Instruction,
+          settled: frozenset[int] | set[int] = frozenset()) -> float:
+    """Evaluations of `producer` per evaluation of `consumer` (see the module docstring);
+    `settled`: the ids of the concatenates whose operand is known in each region."""
     op = consumer.opcode
     if op == "reduce":
         n = len(consumer.operands) // 2
@@ -77,7 +83,8 @@ def fanin(consumer: Instruction, producer: Instruction) -> float:
             out = consumer.shape.tuple_shapes[0] if consumer.shape.is_tuple else consumer.shape
             return producer.shape.size / max(out.size, 1)
         return 1.0
-    if op == "concatenate" and len(consumer.operands) >= BRANCHING_CONCAT:
+    if op == "concatenate" and (len(consumer.operands) >= BRANCHING_CONCAT
+                                or id(consumer) in settled):
         dim = consumer.attrs["dimension"]
         total = consumer.shape.dimensions[dim]
         return producer.shape.dimensions[dim] / total if total else 0.0
@@ -98,8 +105,23 @@ def iteration_size(root: Instruction) -> int:
     return max(root.shape.size, 1)
 
 
-def evaluations(root: Instruction, members: list[Instruction]) -> dict[Instruction, float]:
-    """Total element evaluations of each member when the kernel runs once."""
+def settled_in(root: Instruction, members: list[Instruction]) -> set[int]:
+    """The group's concatenates of fewer than BRANCHING_CONCAT operands whose loop regions
+    read one operand per index (`regions.settled_concatenates`; no walk without one)."""
+    if not any(m.opcode == "concatenate" and len(m.operands) < BRANCHING_CONCAT
+               for m in members):
+        return set()
+    group = set(members)
+    inputs = {o for m in members for o in m.operands if o not in group}
+    return settled_concatenates([root], inputs)
+
+
+def evaluations(root: Instruction, members: list[Instruction],
+                settled: set[int] | None = None) -> dict[Instruction, float]:
+    """Total element evaluations of each member when the kernel runs once (`settled`:
+    `settled_in`'s answer, computed when not given)."""
+    if settled is None:
+        settled = settled_in(root, members)
     group = set(members)
     order = {m: k for k, m in enumerate(members)}
     # per member: evaluations made at each index it is read at, keyed by the member that
@@ -114,13 +136,14 @@ def evaluations(root: Instruction, members: list[Instruction]) -> dict[Instructi
             if _passes_index(c, p):
                 idx.update(at[c])
             else:
-                idx[c] = idx.get(c, 0.0) + out[c] * fanin(c, p)
+                idx[c] = idx.get(c, 0.0) + out[c] * fanin(c, p, settled)
         at[p] = idx
         out[p] = sum(idx.values())
     return out
 
 
-def subtree_costs(members: list[Instruction]) -> dict[Instruction, float]:
+def subtree_costs(members: list[Instruction],
+                  settled: frozenset[int] | set[int] = frozenset()) -> dict[Instruction, float]:
     """cost(m): operations to compute one element of m inside the group (module docstring)."""
     group = set(members)
     cost: dict[Instruction, float] = {}
@@ -129,9 +152,9 @@ def subtree_costs(members: list[Instruction]) -> dict[Instruction, float]:
         if m.opcode != "dot":
             for o in dict.fromkeys(m.operands):  # x*x reads x once
                 if o in group:
-                    c += fanin(m, o) * cost[o]
+                    c += fanin(m, o, settled) * cost[o]
                 elif not (o.opcode == "constant" and o.shape.size <= 1):
-                    c += fanin(m, o) * LOAD_COST
+                    c += fanin(m, o, settled) * LOAD_COST
         cost[m] = min(c, _COST_CAP)
     return cost
 
@@ -162,13 +185,14 @@ def worst_recomputation(root: Instruction, members: list[Instruction]
     """The member (not the root, a broadcast, a constant fill or a dot: those cost nothing
     to re-read, or are never recomputed) whose repeated evaluation repeats the most work,
     or None when nothing is evaluated more than once per element."""
-    evals = evaluations(root, members)
+    settled = settled_in(root, members)
+    evals = evaluations(root, members, settled)
     candidates = [m for m in members[1:]
                   if m.opcode not in ("broadcast", "constant", "iota", "dot")
                   and m.shape.size != 0]
     if not any(evals[m] - m.shape.size > 0 for m in candidates):
         return None  # (nothing evaluated twice: no costs needed, costs are never negative)
-    costs = subtree_costs(members)
+    costs = subtree_costs(members, settled)
     best: tuple[float, Instruction] | None = None
     for m in candidates:
         extra = (evals[m] - m.shape.size) * costs[m]
@@ -179,6 +203,6 @@ def worst_recomputation(root: Instruction, members: list[Instruction]
     extra, m = best
     group = set(members)
     readers = [u for u in m.users if u in group]
-    consumer = max(readers, key=lambda u: evals[u] * fanin(u, m))
+    consumer = max(readers, key=lambda u: evals[u] * fanin(u, m, settled))
     return Recomputation(m, consumer, evals[m] / m.shape.size, costs[m],
                          extra / iteration_size(root))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_region_loops import check
 
 import ember
 import ember.numpy as jnp
@@ -15,6 +16,7 @@ from ember.backends import cpu
 from ember.codegen.elemental import BRANCHING_CONCAT
 from ember.hlo.evaluator import evaluate
 from ember.hlo.parser import parse_module
+from ember.lowering import lower_jaxpr
 from ember.passes import fusion_reuse
 from ember.passes.fusion import Fusion, FusionPolicy
 from ember.passes.fusion_reuse import evaluations, worst_recomputation
@@ -193,3 +195,85 @@ def _jax_conv_after_pool(h, w, c):
     y = jax.lax.conv_general_dilated(p, w, (1, 1), "VALID",
                                      dimension_numbers=("NHWC", "HWIO", "NHWC"))
     return jjnp.sum(y * c)
+
+
+# jnp.pad(y, 1, mode="wrap") of a costly 6x6 producer: two concatenates of slices (rows,
+# then columns). The loop nest's regions settle which piece each index reads, so the
+# generator evaluates y about once per output element (64 for 36), not 3 x 3 times
+WRAP_PAD = """HloModule wrap_pad
+ENTRY %main (x: f32[6,6]) -> f32[8,8] {
+  %x = f32[6,6] parameter(0)
+  %s = f32[6,6] sine(%x)
+  %y = f32[6,6] exponential(%s)
+  %top = f32[1,6] slice(%y), slice={[5:6], [0:6]}
+  %bottom = f32[1,6] slice(%y), slice={[0:1], [0:6]}
+  %rows = f32[8,6] concatenate(%top, %y, %bottom), dimensions={0}
+  %left = f32[8,1] slice(%rows), slice={[0:8], [5:6]}
+  %right = f32[8,1] slice(%rows), slice={[0:8], [0:1]}
+  ROOT %cols = f32[8,8] concatenate(%left, %rows, %right), dimensions={1}
+}
+"""
+
+# the same three pieces along a flattened y read through a reshape that regroups the
+# dimensions: no region knows which piece an index reads, every piece is evaluated at
+# every index (a select chain), so y is computed 3 times per element: cut
+FLAT_WRAP = """HloModule flat_wrap
+ENTRY %main (x: f32[6,6]) -> f32[2,19] {
+  %x = f32[6,6] parameter(0)
+  %s = f32[6,6] sine(%x)
+  %y = f32[6,6] exponential(%s)
+  %f = f32[36] reshape(%y)
+  %head = f32[1] slice(%f), slice={[35:36]}
+  %tail = f32[1] slice(%f), slice={[0:1]}
+  %c = f32[38] concatenate(%head, %f, %tail), dimensions={0}
+  ROOT %r = f32[2,19] reshape(%c)
+}
+"""
+
+
+def test_wrap_pad_of_a_costly_producer_is_one_kernel():
+    m, fusions = _fuse(WRAP_PAD, FusionPolicy())
+    assert len(fusions) == 1
+    assert not any("reused operand elements" in d.reason for d in m.fusion_decisions)
+
+
+def test_region_settled_concatenates_count_each_piece_once():
+    m = parse_module(WRAP_PAD)
+    comp = m.entry
+    members = [i for i in reversed(comp.post_order()) if i.opcode != "parameter"]
+    by = {i.name: i for i in comp.instructions}
+    assert fusion_reuse.settled_in(comp.root, members) == {id(by["rows"]), id(by["cols"])}
+    ev = evaluations(comp.root, members)
+    assert ev[by["rows"]] == 64  # 8 + 48 + 8: each column piece in its own region
+    assert ev[by["y"]] == 64  # 8 (top) + 48 + 8 (bottom)
+    unsettled = evaluations(comp.root, members, settled=set())
+    assert unsettled[by["y"]] == 9 * 64  # what a select chain would evaluate
+
+
+def test_concatenate_behind_a_regrouping_reshape_is_not_settled():
+    m = parse_module(FLAT_WRAP)
+    comp = m.entry
+    members = [i for i in reversed(comp.post_order()) if i.opcode != "parameter"]
+    assert fusion_reuse.settled_in(comp.root, members) == set()
+    m, fusions = _fuse(FLAT_WRAP, FusionPolicy())
+    refused = [d for d in m.fusion_decisions if "reused operand elements" in d.reason]
+    assert [d.producer for d in refused] == ["f"]  # (y flattened: y computed once)
+
+
+def test_wrap_padded_stencil_is_one_kernel_with_numpy_values():
+    """jnp.pad(mode="wrap") stages concatenates of slices (as JAX does); the stencil under
+    it stays in the pad's kernel, bit for bit the interpreter's, and NumPy's values."""
+    rng = np.random.default_rng(3)
+
+    def step(u):
+        inner = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+        return jnp.pad(jnp.exp(inner), 1, mode="wrap")
+
+    for shape in [(3, 3), (4, 7), (33, 17)]:
+        u = rng.standard_normal(shape).astype(np.float32)
+        inner = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+        want = np.pad(np.exp(inner), 1, mode="wrap")
+        m = lower_jaxpr(ember.make_jaxpr(step)(u)).module
+        exe = check(m, u, what=str(shape))
+        assert exe.kernel_names == ["fusion"], (shape, exe.kernel_names)
+        np.testing.assert_allclose(exe(u), want, rtol=2e-6)
