@@ -371,8 +371,11 @@ def _add_transpose(ct: Any, x: Any, y: Any) -> list:
 
 
 def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
+    # y's cotangent is negated after summing it to y's shape (JAX negates first): a
+    # broadcast y (log_softmax's row term) negates one value per row, not the whole
+    # cotangent. Without broadcasting both print `neg ct`.
     return [_ad.unbroadcast(ct, x.aval) if ad.is_undefined_primal(x) else None,
-            _ad.unbroadcast(_ad.neg(ct), y.aval) if ad.is_undefined_primal(y) else None]
+            _ad.neg(_ad.unbroadcast(ct, y.aval)) if ad.is_undefined_primal(y) else None]
 
 
 def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
