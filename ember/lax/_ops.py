@@ -8,7 +8,6 @@ integer_pow, expand_dims via broadcast_in_dim, ...) are written here as plain fu
 from __future__ import annotations
 
 import operator
-
 import textwrap
 from collections.abc import Sequence
 from typing import Any
