@@ -5,7 +5,8 @@ Params as JAX 0.10.2 prints them: `broadcast_in_dim[broadcast_dimensions=(0,)]` 
 and sharding params are hidden, as is an empty broadcast_dimensions), `reshape[dimensions=None
 new_sizes=(6,) sharding=None]` (`dimensions`: None, or a permutation of the operand's axes
 applied before the row-major regrouping: a transpose, then the reshape, in HLO),
-`squeeze[dimensions=(0,)]`, `transpose[permutation=(1, 0)]`, `rev[dimensions=(0,)]`, `iota[dimension=0 dtype=float32 shape=(3,) sharding=None]`.
+`squeeze[dimensions=(0,)]`, `transpose[permutation=(1, 0)]`, `rev[dimensions=(0,)]`,
+`iota[dimension=0 dtype=float32 shape=(3,) sharding=None]`.
 """
 
 from __future__ import annotations
