@@ -529,6 +529,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
             jnp.__name__.split(".")[0]).lax.while_loop(
             lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * c[1]), (0, x))[1], (x,), (x,)),
         (np.float32(0.7),)),
+    "grad_scan_fanout": (lambda jnp: _grad(jnp)(lambda c, xs: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.scan(lambda c, x: (c * x + c, c * x), c, xs)[1])),
+        (np.float32(0.7), X7)),
+    "grad_fori_loop_fanout": (lambda jnp: _grad(jnp)(lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.fori_loop(0, 3, lambda i, c: c * x + c, x)),
+        (np.float32(0.7),)),
     # reshape[dimensions=perm]: one array stacked or concatenated past axis 0, average's
     # weights and quantile's axes given out of order, order="F", lax.reshape's dimensions
     "stack_of_one_array_axis1": (lambda jnp: lambda x: jnp.stack(x, axis=1), (T234,)),
@@ -608,12 +614,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
 # - Gradients that differ for reasons other than summing cotangents (add_any prints as
-#   JAX's in all of them): the transposed scan of grad(scan) and grad(fori_loop) orders its
-#   body's consts and products differently; JVP rules written with other formulas or
-#   operand orders (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's
-#   second derivative `neg` placement, pow's); jacfwd/jacrev/hessian build the identity
-#   as a constant, JAX by iota/eq/convert; grad(checkpoint) prints `checkpoint`, JAX's
-#   `remat2`; a slice's transpose prints its pad widths as ints, JAX's as np.int64.
+#   JAX's in all of them): JVP rules written with other formulas or operand orders
+#   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
+#   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
+#   by iota/eq/convert; grad(checkpoint) prints `checkpoint`, JAX's `remat2`; a slice's
+#   transpose prints its pad widths as ints, JAX's as np.int64; grad(cond) returns zero
+#   residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
 #   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed

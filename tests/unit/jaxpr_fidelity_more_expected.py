@@ -11549,6 +11549,67 @@ EXPECTED['jvp_while_loop'] = """\
     ] 0:i32[] a a
   in (b, c) }"""
 
+EXPECTED['grad_scan_fanout'] = """\
+{ lambda ; a:f32[] b:f32[7]. let
+    _:f32[] c:f32[7] = scan[
+      jaxpr={ lambda ; d:f32[] e:f32[]. let
+          f:f32[] = mul d e
+          g:f32[] = add f d
+          h:f32[] = mul d e
+        in (g, h) }
+      length=7
+      num_carry=1
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] a b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[] = scan[
+      jaxpr={ lambda ; k:f32[] l:f32[] m:f32[]. let
+          n:f32[] = mul l m
+          o:f32[] = add_any n k
+          p:f32[] = mul k m
+          q:f32[] = add_any o p
+        in (q,) }
+      length=7
+      num_carry=1
+      num_consts=0
+      reverse=True
+      unroll=1
+    ] 0.0:f32[] i b
+  in (j,) }"""
+
+EXPECTED['grad_fori_loop_fanout'] = """\
+{ lambda ; a:f32[]. let
+    _:i32[] _:f32[] b:f32[3] = scan[
+      jaxpr={ lambda ; c:f32[] d:i32[] e:f32[]. let
+          f:i32[] = add d 1:i32[]
+          g:f32[] = mul e c
+          h:f32[] = add g e
+        in (f, h, e) }
+      length=3
+      num_carry=2
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] a 0:i32[] a
+    i:f32[] j:f32[] = scan[
+      jaxpr={ lambda ; k:f32[] l:f32[] m:f32[] n:f32[]. let
+          o:f32[] = mul n m
+          p:f32[] = add_any l o
+          q:f32[] = mul m k
+          r:f32[] = add_any m q
+        in (p, r) }
+      length=3
+      num_carry=2
+      num_consts=1
+      reverse=True
+      unroll=1
+    ] a 0.0:f32[] 1.0:f32[] b
+    s:f32[] = add_any i j
+  in (s,) }"""
+
 EXPECTED['stack_of_one_array_axis1'] = """\
 { lambda ; a:f32[2,3,4]. let
     b:f32[2,3,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 1, 3)] a
