@@ -13,8 +13,9 @@ linear jaxpr: it is "unknown"; the known values it uses become the jaxpr's const
 Invariants:
 - Every equation of the linear jaxpr has a tangent among its inputs, so all of them are
   linear in the inputs; transposing them needs only the rules of linear primitives.
-- Cotangents accumulate with add; symbolic zeros (`Zero`) are never materialized in the
-  backward pass, and an equation whose output cotangents are all zero is skipped.
+- Cotangents accumulate with add_any (core/ad.py add_tangents, as JAX sums them);
+  symbolic zeros (`Zero`) are never materialized in the backward pass, and an equation
+  whose output cotangents are all zero is skipped.
 - Integer and bool inputs get no tangent input (their tangent is a symbolic zero) and a
   `Zero` cotangent.
 """
