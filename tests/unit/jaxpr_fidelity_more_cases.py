@@ -535,6 +535,18 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_fori_loop_fanout": (lambda jnp: _grad(jnp)(lambda x: importlib.import_module(
         jnp.__name__.split(".")[0]).lax.fori_loop(0, 3, lambda i, c: c * x + c, x)),
         (np.float32(0.7),)),
+    "grad_scan_const_carry_xs": (lambda jnp: _grad(jnp)(
+        lambda w, c, xs: jnp.sum(importlib.import_module(jnp.__name__.split(".")[0]).lax.scan(
+            lambda c, x: (c * w + x * w, jnp.sin(c) * w), c, xs)[1]), (0, 1, 2)),
+        (np.float32(0.9), np.float32(0.3), X7)),
+    "grad_scan_reverse": (lambda jnp: _grad(jnp)(
+        lambda w, xs: jnp.sum(importlib.import_module(jnp.__name__.split(".")[0]).lax.scan(
+            lambda c, x: (c * w + x, c * x), np.float32(1), xs, reverse=True)[1])),
+        (np.float32(0.9), X7)),
+    "grad_fori_loop_two_consts": (lambda jnp: _grad(jnp)(
+        lambda a, b: importlib.import_module(jnp.__name__.split(".")[0]).lax.fori_loop(
+            0, 4, lambda i, c: c * a + b * c + a, b), (0, 1)),
+        (np.float32(0.5), np.float32(0.25))),
     # reshape[dimensions=perm]: one array stacked or concatenated past axis 0, average's
     # weights and quantile's axes given out of order, order="F", lax.reshape's dimensions
     "stack_of_one_array_axis1": (lambda jnp: lambda x: jnp.stack(x, axis=1), (T234,)),

@@ -11610,6 +11610,116 @@ EXPECTED['grad_fori_loop_fanout'] = """\
     s:f32[] = add_any i j
   in (s,) }"""
 
+EXPECTED['grad_scan_const_carry_xs'] = """\
+let jaxpr = { lambda ; a:f32[] b:f32[] c:f32[] d:f32[] e:f32[] f:f32[] g:f32[] h:f32[]. let
+    i:f32[] = mul h d
+    j:f32[] = add_any b i
+    k:f32[] = mul d a
+    l:f32[] = mul k g
+    m:f32[] = mul f c
+    n:f32[] = add_any j m
+    o:f32[] = mul c a
+    p:f32[] = mul e c
+    q:f32[] = add_any n p
+    r:f32[] = mul c a
+    s:f32[] = add_any l r
+  in (q, s, o) } in
+{ lambda ; t:f32[] u:f32[] v:f32[7]. let
+    _:f32[] w:f32[7] x:f32[7] y:f32[7] z:f32[7] = scan[
+      jaxpr={ lambda ; ba:f32[] bb:f32[] bc:f32[]. let
+          bd:f32[] = mul bb ba
+          be:f32[] = mul bc ba
+          bf:f32[] = add bd be
+          bg:f32[] = sin bb
+          bh:f32[] = cos bb
+          bi:f32[] = mul bg ba
+        in (bf, bi, bb, bh, bg) }
+      length=7
+      num_carry=1
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] t u v
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] w
+    bj:f32[7] = broadcast_in_dim 1.0:f32[]
+    bk:f32[] bl:f32[] bm:f32[7] = scan[
+      jaxpr=jaxpr
+      length=7
+      num_carry=2
+      num_consts=1
+      reverse=True
+      unroll=1
+    ] t 0.0:f32[] 0.0:f32[] bj x v y z
+  in (bk, bl, bm) }"""
+
+EXPECTED['grad_scan_reverse'] = """\
+{ lambda ; a:f32[] b:f32[7]. let
+    _:f32[] c:f32[7] d:f32[7] = scan[
+      jaxpr={ lambda ; e:f32[] f:f32[] g:f32[]. let
+          h:f32[] = mul f e
+          i:f32[] = add h g
+          j:f32[] = mul f g
+        in (i, j, f) }
+      length=7
+      num_carry=1
+      num_consts=1
+      reverse=True
+      unroll=1
+    ] a 1.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    k:f32[7] = broadcast_in_dim 1.0:f32[]
+    l:f32[] _:f32[] = scan[
+      jaxpr={ lambda ; m:f32[] n:f32[] o:f32[] p:f32[] q:f32[] r:f32[]. let
+          s:f32[] = mul p r
+          t:f32[] = mul q o
+          u:f32[] = add_any n t
+          v:f32[] = mul o m
+          w:f32[] = add_any s v
+        in (u, w) }
+      length=7
+      num_carry=2
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] a 0.0:f32[] 0.0:f32[] k d b
+  in (l,) }"""
+
+EXPECTED['grad_fori_loop_two_consts'] = """\
+{ lambda ; a:f32[] b:f32[]. let
+    _:i32[] _:f32[] c:f32[4] = scan[
+      jaxpr={ lambda ; d:f32[] e:f32[] f:i32[] g:f32[]. let
+          h:i32[] = add f 1:i32[]
+          i:f32[] = mul g d
+          j:f32[] = mul e g
+          k:f32[] = add i j
+          l:f32[] = add k d
+        in (h, l, g) }
+      length=4
+      num_carry=2
+      num_consts=2
+      reverse=False
+      unroll=1
+    ] a b 0:i32[] b
+    m:f32[] n:f32[] o:f32[] = scan[
+      jaxpr={ lambda ; p:f32[] q:f32[] r:f32[] s:f32[] t:f32[] u:f32[]. let
+          v:f32[] = add_any r t
+          w:f32[] = mul q t
+          x:f32[] = mul t u
+          y:f32[] = add_any s x
+          z:f32[] = mul u t
+          ba:f32[] = add_any v z
+          bb:f32[] = mul t p
+          bc:f32[] = add_any w bb
+        in (ba, y, bc) }
+      length=4
+      num_carry=3
+      num_consts=2
+      reverse=True
+      unroll=1
+    ] a b 0.0:f32[] 0.0:f32[] 1.0:f32[] c
+    bd:f32[] = add_any n o
+  in (m, bd) }"""
+
 EXPECTED['stack_of_one_array_axis1'] = """\
 { lambda ; a:f32[2,3,4]. let
     b:f32[2,3,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 1, 3)] a
