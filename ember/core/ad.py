@@ -9,8 +9,9 @@ Invariants:
   tangents are all `Zero` runs on its primals alone and gives `Zero` tangents.
 - Integer and bool values are not differentiable: their tangents are always `Zero`.
 - Rules live with their primitive (prims/*.py); this module knows no primitive. The two
-  tangent operations core needs (adding two tangents, materializing a zero) are hooks the
-  prims install (`set_tangent_ops`), so core never imports prims.
+  tangent operations core needs (adding two tangents, with the `add_any` primitive as JAX
+  does; materializing a zero, a scalar literal at rank 0) are hooks the prims install
+  (`set_tangent_ops`), so core never imports prims.
 - JVP traces nest (grad of grad): each `jvp_flat` pushes its own MainTrace, and a value of
   an enclosing trace enters an inner one with a `Zero` tangent (`lift`).
 Reverse mode (linearize, backward pass) is in core/transpose.py.

@@ -13,8 +13,9 @@ linear jaxpr: it is "unknown"; the known values it uses become the jaxpr's const
 Invariants:
 - Every equation of the linear jaxpr has a tangent among its inputs, so all of them are
   linear in the inputs; transposing them needs only the rules of linear primitives.
-- Cotangents accumulate with add; symbolic zeros (`Zero`) are never materialized in the
-  backward pass, and an equation whose output cotangents are all zero is skipped.
+- Cotangents accumulate with add_any (core/ad.py add_tangents, as JAX sums them);
+  symbolic zeros (`Zero`) are never materialized in the backward pass, and an equation
+  whose output cotangents are all zero is skipped.
 - Integer and bool inputs get no tangent input (their tangent is a symbolic zero) and a
   `Zero` cotangent.
 """
@@ -123,9 +124,13 @@ def _linearize_in(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
     return out_primals, Linearized(closed, in_avals, in_mask, out_avals, out_zero)
 
 
-def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cotangents: Sequence[Any]
-                  ) -> list[Any]:
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cotangents: Sequence[Any],
+                  accumulators: Sequence[Any] = ()) -> list[Any]:
     """Transpose the linear `jaxpr`: cotangents of its invars from those of its outvars.
+
+    `accumulators` (optional, for the first invars) seed their cotangents: each
+    contribution is added to the seed where it arises (a transposed scan's running sum of
+    its consts' cotangents, as JAX's accumulators do), and the sum is returned.
 
     Equations that do not depend on an invar (none are staged by linearize_flat, but a
     linear jaxpr from elsewhere may hold them) are evaluated forward first; the others run
@@ -155,6 +160,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cotangents: Sequence[Any]
             return
         ct_env[v.id] = add_tangents(ct_env[v.id], ct) if v.id in ct_env else ct
 
+    for v, ct in zip(jaxpr.invars, accumulators):
+        write_ct(v, ct)
     for v, ct in zip(jaxpr.outvars, cotangents):
         write_ct(v, ct)
     for eqn in reversed(linear_eqns):

@@ -7,6 +7,7 @@ integer_pow, expand_dims via broadcast_in_dim, ...) are written here as plain fu
 
 from __future__ import annotations
 
+import operator
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -315,13 +316,21 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
 
 def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
     """Reshape `x` to `new_sizes` in row-major order, after transposing it by `dimensions`
-    when given (as lax.reshape)."""
+    when given (as lax.reshape: one `reshape[dimensions=...]` equation, the permutation
+    kept as its parameter unless it is the identity)."""
     new_sizes = tuple(int(d) for d in new_sizes)
-    if dimensions is not None and tuple(dimensions) != tuple(range(aval_of(x).ndim)):
-        x = transpose(x, dimensions)
-    if aval_of(x).shape == new_sizes:
+    aval = aval_of(x)
+    dims = None
+    if dimensions is not None:
+        dims = tuple(operator.index(d) for d in dimensions)
+        if sorted(dims) != list(range(aval.ndim)):
+            raise TypeError(f"reshape dimensions must be a permutation of operand dimensions, "
+                            f"got dimensions {dims} for shape {aval.shape}.")
+        if dims == tuple(range(aval.ndim)):
+            dims = None
+    if dims is None and aval.shape == new_sizes:
         return x
-    return S.reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)
+    return S.reshape_p.bind(x, new_sizes=new_sizes, dimensions=dims, sharding=None)
 
 
 def squeeze(x: Any, dimensions: Sequence[int]) -> Any:

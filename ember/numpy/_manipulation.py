@@ -198,8 +198,9 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     aval = get_aval(a)
     new = _resolve_shape(shape, aval.size)
     if order == "F":
+        # (JAX's form: one reshape whose dimensions reverse the axes, then a transpose)
         rev = tuple(reversed(range(aval.ndim)))
-        out = lax.reshape(lax.transpose(a, rev), tuple(reversed(new)))
+        out = lax.reshape(a, tuple(reversed(new)), rev)
         return lax.transpose(out, tuple(reversed(range(len(new)))))
     if order not in ("C", "A"):
         raise ValueError(f"reshape: unknown order {order!r} (expected 'C' or 'F')")
@@ -606,8 +607,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 
 def _concatenate_array(arr: Any, axis: int | None, dtype: Any) -> Any:
     """concatenate of one array's rows (JAX's path for an array argument): the leading
-    axis merged into `axis` by one reshape (after a transpose bringing it there; JAX's
-    reshape takes that permutation as its `dimensions`), not one slice per row."""
+    axis merged into `axis` by one reshape whose `dimensions` bring it there, not one
+    slice per row."""
     arr = ensure_array(arr)
     if dtype is not None:
         arr = astype(arr, dtype)
@@ -620,9 +621,8 @@ def _concatenate_array(arr: Any, axis: int | None, dtype: Any) -> Any:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     ax = _axis(axis, len(shape) - 1)
     perm = (*range(1, ax + 1), 0, *range(ax + 1, len(shape)))
-    if perm != tuple(range(len(shape))):
-        arr = lax.transpose(arr, perm)
-    return lax.reshape(arr, shape[1:ax + 1] + (shape[0] * shape[ax + 1],) + shape[ax + 2:])
+    return lax.reshape(arr, shape[1:ax + 1] + (shape[0] * shape[ax + 1],) + shape[ax + 2:],
+                       perm)
 
 
 def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:

@@ -33,6 +33,12 @@ def add(x: Any, y: Any) -> Any:
     return add_p.bind(x, y)
 
 
+def add_any(x: Any, y: Any) -> Any:
+    """x + y for two tangents or cotangents of one type (autodiff's sum: JAX's add_any)."""
+    from ember.prims.add_any import add_any_p
+    return add_any_p.bind(x, y)
+
+
 def sub(x: Any, y: Any) -> Any:
     from ember.prims.elementwise import sub_p
     return sub_p.bind(x, y)
@@ -102,7 +108,10 @@ def transpose(x: Any, permutation: tuple[int, ...]) -> Any:
 
 
 def zeros(aval: ShapedArray) -> Any:
-    """An array of zeros of `aval` (one broadcast of a scalar: no large constant)."""
+    """An array of zeros of `aval` (one broadcast of a scalar: no large constant; a rank-0
+    zero is the scalar itself, a literal in a jaxpr, as JAX's zeros_like_aval gives)."""
+    if aval.shape == ():
+        return np.zeros((), aval.dtype)
     return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
 
@@ -149,5 +158,5 @@ def broadcast_axis(x: Any, size: int, axis: int) -> Any:
     return broadcast_in_dim(x, tuple(shape), dims)
 
 
-ad.set_tangent_ops(add, zeros)
+ad.set_tangent_ops(add_any, zeros)
 batching.set_axis_ops(moveaxis, broadcast_axis)

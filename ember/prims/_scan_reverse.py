@@ -15,8 +15,8 @@ tangent step, reading those residuals).
   stacked residuals, tangents of the xs) and returns (carry tangents; ys tangents). It is
   bound on the tangents, so under linearize it is one equation of the linear jaxpr.
 - Its transpose is a scan in the other direction: its carry holds the cotangent of the
-  carry and the running sum of the consts' cotangents; its xs are the known xs (stacked
-  residuals) and the cotangents of the ys; its ys are the cotangents of the xs. Its body
+  carry and the running sum of the consts' cotangents; its xs are the cotangents of the
+  ys and the known xs (stacked residuals); its ys are the cotangents of the xs. Its body
   is the backward pass of the linear body.
 Invariants: every carry of a linear scan is linear (a known init, e.g. a materialized zero,
 gets no cotangent); integer carries never have a tangent, so they stay in the known scan.
@@ -31,7 +31,6 @@ from ember.core import dtypes
 from ember.core.ad import (
     UndefinedPrimal,
     Zero,
-    add_tangents,
     instantiate_zeros,
     zeros_like_aval,
 )
@@ -221,23 +220,27 @@ def scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
         kk = list(a[:n_kk])
         acc = a[n_kk:n_kk + n_lk]
         cc = list(a[n_kk + n_lk:n_kk + n_lk + nk])
-        kx = list(a[n_kk + n_lk + nk:n_kk + n_lk + nk + n_kx])
-        it_y = iter(a[n_kk + n_lk + nk + n_kx:])
+        n_y = len(a) - (n_kk + n_lk + nk + n_kx)
+        it_y = iter(a[n_kk + n_lk + nk:n_kk + n_lk + nk + n_y])
+        kx = list(a[n_kk + n_lk + nk + n_y:])
         cy = [next(it_y) if live else Zero(av) for live, av in zip(y_live, y_avals)]
-        got = backward_pass(split, kk + kx, cc + cy)
+        # (the consts' running sums seed the backward pass: each contribution is added
+        # where it arises, as in JAX's transposed body)
+        got = backward_pass(split, kk + kx, cc + cy, accumulators=acc)
         g_k, g_c, g_x = got[:n_lk], got[n_lk:n_lk + nk], got[n_lk + nk:]
-        new_acc = [instantiate_zeros(add_tangents(s, g)) for s, g in zip(acc, g_k)]
+        new_acc = [instantiate_zeros(g) for g in g_k]
         g_c = [instantiate_zeros(Zero(av)) if isinstance(g, Zero) else g
                for g, av in zip(g_c, c_avals)]
         g_x = [instantiate_zeros(g) for g in g_x]
         return new_acc + g_c + g_x
 
     live_y_avals = [_slice_aval(get_aval(c)) for c in live_ys]
+    # (xs: the ys' cotangents, then the known xs, as JAX orders them)
     body, body_consts = _trace(bwd, [*[get_aval(v) for v in known_k], *lk_avals, *c_avals,
-                                     *[_slice_aval(get_aval(v)) for v in known_x],
-                                     *live_y_avals])
+                                     *live_y_avals,
+                                     *[_slice_aval(get_aval(v)) for v in known_x]])
     acc0 = [zeros_like_aval(a) for a in lk_avals]
-    outs = scan_p.bind(*body_consts, *known_k, *acc0, *ct_carry, *known_x, *live_ys,
+    outs = scan_p.bind(*body_consts, *known_k, *acc0, *ct_carry, *live_ys, *known_x,
                        reverse=not reverse, length=length, jaxpr=body,
                        num_consts=len(body_consts) + n_kk, num_carry=n_lk + nk, unroll=unroll)
     g_k = iter(outs[:n_lk])

@@ -371,8 +371,11 @@ def _add_transpose(ct: Any, x: Any, y: Any) -> list:
 
 
 def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
+    # y's cotangent is negated after summing it to y's shape (JAX negates first): a
+    # broadcast y (log_softmax's row term) negates one value per row, not the whole
+    # cotangent. Without broadcasting both print `neg ct`.
     return [_ad.unbroadcast(ct, x.aval) if ad.is_undefined_primal(x) else None,
-            _ad.unbroadcast(_ad.neg(ct), y.aval) if ad.is_undefined_primal(y) else None]
+            _ad.neg(_ad.unbroadcast(ct, y.aval)) if ad.is_undefined_primal(y) else None]
 
 
 def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
@@ -391,8 +394,27 @@ def _div_transpose(ct: Any, x: Any, y: Any) -> list:
     return [_ad.unbroadcast(_ad.div(ct, y), x.aval), None]
 
 
-_jvp(add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
-_jvp(sub_p, lambda t, ans, x, y: t, lambda t, ans, x, y: _ad.neg(t))
+def _add_sub_jvp(prim: Primitive, neg_y: bool) -> None:
+    """JAX's rule for add and sub: the tangent is the primitive itself on two tangents (not
+    add_any of the terms, so it prints `add`/`sub` as JAX's does), the one tangent stretched
+    to the output (negated for sub's y) when the other is zero."""
+    def rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+        ans = prim.bind(*primals)
+        tx, ty = tangents
+        out_aval = get_aval(ans)
+        if isinstance(tx, ad.Zero) and isinstance(ty, ad.Zero):
+            return ans, ad.Zero(out_aval)
+        if isinstance(tx, ad.Zero):
+            return ans, _ad.broadcast_to(_ad.neg(ty) if neg_y else ty, out_aval)
+        if isinstance(ty, ad.Zero):
+            return ans, _ad.broadcast_to(tx, out_aval)
+        return ans, prim.bind(tx, ty)
+
+    prim.def_jvp(rule)
+
+
+_add_sub_jvp(add_p, neg_y=False)
+_add_sub_jvp(sub_p, neg_y=True)
 _jvp(mul_p, lambda t, ans, x, y: _ad.mul(t, y), lambda t, ans, x, y: _ad.mul(x, t))
 # d(x/y) = tx / y - ty * (x/y) / y
 _jvp(div_p, lambda t, ans, x, y: _ad.div(t, y),

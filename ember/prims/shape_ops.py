@@ -3,8 +3,10 @@ transpose, rev, iota.
 
 Params as JAX 0.10.2 prints them: `broadcast_in_dim[broadcast_dimensions=(0,)]` (its shape
 and sharding params are hidden, as is an empty broadcast_dimensions), `reshape[dimensions=None
-new_sizes=(6,) sharding=None]`, `squeeze[dimensions=(0,)]`, `transpose[permutation=(1, 0)]`,
-`rev[dimensions=(0,)]`, `iota[dimension=0 dtype=float32 shape=(3,) sharding=None]`.
+new_sizes=(6,) sharding=None]` (`dimensions`: None, or a permutation of the operand's axes
+applied before the row-major regrouping: a transpose, then the reshape, in HLO),
+`squeeze[dimensions=(0,)]`, `transpose[permutation=(1, 0)]`, `rev[dimensions=(0,)]`,
+`iota[dimension=0 dtype=float32 shape=(3,) sharding=None]`.
 """
 
 from __future__ import annotations
@@ -78,9 +80,19 @@ def _broadcast_in_dim_lowering(ctx: Any, x: Any, *, shape: tuple[int, ...],
 reshape_p = Primitive("reshape")
 
 
+def _check_dimensions(x: ShapedArray, dimensions: tuple[int, ...] | None) -> None:
+    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
+        raise TypeError(f"reshape dimensions must be a permutation of operand dimensions, got "
+                        f"dimensions {tuple(dimensions)} for shape {x.shape}.")
+
+
 @reshape_p.def_abstract_eval
-def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...], dimensions: None = None,
-                      sharding: None = None) -> ShapedArray:
+def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...],
+                      dimensions: tuple[int, ...] | None = None, sharding: None = None
+                      ) -> ShapedArray:
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
+    _check_dimensions(x, dimensions)
     if math.prod(new_sizes) != x.size:
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} for "
                         f"shape {x.shape}.")
@@ -88,18 +100,32 @@ def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...], dimensions:
 
 
 @reshape_p.def_impl
-def _reshape_impl(x: np.ndarray, *, new_sizes: tuple[int, ...], dimensions: None = None,
-                  sharding: None = None) -> np.ndarray:
+def _reshape_impl(x: np.ndarray, *, new_sizes: tuple[int, ...],
+                  dimensions: tuple[int, ...] | None = None, sharding: None = None
+                  ) -> np.ndarray:
+    # (dimensions: the operand's axes permuted first, then its row-major order regrouped;
+    # np.reshape copies the transposed view in that order)
+    if dimensions is not None:
+        x = np.transpose(x, dimensions)
     return x.reshape(new_sizes)
 
 
 @reshape_p.def_lowering
-def _reshape_lowering(ctx: Any, x: Any, **params: Any) -> Any:
+def _reshape_lowering(ctx: Any, x: Any, *, dimensions: tuple[int, ...] | None = None,
+                      **params: Any) -> Any:
+    # HLO's reshape takes no permutation: a transpose first (as XLA lowers JAX's)
+    if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
+        x = ctx.b.transpose(x, tuple(int(d) for d in dimensions))
     return ctx.b.reshape(x, ctx.aval_out.shape)
 
 
 squeeze_p = Primitive("squeeze")
-squeeze_p.def_lowering(_reshape_lowering)
+
+
+@squeeze_p.def_lowering
+def _squeeze_lowering(ctx: Any, x: Any, **params: Any) -> Any:
+    return ctx.b.reshape(x, ctx.aval_out.shape)
+
 
 
 @squeeze_p.def_abstract_eval
@@ -206,6 +232,17 @@ def _reshape_transpose(ct: Any, x: Any, **params: Any) -> list:
     return [_ad.reshape(ct, x.aval.shape)]
 
 
+def _reshape_dims_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...] | None = None,
+                            **params: Any) -> list:
+    # The undo of a reshape after the permutation: back to the permuted shape, then the
+    # inverse permutation (JAX's rule).
+    if dimensions is None:
+        return _reshape_transpose(ct, x)
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    return [_ad.transpose(_ad.reshape(ct, permuted),
+                          tuple(int(i) for i in np.argsort(dimensions)))]
+
+
 def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list:
     return [_ad.transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
 
@@ -215,7 +252,7 @@ def _rev_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
 
 
 for _p, _t in ((broadcast_in_dim_p, _broadcast_in_dim_transpose),
-               (reshape_p, _reshape_transpose), (squeeze_p, _reshape_transpose),
+               (reshape_p, _reshape_dims_transpose), (squeeze_p, _reshape_transpose),
                (transpose_p, _transpose_transpose), (rev_p, _rev_transpose)):
     ad.deflinear(_p)
     _p.def_transpose(_t)
@@ -249,10 +286,14 @@ def _broadcast_in_dim_batch(axis: AxisData, args: list, dims: list, *,
 
 
 def _reshape_batch(axis: AxisData, args: list, dims: list, *, new_sizes: tuple[int, ...],
-                   dimensions: None = None, sharding: Any = None) -> tuple[Any, int]:
+                   dimensions: tuple[int, ...] | None = None, sharding: Any = None
+                   ) -> tuple[Any, int]:
     # A reshape regroups the row-major order of each example's elements: with the batch
-    # axis first, each example is one contiguous block and the reshape keeps it one.
+    # axis first, each example is one contiguous block and the reshape keeps it one (a
+    # permutation keeps the batch axis first and shifts the others past it).
     x = batching.moveaxis(args[0], dims[0], 0)
+    if dimensions is not None:
+        dimensions = (0, *(int(d) + 1 for d in dimensions))
     return reshape_p.bind(x, new_sizes=(axis.size, *new_sizes), dimensions=dimensions,
                           sharding=sharding), 0
 

@@ -477,13 +477,102 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "tile_short_reps": (lambda jnp: lambda x: jnp.tile(x, 3), (M34,)),
     "tile_long_reps": (lambda jnp: lambda x: jnp.tile(x, (2, 1, 3)), (M34,)),
     "tile_scalar": (lambda jnp: lambda s: jnp.tile(s, 3), (np.float32(2),)),
-    # (a stacked once: where a value fans out, JAX sums cotangents with add_any, Ember with
-    # add, a difference of every gradient, not of stack's)
+    # (a stacked once, so no cotangents are summed; fan-out cases are further below)
     "grad_of_stack": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(jnp.stack([a, b]) ** 2)),
                       (X7, R7)),
     "grad_of_tile": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.tile(a, (2, 3)) ** 2)),
                      (M34,)),
     # (cases from the add_any / reshape-dimensions work go below this line)
+    # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
+    # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
+    "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
+    "grad_sin_x_times_x": (lambda jnp: _grad(jnp)(lambda x: jnp.sin(x) * x),
+                           (np.float32(0.7),)),
+    "grad_sum_sin_x_times_x": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.sin(x) * x)),
+                               (X7,)),
+    "grad_x_plus_x": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x + x)), (X7,)),
+    "grad_fanout_two_args": (lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(x * x - y * x), (0, 1)), (X7, R7)),
+    "grad_fanout_shared_args": (lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(x * y + x * x + y), (0, 1)), (X7, R7)),
+    "grad_fanout_scalar_broadcast": (lambda jnp: _grad(jnp)(
+        lambda s, x: jnp.sum(s * x + s), (0, 1)), (np.float32(0.7), X7)),
+    "grad_fanout_pytree": (lambda jnp: _grad(jnp)(
+        lambda d: jnp.sum(d["a"] * d["b"] + d["a"])), ({"a": X7, "b": R7},)),
+    "grad_fanout_square_sqrt": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(jnp.square(x) + jnp.sqrt(x * x + 1))), (X7,)),
+    "grad_fanout_stack": (lambda jnp: _grad(jnp)(
+        lambda a: jnp.sum(jnp.stack([a, a * 2]) ** 2)), (X7,)),
+    "grad_of_grad_cube": (lambda jnp: _grad(jnp)(_grad(jnp)(lambda x: x * x * x)),
+                          (np.float32(0.7),)),
+    "value_and_grad_fanout": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).value_and_grad(lambda x: jnp.sum(x * jnp.exp(x))), (X7,)),
+    "jvp_mul_fanout": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: x * x, (x,), (x,)), (X7,)),
+    "jvp_mul_chain": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: x * x * x, (x,), (t,)), (X7, R7)),
+    "jvp_add": (lambda jnp: lambda x, y: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x, y: x + y, (x, y), (y, x)), (X7, R7)),
+    "jvp_sub": (lambda jnp: lambda x, y: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x, y: x - y, (x, y), (y, x)), (X7, R7)),
+    "linearize_fanout": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).linearize(lambda x: jnp.sin(x) * x, x)[1](x), (X7,)),
+    "vjp_two_outputs": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).vjp(lambda x: (jnp.sin(x), x * 2.0), x)[1]((x, x)),
+        (X7,)),
+    "vmap_of_grad_fanout": (lambda jnp: _vmap(jnp)(_grad(jnp)(lambda x: jnp.sin(x) * x)),
+                            (X7,)),
+    "grad_of_vmap_fanout": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(_vmap(jnp)(lambda r: r * r)(x))), (M34,)),
+    "jvp_while_loop": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: importlib.import_module(
+            jnp.__name__.split(".")[0]).lax.while_loop(
+            lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * c[1]), (0, x))[1], (x,), (x,)),
+        (np.float32(0.7),)),
+    "grad_scan_fanout": (lambda jnp: _grad(jnp)(lambda c, xs: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.scan(lambda c, x: (c * x + c, c * x), c, xs)[1])),
+        (np.float32(0.7), X7)),
+    "grad_fori_loop_fanout": (lambda jnp: _grad(jnp)(lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.fori_loop(0, 3, lambda i, c: c * x + c, x)),
+        (np.float32(0.7),)),
+    "grad_scan_const_carry_xs": (lambda jnp: _grad(jnp)(
+        lambda w, c, xs: jnp.sum(importlib.import_module(jnp.__name__.split(".")[0]).lax.scan(
+            lambda c, x: (c * w + x * w, jnp.sin(c) * w), c, xs)[1]), (0, 1, 2)),
+        (np.float32(0.9), np.float32(0.3), X7)),
+    "grad_scan_reverse": (lambda jnp: _grad(jnp)(
+        lambda w, xs: jnp.sum(importlib.import_module(jnp.__name__.split(".")[0]).lax.scan(
+            lambda c, x: (c * w + x, c * x), np.float32(1), xs, reverse=True)[1])),
+        (np.float32(0.9), X7)),
+    "grad_fori_loop_two_consts": (lambda jnp: _grad(jnp)(
+        lambda a, b: importlib.import_module(jnp.__name__.split(".")[0]).lax.fori_loop(
+            0, 4, lambda i, c: c * a + b * c + a, b), (0, 1)),
+        (np.float32(0.5), np.float32(0.25))),
+    # reshape[dimensions=perm]: one array stacked or concatenated past axis 0, average's
+    # weights and quantile's axes given out of order, order="F", lax.reshape's dimensions
+    "stack_of_one_array_axis1": (lambda jnp: lambda x: jnp.stack(x, axis=1), (T234,)),
+    "stack_of_one_array_last_axis": (lambda jnp: lambda x: jnp.stack(x, axis=-1), (T234,)),
+    "concatenate_of_one_array_axis1": (lambda jnp: lambda x: jnp.concatenate(x, axis=1),
+                                       (T234,)),
+    "concatenate_of_one_array_last_axis": (lambda jnp: lambda x: jnp.concatenate(x, axis=-1),
+                                           (T234,)),
+    "average_weights_unordered_axes": (lambda jnp: lambda x, w: jnp.average(
+        x, axis=(2, 0), weights=w), (T234, np.linspace(0.5, 2, 8, dtype=np.float32)
+                                     .reshape(4, 2))),
+    "average_weights_unordered_returned": (lambda jnp: lambda x, w: jnp.average(
+        x, axis=(2, 0), weights=w, returned=True, keepdims=True),
+        (T234, np.linspace(0.5, 2, 8, dtype=np.float32).reshape(4, 2))),
+    "quantile_unordered_axes": (lambda jnp: lambda x: jnp.quantile(x, 0.3, axis=(2, 0)),
+                                (T234,)),
+    "median_axes_tuple": (lambda jnp: lambda x: jnp.median(x, axis=(0, 2)), (T234,)),
+    "reshape_order_f": (lambda jnp: lambda x: jnp.reshape(x, (4, 6), order="F"), (T234,)),
+    "ravel_order_f": (lambda jnp: lambda x: jnp.ravel(x, order="F"), (T234,)),
+    "lax_reshape_dimensions": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.reshape(x, (4, 6), (2, 0, 1)), (T234,)),
+    "grad_of_concatenate_of_one_array": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(jnp.concatenate(x, axis=1) ** 2)), (T234,)),
+    "vmap_of_lax_reshape_dimensions": (lambda jnp: _vmap(jnp)(
+        lambda x: importlib.import_module(jnp.__name__.split(".")[0]).lax.reshape(
+            x, (4, 2), (1, 0)), in_axes=1), (T234,)),
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)
 }
@@ -519,11 +608,6 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   bool]`, `reduce_or` (reduce_and), reading the real part only, so any([1j]) and
 #   all([1j]) are False there; Ember prints `ne a 0j` and the reduction, NumPy's values
 #   (both True).
-# - A gradient where a value fans out to several uses: JAX sums the cotangents with
-#   `add_any`, Ember with `add` (the same values; grad_of_stack above uses each input once).
-# - jnp.stack/jnp.concatenate of one array (not a sequence) along an axis past 0: JAX
-#   merges the leading axis in with one `reshape[dimensions=perm]`; Ember's reshape takes no
-#   dimensions, so it prints a transpose, then the reshape (along axis 0 both print alike).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
 # - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
@@ -541,9 +625,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   axis (a stable sort) and takes the parts from it.
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
-# - jnp.average with weights over several axes given out of increasing order: JAX prints
-#   one `reshape[dimensions=perm]`; Ember's reshape primitive takes no dimensions, so it
-#   prints a transpose, then the reshape.
+# - Gradients that differ for reasons other than summing cotangents (add_any prints as
+#   JAX's in all of them): JVP rules written with other formulas or operand orders
+#   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
+#   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
+#   by iota/eq/convert; grad(checkpoint) prints `checkpoint`, JAX's `remat2`; a slice's
+#   transpose prints its pad widths as ints, JAX's as np.int64; grad(cond) returns zero
+#   residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
 #   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed

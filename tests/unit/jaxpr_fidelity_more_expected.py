@@ -11289,3 +11289,634 @@ EXPECTED['grad_of_tile'] = """\
     ] f
     h:f32[3,4] = reduce_sum[axes=(0, 2) out_sharding=None] g
   in (h,) }"""
+
+EXPECTED['grad_x_times_x'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = mul a a
+    b:f32[] = mul a 1.0:f32[]
+    c:f32[] = mul 1.0:f32[] a
+    d:f32[] = add_any b c
+  in (d,) }"""
+
+EXPECTED['grad_sin_x_times_x'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = sin a
+    c:f32[] = cos a
+    _:f32[] = mul b a
+    d:f32[] = mul b 1.0:f32[]
+    e:f32[] = mul 1.0:f32[] a
+    f:f32[] = mul e c
+    g:f32[] = add_any d f
+  in (g,) }"""
+
+EXPECTED['grad_sum_sin_x_times_x'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = cos a
+    d:f32[7] = mul b a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul b e
+    g:f32[7] = mul e a
+    h:f32[7] = mul g c
+    i:f32[7] = add_any f h
+  in (i,) }"""
+
+EXPECTED['grad_x_plus_x'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = add a a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    c:f32[7] = broadcast_in_dim 1.0:f32[]
+    d:f32[7] = add_any c c
+  in (d,) }"""
+
+EXPECTED['grad_fanout_two_args'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = mul a a
+    d:f32[7] = mul b a
+    e:f32[7] = sub c d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = neg f
+    h:f32[7] = mul b g
+    i:f32[7] = mul g a
+    j:f32[7] = mul a f
+    k:f32[7] = add_any h j
+    l:f32[7] = mul f a
+    m:f32[7] = add_any k l
+  in (m, i) }"""
+
+EXPECTED['grad_fanout_shared_args'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = mul a b
+    d:f32[7] = mul a a
+    e:f32[7] = add c d
+    f:f32[7] = add e b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] f
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = mul a g
+    i:f32[7] = mul g a
+    j:f32[7] = add_any h i
+    k:f32[7] = mul a g
+    l:f32[7] = add_any g k
+    m:f32[7] = mul g b
+    n:f32[7] = add_any j m
+  in (n, l) }"""
+
+EXPECTED['grad_fanout_scalar_broadcast'] = """\
+{ lambda ; a:f32[] b:f32[7]. let
+    c:f32[7] = mul a b
+    d:f32[7] = add c a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    g:f32[7] = mul a e
+    h:f32[7] = mul e b
+    i:f32[] = reduce_sum[axes=(0,) out_sharding=None] h
+    j:f32[] = add_any f i
+  in (j, g) }"""
+
+EXPECTED['grad_fanout_pytree'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = mul a b
+    d:f32[7] = add c a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul a e
+    g:f32[7] = mul e b
+    h:f32[7] = add_any e g
+  in (h, f) }"""
+
+EXPECTED['grad_fanout_square_sqrt'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = square a
+    c:f32[7] = mul 2.0:f32[] a
+    d:f32[7] = mul a a
+    e:f32[7] = add d 1.0:f32[]
+    f:f32[7] = sqrt e
+    g:f32[7] = div 0.5:f32[] f
+    h:f32[7] = add b f
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] h
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[7] = mul i g
+    k:f32[7] = mul a j
+    l:f32[7] = mul j a
+    m:f32[7] = add_any k l
+    n:f32[7] = mul i c
+    o:f32[7] = add_any m n
+  in (o,) }"""
+
+EXPECTED['grad_fanout_stack'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul a 2.0:f32[]
+    c:f32[2,7] = stack[axis=0] a b
+    d:f32[2,7] = integer_pow[y=2] c
+    e:f32[2,7] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[2,7] = broadcast_in_dim 1.0:f32[]
+    g:f32[2,7] = mul f e
+    h:f32[7] i:f32[7] = unstack[axis=0] g
+    j:f32[7] = mul i 2.0:f32[]
+    k:f32[7] = add_any h j
+  in (k,) }"""
+
+EXPECTED['grad_of_grad_cube'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = mul a a
+    _:f32[] = mul b a
+    c:f32[] = mul b 1.0:f32[]
+    d:f32[] = mul 1.0:f32[] a
+    e:f32[] = mul a d
+    f:f32[] = add_any c e
+    g:f32[] = mul d a
+    _:f32[] = add_any f g
+    h:f32[] = mul d 1.0:f32[]
+    i:f32[] = mul 1.0:f32[] a
+    j:f32[] = mul a 1.0:f32[]
+    k:f32[] = add_any i j
+    l:f32[] = mul 1.0:f32[] d
+    m:f32[] = add_any h l
+    n:f32[] = mul 1.0:f32[] k
+    o:f32[] = add_any m n
+    p:f32[] = mul 1.0:f32[] 1.0:f32[]
+    q:f32[] = mul a p
+    r:f32[] = add_any o q
+    s:f32[] = mul p a
+    t:f32[] = add_any r s
+  in (t,) }"""
+
+EXPECTED['value_and_grad_fanout'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = exp a
+    c:f32[7] = mul a b
+    d:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul a e
+    g:f32[7] = mul e b
+    h:f32[7] = mul f b
+    i:f32[7] = add_any g h
+  in (d, i) }"""
+
+EXPECTED['jvp_mul_fanout'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul a a
+    c:f32[7] = mul a a
+    d:f32[7] = mul a a
+    e:f32[7] = add_any c d
+  in (b, e) }"""
+
+EXPECTED['jvp_mul_chain'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = mul a a
+    d:f32[7] = mul b a
+    e:f32[7] = mul a b
+    f:f32[7] = add_any d e
+    g:f32[7] = mul c a
+    h:f32[7] = mul f a
+    i:f32[7] = mul c b
+    j:f32[7] = add_any h i
+  in (g, j) }"""
+
+EXPECTED['jvp_add'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = add a b
+    d:f32[7] = add b a
+  in (c, d) }"""
+
+EXPECTED['jvp_sub'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = sub a b
+    d:f32[7] = sub b a
+  in (c, d) }"""
+
+EXPECTED['linearize_fanout'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = cos a
+    _:f32[7] = mul b a
+    d:f32[7] = mul a c
+    e:f32[7] = mul d a
+    f:f32[7] = mul b a
+    g:f32[7] = add_any e f
+  in (g,) }"""
+
+EXPECTED['vjp_two_outputs'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] = sin a
+    b:f32[7] = cos a
+    _:f32[7] = mul a 2.0:f32[]
+    c:f32[7] = mul a 2.0:f32[]
+    d:f32[7] = mul a b
+    e:f32[7] = add_any c d
+  in (e,) }"""
+
+EXPECTED['vmap_of_grad_fanout'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = cos a
+    _:f32[7] = mul b a
+    d:f32[7] = mul b 1.0:f32[]
+    e:f32[7] = mul 1.0:f32[] a
+    f:f32[7] = mul e c
+    g:f32[7] = add_any d f
+  in (g,) }"""
+
+EXPECTED['grad_of_vmap_fanout'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = mul a a
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    c:f32[3,4] = broadcast_in_dim 1.0:f32[]
+    d:f32[3,4] = mul a c
+    e:f32[3,4] = mul c a
+    f:f32[3,4] = add_any d e
+  in (f,) }"""
+
+EXPECTED['jvp_while_loop'] = """\
+{ lambda ; a:f32[]. let
+    _:i32[] b:f32[] c:f32[] = while[
+      body_jaxpr={ lambda ; d:i32[] e:f32[] f:f32[]. let
+          g:i32[] = add d 1:i32[]
+          h:f32[] = mul e e
+          i:f32[] = mul f e
+          j:f32[] = mul e f
+          k:f32[] = add_any i j
+        in (g, h, k) }
+      body_nconsts=0
+      cond_jaxpr={ lambda ; l:i32[] m:f32[] n:f32[]. let
+          o:bool[] = lt l 3:i32[]
+        in (o,) }
+      cond_nconsts=0
+    ] 0:i32[] a a
+  in (b, c) }"""
+
+EXPECTED['grad_scan_fanout'] = """\
+{ lambda ; a:f32[] b:f32[7]. let
+    _:f32[] c:f32[7] = scan[
+      jaxpr={ lambda ; d:f32[] e:f32[]. let
+          f:f32[] = mul d e
+          g:f32[] = add f d
+          h:f32[] = mul d e
+        in (g, h) }
+      length=7
+      num_carry=1
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] a b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[] = scan[
+      jaxpr={ lambda ; k:f32[] l:f32[] m:f32[]. let
+          n:f32[] = mul l m
+          o:f32[] = add_any n k
+          p:f32[] = mul k m
+          q:f32[] = add_any o p
+        in (q,) }
+      length=7
+      num_carry=1
+      num_consts=0
+      reverse=True
+      unroll=1
+    ] 0.0:f32[] i b
+  in (j,) }"""
+
+EXPECTED['grad_fori_loop_fanout'] = """\
+{ lambda ; a:f32[]. let
+    _:i32[] _:f32[] b:f32[3] = scan[
+      jaxpr={ lambda ; c:f32[] d:i32[] e:f32[]. let
+          f:i32[] = add d 1:i32[]
+          g:f32[] = mul e c
+          h:f32[] = add g e
+        in (f, h, e) }
+      length=3
+      num_carry=2
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] a 0:i32[] a
+    i:f32[] j:f32[] = scan[
+      jaxpr={ lambda ; k:f32[] l:f32[] m:f32[] n:f32[]. let
+          o:f32[] = mul n m
+          p:f32[] = add_any l o
+          q:f32[] = mul m k
+          r:f32[] = add_any m q
+        in (p, r) }
+      length=3
+      num_carry=2
+      num_consts=1
+      reverse=True
+      unroll=1
+    ] a 0.0:f32[] 1.0:f32[] b
+    s:f32[] = add_any i j
+  in (s,) }"""
+
+EXPECTED['grad_scan_const_carry_xs'] = """\
+let jaxpr = { lambda ; a:f32[] b:f32[] c:f32[] d:f32[] e:f32[] f:f32[] g:f32[] h:f32[]. let
+    i:f32[] = mul h d
+    j:f32[] = add_any b i
+    k:f32[] = mul d a
+    l:f32[] = mul k g
+    m:f32[] = mul f c
+    n:f32[] = add_any j m
+    o:f32[] = mul c a
+    p:f32[] = mul e c
+    q:f32[] = add_any n p
+    r:f32[] = mul c a
+    s:f32[] = add_any l r
+  in (q, s, o) } in
+{ lambda ; t:f32[] u:f32[] v:f32[7]. let
+    _:f32[] w:f32[7] x:f32[7] y:f32[7] z:f32[7] = scan[
+      jaxpr={ lambda ; ba:f32[] bb:f32[] bc:f32[]. let
+          bd:f32[] = mul bb ba
+          be:f32[] = mul bc ba
+          bf:f32[] = add bd be
+          bg:f32[] = sin bb
+          bh:f32[] = cos bb
+          bi:f32[] = mul bg ba
+        in (bf, bi, bb, bh, bg) }
+      length=7
+      num_carry=1
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] t u v
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] w
+    bj:f32[7] = broadcast_in_dim 1.0:f32[]
+    bk:f32[] bl:f32[] bm:f32[7] = scan[
+      jaxpr=jaxpr
+      length=7
+      num_carry=2
+      num_consts=1
+      reverse=True
+      unroll=1
+    ] t 0.0:f32[] 0.0:f32[] bj x v y z
+  in (bk, bl, bm) }"""
+
+EXPECTED['grad_scan_reverse'] = """\
+{ lambda ; a:f32[] b:f32[7]. let
+    _:f32[] c:f32[7] d:f32[7] = scan[
+      jaxpr={ lambda ; e:f32[] f:f32[] g:f32[]. let
+          h:f32[] = mul f e
+          i:f32[] = add h g
+          j:f32[] = mul f g
+        in (i, j, f) }
+      length=7
+      num_carry=1
+      num_consts=1
+      reverse=True
+      unroll=1
+    ] a 1.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    k:f32[7] = broadcast_in_dim 1.0:f32[]
+    l:f32[] _:f32[] = scan[
+      jaxpr={ lambda ; m:f32[] n:f32[] o:f32[] p:f32[] q:f32[] r:f32[]. let
+          s:f32[] = mul p r
+          t:f32[] = mul q o
+          u:f32[] = add_any n t
+          v:f32[] = mul o m
+          w:f32[] = add_any s v
+        in (u, w) }
+      length=7
+      num_carry=2
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] a 0.0:f32[] 0.0:f32[] k d b
+  in (l,) }"""
+
+EXPECTED['grad_fori_loop_two_consts'] = """\
+{ lambda ; a:f32[] b:f32[]. let
+    _:i32[] _:f32[] c:f32[4] = scan[
+      jaxpr={ lambda ; d:f32[] e:f32[] f:i32[] g:f32[]. let
+          h:i32[] = add f 1:i32[]
+          i:f32[] = mul g d
+          j:f32[] = mul e g
+          k:f32[] = add i j
+          l:f32[] = add k d
+        in (h, l, g) }
+      length=4
+      num_carry=2
+      num_consts=2
+      reverse=False
+      unroll=1
+    ] a b 0:i32[] b
+    m:f32[] n:f32[] o:f32[] = scan[
+      jaxpr={ lambda ; p:f32[] q:f32[] r:f32[] s:f32[] t:f32[] u:f32[]. let
+          v:f32[] = add_any r t
+          w:f32[] = mul q t
+          x:f32[] = mul t u
+          y:f32[] = add_any s x
+          z:f32[] = mul u t
+          ba:f32[] = add_any v z
+          bb:f32[] = mul t p
+          bc:f32[] = add_any w bb
+        in (ba, y, bc) }
+      length=4
+      num_carry=3
+      num_consts=2
+      reverse=True
+      unroll=1
+    ] a b 0.0:f32[] 0.0:f32[] 1.0:f32[] c
+    bd:f32[] = add_any n o
+  in (m, bd) }"""
+
+EXPECTED['stack_of_one_array_axis1'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 1, 3)] a
+    c:f32[3,2,4] = reshape[
+      dimensions=(1, 0, 2, 3)
+      new_sizes=(3, 2, 4)
+      sharding=None
+    ] b
+  in (c,) }"""
+
+EXPECTED['stack_of_one_array_last_axis'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4,1] = broadcast_in_dim[broadcast_dimensions=(0, 1, 2)] a
+    c:f32[3,4,2] = reshape[
+      dimensions=(1, 2, 0, 3)
+      new_sizes=(3, 4, 2)
+      sharding=None
+    ] b
+  in (c,) }"""
+
+EXPECTED['concatenate_of_one_array_axis1'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[3,8] = reshape[dimensions=(1, 0, 2) new_sizes=(3, 8) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['concatenate_of_one_array_last_axis'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[3,8] = reshape[dimensions=(1, 0, 2) new_sizes=(3, 8) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['average_weights_unordered_axes'] = """\
+{ lambda ; a:f32[2,3,4] b:f32[4,2]. let
+    c:f32[2,1,4] = reshape[dimensions=(1, 0) new_sizes=(2, 1, 4) sharding=None] b
+    d:f32[1] = reduce_sum[axes=(2, 0) out_sharding=None] c
+    e:f32[2,3,4] = mul a c
+    f:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] e
+    g:f32[3] = div f d
+  in (g,) }"""
+
+EXPECTED['average_weights_unordered_returned'] = """\
+{ lambda ; a:f32[2,3,4] b:f32[4,2]. let
+    c:f32[2,1,4] = reshape[dimensions=(1, 0) new_sizes=(2, 1, 4) sharding=None] b
+    d:f32[1] = reduce_sum[axes=(2, 0) out_sharding=None] c
+    e:f32[1,1,1] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+    f:f32[2,3,4] = mul a c
+    g:f32[3] = reduce_sum[axes=(2, 0) out_sharding=None] f
+    h:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:f32[1,3,1] = div h e
+    j:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1, 2)] e
+  in (i, j) }"""
+
+EXPECTED['quantile_unordered_axes'] = """\
+let quantile = { lambda ; a:f32[2,3,4] b:f32[]. let
+    c:f32[3,8] = reshape[dimensions=(1, 0, 2) new_sizes=(3, 8) sharding=None] a
+    d:bool[3,8] = ne c c
+    e:bool[3] = reduce_or[axes=(1,)] d
+    f:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,8] = jit[
+      name=_where
+      jaxpr={ lambda ; f:bool[3,1] h:f32[] c:f32[3,8]. let
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h
+          j:bool[3,8] = broadcast_in_dim[broadcast_dimensions=(0, 1)] f
+          k:f32[3,8] = broadcast_in_dim i
+          g:f32[3,8] = select_n j c k
+        in (g,) }
+    ] f nan:f32[] c
+    l:f32[3,8] = sort[dimension=1 is_stable=True num_keys=1] g
+    m:f32[] = sub 8.0:f32[] 1.0:f32[]
+    n:f32[] = mul b m
+    o:f32[] = floor n
+    p:f32[] = ceil n
+    q:f32[] = sub n o
+    r:f32[] = sub 1.0:f32[] q
+    s:f32[] = sub 8.0:f32[] 1.0:f32[]
+    t:f32[] = clamp 0.0:f32[] o s
+    u:f32[] = sub 8.0:f32[] 1.0:f32[]
+    v:f32[] = clamp 0.0:f32[] p u
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] t
+    x:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+    y:i32[1] = broadcast_in_dim w
+    z:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] l y
+    ba:i32[1] = broadcast_in_dim x
+    bb:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] l ba
+    bc:f32[3] = mul z r
+    bd:f32[3] = mul bb q
+    be:f32[3] = add bc bd
+  in (be,) } in
+{ lambda ; bf:f32[2,3,4]. let
+    bg:f32[3] = jit[name=quantile jaxpr=quantile] bf 0.3:f32[]
+  in (bg,) }"""
+
+EXPECTED['median_axes_tuple'] = """\
+let quantile = { lambda ; a:f32[2,3,4] b:f32[]. let
+    c:f32[3,8] = reshape[dimensions=(1, 0, 2) new_sizes=(3, 8) sharding=None] a
+    d:bool[3,8] = ne c c
+    e:bool[3] = reduce_or[axes=(1,)] d
+    f:bool[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,8] = jit[
+      name=_where
+      jaxpr={ lambda ; f:bool[3,1] h:f32[] c:f32[3,8]. let
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h
+          j:bool[3,8] = broadcast_in_dim[broadcast_dimensions=(0, 1)] f
+          k:f32[3,8] = broadcast_in_dim i
+          g:f32[3,8] = select_n j c k
+        in (g,) }
+    ] f nan:f32[] c
+    l:f32[3,8] = sort[dimension=1 is_stable=True num_keys=1] g
+    m:f32[] = sub 8.0:f32[] 1.0:f32[]
+    n:f32[] = mul b m
+    o:f32[] = floor n
+    p:f32[] = ceil n
+    q:f32[] = sub n o
+    r:f32[] = sub 1.0:f32[] q
+    s:f32[] = sub 8.0:f32[] 1.0:f32[]
+    t:f32[] = clamp 0.0:f32[] o s
+    u:f32[] = sub 8.0:f32[] 1.0:f32[]
+    v:f32[] = clamp 0.0:f32[] p u
+    w:i32[] = convert_element_type[new_dtype=int32 weak_type=False] t
+    x:i32[] = convert_element_type[new_dtype=int32 weak_type=False] v
+    y:i32[1] = broadcast_in_dim w
+    z:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] l y
+    ba:i32[1] = broadcast_in_dim x
+    bb:f32[3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] l ba
+    bc:f32[3] = add z bb
+    bd:f32[3] = mul bc 0.5:f32[]
+  in (bd,) } in
+{ lambda ; be:f32[2,3,4]. let
+    bf:f32[3] = jit[
+      name=median
+      jaxpr={ lambda ; be:f32[2,3,4]. let
+          bf:f32[3] = jit[name=quantile jaxpr=quantile] be 0.5:f32[]
+        in (bf,) }
+    ] be
+  in (bf,) }"""
+
+EXPECTED['reshape_order_f'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[6,4] = reshape[dimensions=(2, 1, 0) new_sizes=(6, 4) sharding=None] a
+    c:f32[4,6] = transpose[permutation=(1, 0)] b
+  in (c,) }"""
+
+EXPECTED['ravel_order_f'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[24] = reshape[dimensions=(2, 1, 0) new_sizes=(24,) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['lax_reshape_dimensions'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[4,6] = reshape[dimensions=(2, 0, 1) new_sizes=(4, 6) sharding=None] a
+  in (b,) }"""
+
+EXPECTED['grad_of_concatenate_of_one_array'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[3,8] = reshape[dimensions=(1, 0, 2) new_sizes=(3, 8) sharding=None] a
+    c:f32[3,8] = integer_pow[y=2] b
+    d:f32[3,8] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[3,8] = broadcast_in_dim 1.0:f32[]
+    f:f32[3,8] = mul e d
+    g:f32[3,2,4] = reshape[dimensions=None new_sizes=(3, 2, 4) sharding=None] f
+    h:f32[2,3,4] = transpose[permutation=(1, 0, 2)] g
+  in (h,) }"""
+
+EXPECTED['vmap_of_lax_reshape_dimensions'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[3,2,4] = transpose[permutation=(1, 0, 2)] a
+    c:f32[3,4,2] = reshape[
+      dimensions=(0, 2, 1)
+      new_sizes=(3, 4, 2)
+      sharding=None
+    ] b
+  in (c,) }"""
