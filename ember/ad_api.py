@@ -79,7 +79,11 @@ def _tangent_value(t: Any, aval: Any) -> Any:
     or bool value, zeros materialized for a symbolic Zero of a float value."""
     if not ad.is_differentiable(aval):
         return float0_zeros(aval.shape)
-    return ad.instantiate_zeros(t)
+    out = ad.instantiate_zeros(t)
+    if isinstance(out, np.ndarray):  # a rank-0 zero outside any trace: an Array, as JAX's
+        from ember.array import ArrayImpl
+        return ArrayImpl._from_user(out, weak_type=getattr(aval, "weak_type", False))
+    return out
 
 
 def check_holomorphic(name: str, dtype: np.dtype, side: str) -> None:

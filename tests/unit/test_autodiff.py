@@ -183,6 +183,18 @@ def test_stop_gradient_blocks_the_gradient(x64):
     np.testing.assert_allclose(g, 3.0)
 
 
+def test_zero_gradients_are_arrays_with_the_inputs_weak_type():
+    # a gradient that does not depend on x is a symbolic zero, materialized as an Array
+    # (not a NumPy array), weak when x is a Python scalar, as JAX's
+    g = ember.grad(lambda x: 3.0)(1.0)
+    assert isinstance(g, ember.Array) and g.weak_type and float(g) == 0.0
+    _, g = ember.value_and_grad(lambda x, y: y * 2.0)(np.float32(1.0), 2.0)
+    assert isinstance(g, ember.Array) and not g.weak_type and g.dtype == np.float32
+    gs = ember.grad(lambda x, y: y * 2.0, argnums=(0, 1))(1.0, 2.0)
+    assert all(isinstance(a, ember.Array) for a in gs)
+    assert [float(a) for a in gs] == [0.0, 2.0]
+
+
 def test_make_jaxpr_of_grad_is_readable():
     text = str(ember.make_jaxpr(ember.grad(lambda x: jnp.sum(jnp.sin(x) * x)))(
         np.ones(3, np.float32)))
