@@ -48,7 +48,8 @@ from ember.prims._scan_reverse import dce
 from ember.prims.barrier import _barrier_lowering
 from ember.prims.control_flow import check_inputs
 
-checkpoint_p = Primitive("checkpoint", multiple_results=True)
+# (named as JAX 0.10.2 prints it: `remat2`, its params in sorted order)
+checkpoint_p = Primitive("remat2", multiple_results=True)
 
 Policy = Callable[..., bool]
 
@@ -85,12 +86,6 @@ def _checkpoint_lowering(ctx: Any, *args: Any, jaxpr: ClosedJaxpr, prevent_cse: 
 
 
 checkpoint_p.def_lowering(_checkpoint_lowering)
-
-
-@checkpoint_p.def_pp_params
-def _pp_checkpoint(params: dict) -> list:
-    return [("jaxpr", params["jaxpr"]), ("differentiated", params["differentiated"]),
-            ("policy", params["policy"]), ("prevent_cse", params["prevent_cse"])]
 
 
 def _saveable(eqn: JaxprEqn, policy: Policy | None) -> bool:

@@ -33,6 +33,11 @@ def _vmap(jnp: Any) -> Callable[..., Any]:
     return importlib.import_module(jnp.__name__.split(".")[0]).vmap
 
 
+def _checkpoint(jnp: Any) -> Callable[..., Any]:
+    """The checkpoint of the library whose jnp module this is."""
+    return importlib.import_module(jnp.__name__.split(".")[0]).checkpoint
+
+
 def _grad(jnp: Any) -> Callable[..., Any]:
     """The grad of the library whose jnp module this is (jax.grad or ember.grad)."""
     return importlib.import_module(jnp.__name__.split(".")[0]).grad
@@ -483,6 +488,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_of_tile": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.tile(a, (2, 3)) ** 2)),
                      (M34,)),
     # (cases from the add_any / reshape-dimensions work go below this line)
+    # checkpoint is JAX's remat2 (params sorted), plain and under grad
+    "checkpoint": (lambda jnp: _checkpoint(jnp)(lambda x: jnp.sin(jnp.sin(x))),
+                   (np.float32(0.7),)),
+    "grad_of_checkpoint": (lambda jnp: _grad(jnp)(_checkpoint(jnp)(
+        lambda x: jnp.sum(jnp.sin(jnp.sin(x)) * x))), (X7,)),
+    "checkpoint_no_cse": (lambda jnp: _checkpoint(jnp)(lambda x: jnp.cos(x) * x,
+                                                      prevent_cse=False), (X7,)),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -629,7 +641,7 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   JAX's in all of them): JVP rules written with other formulas or operand orders
 #   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
 #   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
-#   by iota/eq/convert; grad(checkpoint) prints `checkpoint`, JAX's `remat2`; a slice's
+#   by iota/eq/convert; a slice's
 #   transpose prints its pad widths as ints, JAX's as np.int64; grad(cond) returns zero
 #   residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,

@@ -11290,6 +11290,54 @@ EXPECTED['grad_of_tile'] = """\
     h:f32[3,4] = reduce_sum[axes=(0, 2) out_sharding=None] g
   in (h,) }"""
 
+EXPECTED['checkpoint'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; c:f32[]. let d:f32[] = sin c; e:f32[] = sin d in (e,) }
+      policy=None
+      prevent_cse=True
+    ] a
+  in (b,) }"""
+
+EXPECTED['grad_of_checkpoint'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = sin b
+    d:f32[7] = mul c a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[7] = remat2[
+      differentiated=True
+      jaxpr={ lambda ; f:f32[7] g:f32[]. let
+          h:f32[7] = sin f
+          i:f32[7] = cos f
+          j:f32[7] = sin h
+          k:f32[7] = cos h
+          l:f32[7] = broadcast_in_dim g
+          m:f32[7] = mul j l
+          n:f32[7] = mul l f
+          o:f32[7] = mul n k
+          p:f32[7] = mul o i
+          q:f32[7] = add_any m p
+        in (q,) }
+      policy=None
+      prevent_cse=True
+    ] a 1.0:f32[]
+  in (e,) }"""
+
+EXPECTED['checkpoint_no_cse'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; c:f32[7]. let
+          d:f32[7] = cos c
+          e:f32[7] = mul d c
+        in (e,) }
+      policy=None
+      prevent_cse=False
+    ] a
+  in (b,) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a

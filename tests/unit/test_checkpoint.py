@@ -143,7 +143,7 @@ def test_staged_as_one_equation_and_vmap():
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     w = np.arange(3.0, dtype=np.float32)
     text = str(ember.make_jaxpr(f)(x[0], w))
-    assert "checkpoint[" in text and "prevent_cse=False" in text
+    assert "remat2[" in text and "prevent_cse=False" in text
     np.testing.assert_allclose(ember.vmap(f, in_axes=(0, None))(x, w), np.sin(x) * w,
                                rtol=1e-6)
     np.testing.assert_allclose(ember.jit(ember.vmap(f, in_axes=(1, None)))(x.T, w),
