@@ -305,13 +305,16 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
     # Scatter the cotangent back into zeros: pad it with `start` zeros below, stride-1 zeros
     # between elements, and the rest above (the last element taken sits at
     # start + (n - 1) * stride).
+    # (The high edges, and the interior where some stride is not 1, are NumPy integers, as
+    # JAX's rule computes them: its jaxpr prints `np.int64(3)` there, and so does ours.)
     shape = x.aval.shape
-    steps = strides or (1,) * len(shape)
     out_shape = get_aval(ct).shape
+    unit = strides is None or all(st == 1 for st in strides)
+    steps = (1,) * len(shape) if strides is None else strides
     config = []
     for d, s, n, st in zip(shape, start_indices, out_shape, steps):
         end = s + (n - 1) * st + 1 if n else s
-        config.append((s, d - end, st - 1 if n else 0))
+        config.append((s, np.int64(d - end), 0 if unit else np.int64(st - 1)))
     return [pad_p.bind(ct, _ad.const(0, ct), padding_config=tuple(config))]
 
 

@@ -495,6 +495,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         lambda x: jnp.sum(jnp.sin(jnp.sin(x)) * x))), (X7,)),
     "checkpoint_no_cse": (lambda jnp: _checkpoint(jnp)(lambda x: jnp.cos(x) * x,
                                                       prevent_cse=False), (X7,)),
+    # a slice's transpose pads with NumPy-integer high edges (and interiors when strided)
+    "grad_of_slice": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x[1:4] ** 2)), (X7,)),
+    "grad_of_strided_slice": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x[1:6:2] ** 2)),
+                              (X7,)),
+    "grad_of_empty_slice": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x[1:1] ** 2)), (X7,)),
+    "grad_of_2d_slice": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x[:, 1:3] ** 2)), (M34,)),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -641,8 +647,7 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   JAX's in all of them): JVP rules written with other formulas or operand orders
 #   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
 #   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
-#   by iota/eq/convert; a slice's
-#   transpose prints its pad widths as ints, JAX's as np.int64; grad(cond) returns zero
+#   by iota/eq/convert; grad(cond) returns zero
 #   residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is

@@ -11338,6 +11338,51 @@ EXPECTED['checkpoint_no_cse'] = """\
     ] a
   in (b,) }"""
 
+EXPECTED['grad_of_slice'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[3] = slice[limit_indices=(4,) start_indices=(1,) strides=None] a
+    c:f32[3] = integer_pow[y=2] b
+    d:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[3] = broadcast_in_dim 1.0:f32[]
+    f:f32[3] = mul e d
+    g:f32[7] = pad[padding_config=((1, np.int64(3), 0),)] f 0.0:f32[]
+  in (g,) }"""
+
+EXPECTED['grad_of_strided_slice'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[3] = slice[limit_indices=(6,) start_indices=(1,) strides=(2,)] a
+    c:f32[3] = integer_pow[y=2] b
+    d:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[3] = broadcast_in_dim 1.0:f32[]
+    f:f32[3] = mul e d
+    g:f32[7] = pad[padding_config=((1, np.int64(1), np.int64(1)),)] f 0.0:f32[]
+  in (g,) }"""
+
+EXPECTED['grad_of_empty_slice'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[0] = slice[limit_indices=(1,) start_indices=(1,) strides=None] a
+    c:f32[0] = integer_pow[y=2] b
+    d:f32[0] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[0] = broadcast_in_dim 1.0:f32[]
+    f:f32[0] = mul e d
+    g:f32[7] = pad[padding_config=((1, np.int64(6), 0),)] f 0.0:f32[]
+  in (g,) }"""
+
+EXPECTED['grad_of_2d_slice'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,2] = slice[limit_indices=(3, 3) start_indices=(0, 1) strides=None] a
+    c:f32[3,2] = integer_pow[y=2] b
+    d:f32[3,2] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[3,2] = broadcast_in_dim 1.0:f32[]
+    f:f32[3,2] = mul e d
+    g:f32[3,4] = pad[padding_config=((0, np.int64(0), 0), (1, np.int64(1), 0))] f
+      0.0:f32[]
+  in (g,) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a
