@@ -48,6 +48,7 @@ from ember.core.staging import trace_to_jaxpr
 from ember.core.trace import get_aval
 from ember.core.transpose import backward_pass, is_linearized_tangent, linearize_flat
 from ember.prims.control_flow import cond_p, scan_p, while_p
+from ember.prims.empty import empty_like
 
 WHILE_REVERSE_ERROR = (
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
@@ -114,6 +115,31 @@ def _join_consts(parts: Sequence[tuple[ClosedJaxpr, list[Any]]]
     return out, all_consts
 
 
+def _residual_slots(res_avals: Sequence[Sequence[ShapedArray]]
+                    ) -> tuple[list[ShapedArray], list[list[int]]]:
+    """Residual slots shared between a cond's branches: only one branch runs, so the k-th
+    residual of a given type in one branch can share a slot with the k-th of that type in
+    another. Slots are numbered in the order the branches, first to last, first need them
+    (JAX's order). Returns the slots' avals and, per branch, the slot of each residual.
+    E.g. branches residuals [f32[3]] and [f32[3], f32[3], i32[]] -> slots
+    [f32[3], f32[3], i32[]], where [[0], [0, 1, 2]] (not four slots)."""
+    slot_of: dict[tuple[ShapedArray, int], int] = {}
+    slot_avals: list[ShapedArray] = []
+    where: list[list[int]] = []
+    for avals in res_avals:
+        seen: dict[ShapedArray, int] = {}
+        mine = []
+        for a in avals:
+            key = (a, seen.get(a, 0))
+            seen[a] = key[1] + 1
+            if key not in slot_of:
+                slot_of[key] = len(slot_avals)
+                slot_avals.append(a)
+            mine.append(slot_of[key])
+        where.append(mine)
+    return slot_avals, where
+
+
 def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
               branches: tuple[ClosedJaxpr, ...]) -> tuple[list[Any], list[Any]]:
     index, args = primals[0], list(primals[1:])
@@ -138,18 +164,20 @@ def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
             return list(outs) + list(lin.jaxpr.consts)
         first.append(_trace(known, avals))
     res_avals = [[v.aval for v in lin.jaxpr.jaxpr.constvars] for lin in lins]
+    slot_avals, slots = _residual_slots(res_avals)
     # An output's tangent is nonzero if it is in any branch; the others materialize it.
     out_nz = [not all(lin.out_zero[k] for lin in lins) for k in range(n_out)]
 
-    # 2. The known cond: branch b returns its outputs and residuals, zeros for the other
-    #    branches' residuals (so all branches have one type).
+    # 2. The known cond: branch b returns its outputs and its residuals in their slots
+    #    (shared between branches by type, `_residual_slots`), `empty2` in the slots it
+    #    does not write (so all branches have one type).
     known_parts = []
     for b, (j, cs) in enumerate(first):
         def padded(*a: Any, j: ClosedJaxpr = j, b: int = b) -> list[Any]:
             outs = eval_jaxpr(j.jaxpr, [], *a)
-            res = []
-            for k, ra in enumerate(res_avals):
-                res += outs[n_out:] if k == b else [zeros_like_aval(r) for r in ra]
+            res = [empty_like(r) for r in slot_avals]
+            for k, r in zip(slots[b], outs[n_out:]):
+                res[k] = r
             return outs[:n_out] + res
         jp, cs2 = _trace(padded, j.in_avals)
         known_parts.append((jp, cs2 + cs))
@@ -161,21 +189,17 @@ def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
     # 3. The tangent cond: branch b runs its linear jaxpr on its residuals and the
     #    tangents; linear in the tangents, so it transposes (`_cond_transpose`).
-    flat_res = [r for ra in res_avals for r in ra]
     t_in = [instantiate_zeros(t) for t, nz in zip(arg_t, nz_in) if nz]
     t_avals = [get_aval(t).strip_weak_type() for t in t_in]
     tan_parts = []
-    offset = 0
-    for lin, ra in zip(lins, res_avals):
-        def linear(*a: Any, lin: Any = lin, lo: int = offset, hi: int = offset + len(ra)
-                   ) -> list[Any]:
-            res, ts = a[lo:hi], a[len(flat_res):]
+    for lin, mine in zip(lins, slots):
+        def linear(*a: Any, lin: Any = lin, mine: list[int] = mine) -> list[Any]:
+            res, ts = [a[k] for k in mine], a[len(slot_avals):]
             ins = [t for t, m in zip(ts, lin.in_mask) if m]
-            got = iter(eval_jaxpr(lin.jaxpr.jaxpr, list(res), *ins))
+            got = iter(eval_jaxpr(lin.jaxpr.jaxpr, res, *ins))
             return [zeros_like_aval(out_avals[k].strip_weak_type()) if z else next(got)
                     for k, z in enumerate(lin.out_zero) if out_nz[k]]
-        tan_parts.append(_trace(linear, [*flat_res, *t_avals]))
-        offset += len(ra)
+        tan_parts.append(_trace(linear, [*slot_avals, *t_avals]))
     tan_jaxprs, tan_consts = _join_consts(tan_parts)
     touts = iter(cond_p.bind(index, *tan_consts, *residuals, *t_in,
                              branches=tuple(tan_jaxprs)))

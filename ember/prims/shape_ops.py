@@ -243,6 +243,15 @@ def _reshape_dims_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...] | No
                           tuple(int(i) for i in np.argsort(dimensions)))]
 
 
+def _squeeze_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
+    # The squeezed axes come back as size-1 axes of a broadcast (an expand_dims, as JAX's
+    # rule writes it): the cotangent's axes land on the kept positions.
+    if not dimensions:
+        return [ct]
+    kept = tuple(d for d in range(len(x.aval.shape)) if d not in dimensions)
+    return [_ad.broadcast_in_dim(ct, x.aval.shape, kept)]
+
+
 def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list:
     return [_ad.transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
 
@@ -252,7 +261,7 @@ def _rev_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
 
 
 for _p, _t in ((broadcast_in_dim_p, _broadcast_in_dim_transpose),
-               (reshape_p, _reshape_dims_transpose), (squeeze_p, _reshape_transpose),
+               (reshape_p, _reshape_dims_transpose), (squeeze_p, _squeeze_transpose),
                (transpose_p, _transpose_transpose), (rev_p, _rev_transpose)):
     ad.deflinear(_p)
     _p.def_transpose(_t)

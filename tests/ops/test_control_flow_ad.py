@@ -53,6 +53,42 @@ def test_cond_grad_matches_branch_derivative_and_jit(x64):
         np.testing.assert_allclose(ember.grad(ember.jit(f))(x), want, rtol=1e-12)
 
 
+def test_cond_residual_slots_are_shared_by_type():
+    # only one branch runs: the k-th residual of a type shares a slot with the k-th of that
+    # type in the other branches (slots numbered as the branches first need them)
+    from ember.core.aval import ShapedArray
+    from ember.prims._control_flow_ad import _residual_slots
+    f3, f3b, i0 = (ShapedArray((3,), np.dtype(np.float32)), ShapedArray((3,), np.dtype(
+        np.float32)), ShapedArray((), np.dtype(np.int32)))
+    assert _residual_slots([[f3], [f3, f3b, i0]]) == ([f3, f3, i0], [[0], [0, 1, 2]])
+    assert _residual_slots([[i0, f3], [f3, i0], []]) == ([i0, f3], [[0, 1], [1, 0], []])
+    assert _residual_slots([[], []]) == ([], [[], []])
+    # in a program: the known cond returns the primal and 3 residual slots (JAX's count):
+    # exp(x) of one branch shares a slot with cos(x) of the other, not 1 + 3 slots
+    def f(x, p):
+        return lax.cond(p > 0, lambda x: jnp.sum(jnp.sin(x) * x),
+                        lambda x: jnp.sum(jnp.exp(x)), x)
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    jaxpr = ember.make_jaxpr(ember.grad(f))(x, np.float32(1)).jaxpr
+    known = next(e for e in jaxpr.eqns if e.primitive.name == "cond")
+    assert len(known.outvars) == 1 + 3
+    for p in (1.0, -1.0):  # the empty2-filled slots never reach a value
+        want = np.sin(x) + x * np.cos(x) if p > 0 else np.exp(x)
+        for g in (ember.grad(f), ember.jit(ember.grad(f))):
+            np.testing.assert_allclose(g(x, np.float32(p)), want, rtol=1e-6)
+
+
+def test_empty2_is_a_scalar_of_its_dtype():
+    from ember.core.aval import ShapedArray
+    from ember.prims.empty import MemorySpace, empty2_p, empty_like
+    for dt in (np.float32, np.int32, np.bool_, np.complex64):
+        v = empty2_p.bind(dtype=np.dtype(dt), memory_space=MemorySpace.Device)
+        assert np.asarray(v).shape == () and np.asarray(v).dtype == dt
+        out = ember.jit(lambda: empty_like(ShapedArray((2, 3), np.dtype(dt))))()
+        assert out.shape == (2, 3) and out.dtype == dt
+    assert repr(MemorySpace.Device) == "MemorySpace.Device"
+
+
 def test_cond_untaken_branch_nan_does_not_poison_gradient(x64):
     # sqrt's derivative is inf/NaN at negative x; the branch is not taken there, so its
     # residuals and cotangents must never be computed (a select of both branches would

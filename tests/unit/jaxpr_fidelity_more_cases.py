@@ -38,6 +38,11 @@ def _checkpoint(jnp: Any) -> Callable[..., Any]:
     return importlib.import_module(jnp.__name__.split(".")[0]).checkpoint
 
 
+def _lax(jnp: Any) -> Any:
+    """The lax module of the library whose jnp module this is."""
+    return importlib.import_module(jnp.__name__.split(".")[0] + ".lax")
+
+
 def _grad(jnp: Any) -> Callable[..., Any]:
     """The grad of the library whose jnp module this is (jax.grad or ember.grad)."""
     return importlib.import_module(jnp.__name__.split(".")[0]).grad
@@ -501,6 +506,19 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                               (X7,)),
     "grad_of_empty_slice": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x[1:1] ** 2)), (X7,)),
     "grad_of_2d_slice": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(x[:, 1:3] ** 2)), (M34,)),
+    # grad of cond/switch: residuals share slots by type across branches, the slots a
+    # branch does not write hold empty2; squeeze transposes to a broadcast (expand_dims)
+    "grad_of_cond": (lambda jnp: _grad(jnp)(lambda x, p: _lax(jnp).cond(
+        p > 0, lambda x: jnp.sum(jnp.sin(x) * x), lambda x: jnp.sum(jnp.exp(x)), x)),
+        (X7, np.float32(1))),
+    "grad_of_switch": (lambda jnp: _grad(jnp)(lambda x, i: _lax(jnp).switch(
+        i, [lambda x: jnp.sum(x ** 3), lambda x: jnp.sum(jnp.exp(x) * x),
+            lambda x: jnp.sum(jnp.sin(x))], x)), (X7, np.int32(1))),
+    "grad_of_cond_scalar_residuals": (lambda jnp: _grad(jnp)(lambda x, p: _lax(jnp).cond(
+        p > 0, lambda x: jnp.sin(x[0]) * x[1], lambda x: x[2] * 2.0, x)),
+        (X7, np.float32(-1))),
+    "grad_of_squeeze": (lambda jnp: _grad(jnp)(
+        lambda m: jnp.sum(jnp.sin(jnp.squeeze(m, axis=1)))), (M34.reshape(3, 1, 4),)),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -647,8 +665,7 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   JAX's in all of them): JVP rules written with other formulas or operand orders
 #   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
 #   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
-#   by iota/eq/convert; grad(cond) returns zero
-#   residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
+#   by iota/eq/convert.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
 #   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed

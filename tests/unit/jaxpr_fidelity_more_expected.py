@@ -11383,6 +11383,169 @@ EXPECTED['grad_of_2d_slice'] = """\
       0.0:f32[]
   in (g,) }"""
 
+EXPECTED['grad_of_cond'] = """\
+{ lambda ; a:f32[7] b:f32[]. let
+    c:bool[] = gt b 0.0:f32[]
+    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+    _:f32[] e:f32[7] f:f32[7] g:f32[7] = cond[
+      branches=(
+        { lambda ; h:f32[7]. let
+            i:f32[7] = exp h
+            j:f32[] = reduce_sum[axes=(0,) out_sharding=None] i
+            k:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            l:f32[7] = broadcast_in_dim k
+            m:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            n:f32[7] = broadcast_in_dim m
+            o:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            p:f32[7] = broadcast_in_dim o
+          in (j, i, n, p) }
+        { lambda ; q:f32[7]. let
+            r:f32[7] = sin q
+            s:f32[7] = cos q
+            t:f32[7] = mul r q
+            u:f32[] = reduce_sum[axes=(0,) out_sharding=None] t
+            v:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            w:f32[7] = broadcast_in_dim v
+            x:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            y:f32[7] = broadcast_in_dim x
+            z:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            ba:f32[7] = broadcast_in_dim z
+          in (u, s, q, r) }
+      )
+    ] d a
+    bb:f32[7] = cond[
+      branches=(
+        { lambda ; bc:f32[7] bd:f32[7] be:f32[7] bf:f32[]. let
+            bg:f32[7] = broadcast_in_dim bf
+            bh:f32[7] = mul bg bc
+          in (bh,) }
+        { lambda ; bi:f32[7] bj:f32[7] bk:f32[7] bl:f32[]. let
+            bm:f32[7] = broadcast_in_dim bl
+            bn:f32[7] = mul bk bm
+            bo:f32[7] = mul bm bj
+            bp:f32[7] = mul bo bi
+            bq:f32[7] = add_any bn bp
+          in (bq,) }
+      )
+    ] d e f g 1.0:f32[]
+  in (bb,) }"""
+
+EXPECTED['grad_of_switch'] = """\
+{ lambda ; a:f32[7] b:i32[]. let
+    c:i32[] = clamp 0:i32[] b 2:i32[]
+    _:f32[] d:f32[7] e:f32[7] = cond[
+      branches=(
+        { lambda ; f:f32[7]. let
+            g:f32[7] = integer_pow[y=3] f
+            h:f32[7] = integer_pow[y=2] f
+            i:f32[7] = mul 3.0:f32[] h
+            j:f32[] = reduce_sum[axes=(0,) out_sharding=None] g
+            k:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            l:f32[7] = broadcast_in_dim k
+            m:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            n:f32[7] = broadcast_in_dim m
+          in (j, i, n) }
+        { lambda ; o:f32[7]. let
+            p:f32[7] = exp o
+            q:f32[7] = mul p o
+            r:f32[] = reduce_sum[axes=(0,) out_sharding=None] q
+            s:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            t:f32[7] = broadcast_in_dim s
+            u:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            v:f32[7] = broadcast_in_dim u
+          in (r, p, o) }
+        { lambda ; w:f32[7]. let
+            x:f32[7] = sin w
+            y:f32[7] = cos w
+            z:f32[] = reduce_sum[axes=(0,) out_sharding=None] x
+            ba:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            bb:f32[7] = broadcast_in_dim ba
+            bc:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            bd:f32[7] = broadcast_in_dim bc
+          in (z, y, bd) }
+      )
+    ] c a
+    be:f32[7] = cond[
+      branches=(
+        { lambda ; bf:f32[7] bg:f32[7] bh:f32[]. let
+            bi:f32[7] = broadcast_in_dim bh
+            bj:f32[7] = mul bi bf
+          in (bj,) }
+        { lambda ; bk:f32[7] bl:f32[7] bm:f32[]. let
+            bn:f32[7] = broadcast_in_dim bm
+            bo:f32[7] = mul bk bn
+            bp:f32[7] = mul bn bl
+            bq:f32[7] = mul bp bk
+            br:f32[7] = add_any bo bq
+          in (br,) }
+        { lambda ; bs:f32[7] bt:f32[7] bu:f32[]. let
+            bv:f32[7] = broadcast_in_dim bu
+            bw:f32[7] = mul bv bs
+          in (bw,) }
+      )
+    ] c d e 1.0:f32[]
+  in (be,) }"""
+
+EXPECTED['grad_of_cond_scalar_residuals'] = """\
+{ lambda ; a:f32[7] b:f32[]. let
+    c:bool[] = gt b 0.0:f32[]
+    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+    _:f32[] e:f32[] f:f32[] g:f32[] = cond[
+      branches=(
+        { lambda ; h:f32[7]. let
+            i:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] h
+            j:f32[] = squeeze[dimensions=(0,)] i
+            k:f32[] = mul j 2.0:f32[]
+            l:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            m:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            n:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+          in (k, l, m, n) }
+        { lambda ; o:f32[7]. let
+            p:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] o
+            q:f32[] = squeeze[dimensions=(0,)] p
+            r:f32[] = sin q
+            s:f32[] = cos q
+            t:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=None] o
+            u:f32[] = squeeze[dimensions=(0,)] t
+            v:f32[] = mul r u
+            w:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            x:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+            y:f32[] = empty2[dtype=float32 memory_space=MemorySpace.Device] 
+          in (v, s, u, r) }
+      )
+    ] d a
+    z:f32[7] = cond[
+      branches=(
+        { lambda ; ba:f32[] bb:f32[] bc:f32[] bd:f32[]. let
+            be:f32[] = mul bd 2.0:f32[]
+            bf:f32[1] = broadcast_in_dim be
+            bg:f32[7] = pad[padding_config=((2, np.int64(4), 0),)] bf 0.0:f32[]
+          in (bg,) }
+        { lambda ; bh:f32[] bi:f32[] bj:f32[] bk:f32[]. let
+            bl:f32[] = mul bj bk
+            bm:f32[] = mul bk bi
+            bn:f32[1] = broadcast_in_dim bl
+            bo:f32[7] = pad[padding_config=((1, np.int64(5), 0),)] bn 0.0:f32[]
+            bp:f32[] = mul bm bh
+            bq:f32[1] = broadcast_in_dim bp
+            br:f32[7] = pad[padding_config=((0, np.int64(6), 0),)] bq 0.0:f32[]
+            bs:f32[7] = add_any bo br
+          in (bs,) }
+      )
+    ] d e f g 1.0:f32[]
+  in (z,) }"""
+
+EXPECTED['grad_of_squeeze'] = """\
+{ lambda ; a:f32[3,1,4]. let
+    b:f32[3,4] = squeeze[dimensions=(1,)] a
+    c:f32[3,4] = sin b
+    d:f32[3,4] = cos b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[3,4] = broadcast_in_dim 1.0:f32[]
+    f:f32[3,4] = mul e d
+    g:f32[3,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] f
+  in (g,) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a
