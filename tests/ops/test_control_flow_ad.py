@@ -84,7 +84,8 @@ def test_empty2_is_a_scalar_of_its_dtype():
     for dt in (np.float32, np.int32, np.bool_, np.complex64):
         v = empty2_p.bind(dtype=np.dtype(dt), memory_space=MemorySpace.Device)
         assert np.asarray(v).shape == () and np.asarray(v).dtype == dt
-        out = ember.jit(lambda: empty_like(ShapedArray((2, 3), np.dtype(dt))))()
+        aval = ShapedArray((2, 3), np.dtype(dt))
+        out = ember.jit(lambda aval=aval: empty_like(aval))()
         assert out.shape == (2, 3) and out.dtype == dt
     assert repr(MemorySpace.Device) == "MemorySpace.Device"
 
