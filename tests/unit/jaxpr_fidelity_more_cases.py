@@ -38,6 +38,11 @@ def _grad(jnp: Any) -> Callable[..., Any]:
     return importlib.import_module(jnp.__name__.split(".")[0]).grad
 
 
+def _nn(jnp: Any) -> Any:
+    """The nn module of the library whose jnp module this is (jax.nn or ember.nn)."""
+    return importlib.import_module(jnp.__name__.split(".")[0] + ".nn")
+
+
 CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # roll: a static shift is jit[_roll_static], a traced one jit[_roll_dynamic]
     "roll": (lambda jnp: lambda x: jnp.roll(x, 2), (X7,)),
@@ -485,6 +490,70 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                      (M34,)),
     # (cases from the add_any / reshape-dimensions work go below this line)
     # (cases from the nn-wrapper / indexing work go below this line)
+    # jax.nn: each activation JAX jits prints as jit[name=<function>] (relu, relu6 and
+    # log1mexp inside their custom_jvp_call); sigmoid (jit inline), gelu and softmax are
+    # not jitted in JAX 0.10.2, log_softmax/standardize/glu/logmeanexp/_one_hot are, with
+    # their axes static
+    "nn_identity": (lambda jnp: lambda x: _nn(jnp).identity(x), (X7,)),
+    "nn_relu": (lambda jnp: lambda x: _nn(jnp).relu(x), (X7,)),
+    "nn_relu_2d": (lambda jnp: lambda x: _nn(jnp).relu(x), (M34 - 5,)),
+    "nn_relu6": (lambda jnp: lambda x: _nn(jnp).relu6(x), (M34 - 5,)),
+    "nn_squareplus": (lambda jnp: lambda x: _nn(jnp).squareplus(x, 3.0), (X7,)),
+    "nn_softplus": (lambda jnp: lambda x: _nn(jnp).softplus(x), (M34 - 5,)),
+    "nn_sparse_plus": (lambda jnp: lambda x: _nn(jnp).sparse_plus(x), (X7,)),
+    "nn_soft_sign": (lambda jnp: lambda x: _nn(jnp).soft_sign(x), (X7,)),
+    "nn_sigmoid": (lambda jnp: lambda x: _nn(jnp).sigmoid(x), (M34 - 5,)),
+    "nn_sparse_sigmoid": (lambda jnp: lambda x: _nn(jnp).sparse_sigmoid(x), (X7,)),
+    "nn_silu": (lambda jnp: lambda x: _nn(jnp).silu(x), (M34 - 5,)),
+    "nn_swish": (lambda jnp: lambda x: _nn(jnp).swish(x), (X7,)),
+    "nn_mish": (lambda jnp: lambda x: _nn(jnp).mish(x), (X7,)),
+    "nn_log_sigmoid": (lambda jnp: lambda x: _nn(jnp).log_sigmoid(x), (M34 - 5,)),
+    "nn_elu": (lambda jnp: lambda x: _nn(jnp).elu(x), (X7,)),
+    "nn_elu_alpha": (lambda jnp: lambda x: _nn(jnp).elu(x, alpha=0.5), (M34 - 5,)),
+    "nn_leaky_relu": (lambda jnp: lambda x: _nn(jnp).leaky_relu(x, 0.2), (M34 - 5,)),
+    "nn_hard_tanh": (lambda jnp: lambda x: _nn(jnp).hard_tanh(x), (X7,)),
+    "nn_celu": (lambda jnp: lambda x: _nn(jnp).celu(x, 2.0), (X7,)),
+    "nn_selu": (lambda jnp: lambda x: _nn(jnp).selu(x), (M34 - 5,)),
+    "nn_gelu": (lambda jnp: lambda x: _nn(jnp).gelu(x), (M34 - 5,)),
+    "nn_gelu_exact": (lambda jnp: lambda x: _nn(jnp).gelu(x, approximate=False), (X7,)),
+    "nn_hard_sigmoid": (lambda jnp: lambda x: _nn(jnp).hard_sigmoid(x), (X7,)),
+    "nn_hard_silu": (lambda jnp: lambda x: _nn(jnp).hard_silu(x), (M34 - 5,)),
+    "nn_hard_swish": (lambda jnp: lambda x: _nn(jnp).hard_swish(x), (X7,)),
+    "nn_log1mexp": (lambda jnp: lambda x: _nn(jnp).log1mexp(x), (X7 + 3,)),
+    "nn_tanh": (lambda jnp: lambda x: _nn(jnp).tanh(x), (X7,)),
+    "nn_softmax": (lambda jnp: lambda x: _nn(jnp).softmax(x), (M34,)),
+    "nn_softmax_axis0": (lambda jnp: lambda x: _nn(jnp).softmax(x, axis=0), (M34,)),
+    "nn_softmax_where": (lambda jnp: lambda x, w: _nn(jnp).softmax(x, where=w), (M34, W34)),
+    "nn_log_softmax": (lambda jnp: lambda x: _nn(jnp).log_softmax(x), (M34,)),
+    "nn_log_softmax_axes": (lambda jnp: lambda x: _nn(jnp).log_softmax(x, axis=(0, 2)),
+                            (T234,)),
+    "nn_log_softmax_where": (lambda jnp: lambda x, w: _nn(jnp).log_softmax(x, 0, where=w),
+                             (M34, W34)),
+    "nn_logsumexp": (lambda jnp: lambda x: _nn(jnp).logsumexp(x, axis=1), (M34,)),
+    "nn_logmeanexp": (lambda jnp: lambda x: _nn(jnp).logmeanexp(x, axis=1), (M34,)),
+    "nn_logmeanexp_all": (lambda jnp: lambda x: _nn(jnp).logmeanexp(x, keepdims=True),
+                          (T234,)),
+    "nn_logmeanexp_where": (lambda jnp: lambda x, w: _nn(jnp).logmeanexp(x, 1, where=w),
+                            (M34, W34)),
+    "nn_standardize": (lambda jnp: lambda x: _nn(jnp).standardize(x), (M34,)),
+    "nn_standardize_stable": (lambda jnp: lambda x: _nn(jnp).standardize(
+        x, axis=0, algorithm="stable"), (M34,)),
+    "nn_standardize_where": (lambda jnp: lambda x, w: _nn(jnp).standardize(x, where=w),
+                             (M34, W34)),
+    "nn_one_hot": (lambda jnp: lambda i: _nn(jnp).one_hot(i, 4), (I7,)),
+    "nn_one_hot_axis0": (lambda jnp: lambda i: _nn(jnp).one_hot(i, 3, dtype=jnp.int8,
+                                                                axis=0),
+                         (np.array([[0, 2], [1, 5]], np.int32),)),
+    "nn_glu": (lambda jnp: lambda x: _nn(jnp).glu(x), (M34,)),
+    "nn_glu_axis0": (lambda jnp: lambda x: _nn(jnp).glu(x, axis=0), (T234,)),
+    # gradients through a custom_jvp (relu, relu6, log1mexp) or jit(inline) (sigmoid)
+    "nn_grad_relu": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).relu(x))), (X7,)),
+    "nn_grad_relu6": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).relu6(x * 4))),
+                      (X7,)),
+    "nn_grad_sigmoid": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).sigmoid(x))),
+                        (M34 - 5,)),
+    "nn_grad_log1mexp": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).log1mexp(x))),
+                         (X7 + 3,)),
     # (cases from the linalg work go below this line)
 }
 

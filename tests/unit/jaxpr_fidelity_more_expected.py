@@ -11289,3 +11289,1029 @@ EXPECTED['grad_of_tile'] = """\
     ] f
     h:f32[3,4] = reduce_sum[axes=(0, 2) out_sharding=None] g
   in (h,) }"""
+
+EXPECTED['nn_identity'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[name=identity jaxpr={ lambda ; a:f32[7]. let  in (a,) }] a
+  in (b,) }"""
+
+EXPECTED['nn_relu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[7]. let
+          d:f32[7] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[7]. let d:f32[7] = max c 0.0:f32[] in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_relu_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[3,4]. let
+          d:f32[3,4] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[3,4]. let
+                d:f32[3,4] = max c 0.0:f32[]
+              in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_relu6'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = custom_jvp_call[
+      name=relu6
+      call_jaxpr={ lambda ; c:f32[3,4]. let
+          d:f32[3,4] = jit[
+            name=relu6
+            jaxpr={ lambda ; c:f32[3,4]. let
+                e:f32[3,4] = max c 0.0:f32[]
+                d:f32[3,4] = min e 6.0:f32[]
+              in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_squareplus'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=squareplus
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[7] = square a
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[7] = add d e
+          g:f32[7] = sqrt f
+          h:f32[7] = add a g
+          b:f32[7] = div h 2.0:f32[]
+        in (b,) }
+    ] a 3.0:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_softplus'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=softplus
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = custom_jvp_call[
+            name=logaddexp
+            call_jaxpr={ lambda ; c:f32[3,4] d:f32[]. let
+                e:f32[3,4] = max c d
+                f:f32[3,4] = sub c d
+                g:bool[3,4] = ne f f
+                h:f32[3,4] = add c d
+                i:f32[3,4] = abs f
+                j:f32[3,4] = neg i
+                k:f32[3,4] = exp j
+                l:f32[3,4] = log1p k
+                m:f32[3,4] = add e l
+                n:f32[3,4] = select_n g m h
+              in (n,) }
+            jvp=_logaddexp_jvp
+            symbolic_zeros=False
+          ] a 0.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_sparse_plus'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=sparse_plus
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = le a -1.0:f32[]
+          d:bool[7] = ge a 1.0:f32[]
+          e:f32[7] = add a 1.0:f32[]
+          f:f32[7] = integer_pow[y=2] e
+          g:f32[7] = div f 4.0:f32[]
+          h:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] a:f32[7] g:f32[7]. let
+                h:f32[7] = select_n d g a
+              in (h,) }
+          ] d a g
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] i:f32[] h:f32[7]. let
+                j:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] i
+                k:f32[7] = broadcast_in_dim j
+                b:f32[7] = select_n c h k
+              in (b,) }
+          ] c 0.0:f32[] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_soft_sign'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=soft_sign
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = abs a
+          d:f32[7] = add c 1.0:f32[]
+          b:f32[7] = div a d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_sigmoid'] = """\
+{ lambda ; a:f32[3,4]. let b:f32[3,4] = logistic a in (b,) }"""
+
+EXPECTED['nn_sparse_sigmoid'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=sparse_sigmoid
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = add a 1.0:f32[]
+          d:f32[7] = jit[
+            name=clip
+            jaxpr={ lambda ; c:f32[7] e:f32[] f:f32[]. let
+                g:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] e
+                h:f32[7] = max g c
+                i:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] f
+                d:f32[7] = min i h
+              in (d,) }
+          ] c 0.0:f32[] 2.0:f32[]
+          b:f32[7] = mul 0.5:f32[] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_silu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=silu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = logistic a
+          b:f32[3,4] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_swish'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=silu
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = logistic a
+          b:f32[7] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_mish'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=mish
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = jit[
+            name=softplus
+            jaxpr={ lambda ; a:f32[7]. let
+                c:f32[7] = custom_jvp_call[
+                  name=logaddexp
+                  call_jaxpr={ lambda ; d:f32[7] e:f32[]. let
+                      f:f32[7] = max d e
+                      g:f32[7] = sub d e
+                      h:bool[7] = ne g g
+                      i:f32[7] = add d e
+                      j:f32[7] = abs g
+                      k:f32[7] = neg j
+                      l:f32[7] = exp k
+                      m:f32[7] = log1p l
+                      n:f32[7] = add f m
+                      o:f32[7] = select_n h n i
+                    in (o,) }
+                  jvp=_logaddexp_jvp
+                  symbolic_zeros=False
+                ] a 0.0:f32[]
+              in (c,) }
+          ] a
+          p:f32[7] = tanh c
+          b:f32[7] = mul a p
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log_sigmoid'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=log_sigmoid
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = neg a
+          d:f32[3,4] = jit[
+            name=softplus
+            jaxpr={ lambda ; c:f32[3,4]. let
+                d:f32[3,4] = custom_jvp_call[
+                  name=logaddexp
+                  call_jaxpr={ lambda ; e:f32[3,4] f:f32[]. let
+                      g:f32[3,4] = max e f
+                      h:f32[3,4] = sub e f
+                      i:bool[3,4] = ne h h
+                      j:f32[3,4] = add e f
+                      k:f32[3,4] = abs h
+                      l:f32[3,4] = neg k
+                      m:f32[3,4] = exp l
+                      n:f32[3,4] = log1p m
+                      o:f32[3,4] = add g n
+                      p:f32[3,4] = select_n i o j
+                    in (p,) }
+                  jvp=_logaddexp_jvp
+                  symbolic_zeros=False
+                ] c 0.0:f32[]
+              in (d,) }
+          ] c
+          b:f32[3,4] = neg d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_elu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=elu
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = gt a 0.0:f32[]
+          d:bool[7] = gt a 0.0:f32[]
+          e:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] f:f32[] a:f32[7]. let
+                g:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] f
+                h:f32[7] = broadcast_in_dim g
+                e:f32[7] = select_n d a h
+              in (e,) }
+          ] d 0.0:f32[] a
+          i:f32[7] = expm1 e
+          j:f32[7] = mul 1.0:f32[] i
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] a:f32[7] j:f32[7]. let
+                b:f32[7] = select_n c j a
+              in (b,) }
+          ] c a j
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_elu_alpha'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=elu
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:bool[3,4] = gt a 0.0:f32[]
+          e:bool[3,4] = gt a 0.0:f32[]
+          f:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; e:bool[3,4] g:f32[] a:f32[3,4]. let
+                h:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] g
+                i:f32[3,4] = broadcast_in_dim h
+                f:f32[3,4] = select_n e a i
+              in (f,) }
+          ] e 0.0:f32[] a
+          j:f32[3,4] = expm1 f
+          k:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          l:f32[3,4] = mul k j
+          b:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[3,4] a:f32[3,4] l:f32[3,4]. let
+                b:f32[3,4] = select_n d l a
+              in (b,) }
+          ] d a l
+        in (b,) }
+    ] a 0.5:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_leaky_relu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=leaky_relu
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:bool[3,4] = ge a 0.0:f32[]
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[3,4] = mul e a
+          b:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[3,4] a:f32[3,4] f:f32[3,4]. let
+                b:f32[3,4] = select_n d f a
+              in (b,) }
+          ] d a f
+        in (b,) }
+    ] a 0.2:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_hard_tanh'] = """\
+let _where = { lambda ; a:bool[7] b:i32[] c:f32[7]. let
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[7] = broadcast_in_dim d
+    f:f32[7] = select_n a c e
+  in (f,) } in
+{ lambda ; g:f32[7]. let
+    h:f32[7] = jit[
+      name=hard_tanh
+      jaxpr={ lambda ; g:f32[7]. let
+          i:bool[7] = gt g 1.0:f32[]
+          j:bool[7] = lt g -1.0:f32[]
+          k:f32[7] = jit[name=_where jaxpr=_where] j -1:i32[] g
+          h:f32[7] = jit[name=_where jaxpr=_where] i 1:i32[] k
+        in (h,) }
+    ] g
+  in (h,) }"""
+
+EXPECTED['nn_celu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=celu
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[7] = max a 0.0:f32[]
+          e:f32[7] = min a 0.0:f32[]
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          g:f32[7] = div e f
+          h:f32[7] = expm1 g
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          j:f32[7] = mul i h
+          b:f32[7] = add d j
+        in (b,) }
+    ] a 2.0:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_selu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=selu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = jit[
+            name=elu
+            jaxpr={ lambda ; a:f32[3,4] d:f32[]. let
+                e:bool[3,4] = gt a 0.0:f32[]
+                f:bool[3,4] = gt a 0.0:f32[]
+                g:f32[3,4] = jit[
+                  name=_where
+                  jaxpr={ lambda ; f:bool[3,4] h:f32[] a:f32[3,4]. let
+                      i:f32[] = convert_element_type[
+                        new_dtype=float32
+                        weak_type=False
+                      ] h
+                      j:f32[3,4] = broadcast_in_dim i
+                      g:f32[3,4] = select_n f a j
+                    in (g,) }
+                ] f 0.0:f32[] a
+                k:f32[3,4] = expm1 g
+                l:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] d
+                m:f32[3,4] = mul l k
+                c:f32[3,4] = jit[
+                  name=_where
+                  jaxpr={ lambda ; e:bool[3,4] a:f32[3,4] m:f32[3,4]. let
+                      c:f32[3,4] = select_n e m a
+                    in (c,) }
+                ] e a m
+              in (c,) }
+          ] a 1.6732632423543772:f32[]
+          b:f32[3,4] = mul 1.0507010221481323:f32[] c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_gelu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = integer_pow[y=3] a
+    c:f32[3,4] = mul 0.044714998453855515:f32[] b
+    d:f32[3,4] = add a c
+    e:f32[3,4] = mul 0.7978845834732056:f32[] d
+    f:f32[3,4] = tanh e
+    g:f32[3,4] = add 1.0:f32[] f
+    h:f32[3,4] = mul 0.5:f32[] g
+    i:f32[3,4] = mul a h
+  in (i,) }"""
+
+EXPECTED['nn_gelu_exact'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul 0.5:f32[] a
+    c:f32[7] = neg a
+    d:f32[7] = mul c 0.7071067690849304:f32[]
+    e:f32[7] = erfc d
+    f:f32[7] = mul b e
+    g:f32[7] = copy f
+  in (g,) }"""
+
+EXPECTED['nn_hard_sigmoid'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=hard_sigmoid
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = add a 3.0:f32[]
+          d:f32[7] = custom_jvp_call[
+            name=relu6
+            call_jaxpr={ lambda ; e:f32[7]. let
+                f:f32[7] = jit[
+                  name=relu6
+                  jaxpr={ lambda ; e:f32[7]. let
+                      g:f32[7] = max e 0.0:f32[]
+                      f:f32[7] = min g 6.0:f32[]
+                    in (f,) }
+                ] e
+              in (f,) }
+            jvp=jvp
+            symbolic_zeros=False
+          ] c
+          b:f32[7] = div d 6.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_hard_silu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=hard_silu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = jit[
+            name=hard_sigmoid
+            jaxpr={ lambda ; a:f32[3,4]. let
+                d:f32[3,4] = add a 3.0:f32[]
+                e:f32[3,4] = custom_jvp_call[
+                  name=relu6
+                  call_jaxpr={ lambda ; f:f32[3,4]. let
+                      g:f32[3,4] = jit[
+                        name=relu6
+                        jaxpr={ lambda ; f:f32[3,4]. let
+                            h:f32[3,4] = max f 0.0:f32[]
+                            g:f32[3,4] = min h 6.0:f32[]
+                          in (g,) }
+                      ] f
+                    in (g,) }
+                  jvp=jvp
+                  symbolic_zeros=False
+                ] d
+                c:f32[3,4] = div e 6.0:f32[]
+              in (c,) }
+          ] a
+          b:f32[3,4] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_hard_swish'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=hard_silu
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = jit[
+            name=hard_sigmoid
+            jaxpr={ lambda ; a:f32[7]. let
+                d:f32[7] = add a 3.0:f32[]
+                e:f32[7] = custom_jvp_call[
+                  name=relu6
+                  call_jaxpr={ lambda ; f:f32[7]. let
+                      g:f32[7] = jit[
+                        name=relu6
+                        jaxpr={ lambda ; f:f32[7]. let
+                            h:f32[7] = max f 0.0:f32[]
+                            g:f32[7] = min h 6.0:f32[]
+                          in (g,) }
+                      ] f
+                    in (g,) }
+                  jvp=jvp
+                  symbolic_zeros=False
+                ] d
+                c:f32[7] = div e 6.0:f32[]
+              in (c,) }
+          ] a
+          b:f32[7] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log1mexp'] = """\
+let log1mexp = { lambda ; a:f32[7]. let
+    b:f32[] = log 2.0:f32[]
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:bool[7] = lt a c
+    e:f32[7] = neg a
+    f:f32[7] = expm1 e
+    g:f32[7] = neg f
+    h:f32[7] = log g
+    i:f32[7] = neg a
+    j:f32[7] = exp i
+    k:f32[7] = neg j
+    l:f32[7] = log1p k
+    m:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[7] h:f32[7] l:f32[7]. let
+          m:f32[7] = select_n d l h
+        in (m,) }
+    ] d h l
+  in (m,) } in
+{ lambda ; n:f32[7]. let
+    o:f32[7] = custom_jvp_call[
+      name=log1mexp
+      call_jaxpr={ lambda ; p:f32[7]. let
+          q:f32[7] = jit[name=log1mexp jaxpr=log1mexp] p
+        in (q,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] n
+  in (o,) }"""
+
+EXPECTED['nn_tanh'] = """\
+{ lambda ; a:f32[7]. let b:f32[7] = tanh a in (b,) }"""
+
+EXPECTED['nn_softmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3] = max -inf:f32[] b
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = stop_gradient d
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = exp f
+    h:f32[3] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3,4] = div g i
+  in (j,) }"""
+
+EXPECTED['nn_softmax_axis0'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_max[axes=(0,)] a
+    c:f32[4] = max -inf:f32[] b
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,4] = stop_gradient d
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = exp f
+    h:f32[4] = reduce_sum[axes=(0,) out_sharding=None] g
+    i:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] h
+    j:f32[3,4] = div g i
+  in (j,) }"""
+
+EXPECTED['nn_softmax_where'] = """\
+let _where = { lambda ; a:bool[3,4] b:f32[3,4] c:f32[]. let
+    d:f32[3,4] = broadcast_in_dim c
+    e:f32[3,4] = select_n a d b
+  in (e,) } in
+{ lambda ; f:f32[3,4] g:bool[3,4]. let
+    h:f32[3,4] = jit[name=_where jaxpr=_where] g f -inf:f32[]
+    i:f32[3] = reduce_max[axes=(1,)] h
+    j:f32[3] = max -inf:f32[] i
+    k:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    l:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[3,4] f:f32[3,4] m:f32[]. let
+          n:f32[] = convert_element_type[new_dtype=float32 weak_type=False] m
+          o:f32[3,4] = broadcast_in_dim n
+          l:f32[3,4] = select_n g o f
+        in (l,) }
+    ] g f -inf:f32[]
+    p:f32[3,1] = stop_gradient k
+    q:f32[3,4] = sub l p
+    r:f32[3,4] = exp q
+    s:f32[3,4] = jit[name=_where jaxpr=_where] g r 0.0:f32[]
+    t:f32[3] = reduce_sum[axes=(1,) out_sharding=None] s
+    u:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] t
+    v:f32[3,4] = div r u
+    w:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[3,4] v:f32[3,4] x:i32[]. let
+          y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+          z:f32[3,4] = broadcast_in_dim y
+          w:f32[3,4] = select_n g z v
+        in (w,) }
+    ] g v 0:i32[]
+  in (w,) }"""
+
+EXPECTED['nn_log_softmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=log_softmax
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3] = reduce_max[axes=(1,)] a
+          d:f32[3] = max -inf:f32[] c
+          e:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+          f:f32[3,1] = stop_gradient e
+          g:f32[3,4] = sub a f
+          h:f32[3,4] = exp g
+          i:f32[3] = reduce_sum[axes=(1,) out_sharding=None] h
+          j:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+          k:f32[3,1] = log j
+          b:f32[3,4] = sub g k
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log_softmax_axes'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = jit[
+      name=log_softmax
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[3] = reduce_max[axes=(0, 2)] a
+          d:f32[3] = max -inf:f32[] c
+          e:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+          f:f32[1,3,1] = stop_gradient e
+          g:f32[2,3,4] = sub a f
+          h:f32[2,3,4] = exp g
+          i:f32[3] = reduce_sum[axes=(0, 2) out_sharding=None] h
+          j:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] i
+          k:f32[1,3,1] = log j
+          b:f32[2,3,4] = sub g k
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log_softmax_where'] = """\
+let log_softmax = { lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:f32[3,4] = jit[name=_where jaxpr=_where] b a -inf:f32[]
+    d:f32[4] = reduce_max[axes=(0,)] c
+    e:f32[4] = max -inf:f32[] d
+    f:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] e
+    g:f32[3,4] = jit[name=_where jaxpr=_where1] b a -inf:f32[]
+    h:f32[1,4] = stop_gradient f
+    i:f32[3,4] = sub g h
+    j:f32[3,4] = exp i
+    k:f32[3,4] = jit[name=_where jaxpr=_where] b j 0.0:f32[]
+    l:f32[4] = reduce_sum[axes=(0,) out_sharding=None] k
+    m:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] l
+    n:f32[1,4] = log m
+    o:f32[3,4] = sub i n
+    p:f32[3,4] = jit[name=_where jaxpr=_where1] b o -inf:f32[]
+  in (p,) } in
+let _where = { lambda ; q:bool[3,4] r:f32[3,4] s:f32[]. let
+    t:f32[3,4] = broadcast_in_dim s
+    u:f32[3,4] = select_n q t r
+  in (u,) } in
+let _where1 = { lambda ; v:bool[3,4] w:f32[3,4] x:f32[]. let
+    y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+    z:f32[3,4] = broadcast_in_dim y
+    ba:f32[3,4] = select_n v z w
+  in (ba,) } in
+{ lambda ; bb:f32[3,4] bc:bool[3,4]. let
+    bd:f32[3,4] = jit[name=log_softmax jaxpr=log_softmax] bb bc
+  in (bd,) }"""
+
+EXPECTED['nn_logsumexp'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3] = max -inf:f32[] b
+    d:bool[3] = is_finite c
+    e:f32[3] = broadcast_in_dim 0.0:f32[]
+    f:f32[3] = select_n d e c
+    g:f32[3] = stop_gradient f
+    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,4] = sub a h
+    j:f32[3,4] = exp i
+    k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j
+    _:f32[3] = sign k
+    l:f32[3] = abs k
+    m:f32[3] = log l
+    n:f32[3] = add m g
+  in (n,) }"""
+
+EXPECTED['nn_logmeanexp'] = """\
+let logmeanexp = { lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3] = max -inf:f32[] b
+    d:bool[3] = is_finite c
+    e:f32[3] = broadcast_in_dim 0.0:f32[]
+    f:f32[3] = select_n d e c
+    g:f32[3] = stop_gradient f
+    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,4] = sub a h
+    j:f32[3,4] = exp i
+    k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j
+    l:f32[3] = sign k
+    m:f32[3] = abs k
+    n:f32[3] = log m
+    o:f32[3] = add n g
+    p:f32[] = log 4.0:f32[]
+    q:f32[3] = sub o p
+  in (q,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[3] = jit[name=logmeanexp jaxpr=logmeanexp] r
+  in (s,) }"""
+
+EXPECTED['nn_logmeanexp_all'] = """\
+let logmeanexp = { lambda ; a:f32[2,3,4]. let
+    b:f32[] = reduce_max[axes=(0, 1, 2)] a
+    c:f32[] = max -inf:f32[] b
+    d:f32[1,1,1] = broadcast_in_dim c
+    e:bool[1,1,1] = is_finite d
+    f:f32[1,1,1] = broadcast_in_dim 0.0:f32[]
+    g:f32[1,1,1] = select_n e f d
+    h:f32[1,1,1] = stop_gradient g
+    i:f32[2,3,4] = sub a h
+    j:f32[2,3,4] = exp i
+    k:f32[] = reduce_sum[axes=(0, 1, 2) out_sharding=None] j
+    l:f32[1,1,1] = broadcast_in_dim k
+    m:f32[1,1,1] = sign l
+    n:f32[1,1,1] = abs l
+    o:f32[1,1,1] = log n
+    p:f32[1,1,1] = add o h
+    q:f32[] = log 24.0:f32[]
+    r:f32[1,1,1] = sub p q
+  in (r,) } in
+{ lambda ; s:f32[2,3,4]. let
+    t:f32[1,1,1] = jit[name=logmeanexp jaxpr=logmeanexp] s
+  in (t,) }"""
+
+EXPECTED['nn_logmeanexp_where'] = """\
+let logmeanexp = { lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] a:f32[3,4] d:i32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          f:f32[3,4] = broadcast_in_dim e
+          c:f32[3,4] = select_n b f a
+        in (c,) }
+    ] b a 0:i32[]
+    g:f32[3,4] = jit[name=_where jaxpr=_where] b c -inf:f32[]
+    h:f32[3] = reduce_max[axes=(1,)] g
+    i:f32[3] = max -inf:f32[] h
+    j:bool[3] = is_finite i
+    k:f32[3] = broadcast_in_dim 0.0:f32[]
+    l:f32[3] = select_n j k i
+    m:f32[3] = stop_gradient l
+    n:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] m
+    o:f32[3,4] = sub c n
+    p:f32[3,4] = exp o
+    q:f32[3,4] = jit[name=_where jaxpr=_where] b p 0.0:f32[]
+    r:f32[3] = reduce_sum[axes=(1,) out_sharding=None] q
+    s:f32[3] = sign r
+    t:f32[3] = abs r
+    u:f32[3] = log t
+    v:f32[3] = add u m
+    w:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    x:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] w
+    y:f32[3] = reduce_sum[axes=(1,) out_sharding=None] x
+    z:f32[3] = log y
+    ba:f32[3] = sub v z
+  in (ba,) } in
+let _where = { lambda ; bb:bool[3,4] bc:f32[3,4] bd:f32[]. let
+    be:f32[3,4] = broadcast_in_dim bd
+    bf:f32[3,4] = select_n bb be bc
+  in (bf,) } in
+{ lambda ; bg:f32[3,4] bh:bool[3,4]. let
+    bi:f32[3] = jit[name=logmeanexp jaxpr=logmeanexp] bg bh
+  in (bi,) }"""
+
+EXPECTED['nn_standardize'] = """\
+let standardize = { lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_sum[axes=(1,) out_sharding=None] a
+    c:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[3,1] = div c 4.0:f32[]
+    e:f32[3,4] = square a
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[3,1] = div g 4.0:f32[]
+    i:f32[3,1] = square d
+    j:f32[3,1] = sub h i
+    k:f32[3,1] = jit[
+      name=clip
+      jaxpr={ lambda ; j:f32[3,1] l:i32[]. let
+          m:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+          k:f32[3,1] = max m j
+        in (k,) }
+    ] j 0:i32[]
+    n:f32[3,4] = sub a d
+    o:f32[3,1] = add k 9.999999747378752e-06:f32[]
+    p:f32[3,1] = rsqrt o
+    q:f32[3,4] = mul n p
+  in (q,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[3,4] = jit[name=standardize jaxpr=standardize] r
+  in (s,) }"""
+
+EXPECTED['nn_standardize_stable'] = """\
+let standardize = { lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_sum[axes=(0,) out_sharding=None] a
+    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    d:f32[1,4] = div c 3.0:f32[]
+    e:f32[3,4] = sub a d
+    f:f32[3,4] = square e
+    g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:f32[1,4] = div h 3.0:f32[]
+    j:f32[3,4] = sub a d
+    k:f32[1,4] = add i 9.999999747378752e-06:f32[]
+    l:f32[1,4] = rsqrt k
+    m:f32[3,4] = mul j l
+  in (m,) } in
+{ lambda ; n:f32[3,4]. let
+    o:f32[3,4] = jit[name=standardize jaxpr=standardize] n
+  in (o,) }"""
+
+EXPECTED['nn_standardize_where'] = """\
+let standardize = { lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] c
+    e:f32[3] = reduce_sum[axes=(1,) out_sharding=None] d
+    f:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,4] = jit[name=_where jaxpr=_where] b a 0.0:f32[]
+    h:f32[3] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3,1] = div i f
+    k:f32[3,4] = square a
+    l:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    m:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] l
+    n:f32[3] = reduce_sum[axes=(1,) out_sharding=None] m
+    o:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] n
+    p:f32[3,4] = jit[name=_where jaxpr=_where] b k 0.0:f32[]
+    q:f32[3] = reduce_sum[axes=(1,) out_sharding=None] p
+    r:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,1] = div r o
+    t:f32[3,1] = square j
+    u:f32[3,1] = sub s t
+    v:f32[3,1] = jit[
+      name=clip
+      jaxpr={ lambda ; u:f32[3,1] w:i32[]. let
+          x:f32[] = convert_element_type[new_dtype=float32 weak_type=False] w
+          v:f32[3,1] = max x u
+        in (v,) }
+    ] u 0:i32[]
+    y:f32[3,4] = sub a j
+    z:f32[3,1] = add v 9.999999747378752e-06:f32[]
+    ba:f32[3,1] = rsqrt z
+    bb:f32[3,4] = mul y ba
+  in (bb,) } in
+let _where = { lambda ; bc:bool[3,4] bd:f32[3,4] be:f32[]. let
+    bf:f32[3,4] = broadcast_in_dim be
+    bg:f32[3,4] = select_n bc bf bd
+  in (bg,) } in
+{ lambda ; bh:f32[3,4] bi:bool[3,4]. let
+    bj:f32[3,4] = jit[name=standardize jaxpr=standardize] bh bi
+  in (bj,) }"""
+
+EXPECTED['nn_one_hot'] = """\
+{ lambda ; a:i32[7]. let
+    b:f32[7,4] = jit[
+      name=_one_hot
+      jaxpr={ lambda ; a:i32[7]. let
+          c:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+          d:i32[1,4] = iota[dimension=1 dtype=int32 shape=(1, 4) sharding=None] 
+          e:bool[7,4] = eq c d
+          b:f32[7,4] = convert_element_type[new_dtype=float32 weak_type=False] e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_one_hot_axis0'] = """\
+{ lambda ; a:i32[2,2]. let
+    b:i8[3,2,2] = jit[
+      name=_one_hot
+      jaxpr={ lambda ; a:i32[2,2]. let
+          c:i32[1,2,2] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a
+          d:i32[3,1,1] = iota[
+            dimension=0
+            dtype=int32
+            shape=(3, 1, 1)
+            sharding=None
+          ] 
+          e:bool[3,2,2] = eq c d
+          b:i8[3,2,2] = convert_element_type[new_dtype=int8 weak_type=False] e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_glu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,2] = jit[
+      name=glu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,2] d:f32[3,2] = split[axis=1 sizes=(np.int64(2), np.int64(2))] a
+          e:f32[3,2] = logistic d
+          b:f32[3,2] = mul c e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_glu_axis0'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[1,3,4] = jit[
+      name=glu
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[1,3,4] d:f32[1,3,4] = split[
+            axis=0
+            sizes=(np.int64(1), np.int64(1))
+          ] a
+          e:f32[1,3,4] = logistic d
+          b:f32[1,3,4] = mul c e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_grad_relu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[7]. let
+          d:f32[7] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[7]. let d:f32[7] = max c 0.0:f32[] in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+    e:bool[7] = gt a 0.0:f32[]
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = broadcast_in_dim 0.0:f32[]
+    h:f32[7] = select_n e g f
+  in (h,) }"""
+
+EXPECTED['nn_grad_relu6'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul a 4.0:f32[]
+    c:f32[7] = custom_jvp_call[
+      name=relu6
+      call_jaxpr={ lambda ; d:f32[7]. let
+          e:f32[7] = jit[
+            name=relu6
+            jaxpr={ lambda ; d:f32[7]. let
+                f:f32[7] = max d 0.0:f32[]
+                e:f32[7] = min f 6.0:f32[]
+              in (e,) }
+          ] d
+        in (e,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] b
+    g:bool[7] = gt b 0.0:f32[]
+    h:bool[7] = lt b 6.0:f32[]
+    i:bool[7] = and g h
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = broadcast_in_dim 0.0:f32[]
+    l:f32[7] = select_n i k j
+    m:f32[7] = mul l 4.0:f32[]
+  in (m,) }"""
+
+EXPECTED['nn_grad_sigmoid'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = logistic a
+    c:f32[3,4] = sub 1.0:f32[] b
+    d:f32[3,4] = mul b c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    e:f32[3,4] = broadcast_in_dim 1.0:f32[]
+    f:f32[3,4] = mul e d
+  in (f,) }"""
+
+EXPECTED['nn_grad_log1mexp'] = """\
+let log1mexp = { lambda ; a:f32[7]. let
+    b:f32[] = log 2.0:f32[]
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:bool[7] = lt a c
+    e:f32[7] = neg a
+    f:f32[7] = expm1 e
+    g:f32[7] = neg f
+    h:f32[7] = log g
+    i:f32[7] = neg a
+    j:f32[7] = exp i
+    k:f32[7] = neg j
+    l:f32[7] = log1p k
+    m:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[7] h:f32[7] l:f32[7]. let
+          m:f32[7] = select_n d l h
+        in (m,) }
+    ] d h l
+  in (m,) } in
+{ lambda ; n:f32[7]. let
+    o:f32[7] = custom_jvp_call[
+      name=log1mexp
+      call_jaxpr={ lambda ; p:f32[7]. let
+          q:f32[7] = jit[name=log1mexp jaxpr=log1mexp] p
+        in (q,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] n
+    r:f32[7] = expm1 n
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] o
+    s:f32[7] = broadcast_in_dim 1.0:f32[]
+    t:f32[7] = div s r
+  in (t,) }"""
