@@ -554,6 +554,39 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                         (M34 - 5,)),
     "nn_grad_log1mexp": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).log1mexp(x))),
                          (X7 + 3,)),
+    # take_along_axis in every mode is jit[take_along_axis] of the batched gather; negative
+    # indices are wrapped first except under promise_in_bounds (JAX raises for "wrap")
+    "take_along_axis_clip": (lambda jnp: lambda x, i: jnp.take_along_axis(x, i, axis=1,
+                                                                          mode="clip"),
+                             (M34, np.array([[0, -1], [5, 2], [-9, 3]], np.int32))),
+    "take_along_axis_promise": (lambda jnp: lambda x, i: jnp.take_along_axis(
+        x, i, axis=0, mode="promise_in_bounds"), (M34, np.array([[2, 0, 1, 1]], np.int32))),
+    "take_along_axis_clip_flat": (lambda jnp: lambda x, i: jnp.take_along_axis(
+        x, i, axis=None, mode="clip"), (M34, np.array([0, 11, 13, -1], np.int32))),
+    # constant index arrays: JAX stages the negative-index fix-up (lt/add/select_n on a list,
+    # add/select_n on a NumPy bool constant for a NumPy array or a mask), which Ember's
+    # constant folding removes; several index arrays (and integers) broadcast to their
+    # common shape first
+    "index_list": (lambda jnp: lambda x: x[:, [0, 2]], (M34,)),
+    "index_numpy": (lambda jnp: lambda x: x[:, np.array([0, -1])], (M34,)),
+    "index_numpy_int8": (lambda jnp: lambda x: x[np.array([0, -1], np.int8)], (M34,)),
+    "index_numpy_uint8": (lambda jnp: lambda x: x[np.array([2, 0], np.uint8)], (M34,)),
+    "index_two_lists": (lambda jnp: lambda x: x[[0, 2], [1, 3]], (M34,)),
+    "index_mask": (lambda jnp: lambda x: x[:, np.array([True, False, True, True])], (M34,)),
+    "index_int_and_list": (lambda jnp: lambda x: x[1, [0, 2]], (M34,)),
+    "index_lists_3d": (lambda jnp: lambda x: x[[0, 1], :, [[2], [0]]], (T234,)),
+    "index_ix": (lambda jnp: lambda x, i, j: x[jnp.ix_(i, j)],
+                 (M34, np.array([0, 2], np.int32), np.array([1, 3, 0], np.int32))),
+    "index_ix_static": (lambda jnp: lambda x: x[np.ix_([0, 1], [2, 0, 1])], (M34,)),
+    "index_traced_and_int": (lambda jnp: lambda x, i: x[i, np.int32(1)],
+                             (M34, np.array([[0], [2]], np.int32))),
+    "set_list": (lambda jnp: lambda x: jnp.asarray(x).at[:, [0, 2]].set(1.0), (M34,)),
+    "add_numpy": (lambda jnp: lambda x: jnp.asarray(x).at[np.array([0, -1])].add(1.0),
+                  (M34,)),
+    # mean with a float16 dtype converts first and sums in float16 (NumPy's order too)
+    "mean_float16": (lambda jnp: lambda x: jnp.mean(x, dtype=jnp.float16), (M34,)),
+    "mean_float16_axis": (lambda jnp: lambda x: jnp.mean(x, axis=0, dtype=jnp.float16),
+                          (M34,)),
     # (cases from the linalg work go below this line)
 }
 
@@ -595,17 +628,6 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   dimensions, so it prints a transpose, then the reshape (along axis 0 both print alike).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
-# - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
-#   batching-dimension gather in every mode; Ember does in the default mode (above) and
-#   gathers with explicit iota index columns in the others.
-# - Indexing by a constant list or NumPy array (x[:, [0, 2]]): JAX normalizes negative
-#   indices (lt, add, select_n, on a bool constant for NumPy indices) even when none is
-#   negative; Ember knows the constant is non-negative and stages only the gather.
-# - Indexing by several index arrays (x[jnp.ix_(i, j)]): JAX first broadcasts each index
-#   array to their common shape, then adds the trailing axis (two broadcast_in_dim each);
-#   Ember broadcasts each straight to the trailing-axis shape (one).
-# - jnp.mean(x, dtype=float16) of float32 x: JAX converts x to float16 and sums there;
-#   Ember sums in float32 and converts the mean (one rounding, not one per addition).
 # - jnp.partition/argpartition: JAX stages top_k of the negated values; Ember sorts the
 #   axis (a stable sort) and takes the parts from it.
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the

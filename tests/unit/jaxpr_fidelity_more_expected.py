@@ -12315,3 +12315,324 @@ let log1mexp = { lambda ; a:f32[7]. let
     s:f32[7] = broadcast_in_dim 1.0:f32[]
     t:f32[7] = div s r
   in (t,) }"""
+
+EXPECTED['take_along_axis_clip'] = """\
+{ lambda ; a:f32[3,4] b:i32[3,2]. let
+    c:f32[3,2] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[3,2]. let
+          d:bool[3,2] = lt b 0:i32[]
+          e:i32[3,2] = add b 4:i32[]
+          f:i32[3,2] = select_n d b e
+          g:i32[3,2,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 2, 1)
+            sharding=None
+          ] f
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.CLIP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_promise'] = """\
+{ lambda ; a:f32[3,4] b:i32[1,4]. let
+    c:f32[1,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[1,4]. let
+          d:i32[1,4,1] = reshape[
+            dimensions=None
+            new_sizes=(1, 4, 1)
+            sharding=None
+          ] b
+          c:f32[1,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(1,), start_indices_batching_dims=(1,))
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a d
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_clip_flat'] = """\
+{ lambda ; a:f32[3,4] b:i32[4]. let
+    c:f32[4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[4]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:bool[4] = lt b 0:i32[]
+          f:i32[4] = add b 12:i32[]
+          g:i32[4] = select_n e b f
+          h:i32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] g
+          c:f32[4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.CLIP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] d h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['index_list'] = """\
+{ lambda a:i32[2]; b:f32[3,4]. let
+    c:bool[2] = lt a 0:i32[]
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n c a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] b f
+  in (g,) }"""
+
+EXPECTED['index_numpy'] = """\
+{ lambda a:i32[2] b:bool[2]; c:f32[3,4]. let
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n b a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] c f
+  in (g,) }"""
+
+EXPECTED['index_numpy_int8'] = """\
+{ lambda a:i8[2] b:bool[2]; c:f32[3,4]. let
+    d:i8[2] = add a 3:i8[]
+    e:i8[2] = select_n b a d
+    f:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] e
+    g:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[2,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] c g
+  in (h,) }"""
+
+EXPECTED['index_numpy_uint8'] = """\
+{ lambda a:u8[2]; b:f32[3,4]. let
+    c:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] a
+    d:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[2,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] b d
+  in (e,) }"""
+
+EXPECTED['index_two_lists'] = """\
+{ lambda a:i32[2] b:i32[2]; c:f32[3,4]. let
+    d:bool[2] = lt a 0:i32[]
+    e:i32[2] = add a 3:i32[]
+    f:i32[2] = select_n d a e
+    g:bool[2] = lt b 0:i32[]
+    h:i32[2] = add b 4:i32[]
+    i:i32[2] = select_n g b h
+    j:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    k:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    l:i32[2,2] = concatenate[dimension=1] j k
+    m:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] c l
+  in (m,) }"""
+
+EXPECTED['index_mask'] = """\
+{ lambda a:i32[3] b:bool[3]; c:f32[3,4]. let
+    d:i32[3] = add a 4:i32[]
+    e:i32[3] = select_n b a d
+    f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] c f
+  in (g,) }"""
+
+EXPECTED['index_int_and_list'] = """\
+{ lambda a:i32[2]; b:f32[3,4]. let
+    c:bool[2] = lt a 0:i32[]
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n c a d
+    f:i32[2] = broadcast_in_dim 1:i32[]
+    g:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] f
+    h:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    j:i32[2,2] = concatenate[dimension=1] h i
+    k:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] b j
+  in (k,) }"""
+
+EXPECTED['index_lists_3d'] = """\
+{ lambda a:i32[2] b:i32[2,1]; c:f32[2,3,4]. let
+    d:bool[2] = lt a 0:i32[]
+    e:i32[2] = add a 2:i32[]
+    f:i32[2] = select_n d a e
+    g:bool[2,1] = lt b 0:i32[]
+    h:i32[2,1] = add b 4:i32[]
+    i:i32[2,1] = select_n g b h
+    j:i32[2,2] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+    k:i32[2,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    l:i32[2,2,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] j
+    m:i32[2,2,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    n:i32[2,2,2] = concatenate[dimension=2] l m
+    o:f32[2,2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(0, 2), start_index_map=(0, 2), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1)
+      unique_indices=False
+    ] c n
+  in (o,) }"""
+
+EXPECTED['index_ix'] = """\
+{ lambda ; a:f32[3,4] b:i32[2] c:i32[3]. let
+    d:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    e:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    f:bool[2,1] = lt d 0:i32[]
+    g:i32[2,1] = add d 3:i32[]
+    h:i32[2,1] = select_n f d g
+    i:bool[1,3] = lt e 0:i32[]
+    j:i32[1,3] = add e 4:i32[]
+    k:i32[1,3] = select_n i e j
+    l:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] h
+    m:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    n:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] l
+    o:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] m
+    p:i32[2,3,2] = concatenate[dimension=2] n o
+    q:f32[2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] a p
+  in (q,) }"""
+
+EXPECTED['index_ix_static'] = """\
+{ lambda a:i32[2,1] b:bool[2,1] c:i32[1,3] d:bool[1,3]; e:f32[3,4]. let
+    f:i32[2,1] = add a 3:i32[]
+    g:i32[2,1] = select_n b a f
+    h:i32[1,3] = add c 4:i32[]
+    i:i32[1,3] = select_n d c h
+    j:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] g
+    k:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    l:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] j
+    m:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    n:i32[2,3,2] = concatenate[dimension=2] l m
+    o:f32[2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] e n
+  in (o,) }"""
+
+EXPECTED['index_traced_and_int'] = """\
+{ lambda ; a:f32[3,4] b:i32[2,1]. let
+    c:bool[2,1] = lt b 0:i32[]
+    d:i32[2,1] = add b 3:i32[]
+    e:i32[2,1] = select_n c b d
+    f:i32[2,1] = broadcast_in_dim 1:i32[]
+    g:i32[2,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] e
+    h:i32[2,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] f
+    i:i32[2,1,2] = concatenate[dimension=2] g h
+    j:f32[2,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] a i
+  in (j,) }"""
+
+EXPECTED['set_list'] = """\
+{ lambda a:i32[2]; b:f32[3,4]. let
+    c:bool[2] = lt a 0:i32[]
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n c a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,2] = broadcast_in_dim 1.0:f32[]
+    h:f32[3,4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] b f g
+  in (h,) }"""
+
+EXPECTED['add_numpy'] = """\
+{ lambda a:i32[2] b:bool[2]; c:f32[3,4]. let
+    d:i32[2] = add a 3:i32[]
+    e:i32[2] = select_n b a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[2,4] = broadcast_in_dim 1.0:f32[]
+    h:f32[3,4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = add i j in (k,) }
+    ] c f g
+  in (h,) }"""
+
+EXPECTED['mean_float16'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f16[3,4] = convert_element_type[new_dtype=float16 weak_type=False] a
+    c:f16[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    d:f16[] = div c 12.0:f16[]
+  in (d,) }"""
+
+EXPECTED['mean_float16_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f16[3,4] = convert_element_type[new_dtype=float16 weak_type=False] a
+    c:f16[4] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f16[4] = div c 3.0:f16[]
+  in (d,) }"""
