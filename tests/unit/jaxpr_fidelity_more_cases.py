@@ -587,6 +587,13 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "mean_float16": (lambda jnp: lambda x: jnp.mean(x, dtype=jnp.float16), (M34,)),
     "mean_float16_axis": (lambda jnp: lambda x: jnp.mean(x, axis=0, dtype=jnp.float16),
                           (M34,)),
+    # partition/argpartition: jit[partition] of top_k of the negated values (floats), the
+    # rest through top_k of the values (argpartition: of a proxy written by a vmapped .at)
+    "partition": (lambda jnp: lambda x: jnp.partition(x, 3), (R7,)),
+    "partition_axis0": (lambda jnp: lambda x: jnp.partition(x, 1, axis=0), (T234,)),
+    "argpartition": (lambda jnp: lambda x: jnp.argpartition(x, 2), (U7,)),
+    "argpartition_2d": (lambda jnp: lambda x: jnp.argpartition(x, 1, axis=0), (M34,)),
+    "argpartition_3d": (lambda jnp: lambda x: jnp.argpartition(x, -1, axis=1), (T234,)),
     # (cases from the linalg work go below this line)
 }
 
@@ -628,8 +635,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   dimensions, so it prints a transpose, then the reshape (along axis 0 both print alike).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
-# - jnp.partition/argpartition: JAX stages top_k of the negated values; Ember sorts the
-#   axis (a stable sort) and takes the parts from it.
+# - jnp.partition/argpartition of integers (and bools, which JAX rejects): JAX negates
+#   with `neg`, which overflows (partition([3, INT32_MIN, 5], 0) puts 3 first; an unsigned
+#   maximum counts as the smallest); Ember reverses the order with bitwise `not` (exact),
+#   so it prints `not` where JAX prints `neg` (floats print as JAX's, above).
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
 # - jnp.average with weights over several axes given out of increasing order: JAX prints

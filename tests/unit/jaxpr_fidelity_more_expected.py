@@ -12636,3 +12636,119 @@ EXPECTED['mean_float16_axis'] = """\
     c:f16[4] = reduce_sum[axes=(0,) out_sharding=None] b
     d:f16[4] = div c 3.0:f16[]
   in (d,) }"""
+
+EXPECTED['partition'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=partition
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = neg a
+          d:f32[4] e:i32[4] = top_k[axis=0 k=4] c
+          f:f32[4] = neg d
+          g:f32[3] h:i32[3] = top_k[axis=0 k=3] a
+          b:f32[7] = concatenate[dimension=0] f g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['partition_axis0'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = jit[
+      name=partition
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[4,3,2] = transpose[permutation=(2, 1, 0)] a
+          d:f32[4,3,2] = neg c
+          e:f32[4,3,2] f:i32[4,3,2] = top_k[axis=2 k=2] d
+          g:f32[4,3,2] = neg e
+          h:f32[4,3,0] i:i32[4,3,0] = top_k[axis=2 k=0] c
+          j:f32[4,3,2] = concatenate[dimension=2] g h
+          b:f32[2,3,4] = transpose[permutation=(2, 1, 0)] j
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['argpartition'] = """\
+let argpartition = { lambda ; a:f32[7]. let
+    b:f32[7] = neg a
+    c:f32[3] d:i32[3] = top_k[axis=0 k=3] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:bool[3] = lt d 0:i32[]
+    g:i32[3] = add d 7:i32[]
+    h:i32[3] = select_n f d g
+    i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3] = broadcast_in_dim 0.0:f32[]
+    k:f32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] e i j
+    l:f32[4] m:i32[4] = top_k[axis=0 k=4] k
+    n:i32[7] = concatenate[dimension=0] d m
+  in (n,) } in
+{ lambda ; o:f32[7]. let
+    p:i32[7] = jit[name=argpartition jaxpr=argpartition] o
+  in (p,) }"""
+
+EXPECTED['argpartition_2d'] = """\
+let argpartition = { lambda ; a:f32[3,4]. let
+    b:f32[4,3] = transpose[permutation=(1, 0)] a
+    c:f32[4,3] = neg b
+    d:f32[4,2] e:i32[4,2] = top_k[axis=1 k=2] c
+    f:f32[4,3] = broadcast_in_dim 1.0:f32[]
+    g:bool[4,2] = lt e 0:i32[]
+    h:i32[4,2] = add e 3:i32[]
+    i:i32[4,2] = select_n g e h
+    j:i32[4,2,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] i
+    k:f32[2] = broadcast_in_dim 0.0:f32[]
+    l:f32[4,2] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    m:f32[4,3] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(np.int64(1),), scatter_dims_to_operand_dims=(np.int64(1),), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] f j l
+    n:f32[4,1] o:i32[4,1] = top_k[axis=1 k=1] m
+    p:i32[4,3] = concatenate[dimension=1] e o
+    q:i32[3,4] = transpose[permutation=(1, 0)] p
+  in (q,) } in
+{ lambda ; r:f32[3,4]. let
+    s:i32[3,4] = jit[name=argpartition jaxpr=argpartition] r
+  in (s,) }"""
+
+EXPECTED['argpartition_3d'] = """\
+let argpartition = { lambda ; a:f32[2,3,4]. let
+    b:f32[2,4,3] = transpose[permutation=(0, 2, 1)] a
+    c:f32[2,4,3] = neg b
+    d:f32[2,4,3] e:i32[2,4,3] = top_k[axis=2 k=3] c
+    f:f32[2,4,3] = broadcast_in_dim 1.0:f32[]
+    g:bool[2,4,3] = lt e 0:i32[]
+    h:i32[2,4,3] = add e 3:i32[]
+    i:i32[2,4,3] = select_n g e h
+    j:i32[2,4,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] i
+    k:f32[3] = broadcast_in_dim 0.0:f32[]
+    l:f32[4,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    m:f32[2,4,3] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] l
+    n:f32[2,4,3] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(np.int64(2),), scatter_dims_to_operand_dims=(np.int64(2),), operand_batching_dims=(0, np.int64(1)), scatter_indices_batching_dims=(0, np.int64(1)))
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] f j m
+    o:f32[2,4,0] p:i32[2,4,0] = top_k[axis=2 k=0] n
+    q:i32[2,4,3] = concatenate[dimension=2] e p
+    r:i32[2,3,4] = transpose[permutation=(0, 2, 1)] q
+  in (r,) } in
+{ lambda ; s:f32[2,3,4]. let
+    t:i32[2,3,4] = jit[name=argpartition jaxpr=argpartition] s
+  in (t,) }"""
