@@ -3,7 +3,10 @@
 Input: the operand shape and the parsed entries (`_index_entries`). Output: `_Indexer`, whose
 attributes are the arguments of `lax.gather` / `lax.scatter` (index array, dimension
 numbers, slice sizes) and the indexed result shape in NumPy's axis order. Invariants:
-negative indices are wrapped once; advanced-index dims go where NumPy puts them.
+negative indices are wrapped once; advanced-index dims go where NumPy puts them. Under a
+trace the index array is staged as JAX stages it (a user's constant index array gets the
+lt/add/select_n fix-up, which constant folding removes; advanced indices are broadcast to
+their common shape, converted, then placed), so jaxpr texts match JAX's.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ class _Indexer:
                 sizes[d] = 1
                 collapsed.append(d)
                 value = np.asarray(e.value, np.int64) if isinstance(e, _Int) else e.value
-                if isinstance(e, _Array) and _stages_fixup(e, operand_shape[d], normalize):
+                if isinstance(e, _Array) and _stages_fixup(e, operand_shape[d]):
                     value = _staged_wrap_negative(e, operand_shape[d], normalize)
                 elif normalize:
                     value = _wrap_negative(value, operand_shape[d])
@@ -163,7 +166,7 @@ def _wrap_negative(value: Any, size: int) -> Any:
     return lax.select_n(lax.lt(value, 0), value, lax.add(value, size))
 
 
-def _stages_fixup(e: _Array, size: int, normalize: bool) -> bool:
+def _stages_fixup(e: _Array, size: int) -> bool:
     """Whether a static index array from the user is staged as JAX stages it: only under a
     trace, for an integer index dtype whose range holds the values and the axis length
     (else the static path, which keeps out-of-range values out of range)."""
