@@ -635,6 +635,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   dimensions, so it prints a transpose, then the reshape (along axis 0 both print alike).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
+# - The gradient of a jax.nn function JAX jits (silu, softplus, elu, log_softmax, ...;
+#   relu, relu6, sigmoid and log1mexp print alike, above): JAX's partial evaluation keeps
+#   the jit, a known jit[name=silu] returning the primal and its residuals and a jit of the
+#   transposed linear part; Ember's JVP and linearization inline a jitted call, so its
+#   gradient prints the body's equations (the same values).
 # - jnp.partition/argpartition of integers (and bools, which JAX rejects): JAX negates
 #   with `neg`, which overflows (partition([3, INT32_MIN, 5], 0) puts 3 first; an unsigned
 #   maximum counts as the smallest); Ember reverses the order with bitwise `not` (exact),
