@@ -640,6 +640,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   the jit, a known jit[name=silu] returning the primal and its residuals and a jit of the
 #   transposed linear part; Ember's JVP and linearization inline a jitted call, so its
 #   gradient prints the body's equations (the same values).
+# - jax.nn.dot_product_attention: JAX vmaps its core over the query-head groups, so its
+#   text carries that vmap's batching (the batch axis moved to the front around the
+#   softmax's broadcast_in_dim); Ember writes the grouped einsums directly (the same
+#   values). Not matched yet: Ember's vmap of broadcast_in_dim keeps the batch axis in
+#   place where JAX's moves it to the front first.
 # - jnp.partition/argpartition of integers (and bools, which JAX rejects): JAX negates
 #   with `neg`, which overflows (partition([3, INT32_MIN, 5], 0) puts 3 first; an unsigned
 #   maximum counts as the smallest); Ember reverses the order with bitwise `not` (exact),
