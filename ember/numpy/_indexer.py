@@ -175,9 +175,11 @@ def _stages_fixup(e: _Array, size: int) -> bool:
         return False
     if dtypes.kind(dt) not in "iu" or not e.value.size:
         return False
-    info = np.iinfo(dt)
-    return (size <= info.max and int(e.value.min()) >= info.min
-            and int(e.value.max()) <= info.max)
+    # (the values must also fit int32, the index dtype they are converted to: a larger
+    # unsigned value would wrap around into range)
+    lo, hi = int(e.value.min()), int(e.value.max())
+    return size <= np.iinfo(dt).max and _fits(lo, dt) and _fits(hi, dt) and \
+        _fits(lo, np.dtype(np.int32)) and _fits(hi, np.dtype(np.int32))
 
 
 def _staged_wrap_negative(e: _Array, size: int, normalize: bool) -> Any:

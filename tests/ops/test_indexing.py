@@ -315,3 +315,13 @@ def test_constant_index_array_updates_match_numpy(method):
     f = lambda a: getattr(a.at[idx], method)(7.0)  # noqa: E731
     np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), want)
     np.testing.assert_array_equal(np.asarray(ember.jit(f)(x)), want)
+
+
+def test_constant_unsigned_index_past_int32_stays_out_of_range():
+    # 3e9 does not fit the int32 index dtype: it is not wrapped into range (which would
+    # read row 0), but clamps to the last row as any out-of-range index does; eager == jit
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    f = lambda a: a[np.array([3_000_000_000, 1], np.uint32)]  # noqa: E731
+    eager, staged = f(jnp.asarray(x)), ember.jit(f)(x)
+    assert same_bits(eager, staged)
+    np.testing.assert_array_equal(np.asarray(staged), x[[2, 1]])
