@@ -11,6 +11,9 @@ does. Integers and bools are reversed with bitwise `not` (~v = -v - 1 is exact) 
 JAX's `neg`, which overflows: JAX's partition([3, INT32_MIN, 5], 0) puts 3 first, and an
 unsigned maximum is taken for the smallest. Complex values (JAX: NotImplementedError) are
 partitioned through a lexicographic sort.
+Cost: two top_k's, each lowered to a stable sort of (value, index) pairs: about 3x one
+sort of the values (1e5 floats under jit, a loaded machine: 13.7 against 4.3 ms), the same
+O(n log n); a selection algorithm for top_k would beat both.
 """
 
 from __future__ import annotations
