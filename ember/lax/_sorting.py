@@ -50,7 +50,8 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1,
 
 def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     """The k largest entries along `axis` (descending; lower index first among equals) and
-    their int32 indices."""
+    their int32 indices. Floats are ordered as JAX's top_k orders them, by their bits
+    (IEEE totalOrder): +NaN first, -0.0 after +0.0, -NaN last."""
     aval = aval_of(operand)
     if aval.ndim == 0:
         raise TypeError("top_k operand must have >= 1 dimension, got a scalar")

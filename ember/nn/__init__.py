@@ -5,7 +5,9 @@ Input/output: arrays in, arrays out, with JAX's signatures, defaults and dtypes.
 `_activations.py` (elementwise activations, JAX's custom JVPs for relu/relu6/log1mexp),
 `_logsumexp.py` (shared with ember.scipy.special), `_softmax.py` (reductions over axes,
 one_hot), `_attention.py`. Invariant: every function is written on ember.numpy/ember.lax,
-so it traces, jits, differentiates and vmaps as they do. `initializers.py` is
+so it traces, jits, differentiates and vmaps as they do; the ones JAX 0.10.2 wraps in its
+own `jit` are staged as one `jit[name=...]` equation under a trace (numpy/_jit_wrap.py),
+so make_jaxpr prints them as JAX does, and run op by op eagerly. `initializers.py` is
 `jax.nn.initializers` on ember.random. Any other jax.nn name Ember lacks raises the "not
 implemented yet" AttributeError.
 """

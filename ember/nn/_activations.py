@@ -18,7 +18,9 @@ import numpy as np
 import ember.numpy as jnp
 from ember import lax
 from ember.custom_derivatives import custom_jvp
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike, promote_args_inexact
+from ember.prims.copy import copy_p
 
 __all__ = ["identity", "relu", "relu6", "squareplus", "softplus", "sparse_plus",
            "soft_sign", "sigmoid", "sparse_sigmoid", "silu", "swish", "mish",
@@ -35,12 +37,14 @@ def _arraylike(fname: str, x: Any) -> Any:
     return jnp.asarray(x)
 
 
+@jit_like_jax("identity")
 def identity(x: Any) -> Any:
     """The identity activation: returns `x` as an array (as jax.nn.identity)."""
     return _arraylike("identity", x)
 
 
 @custom_jvp
+@jit_like_jax("relu")
 def relu(x: Any) -> Any:
     """Rectified linear unit, max(x, 0) (as jax.nn.relu). Its derivative at 0 is 0."""
     return jnp.maximum(x, 0)
@@ -51,6 +55,7 @@ relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
 
 
 @custom_jvp
+@jit_like_jax("relu6")
 def relu6(x: Any) -> Any:
     """ReLU capped at 6, min(max(x, 0), 6) (as jax.nn.relu6). Its derivative is 0 at 0
     and at 6."""
@@ -60,6 +65,7 @@ def relu6(x: Any) -> Any:
 relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
+@jit_like_jax("squareplus")
 def squareplus(x: Any, b: Any = 4) -> Any:
     """(x + sqrt(x^2 + b)) / 2 (as jax.nn.squareplus)."""
     check_arraylike("squareplus", x, b)
@@ -67,17 +73,20 @@ def squareplus(x: Any, b: Any = 4) -> Any:
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
+@jit_like_jax("softplus")
 def softplus(x: Any) -> Any:
     """log(1 + e^x), computed as logaddexp(x, 0) (as jax.nn.softplus)."""
     return jnp.logaddexp(x, 0)
 
 
+@jit_like_jax("sparse_plus")
 def sparse_plus(x: Any) -> Any:
     """0 for x <= -1, (x + 1)^2 / 4 between, x for x >= 1 (as jax.nn.sparse_plus)."""
     x = _arraylike("sparse_plus", x)
     return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
+@jit_like_jax("soft_sign")
 def soft_sign(x: Any) -> Any:
     """Soft-sign activation: ``x / (abs(x) + 1)``, element-wise.
 
@@ -96,11 +105,13 @@ def sigmoid(x: Any) -> Any:
     return lax.logistic(x)
 
 
+@jit_like_jax("sparse_sigmoid")
 def sparse_sigmoid(x: Any) -> Any:
     """(x + 1) / 2 clipped to [0, 1] (as jax.nn.sparse_sigmoid)."""
     return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
 
 
+@jit_like_jax("silu")
 def silu(x: Any) -> Any:
     """x * sigmoid(x) (as jax.nn.silu; `swish` is the same function)."""
     x = _arraylike("silu", x)
@@ -110,18 +121,21 @@ def silu(x: Any) -> Any:
 swish = silu
 
 
+@jit_like_jax("mish")
 def mish(x: Any) -> Any:
     """x * tanh(softplus(x)) (as jax.nn.mish)."""
     x = _arraylike("mish", x)
     return x * jnp.tanh(softplus(x))
 
 
+@jit_like_jax("log_sigmoid")
 def log_sigmoid(x: Any) -> Any:
     """log(sigmoid(x)) = -softplus(-x) (as jax.nn.log_sigmoid)."""
     x = _arraylike("log_sigmoid", x)
     return -softplus(-x)
 
 
+@jit_like_jax("elu")
 def elu(x: Any, alpha: Any = 1.0) -> Any:
     """x for x > 0, alpha * (e^x - 1) otherwise (as jax.nn.elu)."""
     x = _arraylike("elu", x)
@@ -130,23 +144,27 @@ def elu(x: Any, alpha: Any = 1.0) -> Any:
     return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
 
 
+@jit_like_jax("leaky_relu")
 def leaky_relu(x: Any, negative_slope: Any = 1e-2) -> Any:
     """x for x >= 0, negative_slope * x otherwise (as jax.nn.leaky_relu)."""
     x = _arraylike("leaky_relu", x)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
+@jit_like_jax("hard_tanh")
 def hard_tanh(x: Any) -> Any:
     """x clipped to [-1, 1] (as jax.nn.hard_tanh)."""
     x = _arraylike("hard_tanh", x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
+@jit_like_jax("celu")
 def celu(x: Any, alpha: Any = 1.0) -> Any:
     """max(x, 0) + alpha * (e^(min(x, 0) / alpha) - 1) (as jax.nn.celu)."""
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
 
+@jit_like_jax("selu")
 def selu(x: Any) -> Any:
     """scale * elu(x, alpha) with SELU's constants (as jax.nn.selu)."""
     return _SELU_SCALE * elu(x, _SELU_ALPHA)
@@ -160,14 +178,18 @@ def gelu(x: Any, approximate: bool = True) -> Any:
         k = np.sqrt(2 / np.pi).astype(x.dtype)
         return x * (0.5 * (1.0 + jnp.tanh(k * (x + 0.044715 * (x ** 3)))))
     half = np.sqrt(0.5).astype(x.dtype)
-    return jnp.asarray(0.5 * x * lax.erfc(-x * half), dtype=x.dtype)
+    # JAX ends with jnp.array(..., dtype=x.dtype), which stages a `copy`: keep it, so the
+    # texts match (it lowers to nothing).
+    return copy_p.bind(0.5 * x * lax.erfc(-x * half))
 
 
+@jit_like_jax("hard_sigmoid")
 def hard_sigmoid(x: Any) -> Any:
     """relu6(x + 3) / 6 (as jax.nn.hard_sigmoid)."""
     return relu6(x + 3.) / 6.
 
 
+@jit_like_jax("hard_silu")
 def hard_silu(x: Any) -> Any:
     """x * hard_sigmoid(x) (as jax.nn.hard_silu; `hard_swish` is the same function)."""
     x = _arraylike("hard_silu", x)
@@ -178,6 +200,7 @@ hard_swish = hard_silu
 
 
 @custom_jvp
+@jit_like_jax("log1mexp")
 def log1mexp(x: Any) -> Any:
     """log(1 - e^-x), accurate on both sides of log 2 (as jax.nn.log1mexp)."""
     x = _arraylike("log1mexp", x)

@@ -25,6 +25,7 @@ from ember.core.errors import ConcretizationTypeError
 from ember.core.trace import Tracer, get_aval
 from ember.nn._activations import sigmoid
 from ember.nn._logsumexp import logsumexp
+from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike
 from ember.numpy._reductions import normalize_axes
 
@@ -44,6 +45,7 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     return result
 
 
+@jit_like_jax("log_softmax", static_argnames=("axis",))
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """x - logsumexp(x) along `axis` (as jax.nn.log_softmax); masked-out entries are
     -inf."""
@@ -59,23 +61,23 @@ def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
 
 
 def _count(x: Any, axis: Any, where: Any, keepdims: bool, dtype: Any) -> Any:
-    """How many elements each reduction over `axis` sees."""
+    """How many elements each reduction over `axis` sees: a 0-d constant without `where`
+    (as JAX's, so the text prints `log 4.0:f32[]` and the subtraction broadcasts it)."""
     shape = get_aval(x).shape
     if where is None:
-        axes = normalize_axes(axis, len(shape))
-        n = int(np.prod([shape[d] for d in axes]))
-        kept = (tuple(1 if d in axes else s for d, s in enumerate(shape)) if keepdims
-                else tuple(s for d, s in enumerate(shape) if d not in axes))
-        return jnp.full(kept, n, dtype)
+        n = int(np.prod([shape[d] for d in normalize_axes(axis, len(shape))]))
+        return lax.convert_element_type(n, dtype)
     return jnp.sum(jnp.broadcast_to(where, shape), axis, dtype=dtype, keepdims=keepdims)
 
 
+@jit_like_jax("logmeanexp", static_argnames=("axis", "keepdims"))
 def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
     """log(mean(exp(x))) = logsumexp(x) - log(n) (as jax.nn.logmeanexp)."""
     lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
     return lse - jnp.log(_count(x, axis, where, keepdims, lse.dtype))
 
 
+@jit_like_jax("standardize", static_argnames=("axis", "algorithm"))
 def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None,
                 epsilon: Any = 1e-5, where: Any = None, *, algorithm: str = "fast") -> Any:
     """(x - mean) / sqrt(variance + epsilon) along `axis` (as jax.nn.standardize); `mean`
@@ -101,6 +103,7 @@ def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None,
     return jnp.subtract(x, mean) * lax.rsqrt(variance + epsilon)
 
 
+@jit_like_jax("glu", static_argnames=("axis",))
 def glu(x: Any, axis: int = -1) -> Any:
     """Gated linear unit (as jax.nn.glu): the first half of `x` along `axis` times the
     sigmoid of the second half."""
@@ -127,6 +130,12 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: Any = -1) -> A
         warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
                       DeprecationWarning, stacklevel=2)
     dtype = dtypes.default_float() if dtype is None else dtype
+    return _one_hot(x, num_classes, dtype=dtype, axis=axis)
+
+
+@jit_like_jax("_one_hot", static_argnames=("num_classes", "dtype", "axis"))
+def _one_hot(x: Any, num_classes: int, *, dtype: Any, axis: Any) -> Any:
+    """one_hot's body, staged as JAX's jit[_one_hot] (the checks stay outside it)."""
     if not isinstance(axis, (int, np.integer)):
         # a vmap axis name: this example's class is its position along that axis
         size = lax.axis_size(axis)

@@ -39,6 +39,7 @@ from ember.numpy._functional import *  # noqa: E402, F403
 from ember.numpy._histograms import *  # noqa: E402, F403
 from ember.numpy._host_io import *  # noqa: E402, F403
 from ember.numpy._index_tricks import *  # noqa: E402, F403
+from ember.numpy._partition import *  # noqa: E402, F403
 from ember.numpy._polynomial import *  # noqa: E402, F403
 from ember.numpy._set_pairs import *  # noqa: E402, F403
 from ember.numpy._setops import *  # noqa: E402, F403

@@ -1,14 +1,12 @@
 """Building and editing arrays for ember.numpy: block, insert, delete, compress, extract,
-choose, partition, argpartition, resize, rollaxis, put_along_axis, place, put.
+choose, resize, rollaxis, put_along_axis, place, put (partition: _partition.py).
 
 Input: array-likes; axes, `kth`, `size` and new shapes are static. Output: new ember
 arrays (JAX arrays are immutable: the in-place forms ask for inplace=False). Invariants
 (JAX's): delete with an array of indices needs them concrete, unless
 assume_unique_indices=True (then it is a gather); compress/extract without `size` need a
 concrete condition (under jit pass `size=`, with `fill_value` padding); choose's
-mode='raise' needs concrete indices; partition puts the kth+1 smallest values first in
-ascending order and the rest after them in descending order (what JAX's top_k gives),
-argpartition their indices (the rest in index order, as JAX's).
+mode='raise' needs concrete indices.
 """
 
 from __future__ import annotations
@@ -28,8 +26,8 @@ from ember.numpy._jit_wrap import jit_like_jax
 from ember.numpy._promote import check_arraylike
 from ember.numpy._reductions import normalize_axes
 
-__all__ = ["block", "insert", "delete", "compress", "extract", "choose", "partition",
-           "argpartition", "resize", "rollaxis", "put_along_axis", "place", "put"]
+__all__ = ["block", "insert", "delete", "compress", "extract", "choose", "resize",
+           "rollaxis", "put_along_axis", "place", "put"]
 
 
 def _axis(axis: Any, ndim: int) -> int:
@@ -326,68 +324,6 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
     idx, *opts = jnp.broadcast_arrays(idx, *opts)
     stacked = jnp.stack(opts)
     return jnp.take_along_axis(stacked, idx[None], axis=0)[0]
-
-
-def _kth(kth: Any, n: int) -> int:
-    k = operator.index(kth)
-    if not -n <= k < n:
-        raise ValueError(f"axis {k} is out of bounds for array of dimension {n}")
-    return k % n
-
-
-def partition(a: Any, kth: int, axis: int = -1) -> Any:
-    """Partially sort an array so that one element lands in its sorted place.
-
-    Args:
-        a: an array.
-        kth: the position (static int) whose element ends where a full sort would put it.
-        axis: the axis to partition along.
-
-    Returns:
-        ``a`` along ``axis`` with the ``kth + 1`` smallest values first, in ascending order
-        (so the k-th is in place), and the rest after them. NumPy leaves both groups in an
-        unspecified order; Ember's, like JAX's, is the sorted one before ``kth`` and the
-        remaining values in descending order after it.
-
-    Example:
-        >>> jnp.partition(jnp.array([5, 1, 4, 2, 3]), 2)
-        Array([1, 2, 3, 5, 4], dtype=int32)
-    """
-    check_arraylike("partition", a)
-    arr = jnp.asarray(a)
-    ax = _axis(axis, arr.ndim)
-    k = _kth(kth, arr.shape[ax])
-    s = jnp.sort(jnp.moveaxis(arr, ax, -1), axis=-1)
-    out = jnp.concatenate([s[..., :k + 1], s[..., k + 1:][..., ::-1]], axis=-1)
-    return jnp.moveaxis(out, -1, ax)
-
-
-def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
-    """Return the indices that would partition an array.
-
-    Args:
-        a: an array.
-        kth: the position (static int) whose element ends in its sorted place.
-        axis: the axis to partition along.
-
-    Returns:
-        Integer indices along ``axis`` such that ``take_along_axis(a, indices, axis)`` is
-        ``partition(a, kth, axis)``.
-
-    Example:
-        >>> jnp.argpartition(jnp.array([5, 1, 4, 2, 3]), 2)
-        Array([1, 3, 4, 0, 2], dtype=int32)
-    """
-    check_arraylike("partition", a)
-    arr = jnp.asarray(a)
-    ax = _axis(axis, arr.ndim)
-    k = _kth(kth, arr.shape[ax])
-    i = jnp.argsort(jnp.moveaxis(arr, ax, -1), axis=-1, stable=True)
-    # The rest keep their index order (JAX's: top_k over a mask of equal values).
-    in_bottom = jnp.argsort(i, axis=-1, stable=True) <= k
-    rest = jnp.argsort(in_bottom, axis=-1, stable=True)[..., :arr.shape[ax] - k - 1]
-    out = jnp.concatenate([i[..., :k + 1], rest.astype(i.dtype)], axis=-1)
-    return jnp.moveaxis(out, -1, ax)
 
 
 def resize(a: Any, new_shape: Any) -> Any:

@@ -32,10 +32,12 @@ class _None:
 
 
 class _Int:
-    """A static integer (not yet wrapped)."""
+    """A static integer (not yet wrapped); `dtype` is a NumPy integer's canonical dtype,
+    None for a Python int (a weakly typed index in JAX)."""
 
-    def __init__(self, value: int):
+    def __init__(self, value: int, dtype: np.dtype | None = None):
         self.value = value
+        self.dtype = dtype
 
 
 class _Slice:
@@ -47,12 +49,20 @@ class _Slice:
 
 
 class _Array:
-    """An integer index array: a NumPy array (static) or an Array / tracer (dynamic)."""
+    """An integer index array: a NumPy array (static) or an Array / tracer (dynamic).
 
-    def __init__(self, value: Any):
+    `source` says how a static one reached the index expression, for the text JAX stages
+    for it under a trace: "list" (a Python sequence, an array constant in JAX), "numpy"
+    (a NumPy array) or None (built by Ember itself: nothing staged). `source_dtype` is the
+    user's index dtype, canonicalized (the value itself is held as int64)."""
+
+    def __init__(self, value: Any, source: str | None = None,
+                 source_dtype: np.dtype | None = None):
         self.value = value
         self.static = isinstance(value, np.ndarray)
         self.shape = value.shape if self.static else get_aval(value).shape
+        self.source = source
+        self.source_dtype = source_dtype
 
 
 def _is_dynamic(x: Any) -> bool:
@@ -109,8 +119,11 @@ def _classify(item: Any) -> Any:
     if isinstance(item, (bool, np.bool_)):
         return ("mask", np.asarray(item, dtype=bool))
     if isinstance(item, (int, np.integer)):
-        return _Int(int(item))
+        return _Int(int(item), None if isinstance(item, int)
+                    else dtypes.canonicalize(np.asarray(item).dtype))
+    source = "numpy"
     if isinstance(item, (list, tuple)):
+        source = "list"
         try:
             item = np.asarray(item)
         except Exception:  # a sequence holding tracers: let ember.numpy stack it
@@ -130,7 +143,9 @@ def _classify(item: Any) -> Any:
                             f"{dtype.name}.")
         if isinstance(item, (np.ndarray, np.generic)):
             arr = np.asarray(item)
-            return _Int(int(arr)) if arr.ndim == 0 else _Array(arr.astype(np.int64))
+            if arr.ndim == 0:
+                return _Int(int(arr), dtypes.canonicalize(arr.dtype))
+            return _Array(arr.astype(np.int64), source, dtypes.canonicalize(arr.dtype))
         return _Array(item)
     if hasattr(item, "__jax_array__"):
         return _classify(item.__jax_array__())
@@ -183,7 +198,9 @@ def _parse(idx: Any, shape: tuple[int, ...]) -> tuple[list[Any], tuple[int, ...]
             if got != want:
                 raise IndexError(f"boolean index did not match shape of indexed array in index "
                                  f"{dim}: got {got}, expected {want}")
-            entries.extend(_Array(nz.astype(np.int64)) for nz in np.nonzero(mask))
+            # (JAX reads a mask as its np.nonzero arrays, NumPy index arrays from then on)
+            idt = dtypes.canonicalize(np.dtype(np.int64))
+            entries.extend(_Array(nz.astype(np.int64), "numpy", idt) for nz in np.nonzero(mask))
             dim += mask.ndim
         elif isinstance(i, slice):
             entries.append(_Slice(*i.indices(shape[dim])))

@@ -3,7 +3,10 @@
 Input: the operand shape and the parsed entries (`_index_entries`). Output: `_Indexer`, whose
 attributes are the arguments of `lax.gather` / `lax.scatter` (index array, dimension
 numbers, slice sizes) and the indexed result shape in NumPy's axis order. Invariants:
-negative indices are wrapped once; advanced-index dims go where NumPy puts them.
+negative indices are wrapped once; advanced-index dims go where NumPy puts them. Under a
+trace the index array is staged as JAX stages it (a user's constant index array gets the
+lt/add/select_n fix-up, which constant folding removes; advanced indices are broadcast to
+their common shape, converted, then placed), so jaxpr texts match JAX's.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class _Indexer:
         # One index component per operand dim that needs a start: advanced, strided, and
         # windows that do not start at 0.
         comps: list[tuple[int, Any, list[int]]] = []
+        adv_at: list[int] = []  # (the positions in comps of the advanced indices)
         sizes = list(operand_shape)
         collapsed = []
         for e, d in zip(entries, dims):
@@ -91,12 +95,18 @@ class _Indexer:
                 sizes[d] = 1
                 collapsed.append(d)
                 value = np.asarray(e.value, np.int64) if isinstance(e, _Int) else e.value
-                if normalize:
+                if isinstance(e, _Array) and _stages_fixup(e, operand_shape[d]):
+                    value = _staged_wrap_negative(e, operand_shape[d], normalize)
+                elif normalize:
                     value = _wrap_negative(value, operand_shape[d])
                 rank = len(np.shape(value)) if isinstance(value, np.ndarray) else \
                     get_aval(value).ndim
                 # Right-aligned broadcasting into the 'B' dims.
+                adv_at.append(len(comps))
                 comps.append((d, value, where["B"][len(self.batch) - rank:]))
+        if adv_at:
+            adv_entries = [e for e in entries if isinstance(e, (_Int, _Array))]
+            _broadcast_advanced(comps, adv_at, adv_entries, self.batch, where["B"])
         self.slice_sizes = tuple(sizes)
         self.collapsed = tuple(collapsed)
         self.start_map = tuple(d for d, _, _ in comps)
@@ -156,6 +166,67 @@ def _wrap_negative(value: Any, size: int) -> Any:
     return lax.select_n(lax.lt(value, 0), value, lax.add(value, size))
 
 
+def _stages_fixup(e: _Array, size: int) -> bool:
+    """Whether a static index array from the user is staged as JAX stages it: only under a
+    trace, for an integer index dtype whose range holds the values and the axis length
+    (else the static path, which keeps out-of-range values out of range)."""
+    dt = e.source_dtype
+    if e.source is None or dt is None or current_dynamic().level == 0:
+        return False
+    if dtypes.kind(dt) not in "iu" or not e.value.size:
+        return False
+    # (the values must also fit int32, the index dtype they are converted to: a larger
+    # unsigned value would wrap around into range)
+    lo, hi = int(e.value.min()), int(e.value.max())
+    return size <= np.iinfo(dt).max and _fits(lo, dt) and _fits(hi, dt) and \
+        _fits(lo, np.dtype(np.int32)) and _fits(hi, np.dtype(np.int32))
+
+
+def _staged_wrap_negative(e: _Array, size: int, normalize: bool) -> Any:
+    """A static index array as a constant of the user's dtype with i < 0 -> i + size staged
+    as JAX stages it (select_n of `add i size`, on `lt i 0` for a list, on a NumPy bool
+    constant for a NumPy array; nothing for unsigned dtypes), so the jaxpr text matches;
+    the compiled program folds it away (all its operands are constants)."""
+    from ember.numpy._creation import asarray
+    dt = e.source_dtype
+    const = asarray(e.value.astype(dt))
+    if not normalize or dtypes.kind(dt) == "u":
+        return const
+    negative = lax.lt(const, dt.type(0)) if e.source == "list" else np.less(e.value, 0)
+    return lax.select_n(negative, const, lax.add(const, dt.type(size)))
+
+
+def _broadcast_advanced(comps: list[tuple[int, Any, list[int]]], at: list[int],
+                        entries: list[Any], batch: tuple[int, ...], bdims: list[int]) -> None:
+    """JAX broadcasts the advanced indices to their common shape first (a scalar integer
+    as a weakly typed array), then places each in the index array: done the same way when
+    one of them is staged, so the texts match (in place on `comps`)."""
+    values = [comps[k][1] for k in at]
+    if all(isinstance(v, np.ndarray) for v in values):
+        return
+    shapes = [np.shape(v) if isinstance(v, np.ndarray) else get_aval(v).shape
+              for v in values]
+    if all(s == shapes[0] for s in shapes):
+        return
+    from ember.numpy._creation import asarray
+    nb = len(batch)
+    for k, e, v, s in zip(at, entries, values, shapes):
+        if isinstance(v, np.ndarray):
+            dt = np.dtype(np.int32) if e.dtype is None else e.dtype
+            if v.ndim or current_dynamic().level == 0 or not _fits(int(v), dt):
+                continue  # (left to the static path)
+            # (a Python int is weakly typed, a NumPy integer keeps its dtype)
+            v = asarray(int(v)) if e.dtype is None else asarray(v.astype(dt))
+        if s != batch:
+            v = lax.broadcast_in_dim(v, batch, tuple(range(nb - len(s), nb)))
+        comps[k] = (comps[k][0], v, list(bdims))
+
+
+def _fits(v: int, dtype: np.dtype) -> bool:
+    info = np.iinfo(dtype)
+    return info.min <= v <= info.max
+
+
 def _stack_components(comps: list[tuple[int, Any, list[int]]], batch_shape: tuple[int, ...]
                       ) -> Any:
     """The (*batch_shape, k) index array: component j broadcast into its batch dims."""
@@ -175,14 +246,18 @@ def _stack_components(comps: list[tuple[int, Any, list[int]]], batch_shape: tupl
             info = np.iinfo(dtype)
             out[..., j] = np.clip(v, info.min, info.max).reshape(shape)
         return out
-    cols = []
-    for _, v, bdims in comps:
+    # Every component converted to the index dtype first, then each broadcast into place
+    # (JAX's order of equations).
+    converted = []
+    for _, v, _ in comps:
         if isinstance(v, np.ndarray):
             info = np.iinfo(dtype)
             v = lax.convert_element_type(np.clip(v, info.min, info.max).astype(dtype), dtype)
         else:
             v = lax.convert_element_type(v, dtype)
-        cols.append(lax.broadcast_in_dim(v, batch_shape + (1,), tuple(bdims)))
+        converted.append(v)
+    cols = [lax.broadcast_in_dim(v, batch_shape + (1,), tuple(bdims))
+            for v, (_, _, bdims) in zip(converted, comps)]
     return cols[0] if k == 1 else lax.concatenate(cols, nb)
 
 

@@ -17,14 +17,31 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
+
+from ember.array import ArrayImpl
 from ember.core.trace import Tracer, current_dynamic
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Values that are pytree leaves holding no tracer (Ember's own Array is one).
+_LEAVES: tuple[type, ...] = (ArrayImpl, np.ndarray, np.generic, int, float, complex, bool,
+                             str, type(None), np.dtype)
 
 
 def _tracing(args: tuple, kwargs: dict) -> bool:
     if current_dynamic().level > 0:
         return True
+    # (a flat argument list of arrays and scalars, the usual eager call, is checked without
+    # flattening pytrees: tree_leaves costs microseconds per call)
+    flat = True
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, Tracer):
+            return True
+        if not isinstance(v, _LEAVES):
+            flat = False
+    if flat:
+        return False
     from ember.tree_util import tree_leaves
     return any(isinstance(v, Tracer) for v in tree_leaves((args, kwargs)))
 

@@ -311,15 +311,17 @@ def _count(aval_shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return n
 
 
-def _inexact_computation(a: Any, dtype: Any) -> tuple[Any, np.dtype, np.dtype]:
+def _inexact_computation(a: Any, dtype: Any, upcast_half: bool = True
+                         ) -> tuple[Any, np.dtype, np.dtype]:
     """(a cast to the computation dtype, computation dtype, result dtype) for mean/var:
-    integers and bools give the default float; float16 computes in float32."""
+    integers and bools give the default float; float16 computes in float32 when
+    `upcast_half`."""
     a = ensure_array(a)
     src = get_aval(a).dtype
     out = dtypes.canonicalize(np.dtype(dtype)) if dtype is not None else (
         src if dtypes.kind(src) in "fc" else dtypes.default_float())
     comp = out if dtypes.kind(out) in "fc" else dtypes.default_float()
-    if _is_half(comp):
+    if upcast_half and _is_half(comp):
         comp = np.dtype(np.float32)
     return lax.convert_element_type(a, comp, get_aval(a).weak_type), comp, out
 
@@ -340,7 +342,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
         axis: an int or tuple of ints; None averages over every axis.
         dtype: the computation and result dtype; default ``a``'s float type (integers and
             bools average in the default float: float32 unless x64 is enabled, where NumPy
-            uses float64).
+            uses float64). Without ``dtype`` a float16/bfloat16 ``a`` is summed in float32;
+            an explicit half ``dtype`` sums in that dtype, as NumPy and JAX do.
         out: not supported (must be None), as in JAX.
         keepdims: keep the reduced axes with size 1.
         where: a bool array broadcast against ``a``: only its True entries are averaged.
@@ -353,7 +356,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
         Array([2. , 3.5], dtype=float32)
     """
     check_arraylike("mean", a)
-    a, comp, res = _inexact_computation(a, dtype)
+    a, comp, res = _inexact_computation(a, dtype, upcast_half=dtype is None)
     aval = get_aval(a)
     axes = normalize_axes(axis, aval.ndim)
     # (the count first, then the sum, as JAX stages them)
@@ -361,7 +364,9 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
         count: Any = lax.convert_element_type(_count(aval.shape, axes), comp)
     else:
         count = _count_where(where, aval.shape, axis, comp, keepdims)
-    total = sum(a, axis, keepdims=keepdims, where=where)
+    # (a half computation dtype is an explicit dtype=: summed in it, not upcast by sum)
+    total = sum(a, axis, dtype=comp if _is_half(comp) else None, keepdims=keepdims,
+                where=where)
     return lax.convert_element_type(lax.div(total, count), res, get_aval(a).weak_type
                                     and dtype is None)
 

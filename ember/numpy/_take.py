@@ -170,7 +170,8 @@ def _canonical_axis(axis: Any, ndim: int) -> int:
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
-                    fill_value: Any = None) -> Any:
+                    fill_value: Any = None, *, wrap_negative_indices: bool | None = None
+                    ) -> Any:
     """Take the elements of an array at per-position indices along one axis.
 
     The result holds ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]`` with ``i``
@@ -184,8 +185,13 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
         axis: the axis to index; None indexes the flattened ``arr`` (then ``indices``
             must be 1-d).
         mode: out-of-range handling, as in ``jnp.take`` (by default such positions give
-            ``fill_value``; unlike NumPy, nothing raises).
+            ``fill_value``; unlike NumPy, nothing raises). As in JAX, negative indices
+            count from the end first, in every mode but ``'promise_in_bounds'``; then
+            ``'clip'`` clamps into range and ``'wrap'`` (Ember's, as ``jnp.take``'s) takes
+            the index modulo the axis length.
         fill_value: the value of out-of-range positions, as in ``jnp.take``.
+        wrap_negative_indices: whether negative indices count from the end; None (the
+            default) means yes unless ``mode='promise_in_bounds'``, as in JAX.
 
     Returns:
         An array of ``arr``'s dtype, with the broadcast shape and ``indices``' length at
@@ -199,13 +205,20 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     """
     a = _as_array(arr)
     idx = _index_operand(indices, "take_along_axis")
-    if mode in (None, "fill") and not isinstance(fill_value, (np.ndarray, list)):
-        # The default mode as JAX 0.10.2 stages it: jit[take_along_axis] of a gather whose
+    _mode_for_take(mode, "take_along_axis")  # (an unknown mode, or 'raise', fails here)
+    if not isinstance(fill_value, (np.ndarray, list)):
+        # As JAX 0.10.2 stages it in every mode: jit[take_along_axis] of a gather whose
         # matching dimensions are batching dimensions (no iota index columns)
         if isinstance(idx, np.ndarray):
             import ember.numpy as jnp
             idx = jnp.asarray(idx.astype(np.int64))
-        return _take_along_axis_batched(a, idx, axis=axis, fill_value=fill_value)
+        return _take_along_axis_batched(a, idx, axis=axis, mode=mode, fill_value=fill_value,
+                                        wrap_negative_indices=wrap_negative_indices)
+    # An array fill_value (Ember's extension; JAX's must be a static scalar): one gather
+    # with explicit iota index columns for the other dimensions.
+    if wrap_negative_indices is False:
+        raise NotImplementedError("take_along_axis: wrap_negative_indices=False with an "
+                                  "array fill_value")
     idx_shape = idx.shape if isinstance(idx, np.ndarray) else get_aval(idx).shape
     if axis is None:
         a, axis = _flat_for_axis_none(a, idx_shape)
@@ -237,12 +250,15 @@ def _flat_for_axis_none(a: Any, idx_shape: tuple[int, ...]) -> tuple[Any, int]:
     return lax.reshape(a, (get_aval(a).size,)), 0
 
 
-@jit_like_jax("take_along_axis", static_argnames=("axis", "fill_value"))
-def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> Any:
-    """take_along_axis in 'fill' mode by one gather: the index's axis is the gathered one,
-    a dimension where the index has length 1 is taken whole (an offset dimension), one
-    where the array has length 1 is squeezed away, and the others pair array and index
-    dimensions as batching dimensions."""
+@jit_like_jax("take_along_axis", static_argnames=("axis", "mode", "fill_value",
+                                                 "wrap_negative_indices"))
+def _take_along_axis_batched(a: Any, idx: Any, axis: Any, mode: Any, fill_value: Any,
+                             wrap_negative_indices: bool | None) -> Any:
+    """take_along_axis by one gather: the index's axis is the gathered one, a dimension
+    where the index has length 1 is taken whole (an offset dimension), one where the array
+    has length 1 is squeezed away, and the others pair array and index dimensions as
+    batching dimensions. Negative indices are wrapped first unless the mode is
+    'promise_in_bounds' (JAX's legacy default); 'wrap' then takes them mod the length."""
     idx_shape = get_aval(idx).shape
     if axis is None:
         a, axis = _flat_for_axis_none(a, idx_shape)
@@ -260,9 +276,18 @@ def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> An
     out_shape = tuple(max(s, t) if 0 not in (s, t) else 0
                       for s, t in zip(arr_shape, idx_shape))
     size = shape[axis]
+    gmode, _, wrap = _mode_for_take(mode, "take_along_axis")
     if size == 0:
+        if wrap and int(np.prod(out_shape)):
+            raise IndexError("Cannot do a non-empty jnp.take_along_axis() from an empty "
+                             "axis.")
         return lax.full(out_shape, 0, get_aval(a).dtype)
-    idx = _wrap_negative(idx, size)  # (negative indices count from the end)
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    if wrap:
+        idx = _mod_index(idx, size)  # (NumPy's 'wrap': every index taken mod the length)
+    elif wrap_negative_indices:
+        idx = _wrap_negative(idx, size)  # (negative indices count from the end)
     index_dims = [d for d, t in enumerate(idx_shape) if d == axis or t != 1]
     idx = lax.reshape(idx, tuple(out_shape[d] for d in index_dims) + (1,))
     slice_sizes, offset_dims, start_index_map, collapsed = [], [], [], []
@@ -293,4 +318,6 @@ def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> An
         offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
         start_index_map=tuple(start_index_map), operand_batching_dims=tuple(obatch),
         start_indices_batching_dims=tuple(ibatch))
-    return lax.gather(a, idx, dnums, tuple(slice_sizes), mode="fill", fill_value=fill_value)
+    return lax.gather(a, idx, dnums, tuple(slice_sizes), mode=gmode,
+                      fill_value=fill_value if gmode is GatherScatterMode.FILL_OR_DROP
+                      else None)

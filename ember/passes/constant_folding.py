@@ -2,7 +2,10 @@
 
 Input: a Module. Output: the module with such instructions replaced by `constant`s computed
 by the NumPy evaluator (so folding is bit-identical to running the module).
-Rewrite: `op(constant, ..., constant) => constant`.
+Rewrites: `op(constant, ..., constant) => constant`;
+`op(constant, broadcast(scalar constant)) => constant` where at least one operand is a
+constant that is not a broadcast scalar (a staged fix-up of a constant index array,
+`select(lt(c, 0), add(c, n), c)`, folds; the result is no larger than that constant).
 Not folded, to keep modules small and fusion-friendly:
 - a broadcast of a scalar to more than one element (it stays a broadcast however big;
   one element is folded: a staged static index, `x.at[2]`, must reach the
@@ -26,17 +29,34 @@ _NEVER = {"parameter", "constant", "custom-call", "while", "conditional", "call"
           "opt-barrier"}
 
 
+def _scalar_broadcast(inst: Instruction) -> bool:
+    return (inst.opcode == "broadcast" and inst.operand.opcode == "constant"
+            and inst.operand.shape.rank == 0)
+
+
 def foldable(inst: Instruction) -> bool:
     if inst.opcode in _NEVER or inst.shape.is_tuple:
         return False
+    constants = 0
     for o in inst.operands:  # (a loop, not all() of a generator: asked of every op)
-        if o.opcode != "constant":
+        if o.opcode == "constant":
+            constants += 1
+        elif not _scalar_broadcast(o):
             return False
+    if constants == 0 and inst.operands:
+        return False  # (only broadcast scalars: folding would grow them into full arrays)
     if inst.shape.size > MAX_FOLD_ELEMENTS:
         return False
     if inst.opcode == "broadcast" and inst.operand.shape.rank == 0 and inst.shape.size > 1:
         return False
     return True
+
+
+def _value(inst: Instruction) -> np.ndarray:
+    """An operand's value: a constant's, or a broadcast scalar's, expanded."""
+    if inst.opcode == "constant":
+        return inst.value
+    return HANDLERS["broadcast"](inst, [inst.operand.value])
 
 
 class ConstantFolding(HloPass):
@@ -50,7 +70,7 @@ class ConstantFolding(HloPass):
                     continue
                 try:
                     with np.errstate(all="ignore"):
-                        value = HANDLERS[inst.opcode](inst, [o.value for o in inst.operands])
+                        value = HANDLERS[inst.opcode](inst, [_value(o) for o in inst.operands])
                 except (EvaluationError, KeyError):
                     continue
                 value = np.array(value, dtype=inst.shape.dtype, copy=True)

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ember.core import batching
 from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
@@ -43,6 +45,12 @@ from ember.prims.gather_scatter import (
 
 def _shift(dims: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(d) + 1 for d in dims)
+
+
+def _shift_np(dims: Sequence[int]) -> tuple[Any, ...]:
+    """`_shift` as JAX's scatter rule computes it (np.add(1, dims)): NumPy integers, which
+    print as `np.int64(1)` in a jaxpr, as JAX's do; they compare and hash as ints."""
+    return tuple(np.add(1, np.asarray(dims, np.int64)))
 
 
 def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], *,
@@ -108,20 +116,20 @@ def _scatter_batch(prim: Primitive) -> Callable[..., tuple[Any, int]]:
         if idx_dim is not_mapped:
             # The batch is a window dim spanning all B (updates dim 0, operand dim 0).
             new = ScatterDimensionNumbers(
-                update_window_dims=(0,) + _shift(dn.update_window_dims),
-                inserted_window_dims=_shift(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=_shift(dn.operand_batching_dims),
+                update_window_dims=(0,) + _shift_np(dn.update_window_dims),
+                inserted_window_dims=_shift_np(dn.inserted_window_dims),
+                scatter_dims_to_operand_dims=_shift_np(dn.scatter_dims_to_operand_dims),
+                operand_batching_dims=_shift_np(dn.operand_batching_dims),
                 scatter_indices_batching_dims=tuple(dn.scatter_indices_batching_dims))
         else:
             # Operand dim 0 paired with indices dim 0: example b writes operand[b] only.
             indices = batching.moveaxis(indices, idx_dim, 0)
             new = ScatterDimensionNumbers(
-                update_window_dims=_shift(dn.update_window_dims),
-                inserted_window_dims=_shift(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
-                scatter_indices_batching_dims=(0,) + _shift(dn.scatter_indices_batching_dims))
+                update_window_dims=_shift_np(dn.update_window_dims),
+                inserted_window_dims=_shift_np(dn.inserted_window_dims),
+                scatter_dims_to_operand_dims=_shift_np(dn.scatter_dims_to_operand_dims),
+                operand_batching_dims=(0,) + _shift_np(dn.operand_batching_dims),
+                scatter_indices_batching_dims=(0,) + _shift_np(dn.scatter_indices_batching_dims))
         assert get_aval(operand).shape[0] == size
         return prim.bind(operand, indices, updates, dimension_numbers=new, **params), 0
     return rule

@@ -12,8 +12,10 @@ stably: a stable order is also a valid answer when is_stable=False, and it makes
 jit agree exactly.
 
 top_k: params `k` and `axis`; outputs (values, int32 indices) with the axis cut to k: the k
-largest entries in descending order, the lower index first among equal entries, NaN
-greater than everything (the same total order, reversed).
+largest entries in descending order, the lower index first among equal entries. Floats are
+ordered as JAX's top_k orders them, by IEEE-754's totalOrder on their bits, not canonicalized
+as sort does: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN (so partition, which takes
+top_k of negated values, gets every element back exactly once).
 """
 
 from __future__ import annotations
@@ -155,13 +157,13 @@ def _top_k_abstract(x: ShapedArray, *, k: int, axis: int) -> list[ShapedArray]:
 
 
 def _descending_key(x: np.ndarray) -> np.ndarray:
-    """A key whose ascending stable order is x's descending total order (NaN first).
+    """A key whose ascending stable order is x's descending totalOrder (+NaN first).
 
-    Floats map to order-preserving signed integers (flip the magnitude bits of negatives)
-    and then negate through bitwise not (~v = -v - 1, which is exact and order-reversing);
-    integers are widened to int64 first so ~v cannot overflow; bool becomes 0/1.
+    Floats map to order-preserving signed integers (flip the magnitude bits of negatives:
+    -0.0 below +0.0, -NaN below -inf) and then negate through bitwise not (~v = -v - 1,
+    exact and order-reversing); integers are widened to int64 first so ~v cannot overflow;
+    bool becomes 0/1.
     """
-    x = sort_key(x)
     if dtypes.kind(x.dtype) == "f":
         ity = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
         bits = x.view(ity)
@@ -179,13 +181,41 @@ def _top_k_impl(x: np.ndarray, *, k: int, axis: int) -> list[np.ndarray]:
     return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int32)]
 
 
+_BITS = {"f16": ("s16", np.int16), "bf16": ("s16", np.int16), "f32": ("s32", np.int32),
+         "f64": ("s64", np.int64)}
+
+
+def _total_order_bits(b: Any, x: Any) -> Any:
+    """A float's bits as a signed integer in totalOrder: negatives get their magnitude bits
+    flipped (bits ^ MAX), so -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN."""
+    ity, npty = _BITS[x.shape.element_type]
+    bits = b.bitcast_convert(x, ity)
+    negative = b.compare(bits, b.constant(np.zeros((), npty)), "LT")
+    return b.select(negative, b.xor(bits, b.constant(np.array(np.iinfo(npty).max, npty))),
+                    bits)
+
+
+def _top_k_comparator(element_type: str) -> Any:
+    """top_k's comparator on (value, index) pairs: descending totalOrder of the value (a
+    stable sort keeps the lower index first among equal ones)."""
+    from ember.hlo.builder import Builder
+    from ember.hlo.shape import Shape
+    sb = Builder("descending_total")
+    # (parameters per operand, lhs then rhs, as sort calls its comparator)
+    x, y, _, _ = (sb.parameter(Shape(t, ()), n) for t, n in (
+        (element_type, "lhs0"), (element_type, "rhs0"), ("s32", "lhs1"), ("s32", "rhs1")))
+    if element_type in _BITS:
+        x, y = _total_order_bits(sb, x), _total_order_bits(sb, y)
+    return sb.build_computation(sb.compare(x, y, "GT"))
+
+
 @top_k_p.def_lowering
 def _top_k_lowering(ctx: Any, x: Any, *, k: int, axis: int) -> list[Any]:
     """A stable descending sort of (x, iota) along axis (NaN first), then the first k."""
     from ember.hlo.shape import Shape
     aval = ctx.avals_in[0]
     idx = ctx.b.iota(Shape("s32", aval.shape), axis)
-    comp = comparator([L.et(aval.dtype), "s32"], 1, descending=True)
+    comp = _top_k_comparator(L.et(aval.dtype))
     both = ctx.b.sort([x, idx], axis, comp, is_stable=True)
     limits = list(aval.shape)
     limits[axis] = k

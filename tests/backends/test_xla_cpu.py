@@ -232,6 +232,14 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[np.random.Generator], li
     "sort": (lambda x, k: (jnp.sort(x), jnp.argsort(x), jnp.sort(x, axis=0),
                            lax.sort((k, x[0]), num_keys=1)),
              lambda r: [r.standard_normal((4, 9)), r.integers(0, 4, 9).astype(np.int32)]),
+    # top_k's comparator orders floats by their bits (-NaN lowest, -0.0 below +0.0):
+    # partition puts every element back once
+    "top_k_partition": (lambda x: (lax.top_k(x, 5), jnp.partition(x, 3, axis=1),
+                                   jnp.argpartition(x, 1, axis=0)),
+                        lambda r: [np.where(r.random((4, 9)) < 0.2, np.float32(np.nan),
+                                            np.where(r.random((4, 9)) < 0.2, np.float32(-0.0),
+                                                     r.standard_normal((4, 9)))) * np.where(
+                                   r.random((4, 9)) < 0.5, 1, -1)]),
     "shapes": (lambda x: (x.T, x.reshape(5, 6), jnp.concatenate([x, x * 2], axis=0),
                           jnp.pad(x, ((1, 2), (0, 1))), jnp.flip(x, 0), jnp.tile(x, (2, 1)),
                           jnp.broadcast_to(x[:, :1], (6, 5)), lax.iota(np.int32, 7)),

@@ -272,3 +272,56 @@ def test_narrow_traced_scalar_index():
     assert float(elem) == x[299, 1]
     np.testing.assert_array_equal(col, x[250:, 1])
     np.testing.assert_array_equal(f(x, np.uint8(200))[0], x[200])
+
+
+# Constant index arrays staged with JAX's negative-index fix-up (lt/add/select_n) and several
+# index arrays broadcast to their common shape first: NumPy's values, eager == jit, and the
+# fix-up folds away (the compiled module compares nothing).
+CONSTANT_INDEXES = {
+    "list": lambda x: x[:, [0, -2, 3]],
+    "numpy": lambda x: x[np.array([[0], [-1]]), 1],
+    "int8": lambda x: x[np.array([0, -3, 2], np.int8)],
+    "uint8": lambda x: x[:, np.array([4, 0], np.uint8)],
+    "mask": lambda x: x[np.array([True, False, True])],
+    "two_lists": lambda x: x[[0, -1], [[1], [-2]]],
+    "int_and_list": lambda x: x[-1, [0, 2]],
+    "ix": lambda x: x[np.ix_([2, -3], [0, -1, 1])],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTANT_INDEXES))
+def test_constant_index_arrays_fold_and_match_numpy(name):
+    f = CONSTANT_INDEXES[name]
+    x = np.array([[-0.0, np.nan, 1.5, 2.0, -3.0], [4.0, -np.inf, 5.0, 0.0, 6.0],
+                  [7.0, 8.0, np.inf, 9.0, -1.0]], np.float32)
+    want = f(x)
+    eager = f(jnp.asarray(x))
+    staged = ember.jit(f)(x)
+    np.testing.assert_array_equal(np.asarray(eager), want)
+    assert same_bits(eager, staged) and same_bits(staged, want)
+    compiled = ember.jit(f).lower(x).compile().as_text()
+    assert "compare" not in compiled and "select" not in compiled
+
+
+@pytest.mark.parametrize("method", ["set", "add"])
+def test_constant_index_array_updates_match_numpy(method):
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    idx = (slice(None), [0, -1, 2])
+    want = x.copy()
+    if method == "set":
+        want[idx] = 7.0
+    else:
+        np.add.at(want, idx, 7.0)
+    f = lambda a: getattr(a.at[idx], method)(7.0)  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), want)
+    np.testing.assert_array_equal(np.asarray(ember.jit(f)(x)), want)
+
+
+def test_constant_unsigned_index_past_int32_stays_out_of_range():
+    # 3e9 does not fit the int32 index dtype: it is not wrapped into range (which would
+    # read row 0), but clamps to the last row as any out-of-range index does; eager == jit
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    f = lambda a: a[np.array([3_000_000_000, 1], np.uint32)]  # noqa: E731
+    eager, staged = f(jnp.asarray(x)), ember.jit(f)(x)
+    assert same_bits(eager, staged)
+    np.testing.assert_array_equal(np.asarray(staged), x[[2, 1]])

@@ -266,6 +266,52 @@ def test_take_along_axis_broadcast_and_fill():
         jnp.take_along_axis(a, np.zeros((4, 2), np.int32), axis=1)
 
 
+@pytest.mark.parametrize("mode", ["clip", "wrap", "promise_in_bounds"])
+def test_take_along_axis_modes(mode):
+    # Every mode is one batched gather (JAX's program). Negative indices count from the end
+    # first (but for promise_in_bounds, whose indices are promised in range), then 'clip'
+    # clamps and 'wrap' takes the index mod the length: NumPy's values on the indices so
+    # normalized; eager and jit agree; NaN and -0.0 pass through unchanged.
+    x = np.array([[-0.0, np.nan, 1.5, 2.0, -3.0], [4.0, -np.inf, 5.0, 0.0, 6.0],
+                  [7.0, 8.0, np.inf, 9.0, -1.0]], np.float32)
+    if mode == "promise_in_bounds":
+        idx = np.array([[0, 4, 1], [3, 2, 2], [1, 0, 4]], np.int32)
+        norm = idx
+    else:
+        idx = np.array([[0, -1, 7], [-6, 2, 12], [-5, 4, -13]], np.int32)
+        norm = (np.clip(np.where(idx < 0, idx + 5, idx), 0, 4) if mode == "clip"
+                else np.mod(idx, 5))
+    want = np.take_along_axis(x, norm, axis=1)
+    got = jnp.take_along_axis(x, idx, axis=1, mode=mode)
+    jitted = ember.jit(lambda a, i: jnp.take_along_axis(a, i, axis=1, mode=mode))(x, idx)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert same_bits(got, jitted)
+    # a broadcast index (one row for every row of x) along axis 0, and axis=None
+    col = np.array([[2, -1, 0, 1, 2]], np.int32)
+    ncol = np.where(col < 0, col + 3, col)
+    np.testing.assert_array_equal(
+        np.asarray(jnp.take_along_axis(x, ncol if mode == "promise_in_bounds" else col,
+                                       axis=0, mode=mode)),
+        np.take_along_axis(x, ncol, axis=0))
+    flat = np.array([14, 0, 3], np.int32)
+    np.testing.assert_array_equal(np.asarray(jnp.take_along_axis(x, flat, None, mode=mode)),
+                                  x.ravel()[flat])
+
+
+def test_take_along_axis_wrap_negative_indices_flag():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[-1], [0], [5]], np.int32)
+    got = jnp.take_along_axis(x, idx, axis=1, wrap_negative_indices=False)
+    np.testing.assert_array_equal(np.asarray(got)[1:, 0], [4.0, np.nan])
+    assert np.isnan(np.asarray(got)[0, 0])  # -1 is out of range when not wrapped
+    got = jnp.take_along_axis(x, idx, axis=1, mode="clip", wrap_negative_indices=False)
+    np.testing.assert_array_equal(np.asarray(got)[:, 0], [0.0, 4.0, 11.0])
+    with pytest.raises(NotImplementedError):
+        jnp.take_along_axis(x, idx, axis=1, mode="raise")
+    with pytest.raises(ValueError, match="Invalid mode"):
+        jnp.take_along_axis(x, idx, axis=1, mode="nearest")
+
+
 def test_eager_update_of_a_transposed_array_keeps_the_updates():
     """The eager scatter rule writes through a flat view of its copy of the operand: the
     copy must be C-ordered, or an operand that is not (x.T) loses every update."""

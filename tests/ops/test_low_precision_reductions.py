@@ -168,6 +168,38 @@ def test_f16_cumsum_and_mean_over_each_axis(axis, monkeypatch):
         _within_one_ulp(out, want)
 
 
+@pytest.mark.parametrize("shape,axis", [((7,), None), ((33, 5), 0), ((3, 129), 1),
+                                        ((0, 4), 0)])
+def test_mean_with_dtype_float16_converts_first(shape, axis, monkeypatch):
+    # mean(x32, dtype=float16): each value rounds to float16 first, then the float16 sum
+    # (accumulated in float32 below jnp) rounds once and divides in float16, as NumPy
+    # and JAX compute it (JAX's jaxpr: convert, reduce_sum in f16, div). NaN propagates,
+    # an empty axis gives NaN, a sum past 65504 overflows to inf as in NumPy.
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 50).astype(np.float32)
+    if x.size:
+        x.flat[1] = np.nan
+    with np.errstate(all="ignore"):
+        want = np.mean(x, axis=axis, dtype=np.float16)
+    # NumPy rounds each float16 addition along a strided axis, Ember once: each is within
+    # half an ulp of sum(|x|) per addition of the exact mean, so within ulp(sum|x|) (plus
+    # the quotient's rounding) of each other
+    s = np.abs(x.astype(np.float16).astype(np.float64)).sum(axis=axis)
+    tol = np.spacing(s.astype(np.float16)).astype(np.float64) + 2 * np.spacing(
+        np.abs(want)).astype(np.float64)
+    outs = _three_ways(lambda a: jnp.mean(a, axis=axis, dtype=jnp.float16), x, monkeypatch)
+    for out in outs:
+        assert out.dtype == np.float16 and out.shape == want.shape
+        np.testing.assert_array_equal(out, outs[0])
+        err = np.abs(out.astype(np.float64) - want.astype(np.float64))
+        assert np.array_equal(np.isnan(out), np.isnan(want))
+        assert (err[~np.isnan(want)] <= tol[~np.isnan(want)]).all()
+    text = str(ember.make_jaxpr(lambda a: jnp.mean(a, axis=axis, dtype=jnp.float16))(x))
+    assert text.index("convert_element_type[new_dtype=float16") < text.index("reduce_sum")
+    big = np.full(200, 1000.0, np.float32)
+    assert np.isinf(np.asarray(jnp.mean(big, dtype=jnp.float16)))
+    assert np.isinf(np.mean(big, dtype=np.float16))
+
+
 def test_thousand_tenths_cumsum_ends_at_a_hundred(monkeypatch):
     x = jnp.full(1000, 0.1, jnp.float16)
     for out in _three_ways(jnp.cumsum, x, monkeypatch):

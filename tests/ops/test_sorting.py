@@ -144,8 +144,14 @@ def test_top_k(dtype):
         x = _with_ties(shape, dtype)
         for k in (0, 1, shape[-1] // 2, shape[-1]):
             def ref(v, k=k):
-                # Descending, lower index first on ties (-0.0 and +0.0 tie).
-                order = np.argsort(-v.astype(np.float64), axis=-1, kind="stable")[..., :k]
+                # Descending, lower index first on ties; +0.0 above -0.0 (JAX's top_k
+                # orders floats by totalOrder, as JAX's jax.lax.top_k does).
+                key = -v.astype(np.float64)
+                if v.dtype.kind == "f":  # (totalOrder through the bits: -0.0 < +0.0)
+                    ity = {2: np.int16, 4: np.int32, 8: np.int64}[v.dtype.itemsize]
+                    bits = v.view(ity).astype(np.int64)
+                    key = -np.where(bits < 0, bits ^ np.iinfo(ity).max, bits)
+                order = np.argsort(key, axis=-1, kind="stable")[..., :k]
                 return np.take_along_axis(v, order, -1), order.astype(np.int32)
 
             if dtype.kind == "f":
@@ -160,6 +166,12 @@ def test_top_k(dtype):
     batch.run()
     vals, idx = lax.top_k(np.array([1.0, np.nan, 5.0, 5.0, -np.inf], np.float32), 3)
     assert np.isnan(np.asarray(vals)[0]) and np.asarray(idx).tolist() == [1, 2, 3]
+    # totalOrder, as JAX's top_k: -NaN lowest, +0.0 above -0.0, +NaN highest (eager == jit)
+    x = np.array([1.0, -np.nan, -0.0, np.nan, -np.inf, 0.0, -0.0], np.float32)
+    for fn in (lax.top_k, ember.jit(lax.top_k, static_argnums=1)):
+        vals, idx = fn(x, 7)
+        assert np.asarray(idx).tolist() == [3, 0, 5, 2, 6, 4, 1]
+        assert np.asarray(vals).tobytes() == x[[3, 0, 5, 2, 6, 4, 1]].tobytes()
     v0, i0 = lax.top_k(np.arange(12, dtype=np.int32).reshape(3, 4), 2, axis=0)
     assert np.asarray(i0).tolist() == [[2, 2, 2, 2], [1, 1, 1, 1]]
 

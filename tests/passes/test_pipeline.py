@@ -80,6 +80,31 @@ def test_constant_folding_no_change_and_big_iota():
     assert ConstantFolding().run(m) and m.entry.root.opcode == "constant"
 
 
+def test_constant_folding_through_broadcast_scalars():
+    # A staged fix-up of a constant index array (x[:, [0, -2]] under jit): the compare and
+    # add meet the constant and broadcast scalars, so all three fold into one constant
+    m = parse_module(entry(
+        "%c = s32[3] constant({0, -2, 1})\n%z = s32[] constant(0)\n"
+        "%zb = s32[3] broadcast(%z), dimensions={}\n"
+        "%neg = pred[3] compare(%c, %zb), direction=LT\n%n = s32[] constant(4)\n"
+        "%nb = s32[3] broadcast(%n), dimensions={}\n%w = s32[3] add(%c, %nb)\n"
+        "%r = s32[3] select(%neg, %w, %c)"))
+    assert ConstantFolding().run(m)
+    verify(m)
+    assert m.entry.root.opcode == "constant"
+    np.testing.assert_array_equal(m.entry.root.value, [0, 2, 1])
+    # no change: only broadcast scalars (folding would grow them), or a parameter operand
+    m = parse_module(entry(
+        "%a = f32[] constant(2)\n%ab = f32[64] broadcast(%a), dimensions={}\n"
+        "%b = f32[] constant(3)\n%bb = f32[64] broadcast(%b), dimensions={}\n"
+        "%r = f32[64] multiply(%ab, %bb)"))
+    assert not ConstantFolding().run(m)
+    m = parse_module(entry(
+        "%p = f32[3] parameter(0)\n%a = f32[] constant(2)\n"
+        "%ab = f32[3] broadcast(%a), dimensions={}\n%r = f32[3] multiply(%p, %ab)"))
+    assert not ConstantFolding().run(m)
+
+
 def _mul_one_add_zero():
     b = Builder("f")
     x = b.parameter(Shape("f32", (3,)))

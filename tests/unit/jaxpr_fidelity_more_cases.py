@@ -48,6 +48,11 @@ def _grad(jnp: Any) -> Callable[..., Any]:
     return importlib.import_module(jnp.__name__.split(".")[0]).grad
 
 
+def _nn(jnp: Any) -> Any:
+    """The nn module of the library whose jnp module this is (jax.nn or ember.nn)."""
+    return importlib.import_module(jnp.__name__.split(".")[0] + ".nn")
+
+
 CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # roll: a static shift is jit[_roll_static], a traced one jit[_roll_dynamic]
     "roll": (lambda jnp: lambda x: jnp.roll(x, 2), (X7,)),
@@ -610,6 +615,110 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         lambda x: importlib.import_module(jnp.__name__.split(".")[0]).lax.reshape(
             x, (4, 2), (1, 0)), in_axes=1), (T234,)),
     # (cases from the nn-wrapper / indexing work go below this line)
+    # jax.nn: each activation JAX jits prints as jit[name=<function>] (relu, relu6 and
+    # log1mexp inside their custom_jvp_call); sigmoid (jit inline), gelu and softmax are
+    # not jitted in JAX 0.10.2, log_softmax/standardize/glu/logmeanexp/_one_hot are, with
+    # their axes static
+    "nn_identity": (lambda jnp: lambda x: _nn(jnp).identity(x), (X7,)),
+    "nn_relu": (lambda jnp: lambda x: _nn(jnp).relu(x), (X7,)),
+    "nn_relu_2d": (lambda jnp: lambda x: _nn(jnp).relu(x), (M34 - 5,)),
+    "nn_relu6": (lambda jnp: lambda x: _nn(jnp).relu6(x), (M34 - 5,)),
+    "nn_squareplus": (lambda jnp: lambda x: _nn(jnp).squareplus(x, 3.0), (X7,)),
+    "nn_softplus": (lambda jnp: lambda x: _nn(jnp).softplus(x), (M34 - 5,)),
+    "nn_sparse_plus": (lambda jnp: lambda x: _nn(jnp).sparse_plus(x), (X7,)),
+    "nn_soft_sign": (lambda jnp: lambda x: _nn(jnp).soft_sign(x), (X7,)),
+    "nn_sigmoid": (lambda jnp: lambda x: _nn(jnp).sigmoid(x), (M34 - 5,)),
+    "nn_sparse_sigmoid": (lambda jnp: lambda x: _nn(jnp).sparse_sigmoid(x), (X7,)),
+    "nn_silu": (lambda jnp: lambda x: _nn(jnp).silu(x), (M34 - 5,)),
+    "nn_swish": (lambda jnp: lambda x: _nn(jnp).swish(x), (X7,)),
+    "nn_mish": (lambda jnp: lambda x: _nn(jnp).mish(x), (X7,)),
+    "nn_log_sigmoid": (lambda jnp: lambda x: _nn(jnp).log_sigmoid(x), (M34 - 5,)),
+    "nn_elu": (lambda jnp: lambda x: _nn(jnp).elu(x), (X7,)),
+    "nn_elu_alpha": (lambda jnp: lambda x: _nn(jnp).elu(x, alpha=0.5), (M34 - 5,)),
+    "nn_leaky_relu": (lambda jnp: lambda x: _nn(jnp).leaky_relu(x, 0.2), (M34 - 5,)),
+    "nn_hard_tanh": (lambda jnp: lambda x: _nn(jnp).hard_tanh(x), (X7,)),
+    "nn_celu": (lambda jnp: lambda x: _nn(jnp).celu(x, 2.0), (X7,)),
+    "nn_selu": (lambda jnp: lambda x: _nn(jnp).selu(x), (M34 - 5,)),
+    "nn_gelu": (lambda jnp: lambda x: _nn(jnp).gelu(x), (M34 - 5,)),
+    "nn_gelu_exact": (lambda jnp: lambda x: _nn(jnp).gelu(x, approximate=False), (X7,)),
+    "nn_hard_sigmoid": (lambda jnp: lambda x: _nn(jnp).hard_sigmoid(x), (X7,)),
+    "nn_hard_silu": (lambda jnp: lambda x: _nn(jnp).hard_silu(x), (M34 - 5,)),
+    "nn_hard_swish": (lambda jnp: lambda x: _nn(jnp).hard_swish(x), (X7,)),
+    "nn_log1mexp": (lambda jnp: lambda x: _nn(jnp).log1mexp(x), (X7 + 3,)),
+    "nn_tanh": (lambda jnp: lambda x: _nn(jnp).tanh(x), (X7,)),
+    "nn_softmax": (lambda jnp: lambda x: _nn(jnp).softmax(x), (M34,)),
+    "nn_softmax_axis0": (lambda jnp: lambda x: _nn(jnp).softmax(x, axis=0), (M34,)),
+    "nn_softmax_where": (lambda jnp: lambda x, w: _nn(jnp).softmax(x, where=w), (M34, W34)),
+    "nn_log_softmax": (lambda jnp: lambda x: _nn(jnp).log_softmax(x), (M34,)),
+    "nn_log_softmax_axes": (lambda jnp: lambda x: _nn(jnp).log_softmax(x, axis=(0, 2)),
+                            (T234,)),
+    "nn_log_softmax_where": (lambda jnp: lambda x, w: _nn(jnp).log_softmax(x, 0, where=w),
+                             (M34, W34)),
+    "nn_logsumexp": (lambda jnp: lambda x: _nn(jnp).logsumexp(x, axis=1), (M34,)),
+    "nn_logmeanexp": (lambda jnp: lambda x: _nn(jnp).logmeanexp(x, axis=1), (M34,)),
+    "nn_logmeanexp_all": (lambda jnp: lambda x: _nn(jnp).logmeanexp(x, keepdims=True),
+                          (T234,)),
+    "nn_logmeanexp_where": (lambda jnp: lambda x, w: _nn(jnp).logmeanexp(x, 1, where=w),
+                            (M34, W34)),
+    "nn_standardize": (lambda jnp: lambda x: _nn(jnp).standardize(x), (M34,)),
+    "nn_standardize_stable": (lambda jnp: lambda x: _nn(jnp).standardize(
+        x, axis=0, algorithm="stable"), (M34,)),
+    "nn_standardize_where": (lambda jnp: lambda x, w: _nn(jnp).standardize(x, where=w),
+                             (M34, W34)),
+    "nn_one_hot": (lambda jnp: lambda i: _nn(jnp).one_hot(i, 4), (I7,)),
+    "nn_one_hot_axis0": (lambda jnp: lambda i: _nn(jnp).one_hot(i, 3, dtype=jnp.int8,
+                                                                axis=0),
+                         (np.array([[0, 2], [1, 5]], np.int32),)),
+    "nn_glu": (lambda jnp: lambda x: _nn(jnp).glu(x), (M34,)),
+    "nn_glu_axis0": (lambda jnp: lambda x: _nn(jnp).glu(x, axis=0), (T234,)),
+    # gradients through a custom_jvp (relu, relu6, log1mexp) or jit(inline) (sigmoid)
+    "nn_grad_relu": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).relu(x))), (X7,)),
+    "nn_grad_relu6": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).relu6(x * 4))),
+                      (X7,)),
+    "nn_grad_sigmoid": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).sigmoid(x))),
+                        (M34 - 5,)),
+    "nn_grad_log1mexp": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(_nn(jnp).log1mexp(x))),
+                         (X7 + 3,)),
+    # take_along_axis in every mode is jit[take_along_axis] of the batched gather; negative
+    # indices are wrapped first except under promise_in_bounds (JAX raises for "wrap")
+    "take_along_axis_clip": (lambda jnp: lambda x, i: jnp.take_along_axis(x, i, axis=1,
+                                                                          mode="clip"),
+                             (M34, np.array([[0, -1], [5, 2], [-9, 3]], np.int32))),
+    "take_along_axis_promise": (lambda jnp: lambda x, i: jnp.take_along_axis(
+        x, i, axis=0, mode="promise_in_bounds"), (M34, np.array([[2, 0, 1, 1]], np.int32))),
+    "take_along_axis_clip_flat": (lambda jnp: lambda x, i: jnp.take_along_axis(
+        x, i, axis=None, mode="clip"), (M34, np.array([0, 11, 13, -1], np.int32))),
+    # constant index arrays: JAX stages the negative-index fix-up (lt/add/select_n on a list,
+    # add/select_n on a NumPy bool constant for a NumPy array or a mask), which Ember's
+    # constant folding removes; several index arrays (and integers) broadcast to their
+    # common shape first
+    "index_list": (lambda jnp: lambda x: x[:, [0, 2]], (M34,)),
+    "index_numpy": (lambda jnp: lambda x: x[:, np.array([0, -1])], (M34,)),
+    "index_numpy_int8": (lambda jnp: lambda x: x[np.array([0, -1], np.int8)], (M34,)),
+    "index_numpy_uint8": (lambda jnp: lambda x: x[np.array([2, 0], np.uint8)], (M34,)),
+    "index_two_lists": (lambda jnp: lambda x: x[[0, 2], [1, 3]], (M34,)),
+    "index_mask": (lambda jnp: lambda x: x[:, np.array([True, False, True, True])], (M34,)),
+    "index_int_and_list": (lambda jnp: lambda x: x[1, [0, 2]], (M34,)),
+    "index_lists_3d": (lambda jnp: lambda x: x[[0, 1], :, [[2], [0]]], (T234,)),
+    "index_ix": (lambda jnp: lambda x, i, j: x[jnp.ix_(i, j)],
+                 (M34, np.array([0, 2], np.int32), np.array([1, 3, 0], np.int32))),
+    "index_ix_static": (lambda jnp: lambda x: x[np.ix_([0, 1], [2, 0, 1])], (M34,)),
+    "index_traced_and_int": (lambda jnp: lambda x, i: x[i, np.int32(1)],
+                             (M34, np.array([[0], [2]], np.int32))),
+    "set_list": (lambda jnp: lambda x: jnp.asarray(x).at[:, [0, 2]].set(1.0), (M34,)),
+    "add_numpy": (lambda jnp: lambda x: jnp.asarray(x).at[np.array([0, -1])].add(1.0),
+                  (M34,)),
+    # mean with a float16 dtype converts first and sums in float16 (NumPy's order too)
+    "mean_float16": (lambda jnp: lambda x: jnp.mean(x, dtype=jnp.float16), (M34,)),
+    "mean_float16_axis": (lambda jnp: lambda x: jnp.mean(x, axis=0, dtype=jnp.float16),
+                          (M34,)),
+    # partition/argpartition: jit[partition] of top_k of the negated values (floats), the
+    # rest through top_k of the values (argpartition: of a proxy written by a vmapped .at)
+    "partition": (lambda jnp: lambda x: jnp.partition(x, 3), (R7,)),
+    "partition_axis0": (lambda jnp: lambda x: jnp.partition(x, 1, axis=0), (T234,)),
+    "argpartition": (lambda jnp: lambda x: jnp.argpartition(x, 2), (U7,)),
+    "argpartition_2d": (lambda jnp: lambda x: jnp.argpartition(x, 1, axis=0), (M34,)),
+    "argpartition_3d": (lambda jnp: lambda x: jnp.argpartition(x, -1, axis=1), (T234,)),
     # (cases from the linalg work go below this line)
 }
 
@@ -646,19 +755,20 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   (both True).
 # - jnp.split with decreasing indices (split(x, [5, 2])): NumPy's pieces overlap, which
 #   split[sizes=] cannot express (JAX raises); Ember stages one slice per piece there.
-# - jnp.take_along_axis with mode="clip", "wrap" or "promise_in_bounds": JAX uses its
-#   batching-dimension gather in every mode; Ember does in the default mode (above) and
-#   gathers with explicit iota index columns in the others.
-# - Indexing by a constant list or NumPy array (x[:, [0, 2]]): JAX normalizes negative
-#   indices (lt, add, select_n, on a bool constant for NumPy indices) even when none is
-#   negative; Ember knows the constant is non-negative and stages only the gather.
-# - Indexing by several index arrays (x[jnp.ix_(i, j)]): JAX first broadcasts each index
-#   array to their common shape, then adds the trailing axis (two broadcast_in_dim each);
-#   Ember broadcasts each straight to the trailing-axis shape (one).
-# - jnp.mean(x, dtype=float16) of float32 x: JAX converts x to float16 and sums there;
-#   Ember sums in float32 and converts the mean (one rounding, not one per addition).
-# - jnp.partition/argpartition: JAX stages top_k of the negated values; Ember sorts the
-#   axis (a stable sort) and takes the parts from it.
+# - The gradient of a jax.nn function JAX jits (silu, softplus, elu, log_softmax, ...;
+#   relu, relu6, sigmoid and log1mexp print alike, above): JAX's partial evaluation keeps
+#   the jit, a known jit[name=silu] returning the primal and its residuals and a jit of the
+#   transposed linear part; Ember's JVP and linearization inline a jitted call, so its
+#   gradient prints the body's equations (the same values).
+# - jax.nn.dot_product_attention: JAX vmaps its core over the query-head groups, so its
+#   text carries that vmap's batching (the batch axis moved to the front around the
+#   softmax's broadcast_in_dim); Ember writes the grouped einsums directly (the same
+#   values). Not matched yet: Ember's vmap of broadcast_in_dim keeps the batch axis in
+#   place where JAX's moves it to the front first.
+# - jnp.partition/argpartition of integers (and bools, which JAX rejects): JAX negates
+#   with `neg`, which overflows (partition([3, INT32_MIN, 5], 0) puts 3 first; an unsigned
+#   maximum counts as the smallest); Ember reverses the order with bitwise `not` (exact),
+#   so it prints `not` where JAX prints `neg` (floats print as JAX's, above).
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
 # - Gradients that differ for reasons other than summing cotangents (add_any prints as

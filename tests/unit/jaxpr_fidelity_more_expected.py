@@ -12176,3 +12176,1466 @@ EXPECTED['vmap_of_lax_reshape_dimensions'] = """\
       sharding=None
     ] b
   in (c,) }"""
+
+EXPECTED['nn_identity'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[name=identity jaxpr={ lambda ; a:f32[7]. let  in (a,) }] a
+  in (b,) }"""
+
+EXPECTED['nn_relu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[7]. let
+          d:f32[7] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[7]. let d:f32[7] = max c 0.0:f32[] in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_relu_2d'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[3,4]. let
+          d:f32[3,4] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[3,4]. let
+                d:f32[3,4] = max c 0.0:f32[]
+              in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_relu6'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = custom_jvp_call[
+      name=relu6
+      call_jaxpr={ lambda ; c:f32[3,4]. let
+          d:f32[3,4] = jit[
+            name=relu6
+            jaxpr={ lambda ; c:f32[3,4]. let
+                e:f32[3,4] = max c 0.0:f32[]
+                d:f32[3,4] = min e 6.0:f32[]
+              in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_squareplus'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=squareplus
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[7] = square a
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[7] = add d e
+          g:f32[7] = sqrt f
+          h:f32[7] = add a g
+          b:f32[7] = div h 2.0:f32[]
+        in (b,) }
+    ] a 3.0:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_softplus'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=softplus
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3,4] = custom_jvp_call[
+            name=logaddexp
+            call_jaxpr={ lambda ; c:f32[3,4] d:f32[]. let
+                e:f32[3,4] = max c d
+                f:f32[3,4] = sub c d
+                g:bool[3,4] = ne f f
+                h:f32[3,4] = add c d
+                i:f32[3,4] = abs f
+                j:f32[3,4] = neg i
+                k:f32[3,4] = exp j
+                l:f32[3,4] = log1p k
+                m:f32[3,4] = add e l
+                n:f32[3,4] = select_n g m h
+              in (n,) }
+            jvp=_logaddexp_jvp
+            symbolic_zeros=False
+          ] a 0.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_sparse_plus'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=sparse_plus
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = le a -1.0:f32[]
+          d:bool[7] = ge a 1.0:f32[]
+          e:f32[7] = add a 1.0:f32[]
+          f:f32[7] = integer_pow[y=2] e
+          g:f32[7] = div f 4.0:f32[]
+          h:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] a:f32[7] g:f32[7]. let
+                h:f32[7] = select_n d g a
+              in (h,) }
+          ] d a g
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] i:f32[] h:f32[7]. let
+                j:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] i
+                k:f32[7] = broadcast_in_dim j
+                b:f32[7] = select_n c h k
+              in (b,) }
+          ] c 0.0:f32[] h
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_soft_sign'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=soft_sign
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = abs a
+          d:f32[7] = add c 1.0:f32[]
+          b:f32[7] = div a d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_sigmoid'] = """\
+{ lambda ; a:f32[3,4]. let b:f32[3,4] = logistic a in (b,) }"""
+
+EXPECTED['nn_sparse_sigmoid'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=sparse_sigmoid
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = add a 1.0:f32[]
+          d:f32[7] = jit[
+            name=clip
+            jaxpr={ lambda ; c:f32[7] e:f32[] f:f32[]. let
+                g:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] e
+                h:f32[7] = max g c
+                i:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] f
+                d:f32[7] = min i h
+              in (d,) }
+          ] c 0.0:f32[] 2.0:f32[]
+          b:f32[7] = mul 0.5:f32[] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_silu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=silu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = logistic a
+          b:f32[3,4] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_swish'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=silu
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = logistic a
+          b:f32[7] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_mish'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=mish
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = jit[
+            name=softplus
+            jaxpr={ lambda ; a:f32[7]. let
+                c:f32[7] = custom_jvp_call[
+                  name=logaddexp
+                  call_jaxpr={ lambda ; d:f32[7] e:f32[]. let
+                      f:f32[7] = max d e
+                      g:f32[7] = sub d e
+                      h:bool[7] = ne g g
+                      i:f32[7] = add d e
+                      j:f32[7] = abs g
+                      k:f32[7] = neg j
+                      l:f32[7] = exp k
+                      m:f32[7] = log1p l
+                      n:f32[7] = add f m
+                      o:f32[7] = select_n h n i
+                    in (o,) }
+                  jvp=_logaddexp_jvp
+                  symbolic_zeros=False
+                ] a 0.0:f32[]
+              in (c,) }
+          ] a
+          p:f32[7] = tanh c
+          b:f32[7] = mul a p
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log_sigmoid'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=log_sigmoid
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = neg a
+          d:f32[3,4] = jit[
+            name=softplus
+            jaxpr={ lambda ; c:f32[3,4]. let
+                d:f32[3,4] = custom_jvp_call[
+                  name=logaddexp
+                  call_jaxpr={ lambda ; e:f32[3,4] f:f32[]. let
+                      g:f32[3,4] = max e f
+                      h:f32[3,4] = sub e f
+                      i:bool[3,4] = ne h h
+                      j:f32[3,4] = add e f
+                      k:f32[3,4] = abs h
+                      l:f32[3,4] = neg k
+                      m:f32[3,4] = exp l
+                      n:f32[3,4] = log1p m
+                      o:f32[3,4] = add g n
+                      p:f32[3,4] = select_n i o j
+                    in (p,) }
+                  jvp=_logaddexp_jvp
+                  symbolic_zeros=False
+                ] c 0.0:f32[]
+              in (d,) }
+          ] c
+          b:f32[3,4] = neg d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_elu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=elu
+      jaxpr={ lambda ; a:f32[7]. let
+          c:bool[7] = gt a 0.0:f32[]
+          d:bool[7] = gt a 0.0:f32[]
+          e:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[7] f:f32[] a:f32[7]. let
+                g:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] f
+                h:f32[7] = broadcast_in_dim g
+                e:f32[7] = select_n d a h
+              in (e,) }
+          ] d 0.0:f32[] a
+          i:f32[7] = expm1 e
+          j:f32[7] = mul 1.0:f32[] i
+          b:f32[7] = jit[
+            name=_where
+            jaxpr={ lambda ; c:bool[7] a:f32[7] j:f32[7]. let
+                b:f32[7] = select_n c j a
+              in (b,) }
+          ] c a j
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_elu_alpha'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=elu
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:bool[3,4] = gt a 0.0:f32[]
+          e:bool[3,4] = gt a 0.0:f32[]
+          f:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; e:bool[3,4] g:f32[] a:f32[3,4]. let
+                h:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] g
+                i:f32[3,4] = broadcast_in_dim h
+                f:f32[3,4] = select_n e a i
+              in (f,) }
+          ] e 0.0:f32[] a
+          j:f32[3,4] = expm1 f
+          k:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          l:f32[3,4] = mul k j
+          b:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[3,4] a:f32[3,4] l:f32[3,4]. let
+                b:f32[3,4] = select_n d l a
+              in (b,) }
+          ] d a l
+        in (b,) }
+    ] a 0.5:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_leaky_relu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=leaky_relu
+      jaxpr={ lambda ; a:f32[3,4] c:f32[]. let
+          d:bool[3,4] = ge a 0.0:f32[]
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[3,4] = mul e a
+          b:f32[3,4] = jit[
+            name=_where
+            jaxpr={ lambda ; d:bool[3,4] a:f32[3,4] f:f32[3,4]. let
+                b:f32[3,4] = select_n d f a
+              in (b,) }
+          ] d a f
+        in (b,) }
+    ] a 0.2:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_hard_tanh'] = """\
+let _where = { lambda ; a:bool[7] b:i32[] c:f32[7]. let
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[7] = broadcast_in_dim d
+    f:f32[7] = select_n a c e
+  in (f,) } in
+{ lambda ; g:f32[7]. let
+    h:f32[7] = jit[
+      name=hard_tanh
+      jaxpr={ lambda ; g:f32[7]. let
+          i:bool[7] = gt g 1.0:f32[]
+          j:bool[7] = lt g -1.0:f32[]
+          k:f32[7] = jit[name=_where jaxpr=_where] j -1:i32[] g
+          h:f32[7] = jit[name=_where jaxpr=_where] i 1:i32[] k
+        in (h,) }
+    ] g
+  in (h,) }"""
+
+EXPECTED['nn_celu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=celu
+      jaxpr={ lambda ; a:f32[7] c:f32[]. let
+          d:f32[7] = max a 0.0:f32[]
+          e:f32[7] = min a 0.0:f32[]
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          g:f32[7] = div e f
+          h:f32[7] = expm1 g
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          j:f32[7] = mul i h
+          b:f32[7] = add d j
+        in (b,) }
+    ] a 2.0:f32[]
+  in (b,) }"""
+
+EXPECTED['nn_selu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=selu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = jit[
+            name=elu
+            jaxpr={ lambda ; a:f32[3,4] d:f32[]. let
+                e:bool[3,4] = gt a 0.0:f32[]
+                f:bool[3,4] = gt a 0.0:f32[]
+                g:f32[3,4] = jit[
+                  name=_where
+                  jaxpr={ lambda ; f:bool[3,4] h:f32[] a:f32[3,4]. let
+                      i:f32[] = convert_element_type[
+                        new_dtype=float32
+                        weak_type=False
+                      ] h
+                      j:f32[3,4] = broadcast_in_dim i
+                      g:f32[3,4] = select_n f a j
+                    in (g,) }
+                ] f 0.0:f32[] a
+                k:f32[3,4] = expm1 g
+                l:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] d
+                m:f32[3,4] = mul l k
+                c:f32[3,4] = jit[
+                  name=_where
+                  jaxpr={ lambda ; e:bool[3,4] a:f32[3,4] m:f32[3,4]. let
+                      c:f32[3,4] = select_n e m a
+                    in (c,) }
+                ] e a m
+              in (c,) }
+          ] a 1.6732632423543772:f32[]
+          b:f32[3,4] = mul 1.0507010221481323:f32[] c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_gelu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = integer_pow[y=3] a
+    c:f32[3,4] = mul 0.044714998453855515:f32[] b
+    d:f32[3,4] = add a c
+    e:f32[3,4] = mul 0.7978845834732056:f32[] d
+    f:f32[3,4] = tanh e
+    g:f32[3,4] = add 1.0:f32[] f
+    h:f32[3,4] = mul 0.5:f32[] g
+    i:f32[3,4] = mul a h
+  in (i,) }"""
+
+EXPECTED['nn_gelu_exact'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul 0.5:f32[] a
+    c:f32[7] = neg a
+    d:f32[7] = mul c 0.7071067690849304:f32[]
+    e:f32[7] = erfc d
+    f:f32[7] = mul b e
+    g:f32[7] = copy f
+  in (g,) }"""
+
+EXPECTED['nn_hard_sigmoid'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=hard_sigmoid
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = add a 3.0:f32[]
+          d:f32[7] = custom_jvp_call[
+            name=relu6
+            call_jaxpr={ lambda ; e:f32[7]. let
+                f:f32[7] = jit[
+                  name=relu6
+                  jaxpr={ lambda ; e:f32[7]. let
+                      g:f32[7] = max e 0.0:f32[]
+                      f:f32[7] = min g 6.0:f32[]
+                    in (f,) }
+                ] e
+              in (f,) }
+            jvp=jvp
+            symbolic_zeros=False
+          ] c
+          b:f32[7] = div d 6.0:f32[]
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_hard_silu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=hard_silu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,4] = jit[
+            name=hard_sigmoid
+            jaxpr={ lambda ; a:f32[3,4]. let
+                d:f32[3,4] = add a 3.0:f32[]
+                e:f32[3,4] = custom_jvp_call[
+                  name=relu6
+                  call_jaxpr={ lambda ; f:f32[3,4]. let
+                      g:f32[3,4] = jit[
+                        name=relu6
+                        jaxpr={ lambda ; f:f32[3,4]. let
+                            h:f32[3,4] = max f 0.0:f32[]
+                            g:f32[3,4] = min h 6.0:f32[]
+                          in (g,) }
+                      ] f
+                    in (g,) }
+                  jvp=jvp
+                  symbolic_zeros=False
+                ] d
+                c:f32[3,4] = div e 6.0:f32[]
+              in (c,) }
+          ] a
+          b:f32[3,4] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_hard_swish'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=hard_silu
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = jit[
+            name=hard_sigmoid
+            jaxpr={ lambda ; a:f32[7]. let
+                d:f32[7] = add a 3.0:f32[]
+                e:f32[7] = custom_jvp_call[
+                  name=relu6
+                  call_jaxpr={ lambda ; f:f32[7]. let
+                      g:f32[7] = jit[
+                        name=relu6
+                        jaxpr={ lambda ; f:f32[7]. let
+                            h:f32[7] = max f 0.0:f32[]
+                            g:f32[7] = min h 6.0:f32[]
+                          in (g,) }
+                      ] f
+                    in (g,) }
+                  jvp=jvp
+                  symbolic_zeros=False
+                ] d
+                c:f32[7] = div e 6.0:f32[]
+              in (c,) }
+          ] a
+          b:f32[7] = mul a c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log1mexp'] = """\
+let log1mexp = { lambda ; a:f32[7]. let
+    b:f32[] = log 2.0:f32[]
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:bool[7] = lt a c
+    e:f32[7] = neg a
+    f:f32[7] = expm1 e
+    g:f32[7] = neg f
+    h:f32[7] = log g
+    i:f32[7] = neg a
+    j:f32[7] = exp i
+    k:f32[7] = neg j
+    l:f32[7] = log1p k
+    m:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[7] h:f32[7] l:f32[7]. let
+          m:f32[7] = select_n d l h
+        in (m,) }
+    ] d h l
+  in (m,) } in
+{ lambda ; n:f32[7]. let
+    o:f32[7] = custom_jvp_call[
+      name=log1mexp
+      call_jaxpr={ lambda ; p:f32[7]. let
+          q:f32[7] = jit[name=log1mexp jaxpr=log1mexp] p
+        in (q,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] n
+  in (o,) }"""
+
+EXPECTED['nn_tanh'] = """\
+{ lambda ; a:f32[7]. let b:f32[7] = tanh a in (b,) }"""
+
+EXPECTED['nn_softmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3] = max -inf:f32[] b
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = stop_gradient d
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = exp f
+    h:f32[3] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3,4] = div g i
+  in (j,) }"""
+
+EXPECTED['nn_softmax_axis0'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_max[axes=(0,)] a
+    c:f32[4] = max -inf:f32[] b
+    d:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    e:f32[1,4] = stop_gradient d
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = exp f
+    h:f32[4] = reduce_sum[axes=(0,) out_sharding=None] g
+    i:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] h
+    j:f32[3,4] = div g i
+  in (j,) }"""
+
+EXPECTED['nn_softmax_where'] = """\
+let _where = { lambda ; a:bool[3,4] b:f32[3,4] c:f32[]. let
+    d:f32[3,4] = broadcast_in_dim c
+    e:f32[3,4] = select_n a d b
+  in (e,) } in
+{ lambda ; f:f32[3,4] g:bool[3,4]. let
+    h:f32[3,4] = jit[name=_where jaxpr=_where] g f -inf:f32[]
+    i:f32[3] = reduce_max[axes=(1,)] h
+    j:f32[3] = max -inf:f32[] i
+    k:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    l:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[3,4] f:f32[3,4] m:f32[]. let
+          n:f32[] = convert_element_type[new_dtype=float32 weak_type=False] m
+          o:f32[3,4] = broadcast_in_dim n
+          l:f32[3,4] = select_n g o f
+        in (l,) }
+    ] g f -inf:f32[]
+    p:f32[3,1] = stop_gradient k
+    q:f32[3,4] = sub l p
+    r:f32[3,4] = exp q
+    s:f32[3,4] = jit[name=_where jaxpr=_where] g r 0.0:f32[]
+    t:f32[3] = reduce_sum[axes=(1,) out_sharding=None] s
+    u:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] t
+    v:f32[3,4] = div r u
+    w:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[3,4] v:f32[3,4] x:i32[]. let
+          y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+          z:f32[3,4] = broadcast_in_dim y
+          w:f32[3,4] = select_n g z v
+        in (w,) }
+    ] g v 0:i32[]
+  in (w,) }"""
+
+EXPECTED['nn_log_softmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=log_softmax
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3] = reduce_max[axes=(1,)] a
+          d:f32[3] = max -inf:f32[] c
+          e:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d
+          f:f32[3,1] = stop_gradient e
+          g:f32[3,4] = sub a f
+          h:f32[3,4] = exp g
+          i:f32[3] = reduce_sum[axes=(1,) out_sharding=None] h
+          j:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+          k:f32[3,1] = log j
+          b:f32[3,4] = sub g k
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log_softmax_axes'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = jit[
+      name=log_softmax
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[3] = reduce_max[axes=(0, 2)] a
+          d:f32[3] = max -inf:f32[] c
+          e:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] d
+          f:f32[1,3,1] = stop_gradient e
+          g:f32[2,3,4] = sub a f
+          h:f32[2,3,4] = exp g
+          i:f32[3] = reduce_sum[axes=(0, 2) out_sharding=None] h
+          j:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] i
+          k:f32[1,3,1] = log j
+          b:f32[2,3,4] = sub g k
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_log_softmax_where'] = """\
+let log_softmax = { lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:f32[3,4] = jit[name=_where jaxpr=_where] b a -inf:f32[]
+    d:f32[4] = reduce_max[axes=(0,)] c
+    e:f32[4] = max -inf:f32[] d
+    f:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] e
+    g:f32[3,4] = jit[name=_where jaxpr=_where1] b a -inf:f32[]
+    h:f32[1,4] = stop_gradient f
+    i:f32[3,4] = sub g h
+    j:f32[3,4] = exp i
+    k:f32[3,4] = jit[name=_where jaxpr=_where] b j 0.0:f32[]
+    l:f32[4] = reduce_sum[axes=(0,) out_sharding=None] k
+    m:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] l
+    n:f32[1,4] = log m
+    o:f32[3,4] = sub i n
+    p:f32[3,4] = jit[name=_where jaxpr=_where1] b o -inf:f32[]
+  in (p,) } in
+let _where = { lambda ; q:bool[3,4] r:f32[3,4] s:f32[]. let
+    t:f32[3,4] = broadcast_in_dim s
+    u:f32[3,4] = select_n q t r
+  in (u,) } in
+let _where1 = { lambda ; v:bool[3,4] w:f32[3,4] x:f32[]. let
+    y:f32[] = convert_element_type[new_dtype=float32 weak_type=False] x
+    z:f32[3,4] = broadcast_in_dim y
+    ba:f32[3,4] = select_n v z w
+  in (ba,) } in
+{ lambda ; bb:f32[3,4] bc:bool[3,4]. let
+    bd:f32[3,4] = jit[name=log_softmax jaxpr=log_softmax] bb bc
+  in (bd,) }"""
+
+EXPECTED['nn_logsumexp'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3] = max -inf:f32[] b
+    d:bool[3] = is_finite c
+    e:f32[3] = broadcast_in_dim 0.0:f32[]
+    f:f32[3] = select_n d e c
+    g:f32[3] = stop_gradient f
+    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,4] = sub a h
+    j:f32[3,4] = exp i
+    k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j
+    _:f32[3] = sign k
+    l:f32[3] = abs k
+    m:f32[3] = log l
+    n:f32[3] = add m g
+  in (n,) }"""
+
+EXPECTED['nn_logmeanexp'] = """\
+let logmeanexp = { lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3] = max -inf:f32[] b
+    d:bool[3] = is_finite c
+    e:f32[3] = broadcast_in_dim 0.0:f32[]
+    f:f32[3] = select_n d e c
+    g:f32[3] = stop_gradient f
+    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,4] = sub a h
+    j:f32[3,4] = exp i
+    k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j
+    l:f32[3] = sign k
+    m:f32[3] = abs k
+    n:f32[3] = log m
+    o:f32[3] = add n g
+    p:f32[] = log 4.0:f32[]
+    q:f32[3] = sub o p
+  in (q,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[3] = jit[name=logmeanexp jaxpr=logmeanexp] r
+  in (s,) }"""
+
+EXPECTED['nn_logmeanexp_all'] = """\
+let logmeanexp = { lambda ; a:f32[2,3,4]. let
+    b:f32[] = reduce_max[axes=(0, 1, 2)] a
+    c:f32[] = max -inf:f32[] b
+    d:f32[1,1,1] = broadcast_in_dim c
+    e:bool[1,1,1] = is_finite d
+    f:f32[1,1,1] = broadcast_in_dim 0.0:f32[]
+    g:f32[1,1,1] = select_n e f d
+    h:f32[1,1,1] = stop_gradient g
+    i:f32[2,3,4] = sub a h
+    j:f32[2,3,4] = exp i
+    k:f32[] = reduce_sum[axes=(0, 1, 2) out_sharding=None] j
+    l:f32[1,1,1] = broadcast_in_dim k
+    m:f32[1,1,1] = sign l
+    n:f32[1,1,1] = abs l
+    o:f32[1,1,1] = log n
+    p:f32[1,1,1] = add o h
+    q:f32[] = log 24.0:f32[]
+    r:f32[1,1,1] = sub p q
+  in (r,) } in
+{ lambda ; s:f32[2,3,4]. let
+    t:f32[1,1,1] = jit[name=logmeanexp jaxpr=logmeanexp] s
+  in (t,) }"""
+
+EXPECTED['nn_logmeanexp_where'] = """\
+let logmeanexp = { lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] a:f32[3,4] d:i32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          f:f32[3,4] = broadcast_in_dim e
+          c:f32[3,4] = select_n b f a
+        in (c,) }
+    ] b a 0:i32[]
+    g:f32[3,4] = jit[name=_where jaxpr=_where] b c -inf:f32[]
+    h:f32[3] = reduce_max[axes=(1,)] g
+    i:f32[3] = max -inf:f32[] h
+    j:bool[3] = is_finite i
+    k:f32[3] = broadcast_in_dim 0.0:f32[]
+    l:f32[3] = select_n j k i
+    m:f32[3] = stop_gradient l
+    n:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] m
+    o:f32[3,4] = sub c n
+    p:f32[3,4] = exp o
+    q:f32[3,4] = jit[name=_where jaxpr=_where] b p 0.0:f32[]
+    r:f32[3] = reduce_sum[axes=(1,) out_sharding=None] q
+    s:f32[3] = sign r
+    t:f32[3] = abs r
+    u:f32[3] = log t
+    v:f32[3] = add u m
+    w:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    x:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] w
+    y:f32[3] = reduce_sum[axes=(1,) out_sharding=None] x
+    z:f32[3] = log y
+    ba:f32[3] = sub v z
+  in (ba,) } in
+let _where = { lambda ; bb:bool[3,4] bc:f32[3,4] bd:f32[]. let
+    be:f32[3,4] = broadcast_in_dim bd
+    bf:f32[3,4] = select_n bb be bc
+  in (bf,) } in
+{ lambda ; bg:f32[3,4] bh:bool[3,4]. let
+    bi:f32[3] = jit[name=logmeanexp jaxpr=logmeanexp] bg bh
+  in (bi,) }"""
+
+EXPECTED['nn_standardize'] = """\
+let standardize = { lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_sum[axes=(1,) out_sharding=None] a
+    c:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[3,1] = div c 4.0:f32[]
+    e:f32[3,4] = square a
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[3,1] = div g 4.0:f32[]
+    i:f32[3,1] = square d
+    j:f32[3,1] = sub h i
+    k:f32[3,1] = jit[
+      name=clip
+      jaxpr={ lambda ; j:f32[3,1] l:i32[]. let
+          m:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+          k:f32[3,1] = max m j
+        in (k,) }
+    ] j 0:i32[]
+    n:f32[3,4] = sub a d
+    o:f32[3,1] = add k 9.999999747378752e-06:f32[]
+    p:f32[3,1] = rsqrt o
+    q:f32[3,4] = mul n p
+  in (q,) } in
+{ lambda ; r:f32[3,4]. let
+    s:f32[3,4] = jit[name=standardize jaxpr=standardize] r
+  in (s,) }"""
+
+EXPECTED['nn_standardize_stable'] = """\
+let standardize = { lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_sum[axes=(0,) out_sharding=None] a
+    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    d:f32[1,4] = div c 3.0:f32[]
+    e:f32[3,4] = sub a d
+    f:f32[3,4] = square e
+    g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:f32[1,4] = div h 3.0:f32[]
+    j:f32[3,4] = sub a d
+    k:f32[1,4] = add i 9.999999747378752e-06:f32[]
+    l:f32[1,4] = rsqrt k
+    m:f32[3,4] = mul j l
+  in (m,) } in
+{ lambda ; n:f32[3,4]. let
+    o:f32[3,4] = jit[name=standardize jaxpr=standardize] n
+  in (o,) }"""
+
+EXPECTED['nn_standardize_where'] = """\
+let standardize = { lambda ; a:f32[3,4] b:bool[3,4]. let
+    c:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] c
+    e:f32[3] = reduce_sum[axes=(1,) out_sharding=None] d
+    f:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,4] = jit[name=_where jaxpr=_where] b a 0.0:f32[]
+    h:f32[3] = reduce_sum[axes=(1,) out_sharding=None] g
+    i:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3,1] = div i f
+    k:f32[3,4] = square a
+    l:i32[3,4] = convert_element_type[new_dtype=int32 weak_type=False] b
+    m:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] l
+    n:f32[3] = reduce_sum[axes=(1,) out_sharding=None] m
+    o:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] n
+    p:f32[3,4] = jit[name=_where jaxpr=_where] b k 0.0:f32[]
+    q:f32[3] = reduce_sum[axes=(1,) out_sharding=None] p
+    r:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,1] = div r o
+    t:f32[3,1] = square j
+    u:f32[3,1] = sub s t
+    v:f32[3,1] = jit[
+      name=clip
+      jaxpr={ lambda ; u:f32[3,1] w:i32[]. let
+          x:f32[] = convert_element_type[new_dtype=float32 weak_type=False] w
+          v:f32[3,1] = max x u
+        in (v,) }
+    ] u 0:i32[]
+    y:f32[3,4] = sub a j
+    z:f32[3,1] = add v 9.999999747378752e-06:f32[]
+    ba:f32[3,1] = rsqrt z
+    bb:f32[3,4] = mul y ba
+  in (bb,) } in
+let _where = { lambda ; bc:bool[3,4] bd:f32[3,4] be:f32[]. let
+    bf:f32[3,4] = broadcast_in_dim be
+    bg:f32[3,4] = select_n bc bf bd
+  in (bg,) } in
+{ lambda ; bh:f32[3,4] bi:bool[3,4]. let
+    bj:f32[3,4] = jit[name=standardize jaxpr=standardize] bh bi
+  in (bj,) }"""
+
+EXPECTED['nn_one_hot'] = """\
+{ lambda ; a:i32[7]. let
+    b:f32[7,4] = jit[
+      name=_one_hot
+      jaxpr={ lambda ; a:i32[7]. let
+          c:i32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a
+          d:i32[1,4] = iota[dimension=1 dtype=int32 shape=(1, 4) sharding=None] 
+          e:bool[7,4] = eq c d
+          b:f32[7,4] = convert_element_type[new_dtype=float32 weak_type=False] e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_one_hot_axis0'] = """\
+{ lambda ; a:i32[2,2]. let
+    b:i8[3,2,2] = jit[
+      name=_one_hot
+      jaxpr={ lambda ; a:i32[2,2]. let
+          c:i32[1,2,2] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a
+          d:i32[3,1,1] = iota[
+            dimension=0
+            dtype=int32
+            shape=(3, 1, 1)
+            sharding=None
+          ] 
+          e:bool[3,2,2] = eq c d
+          b:i8[3,2,2] = convert_element_type[new_dtype=int8 weak_type=False] e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_glu'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,2] = jit[
+      name=glu
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,2] d:f32[3,2] = split[axis=1 sizes=(np.int64(2), np.int64(2))] a
+          e:f32[3,2] = logistic d
+          b:f32[3,2] = mul c e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_glu_axis0'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[1,3,4] = jit[
+      name=glu
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[1,3,4] d:f32[1,3,4] = split[
+            axis=0
+            sizes=(np.int64(1), np.int64(1))
+          ] a
+          e:f32[1,3,4] = logistic d
+          b:f32[1,3,4] = mul c e
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['nn_grad_relu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[7]. let
+          d:f32[7] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[7]. let d:f32[7] = max c 0.0:f32[] in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+    e:bool[7] = gt a 0.0:f32[]
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = broadcast_in_dim 0.0:f32[]
+    h:f32[7] = select_n e g f
+  in (h,) }"""
+
+EXPECTED['nn_grad_relu6'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul a 4.0:f32[]
+    c:f32[7] = custom_jvp_call[
+      name=relu6
+      call_jaxpr={ lambda ; d:f32[7]. let
+          e:f32[7] = jit[
+            name=relu6
+            jaxpr={ lambda ; d:f32[7]. let
+                f:f32[7] = max d 0.0:f32[]
+                e:f32[7] = min f 6.0:f32[]
+              in (e,) }
+          ] d
+        in (e,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] b
+    g:bool[7] = gt b 0.0:f32[]
+    h:bool[7] = lt b 6.0:f32[]
+    i:bool[7] = and g h
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = broadcast_in_dim 0.0:f32[]
+    l:f32[7] = select_n i k j
+    m:f32[7] = mul l 4.0:f32[]
+  in (m,) }"""
+
+EXPECTED['nn_grad_sigmoid'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = logistic a
+    c:f32[3,4] = sub 1.0:f32[] b
+    d:f32[3,4] = mul b c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    e:f32[3,4] = broadcast_in_dim 1.0:f32[]
+    f:f32[3,4] = mul e d
+  in (f,) }"""
+
+EXPECTED['nn_grad_log1mexp'] = """\
+let log1mexp = { lambda ; a:f32[7]. let
+    b:f32[] = log 2.0:f32[]
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    d:bool[7] = lt a c
+    e:f32[7] = neg a
+    f:f32[7] = expm1 e
+    g:f32[7] = neg f
+    h:f32[7] = log g
+    i:f32[7] = neg a
+    j:f32[7] = exp i
+    k:f32[7] = neg j
+    l:f32[7] = log1p k
+    m:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; d:bool[7] h:f32[7] l:f32[7]. let
+          m:f32[7] = select_n d l h
+        in (m,) }
+    ] d h l
+  in (m,) } in
+{ lambda ; n:f32[7]. let
+    o:f32[7] = custom_jvp_call[
+      name=log1mexp
+      call_jaxpr={ lambda ; p:f32[7]. let
+          q:f32[7] = jit[name=log1mexp jaxpr=log1mexp] p
+        in (q,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] n
+    r:f32[7] = expm1 n
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] o
+    s:f32[7] = broadcast_in_dim 1.0:f32[]
+    t:f32[7] = div s r
+  in (t,) }"""
+
+EXPECTED['take_along_axis_clip'] = """\
+{ lambda ; a:f32[3,4] b:i32[3,2]. let
+    c:f32[3,2] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[3,2]. let
+          d:bool[3,2] = lt b 0:i32[]
+          e:i32[3,2] = add b 4:i32[]
+          f:i32[3,2] = select_n d b e
+          g:i32[3,2,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 2, 1)
+            sharding=None
+          ] f
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.CLIP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a g
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_promise'] = """\
+{ lambda ; a:f32[3,4] b:i32[1,4]. let
+    c:f32[1,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[1,4]. let
+          d:i32[1,4,1] = reshape[
+            dimensions=None
+            new_sizes=(1, 4, 1)
+            sharding=None
+          ] b
+          c:f32[1,4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(1,), start_indices_batching_dims=(1,))
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a d
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['take_along_axis_clip_flat'] = """\
+{ lambda ; a:f32[3,4] b:i32[4]. let
+    c:f32[4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:i32[4]. let
+          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a
+          e:bool[4] = lt b 0:i32[]
+          f:i32[4] = add b 12:i32[]
+          g:i32[4] = select_n e b f
+          h:i32[4,1] = reshape[dimensions=None new_sizes=(4, 1) sharding=None] g
+          c:f32[4] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.CLIP
+            slice_sizes=(1,)
+            unique_indices=False
+          ] d h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['index_list'] = """\
+{ lambda a:i32[2]; b:f32[3,4]. let
+    c:bool[2] = lt a 0:i32[]
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n c a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] b f
+  in (g,) }"""
+
+EXPECTED['index_numpy'] = """\
+{ lambda a:i32[2] b:bool[2]; c:f32[3,4]. let
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n b a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] c f
+  in (g,) }"""
+
+EXPECTED['index_numpy_int8'] = """\
+{ lambda a:i8[2] b:bool[2]; c:f32[3,4]. let
+    d:i8[2] = add a 3:i8[]
+    e:i8[2] = select_n b a d
+    f:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] e
+    g:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[2,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] c g
+  in (h,) }"""
+
+EXPECTED['index_numpy_uint8'] = """\
+{ lambda a:u8[2]; b:f32[3,4]. let
+    c:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] a
+    d:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[2,4] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 4)
+      unique_indices=False
+    ] b d
+  in (e,) }"""
+
+EXPECTED['index_two_lists'] = """\
+{ lambda a:i32[2] b:i32[2]; c:f32[3,4]. let
+    d:bool[2] = lt a 0:i32[]
+    e:i32[2] = add a 3:i32[]
+    f:i32[2] = select_n d a e
+    g:bool[2] = lt b 0:i32[]
+    h:i32[2] = add b 4:i32[]
+    i:i32[2] = select_n g b h
+    j:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    k:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    l:i32[2,2] = concatenate[dimension=1] j k
+    m:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] c l
+  in (m,) }"""
+
+EXPECTED['index_mask'] = """\
+{ lambda a:i32[3] b:bool[3]; c:f32[3,4]. let
+    d:i32[3] = add a 4:i32[]
+    e:i32[3] = select_n b a d
+    f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1)
+      unique_indices=False
+    ] c f
+  in (g,) }"""
+
+EXPECTED['index_int_and_list'] = """\
+{ lambda a:i32[2]; b:f32[3,4]. let
+    c:bool[2] = lt a 0:i32[]
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n c a d
+    f:i32[2] = broadcast_in_dim 1:i32[]
+    g:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] f
+    h:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    j:i32[2,2] = concatenate[dimension=1] h i
+    k:f32[2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] b j
+  in (k,) }"""
+
+EXPECTED['index_lists_3d'] = """\
+{ lambda a:i32[2] b:i32[2,1]; c:f32[2,3,4]. let
+    d:bool[2] = lt a 0:i32[]
+    e:i32[2] = add a 2:i32[]
+    f:i32[2] = select_n d a e
+    g:bool[2,1] = lt b 0:i32[]
+    h:i32[2,1] = add b 4:i32[]
+    i:i32[2,1] = select_n g b h
+    j:i32[2,2] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+    k:i32[2,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    l:i32[2,2,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] j
+    m:i32[2,2,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    n:i32[2,2,2] = concatenate[dimension=2] l m
+    o:f32[2,2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(0, 2), start_index_map=(0, 2), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1)
+      unique_indices=False
+    ] c n
+  in (o,) }"""
+
+EXPECTED['index_ix'] = """\
+{ lambda ; a:f32[3,4] b:i32[2] c:i32[3]. let
+    d:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    e:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] c
+    f:bool[2,1] = lt d 0:i32[]
+    g:i32[2,1] = add d 3:i32[]
+    h:i32[2,1] = select_n f d g
+    i:bool[1,3] = lt e 0:i32[]
+    j:i32[1,3] = add e 4:i32[]
+    k:i32[1,3] = select_n i e j
+    l:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] h
+    m:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    n:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] l
+    o:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] m
+    p:i32[2,3,2] = concatenate[dimension=2] n o
+    q:f32[2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] a p
+  in (q,) }"""
+
+EXPECTED['index_ix_static'] = """\
+{ lambda a:i32[2,1] b:bool[2,1] c:i32[1,3] d:bool[1,3]; e:f32[3,4]. let
+    f:i32[2,1] = add a 3:i32[]
+    g:i32[2,1] = select_n b a f
+    h:i32[1,3] = add c 4:i32[]
+    i:i32[1,3] = select_n d c h
+    j:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] g
+    k:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] i
+    l:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] j
+    m:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] k
+    n:i32[2,3,2] = concatenate[dimension=2] l m
+    o:f32[2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] e n
+  in (o,) }"""
+
+EXPECTED['index_traced_and_int'] = """\
+{ lambda ; a:f32[3,4] b:i32[2,1]. let
+    c:bool[2,1] = lt b 0:i32[]
+    d:i32[2,1] = add b 3:i32[]
+    e:i32[2,1] = select_n c b d
+    f:i32[2,1] = broadcast_in_dim 1:i32[]
+    g:i32[2,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] e
+    h:i32[2,1,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] f
+    i:i32[2,1,2] = concatenate[dimension=2] g h
+    j:f32[2,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] a i
+  in (j,) }"""
+
+EXPECTED['set_list'] = """\
+{ lambda a:i32[2]; b:f32[3,4]. let
+    c:bool[2] = lt a 0:i32[]
+    d:i32[2] = add a 4:i32[]
+    e:i32[2] = select_n c a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[3,2] = broadcast_in_dim 1.0:f32[]
+    h:f32[3,4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] b f g
+  in (h,) }"""
+
+EXPECTED['add_numpy'] = """\
+{ lambda a:i32[2] b:bool[2]; c:f32[3,4]. let
+    d:i32[2] = add a 3:i32[]
+    e:i32[2] = select_n b a d
+    f:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[2,4] = broadcast_in_dim 1.0:f32[]
+    h:f32[3,4] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = add i j in (k,) }
+    ] c f g
+  in (h,) }"""
+
+EXPECTED['mean_float16'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f16[3,4] = convert_element_type[new_dtype=float16 weak_type=False] a
+    c:f16[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    d:f16[] = div c 12.0:f16[]
+  in (d,) }"""
+
+EXPECTED['mean_float16_axis'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f16[3,4] = convert_element_type[new_dtype=float16 weak_type=False] a
+    c:f16[4] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f16[4] = div c 3.0:f16[]
+  in (d,) }"""
+
+EXPECTED['partition'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=partition
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[7] = neg a
+          d:f32[4] e:i32[4] = top_k[axis=0 k=4] c
+          f:f32[4] = neg d
+          g:f32[3] h:i32[3] = top_k[axis=0 k=3] a
+          b:f32[7] = concatenate[dimension=0] f g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['partition_axis0'] = """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = jit[
+      name=partition
+      jaxpr={ lambda ; a:f32[2,3,4]. let
+          c:f32[4,3,2] = transpose[permutation=(2, 1, 0)] a
+          d:f32[4,3,2] = neg c
+          e:f32[4,3,2] f:i32[4,3,2] = top_k[axis=2 k=2] d
+          g:f32[4,3,2] = neg e
+          h:f32[4,3,0] i:i32[4,3,0] = top_k[axis=2 k=0] c
+          j:f32[4,3,2] = concatenate[dimension=2] g h
+          b:f32[2,3,4] = transpose[permutation=(2, 1, 0)] j
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['argpartition'] = """\
+let argpartition = { lambda ; a:f32[7]. let
+    b:f32[7] = neg a
+    c:f32[3] d:i32[3] = top_k[axis=0 k=3] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:bool[3] = lt d 0:i32[]
+    g:i32[3] = add d 7:i32[]
+    h:i32[3] = select_n f d g
+    i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3] = broadcast_in_dim 0.0:f32[]
+    k:f32[7] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] e i j
+    l:f32[4] m:i32[4] = top_k[axis=0 k=4] k
+    n:i32[7] = concatenate[dimension=0] d m
+  in (n,) } in
+{ lambda ; o:f32[7]. let
+    p:i32[7] = jit[name=argpartition jaxpr=argpartition] o
+  in (p,) }"""
+
+EXPECTED['argpartition_2d'] = """\
+let argpartition = { lambda ; a:f32[3,4]. let
+    b:f32[4,3] = transpose[permutation=(1, 0)] a
+    c:f32[4,3] = neg b
+    d:f32[4,2] e:i32[4,2] = top_k[axis=1 k=2] c
+    f:f32[4,3] = broadcast_in_dim 1.0:f32[]
+    g:bool[4,2] = lt e 0:i32[]
+    h:i32[4,2] = add e 3:i32[]
+    i:i32[4,2] = select_n g e h
+    j:i32[4,2,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] i
+    k:f32[2] = broadcast_in_dim 0.0:f32[]
+    l:f32[4,2] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    m:f32[4,3] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(np.int64(1),), scatter_dims_to_operand_dims=(np.int64(1),), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] f j l
+    n:f32[4,1] o:i32[4,1] = top_k[axis=1 k=1] m
+    p:i32[4,3] = concatenate[dimension=1] e o
+    q:i32[3,4] = transpose[permutation=(1, 0)] p
+  in (q,) } in
+{ lambda ; r:f32[3,4]. let
+    s:i32[3,4] = jit[name=argpartition jaxpr=argpartition] r
+  in (s,) }"""
+
+EXPECTED['argpartition_3d'] = """\
+let argpartition = { lambda ; a:f32[2,3,4]. let
+    b:f32[2,4,3] = transpose[permutation=(0, 2, 1)] a
+    c:f32[2,4,3] = neg b
+    d:f32[2,4,3] e:i32[2,4,3] = top_k[axis=2 k=3] c
+    f:f32[2,4,3] = broadcast_in_dim 1.0:f32[]
+    g:bool[2,4,3] = lt e 0:i32[]
+    h:i32[2,4,3] = add e 3:i32[]
+    i:i32[2,4,3] = select_n g e h
+    j:i32[2,4,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] i
+    k:f32[3] = broadcast_in_dim 0.0:f32[]
+    l:f32[4,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] k
+    m:f32[2,4,3] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] l
+    n:f32[2,4,3] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(np.int64(2),), scatter_dims_to_operand_dims=(np.int64(2),), operand_batching_dims=(0, np.int64(1)), scatter_indices_batching_dims=(0, np.int64(1)))
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] f j m
+    o:f32[2,4,0] p:i32[2,4,0] = top_k[axis=2 k=0] n
+    q:i32[2,4,3] = concatenate[dimension=2] e p
+    r:i32[2,3,4] = transpose[permutation=(0, 2, 1)] q
+  in (r,) } in
+{ lambda ; s:f32[2,3,4]. let
+    t:i32[2,3,4] = jit[name=argpartition jaxpr=argpartition] s
+  in (t,) }"""
