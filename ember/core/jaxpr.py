@@ -10,6 +10,7 @@ avals are what its primitive's abstract-eval rule gives for its inputs.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,26 @@ class Var:
 
     def __repr__(self) -> str:
         return f"Var({self.id}:{self.aval.str_short()})"
+
+
+# A weakly typed scalar Array made from a Python float of its own dtype (`s * 0.1` with a
+# weak float32 `s`: the 0.1 becomes a weak float32 Array before it meets the trace) keeps
+# the float's text for its Literal, as JAX prints `0.1:f32[]` there, not the float32
+# value's `0.10000000149011612`. Keyed by id, checked by a weak reference (Arrays are
+# unhashable); an entry leaves when its Array dies.
+_PYTHON_TEXT: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def remember_python_text(array: Any, value: Any) -> None:
+    """Print `array`, when it becomes a Literal, as the Python scalar `value`."""
+    key = id(array)
+    _PYTHON_TEXT[key] = (weakref.ref(array, lambda _: _PYTHON_TEXT.pop(key, None)), value)
+
+
+def python_text(x: Any) -> Any:
+    """The Python scalar `x` was made from (remember_python_text), or None."""
+    entry = _PYTHON_TEXT.get(id(x))
+    return entry[1] if entry is not None and entry[0]() is x else None
 
 
 class Literal:

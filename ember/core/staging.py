@@ -19,7 +19,7 @@ import numpy as np
 
 from ember.core.aval import ShapedArray
 from ember.core.errors import ConcretizationTypeError
-from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, python_text
 from ember.core.source_info import SourceInfo, user_frame
 from ember.core.trace import Trace, Tracer, get_aval, new_main, to_numpy
 
@@ -104,7 +104,7 @@ class DynamicJaxprTrace(Trace):
             lit = np.array(to_numpy(val, aval))   # a copy: the user may mutate a 0-d array
             # A Python float or complex keeps its own text (JAX prints its repr, not the
             # rounded float32 value's).
-            shown = val if type(val) in (float, complex) else None
+            shown = val if type(val) in (float, complex) else python_text(val)
             tracer = JaxprTracer(self, aval, Literal(lit, aval, shown))
         elif isinstance(val, np.ndarray):
             # A closed-over NumPy array is copied once, at trace time, in its canonical

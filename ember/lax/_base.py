@@ -16,6 +16,7 @@ import numpy as np
 from ember.array import ArrayImpl
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
+from ember.core.jaxpr import remember_python_text
 from ember.core.trace import Tracer, get_aval
 from ember.prims.conversion import convert_element_type_p
 
@@ -27,6 +28,7 @@ def is_concrete_constant(x: Any) -> bool:
 
 # the largest finite value of each float dtype: a Python float within it converts without
 # overflow (np.array(x, dtype) rounds once, as XLA's convert does)
+_F64 = np.dtype(np.float64)
 _FLOAT_MAX = {np.dtype(t): float(dtypes.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
 # the Python ints each type holds exactly (floats: up to 2^(mantissa bits + 1)), which
 # np.array(x, dtype) converts without rounding, wrapping or an error
@@ -59,7 +61,10 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     if _converts_exactly(x, new_dtype):  # the common eager case (x * 2.0, x > 0), without
         value = np.array(x, dtype=new_dtype)  # the general path's checks and copies
         value.setflags(write=False)
-        return ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
+        out = ArrayImpl(value, ShapedArray((), new_dtype, weak_type))
+        if weak_type and type(x) is float and new_dtype == dtypes.canonicalize(_F64):
+            remember_python_text(out, x)  # (its own aval: a jaxpr prints the float's text)
+        return out
     if is_concrete_constant(x):
         from ember.hlo.evaluator.elementwise import convert_array
         if type(x) is int:

@@ -498,6 +498,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_of_tile": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.tile(a, (2, 3)) ** 2)),
                      (M34,)),
     # (cases from the add_any / reshape-dimensions work go below this line)
+    # a Python float meeting a weakly typed float32 value stays weak: its literal prints
+    # the float's own text (0.1), a strong operand's the float32 value's
+    "weak_scalar_times_python_float": (lambda jnp: lambda s: s * 0.1234567891, (2.0,)),
+    "weak_array_plus_python_floats": (lambda jnp: lambda x: (x + 0.5) + 0.1, (I7,)),
+    "strong_array_times_python_float": (lambda jnp: lambda x: x * 0.1234567891, (X7,)),
     # checkpoint is JAX's remat2 (params sorted), plain and under grad
     "checkpoint": (lambda jnp: _checkpoint(jnp)(lambda x: jnp.sin(jnp.sin(x))),
                    (np.float32(0.7),)),

@@ -11290,6 +11290,19 @@ EXPECTED['grad_of_tile'] = """\
     h:f32[3,4] = reduce_sum[axes=(0, 2) out_sharding=None] g
   in (h,) }"""
 
+EXPECTED['weak_scalar_times_python_float'] = """\
+{ lambda ; a:f32[]. let b:f32[] = mul a 0.1234567891:f32[] in (b,) }"""
+
+EXPECTED['weak_array_plus_python_floats'] = """\
+{ lambda ; a:i32[7]. let
+    b:f32[7] = convert_element_type[new_dtype=float32 weak_type=True] a
+    c:f32[7] = add b 0.5:f32[]
+    d:f32[7] = add c 0.1:f32[]
+  in (d,) }"""
+
+EXPECTED['strong_array_times_python_float'] = """\
+{ lambda ; a:f32[7]. let b:f32[7] = mul a 0.12345679104328156:f32[] in (b,) }"""
+
 EXPECTED['checkpoint'] = """\
 { lambda ; a:f32[]. let
     b:f32[] = remat2[
