@@ -115,7 +115,13 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
         Array([[2., 1.],
                [0., 2.]], dtype=float32)
     """
-    (a,) = _inexact("cholesky", a)
+    check_arraylike("cholesky", a)
+    return _cholesky(a, upper=upper, symmetrize_input=symmetrize_input)
+
+
+@jit_like_jax("cholesky", static_argnames=("upper", "symmetrize_input"))
+def _cholesky(a: Any, upper: bool, symmetrize_input: bool) -> Any:
+    (a,) = _promote_inexact(a)
     low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return _H(low) if upper else low
 
@@ -146,9 +152,15 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         Array([[3., 1.],
                [4., 2.]], dtype=float32)
     """
-    (a,) = _inexact("qr", a)
+    check_arraylike("qr", a)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    return _qr(a, mode=mode)
+
+
+@jit_like_jax("qr", static_argnames=("mode",))
+def _qr(a: Any, mode: str) -> Any:
+    (a,) = _promote_inexact(a)
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
@@ -179,14 +191,16 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
         Array([[0.7071, 0.7071],
                [0.7071, 0.7071]], dtype=float32)
     """
-    (a,) = _inexact("eigh", a)
-    if UPLO is None or UPLO == "L":
-        lower = True
-    elif UPLO == "U":
-        lower = False
-    else:
+    check_arraylike("eigh", a)
+    if UPLO not in (None, "L", "U"):
         raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
-    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return _eigh(a, UPLO=UPLO, symmetrize_input=symmetrize_input)
+
+
+@jit_like_jax("eigh", static_argnames=("UPLO", "symmetrize_input"))
+def _eigh(a: Any, UPLO: str | None, symmetrize_input: bool) -> EighResult:
+    (a,) = _promote_inexact(a)
+    v, w = lax_linalg.eigh(a, lower=UPLO != "U", symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
@@ -208,6 +222,13 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
         >>> jnp.round(jnp.linalg.eigvalsh(jnp.array([[2.0, 0.0], [0.0, -1.0]])), 4)
         Array([-1.,  2.], dtype=float32)
     """
+    check_arraylike("eigvalsh", a)
+    return _eigvalsh(a, UPLO=UPLO, symmetrize_input=symmetrize_input)
+
+
+@jit_like_jax("eigvalsh", static_argnames=("UPLO", "symmetrize_input"))
+def _eigvalsh(a: Any, UPLO: str | None, symmetrize_input: bool) -> Any:
+    (a,) = _promote_inexact(a)
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
@@ -242,7 +263,18 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
                [ 0., -2.],
                [ 0.,  0.]], dtype=float32)
     """
-    (a,) = _inexact("svd", a)
+    check_arraylike("svd", a)
+    if isinstance(subset_by_index, list):
+        subset_by_index = tuple(subset_by_index)  # (a static argument: hashable)
+    return _svd(a, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian,
+                subset_by_index=subset_by_index)
+
+
+@jit_like_jax("svd", static_argnames=("full_matrices", "compute_uv", "hermitian",
+                                      "subset_by_index"))
+def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
+         subset_by_index: tuple[int, int] | None) -> Any:
+    (a,) = _promote_inexact(a)
     out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
                          subset_by_index=subset_by_index)
     return SVDResult(*out) if compute_uv else out

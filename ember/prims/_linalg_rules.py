@@ -248,9 +248,10 @@ ad.defjvp_zero(lu_pivots_to_permutation_p)
 
 # -- qr ------------------------------------------------------------------------------------------
 
-def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool) -> tuple[list, list]:
+def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool, **params: Any
+            ) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
-    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    q, r = qr_p.bind(a, full_matrices=full_matrices, **params)
     m, n = get_aval(a).shape[-2:]
     if m < n or (full_matrices and m > n):
         raise NotImplementedError("Unimplemented case of QR decomposition derivative")
@@ -287,10 +288,9 @@ def _inverse_gaps(w: Any, dtype: Any) -> Any:
     return _ad.select(zero, _ad.full_like(gap, 0), _ad.div(_ad.full_like(gap, 1), safe))
 
 
-def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: bool
-              ) -> tuple[list, list]:
+def _eigh_jvp(primals: list, tangents: list, **params: Any) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
-    v, w = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues)
+    v, w = eigh_p.bind(a, **params)
     if isinstance(da, ad.Zero):
         return [v, w], [ad.Zero(get_aval(v)), ad.Zero(get_aval(w))]
     g = _mm(_mm(_H(v), da), v)
@@ -303,15 +303,15 @@ eigh_p.def_jvp(_eigh_jvp)
 
 # -- svd -----------------------------------------------------------------------------------------
 
-def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool
-             ) -> tuple[list, list]:
+def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool,
+             **params: Any) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
     aval = get_aval(a)
     m, n = aval.shape[-2:]
     if compute_uv and full_matrices and m != n:
         raise NotImplementedError(
             "Singular value decomposition JVP not implemented for full matrices")
-    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, **params)
     outs = [s, u, vt] if compute_uv else [s]
     if isinstance(da, ad.Zero):
         return outs, [ad.Zero(get_aval(o)) for o in outs]

@@ -91,6 +91,17 @@ def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:
                          f"{a.shape}")
 
 
+def _check_no_subset(name: str, subset_by_index: Any) -> None:
+    """JAX's `subset_by_index` param: only None (every value) is computed here."""
+    if subset_by_index is not None:
+        raise NotImplementedError(f"Ember's {name} does not support subset_by_index yet")
+
+
+def _check_no_pivoting(pivoting: bool) -> None:
+    if pivoting:
+        raise NotImplementedError("Ember's qr does not support pivoting=True yet")
+
+
 # -- cholesky ------------------------------------------------------------------------------------
 
 @cholesky_p.def_abstract_eval
@@ -329,14 +340,17 @@ def _qr_shapes(a: ShapedArray, full_matrices: bool) -> tuple[tuple, tuple]:
 
 
 @qr_p.def_abstract_eval
-def _qr_abstract(a: ShapedArray, *, full_matrices: bool) -> list[ShapedArray]:
+def _qr_abstract(a: ShapedArray, *, full_matrices: bool, pivoting: bool = False,
+                 use_magma: Any = None) -> list[ShapedArray]:
+    _check_no_pivoting(pivoting)
     _check_matrix("qr", a)
     qs, rs = _qr_shapes(a, full_matrices)
     return [ShapedArray(qs, a.dtype), ShapedArray(rs, a.dtype)]
 
 
 @qr_p.def_impl
-def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
+def _qr_impl(a: np.ndarray, *, full_matrices: bool, pivoting: bool = False,
+             use_magma: Any = None) -> list[np.ndarray]:
     m, n = a.shape[-2:]
     k = min(m, n)
     h, tau = npl.geqrf(a)
@@ -351,7 +365,8 @@ def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
 
 
 @qr_p.def_lowering
-def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool) -> list:
+def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool, pivoting: bool = False,
+                 use_magma: Any = None) -> list:
     b = ctx.b
     aval = ctx.avals_in[0]
     nd, (m, n) = aval.ndim, aval.shape[-2:]
@@ -375,20 +390,23 @@ def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool) -> list:
 # -- eigh ----------------------------------------------------------------------------------------
 
 @eigh_p.def_abstract_eval
-def _eigh_abstract(a: ShapedArray, *, lower: bool, sort_eigenvalues: bool
-                   ) -> list[ShapedArray]:
+def _eigh_abstract(a: ShapedArray, *, lower: bool, sort_eigenvalues: bool,
+                   subset_by_index: Any = None, algorithm: Any = None) -> list[ShapedArray]:
+    _check_no_subset("eigh", subset_by_index)
     _check_matrix("eigh", a, square=True)
     return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
 
 
 @eigh_p.def_impl
-def _eigh_impl(a: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> list[np.ndarray]:
+def _eigh_impl(a: np.ndarray, *, lower: bool, sort_eigenvalues: bool,
+               subset_by_index: Any = None, algorithm: Any = None) -> list[np.ndarray]:
     v, w, _ = npl.syevd(a, lower)
     return [v, w]  # syevd's eigenvalues are ascending already
 
 
 @eigh_p.def_lowering
-def _eigh_lowering(ctx: Any, a: Any, *, lower: bool, sort_eigenvalues: bool) -> list:
+def _eigh_lowering(ctx: Any, a: Any, *, lower: bool, sort_eigenvalues: bool,
+                   subset_by_index: Any = None, algorithm: Any = None) -> list:
     v_aval, w_aval = ctx.avals_out
     info_aval = ShapedArray(v_aval.shape[:-2], np.dtype(np.int32))
     v, w, info = _custom(ctx, "syevd", [a], [v_aval, w_aval, info_aval],
@@ -409,8 +427,9 @@ def _svd_avals(a: ShapedArray, full_matrices: bool, compute_uv: bool) -> list[Sh
 
 
 @svd_p.def_abstract_eval
-def _svd_abstract(a: ShapedArray, *, full_matrices: bool, compute_uv: bool
-                  ) -> list[ShapedArray]:
+def _svd_abstract(a: ShapedArray, *, full_matrices: bool, compute_uv: bool,
+                  subset_by_index: Any = None, algorithm: Any = None) -> list[ShapedArray]:
+    _check_no_subset("svd", subset_by_index)
     _check_matrix("svd", a)
     return _svd_avals(a, full_matrices, compute_uv)
 
@@ -420,12 +439,14 @@ def _svd_mode(full_matrices: bool, compute_uv: bool) -> str:
 
 
 @svd_p.def_impl
-def _svd_impl(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+def _svd_impl(a: np.ndarray, *, full_matrices: bool, compute_uv: bool,
+              subset_by_index: Any = None, algorithm: Any = None) -> list[np.ndarray]:
     return list(npl.gesdd(a, _svd_mode(full_matrices, compute_uv))[:-1])
 
 
 @svd_p.def_lowering
-def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool) -> list:
+def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool,
+                  subset_by_index: Any = None, algorithm: Any = None) -> list:
     avals = list(ctx.avals_out)
     info_aval = ShapedArray(avals[0].shape[:-1], np.dtype(np.int32))
     *outs, info = _custom(ctx, "gesdd", [a], avals + [info_aval],
