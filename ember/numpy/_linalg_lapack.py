@@ -21,7 +21,7 @@ import numpy as np
 from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
-from ember.numpy._jit_wrap import jit_like_jax
+from ember.numpy._jit_wrap import _tracing, jit_like_jax
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
 
@@ -372,29 +372,31 @@ def solve(a: Any, b: Any) -> Any:
         >>> jnp.linalg.solve(jnp.array([[2.0, 1.0], [1.0, 3.0]]), jnp.array([3.0, 5.0]))
         Array([0.8, 1.4], dtype=float32)
     """
-    jnp = _jnp()
-    a, b = _inexact("solve", a, b)
-    _square("solve", a)
+    check_arraylike("solve", a, b)
+    return _solve(a, b)
+
+
+@jit_like_jax("solve")
+def _solve(a: Any, b: Any) -> Any:
+    """JAX's staging: one `custom_linear_solve` per system, through jnp.vectorize."""
+    from ember.lax import _linalg_solve
+    a, b = _promote_inexact(a, b)
     ash, bsh = get_aval(a).shape, get_aval(b).shape
-    n = ash[-1]
-    if len(bsh) == 1:
-        if bsh[0] != n:
-            raise ValueError(f"solve: a has shape {ash} and b has shape {bsh}; b's size must "
-                             f"match a's last dimension {n}")
-        bm = jnp.broadcast_to(b[:, None], ash[:-2] + (n, 1))
-        return solve(a, bm)[..., 0]
-    if len(bsh) == len(ash) - 1:
+    if len(ash) < 2:
+        raise ValueError(f"left hand array must be at least two dimensional; got a.shape={ash}")
+    if len(bsh) > 1 and len(ash) == len(bsh) + 1 and ash[-1] == bsh[-1] and ash[-1] != bsh[-2]:
         raise ValueError(f"Invalid shapes for solve: {ash}, {bsh}. Prior to JAX v0.5.0, this "
                          "would have been treated as a batched 1-dimensional solve. To recover "
                          "this behavior, use solve(a, b[..., None]).squeeze(-1).")
-    if bsh[-2] != n:
-        raise ValueError(f"solve: a has shape {ash} and b has shape {bsh}; b's "
-                         f"second-to-last dimension must be {n}")
-    batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
-    a = jnp.broadcast_to(a, batch + ash[-2:])
-    b = jnp.broadcast_to(b, batch + bsh[-2:])
-    lu, _, perm = lax_linalg.lu(a)
-    return _lu_solve(lu, perm, b)
+    if not _tracing((a, b), {}):
+        # Eagerly, the values custom_linear_solve computes, without tracing its four
+        # jaxprs per call: one factorization, the row gather and two triangular solves
+        if len(bsh) == 1:
+            b = _jnp().broadcast_to(b, ash[:-1])
+        lu, _, perm = lax_linalg.lu(a)
+        return _linalg_solve.lu_solve(lu, perm, b)
+    signature = "(m,m),(m)->(m)" if len(bsh) == 1 else "(m,m),(m,n)->(m,n)"
+    return _jnp().vectorize(_linalg_solve.solve, signature=signature)(a, b)
 
 
 def inv(a: Any) -> Any:

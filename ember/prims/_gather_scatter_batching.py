@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ember.core import batching
 from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
@@ -45,6 +47,12 @@ def _shift(dims: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(d) + 1 for d in dims)
 
 
+def _shift_np(dims: Sequence[int]) -> tuple[Any, ...]:
+    """`_shift` with NumPy integers, where JAX's gather rule shifts by `np.add` (so the
+    batched dimension numbers print as `np.int64(1)`, as JAX's do)."""
+    return tuple(np.add(1, np.asarray(dims, dtype=np.int64)))
+
+
 def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], *,
                   dimension_numbers: GatherDimensionNumbers, slice_sizes: tuple[int, ...],
                   indices_are_sorted: bool, unique_indices: bool, mode: Any,
@@ -57,10 +65,10 @@ def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None
         # Window of the whole batch along operand dim 0: output dim 0 is that offset dim.
         operand = batching.moveaxis(operand, op_dim, 0)
         new = GatherDimensionNumbers(
-            offset_dims=(0,) + _shift(dn.offset_dims),
-            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
-            start_index_map=_shift(dn.start_index_map),
-            operand_batching_dims=_shift(dn.operand_batching_dims),
+            offset_dims=(0,) + _shift_np(dn.offset_dims),
+            collapsed_slice_dims=_shift_np(dn.collapsed_slice_dims),
+            start_index_map=_shift_np(dn.start_index_map),
+            operand_batching_dims=_shift_np(dn.operand_batching_dims),
             start_indices_batching_dims=tuple(dn.start_indices_batching_dims))
         out = gather_p.bind(operand, indices, dimension_numbers=new,
                             slice_sizes=(axis.size, *slice_sizes),
@@ -75,7 +83,7 @@ def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None
             collapsed_slice_dims=tuple(dn.collapsed_slice_dims),
             start_index_map=tuple(dn.start_index_map),
             operand_batching_dims=tuple(dn.operand_batching_dims),
-            start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
+            start_indices_batching_dims=_shift_np(dn.start_indices_batching_dims))
         out = gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
                             indices_are_sorted=False, unique_indices=False, **params)
         return out, 0
@@ -83,11 +91,11 @@ def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None
     # operand[b]); its slice size is 1 (0 for an empty batch, so the window fits).
     operand = batching.moveaxis(operand, op_dim, 0)
     new = GatherDimensionNumbers(
-        offset_dims=_shift(dn.offset_dims),
-        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
-        start_index_map=_shift(dn.start_index_map),
-        operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
-        start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims))
+        offset_dims=_shift_np(dn.offset_dims),
+        collapsed_slice_dims=_shift_np(dn.collapsed_slice_dims),
+        start_index_map=_shift_np(dn.start_index_map),
+        operand_batching_dims=(0,) + _shift_np(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _shift_np(dn.start_indices_batching_dims))
     out = gather_p.bind(operand, indices, dimension_numbers=new,
                         slice_sizes=(min(axis.size, 1), *slice_sizes),
                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,

@@ -433,6 +433,32 @@ def _front_rule(prim: Any) -> Any:
     return rule
 
 
-for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p,
-           svd_p, tridiagonal_solve_p):
+def _triangular_solve_batch(axis: AxisData, args: list, dims: list, **params: Any
+                            ) -> tuple[Any, Any]:
+    # An unmapped matrix solves every batch member's right-hand sides at once: the batch
+    # axis joins b's columns (left_side) or rows, so the matrix is never copied per member
+    # and a vmapped solve is one solve of k columns (JAX's rule, and its text)
+    a, b = args
+    da, db = dims
+    if da is not batching.not_mapped or db is batching.not_mapped:
+        return _front_rule(triangular_solve_p)(axis, args, dims, **params)
+    shape = get_aval(b).shape
+    nd = len(shape)
+    if params["left_side"]:
+        b = batching.moveaxis(b, db, nd - 1)
+        bs = get_aval(b).shape
+        flat = _ad.reshape(b, bs[:-2] + (bs[-2] * bs[-1],))
+        out_dim = nd - 1
+    else:
+        b = batching.moveaxis(b, db, nd - 2)
+        bs = get_aval(b).shape
+        flat = _ad.reshape(b, bs[:-3] + (bs[-3] * bs[-2], bs[-1]))
+        out_dim = nd - 2
+    out = triangular_solve_p.bind(a, flat, **params)
+    return _ad.reshape(out, bs), out_dim
+
+
+for _p in (cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p,
+           tridiagonal_solve_p):
     _p.def_batch(_front_rule(_p))
+triangular_solve_p.def_batch(_triangular_solve_batch)
