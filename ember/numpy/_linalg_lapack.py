@@ -415,12 +415,17 @@ def inv(a: Any) -> Any:
         Array([[ 0.6, -0.2],
                [-0.2,  0.4]], dtype=float32)
     """
-    jnp = _jnp()
-    (a,) = _inexact("inv", a)
+    check_arraylike("inv", a)
+    return _inv(a)
+
+
+@jit_like_jax("inv")
+def _inv(a: Any) -> Any:
+    from ember import lax
+    a = _jnp().asarray(a)
     _square("inv", a)
     shape = get_aval(a).shape
-    eye = jnp.broadcast_to(jnp.eye(shape[-1], dtype=get_aval(a).dtype), shape)
-    return solve(a, eye)
+    return solve(a, lax.broadcast(_jnp().eye(shape[-1], dtype=get_aval(a).dtype), shape[:-2]))
 
 
 def _parity_sign(pivots: Any, dtype: Any) -> Any:
@@ -557,8 +562,35 @@ def det(a: Any) -> Any:
         >>> jnp.linalg.det(jnp.array([[2.0, 1.0], [1.0, 3.0]]))
         Array(5., dtype=float32)
     """
-    (a,) = _inexact("det", a)
+    check_arraylike("det", a)
+    return _det(a)
+
+
+def _det_2x2(a: Any) -> Any:
+    return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+
+
+def _det_3x3(a: Any) -> Any:
+    # (the rule of Sarrus, in JAX's order of terms, so its rounding is JAX's too)
+    return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2]
+            + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+            + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1]
+            - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+            - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
+            - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+
+
+@jit_like_jax("det")
+def _det(a: Any) -> Any:
+    """JAX's staging: the explicit products for 2x2 and 3x3 matrices (differentiated as
+    polynomials), LU otherwise."""
+    (a,) = _promote_inexact(a)
     _square("_det()", a, "")
+    n = get_aval(a).shape[-1]
+    if n == 2:
+        return _det_2x2(a)
+    if n == 3:
+        return _det_3x3(a)
     if not _DET:
         _DET.append(_make_det())
     return _DET[0](a)
@@ -651,22 +683,70 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
         Array([[1. , 0. , 0. ],
                [0. , 0. , 0.5]], dtype=float32)
     """
-    jnp = _jnp()
-    (a,) = _inexact("pinv", a)
+    check_arraylike("pinv", a)
     if rcond is not None:
         if rtol is not None:
             raise ValueError("pinv: only one of rtol and rcond may be specified.")
         rtol = rcond
-    aval = get_aval(a)
+    if not _PINV:
+        _PINV.append(_make_pinv())
+    return _PINV[0](a, rtol, hermitian)
+
+
+_PINV: list[Any] = []
+
+
+def _pinv(a: Any, rtol: Any, hermitian: bool) -> Any:
+    """JAX's pinv body: singular values at most rtol * s_max dropped (as infinities the
+    division turns into zeros); rtol defaults to 10 * max(m, n) * eps."""
+    jnp = _jnp()
+    (arr,) = _promote_inexact(a)
+    aval = get_aval(arr)
     m, n = aval.shape[-2:]
     if m == 0 or n == 0:
         return jnp.zeros(aval.shape[:-2] + (n, m), aval.dtype)
+    arr = jnp.conj(arr)
     if rtol is None:
-        rtol = _default_rtol(aval.shape, aval.dtype)
-    u, s, vh = svd(a, full_matrices=False)
-    cutoff = jnp.asarray(rtol, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True)
-    s_inv = jnp.where(s > cutoff, 1 / jnp.where(s > cutoff, s, 1), 0).astype(aval.dtype)
-    return jnp.matmul(_H(vh) * s_inv[..., None, :], _H(u))
+        rtol = 10. * max(m, n) * jnp.array(dtypes.finfo(aval.dtype).eps)
+    rtol = jnp.asarray(rtol)
+    u, s, vh = svd(arr, full_matrices=False, hermitian=hermitian)
+    rtol = jnp.expand_dims(rtol[..., np.newaxis], tuple(range(s.ndim - rtol.ndim - 1)))
+    cutoff = rtol * s[..., 0:1]
+    s = jnp.where(s > cutoff, s, np.inf).astype(u.dtype)
+    from ember import lax
+    res = jnp.matmul(_T(vh), jnp.divide(_T(u), s[..., np.newaxis]),
+                     precision=lax.Precision.HIGHEST)
+    return lax.convert_element_type(res, aval.dtype)
+
+
+def _make_pinv() -> Any:
+    from ember.custom_derivatives import custom_jvp
+    jitted = jit_like_jax("_pinv", static_argnames=("hermitian",))(_pinv)
+    pinv_ = custom_jvp(jitted, nondiff_argnums=(1, 2))
+
+    def _pinv_jvp(rtol: Any, hermitian: bool, primals: Any, tangents: Any) -> Any:
+        # d pinv(A) (Golub and Pereyra, 1973), with p = pinv(A), products grouped by the
+        # shape so the n x m or m x n side is the inner one
+        from ember import lax
+        jnp = _jnp()
+        (a,), (a_dot,) = primals, tangents
+        p = pinv_(a, rtol, hermitian)
+        m, n = get_aval(a).shape[-2:]
+
+        def mm(x: Any, y: Any) -> Any:
+            return jnp.matmul(x, y, precision=lax.Precision.HIGHEST)
+        if m >= n:
+            s = mm(mm(p, _H(p)), _H(a_dot))
+            t = mm(mm(_H(a_dot), _H(p)), p)
+            p_dot = -mm(mm(p, a_dot), p) + s - mm(mm(s, a), p) + t - mm(mm(p, a), t)
+        else:
+            s = mm(p, mm(_H(p), _H(a_dot)))
+            t = mm(_H(a_dot), mm(_H(p), p))
+            p_dot = -mm(p, mm(a_dot, p)) + s - mm(s, mm(a, p)) + t - mm(p, mm(a, t))
+        return p, p_dot
+
+    pinv_.defjvp(_pinv_jvp)
+    return pinv_
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
@@ -692,20 +772,32 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
         >>> jnp.linalg.matrix_rank(jnp.eye(3))
         Array(3, dtype=int32)
     """
+    check_arraylike("matrix_rank", M)
+    return _matrix_rank(M, rtol, hermitian=hermitian, tol=tol)
+
+
+@jit_like_jax("matrix_rank", static_argnames=("hermitian",))
+def _matrix_rank(M: Any, rtol: Any, hermitian: bool, tol: Any) -> Any:
+    # (JAX's staging; a given rtol stays relative and tol absolute, as in NumPy, where
+    # JAX compares the singular values with rtol itself)
     jnp = _jnp()
-    (M,) = _inexact("matrix_rank", M)
+    (M,) = _promote_inexact(M)
     aval = get_aval(M)
     if aval.ndim < 2:
-        return jnp.any(M != 0).astype(jnp.int32)
-    s = svdvals(M)
-    if tol is None:
-        if rtol is None:
-            rtol = _default_rtol(aval.shape, aval.dtype)
-        tol = jnp.asarray(rtol, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True,
-                                                               initial=0)
+        return (M != 0).any().astype(np.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    sdt = get_aval(s).dtype
+    if tol is not None:
+        cut = jnp.asarray(tol, sdt)
+    elif rtol is not None:
+        cut = jnp.asarray(rtol, sdt) * jnp.max(s, axis=-1, initial=0)
     else:
-        tol = jnp.asarray(tol, s.dtype)[..., None]
-    return jnp.sum(s > tol, axis=-1)
+        if aval.shape[-1] == 0 or aval.shape[-2] == 0:
+            return jnp.zeros(aval.shape[:-2], np.int32)
+        cut = (jnp.max(s, axis=-1) * np.max(aval.shape[-2:]).astype(sdt)
+               * dtypes.finfo(sdt).eps)
+    cut = jnp.expand_dims(cut, np.ndim(cut))
+    return jnp.sum(s > cut, axis=-1)
 
 
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False
@@ -735,37 +827,62 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
         >>> rank
         Array(2, dtype=int32)
     """
+    check_arraylike("lstsq", a, b)
+    if numpy_resid:
+        return _lstsq(a, b, rcond, numpy_resid=True)
+    return _jit_lstsq(a, b, rcond)
+
+
+def _lstsq(a: Any, b: Any, rcond: Any, *, numpy_resid: bool = False
+           ) -> tuple[Any, Any, Any, Any]:
+    """JAX's lstsq body: the minimum-norm solution from the reduced SVD, singular values
+    below rcond * s[0] (or zero) dropped."""
+    from ember import lax
+    from ember.numpy.linalg import norm
     jnp = _jnp()
-    a, b = _inexact("lstsq", a, b)
+    a, b = _promote_inexact(a, b)
     ash, bsh = get_aval(a).shape, get_aval(b).shape
     if len(ash) != 2:
         raise TypeError(f"{len(ash)}-dimensional array given. Array must be two-dimensional")
     if len(bsh) not in (1, 2):
         raise TypeError(f"{len(bsh)}-dimensional array given. Array must be one or "
                         "two-dimensional")
+    if ash[0] != bsh[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    b_orig_ndim = len(bsh)
+    if b_orig_ndim == 1:
+        b = b[:, None]
     m, n = ash
-    if bsh[0] != m:
-        raise TypeError(f"Incompatible dimensions: a has {m} rows and b has {bsh[0]}")
     dtype = get_aval(a).dtype
-    if rcond is None:
-        rcond = float(dtypes.finfo(dtype).eps * max(n, m))
-    elif rcond < 0:
-        rcond = float(dtypes.finfo(dtype).eps)
-    u, s, vt = svd(a, full_matrices=False)
-    mask = s >= jnp.array(rcond, s.dtype) * (s[0] if s.shape[0] else 0)
-    rank = jnp.sum(mask, dtype=jnp.int32)
-    safe_s = jnp.where(mask, s, 1).astype(dtype)
-    s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
-    uTb = jnp.matmul(_H(u), b[:, None] if len(bsh) == 1 else b)
-    x = jnp.matmul(_H(vt), s_inv * uTb)
-    if len(bsh) == 1:
-        x = x[:, 0]
-    b_est = jnp.matmul(a, x)
-    resid = jnp.sum(jnp.abs(b - b_est) ** 2, axis=0)
+    if m * n == 0:
+        s = jnp.zeros(0, dtype=_real_dtype(dtype))
+        rank = jnp.array(0, dtype=np.int32)
+        x = jnp.zeros((n, *get_aval(b).shape[1:]), dtype=dtype)
+    else:
+        if rcond is None:
+            rcond = float(dtypes.finfo(dtype).eps) * max(n, m)
+        else:
+            rcond = jnp.where(rcond < 0, dtypes.finfo(dtype).eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        mask = (s > 0) & (s >= jnp.array(rcond, dtype=s.dtype) * s[0])
+        rank = mask.sum()
+        safe_s = jnp.where(mask, s, 1).astype(dtype)
+        s_inv = jnp.where(mask, 1 / safe_s, 0)[:, np.newaxis]
+        uTb = jnp.matmul(_H(u), b, precision=lax.Precision.HIGHEST)
+        x = jnp.matmul(_H(vt), s_inv * uTb, precision=lax.Precision.HIGHEST)
+    b_estimate = jnp.matmul(a, x, precision=lax.Precision.HIGHEST)
+    resid = norm(b - b_estimate, axis=0) ** 2
     if numpy_resid:
+        # (NumPy gives residuals only at full rank with m > n; zeros elsewhere, so the
+        # shapes stay static under jit)
         full = (rank == n) & (m > n)
         resid = jnp.where(full, resid, jnp.zeros_like(resid))
+    if b_orig_ndim == 1:
+        x = x.ravel()
     return x, resid, rank, s
+
+
+_jit_lstsq = jit_like_jax("_lstsq")(_lstsq)
 
 
 def cond(x: Any, p: Any = None) -> Any:
@@ -788,8 +905,14 @@ def cond(x: Any, p: Any = None) -> Any:
         >>> jnp.linalg.cond(jnp.array([[1.0, 1.0], [1.0, 1.0]]), p=1)
         Array(inf, dtype=float32)
     """
+    check_arraylike("cond", x)
+    return _cond(x, p=p)
+
+
+@jit_like_jax("cond", static_argnames=("p",))
+def _cond(x: Any, p: Any) -> Any:
     jnp = _jnp()
-    (x,) = _inexact("cond", x)
+    x = jnp.asarray(x)  # (promoted by svdvals, norm and inv, as in JAX)
     aval = get_aval(x)
     if aval.ndim < 2:
         raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got {aval.shape}")
