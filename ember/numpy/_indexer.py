@@ -180,8 +180,8 @@ def _stack_components(comps: list[tuple[int, Any, list[int]]], batch_shape: tupl
         if isinstance(v, np.ndarray):
             info = np.iinfo(dtype)
             v = lax.convert_element_type(np.clip(v, info.min, info.max).astype(dtype), dtype)
-        else:
-            v = lax.convert_element_type(v, dtype)
+        elif get_aval(v).dtype != dtype:  # (a weak index of the dtype stays as it is, as
+            v = lax.convert_element_type(v, dtype)  # in JAX's text)
         cols.append(lax.broadcast_in_dim(v, batch_shape + (1,), tuple(bdims)))
     return cols[0] if k == 1 else lax.concatenate(cols, nb)
 
