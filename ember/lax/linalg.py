@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import dtypes
 from ember.lax import _ops as L
 from ember.lax._base import aval_of
 from ember.prims.eig import eig_p
@@ -60,8 +61,9 @@ def _tril(x: Any, k: int = 0) -> Any:
     (n, m) mask row + k >= col, broadcast over the batch, selects x or a zero."""
     shape = aval_of(x).shape
     n, m = shape[-2:]
-    row = L.add(L.broadcasted_iota(np.int32, (n, m), 0), np.int32(k))
-    mask = L.ge(row, L.broadcasted_iota(np.int32, (n, m), 1))
+    it = dtypes.default_int()  # (int64 under x64, as JAX's _tri)
+    row = L.add(L.broadcasted_iota(it, (n, m), 0), np.asarray(k, it))
+    mask = L.ge(row, L.broadcasted_iota(it, (n, m), 1))
     if len(shape) > 2:
         mask = L.broadcast(mask, shape[:-2])
     return L.select(mask, x, L.full_like(x, 0))

@@ -772,9 +772,10 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
     m = n if M is None else _size(_static(M, "eye"))
     k = operator.index(_static(k, "eye"))
     # JAX's order (its jaxpr text): both iotas, then i + k (even for k == 0), then ==.
-    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
-    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
-    rows = lax.add(rows, lax.convert_element_type(k, np.int32))
+    it = dtypes.default_int()  # (int64 under x64, as JAX's)
+    rows = lax.broadcasted_iota(it, (n, m), 0)
+    cols = lax.broadcasted_iota(it, (n, m), 1)
+    rows = lax.add(rows, lax.convert_element_type(k, it))
     return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype, "eye"))
 
 

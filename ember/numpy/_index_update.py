@@ -44,6 +44,10 @@ def _scatter_update(x: Any, idx: Any, values: Any, scatter: Callable[..., Any], 
     # NumPy values and Python scalars convert right away (no equation is staged for them).
     from ember.numpy._manipulation import broadcast_to
     from ember.numpy._promote import promote_dtypes
+    if isinstance(values, (bool, int, float, complex)):
+        # (a weak Python scalar takes x's dtype, as promotion would give it; a uint32 x
+        # takes ints that fit it but not the default int)
+        values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
     operand, values = promote_dtypes(operand, values)
     updates = lax.reshape(broadcast_to(values, ix.shape), ix.squeezed)
     out = scatter(operand, ix.indices, updates, ix.scatter_dnums(),
