@@ -275,9 +275,34 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
 def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
          subset_by_index: tuple[int, int] | None) -> Any:
     (a,) = _promote_inexact(a)
+    if hermitian:
+        return _svd_hermitian(a, compute_uv, subset_by_index)
     out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
                          subset_by_index=subset_by_index)
     return SVDResult(*out) if compute_uv else out
+
+
+def _svd_hermitian(a: Any, compute_uv: bool, subset_by_index: Any) -> Any:
+    """The SVD of Hermitian matrices from their eigendecomposition (NumPy's and JAX's
+    hermitian=True): the singular values are |eigenvalues| sorted descending, U the
+    eigenvectors in that order and Vh = (U sign(eigenvalues))^H."""
+    from ember import lax
+    vecs, vals = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+    s = lax.abs(vals)
+    last = s.ndim - 1
+    if not compute_uv:
+        return lax.rev(lax.sort(s, dimension=-1), dimensions=[last])
+    sign = lax.sign(vals)
+    n = get_aval(s).shape[-1]
+    idxs = lax.broadcasted_iota(np.uint64 if n > np.iinfo(np.uint32).max else np.uint32,
+                                get_aval(s).shape, dimension=last)
+    s, idxs, sign = lax.sort((s, idxs, sign), dimension=-1, num_keys=1)
+    s = lax.rev(s, dimensions=[last])
+    idxs = lax.rev(idxs, dimensions=[last])
+    sign = lax.rev(sign, dimensions=[last])
+    u = _jnp().take_along_axis(vecs, idxs[..., None, :], axis=-1)
+    vh = _H(u * sign[..., None, :].astype(get_aval(u).dtype))
+    return SVDResult(u, s, vh)
 
 
 def svdvals(x: Any, /) -> Any:
@@ -336,7 +361,13 @@ def eigvals(a: Any) -> Any:
         >>> jnp.linalg.eigvals(jnp.array([[2.0, 0.0], [0.0, 3.0]]))
         Array([2.+0.j, 3.+0.j], dtype=complex64)
     """
-    (a,) = _inexact("eigvals", a)
+    check_arraylike("eigvals", a)
+    return _eigvals(a)
+
+
+@jit_like_jax("eigvals")
+def _eigvals(a: Any) -> Any:
+    (a,) = _promote_inexact(a)
     _square("eigvals", a)
     return lax_linalg.eig(a, compute_left_eigenvectors=False,
                           compute_right_eigenvectors=False)[0]

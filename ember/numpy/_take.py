@@ -262,7 +262,12 @@ def _take_along_axis_batched(a: Any, idx: Any, axis: Any, fill_value: Any) -> An
     size = shape[axis]
     if size == 0:
         return lax.full(out_shape, 0, get_aval(a).dtype)
-    idx = _wrap_negative(idx, size)  # (negative indices count from the end)
+    # As JAX: the indices in the smallest signed type that holds the axis's positions
+    # (unsigned ones too), then negative ones count from the end
+    it = np.dtype(np.int64 if size > np.iinfo(np.int32).max else np.int32)
+    if get_aval(idx).dtype != it:
+        idx = lax.convert_element_type(idx, it)
+    idx = _wrap_negative(idx, size)
     index_dims = [d for d, t in enumerate(idx_shape) if d == axis or t != 1]
     idx = lax.reshape(idx, tuple(out_shape[d] for d in index_dims) + (1,))
     slice_sizes, offset_dims, start_index_map, collapsed = [], [], [], []
