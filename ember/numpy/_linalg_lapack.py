@@ -422,8 +422,13 @@ def _solve(a: Any, b: Any) -> Any:
     if not _tracing((a, b), {}):
         # Eagerly, the values custom_linear_solve computes, without tracing its four
         # jaxprs per call: one factorization, the row gather and two triangular solves
+        jnp = _jnp()
         if len(bsh) == 1:
-            b = _jnp().broadcast_to(b, ash[:-1])
+            b = jnp.broadcast_to(b, ash[:-1])
+        else:  # (stacks of matrices: the batch dimensions broadcast, as vectorize does)
+            batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
+            a = jnp.broadcast_to(a, batch + ash[-2:])
+            b = jnp.broadcast_to(b, batch + bsh[-2:])
         lu, _, perm = lax_linalg.lu(a)
         return _linalg_solve.lu_solve(lu, perm, b)
     signature = "(m,m),(m)->(m)" if len(bsh) == 1 else "(m,m),(m,n)->(m,n)"
