@@ -1,11 +1,11 @@
 """Linear solves through an LU factorization, staged as JAX 0.10.2's `lax.linalg` stages
 them: `lu_solve` (a `jit[name=_lu_solve]` of one row gather and two triangular solves)
-and `_solve`, the body of `jnp.linalg.solve`.
+and `solve` (JAX's `_solve`), the body of `jnp.linalg.solve`.
 
 Input: `lu`, `permutation` from `lax.linalg.lu`, right-hand sides `b` ((..., m) vectors
-or (..., m, k) matrices); for `_solve`, a (..., m, m) matrix `a` and such a `b`.
+or (..., m, k) matrices); for `solve`, a (..., m, m) matrix `a` and such a `b`.
 Output: x with a x = b (trans=0), a^T x = b (1) or a^H x = b (2).
-Invariants: `_solve` factors `stop_gradient(a)` once and solves inside
+Invariants: `solve` factors `stop_gradient(a)` once and solves inside
 `custom_linear_solve` whose matvec is `a @ x`, so derivatives come from implicit
 differentiation of `a x = b` (one more solve with the same factors, its transpose with
 a^T), never through the factorization. A (..., m, k) right-hand side is the vector solve
@@ -128,7 +128,8 @@ def lu_solve(lu: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
     return _LU_SOLVE[0](lu, permutation, b, trans=int(trans))
 
 
-def _check_solve_shapes(a: Any, b: Any) -> None:
+def check_solve_shapes(a: Any, b: Any) -> None:
+    """JAX's check (and error text): a (..., m, m) with b (..., m) or (..., m, k)."""
     ash, bsh = aval_of(a).shape, aval_of(b).shape
     if not (len(ash) >= 2 and len(bsh) in (len(ash), len(ash) - 1)
             and ash[-1] == ash[-2] == bsh[len(ash) - 2]):
@@ -142,7 +143,7 @@ def solve(a: Any, b: Any) -> Any:
     from ember.lax._custom_solvers import custom_linear_solve
     from ember.lax.linalg import lu
     from ember.vmap_api import vmap
-    _check_solve_shapes(a, b)
+    check_solve_shapes(a, b)
     ash, bsh = aval_of(a).shape, aval_of(b).shape
     # custom_linear_solve needs b's leading dimensions as a's
     out_shape = tuple(da if db == 1 else db for da, db in zip(ash[:-1] + (1,), bsh))

@@ -429,6 +429,7 @@ def _solve(a: Any, b: Any) -> Any:
             batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
             a = jnp.broadcast_to(a, batch + ash[-2:])
             b = jnp.broadcast_to(b, batch + bsh[-2:])
+        _linalg_solve.check_solve_shapes(a, b)
         lu, _, perm = lax_linalg.lu(a)
         return _linalg_solve.lu_solve(lu, perm, b)
     signature = "(m,m),(m)->(m)" if len(bsh) == 1 else "(m,m),(m,n)->(m,n)"
