@@ -247,7 +247,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         full_matrices: True (default): ``U`` is ``(..., m, m)`` and ``Vh`` ``(..., n, n)``;
             False: ``(..., m, k)`` and ``(..., k, n)`` with ``k = min(m, n)``.
         compute_uv: False returns the singular values alone.
-        hermitian: accepted for NumPy compatibility; the general algorithm is used.
+        hermitian: ``a`` is Hermitian (symmetric): the SVD comes from ``eigh`` (the
+            singular values are the eigenvalues' magnitudes), as in NumPy and JAX.
         subset_by_index: ``(start, stop)``: keep only the singular values (and vectors) of
             those indices, in descending order.
 

@@ -32,8 +32,8 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
     Args:
         a: a matrix or a stack of them, shape ``(..., m, n)``.
         rtol: singular values at most ``rtol * max(s)`` are treated as zero; default
-            ``max(m, n) * eps``.
-        hermitian: accepted for NumPy compatibility; the general SVD is used.
+            ``10 * max(m, n) * eps`` (JAX's; NumPy's default is ``1e-15``).
+        hermitian: ``a`` is Hermitian: its SVD comes from ``eigh``.
         rcond: NumPy's older name for ``rtol`` (give only one of them).
 
     Returns:
@@ -92,6 +92,9 @@ def _make_pinv() -> Any:
         jnp = _jnp()
         (a,), (a_dot,) = primals, tangents
         p = pinv_(a, rtol, hermitian)
+        if hermitian:  # (svd(hermitian=True) symmetrizes its input: so does the JVP)
+            a = (a + _H(a)) / 2
+            a_dot = (a_dot + _H(a_dot)) / 2
         m, n = get_aval(a).shape[-2:]
 
         def mm(x: Any, y: Any) -> Any:
@@ -120,7 +123,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
             unless it is all zeros).
         rtol: the relative tolerance: singular values above ``rtol * max(s)`` count; default
             ``max(m, n) * eps``.
-        hermitian: accepted for NumPy compatibility; the general SVD is used.
+        hermitian: ``M`` is Hermitian: its singular values come from ``eigh``.
         tol: an absolute tolerance, used instead of ``rtol``.
 
     Returns:
