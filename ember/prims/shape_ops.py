@@ -269,12 +269,11 @@ def _squeeze_batch(axis: AxisData, args: list, dims: list, *, dimensions: tuple[
 
 def _transpose_batch(axis: AxisData, args: list, dims: list, *, permutation: tuple[int, ...]
                      ) -> tuple[Any, int]:
-    # The batch axis stays at position b of the output: perm' = perm with every entry
-    # shifted past b and b itself inserted at position b.
+    # The batch axis goes first, as JAX's rule (and text) has it: perm' = (b, perm with
+    # every entry shifted past b); one transpose either way.
     (x,), (b,) = args, dims
-    perm = list(B.shift_axes(permutation, b))
-    perm.insert(b, b)
-    return _ad.transpose(x, tuple(perm)), b
+    perm = (b, *(i if i < b else i + 1 for i in permutation))
+    return _ad.transpose(x, perm), 0
 
 
 def _rev_batch(axis: AxisData, args: list, dims: list, *, dimensions: tuple[int, ...]

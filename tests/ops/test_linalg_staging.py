@@ -289,3 +289,39 @@ def test_take_along_axis_unsigned_indices_and_batched_squeeze_sort():
     vals = np.array([10, 20, 30], np.int32)
     got = ember.vmap(lambda k: lax.sort_key_val(k, vals), in_axes=0)(keys)
     np.testing.assert_array_equal(np.asarray(got[1]), [[20, 30, 10], [10, 30, 20]])
+
+
+def test_select_n_and_transpose_batch_as_jax_in_every_placement():
+    # select_n's rule now follows JAX's cases (same batch axis: in place; an unbatched
+    # scalar `which`: the cases' axis; else `which` first), and transpose puts the batch
+    # axis first: every placement of the batch axes still computes the per-example values
+    import itertools
+    size = 3
+
+    def batched(shape, d, boolean):
+        full = list(shape)
+        if d is not None:
+            full.insert(d, size)
+        return RNG.random(full) > 0.5 if boolean else RNG.standard_normal(full).astype(np.float32)
+
+    def take(x, d, i):
+        return x if d is None else np.take(x, i, axis=d)
+
+    for wshape, cshape in [((), ()), ((), (2, 4)), ((2, 4), (2, 4))]:
+        for wd in [None, *range(len(wshape) + 1)]:
+            for cds in itertools.product([None, *range(len(cshape) + 1)], repeat=2):
+                if wd is None and cds == (None, None):
+                    continue
+                w = batched(wshape, wd, True)
+                cs = [batched(cshape, d, False) for d in cds]
+                got = ember.vmap(lax.select_n, in_axes=(wd, *cds))(w, *cs)
+                want = [np.asarray(lax.select_n(take(w, wd, i), *[take(c, d, i) for c, d
+                                                                  in zip(cs, cds)]))
+                        for i in range(size)]
+                np.testing.assert_array_equal(np.asarray(got), np.stack(want))
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    for d in range(3):
+        for perm in ((0, 1), (1, 0)):
+            got = ember.vmap(lambda a, perm=perm: lax.transpose(a, perm), in_axes=d)(x)
+            want = np.stack([np.take(x, i, axis=d).transpose(perm) for i in range(x.shape[d])])
+            np.testing.assert_array_equal(np.asarray(got), want)
