@@ -32,6 +32,7 @@ SPD3 = np.array([[4.0, 1.0, 2.0], [1.0, 5.0, 3.0], [2.0, 3.0, 6.0]], np.float32)
 SPD233 = np.stack([SPD3, SPD3 + np.eye(3, dtype=np.float32)])
 HER3 = (SPD3 + 1j * np.array([[0, 1, 2], [-1, 0, 1], [-2, -1, 0]])).astype(np.complex64)
 T623 = (np.eye(6, dtype=np.float32) * 3 + 1).reshape(6, 2, 3)
+SPD332 = np.moveaxis(SPD233, 0, 2).copy()
 
 Make = Callable[[Any], Callable[..., Any]]
 
@@ -568,6 +569,18 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # take_along_axis converts (unsigned) indices to int32 before wrapping negatives
     "take_along_axis_uint8": (lambda jnp: lambda x, i: jnp.take_along_axis(x, i, axis=1),
                               (M34, np.array([[0, 3], [1, 1], [2, 0]], np.uint8))),
+    # vmap over the last axis: the batch axis moves first (transpose's and select_n's
+    # rules as JAX's), a batched custom_linear_solve
+    "vmap_linalg_cholesky": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.cholesky,
+                                                             in_axes=2)(a), (SPD332,)),
+    "vmap_linalg_eigh": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.eigh, in_axes=2)(a),
+                         (SPD332,)),
+    "vmap_linalg_det": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.det, in_axes=2)(a),
+                        (SPD332,)),
+    "vmap_linalg_inv": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.inv, in_axes=2)(a),
+                        (SPD332,)),
+    "vmap_linalg_solve_matrices": (lambda jnp: lambda a, b: _vmap(jnp)(
+        jnp.linalg.solve, in_axes=(2, 0))(a, b), (SPD332, M32.T.copy())),
     # diagflat: a scatter into a flat zero array; insert: the input's and the values'
     # positions by argsort, a scatter-add and nonzero; interp: one jit[_interp]
     "diagflat": (lambda jnp: lambda x: jnp.diagflat(x), (X3,)),

@@ -14644,6 +14644,567 @@ EXPECTED['take_along_axis_uint8'] = """\
     ] a b
   in (c,) }"""
 
+EXPECTED['vmap_linalg_cholesky'] = """\
+let cholesky = { lambda ; a:f32[3,3,2]. let
+    b:f32[2,3,3] = transpose[permutation=(2, 1, 0)] a
+    c:f32[2,3,3] = transpose[permutation=(2, 0, 1)] a
+    d:f32[2,3,3] = add c b
+    e:f32[2,3,3] = div d 2.0:f32[]
+    f:f32[2,3,3] = cholesky e
+    g:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+    h:i32[3,3] = add g 0:i32[]
+    i:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+    j:bool[3,3] = ge h i
+    k:f32[3,3] = broadcast_in_dim 0.0:f32[]
+    l:bool[2,3,3] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] j
+    m:f32[2,3,3] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] k
+    n:f32[2,3,3] = select_n l m f
+  in (n,) } in
+{ lambda ; o:f32[3,3,2]. let
+    p:f32[2,3,3] = jit[name=cholesky jaxpr=cholesky] o
+  in (p,) }"""
+
+EXPECTED['vmap_linalg_eigh'] = """\
+{ lambda ; a:f32[3,3,2]. let
+    b:f32[2,3] c:f32[2,3,3] = jit[
+      name=eigh
+      jaxpr={ lambda ; a:f32[3,3,2]. let
+          d:f32[2,3,3] = transpose[permutation=(2, 1, 0)] a
+          e:f32[2,3,3] = transpose[permutation=(2, 0, 1)] a
+          f:f32[2,3,3] = add e d
+          g:f32[2,3,3] = div f 2.0:f32[]
+          c:f32[2,3,3] b:f32[2,3] = eigh[
+            algorithm=None
+            lower=True
+            sort_eigenvalues=True
+            subset_by_index=None
+          ] g
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['vmap_linalg_det'] = """\
+let det = { lambda ; a:f32[3,3,2]. let
+    b:f32[1,1,2] = slice[
+      limit_indices=(1, 1, 2)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] a
+    c:f32[2,1,1] = transpose[permutation=(2, 0, 1)] b
+    d:f32[2] = squeeze[dimensions=(1, 2)] c
+    e:f32[1,1,2] = slice[
+      limit_indices=(2, 2, 2)
+      start_indices=(1, 1, 0)
+      strides=None
+    ] a
+    f:f32[2,1,1] = transpose[permutation=(2, 0, 1)] e
+    g:f32[2] = squeeze[dimensions=(1, 2)] f
+    h:f32[2] = mul d g
+    i:f32[1,1,2] = slice[
+      limit_indices=(3, 3, 2)
+      start_indices=(2, 2, 0)
+      strides=None
+    ] a
+    j:f32[2,1,1] = transpose[permutation=(2, 0, 1)] i
+    k:f32[2] = squeeze[dimensions=(1, 2)] j
+    l:f32[2] = mul h k
+    m:f32[1,1,2] = slice[
+      limit_indices=(1, 2, 2)
+      start_indices=(0, 1, 0)
+      strides=None
+    ] a
+    n:f32[2,1,1] = transpose[permutation=(2, 0, 1)] m
+    o:f32[2] = squeeze[dimensions=(1, 2)] n
+    p:f32[1,1,2] = slice[
+      limit_indices=(2, 3, 2)
+      start_indices=(1, 2, 0)
+      strides=None
+    ] a
+    q:f32[2,1,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[2] = squeeze[dimensions=(1, 2)] q
+    s:f32[2] = mul o r
+    t:f32[1,1,2] = slice[
+      limit_indices=(3, 1, 2)
+      start_indices=(2, 0, 0)
+      strides=None
+    ] a
+    u:f32[2,1,1] = transpose[permutation=(2, 0, 1)] t
+    v:f32[2] = squeeze[dimensions=(1, 2)] u
+    w:f32[2] = mul s v
+    x:f32[2] = add l w
+    y:f32[1,1,2] = slice[
+      limit_indices=(1, 3, 2)
+      start_indices=(0, 2, 0)
+      strides=None
+    ] a
+    z:f32[2,1,1] = transpose[permutation=(2, 0, 1)] y
+    ba:f32[2] = squeeze[dimensions=(1, 2)] z
+    bb:f32[1,1,2] = slice[
+      limit_indices=(2, 1, 2)
+      start_indices=(1, 0, 0)
+      strides=None
+    ] a
+    bc:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bb
+    bd:f32[2] = squeeze[dimensions=(1, 2)] bc
+    be:f32[2] = mul ba bd
+    bf:f32[1,1,2] = slice[
+      limit_indices=(3, 2, 2)
+      start_indices=(2, 1, 0)
+      strides=None
+    ] a
+    bg:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bf
+    bh:f32[2] = squeeze[dimensions=(1, 2)] bg
+    bi:f32[2] = mul be bh
+    bj:f32[2] = add x bi
+    bk:f32[1,1,2] = slice[
+      limit_indices=(1, 3, 2)
+      start_indices=(0, 2, 0)
+      strides=None
+    ] a
+    bl:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bk
+    bm:f32[2] = squeeze[dimensions=(1, 2)] bl
+    bn:f32[1,1,2] = slice[
+      limit_indices=(2, 2, 2)
+      start_indices=(1, 1, 0)
+      strides=None
+    ] a
+    bo:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bn
+    bp:f32[2] = squeeze[dimensions=(1, 2)] bo
+    bq:f32[2] = mul bm bp
+    br:f32[1,1,2] = slice[
+      limit_indices=(3, 1, 2)
+      start_indices=(2, 0, 0)
+      strides=None
+    ] a
+    bs:f32[2,1,1] = transpose[permutation=(2, 0, 1)] br
+    bt:f32[2] = squeeze[dimensions=(1, 2)] bs
+    bu:f32[2] = mul bq bt
+    bv:f32[2] = sub bj bu
+    bw:f32[1,1,2] = slice[
+      limit_indices=(1, 1, 2)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] a
+    bx:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bw
+    by:f32[2] = squeeze[dimensions=(1, 2)] bx
+    bz:f32[1,1,2] = slice[
+      limit_indices=(2, 3, 2)
+      start_indices=(1, 2, 0)
+      strides=None
+    ] a
+    ca:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bz
+    cb:f32[2] = squeeze[dimensions=(1, 2)] ca
+    cc:f32[2] = mul by cb
+    cd:f32[1,1,2] = slice[
+      limit_indices=(3, 2, 2)
+      start_indices=(2, 1, 0)
+      strides=None
+    ] a
+    ce:f32[2,1,1] = transpose[permutation=(2, 0, 1)] cd
+    cf:f32[2] = squeeze[dimensions=(1, 2)] ce
+    cg:f32[2] = mul cc cf
+    ch:f32[2] = sub bv cg
+    ci:f32[1,1,2] = slice[
+      limit_indices=(1, 2, 2)
+      start_indices=(0, 1, 0)
+      strides=None
+    ] a
+    cj:f32[2,1,1] = transpose[permutation=(2, 0, 1)] ci
+    ck:f32[2] = squeeze[dimensions=(1, 2)] cj
+    cl:f32[1,1,2] = slice[
+      limit_indices=(2, 1, 2)
+      start_indices=(1, 0, 0)
+      strides=None
+    ] a
+    cm:f32[2,1,1] = transpose[permutation=(2, 0, 1)] cl
+    cn:f32[2] = squeeze[dimensions=(1, 2)] cm
+    co:f32[2] = mul ck cn
+    cp:f32[1,1,2] = slice[
+      limit_indices=(3, 3, 2)
+      start_indices=(2, 2, 0)
+      strides=None
+    ] a
+    cq:f32[2,1,1] = transpose[permutation=(2, 0, 1)] cp
+    cr:f32[2] = squeeze[dimensions=(1, 2)] cq
+    cs:f32[2] = mul co cr
+    ct:f32[2] = sub ch cs
+  in (ct,) } in
+{ lambda ; cu:f32[3,3,2]. let cv:f32[2] = jit[name=det jaxpr=det] cu in (cv,) }"""
+
+EXPECTED['vmap_linalg_inv'] = """\
+let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] j
+    l:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] l
+    n:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] m
+    o:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] o
+    q:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,3,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,3,3]. let
+    v:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] u
+    w:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] v
+    x:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] w
+    y:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] y
+    ba:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] z
+    bb:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] bd
+    bf:i32[2,3] bg:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] t be
+    bh:bool[2,3] = lt bg 0:i32[]
+    bi:i32[2,3] = add bg 3:i32[]
+    bj:i32[2,3] = select_n bh bg bi
+    bk:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] bj
+    bl:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] bc
+    bm:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] bl bk
+    bn:f32[2,3,3] = squeeze[dimensions=(3,)] bm
+  in (bn,) } in
+{ lambda ; bo:f32[3,3,2]. let
+    bp:f32[2,3,3] = jit[
+      name=inv
+      jaxpr={ lambda ; bo:f32[3,3,2]. let
+          bq:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          br:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          bs:i32[3,3] = add bq 0:i32[]
+          bt:bool[3,3] = eq bs br
+          bu:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] bt
+          bp:f32[2,3,3] = jit[
+            name=solve
+            jaxpr={ lambda ; bo:f32[3,3,2] bu:f32[3,3]. let
+                bv:f32[3,3,2] = stop_gradient bo
+                bw:f32[2,3,3] = transpose[permutation=(2, 0, 1)] bv
+                bx:f32[2,3,3] by:i32[2,3] bz:i32[2,3] = lu bw
+                ca:f32[3,3] = transpose[permutation=(1, 0)] bu
+                cb:f32[2,3,3] = transpose[permutation=(2, 0, 1)] bo
+                cc:f32[2,3,3] = transpose[permutation=(2, 0, 1)] bo
+                cd:f32[2,3,3] = broadcast_in_dim[
+                  broadcast_dimensions=(np.int64(1), np.int64(2))
+                ] ca
+                ce:f32[2,3,3] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[2,3,3] b:f32[2,3,3]. let
+    c:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [2]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[2,3,3] = transpose[permutation=(0, 2, 1)] c
+  in (d,) }, vecmat={ lambda ; a:f32[2,3,3] b:f32[2,3,3]. let
+    c:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] j
+    l:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] l
+    n:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] m
+    o:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] o
+    q:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,3,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+{ lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,3,3]. let
+    v:f32[2,3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] d
+    f:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] e
+    g:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] g
+    i:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] h
+    j:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] l
+    n:i32[2,3] o:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b m
+    p:bool[2,3] = lt o 0:i32[]
+    q:i32[2,3] = add o 3:i32[]
+    r:i32[2,3] = select_n p o q
+    s:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] r
+    t:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] k
+    u:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] t s
+    v:f32[2,3,3] = squeeze[dimensions=(3,)] u
+  in (v,) } in
+{ lambda ; w:f32[2,3,3] x:i32[2,3] y:f32[2,3,3]. let
+    z:f32[2,3,3] = jit[name=_lu_solve jaxpr=_lu_solve] w x y
+  in (z,) })
+                ] cb cc bx bz bx bz cd
+                bp:f32[2,3,3] = transpose[permutation=(0, 2, 1)] ce
+              in (bp,) }
+          ] bo bu
+        in (bp,) }
+    ] bo
+  in (bp,) }"""
+
+EXPECTED['vmap_linalg_solve_matrices'] = """\
+let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:i32[2,3] j:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b h
+    k:bool[2,3] = lt j 0:i32[]
+    l:i32[2,3] = add j 3:i32[]
+    m:i32[2,3] = select_n k j l
+    n:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] m
+    o:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(2),), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1, 1)
+      unique_indices=False
+    ] f n
+    p:f32[2,3] = squeeze[dimensions=(2,)] o
+  in (p,) } in
+{ lambda ; q:f32[3,3,2] r:f32[2,3]. let
+    s:f32[2,3] = jit[
+      name=solve
+      jaxpr={ lambda ; q:f32[3,3,2] r:f32[2,3]. let
+          t:f32[3,3,2] = stop_gradient q
+          u:f32[2,3,3] = transpose[permutation=(2, 0, 1)] t
+          v:f32[2,3,3] w:i32[2,3] x:i32[2,3] = lu u
+          y:f32[2,3,3] = transpose[permutation=(2, 0, 1)] q
+          z:f32[2,3,3] = transpose[permutation=(2, 0, 1)] q
+          s:f32[2,3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[2,3,3] b:f32[2,3]. let
+    c:f32[2,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:f32[2,3,3] b:f32[2,3]. let
+    c:f32[2,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+    d:f32[2,3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+          e:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+          f:bool[2,3] = lt b 0:i32[]
+          g:i32[2,3] = add b 3:i32[]
+          h:i32[2,3] = select_n f b g
+          i:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] h
+          j:f32[2,3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(2),), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[2,3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[2,3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[2,3] = squeeze[dimensions=(2,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:i32[2,3] j:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b h
+    k:bool[2,3] = lt j 0:i32[]
+    l:i32[2,3] = add j 3:i32[]
+    m:i32[2,3] = select_n k j l
+    n:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] m
+    o:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(2),), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1, 1)
+      unique_indices=False
+    ] f n
+    p:f32[2,3] = squeeze[dimensions=(2,)] o
+  in (p,) } in
+{ lambda ; q:f32[2,3,3] r:i32[2,3] s:f32[2,3]. let
+    t:f32[2,3] = jit[name=_lu_solve jaxpr=_lu_solve] q r s
+  in (t,) })
+          ] y z v x v x r
+        in (s,) }
+    ] q r
+  in (s,) }"""
+
 EXPECTED['diagflat'] = """\
 { lambda ; a:f32[3]. let
     b:f32[9] = broadcast_in_dim 0.0:f32[]
