@@ -138,11 +138,12 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
     return u, s, vt
 
 
-def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: bool = False
+                      ) -> Any:
     """x with A x = b for the tridiagonal A of sub-diagonal dl, diagonal d and
     super-diagonal du (each (..., m); dl[..., 0] and du[..., m-1] are not read); NaN where A
     is singular."""
-    return tridiagonal_solve_p.bind(dl, d, du, b)
+    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,

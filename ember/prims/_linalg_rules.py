@@ -396,10 +396,10 @@ def _band_times(ddl: Any, dd: Any, ddu: Any, x: Any) -> Any:
                    _ad.mul(col(up), x_next))
 
 
-def _tridiagonal_solve_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
+def _tridiagonal_solve_jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
     dl, d, du, b = primals
     tdl, td, tdu, tb = tangents
-    x = tridiagonal_solve_p.bind(dl, d, du, b)
+    x = tridiagonal_solve_p.bind(dl, d, du, b, **params)
     rhs: Any = None if isinstance(tb, ad.Zero) else tb
     if not all(isinstance(t, ad.Zero) for t in (tdl, td, tdu)):
         z = [ad.instantiate_zeros(t) for t in (tdl, td, tdu)]
@@ -407,16 +407,17 @@ def _tridiagonal_solve_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
         rhs = _ad.neg(band) if rhs is None else _ad.sub(rhs, band)
     if rhs is None:
         return x, ad.Zero(get_aval(x))
-    return x, tridiagonal_solve_p.bind(dl, d, du, rhs)
+    return x, tridiagonal_solve_p.bind(dl, d, du, rhs, **params)
 
 
-def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any) -> list:
+def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any, **params: Any
+                                 ) -> list:
     if any(ad.is_undefined_primal(v) for v in (dl, d, du)):
         raise ValueError("tridiagonal_solve is linear in b only")
     if isinstance(ct, ad.Zero):
         return [None, None, None, ad.Zero(b.aval)]
     return [None, None, None, tridiagonal_solve_p.bind(_shift(du, down=True), d,
-                                                       _shift(dl, down=False), ct)]
+                                                       _shift(dl, down=False), ct, **params)]
 
 
 tridiagonal_solve_p.def_jvp(_tridiagonal_solve_jvp)
@@ -458,7 +459,23 @@ def _triangular_solve_batch(axis: AxisData, args: list, dims: list, **params: An
     return _ad.reshape(out, bs), out_dim
 
 
-for _p in (cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p,
-           tridiagonal_solve_p):
+def _tridiagonal_solve_batch(axis: AxisData, args: list, dims: list, **params: Any
+                             ) -> tuple[Any, Any]:
+    # Unmapped diagonals solve every member's right-hand sides at once (the batch axis
+    # joins b's columns), as JAX's rule; otherwise everything moves to the front
+    *diags, b = args
+    *ddims, db = dims
+    if any(d is not batching.not_mapped for d in ddims):
+        return _front_rule(tridiagonal_solve_p)(axis, args, dims, **params)
+    nd = get_aval(b).ndim
+    b = batching.moveaxis(b, db, nd - 2)
+    bs = get_aval(b).shape
+    flat = _ad.reshape(b, bs[:-3] + (bs[-3], bs[-2] * bs[-1]))
+    out = tridiagonal_solve_p.bind(*diags, flat, **params)
+    return _ad.reshape(out, bs), nd - 2
+
+
+for _p in (cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p):
     _p.def_batch(_front_rule(_p))
 triangular_solve_p.def_batch(_triangular_solve_batch)
+tridiagonal_solve_p.def_batch(_tridiagonal_solve_batch)

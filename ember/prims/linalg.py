@@ -20,9 +20,10 @@ Output (per matrix; the NumPy rules are the evaluator's, hlo/evaluator/linalg.py
                               (real dtype), eigenvectors in v's columns
   svd(a; full_matrices, compute_uv) -> (s, u, vt) or (s,)   singular values descending
                               (real dtype), a = u diag(s) vt
-  tridiagonal_solve(dl, d, du, b) -> x   the tridiagonal system (sub-, main and
-                              super-diagonal, each (..., m); dl[0], du[m-1] unread) solved
-                              for b (..., m, n); NaN where singular
+  tridiagonal_solve(dl, d, du, b; perturb_singular) -> x   the tridiagonal system (sub-,
+                              main and super-diagonal, each (..., m); dl[0], du[m-1]
+                              unread) solved for b (..., m, n); NaN where singular
+                              (perturb_singular=True, JAX's perturbed pivots, is refused)
 HLO: cholesky and triangular-solve are XLA opcodes; the rest are custom calls named as
 XLA's CPU LAPACK calls are (lapack_dgetrf_ffi, lapack_sgeqrf_ffi + lapack_sorgqr_ffi,
 lapack_dsyevd_ffi, lapack_dgesdd_ffi, lapack_dgtsv_ffi; complex: lapack_zheevd_ffi,
@@ -460,7 +461,11 @@ def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool,
 
 @tridiagonal_solve_p.def_abstract_eval
 def _tridiagonal_solve_abstract(dl: ShapedArray, d: ShapedArray, du: ShapedArray,
-                                b: ShapedArray) -> ShapedArray:
+                                b: ShapedArray, *, perturb_singular: bool = False
+                                ) -> ShapedArray:
+    if perturb_singular:
+        raise NotImplementedError("Ember's tridiagonal_solve does not support "
+                                  "perturb_singular=True yet")
     for k, x in enumerate((dl, d, du)):
         _check_float("tridiagonal_solve", x, k)
         if x.ndim < 1:
@@ -482,15 +487,16 @@ def _tridiagonal_solve_abstract(dl: ShapedArray, d: ShapedArray, du: ShapedArray
 
 
 @tridiagonal_solve_p.def_impl
-def _tridiagonal_solve_impl(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray
-                            ) -> np.ndarray:
+def _tridiagonal_solve_impl(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray,
+                            *, perturb_singular: bool = False) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return npl.gtsv(dl, d, du, b)[0]
 
 
 @tridiagonal_solve_p.def_lowering
-def _tridiagonal_solve_lowering(ctx: Any, dl: Any, d: Any, du: Any, b: Any) -> Any:
+def _tridiagonal_solve_lowering(ctx: Any, dl: Any, d: Any, du: Any, b: Any, *,
+                                perturb_singular: bool = False) -> Any:
     x_aval = ctx.avals_out[0]
     info_aval = ShapedArray(x_aval.shape[:-2], np.dtype(np.int32))
     x, info = _custom(ctx, "gtsv", [dl, d, du, b], [x_aval, info_aval])

@@ -325,3 +325,23 @@ def test_select_n_and_transpose_batch_as_jax_in_every_placement():
             got = ember.vmap(lambda a, perm=perm: lax.transpose(a, perm), in_axes=d)(x)
             want = np.stack([np.take(x, i, axis=d).transpose(perm) for i in range(x.shape[d])])
             np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_tridiagonal_solve_batches_unmapped_diagonals_into_one_solve(x64):
+    dl, d, du = _rand(5), _rand(5) + 6, _rand(5)
+    bs = _rand(5, 2, 3)
+
+    def f(b, d=d):
+        return lax.linalg.tridiagonal_solve(dl, d, du, b)
+    for axis in (0, 1, 2):
+        got = ember.vmap(f, in_axes=axis)(np.moveaxis(bs, 2, axis))
+        want = np.stack([np.asarray(f(bs[..., i])) for i in range(3)])
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    text = str(ember.make_jaxpr(ember.vmap(f, in_axes=2))(bs))
+    assert text.count("tridiagonal_solve") == 1 and "perturb_singular=False" in text
+    ds = _rand(3, 5) + 6  # mapped diagonals: one system per member
+    got = ember.vmap(lambda d, b: f(b, d), in_axes=(0, 2))(ds, bs)
+    want = np.stack([np.asarray(f(bs[..., i], ds[i])) for i in range(3)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="perturb_singular"):
+        lax.linalg.tridiagonal_solve(dl, d, du, bs[..., 0], perturb_singular=True)

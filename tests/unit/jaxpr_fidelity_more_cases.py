@@ -581,6 +581,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
                         (SPD332,)),
     "vmap_linalg_solve_matrices": (lambda jnp: lambda a, b: _vmap(jnp)(
         jnp.linalg.solve, in_axes=(2, 0))(a, b), (SPD332, M32.T.copy())),
+    # lax.linalg.tridiagonal_solve carries perturb_singular; vmapped over b alone, the
+    # batch joins b's columns (one solve)
+    "lax_tridiagonal_solve_vmap_b": (lambda jnp: lambda dl, d, du, b: _vmap(jnp)(
+        lambda b: importlib.import_module(jnp.__name__.split(".")[0] + ".lax").linalg
+        .tridiagonal_solve(dl, d, du, b), in_axes=2)(b),
+        (X3, X3 + 5, X3 * 2, SPD332)),
     # diagflat: a scatter into a flat zero array; insert: the input's and the values'
     # positions by argsort, a scatter-add and nonzero; interp: one jit[_interp]
     "diagflat": (lambda jnp: lambda x: jnp.diagflat(x), (X3,)),

@@ -15205,6 +15205,15 @@ let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
     ] q r
   in (s,) }"""
 
+EXPECTED['lax_tridiagonal_solve_vmap_b'] = """\
+{ lambda ; a:f32[3] b:f32[3] c:f32[3] d:f32[3,3,2]. let
+    e:f32[3,2,3] = transpose[permutation=(0, 2, 1)] d
+    f:f32[3,6] = reshape[dimensions=None new_sizes=(3, 6) sharding=None] e
+    g:f32[3,6] = tridiagonal_solve[perturb_singular=False] a b c f
+    h:f32[3,2,3] = reshape[dimensions=None new_sizes=(3, 2, 3) sharding=None] g
+    i:f32[2,3,3] = transpose[permutation=(1, 0, 2)] h
+  in (i,) }"""
+
 EXPECTED['diagflat'] = """\
 { lambda ; a:f32[3]. let
     b:f32[9] = broadcast_in_dim 0.0:f32[]
