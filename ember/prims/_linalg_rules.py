@@ -17,7 +17,9 @@ X^H is the conjugate transpose (X^T for real X):
   tridiagonal_solve: linear in b (transpose: the solve with A^T); in the diagonals,
              dx = -A^-1 (dA x)
 Every primitive batches over leading dimensions, so its batching rule moves the batch axis
-to the front (broadcasting an unmapped operand of triangular_solve).
+to the front, except where the matrix (triangular_solve) or the diagonals
+(tridiagonal_solve) are unmapped: then the batch joins b's columns and one solve serves
+every member (JAX's rules; the matrix is never copied per member).
 """
 
 from __future__ import annotations
