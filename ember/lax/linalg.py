@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ember.core import dtypes
 from ember.lax import _ops as L
 from ember.lax._base import aval_of
 from ember.prims.eig import eig_p
@@ -41,7 +44,8 @@ __all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu
 
 
 def _sym(x: Any, name: str) -> Any:
-    """(x + x^H) / 2 over the last two dimensions (x^T for real x)."""
+    """(x + x^H) / 2 over the last two dimensions (x^T for real x), staged as JAX's
+    `symmetrize`: transpose, [conj,] add, div by a weak 2."""
     nd = aval_of(x).ndim
     if nd < 2:
         raise TypeError(f"Input 0 to {name} must have rank at least 2, but got "
@@ -49,14 +53,29 @@ def _sym(x: Any, name: str) -> Any:
     xt = L.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
     if aval_of(x).dtype.kind == "c":
         xt = L.conj(xt)
-    return L.mul(L.add(x, xt), L.full_like(x, 0.5))
+    return L.div(L.add(x, xt), 2)
+
+
+def _tril(x: Any, k: int = 0) -> Any:
+    """x with the entries above its diagonal k zeroed, staged as JAX's `_tril`: the
+    (n, m) mask row + k >= col, broadcast over the batch, selects x or a zero."""
+    shape = aval_of(x).shape
+    n, m = shape[-2:]
+    it = dtypes.default_int()  # (int64 under x64, as JAX's _tri)
+    row = L.add(L.broadcasted_iota(it, (n, m), 0), np.asarray(k, it))
+    mask = L.ge(row, L.broadcasted_iota(it, (n, m), 1))
+    if len(shape) > 2:
+        mask = L.broadcast(mask, shape[:-2])
+    return L.select(mask, x, L.full_like(x, 0))
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
     """The lower Cholesky factor of symmetric positive definite matrices (NaN if not)."""
     if symmetrize_input:
         x = _sym(x, "cholesky")
-    return cholesky_p.bind(x)
+    # (the primitive zeroes the upper triangle already; JAX's tril after it is kept so the
+    # text is JAX's: an O(n^2) select beside the O(n^3) factorization)
+    return _tril(cholesky_p.bind(x))
 
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
@@ -87,20 +106,22 @@ def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
     """QR decomposition: (q, r), q with orthonormal columns, r upper triangular."""
     if pivoting:
         raise NotImplementedError("Ember's qr does not support pivoting=True yet")
-    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
+    q, r = qr_p.bind(x, full_matrices=bool(full_matrices), pivoting=False,
+                     use_magma=use_magma)
     return q, r
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
-         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None
-         ) -> tuple[Any, Any]:
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None,
+         implementation: Any = None) -> tuple[Any, Any]:
     """Eigendecomposition of symmetric matrices: (v, w), eigenvectors in v's columns,
     eigenvalues w ascending."""
     if subset_by_index is not None:
         raise NotImplementedError("Ember's eigh does not support subset_by_index yet")
     if symmetrize_input:
         x = _sym(x, "eigh")
-    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
+    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                       subset_by_index=None, algorithm=implementation)
     return v, w
 
 
@@ -109,18 +130,20 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
     """Singular value decomposition: (u, s, vh) with s descending, or s alone."""
     if subset_by_index is not None:
         raise NotImplementedError("Ember's svd does not support subset_by_index yet")
-    outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                      subset_by_index=None, algorithm=algorithm)
     if not compute_uv:
         return outs[0]
     s, u, vt = outs
     return u, s, vt
 
 
-def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: bool = False
+                      ) -> Any:
     """x with A x = b for the tridiagonal A of sub-diagonal dl, diagonal d and
     super-diagonal du (each (..., m); dl[..., 0] and du[..., m-1] are not read); NaN where A
     is singular."""
-    return tridiagonal_solve_p.bind(dl, d, du, b)
+    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,

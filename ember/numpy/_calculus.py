@@ -201,6 +201,20 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         Array([ 5., 15., -1.], dtype=float32)
     """
     check_arraylike("interp", x, xp, fp)
+    # JAX's staging: one jit[_interp], its string or None left/right and a None period
+    # static
+    static = tuple(name for name, v in (("left", left), ("right", right))
+                   if isinstance(v, str) or v is None) + (("period",) if period is None
+                                                          else ())
+    if static not in _INTERP:
+        _INTERP[static] = jit_like_jax("_interp", static_argnames=static)(_interp)
+    return _INTERP[static](x, xp, fp, left=left, right=right, period=period)
+
+
+_INTERP: dict[tuple[str, ...], Any] = {}
+
+
+def _interp(x: Any, xp: Any, fp: Any, left: Any, right: Any, period: Any) -> Any:
     x, xp, fp = jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp)
     if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
@@ -223,11 +237,15 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     tiny = np.spacing(dtypes.finfo(xp.dtype).eps)
     flat = jnp.abs(dx) <= tiny  # a zero-width segment: take its left value, finite grads
     out = jnp.where(flat, fp[i - 1], fp[i - 1] + (delta / jnp.where(flat, 1, dx)) * df)
-    if period is None:
-        if not ext_left:
-            out = jnp.where(x < xp[0], fp[0] if left is None else left, out)
-        if not ext_right:
-            out = jnp.where(x > xp[-1], fp[-1] if right is None else right, out)
+    # (the fill value first, then the comparison: JAX's order)
+    if not ext_left:
+        left_value = fp[0] if left is None else left
+        if period is None:
+            out = jnp.where(x < xp[0], left_value, out)
+    if not ext_right:
+        right_value = fp[-1] if right is None else right
+        if period is None:
+            out = jnp.where(x > xp[-1], right_value, out)
     return out
 
 

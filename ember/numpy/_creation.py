@@ -772,9 +772,10 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
     m = n if M is None else _size(_static(M, "eye"))
     k = operator.index(_static(k, "eye"))
     # JAX's order (its jaxpr text): both iotas, then i + k (even for k == 0), then ==.
-    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
-    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
-    rows = lax.add(rows, lax.convert_element_type(k, np.int32))
+    it = dtypes.default_int()  # (int64 under x64, as JAX's)
+    rows = lax.broadcasted_iota(it, (n, m), 0)
+    cols = lax.broadcasted_iota(it, (n, m), 1)
+    rows = lax.add(rows, lax.convert_element_type(k, it))
     return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype, "eye"))
 
 
@@ -957,8 +958,18 @@ def diagflat(v: Any, k: int = 0) -> Any:
         Array([[1, 0],
                [0, 2]], dtype=int32)
     """
+    # JAX's staging: v scattered into a flat zero array at the positions of the diagonal,
+    # then reshaped (the same n^2 writes as a select over an eye mask)
+    import ember.numpy as jnp
     from ember.numpy._manipulation import ravel
-    return diag(ravel(ensure_array(v)), k)
+    check_arraylike("diagflat", v)
+    v_ravel = ravel(v)
+    n = len(v_ravel)
+    size = n + abs(k)
+    res = jnp.zeros(size * size, dtype=get_aval(v_ravel).dtype)
+    i = jnp.arange(0, size - abs(k))
+    fi = i + k + i * size if k >= 0 else i + (i - k) * size
+    return res.at[fi].set(v_ravel).reshape(size, size)
 
 
 # ---------------------------------------------------------------------------------------------

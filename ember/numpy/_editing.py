@@ -194,6 +194,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     n_ins = jnp.broadcast_shapes(idx.shape, (vals.shape[axis],))[0]
     shape = list(a.shape)
     shape[axis] += n_ins
+    out = jnp.zeros_like(a, shape=tuple(shape))  # (staged here, as in JAX)
     idx = jnp.clip(jnp.where(idx < 0, idx + n, idx), 0, n)
     # Inserted value k lands at its position plus the number of values inserted before it
     # (in stable sorted order); the input fills the remaining slots in order.
@@ -202,7 +203,6 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     is_input = jnp.ones(n + n_ins, dtype=bool).at[where_vals].set(False)
     where_input = jnp.nonzero(is_input, size=n)[0]
     lead = (builtins.slice(None),) * axis
-    out = jnp.zeros(tuple(shape), a.dtype)
     out = out.at[lead + (where_vals,)].set(vals)
     return out.at[lead + (where_input,)].set(a)
 

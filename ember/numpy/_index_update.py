@@ -39,14 +39,22 @@ def _scatter_update(x: Any, idx: Any, values: Any, scatter: Callable[..., Any], 
         values = _as_array(values)
     if type(values) is int and not _fits_unsigned_default(values, aval.dtype):
         get_aval(values)  # a weakly typed int must fit the default int (JAX's OverflowError)
+    # As JAX: x and the values promote together, the scatter combines in that dtype, and
+    # the result converts back to x's dtype and weak type (a weak x scatters strongly).
     # NumPy values and Python scalars convert right away (no equation is staged for them).
-    values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
     from ember.numpy._manipulation import broadcast_to
+    from ember.numpy._promote import promote_dtypes
+    if isinstance(values, (bool, int, float, complex)):
+        # (a weak Python scalar takes x's dtype, as promotion would give it; a uint32 x
+        # takes ints that fit it but not the default int)
+        values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
+    operand, values = promote_dtypes(operand, values)
     updates = lax.reshape(broadcast_to(values, ix.shape), ix.squeezed)
     out = scatter(operand, ix.indices, updates, ix.scatter_dnums(),
                   indices_are_sorted=bool(indices_are_sorted or ix.sorted),
                   unique_indices=bool(unique_indices or ix.unique), mode=mode)
-    return lax.reshape(out, aval.shape) if unit_axes else out
+    out = lax.reshape(out, aval.shape) if unit_axes else out
+    return lax.convert_element_type(out, aval.dtype, aval.weak_type)
 
 
 def _fits_unsigned_default(value: int, dtype: Any) -> bool:

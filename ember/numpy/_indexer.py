@@ -248,13 +248,16 @@ def _stack_components(comps: list[tuple[int, Any, list[int]]], batch_shape: tupl
         return out
     # Every component converted to the index dtype first, then each broadcast into place
     # (JAX's order of equations).
+    # The components are promoted together, as JAX's: weak only when every one is (a lone
+    # weak index stays as it is; a weak int beside a constant list becomes strong).
+    weak = all(not isinstance(v, np.ndarray) and get_aval(v).weak_type for _, v, _ in comps)
     converted = []
     for _, v, _ in comps:
         if isinstance(v, np.ndarray):
             info = np.iinfo(dtype)
             v = lax.convert_element_type(np.clip(v, info.min, info.max).astype(dtype), dtype)
         else:
-            v = lax.convert_element_type(v, dtype)
+            v = lax.convert_element_type(v, dtype, weak)
         converted.append(v)
     cols = [lax.broadcast_in_dim(v, batch_shape + (1,), tuple(bdims))
             for v, (_, _, bdims) in zip(converted, comps)]

@@ -4,8 +4,11 @@ complex64, complex128).
 Input: array-likes (integers promote to the default float, as jnp does), matrices in the
 last two dimensions with any leading batch. Output: ember arrays, with JAX's result
 namedtuples (EighResult, QRResult, SVDResult, SlogdetResult) and error texts.
-Built on ember.lax.linalg (prims/linalg.py): solve/inv/det/slogdet on LU, lstsq/pinv/
-matrix_rank/cond/norm(2, -2, 'nuc') on the SVD. Singular or non-positive-definite input
+Built on ember.lax.linalg (prims/linalg.py): solve/inv/det/slogdet on LU (what is built
+on the SVD is in _linalg_svd.py). Under a trace each function stages as JAX
+0.10.2's does (its own `jit[name=...]`, solve through custom_linear_solve and
+lax/_linalg_solve.py, pinv through custom_jvp), so make_jaxpr prints JAX's text; eager
+calls run the same primitives without tracing. Singular or non-positive-definite input
 gives NaNs/infinities as in JAX, never an exception. eig/eigvals: LAPACK's geev (complex
 results whatever the input, as JAX's; CPU only).
 """
@@ -21,7 +24,7 @@ import numpy as np
 from ember.core import dtypes
 from ember.core.trace import get_aval
 from ember.lax import linalg as lax_linalg
-from ember.numpy._jit_wrap import jit_like_jax
+from ember.numpy._jit_wrap import _tracing, jit_like_jax
 from ember.numpy._promote import check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_inexact
 
@@ -115,7 +118,13 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
         Array([[2., 1.],
                [0., 2.]], dtype=float32)
     """
-    (a,) = _inexact("cholesky", a)
+    check_arraylike("cholesky", a)
+    return _cholesky(a, upper=upper, symmetrize_input=symmetrize_input)
+
+
+@jit_like_jax("cholesky", static_argnames=("upper", "symmetrize_input"))
+def _cholesky(a: Any, upper: bool, symmetrize_input: bool) -> Any:
+    (a,) = _promote_inexact(a)
     low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return _H(low) if upper else low
 
@@ -146,9 +155,15 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         Array([[3., 1.],
                [4., 2.]], dtype=float32)
     """
-    (a,) = _inexact("qr", a)
+    check_arraylike("qr", a)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    return _qr(a, mode=mode)
+
+
+@jit_like_jax("qr", static_argnames=("mode",))
+def _qr(a: Any, mode: str) -> Any:
+    (a,) = _promote_inexact(a)
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
@@ -179,14 +194,16 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
         Array([[0.7071, 0.7071],
                [0.7071, 0.7071]], dtype=float32)
     """
-    (a,) = _inexact("eigh", a)
-    if UPLO is None or UPLO == "L":
-        lower = True
-    elif UPLO == "U":
-        lower = False
-    else:
+    check_arraylike("eigh", a)
+    if UPLO not in (None, "L", "U"):
         raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
-    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return _eigh(a, UPLO=UPLO, symmetrize_input=symmetrize_input)
+
+
+@jit_like_jax("eigh", static_argnames=("UPLO", "symmetrize_input"))
+def _eigh(a: Any, UPLO: str | None, symmetrize_input: bool) -> EighResult:
+    (a,) = _promote_inexact(a)
+    v, w = lax_linalg.eigh(a, lower=UPLO != "U", symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
@@ -208,6 +225,13 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
         >>> jnp.round(jnp.linalg.eigvalsh(jnp.array([[2.0, 0.0], [0.0, -1.0]])), 4)
         Array([-1.,  2.], dtype=float32)
     """
+    check_arraylike("eigvalsh", a)
+    return _eigvalsh(a, UPLO=UPLO, symmetrize_input=symmetrize_input)
+
+
+@jit_like_jax("eigvalsh", static_argnames=("UPLO", "symmetrize_input"))
+def _eigvalsh(a: Any, UPLO: str | None, symmetrize_input: bool) -> Any:
+    (a,) = _promote_inexact(a)
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
@@ -223,7 +247,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         full_matrices: True (default): ``U`` is ``(..., m, m)`` and ``Vh`` ``(..., n, n)``;
             False: ``(..., m, k)`` and ``(..., k, n)`` with ``k = min(m, n)``.
         compute_uv: False returns the singular values alone.
-        hermitian: accepted for NumPy compatibility; the general algorithm is used.
+        hermitian: ``a`` is Hermitian (symmetric): the SVD comes from ``eigh`` (the
+            singular values are the eigenvalues' magnitudes), as in NumPy and JAX.
         subset_by_index: ``(start, stop)``: keep only the singular values (and vectors) of
             those indices, in descending order.
 
@@ -242,10 +267,46 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
                [ 0., -2.],
                [ 0.,  0.]], dtype=float32)
     """
-    (a,) = _inexact("svd", a)
+    check_arraylike("svd", a)
+    if isinstance(subset_by_index, list):
+        subset_by_index = tuple(subset_by_index)  # (a static argument: hashable)
+    return _svd(a, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian,
+                subset_by_index=subset_by_index)
+
+
+@jit_like_jax("svd", static_argnames=("full_matrices", "compute_uv", "hermitian",
+                                      "subset_by_index"))
+def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
+         subset_by_index: tuple[int, int] | None) -> Any:
+    (a,) = _promote_inexact(a)
+    if hermitian:
+        return _svd_hermitian(a, compute_uv, subset_by_index)
     out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
                          subset_by_index=subset_by_index)
     return SVDResult(*out) if compute_uv else out
+
+
+def _svd_hermitian(a: Any, compute_uv: bool, subset_by_index: Any) -> Any:
+    """The SVD of Hermitian matrices from their eigendecomposition (NumPy's and JAX's
+    hermitian=True): the singular values are |eigenvalues| sorted descending, U the
+    eigenvectors in that order and Vh = (U sign(eigenvalues))^H."""
+    from ember import lax
+    vecs, vals = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+    s = lax.abs(vals)
+    last = s.ndim - 1
+    if not compute_uv:
+        return lax.rev(lax.sort(s, dimension=-1), dimensions=[last])
+    sign = lax.sign(vals)
+    n = get_aval(s).shape[-1]
+    idxs = lax.broadcasted_iota(np.uint64 if n > np.iinfo(np.uint32).max else np.uint32,
+                                get_aval(s).shape, dimension=last)
+    s, idxs, sign = lax.sort((s, idxs, sign), dimension=-1, num_keys=1)
+    s = lax.rev(s, dimensions=[last])
+    idxs = lax.rev(idxs, dimensions=[last])
+    sign = lax.rev(sign, dimensions=[last])
+    u = _jnp().take_along_axis(vecs, idxs[..., None, :], axis=-1)
+    vh = _H(u * sign[..., None, :].astype(get_aval(u).dtype))
+    return SVDResult(u, s, vh)
 
 
 def svdvals(x: Any, /) -> Any:
@@ -304,21 +365,19 @@ def eigvals(a: Any) -> Any:
         >>> jnp.linalg.eigvals(jnp.array([[2.0, 0.0], [0.0, 3.0]]))
         Array([2.+0.j, 3.+0.j], dtype=complex64)
     """
-    (a,) = _inexact("eigvals", a)
+    check_arraylike("eigvals", a)
+    return _eigvals(a)
+
+
+@jit_like_jax("eigvals")
+def _eigvals(a: Any) -> Any:
+    (a,) = _promote_inexact(a)
     _square("eigvals", a)
     return lax_linalg.eig(a, compute_left_eigenvectors=False,
                           compute_right_eigenvectors=False)[0]
 
 
 # -- LU-based ------------------------------------------------------------------------------------
-
-def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
-    """Solve with a's LU factors for matrices b [..., n, k] (batch shapes equal)."""
-    jnp = _jnp()
-    pb = jnp.take_along_axis(b, perm[..., :, None], axis=-2)
-    y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
-    return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
-
 
 def solve(a: Any, b: Any) -> Any:
     """Solve the linear system ``a @ x = b`` for ``x``.
@@ -340,29 +399,37 @@ def solve(a: Any, b: Any) -> Any:
         >>> jnp.linalg.solve(jnp.array([[2.0, 1.0], [1.0, 3.0]]), jnp.array([3.0, 5.0]))
         Array([0.8, 1.4], dtype=float32)
     """
-    jnp = _jnp()
-    a, b = _inexact("solve", a, b)
-    _square("solve", a)
+    check_arraylike("solve", a, b)
+    return _solve(a, b)
+
+
+@jit_like_jax("solve")
+def _solve(a: Any, b: Any) -> Any:
+    """JAX's staging: one `custom_linear_solve` per system, through jnp.vectorize."""
+    from ember.lax import _linalg_solve
+    a, b = _promote_inexact(a, b)
     ash, bsh = get_aval(a).shape, get_aval(b).shape
-    n = ash[-1]
-    if len(bsh) == 1:
-        if bsh[0] != n:
-            raise ValueError(f"solve: a has shape {ash} and b has shape {bsh}; b's size must "
-                             f"match a's last dimension {n}")
-        bm = jnp.broadcast_to(b[:, None], ash[:-2] + (n, 1))
-        return solve(a, bm)[..., 0]
-    if len(bsh) == len(ash) - 1:
+    if len(ash) < 2:
+        raise ValueError(f"left hand array must be at least two dimensional; got a.shape={ash}")
+    if len(bsh) > 1 and len(ash) == len(bsh) + 1 and ash[-1] == bsh[-1] and ash[-1] != bsh[-2]:
         raise ValueError(f"Invalid shapes for solve: {ash}, {bsh}. Prior to JAX v0.5.0, this "
                          "would have been treated as a batched 1-dimensional solve. To recover "
                          "this behavior, use solve(a, b[..., None]).squeeze(-1).")
-    if bsh[-2] != n:
-        raise ValueError(f"solve: a has shape {ash} and b has shape {bsh}; b's "
-                         f"second-to-last dimension must be {n}")
-    batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
-    a = jnp.broadcast_to(a, batch + ash[-2:])
-    b = jnp.broadcast_to(b, batch + bsh[-2:])
-    lu, _, perm = lax_linalg.lu(a)
-    return _lu_solve(lu, perm, b)
+    if not _tracing((a, b), {}):
+        # Eagerly, the values custom_linear_solve computes, without tracing its four
+        # jaxprs per call: one factorization, the row gather and two triangular solves
+        jnp = _jnp()
+        if len(bsh) == 1:
+            b = jnp.broadcast_to(b, ash[:-1])
+        else:  # (stacks of matrices: the batch dimensions broadcast, as vectorize does)
+            batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
+            a = jnp.broadcast_to(a, batch + ash[-2:])
+            b = jnp.broadcast_to(b, batch + bsh[-2:])
+        _linalg_solve.check_solve_shapes(a, b)
+        lu, _, perm = lax_linalg.lu(a)
+        return _linalg_solve.lu_solve(lu, perm, b)
+    signature = "(m,m),(m)->(m)" if len(bsh) == 1 else "(m,m),(m,n)->(m,n)"
+    return _jnp().vectorize(_linalg_solve.solve, signature=signature)(a, b)
 
 
 def inv(a: Any) -> Any:
@@ -381,12 +448,17 @@ def inv(a: Any) -> Any:
         Array([[ 0.6, -0.2],
                [-0.2,  0.4]], dtype=float32)
     """
-    jnp = _jnp()
-    (a,) = _inexact("inv", a)
+    check_arraylike("inv", a)
+    return _inv(a)
+
+
+@jit_like_jax("inv")
+def _inv(a: Any) -> Any:
+    from ember import lax
+    a = _jnp().asarray(a)
     _square("inv", a)
     shape = get_aval(a).shape
-    eye = jnp.broadcast_to(jnp.eye(shape[-1], dtype=get_aval(a).dtype), shape)
-    return solve(a, eye)
+    return solve(a, lax.broadcast(_jnp().eye(shape[-1], dtype=get_aval(a).dtype), shape[:-2]))
 
 
 def _parity_sign(pivots: Any, dtype: Any) -> Any:
@@ -523,8 +595,35 @@ def det(a: Any) -> Any:
         >>> jnp.linalg.det(jnp.array([[2.0, 1.0], [1.0, 3.0]]))
         Array(5., dtype=float32)
     """
-    (a,) = _inexact("det", a)
+    check_arraylike("det", a)
+    return _det(a)
+
+
+def _det_2x2(a: Any) -> Any:
+    return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+
+
+def _det_3x3(a: Any) -> Any:
+    # (the rule of Sarrus, in JAX's order of terms, so its rounding is JAX's too)
+    return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2]
+            + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+            + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1]
+            - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+            - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
+            - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+
+
+@jit_like_jax("det")
+def _det(a: Any) -> Any:
+    """JAX's staging: the explicit products for 2x2 and 3x3 matrices (differentiated as
+    polynomials), LU otherwise."""
+    (a,) = _promote_inexact(a)
     _square("_det()", a, "")
+    n = get_aval(a).shape[-1]
+    if n == 2:
+        return _det_2x2(a)
+    if n == 3:
+        return _det_3x3(a)
     if not _DET:
         _DET.append(_make_det())
     return _DET[0](a)
@@ -589,202 +688,6 @@ def _matrix_power(a: Any, n: int) -> Any:
         if bit:
             result = z if result is None else jnp.matmul(result, z)
     return result
-
-
-# -- SVD-based -----------------------------------------------------------------------------------
-
-def _default_rtol(shape: tuple[int, ...], dtype: Any) -> float:
-    return float(max(shape[-2:], default=0) * dtypes.finfo(dtype).eps)
-
-
-def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
-    """Compute the Moore-Penrose pseudo-inverse of matrices.
-
-    The counterpart of :func:`numpy.linalg.pinv`, from the singular value decomposition.
-
-    Args:
-        a: a matrix or a stack of them, shape ``(..., m, n)``.
-        rtol: singular values at most ``rtol * max(s)`` are treated as zero; default
-            ``max(m, n) * eps``.
-        hermitian: accepted for NumPy compatibility; the general SVD is used.
-        rcond: NumPy's older name for ``rtol`` (give only one of them).
-
-    Returns:
-        The ``(..., n, m)`` pseudo-inverse.
-
-    Example:
-        >>> jnp.round(jnp.linalg.pinv(jnp.array([[1.0, 0.0], [0.0, 0.0], [0.0, 2.0]])), 4)
-        Array([[1. , 0. , 0. ],
-               [0. , 0. , 0.5]], dtype=float32)
-    """
-    jnp = _jnp()
-    (a,) = _inexact("pinv", a)
-    if rcond is not None:
-        if rtol is not None:
-            raise ValueError("pinv: only one of rtol and rcond may be specified.")
-        rtol = rcond
-    aval = get_aval(a)
-    m, n = aval.shape[-2:]
-    if m == 0 or n == 0:
-        return jnp.zeros(aval.shape[:-2] + (n, m), aval.dtype)
-    if rtol is None:
-        rtol = _default_rtol(aval.shape, aval.dtype)
-    u, s, vh = svd(a, full_matrices=False)
-    cutoff = jnp.asarray(rtol, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True)
-    s_inv = jnp.where(s > cutoff, 1 / jnp.where(s > cutoff, s, 1), 0).astype(aval.dtype)
-    return jnp.matmul(_H(vh) * s_inv[..., None, :], _H(u))
-
-
-def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
-    """Compute the rank of matrices from their singular values.
-
-    The counterpart of :func:`numpy.linalg.matrix_rank`.
-
-    Args:
-        M: a matrix or a stack of them, shape ``(..., m, n)`` (a 0-d or 1-d ``M`` has rank 1
-            unless it is all zeros).
-        rtol: the relative tolerance: singular values above ``rtol * max(s)`` count; default
-            ``max(m, n) * eps``.
-        hermitian: accepted for NumPy compatibility; the general SVD is used.
-        tol: an absolute tolerance, used instead of ``rtol``.
-
-    Returns:
-        The number of singular values above the tolerance, as an int32 array of the batch
-        shape.
-
-    Example:
-        >>> jnp.linalg.matrix_rank(jnp.array([[1.0, 2.0], [2.0, 4.0]]))
-        Array(1, dtype=int32)
-        >>> jnp.linalg.matrix_rank(jnp.eye(3))
-        Array(3, dtype=int32)
-    """
-    jnp = _jnp()
-    (M,) = _inexact("matrix_rank", M)
-    aval = get_aval(M)
-    if aval.ndim < 2:
-        return jnp.any(M != 0).astype(jnp.int32)
-    s = svdvals(M)
-    if tol is None:
-        if rtol is None:
-            rtol = _default_rtol(aval.shape, aval.dtype)
-        tol = jnp.asarray(rtol, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True,
-                                                               initial=0)
-    else:
-        tol = jnp.asarray(tol, s.dtype)[..., None]
-    return jnp.sum(s > tol, axis=-1)
-
-
-def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False
-          ) -> tuple[Any, Any, Any, Any]:
-    """Solve a linear least-squares problem.
-
-    The counterpart of :func:`numpy.linalg.lstsq`, from the singular value decomposition.
-
-    Args:
-        a: the ``(m, n)`` coefficient matrix.
-        b: the right-hand side, ``(m,)`` or ``(m, k)``.
-        rcond: singular values below ``rcond * max(s)`` are treated as zero; default
-            ``max(m, n) * eps``; a negative value means ``eps``.
-        numpy_resid: give the residuals only where NumPy does (full rank and ``m > n``,
-            else zeros); by default they are always computed, as in JAX.
-
-    Returns:
-        ``(x, residuals, rank, s)``: the minimum-norm solution minimizing
-        ``|b - a @ x|``, the squared residual norm per column of ``b``, the effective rank
-        of ``a`` and its singular values.
-
-    Example:
-        >>> a = jnp.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
-        >>> x, resid, rank, s = jnp.linalg.lstsq(a, jnp.array([1.0, 2.0, 2.0]))
-        >>> jnp.round(x, 4)
-        Array([1.1667, 0.5   ], dtype=float32)
-        >>> rank
-        Array(2, dtype=int32)
-    """
-    jnp = _jnp()
-    a, b = _inexact("lstsq", a, b)
-    ash, bsh = get_aval(a).shape, get_aval(b).shape
-    if len(ash) != 2:
-        raise TypeError(f"{len(ash)}-dimensional array given. Array must be two-dimensional")
-    if len(bsh) not in (1, 2):
-        raise TypeError(f"{len(bsh)}-dimensional array given. Array must be one or "
-                        "two-dimensional")
-    m, n = ash
-    if bsh[0] != m:
-        raise TypeError(f"Incompatible dimensions: a has {m} rows and b has {bsh[0]}")
-    dtype = get_aval(a).dtype
-    if rcond is None:
-        rcond = float(dtypes.finfo(dtype).eps * max(n, m))
-    elif rcond < 0:
-        rcond = float(dtypes.finfo(dtype).eps)
-    u, s, vt = svd(a, full_matrices=False)
-    mask = s >= jnp.array(rcond, s.dtype) * (s[0] if s.shape[0] else 0)
-    rank = jnp.sum(mask, dtype=jnp.int32)
-    safe_s = jnp.where(mask, s, 1).astype(dtype)
-    s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
-    uTb = jnp.matmul(_H(u), b[:, None] if len(bsh) == 1 else b)
-    x = jnp.matmul(_H(vt), s_inv * uTb)
-    if len(bsh) == 1:
-        x = x[:, 0]
-    b_est = jnp.matmul(a, x)
-    resid = jnp.sum(jnp.abs(b - b_est) ** 2, axis=0)
-    if numpy_resid:
-        full = (rank == n) & (m > n)
-        resid = jnp.where(full, resid, jnp.zeros_like(resid))
-    return x, resid, rank, s
-
-
-def cond(x: Any, p: Any = None) -> Any:
-    """Compute the condition number of matrices.
-
-    The counterpart of :func:`numpy.linalg.cond`.
-
-    Args:
-        x: a matrix or a stack of them, shape ``(..., m, n)``.
-        p: the norm: None or 2 (default: the ratio of the largest to the smallest singular
-            value), -2 (its inverse), or any matrix norm of :func:`norm` (``"fro"``,
-            ``"nuc"``, 1, -1, inf, -inf), which needs square matrices.
-
-    Returns:
-        ``norm(x, p) * norm(inv(x), p)``; inf for a singular matrix.
-
-    Example:
-        >>> jnp.linalg.cond(jnp.array([[2.0, 0.0], [0.0, 0.5]]))
-        Array(4., dtype=float32)
-        >>> jnp.linalg.cond(jnp.array([[1.0, 1.0], [1.0, 1.0]]), p=1)
-        Array(inf, dtype=float32)
-    """
-    jnp = _jnp()
-    (x,) = _inexact("cond", x)
-    aval = get_aval(x)
-    if aval.ndim < 2:
-        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got {aval.shape}")
-    if p is None or p == 2:
-        s = svdvals(x)
-        return s[..., 0] / s[..., -1]
-    if p == -2:
-        s = svdvals(x)
-        r = s[..., -1] / s[..., 0]
-    else:
-        from ember.numpy.linalg import norm
-        _square("cond", x)
-        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
-    # a singular matrix (NaN from the inverse) has an infinite condition number
-    return jnp.where(jnp.isnan(r) & ~jnp.isnan(x).any(axis=(-2, -1)), jnp.inf, r)
-
-
-def singular_value_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
-    """norm(ord=2 | -2 | 'nuc') over `axes`: the largest, smallest or summed singular
-    values."""
-    jnp = _jnp()
-    s = svdvals(jnp.moveaxis(x, axes, (-2, -1)))
-    if ord == 2:
-        out = jnp.max(s, axis=-1, initial=0)
-    elif ord == -2:
-        out = jnp.min(s, axis=-1) if get_aval(s).shape[-1] else jnp.sum(s, axis=-1)
-    else:
-        out = jnp.sum(s, axis=-1)
-    return jnp.expand_dims(out, sorted(axes)) if keepdims else out
 
 
 # -- products and tensor solves ------------------------------------------------------------------
@@ -964,7 +867,7 @@ def _promote_inexact_or_int(*xs: Any) -> list[Any]:
     return list(promote_dtypes(*xs))
 
 
-__all__ = ["EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
-           "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
-           "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve",
-           "svd", "svdvals", "tensorinv", "tensorsolve"]
+__all__ = ["EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
+           "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_power",
+           "multi_dot", "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv",
+           "tensorsolve"]

@@ -282,6 +282,11 @@ def _take_along_axis_batched(a: Any, idx: Any, axis: Any, mode: Any, fill_value:
             raise IndexError("Cannot do a non-empty jnp.take_along_axis() from an empty "
                              "axis.")
         return lax.full(out_shape, 0, get_aval(a).dtype)
+    # As JAX: the indices in the smallest signed type that holds the axis's positions
+    # (unsigned ones too), then negative ones count from the end
+    it = np.dtype(np.int64 if size > np.iinfo(np.int32).max else np.int32)
+    if get_aval(idx).dtype != it:
+        idx = lax.convert_element_type(idx, it)
     if wrap_negative_indices is None:
         wrap_negative_indices = mode != "promise_in_bounds"
     if wrap:

@@ -1,8 +1,9 @@
 """ember.numpy.linalg: norms (norm, vector_norm, matrix_norm), the Array API's linalg
 aliases of products (matmul, vecdot, outer, tensordot, trace, diagonal, matrix_transpose),
-and the decompositions and solvers of `_linalg_lapack.py` (solve, inv, cholesky, qr, eigh,
-eigvalsh, eig, eigvals, svd, svdvals, det, slogdet, lstsq, pinv, matrix_rank, matrix_power,
-cond, multi_dot, tensorsolve, tensorinv, cross; float32, float64, complex64, complex128).
+and the decompositions and solvers of `_linalg_lapack.py` and `_linalg_svd.py` (solve,
+inv, cholesky, qr, eigh, eigvalsh, eig, eigvals, svd, svdvals, det, slogdet, lstsq, pinv,
+matrix_rank, matrix_power, cond, multi_dot, tensorsolve, tensorinv, cross; float32,
+float64, complex64, complex128).
 
 Input: array-likes; integer inputs are promoted to the default float, as jnp does.
 Output: ember arrays/tracers. Vector norms: ord None/2 -> sqrt(sum(x*x)), 1 -> sum|x|,
@@ -22,15 +23,17 @@ import numpy as np
 from ember import lax
 from ember.core.trace import get_aval as _get_aval
 from ember.numpy import _linalg, _manipulation
-from ember.numpy import _linalg_lapack as _lapack
+from ember.numpy import _linalg_svd as _svd_based
 from ember.numpy._jit_wrap import jit_like_jax as _jit_like_jax
 from ember.numpy._linalg_lapack import *  # noqa: F403
 from ember.numpy._linalg_lapack import __all__ as _lapack_all
+from ember.numpy._linalg_svd import *  # noqa: F403
+from ember.numpy._linalg_svd import __all__ as _svd_all
 from ember.numpy._promote import check_arraylike as _check_arraylike
 from ember.numpy._promote import promote_dtypes_inexact as _promote_dtypes_inexact
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "tensordot",
-           "trace", "diagonal", "matrix_transpose", *_lapack_all]
+           "trace", "diagonal", "matrix_transpose", *_lapack_all, *_svd_all]
 
 
 def _reductions() -> Any:
@@ -93,7 +96,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
         return (jnp.max(sums, axis=row, keepdims=keepdims, initial=0) if ord == np.inf else
                 jnp.min(sums, axis=row, keepdims=keepdims))
     if ord in (2, -2, "nuc"):
-        return _lapack.singular_value_norm(x, ord, axes, keepdims)
+        return _svd_based.singular_value_norm(x, ord, axes, keepdims)
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 

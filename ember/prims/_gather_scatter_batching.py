@@ -65,10 +65,10 @@ def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None
         # Window of the whole batch along operand dim 0: output dim 0 is that offset dim.
         operand = batching.moveaxis(operand, op_dim, 0)
         new = GatherDimensionNumbers(
-            offset_dims=(0,) + _shift(dn.offset_dims),
-            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
-            start_index_map=_shift(dn.start_index_map),
-            operand_batching_dims=_shift(dn.operand_batching_dims),
+            offset_dims=(0,) + _shift_np(dn.offset_dims),
+            collapsed_slice_dims=_shift_np(dn.collapsed_slice_dims),
+            start_index_map=_shift_np(dn.start_index_map),
+            operand_batching_dims=_shift_np(dn.operand_batching_dims),
             start_indices_batching_dims=tuple(dn.start_indices_batching_dims))
         out = gather_p.bind(operand, indices, dimension_numbers=new,
                             slice_sizes=(axis.size, *slice_sizes),
@@ -83,7 +83,7 @@ def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None
             collapsed_slice_dims=tuple(dn.collapsed_slice_dims),
             start_index_map=tuple(dn.start_index_map),
             operand_batching_dims=tuple(dn.operand_batching_dims),
-            start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
+            start_indices_batching_dims=_shift_np(dn.start_indices_batching_dims))
         out = gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=slice_sizes,
                             indices_are_sorted=False, unique_indices=False, **params)
         return out, 0
@@ -91,11 +91,11 @@ def _gather_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None
     # operand[b]); its slice size is 1 (0 for an empty batch, so the window fits).
     operand = batching.moveaxis(operand, op_dim, 0)
     new = GatherDimensionNumbers(
-        offset_dims=_shift(dn.offset_dims),
-        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
-        start_index_map=_shift(dn.start_index_map),
-        operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
-        start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims))
+        offset_dims=_shift_np(dn.offset_dims),
+        collapsed_slice_dims=_shift_np(dn.collapsed_slice_dims),
+        start_index_map=_shift_np(dn.start_index_map),
+        operand_batching_dims=(0,) + _shift_np(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _shift_np(dn.start_indices_batching_dims))
     out = gather_p.bind(operand, indices, dimension_numbers=new,
                         slice_sizes=(min(axis.size, 1), *slice_sizes),
                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,

@@ -17,7 +17,9 @@ X^H is the conjugate transpose (X^T for real X):
   tridiagonal_solve: linear in b (transpose: the solve with A^T); in the diagonals,
              dx = -A^-1 (dA x)
 Every primitive batches over leading dimensions, so its batching rule moves the batch axis
-to the front (broadcasting an unmapped operand of triangular_solve).
+to the front, except where the matrix (triangular_solve) or the diagonals
+(tridiagonal_solve) are unmapped: then the batch joins b's columns and one solve serves
+every member (JAX's rules; the matrix is never copied per member).
 """
 
 from __future__ import annotations
@@ -248,9 +250,10 @@ ad.defjvp_zero(lu_pivots_to_permutation_p)
 
 # -- qr ------------------------------------------------------------------------------------------
 
-def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool) -> tuple[list, list]:
+def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool, **params: Any
+            ) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
-    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    q, r = qr_p.bind(a, full_matrices=full_matrices, **params)
     m, n = get_aval(a).shape[-2:]
     if m < n or (full_matrices and m > n):
         raise NotImplementedError("Unimplemented case of QR decomposition derivative")
@@ -287,10 +290,9 @@ def _inverse_gaps(w: Any, dtype: Any) -> Any:
     return _ad.select(zero, _ad.full_like(gap, 0), _ad.div(_ad.full_like(gap, 1), safe))
 
 
-def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: bool
-              ) -> tuple[list, list]:
+def _eigh_jvp(primals: list, tangents: list, **params: Any) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
-    v, w = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues)
+    v, w = eigh_p.bind(a, **params)
     if isinstance(da, ad.Zero):
         return [v, w], [ad.Zero(get_aval(v)), ad.Zero(get_aval(w))]
     g = _mm(_mm(_H(v), da), v)
@@ -303,15 +305,15 @@ eigh_p.def_jvp(_eigh_jvp)
 
 # -- svd -----------------------------------------------------------------------------------------
 
-def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool
-             ) -> tuple[list, list]:
+def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool,
+             **params: Any) -> tuple[list, list]:
     (a,), (da,) = primals, tangents
     aval = get_aval(a)
     m, n = aval.shape[-2:]
     if compute_uv and full_matrices and m != n:
         raise NotImplementedError(
             "Singular value decomposition JVP not implemented for full matrices")
-    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, **params)
     outs = [s, u, vt] if compute_uv else [s]
     if isinstance(da, ad.Zero):
         return outs, [ad.Zero(get_aval(o)) for o in outs]
@@ -396,10 +398,10 @@ def _band_times(ddl: Any, dd: Any, ddu: Any, x: Any) -> Any:
                    _ad.mul(col(up), x_next))
 
 
-def _tridiagonal_solve_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
+def _tridiagonal_solve_jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
     dl, d, du, b = primals
     tdl, td, tdu, tb = tangents
-    x = tridiagonal_solve_p.bind(dl, d, du, b)
+    x = tridiagonal_solve_p.bind(dl, d, du, b, **params)
     rhs: Any = None if isinstance(tb, ad.Zero) else tb
     if not all(isinstance(t, ad.Zero) for t in (tdl, td, tdu)):
         z = [ad.instantiate_zeros(t) for t in (tdl, td, tdu)]
@@ -407,16 +409,17 @@ def _tridiagonal_solve_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
         rhs = _ad.neg(band) if rhs is None else _ad.sub(rhs, band)
     if rhs is None:
         return x, ad.Zero(get_aval(x))
-    return x, tridiagonal_solve_p.bind(dl, d, du, rhs)
+    return x, tridiagonal_solve_p.bind(dl, d, du, rhs, **params)
 
 
-def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any) -> list:
+def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any, **params: Any
+                                 ) -> list:
     if any(ad.is_undefined_primal(v) for v in (dl, d, du)):
         raise ValueError("tridiagonal_solve is linear in b only")
     if isinstance(ct, ad.Zero):
         return [None, None, None, ad.Zero(b.aval)]
     return [None, None, None, tridiagonal_solve_p.bind(_shift(du, down=True), d,
-                                                       _shift(dl, down=False), ct)]
+                                                       _shift(dl, down=False), ct, **params)]
 
 
 tridiagonal_solve_p.def_jvp(_tridiagonal_solve_jvp)
@@ -433,6 +436,48 @@ def _front_rule(prim: Any) -> Any:
     return rule
 
 
-for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p,
-           svd_p, tridiagonal_solve_p):
+def _triangular_solve_batch(axis: AxisData, args: list, dims: list, **params: Any
+                            ) -> tuple[Any, Any]:
+    # An unmapped matrix solves every batch member's right-hand sides at once: the batch
+    # axis joins b's columns (left_side) or rows, so the matrix is never copied per member
+    # and a vmapped solve is one solve of k columns (JAX's rule, and its text)
+    a, b = args
+    da, db = dims
+    if da is not batching.not_mapped or db is batching.not_mapped:
+        return _front_rule(triangular_solve_p)(axis, args, dims, **params)
+    shape = get_aval(b).shape
+    nd = len(shape)
+    if params["left_side"]:
+        b = batching.moveaxis(b, db, nd - 1)
+        bs = get_aval(b).shape
+        flat = _ad.reshape(b, bs[:-2] + (bs[-2] * bs[-1],))
+        out_dim = nd - 1
+    else:
+        b = batching.moveaxis(b, db, nd - 2)
+        bs = get_aval(b).shape
+        flat = _ad.reshape(b, bs[:-3] + (bs[-3] * bs[-2], bs[-1]))
+        out_dim = nd - 2
+    out = triangular_solve_p.bind(a, flat, **params)
+    return _ad.reshape(out, bs), out_dim
+
+
+def _tridiagonal_solve_batch(axis: AxisData, args: list, dims: list, **params: Any
+                             ) -> tuple[Any, Any]:
+    # Unmapped diagonals solve every member's right-hand sides at once (the batch axis
+    # joins b's columns), as JAX's rule; otherwise everything moves to the front
+    *diags, b = args
+    *ddims, db = dims
+    if any(d is not batching.not_mapped for d in ddims):
+        return _front_rule(tridiagonal_solve_p)(axis, args, dims, **params)
+    nd = get_aval(b).ndim
+    b = batching.moveaxis(b, db, nd - 2)
+    bs = get_aval(b).shape
+    flat = _ad.reshape(b, bs[:-3] + (bs[-3], bs[-2] * bs[-1]))
+    out = tridiagonal_solve_p.bind(*diags, flat, **params)
+    return _ad.reshape(out, bs), nd - 2
+
+
+for _p in (cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p):
     _p.def_batch(_front_rule(_p))
+triangular_solve_p.def_batch(_triangular_solve_batch)
+tridiagonal_solve_p.def_batch(_tridiagonal_solve_batch)

@@ -299,11 +299,34 @@ def _scalar_or_full(x: Any, d: int | None, shape: tuple[int, ...], size: int) ->
 
 
 def _select_n_batch(axis: AxisData, args: list, dims: list) -> tuple[Any, int]:
+    # JAX's rule, case by case (so vmapped programs print its text): operands batched
+    # alike select in place; an unbatched scalar `which` leaves the cases where they are;
+    # otherwise `which` goes to the front first, then the cases.
     which, *cases = args
     wd, *cds = dims
-    shape = _per_example_shape(cases, cds)
-    cases = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(cases, cds)]
-    return select_n_p.bind(_scalar_or_full(which, wd, shape, axis.size), *cases), 0
+    wshape, cshape = get_aval(which).shape, get_aval(cases[0]).shape
+    if all(wd == d for d in cds):
+        if wshape != cshape:  # (a scalar `which` per example)
+            which = _ad.broadcast_in_dim(which, cshape, (wd,))
+        return select_n_p.bind(which, *cases), wd
+    if not wshape and all(d is not not_mapped for d in cds):
+        if all(d == cds[0] for d in cds[1:]):
+            return select_n_p.bind(which, *cases), cds[0]
+        if all(get_aval(c).shape == cshape for c in cases):
+            b = cds[0]
+            rest = [batching.moveaxis(c, d, b) for c, d in zip(cases[1:], cds[1:])]
+            return select_n_p.bind(which, cases[0], *rest), b
+    if wshape:
+        which = batching.bdim_at_front(which, wd, axis.size)
+    if any(get_aval(c).shape for c in cases):
+        cases = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(cases, cds)]
+    wshape, cshape = get_aval(which).shape, get_aval(cases[0]).shape
+    if 0 < len(wshape) < len(cshape):  # (a scalar `which` per example)
+        which = _ad.broadcast_in_dim(which, cshape, (0,))
+    elif len(wshape) > len(cshape):  # (scalar cases, one `which` per element)
+        cases = [_ad.broadcast_in_dim(c, wshape, tuple(range(len(get_aval(c).shape))))
+                 for c in cases]
+    return select_n_p.bind(which, *cases), 0
 
 
 def _clamp_batch(axis: AxisData, args: list, dims: list) -> tuple[Any, int]:

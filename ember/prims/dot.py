@@ -153,7 +153,7 @@ def _dot_general_lowering(ctx: Any, lhs: Any, rhs: Any, *, dimension_numbers: Di
 # the result's dimensions back in the operand's order.
 
 def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: ShapedArray,
-                       operand_is_lhs: bool) -> Any:
+                       operand_is_lhs: bool, precision: object = None) -> Any:
     """The cotangent of one operand (`operand`) of out = dot_general(lhs, rhs, dims).
 
     The cotangent's dimensions are [batch | lhs free | rhs free]. Contracting its `other`
@@ -184,13 +184,15 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
         res = dot_general_p.bind(other, ct,
                                  dimension_numbers=((tuple(other_free), ct_other),
                                                     (tuple(other_b), batch)),
-                                 precision=None, preferred_element_type=None, out_sharding=None)
+                                 precision=precision, preferred_element_type=None,
+                                 out_sharding=None)
         layout = other_first
     else:
         res = dot_general_p.bind(ct, other,
                                  dimension_numbers=((ct_other, tuple(other_free)),
                                                     (batch, tuple(other_b))),
-                                 precision=None, preferred_element_type=None, out_sharding=None)
+                                 precision=precision, preferred_element_type=None,
+                                 out_sharding=None)
         layout = ct_first
     out = _ad.transpose(res, tuple(int(i) for i in np.argsort(layout)))
     return _ad.convert(out, operand.dtype)
@@ -202,8 +204,10 @@ def _dot_general_transpose(ct: Any, lhs: Any, rhs: Any, *, dimension_numbers: Di
     if ad.is_undefined_primal(lhs):
         if ad.is_undefined_primal(rhs):
             raise ValueError("dot_general is not linear in both operands at once")
-        return [_operand_cotangent(ct, rhs, dimension_numbers, lhs.aval, True), None]
-    return [None, _operand_cotangent(ct, lhs, dimension_numbers, rhs.aval, False)]
+        # (the precision carries over, as JAX's rule: a solve's vecmat keeps HIGHEST)
+        return [_operand_cotangent(ct, rhs, dimension_numbers, lhs.aval, True, precision),
+                None]
+    return [None, _operand_cotangent(ct, lhs, dimension_numbers, rhs.aval, False, precision)]
 
 
 ad.defjvp(dot_general_p,

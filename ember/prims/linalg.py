@@ -20,9 +20,10 @@ Output (per matrix; the NumPy rules are the evaluator's, hlo/evaluator/linalg.py
                               (real dtype), eigenvectors in v's columns
   svd(a; full_matrices, compute_uv) -> (s, u, vt) or (s,)   singular values descending
                               (real dtype), a = u diag(s) vt
-  tridiagonal_solve(dl, d, du, b) -> x   the tridiagonal system (sub-, main and
-                              super-diagonal, each (..., m); dl[0], du[m-1] unread) solved
-                              for b (..., m, n); NaN where singular
+  tridiagonal_solve(dl, d, du, b; perturb_singular) -> x   the tridiagonal system (sub-,
+                              main and super-diagonal, each (..., m); dl[0], du[m-1]
+                              unread) solved for b (..., m, n); NaN where singular
+                              (perturb_singular=True, JAX's perturbed pivots, is refused)
 HLO: cholesky and triangular-solve are XLA opcodes; the rest are custom calls named as
 XLA's CPU LAPACK calls are (lapack_dgetrf_ffi, lapack_sgeqrf_ffi + lapack_sorgqr_ffi,
 lapack_dsyevd_ffi, lapack_dgesdd_ffi, lapack_dgtsv_ffi; complex: lapack_zheevd_ffi,
@@ -89,6 +90,17 @@ def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:
         what = {"eigh": "symmetric eigendecomposition"}.get(name, name)
         raise ValueError(f"Argument to {what} must have shape [..., n, n], got shape "
                          f"{a.shape}")
+
+
+def _check_no_subset(name: str, subset_by_index: Any) -> None:
+    """JAX's `subset_by_index` param: only None (every value) is computed here."""
+    if subset_by_index is not None:
+        raise NotImplementedError(f"Ember's {name} does not support subset_by_index yet")
+
+
+def _check_no_pivoting(pivoting: bool) -> None:
+    if pivoting:
+        raise NotImplementedError("Ember's qr does not support pivoting=True yet")
 
 
 # -- cholesky ------------------------------------------------------------------------------------
@@ -189,11 +201,13 @@ def _triangular_solve_lowering(ctx: Any, a: Any, b: Any, *, left_side: bool, low
 # -- lu ------------------------------------------------------------------------------------------
 
 def _permutation_np(pivots: np.ndarray, size: int) -> np.ndarray:
-    perm = np.broadcast_to(np.arange(size, dtype=np.int32), pivots.shape[:-1] + (size,)).copy()
+    perm = np.empty(pivots.shape[:-1] + (size,), np.int32)
     for idx in np.ndindex(*pivots.shape[:-1]):
-        p = perm[idx]
-        for k, j in enumerate(pivots[idx]):
+        # (the swaps are sequential: on Python lists, not NumPy scalars, 10x faster)
+        p = list(range(size))
+        for k, j in enumerate(pivots[idx].tolist()):
             p[k], p[j] = p[j], p[k]
+        perm[idx] = p
     return perm
 
 
@@ -329,14 +343,17 @@ def _qr_shapes(a: ShapedArray, full_matrices: bool) -> tuple[tuple, tuple]:
 
 
 @qr_p.def_abstract_eval
-def _qr_abstract(a: ShapedArray, *, full_matrices: bool) -> list[ShapedArray]:
+def _qr_abstract(a: ShapedArray, *, full_matrices: bool, pivoting: bool = False,
+                 use_magma: Any = None) -> list[ShapedArray]:
+    _check_no_pivoting(pivoting)
     _check_matrix("qr", a)
     qs, rs = _qr_shapes(a, full_matrices)
     return [ShapedArray(qs, a.dtype), ShapedArray(rs, a.dtype)]
 
 
 @qr_p.def_impl
-def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
+def _qr_impl(a: np.ndarray, *, full_matrices: bool, pivoting: bool = False,
+             use_magma: Any = None) -> list[np.ndarray]:
     m, n = a.shape[-2:]
     k = min(m, n)
     h, tau = npl.geqrf(a)
@@ -351,7 +368,8 @@ def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
 
 
 @qr_p.def_lowering
-def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool) -> list:
+def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool, pivoting: bool = False,
+                 use_magma: Any = None) -> list:
     b = ctx.b
     aval = ctx.avals_in[0]
     nd, (m, n) = aval.ndim, aval.shape[-2:]
@@ -375,20 +393,23 @@ def _qr_lowering(ctx: Any, a: Any, *, full_matrices: bool) -> list:
 # -- eigh ----------------------------------------------------------------------------------------
 
 @eigh_p.def_abstract_eval
-def _eigh_abstract(a: ShapedArray, *, lower: bool, sort_eigenvalues: bool
-                   ) -> list[ShapedArray]:
+def _eigh_abstract(a: ShapedArray, *, lower: bool, sort_eigenvalues: bool,
+                   subset_by_index: Any = None, algorithm: Any = None) -> list[ShapedArray]:
+    _check_no_subset("eigh", subset_by_index)
     _check_matrix("eigh", a, square=True)
     return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
 
 
 @eigh_p.def_impl
-def _eigh_impl(a: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> list[np.ndarray]:
+def _eigh_impl(a: np.ndarray, *, lower: bool, sort_eigenvalues: bool,
+               subset_by_index: Any = None, algorithm: Any = None) -> list[np.ndarray]:
     v, w, _ = npl.syevd(a, lower)
     return [v, w]  # syevd's eigenvalues are ascending already
 
 
 @eigh_p.def_lowering
-def _eigh_lowering(ctx: Any, a: Any, *, lower: bool, sort_eigenvalues: bool) -> list:
+def _eigh_lowering(ctx: Any, a: Any, *, lower: bool, sort_eigenvalues: bool,
+                   subset_by_index: Any = None, algorithm: Any = None) -> list:
     v_aval, w_aval = ctx.avals_out
     info_aval = ShapedArray(v_aval.shape[:-2], np.dtype(np.int32))
     v, w, info = _custom(ctx, "syevd", [a], [v_aval, w_aval, info_aval],
@@ -409,8 +430,9 @@ def _svd_avals(a: ShapedArray, full_matrices: bool, compute_uv: bool) -> list[Sh
 
 
 @svd_p.def_abstract_eval
-def _svd_abstract(a: ShapedArray, *, full_matrices: bool, compute_uv: bool
-                  ) -> list[ShapedArray]:
+def _svd_abstract(a: ShapedArray, *, full_matrices: bool, compute_uv: bool,
+                  subset_by_index: Any = None, algorithm: Any = None) -> list[ShapedArray]:
+    _check_no_subset("svd", subset_by_index)
     _check_matrix("svd", a)
     return _svd_avals(a, full_matrices, compute_uv)
 
@@ -420,12 +442,14 @@ def _svd_mode(full_matrices: bool, compute_uv: bool) -> str:
 
 
 @svd_p.def_impl
-def _svd_impl(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+def _svd_impl(a: np.ndarray, *, full_matrices: bool, compute_uv: bool,
+              subset_by_index: Any = None, algorithm: Any = None) -> list[np.ndarray]:
     return list(npl.gesdd(a, _svd_mode(full_matrices, compute_uv))[:-1])
 
 
 @svd_p.def_lowering
-def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool) -> list:
+def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool,
+                  subset_by_index: Any = None, algorithm: Any = None) -> list:
     avals = list(ctx.avals_out)
     info_aval = ShapedArray(avals[0].shape[:-1], np.dtype(np.int32))
     *outs, info = _custom(ctx, "gesdd", [a], avals + [info_aval],
@@ -437,7 +461,11 @@ def _svd_lowering(ctx: Any, a: Any, *, full_matrices: bool, compute_uv: bool) ->
 
 @tridiagonal_solve_p.def_abstract_eval
 def _tridiagonal_solve_abstract(dl: ShapedArray, d: ShapedArray, du: ShapedArray,
-                                b: ShapedArray) -> ShapedArray:
+                                b: ShapedArray, *, perturb_singular: bool = False
+                                ) -> ShapedArray:
+    if perturb_singular:
+        raise NotImplementedError("Ember's tridiagonal_solve does not support "
+                                  "perturb_singular=True yet")
     for k, x in enumerate((dl, d, du)):
         _check_float("tridiagonal_solve", x, k)
         if x.ndim < 1:
@@ -459,15 +487,16 @@ def _tridiagonal_solve_abstract(dl: ShapedArray, d: ShapedArray, du: ShapedArray
 
 
 @tridiagonal_solve_p.def_impl
-def _tridiagonal_solve_impl(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray
-                            ) -> np.ndarray:
+def _tridiagonal_solve_impl(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray,
+                            *, perturb_singular: bool = False) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return npl.gtsv(dl, d, du, b)[0]
 
 
 @tridiagonal_solve_p.def_lowering
-def _tridiagonal_solve_lowering(ctx: Any, dl: Any, d: Any, du: Any, b: Any) -> Any:
+def _tridiagonal_solve_lowering(ctx: Any, dl: Any, d: Any, du: Any, b: Any, *,
+                                perturb_singular: bool = False) -> Any:
     x_aval = ctx.avals_out[0]
     info_aval = ShapedArray(x_aval.shape[:-2], np.dtype(np.int32))
     x, info = _custom(ctx, "gtsv", [dl, d, du, b], [x_aval, info_aval])

@@ -224,8 +224,11 @@ def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple[int, ...],
     new = [d for d in range(len(shape)) if d not in broadcast_dimensions]
     stretched = [d for i, d in enumerate(broadcast_dimensions)
                  if operand[i] == 1 and shape[d] != 1]
-    summed = _ad.reduce_sum(ct, tuple(sorted(new + stretched)))
-    return [_ad.reshape(summed, operand)]
+    axes = tuple(sorted(new + stretched))
+    if not axes:  # (an identity broadcast: JAX's rule still stages its empty sum)
+        from ember.prims.reductions import reduce_sum_p
+        return [reduce_sum_p.bind(ct, axes=(), out_sharding=None)]
+    return [_ad.reshape(_ad.reduce_sum(ct, axes), operand)]
 
 
 def _reshape_transpose(ct: Any, x: Any, **params: Any) -> list:
@@ -309,19 +312,18 @@ def _reshape_batch(axis: AxisData, args: list, dims: list, *, new_sizes: tuple[i
 
 def _squeeze_batch(axis: AxisData, args: list, dims: list, *, dimensions: tuple[int, ...]
                    ) -> tuple[Any, int]:
-    (x,), (b,) = args, dims
-    squeezed = B.shift_axes(dimensions, b)
-    return squeeze_p.bind(x, dimensions=squeezed), B.bdim_after_removing(b, squeezed)
+    # the batch axis first, as JAX's rule (and its text: a transpose where it was not)
+    x = batching.moveaxis(args[0], dims[0], 0)
+    return squeeze_p.bind(x, dimensions=tuple(int(d) + 1 for d in dimensions)), 0
 
 
 def _transpose_batch(axis: AxisData, args: list, dims: list, *, permutation: tuple[int, ...]
                      ) -> tuple[Any, int]:
-    # The batch axis stays at position b of the output: perm' = perm with every entry
-    # shifted past b and b itself inserted at position b.
+    # The batch axis goes first, as JAX's rule (and text) has it: perm' = (b, perm with
+    # every entry shifted past b); one transpose either way.
     (x,), (b,) = args, dims
-    perm = list(B.shift_axes(permutation, b))
-    perm.insert(b, b)
-    return _ad.transpose(x, tuple(perm)), b
+    perm = (b, *(i if i < b else i + 1 for i in permutation))
+    return _ad.transpose(x, perm), 0
 
 
 def _rev_batch(axis: AxisData, args: list, dims: list, *, dimensions: tuple[int, ...]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.core import ad, dtypes
+from ember.core import ad, batching, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData
 from ember.core.primitive import Primitive
@@ -282,7 +282,15 @@ top_k_p.def_jvp(_top_k_jvp)
 
 def _sort_batch(axis: AxisData, args: list, dims: list, *, dimension: int, is_stable: bool,
                 num_keys: int) -> tuple[list, list]:
-    operands, b = _batching.common_bdim(args, dims, axis.size)
+    b = next(d for d in dims if d is not None)
+    shape = get_aval(args[dims.index(b)]).shape
+    operands = []
+    for x, d in zip(args, dims):
+        if d is None:  # broadcast along the batch axis (Python-int dims, as JAX's rule)
+            keep = tuple(i for i in range(len(shape)) if i != b)
+            operands.append(_ad.broadcast_in_dim(x, shape, keep))
+        else:
+            operands.append(batching.moveaxis(x, d, b))
     outs = sort_p.bind(*operands, dimension=_batching.shift_axis(dimension, b),
                        is_stable=is_stable, num_keys=num_keys)
     return outs, [b] * len(outs)

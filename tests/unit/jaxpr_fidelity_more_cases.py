@@ -24,6 +24,15 @@ S5 = np.array([0.0, 1.0, 2.5, 4.0, 7.0], np.float32)
 U7 = np.array([3.0, 1.0, np.nan, 1.0, -0.0, 0.0, np.nan], np.float32)
 T234 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 W34 = np.array([[True, True, False, False], [True, False, True, False], [False] * 4])
+# linalg operands: symmetric positive definite, Hermitian positive definite, tall
+X3 = np.array([1.0, 2.0, 3.0], np.float32)
+M32 = np.arange(6, dtype=np.float32).reshape(3, 2)
+M43 = (np.arange(12, dtype=np.float32).reshape(4, 3) ** 1.5).astype(np.float32)
+SPD3 = np.array([[4.0, 1.0, 2.0], [1.0, 5.0, 3.0], [2.0, 3.0, 6.0]], np.float32)
+SPD233 = np.stack([SPD3, SPD3 + np.eye(3, dtype=np.float32)])
+HER3 = (SPD3 + 1j * np.array([[0, 1, 2], [-1, 0, 1], [-2, -1, 0]])).astype(np.complex64)
+T623 = (np.eye(6, dtype=np.float32) * 3 + 1).reshape(6, 2, 3)
+SPD332 = np.moveaxis(SPD233, 0, 2).copy()
 
 Make = Callable[[Any], Callable[..., Any]]
 
@@ -725,6 +734,118 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "argpartition_2d": (lambda jnp: lambda x: jnp.argpartition(x, 1, axis=0), (M34,)),
     "argpartition_3d": (lambda jnp: lambda x: jnp.argpartition(x, -1, axis=1), (T234,)),
     # (cases from the linalg work go below this line)
+    # jnp.linalg: each function in its own jit as JAX's; solve is stop_gradient, lu and a
+    # custom_linear_solve whose solvers are jit[_lu_solve] (matrix right-hand sides
+    # vmapped over their columns: the triangular solves fold the batch into columns)
+    "linalg_solve": (lambda jnp: lambda a, b: jnp.linalg.solve(a, b), (SPD3, X3)),
+    "linalg_solve_matrix": (lambda jnp: lambda a, b: jnp.linalg.solve(a, b), (SPD3, M32)),
+    "linalg_solve_batched": (lambda jnp: lambda a, b: jnp.linalg.solve(a, b),
+                             (SPD233, np.stack([M32, M32 * 2]))),
+    "linalg_solve_int": (lambda jnp: lambda a, b: jnp.linalg.solve(a, b),
+                         (SPD3.astype(np.int32), np.array([1, 2, 3], np.int32))),
+    "linalg_solve_complex": (lambda jnp: lambda a, b: jnp.linalg.solve(a, b), (HER3, X3)),
+    "vmap_linalg_solve": (lambda jnp: lambda a, b: _vmap(jnp)(jnp.linalg.solve,
+                                                            in_axes=(None, 0))(a, b),
+                          (SPD3, M34.T.copy())),
+    "linalg_inv": (lambda jnp: lambda a: jnp.linalg.inv(a), (SPD3,)),
+    "linalg_inv_batched": (lambda jnp: lambda a: jnp.linalg.inv(a), (SPD233,)),
+    "linalg_tensorinv": (lambda jnp: lambda a: jnp.linalg.tensorinv(a, ind=1), (T623,)),
+    "linalg_tensorsolve": (lambda jnp: lambda a, b: jnp.linalg.tensorsolve(a, b),
+                           (T623, np.arange(6, dtype=np.float32))),
+    "linalg_matrix_power_negative": (lambda jnp: lambda a: jnp.linalg.matrix_power(a, -2),
+                                     (SPD3,)),
+    # det of 2x2 and 3x3 matrices: the explicit products (rule of Sarrus)
+    "linalg_det_2x2": (lambda jnp: lambda a: jnp.linalg.det(a), (SPD3[:2, :2].copy(),)),
+    "linalg_det_3x3": (lambda jnp: lambda a: jnp.linalg.det(a), (SPD3,)),
+    "linalg_det_batched": (lambda jnp: lambda a: jnp.linalg.det(a), (SPD233,)),
+    # cholesky: symmetrize (transpose, add, div by 2), the primitive, a lower-triangle mask
+    "linalg_cholesky": (lambda jnp: lambda a: jnp.linalg.cholesky(a), (SPD3,)),
+    "linalg_cholesky_upper": (lambda jnp: lambda a: jnp.linalg.cholesky(a, upper=True),
+                              (SPD3,)),
+    "linalg_cholesky_complex": (lambda jnp: lambda a: jnp.linalg.cholesky(a), (HER3,)),
+    "linalg_cholesky_batched": (lambda jnp: lambda a: jnp.linalg.cholesky(a), (SPD233,)),
+    # qr, eigh, svd: JAX's primitive params (pivoting, use_magma; algorithm,
+    # subset_by_index)
+    "linalg_qr": (lambda jnp: lambda a: jnp.linalg.qr(a), (M43,)),
+    "linalg_qr_complete": (lambda jnp: lambda a: jnp.linalg.qr(a, mode="complete"), (M43,)),
+    "linalg_qr_r": (lambda jnp: lambda a: jnp.linalg.qr(a, mode="r"), (M34,)),
+    "linalg_eigh": (lambda jnp: lambda a: jnp.linalg.eigh(a), (SPD3,)),
+    "linalg_eigh_upper_unsymmetrized": (lambda jnp: lambda a: jnp.linalg.eigh(
+        a, UPLO="U", symmetrize_input=False), (SPD3,)),
+    "linalg_eigh_complex_batched": (lambda jnp: lambda a: jnp.linalg.eigh(a),
+                                    (np.stack([HER3, HER3.conj()]),)),
+    "linalg_eigvalsh": (lambda jnp: lambda a: jnp.linalg.eigvalsh(a), (SPD3,)),
+    "linalg_svd": (lambda jnp: lambda a: jnp.linalg.svd(a), (M43,)),
+    "linalg_svd_reduced_batched": (lambda jnp: lambda a: jnp.linalg.svd(
+        a, full_matrices=False), (SPD233,)),
+    "linalg_svd_values": (lambda jnp: lambda a: jnp.linalg.svd(a, compute_uv=False), (M43,)),
+    "linalg_svdvals": (lambda jnp: lambda a: jnp.linalg.svdvals(a), (M34,)),
+    # built on the SVD: pinv (custom_jvp of jit[_pinv], cutoff 10 max(m, n) eps), lstsq,
+    # matrix_rank, cond, norm(ord=2 | 'nuc')
+    "linalg_pinv": (lambda jnp: lambda a: jnp.linalg.pinv(a), (M43,)),
+    "linalg_pinv_complex": (lambda jnp: lambda a: jnp.linalg.pinv(a), (HER3,)),
+    "linalg_pinv_rtol_batched": (lambda jnp: lambda a: jnp.linalg.pinv(a, rtol=0.1),
+                                 (SPD233,)),
+    "linalg_lstsq": (lambda jnp: lambda a, b: jnp.linalg.lstsq(a, b),
+                     (M43, np.arange(4, dtype=np.float32))),
+    "linalg_lstsq_matrix": (lambda jnp: lambda a, b: jnp.linalg.lstsq(a, b), (M43, M43[:, :2])),
+    "linalg_matrix_rank": (lambda jnp: lambda a: jnp.linalg.matrix_rank(a), (M43,)),
+    "linalg_matrix_rank_batched": (lambda jnp: lambda a: jnp.linalg.matrix_rank(a),
+                                   (SPD233,)),
+    "linalg_cond": (lambda jnp: lambda a: jnp.linalg.cond(a), (SPD3,)),
+    "linalg_cond_fro": (lambda jnp: lambda a: jnp.linalg.cond(a, "fro"), (SPD3,)),
+    "linalg_cond_1": (lambda jnp: lambda a: jnp.linalg.cond(a, 1), (SPD3,)),
+    "linalg_norm_2": (lambda jnp: lambda a: jnp.linalg.norm(a, 2), (SPD3,)),
+    "linalg_norm_nuc_batched": (lambda jnp: lambda a: jnp.linalg.norm(a, "nuc", axis=(1, 2)),
+                                (SPD233,)),
+    "linalg_eig": (lambda jnp: lambda a: jnp.linalg.eig(a), (M34[:, :3].copy(),)),
+    "linalg_eigvals": (lambda jnp: lambda a: jnp.linalg.eigvals(a), (M34[:, :3].copy(),)),
+    # svd(hermitian=True): eigh, |eigenvalues| sorted descending with their vectors
+    "linalg_svd_hermitian": (lambda jnp: lambda a: jnp.linalg.svd(a, hermitian=True),
+                             (SPD3 - 4 * np.eye(3, dtype=np.float32),)),
+    "linalg_svd_hermitian_values": (lambda jnp: lambda a: jnp.linalg.svd(
+        a, hermitian=True, compute_uv=False), (SPD3,)),
+    # take_along_axis converts (unsigned) indices to int32 before wrapping negatives
+    "take_along_axis_uint8": (lambda jnp: lambda x, i: jnp.take_along_axis(x, i, axis=1),
+                              (M34, np.array([[0, 3], [1, 1], [2, 0]], np.uint8))),
+    # vmap over the last axis: the batch axis moves first (transpose's and select_n's
+    # rules as JAX's), a batched custom_linear_solve
+    "vmap_linalg_cholesky": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.cholesky,
+                                                             in_axes=2)(a), (SPD332,)),
+    "vmap_linalg_eigh": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.eigh, in_axes=2)(a),
+                         (SPD332,)),
+    "vmap_linalg_det": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.det, in_axes=2)(a),
+                        (SPD332,)),
+    "vmap_linalg_inv": (lambda jnp: lambda a: _vmap(jnp)(jnp.linalg.inv, in_axes=2)(a),
+                        (SPD332,)),
+    "vmap_linalg_solve_matrices": (lambda jnp: lambda a, b: _vmap(jnp)(
+        jnp.linalg.solve, in_axes=(2, 0))(a, b), (SPD332, M32.T.copy())),
+    # lax.linalg.tridiagonal_solve carries perturb_singular; vmapped over b alone, the
+    # batch joins b's columns (one solve)
+    "lax_tridiagonal_solve_vmap_b": (lambda jnp: lambda dl, d, du, b: _vmap(jnp)(
+        lambda b: importlib.import_module(jnp.__name__.split(".")[0] + ".lax").linalg
+        .tridiagonal_solve(dl, d, du, b), in_axes=2)(b),
+        (X3, X3 + 5, X3 * 2, SPD332)),
+    # diagflat: a scatter into a flat zero array; insert: the input's and the values'
+    # positions by argsort, a scatter-add and nonzero; interp: one jit[_interp]
+    "diagflat": (lambda jnp: lambda x: jnp.diagflat(x), (X3,)),
+    "diagflat_offset_2d": (lambda jnp: lambda x: jnp.diagflat(x, 1), (M32,)),
+    "diagflat_below": (lambda jnp: lambda x: jnp.diagflat(x, -2), (X3,)),
+    "insert": (lambda jnp: lambda x: jnp.insert(x, 1, 5.0), (X3,)),
+    "insert_indices_axis": (lambda jnp: lambda x: jnp.insert(
+        x, np.array([0, 2], np.int32), 5.0, axis=1), (M32,)),
+    "insert_scalar_rows": (lambda jnp: lambda x, v: jnp.insert(x, 1, v, axis=0),
+                           (M34, M34[0].copy())),
+    "interp": (lambda jnp: lambda x, xp, fp: jnp.interp(x, xp, fp),
+               (np.linspace(0, 3, 5).astype(np.float32), X3, X3 * 2)),
+    "interp_left_right": (lambda jnp: lambda x, xp, fp: jnp.interp(x, xp, fp, left=-1.0,
+                                                                    right=9.0),
+                          (np.linspace(0, 4, 5).astype(np.float32), X3, X3 * 2)),
+    "interp_period": (lambda jnp: lambda x, xp, fp: jnp.interp(x, xp, fp, period=2.5),
+                      (np.linspace(0, 4, 5).astype(np.float32), X3, X3 * 2)),
+    "interp_extrapolate": (lambda jnp: lambda x, xp, fp: jnp.interp(x, xp, fp,
+                                                                     right="extrapolate"),
+                           (np.linspace(0, 4, 5).astype(np.float32), X3, X3 * 2)),
 }
 
 # Programs whose text still differs from JAX 0.10.2's, each for a reason (no case above;
@@ -781,8 +902,19 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
 #   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
 #   by iota/eq/convert.
-# - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
-#   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
-#   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed
-#   primitives), not JAX's (nonzero of a mask, a scatter into a flat array, JAX's lu,
-#   custom_linear_solve and pivot permutations).
+# - triu_indices/tril_indices (and the _from forms): JAX stages nonzero of a triu (tril)
+#   mask of ones (cumsum, a scatter-add, floor_divide and remainder), O(n m) work at run
+#   time whatever k; Ember's are constants computed on the host (no equations), which
+#   Ember's passes cannot fold JAX's into (the scatter stays).
+# - jnp.linalg.slogdet, and det of matrices past 3x3: JAX takes LU's diagonal through
+#   jnp.diagonal (the platform_index/cond text above), and det is sign * exp(logdet) there;
+#   Ember's det multiplies LU's diagonal (no exp(log) rounding) in a custom_jvp whose
+#   derivative, adj(a)^T, is finite at singular matrices. 2x2 and 3x3 det print as JAX's.
+# - jnp.linalg.multi_dot: JAX stages it through einsum (opt_einsum's path and operand
+#   order); Ember multiplies in the order of the classic chain dynamic program (the same
+#   products, the operands of each dot_general possibly swapped).
+# - jnp.linalg.lstsq with a given rcond: JAX's jnp.array(rcond) stages a `copy` of the
+#   traced rcond; Ember's jnp.array of a tracer stages none (the default rcond prints alike).
+# - Gradients through these functions: JAX keeps each jit (solve, _lu_solve, ...) as an
+#   equation of the differentiated program, Ember inlines the jit bodies (the same
+#   solves: custom_linear_solve's transpose with the same LU factors).

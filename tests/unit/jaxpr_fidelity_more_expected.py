@@ -13652,3 +13652,5309 @@ let argpartition = { lambda ; a:f32[2,3,4]. let
 { lambda ; s:f32[2,3,4]. let
     t:i32[2,3,4] = jit[name=argpartition jaxpr=argpartition] s
   in (t,) }"""
+
+EXPECTED['linalg_solve'] = """\
+let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[3,3] q:f32[3]. let
+    r:f32[3] = jit[
+      name=solve
+      jaxpr={ lambda ; p:f32[3,3] q:f32[3]. let
+          s:f32[3,3] = stop_gradient p
+          t:f32[3,3] u:i32[3] v:i32[3] = lu s
+          r:f32[3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+          e:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          f:bool[3] = lt b 0:i32[]
+          g:i32[3] = add b 3:i32[]
+          h:i32[3] = select_n f b g
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:f32[3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[3] = squeeze[dimensions=(1,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[3,3] q:i32[3] r:f32[3]. let
+    s:f32[3] = jit[name=_lu_solve jaxpr=_lu_solve] p q r
+  in (s,) })
+          ] p p t v t v q
+        in (r,) }
+    ] p q
+  in (r,) }"""
+
+EXPECTED['linalg_solve_matrix'] = """\
+let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(2, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,2] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] j
+    l:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] l
+    n:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] m
+    o:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] o
+    q:f32[2,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[2,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[3,3] t:i32[3] u:f32[2,3]. let
+    v:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] u
+    w:f32[3,1,2] = transpose[permutation=(1, 2, 0)] v
+    x:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] w
+    y:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] y
+    ba:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] z
+    bb:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[3] bf:i32[3] = sort[dimension=0 is_stable=True num_keys=1] t bd
+    bg:bool[3] = lt bf 0:i32[]
+    bh:i32[3] = add bf 3:i32[]
+    bi:i32[3] = select_n bg bf bh
+    bj:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[2,3,1] = transpose[permutation=(2, 0, 1)] bc
+    bl:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(2, 1, 1)
+      unique_indices=False
+    ] bk bj
+    bm:f32[2,3] = squeeze[dimensions=(2,)] bl
+  in (bm,) } in
+{ lambda ; bn:f32[3,3] bo:f32[3,2]. let
+    bp:f32[3,2] = jit[
+      name=solve
+      jaxpr={ lambda ; bn:f32[3,3] bo:f32[3,2]. let
+          bq:f32[3,3] = stop_gradient bn
+          br:f32[3,3] bs:i32[3] bt:i32[3] = lu bq
+          bu:f32[2,3] = transpose[permutation=(1, 0)] bo
+          bv:f32[2,3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[2,3]. let
+    c:f32[3,2] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[2,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[2,3]. let
+    c:f32[2,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(2, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,2] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] j
+    l:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] l
+    n:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] m
+    o:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] o
+    q:f32[2,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[2,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[2,3]. let
+    v:f32[2,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,2] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] e
+    g:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] g
+    i:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] h
+    j:f32[3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,2] = reshape[dimensions=None new_sizes=(3, 1, 2) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[2,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(2, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[2,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[2,3]. let
+    y:f32[2,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+          ] bn bn br bt br bt bu
+          bp:f32[3,2] = transpose[permutation=(1, 0)] bv
+        in (bp,) }
+    ] bn bo
+  in (bp,) }"""
+
+EXPECTED['linalg_solve_batched'] = """\
+let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,2,3]. let
+    d:f32[2,2,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 2, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,2] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] j
+    l:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] l
+    n:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] m
+    o:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] o
+    q:f32[2,2,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,2,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,2,3]. let
+    v:f32[2,2,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] u
+    w:f32[2,3,1,2] = transpose[permutation=(0, 2, 3, 1)] v
+    x:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] w
+    y:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] y
+    ba:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] z
+    bb:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] bd
+    bf:i32[2,3] bg:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] t be
+    bh:bool[2,3] = lt bg 0:i32[]
+    bi:i32[2,3] = add bg 3:i32[]
+    bj:i32[2,3] = select_n bh bg bi
+    bk:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] bj
+    bl:f32[2,2,3,1] = transpose[permutation=(0, 3, 1, 2)] bc
+    bm:f32[2,2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 2, 1, 1)
+      unique_indices=False
+    ] bl bk
+    bn:f32[2,2,3] = squeeze[dimensions=(3,)] bm
+  in (bn,) } in
+{ lambda ; bo:f32[2,3,3] bp:f32[2,3,2]. let
+    bq:f32[2,3,2] = jit[
+      name=solve
+      jaxpr={ lambda ; bo:f32[2,3,3] bp:f32[2,3,2]. let
+          br:f32[2,3,3] = stop_gradient bo
+          bs:f32[2,3,3] bt:i32[2,3] bu:i32[2,3] = lu br
+          bv:f32[2,2,3] = transpose[permutation=(0, 2, 1)] bp
+          bw:f32[2,2,3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[2,3,3] b:f32[2,2,3]. let
+    c:f32[2,3,2] = dot_general[
+      dimension_numbers=(([2], [2]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[2,2,3] = transpose[permutation=(0, 2, 1)] c
+  in (d,) }, vecmat={ lambda ; a:f32[2,3,3] b:f32[2,2,3]. let
+    c:f32[2,2,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,2,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,2,3]. let
+    d:f32[2,2,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 2, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,2] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] j
+    l:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] l
+    n:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] m
+    o:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] o
+    q:f32[2,2,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,2,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+{ lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,2,3]. let
+    v:f32[2,2,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,2,3]. let
+    d:f32[2,2,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:f32[2,3,1,2] = transpose[permutation=(0, 2, 3, 1)] d
+    f:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] e
+    g:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] g
+    i:f32[2,3,2] = reshape[dimensions=None new_sizes=(2, 3, 2) sharding=None] h
+    j:f32[2,3,2] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[2,3,1,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 2)
+      sharding=None
+    ] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] l
+    n:i32[2,3] o:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b m
+    p:bool[2,3] = lt o 0:i32[]
+    q:i32[2,3] = add o 3:i32[]
+    r:i32[2,3] = select_n p o q
+    s:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] r
+    t:f32[2,2,3,1] = transpose[permutation=(0, 3, 1, 2)] k
+    u:f32[2,2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 2, 1, 1)
+      unique_indices=False
+    ] t s
+    v:f32[2,2,3] = squeeze[dimensions=(3,)] u
+  in (v,) } in
+{ lambda ; w:f32[2,3,3] x:i32[2,3] y:f32[2,2,3]. let
+    z:f32[2,2,3] = jit[name=_lu_solve jaxpr=_lu_solve] w x y
+  in (z,) })
+          ] bo bo bs bu bs bu bv
+          bq:f32[2,3,2] = transpose[permutation=(0, 2, 1)] bw
+        in (bq,) }
+    ] bo bp
+  in (bq,) }"""
+
+EXPECTED['linalg_solve_int'] = """\
+let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:i32[3,3] q:i32[3]. let
+    r:f32[3] = jit[
+      name=solve
+      jaxpr={ lambda ; p:i32[3,3] q:i32[3]. let
+          s:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] p
+          t:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] q
+          u:f32[3,3] = stop_gradient s
+          v:f32[3,3] w:i32[3] x:i32[3] = lu u
+          r:f32[3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+          e:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          f:bool[3] = lt b 0:i32[]
+          g:i32[3] = add b 3:i32[]
+          h:i32[3] = select_n f b g
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:f32[3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[3] = squeeze[dimensions=(1,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[3,3] q:i32[3] r:f32[3]. let
+    s:f32[3] = jit[name=_lu_solve jaxpr=_lu_solve] p q r
+  in (s,) })
+          ] s s v x v x t
+        in (r,) }
+    ] p q
+  in (r,) }"""
+
+EXPECTED['linalg_solve_complex'] = """\
+let _lu_solve = { lambda ; a:c64[3,3] b:i32[3] c:c64[3]. let
+    d:c64[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:c64[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:c64[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:c64[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:c64[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:c64[3,3] q:f32[3]. let
+    r:c64[3] = jit[
+      name=solve
+      jaxpr={ lambda ; p:c64[3,3] q:f32[3]. let
+          s:c64[3] = convert_element_type[new_dtype=complex64 weak_type=False] q
+          t:c64[3,3] = stop_gradient p
+          u:c64[3,3] v:i32[3] w:i32[3] = lu t
+          r:c64[3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:c64[3,3] b:c64[3]. let
+    c:c64[3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:c64[3,3] b:c64[3]. let
+    c:c64[3] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:c64[3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:c64[3,3] b:i32[3] c:c64[3]. let
+    d:c64[3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:c64[3,3] b:i32[3] c:c64[3]. let
+          e:c64[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          f:bool[3] = lt b 0:i32[]
+          g:i32[3] = add b 3:i32[]
+          h:i32[3] = select_n f b g
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:c64[3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] e i
+          k:c64[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:c64[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:c64[3] = squeeze[dimensions=(1,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:c64[3,3] b:i32[3] c:c64[3]. let
+    d:c64[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:c64[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:c64[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:c64[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:c64[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:c64[3,3] q:i32[3] r:c64[3]. let
+    s:c64[3] = jit[name=_lu_solve jaxpr=_lu_solve] p q r
+  in (s,) })
+          ] p p u w u w s
+        in (r,) }
+    ] p q
+  in (r,) }"""
+
+EXPECTED['vmap_linalg_solve'] = """\
+let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[4,3]. let
+    d:f32[4,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[4,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(4, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,4] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] j
+    l:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] l
+    n:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] m
+    o:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] o
+    q:f32[4,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[4,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[3,3] t:i32[3] u:f32[4,3]. let
+    v:f32[4,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] u
+    w:f32[3,1,4] = transpose[permutation=(1, 2, 0)] v
+    x:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] w
+    y:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] y
+    ba:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] z
+    bb:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[3] bf:i32[3] = sort[dimension=0 is_stable=True num_keys=1] t bd
+    bg:bool[3] = lt bf 0:i32[]
+    bh:i32[3] = add bf 3:i32[]
+    bi:i32[3] = select_n bg bf bh
+    bj:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[4,3,1] = transpose[permutation=(2, 0, 1)] bc
+    bl:f32[4,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(4, 1, 1)
+      unique_indices=False
+    ] bk bj
+    bm:f32[4,3] = squeeze[dimensions=(2,)] bl
+  in (bm,) } in
+{ lambda ; bn:f32[3,3] bo:f32[4,3]. let
+    bp:f32[4,3] = jit[
+      name=solve
+      jaxpr={ lambda ; bn:f32[3,3] bo:f32[4,3]. let
+          bq:f32[3,3] = stop_gradient bn
+          br:f32[3,3] bs:i32[3] bt:i32[3] = lu bq
+          bp:f32[4,3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[4,3]. let
+    c:f32[3,4] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[4,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[4,3]. let
+    c:f32[4,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[4,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[4,3]. let
+    d:f32[4,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[4,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(4, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,4] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] j
+    l:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] l
+    n:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] m
+    o:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] o
+    q:f32[4,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[4,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[4,3]. let
+    v:f32[4,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[4,3]. let
+    d:f32[4,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,4] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] e
+    g:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] g
+    i:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] h
+    j:f32[3,4] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,4] = reshape[dimensions=None new_sizes=(3, 1, 4) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[4,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[4,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(4, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[4,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[4,3]. let
+    y:f32[4,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+          ] bn bn br bt br bt bo
+        in (bp,) }
+    ] bn bo
+  in (bp,) }"""
+
+EXPECTED['linalg_inv'] = """\
+let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] u
+    w:f32[3,1,3] = transpose[permutation=(1, 2, 0)] v
+    x:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] w
+    y:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] y
+    ba:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] z
+    bb:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[3] bf:i32[3] = sort[dimension=0 is_stable=True num_keys=1] t bd
+    bg:bool[3] = lt bf 0:i32[]
+    bh:i32[3] = add bf 3:i32[]
+    bi:i32[3] = select_n bg bf bh
+    bj:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[3,3,1] = transpose[permutation=(2, 0, 1)] bc
+    bl:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] bk bj
+    bm:f32[3,3] = squeeze[dimensions=(2,)] bl
+  in (bm,) } in
+{ lambda ; bn:f32[3,3]. let
+    bo:f32[3,3] = jit[
+      name=inv
+      jaxpr={ lambda ; bn:f32[3,3]. let
+          bp:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          bq:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          br:i32[3,3] = add bp 0:i32[]
+          bs:bool[3,3] = eq br bq
+          bt:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] bs
+          bo:f32[3,3] = jit[
+            name=solve
+            jaxpr={ lambda ; bn:f32[3,3] bt:f32[3,3]. let
+                bu:f32[3,3] = stop_gradient bn
+                bv:f32[3,3] bw:i32[3] bx:i32[3] = lu bu
+                by:f32[3,3] = transpose[permutation=(1, 0)] bt
+                bz:f32[3,3] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,3] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] e
+    g:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] g
+    i:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] h
+    j:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[3,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[3,3]. let
+    y:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+                ] bn bn bv bx bv bx by
+                bo:f32[3,3] = transpose[permutation=(1, 0)] bz
+              in (bo,) }
+          ] bn bt
+        in (bo,) }
+    ] bn
+  in (bo,) }"""
+
+EXPECTED['linalg_inv_batched'] = """\
+let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] j
+    l:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] l
+    n:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] m
+    o:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] o
+    q:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,3,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,3,3]. let
+    v:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] u
+    w:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] v
+    x:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] w
+    y:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] y
+    ba:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] z
+    bb:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] bd
+    bf:i32[2,3] bg:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] t be
+    bh:bool[2,3] = lt bg 0:i32[]
+    bi:i32[2,3] = add bg 3:i32[]
+    bj:i32[2,3] = select_n bh bg bi
+    bk:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] bj
+    bl:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] bc
+    bm:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] bl bk
+    bn:f32[2,3,3] = squeeze[dimensions=(3,)] bm
+  in (bn,) } in
+{ lambda ; bo:f32[2,3,3]. let
+    bp:f32[2,3,3] = jit[
+      name=inv
+      jaxpr={ lambda ; bo:f32[2,3,3]. let
+          bq:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          br:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          bs:i32[3,3] = add bq 0:i32[]
+          bt:bool[3,3] = eq bs br
+          bu:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] bt
+          bv:f32[2,3,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] bu
+          bp:f32[2,3,3] = jit[
+            name=solve
+            jaxpr={ lambda ; bo:f32[2,3,3] bv:f32[2,3,3]. let
+                bw:f32[2,3,3] = stop_gradient bo
+                bx:f32[2,3,3] by:i32[2,3] bz:i32[2,3] = lu bw
+                ca:f32[2,3,3] = transpose[permutation=(0, 2, 1)] bv
+                cb:f32[2,3,3] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[2,3,3] b:f32[2,3,3]. let
+    c:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [2]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[2,3,3] = transpose[permutation=(0, 2, 1)] c
+  in (d,) }, vecmat={ lambda ; a:f32[2,3,3] b:f32[2,3,3]. let
+    c:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] j
+    l:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] l
+    n:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] m
+    o:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] o
+    q:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,3,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+{ lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,3,3]. let
+    v:f32[2,3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] d
+    f:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] e
+    g:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] g
+    i:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] h
+    j:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] l
+    n:i32[2,3] o:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b m
+    p:bool[2,3] = lt o 0:i32[]
+    q:i32[2,3] = add o 3:i32[]
+    r:i32[2,3] = select_n p o q
+    s:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] r
+    t:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] k
+    u:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] t s
+    v:f32[2,3,3] = squeeze[dimensions=(3,)] u
+  in (v,) } in
+{ lambda ; w:f32[2,3,3] x:i32[2,3] y:f32[2,3,3]. let
+    z:f32[2,3,3] = jit[name=_lu_solve jaxpr=_lu_solve] w x y
+  in (z,) })
+                ] bo bo bx bz bx bz ca
+                bp:f32[2,3,3] = transpose[permutation=(0, 2, 1)] cb
+              in (bp,) }
+          ] bo bv
+        in (bp,) }
+    ] bo
+  in (bp,) }"""
+
+EXPECTED['linalg_tensorinv'] = """\
+let _lu_solve = { lambda ; a:f32[6,6] b:i32[6] c:f32[6,6]. let
+    d:f32[6,6,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[6] = lt b 0:i32[]
+    f:i32[6] = add b 6:i32[]
+    g:i32[6] = select_n e b f
+    h:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[6,6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[6,1,6] = transpose[permutation=(1, 2, 0)] i
+    k:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] j
+    l:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] l
+    n:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] m
+    o:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] o
+    q:f32[6,6,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[6,6] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[6,6] t:i32[6] u:f32[6,6]. let
+    v:f32[6,6,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] u
+    w:f32[6,1,6] = transpose[permutation=(1, 2, 0)] v
+    x:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] w
+    y:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] y
+    ba:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] z
+    bb:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] bb
+    bd:i32[6] = iota[dimension=0 dtype=int32 shape=(6,) sharding=None] 
+    be:i32[6] bf:i32[6] = sort[dimension=0 is_stable=True num_keys=1] t bd
+    bg:bool[6] = lt bf 0:i32[]
+    bh:i32[6] = add bf 6:i32[]
+    bi:i32[6] = select_n bg bf bh
+    bj:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[6,6,1] = transpose[permutation=(2, 0, 1)] bc
+    bl:f32[6,6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1, 1)
+      unique_indices=False
+    ] bk bj
+    bm:f32[6,6] = squeeze[dimensions=(2,)] bl
+  in (bm,) } in
+{ lambda ; bn:f32[6,2,3]. let
+    bo:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] bn
+    bp:f32[6,6] = jit[
+      name=inv
+      jaxpr={ lambda ; bo:f32[6,6]. let
+          bq:i32[6,6] = iota[dimension=0 dtype=int32 shape=(6, 6) sharding=None] 
+          br:i32[6,6] = iota[dimension=1 dtype=int32 shape=(6, 6) sharding=None] 
+          bs:i32[6,6] = add bq 0:i32[]
+          bt:bool[6,6] = eq bs br
+          bu:f32[6,6] = convert_element_type[new_dtype=float32 weak_type=False] bt
+          bp:f32[6,6] = jit[
+            name=solve
+            jaxpr={ lambda ; bo:f32[6,6] bu:f32[6,6]. let
+                bv:f32[6,6] = stop_gradient bo
+                bw:f32[6,6] bx:i32[6] by:i32[6] = lu bv
+                bz:f32[6,6] = transpose[permutation=(1, 0)] bu
+                ca:f32[6,6] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[6,6] b:f32[6,6]. let
+    c:f32[6,6] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[6,6] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[6,6] b:f32[6,6]. let
+    c:f32[6,6] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[6,6] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[6,6] b:i32[6] c:f32[6,6]. let
+    d:f32[6,6,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[6] = lt b 0:i32[]
+    f:i32[6] = add b 6:i32[]
+    g:i32[6] = select_n e b f
+    h:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[6,6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[6,1,6] = transpose[permutation=(1, 2, 0)] i
+    k:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] j
+    l:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] l
+    n:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] m
+    o:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] o
+    q:f32[6,6,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[6,6] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[6,6] t:i32[6] u:f32[6,6]. let
+    v:f32[6,6] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[6,6] b:i32[6] c:f32[6,6]. let
+    d:f32[6,6,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[6,1,6] = transpose[permutation=(1, 2, 0)] d
+    f:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] e
+    g:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] g
+    i:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] h
+    j:f32[6,6] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[6,1,6] = reshape[dimensions=None new_sizes=(6, 1, 6) sharding=None] j
+    l:i32[6] = iota[dimension=0 dtype=int32 shape=(6,) sharding=None] 
+    m:i32[6] n:i32[6] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[6] = lt n 0:i32[]
+    p:i32[6] = add n 6:i32[]
+    q:i32[6] = select_n o n p
+    r:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[6,6,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[6,6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(6, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[6,6] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[6,6] w:i32[6] x:f32[6,6]. let
+    y:f32[6,6] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+                ] bo bo bw by bw by bz
+                bp:f32[6,6] = transpose[permutation=(1, 0)] ca
+              in (bp,) }
+          ] bo bu
+        in (bp,) }
+    ] bo
+    cb:f32[2,3,6] = reshape[dimensions=None new_sizes=(2, 3, 6) sharding=None] bp
+  in (cb,) }"""
+
+EXPECTED['linalg_tensorsolve'] = """\
+let _lu_solve = { lambda ; a:f32[6,6] b:i32[6] c:f32[6]. let
+    d:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[6,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[6,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[6] = iota[dimension=0 dtype=int32 shape=(6,) sharding=None] 
+    h:i32[6] i:i32[6] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[6] = lt i 0:i32[]
+    k:i32[6] = add i 6:i32[]
+    l:i32[6] = select_n j i k
+    m:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[6] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[6,2,3] q:f32[6]. let
+    r:f32[6,6] = reshape[dimensions=None new_sizes=(6, 6) sharding=None] p
+    s:f32[6] = jit[
+      name=solve
+      jaxpr={ lambda ; r:f32[6,6] q:f32[6]. let
+          t:f32[6,6] = stop_gradient r
+          u:f32[6,6] v:i32[6] w:i32[6] = lu t
+          s:f32[6] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[6,6] b:f32[6]. let
+    c:f32[6] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:f32[6,6] b:f32[6]. let
+    c:f32[6] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[6] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:f32[6,6] b:i32[6] c:f32[6]. let
+    d:f32[6] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[6,6] b:i32[6] c:f32[6]. let
+          e:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          f:bool[6] = lt b 0:i32[]
+          g:i32[6] = add b 6:i32[]
+          h:i32[6] = select_n f b g
+          i:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:f32[6,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[6,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[6,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[6] = squeeze[dimensions=(1,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[6,6] b:i32[6] c:f32[6]. let
+    d:f32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[6,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[6,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[6] = iota[dimension=0 dtype=int32 shape=(6,) sharding=None] 
+    h:i32[6] i:i32[6] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[6] = lt i 0:i32[]
+    k:i32[6] = add i 6:i32[]
+    l:i32[6] = select_n j i k
+    m:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[6,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[6] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[6,6] q:i32[6] r:f32[6]. let
+    s:f32[6] = jit[name=_lu_solve jaxpr=_lu_solve] p q r
+  in (s,) })
+          ] r r u w u w q
+        in (s,) }
+    ] r q
+    x:f32[2,3] = reshape[dimensions=None new_sizes=(2, 3) sharding=None] s
+  in (x,) }"""
+
+EXPECTED['linalg_matrix_power_negative'] = """\
+let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] u
+    w:f32[3,1,3] = transpose[permutation=(1, 2, 0)] v
+    x:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] w
+    y:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] y
+    ba:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] z
+    bb:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[3] bf:i32[3] = sort[dimension=0 is_stable=True num_keys=1] t bd
+    bg:bool[3] = lt bf 0:i32[]
+    bh:i32[3] = add bf 3:i32[]
+    bi:i32[3] = select_n bg bf bh
+    bj:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[3,3,1] = transpose[permutation=(2, 0, 1)] bc
+    bl:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] bk bj
+    bm:f32[3,3] = squeeze[dimensions=(2,)] bl
+  in (bm,) } in
+{ lambda ; bn:f32[3,3]. let
+    bo:f32[3,3] = jit[
+      name=matrix_power
+      jaxpr={ lambda ; bn:f32[3,3]. let
+          bp:f32[3,3] = jit[
+            name=inv
+            jaxpr={ lambda ; bn:f32[3,3]. let
+                bq:i32[3,3] = iota[
+                  dimension=0
+                  dtype=int32
+                  shape=(3, 3)
+                  sharding=None
+                ] 
+                br:i32[3,3] = iota[
+                  dimension=1
+                  dtype=int32
+                  shape=(3, 3)
+                  sharding=None
+                ] 
+                bs:i32[3,3] = add bq 0:i32[]
+                bt:bool[3,3] = eq bs br
+                bu:f32[3,3] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] bt
+                bp:f32[3,3] = jit[
+                  name=solve
+                  jaxpr={ lambda ; bn:f32[3,3] bu:f32[3,3]. let
+                      bv:f32[3,3] = stop_gradient bn
+                      bw:f32[3,3] bx:i32[3] by:i32[3] = lu bv
+                      bz:f32[3,3] = transpose[permutation=(1, 0)] bu
+                      ca:f32[3,3] = custom_linear_solve[
+                        const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                        jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,3] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] e
+    g:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] g
+    i:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] h
+    j:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[3,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[3,3]. let
+    y:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+                      ] bn bn bw by bw by bz
+                      bp:f32[3,3] = transpose[permutation=(1, 0)] ca
+                    in (bp,) }
+                ] bn bu
+              in (bp,) }
+          ] bn
+          bo:f32[3,3] = dot_general[
+            dimension_numbers=(([1], [0]), ([], []))
+            preferred_element_type=float32
+          ] bp bp
+        in (bo,) }
+    ] bn
+  in (bo,) }"""
+
+EXPECTED['linalg_det_2x2'] = """\
+let det = { lambda ; a:f32[2,2]. let
+    b:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] a
+    c:f32[] = squeeze[dimensions=(0, 1)] b
+    d:f32[1,1] = slice[limit_indices=(2, 2) start_indices=(1, 1) strides=None] a
+    e:f32[] = squeeze[dimensions=(0, 1)] d
+    f:f32[] = mul c e
+    g:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=None] a
+    h:f32[] = squeeze[dimensions=(0, 1)] g
+    i:f32[1,1] = slice[limit_indices=(2, 1) start_indices=(1, 0) strides=None] a
+    j:f32[] = squeeze[dimensions=(0, 1)] i
+    k:f32[] = mul h j
+    l:f32[] = sub f k
+  in (l,) } in
+{ lambda ; m:f32[2,2]. let n:f32[] = jit[name=det jaxpr=det] m in (n,) }"""
+
+EXPECTED['linalg_det_3x3'] = """\
+let det = { lambda ; a:f32[3,3]. let
+    b:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] a
+    c:f32[] = squeeze[dimensions=(0, 1)] b
+    d:f32[1,1] = slice[limit_indices=(2, 2) start_indices=(1, 1) strides=None] a
+    e:f32[] = squeeze[dimensions=(0, 1)] d
+    f:f32[] = mul c e
+    g:f32[1,1] = slice[limit_indices=(3, 3) start_indices=(2, 2) strides=None] a
+    h:f32[] = squeeze[dimensions=(0, 1)] g
+    i:f32[] = mul f h
+    j:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=None] a
+    k:f32[] = squeeze[dimensions=(0, 1)] j
+    l:f32[1,1] = slice[limit_indices=(2, 3) start_indices=(1, 2) strides=None] a
+    m:f32[] = squeeze[dimensions=(0, 1)] l
+    n:f32[] = mul k m
+    o:f32[1,1] = slice[limit_indices=(3, 1) start_indices=(2, 0) strides=None] a
+    p:f32[] = squeeze[dimensions=(0, 1)] o
+    q:f32[] = mul n p
+    r:f32[] = add i q
+    s:f32[1,1] = slice[limit_indices=(1, 3) start_indices=(0, 2) strides=None] a
+    t:f32[] = squeeze[dimensions=(0, 1)] s
+    u:f32[1,1] = slice[limit_indices=(2, 1) start_indices=(1, 0) strides=None] a
+    v:f32[] = squeeze[dimensions=(0, 1)] u
+    w:f32[] = mul t v
+    x:f32[1,1] = slice[limit_indices=(3, 2) start_indices=(2, 1) strides=None] a
+    y:f32[] = squeeze[dimensions=(0, 1)] x
+    z:f32[] = mul w y
+    ba:f32[] = add r z
+    bb:f32[1,1] = slice[limit_indices=(1, 3) start_indices=(0, 2) strides=None] a
+    bc:f32[] = squeeze[dimensions=(0, 1)] bb
+    bd:f32[1,1] = slice[limit_indices=(2, 2) start_indices=(1, 1) strides=None] a
+    be:f32[] = squeeze[dimensions=(0, 1)] bd
+    bf:f32[] = mul bc be
+    bg:f32[1,1] = slice[limit_indices=(3, 1) start_indices=(2, 0) strides=None] a
+    bh:f32[] = squeeze[dimensions=(0, 1)] bg
+    bi:f32[] = mul bf bh
+    bj:f32[] = sub ba bi
+    bk:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] a
+    bl:f32[] = squeeze[dimensions=(0, 1)] bk
+    bm:f32[1,1] = slice[limit_indices=(2, 3) start_indices=(1, 2) strides=None] a
+    bn:f32[] = squeeze[dimensions=(0, 1)] bm
+    bo:f32[] = mul bl bn
+    bp:f32[1,1] = slice[limit_indices=(3, 2) start_indices=(2, 1) strides=None] a
+    bq:f32[] = squeeze[dimensions=(0, 1)] bp
+    br:f32[] = mul bo bq
+    bs:f32[] = sub bj br
+    bt:f32[1,1] = slice[limit_indices=(1, 2) start_indices=(0, 1) strides=None] a
+    bu:f32[] = squeeze[dimensions=(0, 1)] bt
+    bv:f32[1,1] = slice[limit_indices=(2, 1) start_indices=(1, 0) strides=None] a
+    bw:f32[] = squeeze[dimensions=(0, 1)] bv
+    bx:f32[] = mul bu bw
+    by:f32[1,1] = slice[limit_indices=(3, 3) start_indices=(2, 2) strides=None] a
+    bz:f32[] = squeeze[dimensions=(0, 1)] by
+    ca:f32[] = mul bx bz
+    cb:f32[] = sub bs ca
+  in (cb,) } in
+{ lambda ; cc:f32[3,3]. let cd:f32[] = jit[name=det jaxpr=det] cc in (cd,) }"""
+
+EXPECTED['linalg_det_batched'] = """\
+let det = { lambda ; a:f32[2,3,3]. let
+    b:f32[2,1,1] = slice[
+      limit_indices=(2, 1, 1)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] a
+    c:f32[2] = squeeze[dimensions=(1, 2)] b
+    d:f32[2,1,1] = slice[
+      limit_indices=(2, 2, 2)
+      start_indices=(0, 1, 1)
+      strides=None
+    ] a
+    e:f32[2] = squeeze[dimensions=(1, 2)] d
+    f:f32[2] = mul c e
+    g:f32[2,1,1] = slice[
+      limit_indices=(2, 3, 3)
+      start_indices=(0, 2, 2)
+      strides=None
+    ] a
+    h:f32[2] = squeeze[dimensions=(1, 2)] g
+    i:f32[2] = mul f h
+    j:f32[2,1,1] = slice[
+      limit_indices=(2, 1, 2)
+      start_indices=(0, 0, 1)
+      strides=None
+    ] a
+    k:f32[2] = squeeze[dimensions=(1, 2)] j
+    l:f32[2,1,1] = slice[
+      limit_indices=(2, 2, 3)
+      start_indices=(0, 1, 2)
+      strides=None
+    ] a
+    m:f32[2] = squeeze[dimensions=(1, 2)] l
+    n:f32[2] = mul k m
+    o:f32[2,1,1] = slice[
+      limit_indices=(2, 3, 1)
+      start_indices=(0, 2, 0)
+      strides=None
+    ] a
+    p:f32[2] = squeeze[dimensions=(1, 2)] o
+    q:f32[2] = mul n p
+    r:f32[2] = add i q
+    s:f32[2,1,1] = slice[
+      limit_indices=(2, 1, 3)
+      start_indices=(0, 0, 2)
+      strides=None
+    ] a
+    t:f32[2] = squeeze[dimensions=(1, 2)] s
+    u:f32[2,1,1] = slice[
+      limit_indices=(2, 2, 1)
+      start_indices=(0, 1, 0)
+      strides=None
+    ] a
+    v:f32[2] = squeeze[dimensions=(1, 2)] u
+    w:f32[2] = mul t v
+    x:f32[2,1,1] = slice[
+      limit_indices=(2, 3, 2)
+      start_indices=(0, 2, 1)
+      strides=None
+    ] a
+    y:f32[2] = squeeze[dimensions=(1, 2)] x
+    z:f32[2] = mul w y
+    ba:f32[2] = add r z
+    bb:f32[2,1,1] = slice[
+      limit_indices=(2, 1, 3)
+      start_indices=(0, 0, 2)
+      strides=None
+    ] a
+    bc:f32[2] = squeeze[dimensions=(1, 2)] bb
+    bd:f32[2,1,1] = slice[
+      limit_indices=(2, 2, 2)
+      start_indices=(0, 1, 1)
+      strides=None
+    ] a
+    be:f32[2] = squeeze[dimensions=(1, 2)] bd
+    bf:f32[2] = mul bc be
+    bg:f32[2,1,1] = slice[
+      limit_indices=(2, 3, 1)
+      start_indices=(0, 2, 0)
+      strides=None
+    ] a
+    bh:f32[2] = squeeze[dimensions=(1, 2)] bg
+    bi:f32[2] = mul bf bh
+    bj:f32[2] = sub ba bi
+    bk:f32[2,1,1] = slice[
+      limit_indices=(2, 1, 1)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] a
+    bl:f32[2] = squeeze[dimensions=(1, 2)] bk
+    bm:f32[2,1,1] = slice[
+      limit_indices=(2, 2, 3)
+      start_indices=(0, 1, 2)
+      strides=None
+    ] a
+    bn:f32[2] = squeeze[dimensions=(1, 2)] bm
+    bo:f32[2] = mul bl bn
+    bp:f32[2,1,1] = slice[
+      limit_indices=(2, 3, 2)
+      start_indices=(0, 2, 1)
+      strides=None
+    ] a
+    bq:f32[2] = squeeze[dimensions=(1, 2)] bp
+    br:f32[2] = mul bo bq
+    bs:f32[2] = sub bj br
+    bt:f32[2,1,1] = slice[
+      limit_indices=(2, 1, 2)
+      start_indices=(0, 0, 1)
+      strides=None
+    ] a
+    bu:f32[2] = squeeze[dimensions=(1, 2)] bt
+    bv:f32[2,1,1] = slice[
+      limit_indices=(2, 2, 1)
+      start_indices=(0, 1, 0)
+      strides=None
+    ] a
+    bw:f32[2] = squeeze[dimensions=(1, 2)] bv
+    bx:f32[2] = mul bu bw
+    by:f32[2,1,1] = slice[
+      limit_indices=(2, 3, 3)
+      start_indices=(0, 2, 2)
+      strides=None
+    ] a
+    bz:f32[2] = squeeze[dimensions=(1, 2)] by
+    ca:f32[2] = mul bx bz
+    cb:f32[2] = sub bs ca
+  in (cb,) } in
+{ lambda ; cc:f32[2,3,3]. let cd:f32[2] = jit[name=det jaxpr=det] cc in (cd,) }"""
+
+EXPECTED['linalg_cholesky'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3,3] = jit[
+      name=cholesky
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] = transpose[permutation=(1, 0)] a
+          d:f32[3,3] = add a c
+          e:f32[3,3] = div d 2.0:f32[]
+          f:f32[3,3] = cholesky e
+          g:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          h:i32[3,3] = add g 0:i32[]
+          i:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          j:bool[3,3] = ge h i
+          k:f32[3,3] = broadcast_in_dim 0.0:f32[]
+          b:f32[3,3] = select_n j k f
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_cholesky_upper'] = """\
+let cholesky = { lambda ; a:f32[3,3]. let
+    b:f32[3,3] = transpose[permutation=(1, 0)] a
+    c:f32[3,3] = add a b
+    d:f32[3,3] = div c 2.0:f32[]
+    e:f32[3,3] = cholesky d
+    f:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+    g:i32[3,3] = add f 0:i32[]
+    h:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+    i:bool[3,3] = ge g h
+    j:f32[3,3] = broadcast_in_dim 0.0:f32[]
+    k:f32[3,3] = select_n i j e
+    l:f32[3,3] = transpose[permutation=(1, 0)] k
+  in (l,) } in
+{ lambda ; m:f32[3,3]. let
+    n:f32[3,3] = jit[name=cholesky jaxpr=cholesky] m
+  in (n,) }"""
+
+EXPECTED['linalg_cholesky_complex'] = """\
+let cholesky = { lambda ; a:c64[3,3]. let
+    b:c64[3,3] = transpose[permutation=(1, 0)] a
+    c:c64[3,3] = conj[input_dtype=complex64] b
+    d:c64[3,3] = add a c
+    e:c64[3,3] = div d (2+0j):c64[]
+    f:c64[3,3] = cholesky e
+    g:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+    h:i32[3,3] = add g 0:i32[]
+    i:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+    j:bool[3,3] = ge h i
+    k:c64[3,3] = broadcast_in_dim 0j:c64[]
+    l:c64[3,3] = select_n j k f
+  in (l,) } in
+{ lambda ; m:c64[3,3]. let
+    n:c64[3,3] = jit[name=cholesky jaxpr=cholesky] m
+  in (n,) }"""
+
+EXPECTED['linalg_cholesky_batched'] = """\
+let cholesky = { lambda ; a:f32[2,3,3]. let
+    b:f32[2,3,3] = transpose[permutation=(0, 2, 1)] a
+    c:f32[2,3,3] = add a b
+    d:f32[2,3,3] = div c 2.0:f32[]
+    e:f32[2,3,3] = cholesky d
+    f:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+    g:i32[3,3] = add f 0:i32[]
+    h:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+    i:bool[3,3] = ge g h
+    j:bool[2,3,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] i
+    k:f32[2,3,3] = broadcast_in_dim 0.0:f32[]
+    l:f32[2,3,3] = select_n j k e
+  in (l,) } in
+{ lambda ; m:f32[2,3,3]. let
+    n:f32[2,3,3] = jit[name=cholesky jaxpr=cholesky] m
+  in (n,) }"""
+
+EXPECTED['linalg_qr'] = """\
+{ lambda ; a:f32[4,3]. let
+    b:f32[4,3] c:f32[3,3] = jit[
+      name=qr
+      jaxpr={ lambda ; a:f32[4,3]. let
+          b:f32[4,3] c:f32[3,3] = qr[
+            full_matrices=False
+            pivoting=False
+            use_magma=None
+          ] a
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['linalg_qr_complete'] = """\
+{ lambda ; a:f32[4,3]. let
+    b:f32[4,4] c:f32[4,3] = jit[
+      name=qr
+      jaxpr={ lambda ; a:f32[4,3]. let
+          b:f32[4,4] c:f32[4,3] = qr[
+            full_matrices=True
+            pivoting=False
+            use_magma=None
+          ] a
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['linalg_qr_r'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=qr
+      jaxpr={ lambda ; a:f32[3,4]. let
+          c:f32[3,3] b:f32[3,4] = qr[
+            full_matrices=False
+            pivoting=False
+            use_magma=None
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_eigh'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3] c:f32[3,3] = jit[
+      name=eigh
+      jaxpr={ lambda ; a:f32[3,3]. let
+          d:f32[3,3] = transpose[permutation=(1, 0)] a
+          e:f32[3,3] = add a d
+          f:f32[3,3] = div e 2.0:f32[]
+          c:f32[3,3] b:f32[3] = eigh[
+            algorithm=None
+            lower=True
+            sort_eigenvalues=True
+            subset_by_index=None
+          ] f
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['linalg_eigh_upper_unsymmetrized'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3] c:f32[3,3] = jit[
+      name=eigh
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] b:f32[3] = eigh[
+            algorithm=None
+            lower=False
+            sort_eigenvalues=True
+            subset_by_index=None
+          ] a
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['linalg_eigh_complex_batched'] = """\
+{ lambda ; a:c64[2,3,3]. let
+    b:f32[2,3] c:c64[2,3,3] = jit[
+      name=eigh
+      jaxpr={ lambda ; a:c64[2,3,3]. let
+          d:c64[2,3,3] = transpose[permutation=(0, 2, 1)] a
+          e:c64[2,3,3] = conj[input_dtype=complex64] d
+          f:c64[2,3,3] = add a e
+          g:c64[2,3,3] = div f (2+0j):c64[]
+          c:c64[2,3,3] b:f32[2,3] = eigh[
+            algorithm=None
+            lower=True
+            sort_eigenvalues=True
+            subset_by_index=None
+          ] g
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['linalg_eigvalsh'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3] = jit[
+      name=eigvalsh
+      jaxpr={ lambda ; a:f32[3,3]. let
+          b:f32[3] c:f32[3,3] = jit[
+            name=eigh
+            jaxpr={ lambda ; a:f32[3,3]. let
+                d:f32[3,3] = transpose[permutation=(1, 0)] a
+                e:f32[3,3] = add a d
+                f:f32[3,3] = div e 2.0:f32[]
+                c:f32[3,3] b:f32[3] = eigh[
+                  algorithm=None
+                  lower=True
+                  sort_eigenvalues=True
+                  subset_by_index=None
+                ] f
+              in (b, c) }
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_svd'] = """\
+{ lambda ; a:f32[4,3]. let
+    b:f32[4,4] c:f32[3] d:f32[3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[4,3]. let
+          c:f32[3] b:f32[4,4] d:f32[3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=True
+            subset_by_index=None
+          ] a
+        in (b, c, d) }
+    ] a
+  in (b, c, d) }"""
+
+EXPECTED['linalg_svd_reduced_batched'] = """\
+{ lambda ; a:f32[2,3,3]. let
+    b:f32[2,3,3] c:f32[2,3] d:f32[2,3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[2,3,3]. let
+          c:f32[2,3] b:f32[2,3,3] d:f32[2,3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=False
+            subset_by_index=None
+          ] a
+        in (b, c, d) }
+    ] a
+  in (b, c, d) }"""
+
+EXPECTED['linalg_svd_values'] = """\
+{ lambda ; a:f32[4,3]. let
+    b:f32[3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[4,3]. let
+          b:f32[3] = svd[
+            algorithm=None
+            compute_uv=False
+            full_matrices=True
+            subset_by_index=None
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_svdvals'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[3,4]. let
+          b:f32[3] = svd[
+            algorithm=None
+            compute_uv=False
+            full_matrices=True
+            subset_by_index=None
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_pinv'] = """\
+let _pinv = { lambda ; a:f32[4,3]. let
+    b:f32[] = mul 40.0:f32[] 1.1920928955078125e-07:f32[]
+    c:f32[4,3] d:f32[3] e:f32[3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[4,3]. let
+          d:f32[3] c:f32[4,3] e:f32[3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=False
+            subset_by_index=None
+          ] a
+        in (c, d, e) }
+    ] a
+    f:f32[1] = broadcast_in_dim b
+    g:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] d
+    h:f32[1] = mul f g
+    i:bool[3] = gt d h
+    j:f32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; i:bool[3] d:f32[3] k:f32[]. let
+          l:f32[] = convert_element_type[new_dtype=float32 weak_type=False] k
+          m:f32[3] = broadcast_in_dim l
+          j:f32[3] = select_n i m d
+        in (j,) }
+    ] i d inf:f32[]
+    n:f32[3,3] = transpose[permutation=(1, 0)] e
+    o:f32[3,4] = transpose[permutation=(1, 0)] c
+    p:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    q:f32[3,4] = div o p
+    r:f32[3,4] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] n q
+  in (r,) } in
+{ lambda ; s:f32[4,3]. let
+    t:f32[3,4] = custom_jvp_call[
+      name=_pinv
+      call_jaxpr={ lambda ; u:f32[4,3]. let
+          v:f32[3,4] = jit[name=_pinv jaxpr=_pinv] u
+        in (v,) }
+      jvp=_pinv_jvp
+      symbolic_zeros=False
+    ] s
+  in (t,) }"""
+
+EXPECTED['linalg_pinv_complex'] = """\
+let _pinv = { lambda ; a:c64[3,3]. let
+    b:c64[3,3] = conj[input_dtype=complex64] a
+    c:f32[] = mul 30.0:f32[] 1.1920928955078125e-07:f32[]
+    d:c64[3,3] e:f32[3] f:c64[3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; b:c64[3,3]. let
+          e:f32[3] d:c64[3,3] f:c64[3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=False
+            subset_by_index=None
+          ] b
+        in (d, e, f) }
+    ] b
+    g:f32[1] = broadcast_in_dim c
+    h:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] e
+    i:f32[1] = mul g h
+    j:bool[3] = gt e i
+    k:f32[3] = jit[
+      name=_where
+      jaxpr={ lambda ; j:bool[3] e:f32[3] l:f32[]. let
+          m:f32[] = convert_element_type[new_dtype=float32 weak_type=False] l
+          n:f32[3] = broadcast_in_dim m
+          k:f32[3] = select_n j n e
+        in (k,) }
+    ] j e inf:f32[]
+    o:c64[3] = convert_element_type[new_dtype=complex64 weak_type=False] k
+    p:c64[3,3] = transpose[permutation=(1, 0)] f
+    q:c64[3,3] = transpose[permutation=(1, 0)] d
+    r:c64[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] o
+    s:c64[3,3] = div q r
+    t:c64[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=complex64
+    ] p s
+  in (t,) } in
+{ lambda ; u:c64[3,3]. let
+    v:c64[3,3] = custom_jvp_call[
+      name=_pinv
+      call_jaxpr={ lambda ; w:c64[3,3]. let
+          x:c64[3,3] = jit[name=_pinv jaxpr=_pinv] w
+        in (x,) }
+      jvp=_pinv_jvp
+      symbolic_zeros=False
+    ] u
+  in (v,) }"""
+
+EXPECTED['linalg_pinv_rtol_batched'] = """\
+let _pinv = { lambda ; a:f32[2,3,3] b:f32[]. let
+    c:f32[2,3,3] d:f32[2,3] e:f32[2,3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[2,3,3]. let
+          d:f32[2,3] c:f32[2,3,3] e:f32[2,3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=False
+            subset_by_index=None
+          ] a
+        in (c, d, e) }
+    ] a
+    f:f32[1] = broadcast_in_dim b
+    g:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(1,)] f
+    h:f32[2,1] = slice[limit_indices=(2, 1) start_indices=(0, 0) strides=None] d
+    i:f32[1,1] = convert_element_type[new_dtype=float32 weak_type=False] g
+    j:f32[2,1] = mul i h
+    k:bool[2,3] = gt d j
+    l:f32[2,3] = jit[
+      name=_where
+      jaxpr={ lambda ; k:bool[2,3] d:f32[2,3] m:f32[]. let
+          n:f32[] = convert_element_type[new_dtype=float32 weak_type=False] m
+          o:f32[2,3] = broadcast_in_dim n
+          l:f32[2,3] = select_n k o d
+        in (l,) }
+    ] k d inf:f32[]
+    p:f32[2,3,3] = transpose[permutation=(0, 2, 1)] e
+    q:f32[2,3,3] = transpose[permutation=(0, 2, 1)] c
+    r:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] l
+    s:f32[2,3,3] = div q r
+    t:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] p s
+  in (t,) } in
+{ lambda ; u:f32[2,3,3]. let
+    v:f32[2,3,3] = custom_jvp_call[
+      name=_pinv
+      call_jaxpr={ lambda ; w:f32[2,3,3]. let
+          x:f32[2,3,3] = jit[name=_pinv jaxpr=_pinv] w 0.1:f32[]
+        in (x,) }
+      jvp=_pinv_jvp
+      symbolic_zeros=False
+    ] u
+  in (v,) }"""
+
+EXPECTED['linalg_lstsq'] = """\
+let _lstsq = { lambda ; a:f32[4,3] b:f32[4]. let
+    c:f32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[4,3] e:f32[3] f:f32[3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[4,3]. let
+          e:f32[3] d:f32[4,3] f:f32[3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=False
+            subset_by_index=None
+          ] a
+        in (d, e, f) }
+    ] a
+    g:bool[3] = gt e 0.0:f32[]
+    h:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] e
+    i:f32[] = squeeze[dimensions=(0,)] h
+    j:f32[] = mul 4.76837158203125e-07:f32[] i
+    k:bool[3] = ge e j
+    l:bool[3] = and g k
+    m:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] l
+    n:i32[] = reduce_sum[axes=(0,) out_sharding=None] m
+    o:f32[3] = jit[name=_where jaxpr=_where] l e 1:i32[]
+    p:f32[3] = div 1.0:f32[] o
+    q:f32[3] = jit[name=_where jaxpr=_where] l p 0:i32[]
+    r:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,4] = transpose[permutation=(1, 0)] d
+    t:f32[3,1] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] s c
+    u:f32[3,3] = transpose[permutation=(1, 0)] f
+    v:f32[3,1] = mul r t
+    w:f32[3,1] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] u v
+    x:f32[4,1] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] a w
+    y:f32[4,1] = sub c x
+    z:f32[1] = jit[
+      name=norm
+      jaxpr={ lambda ; y:f32[4,1]. let
+          ba:f32[4,1] = mul y y
+          bb:f32[1] = reduce_sum[axes=(0,) out_sharding=None] ba
+          z:f32[1] = sqrt bb
+        in (z,) }
+    ] y
+    bc:f32[1] = integer_pow[y=2] z
+    bd:f32[3] = reshape[dimensions=None new_sizes=(3,) sharding=None] w
+  in (bd, bc, n, e) } in
+let _where = { lambda ; be:bool[3] bf:f32[3] bg:i32[]. let
+    bh:f32[] = convert_element_type[new_dtype=float32 weak_type=False] bg
+    bi:f32[3] = broadcast_in_dim bh
+    bj:f32[3] = select_n be bi bf
+  in (bj,) } in
+{ lambda ; bk:f32[4,3] bl:f32[4]. let
+    bm:f32[3] bn:f32[1] bo:i32[] bp:f32[3] = jit[name=_lstsq jaxpr=_lstsq] bk bl
+  in (bm, bn, bo, bp) }"""
+
+EXPECTED['linalg_lstsq_matrix'] = """\
+let _lstsq = { lambda ; a:f32[4,3] b:f32[4,2]. let
+    c:f32[4,3] d:f32[3] e:f32[3,3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[4,3]. let
+          d:f32[3] c:f32[4,3] e:f32[3,3] = svd[
+            algorithm=None
+            compute_uv=True
+            full_matrices=False
+            subset_by_index=None
+          ] a
+        in (c, d, e) }
+    ] a
+    f:bool[3] = gt d 0.0:f32[]
+    g:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] d
+    h:f32[] = squeeze[dimensions=(0,)] g
+    i:f32[] = mul 4.76837158203125e-07:f32[] h
+    j:bool[3] = ge d i
+    k:bool[3] = and f j
+    l:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] k
+    m:i32[] = reduce_sum[axes=(0,) out_sharding=None] l
+    n:f32[3] = jit[name=_where jaxpr=_where] k d 1:i32[]
+    o:f32[3] = div 1.0:f32[] n
+    p:f32[3] = jit[name=_where jaxpr=_where] k o 0:i32[]
+    q:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    r:f32[3,4] = transpose[permutation=(1, 0)] c
+    s:f32[3,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] r b
+    t:f32[3,3] = transpose[permutation=(1, 0)] e
+    u:f32[3,2] = mul q s
+    v:f32[3,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] t u
+    w:f32[4,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] a v
+    x:f32[4,2] = sub b w
+    y:f32[2] = jit[
+      name=norm
+      jaxpr={ lambda ; x:f32[4,2]. let
+          z:f32[4,2] = mul x x
+          ba:f32[2] = reduce_sum[axes=(0,) out_sharding=None] z
+          y:f32[2] = sqrt ba
+        in (y,) }
+    ] x
+    bb:f32[2] = integer_pow[y=2] y
+  in (v, bb, m, d) } in
+let _where = { lambda ; bc:bool[3] bd:f32[3] be:i32[]. let
+    bf:f32[] = convert_element_type[new_dtype=float32 weak_type=False] be
+    bg:f32[3] = broadcast_in_dim bf
+    bh:f32[3] = select_n bc bg bd
+  in (bh,) } in
+{ lambda ; bi:f32[4,3] bj:f32[4,2]. let
+    bk:f32[3,2] bl:f32[2] bm:i32[] bn:f32[3] = jit[name=_lstsq jaxpr=_lstsq] bi bj
+  in (bk, bl, bm, bn) }"""
+
+EXPECTED['linalg_matrix_rank'] = """\
+{ lambda ; a:f32[4,3]. let
+    b:i32[] = jit[
+      name=matrix_rank
+      jaxpr={ lambda ; a:f32[4,3]. let
+          c:f32[3] = jit[
+            name=svd
+            jaxpr={ lambda ; a:f32[4,3]. let
+                c:f32[3] = svd[
+                  algorithm=None
+                  compute_uv=False
+                  full_matrices=False
+                  subset_by_index=None
+                ] a
+              in (c,) }
+          ] a
+          d:f32[] = reduce_max[axes=(0,)] c
+          e:f32[] = mul d 4.0:f32[]
+          f:f32[] = mul e 1.1920928955078125e-07:f32[]
+          g:f32[1] = broadcast_in_dim f
+          h:bool[3] = gt c g
+          i:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] h
+          b:i32[] = reduce_sum[axes=(0,) out_sharding=None] i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_matrix_rank_batched'] = """\
+{ lambda ; a:f32[2,3,3]. let
+    b:i32[2] = jit[
+      name=matrix_rank
+      jaxpr={ lambda ; a:f32[2,3,3]. let
+          c:f32[2,3] = jit[
+            name=svd
+            jaxpr={ lambda ; a:f32[2,3,3]. let
+                c:f32[2,3] = svd[
+                  algorithm=None
+                  compute_uv=False
+                  full_matrices=False
+                  subset_by_index=None
+                ] a
+              in (c,) }
+          ] a
+          d:f32[2] = reduce_max[axes=(1,)] c
+          e:f32[2] = mul d 3.0:f32[]
+          f:f32[2] = mul e 1.1920928955078125e-07:f32[]
+          g:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+          h:bool[2,3] = gt c g
+          i:i32[2,3] = convert_element_type[new_dtype=int32 weak_type=False] h
+          b:i32[2] = reduce_sum[axes=(1,) out_sharding=None] i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_cond'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[] = jit[
+      name=cond
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3] = jit[
+            name=svd
+            jaxpr={ lambda ; a:f32[3,3]. let
+                c:f32[3] = svd[
+                  algorithm=None
+                  compute_uv=False
+                  full_matrices=True
+                  subset_by_index=None
+                ] a
+              in (c,) }
+          ] a
+          d:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] c
+          e:f32[] = squeeze[dimensions=(0,)] d
+          f:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] c
+          g:f32[] = squeeze[dimensions=(0,)] f
+          b:f32[] = div e g
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_cond_fro'] = """\
+let norm = { lambda ; a:f32[3,3]. let
+    b:f32[3,3] = mul a a
+    c:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    d:f32[] = sqrt c
+  in (d,) } in
+let _lu_solve = { lambda ; e:f32[3,3] f:i32[3] g:f32[3,3]. let
+    h:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:bool[3] = lt f 0:i32[]
+    j:i32[3] = add f 3:i32[]
+    k:i32[3] = select_n i f j
+    l:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] k
+    m:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] h l
+    n:f32[3,1,3] = transpose[permutation=(1, 2, 0)] m
+    o:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] n
+    p:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] e o
+    q:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] p
+    r:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] q
+    s:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] e r
+    t:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] s
+    u:f32[3,3,1] = transpose[permutation=(2, 0, 1)] t
+    v:f32[3,3] = squeeze[dimensions=(2,)] u
+  in (v,) } in
+let _lu_solve1 = { lambda ; w:f32[3,3] x:i32[3] y:f32[3,3]. let
+    z:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] y
+    ba:f32[3,1,3] = transpose[permutation=(1, 2, 0)] z
+    bb:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] ba
+    bc:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] w bb
+    bd:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bc
+    be:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] bd
+    bf:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] w be
+    bg:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bf
+    bh:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bi:i32[3] bj:i32[3] = sort[dimension=0 is_stable=True num_keys=1] x bh
+    bk:bool[3] = lt bj 0:i32[]
+    bl:i32[3] = add bj 3:i32[]
+    bm:i32[3] = select_n bk bj bl
+    bn:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bm
+    bo:f32[3,3,1] = transpose[permutation=(2, 0, 1)] bg
+    bp:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] bo bn
+    bq:f32[3,3] = squeeze[dimensions=(2,)] bp
+  in (bq,) } in
+{ lambda ; br:f32[3,3]. let
+    bs:f32[] = jit[
+      name=cond
+      jaxpr={ lambda ; br:f32[3,3]. let
+          bt:f32[] = jit[name=norm jaxpr=norm] br
+          bu:f32[3,3] = jit[
+            name=inv
+            jaxpr={ lambda ; br:f32[3,3]. let
+                bv:i32[3,3] = iota[
+                  dimension=0
+                  dtype=int32
+                  shape=(3, 3)
+                  sharding=None
+                ] 
+                bw:i32[3,3] = iota[
+                  dimension=1
+                  dtype=int32
+                  shape=(3, 3)
+                  sharding=None
+                ] 
+                bx:i32[3,3] = add bv 0:i32[]
+                by:bool[3,3] = eq bx bw
+                bz:f32[3,3] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] by
+                bu:f32[3,3] = jit[
+                  name=solve
+                  jaxpr={ lambda ; br:f32[3,3] bz:f32[3,3]. let
+                      ca:f32[3,3] = stop_gradient br
+                      cb:f32[3,3] cc:i32[3] cd:i32[3] = lu ca
+                      ce:f32[3,3] = transpose[permutation=(1, 0)] bz
+                      cf:f32[3,3] = custom_linear_solve[
+                        const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                        jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,3] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] e
+    g:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] g
+    i:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] h
+    j:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[3,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[3,3]. let
+    y:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+                      ] br br cb cd cb cd ce
+                      bu:f32[3,3] = transpose[permutation=(1, 0)] cf
+                    in (bu,) }
+                ] br bz
+              in (bu,) }
+          ] br
+          cg:f32[] = jit[name=norm jaxpr=norm] bu
+          ch:f32[] = mul bt cg
+          ci:bool[] = ne ch ch
+          cj:bool[3,3] = ne br br
+          ck:bool[] = reduce_or[axes=(0, 1)] cj
+          cl:bool[] = not ck
+          cm:bool[] = and ci cl
+          bs:f32[] = jit[
+            name=_where
+            jaxpr={ lambda ; cm:bool[] cn:f32[] ch:f32[]. let
+                co:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] cn
+                bs:f32[] = select_n cm ch co
+              in (bs,) }
+          ] cm inf:f32[] ch
+        in (bs,) }
+    ] br
+  in (bs,) }"""
+
+EXPECTED['linalg_cond_1'] = """\
+let norm = { lambda ; a:f32[3,3]. let
+    b:f32[3,3] = abs a
+    c:f32[3] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[] = reduce_max[axes=(0,)] c
+    e:f32[] = max 0.0:f32[] d
+  in (e,) } in
+let _lu_solve = { lambda ; f:f32[3,3] g:i32[3] h:f32[3,3]. let
+    i:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] h
+    j:bool[3] = lt g 0:i32[]
+    k:i32[3] = add g 3:i32[]
+    l:i32[3] = select_n j g k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] i m
+    o:f32[3,1,3] = transpose[permutation=(1, 2, 0)] n
+    p:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] o
+    q:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] f p
+    r:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] q
+    s:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] r
+    t:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] f s
+    u:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] t
+    v:f32[3,3,1] = transpose[permutation=(2, 0, 1)] u
+    w:f32[3,3] = squeeze[dimensions=(2,)] v
+  in (w,) } in
+let _lu_solve1 = { lambda ; x:f32[3,3] y:i32[3] z:f32[3,3]. let
+    ba:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] z
+    bb:f32[3,1,3] = transpose[permutation=(1, 2, 0)] ba
+    bc:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] bb
+    bd:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] x bc
+    be:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bd
+    bf:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] be
+    bg:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] x bf
+    bh:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bg
+    bi:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bj:i32[3] bk:i32[3] = sort[dimension=0 is_stable=True num_keys=1] y bi
+    bl:bool[3] = lt bk 0:i32[]
+    bm:i32[3] = add bk 3:i32[]
+    bn:i32[3] = select_n bl bk bm
+    bo:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bn
+    bp:f32[3,3,1] = transpose[permutation=(2, 0, 1)] bh
+    bq:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] bp bo
+    br:f32[3,3] = squeeze[dimensions=(2,)] bq
+  in (br,) } in
+{ lambda ; bs:f32[3,3]. let
+    bt:f32[] = jit[
+      name=cond
+      jaxpr={ lambda ; bs:f32[3,3]. let
+          bu:f32[] = jit[name=norm jaxpr=norm] bs
+          bv:f32[3,3] = jit[
+            name=inv
+            jaxpr={ lambda ; bs:f32[3,3]. let
+                bw:i32[3,3] = iota[
+                  dimension=0
+                  dtype=int32
+                  shape=(3, 3)
+                  sharding=None
+                ] 
+                bx:i32[3,3] = iota[
+                  dimension=1
+                  dtype=int32
+                  shape=(3, 3)
+                  sharding=None
+                ] 
+                by:i32[3,3] = add bw 0:i32[]
+                bz:bool[3,3] = eq by bx
+                ca:f32[3,3] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] bz
+                bv:f32[3,3] = jit[
+                  name=solve
+                  jaxpr={ lambda ; bs:f32[3,3] ca:f32[3,3]. let
+                      cb:f32[3,3] = stop_gradient bs
+                      cc:f32[3,3] cd:i32[3] ce:i32[3] = lu cb
+                      cf:f32[3,3] = transpose[permutation=(1, 0)] ca
+                      cg:f32[3,3] = custom_linear_solve[
+                        const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                        jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,3] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] e
+    g:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] g
+    i:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] h
+    j:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[3,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[3,3]. let
+    y:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+                      ] bs bs cc ce cc ce cf
+                      bv:f32[3,3] = transpose[permutation=(1, 0)] cg
+                    in (bv,) }
+                ] bs ca
+              in (bv,) }
+          ] bs
+          ch:f32[] = jit[name=norm jaxpr=norm] bv
+          ci:f32[] = mul bu ch
+          cj:bool[] = ne ci ci
+          ck:bool[3,3] = ne bs bs
+          cl:bool[] = reduce_or[axes=(0, 1)] ck
+          cm:bool[] = not cl
+          cn:bool[] = and cj cm
+          bt:f32[] = jit[
+            name=_where
+            jaxpr={ lambda ; cn:bool[] co:f32[] ci:f32[]. let
+                cp:f32[] = convert_element_type[
+                  new_dtype=float32
+                  weak_type=False
+                ] co
+                bt:f32[] = select_n cn ci cp
+              in (bt,) }
+          ] cn inf:f32[] ci
+        in (bt,) }
+    ] bs
+  in (bt,) }"""
+
+EXPECTED['linalg_norm_2'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3] = jit[
+            name=svd
+            jaxpr={ lambda ; a:f32[3,3]. let
+                c:f32[3] = svd[
+                  algorithm=None
+                  compute_uv=False
+                  full_matrices=True
+                  subset_by_index=None
+                ] a
+              in (c,) }
+          ] a
+          d:f32[] = reduce_max[axes=(0,)] c
+          b:f32[] = max 0.0:f32[] d
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_norm_nuc_batched'] = """\
+{ lambda ; a:f32[2,3,3]. let
+    b:f32[2] = jit[
+      name=norm
+      jaxpr={ lambda ; a:f32[2,3,3]. let
+          c:f32[2,3] = jit[
+            name=svd
+            jaxpr={ lambda ; a:f32[2,3,3]. let
+                c:f32[2,3] = svd[
+                  algorithm=None
+                  compute_uv=False
+                  full_matrices=True
+                  subset_by_index=None
+                ] a
+              in (c,) }
+          ] a
+          b:f32[2] = reduce_sum[axes=(1,) out_sharding=None] c
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_eig'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:c64[3] c:c64[3,3] = eig[
+      compute_left_eigenvectors=False
+      compute_right_eigenvectors=True
+      enable_eigvec_derivs=False
+      implementation=None
+    ] a
+  in (b, c) }"""
+
+EXPECTED['linalg_eigvals'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:c64[3] = jit[
+      name=eigvals
+      jaxpr={ lambda ; a:f32[3,3]. let
+          b:c64[3] = eig[
+            compute_left_eigenvectors=False
+            compute_right_eigenvectors=False
+            enable_eigvec_derivs=False
+            implementation=None
+          ] a
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['linalg_svd_hermitian'] = """\
+let svd = { lambda ; a:f32[3,3]. let
+    b:f32[3,3] = transpose[permutation=(1, 0)] a
+    c:f32[3,3] = add a b
+    d:f32[3,3] = div c 2.0:f32[]
+    e:f32[3,3] f:f32[3] = eigh[
+      algorithm=None
+      lower=True
+      sort_eigenvalues=True
+      subset_by_index=None
+    ] d
+    g:f32[3] = abs f
+    h:f32[3] = sign f
+    i:u32[3] = iota[dimension=0 dtype=uint32 shape=(3,) sharding=None] 
+    j:f32[3] k:u32[3] l:f32[3] = sort[dimension=0 is_stable=True num_keys=1] g i
+      h
+    m:f32[3] = rev[dimensions=(0,)] j
+    n:u32[3] = rev[dimensions=(0,)] k
+    o:f32[3] = rev[dimensions=(0,)] l
+    p:u32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] n
+    q:f32[3,3] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; e:f32[3,3] p:u32[1,3]. let
+          r:i32[1,3] = convert_element_type[new_dtype=int32 weak_type=False] p
+          s:bool[1,3] = lt r 0:i32[]
+          t:i32[1,3] = add r 3:i32[]
+          u:i32[1,3] = select_n s r t
+          v:i32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] u
+          q:f32[3,3] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(3, 1)
+            unique_indices=False
+          ] e v
+        in (q,) }
+    ] e p
+    w:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] o
+    x:f32[3,3] = mul q w
+    y:f32[3,3] = transpose[permutation=(1, 0)] x
+  in (q, m, y) } in
+{ lambda ; z:f32[3,3]. let
+    ba:f32[3,3] bb:f32[3] bc:f32[3,3] = jit[name=svd jaxpr=svd] z
+  in (ba, bb, bc) }"""
+
+EXPECTED['linalg_svd_hermitian_values'] = """\
+{ lambda ; a:f32[3,3]. let
+    b:f32[3] = jit[
+      name=svd
+      jaxpr={ lambda ; a:f32[3,3]. let
+          c:f32[3,3] = transpose[permutation=(1, 0)] a
+          d:f32[3,3] = add a c
+          e:f32[3,3] = div d 2.0:f32[]
+          f:f32[3,3] g:f32[3] = eigh[
+            algorithm=None
+            lower=True
+            sort_eigenvalues=True
+            subset_by_index=None
+          ] e
+          h:f32[3] = abs g
+          i:f32[3] = sort[dimension=0 is_stable=True num_keys=1] h
+          b:f32[3] = rev[dimensions=(0,)] i
+        in (b,) }
+    ] a
+  in (b,) }"""
+
+EXPECTED['take_along_axis_uint8'] = """\
+{ lambda ; a:f32[3,4] b:u8[3,2]. let
+    c:f32[3,2] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; a:f32[3,4] b:u8[3,2]. let
+          d:i32[3,2] = convert_element_type[new_dtype=int32 weak_type=False] b
+          e:bool[3,2] = lt d 0:i32[]
+          f:i32[3,2] = add d 4:i32[]
+          g:i32[3,2] = select_n e d f
+          h:i32[3,2,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 2, 1)
+            sharding=None
+          ] g
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] a h
+        in (c,) }
+    ] a b
+  in (c,) }"""
+
+EXPECTED['vmap_linalg_cholesky'] = """\
+let cholesky = { lambda ; a:f32[3,3,2]. let
+    b:f32[2,3,3] = transpose[permutation=(2, 1, 0)] a
+    c:f32[2,3,3] = transpose[permutation=(2, 0, 1)] a
+    d:f32[2,3,3] = add c b
+    e:f32[2,3,3] = div d 2.0:f32[]
+    f:f32[2,3,3] = cholesky e
+    g:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+    h:i32[3,3] = add g 0:i32[]
+    i:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+    j:bool[3,3] = ge h i
+    k:f32[3,3] = broadcast_in_dim 0.0:f32[]
+    l:bool[2,3,3] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] j
+    m:f32[2,3,3] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] k
+    n:f32[2,3,3] = select_n l m f
+  in (n,) } in
+{ lambda ; o:f32[3,3,2]. let
+    p:f32[2,3,3] = jit[name=cholesky jaxpr=cholesky] o
+  in (p,) }"""
+
+EXPECTED['vmap_linalg_eigh'] = """\
+{ lambda ; a:f32[3,3,2]. let
+    b:f32[2,3] c:f32[2,3,3] = jit[
+      name=eigh
+      jaxpr={ lambda ; a:f32[3,3,2]. let
+          d:f32[2,3,3] = transpose[permutation=(2, 1, 0)] a
+          e:f32[2,3,3] = transpose[permutation=(2, 0, 1)] a
+          f:f32[2,3,3] = add e d
+          g:f32[2,3,3] = div f 2.0:f32[]
+          c:f32[2,3,3] b:f32[2,3] = eigh[
+            algorithm=None
+            lower=True
+            sort_eigenvalues=True
+            subset_by_index=None
+          ] g
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+EXPECTED['vmap_linalg_det'] = """\
+let det = { lambda ; a:f32[3,3,2]. let
+    b:f32[1,1,2] = slice[
+      limit_indices=(1, 1, 2)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] a
+    c:f32[2,1,1] = transpose[permutation=(2, 0, 1)] b
+    d:f32[2] = squeeze[dimensions=(1, 2)] c
+    e:f32[1,1,2] = slice[
+      limit_indices=(2, 2, 2)
+      start_indices=(1, 1, 0)
+      strides=None
+    ] a
+    f:f32[2,1,1] = transpose[permutation=(2, 0, 1)] e
+    g:f32[2] = squeeze[dimensions=(1, 2)] f
+    h:f32[2] = mul d g
+    i:f32[1,1,2] = slice[
+      limit_indices=(3, 3, 2)
+      start_indices=(2, 2, 0)
+      strides=None
+    ] a
+    j:f32[2,1,1] = transpose[permutation=(2, 0, 1)] i
+    k:f32[2] = squeeze[dimensions=(1, 2)] j
+    l:f32[2] = mul h k
+    m:f32[1,1,2] = slice[
+      limit_indices=(1, 2, 2)
+      start_indices=(0, 1, 0)
+      strides=None
+    ] a
+    n:f32[2,1,1] = transpose[permutation=(2, 0, 1)] m
+    o:f32[2] = squeeze[dimensions=(1, 2)] n
+    p:f32[1,1,2] = slice[
+      limit_indices=(2, 3, 2)
+      start_indices=(1, 2, 0)
+      strides=None
+    ] a
+    q:f32[2,1,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[2] = squeeze[dimensions=(1, 2)] q
+    s:f32[2] = mul o r
+    t:f32[1,1,2] = slice[
+      limit_indices=(3, 1, 2)
+      start_indices=(2, 0, 0)
+      strides=None
+    ] a
+    u:f32[2,1,1] = transpose[permutation=(2, 0, 1)] t
+    v:f32[2] = squeeze[dimensions=(1, 2)] u
+    w:f32[2] = mul s v
+    x:f32[2] = add l w
+    y:f32[1,1,2] = slice[
+      limit_indices=(1, 3, 2)
+      start_indices=(0, 2, 0)
+      strides=None
+    ] a
+    z:f32[2,1,1] = transpose[permutation=(2, 0, 1)] y
+    ba:f32[2] = squeeze[dimensions=(1, 2)] z
+    bb:f32[1,1,2] = slice[
+      limit_indices=(2, 1, 2)
+      start_indices=(1, 0, 0)
+      strides=None
+    ] a
+    bc:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bb
+    bd:f32[2] = squeeze[dimensions=(1, 2)] bc
+    be:f32[2] = mul ba bd
+    bf:f32[1,1,2] = slice[
+      limit_indices=(3, 2, 2)
+      start_indices=(2, 1, 0)
+      strides=None
+    ] a
+    bg:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bf
+    bh:f32[2] = squeeze[dimensions=(1, 2)] bg
+    bi:f32[2] = mul be bh
+    bj:f32[2] = add x bi
+    bk:f32[1,1,2] = slice[
+      limit_indices=(1, 3, 2)
+      start_indices=(0, 2, 0)
+      strides=None
+    ] a
+    bl:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bk
+    bm:f32[2] = squeeze[dimensions=(1, 2)] bl
+    bn:f32[1,1,2] = slice[
+      limit_indices=(2, 2, 2)
+      start_indices=(1, 1, 0)
+      strides=None
+    ] a
+    bo:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bn
+    bp:f32[2] = squeeze[dimensions=(1, 2)] bo
+    bq:f32[2] = mul bm bp
+    br:f32[1,1,2] = slice[
+      limit_indices=(3, 1, 2)
+      start_indices=(2, 0, 0)
+      strides=None
+    ] a
+    bs:f32[2,1,1] = transpose[permutation=(2, 0, 1)] br
+    bt:f32[2] = squeeze[dimensions=(1, 2)] bs
+    bu:f32[2] = mul bq bt
+    bv:f32[2] = sub bj bu
+    bw:f32[1,1,2] = slice[
+      limit_indices=(1, 1, 2)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] a
+    bx:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bw
+    by:f32[2] = squeeze[dimensions=(1, 2)] bx
+    bz:f32[1,1,2] = slice[
+      limit_indices=(2, 3, 2)
+      start_indices=(1, 2, 0)
+      strides=None
+    ] a
+    ca:f32[2,1,1] = transpose[permutation=(2, 0, 1)] bz
+    cb:f32[2] = squeeze[dimensions=(1, 2)] ca
+    cc:f32[2] = mul by cb
+    cd:f32[1,1,2] = slice[
+      limit_indices=(3, 2, 2)
+      start_indices=(2, 1, 0)
+      strides=None
+    ] a
+    ce:f32[2,1,1] = transpose[permutation=(2, 0, 1)] cd
+    cf:f32[2] = squeeze[dimensions=(1, 2)] ce
+    cg:f32[2] = mul cc cf
+    ch:f32[2] = sub bv cg
+    ci:f32[1,1,2] = slice[
+      limit_indices=(1, 2, 2)
+      start_indices=(0, 1, 0)
+      strides=None
+    ] a
+    cj:f32[2,1,1] = transpose[permutation=(2, 0, 1)] ci
+    ck:f32[2] = squeeze[dimensions=(1, 2)] cj
+    cl:f32[1,1,2] = slice[
+      limit_indices=(2, 1, 2)
+      start_indices=(1, 0, 0)
+      strides=None
+    ] a
+    cm:f32[2,1,1] = transpose[permutation=(2, 0, 1)] cl
+    cn:f32[2] = squeeze[dimensions=(1, 2)] cm
+    co:f32[2] = mul ck cn
+    cp:f32[1,1,2] = slice[
+      limit_indices=(3, 3, 2)
+      start_indices=(2, 2, 0)
+      strides=None
+    ] a
+    cq:f32[2,1,1] = transpose[permutation=(2, 0, 1)] cp
+    cr:f32[2] = squeeze[dimensions=(1, 2)] cq
+    cs:f32[2] = mul co cr
+    ct:f32[2] = sub ch cs
+  in (ct,) } in
+{ lambda ; cu:f32[3,3,2]. let cv:f32[2] = jit[name=det jaxpr=det] cu in (cv,) }"""
+
+EXPECTED['vmap_linalg_inv'] = """\
+let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] j
+    l:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] l
+    n:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] m
+    o:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] o
+    q:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,3,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+let _lu_solve1 = { lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,3,3]. let
+    v:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] u
+    w:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] v
+    x:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] w
+    y:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] s x
+    z:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] y
+    ba:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] z
+    bb:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] s ba
+    bc:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] bb
+    bd:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    be:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] bd
+    bf:i32[2,3] bg:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] t be
+    bh:bool[2,3] = lt bg 0:i32[]
+    bi:i32[2,3] = add bg 3:i32[]
+    bj:i32[2,3] = select_n bh bg bi
+    bk:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] bj
+    bl:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] bc
+    bm:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] bl bk
+    bn:f32[2,3,3] = squeeze[dimensions=(3,)] bm
+  in (bn,) } in
+{ lambda ; bo:f32[3,3,2]. let
+    bp:f32[2,3,3] = jit[
+      name=inv
+      jaxpr={ lambda ; bo:f32[3,3,2]. let
+          bq:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          br:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          bs:i32[3,3] = add bq 0:i32[]
+          bt:bool[3,3] = eq bs br
+          bu:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] bt
+          bp:f32[2,3,3] = jit[
+            name=solve
+            jaxpr={ lambda ; bo:f32[3,3,2] bu:f32[3,3]. let
+                bv:f32[3,3,2] = stop_gradient bo
+                bw:f32[2,3,3] = transpose[permutation=(2, 0, 1)] bv
+                bx:f32[2,3,3] by:i32[2,3] bz:i32[2,3] = lu bw
+                ca:f32[3,3] = transpose[permutation=(1, 0)] bu
+                cb:f32[2,3,3] = transpose[permutation=(2, 0, 1)] bo
+                cc:f32[2,3,3] = transpose[permutation=(2, 0, 1)] bo
+                cd:f32[2,3,3] = broadcast_in_dim[
+                  broadcast_dimensions=(np.int64(1), np.int64(2))
+                ] ca
+                ce:f32[2,3,3] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[2,3,3] b:f32[2,3,3]. let
+    c:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [2]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[2,3,3] = transpose[permutation=(0, 2, 1)] c
+  in (d,) }, vecmat={ lambda ; a:f32[2,3,3] b:f32[2,3,3]. let
+    c:f32[2,3,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:bool[2,3] = lt b 0:i32[]
+    f:i32[2,3] = add b 3:i32[]
+    g:i32[2,3] = select_n e b f
+    h:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] g
+    i:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] i
+    k:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] j
+    l:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] l
+    n:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] m
+    o:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] o
+    q:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] p
+    r:f32[2,3,3] = squeeze[dimensions=(3,)] q
+  in (r,) } in
+{ lambda ; s:f32[2,3,3] t:i32[2,3] u:f32[2,3,3]. let
+    v:f32[2,3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3,3]. let
+    d:f32[2,3,3,1] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(1), np.int64(2))
+    ] c
+    e:f32[2,3,1,3] = transpose[permutation=(0, 2, 3, 1)] d
+    f:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] e
+    g:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] g
+    i:f32[2,3,3] = reshape[dimensions=None new_sizes=(2, 3, 3) sharding=None] h
+    j:f32[2,3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[2,3,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 1, 3)
+      sharding=None
+    ] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] l
+    n:i32[2,3] o:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b m
+    p:bool[2,3] = lt o 0:i32[]
+    q:i32[2,3] = add o 3:i32[]
+    r:i32[2,3] = select_n p o q
+    s:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] r
+    t:f32[2,3,3,1] = transpose[permutation=(0, 3, 1, 2)] k
+    u:f32[2,3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(3)), collapsed_slice_dims=(np.int64(2),), start_index_map=(np.int64(2),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 3, 1, 1)
+      unique_indices=False
+    ] t s
+    v:f32[2,3,3] = squeeze[dimensions=(3,)] u
+  in (v,) } in
+{ lambda ; w:f32[2,3,3] x:i32[2,3] y:f32[2,3,3]. let
+    z:f32[2,3,3] = jit[name=_lu_solve jaxpr=_lu_solve] w x y
+  in (z,) })
+                ] cb cc bx bz bx bz cd
+                bp:f32[2,3,3] = transpose[permutation=(0, 2, 1)] ce
+              in (bp,) }
+          ] bo bu
+        in (bp,) }
+    ] bo
+  in (bp,) }"""
+
+EXPECTED['vmap_linalg_solve_matrices'] = """\
+let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:i32[2,3] j:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b h
+    k:bool[2,3] = lt j 0:i32[]
+    l:i32[2,3] = add j 3:i32[]
+    m:i32[2,3] = select_n k j l
+    n:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] m
+    o:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(2),), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1, 1)
+      unique_indices=False
+    ] f n
+    p:f32[2,3] = squeeze[dimensions=(2,)] o
+  in (p,) } in
+{ lambda ; q:f32[3,3,2] r:f32[2,3]. let
+    s:f32[2,3] = jit[
+      name=solve
+      jaxpr={ lambda ; q:f32[3,3,2] r:f32[2,3]. let
+          t:f32[3,3,2] = stop_gradient q
+          u:f32[2,3,3] = transpose[permutation=(2, 0, 1)] t
+          v:f32[2,3,3] w:i32[2,3] x:i32[2,3] = lu u
+          y:f32[2,3,3] = transpose[permutation=(2, 0, 1)] q
+          z:f32[2,3,3] = transpose[permutation=(2, 0, 1)] q
+          s:f32[2,3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[2,3,3] b:f32[2,3]. let
+    c:f32[2,3] = dot_general[
+      dimension_numbers=(([2], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:f32[2,3,3] b:f32[2,3]. let
+    c:f32[2,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([0], [0]))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[2,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+    d:f32[2,3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+          e:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+          f:bool[2,3] = lt b 0:i32[]
+          g:i32[2,3] = add b 3:i32[]
+          h:i32[2,3] = select_n f b g
+          i:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] h
+          j:f32[2,3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(2),), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[2,3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[2,3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[2,3] = squeeze[dimensions=(2,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[2,3,3] b:i32[2,3] c:f32[2,3]. let
+    d:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[2,3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+    i:i32[2,3] j:i32[2,3] = sort[dimension=1 is_stable=True num_keys=1] b h
+    k:bool[2,3] = lt j 0:i32[]
+    l:i32[2,3] = add j 3:i32[]
+    m:i32[2,3] = select_n k j l
+    n:i32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] m
+    o:f32[2,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(2),), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1, 1)
+      unique_indices=False
+    ] f n
+    p:f32[2,3] = squeeze[dimensions=(2,)] o
+  in (p,) } in
+{ lambda ; q:f32[2,3,3] r:i32[2,3] s:f32[2,3]. let
+    t:f32[2,3] = jit[name=_lu_solve jaxpr=_lu_solve] q r s
+  in (t,) })
+          ] y z v x v x r
+        in (s,) }
+    ] q r
+  in (s,) }"""
+
+EXPECTED['lax_tridiagonal_solve_vmap_b'] = """\
+{ lambda ; a:f32[3] b:f32[3] c:f32[3] d:f32[3,3,2]. let
+    e:f32[3,2,3] = transpose[permutation=(0, 2, 1)] d
+    f:f32[3,6] = reshape[dimensions=None new_sizes=(3, 6) sharding=None] e
+    g:f32[3,6] = tridiagonal_solve[perturb_singular=False] a b c f
+    h:f32[3,2,3] = reshape[dimensions=None new_sizes=(3, 2, 3) sharding=None] g
+    i:f32[2,3,3] = transpose[permutation=(1, 0, 2)] h
+  in (i,) }"""
+
+EXPECTED['diagflat'] = """\
+{ lambda ; a:f32[3]. let
+    b:f32[9] = broadcast_in_dim 0.0:f32[]
+    c:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    d:i32[3] = add c 0:i32[]
+    e:i32[3] = mul c 3:i32[]
+    f:i32[3] = add d e
+    g:bool[3] = lt f 0:i32[]
+    h:i32[3] = add f 9:i32[]
+    i:i32[3] = select_n g f h
+    j:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[9] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] b j a
+    l:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] k
+  in (l,) }"""
+
+EXPECTED['diagflat_offset_2d'] = """\
+{ lambda ; a:f32[3,2]. let
+    b:f32[6] = reshape[dimensions=None new_sizes=(6,) sharding=None] a
+    c:f32[49] = broadcast_in_dim 0.0:f32[]
+    d:i32[6] = iota[dimension=0 dtype=int32 shape=(6,) sharding=None] 
+    e:i32[6] = add d 1:i32[]
+    f:i32[6] = mul d 7:i32[]
+    g:i32[6] = add e f
+    h:bool[6] = lt g 0:i32[]
+    i:i32[6] = add g 49:i32[]
+    j:i32[6] = select_n h g i
+    k:i32[6,1] = broadcast_in_dim[broadcast_dimensions=(0,)] j
+    l:f32[49] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] c k b
+    m:f32[7,7] = reshape[dimensions=None new_sizes=(7, 7) sharding=None] l
+  in (m,) }"""
+
+EXPECTED['diagflat_below'] = """\
+{ lambda ; a:f32[3]. let
+    b:f32[25] = broadcast_in_dim 0.0:f32[]
+    c:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    d:i32[3] = sub c -2:i32[]
+    e:i32[3] = mul d 5:i32[]
+    f:i32[3] = add c e
+    g:bool[3] = lt f 0:i32[]
+    h:i32[3] = add f 25:i32[]
+    i:i32[3] = select_n g f h
+    j:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] i
+    k:f32[25] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] b j a
+    l:f32[5,5] = reshape[dimensions=None new_sizes=(5, 5) sharding=None] k
+  in (l,) }"""
+
+EXPECTED['insert'] = """\
+let jaxpr = { lambda ; a:i32[] b:i32[]. let c:i32[] = add a b in (c,) } in
+let remainder = { lambda ; d:i32[3] e:i32[]. let
+    f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] e
+    g:bool[] = eq f 0:i32[]
+    h:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[] i:i32[] f:i32[]. let
+          h:i32[] = select_n g f i
+        in (h,) }
+    ] g 1:i32[] f
+    j:i32[3] = rem d h
+    k:bool[3] = ne j 0:i32[]
+    l:bool[3] = lt j 0:i32[]
+    m:bool[] = lt h 0:i32[]
+    n:bool[3] = ne l m
+    o:bool[3] = and n k
+    p:i32[3] = add j h
+    q:i32[3] = select_n o j p
+  in (q,) } in
+{ lambda ; r:f32[3]. let
+    s:f32[1] = broadcast_in_dim 5.0:f32[]
+    t:i32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] 1:i32[]
+    u:i32[] = squeeze[dimensions=(0,)] t
+    v:i32[1] = broadcast_in_dim u
+    w:f32[4] = broadcast_in_dim 0.0:f32[]
+    x:bool[1] = lt v 0:i32[]
+    y:i32[1] = add v 3:i32[]
+    z:i32[1] = jit[
+      name=_where
+      jaxpr={ lambda ; x:bool[1] y:i32[1] v:i32[1]. let
+          z:i32[1] = select_n x v y
+        in (z,) }
+    ] x y v
+    ba:i32[1] = jit[
+      name=clip
+      jaxpr={ lambda ; z:i32[1] bb:i32[] bc:i32[]. let
+          bd:i32[1] = max bb z
+          ba:i32[1] = min bc bd
+        in (ba,) }
+    ] z 0:i32[] 3:i32[]
+    be:i32[1] = jit[
+      name=argsort
+      jaxpr={ lambda ; ba:i32[1]. let
+          bf:i32[1] = iota[dimension=0 dtype=int32 shape=(1,) sharding=None] 
+          bg:i32[1] be:i32[1] = sort[dimension=0 is_stable=True num_keys=1] ba bf
+        in (be,) }
+    ] ba
+    bh:i32[1] = iota[dimension=0 dtype=int32 shape=(1,) sharding=None] 
+    bi:bool[1] = lt be 0:i32[]
+    bj:i32[1] = add be 1:i32[]
+    bk:i32[1] = select_n bi be bj
+    bl:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bk
+    bm:i32[1] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bn:i32[1] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bm bl bh
+    bo:i32[1] = convert_element_type[new_dtype=int32 weak_type=True] bn
+    bp:bool[4] = broadcast_in_dim True:bool[]
+    bq:bool[1] = lt bo 0:i32[]
+    br:i32[1] = add bo 4:i32[]
+    bs:i32[1] = select_n bq bo br
+    bt:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bs
+    bu:bool[1] = broadcast_in_dim False:bool[]
+    bv:bool[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] bp bt bu
+    bw:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bv:bool[4]. let
+          bx:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bv
+          bw:i32[4] = cumsum[axis=0 reverse=False] bx
+        in (bw,) }
+    ] bv
+    by:i32[3] = broadcast_in_dim 0:i32[]
+    bz:i32[4] = jit[
+      name=clip
+      jaxpr={ lambda ; bw:i32[4] ca:i32[]. let
+          cb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ca
+          bz:i32[4] = max cb bw
+        in (bz,) }
+    ] bw 0:i32[]
+    cc:bool[4] = lt bz 0:i32[]
+    cd:i32[4] = add bz 3:i32[]
+    ce:i32[4] = select_n cc bz cd
+    cf:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ce
+    cg:i32[4] = broadcast_in_dim 1:i32[]
+    ch:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] by cf cg
+    ci:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ch:i32[3]. let
+          ci:i32[3] = cumsum[axis=0 reverse=False] ch
+        in (ci,) }
+    ] ch
+    cj:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ci:i32[3] ck:i32[]. let
+          cl:i32[3] = div ci ck
+          cm:i32[3] = sign ci
+          cn:i32[] = sign ck
+          co:bool[3] = ne cm cn
+          cp:i32[3] = rem ci ck
+          cq:bool[3] = ne cp 0:i32[]
+          cr:bool[3] = and co cq
+          cs:i32[3] = sub cl 1:i32[]
+          cj:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; cr:bool[3] cs:i32[3] cl:i32[3]. let
+                cj:i32[3] = select_n cr cl cs
+              in (cj,) }
+          ] cr cs cl
+        in (cj,) }
+    ] ci 1:i32[]
+    ct:i32[3] = jit[name=remainder jaxpr=remainder] cj 4:i32[]
+    cu:bool[1] = lt bo 0:i32[]
+    cv:i32[1] = add bo 4:i32[]
+    cw:i32[1] = select_n cu bo cv
+    cx:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cw
+    cy:f32[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] w cx s
+    cz:bool[3] = lt ct 0:i32[]
+    da:i32[3] = add ct 4:i32[]
+    db:i32[3] = select_n cz ct da
+    dc:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] db
+    dd:f32[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] cy dc r
+  in (dd,) }"""
+
+EXPECTED['insert_indices_axis'] = """\
+let _where = { lambda ; a:bool[2] b:i32[2] c:i32[2]. let
+    d:i32[2] = select_n a c b
+  in (d,) } in
+let jaxpr = { lambda ; e:i32[] f:i32[]. let g:i32[] = add e f in (g,) } in
+let remainder = { lambda ; h:i32[2] i:i32[]. let
+    j:i32[] = convert_element_type[new_dtype=int32 weak_type=False] i
+    k:bool[] = eq j 0:i32[]
+    l:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; k:bool[] m:i32[] j:i32[]. let
+          l:i32[] = select_n k j m
+        in (l,) }
+    ] k 1:i32[] j
+    n:i32[2] = rem h l
+    o:bool[2] = ne n 0:i32[]
+    p:bool[2] = lt n 0:i32[]
+    q:bool[] = lt l 0:i32[]
+    r:bool[2] = ne p q
+    s:bool[2] = and r o
+    t:i32[2] = add n l
+    u:i32[2] = select_n s n t
+  in (u,) } in
+{ lambda v:i32[2]; w:f32[3,2]. let
+    x:f32[1,1] = broadcast_in_dim 5.0:f32[]
+    y:f32[3,4] = broadcast_in_dim 0.0:f32[]
+    z:bool[2] = lt v 0:i32[]
+    ba:i32[2] = add v 2:i32[]
+    bb:i32[2] = jit[name=_where jaxpr=_where] z ba v
+    bc:i32[2] = jit[
+      name=clip
+      jaxpr={ lambda ; bb:i32[2] bd:i32[] be:i32[]. let
+          bf:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bd
+          bg:i32[2] = max bf bb
+          bh:i32[] = convert_element_type[new_dtype=int32 weak_type=False] be
+          bc:i32[2] = min bh bg
+        in (bc,) }
+    ] bb 0:i32[] 2:i32[]
+    bi:i32[2] = jit[
+      name=argsort
+      jaxpr={ lambda ; bc:i32[2]. let
+          bj:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+          bk:i32[2] bi:i32[2] = sort[dimension=0 is_stable=True num_keys=1] bc bj
+        in (bi,) }
+    ] bc
+    bl:i32[2] = iota[dimension=0 dtype=int32 shape=(2,) sharding=None] 
+    bm:bool[2] = lt bi 0:i32[]
+    bn:i32[2] = add bi 2:i32[]
+    bo:i32[2] = select_n bm bi bn
+    bp:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bo
+    bq:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bc bp bl
+    br:bool[4] = broadcast_in_dim True:bool[]
+    bs:bool[2] = lt bq 0:i32[]
+    bt:i32[2] = add bq 4:i32[]
+    bu:i32[2] = select_n bs bq bt
+    bv:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bu
+    bw:bool[2] = broadcast_in_dim False:bool[]
+    bx:bool[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] br bv bw
+    by:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bx:bool[4]. let
+          bz:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bx
+          by:i32[4] = cumsum[axis=0 reverse=False] bz
+        in (by,) }
+    ] bx
+    ca:i32[2] = broadcast_in_dim 0:i32[]
+    cb:i32[4] = jit[
+      name=clip
+      jaxpr={ lambda ; by:i32[4] cc:i32[]. let
+          cd:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cc
+          cb:i32[4] = max cd by
+        in (cb,) }
+    ] by 0:i32[]
+    ce:bool[4] = lt cb 0:i32[]
+    cf:i32[4] = add cb 2:i32[]
+    cg:i32[4] = select_n ce cb cf
+    ch:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cg
+    ci:i32[4] = broadcast_in_dim 1:i32[]
+    cj:i32[2] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] ca ch ci
+    ck:i32[2] = jit[
+      name=cumsum
+      jaxpr={ lambda ; cj:i32[2]. let
+          ck:i32[2] = cumsum[axis=0 reverse=False] cj
+        in (ck,) }
+    ] cj
+    cl:i32[2] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ck:i32[2] cm:i32[]. let
+          cn:i32[2] = div ck cm
+          co:i32[2] = sign ck
+          cp:i32[] = sign cm
+          cq:bool[2] = ne co cp
+          cr:i32[2] = rem ck cm
+          cs:bool[2] = ne cr 0:i32[]
+          ct:bool[2] = and cq cs
+          cu:i32[2] = sub cn 1:i32[]
+          cl:i32[2] = jit[name=_where jaxpr=_where] ct cu cn
+        in (cl,) }
+    ] ck 1:i32[]
+    cv:i32[2] = jit[name=remainder jaxpr=remainder] cl 4:i32[]
+    cw:bool[2] = lt bq 0:i32[]
+    cx:i32[2] = add bq 4:i32[]
+    cy:i32[2] = select_n cw bq cx
+    cz:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cy
+    da:f32[3,2] = broadcast_in_dim[broadcast_dimensions=(0, 1)] x
+    db:f32[3,4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] y cz da
+    dc:bool[2] = lt cv 0:i32[]
+    dd:i32[2] = add cv 4:i32[]
+    de:i32[2] = select_n dc cv dd
+    df:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] de
+    dg:f32[3,4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] db df w
+  in (dg,) }"""
+
+EXPECTED['insert_scalar_rows'] = """\
+let jaxpr = { lambda ; a:i32[] b:i32[]. let c:i32[] = add a b in (c,) } in
+let remainder = { lambda ; d:i32[3] e:i32[]. let
+    f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] e
+    g:bool[] = eq f 0:i32[]
+    h:i32[] = jit[
+      name=_where
+      jaxpr={ lambda ; g:bool[] i:i32[] f:i32[]. let
+          h:i32[] = select_n g f i
+        in (h,) }
+    ] g 1:i32[] f
+    j:i32[3] = rem d h
+    k:bool[3] = ne j 0:i32[]
+    l:bool[3] = lt j 0:i32[]
+    m:bool[] = lt h 0:i32[]
+    n:bool[3] = ne l m
+    o:bool[3] = and n k
+    p:i32[3] = add j h
+    q:i32[3] = select_n o j p
+  in (q,) } in
+{ lambda ; r:f32[3,4] s:f32[4]. let
+    t:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] s
+    u:i32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] 1:i32[]
+    v:i32[] = squeeze[dimensions=(0,)] u
+    w:i32[1] = broadcast_in_dim v
+    x:f32[4,4] = broadcast_in_dim 0.0:f32[]
+    y:bool[1] = lt w 0:i32[]
+    z:i32[1] = add w 3:i32[]
+    ba:i32[1] = jit[
+      name=_where
+      jaxpr={ lambda ; y:bool[1] z:i32[1] w:i32[1]. let
+          ba:i32[1] = select_n y w z
+        in (ba,) }
+    ] y z w
+    bb:i32[1] = jit[
+      name=clip
+      jaxpr={ lambda ; ba:i32[1] bc:i32[] bd:i32[]. let
+          be:i32[1] = max bc ba
+          bb:i32[1] = min bd be
+        in (bb,) }
+    ] ba 0:i32[] 3:i32[]
+    bf:i32[1] = jit[
+      name=argsort
+      jaxpr={ lambda ; bb:i32[1]. let
+          bg:i32[1] = iota[dimension=0 dtype=int32 shape=(1,) sharding=None] 
+          bh:i32[1] bf:i32[1] = sort[dimension=0 is_stable=True num_keys=1] bb bg
+        in (bf,) }
+    ] bb
+    bi:i32[1] = iota[dimension=0 dtype=int32 shape=(1,) sharding=None] 
+    bj:bool[1] = lt bf 0:i32[]
+    bk:i32[1] = add bf 1:i32[]
+    bl:i32[1] = select_n bj bf bk
+    bm:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bl
+    bn:i32[1] = convert_element_type[new_dtype=int32 weak_type=False] bb
+    bo:i32[1] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bn bm bi
+    bp:i32[1] = convert_element_type[new_dtype=int32 weak_type=True] bo
+    bq:bool[4] = broadcast_in_dim True:bool[]
+    br:bool[1] = lt bp 0:i32[]
+    bs:i32[1] = add bp 4:i32[]
+    bt:i32[1] = select_n br bp bs
+    bu:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bt
+    bv:bool[1] = broadcast_in_dim False:bool[]
+    bw:bool[4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] bq bu bv
+    bx:i32[4] = jit[
+      name=cumsum
+      jaxpr={ lambda ; bw:bool[4]. let
+          by:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] bw
+          bx:i32[4] = cumsum[axis=0 reverse=False] by
+        in (bx,) }
+    ] bw
+    bz:i32[3] = broadcast_in_dim 0:i32[]
+    ca:i32[4] = jit[
+      name=clip
+      jaxpr={ lambda ; bx:i32[4] cb:i32[]. let
+          cc:i32[] = convert_element_type[new_dtype=int32 weak_type=False] cb
+          ca:i32[4] = max cc bx
+        in (ca,) }
+    ] bx 0:i32[]
+    cd:bool[4] = lt ca 0:i32[]
+    ce:i32[4] = add ca 3:i32[]
+    cf:i32[4] = select_n cd ca ce
+    cg:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cf
+    ch:i32[4] = broadcast_in_dim 1:i32[]
+    ci:i32[3] = scatter-add[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=jaxpr
+    ] bz cg ch
+    cj:i32[3] = jit[
+      name=cumsum
+      jaxpr={ lambda ; ci:i32[3]. let
+          cj:i32[3] = cumsum[axis=0 reverse=False] ci
+        in (cj,) }
+    ] ci
+    ck:i32[3] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; cj:i32[3] cl:i32[]. let
+          cm:i32[3] = div cj cl
+          cn:i32[3] = sign cj
+          co:i32[] = sign cl
+          cp:bool[3] = ne cn co
+          cq:i32[3] = rem cj cl
+          cr:bool[3] = ne cq 0:i32[]
+          cs:bool[3] = and cp cr
+          ct:i32[3] = sub cm 1:i32[]
+          ck:i32[3] = jit[
+            name=_where
+            jaxpr={ lambda ; cs:bool[3] ct:i32[3] cm:i32[3]. let
+                ck:i32[3] = select_n cs cm ct
+              in (ck,) }
+          ] cs ct cm
+        in (ck,) }
+    ] cj 1:i32[]
+    cu:i32[3] = jit[name=remainder jaxpr=remainder] ck 4:i32[]
+    cv:bool[1] = lt bp 0:i32[]
+    cw:i32[1] = add bp 4:i32[]
+    cx:i32[1] = select_n cv bp cw
+    cy:i32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cx
+    cz:f32[4,4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] x cy t
+    da:bool[3] = lt cu 0:i32[]
+    db:i32[3] = add cu 4:i32[]
+    dc:i32[3] = select_n da cu db
+    dd:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dc
+    de:f32[4,4] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=False
+      update_consts=()
+      update_jaxpr=None
+    ] cz dd r
+  in (de,) }"""
+
+EXPECTED['interp'] = """\
+let _interp = { lambda ; a:f32[5] b:f32[3] c:f32[3]. let
+    d:i32[5] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+          d:i32[5] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+                d:i32[5] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+                      e:u32[5] = broadcast_in_dim 0:u32[]
+                      f:u32[5] = broadcast_in_dim 3:u32[]
+                      g:u32[5] h:u32[5] = scan[
+                        jaxpr=jaxpr
+                        length=2
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] b a e f
+                      d:i32[5] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] h
+                    in (d,) }
+                ] b a
+              in (d,) }
+          ] b a
+        in (d,) }
+    ] b a
+    i:i32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; d:i32[5] j:i32[] k:i32[]. let
+          l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+          m:i32[5] = max l d
+          n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] k
+          i:i32[5] = min n m
+        in (i,) }
+    ] d 1:i32[] 2:i32[]
+    o:bool[5] = lt i 0:i32[]
+    p:i32[5] = add i 3:i32[]
+    q:i32[5] = select_n o i p
+    r:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c r
+    t:i32[5] = sub i 1:i32[]
+    u:bool[5] = lt t 0:i32[]
+    v:i32[5] = add t 3:i32[]
+    w:i32[5] = select_n u t v
+    x:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] w
+    y:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c x
+    z:f32[5] = sub s y
+    ba:bool[5] = lt i 0:i32[]
+    bb:i32[5] = add i 3:i32[]
+    bc:i32[5] = select_n ba i bb
+    bd:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bc
+    be:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bd
+    bf:i32[5] = sub i 1:i32[]
+    bg:bool[5] = lt bf 0:i32[]
+    bh:i32[5] = add bf 3:i32[]
+    bi:i32[5] = select_n bg bf bh
+    bj:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bj
+    bl:f32[5] = sub be bk
+    bm:i32[5] = sub i 1:i32[]
+    bn:bool[5] = lt bm 0:i32[]
+    bo:i32[5] = add bm 3:i32[]
+    bp:i32[5] = select_n bn bm bo
+    bq:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bp
+    br:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bq
+    bs:f32[5] = sub a br
+    bt:f32[5] = abs bl
+    bu:bool[5] = le bt 1.4210854715202004e-14:f32[]
+    bv:i32[5] = sub i 1:i32[]
+    bw:bool[5] = lt bv 0:i32[]
+    bx:i32[5] = add bv 3:i32[]
+    by:i32[5] = select_n bw bv bx
+    bz:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] by
+    ca:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c bz
+    cb:i32[5] = sub i 1:i32[]
+    cc:bool[5] = lt cb 0:i32[]
+    cd:i32[5] = add cb 3:i32[]
+    ce:i32[5] = select_n cc cb cd
+    cf:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ce
+    cg:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c cf
+    ch:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] ci:i32[] bl:f32[5]. let
+          cj:f32[] = convert_element_type[new_dtype=float32 weak_type=False] ci
+          ck:f32[5] = broadcast_in_dim cj
+          ch:f32[5] = select_n bu bl ck
+        in (ch,) }
+    ] bu 1:i32[] bl
+    cl:f32[5] = div bs ch
+    cm:f32[5] = mul cl z
+    cn:f32[5] = add cg cm
+    co:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] ca:f32[5] cn:f32[5]. let
+          co:f32[5] = select_n bu cn ca
+        in (co,) }
+    ] bu ca cn
+    cp:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] c
+    cq:f32[] = squeeze[dimensions=(0,)] cp
+    cr:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    cs:f32[] = squeeze[dimensions=(0,)] cr
+    ct:bool[5] = lt a cs
+    cu:f32[5] = jit[name=_where jaxpr=_where] ct cq co
+    cv:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] c
+    cw:f32[] = squeeze[dimensions=(0,)] cv
+    cx:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] b
+    cy:f32[] = squeeze[dimensions=(0,)] cx
+    cz:bool[5] = gt a cy
+    da:f32[5] = jit[name=_where jaxpr=_where] cz cw cu
+  in (da,) } in
+let _where = { lambda ; db:bool[5] dc:f32[] dd:f32[5]. let
+    de:f32[5] = broadcast_in_dim dc
+    df:f32[5] = select_n db dd de
+  in (df,) } in
+let jaxpr = { lambda ; dg:f32[3] dh:f32[5] di:u32[5] dj:u32[5]. let
+    dk:u32[5] = sub dj di
+    dl:u32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; dk:u32[5] dm:i32[]. let
+          dn:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] dm
+          dl:u32[5] = div dk dn
+        in (dl,) }
+    ] dk 2:i32[]
+    do:u32[5] = add di dl
+    dp:u32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] do
+    dq:f32[5,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] dg dp
+    dr:f32[5] = squeeze[dimensions=(1,)] dq
+    ds:bool[5] = eq dh 0.0:f32[]
+    dt:f32[5] = broadcast_in_dim 0.0:f32[]
+    du:f32[5] = select_n ds dh dt
+    dv:bool[5] = ne dh dh
+    dw:f32[5] = broadcast_in_dim nan:f32[]
+    dx:f32[5] = select_n dv du dw
+    dy:bool[5] = eq dr 0.0:f32[]
+    dz:f32[5] = broadcast_in_dim 0.0:f32[]
+    ea:f32[5] = select_n dy dr dz
+    eb:bool[5] = ne dr dr
+    ec:f32[5] = broadcast_in_dim nan:f32[]
+    ed:f32[5] = select_n eb ea ec
+    ee:bool[5] = lt_to dx ed
+    ef:u32[5] = select_n ee do di
+    eg:u32[5] = select_n ee dj do
+  in (ef, eg) } in
+{ lambda ; eh:f32[5] ei:f32[3] ej:f32[3]. let
+    ek:f32[5] = jit[name=_interp jaxpr=_interp] eh ei ej
+  in (ek,) }"""
+
+EXPECTED['interp_left_right'] = """\
+let _interp = { lambda ; a:f32[5] b:f32[3] c:f32[3] d:f32[] e:f32[]. let
+    f:i32[5] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+          f:i32[5] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+                f:i32[5] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+                      g:u32[5] = broadcast_in_dim 0:u32[]
+                      h:u32[5] = broadcast_in_dim 3:u32[]
+                      i:u32[5] j:u32[5] = scan[
+                        jaxpr=jaxpr
+                        length=2
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] b a g h
+                      f:i32[5] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] j
+                    in (f,) }
+                ] b a
+              in (f,) }
+          ] b a
+        in (f,) }
+    ] b a
+    k:i32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; f:i32[5] l:i32[] m:i32[]. let
+          n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] l
+          o:i32[5] = max n f
+          p:i32[] = convert_element_type[new_dtype=int32 weak_type=False] m
+          k:i32[5] = min p o
+        in (k,) }
+    ] f 1:i32[] 2:i32[]
+    q:bool[5] = lt k 0:i32[]
+    r:i32[5] = add k 3:i32[]
+    s:i32[5] = select_n q k r
+    t:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] s
+    u:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c t
+    v:i32[5] = sub k 1:i32[]
+    w:bool[5] = lt v 0:i32[]
+    x:i32[5] = add v 3:i32[]
+    y:i32[5] = select_n w v x
+    z:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] y
+    ba:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c z
+    bb:f32[5] = sub u ba
+    bc:bool[5] = lt k 0:i32[]
+    bd:i32[5] = add k 3:i32[]
+    be:i32[5] = select_n bc k bd
+    bf:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] be
+    bg:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bf
+    bh:i32[5] = sub k 1:i32[]
+    bi:bool[5] = lt bh 0:i32[]
+    bj:i32[5] = add bh 3:i32[]
+    bk:i32[5] = select_n bi bh bj
+    bl:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bk
+    bm:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bl
+    bn:f32[5] = sub bg bm
+    bo:i32[5] = sub k 1:i32[]
+    bp:bool[5] = lt bo 0:i32[]
+    bq:i32[5] = add bo 3:i32[]
+    br:i32[5] = select_n bp bo bq
+    bs:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] br
+    bt:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bs
+    bu:f32[5] = sub a bt
+    bv:f32[5] = abs bn
+    bw:bool[5] = le bv 1.4210854715202004e-14:f32[]
+    bx:i32[5] = sub k 1:i32[]
+    by:bool[5] = lt bx 0:i32[]
+    bz:i32[5] = add bx 3:i32[]
+    ca:i32[5] = select_n by bx bz
+    cb:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ca
+    cc:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c cb
+    cd:i32[5] = sub k 1:i32[]
+    ce:bool[5] = lt cd 0:i32[]
+    cf:i32[5] = add cd 3:i32[]
+    cg:i32[5] = select_n ce cd cf
+    ch:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cg
+    ci:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c ch
+    cj:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bw:bool[5] ck:i32[] bn:f32[5]. let
+          cl:f32[] = convert_element_type[new_dtype=float32 weak_type=False] ck
+          cm:f32[5] = broadcast_in_dim cl
+          cj:f32[5] = select_n bw bn cm
+        in (cj,) }
+    ] bw 1:i32[] bn
+    cn:f32[5] = div bu cj
+    co:f32[5] = mul cn bb
+    cp:f32[5] = add ci co
+    cq:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bw:bool[5] cc:f32[5] cp:f32[5]. let
+          cq:f32[5] = select_n bw cp cc
+        in (cq,) }
+    ] bw cc cp
+    cr:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    cs:f32[] = squeeze[dimensions=(0,)] cr
+    ct:bool[5] = lt a cs
+    cu:f32[5] = jit[name=_where jaxpr=_where] ct d cq
+    cv:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] b
+    cw:f32[] = squeeze[dimensions=(0,)] cv
+    cx:bool[5] = gt a cw
+    cy:f32[5] = jit[name=_where jaxpr=_where] cx e cu
+  in (cy,) } in
+let _where = { lambda ; cz:bool[5] da:f32[] db:f32[5]. let
+    dc:f32[] = convert_element_type[new_dtype=float32 weak_type=False] da
+    dd:f32[5] = broadcast_in_dim dc
+    de:f32[5] = select_n cz db dd
+  in (de,) } in
+let jaxpr = { lambda ; df:f32[3] dg:f32[5] dh:u32[5] di:u32[5]. let
+    dj:u32[5] = sub di dh
+    dk:u32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; dj:u32[5] dl:i32[]. let
+          dm:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] dl
+          dk:u32[5] = div dj dm
+        in (dk,) }
+    ] dj 2:i32[]
+    dn:u32[5] = add dh dk
+    do:u32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dn
+    dp:f32[5,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] df do
+    dq:f32[5] = squeeze[dimensions=(1,)] dp
+    dr:bool[5] = eq dg 0.0:f32[]
+    ds:f32[5] = broadcast_in_dim 0.0:f32[]
+    dt:f32[5] = select_n dr dg ds
+    du:bool[5] = ne dg dg
+    dv:f32[5] = broadcast_in_dim nan:f32[]
+    dw:f32[5] = select_n du dt dv
+    dx:bool[5] = eq dq 0.0:f32[]
+    dy:f32[5] = broadcast_in_dim 0.0:f32[]
+    dz:f32[5] = select_n dx dq dy
+    ea:bool[5] = ne dq dq
+    eb:f32[5] = broadcast_in_dim nan:f32[]
+    ec:f32[5] = select_n ea dz eb
+    ed:bool[5] = lt_to dw ec
+    ee:u32[5] = select_n ed dn dh
+    ef:u32[5] = select_n ed di dn
+  in (ee, ef) } in
+{ lambda ; eg:f32[5] eh:f32[3] ei:f32[3]. let
+    ej:f32[5] = jit[name=_interp jaxpr=_interp] eg eh ei -1.0:f32[] 9.0:f32[]
+  in (ej,) }"""
+
+EXPECTED['interp_period'] = """\
+let _interp = { lambda ; a:f32[5] b:f32[3] c:f32[3] d:f32[]. let
+    e:f32[] = abs d
+    f:f32[5] = jit[
+      name=remainder
+      jaxpr={ lambda ; a:f32[5] e:f32[]. let
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          h:f32[5] = rem a g
+          i:bool[5] = ne h 0.0:f32[]
+          j:bool[5] = lt h 0.0:f32[]
+          k:bool[] = lt g 0.0:f32[]
+          l:bool[5] = ne j k
+          m:bool[5] = and l i
+          n:f32[5] = add h g
+          f:f32[5] = select_n m h n
+        in (f,) }
+    ] a e
+    o:f32[3] = jit[
+      name=remainder
+      jaxpr={ lambda ; b:f32[3] e:f32[]. let
+          p:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          q:f32[3] = rem b p
+          r:bool[3] = ne q 0.0:f32[]
+          s:bool[3] = lt q 0.0:f32[]
+          t:bool[] = lt p 0.0:f32[]
+          u:bool[3] = ne s t
+          v:bool[3] = and u r
+          w:f32[3] = add q p
+          o:f32[3] = select_n v q w
+        in (o,) }
+    ] b e
+    x:f32[3] y:f32[3] = sort[dimension=0 is_stable=True num_keys=1] o c
+    z:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] x
+    ba:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+    bb:f32[1] = sub z ba
+    bc:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] x
+    bd:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+    be:f32[1] = add bc bd
+    bf:f32[5] = concatenate[dimension=0] bb x be
+    bg:f32[1] = slice[limit_indices=(3,) start_indices=(2,) strides=None] y
+    bh:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] y
+    bi:f32[5] = concatenate[dimension=0] bg y bh
+    bj:i32[5] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; bf:f32[5] f:f32[5]. let
+          bj:i32[5] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; bf:f32[5] f:f32[5]. let
+                bj:i32[5] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; bf:f32[5] f:f32[5]. let
+                      bk:u32[5] = broadcast_in_dim 0:u32[]
+                      bl:u32[5] = broadcast_in_dim 5:u32[]
+                      bm:u32[5] bn:u32[5] = scan[
+                        jaxpr=jaxpr
+                        length=3
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] bf f bk bl
+                      bj:i32[5] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] bn
+                    in (bj,) }
+                ] bf f
+              in (bj,) }
+          ] bf f
+        in (bj,) }
+    ] bf f
+    bo:i32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; bj:i32[5] bp:i32[] bq:i32[]. let
+          br:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bp
+          bs:i32[5] = max br bj
+          bt:i32[] = convert_element_type[new_dtype=int32 weak_type=False] bq
+          bo:i32[5] = min bt bs
+        in (bo,) }
+    ] bj 1:i32[] 4:i32[]
+    bu:bool[5] = lt bo 0:i32[]
+    bv:i32[5] = add bo 5:i32[]
+    bw:i32[5] = select_n bu bo bv
+    bx:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bw
+    by:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bi bx
+    bz:i32[5] = sub bo 1:i32[]
+    ca:bool[5] = lt bz 0:i32[]
+    cb:i32[5] = add bz 5:i32[]
+    cc:i32[5] = select_n ca bz cb
+    cd:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cc
+    ce:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bi cd
+    cf:f32[5] = sub by ce
+    cg:bool[5] = lt bo 0:i32[]
+    ch:i32[5] = add bo 5:i32[]
+    ci:i32[5] = select_n cg bo ch
+    cj:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ci
+    ck:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bf cj
+    cl:i32[5] = sub bo 1:i32[]
+    cm:bool[5] = lt cl 0:i32[]
+    cn:i32[5] = add cl 5:i32[]
+    co:i32[5] = select_n cm cl cn
+    cp:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] co
+    cq:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bf cp
+    cr:f32[5] = sub ck cq
+    cs:i32[5] = sub bo 1:i32[]
+    ct:bool[5] = lt cs 0:i32[]
+    cu:i32[5] = add cs 5:i32[]
+    cv:i32[5] = select_n ct cs cu
+    cw:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] cv
+    cx:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bf cw
+    cy:f32[5] = sub f cx
+    cz:f32[5] = abs cr
+    da:bool[5] = le cz 1.4210854715202004e-14:f32[]
+    db:i32[5] = sub bo 1:i32[]
+    dc:bool[5] = lt db 0:i32[]
+    dd:i32[5] = add db 5:i32[]
+    de:i32[5] = select_n dc db dd
+    df:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] de
+    dg:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bi df
+    dh:i32[5] = sub bo 1:i32[]
+    di:bool[5] = lt dh 0:i32[]
+    dj:i32[5] = add dh 5:i32[]
+    dk:i32[5] = select_n di dh dj
+    dl:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] dk
+    dm:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] bi dl
+    dn:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; da:bool[5] do:i32[] cr:f32[5]. let
+          dp:f32[] = convert_element_type[new_dtype=float32 weak_type=False] do
+          dq:f32[5] = broadcast_in_dim dp
+          dn:f32[5] = select_n da cr dq
+        in (dn,) }
+    ] da 1:i32[] cr
+    dr:f32[5] = div cy dn
+    ds:f32[5] = mul dr cf
+    dt:f32[5] = add dm ds
+    du:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; da:bool[5] dg:f32[5] dt:f32[5]. let
+          du:f32[5] = select_n da dt dg
+        in (du,) }
+    ] da dg dt
+    dv:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] bi
+    dw:f32[] = squeeze[dimensions=(0,)] dv
+    dx:f32[1] = slice[limit_indices=(5,) start_indices=(4,) strides=None] bi
+    dy:f32[] = squeeze[dimensions=(0,)] dx
+  in (du,) } in
+let jaxpr = { lambda ; dz:f32[5] ea:f32[5] eb:u32[5] ec:u32[5]. let
+    ed:u32[5] = sub ec eb
+    ee:u32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; ed:u32[5] ef:i32[]. let
+          eg:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] ef
+          ee:u32[5] = div ed eg
+        in (ee,) }
+    ] ed 2:i32[]
+    eh:u32[5] = add eb ee
+    ei:u32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] eh
+    ej:f32[5,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] dz ei
+    ek:f32[5] = squeeze[dimensions=(1,)] ej
+    el:bool[5] = eq ea 0.0:f32[]
+    em:f32[5] = broadcast_in_dim 0.0:f32[]
+    en:f32[5] = select_n el ea em
+    eo:bool[5] = ne ea ea
+    ep:f32[5] = broadcast_in_dim nan:f32[]
+    eq:f32[5] = select_n eo en ep
+    er:bool[5] = eq ek 0.0:f32[]
+    es:f32[5] = broadcast_in_dim 0.0:f32[]
+    et:f32[5] = select_n er ek es
+    eu:bool[5] = ne ek ek
+    ev:f32[5] = broadcast_in_dim nan:f32[]
+    ew:f32[5] = select_n eu et ev
+    ex:bool[5] = lt_to eq ew
+    ey:u32[5] = select_n ex eh eb
+    ez:u32[5] = select_n ex ec eh
+  in (ey, ez) } in
+{ lambda ; fa:f32[5] fb:f32[3] fc:f32[3]. let
+    fd:f32[5] = jit[name=_interp jaxpr=_interp] fa fb fc 2.5:f32[]
+  in (fd,) }"""
+
+EXPECTED['interp_extrapolate'] = """\
+let _interp = { lambda ; a:f32[5] b:f32[3] c:f32[3]. let
+    d:i32[5] = jit[
+      name=searchsorted
+      jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+          d:i32[5] = jit[
+            name=_searchsorted_scan_impl
+            jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+                d:i32[5] = jit[
+                  name=_searchsorted_scan_impl
+                  jaxpr={ lambda ; b:f32[3] a:f32[5]. let
+                      e:u32[5] = broadcast_in_dim 0:u32[]
+                      f:u32[5] = broadcast_in_dim 3:u32[]
+                      g:u32[5] h:u32[5] = scan[
+                        jaxpr=jaxpr
+                        length=2
+                        num_carry=2
+                        num_consts=2
+                        reverse=False
+                        unroll=1
+                      ] b a e f
+                      d:i32[5] = convert_element_type[
+                        new_dtype=int32
+                        weak_type=False
+                      ] h
+                    in (d,) }
+                ] b a
+              in (d,) }
+          ] b a
+        in (d,) }
+    ] b a
+    i:i32[5] = jit[
+      name=clip
+      jaxpr={ lambda ; d:i32[5] j:i32[] k:i32[]. let
+          l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+          m:i32[5] = max l d
+          n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] k
+          i:i32[5] = min n m
+        in (i,) }
+    ] d 1:i32[] 2:i32[]
+    o:bool[5] = lt i 0:i32[]
+    p:i32[5] = add i 3:i32[]
+    q:i32[5] = select_n o i p
+    r:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c r
+    t:i32[5] = sub i 1:i32[]
+    u:bool[5] = lt t 0:i32[]
+    v:i32[5] = add t 3:i32[]
+    w:i32[5] = select_n u t v
+    x:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] w
+    y:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c x
+    z:f32[5] = sub s y
+    ba:bool[5] = lt i 0:i32[]
+    bb:i32[5] = add i 3:i32[]
+    bc:i32[5] = select_n ba i bb
+    bd:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bc
+    be:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bd
+    bf:i32[5] = sub i 1:i32[]
+    bg:bool[5] = lt bf 0:i32[]
+    bh:i32[5] = add bf 3:i32[]
+    bi:i32[5] = select_n bg bf bh
+    bj:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bj
+    bl:f32[5] = sub be bk
+    bm:i32[5] = sub i 1:i32[]
+    bn:bool[5] = lt bm 0:i32[]
+    bo:i32[5] = add bm 3:i32[]
+    bp:i32[5] = select_n bn bm bo
+    bq:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bp
+    br:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] b bq
+    bs:f32[5] = sub a br
+    bt:f32[5] = abs bl
+    bu:bool[5] = le bt 1.4210854715202004e-14:f32[]
+    bv:i32[5] = sub i 1:i32[]
+    bw:bool[5] = lt bv 0:i32[]
+    bx:i32[5] = add bv 3:i32[]
+    by:i32[5] = select_n bw bv bx
+    bz:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] by
+    ca:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c bz
+    cb:i32[5] = sub i 1:i32[]
+    cc:bool[5] = lt cb 0:i32[]
+    cd:i32[5] = add cb 3:i32[]
+    ce:i32[5] = select_n cc cb cd
+    cf:i32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] ce
+    cg:f32[5] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1,)
+      unique_indices=False
+    ] c cf
+    ch:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] ci:i32[] bl:f32[5]. let
+          cj:f32[] = convert_element_type[new_dtype=float32 weak_type=False] ci
+          ck:f32[5] = broadcast_in_dim cj
+          ch:f32[5] = select_n bu bl ck
+        in (ch,) }
+    ] bu 1:i32[] bl
+    cl:f32[5] = div bs ch
+    cm:f32[5] = mul cl z
+    cn:f32[5] = add cg cm
+    co:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; bu:bool[5] ca:f32[5] cn:f32[5]. let
+          co:f32[5] = select_n bu cn ca
+        in (co,) }
+    ] bu ca cn
+    cp:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] c
+    cq:f32[] = squeeze[dimensions=(0,)] cp
+    cr:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] b
+    cs:f32[] = squeeze[dimensions=(0,)] cr
+    ct:bool[5] = lt a cs
+    cu:f32[5] = jit[
+      name=_where
+      jaxpr={ lambda ; ct:bool[5] cq:f32[] co:f32[5]. let
+          cv:f32[5] = broadcast_in_dim cq
+          cu:f32[5] = select_n ct co cv
+        in (cu,) }
+    ] ct cq co
+  in (cu,) } in
+let jaxpr = { lambda ; cw:f32[3] cx:f32[5] cy:u32[5] cz:u32[5]. let
+    da:u32[5] = sub cz cy
+    db:u32[5] = jit[
+      name=floor_divide
+      jaxpr={ lambda ; da:u32[5] dc:i32[]. let
+          dd:u32[] = convert_element_type[new_dtype=uint32 weak_type=False] dc
+          db:u32[5] = div da dd
+        in (db,) }
+    ] da 2:i32[]
+    de:u32[5] = add cy db
+    df:u32[5,1] = broadcast_in_dim[broadcast_dimensions=(0,)] de
+    dg:f32[5,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] cw df
+    dh:f32[5] = squeeze[dimensions=(1,)] dg
+    di:bool[5] = eq cx 0.0:f32[]
+    dj:f32[5] = broadcast_in_dim 0.0:f32[]
+    dk:f32[5] = select_n di cx dj
+    dl:bool[5] = ne cx cx
+    dm:f32[5] = broadcast_in_dim nan:f32[]
+    dn:f32[5] = select_n dl dk dm
+    do:bool[5] = eq dh 0.0:f32[]
+    dp:f32[5] = broadcast_in_dim 0.0:f32[]
+    dq:f32[5] = select_n do dh dp
+    dr:bool[5] = ne dh dh
+    ds:f32[5] = broadcast_in_dim nan:f32[]
+    dt:f32[5] = select_n dr dq ds
+    du:bool[5] = lt_to dn dt
+    dv:u32[5] = select_n du de cy
+    dw:u32[5] = select_n du cz de
+  in (dv, dw) } in
+{ lambda ; dx:f32[5] dy:f32[3] dz:f32[3]. let
+    ea:f32[5] = jit[name=_interp jaxpr=_interp] dx dy dz
+  in (ea,) }"""
