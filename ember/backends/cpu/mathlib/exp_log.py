@@ -20,6 +20,9 @@ which keeps the large term f exact. |s| <= 0.1716, z <= 0.02944: the first dropp
 R relative to the result is z^(n+1)/(2n+3): n = 4 gives 2e-9 (f32), n = 10 gives 6e-19
 (f64). Subnormal x is scaled by 2^mbits first.
 
+This log body serves f64, and f32 on hosts without AVX-512: `log_fn` hands f32 to
+f32/log.py, whose AVX-512 body is division-free (a 16-entry table in registers).
+
 expm1 (f64) keeps a tail instead (the body above reaches 2 ulp in f64, NumPy's tables
 allow 1): core.exp_core(x) = (k, q), e^x - 1 = 2^k (1 + q) - 1 = (2^k - 1) + 2^k q. For
 -54 <= k <= 60, 2^k - 1 is exact or its rounding is far below the result's ulp and 2^k q
@@ -93,7 +96,7 @@ def _expm1_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     return fp.sel(fp.isnan(x), x, res)
 
 
-def _log_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+def log_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
     b = fp.b
     min_normal = 2.0 ** (1 - fp.bias)
@@ -154,4 +157,8 @@ def expm1_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
 
 
 def log_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
-    return define(module, _name("log", ty), ty, 1, _log_body)
+    if str(ty) == "float":  # f32/log.py: division-free on AVX-512 hosts
+        from ember.backends.cpu.mathlib.f32.log import log32_fn
+
+        return log32_fn(module)
+    return define(module, _name("log", ty), ty, 1, log_body)
