@@ -133,14 +133,18 @@ def _chunks(fp: Fp, v: ir.Value, width: int = 8) -> list[ir.Value]:
 
 
 def scalef(fp: Fp, v: ir.Value, s: ir.Value) -> ir.Value:
-    """v 2^floor(s) per lane (vscalefpd: exact unless the result leaves the normal range,
-    then rounded once; s = +inf gives inf, -inf gives 0 for finite nonzero v)."""
-    v8 = ir.VectorType(ir.DoubleType(), 8)
-    fn = intrinsic(fp.module, "llvm.x86.avx512.mask.scalef.pd.512", v8,
-                   [v8, v8, v8, ir.IntType(8), ir.IntType(32)])
-    return concat(fp.b, [fp.b.call(fn, [a, c, ir.Constant(v8, 0.0), ir.Constant(ir.IntType(8), -1),
+    """v 2^floor(s) per lane (vscalefpd / vscalefps: exact unless the result leaves the
+    normal range, then rounded once; s = +inf gives inf, -inf gives 0 for finite nonzero
+    v; a NaN in either gives NaN). s is a float: no conversion to an integer first."""
+    n = 16 if fp.bits == 32 else 8
+    assert isinstance(fp, VecFp)
+    vt = ir.VectorType(fp.elem, n)
+    mask = ir.IntType(n)
+    fn = intrinsic(fp.module, f"llvm.x86.avx512.mask.scalef.{'ps' if n == 16 else 'pd'}.512",
+                   vt, [vt, vt, vt, mask, ir.IntType(32)])
+    return concat(fp.b, [fp.b.call(fn, [a, c, ir.Constant(vt, 0.0), ir.Constant(mask, -1),
                                         ir.Constant(ir.IntType(32), 4)])
-                         for a, c in zip(_chunks(fp, v), _chunks(fp, s))])
+                         for a, c in zip(_chunks(fp, v, n), _chunks(fp, s, n))])
 
 
 def clamp_abs(fp: Fp, v: ir.Value, bound: float) -> ir.Value:
