@@ -147,6 +147,19 @@ def scalef(fp: Fp, v: ir.Value, s: ir.Value) -> ir.Value:
                          for a, c in zip(_chunks(fp, v, n), _chunks(fp, s, n))])
 
 
+def trunc_to_int(fp: Fp, v: ir.Value) -> ir.Value:
+    """v truncated to i32 per lane by vcvttps2dq (f32, 16 lanes per instruction): a NaN or
+    out-of-range lane gives 0x80000000, where LLVM's fptosi would give poison."""
+    assert isinstance(fp, VecFp) and fp.bits == 32 and fp.lanes % 16 == 0
+    v16 = ir.VectorType(ir.FloatType(), 16)
+    i16 = ir.VectorType(ir.IntType(32), 16)
+    fn = intrinsic(fp.module, "llvm.x86.avx512.mask.cvttps2dq.512", i16,
+                   [v16, i16, ir.IntType(16), ir.IntType(32)])
+    return concat(fp.b, [fp.b.call(fn, [a, ir.Constant(i16, None), ir.Constant(ir.IntType(16), -1),
+                                        ir.Constant(ir.IntType(32), 4)])
+                         for a in _chunks(fp, v, 16)])
+
+
 def clamp_abs(fp: Fp, v: ir.Value, bound: float) -> ir.Value:
     """copysign(min(|v|, bound), v) per lane in one vrangepd (imm 2: smaller magnitude,
     sign of the first operand); v not NaN."""
