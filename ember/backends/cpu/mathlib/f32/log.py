@@ -57,7 +57,6 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.exp_log import LN2
 from ember.backends.cpu.mathlib.fp import Fp
-from ember.backends.cpu.mathlib.parts import LN2_PAIR, combine
 from ember.backends.cpu.mathlib.vec import Body, Lookup, define_with_variant, permute_tables
 
 F32 = ir.FloatType()
@@ -207,6 +206,8 @@ def _scaled_log_body(em: tuple[float, float], cm: tuple[float, float]) -> Body:
     that k E is exact: log2 (E = 1) and log10."""
 
     def body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool) -> ir.Value:
+        from ember.backends.cpu.mathlib.parts import combine  # (imports fractions: lazily)
+
         (x,) = args
 
         def value(xs: ir.Value, kadj: ir.Value | None) -> ir.Value:
@@ -225,6 +226,8 @@ def _scaled_log_body(em: tuple[float, float], cm: tuple[float, float]) -> Body:
 def _log1p_body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool) -> ir.Value:
     """log1p(x) = log(u + c), u + c = 1 + x exactly (two-sum): tiny x gives x (u = 1,
     c = x); -0.0 kept by a select; x = -1 gives -inf, x < -1 NaN, +inf +inf."""
+    from ember.backends.cpu.mathlib.parts import LN2_PAIR, combine  # (as above)
+
     (x,) = args
     u, c = fp.two_sum(fp.c(1.0), x)
 
