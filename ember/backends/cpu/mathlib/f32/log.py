@@ -8,8 +8,8 @@ within 0.64 and 0.57 ulp, log1p within 0.66 (lean_log's forms on `log_parts` bel
 
 Why: the straight-line body (exp_log, kept on hosts without AVX-512, where the lookups
 below would be gathers) divides once, s = f / (2 + f). A vector division is the slowest
-instruction of a log-heavy loop (Black-Scholes has three more): long latency, one
-divider. Here every operation is a multiply, an add or a permute.
+instruction of a log-heavy loop (Black-Scholes has two more and a square root): long
+latency, one divider. Here every operation is a multiply, an add or a permute.
 
 Reduction. The bits of x are offset by OFF (the float 0.7292..., chosen below):
 tmp = bits(x) - OFF, k = tmp >> 23 (arithmetic), z = x 2^-k, whose bits are
