@@ -41,6 +41,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib.fp import Fp, intrinsic, type_suffix
 
 PTR = ir.PointerType()
+NOINLINE = ("noinline",)
 Lookup = Callable[[Fp, str, Sequence[float], ir.Value], ir.Value]
 Body = Callable[[Fp, Lookup, list[ir.Value], bool], ir.Value]
 
@@ -207,17 +208,17 @@ def _pad_or_split(b: ir.IRBuilder, native: ir.Function, args: list[ir.Value], n:
         halves = [[b.shuffle_vector(a, ir.Constant(a.type, None), ir.Constant(
             ir.VectorType(i32, lanes), list(range(k, k + lanes)))) for a in args]
             for k in (0, lanes)]
-        return concat(b, [b.call(native, h) for h in halves])
+        return concat(b, [b.call(native, h, attrs=NOINLINE) for h in halves])
     if n == 0:  # a scalar: splat it
         wide = [b.shuffle_vector(b.insert_element(ir.Constant(native.args[0].type, None), a,
                                                   ir.Constant(i32, 0)),
                                  ir.Constant(native.args[0].type, None),
                                  ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
                 for a in args]
-        return b.extract_element(b.call(native, wide), ir.Constant(i32, 0))
+        return b.extract_element(b.call(native, wide, attrs=NOINLINE), ir.Constant(i32, 0))
     pad = ir.Constant(ir.VectorType(i32, lanes), list(range(n)) + [0] * (lanes - n))
     wide = [b.shuffle_vector(a, ir.Constant(a.type, None), pad) for a in args]
-    res = b.call(native, wide)
+    res = b.call(native, wide, attrs=NOINLINE if n < lanes // 2 else ())
     return b.shuffle_vector(res, ir.Constant(res.type, None),
                             ir.Constant(ir.VectorType(i32, n), list(range(n))))
 
@@ -228,6 +229,23 @@ def _function(module: ir.Module, name: str, ty: ir.Type, nargs: int) -> ir.Funct
     fn.attributes.add("nounwind")
     set.add(fn.attributes, "memory(none)")  # llvmlite's list lacks it; printed as is
     return fn
+
+
+def out_of_line(fp: Fp, name: str, build: Callable[[Fp, list[ir.Value]], ir.Value],
+                args: list[ir.Value]) -> ir.Value:
+    """A call of `name` (defined once per module: noinline, 512-bit legal, its body
+    `build(vector fp, its arguments)`) on args of fp's vector type: a branchy body's
+    general code, compiled once instead of in every copy of the body (the loop's, the
+    variants', the scalar helper's)."""
+    assert isinstance(fp, VecFp)
+    fn = fp.module.globals.get(name)
+    if fn is None:
+        fn = _function(fp.module, name, fp.ty, len(args))
+        fn.attributes.add("noinline")
+        set.add(fn.attributes, '"min-legal-vector-width"="512"')
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.ret(build(VecFp(b, fp.elem, fp.lanes), list(fn.args)))
+    return fp.b.call(fn, args)
 
 
 def define_with_variant(module: ir.Module, base: str, scalar_ty: ir.Type, nargs: int,

@@ -57,7 +57,13 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.exp_log import LN2
 from ember.backends.cpu.mathlib.fp import Fp
-from ember.backends.cpu.mathlib.vec import Body, Lookup, define_with_variant, permute_tables
+from ember.backends.cpu.mathlib.vec import (
+    Body,
+    Lookup,
+    define_with_variant,
+    out_of_line,
+    permute_tables,
+)
 
 F32 = ir.FloatType()
 STEP = 1 << 19  # float steps per interval (16 intervals per octave)
@@ -190,18 +196,25 @@ def _branchy(fp: Fp, x: ir.Value, quick: Callable[[], ir.Value],
     return res
 
 
+def _general(base: str, body: Body, fp: Fp, lookup: Lookup, args: list[ir.Value]
+             ) -> Callable[[], ir.Value]:
+    """The general code as a call (vec.out_of_line): the branchy body is copied into the
+    loop and each vector variant, its rarely taken general half need not be."""
+    def build(vfp: Fp, vargs: list[ir.Value]) -> ir.Value:
+        return body(vfp, lookup, vargs, False)
+
+    return lambda: out_of_line(fp, f"ember.{base}.general.v{fp.lanes}f32", build, args)
+
+
 def _log_table_body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool) -> ir.Value:
     (x,) = args
-
-    def full() -> ir.Value:
-        return _specials(fp, x, _core(fp, lookup, *_scaled(fp, x)))
-
     if not branchy:
-        return full()
-    return _branchy(fp, x, lambda: _core(fp, lookup, x, None), full)
+        return _specials(fp, x, _core(fp, lookup, *_scaled(fp, x)))
+    return _branchy(fp, x, lambda: _core(fp, lookup, x, None),
+                    _general("log", _log_table_body, fp, lookup, args))
 
 
-def _scaled_log_body(em: tuple[float, float], cm: tuple[float, float]) -> Body:
+def _scaled_log_body(base: str, em: tuple[float, float], cm: tuple[float, float]) -> Body:
     """log(x) C written k E + (hi + lo) C (parts.combine), E = ln2 C with few enough bits
     that k E is exact: log2 (E = 1) and log10."""
 
@@ -213,12 +226,9 @@ def _scaled_log_body(em: tuple[float, float], cm: tuple[float, float]) -> Body:
         def value(xs: ir.Value, kadj: ir.Value | None) -> ir.Value:
             return combine(fp, *log_parts(fp, lookup, xs, kadj), em, cm)
 
-        def full() -> ir.Value:
-            return _specials(fp, x, value(*_scaled(fp, x)))
-
         if not branchy:
-            return full()
-        return _branchy(fp, x, lambda: value(x, None), full)
+            return _specials(fp, x, value(*_scaled(fp, x)))
+        return _branchy(fp, x, lambda: value(x, None), _general(base, body, fp, lookup, args))
 
     return body
 
@@ -235,18 +245,15 @@ def _log1p_body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool) -> 
         res = combine(fp, *log_parts(fp, lookup, u, None, c), LN2_PAIR[32], None)
         return fp.sel(fp.eq(x, fp.c(0.0)), x, res)  # keeps -0.0
 
-    def full() -> ir.Value:  # u is 0 or normal: no scaling
+    if not branchy:  # u is 0 or normal: no scaling
         return _specials(fp, u, fp.sel(fp.eq(x, fp.c(math.inf)), x, quick()))
-
-    if not branchy:
-        return full()
-    return _branchy(fp, u, quick, full)
+    return _branchy(fp, u, quick, _general("log1p", _log1p_body, fp, lookup, args))
 
 
 def scaled_log32_fn(module: ir.Module, base: str, em: tuple[float, float],
                     cm: tuple[float, float]) -> ir.Function:
     """`ember.<base>.f32` (log2, log10) on AVX-512 hosts (lean_log's callers decide)."""
-    return define_with_variant(module, base, F32, 1, _scaled_log_body(em, cm), True)
+    return define_with_variant(module, base, F32, 1, _scaled_log_body(base, em, cm), True)
 
 
 def log1p32_fn(module: ir.Module) -> ir.Function:
