@@ -20,7 +20,12 @@ on the scalar function). So with AVX-512 F and DQ (`permute_tables()`):
     copies of lane 0 and cut back, twice as many are two calls;
   - the scalar helper `ember.<base>.<type>` (noinline, memory(none)) runs the L-lane
     variant on a splat of its arguments: the loop's scalar tail and loops left scalar
-    compute with the very same code, so a lane's result never depends on where it ran.
+    compute with the very same code, so a lane's result never depends on where it ran;
+  - the scalar helper and the L/4 wrapper call the L-lane body through a noinline call
+    site (each inlined copy is compiled again), and a branchy body can move its general
+    code out of line (`out_of_line`): a first compile of an f32 log kernel took 52 ms of
+    CPU, 37 so; L/2 and 2L inline it: loops mixing f32 and f64 run on those (f64 pow in
+    a loop of f32 data: 1.24 ns per element, 3.7 through calls);
   The variants and the scalar helper are kept alive until the vectorizer runs by
   `llvm.compiler.used` (the helper also keeps its signature: see below); the
   body asks for 512-bit legal types (`min-legal-vector-width`), else a target that
@@ -208,7 +213,7 @@ def _pad_or_split(b: ir.IRBuilder, native: ir.Function, args: list[ir.Value], n:
         halves = [[b.shuffle_vector(a, ir.Constant(a.type, None), ir.Constant(
             ir.VectorType(i32, lanes), list(range(k, k + lanes)))) for a in args]
             for k in (0, lanes)]
-        return concat(b, [b.call(native, h, attrs=NOINLINE) for h in halves])
+        return concat(b, [b.call(native, h) for h in halves])
     if n == 0:  # a scalar: splat it
         wide = [b.shuffle_vector(b.insert_element(ir.Constant(native.args[0].type, None), a,
                                                   ir.Constant(i32, 0)),
