@@ -4,11 +4,14 @@ otherwise make the vectorizer and the legalizer split every kernel into ymm halv
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from ember.backends import cpu
 from ember.backends.cpu.jit import llvm_target
+from ember.backends.cpu.kernel_records import split_asm_functions
 from ember.hlo import Builder, Shape
 
 AVX512 = "+avx,+avx2,+avx512f,+avx512vl,+fma"
@@ -35,7 +38,11 @@ def test_avx512_host_kernels_use_zmm_registers(op):
     x = b.parameter(Shape("f32", (4099,)))
     exe = cpu.compile(b.build(b.add(x, x) if op == "add" else getattr(b, op)(x)),
                       use_cache=False)
-    asm = exe.assembly()
+    # the math helpers' narrower vector variants (`ember.exp.v8f32`: mathlib/vec.py, for
+    # loops the vectorizer gives fewer lanes, padded onto the 16-lane body) are not the kernel
+    fns = split_asm_functions(exe.assembly())
+    asm = "\n".join(t for name, t in fns.items()
+                     if not re.fullmatch(r"ember\.\w+\.v[48]f32", name))
     assert "%zmm" in asm and "%ymm" not in asm.replace("vzeroupper", "")
     v = np.linspace(-3, 3, 4099, dtype=np.float32)
     want = {"exponential": np.exp, "tanh": np.tanh, "add": lambda t: t + t}[op](v)

@@ -12,8 +12,10 @@ LLVM module as an alwaysinline function named `ember.<name>.f32|f64`:
   native f32 bodies (`_F32`): tan, atan, atan2, asin, acos (f32/trig.py), cbrt (f32/powers.py),
     tanh (lean_hyper), erf, erfc, erf-inv (f32/special.py); f32 pow (f32/powers.py)
     computes in f64 lanes and rounds once; their f64 bodies: tan, atrig, powers, special.
-    pow and (on AVX-512 hosts) f32 erf look 16-entry tables up in registers through a
-    vector variant (vec.py; tables/pow_tables.py, tables/erf_tables.py).
+    pow and (on AVX-512 hosts) f32 erf, log, log2, log10 and log1p look 16-entry tables up
+    in registers through a vector variant (vec.py; tables/pow_tables.py,
+    tables/erf_tables.py; the division-free f32 log family is f32/log.py, which exp_log
+    and lean_log hand f32 to); f32 exp there is a vector variant too (vscalefps on k).
 f16 computes in f32 and rounds once.
 Shared pieces: core (exp and log with double-double tails, for pow and erf), parts (log
 and exp in pieces, lighter), coeffs and coeffs32 (fitted polynomials; fit.py derives them).

@@ -20,6 +20,9 @@ which keeps the large term f exact. |s| <= 0.1716, z <= 0.02944: the first dropp
 R relative to the result is z^(n+1)/(2n+3): n = 4 gives 2e-9 (f32), n = 10 gives 6e-19
 (f64). Subnormal x is scaled by 2^mbits first.
 
+This log body serves f64, and f32 on hosts without AVX-512: `log_fn` hands f32 to
+f32/log.py, whose AVX-512 body is division-free (a 16-entry table in registers).
+
 expm1 (f64) keeps a tail instead (the body above reaches 2 ulp in f64, NumPy's tables
 allow 1): core.exp_core(x) = (k, q), e^x - 1 = 2^k (1 + q) - 1 = (2^k - 1) + 2^k q. For
 -54 <= k <= 60, 2^k - 1 is exact or its rounding is far below the result's ulp and 2^k q
@@ -38,6 +41,13 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib import core
 from ember.backends.cpu.mathlib.define import define
 from ember.backends.cpu.mathlib.fp import Fp
+from ember.backends.cpu.mathlib.vec import (
+    Lookup,
+    VecFp,
+    define_with_variant,
+    permute_tables,
+    scalef,
+)
 
 LOG2E = 1.0 / math.log(2.0)
 # (hi, lo) splits of ln 2: hi has 11 (f32: 9) trailing zero bits.
@@ -77,6 +87,23 @@ def _exp_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     return fp.sel(fp.isnan(x), x, res)
 
 
+def _exp32_vec_body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool
+                    ) -> ir.Value:
+    """The f32 exp of AVX-512 hosts, on 16 lanes: _exp_body's values with vscalefps taking
+    k as the float it already is. A NaN needs no select: the clamp's selects pass it on
+    (an ordered compare is false), rint, the fmas and vscalefps carry it through, where
+    the straight-line body must keep it from fptosi (poison) and put it back after; and
+    no conversion of k to an integer and back. 6 of 21 vector instructions."""
+    if not isinstance(fp, VecFp):  # (only the variant is built with `permute`)
+        return _exp_body(fp, args)
+    (x,) = args
+    xc = fp.sel(fp.gt(x, fp.c(EXP_HI[32])), fp.c(EXP_HI[32]), x)
+    xc = fp.sel(fp.lt(xc, fp.c(EXP_LO[32])), fp.c(EXP_LO[32]), xc)
+    k, r = _reduce_ln2(fp, xc)
+    p = fp.poly(r, [1.0 / math.factorial(n) for n in range(EXP_DEG[32] + 1)])
+    return scalef(fp, p, k)
+
+
 def _expm1_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
     xc = _clamp(fp, x, EXPM1_LO[fp.bits], EXPM1_HI[fp.bits])
@@ -93,7 +120,7 @@ def _expm1_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     return fp.sel(fp.isnan(x), x, res)
 
 
-def _log_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
+def log_body(fp: Fp, args: list[ir.Value]) -> ir.Value:
     (x,) = args
     b = fp.b
     min_normal = 2.0 ** (1 - fp.bias)
@@ -144,7 +171,11 @@ def _name(base: str, ty: ir.Type) -> str:
     return f"ember.{base}.{'f32' if str(ty) == 'float' else 'f64'}"
 
 
-def exp_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+def exp_fn(module: ir.Module, ty: ir.Type, permute: bool | None = None) -> ir.Function:
+    """`ember.exp.f32|f64`; f32 on AVX-512 hosts (`permute` default there) as a vector
+    variant (vec.py) whose scaling takes k as a float (`_exp32_vec_body`)."""
+    if str(ty) == "float" and (permute_tables() if permute is None else permute):
+        return define_with_variant(module, "exp", ty, 1, _exp32_vec_body, True)
     return define(module, _name("exp", ty), ty, 1, _exp_body)
 
 
@@ -154,4 +185,8 @@ def expm1_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
 
 
 def log_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
-    return define(module, _name("log", ty), ty, 1, _log_body)
+    if str(ty) == "float":  # f32/log.py: division-free on AVX-512 hosts
+        from ember.backends.cpu.mathlib.f32.log import log32_fn
+
+        return log32_fn(module)
+    return define(module, _name("log", ty), ty, 1, log_body)

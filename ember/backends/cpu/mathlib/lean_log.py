@@ -11,6 +11,8 @@ exp2(x): k = rint(x), r = x - k exact, |r| <= 1/2.
   2^k is applied as two exact power-of-two factors (Fp.ldexp), so a subnormal result
   rounds once and overflow gives inf. x is clamped to [-151, 129] (f32) or [-1100, 1100]
   (f64) first (beyond, the result is 0 or inf anyway); NaN passes through.
+On AVX-512 hosts f32 log2, log10 and log1p are f32/log.py's (the same combine and two-sum
+on a division-free, table-driven log_parts); f64 and other hosts' f32 are below.
 log2(x), log10(x): parts.log_parts(x) = (e, hi, lo) and parts.combine with
   (E, C) = (1, 1/ln2) and (log10(2), 1/ln10): e E + (hi + lo) C rounded about once, so
   log2 of a power of two is exact. x = 0 -> -inf, x < 0 or NaN -> NaN, +inf -> +inf.
@@ -37,6 +39,7 @@ from ember.backends.cpu.mathlib.parts import (
     split_for,
 )
 from ember.backends.cpu.mathlib.tables import coeffs32
+from ember.backends.cpu.mathlib.vec import permute_tables
 
 LN10_DIGITS = "2.302585092994045684017960468497044400310425839400793081620375887014"
 LN10_F = Fraction(LN10_DIGITS)
@@ -100,14 +103,33 @@ def exp2_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
     return define(module, f"ember.exp2.{suffix(ty)}", ty, 1, _exp2_body)
 
 
-def log2_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+def _table32(ty: ir.Type, permute: bool | None) -> bool:
+    """f32 on an AVX-512 host (`permute` default): f32/log.py's division-free table
+    bodies serve."""
+    return str(ty) == "float" and (permute_tables() if permute is None else permute)
+
+
+def log2_fn(module: ir.Module, ty: ir.Type, permute: bool | None = None) -> ir.Function:
+    if _table32(ty, permute):
+        from ember.backends.cpu.mathlib.f32.log import scaled_log32_fn
+
+        return scaled_log32_fn(module, "log2", (1.0, 0.0), split_for(32, 1 / LN2_F))
     return define(module, f"ember.log2.{suffix(ty)}", ty, 1, _log_scaled(None, 1 / LN2_F))
 
 
-def log10_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+def log10_fn(module: ir.Module, ty: ir.Type, permute: bool | None = None) -> ir.Function:
+    if _table32(ty, permute):
+        from ember.backends.cpu.mathlib.f32.log import scaled_log32_fn
+
+        return scaled_log32_fn(module, "log10", split_for(32, LN2_F / LN10_F, exact_mul=True),
+                               split_for(32, 1 / LN10_F))
     return define(module, f"ember.log10.{suffix(ty)}", ty, 1,
                   _log_scaled(LN2_F / LN10_F, 1 / LN10_F))
 
 
-def log1p_fn(module: ir.Module, ty: ir.Type) -> ir.Function:
+def log1p_fn(module: ir.Module, ty: ir.Type, permute: bool | None = None) -> ir.Function:
+    if _table32(ty, permute):
+        from ember.backends.cpu.mathlib.f32.log import log1p32_fn
+
+        return log1p32_fn(module)
     return define(module, f"ember.log1p.{suffix(ty)}", ty, 1, _log1p_body)

@@ -20,7 +20,12 @@ on the scalar function). So with AVX-512 F and DQ (`permute_tables()`):
     copies of lane 0 and cut back, twice as many are two calls;
   - the scalar helper `ember.<base>.<type>` (noinline, memory(none)) runs the L-lane
     variant on a splat of its arguments: the loop's scalar tail and loops left scalar
-    compute with the very same code, so a lane's result never depends on where it ran.
+    compute with the very same code, so a lane's result never depends on where it ran;
+  - the scalar helper and the L/4 wrapper call the L-lane body through a noinline call
+    site (each inlined copy is compiled again), and a branchy body can move its general
+    code out of line (`out_of_line`): a first compile of an f32 log kernel took 52 ms of
+    CPU, 37 so; L/2 and 2L inline it: loops mixing f32 and f64 run on those (f64 pow in
+    a loop of f32 data: 1.24 ns per element, 3.7 through calls);
   The variants and the scalar helper are kept alive until the vectorizer runs by
   `llvm.compiler.used` (the helper also keeps its signature: see below); the
   body asks for 512-bit legal types (`min-legal-vector-width`), else a target that
@@ -41,6 +46,7 @@ import llvmlite.ir as ir
 from ember.backends.cpu.mathlib.fp import Fp, intrinsic, type_suffix
 
 PTR = ir.PointerType()
+NOINLINE = ("noinline",)
 Lookup = Callable[[Fp, str, Sequence[float], ir.Value], ir.Value]
 Body = Callable[[Fp, Lookup, list[ir.Value], bool], ir.Value]
 
@@ -133,14 +139,31 @@ def _chunks(fp: Fp, v: ir.Value, width: int = 8) -> list[ir.Value]:
 
 
 def scalef(fp: Fp, v: ir.Value, s: ir.Value) -> ir.Value:
-    """v 2^floor(s) per lane (vscalefpd: exact unless the result leaves the normal range,
-    then rounded once; s = +inf gives inf, -inf gives 0 for finite nonzero v)."""
-    v8 = ir.VectorType(ir.DoubleType(), 8)
-    fn = intrinsic(fp.module, "llvm.x86.avx512.mask.scalef.pd.512", v8,
-                   [v8, v8, v8, ir.IntType(8), ir.IntType(32)])
-    return concat(fp.b, [fp.b.call(fn, [a, c, ir.Constant(v8, 0.0), ir.Constant(ir.IntType(8), -1),
+    """v 2^floor(s) per lane (vscalefpd / vscalefps: exact unless the result leaves the
+    normal range, then rounded once; s = +inf gives inf, -inf gives 0 for finite nonzero
+    v; a NaN in either gives NaN). s is a float: no conversion to an integer first."""
+    n = 16 if fp.bits == 32 else 8
+    assert isinstance(fp, VecFp)
+    vt = ir.VectorType(fp.elem, n)
+    mask = ir.IntType(n)
+    fn = intrinsic(fp.module, f"llvm.x86.avx512.mask.scalef.{'ps' if n == 16 else 'pd'}.512",
+                   vt, [vt, vt, vt, mask, ir.IntType(32)])
+    return concat(fp.b, [fp.b.call(fn, [a, c, ir.Constant(vt, 0.0), ir.Constant(mask, -1),
                                         ir.Constant(ir.IntType(32), 4)])
-                         for a, c in zip(_chunks(fp, v), _chunks(fp, s))])
+                         for a, c in zip(_chunks(fp, v, n), _chunks(fp, s, n))])
+
+
+def trunc_to_int(fp: Fp, v: ir.Value) -> ir.Value:
+    """v truncated to i32 per lane by vcvttps2dq (f32, 16 lanes per instruction): a NaN or
+    out-of-range lane gives 0x80000000, where LLVM's fptosi would give poison."""
+    assert isinstance(fp, VecFp) and fp.bits == 32 and fp.lanes % 16 == 0
+    v16 = ir.VectorType(ir.FloatType(), 16)
+    i16 = ir.VectorType(ir.IntType(32), 16)
+    fn = intrinsic(fp.module, "llvm.x86.avx512.mask.cvttps2dq.512", i16,
+                   [v16, i16, ir.IntType(16), ir.IntType(32)])
+    return concat(fp.b, [fp.b.call(fn, [a, ir.Constant(i16, None), ir.Constant(ir.IntType(16), -1),
+                                        ir.Constant(ir.IntType(32), 4)])
+                         for a in _chunks(fp, v, 16)])
 
 
 def clamp_abs(fp: Fp, v: ir.Value, bound: float) -> ir.Value:
@@ -197,10 +220,10 @@ def _pad_or_split(b: ir.IRBuilder, native: ir.Function, args: list[ir.Value], n:
                                  ir.Constant(native.args[0].type, None),
                                  ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
                 for a in args]
-        return b.extract_element(b.call(native, wide), ir.Constant(i32, 0))
+        return b.extract_element(b.call(native, wide, attrs=NOINLINE), ir.Constant(i32, 0))
     pad = ir.Constant(ir.VectorType(i32, lanes), list(range(n)) + [0] * (lanes - n))
     wide = [b.shuffle_vector(a, ir.Constant(a.type, None), pad) for a in args]
-    res = b.call(native, wide)
+    res = b.call(native, wide, attrs=NOINLINE if n < lanes // 2 else ())
     return b.shuffle_vector(res, ir.Constant(res.type, None),
                             ir.Constant(ir.VectorType(i32, n), list(range(n))))
 
@@ -211,6 +234,23 @@ def _function(module: ir.Module, name: str, ty: ir.Type, nargs: int) -> ir.Funct
     fn.attributes.add("nounwind")
     set.add(fn.attributes, "memory(none)")  # llvmlite's list lacks it; printed as is
     return fn
+
+
+def out_of_line(fp: Fp, name: str, build: Callable[[Fp, list[ir.Value]], ir.Value],
+                args: list[ir.Value]) -> ir.Value:
+    """A call of `name` (defined once per module: noinline, 512-bit legal, its body
+    `build(vector fp, its arguments)`) on args of fp's vector type: a branchy body's
+    general code, compiled once instead of in every copy of the body (the loop's, the
+    variants', the scalar helper's)."""
+    assert isinstance(fp, VecFp)
+    fn = fp.module.globals.get(name)
+    if fn is None:
+        fn = _function(fp.module, name, fp.ty, len(args))
+        fn.attributes.add("noinline")
+        set.add(fn.attributes, '"min-legal-vector-width"="512"')
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.ret(build(VecFp(b, fp.elem, fp.lanes), list(fn.args)))
+    return fp.b.call(fn, args)
 
 
 def define_with_variant(module: ir.Module, base: str, scalar_ty: ir.Type, nargs: int,

@@ -5,7 +5,8 @@ Input: a float x. Output: erf(x), erfc(x), erfinv(x) within 3 ulp of the correct
 value, 2 measured (f16 rounds these once more; the double bodies in `special.py` serve f64).
 
 erf(x), AVX-512 hosts (`erf_fn`'s default there): table driven, no branch and no range
-  select. a = |x| clamped to 3.92 (inf and NaN too; NaN is restored at the end),
+  select. a = |x| clamped to 3.92 (inf too; a NaN flows through to the result: its
+  vcvttps2dq index is 0x80000000, entry 0, and no select is needed to restore it),
   s = 4a (exact), k = floor(s) in 0..15, u = s - OFF[k] (exact: OFF = 0 for k = 0, else
   k + 1/2 with s in [k, k + 1), so u in [-1/2, 1/2] on the float grid of s), and
     erf(a) = H[k] + (u C[k] + (L[k] + u Qk(u))),
@@ -90,7 +91,12 @@ from ember.backends.cpu.mathlib.exp_log import LN2, LOG2E, log_fn
 from ember.backends.cpu.mathlib.fp import Fp
 from ember.backends.cpu.mathlib.tables import coeffs32
 from ember.backends.cpu.mathlib.tables import erf_tables as T
-from ember.backends.cpu.mathlib.vec import Lookup, define_with_variant, permute_tables
+from ember.backends.cpu.mathlib.vec import (
+    Lookup,
+    define_with_variant,
+    permute_tables,
+    trunc_to_int,
+)
 
 F32 = ir.FloatType()
 ERF_ONE = 3.92  # erf(a) rounds to 1 in float beyond ~3.86; the ERFCX_R fit ends here
@@ -195,8 +201,11 @@ def _erf_table_body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool)
     """erf by 16 polynomials in u = 4a - OFF[k], k = floor(4a) (see the module docstring)."""
     (x,) = args
     a = fp.fabs(x)
-    s = fp.mul(fp.sel(fp.lt(a, fp.c(ERF_ONE)), a, fp.c(ERF_ONE)), fp.c(4.0))  # inf, NaN -> 3.92
-    k = fp.to_int(s)  # floor: s >= 0; 15 at most (4 * 3.92 < 16)
+    # inf -> 3.92; NaN passes (the ordered compare is false) and flows through to the
+    # result: vcvttps2dq gives NaN the index 0x80000000 (entry 0; LLVM's fptosi would be
+    # poison, hence no fptosi), and every later operation keeps it NaN
+    s = fp.mul(fp.sel(fp.gt(a, fp.c(ERF_ONE)), fp.c(ERF_ONE), a), fp.c(4.0))
+    k = trunc_to_int(fp, s)  # floor: s >= 0; 15 at most (4 * 3.92 < 16)
 
     def tab(name: str, values: list[float]) -> ir.Value:
         return lookup(fp, name, values, k)
@@ -206,8 +215,7 @@ def _erf_table_body(fp: Fp, lookup: Lookup, args: list[ir.Value], branchy: bool)
     for j in range(len(T.ERF_Q) - 2, -1, -1):
         q = fp.fma(q, u, tab(f"erf_q{j}", T.ERF_Q[j]))
     low = fp.fma(u, tab("erf_c", T.ERF_C), fp.fma(u, q, tab("erf_l", T.ERF_L)))
-    res = fp.copysign(fp.add(tab("erf_h", T.ERF_H), low), x)
-    return fp.sel(fp.isnan(x), x, res)
+    return fp.copysign(fp.add(tab("erf_h", T.ERF_H), low), x)
 
 
 def erf_fn(module: ir.Module, permute: bool | None = None) -> ir.Function:
