@@ -1,0 +1,121 @@
+"""Element-level fusion of a sweep: its members computed element by element in one loop.
+
+Input: a sweep's members, lags and rows (plan/sweeps.py) and the schedule. Output: an
+`ElementFusion`, or None when the sweep does not qualify: the times [begin, end) that one
+loop runs (emit/sweep_fused.py), and the reads it takes from registers (`ChainRead`).
+At time t the loop computes, member by member in program order, member K's window row
+t - lag_K (so the sweep's order of times, and of members within a time, is kept: the
+lag inequalities of sweeps.py hold element by element as they do block by block). The
+driver runs times [0, begin) and [end, extent) through the members' own kernels, as two
+blocks (emit/loops_emit.py `emit_driver`).
+Chain reads. Member J's slice of X starting at row a, X written by an earlier member I
+(window start s_I), reads at time t the row I computed at time t - d, where
+    d = lag_J - lag_I - (a - s_I)   (>= 0: sweeps.py's first inequality)
+so the loop keeps I's last `depth` values in registers (d = 0: this time's value) and
+loads nothing of X: one load per element of the source array and one store per member,
+against a load of each read and a store per member when the members run apart. LLVM
+vectorizes such chains (fixed-order recurrences: a vector of this time's values shuffled
+with the previous one). Chain values before `begin` are loaded from memory on entry: the
+rows the first block wrote.
+Qualifies: every member a fusion rooted at a dynamic-update-slice of a rank-1 array with
+a static start, written in place, each array written by one member only (a second writer
+would make a register value stale), and at least MIN_TIMES times in which every member
+has a row and every chain read reads inside its writer's window (outside it, rows the
+sweep never writes: memory). Invariants: every remaining memory dependence inside the
+loop is a load before a store of the same element (old values: sweeps.py's second
+inequality), which vectorizing keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ember.hlo.ir import Instruction
+
+# Fewer fused times than this leave the sweep as blocks (the loop's setup, its chain
+# loads, would outweigh the rows it fuses).
+MIN_TIMES = 64
+# Registers a writer's chain may hold (d up to this); beyond, the values spill anyway.
+MAX_DEPTH = 8
+
+
+@dataclass
+class ChainRead:
+    member: int  # J: the member whose slice this is
+    slice: Instruction  # the slice in J's fused computation
+    writer: int  # I < J: the member that writes the sliced array
+    distance: int  # d: the value I computed d times earlier
+
+
+@dataclass
+class ElementFusion:
+    begin: int  # the first time the loop runs
+    end: int  # one past its last
+    reads: list[ChainRead]
+    depth: list[int]  # per member: how many of its earlier values the loop keeps
+    starts: list[int]  # per member: its window's first row
+
+
+def _window(k: Instruction) -> tuple[int, int] | None:
+    """(start, rows) of a member's in-place write: its fusion's root a dynamic-update-slice
+    of a rank-1 array at a constant start inside the array (None otherwise)."""
+    if k.opcode != "fusion":
+        return None
+    root = k.fused_computation.root
+    if root.opcode != "dynamic-update-slice" or root.shape.rank != 1:
+        return None
+    s = root.operands[2]
+    if s.opcode != "constant" or s.shape.size != 1:
+        return None
+    start, n, rows = (int(np.asarray(s.value).reshape(-1)[0]), root.shape.dimensions[0],
+                      root.operands[1].shape.dimensions[0])
+    if not 0 <= start <= n - rows:  # (a start XLA would clamp: leave it to the blocks)
+        return None
+    return start, rows
+
+
+def plan_element_fusion(sched, members: list[Instruction], lags: list[int],
+                        rows: list[int]) -> ElementFusion | None:
+    """The element-level fusion of a sweep of `members` (the module docstring), or None."""
+    from ember.backends.cpu.plan.schedule import flatten_slots
+
+    windows = [_window(k) for k in members]
+    if any(w is None for w in windows):
+        return None
+    writer: dict = {}
+    for j, k in enumerate(members):
+        (out,) = flatten_slots(sched.buffers[k])
+        if out.buffer in writer:
+            return None
+        writer[out.buffer] = j
+    begin = max(lags)
+    end = min(lag + n for lag, n in zip(lags, rows))
+    reads: list[ChainRead] = []
+    for j, k in enumerate(members):
+        for p in k.fused_computation.parameters:
+            leaves = flatten_slots(sched.buffers[k.operands[p.parameter_number]])
+            i = writer.get(leaves[0].buffer) if len(leaves) == 1 else None
+            if i is None or i >= j:
+                continue  # (old values, or its own target: memory)
+            s_i, n_i = windows[i]  # type: ignore[misc]
+            for u in p.users:
+                if u.opcode != "slice" or u.attrs["slice"][0][2] != 1:
+                    return None  # (sweeps.py admits none: kept for safety)
+                a = u.attrs["slice"][0][0]
+                d = lags[j] - lags[i] - (a - s_i)
+                if not 0 <= d <= MAX_DEPTH:
+                    return None
+                # the times at which J's row r = t - lag_J reads X's row a + r in I's window
+                begin = max(begin, s_i - a + lags[j])
+                end = min(end, s_i + n_i - a + lags[j])
+                reads.append(ChainRead(j, u, i, d))
+    if end - begin < MIN_TIMES:
+        return None
+    depth = [max([r.distance for r in reads if r.writer == i], default=0)
+             for i in range(len(members))]
+    return ElementFusion(begin, end, reads, depth, [w[0] for w in windows])  # type: ignore[index]
+
+
+__all__ = ["MAX_DEPTH", "MIN_TIMES", "ChainRead", "ElementFusion", "plan_element_fusion"]
