@@ -7,9 +7,10 @@ order), and those slots:
     chain values of times < begin: loaded from the arrays (the driver's first block
                                    wrote them)
     for t in [begin, end):
-        for each member K in order: v_K = K's update at row t - lag_K, its chain reads
-                                    the registers of its writers; X_K[s_K + t - lag_K] = v_K
-        each writer's chain shifts: its value d times ago <- d - 1 times ago, ..., v_K
+        for each member K in order, each of its writes X (window start s):
+            v = X's update at row t - lag_K, its chain reads the registers of the writes
+            they read; X[s + t - lag_K] = v
+        each write's chain shifts: its value d times ago <- d - 1 times ago, ..., v
 Invariants: the values are the ones each member's own kernel computes (the same element
 generators, the same operations in the same order: bit for bit); no store reaches an
 element a later load of the loop reads as an old value (sweep_fusion.py); members hold no
@@ -60,34 +61,38 @@ def emit_fused_sweep(module: ir.Module, name: str, sweep, contexts: list) -> tup
     arg = dict(zip(slots, fn.args))
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     inputs = [{i: Buf(arg[s], i.shape) for i, s in ctx.bound.items()} for ctx in contexts]
-    outs = [Buf(arg[ctx.outs[0]], ctx.outs[0].shape) for ctx in contexts]
-    roots, starts = [ctx.root for ctx in contexts], fusion.starts
-    # chain[i][k]: member i's value of k + 1 times ago, starting with rows the first block
-    # wrote (row s_i + (begin - k - 1 - lag_i) of its array)
-    init = [[load(b, outs[i], i64(starts[i] + fusion.begin - k - 1 - sweep.lags[i]))
-             for k in range(fusion.depth[i])] for i in range(len(contexts))]
+    writes = fusion.writes
+    outs = [Buf(arg[contexts[w.member].outs[w.output]], w.update.shape) for w in writes]
+    lags = sweep.lags
+    # chain[x][k]: write x's value of k + 1 times ago, starting with rows the first block
+    # wrote (row s + (begin - k - 1 - lag) of its array)
+    init = [[load(b, outs[x], i64(w.start + fusion.begin - k - 1 - lags[w.member]))
+             for k in range(fusion.depth[x])] for x, w in enumerate(writes)]
 
     def body(t: ir.Value) -> None:
         chain = [[b.phi(v.type) for v in vs] for vs in init]
         for phis, vs in zip(chain, init):
             for phi, v in zip(phis, vs):
                 phi.add_incoming(v, entry)
-        now: list[ir.Value | None] = [None] * len(contexts)
-        for j, root in enumerate(roots):
-            chained = {r.slice: now[r.writer] if r.distance == 0
-                       else chain[r.writer][r.distance - 1]
+        now: list[ir.Value] = []  # each write's value at this time, in order
+        for j in range(len(contexts)):
+            chained = {r.slice: now[r.write] if r.distance == 0
+                       else chain[r.write][r.distance - 1]
                        for r in fusion.reads if r.member == j}
             gen = _ChainElements(b, inputs[j], chained)
-            row = b.sub(t, i64(sweep.lags[j]))
-            update = root.operands[1]
-            now[j] = gen.value(update, Index(b, update.shape.dimensions, multi=[row]))
+            row = b.sub(t, i64(lags[j]))
+            for x, w in enumerate(writes):
+                if w.member != j:
+                    continue
+                update = w.update.operands[1]
+                now.append(gen.value(update, Index(b, update.shape.dimensions, multi=[row])))
+                store(b, outs[x], b.add(row, i64(w.start)), now[x])
             if gen.flags:  # (sweep_fusion.py takes no member that raises them)
                 raise AssertionError(f"{name}: a fused member asks for a precise rerun")
-            store(b, outs[j], b.add(row, i64(starts[j])), now[j])
         latch = b.block
-        for j, phis in enumerate(chain):
+        for x, phis in enumerate(chain):
             for k, phi in enumerate(phis):
-                phi.add_incoming(now[j] if k == 0 else phis[k - 1], latch)
+                phi.add_incoming(now[x] if k == 0 else phis[k - 1], latch)
 
     entry = b.block
     for_span(b, i64(fusion.begin), i64(fusion.end), body, name="time")

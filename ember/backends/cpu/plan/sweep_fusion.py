@@ -17,13 +17,13 @@ against a load of each read and a store per member when the members run apart. L
 vectorizes such chains (fixed-order recurrences: a vector of this time's values shuffled
 with the previous one). Chain values before `begin` are loaded from memory on entry: the
 rows the first block wrote.
-Qualifies: every member a fusion rooted at a dynamic-update-slice of a rank-1 array with
-a static start, written in place, each array written by one member only (a second writer
-would make a register value stale), and at least MIN_TIMES times in which every member
-has a row and every chain read reads inside its writer's window (outside it, rows the
-sweep never writes: memory). Invariants: every remaining memory dependence inside the
-loop is a load before a store of the same element (old values: sweeps.py's second
-inequality), which vectorizing keeps.
+Qualifies: every member a fusion whose outputs (its root, or each of its tuple root's) are
+dynamic-update-slices of rank-1 arrays with static starts, written in place, each array
+written once in the sweep (a second write would make a register value stale), and at
+least MIN_TIMES times in which every write has a row and every chain read reads inside
+its writer's window (outside it, rows the sweep never writes: memory).
+Invariants: every remaining memory dependence inside the loop is a load before a store of
+the same element (old values: sweeps.py's second inequality), which vectorizing keeps.
 """
 
 from __future__ import annotations
@@ -42,10 +42,19 @@ MAX_DEPTH = 8
 
 
 @dataclass
+class Write:
+    member: int  # the member (its position in the sweep)
+    output: int  # which of its outputs
+    update: Instruction  # the dynamic-update-slice, in the member's fused computation
+    start: int  # its window's first row
+    rows: int
+
+
+@dataclass
 class ChainRead:
     member: int  # J: the member whose slice this is
     slice: Instruction  # the slice in J's fused computation
-    writer: int  # I < J: the member that writes the sliced array
+    write: int  # the `Write` (of a member I < J) of the sliced array
     distance: int  # d: the value I computed d times earlier
 
 
@@ -53,27 +62,31 @@ class ChainRead:
 class ElementFusion:
     begin: int  # the first time the loop runs
     end: int  # one past its last
+    writes: list[Write]  # every member's, in the members' order
     reads: list[ChainRead]
-    depth: list[int]  # per member: how many of its earlier values the loop keeps
-    starts: list[int]  # per member: its window's first row
+    depth: list[int]  # per write: how many of its earlier values the loop keeps
 
 
-def _window(k: Instruction) -> tuple[int, int] | None:
-    """(start, rows) of a member's in-place write: its fusion's root a dynamic-update-slice
-    of a rank-1 array at a constant start inside the array (None otherwise)."""
+def _writes(j: int, k: Instruction) -> list[Write] | None:
+    """A member's in-place writes: its fusion's root (or each output of its tuple root) a
+    dynamic-update-slice of a rank-1 array at a constant start inside the array (None
+    otherwise: sweeps.py admits only members whose outputs are all written in place)."""
     if k.opcode != "fusion":
         return None
     root = k.fused_computation.root
-    if root.opcode != "dynamic-update-slice" or root.shape.rank != 1:
-        return None
-    s = root.operands[2]
-    if s.opcode != "constant" or s.shape.size != 1:
-        return None
-    start, n, rows = (int(np.asarray(s.value).reshape(-1)[0]), root.shape.dimensions[0],
-                      root.operands[1].shape.dimensions[0])
-    if not 0 <= start <= n - rows:  # (a start XLA would clamp: leave it to the blocks)
-        return None
-    return start, rows
+    out = []
+    for o, dus in enumerate(root.operands if root.opcode == "tuple" else [root]):
+        if dus.opcode != "dynamic-update-slice" or dus.shape.rank != 1:
+            return None
+        s = dus.operands[2]
+        if s.opcode != "constant" or s.shape.size != 1:
+            return None
+        start, n = int(np.asarray(s.value).reshape(-1)[0]), dus.shape.dimensions[0]
+        rows = dus.operands[1].shape.dimensions[0]
+        if not 0 <= start <= n - rows:  # (a start XLA would clamp: leave it to the blocks)
+            return None
+        out.append(Write(j, o, dus, start, rows))
+    return out
 
 
 def plan_element_fusion(sched, members: list[Instruction], lags: list[int],
@@ -81,41 +94,45 @@ def plan_element_fusion(sched, members: list[Instruction], lags: list[int],
     """The element-level fusion of a sweep of `members` (the module docstring), or None."""
     from ember.backends.cpu.plan.schedule import flatten_slots
 
-    windows = [_window(k) for k in members]
-    if any(w is None for w in windows):
-        return None
-    writer: dict = {}
+    writes: list[Write] = []
+    writer: dict = {}  # buffer -> its write's position in `writes`
+    begin, end = 0, min(lag + n for lag, n in zip(lags, rows))
     for j, k in enumerate(members):
-        (out,) = flatten_slots(sched.buffers[k])
-        if out.buffer in writer:
+        ws = _writes(j, k)
+        outs = flatten_slots(sched.buffers[k])
+        if ws is None or len(ws) != len(outs):
             return None
-        writer[out.buffer] = j
-    begin = max(lags)
-    end = min(lag + n for lag, n in zip(lags, rows))
+        for w, out in zip(ws, outs):
+            if out.buffer in writer:
+                return None
+            writer[out.buffer] = len(writes)
+            writes.append(w)
+            begin, end = max(begin, lags[j]), min(end, lags[j] + w.rows)
     reads: list[ChainRead] = []
     for j, k in enumerate(members):
         for p in k.fused_computation.parameters:
             leaves = flatten_slots(sched.buffers[k.operands[p.parameter_number]])
-            i = writer.get(leaves[0].buffer) if len(leaves) == 1 else None
-            if i is None or i >= j:
+            x = writer.get(leaves[0].buffer) if len(leaves) == 1 else None
+            if x is None or writes[x].member >= j:
                 continue  # (old values, or its own target: memory)
-            s_i, n_i = windows[i]  # type: ignore[misc]
+            w = writes[x]
             for u in p.users:
                 if u.opcode != "slice" or u.attrs["slice"][0][2] != 1:
                     return None  # (sweeps.py admits none: kept for safety)
                 a = u.attrs["slice"][0][0]
-                d = lags[j] - lags[i] - (a - s_i)
+                d = lags[j] - lags[w.member] - (a - w.start)
                 if not 0 <= d <= MAX_DEPTH:
                     return None
                 # the times at which J's row r = t - lag_J reads X's row a + r in I's window
-                begin = max(begin, s_i - a + lags[j])
-                end = min(end, s_i + n_i - a + lags[j])
-                reads.append(ChainRead(j, u, i, d))
+                begin = max(begin, w.start - a + lags[j])
+                end = min(end, w.start + w.rows - a + lags[j])
+                reads.append(ChainRead(j, u, x, d))
     if end - begin < MIN_TIMES:
         return None
-    depth = [max([r.distance for r in reads if r.writer == i], default=0)
-             for i in range(len(members))]
-    return ElementFusion(begin, end, reads, depth, [w[0] for w in windows])  # type: ignore[index]
+    depth = [max([r.distance for r in reads if r.write == x], default=0)
+             for x in range(len(writes))]
+    return ElementFusion(begin, end, writes, reads, depth)
 
 
-__all__ = ["MAX_DEPTH", "MIN_TIMES", "ChainRead", "ElementFusion", "plan_element_fusion"]
+__all__ = ["MAX_DEPTH", "MIN_TIMES", "ChainRead", "ElementFusion", "Write",
+           "plan_element_fusion"]

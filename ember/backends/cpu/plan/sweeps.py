@@ -34,7 +34,7 @@ computes every member's row of a time together, passing values between members i
 registers (`Sweep.fusion`, sweep_fusion.py); such a sweep always runs forward.
 Invariants: members are consecutive steps of one body, each an array kernel with static
 window starts and no sine/cosine/tan (whose precise reruns re-read whole inputs); a sweep
-runs more than one block (a one-block sweep is the plain sequence of calls).
+runs more than one block (a one-block sweep is the plain sequence of calls), or fuses.
 """
 
 from __future__ import annotations
@@ -243,10 +243,10 @@ def plan_sweeps(sched, steps: list[Instruction]) -> list[Sweep]:
             block = max(1, -(-BLOCK_ELEMENTS // width))
             extent = max(lag + n for lag, n in zip(lags, rows))
             members = [k for k, _ in run]
-            if extent > block:
+            fusion = plan_element_fusion(sched, members, lags, rows)
+            if extent > block or fusion is not None:
                 out.append(Sweep(members, lags, rows, block, extent, back,
-                                 max(rows) + max(back), _flag(),
-                                 plan_element_fusion(sched, members, lags, rows)))
+                                 max(rows) + max(back), _flag(), fusion))
         run.clear()
 
     for k in steps:
