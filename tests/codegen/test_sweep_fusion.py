@@ -136,8 +136,9 @@ def test_fewer_than_min_times_stay_blocks(extra, x64, monkeypatch) -> None:
 
 def test_jacobi_fuses_with_a_two_deep_chain(x64) -> None:
     """b's row r is a's rows r and r + 2; a's row r (element r + 1) is b's elements r and
-    r + 2, which b's update computed two times before and at this time: one chain of two
-    registers; the loop runs times 2 .. n - 2 and is vectorized."""
+    r + 2, which b's update computed two times before and at this time: a chain of two
+    registers, and one of a's rows, loaded once; the loop runs times 2 .. n - 2 and is
+    vectorized."""
     n = 301
     a, b = edge_array("float64", (n,), seed=1), edge_array("float64", (n,), seed=2)
     f = lambda a, b, k: lax.fori_loop(0, k, _jacobi_step, (a, b))  # noqa: E731
@@ -145,10 +146,46 @@ def test_jacobi_fuses_with_a_two_deep_chain(x64) -> None:
     exe = cpu.compile(module)
     (sweep,) = _sweeps(exe.module)
     fusion = sweep.fusion
-    assert (fusion.begin, fusion.end, fusion.depth) == (2, n - 2, [2, 0])
-    assert sorted(r.distance for r in fusion.reads) == [0, 2]
+    # sources: b's write (a chain of two), a's write (read by none), a's rows loaded
+    # once, for a[r + 2] and, two times later, a[r]
+    assert (fusion.begin, fusion.end, fusion.depth) == (2, n - 2, [2, 0, 2])
+    load = fusion.sources[2]
+    assert isinstance(load, sweep_fusion.Load) and load.offset == 2
+    assert sorted((r.source, r.distance) for r in fusion.reads) == [(0, 0), (0, 2), (2, 0),
+                                                                     (2, 2)]
     fused = re.search(r"define void @\S*\.fused\(.*?\n}", exe.llvm_ir, re.S).group(0)
-    assert re.search(r"<\d+ x double>", fused)  # (the chains vectorized)
+    # the chains vectorized: one vector load (a) for two vector stores (b, a)
+    loads, stores = (len(re.findall(rf"{op} <\d+ x double>", fused)) for op in ("load", "store"))
+    assert 0 < loads < stores, (loads, stores)
+    for k in range(5):
+        args = (a, b, np.int64(k))
+        assert_same(tuple(exe(*args)), tuple(evaluate(module, *args)), what=f"trips {k}")
+
+
+def _five_point_step(i, c):
+    a, b = c
+    b = b.at[2:-2].set(a[:-4] + 2.0 * a[1:-3] - a[4:])
+    return a.at[1:-1].set(b[1:-1] * 0.5 - a[1:-1]), b
+
+
+@pytest.mark.parametrize("max_depth", [8, 3])
+def test_rows_read_at_several_offsets_load_once(max_depth, x64, monkeypatch) -> None:
+    """a's rows are read at offsets 0, 1 and 4 by b's update and, a time later (a lags
+    one row: it overwrites a row b reads), in its window by a's own: one load of row
+    t + 4 at time t serves them all, four registers deep. With chains at most three
+    deep the reads stay loads of their own, and the writes still fuse."""
+    monkeypatch.setattr(sweep_fusion, "MIN_TIMES", 1)
+    monkeypatch.setattr(sweep_fusion, "MAX_DEPTH", max_depth)
+    n = 41
+    a, b = edge_array("float64", (n,), seed=5), edge_array("float64", (n,), seed=6)
+    f = lambda a, b, k: lax.fori_loop(0, k, _five_point_step, (a, b))  # noqa: E731
+    module = ember.jit(f).lower(a, b, 3)._lowered.module
+    exe = cpu.compile(module, use_cache=False)
+    (sweep,) = _sweeps(exe.module)
+    assert sweep.lags == [0, 1]
+    loads = [(s.offset, sweep.fusion.depth[x]) for x, s in enumerate(sweep.fusion.sources)
+             if isinstance(s, sweep_fusion.Load)]
+    assert loads == ([(4, 4)] if max_depth >= 4 else [])
     for k in range(5):
         args = (a, b, np.int64(k))
         assert_same(tuple(exe(*args)), tuple(evaluate(module, *args)), what=f"trips {k}")

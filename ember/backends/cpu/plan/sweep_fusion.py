@@ -51,20 +51,27 @@ class Write:
 
 
 @dataclass
+class Load:
+    member: int  # a member that reads the array (its parameter `param`)
+    param: Instruction
+    offset: int  # the loop loads row offset + t at time t (before any member runs)
+
+
+@dataclass
 class ChainRead:
     member: int  # J: the member whose slice this is
     slice: Instruction  # the slice in J's fused computation
-    write: int  # the `Write` (of a member I < J) of the sliced array
-    distance: int  # d: the value I computed d times earlier
+    source: int  # the `Write` (of a member I < J) or `Load` of the array, in `sources`
+    distance: int  # d: the value computed or loaded d times earlier
 
 
 @dataclass
 class ElementFusion:
     begin: int  # the first time the loop runs
     end: int  # one past its last
-    writes: list[Write]  # every member's, in the members' order
+    sources: list  # every member's `Write`s, in the members' order, then the `Load`s
     reads: list[ChainRead]
-    depth: list[int]  # per write: how many of its earlier values the loop keeps
+    depth: list[int]  # per source: how many of its earlier values the loop keeps
 
 
 def _writes(j: int, k: Instruction) -> list[Write] | None:
@@ -129,10 +136,55 @@ def plan_element_fusion(sched, members: list[Instruction], lags: list[int],
                 reads.append(ChainRead(j, u, x, d))
     if end - begin < MIN_TIMES:
         return None
-    depth = [max([r.distance for r in reads if r.write == x], default=0)
-             for x in range(len(writes))]
-    return ElementFusion(begin, end, writes, reads, depth)
+    sources: list = list(writes)
+    for got in _memory_reads(sched, members, lags, writer, writes).values():
+        lead = max(c for _, _, c in got)
+        if len({c for _, _, c in got}) < 2 or lead - min(c for _, _, c in got) > MAX_DEPTH:
+            continue  # (one offset: nothing to reuse)
+        j, u, _ = got[0]
+        sources.append(Load(j, u.operand, lead))
+        reads += [ChainRead(j, u, len(sources) - 1, lead - c) for j, u, c in got]
+    depth = [max([r.distance for r in reads if r.source == x], default=0)
+             for x in range(len(sources))]
+    return ElementFusion(begin, end, sources, reads, depth)
 
 
-__all__ = ["MAX_DEPTH", "MIN_TIMES", "ChainRead", "ElementFusion", "Write",
+def _memory_reads(sched, members: list[Instruction], lags: list[int], writer: dict,
+                  writes: list[Write]) -> dict:
+    """buffer -> [(member J, slice, c)] for the arrays the loop reads from memory (written
+    by no member before J), each read a slice whose row a + r feeds J's row r alone, read
+    at time t at row c + t (c = a - lag_J); buffers read any other way are left out.
+    Reuse. Row x is read first by the read of the largest c (the lead), at time x - c_max,
+    then by a read of offset c at time x - c, d = c_max - c times later, and nothing
+    writes it in between: its writers are the reading members or later ones (a member
+    that writes it earlier reads it by chain), which write it after these reads of old
+    values (sweeps.py's second inequality). So the loop loads the lead's rows once, at
+    the start of each time, and every read takes the value loaded d times before."""
+    from ember.backends.cpu.plan.schedule import flatten_slots
+    from ember.backends.cpu.plan.sweeps import _row_aligned
+
+    out: dict = {}
+    mixed: set = set()  # buffers some read of which is not a row-aligned slice
+    for j, k in enumerate(members):
+        for p in k.fused_computation.parameters:
+            leaves = flatten_slots(sched.buffers[k.operands[p.parameter_number]])
+            if len(leaves) != 1 or p.shape.rank != 1:
+                if len(leaves) == 1:
+                    mixed.add(leaves[0].buffer)
+                continue
+            buf = leaves[0].buffer
+            x = writer.get(buf)
+            if x is not None and writes[x].member < j:
+                continue  # (chain reads of a value written earlier in the time)
+            for u in p.users:
+                if u.opcode == "dynamic-update-slice" and u.operands[0] is p:
+                    continue  # (its own target: written, not read)
+                if u.opcode != "slice" or u.attrs["slice"][0][2] != 1 or not _row_aligned(u):
+                    mixed.add(buf)
+                    break
+                out.setdefault(buf, []).append((j, u, u.attrs["slice"][0][0] - lags[j]))
+    return {buf: got for buf, got in out.items() if buf not in mixed}
+
+
+__all__ = ["MAX_DEPTH", "MIN_TIMES", "ChainRead", "ElementFusion", "Load", "Write",
            "plan_element_fusion"]
