@@ -1,4 +1,4 @@
-"""Sweeps fused element by element (plan/sweep_fusion.py, emit/sweep_fused.py): one loop over
+"""Sweeps fused element by element (plan/sweep_fusion.py, emit/update_slice.py): one loop over
 times computes every 1-D member's row, values an earlier member wrote passed in registers.
 
 Random bodies of 1-D window updates (`X.at[s:n-e].set(c * X[s:n-e] + d * Y[s+o : n-e+o])`,

@@ -159,7 +159,7 @@ class ModuleEmitter:
                 name = f"{self.prefix}sweep.{ctx.name}"
                 fused = None
                 if sweep.fusion is not None:
-                    from ember.backends.cpu.emit.sweep_fused import emit_fused_sweep
+                    from ember.backends.cpu.emit.update_slice import emit_fused_sweep
 
                     fused = emit_fused_sweep(self.ir, f"{name}.fused", sweep,
                                              self._swept_ctx)

@@ -182,9 +182,9 @@ def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Func
             for each member K: forward   lo = t0 - lag,                hi = lo + block
                                backward  hi = R + back_lag - t0,       lo = hi - block
                                (clamped to [0, rows)) if lo < hi: K(buffers of K..., lo, hi)
-    With `fused` (a sweep fused element by element: emit/sweep_fused.py's function and
-    its slots, a subset of the members'), forward only: the times before the fused loop's
-    as one block, the loop, the times after it as one block.
+    With `fused` (a sweep fused element by element: update_slice.py `emit_fused_sweep`'s
+    function and its slots, a subset of the members'), forward only: the times before the
+    fused loop's as one block, the loop, the times after it as one block.
     The emitter calls it where the members' calls would be (consecutive steps)."""
     slots: list = []
     for _, ss in members:

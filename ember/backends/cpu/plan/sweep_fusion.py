@@ -2,7 +2,8 @@
 
 Input: a sweep's members, lags and rows (plan/sweeps.py) and the schedule. Output: an
 `ElementFusion`, or None when the sweep does not qualify: the times [begin, end) that one
-loop runs (emit/sweep_fused.py), and the reads it takes from registers (`ChainRead`).
+loop runs (emit/update_slice.py `emit_fused_sweep`), and the reads it takes from
+registers (`ChainRead`).
 At time t the loop computes, member by member in program order, member K's window row
 t - lag_K (so the sweep's order of times, and of members within a time, is kept: the
 lag inequalities of sweeps.py hold element by element as they do block by block). The
