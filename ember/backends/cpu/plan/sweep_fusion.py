@@ -17,7 +17,8 @@ loads nothing of X: one load per element of the source array and one store per m
 against a load of each read and a store per member when the members run apart. LLVM
 vectorizes such chains (fixed-order recurrences: a vector of this time's values shuffled
 with the previous one). Chain values before `begin` are loaded from memory on entry: the
-rows the first block wrote.
+rows the first block wrote. Reads of an array that no earlier member writes, at several
+row offsets, share one load per row the same way (a `Load` source: `_memory_reads`).
 Qualifies: every member a fusion whose outputs (its root, or each of its tuple root's) are
 dynamic-update-slices of rank-1 arrays with static starts, written in place, each array
 written once in the sweep (a second write would make a register value stale), and at
