@@ -189,3 +189,30 @@ def test_rows_read_at_several_offsets_load_once(max_depth, x64, monkeypatch) -> 
     for k in range(5):
         args = (a, b, np.int64(k))
         assert_same(tuple(exe(*args)), tuple(evaluate(module, *args)), what=f"trips {k}")
+
+
+def test_a_multi_output_member_fuses(x64, monkeypatch) -> None:
+    """b's and c's updates both read a: one multi-output kernel writing both in place; a's
+    update then reads b's and c's new rows from two chains, one per output, and its own
+    window from a's shared loads."""
+    monkeypatch.setattr(sweep_fusion, "MIN_TIMES", 1)
+
+    def step(i, s):
+        a, b, c = s
+        b = b.at[1:-1].set(a[:-2] * 0.5 - a[2:])
+        c = c.at[2:].set(a[:-2] + a[1:-1] * 0.25)
+        return a.at[1:-2].set(b[2:-1] - c[1:-2] * a[1:-2]), b, c
+
+    n = 37
+    arrays = [edge_array("float64", (n,), seed=7 + k) for k in range(3)]
+    f = lambda a, b, c, k: lax.fori_loop(0, k, step, (a, b, c))  # noqa: E731
+    module = ember.jit(f).lower(*arrays, 3)._lowered.module
+    exe = cpu.compile(module, use_cache=False)
+    (sweep,) = _sweeps(exe.module)
+    assert len(sweep.members) == 2 and sweep.fusion is not None
+    writes = [s for s in sweep.fusion.sources if isinstance(s, sweep_fusion.Write)]
+    assert [(w.member, w.output) for w in writes] == [(0, 0), (0, 1), (1, 0)]
+    # (source 3: a's rows, loaded once for b's and c's reads and a's own)
+    assert sorted(r.source for r in sweep.fusion.reads if r.member == 1) == [0, 1, 3]
+    assert isinstance(sweep.fusion.sources[3], sweep_fusion.Load)
+    _check_trips(module, exe, arrays, "multi-output member")
