@@ -182,8 +182,10 @@ def emit_fused_sweep(module: ir.Module, name: str, sweep, contexts: list) -> tup
     fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * len(slots)), name=name)
     fn.attributes.add("nounwind")
     fn.attributes.add("noinline")
-    for a in fn.args:
-        a.add_attribute("noalias")
+    shared = {s.buffer for s in slots if sum(t.buffer == s.buffer for t in slots) > 1}
+    for a, s in zip(fn.args, slots):
+        if s.buffer not in shared:  # (two members' views of one buffer may alias)
+            a.add_attribute("noalias")
     arg = dict(zip(slots, fn.args))
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     inputs = [{i: Buf(arg[s], i.shape) for i, s in ctx.bound.items()} for ctx in contexts]
