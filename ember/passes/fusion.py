@@ -60,7 +60,8 @@ Invariants:
   copied into both, but its exp is not: the exp is then a kernel's root, which
   multi-output fusion may merge with its readers' kernels).
 - A producer with several users that (through elementwise ops) feeds a reduction is never
-  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit. A
+  duplicated: softmax's `x - max(x)` must see the same x the max saw, bit for bit; unless it
+  is an integer or predicate value, which every copy computes bit for bit. A
   broadcast of a scalar constant, or an iota, involves no arithmetic: it is duplicated into
   every consumer and never a kernel of its own.
 - No cycles: a group's inputs are operands of its members, which precede the root, and an

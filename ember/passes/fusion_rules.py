@@ -6,8 +6,8 @@ instructions feed a reduction). Output: a `Decision` (ok, or the reason why not)
 `FusionDecision` record each refusal becomes, how many times the element generator would
 emit a producer (`emissions`), and whether a dot may take its epilogue (`should_fuse_dot`).
 Invariants: the rules only read the graph; fusion.py's module doc states the policy they
-implement (expensive producers never duplicated, no duplicate feeding a reduction and
-another consumer, kOutput epilogues elementwise on the dot's dims).
+implement (expensive producers never duplicated, no float duplicate feeding a reduction
+and another consumer, kOutput epilogues elementwise on the dot's dims).
 """
 
 from __future__ import annotations
@@ -92,6 +92,15 @@ def _feeds_reduction(inst: Instruction) -> bool:
     return False
 
 
+def _exact(inst: Instruction) -> bool:
+    """An integer or predicate value: every copy of a cheap one computes the same bits
+    (no rounding, no fast or precise variant), so copies of it may feed a reduction and
+    another consumer (Levinson-Durbin's clipped gather indices, read by a masked sum and
+    by the update: two kernels of 1001 elements per step less)."""
+    et = inst.shape.element_type
+    return et == "pred" or et[0] in "su" and et[1:].isdigit()
+
+
 def reaches_reduction(order: list[Instruction]) -> dict[Instruction, bool]:
     """`_feeds_reduction` of every instruction of a computation (`order`: its post order)
     in one walk, users first: a walk per candidate made the pass quadratic in the program
@@ -144,8 +153,8 @@ def should_fuse(consumer: Instruction, producer: Instruction,
         if expensive:
             return Decision(False, f"expensive {op} has {len(producer.users)} users; "
                                    f"not duplicated")
-        if feeds[producer] if feeds is not None and producer in feeds else \
-                _feeds_reduction(producer):
+        if not _exact(producer) and (feeds[producer] if feeds is not None
+                                     and producer in feeds else _feeds_reduction(producer)):
             return Decision(False, "feeds a reduction and another consumer (x - max(x) "
                                    "pattern); not duplicated")
     return OK

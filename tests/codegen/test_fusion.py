@@ -109,6 +109,41 @@ def test_softmax_pattern_producer_is_not_duplicated():
     assert exe.as_text().count(" multiply(") == 1
 
 
+@pytest.mark.parametrize("et", ["f32", "s32", "pred"])
+def test_an_integer_producer_feeding_a_reduction_is_duplicated(et):
+    """The x - max(x) rule guards float values; an integer or predicate value has the
+    same bits in every copy, so it is copied into the sum and the other reader rather
+    than written to memory by a kernel of its own (Levinson-Durbin's gather indices)."""
+    b = Builder("exact")
+    s = Shape("s32", (8, 16))
+    x, y = b.parameter(s), b.parameter(Shape("f32", (8, 16)))
+    t = (b.compare(x, b.broadcast(b.scalar(3, "s32"), (8, 16), ()), "GT") if et == "pred"
+         else b.convert(x, et) if et == "f32" else b.multiply(x, x))
+
+    def read(k: int):  # t's k-th reader (each its own instruction)
+        if et == "pred":
+            return b.select(t, y, b.negate(y) if k else y)
+        return t if et == "f32" else b.convert(t, "f32")
+
+    add = Builder.scalar_computation("add", "f32")
+    m = b.build(b.tuple([b.reduce(b.multiply(read(0), y), b.scalar(0.0, "f32"), (0,), add),
+                         b.add(read(1), y)]))
+    alone = m.clone()
+    Fusion().run(alone)
+    refused = [d for d in alone.fusion_decisions if "x - max(x)" in d.reason]
+    fusions = [i for i in alone.entry.instructions if i.opcode == "fusion"]
+    op = {"pred": "compare", "s32": "multiply", "f32": "convert"}[et]
+    copies = sum(i.opcode == op and i.shape.element_type == et  # (fused, or a lone kernel)
+                 for c in [alone.entry, *(f.fused_computation for f in fusions)]
+                 for i in c.instructions)
+    assert (copies, bool(refused)) == ((1, True) if et == "f32" else (2, False)), alone
+    rng = np.random.default_rng(4)
+    args = (rng.integers(-50, 50, (8, 16)).astype(np.int32),
+            rng.standard_normal((8, 16)).astype(np.float32))
+    exe = cpu.compile(m)
+    assert_same(exe(*args), evaluate(m, *args))
+
+
 @pytest.mark.parametrize("fill", ["constant", "iota"])
 def test_constant_fill_is_duplicated_into_every_consumer(fill):
     # (the broadcast feeds two reductions: a computed value would stay in memory, the

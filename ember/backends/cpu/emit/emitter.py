@@ -92,6 +92,7 @@ class ModuleEmitter:
         # the last member's, when the sweep's driver is emitted and called instead
         self._sweep_of: dict[Instruction, object] = {}
         self._swept: list[tuple[ir.Function, list[Slot]]] = []
+        self._swept_ctx: list[KernelContext] = []  # (their contexts: an element fusion's)
 
     def emit(self) -> str:
         # nested kernels of loops and branches (loops_native.py) are kernels like any other
@@ -151,12 +152,19 @@ class ModuleEmitter:
         fn = ctx.function
         if sweep is not None:
             self._swept.append((fn, ctx.arg_slots))
+            self._swept_ctx.append(ctx)
             if inst is sweep.members[-1]:
                 from ember.backends.cpu.emit.loops_emit import emit_driver
 
-                driver, slots = emit_driver(self.ir, f"{self.prefix}sweep.{ctx.name}", sweep,
-                                            self._swept)
-                self._swept = []
+                name = f"{self.prefix}sweep.{ctx.name}"
+                fused = None
+                if sweep.fusion is not None:
+                    from ember.backends.cpu.emit.update_slice import emit_fused_sweep
+
+                    fused = emit_fused_sweep(self.ir, f"{name}.fused", sweep,
+                                             self._swept_ctx)
+                driver, slots = emit_driver(self.ir, name, sweep, self._swept, fused)
+                self._swept, self._swept_ctx = [], []
                 self.add_call(driver, slots)
             return
         if ctx.split:

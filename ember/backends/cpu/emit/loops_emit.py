@@ -162,8 +162,18 @@ def _emit_conditional(b, sched, inst, plan: CondPlan, emit_call, slot_ptr) -> No
     b.position_at_end(merge)
 
 
-def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Function, list]]
-                ) -> tuple[ir.Function, list]:
+def span_calls(b: ir.IRBuilder, members: list[tuple[ir.Function, list]], sweep, arg: dict,
+               t0: int, t1: int) -> None:
+    """Each member's call on its rows of times [t0, t1) (one forward block, bounds known
+    at compile time; members with no row there are not called)."""
+    for (kfn, ss), lag, rows in zip(members, sweep.lags, sweep.rows):
+        lo, hi = max(t0 - lag, 0), min(t1 - lag, rows)
+        if lo < hi:
+            b.call(kfn, [arg[s] for s in ss] + [i64(lo), i64(hi)])
+
+
+def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Function, list]],
+                fused: tuple[ir.Function, list] | None = None) -> tuple[ir.Function, list]:
     """A sweep's driver (plan/sweeps.py): `void <name>(ptr buffers..., ptr flag)`, its
     buffers the members' slots, each once, then the sweep's flag, and those slots (to call
     it with); `members`: per member in order, its kernel function (buffers, then (begin,
@@ -172,6 +182,9 @@ def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Func
             for each member K: forward   lo = t0 - lag,                hi = lo + block
                                backward  hi = R + back_lag - t0,       lo = hi - block
                                (clamped to [0, rows)) if lo < hi: K(buffers of K..., lo, hi)
+    With `fused` (a sweep fused element by element: update_slice.py `emit_fused_sweep`'s
+    function and its slots, a subset of the members'), forward only: the times before the
+    fused loop's as one block, the loop, the times after it as one block.
     The emitter calls it where the members' calls would be (consecutive steps)."""
     slots: list = []
     for _, ss in members:
@@ -205,6 +218,12 @@ def emit_driver(module: ir.Module, name: str, sweep, members: list[tuple[ir.Func
         for_span(b, i64(0), i64(extent), block, name="back" if backward else "t",
                  step=sweep.block)
 
+    if fused is not None:  # blocks of the times before and after the fused loop's
+        span_calls(b, members, sweep, arg, 0, sweep.fusion.begin)
+        b.call(fused[0], [arg[s] for s in fused[1]])
+        span_calls(b, members, sweep, arg, sweep.fusion.end, sweep.extent)
+        b.ret_void()
+        return fn, slots
     flag = arg[sweep.flag]
     backward = b.trunc(b.load(flag, typ=I8), I1)
     b.store(b.zext(b.not_(backward), I8), flag)

@@ -16,6 +16,20 @@ A multi-output fusion some of whose outputs are such updates written in place (a
 carried arrays, in_place.py `in_place_outputs`) runs output by output: each in-place output
 stores its window, each other output its whole array (the loop kernel's code, one root).
 No output reads an array another one writes in place, so the order does not matter.
+A sweep fused element by element (plan/sweep_fusion.py) is one kernel of such updates,
+`void <name>(ptr buffers...)` (`emit_fused_sweep`), its buffers each member's slots once:
+    chain values of times < begin: loaded from the arrays (the driver's first block
+                                   wrote them, or left them)
+    for t in [begin, end):
+        each load Y (offset c): v = Y[c + t]
+        for each member K in order, each of its writes X (window start s):
+            v = X's update at row t - lag_K, its chain reads the registers of the sources
+            they read; X[s + t - lag_K] = v
+        each source's chain shifts: its value d times ago <- d - 1 times ago, ..., v
+Its values are the ones each member's own kernel computes (the same element generators,
+the same operations in the same order: bit for bit); no store reaches an element a later
+load of the loop reads as an old value (sweep_fusion.py); members hold no sine/cosine/tan,
+so no element asks for a precise rerun.
 """
 
 from __future__ import annotations
@@ -27,9 +41,10 @@ import llvmlite.ir as ir
 from ember.backends.cpu.emit.elements import LoopElements
 from ember.backends.cpu.emit.kernels import emit_loop_kernel, with_precise_rerun
 from ember.backends.cpu.plan.in_place import in_place_outputs
-from ember.codegen.elemental import Buf, ElementGenerator, store
+from ember.backends.cpu.plan.sweep_fusion import Load, Write
+from ember.codegen.elemental import Buf, ElementGenerator, load, store
 from ember.codegen.index import Index
-from ember.codegen.irtypes import I64, i64, mem_type
+from ember.codegen.irtypes import I64, PTR, VOID, i64, mem_type
 from ember.codegen.loops import for_nest, for_span, smin
 from ember.hlo.ir import Instruction
 
@@ -140,7 +155,85 @@ class _UpdateSlicesKind:
                 emit_loop_kernel(b, value, ctx.inputs, out, tail_fold=not ctx.in_loop)
 
 
+class _ChainElements(LoopElements):
+    """Element values of one member, its chain reads answered from registers."""
+
+    def __init__(self, b: ir.IRBuilder, inputs: dict[Instruction, Buf],
+                 chained: dict[Instruction, ir.Value]) -> None:
+        super().__init__(b, inputs, False)
+        self.chained = chained
+
+    def provides(self, inst: Instruction) -> bool:
+        return inst in self.chained
+
+    def value(self, inst: Instruction, idx: Index) -> ir.Value:
+        v = self.chained.get(inst)
+        return v if v is not None else super().value(inst, idx)
+
+
+def emit_fused_sweep(module: ir.Module, name: str, sweep, contexts: list) -> tuple[
+        ir.Function, list]:
+    """The fused loop of `sweep` (the module docstring); `contexts`: the members'
+    KernelContexts, in order."""
+    fusion = sweep.fusion
+    slots: list = []
+    for ctx in contexts:
+        slots += [s for s in ctx.arg_slots if s not in slots]
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * len(slots)), name=name)
+    fn.attributes.add("nounwind")
+    fn.attributes.add("noinline")
+    shared = {s.buffer for s in slots if sum(t.buffer == s.buffer for t in slots) > 1}
+    for a, s in zip(fn.args, slots):
+        if s.buffer not in shared:  # (two members' views of one buffer may alias)
+            a.add_attribute("noalias")
+    arg = dict(zip(slots, fn.args))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    inputs = [{i: Buf(arg[s], i.shape) for i, s in ctx.bound.items()} for ctx in contexts]
+    sources, lags = fusion.sources, sweep.lags
+    writes = [(x, w) for x, w in enumerate(sources) if isinstance(w, Write)]
+    bufs = [Buf(arg[contexts[w.member].outs[w.output]], w.update.shape) if isinstance(w, Write)
+            else inputs[w.member][w.param] for w in sources]
+    # the row a source has at time t: a write's row of its array, a load's
+    first = [w.start - lags[w.member] if isinstance(w, Write) else w.offset for w in sources]
+    # chain[x][k]: source x's value of k + 1 times ago, starting with rows the first block
+    # wrote or left (row first + begin - k - 1)
+    init = [[load(b, bufs[x], i64(first[x] + fusion.begin - k - 1))
+             for k in range(fusion.depth[x])] for x in range(len(sources))]
+
+    def body(t: ir.Value) -> None:
+        chain = [[b.phi(v.type) for v in vs] for vs in init]
+        for phis, vs in zip(chain, init):
+            for phi, v in zip(phis, vs):
+                phi.add_incoming(v, entry)
+        now: dict[int, ir.Value] = {  # each source's value at this time, loads first
+            x: load(b, bufs[x], b.add(t, i64(first[x])))
+            for x, w in enumerate(sources) if isinstance(w, Load)}
+        for j in range(len(contexts)):
+            chained = {r.slice: now[r.source] if r.distance == 0
+                       else chain[r.source][r.distance - 1]
+                       for r in fusion.reads if r.member == j}
+            gen = _ChainElements(b, inputs[j], chained)
+            row = b.sub(t, i64(lags[j]))
+            for x, w in writes:
+                if w.member != j:
+                    continue
+                update = w.update.operands[1]
+                now[x] = gen.value(update, Index(b, update.shape.dimensions, multi=[row]))
+                store(b, bufs[x], b.add(row, i64(w.start)), now[x])
+            if gen.flags:  # (sweep_fusion.py takes no member that raises them)
+                raise AssertionError(f"{name}: a fused member asks for a precise rerun")
+        latch = b.block
+        for x, phis in enumerate(chain):
+            for k, phi in enumerate(phis):
+                phi.add_incoming(now[x] if k == 0 else phis[k - 1], latch)
+
+    entry = b.block
+    for_span(b, i64(fusion.begin), i64(fusion.end), body, name="time")
+    b.ret_void()
+    return fn, slots
+
+
 KIND = _UpdateSliceKind()
 OUTPUTS = _UpdateSlicesKind()
 
-__all__ = ["KIND", "OUTPUTS", "emit_update_slice_in_place"]
+__all__ = ["KIND", "OUTPUTS", "emit_fused_sweep", "emit_update_slice_in_place"]

@@ -29,9 +29,12 @@ offsets negated (`back_lags`); the rows a call touched last are then the first t
 one touches, still in the cache when the arrays together overflow it (Jacobi's 51 KB over
 an L1 of 48, FDTD's 1.06 MB over an L2 of 1 MB). The driver flips a byte the loop gives
 it (`flag`, a Slot of kind "flag": loops_emit.py points it at a variable of the loop).
+Element fusion. A sweep of 1-D members may run most of its times as one loop that
+computes every member's row of a time together, passing values between members in
+registers (`Sweep.fusion`, sweep_fusion.py); such a sweep always runs forward.
 Invariants: members are consecutive steps of one body, each an array kernel with static
 window starts and no sine/cosine/tan (whose precise reruns re-read whole inputs); a sweep
-runs more than one block (a one-block sweep is the plain sequence of calls).
+runs more than one block (a one-block sweep is the plain sequence of calls), or fuses.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from ember.backends.cpu.plan.in_place import (
     in_place_operands,
     in_place_outputs,
 )
+from ember.backends.cpu.plan.sweep_fusion import plan_element_fusion
 from ember.hlo.ir import Instruction
 
 # Rows of a block: enough rows for this many elements of the widest window (measured on
@@ -64,6 +68,7 @@ class Sweep:
     back_lags: list[int]  # the lags of a backward run
     back_extent: int  # max(rows) + max(back_lags)
     flag: object = None  # Slot("flag", k, pred[]): the byte saying which way the next run goes
+    fusion: object = None  # sweep_fusion.ElementFusion: the members fused element by element
 
 
 @dataclass
@@ -237,9 +242,11 @@ def plan_sweeps(sched, steps: list[Instruction]) -> list[Sweep]:
             width = max(a.row_elements for a in accs)
             block = max(1, -(-BLOCK_ELEMENTS // width))
             extent = max(lag + n for lag, n in zip(lags, rows))
-            if extent > block:
-                out.append(Sweep([k for k, _ in run], lags, rows, block, extent, back,
-                                 max(rows) + max(back), _flag()))
+            members = [k for k, _ in run]
+            fusion = plan_element_fusion(sched, members, lags, rows)
+            if extent > block or fusion is not None:
+                out.append(Sweep(members, lags, rows, block, extent, back,
+                                 max(rows) + max(back), _flag(), fusion))
         run.clear()
 
     for k in steps:
