@@ -478,9 +478,10 @@ def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
     if dtypes.kind(get_aval(x).dtype) != "c":
         return _ad.select(_ad.compare("ge", x, _c(0, x)), t, _ad.neg(t))
     from ember.prims import complex_parts as C
+    conj_x = C.conj(x)
     mag = _ad.convert(ans, get_aval(x).dtype)
-    safe = _ad.select(_ad.compare("eq", mag, _c(0, mag)), _c(1, mag), mag)
-    return C.real(_ad.mul(t, _ad.div(C.conj(x), safe)))
+    safe = _ad.select(_ad.compare("eq", mag, _c(0, mag)), _full(1, mag), mag)
+    return C.real(_ad.mul(t, _ad.div(conj_x, safe)))
 
 
 _jvp(abs_p, _abs_jvp)
