@@ -585,6 +585,39 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "vmap_of_lax_reshape_dimensions": (lambda jnp: _vmap(jnp)(
         lambda x: importlib.import_module(jnp.__name__.split(".")[0]).lax.reshape(
             x, (4, 2), (1, 0)), in_axes=1), (T234,)),
+    # JVP rules in JAX's op order, under grad (transposed), jvp and vmap of grad: cos's
+    # neg after the mul, square in tan/atan/asinh/atan2, tanh's (t + t ans)(1 - ans),
+    # log/log1p's div of the tangent, cbrt's integer_pow, atanh's reciprocal, exp2's
+    # `log 2.0`, abs's select on x >= 0, max/min's select/div tie rule
+    **{f"grad_of_{n}": ((lambda name: lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(getattr(jnp, name)(x))))(n), (a,)) for n, a in (
+        ("cos", X7), ("tan", X7), ("tanh", X7), ("log", S5), ("log1p", S5), ("cbrt", X7),
+        ("arctan", X7), ("arcsinh", X7), ("arctanh", X7 / 4), ("exp2", X7), ("log2", S5),
+        ("log10", S5), ("abs", U7), ("sin", X7), ("exp", X7))},
+    **{f"grad_of_{n}_both": ((lambda name: lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(getattr(jnp, name)(x, y)), (0, 1)))(n), (X7, R7))
+        for n in ("arctan2", "maximum", "minimum")},
+    "grad_of_relu": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.maximum(x, 0.0))), (U7,)),
+    "grad_of_abs_scalar": (lambda jnp: _grad(jnp)(jnp.abs), (np.float32(-0.0),)),
+    "grad_of_abs_complex": (lambda jnp: _grad(jnp)(lambda z: jnp.sum(jnp.abs(z))),
+                            ((X7 + 1j * R7).astype(np.complex64),)),
+    "grad_of_real_imag": (lambda jnp: _grad(jnp)(lambda z: jnp.sum(jnp.real(z) * jnp.imag(z))),
+                          ((X7 + 1j * R7).astype(np.complex64),)),
+    "grad_of_grad_sin": (lambda jnp: _grad(jnp)(_grad(jnp)(jnp.sin)), (np.float32(0.7),)),
+    "grad_of_grad_cos": (lambda jnp: _grad(jnp)(_grad(jnp)(jnp.cos)), (np.float32(0.7),)),
+    "grad_of_grad_tanh": (lambda jnp: _grad(jnp)(_grad(jnp)(jnp.tanh)), (np.float32(0.7),)),
+    "grad_of_erf": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.erf(x))), (X7,)),
+    "grad_of_erf_inv": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.erf_inv(x))), (X7 / 4,)),
+    **{f"jvp_of_{n}": ((lambda name: lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(getattr(jnp, name), (x,), (t,)))(n), (X7 / 4, R7))
+        for n in ("cos", "tan", "tanh", "log1p", "cbrt", "arctanh", "exp2", "abs")},
+    "jvp_of_maximum": (lambda jnp: lambda x, y: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(jnp.maximum, (x, y), (y, x)), (X7, R7)),
+    **{f"vmap_of_grad_of_{n}": ((lambda name: lambda jnp: _vmap(jnp)(_grad(jnp)(
+        getattr(jnp, name))))(n), (X7 / 4,)) for n in ("tanh", "log", "abs", "arctan")},
+    # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)
 }

@@ -11968,3 +11968,476 @@ EXPECTED['vmap_of_lax_reshape_dimensions'] = """\
       sharding=None
     ] b
   in (c,) }"""
+
+EXPECTED['grad_of_cos'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = cos a
+    c:f32[7] = sin a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = neg d
+    f:f32[7] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_tan'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = tan a
+    c:f32[7] = square b
+    d:f32[7] = add 1.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul e d
+  in (f,) }"""
+
+EXPECTED['grad_of_tanh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = tanh a
+    c:f32[7] = sub 1.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = mul d c
+    f:f32[7] = mul e b
+    g:f32[7] = add_any e f
+  in (g,) }"""
+
+EXPECTED['grad_of_log'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    c:f32[5] = broadcast_in_dim 1.0:f32[]
+    d:f32[5] = div c a
+  in (d,) }"""
+
+EXPECTED['grad_of_log1p'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log1p a
+    c:f32[5] = add a 1.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[5] = broadcast_in_dim 1.0:f32[]
+    e:f32[5] = div d c
+  in (e,) }"""
+
+EXPECTED['grad_of_cbrt'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = cbrt a
+    c:f32[7] = integer_pow[y=-2] b
+    d:f32[7] = mul 0.3333333432674408:f32[] c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul e d
+  in (f,) }"""
+
+EXPECTED['grad_of_arctan'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = atan a
+    c:f32[7] = square a
+    d:f32[7] = add 1.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = div e d
+  in (f,) }"""
+
+EXPECTED['grad_of_arcsinh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = asinh a
+    c:f32[7] = square a
+    d:f32[7] = add c 1.0:f32[]
+    e:f32[7] = rsqrt d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul f e
+  in (g,) }"""
+
+EXPECTED['grad_of_arctanh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = atanh a
+    c:f32[7] = add 1.0:f32[] a
+    d:f32[7] = integer_pow[y=-1] c
+    e:f32[7] = sub 1.0:f32[] a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul d f
+    h:f32[7] = div g e
+  in (h,) }"""
+
+EXPECTED['grad_of_exp2'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = exp2 a
+    c:f32[] = log 2.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = mul c d
+    f:f32[7] = mul e b
+  in (f,) }"""
+
+EXPECTED['grad_of_log2'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log a
+    c:f32[] = log 2.0:f32[]
+    d:f32[5] = div b c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[5] = broadcast_in_dim 1.0:f32[]
+    f:f32[5] = div e c
+    g:f32[5] = div f a
+  in (g,) }"""
+
+EXPECTED['grad_of_log10'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log a
+    c:f32[5] = mul b 0.4342944920063019:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    d:f32[5] = broadcast_in_dim 1.0:f32[]
+    e:f32[5] = mul d 0.4342944920063019:f32[]
+    f:f32[5] = div e a
+  in (f,) }"""
+
+EXPECTED['grad_of_abs'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = abs a
+    c:bool[7] = ge a 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = broadcast_in_dim 0.0:f32[]
+    f:f32[7] = select_n c d e
+    g:f32[7] = select_n c e d
+    h:f32[7] = neg f
+    i:f32[7] = add_any g h
+  in (i,) }"""
+
+EXPECTED['grad_of_sin'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = cos a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = mul d c
+  in (e,) }"""
+
+EXPECTED['grad_of_exp'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = exp a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    c:f32[7] = broadcast_in_dim 1.0:f32[]
+    d:f32[7] = mul c b
+  in (d,) }"""
+
+EXPECTED['grad_of_arctan2_both'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = atan2 a b
+    d:f32[7] = square a
+    e:f32[7] = square b
+    f:f32[7] = add d e
+    g:f32[7] = div b f
+    h:f32[7] = neg a
+    i:f32[7] = square a
+    j:f32[7] = square b
+    k:f32[7] = add i j
+    l:f32[7] = div h k
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    m:f32[7] = broadcast_in_dim 1.0:f32[]
+    n:f32[7] = mul m l
+    o:f32[7] = mul m g
+  in (o, n) }"""
+
+EXPECTED['grad_of_maximum_both'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = max a b
+    d:bool[7] = eq a c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = select_n d f e
+    h:bool[7] = eq b c
+    i:f32[7] = broadcast_in_dim 2.0:f32[]
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = select_n h j i
+    l:f32[7] = div g k
+    m:bool[7] = eq b c
+    n:f32[7] = broadcast_in_dim 1.0:f32[]
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n m o n
+    q:bool[7] = eq a c
+    r:f32[7] = broadcast_in_dim 2.0:f32[]
+    s:f32[7] = broadcast_in_dim 1.0:f32[]
+    t:f32[7] = select_n q s r
+    u:f32[7] = div p t
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    v:f32[7] = broadcast_in_dim 1.0:f32[]
+    w:f32[7] = mul v u
+    x:f32[7] = mul v l
+  in (x, w) }"""
+
+EXPECTED['grad_of_minimum_both'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = min a b
+    d:bool[7] = eq a c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = select_n d f e
+    h:bool[7] = eq b c
+    i:f32[7] = broadcast_in_dim 2.0:f32[]
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = select_n h j i
+    l:f32[7] = div g k
+    m:bool[7] = eq b c
+    n:f32[7] = broadcast_in_dim 1.0:f32[]
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n m o n
+    q:bool[7] = eq a c
+    r:f32[7] = broadcast_in_dim 2.0:f32[]
+    s:f32[7] = broadcast_in_dim 1.0:f32[]
+    t:f32[7] = select_n q s r
+    u:f32[7] = div p t
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    v:f32[7] = broadcast_in_dim 1.0:f32[]
+    w:f32[7] = mul v u
+    x:f32[7] = mul v l
+  in (x, w) }"""
+
+EXPECTED['grad_of_relu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = max a 0.0:f32[]
+    c:bool[7] = eq a b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = broadcast_in_dim 0.0:f32[]
+    f:f32[7] = select_n c e d
+    g:bool[7] = eq 0.0:f32[] b
+    h:f32[7] = broadcast_in_dim 2.0:f32[]
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[7] = select_n g i h
+    k:f32[7] = div f j
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    l:f32[7] = broadcast_in_dim 1.0:f32[]
+    m:f32[7] = mul l k
+  in (m,) }"""
+
+EXPECTED['grad_of_abs_scalar'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = abs a
+    b:bool[] = ge a 0.0:f32[]
+    c:f32[] = select_n b 1.0:f32[] 0.0:f32[]
+    d:f32[] = select_n b 0.0:f32[] 1.0:f32[]
+    e:f32[] = neg c
+    f:f32[] = add_any d e
+  in (f,) }"""
+
+EXPECTED['grad_of_abs_complex'] = """\
+{ lambda ; a:c64[7]. let
+    b:f32[7] = abs a
+    c:c64[7] = conj[input_dtype=complex64] a
+    d:c64[7] = convert_element_type[new_dtype=complex64 weak_type=False] b
+    e:bool[7] = eq d 0j:c64[]
+    f:c64[7] = broadcast_in_dim (1+0j):c64[]
+    g:c64[7] = select_n e d f
+    h:c64[7] = div c g
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:c64[7] = complex i 0.0:f32[]
+    k:c64[7] = mul j h
+  in (k,) }"""
+
+EXPECTED['grad_of_real_imag'] = """\
+{ lambda ; a:c64[7]. let
+    b:f32[7] = real a
+    c:f32[7] = imag a
+    d:f32[7] = mul b c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul b e
+    g:f32[7] = mul e c
+    h:f32[7] = neg f
+    i:c64[7] = complex 0.0:f32[] h
+    j:c64[7] = complex g 0.0:f32[]
+    k:c64[7] = add_any i j
+  in (k,) }"""
+
+EXPECTED['grad_of_grad_sin'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = sin a
+    _:f32[] = cos a
+    b:f32[] = cos a
+    c:f32[] = sin a
+    _:f32[] = mul 1.0:f32[] b
+    d:f32[] = mul 1.0:f32[] 1.0:f32[]
+    e:f32[] = neg d
+    f:f32[] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_grad_cos'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = cos a
+    _:f32[] = sin a
+    b:f32[] = sin a
+    c:f32[] = cos a
+    d:f32[] = neg 1.0:f32[]
+    _:f32[] = mul d b
+    e:f32[] = mul d 1.0:f32[]
+    f:f32[] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_grad_tanh'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = tanh a
+    c:f32[] = sub 1.0:f32[] b
+    d:f32[] = sub 1.0:f32[] b
+    e:f32[] = mul 1.0:f32[] d
+    f:f32[] = mul e b
+    _:f32[] = add_any e f
+    g:f32[] = mul e 1.0:f32[]
+    h:f32[] = mul 1.0:f32[] b
+    i:f32[] = add_any 1.0:f32[] h
+    j:f32[] = mul 1.0:f32[] i
+    k:f32[] = neg j
+    l:f32[] = add_any g k
+    m:f32[] = mul l c
+    n:f32[] = mul m b
+    o:f32[] = add_any m n
+  in (o,) }"""
+
+EXPECTED['grad_of_erf'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = erf a
+    c:f32[7] = square a
+    d:f32[7] = neg c
+    e:f32[7] = exp d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul 1.128379225730896:f32[] f
+    h:f32[7] = mul g e
+  in (h,) }"""
+
+EXPECTED['grad_of_erf_inv'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = erf_inv a
+    c:f32[7] = square b
+    d:f32[7] = exp c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul 0.8862269520759583:f32[] e
+    g:f32[7] = mul f d
+  in (g,) }"""
+
+EXPECTED['jvp_of_cos'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = cos a
+    d:f32[7] = sin a
+    e:f32[7] = mul b d
+    f:f32[7] = neg e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_tan'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = tan a
+    d:f32[7] = square c
+    e:f32[7] = add 1.0:f32[] d
+    f:f32[7] = mul b e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_tanh'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = tanh a
+    d:f32[7] = mul b c
+    e:f32[7] = add b d
+    f:f32[7] = sub 1.0:f32[] c
+    g:f32[7] = mul e f
+  in (c, g) }"""
+
+EXPECTED['jvp_of_log1p'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = log1p a
+    d:f32[7] = add a 1.0:f32[]
+    e:f32[7] = div b d
+  in (c, e) }"""
+
+EXPECTED['jvp_of_cbrt'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = cbrt a
+    d:f32[7] = integer_pow[y=-2] c
+    e:f32[7] = mul 0.3333333432674408:f32[] d
+    f:f32[7] = mul b e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_arctanh'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = atanh a
+    d:f32[7] = add 1.0:f32[] a
+    e:f32[7] = integer_pow[y=-1] d
+    f:f32[7] = sub 1.0:f32[] a
+    g:f32[7] = div b f
+    h:f32[7] = mul e g
+  in (c, h) }"""
+
+EXPECTED['jvp_of_exp2'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = exp2 a
+    d:f32[] = log 2.0:f32[]
+    e:f32[7] = mul b c
+    f:f32[7] = mul d e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_abs'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = abs a
+    d:bool[7] = ge a 0.0:f32[]
+    e:f32[7] = neg b
+    f:f32[7] = select_n d e b
+  in (c, f) }"""
+
+EXPECTED['jvp_of_maximum'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = max a b
+    d:bool[7] = eq a c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = select_n d f e
+    h:bool[7] = eq b c
+    i:f32[7] = broadcast_in_dim 2.0:f32[]
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = select_n h j i
+    l:f32[7] = div g k
+    m:f32[7] = mul b l
+    n:bool[7] = eq b c
+    o:f32[7] = broadcast_in_dim 1.0:f32[]
+    p:f32[7] = broadcast_in_dim 0.0:f32[]
+    q:f32[7] = select_n n p o
+    r:bool[7] = eq a c
+    s:f32[7] = broadcast_in_dim 2.0:f32[]
+    t:f32[7] = broadcast_in_dim 1.0:f32[]
+    u:f32[7] = select_n r t s
+    v:f32[7] = div q u
+    w:f32[7] = mul a v
+    x:f32[7] = add_any m w
+  in (c, x) }"""
+
+EXPECTED['vmap_of_grad_of_tanh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = tanh a
+    c:f32[7] = sub 1.0:f32[] b
+    d:f32[7] = mul 1.0:f32[] c
+    e:f32[7] = mul d b
+    f:f32[7] = add_any d e
+  in (f,) }"""
+
+EXPECTED['vmap_of_grad_of_log'] = """\
+{ lambda ; a:f32[7]. let _:f32[7] = log a; b:f32[7] = div 1.0:f32[] a in (b,) }"""
+
+EXPECTED['vmap_of_grad_of_abs'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] = abs a
+    b:bool[7] = ge a 0.0:f32[]
+    c:f32[7] = broadcast_in_dim 1.0:f32[]
+    d:f32[7] = broadcast_in_dim 0.0:f32[]
+    e:f32[7] = select_n b c d
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = select_n b f g
+    i:f32[7] = neg e
+    j:f32[7] = add_any h i
+  in (j,) }"""
+
+EXPECTED['vmap_of_grad_of_arctan'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] = atan a
+    b:f32[7] = square a
+    c:f32[7] = add 1.0:f32[] b
+    d:f32[7] = div 1.0:f32[] c
+  in (d,) }"""
