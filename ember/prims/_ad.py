@@ -96,6 +96,8 @@ def reshape(x: Any, shape: tuple[int, ...]) -> Any:
 
 def broadcast_in_dim(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> Any:
     from ember.prims.shape_ops import broadcast_in_dim_p
+    if shape == () and get_aval(x).shape == ():
+        return x  # rank 0 to rank 0 is x itself (JAX's lax.broadcast_in_dim stages none)
     return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(dims),
                                    sharding=None)
 

@@ -554,7 +554,7 @@ def _pow_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
 def _pow_jvp_y(t: Any, ans: Any, x: Any, y: Any) -> Any:
     """d x^y / dy = log(x) x^y, with log(x) read as 0 at x = 0 (JAX's choice: 0^y is flat
     in y for y > 0)."""
-    safe_x = _ad.select(_ad.compare("eq", x, _c(0, x)), _ad.full_like(x, 1), x)
+    safe_x = _ad.select(_ad.compare("eq", x, _c(0, x)), _full(1, x), x)
     return _ad.mul(t, _ad.mul(_ad.unary("log", safe_x), ans))
 
 

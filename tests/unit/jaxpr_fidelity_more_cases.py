@@ -617,6 +617,14 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         jnp.__name__.split(".")[0]).jvp(jnp.maximum, (x, y), (y, x)), (X7, R7)),
     **{f"vmap_of_grad_of_{n}": ((lambda name: lambda jnp: _vmap(jnp)(_grad(jnp)(
         getattr(jnp, name))))(n), (X7 / 4,)) for n in ("tanh", "log", "abs", "arctan")},
+    # pow's exponent term (log of x with 0 read as 1, a literal at rank 0); sum of a
+    # rank-0 value transposes to the cotangent itself (no broadcast_in_dim)
+    "grad_of_power_exponent": (lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(jnp.power(x, y)), 1), (np.float32(0.7), np.float32(0.3))),
+    "grad_of_power_exponent_vec": (lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(jnp.power(x, y)), 1), (S5, X7[:5])),
+    "grad_of_sum_of_scalar": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.sin(x))),
+                              (np.float32(0.7),)),
     # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)

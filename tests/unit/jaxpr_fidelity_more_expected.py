@@ -12441,3 +12441,35 @@ EXPECTED['vmap_of_grad_of_arctan'] = """\
     c:f32[7] = add 1.0:f32[] b
     d:f32[7] = div 1.0:f32[] c
   in (d,) }"""
+
+EXPECTED['grad_of_power_exponent'] = """\
+{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = pow a b
+    d:bool[] = eq a 0.0:f32[]
+    e:f32[] = select_n d a 1.0:f32[]
+    f:f32[] = log e
+    g:f32[] = mul f c
+    _:f32[] = reduce_sum[axes=() out_sharding=None] c
+    h:f32[] = mul 1.0:f32[] g
+  in (h,) }"""
+
+EXPECTED['grad_of_power_exponent_vec'] = """\
+{ lambda ; a:f32[5] b:f32[5]. let
+    c:f32[5] = pow a b
+    d:bool[5] = eq a 0.0:f32[]
+    e:f32[5] = broadcast_in_dim 1.0:f32[]
+    f:f32[5] = select_n d a e
+    g:f32[5] = log f
+    h:f32[5] = mul g c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    i:f32[5] = broadcast_in_dim 1.0:f32[]
+    j:f32[5] = mul i h
+  in (j,) }"""
+
+EXPECTED['grad_of_sum_of_scalar'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = sin a
+    c:f32[] = cos a
+    _:f32[] = reduce_sum[axes=() out_sharding=None] b
+    d:f32[] = mul 1.0:f32[] c
+  in (d,) }"""
