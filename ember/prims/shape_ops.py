@@ -243,6 +243,14 @@ def _reshape_dims_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...] | No
                           tuple(int(i) for i in np.argsort(dimensions)))]
 
 
+def _squeeze_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
+    # The size-1 axes put back by a broadcast_in_dim (JAX's expand_dims), not a reshape.
+    shape = x.aval.shape
+    squeezed = {d % len(shape) for d in dimensions}
+    return [_ad.broadcast_in_dim(ct, shape, tuple(i for i in range(len(shape))
+                                                  if i not in squeezed))]
+
+
 def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list:
     return [_ad.transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
 
@@ -252,7 +260,7 @@ def _rev_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
 
 
 for _p, _t in ((broadcast_in_dim_p, _broadcast_in_dim_transpose),
-               (reshape_p, _reshape_dims_transpose), (squeeze_p, _reshape_transpose),
+               (reshape_p, _reshape_dims_transpose), (squeeze_p, _squeeze_transpose),
                (transpose_p, _transpose_transpose), (rev_p, _rev_transpose)):
     ad.deflinear(_p)
     _p.def_transpose(_t)

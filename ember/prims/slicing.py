@@ -308,10 +308,15 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
     shape = x.aval.shape
     steps = strides or (1,) * len(shape)
     out_shape = get_aval(ct).shape
+    # (the high pads, and the interior ones of a strided slice, are NumPy integers as
+    # JAX's rule computes them, so the params print as JAX's: `(0, np.int64(2), 0)`)
     config = []
     for d, s, n, st in zip(shape, start_indices, out_shape, steps):
         end = s + (n - 1) * st + 1 if n else s
-        config.append((s, d - end, st - 1 if n else 0))
+        if strides is None or all(k == 1 for k in strides):
+            config.append((s, np.int64(d - end), 0))
+        else:
+            config.append((s, np.int64(d - end), np.int64(st - 1 if n else 0)))
     return [pad_p.bind(ct, _ad.const(0, ct), padding_config=tuple(config))]
 
 
