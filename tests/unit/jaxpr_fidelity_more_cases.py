@@ -625,6 +625,28 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         lambda x, y: jnp.sum(jnp.power(x, y)), 1), (S5, X7[:5])),
     "grad_of_sum_of_scalar": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.sin(x))),
                               (np.float32(0.7),)),
+    # jacfwd/jacrev/hessian as JAX builds them: the basis staged (iota, eq, convert, split
+    # per leaf, convert), vmap of jvp / of vjp's pullback, the result split per leaf;
+    # squeeze transposes to broadcast_in_dim, slice's pad widths are NumPy integers
+    **{f"{k}_of_sin_times_x0": ((lambda name: lambda jnp: getattr(importlib.import_module(
+        jnp.__name__.split(".")[0]), name)(lambda v: jnp.sin(v) * v[0]))(k), (X7,))
+        for k in ("jacfwd", "jacrev")},
+    "hessian_of_sum": (lambda jnp: importlib.import_module(jnp.__name__.split(".")[0]).hessian(
+        lambda v: jnp.sum(jnp.sin(v) * v[0])), (X7,)),
+    "hessian_of_matrix": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).hessian(lambda a: jnp.sum(jnp.sin(a) ** 3)), (M34 / 10,)),
+    **{f"{k}_of_strided_slice": ((lambda name: lambda jnp: getattr(importlib.import_module(
+        jnp.__name__.split(".")[0]), name)(lambda v: jnp.tanh(v)[::2, 1:]))(k), (M34 / 10,))
+        for k in ("jacfwd", "jacrev")},
+    **{f"{k}_of_pytree": ((lambda name: lambda jnp: getattr(importlib.import_module(
+        jnp.__name__.split(".")[0]), name)(lambda d: {"p": d["a"] * d["b"][0, 0],
+                                                      "q": jnp.sum(d["a"])}))(k),
+        ({"a": X7, "b": M34},)) for k in ("jacfwd", "jacrev")},
+    "jacfwd_two_argnums": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).jacfwd(lambda a, b: (a * b, a), (0, 1)),
+        (X7, np.float32(2))),
+    "jacrev_scalar": (lambda jnp: importlib.import_module(jnp.__name__.split(".")[0]).jacrev(
+        lambda a: a * 2), (np.float32(3),)),
     # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)
