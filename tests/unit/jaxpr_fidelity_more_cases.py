@@ -700,13 +700,22 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   axis (a stable sort) and takes the parts from it.
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
-# - Gradients that differ for reasons other than summing cotangents (add_any prints as
-#   JAX's in all of them): JVP rules written with other formulas or operand orders
-#   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
-#   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
-#   by iota/eq/convert; a slice's
-#   transpose prints its pad widths as ints, JAX's as np.int64; grad(cond) returns zero
-#   residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
+# - Gradients through div's denominator (so second derivatives of log, log1p, sqrt,
+#   arctan, arctanh, log2, log10, ... too): JAX's JVP is -t * x * integer_pow(y, -2),
+#   Ember's -t * ((x / y) / y): y**-2 overflows or underflows for |y| past 1.8e19 or
+#   below 1e-19 in float32, where JAX's gives -0.0 or inf and Ember's the true value
+#   (d(x/y)/dy at x = 1e30, y = 1e20 is -1e-10; JAX's is -0.0).
+# - pow's derivative in x for a float exponent: JAX's y * x**(y - 1) is NaN at x = y = 0
+#   (0 * inf); Ember selects 0 where y == 0 (x**0 is 1 everywhere), so it prints an `eq`
+#   and a `select_n` more. Its exponent term prints as JAX's.
+# - arcsin, arccos and arccosh gradients: JAX stages 1 - square(x) (square(x) - 1), Ember
+#   (1 - x)(1 + x) ((x - 1)(x + 1)): JAX's loses the bits of square(x)'s rounding near
+#   |x| = 1 (relative error 2.5e-5 at x = 0.9999 in float32, Ember's 2e-8).
+# - logaddexp/logaddexp2 gradients: JAX's rule exp(x1 - out) with infinities replaced by
+#   0 gives d/dx1 = e (not 0) at (1, inf), and (1, 1) (summing to 2, not 1) at (inf,
+#   inf); Ember's weights are sigmoids of x1 - x2 (the function's limits there: (0, 1)
+#   and (1/2, 1/2)), so its custom_jvp rule stages other ops.
+# - grad(cond) returns zero residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
 #   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed
