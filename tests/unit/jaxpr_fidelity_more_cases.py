@@ -647,6 +647,20 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         (X7, np.float32(2))),
     "jacrev_scalar": (lambda jnp: importlib.import_module(jnp.__name__.split(".")[0]).jacrev(
         lambda a: a * 2), (np.float32(3),)),
+    # clamp's tangent as a select against zeros; reduce_max/min's mask against the result
+    # reshaped (size-1 axes); reduce_sum's transpose keeps its dims as NumPy integers
+    "grad_of_clamp": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.clamp(-0.5, x, 0.75))), (X7,)),
+    "grad_of_clamp_bounds": (lambda jnp: _grad(jnp)(lambda lo, x, hi: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).lax.clamp(lo, x, hi)), (0, 1, 2)),
+        (X7 - 0.5, X7[::-1].copy(), X7 + 0.5)),
+    "grad_of_max_axis1": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.max(a, axis=1))),
+                          (np.array([[1, 3, 3, 0], [2, 2, -1, np.nan], [5, 4, 3, 2]],
+                                    np.float32),)),
+    "grad_of_min_axis0_keepdims": (lambda jnp: _grad(jnp)(
+        lambda a: jnp.sum(jnp.min(a, axis=0, keepdims=True))), (M34,)),
+    "grad_of_partial_sum": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.sum(a, axis=1) ** 2)),
+                            (M34,)),
     # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)

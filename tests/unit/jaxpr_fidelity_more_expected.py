@@ -12872,3 +12872,80 @@ EXPECTED['jacrev_scalar'] = """\
     k:f32[1] = split[axis=0 sizes=(np.int64(1),)] j
     l:f32[] = reshape[dimensions=None new_sizes=() sharding=None] k
   in (l,) }"""
+
+EXPECTED['grad_of_clamp'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = clamp -0.5:f32[] a 0.75:f32[]
+    c:bool[7] = gt a -0.5:f32[]
+    d:bool[7] = lt a 0.75:f32[]
+    e:bool[7] = and c d
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = broadcast_in_dim 0.0:f32[]
+    h:f32[7] = select_n e g f
+  in (h,) }"""
+
+EXPECTED['grad_of_clamp_bounds'] = """\
+{ lambda ; a:f32[7] b:f32[7] c:f32[7]. let
+    d:f32[7] = clamp a b c
+    e:bool[7] = gt a b
+    f:bool[7] = lt a c
+    g:bool[7] = and e f
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    h:bool[7] = gt b a
+    i:bool[7] = lt b c
+    j:bool[7] = and h i
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    k:bool[7] = lt c b
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    l:f32[7] = broadcast_in_dim 1.0:f32[]
+    m:f32[7] = broadcast_in_dim 0.0:f32[]
+    n:f32[7] = select_n k m l
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n j o l
+    q:f32[7] = broadcast_in_dim 0.0:f32[]
+    r:f32[7] = select_n g q l
+  in (r, p, n) }"""
+
+EXPECTED['grad_of_max_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    g:f32[3] = broadcast_in_dim 1.0:f32[]
+    h:f32[3] = div g f
+    i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] h
+    j:f32[3,4] = mul i e
+  in (j,) }"""
+
+EXPECTED['grad_of_min_axis0_keepdims'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_min[axes=(0,)] a
+    c:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[4] = reduce_sum[axes=(0,) out_sharding=None] e
+    g:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g
+    h:f32[1,4] = broadcast_in_dim 1.0:f32[]
+    i:f32[4] = reduce_sum[axes=(0,) out_sharding=None] h
+    j:f32[4] = div i f
+    k:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    l:f32[3,4] = mul k e
+  in (l,) }"""
+
+EXPECTED['grad_of_partial_sum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_sum[axes=(1,) out_sharding=None] a
+    c:f32[3] = integer_pow[y=2] b
+    d:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[3] = broadcast_in_dim 1.0:f32[]
+    f:f32[3] = mul e d
+    g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] f
+  in (g,) }"""
