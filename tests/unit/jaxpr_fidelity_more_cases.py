@@ -661,6 +661,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         lambda a: jnp.sum(jnp.min(a, axis=0, keepdims=True))), (M34,)),
     "grad_of_partial_sum": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.sum(a, axis=1) ** 2)),
                             (M34,)),
+    # dot_general's transpose keeps the forward's preferred_element_type; the cotangent
+    # of a matmul's lhs is JAX's dot(ct, rhs) (its rhs's differs: see the list below)
+    "grad_of_matmul_lhs": (lambda jnp: _grad(jnp)(lambda a, w: jnp.sum(jnp.tanh(a @ w))),
+                           (M34, M34.T / 10)),
     # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)
@@ -729,6 +733,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   0 gives d/dx1 = e (not 0) at (1, inf), and (1, 1) (summing to 2, not 1) at (inf,
 #   inf); Ember's weights are sigmoids of x1 - x2 (the function's limits there: (0, 1)
 #   and (1/2, 1/2)), so its custom_jvp rule stages other ops.
+# - The cotangent of dot_general's rhs where the product of the operand and the
+#   cotangent is already in the operand's order (a matmul's weight: x.T @ ct): JAX stages
+#   dot_general(ct, x) and a transpose; Ember stages dot_general(x, ct) (no transpose).
+#   Ember's passes fold JAX's transpose in a plain gradient, but not under vmap: the
+#   per-example MLP gradients would compile two transposes more
+#   (tests/ops/test_batching_rules.py).
 # - grad(cond) returns zero residuals as `broadcast_in_dim 0.0`, JAX's as `empty2`.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is

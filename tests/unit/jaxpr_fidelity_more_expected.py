@@ -12949,3 +12949,22 @@ EXPECTED['grad_of_partial_sum'] = """\
     f:f32[3] = mul e d
     g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] f
   in (g,) }"""
+
+EXPECTED['grad_of_matmul_lhs'] = """\
+{ lambda ; a:f32[3,4] b:f32[4,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] a b
+    d:f32[3,3] = tanh c
+    e:f32[3,3] = sub 1.0:f32[] d
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[3,3] = broadcast_in_dim 1.0:f32[]
+    g:f32[3,3] = mul f e
+    h:f32[3,3] = mul g d
+    i:f32[3,3] = add_any g h
+    j:f32[3,4] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      preferred_element_type=float32
+    ] i b
+  in (j,) }"""
