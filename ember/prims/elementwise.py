@@ -540,9 +540,29 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p
     ad.defjvp_zero(_p)
 
 
+def _pow_jvp_x_int(t: Any, ans: Any, x: Any, y: Any) -> Any:
+    """JAX's rule for an integer exponent, in its op order: y (a constant folded) in x's
+    dtype, both stretched to the result's shape where they differ, then
+    select(y == 0, 0, replace_zero(y) * x^(y - 1))."""
+    out = get_aval(ans)
+    known = _ad.literal_value(y)
+    # (a constant converts as a literal, as JAX's does: no conversion staged)
+    y = _ad.convert(y, out.dtype) if known is None else known.astype(out.dtype)
+    if get_aval(x).shape != get_aval(y).shape:
+        x, y = _ad.broadcast_to(x, out), _ad.broadcast_to(y, out)
+    is_zero = _ad.compare("eq", y, _c(0, y))
+    zeros = _full(0, y)
+    safe_y = _ad.select(_ad.compare("eq", y, _c(0, y)), _full(1, y), y)
+    power = pow_p.bind(x, _ad.sub(y, _full(1, y)))
+    return _ad.mul(t, _ad.select(is_zero, zeros, _ad.mul(safe_y, power)))
+
+
 def _pow_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
     """d x^y / dx = y x^(y-1), and 0 where y = 0 (x^0 = 1 even at x = 0, where
-    y x^(y-1) would be 0 * inf)."""
+    y x^(y-1) would be 0 * inf: JAX's float rule gives NaN there, so Ember keeps the
+    select that JAX stages for integer exponents only)."""
+    if dtypes.kind(get_aval(y).dtype) in "iub":
+        return _pow_jvp_x_int(t, ans, x, y)
     out = get_aval(ans)
     yf = _ad.broadcast_to(_ad.convert(y, out.dtype), out)
     xb = _ad.broadcast_to(x, out)

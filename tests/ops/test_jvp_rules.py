@@ -326,6 +326,14 @@ def test_pow_edges(x64):
     # an integer exponent: a derivative in x only
     g = ember.grad(lambda a: jnp.sum(lax.pow(a, np.int32(3))))(np.array([2.0, -1.0]))
     np.testing.assert_allclose(g, [12.0, 3.0])
+    # integer exponents at x = 0: n 0^(n-1) (0 for n = 0 and n > 1, 1 for n = 1, inf
+    # below), under jit too
+    x = np.zeros(5)
+    n = np.array([0, 1, 2, -1, -2], np.int32)
+    for f in (ember.grad(lambda a: jnp.sum(lax.pow(a, n))),
+              ember.jit(ember.grad(lambda a: jnp.sum(lax.pow(a, n))))):
+        np.testing.assert_array_equal(f(x), [0.0, 1.0, 0.0, -np.inf, -np.inf])
+    assert float(ember.grad(lambda a: lax.pow(a, 2))(-3.0)) == -6.0
 
 
 def test_convert_between_float_types(x64):

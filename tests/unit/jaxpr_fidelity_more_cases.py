@@ -665,6 +665,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # of a matmul's lhs is JAX's dot(ct, rhs) (its rhs's differs: see the list below)
     "grad_of_matmul_lhs": (lambda jnp: _grad(jnp)(lambda a, w: jnp.sum(jnp.tanh(a @ w))),
                            (M34, M34.T / 10)),
+    # lax.pow with an integer exponent: JAX's select(y == 0, 0, replace_zero(y) *
+    # x^(y - 1)), a Python int exponent folded into a literal
+    "grad_of_lax_pow_int_literal": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).lax.pow(x, 3))), (X7,)),
+    "grad_of_lax_pow_int_array": (lambda jnp: _grad(jnp)(lambda x, n: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).lax.pow(x, n))), (X7, I7)),
     # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # (cases from the linalg work go below this line)

@@ -12968,3 +12968,41 @@ EXPECTED['grad_of_matmul_lhs'] = """\
       preferred_element_type=float32
     ] i b
   in (j,) }"""
+
+EXPECTED['grad_of_lax_pow_int_literal'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = pow a 3:i32[]
+    c:f32[7] = broadcast_in_dim 3.0:f32[]
+    d:bool[7] = eq c 0.0:f32[]
+    e:f32[7] = broadcast_in_dim 0.0:f32[]
+    f:bool[7] = eq c 0.0:f32[]
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = select_n f c g
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[7] = sub c i
+    k:f32[7] = pow a j
+    l:f32[7] = mul h k
+    m:f32[7] = select_n d l e
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    n:f32[7] = broadcast_in_dim 1.0:f32[]
+    o:f32[7] = mul n m
+  in (o,) }"""
+
+EXPECTED['grad_of_lax_pow_int_array'] = """\
+{ lambda ; a:f32[7] b:i32[7]. let
+    c:f32[7] = pow a b
+    d:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:bool[7] = eq d 0.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:bool[7] = eq d 0.0:f32[]
+    h:f32[7] = broadcast_in_dim 1.0:f32[]
+    i:f32[7] = select_n g d h
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = sub d j
+    l:f32[7] = pow a k
+    m:f32[7] = mul i l
+    n:f32[7] = select_n e m f
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    o:f32[7] = broadcast_in_dim 1.0:f32[]
+    p:f32[7] = mul o n
+  in (p,) }"""
