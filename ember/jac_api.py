@@ -5,13 +5,14 @@ Output: a function returning the Jacobian at its arguments with JAX's structure:
 structure is the function's output, the inner one the differentiated arguments' (the
 argument's tree for an int argnums, a tuple of them for a tuple), and each leaf has shape
 `out.shape + in.shape`.
-How: the function is linearized once at the point (core/transpose.py), then its linear
-part is pushed along every standard basis vector: forward (`jacfwd`: one JVP per input
-element, the Jacobian's columns) or backward (`jacrev`: one VJP per output element, its
-rows). As in JAX, the basis vectors go through `vmap`: the linear part runs once on the
-whole basis as a batched program (no loop; a product of the Jacobian with the identity is
-what the batching rules make of it), so the Jacobian is traced once under `jit` whatever
-its size, and Jacobians nest (grad of jacfwd, jacrev of jacrev, hessian).
+How (JAX's algorithm, so the programs print as JAX's): the standard basis of the
+differentiated space is built in the program (`eye` by iota/eq/convert, split per leaf,
+each converted to its leaf's dtype), and pushed through `vmap` in one go: forward
+(`jacfwd`: vmap of jvp over the basis, the Jacobian's columns batched on the last axis) or
+backward (`jacrev`: vjp once, then vmap of its pullback over the outputs' basis, the rows).
+The batched result is split back into one block per (output leaf, input leaf). So the
+Jacobian is traced once under `jit` whatever its size, and Jacobians nest (grad of
+jacfwd, jacrev of jacrev, hessian).
 Invariants: `holomorphic=True` needs complex inputs and outputs (JAX's errors otherwise);
 integer inputs are refused
 as JAX does, except by `jacrev(allow_int=True)`, which gives float0 blocks for them.
@@ -28,13 +29,14 @@ import numpy as np
 from ember import numpy as jnp
 from ember.ad_api import (
     _argnums_tuple,
-    _linearize,
     check_holomorphic,
     float0_zeros,
+    jvp,
+    vjp,
 )
 from ember.core import ad, dtypes, traceback_util
-from ember.core.aval import ShapedArray
 from ember.core.trace import get_aval
+from ember.prims.conversion import convert_element_type_p
 from ember.tree_util import tree_flatten, tree_unflatten
 from ember.vmap_api import vmap
 
@@ -45,28 +47,45 @@ def _size(shape: Sequence[int]) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-def _std_basis(avals: Sequence[ShapedArray]) -> list[np.ndarray]:
-    """The standard basis of the flattened space of `avals`: for each aval an array of
-    shape (total size, *aval.shape) whose rows, read across all arrays, are unit vectors."""
-    total = sum(_size(a.shape) for a in avals)
-    out, offset = [], 0
-    for a in avals:
-        size = _size(a.shape)
-        block = np.zeros((total, size), dtype=a.dtype)
-        block[offset:offset + size] = np.eye(size, dtype=a.dtype)
-        out.append(block.reshape((total, *a.shape)))
-        offset += size
+def _std_basis(leaves: Sequence[Any]) -> list[Any]:
+    """The standard basis of the flattened space of `leaves`, built in the program as JAX
+    builds it: eye(total size) in the leaves' common dtype, split along axis 1 into one
+    block per leaf, reshaped to (total size, *leaf.shape) and converted to the leaf's dtype
+    and weak type (the conversion staged even when it changes nothing, as JAX's is)."""
+    sizes = [_size(np.shape(leaf)) for leaf in leaves]
+    total = sum(sizes)
+    eye = jnp.eye(total, dtype=jnp.result_type(*leaves))
+    parts = jnp.split(eye, np.cumsum(sizes[:-1]), 1)
+    out = []
+    for part, leaf in zip(parts, leaves):
+        aval = get_aval(leaf)
+        part = jnp.reshape(part, (total, *aval.shape))
+        if dtypes.kind(get_aval(part).dtype) == "c" and dtypes.kind(aval.dtype) != "c":
+            part = jnp.real(part)
+        out.append(convert_element_type_p.bind(part, new_dtype=aval.dtype,
+                                               weak_type=aval.weak_type))
     return out
 
 
-def _map_basis(body: Callable[[list], list], basis: list[np.ndarray],
-               row_avals: Sequence[ShapedArray]) -> list[Any]:
-    """[stack([body(row)[k] for row in basis])] for each output k of body (whose rows have
-    `row_avals`), as one vmap of body over the basis rows."""
-    n = basis[0].shape[0] if basis else 0
-    if n == 0:
-        return [np.zeros((0, *a.shape), a.dtype) for a in row_avals]
-    return list(vmap(lambda *bs: list(body(list(bs))))(*basis))
+def _unravel(arr: Any, axis: int, leaves: Sequence[Any], like: Any) -> list[Any]:
+    """arr split along `axis` into one block per leaf of the flattened tree `leaves`, each
+    with the leaf's shape in place of that axis, in `like`'s dtype (JAX's
+    _unravel_array_into_pytree: a conversion only where the dtype differs)."""
+    aval = get_aval(arr)
+    sizes = [_size(np.shape(leaf)) for leaf in leaves]
+    want = get_aval(like)
+    out = []
+    for part, leaf in zip(jnp.split(arr, np.cumsum(sizes[:-1]), axis), leaves):
+        shape = (*aval.shape[:axis], *np.shape(leaf), *aval.shape[axis + 1:])
+        part = jnp.reshape(part, shape)
+        if dtypes.kind(get_aval(part).dtype) == "c" and dtypes.kind(want.dtype) != "c":
+            part = jnp.real(part)
+        have = get_aval(part)
+        if have.dtype != want.dtype or have.weak_type != want.weak_type:
+            part = convert_element_type_p.bind(part, new_dtype=want.dtype,
+                                               weak_type=want.weak_type)
+        out.append(part)
+    return out
 
 
 def _check_argnums(nums: tuple[int, ...], argnums: Any, args: tuple) -> None:
@@ -120,38 +139,40 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                                 "holomorphic differentiation, pass holomorphic=True. For "
                                 "differentiation of non-holomorphic functions involving "
                                 "complex inputs or integer inputs, use jax.jvp directly.")
-        outs, lin, (out_tree, aux_tree, n), _ = _linearize(
-            _partial(fun, args, kwargs, nums), picked, has_aux)
-        out_avals = lin.out_avals[:n]
+        f_partial = _partial(fun, args, kwargs, nums)
+        in_leaves, in_tree = tree_flatten(tuple(picked))
+        store: list = []  # [out_tree, [differentiable?] per output leaf]
+
+        def pushfwd(basis: tuple) -> tuple:
+            # (outputs, tangents of the differentiable ones[, aux]) for one basis vector
+            res = jvp(f_partial, tuple(picked), basis, has_aux=has_aux)
+            y, t = res[0], res[1]
+            y_leaves, out_tree = tree_flatten(y)
+            diff = [ad.is_differentiable(get_aval(v)) for v in y_leaves]
+            store[:] = [out_tree, diff]
+            ts = [v for v, d in zip(tree_flatten(t)[0], diff) if d]
+            return (y, ts, res[2]) if has_aux else (y, ts)
+
+        basis = tree_unflatten(in_tree, _std_basis(in_leaves))
+        out_axes = (None, -1, None) if has_aux else (None, -1)
+        res = vmap(pushfwd, out_axes=out_axes)(basis)
+        y, cols = res[0], iter(res[1])
+        out_tree, diff = store
+        y_leaves = tree_flatten(y)[0]
         if holomorphic:
-            for a in out_avals:
-                check_holomorphic("jacfwd", a.dtype, "outputs")
-        diff = [ad.is_differentiable(a) for a in out_avals]
-
-        def push(tangents: list) -> list:
-            ts = lin.jvp(tangents)[:n]
-            return [t for t, d in zip(ts, diff) if d]
-
-        cols = iter(_map_basis(push, _std_basis(lin.in_avals),
-                               [a for a, d in zip(out_avals, diff) if d]))
+            for v in y_leaves:
+                check_holomorphic("jacfwd", get_aval(v).dtype, "outputs")
         blocks = []
-        for a, d in zip(out_avals, diff):
+        for v, d in zip(y_leaves, diff):
+            a = get_aval(v)
             if not d:
-                blocks.append([float0_zeros((*a.shape, *ia.shape)) for ia in lin.in_avals])
+                blocks.append([float0_zeros((*a.shape, *np.shape(leaf))) for leaf in in_leaves])
                 continue
-            col = next(cols)  # (inputs' total size, *a.shape)
-            row, offset = [], 0
-            for ia in lin.in_avals:
-                size = _size(ia.shape)
-                piece = jnp.reshape(col[offset:offset + size], (*ia.shape, *a.shape))
-                # (*in, *out) -> (*out, *in)
-                perm = (*range(ia.ndim, ia.ndim + a.ndim), *range(ia.ndim))
-                row.append(jnp.transpose(piece, perm))
-                offset += size
-            blocks.append(row)
+            col = next(cols)  # (*out.shape, inputs' total size)
+            blocks.append(_unravel(col, a.ndim, in_leaves, v))
         jac = _assemble(argnums, picked, out_tree, blocks)
         if has_aux:
-            return jac, tree_unflatten(aux_tree, outs[n:])
+            return jac, res[2]
         return jac
 
     return jacfun
@@ -185,40 +206,37 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                                     f"a sub-dtype of np.inexact), but got {dtype.name}. If you "
                                     "want to use Boolean- or integer-valued inputs, use vjp "
                                     "or set allow_int to True.")
-        outs, lin, (out_tree, aux_tree, n), _ = _linearize(
-            _partial(fun, args, kwargs, nums), picked, has_aux)
-        out_avals = lin.out_avals[:n]
-        for a in out_avals:
+        res = vjp(_partial(fun, args, kwargs, nums), *picked, has_aux=has_aux)
+        y, pullback = res[0], res[1]
+        y_leaves, out_tree = tree_flatten(y)
+        for v in y_leaves:
+            dtype = get_aval(v).dtype
             if holomorphic:
-                check_holomorphic("jacrev", a.dtype, "outputs")
-            elif dtypes.kind(a.dtype) != "f":
+                check_holomorphic("jacrev", dtype, "outputs")
+            elif dtypes.kind(dtype) != "f":
                 raise TypeError("jacrev requires real-valued outputs (output dtype that is a "
-                                f"sub-dtype of np.floating), but got {a.dtype.name}. For "
+                                f"sub-dtype of np.floating), but got {dtype.name}. For "
                                 "holomorphic differentiation, pass holomorphic=True. For "
                                 "differentiation of non-holomorphic functions involving "
                                 "complex outputs, or function with integer outputs, use "
                                 "jax.vjp directly.")
-        in_avals = lin.in_avals
-        diff = [ad.is_differentiable(a) for a in in_avals]
-        aux_zeros = [ad.Zero(a) for a in lin.out_avals[n:]]
+        in_leaves, _ = tree_flatten(tuple(picked))
+        diff = [ad.is_differentiable(get_aval(v)) for v in in_leaves]
 
-        def pull(cotangents: list) -> list:
-            cts = lin.vjp([*cotangents, *aux_zeros])
-            return [ad.instantiate_zeros(c) for c, d in zip(cts, diff) if d]
+        def pull(basis: Any) -> list:
+            cts = tree_flatten(pullback(basis))[0]
+            return [c for c, d in zip(cts, diff) if d]
 
-        rows_iter = iter(_map_basis(pull, _std_basis(out_avals),
-                                    [a for a, d in zip(in_avals, diff) if d]))
-        rows = [next(rows_iter) if d else None for d in diff]  # (outputs' size, *in.shape)
-        blocks, offset = [], 0
-        for a in out_avals:
-            size = _size(a.shape)
-            blocks.append([
-                jnp.reshape(r[offset:offset + size], (*a.shape, *ia.shape)) if r is not None
-                else float0_zeros((*a.shape, *ia.shape)) for r, ia in zip(rows, in_avals)])
-            offset += size
+        rows_iter = iter(vmap(pull)(tree_unflatten(out_tree, _std_basis(y_leaves))))
+        # (outputs' total size, *in.shape) per differentiable input leaf
+        cols = [_unravel(next(rows_iter), 0, y_leaves, x) if d else None
+                for x, d in zip(in_leaves, diff)]
+        blocks = [[c[j] if c is not None else float0_zeros((*get_aval(v).shape,
+                                                            *get_aval(x).shape))
+                   for c, x in zip(cols, in_leaves)] for j, v in enumerate(y_leaves)]
         jac = _assemble(argnums, picked, out_tree, blocks)
         if has_aux:
-            return jac, tree_unflatten(aux_tree, outs[n:])
+            return jac, res[2]
         return jac
 
     return jacfun

@@ -770,12 +770,15 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
     """
     n = _size(_static(N, "eye"))
     m = n if M is None else _size(_static(M, "eye"))
+    # The indices in k's dtype, as JAX's: a Python int's is the default int (int64 with
+    # x64), a NumPy integer's its own (canonicalized).
+    index = (dtypes.canonicalize(np.asarray(k).dtype) if isinstance(k, np.integer)
+             else dtypes.default_int())
     k = operator.index(_static(k, "eye"))
     # JAX's order (its jaxpr text): both iotas, then i + k (even for k == 0), then ==.
-    it = dtypes.default_int()  # (int64 under x64, as JAX's)
-    rows = lax.broadcasted_iota(it, (n, m), 0)
-    cols = lax.broadcasted_iota(it, (n, m), 1)
-    rows = lax.add(rows, lax.convert_element_type(k, it))
+    rows = lax.broadcasted_iota(index, (n, m), 0)
+    cols = lax.broadcasted_iota(index, (n, m), 1)
+    rows = lax.add(rows, lax.convert_element_type(k, index))
     return lax.convert_element_type(lax.eq(rows, cols), _dtype(dtype, "eye"))
 
 

@@ -82,6 +82,15 @@ def convert(x: Any, dtype: np.dtype) -> Any:
     return convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=False)
 
 
+def literal_value(x: Any) -> np.ndarray | None:
+    """x as a 0-d array when it is a Python or NumPy scalar (a constant the rule sees as a
+    value, as JAX's rules do: converting one folds into a literal rather than staging a
+    conversion), else None (tracers and arrays, whose conversions JAX stages)."""
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return np.asarray(x)
+    return None
+
+
 def reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
     from ember.prims.reductions import reduce_sum_p
     return reduce_sum_p.bind(x, axes=tuple(axes), out_sharding=None) if axes else x
@@ -96,6 +105,8 @@ def reshape(x: Any, shape: tuple[int, ...]) -> Any:
 
 def broadcast_in_dim(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> Any:
     from ember.prims.shape_ops import broadcast_in_dim_p
+    if shape == () and get_aval(x).shape == ():
+        return x  # rank 0 to rank 0 is x itself (JAX's lax.broadcast_in_dim stages none)
     return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(dims),
                                    sharding=None)
 

@@ -147,12 +147,13 @@ for _p in (real_p, imag_p, complex_p, conj_p):
     ad.deflinear(_p)
 
 
-def _zeros_like(ct: Any) -> Any:
-    return _ad.zeros(get_aval(ct))
+def _zero_scalar(ct: Any) -> np.ndarray:
+    # a rank-0 zero that complex broadcasts, printed as a literal (JAX's transposes)
+    return np.zeros((), get_aval(ct).dtype)
 
 
-real_p.def_transpose(lambda ct, x: [make_complex(ct, _zeros_like(ct))])
-imag_p.def_transpose(lambda ct, x: [make_complex(_zeros_like(ct), _ad.neg(ct))])
+real_p.def_transpose(lambda ct, x: [make_complex(ct, _zero_scalar(ct))])
+imag_p.def_transpose(lambda ct, x: [make_complex(_zero_scalar(ct), _ad.neg(ct))])
 
 
 def _complex_transpose(ct: Any, x: Any, y: Any) -> list:

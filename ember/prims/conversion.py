@@ -238,19 +238,26 @@ select_n_p.def_jvp(_select_n_jvp)
 select_n_p.def_transpose(_select_n_transpose)
 
 
-def _mask(pred: Any, like: Any) -> Any:
-    return _ad.convert(pred, get_aval(like).dtype)
+def _where_else_zero(pred: Any, t: Any, x: Any) -> Any:
+    """select(pred, t, zeros like x), as JAX's clamp rule stages it (t stretched to pred's
+    shape first where it is a scalar bound's tangent)."""
+    aval = get_aval(x)
+    shape = get_aval(pred).shape
+    if get_aval(t).shape != shape:
+        t = _ad.broadcast_to(t, aval.update(shape=shape))
+    zeros = _ad.zeros(aval.update(shape=shape))
+    return _ad.select(pred, t, zeros)
 
 
 # clamp(lo, x, hi): the tangent of whichever operand is the result (x strictly inside,
-# lo where lo > x and lo < hi, hi where x > hi), as JAX's rule.
+# lo where lo > x and lo < hi, hi where x > hi), as JAX's rule: a select against zeros.
 ad.defjvp(
     clamp_p,
-    lambda t, ans, lo, x, hi: _ad.mul(t, _mask(_ad.compare(
-        "and", _ad.compare("gt", lo, x), _ad.compare("lt", lo, hi)), ans)),
-    lambda t, ans, lo, x, hi: _ad.mul(t, _mask(_ad.compare(
-        "and", _ad.compare("gt", x, lo), _ad.compare("lt", x, hi)), ans)),
-    lambda t, ans, lo, x, hi: _ad.mul(t, _mask(_ad.compare("lt", hi, x), ans)),
+    lambda t, ans, lo, x, hi: _where_else_zero(_ad.compare(
+        "and", _ad.compare("gt", lo, x), _ad.compare("lt", lo, hi)), t, x),
+    lambda t, ans, lo, x, hi: _where_else_zero(_ad.compare(
+        "and", _ad.compare("gt", x, lo), _ad.compare("lt", x, hi)), t, x),
+    lambda t, ans, lo, x, hi: _where_else_zero(_ad.compare("lt", hi, x), t, x),
     broadcast=_ad.broadcast_to)
 
 # stop_gradient is the identity with a zero derivative; a bitcast has no derivative.

@@ -153,7 +153,8 @@ def _dot_general_lowering(ctx: Any, lhs: Any, rhs: Any, *, dimension_numbers: Di
 # the result's dimensions back in the operand's order.
 
 def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: ShapedArray,
-                       operand_is_lhs: bool, precision: object = None) -> Any:
+                       operand_is_lhs: bool, precision: object = None,
+                       preferred_element_type: Any = None) -> Any:
     """The cotangent of one operand (`operand`) of out = dot_general(lhs, rhs, dims).
 
     The cotangent's dimensions are [batch | lhs free | rhs free]. Contracting its `other`
@@ -161,7 +162,10 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
     [batch | operand free | operand contracting, in the order `other`'s contracting
     dimensions sort], which a transpose returns to the operand's order; or, with the
     product's operands swapped, [batch | operand contracting | operand free], taken when
-    that is the operand's order and the first is not (no transpose then).
+    that is the operand's order and the first is not (no transpose then). The first is
+    JAX's form (its text); the second is Ember's, kept because under vmap JAX's leaves
+    transposes that the compiled per-example gradients would run. The product keeps the
+    forward's preferred_element_type, as JAX's does.
     """
     (lc, rc), (lb, rb) = dims
     mine_c, other_c, mine_b, other_b = (lc, rc, lb, rb) if operand_is_lhs else (rc, lc, rb, lb)
@@ -184,14 +188,16 @@ def _operand_cotangent(ct: Any, other: Any, dims: DimensionNumbers, operand: Sha
         res = dot_general_p.bind(other, ct,
                                  dimension_numbers=((tuple(other_free), ct_other),
                                                     (tuple(other_b), batch)),
-                                 precision=precision, preferred_element_type=None,
+                                 precision=precision,
+                                 preferred_element_type=preferred_element_type,
                                  out_sharding=None)
         layout = other_first
     else:
         res = dot_general_p.bind(ct, other,
                                  dimension_numbers=((ct_other, tuple(other_free)),
                                                     (batch, tuple(other_b))),
-                                 precision=precision, preferred_element_type=None,
+                                 precision=precision,
+                                 preferred_element_type=preferred_element_type,
                                  out_sharding=None)
         layout = ct_first
     out = _ad.transpose(res, tuple(int(i) for i in np.argsort(layout)))
@@ -205,9 +211,10 @@ def _dot_general_transpose(ct: Any, lhs: Any, rhs: Any, *, dimension_numbers: Di
         if ad.is_undefined_primal(rhs):
             raise ValueError("dot_general is not linear in both operands at once")
         # (the precision carries over, as JAX's rule: a solve's vecmat keeps HIGHEST)
-        return [_operand_cotangent(ct, rhs, dimension_numbers, lhs.aval, True, precision),
-                None]
-    return [None, _operand_cotangent(ct, lhs, dimension_numbers, rhs.aval, False, precision)]
+        return [_operand_cotangent(ct, rhs, dimension_numbers, lhs.aval, True, precision,
+                                   preferred_element_type), None]
+    return [None, _operand_cotangent(ct, lhs, dimension_numbers, rhs.aval, False, precision,
+                                     preferred_element_type)]
 
 
 ad.defjvp(dot_general_p,

@@ -357,11 +357,6 @@ def _jvp(prim: Primitive, *terms: Any) -> None:
     ad.defjvp(prim, *terms, broadcast=_ad.broadcast_to)
 
 
-def _unary_jvp(prim: Primitive, derivative: Callable[[Any, Any], Any]) -> None:
-    """d prim(x) = t * derivative(x, ans)."""
-    _jvp(prim, lambda t, ans, x: _ad.mul(t, derivative(x, ans)))
-
-
 def _c(value: float, like: Any) -> np.ndarray:
     return _ad.const(value, like)
 
@@ -427,13 +422,22 @@ ad.deflinear(neg_p)
 neg_p.def_transpose(lambda ct, x: [_ad.neg(ct)])
 
 
+def _full(value: float, like: Any) -> Any:
+    """`value` in `like`'s shape and dtype as JAX's full_like stages it: a literal at rank
+    0, else a broadcast_in_dim of the scalar (one per call, as JAX's rules print them)."""
+    aval = get_aval(like)
+    if aval.shape == ():
+        return np.array(value, aval.dtype)
+    return _ad.broadcast_in_dim(np.array(value, aval.dtype), aval.shape, ())
+
+
 def _balanced_eq(x: Any, ans: Any, other: Any) -> Any:
     """JAX's tie rule for max/min: d ans / dx = 1 where x alone is the result, 1/2 where x
-    and the other operand tie, 0 elsewhere: (x == ans) * (1 - (other == ans) / 2)."""
-    dtype = get_aval(ans).dtype
-    picked = _ad.convert(_ad.compare("eq", x, ans), dtype)
-    tied = _ad.convert(_ad.compare("eq", other, ans), dtype)
-    return _ad.mul(picked, _ad.sub(_c(1, ans), _ad.mul(_c(0.5, ans), tied)))
+    and the other operand tie, 0 elsewhere: select(x == ans, 1, 0) / select(other == ans,
+    2, 1), in JAX's op order."""
+    picked = _ad.select(_ad.compare("eq", x, ans), _full(1, ans), _full(0, ans))
+    tied = _ad.select(_ad.compare("eq", other, ans), _full(2, ans), _full(1, ans))
+    return _ad.div(picked, tied)
 
 
 for _p in (max_p, min_p):
@@ -446,67 +450,88 @@ _jvp(rem_p, lambda t, ans, x, y: t,
          _ad.unary("sign", _ad.div(x, y)), _ad.unary("floor", _ad.unary("abs", _ad.div(x, y))))))
 
 
+def _square(x: Any) -> Any:
+    return _ad.unary("square", x)
+
+
 def _atan2_denominator(x: Any, y: Any) -> Any:
-    return _ad.add(_ad.mul(x, x), _ad.mul(y, y))
+    return _ad.add(_square(x), _square(y))
 
 
 # atan2(x, y) = angle of (y, x): d = (tx * y - ty * x) / (x^2 + y^2)
 _jvp(atan2_p, lambda t, ans, x, y: _ad.mul(t, _ad.div(y, _atan2_denominator(x, y))),
-     lambda t, ans, x, y: _ad.mul(t, _ad.neg(_ad.div(x, _atan2_denominator(x, y)))))
+     lambda t, ans, x, y: _ad.mul(t, _ad.div(_ad.neg(x), _atan2_denominator(x, y))))
 
 _SQRT_PI = float(np.sqrt(np.pi))
-_LN2 = float(np.log(2.0))
 
 
 def _one_minus_sq(x: Any) -> Any:
-    """1 - x^2 as (1 - x)(1 + x): no cancellation near |x| = 1."""
+    """1 - x^2 as (1 - x)(1 + x): 1 - x is exact near |x| = 1, where 1 - square(x) (JAX's
+    asin/acos form) keeps only the bits square(x) rounded to (2.5e-5 relative error at
+    x = 0.9999 in float32, against 2e-8)."""
     return _ad.mul(_ad.sub(_c(1, x), x), _ad.add(_c(1, x), x))
 
 
 def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
-    """d|x| = sign(x) t; for complex z, d|z| = Re(conj(z) t) / |z| = Re(conj(sign z) t)
-    (sign(0) = 0: a zero tangent at z = 0, as JAX)."""
+    """d|x| = t where x >= 0 (so 1 at x = 0 and -0.0, as JAX), -t elsewhere; for complex
+    z, d|z| = Re(t conj(z) / |z|), |z| read as 1 at z = 0 (a zero tangent there)."""
     if dtypes.kind(get_aval(x).dtype) != "c":
-        return _ad.mul(t, _ad.unary("sign", x))
+        return _ad.select(_ad.compare("ge", x, _c(0, x)), t, _ad.neg(t))
     from ember.prims import complex_parts as C
-    return C.real(_ad.mul(C.conj(_ad.unary("sign", x)), t))
+    conj_x = C.conj(x)
+    mag = _ad.convert(ans, get_aval(x).dtype)
+    safe = _ad.select(_ad.compare("eq", mag, _c(0, mag)), _full(1, mag), mag)
+    return C.real(_ad.mul(t, _ad.div(conj_x, safe)))
 
 
 _jvp(abs_p, _abs_jvp)
 
-_UNARY_DERIVATIVES: dict[Primitive, Callable[[Any, Any], Any]] = {
-    exp_p: lambda x, ans: ans,                                         # e^x
-    exp2_p: lambda x, ans: _ad.mul(ans, _c(_LN2, ans)),                 # 2^x ln 2
-    log_p: lambda x, ans: _ad.div(_c(1, x), x),                         # 1/x
-    log1p_p: lambda x, ans: _ad.div(_c(1, x), _ad.add(_c(1, x), x)),    # 1/(1+x)
-    expm1_p: lambda x, ans: _ad.add(ans, _c(1, ans)),                   # e^x = expm1(x)+1
-    sqrt_p: lambda x, ans: _ad.div(_c(0.5, ans), ans),                  # 1/(2 sqrt x)
-    rsqrt_p: lambda x, ans: _ad.mul(_c(-0.5, x), _ad.div(ans, x)),      # -x^(-3/2)/2
-    cbrt_p: lambda x, ans: _ad.div(_c(1 / 3, ans), _ad.mul(ans, ans)),  # x^(-2/3)/3
-    sin_p: lambda x, ans: _ad.unary("cos", x),
-    cos_p: lambda x, ans: _ad.neg(_ad.unary("sin", x)),
-    tan_p: lambda x, ans: _ad.add(_c(1, ans), _ad.mul(ans, ans)),       # 1 + tan^2
-    asin_p: lambda x, ans: _ad.unary("rsqrt", _one_minus_sq(x)),        # 1/sqrt(1-x^2)
-    acos_p: lambda x, ans: _ad.neg(_ad.unary("rsqrt", _one_minus_sq(x))),
-    atan_p: lambda x, ans: _ad.div(_c(1, x), _ad.add(_c(1, x), _ad.mul(x, x))),
-    sinh_p: lambda x, ans: _ad.unary("cosh", x),
-    cosh_p: lambda x, ans: _ad.unary("sinh", x),
-    tanh_p: lambda x, ans: _one_minus_sq(ans),                          # 1 - tanh^2
-    asinh_p: lambda x, ans: _ad.unary("rsqrt", _ad.add(_ad.mul(x, x), _c(1, x))),
-    # 1/sqrt(x^2 - 1) as 1/sqrt((x-1)(x+1))
-    acosh_p: lambda x, ans: _ad.unary("rsqrt", _ad.mul(_ad.sub(x, _c(1, x)),
-                                                       _ad.add(x, _c(1, x)))),
-    atanh_p: lambda x, ans: _ad.div(_c(1, x), _one_minus_sq(x)),        # 1/(1-x^2)
-    logistic_p: lambda x, ans: _ad.mul(ans, _ad.sub(_c(1, ans), ans)),  # s (1 - s)
+# The tangent of each unary primitive, written in JAX 0.10.2's operation order (which
+# operand the tangent multiplies, where a neg or a div sits), so that grad and jvp print
+# as JAX's do; after transposition `mul t D` prints `mul ct D` and `div t D` `div ct D`.
+_UNARY_TANGENTS: dict[Primitive, Callable[[Any, Any, Any], Any]] = {
+    exp_p: lambda t, ans, x: _ad.mul(t, ans),                                   # e^x
+    # 2^x ln 2, ln 2 staged as `log 2.0` (folded to a constant when compiled)
+    exp2_p: lambda t, ans, x: _ad.mul(_ad.unary("log", _c(2, x)), _ad.mul(t, ans)),
+    log_p: lambda t, ans, x: _ad.div(t, x),                                     # 1/x
+    log1p_p: lambda t, ans, x: _ad.div(t, _ad.add(x, _c(1, x))),                # 1/(1+x)
+    expm1_p: lambda t, ans, x: _ad.mul(t, _ad.add(ans, _c(1, ans))),            # expm1+1
+    sqrt_p: lambda t, ans, x: _ad.mul(t, _ad.div(_c(0.5, ans), ans)),           # 1/(2 sqrt x)
+    rsqrt_p: lambda t, ans, x: _ad.mul(t, _ad.mul(_c(-0.5, x), _ad.div(ans, x))),
+    # x^(-2/3)/3 = cbrt(x)^-2 / 3
+    cbrt_p: lambda t, ans, x: _ad.mul(t, _ad.mul(_c(1 / 3, x),
+                                                 integer_pow_p.bind(ans, y=-2))),
+    sin_p: lambda t, ans, x: _ad.mul(t, _ad.unary("cos", x)),
+    cos_p: lambda t, ans, x: _ad.neg(_ad.mul(t, _ad.unary("sin", x))),
+    tan_p: lambda t, ans, x: _ad.mul(t, _ad.add(_c(1, x), _square(ans))),      # 1 + tan^2
+    # 1/sqrt(1-x^2) with 1-x^2 factored (_one_minus_sq: Ember's, not JAX's, for accuracy)
+    asin_p: lambda t, ans, x: _ad.mul(t, _ad.unary("rsqrt", _one_minus_sq(x))),
+    acos_p: lambda t, ans, x: _ad.mul(t, _ad.neg(_ad.unary("rsqrt", _one_minus_sq(x)))),
+    atan_p: lambda t, ans, x: _ad.div(t, _ad.add(_c(1, x), _square(x))),       # 1/(1+x^2)
+    sinh_p: lambda t, ans, x: _ad.mul(t, _ad.unary("cosh", x)),
+    cosh_p: lambda t, ans, x: _ad.mul(t, _ad.unary("sinh", x)),
+    # 1 - tanh^2 = (1 + tanh)(1 - tanh), the tangent folded in first: (t + t ans)(1 - ans)
+    tanh_p: lambda t, ans, x: _ad.mul(_ad.add(t, _ad.mul(t, ans)), _ad.sub(_c(1, x), ans)),
+    asinh_p: lambda t, ans, x: _ad.mul(t, _ad.unary("rsqrt", _ad.add(_square(x), _c(1, x)))),
+    # 1/sqrt(x^2 - 1) as 1/sqrt((x-1)(x+1)): exact x - 1 near x = 1, where JAX's
+    # square(x) - 1 loses bits as asin's 1 - square(x) does
+    acosh_p: lambda t, ans, x: _ad.mul(t, _ad.unary("rsqrt", _ad.mul(
+        _ad.sub(x, _c(1, x)), _ad.add(x, _c(1, x))))),
+    # 1/(1-x^2) = 1/(1+x) * 1/(1-x): factored, so exact near |x| = 1
+    atanh_p: lambda t, ans, x: _ad.mul(integer_pow_p.bind(_ad.add(_c(1, x), x), y=-1),
+                                       _ad.div(t, _ad.sub(_c(1, x), x))),
+    logistic_p: lambda t, ans, x: _ad.mul(t, _ad.mul(ans, _ad.sub(_c(1, ans), ans))),
     # erf'(x) = 2/sqrt(pi) e^(-x^2); erfc' = -erf'; erf_inv'(x) = sqrt(pi)/2 e^(erf_inv^2)
-    erf_p: lambda x, ans: _ad.mul(_c(2 / _SQRT_PI, x), _ad.unary("exp", _ad.neg(_ad.mul(x, x)))),
-    erfc_p: lambda x, ans: _ad.mul(_c(-2 / _SQRT_PI, x),
-                                   _ad.unary("exp", _ad.neg(_ad.mul(x, x)))),
-    erf_inv_p: lambda x, ans: _ad.mul(_c(_SQRT_PI / 2, ans), _ad.unary("exp", _ad.mul(ans, ans))),
-    square_p: lambda x, ans: _ad.mul(_c(2, x), x),
+    erf_p: lambda t, ans, x: _ad.mul(_c(2 / _SQRT_PI, x),
+                                     _ad.mul(t, _ad.unary("exp", _ad.neg(_square(x))))),
+    erfc_p: lambda t, ans, x: _ad.mul(_c(-2 / _SQRT_PI, x),
+                                      _ad.mul(t, _ad.unary("exp", _ad.neg(_square(x))))),
+    erf_inv_p: lambda t, ans, x: _ad.mul(_c(_SQRT_PI / 2, x),
+                                         _ad.mul(t, _ad.unary("exp", _square(ans)))),
+    square_p: lambda t, ans, x: _ad.mul(t, _ad.mul(_c(2, x), x)),
 }
-for _p, _d in _UNARY_DERIVATIVES.items():
-    _unary_jvp(_p, _d)
+for _p, _rule in _UNARY_TANGENTS.items():
+    _jvp(_p, _rule)
 
 # Piecewise constant or integer-valued: their tangents are zero.
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
@@ -515,9 +540,29 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p
     ad.defjvp_zero(_p)
 
 
+def _pow_jvp_x_int(t: Any, ans: Any, x: Any, y: Any) -> Any:
+    """JAX's rule for an integer exponent, in its op order: y (a constant folded) in x's
+    dtype, both stretched to the result's shape where they differ, then
+    select(y == 0, 0, replace_zero(y) * x^(y - 1))."""
+    out = get_aval(ans)
+    known = _ad.literal_value(y)
+    # (a constant converts as a literal, as JAX's does: no conversion staged)
+    y = _ad.convert(y, out.dtype) if known is None else known.astype(out.dtype)
+    if get_aval(x).shape != get_aval(y).shape:
+        x, y = _ad.broadcast_to(x, out), _ad.broadcast_to(y, out)
+    is_zero = _ad.compare("eq", y, _c(0, y))
+    zeros = _full(0, y)
+    safe_y = _ad.select(_ad.compare("eq", y, _c(0, y)), _full(1, y), y)
+    power = pow_p.bind(x, _ad.sub(y, _full(1, y)))
+    return _ad.mul(t, _ad.select(is_zero, zeros, _ad.mul(safe_y, power)))
+
+
 def _pow_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
     """d x^y / dx = y x^(y-1), and 0 where y = 0 (x^0 = 1 even at x = 0, where
-    y x^(y-1) would be 0 * inf)."""
+    y x^(y-1) would be 0 * inf: JAX's float rule gives NaN there, so Ember keeps the
+    select that JAX stages for integer exponents only)."""
+    if dtypes.kind(get_aval(y).dtype) in "iub":
+        return _pow_jvp_x_int(t, ans, x, y)
     out = get_aval(ans)
     yf = _ad.broadcast_to(_ad.convert(y, out.dtype), out)
     xb = _ad.broadcast_to(x, out)
@@ -529,7 +574,7 @@ def _pow_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
 def _pow_jvp_y(t: Any, ans: Any, x: Any, y: Any) -> Any:
     """d x^y / dy = log(x) x^y, with log(x) read as 0 at x = 0 (JAX's choice: 0^y is flat
     in y for y > 0)."""
-    safe_x = _ad.select(_ad.compare("eq", x, _c(0, x)), _ad.full_like(x, 1), x)
+    safe_x = _ad.select(_ad.compare("eq", x, _c(0, x)), _full(1, x), x)
     return _ad.mul(t, _ad.mul(_ad.unary("log", safe_x), ans))
 
 
@@ -552,7 +597,7 @@ _jvp(integer_pow_p, _integer_pow_jvp)
 # -- batching rules ------------------------------------------------------------------------------
 # Every primitive of this module is elementwise: one rule lines the batch axes up.
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, neg_p, abs_p, sign_p,
-           floor_p, ceil_p, is_finite_p, *_UNARY_DERIVATIVES, eq_p, ne_p, lt_p, le_p, gt_p,
+           floor_p, ceil_p, is_finite_p, *_UNARY_TANGENTS, eq_p, ne_p, lt_p, le_p, gt_p,
            ge_p, eq_to_p, le_to_p, lt_to_p, and_p, or_p, xor_p, not_p, shift_left_p,
            shift_right_logical_p, shift_right_arithmetic_p, population_count_p, clz_p, pow_p,
            integer_pow_p, round_p):

@@ -199,7 +199,9 @@ def _kept_dims(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
 def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...], out_sharding: None = None
                           ) -> list:
     # sum is linear; its transpose copies each output cotangent to every summed element.
-    return [_ad.broadcast_in_dim(ct, x.aval.shape, _kept_dims(x.aval.ndim, axes))]
+    # (the kept dimensions as NumPy integers, as JAX's np.delete makes them: they print so)
+    kept = tuple(np.delete(np.arange(x.aval.ndim), axes))
+    return [_ad.broadcast_in_dim(ct, x.aval.shape, kept)]
 
 
 ad.deflinear(reduce_sum_p)
@@ -216,8 +218,9 @@ def _extremum_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
         aval = get_aval(x)
         if not ad.is_differentiable(aval):
             return ans, ad.Zero(get_aval(ans))
-        where = _ad.broadcast_in_dim(ans, aval.shape, _kept_dims(aval.ndim, axes))
-        mask = _ad.convert(_ad.compare("eq", x, where), aval.dtype)
+        # ans with size-1 reduced axes, compared by elementwise broadcasting (JAX's order)
+        kept = tuple(1 if i in axes else d for i, d in enumerate(aval.shape))
+        mask = _ad.convert(_ad.compare("eq", x, _ad.reshape(ans, kept)), aval.dtype)
         counts = _ad.reduce_sum(mask, axes)
         return ans, _ad.div(_ad.reduce_sum(_ad.mul(t, mask), axes), counts)
     return rule

@@ -251,8 +251,10 @@ def _squeeze_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list:
     # rule writes it): the cotangent's axes land on the kept positions.
     if not dimensions:
         return [ct]
-    kept = tuple(d for d in range(len(x.aval.shape)) if d not in dimensions)
-    return [_ad.broadcast_in_dim(ct, x.aval.shape, kept)]
+    shape = x.aval.shape
+    squeezed = {d % len(shape) for d in dimensions}
+    kept = tuple(d for d in range(len(shape)) if d not in squeezed)
+    return [_ad.broadcast_in_dim(ct, shape, kept)]
 
 
 def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list:

@@ -326,6 +326,14 @@ def test_pow_edges(x64):
     # an integer exponent: a derivative in x only
     g = ember.grad(lambda a: jnp.sum(lax.pow(a, np.int32(3))))(np.array([2.0, -1.0]))
     np.testing.assert_allclose(g, [12.0, 3.0])
+    # integer exponents at x = 0: n 0^(n-1) (0 for n = 0 and n > 1, 1 for n = 1, inf
+    # below), under jit too
+    x = np.zeros(5)
+    n = np.array([0, 1, 2, -1, -2], np.int32)
+    for f in (ember.grad(lambda a: jnp.sum(lax.pow(a, n))),
+              ember.jit(ember.grad(lambda a: jnp.sum(lax.pow(a, n))))):
+        np.testing.assert_array_equal(f(x), [0.0, 1.0, 0.0, -np.inf, -np.inf])
+    assert float(ember.grad(lambda a: lax.pow(a, 2))(-3.0)) == -6.0
 
 
 def test_convert_between_float_types(x64):
@@ -345,3 +353,75 @@ def test_float32_gradients_keep_their_dtype():
     assert g.dtype == np.float32
     t = np.tanh(x)
     np.testing.assert_allclose(g, t + x * (1 - t * t), rtol=1e-6)
+
+
+# Edge values of the unary rules written in JAX's op order: the gradient of f summed over
+# the points, eagerly and under jit, against the derivative's formula in float64 NumPy
+# (continued outside f's domain, as JAX's rules are: d log(x) = 1/x at x = -1 too).
+_EDGES = np.array([0.0, -0.0, 0.5, -0.75, 1.0, -1.0, 3.0, np.inf, -np.inf, np.nan])
+_DERIVATIVES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "cos": lambda x: -np.sin(x),
+    "tan": lambda x: 1 + np.tan(x) ** 2,
+    "log": lambda x: 1 / x,
+    "log1p": lambda x: 1 / (1 + x),
+    "cbrt": lambda x: np.cbrt(x) ** -2 / 3,
+    "arctan": lambda x: 1 / (1 + x * x),
+    "arcsinh": lambda x: 1 / np.sqrt(x * x + 1),
+    "arctanh": lambda x: 1 / (1 + x) / (1 - x),
+    "exp2": lambda x: np.exp2(x) * np.log(2),
+    "log2": lambda x: 1 / np.log(2) / x,
+    "log10": lambda x: 1 / np.log(10) / x,
+    # JAX's convention: 1 where x >= 0 (so at 0 and -0.0), -1 elsewhere (NaN included)
+    "abs": lambda x: np.where(x >= 0, 1.0, -1.0),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", [*sorted(_DERIVATIVES), "tanh"])
+def test_unary_derivatives_at_edge_values(name, dtype, x64):
+    x = _EDGES.astype(dtype)
+    with np.errstate(all="ignore"):
+        if name == "tanh":  # 1 - tanh^2 of the rounded tanh (it cancels at large x)
+            t = np.tanh(x).astype(np.float64)
+            want = (1 + t) * (1 - t)
+        else:
+            want = _DERIVATIVES[name](_EDGES)
+    f = ember.grad(lambda a: jnp.sum(getattr(jnp, name)(a)))
+    rtol = 2e-6 if dtype == np.float32 else 1e-13
+    for got in (f(x), ember.jit(f)(x)):
+        assert np.asarray(got).dtype == dtype
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=rtol, atol=0)
+
+
+def test_abs_derivative_signs_and_complex_zero(x64):
+    # d|x| = +1 at both zeros, as JAX; a complex zero has a zero derivative
+    g = ember.grad(lambda a: jnp.sum(jnp.abs(a)))(np.array([0.0, -0.0, -2.0], np.float32))
+    np.testing.assert_array_equal(g, [1.0, 1.0, -1.0])
+    z = np.array([0j, 3 - 4j, -1j], np.complex128)
+    g = ember.grad(lambda a: jnp.sum(jnp.abs(a)))(z)
+    np.testing.assert_allclose(g, [0, (3 + 4j) / 5, 1j], rtol=1e-15)
+
+
+def test_inverse_trig_derivatives_keep_their_digits_near_one():
+    # asin/acos/acosh keep 1 - x^2 as (1 - x)(1 + x) (x^2 - 1 as (x - 1)(x + 1)): JAX's
+    # 1 - square(x) has relative error 2.5e-5 at x = 0.9999 in float32.
+    for name, x, want in (
+            ("arcsin", 0.9999, lambda v: 1 / np.sqrt((1 - v) * (1 + v))),
+            ("arccos", 0.9999, lambda v: -1 / np.sqrt((1 - v) * (1 + v))),
+            ("arccosh", 1.0001, lambda v: 1 / np.sqrt((v - 1) * (v + 1)))):
+        x32 = np.float32(x)
+        got = ember.grad(getattr(jnp, name))(x32)
+        np.testing.assert_allclose(float(got), want(np.float64(x32)), rtol=1e-6)
+
+
+def test_max_min_derivatives_with_ties_nan_and_signed_zeros(x64):
+    x = np.array([1.0, 2.0, np.nan, 0.0, -0.0, 3.0], np.float32)
+    y = np.array([1.0, np.nan, 1.0, -0.0, 0.0, 0.0], np.float32)
+    for f in (ember.grad(lambda a, b: jnp.sum(jnp.maximum(a, b)), (0, 1)),
+              ember.jit(ember.grad(lambda a, b: jnp.sum(jnp.minimum(a, b)), (0, 1)))):
+        gx, gy = f(x, y)
+        # a tie (0.0 == -0.0 too) splits 1/2 each; NaN's result equals neither operand
+        np.testing.assert_array_equal(gx[[0, 1, 2, 3, 4]], [0.5, 0.0, 0.0, 0.5, 0.5])
+        np.testing.assert_array_equal(gy[[0, 1, 2, 3, 4]], [0.5, 0.0, 0.0, 0.5, 0.5])
+    gx, gy = ember.grad(lambda a, b: jnp.sum(jnp.maximum(a, b)), (0, 1))(x, y)
+    assert gx[5] == 1.0 and gy[5] == 0.0

@@ -628,6 +628,93 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "vmap_of_lax_reshape_dimensions": (lambda jnp: _vmap(jnp)(
         lambda x: importlib.import_module(jnp.__name__.split(".")[0]).lax.reshape(
             x, (4, 2), (1, 0)), in_axes=1), (T234,)),
+    # JVP rules in JAX's op order, under grad (transposed), jvp and vmap of grad: cos's
+    # neg after the mul, square in tan/atan/asinh/atan2, tanh's (t + t ans)(1 - ans),
+    # log/log1p's div of the tangent, cbrt's integer_pow, atanh's reciprocal, exp2's
+    # `log 2.0`, abs's select on x >= 0, max/min's select/div tie rule
+    **{f"grad_of_{n}": ((lambda name: lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(getattr(jnp, name)(x))))(n), (a,)) for n, a in (
+        ("cos", X7), ("tan", X7), ("tanh", X7), ("log", S5), ("log1p", S5), ("cbrt", X7),
+        ("arctan", X7), ("arcsinh", X7), ("arctanh", X7 / 4), ("exp2", X7), ("log2", S5),
+        ("log10", S5), ("abs", U7), ("sin", X7), ("exp", X7))},
+    **{f"grad_of_{n}_both": ((lambda name: lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(getattr(jnp, name)(x, y)), (0, 1)))(n), (X7, R7))
+        for n in ("arctan2", "maximum", "minimum")},
+    "grad_of_relu": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.maximum(x, 0.0))), (U7,)),
+    "grad_of_abs_scalar": (lambda jnp: _grad(jnp)(jnp.abs), (np.float32(-0.0),)),
+    "grad_of_abs_complex": (lambda jnp: _grad(jnp)(lambda z: jnp.sum(jnp.abs(z))),
+                            ((X7 + 1j * R7).astype(np.complex64),)),
+    "grad_of_real_imag": (lambda jnp: _grad(jnp)(lambda z: jnp.sum(jnp.real(z) * jnp.imag(z))),
+                          ((X7 + 1j * R7).astype(np.complex64),)),
+    "grad_of_grad_sin": (lambda jnp: _grad(jnp)(_grad(jnp)(jnp.sin)), (np.float32(0.7),)),
+    "grad_of_grad_cos": (lambda jnp: _grad(jnp)(_grad(jnp)(jnp.cos)), (np.float32(0.7),)),
+    "grad_of_grad_tanh": (lambda jnp: _grad(jnp)(_grad(jnp)(jnp.tanh)), (np.float32(0.7),)),
+    "grad_of_erf": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.erf(x))), (X7,)),
+    "grad_of_erf_inv": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.erf_inv(x))), (X7 / 4,)),
+    **{f"jvp_of_{n}": ((lambda name: lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(getattr(jnp, name), (x,), (t,)))(n), (X7 / 4, R7))
+        for n in ("cos", "tan", "tanh", "log1p", "cbrt", "arctanh", "exp2", "abs")},
+    "jvp_of_maximum": (lambda jnp: lambda x, y: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(jnp.maximum, (x, y), (y, x)), (X7, R7)),
+    **{f"vmap_of_grad_of_{n}": ((lambda name: lambda jnp: _vmap(jnp)(_grad(jnp)(
+        getattr(jnp, name))))(n), (X7 / 4,)) for n in ("tanh", "log", "abs", "arctan")},
+    # pow's exponent term (log of x with 0 read as 1, a literal at rank 0); sum of a
+    # rank-0 value transposes to the cotangent itself (no broadcast_in_dim)
+    "grad_of_power_exponent": (lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(jnp.power(x, y)), 1), (np.float32(0.7), np.float32(0.3))),
+    "grad_of_power_exponent_vec": (lambda jnp: _grad(jnp)(
+        lambda x, y: jnp.sum(jnp.power(x, y)), 1), (S5, X7[:5])),
+    "grad_of_sum_of_scalar": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.sin(x))),
+                              (np.float32(0.7),)),
+    # jacfwd/jacrev/hessian as JAX builds them: the basis staged (iota, eq, convert, split
+    # per leaf, convert), vmap of jvp / of vjp's pullback, the result split per leaf;
+    # squeeze transposes to broadcast_in_dim, slice's pad widths are NumPy integers
+    **{f"{k}_of_sin_times_x0": ((lambda name: lambda jnp: getattr(importlib.import_module(
+        jnp.__name__.split(".")[0]), name)(lambda v: jnp.sin(v) * v[0]))(k), (X7,))
+        for k in ("jacfwd", "jacrev")},
+    "hessian_of_sum": (lambda jnp: importlib.import_module(jnp.__name__.split(".")[0]).hessian(
+        lambda v: jnp.sum(jnp.sin(v) * v[0])), (X7,)),
+    "hessian_of_matrix": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).hessian(lambda a: jnp.sum(jnp.sin(a) ** 3)), (M34 / 10,)),
+    **{f"{k}_of_strided_slice": ((lambda name: lambda jnp: getattr(importlib.import_module(
+        jnp.__name__.split(".")[0]), name)(lambda v: jnp.tanh(v)[::2, 1:]))(k), (M34 / 10,))
+        for k in ("jacfwd", "jacrev")},
+    **{f"{k}_of_pytree": ((lambda name: lambda jnp: getattr(importlib.import_module(
+        jnp.__name__.split(".")[0]), name)(lambda d: {"p": d["a"] * d["b"][0, 0],
+                                                      "q": jnp.sum(d["a"])}))(k),
+        ({"a": X7, "b": M34},)) for k in ("jacfwd", "jacrev")},
+    "jacfwd_two_argnums": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).jacfwd(lambda a, b: (a * b, a), (0, 1)),
+        (X7, np.float32(2))),
+    "jacrev_scalar": (lambda jnp: importlib.import_module(jnp.__name__.split(".")[0]).jacrev(
+        lambda a: a * 2), (np.float32(3),)),
+    # clamp's tangent as a select against zeros; reduce_max/min's mask against the result
+    # reshaped (size-1 axes); reduce_sum's transpose keeps its dims as NumPy integers
+    "grad_of_clamp": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(importlib.import_module(
+        jnp.__name__.split(".")[0]).lax.clamp(-0.5, x, 0.75))), (X7,)),
+    "grad_of_clamp_bounds": (lambda jnp: _grad(jnp)(lambda lo, x, hi: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).lax.clamp(lo, x, hi)), (0, 1, 2)),
+        (X7 - 0.5, X7[::-1].copy(), X7 + 0.5)),
+    "grad_of_max_axis1": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.max(a, axis=1))),
+                          (np.array([[1, 3, 3, 0], [2, 2, -1, np.nan], [5, 4, 3, 2]],
+                                    np.float32),)),
+    "grad_of_min_axis0_keepdims": (lambda jnp: _grad(jnp)(
+        lambda a: jnp.sum(jnp.min(a, axis=0, keepdims=True))), (M34,)),
+    "grad_of_partial_sum": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.sum(a, axis=1) ** 2)),
+                            (M34,)),
+    # dot_general's transpose keeps the forward's preferred_element_type; the cotangent
+    # of a matmul's lhs is JAX's dot(ct, rhs) (its rhs's differs: see the list below)
+    "grad_of_matmul_lhs": (lambda jnp: _grad(jnp)(lambda a, w: jnp.sum(jnp.tanh(a @ w))),
+                           (M34, M34.T / 10)),
+    # lax.pow with an integer exponent: JAX's select(y == 0, 0, replace_zero(y) *
+    # x^(y - 1)), a Python int exponent folded into a literal
+    "grad_of_lax_pow_int_literal": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).lax.pow(x, 3))), (X7,)),
+    "grad_of_lax_pow_int_array": (lambda jnp: _grad(jnp)(lambda x, n: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).lax.pow(x, n))), (X7, I7)),
+    # (jvp-rule cases)
     # (cases from the nn-wrapper / indexing work go below this line)
     # jax.nn: each activation JAX jits prints as jit[name=<function>] (relu, relu6 and
     # log1mexp inside their custom_jvp_call); sigmoid (jit inline), gelu and softmax are
@@ -897,11 +984,29 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   so it prints `not` where JAX prints `neg` (floats print as JAX's, above).
 # - jnp.einsum with a repeated index ("ii->"): JAX masks with an iota `eq` and sums the
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
-# - Gradients that differ for reasons other than summing cotangents (add_any prints as
-#   JAX's in all of them): JVP rules written with other formulas or operand orders
-#   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
-#   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
-#   by iota/eq/convert.
+# - Gradients through div's denominator (so second derivatives of log, log1p, sqrt,
+#   arctan, arctanh, log2, log10, ... too): JAX's JVP is -t * x * integer_pow(y, -2),
+#   Ember's -t * ((x / y) / y): y**-2 overflows or underflows for |y| past 1.8e19 or
+#   below 1e-19 in float32, where JAX's gives -0.0 or inf and Ember's the true value
+#   (d(x/y)/dy at x = 1e30, y = 1e20 is -1e-10; JAX's is -0.0).
+# - pow's derivative in x for a float exponent: JAX's y * x**(y - 1) is NaN at x = y = 0
+#   (0 * inf); Ember selects 0 where y == 0 (x**0 is 1 everywhere), so it prints an `eq`
+#   and a `select_n` more. Its exponent term prints as JAX's.
+# - arcsin, arccos and arccosh gradients: JAX stages 1 - square(x) (square(x) - 1), Ember
+#   (1 - x)(1 + x) ((x - 1)(x + 1)): JAX's loses the bits of square(x)'s rounding near
+#   |x| = 1 (relative error 2.5e-5 at x = 0.9999 in float32, Ember's 2e-8).
+# - logaddexp/logaddexp2 gradients: JAX's rule exp(x1 - out) with infinities replaced by
+#   0 gives d/dx1 = e (not 0) at (1, inf), and (1, 1) (summing to 2, not 1) at (inf,
+#   inf); Ember's weights are sigmoids of x1 - x2 (the function's limits there: (0, 1)
+#   and (1/2, 1/2)), so its custom_jvp rule stages other ops.
+# - The cotangent of dot_general's rhs where the product of the operand and the
+#   cotangent is already in the operand's order (a matmul's weight: x.T @ ct): JAX stages
+#   dot_general(ct, x) and a transpose; Ember stages dot_general(x, ct) (no transpose).
+#   Ember's passes fold JAX's transpose in a plain gradient, but not under vmap: the
+#   per-example MLP gradients would compile two transposes more
+#   (tests/ops/test_batching_rules.py).
+# - digamma's derivative: JAX stages `polygamma 1.0 x`; Ember evaluates trigamma in
+#   float64 (relative error 1e-8 in float32 against 5e-7 for Ember's polygamma(1, x)).
 # - triu_indices/tril_indices (and the _from forms): JAX stages nonzero of a triu (tril)
 #   mask of ones (cumsum, a scatter-add, floor_divide and remainder), O(n m) work at run
 #   time whatever k; Ember's are constants computed on the host (no equations), which

@@ -12190,6 +12190,1044 @@ EXPECTED['vmap_of_lax_reshape_dimensions'] = """\
     ] b
   in (c,) }"""
 
+EXPECTED['grad_of_cos'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = cos a
+    c:f32[7] = sin a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = neg d
+    f:f32[7] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_tan'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = tan a
+    c:f32[7] = square b
+    d:f32[7] = add 1.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul e d
+  in (f,) }"""
+
+EXPECTED['grad_of_tanh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = tanh a
+    c:f32[7] = sub 1.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = mul d c
+    f:f32[7] = mul e b
+    g:f32[7] = add_any e f
+  in (g,) }"""
+
+EXPECTED['grad_of_log'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    c:f32[5] = broadcast_in_dim 1.0:f32[]
+    d:f32[5] = div c a
+  in (d,) }"""
+
+EXPECTED['grad_of_log1p'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log1p a
+    c:f32[5] = add a 1.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[5] = broadcast_in_dim 1.0:f32[]
+    e:f32[5] = div d c
+  in (e,) }"""
+
+EXPECTED['grad_of_cbrt'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = cbrt a
+    c:f32[7] = integer_pow[y=-2] b
+    d:f32[7] = mul 0.3333333432674408:f32[] c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul e d
+  in (f,) }"""
+
+EXPECTED['grad_of_arctan'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = atan a
+    c:f32[7] = square a
+    d:f32[7] = add 1.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = div e d
+  in (f,) }"""
+
+EXPECTED['grad_of_arcsinh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = asinh a
+    c:f32[7] = square a
+    d:f32[7] = add c 1.0:f32[]
+    e:f32[7] = rsqrt d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul f e
+  in (g,) }"""
+
+EXPECTED['grad_of_arctanh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = atanh a
+    c:f32[7] = add 1.0:f32[] a
+    d:f32[7] = integer_pow[y=-1] c
+    e:f32[7] = sub 1.0:f32[] a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul d f
+    h:f32[7] = div g e
+  in (h,) }"""
+
+EXPECTED['grad_of_exp2'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = exp2 a
+    c:f32[] = log 2.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = mul c d
+    f:f32[7] = mul e b
+  in (f,) }"""
+
+EXPECTED['grad_of_log2'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log a
+    c:f32[] = log 2.0:f32[]
+    d:f32[5] = div b c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[5] = broadcast_in_dim 1.0:f32[]
+    f:f32[5] = div e c
+    g:f32[5] = div f a
+  in (g,) }"""
+
+EXPECTED['grad_of_log10'] = """\
+{ lambda ; a:f32[5]. let
+    b:f32[5] = log a
+    c:f32[5] = mul b 0.4342944920063019:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    d:f32[5] = broadcast_in_dim 1.0:f32[]
+    e:f32[5] = mul d 0.4342944920063019:f32[]
+    f:f32[5] = div e a
+  in (f,) }"""
+
+EXPECTED['grad_of_abs'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = abs a
+    c:bool[7] = ge a 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = broadcast_in_dim 0.0:f32[]
+    f:f32[7] = select_n c d e
+    g:f32[7] = select_n c e d
+    h:f32[7] = neg f
+    i:f32[7] = add_any g h
+  in (i,) }"""
+
+EXPECTED['grad_of_sin'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = cos a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = mul d c
+  in (e,) }"""
+
+EXPECTED['grad_of_exp'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = exp a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    c:f32[7] = broadcast_in_dim 1.0:f32[]
+    d:f32[7] = mul c b
+  in (d,) }"""
+
+EXPECTED['grad_of_arctan2_both'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = atan2 a b
+    d:f32[7] = square a
+    e:f32[7] = square b
+    f:f32[7] = add d e
+    g:f32[7] = div b f
+    h:f32[7] = neg a
+    i:f32[7] = square a
+    j:f32[7] = square b
+    k:f32[7] = add i j
+    l:f32[7] = div h k
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    m:f32[7] = broadcast_in_dim 1.0:f32[]
+    n:f32[7] = mul m l
+    o:f32[7] = mul m g
+  in (o, n) }"""
+
+EXPECTED['grad_of_maximum_both'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = max a b
+    d:bool[7] = eq a c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = select_n d f e
+    h:bool[7] = eq b c
+    i:f32[7] = broadcast_in_dim 2.0:f32[]
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = select_n h j i
+    l:f32[7] = div g k
+    m:bool[7] = eq b c
+    n:f32[7] = broadcast_in_dim 1.0:f32[]
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n m o n
+    q:bool[7] = eq a c
+    r:f32[7] = broadcast_in_dim 2.0:f32[]
+    s:f32[7] = broadcast_in_dim 1.0:f32[]
+    t:f32[7] = select_n q s r
+    u:f32[7] = div p t
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    v:f32[7] = broadcast_in_dim 1.0:f32[]
+    w:f32[7] = mul v u
+    x:f32[7] = mul v l
+  in (x, w) }"""
+
+EXPECTED['grad_of_minimum_both'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = min a b
+    d:bool[7] = eq a c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = select_n d f e
+    h:bool[7] = eq b c
+    i:f32[7] = broadcast_in_dim 2.0:f32[]
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = select_n h j i
+    l:f32[7] = div g k
+    m:bool[7] = eq b c
+    n:f32[7] = broadcast_in_dim 1.0:f32[]
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n m o n
+    q:bool[7] = eq a c
+    r:f32[7] = broadcast_in_dim 2.0:f32[]
+    s:f32[7] = broadcast_in_dim 1.0:f32[]
+    t:f32[7] = select_n q s r
+    u:f32[7] = div p t
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    v:f32[7] = broadcast_in_dim 1.0:f32[]
+    w:f32[7] = mul v u
+    x:f32[7] = mul v l
+  in (x, w) }"""
+
+EXPECTED['grad_of_relu'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = max a 0.0:f32[]
+    c:bool[7] = eq a b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = broadcast_in_dim 0.0:f32[]
+    f:f32[7] = select_n c e d
+    g:bool[7] = eq 0.0:f32[] b
+    h:f32[7] = broadcast_in_dim 2.0:f32[]
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[7] = select_n g i h
+    k:f32[7] = div f j
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    l:f32[7] = broadcast_in_dim 1.0:f32[]
+    m:f32[7] = mul l k
+  in (m,) }"""
+
+EXPECTED['grad_of_abs_scalar'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = abs a
+    b:bool[] = ge a 0.0:f32[]
+    c:f32[] = select_n b 1.0:f32[] 0.0:f32[]
+    d:f32[] = select_n b 0.0:f32[] 1.0:f32[]
+    e:f32[] = neg c
+    f:f32[] = add_any d e
+  in (f,) }"""
+
+EXPECTED['grad_of_abs_complex'] = """\
+{ lambda ; a:c64[7]. let
+    b:f32[7] = abs a
+    c:c64[7] = conj[input_dtype=complex64] a
+    d:c64[7] = convert_element_type[new_dtype=complex64 weak_type=False] b
+    e:bool[7] = eq d 0j:c64[]
+    f:c64[7] = broadcast_in_dim (1+0j):c64[]
+    g:c64[7] = select_n e d f
+    h:c64[7] = div c g
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:c64[7] = complex i 0.0:f32[]
+    k:c64[7] = mul j h
+  in (k,) }"""
+
+EXPECTED['grad_of_real_imag'] = """\
+{ lambda ; a:c64[7]. let
+    b:f32[7] = real a
+    c:f32[7] = imag a
+    d:f32[7] = mul b c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul b e
+    g:f32[7] = mul e c
+    h:f32[7] = neg f
+    i:c64[7] = complex 0.0:f32[] h
+    j:c64[7] = complex g 0.0:f32[]
+    k:c64[7] = add_any i j
+  in (k,) }"""
+
+EXPECTED['grad_of_grad_sin'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = sin a
+    _:f32[] = cos a
+    b:f32[] = cos a
+    c:f32[] = sin a
+    _:f32[] = mul 1.0:f32[] b
+    d:f32[] = mul 1.0:f32[] 1.0:f32[]
+    e:f32[] = neg d
+    f:f32[] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_grad_cos'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = cos a
+    _:f32[] = sin a
+    b:f32[] = sin a
+    c:f32[] = cos a
+    d:f32[] = neg 1.0:f32[]
+    _:f32[] = mul d b
+    e:f32[] = mul d 1.0:f32[]
+    f:f32[] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_grad_tanh'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = tanh a
+    c:f32[] = sub 1.0:f32[] b
+    d:f32[] = sub 1.0:f32[] b
+    e:f32[] = mul 1.0:f32[] d
+    f:f32[] = mul e b
+    _:f32[] = add_any e f
+    g:f32[] = mul e 1.0:f32[]
+    h:f32[] = mul 1.0:f32[] b
+    i:f32[] = add_any 1.0:f32[] h
+    j:f32[] = mul 1.0:f32[] i
+    k:f32[] = neg j
+    l:f32[] = add_any g k
+    m:f32[] = mul l c
+    n:f32[] = mul m b
+    o:f32[] = add_any m n
+  in (o,) }"""
+
+EXPECTED['grad_of_erf'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = erf a
+    c:f32[7] = square a
+    d:f32[7] = neg c
+    e:f32[7] = exp d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul 1.128379225730896:f32[] f
+    h:f32[7] = mul g e
+  in (h,) }"""
+
+EXPECTED['grad_of_erf_inv'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = erf_inv a
+    c:f32[7] = square b
+    d:f32[7] = exp c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = mul 0.8862269520759583:f32[] e
+    g:f32[7] = mul f d
+  in (g,) }"""
+
+EXPECTED['jvp_of_cos'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = cos a
+    d:f32[7] = sin a
+    e:f32[7] = mul b d
+    f:f32[7] = neg e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_tan'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = tan a
+    d:f32[7] = square c
+    e:f32[7] = add 1.0:f32[] d
+    f:f32[7] = mul b e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_tanh'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = tanh a
+    d:f32[7] = mul b c
+    e:f32[7] = add b d
+    f:f32[7] = sub 1.0:f32[] c
+    g:f32[7] = mul e f
+  in (c, g) }"""
+
+EXPECTED['jvp_of_log1p'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = log1p a
+    d:f32[7] = add a 1.0:f32[]
+    e:f32[7] = div b d
+  in (c, e) }"""
+
+EXPECTED['jvp_of_cbrt'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = cbrt a
+    d:f32[7] = integer_pow[y=-2] c
+    e:f32[7] = mul 0.3333333432674408:f32[] d
+    f:f32[7] = mul b e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_arctanh'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = atanh a
+    d:f32[7] = add 1.0:f32[] a
+    e:f32[7] = integer_pow[y=-1] d
+    f:f32[7] = sub 1.0:f32[] a
+    g:f32[7] = div b f
+    h:f32[7] = mul e g
+  in (c, h) }"""
+
+EXPECTED['jvp_of_exp2'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = exp2 a
+    d:f32[] = log 2.0:f32[]
+    e:f32[7] = mul b c
+    f:f32[7] = mul d e
+  in (c, f) }"""
+
+EXPECTED['jvp_of_abs'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = abs a
+    d:bool[7] = ge a 0.0:f32[]
+    e:f32[7] = neg b
+    f:f32[7] = select_n d e b
+  in (c, f) }"""
+
+EXPECTED['jvp_of_maximum'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:f32[7] = max a b
+    d:bool[7] = eq a c
+    e:f32[7] = broadcast_in_dim 1.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = select_n d f e
+    h:bool[7] = eq b c
+    i:f32[7] = broadcast_in_dim 2.0:f32[]
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = select_n h j i
+    l:f32[7] = div g k
+    m:f32[7] = mul b l
+    n:bool[7] = eq b c
+    o:f32[7] = broadcast_in_dim 1.0:f32[]
+    p:f32[7] = broadcast_in_dim 0.0:f32[]
+    q:f32[7] = select_n n p o
+    r:bool[7] = eq a c
+    s:f32[7] = broadcast_in_dim 2.0:f32[]
+    t:f32[7] = broadcast_in_dim 1.0:f32[]
+    u:f32[7] = select_n r t s
+    v:f32[7] = div q u
+    w:f32[7] = mul a v
+    x:f32[7] = add_any m w
+  in (c, x) }"""
+
+EXPECTED['vmap_of_grad_of_tanh'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = tanh a
+    c:f32[7] = sub 1.0:f32[] b
+    d:f32[7] = mul 1.0:f32[] c
+    e:f32[7] = mul d b
+    f:f32[7] = add_any d e
+  in (f,) }"""
+
+EXPECTED['vmap_of_grad_of_log'] = """\
+{ lambda ; a:f32[7]. let _:f32[7] = log a; b:f32[7] = div 1.0:f32[] a in (b,) }"""
+
+EXPECTED['vmap_of_grad_of_abs'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] = abs a
+    b:bool[7] = ge a 0.0:f32[]
+    c:f32[7] = broadcast_in_dim 1.0:f32[]
+    d:f32[7] = broadcast_in_dim 0.0:f32[]
+    e:f32[7] = select_n b c d
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = select_n b f g
+    i:f32[7] = neg e
+    j:f32[7] = add_any h i
+  in (j,) }"""
+
+EXPECTED['vmap_of_grad_of_arctan'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] = atan a
+    b:f32[7] = square a
+    c:f32[7] = add 1.0:f32[] b
+    d:f32[7] = div 1.0:f32[] c
+  in (d,) }"""
+
+EXPECTED['grad_of_power_exponent'] = """\
+{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = pow a b
+    d:bool[] = eq a 0.0:f32[]
+    e:f32[] = select_n d a 1.0:f32[]
+    f:f32[] = log e
+    g:f32[] = mul f c
+    _:f32[] = reduce_sum[axes=() out_sharding=None] c
+    h:f32[] = mul 1.0:f32[] g
+  in (h,) }"""
+
+EXPECTED['grad_of_power_exponent_vec'] = """\
+{ lambda ; a:f32[5] b:f32[5]. let
+    c:f32[5] = pow a b
+    d:bool[5] = eq a 0.0:f32[]
+    e:f32[5] = broadcast_in_dim 1.0:f32[]
+    f:f32[5] = select_n d a e
+    g:f32[5] = log f
+    h:f32[5] = mul g c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    i:f32[5] = broadcast_in_dim 1.0:f32[]
+    j:f32[5] = mul i h
+  in (j,) }"""
+
+EXPECTED['grad_of_sum_of_scalar'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = sin a
+    c:f32[] = cos a
+    _:f32[] = reduce_sum[axes=() out_sharding=None] b
+    d:f32[] = mul 1.0:f32[] c
+  in (d,) }"""
+
+EXPECTED['jacfwd_of_sin_times_x0'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[7,7] = iota[dimension=0 dtype=int32 shape=(7, 7) sharding=None] 
+    c:i32[7,7] = iota[dimension=1 dtype=int32 shape=(7, 7) sharding=None] 
+    d:i32[7,7] = add b 0:i32[]
+    e:bool[7,7] = eq d c
+    f:f32[7,7] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[7,7] = split[axis=1 sizes=(np.int64(7),)] f
+    h:f32[7,7] = convert_element_type[new_dtype=float32 weak_type=False] g
+    i:f32[7] = sin a
+    j:f32[7] = cos a
+    k:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    l:f32[7,7] = mul h k
+    m:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    n:f32[7,1] = slice[limit_indices=(7, 1) start_indices=(0, 0) strides=None] h
+    o:f32[] = squeeze[dimensions=(0,)] m
+    p:f32[7] = squeeze[dimensions=(1,)] n
+    _:f32[7] = mul i o
+    q:f32[7,7] = mul l o
+    r:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] i
+    s:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    t:f32[7,7] = mul r s
+    u:f32[7,7] = add_any q t
+    v:f32[7,7] = transpose[permutation=(1, 0)] u
+    w:f32[7,7] = split[axis=1 sizes=(np.int64(7),)] v
+  in (w,) }"""
+
+EXPECTED['jacrev_of_sin_times_x0'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = sin a
+    c:f32[7] = cos a
+    d:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    e:f32[] = squeeze[dimensions=(0,)] d
+    _:f32[7] = mul b e
+    f:i32[7,7] = iota[dimension=0 dtype=int32 shape=(7, 7) sharding=None] 
+    g:i32[7,7] = iota[dimension=1 dtype=int32 shape=(7, 7) sharding=None] 
+    h:i32[7,7] = add f 0:i32[]
+    i:bool[7,7] = eq h g
+    j:f32[7,7] = convert_element_type[new_dtype=float32 weak_type=False] i
+    k:f32[7,7] = split[axis=1 sizes=(np.int64(7),)] j
+    l:f32[7,7] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] b
+    n:f32[7,7] = mul m l
+    o:f32[7] = reduce_sum[axes=(np.int64(1),) out_sharding=None] n
+    p:f32[7,7] = mul l e
+    q:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] o
+    r:f32[7,7] = pad[padding_config=((0, 0, 0), (0, np.int64(6), 0))] q 0.0:f32[]
+    s:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] c
+    t:f32[7,7] = mul p s
+    u:f32[7,7] = add_any r t
+    v:f32[7,7] = split[axis=0 sizes=(np.int64(7),)] u
+  in (v,) }"""
+
+EXPECTED['hessian_of_sum'] = """\
+{ lambda ; a:f32[7]. let
+    b:i32[7,7] = iota[dimension=0 dtype=int32 shape=(7, 7) sharding=None] 
+    c:i32[7,7] = iota[dimension=1 dtype=int32 shape=(7, 7) sharding=None] 
+    d:i32[7,7] = add b 0:i32[]
+    e:bool[7,7] = eq d c
+    f:f32[7,7] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[7,7] = split[axis=1 sizes=(np.int64(7),)] f
+    h:f32[7,7] = convert_element_type[new_dtype=float32 weak_type=False] g
+    i:f32[7] = sin a
+    j:f32[7] = cos a
+    k:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    l:f32[7,7] = mul h k
+    m:f32[7] = cos a
+    n:f32[7] = sin a
+    o:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] n
+    p:f32[7,7] = mul h o
+    q:f32[7,7] = neg p
+    r:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    s:f32[7,1] = slice[limit_indices=(7, 1) start_indices=(0, 0) strides=None] h
+    t:f32[] = squeeze[dimensions=(0,)] r
+    u:f32[7] = squeeze[dimensions=(1,)] s
+    v:f32[7] = mul i t
+    w:f32[7,7] = mul l t
+    x:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] i
+    y:f32[7,1] = broadcast_in_dim[broadcast_dimensions=(0,)] u
+    z:f32[7,7] = mul x y
+    ba:f32[7,7] = add_any w z
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] v
+    _:f32[7] = reduce_sum[axes=(np.int64(1),) out_sharding=None] ba
+    bb:i32[1,1] = iota[dimension=0 dtype=int32 shape=(1, 1) sharding=None] 
+    bc:i32[1,1] = iota[dimension=1 dtype=int32 shape=(1, 1) sharding=None] 
+    bd:i32[1,1] = add bb 0:i32[]
+    be:bool[1,1] = eq bd bc
+    bf:f32[1,1] = convert_element_type[new_dtype=float32 weak_type=False] be
+    bg:f32[1,1] = split[axis=1 sizes=(np.int64(1),)] bf
+    bh:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] bg
+    bi:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] bh
+    bj:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(0,)] bi
+    bk:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] i
+    bl:f32[7,1,7] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(2))] l
+    bm:f32[1,7] = mul bk bj
+    bn:f32[1,1,7] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] bj
+    bo:f32[7,1,7] = mul bl bn
+    bp:f32[1] = reduce_sum[axes=(np.int64(1),) out_sharding=None] bm
+    bq:f32[7,1] = reduce_sum[axes=(np.int64(2),) out_sharding=None] bo
+    br:f32[1,7] = mul bj t
+    bs:f32[1,1,7] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] bj
+    bt:f32[7,1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] u
+    bu:f32[7,1,7] = mul bs bt
+    bv:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bp
+    bw:f32[7,1,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] bq
+    bx:f32[1,7] = pad[padding_config=((0, 0, 0), (0, np.int64(6), 0))] bv 0.0:f32[]
+    by:f32[7,1,7] = pad[
+      padding_config=((0, 0, 0), (0, 0, 0), (0, np.int64(6), 0))
+    ] bw 0.0:f32[]
+    bz:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] m
+    ca:f32[7,1,7] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(2))] q
+    cb:f32[1,7] = mul br bz
+    cc:f32[1,1,7] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] bz
+    cd:f32[7,1,7] = mul bu cc
+    ce:f32[1,1,7] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] br
+    cf:f32[7,1,7] = mul ce ca
+    cg:f32[7,1,7] = add_any cd cf
+    ch:f32[1,7] = add_any bx cb
+    ci:f32[7,1,7] = add_any by cg
+    cj:f32[1,7] = split[axis=0 sizes=(np.int64(1),)] ch
+    ck:f32[7,1,7] = split[axis=1 sizes=(np.int64(1),)] ci
+    _:f32[7] = reshape[dimensions=None new_sizes=(7,) sharding=None] cj
+    cl:f32[7,7] = reshape[dimensions=None new_sizes=(7, 7) sharding=None] ck
+    cm:f32[7,7] = transpose[permutation=(1, 0)] cl
+    cn:f32[7,7] = split[axis=1 sizes=(np.int64(7),)] cm
+  in (cn,) }"""
+
+EXPECTED['hessian_of_matrix'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[12,12] = iota[dimension=0 dtype=int32 shape=(12, 12) sharding=None] 
+    c:i32[12,12] = iota[dimension=1 dtype=int32 shape=(12, 12) sharding=None] 
+    d:i32[12,12] = add b 0:i32[]
+    e:bool[12,12] = eq d c
+    f:f32[12,12] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[12,12] = split[axis=1 sizes=(np.int64(12),)] f
+    h:f32[12,3,4] = reshape[dimensions=None new_sizes=(12, 3, 4) sharding=None] g
+    i:f32[12,3,4] = convert_element_type[new_dtype=float32 weak_type=False] h
+    j:f32[3,4] = sin a
+    k:f32[3,4] = cos a
+    l:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] k
+    m:f32[12,3,4] = mul i l
+    n:f32[3,4] = cos a
+    o:f32[3,4] = sin a
+    p:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] o
+    q:f32[12,3,4] = mul i p
+    r:f32[12,3,4] = neg q
+    s:f32[3,4] = integer_pow[y=3] j
+    t:f32[3,4] = integer_pow[y=2] j
+    u:f32[3,4] = mul 3.0:f32[] t
+    v:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] u
+    w:f32[12,3,4] = mul m v
+    x:f32[3,4] = integer_pow[y=2] j
+    y:f32[3,4] = mul 2.0:f32[] j
+    z:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] y
+    ba:f32[12,3,4] = mul m z
+    bb:f32[3,4] = mul 3.0:f32[] x
+    bc:f32[12,3,4] = mul 3.0:f32[] ba
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] s
+    _:f32[12] = reduce_sum[axes=(np.int64(1), np.int64(2)) out_sharding=None] w
+    bd:i32[1,1] = iota[dimension=0 dtype=int32 shape=(1, 1) sharding=None] 
+    be:i32[1,1] = iota[dimension=1 dtype=int32 shape=(1, 1) sharding=None] 
+    bf:i32[1,1] = add bd 0:i32[]
+    bg:bool[1,1] = eq bf be
+    bh:f32[1,1] = convert_element_type[new_dtype=float32 weak_type=False] bg
+    bi:f32[1,1] = split[axis=1 sizes=(np.int64(1),)] bh
+    bj:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] bi
+    bk:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] bj
+    bl:f32[1,3,4] = broadcast_in_dim[broadcast_dimensions=(0,)] bk
+    bm:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] bb
+    bn:f32[12,1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(2), np.int64(3))
+    ] bc
+    bo:f32[1,3,4] = mul bl bm
+    bp:f32[1,1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2), np.int64(3))
+    ] bl
+    bq:f32[12,1,3,4] = mul bp bn
+    br:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] n
+    bs:f32[12,1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(0, np.int64(2), np.int64(3))
+    ] r
+    bt:f32[1,3,4] = mul bo br
+    bu:f32[1,1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2), np.int64(3))
+    ] br
+    bv:f32[12,1,3,4] = mul bq bu
+    bw:f32[1,1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2), np.int64(3))
+    ] bo
+    bx:f32[12,1,3,4] = mul bw bs
+    by:f32[12,1,3,4] = add_any bv bx
+    bz:f32[1,3,4] = split[axis=0 sizes=(np.int64(1),)] bt
+    ca:f32[12,1,3,4] = split[axis=1 sizes=(np.int64(1),)] by
+    _:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] bz
+    cb:f32[12,3,4] = reshape[dimensions=None new_sizes=(12, 3, 4) sharding=None] ca
+    cc:f32[3,4,12] = transpose[permutation=(1, 2, 0)] cb
+    cd:f32[3,4,12] = split[axis=2 sizes=(np.int64(12),)] cc
+    ce:f32[3,4,3,4] = reshape[
+      dimensions=None
+      new_sizes=(3, 4, 3, 4)
+      sharding=None
+    ] cd
+  in (ce,) }"""
+
+EXPECTED['jacfwd_of_strided_slice'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:i32[12,12] = iota[dimension=0 dtype=int32 shape=(12, 12) sharding=None] 
+    c:i32[12,12] = iota[dimension=1 dtype=int32 shape=(12, 12) sharding=None] 
+    d:i32[12,12] = add b 0:i32[]
+    e:bool[12,12] = eq d c
+    f:f32[12,12] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[12,12] = split[axis=1 sizes=(np.int64(12),)] f
+    h:f32[12,3,4] = reshape[dimensions=None new_sizes=(12, 3, 4) sharding=None] g
+    i:f32[12,3,4] = convert_element_type[new_dtype=float32 weak_type=False] h
+    j:f32[3,4] = tanh a
+    k:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] j
+    l:f32[12,3,4] = mul i k
+    m:f32[12,3,4] = add i l
+    n:f32[3,4] = sub 1.0:f32[] j
+    o:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] n
+    p:f32[12,3,4] = mul m o
+    _:f32[2,3] = slice[limit_indices=(3, 4) start_indices=(0, 1) strides=(2, 1)] j
+    q:f32[12,2,3] = slice[
+      limit_indices=(12, 3, 4)
+      start_indices=(0, 0, 1)
+      strides=(1, 2, 1)
+    ] p
+    r:f32[2,3,12] = transpose[permutation=(1, 2, 0)] q
+    s:f32[2,3,12] = split[axis=2 sizes=(np.int64(12),)] r
+    t:f32[2,3,3,4] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 3, 4)
+      sharding=None
+    ] s
+  in (t,) }"""
+
+EXPECTED['jacrev_of_strided_slice'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = tanh a
+    c:f32[3,4] = sub 1.0:f32[] b
+    _:f32[2,3] = slice[limit_indices=(3, 4) start_indices=(0, 1) strides=(2, 1)] b
+    d:i32[6,6] = iota[dimension=0 dtype=int32 shape=(6, 6) sharding=None] 
+    e:i32[6,6] = iota[dimension=1 dtype=int32 shape=(6, 6) sharding=None] 
+    f:i32[6,6] = add d 0:i32[]
+    g:bool[6,6] = eq f e
+    h:f32[6,6] = convert_element_type[new_dtype=float32 weak_type=False] g
+    i:f32[6,6] = split[axis=1 sizes=(np.int64(6),)] h
+    j:f32[6,2,3] = reshape[dimensions=None new_sizes=(6, 2, 3) sharding=None] i
+    k:f32[6,2,3] = convert_element_type[new_dtype=float32 weak_type=False] j
+    l:f32[6,3,4] = pad[
+      padding_config=((0, 0, 0), (0, np.int64(0), np.int64(1)), (1, np.int64(0), np.int64(0)))
+    ] k 0.0:f32[]
+    m:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] c
+    n:f32[6,3,4] = mul l m
+    o:f32[1,3,4] = broadcast_in_dim[
+      broadcast_dimensions=(np.int64(1), np.int64(2))
+    ] b
+    p:f32[6,3,4] = mul n o
+    q:f32[6,3,4] = add_any n p
+    r:f32[6,3,4] = split[axis=0 sizes=(np.int64(6),)] q
+    s:f32[2,3,3,4] = reshape[
+      dimensions=None
+      new_sizes=(2, 3, 3, 4)
+      sharding=None
+    ] r
+  in (s,) }"""
+
+EXPECTED['jacfwd_of_pytree'] = """\
+{ lambda ; a:f32[7] b:f32[3,4]. let
+    c:i32[19,19] = iota[dimension=0 dtype=int32 shape=(19, 19) sharding=None] 
+    d:i32[19,19] = iota[dimension=1 dtype=int32 shape=(19, 19) sharding=None] 
+    e:i32[19,19] = add c 0:i32[]
+    f:bool[19,19] = eq e d
+    g:f32[19,19] = convert_element_type[new_dtype=float32 weak_type=False] f
+    h:f32[19,7] i:f32[19,12] = split[axis=1 sizes=(np.int64(7), np.int64(12))] g
+    j:f32[19,7] = convert_element_type[new_dtype=float32 weak_type=False] h
+    k:f32[19,3,4] = reshape[dimensions=None new_sizes=(19, 3, 4) sharding=None] i
+    l:f32[19,3,4] = convert_element_type[new_dtype=float32 weak_type=False] k
+    m:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] b
+    n:f32[19,1,1] = slice[
+      limit_indices=(19, 1, 1)
+      start_indices=(0, 0, 0)
+      strides=None
+    ] l
+    o:f32[] = squeeze[dimensions=(0, 1)] m
+    p:f32[19] = squeeze[dimensions=(1, 2)] n
+    _:f32[7] = mul a o
+    q:f32[19,7] = mul j o
+    r:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] a
+    s:f32[19,1] = broadcast_in_dim[broadcast_dimensions=(0,)] p
+    t:f32[19,7] = mul r s
+    u:f32[19,7] = add_any q t
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] a
+    v:f32[19] = reduce_sum[axes=(np.int64(1),) out_sharding=None] j
+    w:f32[7,19] = transpose[permutation=(1, 0)] u
+    x:f32[7,7] y:f32[7,12] = split[axis=1 sizes=(np.int64(7), np.int64(12))] w
+    z:f32[7,3,4] = reshape[dimensions=None new_sizes=(7, 3, 4) sharding=None] y
+    ba:f32[7] bb:f32[12] = split[axis=0 sizes=(np.int64(7), np.int64(12))] v
+    bc:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] bb
+  in (x, z, ba, bc) }"""
+
+EXPECTED['jacrev_of_pytree'] = """\
+{ lambda ; a:f32[7] b:f32[3,4]. let
+    c:f32[1,1] = slice[limit_indices=(1, 1) start_indices=(0, 0) strides=None] b
+    d:f32[] = squeeze[dimensions=(0, 1)] c
+    _:f32[7] = mul a d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] a
+    e:i32[8,8] = iota[dimension=0 dtype=int32 shape=(8, 8) sharding=None] 
+    f:i32[8,8] = iota[dimension=1 dtype=int32 shape=(8, 8) sharding=None] 
+    g:i32[8,8] = add e 0:i32[]
+    h:bool[8,8] = eq g f
+    i:f32[8,8] = convert_element_type[new_dtype=float32 weak_type=False] h
+    j:f32[8,7] k:f32[8,1] = split[axis=1 sizes=(np.int64(7), np.int64(1))] i
+    l:f32[8,7] = convert_element_type[new_dtype=float32 weak_type=False] j
+    m:f32[8] = reshape[dimensions=None new_sizes=(8,) sharding=None] k
+    n:f32[8] = convert_element_type[new_dtype=float32 weak_type=False] m
+    o:f32[8,7] = broadcast_in_dim[broadcast_dimensions=(0,)] n
+    p:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] a
+    q:f32[8,7] = mul p l
+    r:f32[8] = reduce_sum[axes=(np.int64(1),) out_sharding=None] q
+    s:f32[8,7] = mul l d
+    t:f32[8,7] = add_any o s
+    u:f32[8,1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+    v:f32[8,3,4] = pad[
+      padding_config=((0, 0, 0), (0, np.int64(2), 0), (0, np.int64(3), 0))
+    ] u 0.0:f32[]
+    w:f32[7,7] x:f32[1,7] = split[axis=0 sizes=(np.int64(7), np.int64(1))] t
+    y:f32[7] = reshape[dimensions=None new_sizes=(7,) sharding=None] x
+    z:f32[7,3,4] ba:f32[1,3,4] = split[axis=0 sizes=(np.int64(7), np.int64(1))] v
+    bb:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] ba
+  in (w, z, y, bb) }"""
+
+EXPECTED['jacfwd_two_argnums'] = """\
+{ lambda ; a:f32[7] b:f32[]. let
+    c:i32[8,8] = iota[dimension=0 dtype=int32 shape=(8, 8) sharding=None] 
+    d:i32[8,8] = iota[dimension=1 dtype=int32 shape=(8, 8) sharding=None] 
+    e:i32[8,8] = add c 0:i32[]
+    f:bool[8,8] = eq e d
+    g:f32[8,8] = convert_element_type[new_dtype=float32 weak_type=False] f
+    h:f32[8,7] i:f32[8,1] = split[axis=1 sizes=(np.int64(7), np.int64(1))] g
+    j:f32[8,7] = convert_element_type[new_dtype=float32 weak_type=False] h
+    k:f32[8] = reshape[dimensions=None new_sizes=(8,) sharding=None] i
+    l:f32[8] = convert_element_type[new_dtype=float32 weak_type=False] k
+    _:f32[7] = mul a b
+    m:f32[8,7] = mul j b
+    n:f32[1,7] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] a
+    o:f32[8,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    p:f32[8,7] = mul n o
+    q:f32[8,7] = add_any m p
+    r:f32[7,8] = transpose[permutation=(1, 0)] q
+    s:f32[7,8] = transpose[permutation=(1, 0)] j
+    t:f32[7,7] u:f32[7,1] = split[axis=1 sizes=(np.int64(7), np.int64(1))] r
+    v:f32[7] = reshape[dimensions=None new_sizes=(7,) sharding=None] u
+    w:f32[7,7] x:f32[7,1] = split[axis=1 sizes=(np.int64(7), np.int64(1))] s
+    y:f32[7] = reshape[dimensions=None new_sizes=(7,) sharding=None] x
+  in (t, v, w, y) }"""
+
+EXPECTED['jacrev_scalar'] = """\
+{ lambda ; a:f32[]. let
+    _:f32[] = mul a 2.0:f32[]
+    b:i32[1,1] = iota[dimension=0 dtype=int32 shape=(1, 1) sharding=None] 
+    c:i32[1,1] = iota[dimension=1 dtype=int32 shape=(1, 1) sharding=None] 
+    d:i32[1,1] = add b 0:i32[]
+    e:bool[1,1] = eq d c
+    f:f32[1,1] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[1,1] = split[axis=1 sizes=(np.int64(1),)] f
+    h:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] g
+    i:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] h
+    j:f32[1] = mul i 2.0:f32[]
+    k:f32[1] = split[axis=0 sizes=(np.int64(1),)] j
+    l:f32[] = reshape[dimensions=None new_sizes=() sharding=None] k
+  in (l,) }"""
+
+EXPECTED['grad_of_clamp'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = clamp -0.5:f32[] a 0.75:f32[]
+    c:bool[7] = gt a -0.5:f32[]
+    d:bool[7] = lt a 0.75:f32[]
+    e:bool[7] = and c d
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = broadcast_in_dim 0.0:f32[]
+    h:f32[7] = select_n e g f
+  in (h,) }"""
+
+EXPECTED['grad_of_clamp_bounds'] = """\
+{ lambda ; a:f32[7] b:f32[7] c:f32[7]. let
+    d:f32[7] = clamp a b c
+    e:bool[7] = gt a b
+    f:bool[7] = lt a c
+    g:bool[7] = and e f
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    h:bool[7] = gt b a
+    i:bool[7] = lt b c
+    j:bool[7] = and h i
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    k:bool[7] = lt c b
+    _:f32[7] = broadcast_in_dim 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    l:f32[7] = broadcast_in_dim 1.0:f32[]
+    m:f32[7] = broadcast_in_dim 0.0:f32[]
+    n:f32[7] = select_n k m l
+    o:f32[7] = broadcast_in_dim 0.0:f32[]
+    p:f32[7] = select_n j o l
+    q:f32[7] = broadcast_in_dim 0.0:f32[]
+    r:f32[7] = select_n g q l
+  in (r, p, n) }"""
+
+EXPECTED['grad_of_max_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    g:f32[3] = broadcast_in_dim 1.0:f32[]
+    h:f32[3] = div g f
+    i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] h
+    j:f32[3,4] = mul i e
+  in (j,) }"""
+
+EXPECTED['grad_of_min_axis0_keepdims'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_min[axes=(0,)] a
+    c:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[4] = reduce_sum[axes=(0,) out_sharding=None] e
+    g:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g
+    h:f32[1,4] = broadcast_in_dim 1.0:f32[]
+    i:f32[4] = reduce_sum[axes=(0,) out_sharding=None] h
+    j:f32[4] = div i f
+    k:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] j
+    l:f32[3,4] = mul k e
+  in (l,) }"""
+
+EXPECTED['grad_of_partial_sum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_sum[axes=(1,) out_sharding=None] a
+    c:f32[3] = integer_pow[y=2] b
+    d:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[3] = broadcast_in_dim 1.0:f32[]
+    f:f32[3] = mul e d
+    g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] f
+  in (g,) }"""
+
+EXPECTED['grad_of_matmul_lhs'] = """\
+{ lambda ; a:f32[3,4] b:f32[4,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] a b
+    d:f32[3,3] = tanh c
+    e:f32[3,3] = sub 1.0:f32[] d
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[3,3] = broadcast_in_dim 1.0:f32[]
+    g:f32[3,3] = mul f e
+    h:f32[3,3] = mul g d
+    i:f32[3,3] = add_any g h
+    j:f32[3,4] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      preferred_element_type=float32
+    ] i b
+  in (j,) }"""
+
+EXPECTED['grad_of_lax_pow_int_literal'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = pow a 3:i32[]
+    c:f32[7] = broadcast_in_dim 3.0:f32[]
+    d:bool[7] = eq c 0.0:f32[]
+    e:f32[7] = broadcast_in_dim 0.0:f32[]
+    f:bool[7] = eq c 0.0:f32[]
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = select_n f c g
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[7] = sub c i
+    k:f32[7] = pow a j
+    l:f32[7] = mul h k
+    m:f32[7] = select_n d l e
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    n:f32[7] = broadcast_in_dim 1.0:f32[]
+    o:f32[7] = mul n m
+  in (o,) }"""
+
+EXPECTED['grad_of_lax_pow_int_array'] = """\
+{ lambda ; a:f32[7] b:i32[7]. let
+    c:f32[7] = pow a b
+    d:f32[7] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:bool[7] = eq d 0.0:f32[]
+    f:f32[7] = broadcast_in_dim 0.0:f32[]
+    g:bool[7] = eq d 0.0:f32[]
+    h:f32[7] = broadcast_in_dim 1.0:f32[]
+    i:f32[7] = select_n g d h
+    j:f32[7] = broadcast_in_dim 1.0:f32[]
+    k:f32[7] = sub d j
+    l:f32[7] = pow a k
+    m:f32[7] = mul i l
+    n:f32[7] = select_n e m f
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    o:f32[7] = broadcast_in_dim 1.0:f32[]
+    p:f32[7] = mul o n
+  in (p,) }"""
+
 EXPECTED['nn_identity'] = """\
 { lambda ; a:f32[7]. let
     b:f32[7] = jit[name=identity jaxpr={ lambda ; a:f32[7]. let  in (a,) }] a

@@ -144,3 +144,32 @@ def test_linear_transpose(x64, wrap):
     np.testing.assert_allclose(cy, 2.0 * cb, rtol=1e-12)
     with pytest.raises(TypeError, match="linear_transpose only supports"):
         ember.linear_transpose(lambda n: n, np.arange(3))
+
+
+@pytest.mark.parametrize("jac", [ember.jacfwd, ember.jacrev])
+def test_mixed_dtypes_keep_jaxs_block_dtypes(x64, jac):
+    # The basis is built in the inputs' common dtype and converted per leaf; a block takes
+    # the output's dtype (jacfwd) or the input's (jacrev), as JAX's do.
+    a = np.array([0.5, 1.5], np.float32)
+    b = np.array([2.0, 3.0, 4.0])
+
+    def f(a, b):
+        return jnp.sin(a) * 2, jnp.sum(b) * a.astype(np.float64)[0]
+
+    (daa, dab), (dba, dbb) = jac(f, (0, 1))(a, b)
+    np.testing.assert_allclose(daa, np.diag(2 * np.cos(a)), rtol=1e-6)
+    np.testing.assert_array_equal(dab, np.zeros((2, 3)))
+    np.testing.assert_allclose(dba, [9.0, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(dbb, [0.5, 0.5, 0.5], rtol=1e-12)
+    fwd = jac is ember.jacfwd
+    assert daa.dtype == np.float32 and dbb.dtype == np.float64
+    assert dab.dtype == (np.float32 if fwd else np.float64)
+    assert dba.dtype == (np.float64 if fwd else np.float32)
+
+
+def test_the_basis_is_staged_with_the_default_int_indices(x64):
+    text = str(ember.make_jaxpr(ember.jacfwd(lambda s: s * s))(3.0))
+    assert "iota[dimension=0 dtype=int64 shape=(1, 1)" in text
+    assert "convert_element_type[new_dtype=float64 weak_type=True]" in text  # a weak input
+    assert float(ember.jacfwd(lambda s: s * s)(3.0)) == 6.0
+    assert float(ember.jit(ember.jacrev(lambda s: s * s))(3.0)) == 6.0
