@@ -112,8 +112,11 @@ def to_common_dtype(*args: Any) -> list[Any]:
     else:
         return [_weak_as_is(a, v) for a, v in zip(args, avals)]
     # A weakly typed tracer of the target dtype enters as it is (as in JAX: the result is
-    # strong because one operand is); constants and other dtypes are converted.
-    return [convert_element_type(a, target, False)
+    # strong because one operand is), and so does a Python float of the target dtype (a
+    # weak literal, printed as written: `mul a 0.2:f32[]`); other constants and dtypes are
+    # converted.
+    return [(convert_element_type(a, target, True) if type(a) is float and v.dtype == target
+             else convert_element_type(a, target, False))
             if v.weak_type and (v.dtype != target or is_concrete_constant(a)) else a
             for a, v in zip(args, avals)]
 

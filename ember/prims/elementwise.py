@@ -473,10 +473,12 @@ def _one_minus_sq(x: Any) -> Any:
 
 
 def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
-    """d|x| = t where x >= 0 (so 1 at x = 0 and -0.0, as JAX), -t elsewhere; for complex
-    z, d|z| = Re(t conj(z) / |z|), |z| read as 1 at z = 0 (a zero tangent there)."""
+    """d|x| = sign(x) t (0 at x = 0, NaN at NaN; JAX's select(x >= 0, t, -t) gives 1 at 0,
+    which makes composites such as i0 = i0e(x) exp(|x|) differentiate to 1 there instead
+    of i1(0) = 0, and -1 at NaN); for complex z, d|z| = Re(t conj(z) / |z|), |z| read as
+    1 at z = 0 (a zero tangent there), as JAX's."""
     if dtypes.kind(get_aval(x).dtype) != "c":
-        return _ad.select(_ad.compare("ge", x, _c(0, x)), t, _ad.neg(t))
+        return _ad.mul(t, _ad.unary("sign", x))
     from ember.prims import complex_parts as C
     conj_x = C.conj(x)
     mag = _ad.convert(ans, get_aval(x).dtype)

@@ -512,6 +512,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "weak_scalar_times_python_float": (lambda jnp: lambda s: s * 0.1234567891, (2.0,)),
     "weak_array_plus_python_floats": (lambda jnp: lambda x: (x + 0.5) + 0.1, (I7,)),
     "strong_array_times_python_float": (lambda jnp: lambda x: x * 0.1234567891, (X7,)),
+    # lax does not promote: a Python float beside a float32 array enters as a weak literal
+    "lax_mul_python_float": (lambda jnp: lambda x: _lax(jnp).mul(x, 0.2), (X7,)),
+    "lax_sub_from_python_float": (lambda jnp: lambda x: _lax(jnp).sub(0.3, x), (X7,)),
+    "lax_max_python_float": (lambda jnp: lambda x: _lax(jnp).max(x, 0.1234567891), (X7,)),
     # checkpoint is JAX's remat2 (params sorted), plain and under grad
     "checkpoint": (lambda jnp: _checkpoint(jnp)(lambda x: jnp.sin(jnp.sin(x))),
                    (np.float32(0.7),)),
@@ -631,17 +635,16 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     # JVP rules in JAX's op order, under grad (transposed), jvp and vmap of grad: cos's
     # neg after the mul, square in tan/atan/asinh/atan2, tanh's (t + t ans)(1 - ans),
     # log/log1p's div of the tangent, cbrt's integer_pow, atanh's reciprocal, exp2's
-    # `log 2.0`, abs's select on x >= 0, max/min's select/div tie rule
+    # `log 2.0`, max/min's select/div tie rule (abs's real rule stays Ember's: see the end)
     **{f"grad_of_{n}": ((lambda name: lambda jnp: _grad(jnp)(
         lambda x: jnp.sum(getattr(jnp, name)(x))))(n), (a,)) for n, a in (
         ("cos", X7), ("tan", X7), ("tanh", X7), ("log", S5), ("log1p", S5), ("cbrt", X7),
         ("arctan", X7), ("arcsinh", X7), ("arctanh", X7 / 4), ("exp2", X7), ("log2", S5),
-        ("log10", S5), ("abs", U7), ("sin", X7), ("exp", X7))},
+        ("log10", S5), ("sin", X7), ("exp", X7))},
     **{f"grad_of_{n}_both": ((lambda name: lambda jnp: _grad(jnp)(
         lambda x, y: jnp.sum(getattr(jnp, name)(x, y)), (0, 1)))(n), (X7, R7))
         for n in ("arctan2", "maximum", "minimum")},
     "grad_of_relu": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.maximum(x, 0.0))), (U7,)),
-    "grad_of_abs_scalar": (lambda jnp: _grad(jnp)(jnp.abs), (np.float32(-0.0),)),
     "grad_of_abs_complex": (lambda jnp: _grad(jnp)(lambda z: jnp.sum(jnp.abs(z))),
                             ((X7 + 1j * R7).astype(np.complex64),)),
     "grad_of_real_imag": (lambda jnp: _grad(jnp)(lambda z: jnp.sum(jnp.real(z) * jnp.imag(z))),
@@ -655,11 +658,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         jnp.__name__.split(".")[0]).lax.erf_inv(x))), (X7 / 4,)),
     **{f"jvp_of_{n}": ((lambda name: lambda jnp: lambda x, t: importlib.import_module(
         jnp.__name__.split(".")[0]).jvp(getattr(jnp, name), (x,), (t,)))(n), (X7 / 4, R7))
-        for n in ("cos", "tan", "tanh", "log1p", "cbrt", "arctanh", "exp2", "abs")},
+        for n in ("cos", "tan", "tanh", "log1p", "cbrt", "arctanh", "exp2")},
     "jvp_of_maximum": (lambda jnp: lambda x, y: importlib.import_module(
         jnp.__name__.split(".")[0]).jvp(jnp.maximum, (x, y), (y, x)), (X7, R7)),
     **{f"vmap_of_grad_of_{n}": ((lambda name: lambda jnp: _vmap(jnp)(_grad(jnp)(
-        getattr(jnp, name))))(n), (X7 / 4,)) for n in ("tanh", "log", "abs", "arctan")},
+        getattr(jnp, name))))(n), (X7 / 4,)) for n in ("tanh", "log", "arctan")},
     # pow's exponent term (log of x with 0 read as 1, a literal at rank 0); sum of a
     # rank-0 value transposes to the cotangent itself (no broadcast_in_dim)
     "grad_of_power_exponent": (lambda jnp: _grad(jnp)(
@@ -992,6 +995,9 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - pow's derivative in x for a float exponent: JAX's y * x**(y - 1) is NaN at x = y = 0
 #   (0 * inf); Ember selects 0 where y == 0 (x**0 is 1 everywhere), so it prints an `eq`
 #   and a `select_n` more. Its exponent term prints as JAX's.
+# - abs's gradient of a real x: JAX stages select_n(x >= 0, -t, t), 1 at both zeros and
+#   -1 at NaN; Ember stages t * sign(x), 0 at the zeros (so i0 = i0e(x) * exp(|x|) and
+#   other composites differentiate to i1(0) = 0 at 0, not 1) and NaN at NaN.
 # - arcsin, arccos and arccosh gradients: JAX stages 1 - square(x) (square(x) - 1), Ember
 #   (1 - x)(1 + x) ((x - 1)(x + 1)): JAX's loses the bits of square(x)'s rounding near
 #   |x| = 1 (relative error 2.5e-5 at x = 0.9999 in float32, Ember's 2e-8).

@@ -11303,6 +11303,15 @@ EXPECTED['weak_array_plus_python_floats'] = """\
 EXPECTED['strong_array_times_python_float'] = """\
 { lambda ; a:f32[7]. let b:f32[7] = mul a 0.12345679104328156:f32[] in (b,) }"""
 
+EXPECTED['lax_mul_python_float'] = """\
+{ lambda ; a:f32[7]. let b:f32[7] = mul a 0.2:f32[] in (b,) }"""
+
+EXPECTED['lax_sub_from_python_float'] = """\
+{ lambda ; a:f32[7]. let b:f32[7] = sub 0.3:f32[] a in (b,) }"""
+
+EXPECTED['lax_max_python_float'] = """\
+{ lambda ; a:f32[7]. let b:f32[7] = max a 0.1234567891:f32[] in (b,) }"""
+
 EXPECTED['checkpoint'] = """\
 { lambda ; a:f32[]. let
     b:f32[] = remat2[
@@ -12312,19 +12321,6 @@ EXPECTED['grad_of_log10'] = """\
     f:f32[5] = div e a
   in (f,) }"""
 
-EXPECTED['grad_of_abs'] = """\
-{ lambda ; a:f32[7]. let
-    b:f32[7] = abs a
-    c:bool[7] = ge a 0.0:f32[]
-    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
-    d:f32[7] = broadcast_in_dim 1.0:f32[]
-    e:f32[7] = broadcast_in_dim 0.0:f32[]
-    f:f32[7] = select_n c d e
-    g:f32[7] = select_n c e d
-    h:f32[7] = neg f
-    i:f32[7] = add_any g h
-  in (i,) }"""
-
 EXPECTED['grad_of_sin'] = """\
 { lambda ; a:f32[7]. let
     b:f32[7] = sin a
@@ -12430,16 +12426,6 @@ EXPECTED['grad_of_relu'] = """\
     l:f32[7] = broadcast_in_dim 1.0:f32[]
     m:f32[7] = mul l k
   in (m,) }"""
-
-EXPECTED['grad_of_abs_scalar'] = """\
-{ lambda ; a:f32[]. let
-    _:f32[] = abs a
-    b:bool[] = ge a 0.0:f32[]
-    c:f32[] = select_n b 1.0:f32[] 0.0:f32[]
-    d:f32[] = select_n b 0.0:f32[] 1.0:f32[]
-    e:f32[] = neg c
-    f:f32[] = add_any d e
-  in (f,) }"""
 
 EXPECTED['grad_of_abs_complex'] = """\
 { lambda ; a:c64[7]. let
@@ -12595,14 +12581,6 @@ EXPECTED['jvp_of_exp2'] = """\
     f:f32[7] = mul d e
   in (c, f) }"""
 
-EXPECTED['jvp_of_abs'] = """\
-{ lambda ; a:f32[7] b:f32[7]. let
-    c:f32[7] = abs a
-    d:bool[7] = ge a 0.0:f32[]
-    e:f32[7] = neg b
-    f:f32[7] = select_n d e b
-  in (c, f) }"""
-
 EXPECTED['jvp_of_maximum'] = """\
 { lambda ; a:f32[7] b:f32[7]. let
     c:f32[7] = max a b
@@ -12640,20 +12618,6 @@ EXPECTED['vmap_of_grad_of_tanh'] = """\
 
 EXPECTED['vmap_of_grad_of_log'] = """\
 { lambda ; a:f32[7]. let _:f32[7] = log a; b:f32[7] = div 1.0:f32[] a in (b,) }"""
-
-EXPECTED['vmap_of_grad_of_abs'] = """\
-{ lambda ; a:f32[7]. let
-    _:f32[7] = abs a
-    b:bool[7] = ge a 0.0:f32[]
-    c:f32[7] = broadcast_in_dim 1.0:f32[]
-    d:f32[7] = broadcast_in_dim 0.0:f32[]
-    e:f32[7] = select_n b c d
-    f:f32[7] = broadcast_in_dim 0.0:f32[]
-    g:f32[7] = broadcast_in_dim 1.0:f32[]
-    h:f32[7] = select_n b f g
-    i:f32[7] = neg e
-    j:f32[7] = add_any h i
-  in (j,) }"""
 
 EXPECTED['vmap_of_grad_of_arctan'] = """\
 { lambda ; a:f32[7]. let
