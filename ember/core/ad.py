@@ -24,7 +24,7 @@ from typing import Any
 
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
-from ember.core.trace import Trace, Tracer, get_aval, new_main
+from ember.core.trace import Trace, Tracer, current_dynamic, get_aval, new_main
 
 
 class Zero:
@@ -142,8 +142,8 @@ class JVPTrace(Trace):
         linear call while linearizing: core/call_ad.py) while a jaxpr is being staged, as
         JAX keeps a pjit; eagerly (or when a body closes over an outer tracer) the
         callee's equations are inlined at this level (eager autodiff never compiles)."""
-        from ember.core import call_ad
-        if call_ad.staging():
+        if current_dynamic().level != 0:
+            from ember.core import call_ad  # (call_ad imports this module)
             primals = [t.primal for t in tracers]
             tangents = [t.tangent for t in tracers]
             if all(isinstance(t, Zero) for t in tangents):

@@ -23,7 +23,7 @@ import numpy as np
 from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
-from ember.core.trace import get_aval
+from ember.core.trace import Tracer, get_aval
 from ember.hlo.evaluator import elementwise as ew
 from ember.prims import _ad, _batching
 from ember.prims import _lower as L
@@ -427,13 +427,30 @@ ad.deflinear(neg_p)
 neg_p.def_transpose(lambda ct, x: [_ad.neg(ct)])
 
 
+def _fill(like: Any, value: float) -> Any:
+    """`value` in the shape and dtype of `like`: a broadcast scalar, or at rank 0 the
+    scalar itself (a literal in a jaxpr, as JAX's full_like gives)."""
+    aval = get_aval(like)
+    if aval.shape == ():
+        return np.array(value, aval.dtype)
+    return _ad.full_like(like, value)
+
+
 def _balanced_eq(x: Any, ans: Any, other: Any) -> Any:
     """JAX's tie rule for max/min: d ans / dx = 1 where x alone is the result, 1/2 where x
-    and the other operand tie, 0 elsewhere: (x == ans) * (1 - (other == ans) / 2)."""
-    dtype = get_aval(ans).dtype
-    picked = _ad.convert(_ad.compare("eq", x, ans), dtype)
-    tied = _ad.convert(_ad.compare("eq", other, ans), dtype)
-    return _ad.mul(picked, _ad.sub(_c(1, ans), _ad.mul(_c(0.5, ans), tied)))
+    and the other operand tie, 0 elsewhere, written as JAX's rule writes it:
+    select(x == ans, 1, 0) / select(other == ans, 2, 1) (so texts match JAX's; the
+    quotients 1, 1/2 and 0 are exact). Eagerly (no operand is a tracer, so no text is
+    printed) the same factor is computed with fewer full-size temporaries, as
+    (x == ans) * (1 - (other == ans) / 2): the same values, bit for bit."""
+    if not any(isinstance(v, Tracer) for v in (x, ans, other)):
+        dtype = get_aval(ans).dtype
+        picked = _ad.convert(_ad.compare("eq", x, ans), dtype)
+        tied = _ad.convert(_ad.compare("eq", other, ans), dtype)
+        return _ad.mul(picked, _ad.sub(_c(1, ans), _ad.mul(_c(0.5, ans), tied)))
+    picked = _ad.select(_ad.compare("eq", x, ans), _fill(ans, 1), _fill(ans, 0))
+    tied = _ad.select(_ad.compare("eq", other, ans), _fill(ans, 2), _fill(ans, 1))
+    return _ad.div(picked, tied)
 
 
 for _p in (max_p, min_p):
@@ -474,6 +491,10 @@ def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
 
 _jvp(abs_p, _abs_jvp)
 
+# d cos = -(t sin x), negated after the product as JAX's rule: the negation is applied to
+# the tangent (a linear op the transpose keeps), not staged on the primal side.
+_jvp(cos_p, lambda t, ans, x: _ad.neg(_ad.mul(t, _ad.unary("sin", x))))
+
 _UNARY_DERIVATIVES: dict[Primitive, Callable[[Any, Any], Any]] = {
     exp_p: lambda x, ans: ans,                                         # e^x
     exp2_p: lambda x, ans: _ad.mul(ans, _c(_LN2, ans)),                 # 2^x ln 2
@@ -484,7 +505,6 @@ _UNARY_DERIVATIVES: dict[Primitive, Callable[[Any, Any], Any]] = {
     rsqrt_p: lambda x, ans: _ad.mul(_c(-0.5, x), _ad.div(ans, x)),      # -x^(-3/2)/2
     cbrt_p: lambda x, ans: _ad.div(_c(1 / 3, ans), _ad.mul(ans, ans)),  # x^(-2/3)/3
     sin_p: lambda x, ans: _ad.unary("cos", x),
-    cos_p: lambda x, ans: _ad.neg(_ad.unary("sin", x)),
     tan_p: lambda x, ans: _ad.add(_c(1, ans), _ad.mul(ans, ans)),       # 1 + tan^2
     asin_p: lambda x, ans: _ad.unary("rsqrt", _one_minus_sq(x)),        # 1/sqrt(1-x^2)
     acos_p: lambda x, ans: _ad.neg(_ad.unary("rsqrt", _one_minus_sq(x))),
@@ -552,7 +572,7 @@ _jvp(integer_pow_p, _integer_pow_jvp)
 # -- batching rules ------------------------------------------------------------------------------
 # Every primitive of this module is elementwise: one rule lines the batch axes up.
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, neg_p, abs_p, sign_p,
-           floor_p, ceil_p, is_finite_p, *_UNARY_DERIVATIVES, eq_p, ne_p, lt_p, le_p, gt_p,
+           floor_p, ceil_p, is_finite_p, cos_p, *_UNARY_DERIVATIVES, eq_p, ne_p, lt_p, le_p, gt_p,
            ge_p, eq_to_p, le_to_p, lt_to_p, and_p, or_p, xor_p, not_p, shift_left_p,
            shift_right_logical_p, shift_right_arithmetic_p, population_count_p, clz_p, pow_p,
            integer_pow_p, round_p):
