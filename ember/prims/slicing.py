@@ -341,21 +341,12 @@ def _pad_transpose(ct: Any, x: Any, value: Any, *,
 
 
 def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list:
-    out: list = []
-    offset = 0
-    ndim = get_aval(ct).ndim
-    for x in xs:
-        shape = x.aval.shape if ad.is_undefined_primal(x) else get_aval(x).shape
-        if ad.is_undefined_primal(x):
-            start = [0] * ndim
-            limit = list(get_aval(ct).shape)
-            start[dimension], limit[dimension] = offset, offset + shape[dimension]
-            out.append(slice_p.bind(ct, start_indices=tuple(start),
-                                    limit_indices=tuple(limit), strides=None))
-        else:
-            out.append(None)
-        offset += shape[dimension]
-    return out
+    # One split of the cotangent into the operands' pieces, as JAX's rule (its text is a
+    # `split`, not a slice per operand); the known operands' pieces are dropped.
+    from ember.prims.split import split_p  # (split.py imports this module)
+    shapes = [x.aval.shape if ad.is_undefined_primal(x) else get_aval(x).shape for x in xs]
+    pieces = split_p.bind(ct, sizes=tuple(s[dimension] for s in shapes), axis=dimension)
+    return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
 
 
 for _p, _t in ((slice_p, _slice_transpose), (pad_p, _pad_transpose),

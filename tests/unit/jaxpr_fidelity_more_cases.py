@@ -519,6 +519,44 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         (X7, np.float32(-1))),
     "grad_of_squeeze": (lambda jnp: _grad(jnp)(
         lambda m: jnp.sum(jnp.sin(jnp.squeeze(m, axis=1)))), (M34.reshape(3, 1, 4),)),
+    # A jnp function's jit survives autodiff as JAX's pjit rules keep it: JVP a jit of the
+    # body's JVP; linearize a known jit (primal outputs, residuals) and a linear jit; the
+    # transpose a jit of the transposed body; vmap a jit of the batched body
+    "grad_of_where": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(jnp.where(x > 1, x * x, jnp.exp(x)))), (X7,)),
+    "jvp_of_where": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: jnp.where(x > 1, x * x, jnp.exp(x)),
+                                         (x,), (t,)), (X7, R7)),
+    "vjp_of_where": (lambda jnp: lambda x, c: importlib.import_module(
+        jnp.__name__.split(".")[0]).vjp(lambda x: jnp.where(x > 1, x * x, jnp.exp(x)),
+                                         x)[1](c), (X7, R7)),
+    "linearize_of_where": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).linearize(
+            lambda x: jnp.where(x > 1, x * x, jnp.exp(x)), x)[1](t), (X7, R7)),
+    "vmap_of_grad_of_where": (lambda jnp: _vmap(jnp)(_grad(jnp)(
+        lambda x: jnp.where(x > 1, x * x, jnp.exp(x)))), (X7,)),
+    "grad_of_grad_of_where": (lambda jnp: _grad(jnp)(_grad(jnp)(
+        lambda x: jnp.where(x > 1, x * x * x, jnp.sin(x)))), (np.float32(1.5),)),
+    "grad_of_where_one_branch_constant": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(jnp.where(x > 0, x * 3.0, 0.0))), (U7,)),
+    "grad_of_clip": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.clip(x, -0.5, 1.0) ** 2)),
+                     (X7,)),
+    "jvp_of_clip": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: jnp.clip(x, -1.0, 1.0), (x,), (t,)),
+        (X7, R7)),
+    "vmap_of_clip": (lambda jnp: _vmap(jnp)(lambda x: jnp.clip(x, 1.0, 6.0)), (M34,)),
+    "grad_of_take_along_axis": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(
+        jnp.take_along_axis(m, np.array([[0, 3], [1, 1], [2, 0]], np.int32), axis=1) ** 2)),
+        (M34,)),
+    "vmap_of_softmax": (lambda jnp: _vmap(jnp)(importlib.import_module(
+        jnp.__name__.split(".")[0] + ".nn").softmax), (M34,)),
+    "jit_of_grad_of_where": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).jit(_grad(jnp)(
+            lambda x: jnp.sum(jnp.where(x > 1, x * x, jnp.exp(x))))), (X7,)),
+    # cos's JVP negates the tangent's product (JAX's rule): sin's second derivative
+    "grad_of_cos": (lambda jnp: _grad(jnp)(lambda x: jnp.cos(x)), (np.float32(0.7),)),
+    "grad_of_grad_of_sin_times_x": (lambda jnp: _grad(jnp)(_grad(jnp)(
+        lambda x: jnp.sin(x) * x)), (np.float32(0.7),)),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -663,9 +701,8 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   select; Ember takes the diagonal by a gather (n values, not n^2) and sums it.
 # - Gradients that differ for reasons other than summing cotangents (add_any prints as
 #   JAX's in all of them): JVP rules written with other formulas or operand orders
-#   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), sin's second derivative
-#   `neg` placement, pow's); jacfwd/jacrev/hessian build the identity as a constant, JAX
-#   by iota/eq/convert.
+#   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), pow's); jacfwd/jacrev/
+#   hessian build the identity as a constant, JAX by iota/eq/convert.
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
 #   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed
