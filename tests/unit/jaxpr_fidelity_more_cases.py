@@ -557,6 +557,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_of_cos": (lambda jnp: _grad(jnp)(lambda x: jnp.cos(x)), (np.float32(0.7),)),
     "grad_of_grad_of_sin_times_x": (lambda jnp: _grad(jnp)(_grad(jnp)(
         lambda x: jnp.sin(x) * x)), (np.float32(0.7),)),
+    # concatenate transposes to one split (roll's transposed jit holds it)
+    "grad_of_roll": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.roll(x, 2) * x)), (X7,)),
+    "grad_of_concatenate": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(
+        jnp.concatenate([a, b, a], axis=1) ** 2), argnums=(0, 1)), (M34, M34[:, :3])),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -703,6 +707,14 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   JAX's in all of them): JVP rules written with other formulas or operand orders
 #   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), pow's); jacfwd/jacrev/
 #   hessian build the identity as a constant, JAX by iota/eq/convert.
+# - Under grad, jnp functions whose jit JAX keeps and Ember keeps too, but whose texts
+#   differ inside: logsumexp and nn.softmax (reduce_max's JVP: JAX reshapes
+#   the maximum to f32[1] and compares with implicit size-1 broadcasting, Ember broadcasts
+#   it to the operand's shape; abs's JVP: JAX selects on x >= 0 and adds the negated
+#   branch; div's above); jnp.pad (JAX's linear jit takes the instantiated zero tangent of
+#   the padding value as a residual, 0.0 returned by the known jit, and its transpose
+#   prints np.int64 interior/start/stride params; Ember's rank-0 zero is a literal);
+#   nn.relu (JAX's custom_jvp_call wraps a jit[name=relu]; Ember's body is the bare max).
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is
 #   staged by its own algorithm in Ember (the same values; linalg on Ember's LAPACK-backed

@@ -11948,6 +11948,45 @@ EXPECTED['grad_of_grad_of_sin_times_x'] = """\
     q:f32[] = add_any o p
   in (q,) }"""
 
+EXPECTED['grad_of_roll'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=_roll_static
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+          d:f32[5] = slice[limit_indices=(5,) start_indices=(0,) strides=(1,)] a
+          b:f32[7] = concatenate[dimension=0] c d
+        in (b,) }
+    ] a
+    e:f32[7] = mul b a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul b f
+    h:f32[7] = mul f a
+    i:f32[7] = jit[
+      name=_roll_static
+      jaxpr={ lambda ; h:f32[7]. let
+          j:f32[2] k:f32[5] = split[axis=0 sizes=(2, 5)] h
+          l:f32[7] = pad[padding_config=((0, np.int64(2), 0),)] k 0.0:f32[]
+          m:f32[7] = pad[padding_config=((5, np.int64(0), 0),)] j 0.0:f32[]
+          i:f32[7] = add_any l m
+        in (i,) }
+    ] h
+    n:f32[7] = add_any g i
+  in (n,) }"""
+
+EXPECTED['grad_of_concatenate'] = """\
+{ lambda ; a:f32[3,4] b:f32[3,3]. let
+    c:f32[3,11] = concatenate[dimension=1] a b a
+    d:f32[3,11] = integer_pow[y=2] c
+    e:f32[3,11] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[3,11] = broadcast_in_dim 1.0:f32[]
+    g:f32[3,11] = mul f e
+    h:f32[3,4] i:f32[3,3] j:f32[3,4] = split[axis=1 sizes=(4, 3, 4)] g
+    k:f32[3,4] = add_any h j
+  in (k, i) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a
