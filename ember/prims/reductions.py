@@ -199,7 +199,10 @@ def _kept_dims(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
 def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...], out_sharding: None = None
                           ) -> list:
     # sum is linear; its transpose copies each output cotangent to every summed element.
-    return [_ad.broadcast_in_dim(ct, x.aval.shape, _kept_dims(x.aval.ndim, axes))]
+    # (The kept dims are NumPy integers, as JAX's rule computes them: its text prints
+    # broadcast_dimensions=(np.int64(0),).)
+    kept = tuple(np.int64(d) for d in _kept_dims(x.aval.ndim, axes))
+    return [_ad.broadcast_in_dim(ct, x.aval.shape, kept)]
 
 
 ad.deflinear(reduce_sum_p)
@@ -216,7 +219,9 @@ def _extremum_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
         aval = get_aval(x)
         if not ad.is_differentiable(aval):
             return ans, ad.Zero(get_aval(ans))
-        where = _ad.broadcast_in_dim(ans, aval.shape, _kept_dims(aval.ndim, axes))
+        # ans with its reduced axes kept as size 1 (JAX's reshape), compared with x by
+        # size-1 broadcasting
+        where = _ad.reshape(ans, tuple(1 if d in axes else n for d, n in enumerate(aval.shape)))
         mask = _ad.convert(_ad.compare("eq", x, where), aval.dtype)
         counts = _ad.reduce_sum(mask, axes)
         return ans, _ad.div(_ad.reduce_sum(_ad.mul(t, mask), axes), counts)

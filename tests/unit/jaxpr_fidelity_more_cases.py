@@ -561,6 +561,17 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_of_roll": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.roll(x, 2) * x)), (X7,)),
     "grad_of_concatenate": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(
         jnp.concatenate([a, b, a], axis=1) ** 2), argnums=(0, 1)), (M34, M34[:, :3])),
+    # reduce_max/min's JVP compares with the result reshaped to keep its axes (size-1
+    # broadcasting); reduce_sum's transpose broadcasts along NumPy-integer dims
+    "grad_of_max_axis1": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(jnp.max(m, axis=1) ** 2)),
+                          (np.array([[1, 3, 3, 0], [np.nan, 1, 2, 2], [-0.0, 0, -1, -2]],
+                                    np.float32),)),
+    "grad_of_min": (lambda jnp: _grad(jnp)(lambda m: jnp.min(m) * 2.0), (M34,)),
+    "jvp_of_max_axis0": (lambda jnp: lambda m, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda m: jnp.max(m, axis=0), (m,), (t,)),
+        (M34, M34[::-1].copy())),
+    "grad_of_sum_axis0": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(jnp.sum(m, axis=0) ** 2)),
+                          (M34,)),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -708,12 +719,12 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   (tanh's 1 - ans^2 as (1 - ans)(1 + ans), div's (JAX: y**-2), pow's); jacfwd/jacrev/
 #   hessian build the identity as a constant, JAX by iota/eq/convert.
 # - Under grad, jnp functions whose jit JAX keeps and Ember keeps too, but whose texts
-#   differ inside: logsumexp and nn.softmax (reduce_max's JVP: JAX reshapes
-#   the maximum to f32[1] and compares with implicit size-1 broadcasting, Ember broadcasts
-#   it to the operand's shape; abs's JVP: JAX selects on x >= 0 and adds the negated
-#   branch; div's above); jnp.pad (JAX's linear jit takes the instantiated zero tangent of
-#   the padding value as a residual, 0.0 returned by the known jit, and its transpose
-#   prints np.int64 interior/start/stride params; Ember's rank-0 zero is a literal);
+#   differ inside: logsumexp (abs's JVP: JAX selects on x >= 0 and adds the negated
+#   branch, so d|x| is t at x = +-0 and -t at NaN; Ember's t * sign(x) gives +-0 and NaN,
+#   the better value at NaN) and nn.softmax (div's JVP, above); jnp.pad (JAX's linear
+#   jit takes the instantiated zero tangent of the padding value as a residual, 0.0
+#   returned by the known jit, and its transpose prints np.int64 interior/start/stride
+#   params; Ember's rank-0 zero is a literal);
 #   nn.relu (JAX's custom_jvp_call wraps a jit[name=relu]; Ember's body is the bare max).
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is

@@ -11987,6 +11987,60 @@ EXPECTED['grad_of_concatenate'] = """\
     k:f32[3,4] = add_any h j
   in (k, i) }"""
 
+EXPECTED['grad_of_max_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    g:f32[3] = integer_pow[y=2] b
+    h:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] g
+    i:f32[3] = broadcast_in_dim 1.0:f32[]
+    j:f32[3] = mul i h
+    k:f32[3] = div j f
+    l:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] k
+    m:f32[3,4] = mul l e
+  in (m,) }"""
+
+EXPECTED['grad_of_min'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = reduce_min[axes=(0, 1)] a
+    c:f32[1,1] = reshape[dimensions=None new_sizes=(1, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] e
+    _:f32[] = mul b 2.0:f32[]
+    g:f32[] = mul 1.0:f32[] 2.0:f32[]
+    h:f32[] = div g f
+    i:f32[3,4] = broadcast_in_dim h
+    j:f32[3,4] = mul i e
+  in (j,) }"""
+
+EXPECTED['jvp_of_max_axis0'] = """\
+{ lambda ; a:f32[3,4] b:f32[3,4]. let
+    c:f32[4] = reduce_max[axes=(0,)] a
+    d:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] c
+    e:bool[3,4] = eq a d
+    f:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[3,4] = mul b f
+    i:f32[4] = reduce_sum[axes=(0,) out_sharding=None] h
+    j:f32[4] = div i g
+  in (c, j) }"""
+
+EXPECTED['grad_of_sum_axis0'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_sum[axes=(0,) out_sharding=None] a
+    c:f32[4] = integer_pow[y=2] b
+    d:f32[4] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[4] = broadcast_in_dim 1.0:f32[]
+    f:f32[4] = mul e d
+    g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] f
+  in (g,) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a
