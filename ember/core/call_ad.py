@@ -170,16 +170,22 @@ def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
 def transpose_call(prim: Any, cts: list, args: Sequence[Any], params: dict
                    ) -> list | None:
     """Cotangents of the linear inputs (None for known ones) from one call of the
-    transposed body, on (known inputs, nonzero cotangents); None to inline instead."""
+    transposed body, on (known inputs, nonzero cotangents); None to inline instead.
+
+    The body is first cut to what the outputs with a nonzero cotangent need, and the
+    known inputs that part does not read are not passed (JAX's DCE of a pjit before its
+    transpose): a residual of an unused output does not reach the transposed call."""
     from ember.core.transpose import backward_pass  # (transpose.py imports this module)
     closed: ClosedJaxpr = params["jaxpr"]
-    inner = closed.jaxpr
-    linear = [isinstance(a, UndefinedPrimal) for a in args]
-    known_vals = [a for a, lin in zip(args, linear) if not lin]
     ct_nz = [not isinstance(c, Zero) for c in cts]
+    inner = _dce_outputs(closed.jaxpr, ct_nz)
+    linear = [isinstance(a, UndefinedPrimal) for a in args]
+    live = _read_vars(inner)
+    used = [lin or v.id in live for v, lin in zip(inner.invars, linear)]
+    known_vars = [v for v, lin, u in zip(inner.invars, linear, used) if not lin and u]
+    known_vals = [a for a, lin, u in zip(args, linear, used) if not lin and u]
     n_known = len(known_vals)
-    body_jaxpr = Jaxpr(list(inner.constvars) + [v for v, lin in zip(inner.invars, linear)
-                                                if not lin],
+    body_jaxpr = Jaxpr(list(inner.constvars) + known_vars,
                        [v for v, lin in zip(inner.invars, linear) if lin], inner.outvars,
                        inner.eqns)
     res_nz: list[bool] = []
@@ -210,3 +216,25 @@ def transpose_call(prim: Any, cts: list, args: Sequence[Any], params: dict
         aval = next(lin_avals)
         result.append(next(outs) if next(res) else Zero(aval))
     return result
+
+
+def _dce_outputs(jaxpr: Jaxpr, keep: Sequence[bool]) -> Jaxpr:
+    """`jaxpr` without the equations only the outputs not kept read (the outputs stay,
+    so cotangents still line up with them; a dropped output's cotangent is zero)."""
+    from ember.core.staging import eqn_has_effects
+    live = {v.id for v, k in zip(jaxpr.outvars, keep) if k and isinstance(v, Var)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v.id in live for v in eqn.outvars) or eqn_has_effects(eqn):
+            eqns.append(eqn)
+            live.update(v.id for v in eqn.invars if isinstance(v, Var))
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, list(reversed(eqns)),
+                 jaxpr.debug_info)
+
+
+def _read_vars(jaxpr: Jaxpr) -> set[int]:
+    """The ids of the variables an equation or an output of `jaxpr` reads."""
+    read = {v.id for v in jaxpr.outvars if isinstance(v, Var)}
+    for eqn in jaxpr.eqns:
+        read.update(v.id for v in eqn.invars if isinstance(v, Var))
+    return read

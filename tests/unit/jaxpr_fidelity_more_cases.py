@@ -572,6 +572,17 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         (M34, M34[::-1].copy())),
     "grad_of_sum_axis0": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(jnp.sum(m, axis=0) ** 2)),
                           (M34,)),
+    # user jits under autodiff: an output that is a residual is returned once; the
+    # transposed call gets only the residuals the used outputs need (JAX's pjit DCE)
+    "grad_of_jit_with_unused_outputs": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).jit(
+            lambda a, b: (a * b, jnp.exp(a), b))(x, x * 3.0)[1])), (X7,)),
+    "vjp_of_jit_two_outputs": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).vjp(importlib.import_module(
+            jnp.__name__.split(".")[0]).jit(lambda a: (jnp.sin(a), a * a)), x)[1]((x, x)),
+        (X7,)),
+    "grad_of_vmap_of_where": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(_vmap(jnp)(
+        lambda r: jnp.where(r > 1, r * r, jnp.sin(r)))(m))), (M34,)),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),

@@ -12041,6 +12041,75 @@ EXPECTED['grad_of_sum_axis0'] = """\
     g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] f
   in (g,) }"""
 
+EXPECTED['grad_of_jit_with_unused_outputs'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul a 3.0:f32[]
+    _:f32[7] c:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          _:f32[7] = mul a b
+          c:f32[7] = exp a
+        in (_, c) }
+    ] a b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; c:f32[7] d:f32[7]. let e:f32[7] = mul d c in (e,) }
+    ] c d
+  in (e,) }"""
+
+EXPECTED['vjp_of_jit_two_outputs'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] _:f32[7] b:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[7]. let
+          _:f32[7] = sin a
+          b:f32[7] = cos a
+          _:f32[7] = mul a a
+        in (_, _, b) }
+    ] a
+    c:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; b:f32[7] a:f32[7] d:f32[7] e:f32[7]. let
+          f:f32[7] = mul a e
+          g:f32[7] = mul e a
+          h:f32[7] = add_any f g
+          i:f32[7] = mul d b
+          c:f32[7] = add_any h i
+        in (c,) }
+    ] b a a a
+  in (c,) }"""
+
+EXPECTED['grad_of_vmap_of_where'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = gt a 1.0:f32[]
+    c:f32[3,4] = mul a a
+    d:f32[3,4] = sin a
+    e:f32[3,4] = cos a
+    f:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] c:f32[3,4] d:f32[3,4]. let
+          f:f32[3,4] = select_n b d c
+        in (f,) }
+    ] b c d
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] f
+    g:f32[3,4] = broadcast_in_dim 1.0:f32[]
+    h:f32[3,4] i:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] g:f32[3,4]. let
+          j:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          i:f32[3,4] = select_n b g j
+          h:f32[3,4] = select_n b j g
+        in (h, i) }
+    ] b g
+    k:f32[3,4] = mul i e
+    l:f32[3,4] = mul a h
+    m:f32[3,4] = add_any k l
+    n:f32[3,4] = mul h a
+    o:f32[3,4] = add_any m n
+  in (o,) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a

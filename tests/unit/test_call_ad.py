@@ -161,3 +161,19 @@ def test_max_min_tie_factor_staged_equals_eager(fun: object, tie: int) -> None:
     staged = np.asarray(ember.jit(ember.grad(loss))(x))
     np.testing.assert_array_equal(staged, eager)
     assert eager[tie] == 1.5
+
+
+def test_transposed_call_gets_only_the_residuals_its_used_outputs_need() -> None:
+    # Only exp(a) is used: the transposed call reads exp(a)'s residual and the cotangent,
+    # not a and b (the residuals of a * b's tangent), and gives a's cotangent alone.
+    g = ember.jit(lambda a, b: (a * b, jnp.exp(a), b))
+
+    def loss(x: object) -> object:
+        return jnp.sum(g(x, x * 3.0)[1])
+
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    closed = ember.make_jaxpr(ember.grad(loss))(x)
+    backward = _calls(closed)[-1]
+    assert len(backward.invars) == 2 and len(backward.outvars) == 1
+    for fn in (ember.grad(loss), ember.jit(ember.grad(loss))):
+        np.testing.assert_allclose(np.asarray(fn(x)), np.exp(x), rtol=1e-6)
