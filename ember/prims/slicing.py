@@ -321,11 +321,14 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
 def _pad_operand_cotangent(ct: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
     """Undo the edges (a pad by the negated edges crops, and restores what a negative edge
     cropped as zeros), then take every (interior + 1)-th element."""
-    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    # (edges, starts and strides are NumPy integers, as JAX's rule computes them with
+    # NumPy: its text prints np.int64(...) for each)
+    lo, hi, interior = (np.array([c[k] for c in padding_config], np.int64) for k in range(3))
+    unpad = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
     cropped = pad_p.bind(ct, _ad.const(0, ct), padding_config=unpad)
     shape = get_aval(cropped).shape
-    return slice_p.bind(cropped, start_indices=(0,) * len(shape), limit_indices=shape,
-                        strides=tuple(i + 1 for _, _, i in padding_config))
+    return slice_p.bind(cropped, start_indices=tuple(np.zeros_like(lo)), limit_indices=shape,
+                        strides=tuple(np.add(interior, 1)))
 
 
 def _pad_transpose(ct: Any, x: Any, value: Any, *,

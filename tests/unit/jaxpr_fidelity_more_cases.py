@@ -583,6 +583,9 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         (X7,)),
     "grad_of_vmap_of_where": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(_vmap(jnp)(
         lambda r: jnp.where(r > 1, r * r, jnp.sin(r)))(m))), (M34,)),
+    # pad's transpose crops and strides by NumPy-integer params, as JAX's rule computes
+    "grad_of_lax_pad_interior": (lambda jnp: _grad(jnp)(lambda x, v: jnp.sum(_lax(jnp).pad(
+        x, v, [(1, 2, 1), (-1, 0, 0)]) ** 2), argnums=(0, 1)), (M34, np.float32(0.5))),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -734,8 +737,8 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   branch, so d|x| is t at x = +-0 and -t at NaN; Ember's t * sign(x) gives +-0 and NaN,
 #   the better value at NaN) and nn.softmax (div's JVP, above); jnp.pad (JAX's linear
 #   jit takes the instantiated zero tangent of the padding value as a residual, 0.0
-#   returned by the known jit, and its transpose prints np.int64 interior/start/stride
-#   params; Ember's rank-0 zero is a literal);
+#   returned by the known jit and passed to the transposed jit; Ember's rank-0 zero is a
+#   literal in the linear jit);
 #   nn.relu (JAX's custom_jvp_call wraps a jit[name=relu]; Ember's body is the bare max).
 # - triu_indices, diagflat, insert, interp, and the linalg decompositions (solve, inv, det,
 #   slogdet, cholesky, qr, eigh, eigvalsh, svd, lstsq, pinv, matrix_rank, cond): each is

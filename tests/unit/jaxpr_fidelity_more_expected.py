@@ -12110,6 +12110,27 @@ EXPECTED['grad_of_vmap_of_where'] = """\
     o:f32[3,4] = add_any m n
   in (o,) }"""
 
+EXPECTED['grad_of_lax_pad_interior'] = """\
+{ lambda ; a:f32[3,4] b:f32[]. let
+    c:f32[8,3] = pad[padding_config=((1, 2, 1), (-1, 0, 0))] a b
+    d:f32[8,3] = integer_pow[y=2] c
+    e:f32[8,3] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[8,3] = broadcast_in_dim 1.0:f32[]
+    g:f32[8,3] = mul f e
+    h:f32[5,4] = pad[
+      padding_config=((np.int64(-1), np.int64(-2), np.int64(0)), (np.int64(1), np.int64(0), np.int64(0)))
+    ] g 0.0:f32[]
+    i:f32[3,4] = slice[
+      limit_indices=(5, 4)
+      start_indices=(np.int64(0), np.int64(0))
+      strides=(np.int64(2), np.int64(1))
+    ] h
+    j:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g
+    k:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] i
+    l:f32[] = sub j k
+  in (i, l) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a
