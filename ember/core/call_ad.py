@@ -11,8 +11,9 @@ Output: the results of new equations of the same primitive:
   jaxpr, as JAX's `_pjit_linearize`. A residual that is an input of the call is passed as
   that input, not returned; a residual equal to a primal output is returned once; a primal
   output that is an input is not returned at all (JAX's forwarding).
-- `transpose_call`: one call of the transposed body, on (known inputs, nonzero
-  cotangents), giving the cotangents of the linear inputs that some cotangent reaches.
+- `transpose_call`: one call of the transposed body, on (the known inputs the outputs
+  with a nonzero cotangent read, nonzero cotangents), giving the cotangents of the linear
+  inputs that some cotangent reaches (JAX's pjit DCE, then `_pjit_transpose`).
 Invariants:
 - Only while a jaxpr is being staged (the dynamic trace is not the eval trace); eagerly the
   callers inline the body, so eager autodiff never compiles a call's body.
@@ -108,8 +109,6 @@ def linearize_call(prim: Any, primals: list, tangents: list, params: dict
                 _linearizing.discard(id(pe_main))
         got["lin"] = lin
         got["out_nz"] = [not isinstance(t, Zero) for t in outs_t]
-        got["ins"] = xs
-        got["outs"] = outs_p
         return list(outs_p) + list(lin.consts)
 
     known_jaxpr, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
