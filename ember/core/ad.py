@@ -24,7 +24,7 @@ from typing import Any
 
 from ember.core import dtypes
 from ember.core.aval import ShapedArray
-from ember.core.trace import Trace, Tracer, get_aval, new_main
+from ember.core.trace import Trace, Tracer, current_dynamic, get_aval, new_main
 
 
 class Zero:
@@ -137,8 +137,25 @@ class JVPTrace(Trace):
             return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
         return JVPTracer(self, primal_out, tangent_out)
 
-    # process_call: Trace's default inlines the callee's equations at this level, so a
-    # jitted function under jvp or grad is differentiated equation by equation.
+    def process_call(self, prim: Any, tracers: list, params: dict) -> Any:
+        """A jitted call stays one call (of its body's JVP, or split into a known and a
+        linear call while linearizing: core/call_ad.py) while a jaxpr is being staged, as
+        JAX keeps a pjit; eagerly (or when a body closes over an outer tracer) the
+        callee's equations are inlined at this level (eager autodiff never compiles)."""
+        if current_dynamic().level != 0:
+            from ember.core import call_ad  # (call_ad imports this module)
+            primals = [t.primal for t in tracers]
+            tangents = [t.tangent for t in tracers]
+            if all(isinstance(t, Zero) for t in tangents):
+                return [JVPTracer(self, o, Zero(get_aval(o)))
+                        for o in prim.bind(*primals, **params)]
+            from ember.core.transpose import is_linearized_tangent
+            rule = (call_ad.linearize_call if any(is_linearized_tangent(t) for t in tangents)
+                    else call_ad.jvp_call)
+            got = rule(prim, primals, tangents, params)
+            if got is not None:
+                return [JVPTracer(self, p, t) for p, t in zip(*got)]
+        return super().process_call(prim, tracers, params)
 
 
 def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],

@@ -3,9 +3,10 @@
 Params: `jaxpr` (ClosedJaxpr of the callee), `name` (the function's name), and
 `donated_invars` (hidden when printed, as JAX 0.10.2 prints `jit[name=g jaxpr={...}]`).
 At the eval trace it runs the callee's executable; staging traces record one equation;
-other traces inline the body. A `jit` equation staged on tangents (a custom JVP rule or a
-jnp function JAX wraps in `jit`, applied to tangents while linearizing) is transposed by
-running the callee's body backwards.
+other traces inline the body, except JVP traces while a jaxpr is staged (core/call_ad.py
+keeps the call, as JAX keeps a pjit). A `jit` equation on tangents is transposed by
+running the callee's body backwards: staged as one call of the transposed body while a
+jaxpr is staged, inlined eagerly.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ def _jit_transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> 
     """Cotangents of the linear inputs (the `UndefinedPrimal`s) from those of the outputs:
     the callee's body transposed with its known inputs bound as constants (they get
     None: no cotangent flows to them)."""
+    from ember.core import call_ad
     from ember.core.transpose import backward_pass  # (transpose.py imports the prims)
+    if call_ad.staging():
+        # staged: one call of the transposed body, as JAX transposes a pjit
+        got = call_ad.transpose_call(jit_p, list(cts), args, {"jaxpr": jaxpr, **params})
+        if got is not None:
+            return got
     inner = jaxpr.jaxpr
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     known_vars = [v for v, lin in zip(inner.invars, linear) if not lin]

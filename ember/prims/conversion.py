@@ -19,7 +19,7 @@ from ember.core import ad, batching, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.batching import AxisData, not_mapped
 from ember.core.primitive import Primitive
-from ember.core.trace import get_aval
+from ember.core.trace import Tracer, get_aval
 from ember.hlo.evaluator import elementwise as ew
 from ember.prims import _ad
 from ember.prims import _lower as L
@@ -211,14 +211,28 @@ convert_element_type_p.def_transpose(_convert_transpose)
 convert_element_type_p.is_linear = True
 
 
+def _linearized(t: Any) -> bool:
+    from ember.core.transpose import is_linearized_tangent  # (it imports the prims)
+    return is_linearized_tangent(t)
+
+
 def _select_n_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
     # The tangent is selected like the value: d cases[which] = tangents[which]; `which` is
     # an integer or bool, with no tangent.
+    # As JAX's rule, one zero array stands for every zero case tangent, and it is made
+    # even when no case needs it if the tangents are being staged for a JVP (JAX's text
+    # shows it there, unused); linearizing (JAX drops it from the linear part) and eagerly
+    # it is made only when needed.
     ans = select_n_p.bind(*primals)
     case_tangents = tangents[1:]
     if all(isinstance(t, ad.Zero) for t in case_tangents):
         return ans, ad.Zero(get_aval(ans))
-    return ans, select_n_p.bind(primals[0], *[ad.instantiate_zeros(t) for t in case_tangents])
+    some = next(t for t in case_tangents if not isinstance(t, ad.Zero))
+    needed = any(isinstance(t, ad.Zero) for t in case_tangents)
+    if needed or (isinstance(some, Tracer) and not _linearized(some)):
+        zero = _ad.zeros(get_aval(some))
+        case_tangents = [zero if isinstance(t, ad.Zero) else t for t in case_tangents]
+    return ans, select_n_p.bind(primals[0], *case_tangents)
 
 
 def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list:

@@ -23,7 +23,7 @@ import numpy as np
 from ember.core import ad, dtypes
 from ember.core.aval import ShapedArray
 from ember.core.primitive import Primitive
-from ember.core.trace import get_aval
+from ember.core.trace import Tracer, get_aval
 from ember.hlo.evaluator import elementwise as ew
 from ember.prims import _ad, _batching
 from ember.prims import _lower as L
@@ -433,8 +433,16 @@ def _full(value: float, like: Any) -> Any:
 
 def _balanced_eq(x: Any, ans: Any, other: Any) -> Any:
     """JAX's tie rule for max/min: d ans / dx = 1 where x alone is the result, 1/2 where x
-    and the other operand tie, 0 elsewhere: select(x == ans, 1, 0) / select(other == ans,
-    2, 1), in JAX's op order."""
+    and the other operand tie, 0 elsewhere, written as JAX's rule writes it:
+    select(x == ans, 1, 0) / select(other == ans, 2, 1) (so texts match JAX's; the
+    quotients 1, 1/2 and 0 are exact). Eagerly (no operand is a tracer, so no text is
+    printed) the same factor is computed with fewer full-size temporaries, as
+    (x == ans) * (1 - (other == ans) / 2): the same values, bit for bit."""
+    if not any(isinstance(v, Tracer) for v in (x, ans, other)):
+        dtype = get_aval(ans).dtype
+        picked = _ad.convert(_ad.compare("eq", x, ans), dtype)
+        tied = _ad.convert(_ad.compare("eq", other, ans), dtype)
+        return _ad.mul(picked, _ad.sub(_c(1, ans), _ad.mul(_c(0.5, ans), tied)))
     picked = _ad.select(_ad.compare("eq", x, ans), _full(1, ans), _full(0, ans))
     tied = _ad.select(_ad.compare("eq", other, ans), _full(2, ans), _full(1, ans))
     return _ad.div(picked, tied)

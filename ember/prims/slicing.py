@@ -321,11 +321,14 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
 def _pad_operand_cotangent(ct: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
     """Undo the edges (a pad by the negated edges crops, and restores what a negative edge
     cropped as zeros), then take every (interior + 1)-th element."""
-    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    # (edges, starts and strides are NumPy integers, as JAX's rule computes them with
+    # NumPy: its text prints np.int64(...) for each)
+    lo, hi, interior = (np.array([c[k] for c in padding_config], np.int64) for k in range(3))
+    unpad = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
     cropped = pad_p.bind(ct, _ad.const(0, ct), padding_config=unpad)
     shape = get_aval(cropped).shape
-    return slice_p.bind(cropped, start_indices=(0,) * len(shape), limit_indices=shape,
-                        strides=tuple(i + 1 for _, _, i in padding_config))
+    return slice_p.bind(cropped, start_indices=tuple(np.zeros_like(lo)), limit_indices=shape,
+                        strides=tuple(np.add(interior, 1)))
 
 
 def _pad_transpose(ct: Any, x: Any, value: Any, *,
@@ -341,21 +344,12 @@ def _pad_transpose(ct: Any, x: Any, value: Any, *,
 
 
 def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list:
-    out: list = []
-    offset = 0
-    ndim = get_aval(ct).ndim
-    for x in xs:
-        shape = x.aval.shape if ad.is_undefined_primal(x) else get_aval(x).shape
-        if ad.is_undefined_primal(x):
-            start = [0] * ndim
-            limit = list(get_aval(ct).shape)
-            start[dimension], limit[dimension] = offset, offset + shape[dimension]
-            out.append(slice_p.bind(ct, start_indices=tuple(start),
-                                    limit_indices=tuple(limit), strides=None))
-        else:
-            out.append(None)
-        offset += shape[dimension]
-    return out
+    # One split of the cotangent into the operands' pieces, as JAX's rule (its text is a
+    # `split`, not a slice per operand); the known operands' pieces are dropped.
+    from ember.prims.split import split_p  # (split.py imports this module)
+    shapes = [x.aval.shape if ad.is_undefined_primal(x) else get_aval(x).shape for x in xs]
+    pieces = split_p.bind(ct, sizes=tuple(s[dimension] for s in shapes), axis=dimension)
+    return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
 
 
 for _p, _t in ((slice_p, _slice_transpose), (pad_p, _pad_transpose),

@@ -542,6 +542,73 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
         (X7, np.float32(-1))),
     "grad_of_squeeze": (lambda jnp: _grad(jnp)(
         lambda m: jnp.sum(jnp.sin(jnp.squeeze(m, axis=1)))), (M34.reshape(3, 1, 4),)),
+    # A jnp function's jit survives autodiff as JAX's pjit rules keep it: JVP a jit of the
+    # body's JVP; linearize a known jit (primal outputs, residuals) and a linear jit; the
+    # transpose a jit of the transposed body; vmap a jit of the batched body
+    "grad_of_where": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(jnp.where(x > 1, x * x, jnp.exp(x)))), (X7,)),
+    "jvp_of_where": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: jnp.where(x > 1, x * x, jnp.exp(x)),
+                                         (x,), (t,)), (X7, R7)),
+    "vjp_of_where": (lambda jnp: lambda x, c: importlib.import_module(
+        jnp.__name__.split(".")[0]).vjp(lambda x: jnp.where(x > 1, x * x, jnp.exp(x)),
+                                         x)[1](c), (X7, R7)),
+    "linearize_of_where": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).linearize(
+            lambda x: jnp.where(x > 1, x * x, jnp.exp(x)), x)[1](t), (X7, R7)),
+    "vmap_of_grad_of_where": (lambda jnp: _vmap(jnp)(_grad(jnp)(
+        lambda x: jnp.where(x > 1, x * x, jnp.exp(x)))), (X7,)),
+    "grad_of_grad_of_where": (lambda jnp: _grad(jnp)(_grad(jnp)(
+        lambda x: jnp.where(x > 1, x * x * x, jnp.sin(x)))), (np.float32(1.5),)),
+    "grad_of_where_one_branch_constant": (lambda jnp: _grad(jnp)(
+        lambda x: jnp.sum(jnp.where(x > 0, x * 3.0, 0.0))), (U7,)),
+    "grad_of_clip": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.clip(x, -0.5, 1.0) ** 2)),
+                     (X7,)),
+    "jvp_of_clip": (lambda jnp: lambda x, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda x: jnp.clip(x, -1.0, 1.0), (x,), (t,)),
+        (X7, R7)),
+    "vmap_of_clip": (lambda jnp: _vmap(jnp)(lambda x: jnp.clip(x, 1.0, 6.0)), (M34,)),
+    "grad_of_take_along_axis": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(
+        jnp.take_along_axis(m, np.array([[0, 3], [1, 1], [2, 0]], np.int32), axis=1) ** 2)),
+        (M34,)),
+    "vmap_of_softmax": (lambda jnp: _vmap(jnp)(importlib.import_module(
+        jnp.__name__.split(".")[0] + ".nn").softmax), (M34,)),
+    "jit_of_grad_of_where": (lambda jnp: importlib.import_module(
+        jnp.__name__.split(".")[0]).jit(_grad(jnp)(
+            lambda x: jnp.sum(jnp.where(x > 1, x * x, jnp.exp(x))))), (X7,)),
+    # cos's JVP negates the tangent's product (JAX's rule): sin's second derivative
+    "grad_of_cos": (lambda jnp: _grad(jnp)(lambda x: jnp.cos(x)), (np.float32(0.7),)),
+    "grad_of_grad_of_sin_times_x": (lambda jnp: _grad(jnp)(_grad(jnp)(
+        lambda x: jnp.sin(x) * x)), (np.float32(0.7),)),
+    # concatenate transposes to one split (roll's transposed jit holds it)
+    "grad_of_roll": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(jnp.roll(x, 2) * x)), (X7,)),
+    "grad_of_concatenate": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(
+        jnp.concatenate([a, b, a], axis=1) ** 2), argnums=(0, 1)), (M34, M34[:, :3])),
+    # reduce_max/min's JVP compares with the result reshaped to keep its axes (size-1
+    # broadcasting); reduce_sum's transpose broadcasts along NumPy-integer dims
+    "grad_of_max_axis1": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(jnp.max(m, axis=1) ** 2)),
+                          (np.array([[1, 3, 3, 0], [np.nan, 1, 2, 2], [-0.0, 0, -1, -2]],
+                                    np.float32),)),
+    "grad_of_min": (lambda jnp: _grad(jnp)(lambda m: jnp.min(m) * 2.0), (M34,)),
+    "jvp_of_max_axis0": (lambda jnp: lambda m, t: importlib.import_module(
+        jnp.__name__.split(".")[0]).jvp(lambda m: jnp.max(m, axis=0), (m,), (t,)),
+        (M34, M34[::-1].copy())),
+    "grad_of_sum_axis0": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(jnp.sum(m, axis=0) ** 2)),
+                          (M34,)),
+    # user jits under autodiff: an output that is a residual is returned once; the
+    # transposed call gets only the residuals the used outputs need (JAX's pjit DCE)
+    "grad_of_jit_with_unused_outputs": (lambda jnp: _grad(jnp)(lambda x: jnp.sum(
+        importlib.import_module(jnp.__name__.split(".")[0]).jit(
+            lambda a, b: (a * b, jnp.exp(a), b))(x, x * 3.0)[1])), (X7,)),
+    "vjp_of_jit_two_outputs": (lambda jnp: lambda x: importlib.import_module(
+        jnp.__name__.split(".")[0]).vjp(importlib.import_module(
+            jnp.__name__.split(".")[0]).jit(lambda a: (jnp.sin(a), a * a)), x)[1]((x, x)),
+        (X7,)),
+    "grad_of_vmap_of_where": (lambda jnp: _grad(jnp)(lambda m: jnp.sum(_vmap(jnp)(
+        lambda r: jnp.where(r > 1, r * r, jnp.sin(r)))(m))), (M34,)),
+    # pad's transpose crops and strides by NumPy-integer params, as JAX's rule computes
+    "grad_of_lax_pad_interior": (lambda jnp: _grad(jnp)(lambda x, v: jnp.sum(_lax(jnp).pad(
+        x, v, [(1, 2, 1), (-1, 0, 0)]) ** 2), argnums=(0, 1)), (M34, np.float32(0.5))),
     # Gradients where a value fans out: cotangents (and JVP terms) summed with add_any;
     # add and sub of two tangents stay add and sub; a rank-0 zero is a literal
     "grad_x_times_x": (lambda jnp: _grad(jnp)(lambda x: x * x), (np.float32(0.7),)),
@@ -1029,3 +1096,10 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 # - Gradients through these functions: JAX keeps each jit (solve, _lu_solve, ...) as an
 #   equation of the differentiated program, Ember inlines the jit bodies (the same
 #   solves: custom_linear_solve's transpose with the same LU factors).
+# - Under grad, jnp functions whose jit JAX keeps and Ember keeps too, but whose texts
+#   differ inside: logsumexp (abs's JVP: JAX selects on x >= 0 and adds the negated
+#   branch, so d|x| is t at x = +-0 and -t at NaN; Ember's t * sign(x) gives +-0 and NaN,
+#   the better value at NaN) and nn.softmax (div's JVP, above); jnp.pad (JAX's linear
+#   jit takes the instantiated zero tangent of the padding value as a residual, 0.0
+#   returned by the known jit and passed to the transposed jit; Ember's rank-0 zero is a
+#   literal in the linear jit).

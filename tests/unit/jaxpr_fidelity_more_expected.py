@@ -11568,6 +11568,590 @@ EXPECTED['grad_of_squeeze'] = """\
     g:f32[3,1,4] = broadcast_in_dim[broadcast_dimensions=(0, 2)] f
   in (g,) }"""
 
+EXPECTED['grad_of_where'] = """\
+{ lambda ; a:f32[7]. let
+    b:bool[7] = gt a 1.0:f32[]
+    c:f32[7] = mul a a
+    d:f32[7] = exp a
+    e:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] c:f32[7] d:f32[7]. let
+          e:f32[7] = select_n b d c
+        in (e,) }
+    ] b c d
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] h:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] f:f32[7]. let
+          i:f32[7] = broadcast_in_dim 0.0:f32[]
+          h:f32[7] = select_n b f i
+          g:f32[7] = select_n b i f
+        in (g, h) }
+    ] b f
+    j:f32[7] = mul h d
+    k:f32[7] = mul a g
+    l:f32[7] = add_any j k
+    m:f32[7] = mul g a
+    n:f32[7] = add_any l m
+  in (n,) }"""
+
+EXPECTED['jvp_of_where'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:bool[7] = gt a 1.0:f32[]
+    d:f32[7] = mul a a
+    e:f32[7] = mul b a
+    f:f32[7] = mul a b
+    g:f32[7] = add_any e f
+    h:f32[7] = exp a
+    i:f32[7] = mul b h
+    j:f32[7] k:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] d:f32[7] h:f32[7] g:f32[7] i:f32[7]. let
+          j:f32[7] = select_n c h d
+          l:f32[7] = broadcast_in_dim 0.0:f32[]
+          k:f32[7] = select_n c i g
+        in (j, k) }
+    ] c d h g i
+  in (j, k) }"""
+
+EXPECTED['vjp_of_where'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:bool[7] = gt a 1.0:f32[]
+    d:f32[7] = mul a a
+    e:f32[7] = exp a
+    _:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] d:f32[7] e:f32[7]. let
+          _:f32[7] = select_n c e d
+        in (_,) }
+    ] c d e
+    f:f32[7] g:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] b:f32[7]. let
+          h:f32[7] = broadcast_in_dim 0.0:f32[]
+          g:f32[7] = select_n c b h
+          f:f32[7] = select_n c h b
+        in (f, g) }
+    ] c b
+    i:f32[7] = mul g e
+    j:f32[7] = mul a f
+    k:f32[7] = add_any i j
+    l:f32[7] = mul f a
+    m:f32[7] = add_any k l
+  in (m,) }"""
+
+EXPECTED['linearize_of_where'] = """\
+{ lambda ; a:f32[7] b:f32[7]. let
+    c:bool[7] = gt a 1.0:f32[]
+    d:f32[7] = mul a a
+    e:f32[7] = exp a
+    _:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] d:f32[7] e:f32[7]. let
+          _:f32[7] = select_n c e d
+        in (_,) }
+    ] c d e
+    f:f32[7] = mul b a
+    g:f32[7] = mul a b
+    h:f32[7] = add_any f g
+    i:f32[7] = mul b e
+    j:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; c:bool[7] h:f32[7] i:f32[7]. let
+          j:f32[7] = select_n c i h
+        in (j,) }
+    ] c h i
+  in (j,) }"""
+
+EXPECTED['vmap_of_grad_of_where'] = """\
+{ lambda ; a:f32[7]. let
+    b:bool[7] = gt a 1.0:f32[]
+    c:f32[7] = mul a a
+    d:f32[7] = exp a
+    _:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] c:f32[7] d:f32[7]. let
+          _:f32[7] = select_n b d c
+        in (_,) }
+    ] b c d
+    e:f32[7] f:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] g:f32[]. let
+          h:f32[7] = broadcast_in_dim g
+          i:f32[7] = broadcast_in_dim 0.0:f32[]
+          f:f32[7] = select_n b h i
+          j:f32[7] = broadcast_in_dim 0.0:f32[]
+          k:f32[7] = broadcast_in_dim g
+          e:f32[7] = select_n b j k
+        in (e, f) }
+    ] b 1.0:f32[]
+    l:f32[7] = mul f d
+    m:f32[7] = mul a e
+    n:f32[7] = add_any l m
+    o:f32[7] = mul e a
+    p:f32[7] = add_any n o
+  in (p,) }"""
+
+EXPECTED['grad_of_grad_of_where'] = """\
+{ lambda ; a:f32[]. let
+    b:bool[] = gt a 1.0:f32[]
+    c:f32[] = mul a a
+    d:f32[] = mul c a
+    e:f32[] = sin a
+    _:f32[] = cos a
+    f:f32[] = cos a
+    g:f32[] = sin a
+    _:f32[] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[] d:f32[] e:f32[]. let
+          _:f32[] = select_n b e d
+        in (_,) }
+    ] b d e
+    h:f32[] i:f32[] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[] j:f32[]. let
+          i:f32[] = select_n b j 0.0:f32[]
+          h:f32[] = select_n b 0.0:f32[] j
+        in (h, i) }
+    ] b 1.0:f32[]
+    k:f32[] = mul i f
+    l:f32[] = mul c h
+    m:f32[] = add_any k l
+    n:f32[] = mul h a
+    o:f32[] = mul a n
+    p:f32[] = add_any m o
+    q:f32[] = mul n a
+    _:f32[] = add_any p q
+    r:f32[] = mul n 1.0:f32[]
+    s:f32[] = mul 1.0:f32[] a
+    t:f32[] = mul a 1.0:f32[]
+    u:f32[] = add_any s t
+    v:f32[] = mul 1.0:f32[] n
+    w:f32[] = add_any r v
+    x:f32[] = mul h u
+    y:f32[] = add_any w x
+    z:f32[] = mul 1.0:f32[] h
+    ba:f32[] = mul i 1.0:f32[]
+    bb:f32[] = neg ba
+    bc:f32[] = mul bb g
+    bd:f32[] = add_any y bc
+    be:f32[] = mul a z
+    bf:f32[] = add_any bd be
+    bg:f32[] = mul z a
+    bh:f32[] = add_any bf bg
+  in (bh,) }"""
+
+EXPECTED['grad_of_where_one_branch_constant'] = """\
+{ lambda ; a:f32[7]. let
+    b:bool[7] = gt a 0.0:f32[]
+    c:f32[7] = mul a 3.0:f32[]
+    d:f32[7] e:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] c:f32[7] f:f32[]. let
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] f
+          h:f32[7] = broadcast_in_dim g
+          d:f32[7] = select_n b h c
+          e:f32[7] = broadcast_in_dim 0.0:f32[]
+        in (d, e) }
+    ] b c 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    i:f32[7] = broadcast_in_dim 1.0:f32[]
+    j:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] e:f32[7] i:f32[7]. let
+          k:f32[7] = broadcast_in_dim 0.0:f32[]
+          j:f32[7] = select_n b k i
+        in (j,) }
+    ] b e i
+    l:f32[7] = mul j 3.0:f32[]
+  in (l,) }"""
+
+EXPECTED['grad_of_clip'] = """\
+let clip = { lambda ; a:f32[7] b:f32[] c:f32[]. let
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[7] = max d a
+    f:bool[7] = eq a e
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] = broadcast_in_dim 0.0:f32[]
+    i:f32[7] = select_n f h g
+    j:bool[7] = eq d e
+    k:f32[7] = broadcast_in_dim 2.0:f32[]
+    l:f32[7] = broadcast_in_dim 1.0:f32[]
+    m:f32[7] = select_n j l k
+    n:f32[7] = div i m
+    o:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+    p:f32[7] = min o e
+    q:bool[7] = eq e p
+    r:f32[7] = broadcast_in_dim 1.0:f32[]
+    s:f32[7] = broadcast_in_dim 0.0:f32[]
+    t:f32[7] = select_n q s r
+    u:bool[7] = eq o p
+    v:f32[7] = broadcast_in_dim 2.0:f32[]
+    w:f32[7] = broadcast_in_dim 1.0:f32[]
+    x:f32[7] = select_n u w v
+    y:f32[7] = div t x
+  in (p, n, y) } in
+{ lambda ; z:f32[7]. let
+    ba:f32[7] bb:f32[7] bc:f32[7] = jit[name=clip jaxpr=clip] z -0.5:f32[] 1.0:f32[]
+    bd:f32[7] = integer_pow[y=2] ba
+    be:f32[7] = mul 2.0:f32[] ba
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] bd
+    bf:f32[7] = broadcast_in_dim 1.0:f32[]
+    bg:f32[7] = mul bf be
+    bh:f32[7] = jit[
+      name=clip
+      jaxpr={ lambda ; bb:f32[7] bc:f32[7] bg:f32[7]. let
+          bi:f32[7] = mul bg bc
+          bh:f32[7] = mul bi bb
+        in (bh,) }
+    ] bb bc bg
+  in (bh,) }"""
+
+EXPECTED['jvp_of_clip'] = """\
+let clip = { lambda ; a:f32[7] b:f32[] c:f32[] d:f32[7]. let
+    e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    f:f32[7] = max e a
+    g:bool[7] = eq a f
+    h:f32[7] = broadcast_in_dim 1.0:f32[]
+    i:f32[7] = broadcast_in_dim 0.0:f32[]
+    j:f32[7] = select_n g i h
+    k:bool[7] = eq e f
+    l:f32[7] = broadcast_in_dim 2.0:f32[]
+    m:f32[7] = broadcast_in_dim 1.0:f32[]
+    n:f32[7] = select_n k m l
+    o:f32[7] = div j n
+    p:f32[7] = mul d o
+    q:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+    r:f32[7] = min q f
+    s:bool[7] = eq f r
+    t:f32[7] = broadcast_in_dim 1.0:f32[]
+    u:f32[7] = broadcast_in_dim 0.0:f32[]
+    v:f32[7] = select_n s u t
+    w:bool[7] = eq q r
+    x:f32[7] = broadcast_in_dim 2.0:f32[]
+    y:f32[7] = broadcast_in_dim 1.0:f32[]
+    z:f32[7] = select_n w y x
+    ba:f32[7] = div v z
+    bb:f32[7] = mul p ba
+  in (r, bb) } in
+{ lambda ; bc:f32[7] bd:f32[7]. let
+    be:f32[7] bf:f32[7] = jit[name=clip jaxpr=clip] bc -1.0:f32[] 1.0:f32[] bd
+  in (be, bf) }"""
+
+EXPECTED['vmap_of_clip'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3,4] = jit[
+      name=clip
+      jaxpr={ lambda ; a:f32[3,4] c:f32[] d:f32[]. let
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          f:f32[3,4] = max e a
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          b:f32[3,4] = min g f
+        in (b,) }
+    ] a 1.0:f32[] 6.0:f32[]
+  in (b,) }"""
+
+EXPECTED['grad_of_take_along_axis'] = """\
+{ lambda a:i32[3,2]; b:f32[3,4]. let
+    c:f32[3,2] d:i32[3,2,1] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; b:f32[3,4] a:i32[3,2]. let
+          e:bool[3,2] = lt a 0:i32[]
+          f:i32[3,2] = add a 4:i32[]
+          g:i32[3,2] = select_n e a f
+          d:i32[3,2,1] = reshape[
+            dimensions=None
+            new_sizes=(3, 2, 1)
+            sharding=None
+          ] g
+          c:f32[3,2] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+            fill_value=nan
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] b d
+        in (c, d) }
+    ] b a
+    h:f32[3,2] = integer_pow[y=2] c
+    i:f32[3,2] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] h
+    j:f32[3,2] = broadcast_in_dim 1.0:f32[]
+    k:f32[3,2] = mul j i
+    l:f32[3,4] = jit[
+      name=take_along_axis
+      jaxpr={ lambda ; d:i32[3,2,1] k:f32[3,2]. let
+          m:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          l:f32[3,4] = scatter-add[
+            dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+            indices_are_sorted=False
+            mode=GatherScatterMode.FILL_OR_DROP
+            unique_indices=False
+            update_consts=()
+            update_jaxpr={ lambda ; n:f32[] o:f32[]. let
+                p:f32[] = add n o
+              in (p,) }
+          ] m d k
+        in (l,) }
+    ] d k
+  in (l,) }"""
+
+EXPECTED['vmap_of_softmax'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(np.int64(1),)] a
+    c:f32[3] = max -inf:f32[] b
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = stop_gradient d
+    f:f32[3,4] = sub a e
+    g:f32[3,4] = exp f
+    h:f32[3] = reduce_sum[axes=(np.int64(1),) out_sharding=None] g
+    i:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+    j:f32[3,4] = div g i
+  in (j,) }"""
+
+EXPECTED['jit_of_grad_of_where'] = """\
+let lambda = { lambda ; a:f32[7]. let
+    b:bool[7] = gt a 1.0:f32[]
+    c:f32[7] = mul a a
+    d:f32[7] = exp a
+    e:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] c:f32[7] d:f32[7]. let
+          e:f32[7] = select_n b d c
+        in (e,) }
+    ] b c d
+    f:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    g:f32[7] = broadcast_in_dim 1.0:f32[]
+    h:f32[7] i:f32[7] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[7] g:f32[7]. let
+          j:f32[7] = broadcast_in_dim 0.0:f32[]
+          i:f32[7] = select_n b g j
+          h:f32[7] = select_n b j g
+        in (h, i) }
+    ] b g
+    k:f32[7] = mul i d
+    l:f32[7] = mul a h
+    m:f32[7] = add_any k l
+    n:f32[7] = mul h a
+    o:f32[7] = add_any m n
+  in (o,) } in
+{ lambda ; p:f32[7]. let q:f32[7] = jit[name=<lambda> jaxpr=lambda] p in (q,) }"""
+
+EXPECTED['grad_of_cos'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = cos a
+    c:f32[7] = sin a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = neg d
+    f:f32[7] = mul e c
+  in (f,) }"""
+
+EXPECTED['grad_of_grad_of_sin_times_x'] = """\
+{ lambda ; a:f32[]. let
+    b:f32[] = sin a
+    c:f32[] = cos a
+    d:f32[] = cos a
+    e:f32[] = sin a
+    _:f32[] = mul b a
+    f:f32[] = mul b 1.0:f32[]
+    g:f32[] = mul 1.0:f32[] a
+    h:f32[] = mul g d
+    _:f32[] = add_any f h
+    i:f32[] = mul g 1.0:f32[]
+    j:f32[] = mul 1.0:f32[] d
+    k:f32[] = mul 1.0:f32[] j
+    l:f32[] = mul 1.0:f32[] 1.0:f32[]
+    m:f32[] = neg i
+    n:f32[] = mul m e
+    o:f32[] = add_any k n
+    p:f32[] = mul l c
+    q:f32[] = add_any o p
+  in (q,) }"""
+
+EXPECTED['grad_of_roll'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = jit[
+      name=_roll_static
+      jaxpr={ lambda ; a:f32[7]. let
+          c:f32[2] = slice[limit_indices=(7,) start_indices=(5,) strides=(1,)] a
+          d:f32[5] = slice[limit_indices=(5,) start_indices=(0,) strides=(1,)] a
+          b:f32[7] = concatenate[dimension=0] c d
+        in (b,) }
+    ] a
+    e:f32[7] = mul b a
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    f:f32[7] = broadcast_in_dim 1.0:f32[]
+    g:f32[7] = mul b f
+    h:f32[7] = mul f a
+    i:f32[7] = jit[
+      name=_roll_static
+      jaxpr={ lambda ; h:f32[7]. let
+          j:f32[2] k:f32[5] = split[axis=0 sizes=(2, 5)] h
+          l:f32[7] = pad[padding_config=((0, np.int64(2), 0),)] k 0.0:f32[]
+          m:f32[7] = pad[padding_config=((5, np.int64(0), 0),)] j 0.0:f32[]
+          i:f32[7] = add_any l m
+        in (i,) }
+    ] h
+    n:f32[7] = add_any g i
+  in (n,) }"""
+
+EXPECTED['grad_of_concatenate'] = """\
+{ lambda ; a:f32[3,4] b:f32[3,3]. let
+    c:f32[3,11] = concatenate[dimension=1] a b a
+    d:f32[3,11] = integer_pow[y=2] c
+    e:f32[3,11] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[3,11] = broadcast_in_dim 1.0:f32[]
+    g:f32[3,11] = mul f e
+    h:f32[3,4] i:f32[3,3] j:f32[3,4] = split[axis=1 sizes=(4, 3, 4)] g
+    k:f32[3,4] = add_any h j
+  in (k, i) }"""
+
+EXPECTED['grad_of_max_axis1'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    g:f32[3] = broadcast_in_dim 1.0:f32[]
+    h:f32[3] = div g f
+    i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] h
+    j:f32[3,4] = mul i e
+  in (j,) }"""
+
+EXPECTED['grad_of_min'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[] = reduce_min[axes=(0, 1)] a
+    c:f32[1,1] = reshape[dimensions=None new_sizes=(1, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] e
+    _:f32[] = mul b 2.0:f32[]
+    g:f32[] = mul 1.0:f32[] 2.0:f32[]
+    h:f32[] = div g f
+    i:f32[3,4] = broadcast_in_dim h
+    j:f32[3,4] = mul i e
+  in (j,) }"""
+
+EXPECTED['jvp_of_max_axis0'] = """\
+{ lambda ; a:f32[3,4] b:f32[3,4]. let
+    c:f32[4] = reduce_max[axes=(0,)] a
+    d:f32[1,4] = reshape[dimensions=None new_sizes=(1, 4) sharding=None] c
+    e:bool[3,4] = eq a d
+    f:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] e
+    g:f32[4] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[3,4] = mul b f
+    i:f32[4] = reduce_sum[axes=(0,) out_sharding=None] h
+    j:f32[4] = div i g
+  in (c, j) }"""
+
+EXPECTED['grad_of_sum_axis0'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[4] = reduce_sum[axes=(0,) out_sharding=None] a
+    c:f32[4] = integer_pow[y=2] b
+    d:f32[4] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[4] = broadcast_in_dim 1.0:f32[]
+    f:f32[4] = mul e d
+    g:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] f
+  in (g,) }"""
+
+EXPECTED['grad_of_jit_with_unused_outputs'] = """\
+{ lambda ; a:f32[7]. let
+    b:f32[7] = mul a 3.0:f32[]
+    _:f32[7] c:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[7] b:f32[7]. let
+          _:f32[7] = mul a b
+          c:f32[7] = exp a
+        in (_, c) }
+    ] a b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    d:f32[7] = broadcast_in_dim 1.0:f32[]
+    e:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; c:f32[7] d:f32[7]. let e:f32[7] = mul d c in (e,) }
+    ] c d
+  in (e,) }"""
+
+EXPECTED['vjp_of_jit_two_outputs'] = """\
+{ lambda ; a:f32[7]. let
+    _:f32[7] _:f32[7] b:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[7]. let
+          _:f32[7] = sin a
+          b:f32[7] = cos a
+          _:f32[7] = mul a a
+        in (_, _, b) }
+    ] a
+    c:f32[7] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; b:f32[7] a:f32[7] d:f32[7] e:f32[7]. let
+          f:f32[7] = mul a e
+          g:f32[7] = mul e a
+          h:f32[7] = add_any f g
+          i:f32[7] = mul d b
+          c:f32[7] = add_any h i
+        in (c,) }
+    ] b a a a
+  in (c,) }"""
+
+EXPECTED['grad_of_vmap_of_where'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:bool[3,4] = gt a 1.0:f32[]
+    c:f32[3,4] = mul a a
+    d:f32[3,4] = sin a
+    e:f32[3,4] = cos a
+    f:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] c:f32[3,4] d:f32[3,4]. let
+          f:f32[3,4] = select_n b d c
+        in (f,) }
+    ] b c d
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] f
+    g:f32[3,4] = broadcast_in_dim 1.0:f32[]
+    h:f32[3,4] i:f32[3,4] = jit[
+      name=_where
+      jaxpr={ lambda ; b:bool[3,4] g:f32[3,4]. let
+          j:f32[3,4] = broadcast_in_dim 0.0:f32[]
+          i:f32[3,4] = select_n b g j
+          h:f32[3,4] = select_n b j g
+        in (h, i) }
+    ] b g
+    k:f32[3,4] = mul i e
+    l:f32[3,4] = mul a h
+    m:f32[3,4] = add_any k l
+    n:f32[3,4] = mul h a
+    o:f32[3,4] = add_any m n
+  in (o,) }"""
+
+EXPECTED['grad_of_lax_pad_interior'] = """\
+{ lambda ; a:f32[3,4] b:f32[]. let
+    c:f32[8,3] = pad[padding_config=((1, 2, 1), (-1, 0, 0))] a b
+    d:f32[8,3] = integer_pow[y=2] c
+    e:f32[8,3] = mul 2.0:f32[] c
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[8,3] = broadcast_in_dim 1.0:f32[]
+    g:f32[8,3] = mul f e
+    h:f32[5,4] = pad[
+      padding_config=((np.int64(-1), np.int64(-2), np.int64(0)), (np.int64(1), np.int64(0), np.int64(0)))
+    ] g 0.0:f32[]
+    i:f32[3,4] = slice[
+      limit_indices=(5, 4)
+      start_indices=(np.int64(0), np.int64(0))
+      strides=(np.int64(2), np.int64(1))
+    ] h
+    j:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g
+    k:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] i
+    l:f32[] = sub j k
+  in (i, l) }"""
+
 EXPECTED['grad_x_times_x'] = """\
 { lambda ; a:f32[]. let
     _:f32[] = mul a a
@@ -12198,16 +12782,6 @@ EXPECTED['vmap_of_lax_reshape_dimensions'] = """\
       sharding=None
     ] b
   in (c,) }"""
-
-EXPECTED['grad_of_cos'] = """\
-{ lambda ; a:f32[7]. let
-    b:f32[7] = cos a
-    c:f32[7] = sin a
-    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
-    d:f32[7] = broadcast_in_dim 1.0:f32[]
-    e:f32[7] = neg d
-    f:f32[7] = mul e c
-  in (f,) }"""
 
 EXPECTED['grad_of_tan'] = """\
 { lambda ; a:f32[7]. let
@@ -13093,20 +13667,6 @@ EXPECTED['grad_of_clamp_bounds'] = """\
     q:f32[7] = broadcast_in_dim 0.0:f32[]
     r:f32[7] = select_n g q l
   in (r, p, n) }"""
-
-EXPECTED['grad_of_max_axis1'] = """\
-{ lambda ; a:f32[3,4]. let
-    b:f32[3] = reduce_max[axes=(1,)] a
-    c:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] b
-    d:bool[3,4] = eq a c
-    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
-    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
-    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
-    g:f32[3] = broadcast_in_dim 1.0:f32[]
-    h:f32[3] = div g f
-    i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] h
-    j:f32[3,4] = mul i e
-  in (j,) }"""
 
 EXPECTED['grad_of_min_axis0_keepdims'] = """\
 { lambda ; a:f32[3,4]. let
