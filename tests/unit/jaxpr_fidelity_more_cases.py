@@ -540,6 +540,11 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_of_cond_scalar_residuals": (lambda jnp: _grad(jnp)(lambda x, p: _lax(jnp).cond(
         p > 0, lambda x: jnp.sin(x[0]) * x[1], lambda x: x[2] * 2.0, x)),
         (X7, np.float32(-1))),
+    # linalg under grad: each jit (solve, _lu_solve, inv, ...) kept, as JAX's
+    "grad_of_solve": (lambda jnp: _grad(jnp)(lambda a, b: jnp.sum(jnp.linalg.solve(a, b))),
+                      (np.eye(3, dtype=np.float32) * 2 + 0.1, np.ones(3, np.float32))),
+    "grad_of_inv": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.linalg.inv(a))),
+                    (np.eye(3, dtype=np.float32) * 2 + 0.1,)),
     "grad_of_squeeze": (lambda jnp: _grad(jnp)(
         lambda m: jnp.sum(jnp.sin(jnp.squeeze(m, axis=1)))), (M34.reshape(3, 1, 4),)),
     # A jnp function's jit survives autodiff as JAX's pjit rules keep it: JVP a jit of the
@@ -767,7 +772,7 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
     "grad_of_clamp_bounds": (lambda jnp: _grad(jnp)(lambda lo, x, hi: jnp.sum(
         importlib.import_module(jnp.__name__.split(".")[0]).lax.clamp(lo, x, hi)), (0, 1, 2)),
         (X7 - 0.5, X7[::-1].copy(), X7 + 0.5)),
-    "grad_of_max_axis1": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.max(a, axis=1))),
+    "grad_of_max_axis1_sum": (lambda jnp: _grad(jnp)(lambda a: jnp.sum(jnp.max(a, axis=1))),
                           (np.array([[1, 3, 3, 0], [2, 2, -1, np.nan], [5, 4, 3, 2]],
                                     np.float32),)),
     "grad_of_min_axis0_keepdims": (lambda jnp: _grad(jnp)(
@@ -1093,9 +1098,6 @@ CASES: dict[str, tuple[Make, tuple[Any, ...]]] = {
 #   products, the operands of each dot_general possibly swapped).
 # - jnp.linalg.lstsq with a given rcond: JAX's jnp.array(rcond) stages a `copy` of the
 #   traced rcond; Ember's jnp.array of a tracer stages none (the default rcond prints alike).
-# - Gradients through these functions: JAX keeps each jit (solve, _lu_solve, ...) as an
-#   equation of the differentiated program, Ember inlines the jit bodies (the same
-#   solves: custom_linear_solve's transpose with the same LU factors).
 # - Under grad, jnp functions whose jit JAX keeps and Ember keeps too, but whose texts
 #   differ inside: logsumexp (abs's JVP: JAX selects on x >= 0 and adds the negated
 #   branch, so d|x| is t at x = +-0 and -t at NaN; Ember's t * sign(x) gives +-0 and NaN,

@@ -11557,6 +11557,600 @@ EXPECTED['grad_of_cond_scalar_residuals'] = """\
     ] d e f g 1.0:f32[]
   in (z,) }"""
 
+EXPECTED['grad_of_solve'] = """\
+let jaxpr = { lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) } in
+let jaxpr1 = { lambda ; d:f32[3,3] e:f32[3]. let
+    f:f32[3] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] e d
+    g:f32[3] = reduce_sum[axes=() out_sharding=None] f
+  in (g,) } in
+let jaxpr2 = { lambda ; h:f32[3,3] i:i32[3] j:f32[3]. let
+    k:f32[3] = jit[name=_lu_solve jaxpr=_lu_solve] h i j
+  in (k,) } in
+let jaxpr3 = { lambda ; l:f32[3,3] m:i32[3] n:f32[3]. let
+    o:f32[3] = jit[name=_lu_solve jaxpr=_lu_solve1] l m n
+  in (o,) } in
+let _lu_solve = { lambda ; p:f32[3,3] q:i32[3] r:f32[3]. let
+    s:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] r
+    t:bool[3] = lt q 0:i32[]
+    u:i32[3] = add q 3:i32[]
+    v:i32[3] = select_n t q u
+    w:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] v
+    x:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] s w
+    y:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] p x
+    z:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] p y
+    ba:f32[3] = squeeze[dimensions=(1,)] z
+  in (ba,) } in
+let _lu_solve1 = { lambda ; bb:f32[3,3] bc:i32[3] bd:f32[3]. let
+    be:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bd
+    bf:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] bb be
+    bg:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] bb bf
+    bh:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bi:i32[3] bj:i32[3] = sort[dimension=0 is_stable=True num_keys=1] bc bh
+    bk:bool[3] = lt bj 0:i32[]
+    bl:i32[3] = add bj 3:i32[]
+    bm:i32[3] = select_n bk bj bl
+    bn:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] bm
+    bo:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] bg bn
+    bp:f32[3] = squeeze[dimensions=(1,)] bo
+  in (bp,) } in
+{ lambda ; bq:f32[3,3] br:f32[3]. let
+    bs:f32[3] bt:f32[3,3] bu:i32[3] = jit[
+      name=solve
+      jaxpr={ lambda ; bq:f32[3,3] br:f32[3]. let
+          bv:f32[3,3] = stop_gradient bq
+          bt:f32[3,3] bw:i32[3] bu:i32[3] = lu bv
+          bs:f32[3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+          e:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          f:bool[3] = lt b 0:i32[]
+          g:i32[3] = add b 3:i32[]
+          h:i32[3] = select_n f b g
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:f32[3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[3] = squeeze[dimensions=(1,)] l
+        in (d,) }
+    ] a b c
+  in (d,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[3,3] q:i32[3] r:f32[3]. let
+    s:f32[3] = jit[name=_lu_solve jaxpr=_lu_solve] p q r
+  in (s,) })
+          ] bq bq bt bu bt bu br
+        in (bs, bt, bu) }
+    ] bq br
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] bs
+    bx:f32[3] = broadcast_in_dim 1.0:f32[]
+    by:f32[3,3] = jit[
+      name=solve
+      jaxpr={ lambda ; bs:f32[3] bq:f32[3,3] bt:f32[3,3] bu:i32[3] bx:f32[3]. let
+          bz:f32[3] = custom_linear_solve[
+            const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+            jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3]. let
+    c:f32[3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+  in (c,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+    e:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a d
+    f:f32[3,1] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a e
+    g:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    h:i32[3] i:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b g
+    j:bool[3] = lt i 0:i32[]
+    k:i32[3] = add i 3:i32[]
+    l:i32[3] = select_n j i k
+    m:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] l
+    n:f32[3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(1, 1)
+      unique_indices=False
+    ] f m
+    o:f32[3] = squeeze[dimensions=(1,)] n
+  in (o,) } in
+{ lambda ; p:f32[3,3] q:i32[3] r:f32[3]. let
+    s:f32[3] = jit[name=_lu_solve jaxpr=_lu_solve] p q r
+  in (s,) }, transpose_solve={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+    d:f32[3] = jit[
+      name=_lu_solve
+      jaxpr={ lambda ; a:f32[3,3] b:i32[3] c:f32[3]. let
+          e:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] c
+          f:bool[3] = lt b 0:i32[]
+          g:i32[3] = add b 3:i32[]
+          h:i32[3] = select_n f b g
+          i:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] h
+          j:f32[3,1] = gather[
+            dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+            fill_value=None
+            indices_are_sorted=False
+            mode=GatherScatterMode.PROMISE_IN_BOUNDS
+            slice_sizes=(1, 1)
+            unique_indices=False
+          ] e i
+          k:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=True
+            transpose_a=False
+            unit_diagonal=True
+          ] a j
+          l:f32[3,1] = triangular_solve[
+            conjugate_a=False
+            left_side=True
+            lower=False
+            transpose_a=False
+            unit_diagonal=False
+          ] a k
+          d:f32[3] = squeeze[dimensions=(1,)] l
+        in (d,) }
+    ] a b c
+  in (d,) })
+          ] bq bq bt bu bt bu bx
+          ca:f32[3] = neg bz
+          by:f32[3,3] = dot_general[
+            dimension_numbers=(([], []), ([], []))
+            precision=(Precision.HIGHEST, Precision.HIGHEST)
+          ] ca bs
+        in (by,) }
+    ] bs bq bt bu bx
+  in (by,) }"""
+
+EXPECTED['grad_of_inv'] = """\
+let jaxpr = { lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) } in
+let jaxpr1 = { lambda ; e:f32[3,3] f:f32[3,3]. let
+    g:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] f e
+    h:f32[3,3] = reduce_sum[axes=() out_sharding=None] g
+  in (h,) } in
+let jaxpr2 = { lambda ; i:f32[3,3] j:i32[3] k:f32[3,3]. let
+    l:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] i j k
+  in (l,) } in
+let jaxpr3 = { lambda ; m:f32[3,3] n:i32[3] o:f32[3,3]. let
+    p:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve1] m n o
+  in (p,) } in
+let _lu_solve = { lambda ; q:f32[3,3] r:i32[3] s:f32[3,3]. let
+    t:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] s
+    u:bool[3] = lt r 0:i32[]
+    v:i32[3] = add r 3:i32[]
+    w:i32[3] = select_n u r v
+    x:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] w
+    y:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] t x
+    z:f32[3,1,3] = transpose[permutation=(1, 2, 0)] y
+    ba:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] z
+    bb:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] q ba
+    bc:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bb
+    bd:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] bc
+    be:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] q bd
+    bf:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] be
+    bg:f32[3,3,1] = transpose[permutation=(2, 0, 1)] bf
+    bh:f32[3,3] = squeeze[dimensions=(2,)] bg
+  in (bh,) } in
+let _lu_solve1 = { lambda ; bi:f32[3,3] bj:i32[3] bk:f32[3,3]. let
+    bl:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] bk
+    bm:f32[3,1,3] = transpose[permutation=(1, 2, 0)] bl
+    bn:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] bm
+    bo:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] bi bn
+    bp:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] bo
+    bq:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] bp
+    br:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] bi bq
+    bs:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] br
+    bt:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    bu:i32[3] bv:i32[3] = sort[dimension=0 is_stable=True num_keys=1] bj bt
+    bw:bool[3] = lt bv 0:i32[]
+    bx:i32[3] = add bv 3:i32[]
+    by:i32[3] = select_n bw bv bx
+    bz:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] by
+    ca:f32[3,3,1] = transpose[permutation=(2, 0, 1)] bs
+    cb:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] ca bz
+    cc:f32[3,3] = squeeze[dimensions=(2,)] cb
+  in (cc,) } in
+{ lambda ; cd:f32[3,3]. let
+    ce:f32[3,3] cf:f32[3,3] cg:f32[3,3] ch:i32[3] = jit[
+      name=inv
+      jaxpr={ lambda ; cd:f32[3,3]. let
+          ci:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] 
+          cj:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] 
+          ck:i32[3,3] = add ci 0:i32[]
+          cl:bool[3,3] = eq ck cj
+          cm:f32[3,3] = convert_element_type[new_dtype=float32 weak_type=False] cl
+          ce:f32[3,3] cf:f32[3,3] cg:f32[3,3] ch:i32[3] = jit[
+            name=solve
+            jaxpr={ lambda ; cd:f32[3,3] cm:f32[3,3]. let
+                cn:f32[3,3] = stop_gradient cd
+                cg:f32[3,3] co:i32[3] ch:i32[3] = lu cn
+                cp:f32[3,3] = transpose[permutation=(1, 0)] cm
+                cf:f32[3,3] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,3] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] e
+    g:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] g
+    i:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] h
+    j:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[3,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[3,3]. let
+    y:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) })
+                ] cd cd cg ch cg ch cp
+                ce:f32[3,3] = transpose[permutation=(1, 0)] cf
+              in (ce, cf, cg, ch) }
+          ] cd cm
+        in (ce, cf, cg, ch) }
+    ] cd
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] ce
+    cq:f32[3,3] = broadcast_in_dim 1.0:f32[]
+    cr:f32[3,3] = jit[
+      name=inv
+      jaxpr={ lambda ; cf:f32[3,3] cd:f32[3,3] cg:f32[3,3] ch:i32[3] cq:f32[3,3]. let
+          cr:f32[3,3] = jit[
+            name=solve
+            jaxpr={ lambda ; cf:f32[3,3] cd:f32[3,3] cg:f32[3,3] ch:i32[3] cq:f32[3,3]. let
+                cs:f32[3,3] = transpose[permutation=(1, 0)] cq
+                ct:f32[3,3] = custom_linear_solve[
+                  const_lengths=_LinearSolveTuple(matvec=1, vecmat=1, solve=2, transpose_solve=2)
+                  jaxprs=_LinearSolveTuple(matvec={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] b a
+    d:f32[3,3] = reduce_sum[axes=() out_sharding=None] c
+  in (d,) }, vecmat={ lambda ; a:f32[3,3] b:f32[3,3]. let
+    c:f32[3,3] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+    ] a b
+    d:f32[3,3] = transpose[permutation=(1, 0)] c
+  in (d,) }, solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:f32[3,1,3] = transpose[permutation=(1, 2, 0)] d
+    f:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] e
+    g:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=True
+      unit_diagonal=False
+    ] a f
+    h:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] g
+    i:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] h
+    j:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=True
+      unit_diagonal=True
+    ] a i
+    k:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] j
+    l:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    m:i32[3] n:i32[3] = sort[dimension=0 is_stable=True num_keys=1] b l
+    o:bool[3] = lt n 0:i32[]
+    p:i32[3] = add n 3:i32[]
+    q:i32[3] = select_n o n p
+    r:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] q
+    s:f32[3,3,1] = transpose[permutation=(2, 0, 1)] k
+    t:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] s r
+    u:f32[3,3] = squeeze[dimensions=(2,)] t
+  in (u,) } in
+{ lambda ; v:f32[3,3] w:i32[3] x:f32[3,3]. let
+    y:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] v w x
+  in (y,) }, transpose_solve=let _lu_solve = { lambda ; a:f32[3,3] b:i32[3] c:f32[3,3]. let
+    d:f32[3,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] c
+    e:bool[3] = lt b 0:i32[]
+    f:i32[3] = add b 3:i32[]
+    g:i32[3] = select_n e b f
+    h:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g
+    i:f32[3,3,1] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(2)), collapsed_slice_dims=(np.int64(1),), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.PROMISE_IN_BOUNDS
+      slice_sizes=(3, 1, 1)
+      unique_indices=False
+    ] d h
+    j:f32[3,1,3] = transpose[permutation=(1, 2, 0)] i
+    k:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] j
+    l:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=True
+      transpose_a=False
+      unit_diagonal=True
+    ] a k
+    m:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] l
+    n:f32[3,3] = reshape[dimensions=None new_sizes=(3, 3) sharding=None] m
+    o:f32[3,3] = triangular_solve[
+      conjugate_a=False
+      left_side=True
+      lower=False
+      transpose_a=False
+      unit_diagonal=False
+    ] a n
+    p:f32[3,1,3] = reshape[dimensions=None new_sizes=(3, 1, 3) sharding=None] o
+    q:f32[3,3,1] = transpose[permutation=(2, 0, 1)] p
+    r:f32[3,3] = squeeze[dimensions=(2,)] q
+  in (r,) } in
+{ lambda ; s:f32[3,3] t:i32[3] u:f32[3,3]. let
+    v:f32[3,3] = jit[name=_lu_solve jaxpr=_lu_solve] s t u
+  in (v,) })
+                ] cd cd cg ch cg ch cs
+                cu:f32[3,3] = neg ct
+                cv:f32[3,3] = transpose[permutation=(1, 0)] cu
+                cr:f32[3,3] = dot_general[
+                  dimension_numbers=(([1], [0]), ([], []))
+                  precision=(Precision.HIGHEST, Precision.HIGHEST)
+                ] cv cf
+              in (cr,) }
+          ] cf cd cg ch cq
+        in (cr,) }
+    ] cf cd cg ch cq
+  in (cr,) }"""
+
 EXPECTED['grad_of_squeeze'] = """\
 { lambda ; a:f32[3,1,4]. let
     b:f32[3,4] = squeeze[dimensions=(1,)] a
@@ -12018,12 +12612,15 @@ EXPECTED['grad_of_max_axis1'] = """\
     d:bool[3,4] = eq a c
     e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
     f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
-    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
-    g:f32[3] = broadcast_in_dim 1.0:f32[]
-    h:f32[3] = div g f
-    i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] h
-    j:f32[3,4] = mul i e
-  in (j,) }"""
+    g:f32[3] = integer_pow[y=2] b
+    h:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] g
+    i:f32[3] = broadcast_in_dim 1.0:f32[]
+    j:f32[3] = mul i h
+    k:f32[3] = div j f
+    l:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] k
+    m:f32[3,4] = mul l e
+  in (m,) }"""
 
 EXPECTED['grad_of_min'] = """\
 { lambda ; a:f32[3,4]. let
@@ -13667,6 +14264,20 @@ EXPECTED['grad_of_clamp_bounds'] = """\
     q:f32[7] = broadcast_in_dim 0.0:f32[]
     r:f32[7] = select_n g q l
   in (r, p, n) }"""
+
+EXPECTED['grad_of_max_axis1_sum'] = """\
+{ lambda ; a:f32[3,4]. let
+    b:f32[3] = reduce_max[axes=(1,)] a
+    c:f32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] b
+    d:bool[3,4] = eq a c
+    e:f32[3,4] = convert_element_type[new_dtype=float32 weak_type=False] d
+    f:f32[3] = reduce_sum[axes=(1,) out_sharding=None] e
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b
+    g:f32[3] = broadcast_in_dim 1.0:f32[]
+    h:f32[3] = div g f
+    i:f32[3,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] h
+    j:f32[3,4] = mul i e
+  in (j,) }"""
 
 EXPECTED['grad_of_min_axis0_keepdims'] = """\
 { lambda ; a:f32[3,4]. let
