@@ -292,7 +292,7 @@ class Fusion(HloPass):
                     "the update reads the array it is written into: computed in a kernel "
                     "of its own, so the update is written in place")))
                 continue
-            worst = worst_recomputation(root, members)
+            worst = worst_recomputation(root, members, self.policy.recompute_limit)
             if worst is None or worst.per_element <= self.policy.recompute_limit:
                 decisions += cuts + tried
                 return members

@@ -49,6 +49,10 @@ LOAD_COST = 1.0
 _FREE = frozenset({"broadcast", "reshape", "transpose", "slice", "reverse", "bitcast",
                    "copy", "iota", "constant", "parameter", "get-tuple-element", "tuple"})
 _COST_CAP = 1e9
+# Groups with more concatenates than this keep the select-chain count (no regions walk):
+# a wrap-mode pad has one per padded dimension, while a chain of rolls (two pieces each)
+# would make the walk's maps multiply (the roll Jacobi of 20 steps compiled 2x slower).
+MAX_SETTLED_CONCATENATES = 4
 
 
 def own_cost(inst: Instruction) -> float:
@@ -107,9 +111,11 @@ def iteration_size(root: Instruction) -> int:
 
 def settled_in(root: Instruction, members: list[Instruction]) -> set[int]:
     """The group's concatenates of fewer than BRANCHING_CONCAT operands whose loop regions
-    read one operand per index (`regions.settled_concatenates`; no walk without one)."""
-    if not any(m.opcode == "concatenate" and len(m.operands) < BRANCHING_CONCAT
-               for m in members):
+    read one operand per index (`regions.settled_concatenates`; no walk without one, nor
+    with more than MAX_SETTLED_CONCATENATES)."""
+    n = sum(m.opcode == "concatenate" and len(m.operands) < BRANCHING_CONCAT
+            for m in members)
+    if not 0 < n <= MAX_SETTLED_CONCATENATES:
         return set()
     group = set(members)
     inputs = {o for m in members for o in m.operands if o not in group}
@@ -180,12 +186,23 @@ class Recomputation:
                 f"{limit:g}; computed once in a kernel of its own")
 
 
-def worst_recomputation(root: Instruction, members: list[Instruction]
-                        ) -> Recomputation | None:
+def worst_recomputation(root: Instruction, members: list[Instruction],
+                        limit: float | None = None) -> Recomputation | None:
     """The member (not the root, a broadcast, a constant fill or a dot: those cost nothing
     to re-read, or are never recomputed) whose repeated evaluation repeats the most work,
-    or None when nothing is evaluated more than once per element."""
+    or None when nothing is evaluated more than once per element. With a `limit`, the
+    loop regions' walk (`settled_in`, which can only lower the counts) runs only when the
+    select-chain model's worst is above it: a pass over a long chain of rolls stays
+    linear in the program."""
+    worst = _worst(root, members, set())
+    if worst is None or (limit is not None and worst.per_element <= limit):
+        return worst
     settled = settled_in(root, members)
+    return _worst(root, members, settled) if settled else worst
+
+
+def _worst(root: Instruction, members: list[Instruction], settled: set[int]
+           ) -> Recomputation | None:
     evals = evaluations(root, members, settled)
     candidates = [m for m in members[1:]
                   if m.opcode not in ("broadcast", "constant", "iota", "dot")
