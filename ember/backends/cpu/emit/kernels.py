@@ -334,7 +334,8 @@ def emit_loop_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Bu
                     gen.flush()  # type: ignore[attr-defined]
 
                 lo, hi = span if span is not None else (i64(0), i64(n))
-                streaming.for_streaming(b, out, lo, hi, put_element)
+                streaming.for_streaming(b, out, lo, hi, put_element,
+                                        rolled=streaming.math_heavy(root))
             elif span is not None:
                 for_span(b, span[0], span[1], lambda i: element(Index(b, dims, linear=i), i))
             else:

@@ -263,7 +263,8 @@ def emit_row_kernel(b: ir.IRBuilder, root: Instruction, inputs: Inputs, out: Buf
                     put(gen.value(root, Index(b, dims, multi=[*outer_multi, j], linear=lin)))
                     gen.flush()  # type: ignore[attr-defined]
 
-                streaming.for_streaming(b, out, base, b.add(base, i64(n)), put_element)
+                streaming.for_streaming(b, out, base, b.add(base, i64(n)), put_element,
+                                        rolled=streaming.math_heavy(root))
             else:
                 loop(lambda idx: store(b, out, idx.linear, gen.value(root, idx)))
             if after_row is not None:
