@@ -152,17 +152,12 @@ def linearize_call(prim: Any, primals: list, tangents: list, params: dict
 
 def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Drop the equations no output reads (the inputs stay: the call's operands)."""
-    from ember.core.staging import eqn_has_effects
+    from ember.core.staging import live_equations
     j = closed.jaxpr
-    live = {v.id for v in j.outvars if isinstance(v, Var)}
-    eqns = []
-    for eqn in reversed(j.eqns):
-        if any(v.id in live for v in eqn.outvars) or eqn_has_effects(eqn):
-            eqns.append(eqn)
-            live.update(v.id for v in eqn.invars if isinstance(v, Var))
+    eqns, live = live_equations(j)
     keep = [i for i, v in enumerate(j.constvars) if v.id in live]
     return ClosedJaxpr(Jaxpr([j.constvars[i] for i in keep], j.invars, j.outvars,
-                             list(reversed(eqns)), j.debug_info),
+                             eqns, j.debug_info),
                        [closed.consts[i] for i in keep])
 
 

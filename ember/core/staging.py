@@ -197,6 +197,19 @@ def jaxpr_has_effects(jaxpr: Jaxpr | ClosedJaxpr) -> bool:
     return any(eqn_has_effects(e) for e in j.eqns)
 
 
+def live_equations(jaxpr: Jaxpr) -> tuple[list[JaxprEqn], set[int]]:
+    """The equations of `jaxpr` that an output reads (or that have effects), in order, and
+    the ids of every variable they and the outputs read (a dead-code pass's one walk)."""
+    live = {v.id for v in jaxpr.outvars if isinstance(v, Var)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v.id in live for v in eqn.outvars) or eqn_has_effects(eqn):
+            eqns.append(eqn)
+            live.update(v.id for v in eqn.invars if isinstance(v, Var))
+    eqns.reverse()
+    return eqns, live
+
+
 def eqn_has_effects(eqn: JaxprEqn) -> bool:
     if getattr(eqn.primitive, "has_effects", False):
         return True

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from ember.array import ArrayImpl
 from ember.core.aval import ShapedArray
 from ember.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, eqn_has_effects
+from ember.core.staging import DynamicJaxprTrace, JaxprBuilder, live_equations
 from ember.core.trace import Tracer, get_aval, new_main
 from ember.lax._base import convert_element_type
 from ember.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -165,16 +165,11 @@ def dce(closed: ClosedJaxpr, instantiate: Sequence[bool]) -> tuple[ClosedJaxpr, 
     """Drop equations nothing reads and inputs that are unused and not instantiated;
     returns the new jaxpr and which inputs it kept."""
     j = closed.jaxpr
-    live = {v.id for v in j.outvars if isinstance(v, Var)}
-    eqns = []
-    for eqn in reversed(j.eqns):
-        if any(v.id in live for v in eqn.outvars) or eqn_has_effects(eqn):
-            eqns.append(eqn)
-            live.update(v.id for v in eqn.invars if isinstance(v, Var))
+    eqns, live = live_equations(j)
     kept = [v.id in live or bool(inst) for v, inst in zip(j.invars, instantiate)]
     invars = [v for v, k in zip(j.invars, kept) if k]
-    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, list(reversed(eqns)),
-                             j.debug_info), closed.consts), kept
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, eqns, j.debug_info),
+                       closed.consts), kept
 
 
 def as_array(x: Any) -> Any:
