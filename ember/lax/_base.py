@@ -115,8 +115,7 @@ def to_common_dtype(*args: Any) -> list[Any]:
     # strong because one operand is), and so does a Python float of the target dtype (a
     # weak literal, printed as written: `mul a 0.2:f32[]`); other constants and dtypes are
     # converted.
-    return [(convert_element_type(a, target, True) if type(a) is float and v.dtype == target
-             else convert_element_type(a, target, False))
+    return [convert_element_type(a, target, type(a) is float and v.dtype == target)
             if v.weak_type and (v.dtype != target or is_concrete_constant(a)) else a
             for a, v in zip(args, avals)]
 
